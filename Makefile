@@ -1,0 +1,37 @@
+# Makefile: a thin wrapper around meson for the two everyday commands.
+#   make demo   install missing Debian packages, build, start the app
+#   make check  install missing Debian packages, build, run every test
+BUILD ?= build
+MESON_OPTIONS ?=
+MESON_TEST_OPTIONS ?=
+
+.PHONY: all deps setup compile check demo clean
+
+all: compile
+
+deps:
+	@build-aux/install-deps.sh
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) $(MESON_OPTIONS)
+
+setup: deps $(BUILD)/build.ninja
+
+compile: setup
+	meson compile -C $(BUILD)
+
+# Runs the whole suite; GUI tests need a display, so without one the run is
+# wrapped in xvfb-run. Ends with the line 'N passed, N failed, N skipped'.
+check: compile
+	@status=0; \
+	if [ -z "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ] && command -v xvfb-run >/dev/null; then \
+	  wrap="xvfb-run -a -s '-screen 0 1600x1000x24'"; else wrap=""; fi; \
+	eval $$wrap meson test -C $(BUILD) --print-errorlogs $(MESON_TEST_OPTIONS) || status=$$?; \
+	python3 build-aux/test-summary.py $(BUILD)/meson-logs/testlog.json || status=1; \
+	exit $$status
+
+demo: compile
+	$(BUILD)/src/app/tensafe
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,39 @@
+/* ts-test-util.c: helpers shared by every test suite.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include "ts-test-util.h"
+
+char *
+ts_test_data_path (const char *relative)
+{
+  const char *dir = g_getenv ("TENSAFE_TEST_DATA");
+
+  if (dir == NULL)
+    dir = TS_TEST_DATA_DIR;
+  return g_build_filename (dir, relative, NULL);
+}
+
+guint8 *
+ts_test_read_data (const char *relative, gsize *len)
+{
+  g_autofree char *path = ts_test_data_path (relative);
+  g_autoptr (GError) error = NULL;
+  char *contents = NULL;
+
+  if (!g_file_get_contents (path, &contents, len, &error))
+    g_error ("test data %s: %s", path, error->message);
+  return (guint8 *) contents;
+}
+
+guint64
+ts_test_seed (void)
+{
+  const char *env = g_getenv ("TS_TEST_SEED");
+  guint64 seed;
+
+  if (env != NULL)
+    seed = g_ascii_strtoull (env, NULL, 10);
+  else
+    seed = ((guint64) g_random_int () << 32) | g_random_int ();
+  g_test_message ("random seed: %" G_GUINT64_FORMAT " (replay with TS_TEST_SEED)", seed);
+  return seed;
+}

@@ -1,0 +1,21 @@
+/* ts-test-util.h: helpers shared by every test suite.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Returns the absolute path of @relative under tests/data/ (newly allocated).
+ * The directory comes from $TENSAFE_TEST_DATA, set by meson for every test. */
+char *ts_test_data_path (const char *relative);
+
+/* Reads all of tests/data/@relative into memory; fails the test if missing.
+ * Returns a newly allocated buffer and its size in @len. */
+guint8 *ts_test_read_data (const char *relative, gsize *len);
+
+/* Returns a seed for random test inputs: $TS_TEST_SEED if set, else fresh.
+ * The seed is printed with g_test_message so a failure can be replayed. */
+guint64 ts_test_seed (void);
+
+G_END_DECLS

@@ -1,0 +1,22 @@
+/* test-engine-status.c: status codes have distinct, non-empty messages.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <glib.h>
+
+#include "lm.h"
+
+static void
+test_messages_distinct (void)
+{
+  g_assert_cmpstr (lm_status_message (LM_OK), ==, "success");
+  g_assert_cmpstr (lm_status_message (LM_ERR_NO_MEMORY), !=,
+                   lm_status_message (LM_ERR_INVALID_ARGUMENT));
+  g_assert_cmpstr (lm_status_message ((LmStatus) 9999), ==, "unknown status");
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/engine/status/messages", test_messages_distinct);
+  return g_test_run ();
+}
