@@ -1,0 +1,87 @@
+/* gguf.h: a bounds-checked, memory-mapped GGUF v3 reader.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Ownership: a GgufFile owns its mapping; every pointer it hands out (strings,
+ * array data, tensor data) stays valid until gguf_close(). Strings are NOT
+ * NUL-terminated in the file: use the (data, len) pairs.
+ * Thread-safety: after gguf_open() returns, a GgufFile is read-only and may be
+ * used from any number of threads at once.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  GGUF_TYPE_UINT8 = 0, GGUF_TYPE_INT8 = 1, GGUF_TYPE_UINT16 = 2, GGUF_TYPE_INT16 = 3,
+  GGUF_TYPE_UINT32 = 4, GGUF_TYPE_INT32 = 5, GGUF_TYPE_FLOAT32 = 6, GGUF_TYPE_BOOL = 7,
+  GGUF_TYPE_STRING = 8, GGUF_TYPE_ARRAY = 9, GGUF_TYPE_UINT64 = 10, GGUF_TYPE_INT64 = 11,
+  GGUF_TYPE_FLOAT64 = 12,
+} GgufValueType;
+
+/* ggml tensor types that this runtime reads (numbering as in GGUF). */
+typedef enum {
+  LM_TYPE_F32 = 0, LM_TYPE_F16 = 1, LM_TYPE_Q8_0 = 8, LM_TYPE_Q4_K = 12,
+  LM_TYPE_Q5_K = 13, LM_TYPE_Q6_K = 14, LM_TYPE_BF16 = 30,
+} LmTensorType;
+
+typedef struct {
+  const char *data;   /* not NUL-terminated */
+  uint64_t len;
+} GgufString;
+
+typedef struct {
+  GgufString name;
+  uint32_t n_dims;
+  uint64_t ne[4];      /* ne[0] is the contiguous dimension; unused dims are 1 */
+  LmTensorType type;
+  uint64_t offset;     /* relative to the start of the data section */
+  uint64_t n_bytes;
+  const void *data;    /* points into the mapping, bounds already checked */
+} GgufTensorInfo;
+
+typedef struct GgufFile GgufFile;
+
+/* Opens and validates @path. On failure returns an LmStatus and, if @error_out is
+ * non-NULL, a newly allocated message naming what is wrong (free() it). */
+LmStatus gguf_open (const char *path, GgufFile **out, char **error_out);
+/* Same, over a caller-owned buffer that must outlive the GgufFile (for fuzzing). */
+LmStatus gguf_open_memory (const void *data, size_t size, GgufFile **out, char **error_out);
+void gguf_close (GgufFile *file);
+
+uint32_t gguf_version (const GgufFile *file);
+uint64_t gguf_n_kv (const GgufFile *file);
+uint64_t gguf_n_tensors (const GgufFile *file);
+
+/* Metadata lookup by key; returns -1 when absent. */
+int64_t gguf_find_key (const GgufFile *file, const char *key);
+GgufString gguf_key_name (const GgufFile *file, int64_t index);
+GgufValueType gguf_value_type (const GgufFile *file, int64_t index);
+/* Typed getters return false when the key is absent or of another type.
+ * Integer getters accept any integer type whose value fits. */
+bool gguf_get_u32 (const GgufFile *file, const char *key, uint32_t *out);
+bool gguf_get_u64 (const GgufFile *file, const char *key, uint64_t *out);
+bool gguf_get_i32 (const GgufFile *file, const char *key, int32_t *out);
+bool gguf_get_f32 (const GgufFile *file, const char *key, float *out);
+bool gguf_get_bool (const GgufFile *file, const char *key, bool *out);
+bool gguf_get_string (const GgufFile *file, const char *key, GgufString *out);
+/* Arrays: element type, count, and for numeric arrays a pointer to the raw
+ * little-endian elements; for string arrays use gguf_get_array_string(). */
+bool gguf_get_array (const GgufFile *file, const char *key, GgufValueType *elem_type,
+                     uint64_t *count, const void **data);
+bool gguf_get_array_string (const GgufFile *file, const char *key, uint64_t i, GgufString *out);
+
+/* Tensor lookup by name; NULL when absent. */
+const GgufTensorInfo *gguf_find_tensor (const GgufFile *file, const char *name);
+const GgufTensorInfo *gguf_tensor (const GgufFile *file, uint64_t index);
+
+#ifdef __cplusplus
+}
+#endif
