@@ -31,8 +31,13 @@ array_u32_at (GgufValueType type, const void *data, uint64_t i, uint32_t *out)
     case GGUF_TYPE_INT16: { int16_t x; memcpy (&x, p + 2 * i, 2); v = x; break; }
     case GGUF_TYPE_UINT32: { uint32_t x; memcpy (&x, p + 4 * i, 4); v = x; break; }
     case GGUF_TYPE_INT32: { int32_t x; memcpy (&x, p + 4 * i, 4); v = x; break; }
-    case GGUF_TYPE_UINT64: { uint64_t x; memcpy (&x, p + 8 * i, 8);
-                             if (x > UINT32_MAX) return false; v = (int64_t) x; break; }
+    case GGUF_TYPE_UINT64:
+      {
+        uint64_t x;
+        memcpy (&x, p + 8 * i, 8);
+        v = x > UINT32_MAX ? -1 : (int64_t) x;
+        break;
+      }
     case GGUF_TYPE_INT64: { int64_t x; memcpy (&x, p + 8 * i, 8); v = x; break; }
     default: return false;
     }
