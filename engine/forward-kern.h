@@ -2,7 +2,11 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #pragma once
 
-#include "kern-stub.h"
+#include <stdint.h>
+
+#include "kernels.h"
+#include "quant.h"
+#include "threadpool.h"
 
 /* Runs fn(ctx, item) for every item in [0, n_items) on @pool; each item is run
  * exactly once and items must be independent, so results do not depend on the
