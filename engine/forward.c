@@ -12,9 +12,9 @@ lm_linear (LmSession *s, const LmWeight *w, uint32_t mat, const float *x, uint32
 {
   const char *data = (const char *) w->data + (size_t) mat * w->mat_stride;
   if (n == 1)
-    lm_matvec (s->pool, w->type, data, w->n_in, w->n_out, x, y);
+    lm_matvec_ex (s->kernels, s->act_mode, s->pool, w->type, data, w->n_in, w->n_out, x, y);
   else
-    lm_matmul (s->pool, w->type, data, w->n_in, w->n_out, x, n, y);
+    lm_matmul_ex (s->kernels, s->act_mode, s->pool, w->type, data, w->n_in, w->n_out, x, n, y);
 }
 
 LmStatus

@@ -205,6 +205,10 @@ typedef struct {
   uint32_t n_ctx;      /* max positions (0: the model's training context) */
   uint32_t n_batch;    /* max tokens per internal prefill step (0: 64) */
   uint32_t n_threads;  /* worker threads (0: all online cores) */
+  /* Quantized weights are multiplied with 8-bit activation blocks, as llama.cpp
+   * does (fast; the default). true keeps activations in f32 against the
+   * decoded weights (slower; equals an f32 model with the dequantized weights). */
+  bool exact_activations;
 } LmSessionParams;
 
 /* Creates a session on @model; every buffer (KV cache, recurrent state,

@@ -18,6 +18,8 @@ typedef struct {
 struct LmSession {
   const LmModel *model;
   LmThreadPool *pool;
+  const LmKernels *kernels;
+  LmActMode act_mode;
   uint32_t n_ctx, n_batch, pos;
   int32_t *history;        /* [n_ctx] tokens fed so far */
 

@@ -102,6 +102,8 @@ lm_session_new (const LmModel *model, const LmSessionParams *params, LmSession *
   if (s == NULL)
     return LM_ERR_NO_MEMORY;
   s->model = model;
+  s->kernels = lm_kernels_best ();
+  s->act_mode = p.exact_activations ? LM_ACT_F32 : LM_ACT_NATIVE;
   s->n_ctx = p.n_ctx ? p.n_ctx
                      : (model->info.n_ctx_train < DEFAULT_N_CTX ? model->info.n_ctx_train
                                                                 : DEFAULT_N_CTX);
