@@ -20,3 +20,4 @@
 #include "ckks-params.h"
 #include "ckks-cipher.h"
 #include "ckks-keys.h"
+#include "ckks-helora.h"
