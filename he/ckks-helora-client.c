@@ -82,16 +82,6 @@ ckks_helora_encrypt_pk (const CkksHeloraLayout *layout, const CkksPublicKey *pk,
                     h_factor);
 }
 
-static double
-dot (const double *a, const double *b, size_t n)
-{
-  double acc[8] = { 0 };
-  for (size_t i = 0; i < n; i += 8)
-    for (int j = 0; j < 8; j++)
-      acc[j] += a[i + j] * b[i + j];
-  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-}
-
 /* Segment sums of one result from its real coefficients. */
 static CkksStatus
 segment_sums (const CkksHeloraLayout *l, const double *coeffs, double scale,
@@ -102,7 +92,7 @@ segment_sums (const CkksHeloraLayout *l, const double *coeffs, double scale,
   if (l->functional)
     {
       for (size_t t = 0; t < rows; t++)
-        u[b * l->copies + t] = dot (l->functional + t * ctx->n, coeffs, ctx->n) * factor;
+        u[b * l->copies + t] = ctx->k.dot (l->functional + t * ctx->n, coeffs, ctx->n) * factor;
       return CKKS_OK;
     }
   CkksStatus st = ckks_real_coeffs_decode (ctx, coeffs, scale, slot_buf, NULL,

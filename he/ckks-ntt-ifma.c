@@ -238,6 +238,52 @@ mul_fixed_add_ifma (uint64_t *out, const uint64_t *a, const uint64_t *w,
     }
 }
 
+IFMA static void
+crt2_ifma (const uint64_t *a0, const uint64_t *a1, double *out, const CkksCrt2 *c,
+           size_t n)
+{
+  const __m512i q1 = _mm512_set1_epi64 ((long long) c->q1);
+  const __m512i inv = _mm512_set1_epi64 ((long long) c->inv);
+  const __m512i invs = _mm512_set1_epi64 ((long long) c->inv_shoup);
+  const __m512i ht = _mm512_set1_epi64 ((long long) c->half_t);
+  const __m512i ha = _mm512_set1_epi64 ((long long) c->half_a);
+  const __m512d q0 = _mm512_set1_pd ((double) c->q0);
+  const bool small_q0 = c->q0 <= 2 * c->q1;
+  for (size_t k = 0; k < n; k += 8)
+    {
+      __m512i x0 = _mm512_loadu_si512 (a0 + k), x1 = _mm512_loadu_si512 (a1 + k);
+      __m512i r0;
+      if (small_q0)
+        r0 = reduce_once (x0, q1);
+      else
+        {
+          uint64_t tmp[8];
+          for (int j = 0; j < 8; j++)
+            tmp[j] = a0[k + j] % c->q1;
+          r0 = _mm512_loadu_si512 (tmp);
+        }
+      __m512i diff = _mm512_sub_epi64 (x1, r0);
+      diff = _mm512_min_epu64 (diff, _mm512_add_epi64 (diff, q1));
+      __m512i t = reduce_once (mul_shoup_lazy (diff, inv, invs, q1), q1);
+      __mmask8 neg = _mm512_cmpgt_epu64_mask (t, ht)
+                     | (_mm512_cmpeq_epu64_mask (t, ht) & _mm512_cmpgt_epu64_mask (x0, ha));
+      t = _mm512_mask_sub_epi64 (t, neg, t, q1);
+      __m512d hi = _mm512_mul_pd (_mm512_cvtepi64_pd (t), q0);
+      _mm512_storeu_pd (out + k, _mm512_add_pd (hi, _mm512_cvtepu64_pd (x0)));
+    }
+}
+
+IFMA static double
+dot_ifma (const double *a, const double *b, size_t n)
+{
+  __m512d acc = _mm512_setzero_pd ();
+  for (size_t i = 0; i < n; i += 8)
+    acc = _mm512_add_pd (acc, _mm512_mul_pd (_mm512_loadu_pd (a + i), _mm512_loadu_pd (b + i)));
+  double v[8];
+  _mm512_storeu_pd (v, acc);
+  return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
+}
+
 bool
 ckks_kernels_ifma (CkksKernels *k)
 {
@@ -252,5 +298,7 @@ ckks_kernels_ifma (CkksKernels *k)
   k->ntt_inverse = ntt_inverse_ifma;
   k->mul_fixed = mul_fixed_ifma;
   k->mul_fixed_add = mul_fixed_add_ifma;
+  k->crt2 = crt2_ifma;
+  k->dot = dot_ifma;
   return true;
 }
