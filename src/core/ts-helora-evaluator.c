@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <gio/gio.h>
 #include <openssl/evp.h>
+#include <string.h>
 
 #include "ts-helora-evaluator.h"
 
@@ -75,4 +76,15 @@ ts_helora_adapter_sha256 (const char *path, guint8 out[TS_HELORA_HASH_SIZE], GEr
       return hash_file (weights, out, error);
     }
   return hash_file (path, out, error);
+}
+
+char *
+ts_helora_adapter_id (const char *path)
+{
+  g_autofree char *name = g_path_get_basename (path);
+  const char *dot = strrchr (name, '.');
+
+  if (g_file_test (path, G_FILE_TEST_IS_DIR) || dot == NULL || dot == name)
+    return g_steal_pointer (&name);
+  return g_strndup (name, dot - name);
 }

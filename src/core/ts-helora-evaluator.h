@@ -68,4 +68,8 @@ gboolean ts_helora_evaluator_evaluate (TsHeloraEvaluator *self, guint index,
 gboolean ts_helora_adapter_sha256 (const char *path, guint8 out[TS_HELORA_HASH_SIZE],
                                    GError **error);
 
+/* The id an adapter goes by on a server: a file's name without its last
+ * extension, or a PEFT folder's name (newly allocated). */
+char *ts_helora_adapter_id (const char *path);
+
 G_END_DECLS
