@@ -416,3 +416,40 @@ ts_helora_session_attach (TsHeloraSession *self, LmSession *lm, GError **error)
     }
   return TRUE;
 }
+
+TsHeloraSession *
+ts_helora_attach (LmSession *lm, const LmLora *lora, const char *lora_path,
+                  const char *mode_text, const char *params_preset, GError **error)
+{
+  TsHeloraOptions options = { .params_preset = params_preset, .adapter_path = lora_path,
+                              .track_error = TRUE };
+  g_autoptr (TsHeloraSession) self = NULL;
+
+  if (!ts_helora_mode_parse (mode_text, &options, error))
+    return NULL;
+  if (lora == NULL)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "HE-LoRA needs an adapter (--lora)");
+      return NULL;
+    }
+  self = ts_helora_session_new (lora, &options, error);
+  if (self == NULL || !ts_helora_session_attach (self, lm, error))
+    return NULL;
+  return g_steal_pointer (&self);
+}
+
+char *
+ts_helora_session_summary (TsHeloraSession *self)
+{
+  static const char *const names[] = { "plain", "local", "remote" };
+  TsHeloraStats st;
+
+  ts_helora_session_get_stats (self, &st);
+  return g_strdup_printf ("he %s: %" G_GUINT64_FORMAT " encryptions, %" G_GUINT64_FORMAT
+                          " module evaluations, %.1f ms, %" G_GUINT64_FORMAT " bytes up, %"
+                          G_GUINT64_FORMAT " bytes down, max |delta_he - delta_plain| %.3g"
+                          " (max |delta_plain| %.3g)",
+                          names[self->mode], st.encryptions, st.module_evaluations, st.he_ms,
+                          st.bytes_up, st.bytes_down, st.max_abs_delta_error,
+                          st.max_abs_delta_plain);
+}

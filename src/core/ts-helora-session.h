@@ -77,4 +77,14 @@ void ts_helora_session_reset_stats (TsHeloraSession *self);
 /* Why the last hook call failed (the engine only says LM_ERR_HOOK); NULL if none. */
 const GError *ts_helora_session_last_error (TsHeloraSession *self);
 
+/* For front ends: parses @mode_text ("plain", "local", "ws://…"), creates a
+ * session for @lora (loaded from @lora_path) with CKKS preset @params_preset
+ * (NULL: default) and attaches it to @lm. */
+TsHeloraSession *ts_helora_attach (LmSession *lm, const LmLora *lora, const char *lora_path,
+                                   const char *mode_text, const char *params_preset,
+                                   GError **error);
+
+/* One line for people: mode, encryptions, bytes each way, max Δ error. */
+char *ts_helora_session_summary (TsHeloraSession *self);
+
 G_END_DECLS
