@@ -87,22 +87,13 @@ ckks_public_key_new (const CkksSecretKey *sk, CkksPublicKey **out)
     return CKKS_ERR_INVALID_ARGUMENT;
   const CkksContext *ctx = sk->ctx;
   uint32_t L = ctx->params.n_moduli;
-  size_t n = ctx->n, words = (size_t) L * n;
-  CkksPublicKey *pk = ckks_alloc0 (sizeof *pk);
+  size_t n = ctx->n;
+  CkksPublicKey *pk;
+  CkksStatus st = ckks_public_key_alloc (ctx, &pk);
+  if (st != CKKS_OK)
+    return st;
   int8_t *e = ckks_alloc (n);
-  if (!pk || !e)
-    {
-      ckks_free (pk);
-      ckks_free (e);
-      return CKKS_ERR_NO_MEMORY;
-    }
-  pk->ctx = ctx;
-  pk->a = ckks_alloc (words * sizeof (uint64_t));
-  pk->b = ckks_alloc (words * sizeof (uint64_t));
-  pk->a_shoup = ckks_alloc (words * sizeof (uint64_t));
-  pk->b_shoup = ckks_alloc (words * sizeof (uint64_t));
-  CkksStatus st = CKKS_OK;
-  if (!pk->a || !pk->b || !pk->a_shoup || !pk->b_shoup)
+  if (!e)
     st = CKKS_ERR_NO_MEMORY;
   else if (RAND_bytes (pk->seed, sizeof pk->seed) != 1)
     st = CKKS_ERR_RANDOM;
@@ -128,7 +119,8 @@ ckks_public_key_new (const CkksSecretKey *sk, CkksPublicKey **out)
       ckks_poly_shoup (ctx, pk->a, L, pk->a_shoup);
       ckks_poly_shoup (ctx, pk->b, L, pk->b_shoup);
     }
-  OPENSSL_cleanse (e, n);
+  if (e)
+    OPENSSL_cleanse (e, n);
   ckks_free (e);
   if (st != CKKS_OK)
     {
@@ -137,16 +129,4 @@ ckks_public_key_new (const CkksSecretKey *sk, CkksPublicKey **out)
     }
   *out = pk;
   return CKKS_OK;
-}
-
-void
-ckks_public_key_free (CkksPublicKey *pk)
-{
-  if (!pk)
-    return;
-  ckks_free (pk->a);
-  ckks_free (pk->b);
-  ckks_free (pk->a_shoup);
-  ckks_free (pk->b_shoup);
-  ckks_free (pk);
 }

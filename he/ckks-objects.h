@@ -65,3 +65,6 @@ CkksStatus ckks_expand_uniform (const CkksContext *ctx,
 void ckks_poly_shoup (const CkksContext *ctx, const uint64_t *poly,
                       uint32_t n_limbs, uint64_t *companions);
 bool ckks_same_scale (double a, double b);
+/* An uninitialised public key of @ctx (all limbs allocated). */
+CkksStatus ckks_public_key_alloc (const CkksContext *ctx, struct CkksPublicKey **out);
+void ckks_public_key_free (struct CkksPublicKey *pk);
