@@ -95,10 +95,13 @@ lm_forward_full_attention (LmSession *s, uint32_t il, uint32_t n)
   size_t kvd = (size_t) in->head_dim * in->n_head_kv;
   float *k_cache = s->kv_k + (size_t) l->state_index * s->n_ctx * kvd;
   float *v_cache = s->kv_v + (size_t) l->state_index * s->n_ctx * kvd;
-  LmStatus st;
-  if ((st = lm_project (s, il, LM_MODULE_ATTN_Q, &l->wq, s->h, n, s->a1)) ||
-      (st = lm_project (s, il, LM_MODULE_ATTN_K, &l->wk, s->h, n, s->a2)) ||
-      (st = lm_project (s, il, LM_MODULE_ATTN_V, &l->wv, s->h, n, s->a3)))
+  LmProj projs[] = {
+    { LM_MODULE_ATTN_Q, &l->wq, s->a1 },
+    { LM_MODULE_ATTN_K, &l->wk, s->a2 },
+    { LM_MODULE_ATTN_V, &l->wv, s->a3 },
+  };
+  LmStatus st = lm_project_many (s, il, projs, 3, s->h, n);
+  if (st != LM_OK)
     return st;
   prepare_qkv (s, l, n, k_cache, v_cache);
   AttnJob job = { s, l, n, k_cache, v_cache };

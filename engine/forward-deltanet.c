@@ -128,12 +128,14 @@ lm_forward_linear_attention (LmSession *s, uint32_t il, uint32_t n)
   uint32_t K = in->ssm_conv_kernel, S = in->ssm_state, Hv = in->ssm_heads;
   float *conv_state = s->conv_state + (size_t) l->state_index * (K - 1) * lm_conv_dim (in);
   float *state = s->ssm_state + (size_t) l->state_index * Hv * S * S;
-  LmStatus st;
-  if ((st = lm_project (s, il, LM_MODULE_ATTN_QKV, &l->wqkv, s->h, n, s->a1)) ||
-      (st = lm_project (s, il, LM_MODULE_ATTN_GATE, &l->wgate, s->h, n, s->a2)) ||
-      (st = lm_project (s, il, LM_MODULE_SSM_ALPHA, &l->walpha, s->h, n, s->ab)) ||
-      (st = lm_project (s, il, LM_MODULE_SSM_BETA, &l->wbeta, s->h, n,
-                        s->ab + (size_t) s->n_batch * Hv)))
+  LmProj projs[] = {
+    { LM_MODULE_ATTN_QKV, &l->wqkv, s->a1 },
+    { LM_MODULE_ATTN_GATE, &l->wgate, s->a2 },
+    { LM_MODULE_SSM_ALPHA, &l->walpha, s->ab },
+    { LM_MODULE_SSM_BETA, &l->wbeta, s->ab + (size_t) s->n_batch * Hv },
+  };
+  LmStatus st = lm_project_many (s, il, projs, 4, s->h, n);
+  if (st != LM_OK)
     return st;
   causal_conv (s, l, n, conv_state);
   normalize_qk (s, n);
