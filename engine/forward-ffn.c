@@ -15,19 +15,28 @@ swiglu (float *gate, const float *up, size_t count)
     gate[i] = lm_silu (gate[i]) * up[i];
 }
 
+/* A SwiGLU MLP whose three projections are modules @kind (gate, then up and
+ * down at the next two kinds): s->o = down(SiLU(gate h) * up h). */
 static LmStatus
-dense_ffn (LmSession *s, uint32_t il, uint32_t n)
+swiglu_mlp (LmSession *s, uint32_t il, LmModuleKind gate_kind, const LmWeight *gate,
+            const LmWeight *up, const LmWeight *down, uint32_t n)
 {
-  const LmLayer *l = &s->model->layers[il];
   LmProj projs[] = {
-    { LM_MODULE_FFN_GATE, &l->ffn_gate, s->a1 },
-    { LM_MODULE_FFN_UP, &l->ffn_up, s->a2 },
+    { gate_kind, gate, s->a1 },
+    { gate_kind + 1, up, s->a2 },
   };
   LmStatus st = lm_project_many (s, il, projs, 2, s->h, n);
   if (st != LM_OK)
     return st;
-  swiglu (s->a1, s->a2, (size_t) n * l->ffn_gate.n_out);
-  return lm_project (s, il, LM_MODULE_FFN_DOWN, &l->ffn_down, s->a1, n, s->o);
+  swiglu (s->a1, s->a2, (size_t) n * gate->n_out);
+  return lm_project (s, il, gate_kind + 2, down, s->a1, n, s->o);
+}
+
+static LmStatus
+dense_ffn (LmSession *s, uint32_t il, uint32_t n)
+{
+  const LmLayer *l = &s->model->layers[il];
+  return swiglu_mlp (s, il, LM_MODULE_FFN_GATE, &l->ffn_gate, &l->ffn_up, &l->ffn_down, n);
 }
 
 /* Softmax over all experts, the k most probable (ties: lower index), their
@@ -96,15 +105,7 @@ static LmStatus
 shared_expert (LmSession *s, uint32_t il, uint32_t n)
 {
   const LmLayer *l = &s->model->layers[il];
-  LmProj projs[] = {
-    { LM_MODULE_FFN_GATE_SHEXP, &l->sh_gate, s->a1 },
-    { LM_MODULE_FFN_UP_SHEXP, &l->sh_up, s->a2 },
-  };
-  LmStatus st = lm_project_many (s, il, projs, 2, s->h, n);
-  if (st != LM_OK)
-    return st;
-  swiglu (s->a1, s->a2, (size_t) n * l->sh_gate.n_out);
-  return lm_project (s, il, LM_MODULE_FFN_DOWN_SHEXP, &l->sh_down, s->a1, n, s->o);
+  return swiglu_mlp (s, il, LM_MODULE_FFN_GATE_SHEXP, &l->sh_gate, &l->sh_up, &l->sh_down, n);
 }
 
 /* Decode: the selected experts' gate/up rows and the shared expert's in one
