@@ -48,6 +48,7 @@ struct LmSession {
   int32_t *module_slot;    /* [n_layer][LM_N_MODULE_KINDS] -> module index or -1 */
   LmHookSlot *hooks;       /* [n_modules] */
   float *lora_u, *lora_y;  /* [nb][max rank], [nb][max d_out] */
+  size_t lora_bytes;       /* what the attached adapter added to memory_bytes */
 
   LmTimings timings;
   double excluded_ms;      /* time inside the current forward not counted as forward */
