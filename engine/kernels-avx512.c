@@ -12,6 +12,9 @@
 #include "kernels-private.h"
 #include "quant-private.h"
 
+#ifndef PREFETCH_ROWS
+#define PREFETCH_ROWS 2
+#endif
 #define TARGET __attribute__ ((target ("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
 
 TARGET static inline float
@@ -375,13 +378,26 @@ quantize_q8_K (const float *x, void *out, int64_t n)
 
 /* ---- row loops ---- */
 
+/* Asks for the next row ahead of use: a row loop is a pure stream, but the
+ * hardware prefetcher alone leaves about a quarter of DRAM bandwidth unused. */
+static inline void
+prefetch_row (const uint8_t *row, size_t row_bytes)
+{
+  for (size_t off = 0; off < row_bytes; off += 64)
+    __builtin_prefetch (row + off, 0, 0);
+}
+
 #define DEFINE_ROWS(name, dot, wtype, atype, per)                                  \
   TARGET static void name (const void *W, size_t row_bytes, int64_t n_rows,        \
                            const void *act, int64_t n, float *y)                   \
   {                                                                                \
+    const uint8_t *w = W;                                                          \
     for (int64_t r = 0; r < n_rows; r++)                                           \
-      y[r] = dot ((const wtype *) ((const uint8_t *) W + r * row_bytes),           \
-                  (const atype *) act, n / (per));                                 \
+      {                                                                            \
+        prefetch_row (w + (r + PREFETCH_ROWS) * row_bytes, row_bytes);             \
+        y[r] = dot ((const wtype *) (w + r * row_bytes), (const atype *) act,      \
+                    n / (per));                                                    \
+      }                                                                            \
   }
 
 DEFINE_ROWS (rows_f32, dot_f32, float, float, 1)
