@@ -226,7 +226,9 @@ uint32_t lm_session_pos (const LmSession *session);
 /* Attaches @lora (NULL detaches) to the session; applied from the next call. */
 LmStatus lm_session_set_lora (LmSession *session, const LmLora *lora);
 /* Routes module @module_index of the attached adapter through @hook (NULL:
- * back to the built-in A·h). Set after lm_session_set_lora(). */
+ * back to the built-in A·h); LM_LORA_ALL_MODULES sets every module. Set after
+ * lm_session_set_lora() (attaching an adapter clears the hooks). */
+#define LM_LORA_ALL_MODULES SIZE_MAX
 LmStatus lm_session_set_lora_hook (LmSession *session, size_t module_index,
                                    LmLoraHookFunc hook, void *user_data);
 
@@ -239,8 +241,9 @@ LmStatus lm_session_prefill (LmSession *session, const int32_t *tokens, size_t n
 LmStatus lm_session_decode (LmSession *session, int32_t token);
 /* Logits (n_vocab) after the last token fed; borrowed until the next call. */
 const float *lm_session_logits (const LmSession *session);
-/* Keeps only the first @pos tokens (recomputing the recurrent state from the
- * session's own token history). */
+/* Keeps only the first @pos tokens. The Gated DeltaNet state cannot be
+ * un-applied, so the kept tokens are replayed from the session's own history
+ * (one batched prefill; LoRA hooks are called again for them). */
 LmStatus lm_session_rewind (LmSession *session, uint32_t pos);
 /* Forgets the sequence (keeps the adapter and hooks). */
 void lm_session_reset (LmSession *session);

@@ -174,12 +174,17 @@ lm_session_set_lora (LmSession *s, const LmLora *lora)
   free (s->lora_y);
   s->hooks = NULL;
   s->lora_u = s->lora_y = NULL;
+  s->memory_bytes -= s->lora_bytes;
+  s->lora_bytes = 0;
   s->lora = lora;
   if (lora == NULL || lora->n_modules == 0)
     return LM_OK;
   s->hooks = calloc (lora->n_modules, sizeof *s->hooks);
   s->lora_u = calloc ((size_t) s->n_batch * lora->max_rank, sizeof (float));
   s->lora_y = calloc ((size_t) s->n_batch * lora->max_d_out, sizeof (float));
+  s->lora_bytes = lora->n_modules * sizeof *s->hooks
+                  + (size_t) s->n_batch * (lora->max_rank + lora->max_d_out) * sizeof (float);
+  s->memory_bytes += s->lora_bytes;
   if (s->hooks == NULL || s->lora_u == NULL || s->lora_y == NULL)
     {
       s->lora = NULL;
@@ -195,7 +200,15 @@ LmStatus
 lm_session_set_lora_hook (LmSession *s, size_t module_index, LmLoraHookFunc hook,
                           void *user_data)
 {
-  if (s == NULL || s->lora == NULL || module_index >= s->lora->n_modules)
+  if (s == NULL || s->lora == NULL)
+    return LM_ERR_INVALID_ARGUMENT;
+  if (module_index == LM_LORA_ALL_MODULES)
+    {
+      for (size_t i = 0; i < s->lora->n_modules; i++)
+        s->hooks[i] = (LmHookSlot) { hook, user_data };
+      return LM_OK;
+    }
+  if (module_index >= s->lora->n_modules)
     return LM_ERR_INVALID_ARGUMENT;
   s->hooks[module_index] = (LmHookSlot) { hook, user_data };
   return LM_OK;
