@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gguf-writer.h"
 #include "gguf.h"
 #include "quant.h"
 #include "ts-helora-adapter.h"
@@ -84,4 +85,93 @@ ts_helora_adapter_read (const char *path, GError **error)
   if (ok && modules->len == 0)
     ok = fail (error, path, "no LoRA tensors");
   return ok ? g_steal_pointer (&modules) : NULL;
+}
+
+/* ---- a synthetic adapter for benchmarks ---- */
+
+static float
+uniform (guint64 *state, float bound)
+{
+  /* xorshift64*: benchmark data, not secrets. */
+  *state ^= *state >> 12;
+  *state ^= *state << 25;
+  *state ^= *state >> 27;
+  return bound * (float) ((double) ((*state * 0x2545F4914F6CDD1DULL) >> 11) / 4503599627370496.0 - 1.0);
+}
+
+static gboolean
+check_lm (LmStatus st, const char *what, GError **error)
+{
+  if (st == LM_OK)
+    return TRUE;
+  g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_INTERNAL, "%s: %s", what, lm_status_message (st));
+  return FALSE;
+}
+
+static gboolean
+declare_tensors (GgufWriter *w, const LmModelInfo *info, guint rank, guint d_in)
+{
+  for (guint l = 0; l < info->n_layer; l++)
+    {
+      char name[96];
+      guint64 ne_a[2] = { d_in, rank }, ne_b[2] = { rank, info->n_embd };
+      if (info->is_linear[l])
+        continue;
+      g_snprintf (name, sizeof name, "blk.%u.attn_output.weight.lora_a", l);
+      if (gguf_writer_add_tensor (w, name, LM_TYPE_F32, 2, ne_a) != LM_OK)
+        return FALSE;
+      g_snprintf (name, sizeof name, "blk.%u.attn_output.weight.lora_b", l);
+      if (gguf_writer_add_tensor (w, name, LM_TYPE_F32, 2, ne_b) != LM_OK)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+write_values (GgufWriter *w, const LmModelInfo *info, guint rank, guint d_in, guint64 seed)
+{
+  guint64 state = seed * 2 + 0x9E3779B97F4A7C15ULL;
+  gsize n = MAX ((gsize) rank * d_in, (gsize) rank * info->n_embd);
+  g_autofree float *buf = g_new (float, n);
+
+  for (guint l = 0; l < info->n_layer; l++)
+    {
+      if (info->is_linear[l])
+        continue;
+      for (gsize i = 0; i < (gsize) rank * d_in; i++)
+        buf[i] = uniform (&state, 0.1f);
+      if (gguf_writer_write (w, buf, (gsize) rank * d_in * sizeof (float)) != LM_OK)
+        return FALSE;
+      for (gsize i = 0; i < (gsize) rank * info->n_embd; i++)
+        buf[i] = uniform (&state, 0.02f);
+      if (gguf_writer_write (w, buf, (gsize) rank * info->n_embd * sizeof (float)) != LM_OK)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+ts_helora_adapter_write_synthetic (const struct LmModel *model, const char *path, guint rank,
+                                   guint64 seed, GError **error)
+{
+  const LmModelInfo *info = lm_model_info (model);
+  guint d_in = info->n_head * info->head_dim;
+  GgufWriter *w = gguf_writer_new ();
+  char *msg = NULL;
+  gboolean ok;
+
+  ok = gguf_writer_add_string (w, "general.architecture",
+                               info->arch == LM_ARCH_QWEN35 ? "qwen35" : "qwen35moe") == LM_OK
+       && gguf_writer_add_string (w, "general.type", "adapter") == LM_OK
+       && gguf_writer_add_string (w, "adapter.type", "lora") == LM_OK
+       && gguf_writer_add_f32 (w, "adapter.lora.alpha", (float) rank) == LM_OK
+       && declare_tensors (w, info, rank, d_in);
+  ok = ok && check_lm (gguf_writer_begin (w, path, &msg), msg ? msg : path, error);
+  ok = ok && write_values (w, info, rank, d_in, seed);
+  ok = ok && check_lm (gguf_writer_finish (w, &msg), msg ? msg : path, error);
+  if (!ok && error != NULL && *error == NULL)
+    g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_INTERNAL, "Cannot write %s", path);
+  free (msg);
+  gguf_writer_free (w);
+  return ok;
 }
