@@ -1,8 +1,10 @@
 /* ts-helora-ckks-evaluator.c: the CKKS evaluator: packed plaintexts per module, ct × pt.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ckks-helora.h"
+#include "lm.h"
 #include "ts-helora-adapter.h"
 #include "ts-helora-ckks.h"
 #include "ts-helora-ckks-evaluator.h"
@@ -117,11 +119,53 @@ encode_modules (CkksEvaluator *self, GPtrArray *adapter, GError **error)
   return TRUE;
 }
 
+static void
+adapter_module_free (gpointer data)
+{
+  TsHeloraAdapterModule *m = data;
+
+  g_free (m->name);
+  g_free (m->a);
+  g_free (m);
+}
+
+/* Through the engine's loaders: PEFT folders too, A in GGUF column order. */
+static GPtrArray *
+read_with_model (const LmModel *model, const char *path, GError **error)
+{
+  GPtrArray *out = g_ptr_array_new_with_free_func (adapter_module_free);
+  LmLora *lora = NULL;
+  char *msg = NULL;
+
+  if (lm_lora_load (model, path, 1.0f, &lora, &msg) != LM_OK)
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_ADAPTER, "%s: %s", path,
+                   msg ? msg : "cannot load the adapter");
+      free (msg);
+      g_ptr_array_unref (out);
+      return NULL;
+    }
+  for (gsize i = 0; i < lm_lora_n_modules (lora); i++)
+    {
+      const LmLoraModule *lm = lm_lora_module (lora, i);
+      TsHeloraAdapterModule *m = g_new0 (TsHeloraAdapterModule, 1);
+      m->name = g_str_has_suffix (lm->name, ".weight")
+                  ? g_strndup (lm->name, strlen (lm->name) - 7) : g_strdup (lm->name);
+      m->d_in = lm->d_in;
+      m->rank = lm->rank;
+      m->a = g_memdup2 (lm->a, (gsize) lm->rank * lm->d_in * sizeof (float));
+      g_ptr_array_add (out, m);
+    }
+  lm_lora_free (lora);
+  return out;
+}
+
 TsHeloraEvaluator *
 ts_helora_ckks_evaluator_open (const char *path, const char *params_id,
                                gpointer user_data, GError **error)
 {
-  g_autoptr (GPtrArray) adapter = ts_helora_adapter_read (path, error);
+  g_autoptr (GPtrArray) adapter = user_data != NULL ? read_with_model (user_data, path, error)
+                                                    : ts_helora_adapter_read (path, error);
   CkksEvaluator *self;
 
   if (adapter == NULL)

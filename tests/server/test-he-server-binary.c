@@ -11,12 +11,15 @@
 #include "ts-test-util.h"
 
 #define GOLDEN "qwen35/tiny-qwen35moe-f32/"
+#define GGUF_LORA GOLDEN "lora/tiny-qwen35moe-lora-f32.gguf"
+#define PEFT_LORA GOLDEN "lora/peft"
 
 typedef struct {
   GSubprocess *process;
   char *url;
   char *dir;
   char *adapter;
+  char *peft_dir;
 } Server;
 
 /* Copies tests/data/@relative into @dir under @name. */
@@ -43,6 +46,11 @@ server_start (Server *s, const char *const *extra)
   g_assert_no_error (error);
   s->adapter = copy_data (s->dir, GOLDEN "lora/tiny-qwen35moe-lora-f32.gguf",
                           "tiny-qwen35moe-lora-f32.gguf");
+  s->peft_dir = g_build_filename (s->dir, "peft", NULL);
+  g_mkdir (s->peft_dir, 0700);
+  g_free (copy_data (s->peft_dir, GOLDEN "lora/peft/adapter_config.json", "adapter_config.json"));
+  g_free (copy_data (s->peft_dir, GOLDEN "lora/peft/adapter_model.safetensors",
+                     "adapter_model.safetensors"));
   g_ptr_array_add (argv, (gpointer) HE_SERVER_PATH);
   g_ptr_array_add (argv, (gpointer) "--listen");
   g_ptr_array_add (argv, (gpointer) "127.0.0.1:0");
@@ -76,6 +84,15 @@ server_stop (Server *s, int expected_status)
   if (s->adapter != NULL)
     g_unlink (s->adapter);
   g_free (s->adapter);
+  if (s->peft_dir != NULL)
+    {
+      g_autofree char *config = g_build_filename (s->peft_dir, "adapter_config.json", NULL);
+      g_autofree char *weights = g_build_filename (s->peft_dir, "adapter_model.safetensors", NULL);
+      g_unlink (config);
+      g_unlink (weights);
+      g_rmdir (s->peft_dir);
+      g_free (s->peft_dir);
+    }
   g_rmdir (s->dir);
   g_free (s->dir);
   g_free (s->url);
@@ -135,10 +152,10 @@ test_bad_options (void)
 
 /* tensafe-cli generate --he MODE: the generated ids, one line. */
 static char *
-generate_ids (const char *mode)
+generate_ids (const char *mode, const char *adapter)
 {
   g_autofree char *model = ts_test_data_path (GOLDEN "tiny-qwen35moe-f32.gguf");
-  g_autofree char *lora = ts_test_data_path (GOLDEN "lora/tiny-qwen35moe-lora-f32.gguf");
+  g_autofree char *lora = ts_test_data_path (adapter);
   gsize len;
   g_autofree gint32 *prompt = (gint32 *) ts_test_read_data (GOLDEN "prompt_tokens.bin", &len);
   g_autoptr (GString) tokens = g_string_new (NULL);
@@ -168,8 +185,8 @@ static void
 test_generate_remote (void)
 {
   Server s = { 0 };
-  g_autofree char *plain = generate_ids ("plain");
-  g_autofree char *local = generate_ids ("local");
+  g_autofree char *plain = generate_ids ("plain", GGUF_LORA);
+  g_autofree char *local = generate_ids ("local", GGUF_LORA);
   g_autofree char *remote = NULL;
   g_autofree char *ws = NULL;
   gsize len;
@@ -180,10 +197,28 @@ test_generate_remote (void)
     g_string_append_printf (expected, "%s%d", i ? " " : "", golden[i]);
   server_start (&s, NULL);
   ws = g_strdup_printf ("ws%s", s.url + 4);
-  remote = generate_ids (ws);
+  remote = generate_ids (ws, GGUF_LORA);
   server_stop (&s, 0);
   g_assert_cmpstr (plain, ==, expected->str);
   g_assert_cmpstr (local, ==, plain);
+  g_assert_cmpstr (remote, ==, plain);
+}
+
+/* Given the base model, the server also serves PEFT folders. */
+static void
+test_generate_remote_peft (void)
+{
+  g_autofree char *model = ts_test_data_path (GOLDEN "tiny-qwen35moe-f32.gguf");
+  const char *extra[] = { "--model", model, NULL };
+  Server s = { 0 };
+  g_autofree char *plain = generate_ids ("plain", PEFT_LORA);
+  g_autofree char *remote = NULL;
+  g_autofree char *ws = NULL;
+
+  server_start (&s, extra);
+  ws = g_strdup_printf ("ws%s", s.url + 4);
+  remote = generate_ids (ws, PEFT_LORA);
+  server_stop (&s, 0);
   g_assert_cmpstr (remote, ==, plain);
 }
 
@@ -225,6 +260,7 @@ main (int argc, char **argv)
   g_test_add_func ("/he-server-binary/health-and-sigterm", test_health_and_sigterm);
   g_test_add_func ("/he-server-binary/bad-options", test_bad_options);
   g_test_add_func ("/he-server-binary/generate-remote", test_generate_remote);
+  g_test_add_func ("/he-server-binary/generate-remote-peft", test_generate_remote_peft);
   g_test_add_func ("/he-server-binary/links-no-secret-key-code", test_links_no_secret_key_code);
   return g_test_run ();
 }
