@@ -9,11 +9,9 @@
 #include "ts-helora-adapter.h"
 #include "ts-helora-proto.h"
 
-static void
-module_free (gpointer data)
+void
+ts_helora_adapter_module_free (TsHeloraAdapterModule *m)
 {
-  TsHeloraAdapterModule *m = data;
-
   g_free (m->name);
   g_free (m->a);
   g_free (m);
@@ -64,7 +62,7 @@ read_a (const GgufTensorInfo *t, const char *path, GPtrArray *out, GError **erro
 GPtrArray *
 ts_helora_adapter_read (const char *path, GError **error)
 {
-  g_autoptr (GPtrArray) modules = g_ptr_array_new_with_free_func (module_free);
+  g_autoptr (GPtrArray) modules = g_ptr_array_new_with_free_func ((GDestroyNotify) ts_helora_adapter_module_free);
   GgufFile *g = NULL;
   char *msg = NULL;
   gboolean ok = TRUE;

@@ -18,6 +18,8 @@ typedef struct {
   float *a;                    /* rank × d_in, row-major */
 } TsHeloraAdapterModule;
 
+void ts_helora_adapter_module_free (TsHeloraAdapterModule *module);
+
 /* Returns the modules (of TsHeloraAdapterModule *, freed with the array), or
  * NULL with TS_HELORA_ERROR_UNKNOWN_ADAPTER when the file is not a readable
  * GGUF LoRA adapter. */

@@ -119,21 +119,11 @@ encode_modules (CkksEvaluator *self, GPtrArray *adapter, GError **error)
   return TRUE;
 }
 
-static void
-adapter_module_free (gpointer data)
-{
-  TsHeloraAdapterModule *m = data;
-
-  g_free (m->name);
-  g_free (m->a);
-  g_free (m);
-}
-
 /* Through the engine's loaders: PEFT folders too, A in GGUF column order. */
 static GPtrArray *
 read_with_model (const LmModel *model, const char *path, GError **error)
 {
-  GPtrArray *out = g_ptr_array_new_with_free_func (adapter_module_free);
+  GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) ts_helora_adapter_module_free);
   LmLora *lora = NULL;
   char *msg = NULL;
 

@@ -7,6 +7,7 @@
 #include <glib/gstdio.h>
 #include <libsoup/soup.h>
 
+#include "server-fixture.h"
 #include "ts-helora-remote.h"
 #include "ts-test-util.h"
 
@@ -96,20 +97,6 @@ server_stop (Server *s, int expected_status)
   g_rmdir (s->dir);
   g_free (s->dir);
   g_free (s->url);
-}
-
-static char *
-http_get (const char *base, const char *path)
-{
-  g_autoptr (SoupSession) session = soup_session_new ();
-  g_autofree char *url = g_strconcat (base, path, NULL);
-  g_autoptr (SoupMessage) msg = soup_message_new ("GET", url);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GBytes) body = soup_session_send_and_read (session, msg, NULL, &error);
-
-  g_assert_no_error (error);
-  g_assert_cmpuint (soup_message_get_status (msg), ==, SOUP_STATUS_OK);
-  return g_strndup (g_bytes_get_data (body, NULL), g_bytes_get_size (body));
 }
 
 static void
