@@ -140,9 +140,21 @@ module_clear (gpointer data)
 /* ---- setup ---- */
 
 static gboolean
-make_keys (TsHeloraSession *self, GError **error)
+make_keys (TsHeloraSession *self, const TsHeloraOptions *options, GError **error)
 {
-  if (!ts_helora_ckks_check (ckks_secret_key_new (self->ctx, &self->sk), "Secret key", error))
+  CkksStatus st = options->sealed_key != NULL
+    ? ckks_secret_key_unseal (self->ctx, options->unseal_key, options->sealed_key,
+                              options->sealed_key_len, &self->sk)
+    : ckks_secret_key_new (self->ctx, &self->sk);
+
+  if (st == CKKS_ERR_AUTH || (st != CKKS_OK && options->sealed_key != NULL))
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS,
+                   "The sealed key does not open for these parameters: %s",
+                   ckks_status_message (st));
+      return FALSE;
+    }
+  if (!ts_helora_ckks_check (st, "Secret key", error))
     return FALSE;
   return !self->public_key
          || ts_helora_ckks_check (ckks_public_key_new (self->sk, &self->pk), "Public key", error);
@@ -180,7 +192,7 @@ ts_helora_session_new (const LmLora *lora, const TsHeloraOptions *options, GErro
   if (self->mode == TS_HELORA_MODE_PLAIN)
     return g_steal_pointer (&self);
   self->ctx = ts_helora_ckks_context_new (options->params_preset, error);
-  if (self->ctx == NULL || !make_keys (self, error) || !build_modules (self, error))
+  if (self->ctx == NULL || !make_keys (self, options, error) || !build_modules (self, error))
     return NULL;
   if (self->mode == TS_HELORA_MODE_LOCAL && !build_local (self, options->n_threads, error))
     return NULL;
