@@ -56,7 +56,7 @@ struct _TsHeloraSession {
 gboolean _ts_helora_session_encrypt_row (TsHeloraSession *self, SessionGroup *g, const float *h,
                                          double *h_factor, GError **error);
 gboolean _ts_helora_session_decrypt_row (TsHeloraSession *self, SessionGroup *g, guint row,
-                                         const float *h, double h_factor, GError **error);
+                                         double h_factor, GError **error);
 
 /* ts-helora-session-remote.c: hello with the adapter's modules; every row of
  * a call for a group, pipelined up to the server's in-flight limit. */

@@ -166,7 +166,7 @@ start_row (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call, g
 /* Waits for row @row's result, parses and decrypts it. */
 static gboolean
 finish_row (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call, guint row,
-            guint64 id, const float *h, double h_factor, GError **error)
+            guint64 id, double h_factor, GError **error)
 {
   double t0 = lm_time_ms (), t1, t2;
   g_autoptr (TsHeloraFrame) result = ts_helora_remote_wait_for (self->remote, id,
@@ -180,7 +180,7 @@ finish_row (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call, 
     return FALSE;
   t2 = lm_time_ms ();
   lm_timings_add (call->timings, LM_STAGE_DOWNLOAD, t2 - t1);
-  if (!_ts_helora_session_decrypt_row (self, g, row, h, h_factor, error))
+  if (!_ts_helora_session_decrypt_row (self, g, row, h_factor, error))
     return FALSE;
   lm_timings_add (call->timings, LM_STAGE_DECRYPT, lm_time_ms () - t2);
   return TRUE;
@@ -204,7 +204,7 @@ _ts_helora_session_remote_rows (TsHeloraSession *self, SessionGroup *g,
       if (t >= window && t - window < n)
         {
           guint r = t - window;
-          if (!finish_row (self, g, call, r, ids[r], h + (gsize) r * g->d, h_factors[r], error))
+          if (!finish_row (self, g, call, r, ids[r], h_factors[r], error))
             return FALSE;
         }
       if (t < n)

@@ -310,7 +310,7 @@ track_error (TsHeloraSession *self, const SessionModule *m, const float *h, cons
 
 gboolean
 _ts_helora_session_decrypt_row (TsHeloraSession *self, SessionGroup *g, guint row,
-                                const float *h, double h_factor, GError **error)
+                                double h_factor, GError **error)
 {
   for (guint i = 0; i < g->members->len; i++)
     {
@@ -324,10 +324,21 @@ _ts_helora_session_decrypt_row (TsHeloraSession *self, SessionGroup *g, guint ro
         return FALSE;
       for (guint k = 0; k < m->lm->rank; k++)
         u[k] = (float) m->u_row[k];
-      if (self->track_error)
-        track_error (self, m, h, u);
     }
   return TRUE;
+}
+
+/* Outside every timed stage: a measurement, not part of the pipeline. */
+static void
+track_group_error (TsHeloraSession *self, SessionGroup *g, guint rows, const float *h)
+{
+  for (guint row = 0; self->track_error && row < rows; row++)
+    for (guint i = 0; i < g->members->len; i++)
+      {
+        SessionModule *m = &g_array_index (self->modules, SessionModule,
+                                           g_array_index (g->members, guint, i));
+        track_error (self, m, h + (gsize) row * g->d, m->u + (gsize) row * m->lm->rank);
+      }
 }
 
 /* Local mode: encrypt, evaluate on the pool, decrypt, one row at a time. */
@@ -345,7 +356,7 @@ compute_row_local (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall 
     return FALSE;
   t2 = lm_time_ms ();
   lm_timings_add (call->timings, LM_STAGE_EVALUATE, t2 - t1);
-  if (!_ts_helora_session_decrypt_row (self, g, row, h, h_factor, error))
+  if (!_ts_helora_session_decrypt_row (self, g, row, h_factor, error))
     return FALSE;
   lm_timings_add (call->timings, LM_STAGE_DECRYPT, lm_time_ms () - t2);
   return TRUE;
@@ -390,6 +401,7 @@ compute_group (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *cal
   self->stats.module_evaluations += (guint64) call->n_tokens * g->members->len;
   self->stats.he_ms += lm_time_ms () - t0;
   g_mutex_unlock (&self->stats_lock);
+  track_group_error (self, g, call->n_tokens, h);
   return TRUE;
 }
 
