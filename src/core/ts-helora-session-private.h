@@ -37,6 +37,7 @@ struct _TsHeloraSession {
   TsHeloraMode mode;
   gboolean public_key;
   gboolean track_error;
+  gboolean thread_clock;
   const LmLora *lora;
   CkksContext *ctx;
   CkksSecretKey *sk;
