@@ -204,7 +204,12 @@ typedef struct LmSession LmSession;
 typedef struct {
   uint32_t n_ctx;      /* max positions (0: the model's training context) */
   uint32_t n_batch;    /* max tokens per internal prefill step (0: 64) */
-  uint32_t n_threads;  /* worker threads (0: all online cores) */
+  uint32_t n_threads;  /* worker threads of the session's own pool (0: all online cores) */
+  /* Optional pool shared with other sessions (borrowed; must outlive the
+   * session). Jobs of sessions sharing a pool run one after another, which
+   * avoids oversubscribing the cores when several sessions generate at once.
+   * NULL: the session starts its own pool of n_threads. */
+  struct LmThreadPool *pool;
   /* Quantized weights are multiplied with 8-bit activation blocks, as llama.cpp
    * does (fast; the default). true keeps activations in f32 against the
    * decoded weights (slower; equals an f32 model with the dequantized weights). */
