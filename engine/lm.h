@@ -222,6 +222,8 @@ LmStatus lm_session_new (const LmModel *model, const LmSessionParams *params,
                          LmSession **out);
 void lm_session_free (LmSession *session);
 
+/* The model the session runs (borrowed). */
+const LmModel *lm_session_model (const LmSession *session);
 /* Bytes this session holds (state + cache + scratch): bounded by n_ctx. */
 size_t lm_session_memory_bytes (const LmSession *session);
 uint32_t lm_session_n_ctx (const LmSession *session);

@@ -151,6 +151,12 @@ lm_session_free (LmSession *s)
   free (s);
 }
 
+const LmModel *
+lm_session_model (const LmSession *s)
+{
+  return s->model;
+}
+
 size_t
 lm_session_memory_bytes (const LmSession *s)
 {
