@@ -12,9 +12,6 @@
 #include "kernels-private.h"
 #include "quant-private.h"
 
-#ifndef PREFETCH_ROWS
-#define PREFETCH_ROWS 2
-#endif
 #define TARGET __attribute__ ((target ("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
 
 TARGET static inline float
@@ -104,19 +101,6 @@ dot_q8_0 (const LmBlockQ8_0 *w, const LmBlockQ8_0 *a, int64_t nb)
   return hsum256_ps (acc);
 }
 
-/* The eight 6-bit scales (bytes 0..7) and mins (bytes 8..15) of a Q4_K/Q5_K block. */
-static inline void
-k4_unpack_scales (const uint8_t packed[LM_K_SCALE_SIZE], uint8_t out[16])
-{
-  uint32_t s[3], u[4];
-  memcpy (s, packed, sizeof s);
-  u[0] = s[0] & 0x3f3f3f3fu;
-  u[1] = (s[2] & 0x0f0f0f0fu) | (((s[0] >> 6) & 0x03030303u) << 4);
-  u[2] = s[1] & 0x3f3f3f3fu;
-  u[3] = ((s[2] >> 4) & 0x0f0f0f0fu) | (((s[1] >> 6) & 0x03030303u) << 4);
-  memcpy (out, u, sizeof u);
-}
-
 /* int16 lane patterns: lanes 0-15 take scale 2g, lanes 16-31 scale 2g+1. */
 TARGET static inline __m512i
 pair_index (int g)
@@ -172,7 +156,7 @@ dot_q4_K (const LmBlockQ4_K *w, const LmBlockQ8_K *a, int64_t nb)
   for (int64_t b = 0; b < nb; b++)
     {
       uint8_t sm[16];
-      k4_unpack_scales (w[b].scales, sm);
+      lm_k4_unpack_scales (w[b].scales, sm);
       __m512i sc16 = k4_scales16 (sm), sumi = _mm512_setzero_si512 ();
       for (int g = 0; g < 4; g++)
         sumi = k4_group_sum (sumi, k4_group (w[b].qs, g, shifts), a[b].qs, sc16, g);
@@ -192,7 +176,7 @@ dot_q5_K (const LmBlockQ5_K *w, const LmBlockQ8_K *a, int64_t nb)
   for (int64_t b = 0; b < nb; b++)
     {
       uint8_t sm[16];
-      k4_unpack_scales (w[b].scales, sm);
+      lm_k4_unpack_scales (w[b].scales, sm);
       __m512i sc16 = k4_scales16 (sm), sumi = _mm512_setzero_si512 ();
       __m512i qh = _mm512_broadcast_i64x4 (_mm256_loadu_si256 ((const __m256i *) w[b].qh));
       for (int g = 0; g < 4; g++)
@@ -287,7 +271,7 @@ dot_q4_K_f32 (const LmBlockQ4_K *w, const float *x, int64_t nb)
   for (int64_t b = 0; b < nb; b++)
     {
       uint8_t sm[16];
-      k4_unpack_scales (w[b].scales, sm);
+      lm_k4_unpack_scales (w[b].scales, sm);
       float d = fp16 (w[b].d), dmin = fp16 (w[b].dmin);
       const float *xb = x + 256 * b;
       for (int g = 0; g < 4; g++)
@@ -378,37 +362,16 @@ quantize_q8_K (const float *x, void *out, int64_t n)
 
 /* ---- row loops ---- */
 
-/* Asks for the next row ahead of use: a row loop is a pure stream, but the
- * hardware prefetcher alone leaves about a quarter of DRAM bandwidth unused. */
-static inline void
-prefetch_row (const uint8_t *row, size_t row_bytes)
-{
-  for (size_t off = 0; off < row_bytes; off += 64)
-    __builtin_prefetch (row + off, 0, 0);
-}
 
-#define DEFINE_ROWS(name, dot, wtype, atype, per)                                  \
-  TARGET static void name (const void *W, size_t row_bytes, int64_t n_rows,        \
-                           const void *act, int64_t n, float *y)                   \
-  {                                                                                \
-    const uint8_t *w = W;                                                          \
-    for (int64_t r = 0; r < n_rows; r++)                                           \
-      {                                                                            \
-        prefetch_row (w + (r + PREFETCH_ROWS) * row_bytes, row_bytes);             \
-        y[r] = dot ((const wtype *) (w + r * row_bytes), (const atype *) act,      \
-                    n / (per));                                                    \
-      }                                                                            \
-  }
-
-DEFINE_ROWS (rows_f32, dot_f32, float, float, 1)
-DEFINE_ROWS (rows_f16, dot_f16, uint16_t, float, 1)
-DEFINE_ROWS (rows_bf16, dot_bf16, uint16_t, float, 1)
-DEFINE_ROWS (rows_q8_0, dot_q8_0, LmBlockQ8_0, LmBlockQ8_0, LM_QK8_0)
-DEFINE_ROWS (rows_q4_K, dot_q4_K, LmBlockQ4_K, LmBlockQ8_K, LM_QK_K)
-DEFINE_ROWS (rows_q5_K, dot_q5_K, LmBlockQ5_K, LmBlockQ8_K, LM_QK_K)
-DEFINE_ROWS (rows_q6_K, dot_q6_K, LmBlockQ6_K, LmBlockQ8_K, LM_QK_K)
-DEFINE_ROWS (rows_q8_0_f32, dot_q8_0_f32, LmBlockQ8_0, float, LM_QK8_0)
-DEFINE_ROWS (rows_q4_K_f32, dot_q4_K_f32, LmBlockQ4_K, float, LM_QK_K)
+LM_DEFINE_ROWS (TARGET, rows_f32, dot_f32, float, float, 1)
+LM_DEFINE_ROWS (TARGET, rows_f16, dot_f16, uint16_t, float, 1)
+LM_DEFINE_ROWS (TARGET, rows_bf16, dot_bf16, uint16_t, float, 1)
+LM_DEFINE_ROWS (TARGET, rows_q8_0, dot_q8_0, LmBlockQ8_0, LmBlockQ8_0, LM_QK8_0)
+LM_DEFINE_ROWS (TARGET, rows_q4_K, dot_q4_K, LmBlockQ4_K, LmBlockQ8_K, LM_QK_K)
+LM_DEFINE_ROWS (TARGET, rows_q5_K, dot_q5_K, LmBlockQ5_K, LmBlockQ8_K, LM_QK_K)
+LM_DEFINE_ROWS (TARGET, rows_q6_K, dot_q6_K, LmBlockQ6_K, LmBlockQ8_K, LM_QK_K)
+LM_DEFINE_ROWS (TARGET, rows_q8_0_f32, dot_q8_0_f32, LmBlockQ8_0, float, LM_QK8_0)
+LM_DEFINE_ROWS (TARGET, rows_q4_K_f32, dot_q4_K_f32, LmBlockQ4_K, float, LM_QK_K)
 
 void
 lm_kernels_fill_avx512 (LmKernels *k)
