@@ -14,20 +14,7 @@
 
 #define TARGET __attribute__ ((target ("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
 
-TARGET static inline float
-fp16 (uint16_t h)
-{
-  return _cvtsh_ss (h);
-}
-
-TARGET static inline float
-hsum256_ps (__m256 v)
-{
-  __m128 s = _mm_add_ps (_mm256_castps256_ps128 (v), _mm256_extractf128_ps (v, 1));
-  s = _mm_add_ps (s, _mm_movehl_ps (s, s));
-  s = _mm_add_ss (s, _mm_movehdup_ps (s));
-  return _mm_cvtss_f32 (s);
-}
+#include "kernels-x86.h"
 
 /* ---- f32 activations for float weights ---- */
 
@@ -48,12 +35,6 @@ load16_bf16 (const uint16_t *p)
 {
   __m512i v = _mm512_cvtepu16_epi32 (_mm256_loadu_si256 ((const __m256i *) p));
   return _mm512_castsi512_ps (_mm512_slli_epi32 (v, 16));
-}
-
-static inline float
-same_f32 (float f)
-{
-  return f;
 }
 
 #define DEFINE_FLOAT_DOT(name, elem_t, load16, to_f32)                         \
@@ -132,19 +113,38 @@ k4_group_sum (__m512i sumi, __m512i q, const int8_t *q8, __m512i sc16, int g)
   return _mm512_dpwssd_epi32 (sumi, p, _mm512_permutexvar_epi16 (pair_index (g), sc16));
 }
 
-/* m_j * (bsums[2j] + bsums[2j+1]) as 8 int32 lanes. */
-TARGET static inline __m256i
-k4_min_products (const uint8_t sm[16], const int16_t *bsums)
-{
-  __m128i m = _mm_loadl_epi64 ((const __m128i *) (sm + 8));
-  __m256i m16 = _mm256_cvtepu8_epi16 (_mm_unpacklo_epi8 (m, m));
-  return _mm256_madd_epi16 (_mm256_loadu_si256 ((const __m256i *) bsums), m16);
-}
-
 TARGET static inline __m512i
 k4_scales16 (const uint8_t sm[16])
 {
   return _mm512_cvtepu8_epi16 (_mm256_castsi128_si256 (_mm_loadl_epi64 ((const __m128i *) sm)));
+}
+
+/* One Q4_K (@qh NULL) or Q5_K super-block against its Q8_K block. */
+TARGET static inline __attribute__ ((always_inline)) void
+k4_block (const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, float d, float dmin,
+          const LmBlockQ8_K *a, __m512 *acc, __m256 *acc_min)
+{
+  const __m512i shifts = nibble_shifts (), sixteen = _mm512_set1_epi8 (16);
+  uint8_t sm[16];
+  lm_k4_unpack_scales (scales, sm);
+  __m512i sc16 = k4_scales16 (sm), sumi = _mm512_setzero_si512 ();
+  __m512i high = qh ? _mm512_broadcast_i64x4 (_mm256_loadu_si256 ((const __m256i *) qh))
+                    : _mm512_setzero_si512 ();
+  for (int g = 0; g < 4; g++)
+    {
+      __m512i q = k4_group (qs, g, shifts);
+      if (qh)
+        {
+          /* fifth bit: qh bit 2g for the low nibbles, 2g+1 for the high ones */
+          __m512i bit = _mm512_inserti64x4 (_mm512_set1_epi8 ((char) (1 << (2 * g))),
+                                            _mm256_set1_epi8 ((char) (2 << (2 * g))), 1);
+          q = _mm512_mask_add_epi8 (q, _mm512_test_epi8_mask (high, bit), q, sixteen);
+        }
+      sumi = k4_group_sum (sumi, q, a->qs, sc16, g);
+    }
+  *acc = _mm512_fmadd_ps (_mm512_set1_ps (a->d * d), _mm512_cvtepi32_ps (sumi), *acc);
+  *acc_min = _mm256_fmadd_ps (_mm256_set1_ps (a->d * dmin),
+                              _mm256_cvtepi32_ps (k4_min_products (sm, a->bsums)), *acc_min);
 }
 
 TARGET static float
@@ -152,18 +152,8 @@ dot_q4_K (const LmBlockQ4_K *w, const LmBlockQ8_K *a, int64_t nb)
 {
   __m512 acc = _mm512_setzero_ps ();
   __m256 acc_min = _mm256_setzero_ps ();
-  const __m512i shifts = nibble_shifts ();
   for (int64_t b = 0; b < nb; b++)
-    {
-      uint8_t sm[16];
-      lm_k4_unpack_scales (w[b].scales, sm);
-      __m512i sc16 = k4_scales16 (sm), sumi = _mm512_setzero_si512 ();
-      for (int g = 0; g < 4; g++)
-        sumi = k4_group_sum (sumi, k4_group (w[b].qs, g, shifts), a[b].qs, sc16, g);
-      acc = _mm512_fmadd_ps (_mm512_set1_ps (a[b].d * fp16 (w[b].d)), _mm512_cvtepi32_ps (sumi), acc);
-      acc_min = _mm256_fmadd_ps (_mm256_set1_ps (a[b].d * fp16 (w[b].dmin)),
-                                 _mm256_cvtepi32_ps (k4_min_products (sm, a[b].bsums)), acc_min);
-    }
+    k4_block (w[b].scales, w[b].qs, NULL, fp16 (w[b].d), fp16 (w[b].dmin), &a[b], &acc, &acc_min);
   return _mm512_reduce_add_ps (acc) - hsum256_ps (acc_min);
 }
 
@@ -172,27 +162,8 @@ dot_q5_K (const LmBlockQ5_K *w, const LmBlockQ8_K *a, int64_t nb)
 {
   __m512 acc = _mm512_setzero_ps ();
   __m256 acc_min = _mm256_setzero_ps ();
-  const __m512i shifts = nibble_shifts (), sixteen = _mm512_set1_epi8 (16);
   for (int64_t b = 0; b < nb; b++)
-    {
-      uint8_t sm[16];
-      lm_k4_unpack_scales (w[b].scales, sm);
-      __m512i sc16 = k4_scales16 (sm), sumi = _mm512_setzero_si512 ();
-      __m512i qh = _mm512_broadcast_i64x4 (_mm256_loadu_si256 ((const __m256i *) w[b].qh));
-      for (int g = 0; g < 4; g++)
-        {
-          /* fifth bit: qh bit 2g for the low nibbles, 2g+1 for the high ones */
-          __m512i bit = _mm512_inserti64x4 (_mm512_set1_epi8 ((char) (1 << (2 * g))),
-                                            _mm256_set1_epi8 ((char) (2 << (2 * g))), 1);
-          __mmask64 set = _mm512_test_epi8_mask (qh, bit);
-          __m512i q = k4_group (w[b].qs, g, shifts);
-          q = _mm512_mask_add_epi8 (q, set, q, sixteen);
-          sumi = k4_group_sum (sumi, q, a[b].qs, sc16, g);
-        }
-      acc = _mm512_fmadd_ps (_mm512_set1_ps (a[b].d * fp16 (w[b].d)), _mm512_cvtepi32_ps (sumi), acc);
-      acc_min = _mm256_fmadd_ps (_mm256_set1_ps (a[b].d * fp16 (w[b].dmin)),
-                                 _mm256_cvtepi32_ps (k4_min_products (sm, a[b].bsums)), acc_min);
-    }
+    k4_block (w[b].scales, w[b].qs, w[b].qh, fp16 (w[b].d), fp16 (w[b].dmin), &a[b], &acc, &acc_min);
   return _mm512_reduce_add_ps (acc) - hsum256_ps (acc_min);
 }
 
