@@ -16,6 +16,9 @@
 #define ROW_TILE 16
 /* Tasks per thread: enough slack to even out uneven progress. */
 #define TASKS_PER_THREAD 4
+/* Below this many weight bytes per token a product runs on the caller: waking
+ * the pool costs more than it saves (router, alpha/beta projections). */
+#define MIN_PARALLEL_BYTES (32 * 1024)
 
 static LmKernels kernel_tables[LM_ISA_COUNT];
 static bool isa_available[LM_ISA_COUNT];
@@ -207,6 +210,8 @@ static void
 run_product (LmThreadPool *pool, ProductJob *job)
 {
   int threads = lm_thread_pool_size (pool);
+  if ((double) job->row_bytes * (double) job->n_out * (double) job->n_tok < MIN_PARALLEL_BYTES)
+    threads = 1;
   int64_t tiles = (job->n_out + ROW_TILE - 1) / ROW_TILE;
   int64_t tasks = threads == 1 ? 1 : (int64_t) threads * TASKS_PER_THREAD;
   if (tasks > tiles)
@@ -215,7 +220,7 @@ run_product (LmThreadPool *pool, ProductJob *job)
     tasks = 1;
   job->rows_per_task = (tiles + tasks - 1) / tasks * ROW_TILE;
   tasks = (job->n_out + job->rows_per_task - 1) / job->rows_per_task;
-  lm_thread_pool_run (pool, product_task, job, (int) tasks);
+  lm_thread_pool_run (threads == 1 ? NULL : pool, product_task, job, (int) tasks);
 }
 
 typedef struct {
