@@ -170,7 +170,8 @@ load_error (char **error_out, const char *fmt, ...)
 }
 
 /* Decodes a NORMAL token's GPT-2 text into the bytes it stands for; code
- * points outside the mapping are kept as UTF-8. */
+ * points outside the mapping, and malformed bytes, are kept as they are, so
+ * the result is never longer than @len. */
 static size_t
 decode_gpt2_text (const char *text, size_t len, char *out)
 {
@@ -178,12 +179,16 @@ decode_gpt2_text (const char *text, size_t len, char *out)
   for (size_t i = 0; i < len;)
     {
       uint32_t cp;
-      i += tok_utf8_decode ((const uint8_t *) text + i, len - i, &cp);
+      size_t k = tok_utf8_decode ((const uint8_t *) text + i, len - i, &cp);
       int b = cp_to_byte (cp);
       if (b >= 0)
         out[o++] = (char) b;
       else
-        o += utf8_encode (cp, out + o);
+        {
+          memcpy (out + o, text + i, k);
+          o += k;
+        }
+      i += k;
     }
   return o;
 }
@@ -241,8 +246,7 @@ load_tokens (LmTokenizer *tok, const GgufFile *file, char **error_out)
         return load_error (error_out, "token %d has unknown type %d", id, t);
       tok->type[id] = (uint8_t) t;
       tok->text[id] = malloc (s.len + 1);
-      /* A decoded piece is at most 2 bytes per input byte (U+0080..U+00FF). */
-      tok->piece[id] = malloc (s.len * 2 + 1);
+      tok->piece[id] = malloc (s.len + 1);   /* a decoded piece is never longer */
       if (!tok->text[id] || !tok->piece[id])
         return LM_ERR_NO_MEMORY;
       memcpy (tok->text[id], s.data, s.len);

@@ -1,9 +1,11 @@
 /* test-tokenizer.c: the BPE tokenizer against the golden tokenizer cases.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
 
+#include "gguf-writer.h"
 #include "gguf.h"
 #include "tokenizer.h"
 #include "ts-test-util.h"
@@ -282,6 +284,62 @@ test_all_models (void)
     }
 }
 
+/* A vocabulary whose token texts are not valid UTF-8 (found by fuzzing:
+ * decoding once wrote past the piece buffer) loads, and such tokens stand
+ * for their raw bytes. */
+static void
+test_malformed_vocab (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("test-tokenizer-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "bad.gguf", NULL);
+  const char *tokens[] = { "a", "\xff\xfe\xfd", "\xc3", "b", "\xef\xbf\xbd", "<c>" };
+  int32_t types[] = { 1, 1, 1, 1, 1, 3 };
+  const char *merges[] = { "a b", "\xff", "x y" };
+  GgufWriter *w = gguf_writer_new ();
+  gguf_writer_add_string (w, "tokenizer.ggml.model", "gpt2");
+  gguf_writer_add_string_array (w, "tokenizer.ggml.tokens", tokens, 6);
+  gguf_writer_add_array (w, "tokenizer.ggml.token_type", GGUF_TYPE_INT32, types, 6);
+  gguf_writer_add_string_array (w, "tokenizer.ggml.merges", merges, 1);
+  g_assert_cmpint (gguf_writer_begin (w, path, NULL), ==, LM_OK);
+  g_assert_cmpint (gguf_writer_finish (w, NULL), ==, LM_OK);
+  gguf_writer_free (w);
+  GgufFile *f = NULL;
+  g_assert_cmpint (gguf_open (path, &f, NULL), ==, LM_OK);
+  LmTokenizer *tok = NULL;
+  g_assert_cmpint (lm_tokenizer_new_from_gguf (f, &tok, NULL), ==, LM_OK);
+  char buf[16];
+  g_assert_cmpuint (lm_token_piece (tok, 1, true, buf, sizeof buf), ==, 3);
+  g_assert_cmpmem (buf, 3, "\xff\xfe\xfd", 3);
+  g_assert_cmpuint (lm_token_piece (tok, 2, true, buf, sizeof buf), ==, 1);
+  g_assert_cmpuint (lm_token_piece (tok, 4, true, buf, sizeof buf), ==, 3);   /* U+FFFD kept */
+  g_assert_cmpuint (lm_tokenizer_max_piece (tok), ==, 3);
+  int32_t *ids;
+  size_t n;
+  g_assert_cmpint (lm_tokenize (tok, "ab<c>", 5, true, &ids, &n), ==, LM_OK);
+  g_assert_cmpuint (n, ==, 3);   /* "ab" is not in the vocabulary: the merge never applies */
+  g_assert_cmpint (ids[2], ==, 5);
+  free (ids);
+  lm_tokenizer_free (tok);
+  gguf_close (f);
+
+  /* A merge without a space is a load error naming it. */
+  w = gguf_writer_new ();
+  gguf_writer_add_string (w, "tokenizer.ggml.model", "gpt2");
+  gguf_writer_add_string_array (w, "tokenizer.ggml.tokens", tokens, 6);
+  gguf_writer_add_string_array (w, "tokenizer.ggml.merges", merges + 1, 1);
+  gguf_writer_begin (w, path, NULL);
+  gguf_writer_finish (w, NULL);
+  gguf_writer_free (w);
+  g_assert_cmpint (gguf_open (path, &f, NULL), ==, LM_OK);
+  char *err = NULL;
+  g_assert_cmpint (lm_tokenizer_new_from_gguf (f, &tok, &err), !=, LM_OK);
+  g_assert_nonnull (strstr (err, "has no space"));
+  free (err);
+  gguf_close (f);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 /* The CLI prints the prompt's ids space-separated, and fails on a bad file. */
 static void
 test_cli (void)
@@ -329,5 +387,6 @@ main (int argc, char **argv)
 #undef ADD
   g_test_add_func ("/engine/tokenizer/all-models", test_all_models);
   g_test_add_func ("/engine/tokenizer/cli", test_cli);
+  g_test_add_func ("/engine/tokenizer/malformed-vocab", test_malformed_vocab);
   return g_test_run ();
 }
