@@ -8,15 +8,12 @@
  */
 #include "gguf.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
+
+#include "io-util.h"
 
 #define GGUF_MAGIC "GGUF"
 #define GGUF_DEFAULT_ALIGNMENT 32u
@@ -631,14 +628,6 @@ open_buffer (const void *data, size_t size, bool mapped, GgufFile **out, char **
   return LM_OK;
 }
 
-static char *
-format_error (const char *fmt, const char *path, int err)
-{
-  char buf[1024];
-  snprintf (buf, sizeof buf, fmt, path, strerror (err));
-  return strdup (buf);
-}
-
 LmStatus
 gguf_open_memory (const void *data, size_t size, GgufFile **out, char **error_out)
 {
@@ -648,59 +637,19 @@ gguf_open_memory (const void *data, size_t size, GgufFile **out, char **error_ou
   return open_buffer (data ? data : "", size, false, out, error_out);
 }
 
+static LmStatus
+parse_mapped (const void *data, size_t size, bool mapped, void **out, char **error_out)
+{
+  return open_buffer (data, size, mapped, (GgufFile **) out, error_out);
+}
+
 LmStatus
 gguf_open (const char *path, GgufFile **out, char **error_out)
 {
   if (path == NULL || out == NULL)
     return LM_ERR_INVALID_ARGUMENT;
   *out = NULL;
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    {
-      if (error_out)
-        *error_out = format_error ("cannot open %s: %s", path, errno);
-      return LM_ERR_INVALID_ARGUMENT;
-    }
-  struct stat st;
-  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
-    {
-      int e = errno ? errno : EINVAL;
-      close (fd);
-      if (error_out)
-        *error_out = format_error ("cannot read %s: %s", path, e);
-      return LM_ERR_INVALID_ARGUMENT;
-    }
-  size_t size = (size_t) st.st_size;
-  void *map = NULL;
-  if (size > 0)
-    {
-      map = mmap (NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (map == MAP_FAILED)
-        {
-          int e = errno;
-          close (fd);
-          if (error_out)
-            *error_out = format_error ("cannot map %s: %s", path, e);
-          return e == ENOMEM ? LM_ERR_NO_MEMORY : LM_ERR_INVALID_ARGUMENT;
-        }
-    }
-  close (fd);
-  char *msg = NULL;
-  LmStatus st_open = open_buffer (map ? map : "", size, map != NULL, out, &msg);
-  if (st_open != LM_OK)
-    {
-      if (map)
-        munmap (map, size);
-      if (error_out && msg)
-        {
-          size_t n = strlen (path) + strlen (msg) + 3;
-          *error_out = malloc (n);
-          if (*error_out)
-            snprintf (*error_out, n, "%s: %s", path, msg);
-        }
-      free (msg);
-    }
-  return st_open;
+  return lm_io_open_mapped (path, parse_mapped, (void **) out, error_out);
 }
 
 void
@@ -709,7 +658,7 @@ gguf_close (GgufFile *file)
   if (file == NULL)
     return;
   if (file->mapped)
-    munmap ((void *) file->base, file->size);
+    lm_io_unmap_file ((void *) file->base, file->size);
   free_contents (file);
   free (file);
 }
