@@ -64,6 +64,7 @@ typedef struct {
   size_t size;
   size_t pos;
   char err[512];
+  LmStatus status;   /* set before fail() when the error is not LM_ERR_FORMAT */
 } Cursor;
 
 static bool __attribute__ ((format (printf, 2, 3)))
@@ -240,7 +241,7 @@ read_array (Cursor *c, GgufKv *kv, const char *what)
       size_t bytes = kv->count * es;
       kv->elems = malloc (bytes ? bytes : 1);
       if (kv->elems == NULL)
-        return fail (c, "%s: out of memory for %zu bytes", what, bytes);
+        return c->status = LM_ERR_NO_MEMORY, fail (c, "%s: out of memory for %zu bytes", what, bytes);
       memcpy (kv->elems, c->base + c->pos, bytes);
       c->pos += bytes;
       return true;
@@ -253,7 +254,7 @@ read_array (Cursor *c, GgufKv *kv, const char *what)
                      what, (unsigned long long) kv->count, c->size - c->pos);
       kv->strings = calloc (kv->count ? kv->count : 1, sizeof *kv->strings);
       if (kv->strings == NULL)
-        return fail (c, "%s: out of memory for %llu strings", what,
+        return c->status = LM_ERR_NO_MEMORY, fail (c, "%s: out of memory for %llu strings", what,
                      (unsigned long long) kv->count);
       for (uint64_t i = 0; i < kv->count; i++)
         if (!read_string (c, &kv->strings[i], what))
@@ -460,7 +461,7 @@ read_tensor_info (Cursor *c, GgufFile *f, uint64_t index)
     return false;
   uint32_t bv, bb;
   if (!gguf_type_layout ((LmTensorType) type, &bv, &bb))
-    return fail (c, "%s has tensor type %u (%s), which this runtime cannot read", what, type,
+    return c->status = LM_ERR_UNSUPPORTED, fail (c, "%s has tensor type %u (%s), which this runtime cannot read", what, type,
                  unsupported_type_name (type));
   t->type = (LmTensorType) type;
   if (t->ne[0] % bv != 0)
@@ -502,7 +503,7 @@ place_tensors (Cursor *c, GgufFile *f)
     return true;
   GgufTensorInfo **order = malloc (f->n_tensors * sizeof *order);
   if (order == NULL)
-    return fail (c, "out of memory sorting %llu tensors", (unsigned long long) f->n_tensors);
+    return c->status = LM_ERR_NO_MEMORY, fail (c, "out of memory sorting %llu tensors", (unsigned long long) f->n_tensors);
   for (uint64_t i = 0; i < f->n_tensors; i++)
     order[i] = &f->tensors[i];
   qsort (order, f->n_tensors, sizeof *order, compare_by_offset);
@@ -574,7 +575,7 @@ parse (Cursor *c, GgufFile *f)
   f->tensors = calloc (f->n_tensors ? f->n_tensors : 1, sizeof *f->tensors);
   if (f->kv == NULL || f->tensors == NULL || !index_init (&f->kv_index, f->n_kv)
       || !index_init (&f->tensor_index, f->n_tensors))
-    return fail (c, "out of memory for %llu metadata entries and %llu tensors",
+    return c->status = LM_ERR_NO_MEMORY, fail (c, "out of memory for %llu metadata entries and %llu tensors",
                  (unsigned long long) f->n_kv, (unsigned long long) f->n_tensors);
   for (uint64_t i = 0; i < f->n_kv; i++)
     if (!read_kv (c, f, i))
@@ -622,7 +623,7 @@ open_buffer (const void *data, size_t size, bool mapped, GgufFile **out, char **
         *error_out = strdup (c.err);
       free_contents (f);
       free (f);
-      return LM_ERR_INVALID_ARGUMENT;
+      return c.status != LM_OK ? c.status : LM_ERR_FORMAT;
     }
   *out = f;
   return LM_OK;

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 LmStatus
-lm_io_error (char **error_out, const char *fmt, ...)
+lm_io_fail (char **error_out, LmStatus status, const char *fmt, ...)
 {
   if (error_out)
     {
@@ -24,7 +24,7 @@ lm_io_error (char **error_out, const char *fmt, ...)
       va_end (ap);
       *error_out = strdup (buf);
     }
-  return LM_ERR_INVALID_ARGUMENT;
+  return status;
 }
 
 LmStatus
@@ -34,12 +34,12 @@ lm_io_map_file (const char *path, void **map, size_t *size, char **error_out)
   *size = 0;
   int fd = open (path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return lm_io_error (error_out, "cannot open %s: %s", path, strerror (errno));
+    return lm_io_fail (error_out, LM_ERR_IO, "cannot open %s: %s", path, strerror (errno));
   struct stat st;
   if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
     {
       close (fd);
-      return lm_io_error (error_out, "cannot read %s: not a regular file", path);
+      return lm_io_fail (error_out, LM_ERR_IO, "cannot read %s: not a regular file", path);
     }
   if (st.st_size > 0)
     {
@@ -48,8 +48,8 @@ lm_io_map_file (const char *path, void **map, size_t *size, char **error_out)
         {
           int e = errno;
           close (fd);
-          lm_io_error (error_out, "cannot map %s: %s", path, strerror (e));
-          return e == ENOMEM ? LM_ERR_NO_MEMORY : LM_ERR_INVALID_ARGUMENT;
+          return lm_io_fail (error_out, e == ENOMEM ? LM_ERR_NO_MEMORY : LM_ERR_IO,
+                             "cannot map %s: %s", path, strerror (e));
         }
       *map = m;
       *size = (size_t) st.st_size;
@@ -79,7 +79,7 @@ lm_io_open_mapped (const char *path, LmIoParseFunc parse, void **out, char **err
     {
       lm_io_unmap_file (map, size);
       if (msg)
-        lm_io_error (error_out, "%s: %s", path, msg);
+        lm_io_fail (error_out, st, "%s: %s", path, msg);
       free (msg);
     }
   return st;

@@ -8,12 +8,12 @@
 #include "lm.h"
 
 /* Stores a malloc()ed, printf-formatted message in *error_out when that is
- * non-NULL, and returns LM_ERR_INVALID_ARGUMENT (for `return lm_io_error (...)`). */
-LmStatus lm_io_error (char **error_out, const char *fmt, ...)
-  __attribute__ ((format (printf, 2, 3)));
+ * non-NULL, and returns @status (for `return lm_io_fail (...)`). */
+LmStatus lm_io_fail (char **error_out, LmStatus status, const char *fmt, ...)
+  __attribute__ ((format (printf, 3, 4)));
 
 /* Maps the regular file @path read-only. An empty file gives *map = NULL and
- * *size = 0. Errors name the path. */
+ * *size = 0. Errors (LM_ERR_IO) name the path. */
 LmStatus lm_io_map_file (const char *path, void **map, size_t *size, char **error_out);
 void lm_io_unmap_file (void *map, size_t size);
 

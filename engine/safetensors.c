@@ -72,12 +72,12 @@ read_entry (SafetensorsTensor *t, const char *name, const LmJson *v, uint64_t da
   const LmJson *offsets = lm_json_get (v, "data_offsets");
   if (v->type != LM_JSON_OBJECT || !lm_json_get_string (v, "dtype", &dtype) || shape == NULL
       || shape->type != LM_JSON_ARRAY || offsets == NULL || offsets->type != LM_JSON_ARRAY)
-    return lm_io_error (error_out, "tensor '%.80s' lacks dtype, shape or data_offsets", name);
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tensor '%.80s' lacks dtype, shape or data_offsets", name);
   t->name = name;
   if (!parse_dtype (dtype, &t->dtype))
-    return lm_io_error (error_out, "tensor '%.80s' has unknown dtype '%.20s'", name, dtype);
+    return lm_io_fail (error_out, LM_ERR_UNSUPPORTED, "tensor '%.80s' has unknown dtype '%.20s'", name, dtype);
   if (shape->n_items > SAFETENSORS_MAX_DIMS)
-    return lm_io_error (error_out, "tensor '%.80s' has %zu dimensions (at most %d)", name,
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tensor '%.80s' has %zu dimensions (at most %d)", name,
                       shape->n_items, SAFETENSORS_MAX_DIMS);
   t->n_dims = (uint32_t) shape->n_items;
   t->n_elements = 1;
@@ -85,24 +85,24 @@ read_entry (SafetensorsTensor *t, const char *name, const LmJson *v, uint64_t da
     {
       const LmJson *dim = &shape->items[d];
       if (dim->type != LM_JSON_NUMBER || !dim->is_uint)
-        return lm_io_error (error_out, "tensor '%.80s': shape entry %u is not a size", name, d);
+        return lm_io_fail (error_out, LM_ERR_FORMAT, "tensor '%.80s': shape entry %u is not a size", name, d);
       t->shape[d] = dim->uint;
       if (__builtin_mul_overflow (t->n_elements, dim->uint, &t->n_elements))
-        return lm_io_error (error_out, "tensor '%.80s': element count overflows", name);
+        return lm_io_fail (error_out, LM_ERR_FORMAT, "tensor '%.80s': element count overflows", name);
     }
   if (__builtin_mul_overflow (t->n_elements, safetensors_dtype_size (t->dtype), &t->n_bytes))
-    return lm_io_error (error_out, "tensor '%.80s': byte size overflows", name);
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tensor '%.80s': byte size overflows", name);
   if (offsets->n_items != 2 || offsets->items[0].type != LM_JSON_NUMBER
       || offsets->items[1].type != LM_JSON_NUMBER || !offsets->items[0].is_uint
       || !offsets->items[1].is_uint)
-    return lm_io_error (error_out, "tensor '%.80s': data_offsets must be two sizes", name);
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tensor '%.80s': data_offsets must be two sizes", name);
   uint64_t begin = offsets->items[0].uint, end = offsets->items[1].uint;
   if (begin > end || end > data_size)
-    return lm_io_error (error_out, "tensor '%.80s': data_offsets [%llu, %llu] outside the "
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tensor '%.80s': data_offsets [%llu, %llu] outside the "
                       "%llu data bytes", name, (unsigned long long) begin,
                       (unsigned long long) end, (unsigned long long) data_size);
   if (end - begin != t->n_bytes)
-    return lm_io_error (error_out, "tensor '%.80s': data_offsets span %llu bytes, shape and dtype "
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tensor '%.80s': data_offsets span %llu bytes, shape and dtype "
                       "need %llu", name, (unsigned long long) (end - begin),
                       (unsigned long long) t->n_bytes);
   t->data = (const void *) (uintptr_t) begin;   /* made absolute by the caller */
@@ -121,26 +121,26 @@ static LmStatus
 parse_header (SafetensorsFile *f, char **error_out)
 {
   if (f->size < 8)
-    return lm_io_error (error_out, "truncated: %zu bytes, the header length alone needs 8",
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "truncated: %zu bytes, the header length alone needs 8",
                       f->size);
   uint64_t hlen;
   memcpy (&hlen, f->base, 8);
   if (hlen > SAFETENSORS_MAX_HEADER)
-    return lm_io_error (error_out, "header length %llu exceeds the 100 MB limit",
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "header length %llu exceeds the 100 MB limit",
                       (unsigned long long) hlen);
   if (hlen > f->size - 8)
-    return lm_io_error (error_out, "truncated: header of %llu bytes, only %zu follow",
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "truncated: header of %llu bytes, only %zu follow",
                       (unsigned long long) hlen, f->size - 8);
   char *jerr = NULL;
   f->header = lm_json_parse ((const char *) f->base + 8, hlen, &jerr);
   if (f->header == NULL)
     {
-      LmStatus st = lm_io_error (error_out, "header: %s", jerr ? jerr : "out of memory");
+      LmStatus st = lm_io_fail (error_out, LM_ERR_FORMAT, "header: %s", jerr ? jerr : "out of memory");
       free (jerr);
       return st;
     }
   if (f->header->type != LM_JSON_OBJECT)
-    return lm_io_error (error_out, "header is not a JSON object");
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "header is not a JSON object");
 
   uint64_t data_size = f->size - 8 - hlen;
   f->tensors = calloc (f->header->n_items ? f->header->n_items : 1, sizeof *f->tensors);
@@ -153,10 +153,10 @@ parse_header (SafetensorsFile *f, char **error_out)
       if (strcmp (name, "__metadata__") == 0)
         {
           if (v->type != LM_JSON_OBJECT)
-            return lm_io_error (error_out, "__metadata__ is not an object");
+            return lm_io_fail (error_out, LM_ERR_FORMAT, "__metadata__ is not an object");
           for (size_t k = 0; k < v->n_items; k++)
             if (v->items[k].type != LM_JSON_STRING)
-              return lm_io_error (error_out, "__metadata__ value '%.60s' is not a string",
+              return lm_io_fail (error_out, LM_ERR_FORMAT, "__metadata__ value '%.60s' is not a string",
                                 v->keys[k]);
           f->metadata = v;
           continue;
@@ -177,7 +177,7 @@ parse_header (SafetensorsFile *f, char **error_out)
         {
           const SafetensorsTensor *prev = &f->tensors[i - 1];
           if ((uint64_t) ((const uint8_t *) prev->data - data) + prev->n_bytes > begin)
-            return lm_io_error (error_out, "tensors '%.80s' and '%.80s' overlap", prev->name,
+            return lm_io_fail (error_out, LM_ERR_FORMAT, "tensors '%.80s' and '%.80s' overlap", prev->name,
                               t->name);
         }
       t->data = data + begin;

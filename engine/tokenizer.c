@@ -197,16 +197,16 @@ load_tokens (LmTokenizer *tok, const GgufFile *file, char **error_out)
   GgufValueType et;
   uint64_t n;
   if (!gguf_get_array (file, "tokenizer.ggml.tokens", &et, &n, NULL) || et != GGUF_TYPE_STRING)
-    return lm_io_error (error_out, "tokenizer.ggml.tokens is missing or not a string array");
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tokenizer.ggml.tokens is missing or not a string array");
   if (n == 0 || n > INT32_MAX - 1)
-    return lm_io_error (error_out, "tokenizer.ggml.tokens has %llu entries", (unsigned long long) n);
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tokenizer.ggml.tokens has %llu entries", (unsigned long long) n);
   tok->n_vocab = (int32_t) n;
 
   const void *types = NULL;
   uint64_t n_types = 0;
   bool have_types = gguf_get_array (file, "tokenizer.ggml.token_type", &et, &n_types, &types);
   if (have_types && (et != GGUF_TYPE_INT32 || n_types != n))
-    return lm_io_error (error_out, "tokenizer.ggml.token_type must be %llu i32 values",
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tokenizer.ggml.token_type must be %llu i32 values",
                        (unsigned long long) n);
 
   tok->type = malloc (n);
@@ -225,10 +225,10 @@ load_tokens (LmTokenizer *tok, const GgufFile *file, char **error_out)
       GgufString s;
       gguf_get_array_string (file, "tokenizer.ggml.tokens", (uint64_t) id, &s);
       if (s.len > UINT32_MAX / 2)
-        return lm_io_error (error_out, "token %d is too long", id);
+        return lm_io_fail (error_out, LM_ERR_FORMAT, "token %d is too long", id);
       int32_t t = have_types ? ((const int32_t *) types)[id] : LM_TOKEN_NORMAL;
       if (t < LM_TOKEN_NORMAL || t > LM_TOKEN_BYTE)
-        return lm_io_error (error_out, "token %d has unknown type %d", id, t);
+        return lm_io_fail (error_out, LM_ERR_FORMAT, "token %d has unknown type %d", id, t);
       tok->type[id] = (uint8_t) t;
       tok->text[id] = malloc (s.len + 1);
       tok->piece[id] = malloc (s.len + 1);   /* a decoded piece is never longer */
@@ -277,9 +277,9 @@ load_merges (LmTokenizer *tok, const GgufFile *file, char **error_out)
   if (!gguf_get_array (file, "tokenizer.ggml.merges", &et, &n, NULL))
     n = 0;
   else if (et != GGUF_TYPE_STRING)
-    return lm_io_error (error_out, "tokenizer.ggml.merges is not a string array");
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tokenizer.ggml.merges is not a string array");
   if (n > INT32_MAX)
-    return lm_io_error (error_out, "tokenizer.ggml.merges has too many entries");
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tokenizer.ggml.merges has too many entries");
   tok->merge_mask = table_mask (n);
   tok->merges = calloc (tok->merge_mask + 1, sizeof *tok->merges);
   if (!tok->merges)
@@ -290,7 +290,7 @@ load_merges (LmTokenizer *tok, const GgufFile *file, char **error_out)
       gguf_get_array_string (file, "tokenizer.ggml.merges", r, &s);
       const char *space = s.len > 1 ? memchr (s.data + 1, ' ', s.len - 1) : NULL;
       if (space == NULL)
-        return lm_io_error (error_out, "merge %llu '%.*s' has no space", (unsigned long long) r,
+        return lm_io_fail (error_out, LM_ERR_FORMAT, "merge %llu '%.*s' has no space", (unsigned long long) r,
                            (int) (s.len > 64 ? 64 : s.len), s.data);
       size_t ln = (size_t) (space - s.data);
       int32_t left = find_text (tok, s.data, ln);
@@ -362,13 +362,13 @@ lm_tokenizer_new_from_gguf (const GgufFile *file, LmTokenizer **out, char **erro
     return LM_ERR_INVALID_ARGUMENT;
   *out = NULL;
   if (!gguf_get_string (file, "tokenizer.ggml.model", &s))
-    return lm_io_error (error_out, "tokenizer.ggml.model is missing");
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tokenizer.ggml.model is missing");
   if (!gguf_string_eq (s, "gpt2"))
-    return lm_io_error (error_out, "tokenizer model '%.*s' is not supported (only gpt2)",
+    return lm_io_fail (error_out, LM_ERR_UNSUPPORTED, "tokenizer model '%.*s' is not supported (only gpt2)",
                        (int) (s.len > 64 ? 64 : s.len), s.data);
   if (gguf_get_string (file, "tokenizer.ggml.pre", &s) && !gguf_string_eq (s, "qwen35")
       && !gguf_string_eq (s, "qwen2"))
-    return lm_io_error (error_out, "pre-tokenizer '%.*s' is not supported (only qwen35, qwen2)",
+    return lm_io_fail (error_out, LM_ERR_UNSUPPORTED, "pre-tokenizer '%.*s' is not supported (only qwen35, qwen2)",
                        (int) (s.len > 64 ? 64 : s.len), s.data);
 
   LmTokenizer *tok = calloc (1, sizeof *tok);
