@@ -266,6 +266,45 @@ test_odd_input (Fixture *fx, gconstpointer data)
   g_assert_cmpuint (n, ==, 0);
 }
 
+/* Detokenising the tokens of any byte string gives the string back, in both
+ * modes, for random mixes of ASCII, specials, multi-byte characters and
+ * invalid bytes. */
+static void
+test_roundtrip_random (Fixture *fx, gconstpointer data)
+{
+  static const char *const parts[] = {
+    "a", "the", " ", "  ", "\n", "\r\n", "\t", "'s", "'LL", "7", "é", "ñ", "Ж", "日本",
+    "😀", "🇺🇸", "\xcc\x81", "\xff", "\xc3", "\xe2\x82", ",", "...", "<|im_start|>",
+    "<|im_end|>", "<think>", "<|im_start|", "\x00", "\u00a0", "\u3000", "²", "Ⅻ",
+  };
+  GRand *rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  for (int iter = 0; iter < 300; iter++)
+    {
+      GString *text = g_string_new (NULL);
+      int n_parts = g_rand_int_range (rng, 0, 40);
+      for (int k = 0; k < n_parts; k++)
+        {
+          const char *p = parts[g_rand_int_range (rng, 0, G_N_ELEMENTS (parts))];
+          g_string_append_len (text, p, p[0] ? (gssize) strlen (p) : 1);
+        }
+      for (int special = 0; special < 2; special++)
+        {
+          int32_t *ids = NULL;
+          size_t n = 0;
+          g_assert_cmpint (lm_tokenize (fx->tok, text->str, text->len, special, &ids, &n), ==,
+                           LM_OK);
+          char *back = NULL;
+          size_t len = 0;
+          g_assert_cmpint (lm_detokenize (fx->tok, ids, n, true, &back, &len), ==, LM_OK);
+          g_assert_cmpmem (back, len, text->str, text->len);
+          free (back);
+          free (ids);
+        }
+      g_string_free (text, TRUE);
+    }
+  g_rand_free (rng);
+}
+
 /* Every golden model carries the same tokenizer. */
 static void
 test_all_models (void)
@@ -385,6 +424,7 @@ main (int argc, char **argv)
   ADD ("/engine/tokenizer/prompts", test_prompts);
   ADD ("/engine/tokenizer/special-ids", test_special_ids);
   ADD ("/engine/tokenizer/odd-input", test_odd_input);
+  ADD ("/engine/tokenizer/roundtrip-random", test_roundtrip_random);
 #undef ADD
   g_test_add_func ("/engine/tokenizer/all-models", test_all_models);
   g_test_add_func ("/engine/tokenizer/cli", test_cli);
