@@ -234,7 +234,10 @@ uint32_t lm_session_n_ctx (const LmSession *session);
 /* Tokens in the sequence so far (= the next position). */
 uint32_t lm_session_pos (const LmSession *session);
 
-/* Attaches @lora (NULL detaches) to the session; applied from the next call. */
+/* Attaches @lora (NULL detaches) to the session; applied from the next call
+ * (usually right after creation or lm_session_reset(): tokens already fed keep
+ * the state they produced). @lora must have been loaded for this session's
+ * model (LM_ERR_INVALID_ARGUMENT otherwise). Clears the hooks. */
 LmStatus lm_session_set_lora (LmSession *session, const LmLora *lora);
 /* Routes module @module_index of the attached adapter through @hook (NULL:
  * back to the built-in A·h); LM_LORA_ALL_MODULES sets every module. Set after
