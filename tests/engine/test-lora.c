@@ -208,6 +208,22 @@ test_rejects (void)
       free (error);
       g_remove (path);
     }
+  /* Truncated copies of the real adapter: an error, never a crash. */
+  gsize len;
+  g_autofree guint8 *real = ts_test_read_data ("qwen35/" MODEL "/lora/tiny-qwen35moe-lora-f32.gguf", &len);
+  g_autofree char *cut = g_strdup_printf ("%s/cut.gguf", dir);
+  const gsize sizes[] = { 0, 7, 100, len / 3, len - 1 };
+  for (size_t i = 0; i < G_N_ELEMENTS (sizes); i++)
+    {
+      g_assert_true (g_file_set_contents (cut, (const char *) real, (gssize) sizes[i], NULL));
+      LmLora *lora = NULL;
+      char *error = NULL;
+      g_assert_cmpint (lm_lora_load (m, cut, 1.0f, &lora, &error), !=, LM_OK);
+      g_assert_null (lora);
+      g_assert_nonnull (error);
+      free (error);
+    }
+  g_remove (cut);
   /* A well-formed file of the same writer loads (so the cases above fail for
    * the reason they name). */
   g_autofree char *good = g_strdup_printf ("%s/good.gguf", dir);
