@@ -1,7 +1,10 @@
 /* test-forward.c: f32 forward pass against llama.cpp goldens (prefill, hidden
  * states, token-by-token decode, greedy decode, the long prompt).
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <math.h>
 #include <string.h>
+
+#include "forward-ops.h"
 
 #include "session-private.h"
 #include "test-forward-util.h"
@@ -122,10 +125,40 @@ test_long_prompt (gconstpointer data)
   lm_model_free (m);
 }
 
+/* Interleaved M-RoPE sections (FORMAT.md 3.4): for text, pairs assigned to
+ * t/h/w rotate by the position, pairs of the fourth section not at all. */
+static void
+test_rope_sections (void)
+{
+  const int32_t sections[4] = { 2, 2, 2, 2 };
+  float cs[16];
+  lm_rope_table (5, 16, 10000.0f, sections, cs);
+  for (uint32_t i = 0; i < 8; i++)
+    {
+      /* sector i: 0..5 are t,h,w,t,h,w (each < 3 * 2); 6 and 7 fall to e. */
+      double theta = i < 6 ? 5.0 * pow (10000.0, -2.0 * i / 16) : 0.0;
+      g_assert_cmpfloat_with_epsilon (cs[2 * i], cos (theta), 1e-6);
+      g_assert_cmpfloat_with_epsilon (cs[2 * i + 1], sin (theta), 1e-6);
+    }
+  /* NEOX pairing: x[i] with x[i + n_rot/2]; dims past n_rot untouched. */
+  float x[20], y[20];
+  for (int i = 0; i < 20; i++)
+    x[i] = y[i] = (float) (i + 1);
+  lm_rope_apply (y, 16, cs);
+  for (uint32_t i = 0; i < 8; i++)
+    {
+      g_assert_cmpfloat_with_epsilon (y[i], x[i] * cs[2 * i] - x[i + 8] * cs[2 * i + 1], 1e-5);
+      g_assert_cmpfloat_with_epsilon (y[i + 8], x[i] * cs[2 * i + 1] + x[i + 8] * cs[2 * i], 1e-5);
+    }
+  for (int i = 16; i < 20; i++)
+    g_assert_cmpfloat (y[i], ==, x[i]);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/engine/forward/rope-sections", test_rope_sections);
   const char *models[] = { "tiny-qwen35moe-f32", "tiny-qwen35-f32" };
   for (size_t i = 0; i < G_N_ELEMENTS (models); i++)
     {
