@@ -110,6 +110,10 @@ const LmModelInfo *lm_model_info (const LmModel *model);
 const struct GgufFile *lm_model_gguf (const LmModel *model);
 /* Bytes of weight data the model maps. */
 size_t lm_model_weight_bytes (const LmModel *model);
+/* Weight bytes one decode step reads (every dense weight, the LM head, and
+ * n_expert_used of n_expert experts per MoE layer): with the memory bandwidth
+ * this gives the decode speed's upper bound. */
+size_t lm_model_decode_bytes (const LmModel *model);
 
 /* ------------------------------------------------------------------------ */
 /* Adapted modules: the 2-D projections a LoRA may target.                    */
@@ -204,7 +208,12 @@ typedef struct LmSession LmSession;
 typedef struct {
   uint32_t n_ctx;      /* max positions (0: the model's training context) */
   uint32_t n_batch;    /* max tokens per internal prefill step (0: 64) */
-  uint32_t n_threads;  /* worker threads (0: all online cores) */
+  uint32_t n_threads;  /* worker threads of the session's own pool (0: all online cores) */
+  /* Optional pool shared with other sessions (borrowed; must outlive the
+   * session). Jobs of sessions sharing a pool run one after another, which
+   * avoids oversubscribing the cores when several sessions generate at once.
+   * NULL: the session starts its own pool of n_threads. */
+  struct LmThreadPool *pool;
   /* Quantized weights are multiplied with 8-bit activation blocks, as llama.cpp
    * does (fast; the default). true keeps activations in f32 against the
    * decoded weights (slower; equals an f32 model with the dequantized weights). */
@@ -217,13 +226,18 @@ LmStatus lm_session_new (const LmModel *model, const LmSessionParams *params,
                          LmSession **out);
 void lm_session_free (LmSession *session);
 
+/* The model the session runs (borrowed). */
+const LmModel *lm_session_model (const LmSession *session);
 /* Bytes this session holds (state + cache + scratch): bounded by n_ctx. */
 size_t lm_session_memory_bytes (const LmSession *session);
 uint32_t lm_session_n_ctx (const LmSession *session);
 /* Tokens in the sequence so far (= the next position). */
 uint32_t lm_session_pos (const LmSession *session);
 
-/* Attaches @lora (NULL detaches) to the session; applied from the next call. */
+/* Attaches @lora (NULL detaches) to the session; applied from the next call
+ * (usually right after creation or lm_session_reset(): tokens already fed keep
+ * the state they produced). @lora must have been loaded for this session's
+ * model (LM_ERR_INVALID_ARGUMENT otherwise). Clears the hooks. */
 LmStatus lm_session_set_lora (LmSession *session, const LmLora *lora);
 /* Routes module @module_index of the attached adapter through @hook (NULL:
  * back to the built-in A·h); LM_LORA_ALL_MODULES sets every module. Set after
