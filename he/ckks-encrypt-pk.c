@@ -44,8 +44,8 @@ encrypt_pk (const CkksPublicKey *pk, const int64_t *m_coeffs,
       if (m_ntt)
         for (size_t k = 0; k < n; k++)
           c0[k] = ckks_add_mod (c0[k], m_ntt[i * n + k], q);
-      ctx->k.mul_fixed_add (c0, tmp, pk->b + i * n, pk->b_shoup + i * n, q, n);
-      ctx->k.mul_fixed_add (c1, tmp, pk->a + i * n, pk->a_shoup + i * n, q, n);
+      ctx->k.mul_fixed_add (c0, c0, tmp, pk->b + i * n, pk->b_shoup + i * n, q, n);
+      ctx->k.mul_fixed_add (c1, c1, tmp, pk->a + i * n, pk->a_shoup + i * n, q, n);
     }
   if (small)
     OPENSSL_cleanse (small, 3 * n);

@@ -38,9 +38,10 @@ typedef struct {
   /* out[i] = a[i] * w[i] mod q (w fixed, with companions) */
   void (*mul_fixed) (uint64_t *out, const uint64_t *a, const uint64_t *w,
                      const uint64_t *w_shoup, uint64_t q, size_t n);
-  /* out[i] = out[i] + a[i] * w[i] mod q */
-  void (*mul_fixed_add) (uint64_t *out, const uint64_t *a, const uint64_t *w,
-                         const uint64_t *w_shoup, uint64_t q, size_t n);
+  /* out[i] = add[i] + a[i] * w[i] mod q (@out may be @add) */
+  void (*mul_fixed_add) (uint64_t *out, const uint64_t *add, const uint64_t *a,
+                         const uint64_t *w, const uint64_t *w_shoup, uint64_t q,
+                         size_t n);
   /* Two-limb CRT to centred doubles (see CkksCrt2) */
   void (*crt2) (const uint64_t *a0, const uint64_t *a1, double *out,
                 const struct CkksCrt2 *c, size_t n);

@@ -28,6 +28,8 @@ ckks_secret_key_free (CkksSecretKey *sk)
   wipe_free (sk->coeffs, ctx->n);
   wipe_free (sk->s, words);
   wipe_free (sk->s_shoup, words);
+  wipe_free (sk->neg_s, words);
+  wipe_free (sk->neg_s_shoup, words);
   OPENSSL_cleanse (sk, sizeof *sk);
   ckks_free (sk);
 }
@@ -48,13 +50,19 @@ ckks_secret_key_from_coeffs (const CkksContext *ctx, int8_t *coeffs,
   sk->coeffs = coeffs;
   sk->s = ckks_alloc (words * sizeof (uint64_t));
   sk->s_shoup = ckks_alloc (words * sizeof (uint64_t));
-  if (!sk->s || !sk->s_shoup)
+  sk->neg_s = ckks_alloc (words * sizeof (uint64_t));
+  sk->neg_s_shoup = ckks_alloc (words * sizeof (uint64_t));
+  if (!sk->s || !sk->s_shoup || !sk->neg_s || !sk->neg_s_shoup)
     {
       ckks_secret_key_free (sk);
       return CKKS_ERR_NO_MEMORY;
     }
   ckks_small_to_ntt (ctx, coeffs, ctx->params.n_moduli, sk->s);
   ckks_poly_shoup (ctx, sk->s, ctx->params.n_moduli, sk->s_shoup);
+  for (uint32_t i = 0; i < ctx->params.n_moduli; i++)
+    for (size_t k = 0; k < ctx->n; k++)
+      sk->neg_s[i * ctx->n + k] = ckks_neg_mod (sk->s[i * ctx->n + k], ctx->params.moduli[i]);
+  ckks_poly_shoup (ctx, sk->neg_s, ctx->params.n_moduli, sk->neg_s_shoup);
   *out = sk;
   return CKKS_OK;
 }

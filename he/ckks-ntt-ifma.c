@@ -225,15 +225,15 @@ mul_fixed_ifma (uint64_t *out, const uint64_t *a, const uint64_t *w,
 }
 
 IFMA static void
-mul_fixed_add_ifma (uint64_t *out, const uint64_t *a, const uint64_t *w,
-                    const uint64_t *ws, uint64_t q, size_t n)
+mul_fixed_add_ifma (uint64_t *out, const uint64_t *add, const uint64_t *a,
+                    const uint64_t *w, const uint64_t *ws, uint64_t q, size_t n)
 {
   const __m512i vq = _mm512_set1_epi64 ((long long) q);
   for (size_t i = 0; i < n; i += 8)
     {
       __m512i r = mul_shoup_lazy (_mm512_loadu_si512 (a + i), _mm512_loadu_si512 (w + i),
                                   _mm512_loadu_si512 (ws + i), vq);
-      __m512i s = _mm512_add_epi64 (_mm512_loadu_si512 (out + i), reduce_once (r, vq));
+      __m512i s = _mm512_add_epi64 (_mm512_loadu_si512 (add + i), reduce_once (r, vq));
       _mm512_storeu_si512 (out + i, reduce_once (s, vq));
     }
 }

@@ -179,11 +179,11 @@ mul_fixed_scalar (uint64_t *out, const uint64_t *a, const uint64_t *w,
 }
 
 static void
-mul_fixed_add_scalar (uint64_t *out, const uint64_t *a, const uint64_t *w,
-                      const uint64_t *ws, uint64_t q, size_t n)
+mul_fixed_add_scalar (uint64_t *out, const uint64_t *add, const uint64_t *a,
+                      const uint64_t *w, const uint64_t *ws, uint64_t q, size_t n)
 {
   for (size_t i = 0; i < n; i++)
-    out[i] = ckks_add_mod (out[i], ckks_mul_shoup (a[i], w[i], ws[i], q), q);
+    out[i] = ckks_add_mod (add[i], ckks_mul_shoup (a[i], w[i], ws[i], q), q);
 }
 
 void

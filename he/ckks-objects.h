@@ -29,6 +29,7 @@ struct CkksSecretKey {
   int8_t *coeffs;              /* N ternary coefficients */
   uint64_t *s;                 /* all limbs, NTT form */
   uint64_t *s_shoup;           /* companions for the backend */
+  uint64_t *neg_s, *neg_s_shoup;  /* -s: encryption adds c1 * (-s) in one pass */
 };
 
 struct CkksPublicKey {

@@ -223,8 +223,8 @@ test_ntt_simd_matches_scalar (void)
       scalar.mul_fixed (x, x, w, ws, q, n);
       simd.mul_fixed (y, y, w, wv, q, n);
       g_assert_cmpmem (x, n * 8, y, n * 8);
-      scalar.mul_fixed_add (x, y, w, ws, q, n);
-      simd.mul_fixed_add (y, y, w, wv, q, n);
+      scalar.mul_fixed_add (x, x, y, w, ws, q, n);
+      simd.mul_fixed_add (y, y, y, w, wv, q, n);
       g_assert_cmpmem (x, n * 8, y, n * 8);
       ckks_ntt_tables_clear (&ts);
       ckks_ntt_tables_clear (&tv);
