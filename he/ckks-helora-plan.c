@@ -271,18 +271,9 @@ ckks_helora_evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs,
             {
               uint64_t q = ctx->params.moduli[i];
               const uint64_t *w = pt + i * n, *ws = pt + words + i * n;
-              if (k == 0)
-                {
-                  ctx->k.mul_fixed (out->c0 + i * n, in->c0 + i * n, w, ws, q, n);
-                  ctx->k.mul_fixed (out->c1 + i * n, in->c1 + i * n, w, ws, q, n);
-                }
-              else
-                {
-                  ctx->k.mul_fixed_add (out->c0 + i * n, out->c0 + i * n, in->c0 + i * n,
-                                        w, ws, q, n);
-                  ctx->k.mul_fixed_add (out->c1 + i * n, out->c1 + i * n, in->c1 + i * n,
-                                        w, ws, q, n);
-                }
+              uint64_t *o0 = out->c0 + i * n, *o1 = out->c1 + i * n;
+              ctx->k.mul_fixed_pair (o0, o1, k ? o0 : NULL, k ? o1 : NULL,
+                                     in->c0 + i * n, in->c1 + i * n, w, ws, q, n);
             }
         }
       out->n_limbs = l->limbs;

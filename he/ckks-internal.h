@@ -20,6 +20,7 @@ typedef struct {
   uint64_t *ipsi_rev;         /* psi^-bitrev(i) */
   uint64_t *ipsi_rev_shoup;
   uint64_t n_inv, n_inv_shoup;
+  uint64_t w_n_inv, w_n_inv_shoup;  /* ipsi_rev[1] * N^-1: last inverse stage */
   /* IFMA only: twiddles of the three innermost stages expanded lane by lane */
   uint64_t *fwd_small, *fwd_small_shoup;   /* 3 * N/2 entries */
   uint64_t *inv_small, *inv_small_shoup;
@@ -42,9 +43,21 @@ typedef struct {
   void (*mul_fixed_add) (uint64_t *out, const uint64_t *add, const uint64_t *a,
                          const uint64_t *w, const uint64_t *w_shoup, uint64_t q,
                          size_t n);
+  /* ct x pt for both halves of a ciphertext in one pass over w:
+   * out0 = add0 + a0 * w, out1 = add1 + a1 * w (add0/add1 NULL: no add) */
+  void (*mul_fixed_pair) (uint64_t *out0, uint64_t *out1, const uint64_t *add0,
+                          const uint64_t *add1, const uint64_t *a0, const uint64_t *a1,
+                          const uint64_t *w, const uint64_t *w_shoup, uint64_t q,
+                          size_t n);
   /* Two-limb CRT to centred doubles (see CkksCrt2) */
   void (*crt2) (const uint64_t *a0, const uint64_t *a1, double *out,
                 const struct CkksCrt2 *c, size_t n);
+  /* butterfly stages of the special FFT over @n slots (no bit reversal,
+   * no 1/n): twiddles tw_re/tw_im[h + j] for half-length h */
+  void (*fft_stages_forward) (double *re, double *im, const double *tw_re,
+                              const double *tw_im, size_t n);
+  void (*fft_stages_inverse) (double *re, double *im, const double *tw_re,
+                              const double *tw_im, size_t n);
   /* sum of a[i] * b[i] in 8 interleaved partial sums (n % 8 == 0) */
   double (*dot) (const double *a, const double *b, size_t n);
 } CkksKernels;
@@ -101,6 +114,18 @@ ckks_limb (uint64_t *poly, size_t i, size_t n)
  * ckks_fft_inverse/forward work in place on N/2 complex values. */
 void ckks_fft_inverse (const CkksContext *ctx, double *re, double *im);
 void ckks_fft_forward (const CkksContext *ctx, double *re, double *im);
+
+/* Special FFT butterfly stages (ckks-encode.c), scalar reference. */
+void ckks_fft_forward_stages_from (double *re, double *im, const double *tw_re,
+                                   const double *tw_im, size_t n, size_t h0,
+                                   size_t h_end);
+void ckks_fft_inverse_stages_from (double *re, double *im, const double *tw_re,
+                                   const double *tw_im, size_t n, size_t h_start,
+                                   size_t h_end);
+void ckks_fft_stages_forward_scalar (double *re, double *im, const double *tw_re,
+                                     const double *tw_im, size_t n);
+void ckks_fft_stages_inverse_scalar (double *re, double *im, const double *tw_re,
+                                     const double *tw_im, size_t n);
 
 /* SHA-256 of the parameter serialisation. */
 void ckks_params_fingerprint (const CkksParams *p, uint8_t out[32]);

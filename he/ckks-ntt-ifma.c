@@ -185,7 +185,7 @@ ntt_inverse_ifma (uint64_t *a, const CkksNttTables *t, size_t n)
       _mm512_storeu_si512 (a + base, v0);
       _mm512_storeu_si512 (a + base + 8, v1);
     }
-  for (size_t half = 8; half < n; half <<= 1)
+  for (size_t half = 8; half < n / 2; half <<= 1)
     {
       size_t h = n / (2 * half);
       for (size_t i = 0; i < h; i++)
@@ -202,12 +202,19 @@ ntt_inverse_ifma (uint64_t *a, const CkksNttTables *t, size_t n)
             }
         }
     }
+  /* last stage with N^-1 folded in */
   const __m512i ni = _mm512_set1_epi64 ((long long) t->n_inv);
   const __m512i nis = _mm512_set1_epi64 ((long long) t->n_inv_shoup);
-  for (size_t i = 0; i < n; i += 8)
+  const __m512i wn = _mm512_set1_epi64 ((long long) t->w_n_inv);
+  const __m512i wns = _mm512_set1_epi64 ((long long) t->w_n_inv_shoup);
+  size_t half = n / 2;
+  for (size_t j = 0; j < half; j += 8)
     {
-      __m512i v = _mm512_loadu_si512 (a + i);
-      _mm512_storeu_si512 (a + i, reduce_once (mul_shoup_lazy (v, ni, nis, q), q));
+      __m512i u = _mm512_loadu_si512 (a + j), v = _mm512_loadu_si512 (a + half + j);
+      __m512i s = _mm512_add_epi64 (u, v);
+      __m512i d = _mm512_add_epi64 (_mm512_sub_epi64 (u, v), two_q);
+      _mm512_storeu_si512 (a + j, reduce_once (mul_shoup_lazy (s, ni, nis, q), q));
+      _mm512_storeu_si512 (a + half + j, reduce_once (mul_shoup_lazy (d, wn, wns, q), q));
     }
 }
 
@@ -284,6 +291,71 @@ dot_ifma (const double *a, const double *b, size_t n)
   return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
 }
 
+IFMA static void
+mul_fixed_pair_ifma (uint64_t *out0, uint64_t *out1, const uint64_t *add0,
+                     const uint64_t *add1, const uint64_t *a0, const uint64_t *a1,
+                     const uint64_t *w, const uint64_t *ws, uint64_t q, size_t n)
+{
+  const __m512i vq = _mm512_set1_epi64 ((long long) q);
+  for (size_t i = 0; i < n; i += 8)
+    {
+      __m512i vw = _mm512_loadu_si512 (w + i), vws = _mm512_loadu_si512 (ws + i);
+      __m512i p0 = reduce_once (mul_shoup_lazy (_mm512_loadu_si512 (a0 + i), vw, vws, vq), vq);
+      __m512i p1 = reduce_once (mul_shoup_lazy (_mm512_loadu_si512 (a1 + i), vw, vws, vq), vq);
+      if (add0)
+        p0 = reduce_once (_mm512_add_epi64 (p0, _mm512_loadu_si512 (add0 + i)), vq);
+      if (add1)
+        p1 = reduce_once (_mm512_add_epi64 (p1, _mm512_loadu_si512 (add1 + i)), vq);
+      _mm512_storeu_si512 (out0 + i, p0);
+      _mm512_storeu_si512 (out1 + i, p1);
+    }
+}
+
+/* FFT stages with h >= 8 on 8 doubles at a time; the same operations in the
+ * same order as the scalar stages (no FMA contraction), so bit-identical. */
+IFMA static void
+fft_stages_forward_avx512 (double *re, double *im, const double *tw_re,
+                           const double *tw_im, size_t n)
+{
+  ckks_fft_forward_stages_from (re, im, tw_re, tw_im, n, 1, 8);
+  for (size_t h = 8; h < n; h <<= 1)
+    for (size_t i = 0; i < n; i += 2 * h)
+      for (size_t j = 0; j < h; j += 8)
+        {
+          __m512d wr = _mm512_loadu_pd (tw_re + h + j), wi = _mm512_loadu_pd (tw_im + h + j);
+          double *xr = re + i + j, *xi = im + i + j, *yr = xr + h, *yi = xi + h;
+          __m512d vyr = _mm512_loadu_pd (yr), vyi = _mm512_loadu_pd (yi);
+          __m512d vxr = _mm512_loadu_pd (xr), vxi = _mm512_loadu_pd (xi);
+          __m512d tr = _mm512_sub_pd (_mm512_mul_pd (vyr, wr), _mm512_mul_pd (vyi, wi));
+          __m512d ti = _mm512_add_pd (_mm512_mul_pd (vyr, wi), _mm512_mul_pd (vyi, wr));
+          _mm512_storeu_pd (yr, _mm512_sub_pd (vxr, tr));
+          _mm512_storeu_pd (yi, _mm512_sub_pd (vxi, ti));
+          _mm512_storeu_pd (xr, _mm512_add_pd (vxr, tr));
+          _mm512_storeu_pd (xi, _mm512_add_pd (vxi, ti));
+        }
+}
+
+IFMA static void
+fft_stages_inverse_avx512 (double *re, double *im, const double *tw_re,
+                           const double *tw_im, size_t n)
+{
+  for (size_t h = n >> 1; h >= 8; h >>= 1)
+    for (size_t i = 0; i < n; i += 2 * h)
+      for (size_t j = 0; j < h; j += 8)
+        {
+          __m512d wr = _mm512_loadu_pd (tw_re + h + j), wi = _mm512_loadu_pd (tw_im + h + j);
+          double *xr = re + i + j, *xi = im + i + j, *yr = xr + h, *yi = xi + h;
+          __m512d vxr = _mm512_loadu_pd (xr), vxi = _mm512_loadu_pd (xi);
+          __m512d vyr = _mm512_loadu_pd (yr), vyi = _mm512_loadu_pd (yi);
+          __m512d dr = _mm512_sub_pd (vxr, vyr), di = _mm512_sub_pd (vxi, vyi);
+          _mm512_storeu_pd (xr, _mm512_add_pd (vxr, vyr));
+          _mm512_storeu_pd (xi, _mm512_add_pd (vxi, vyi));
+          _mm512_storeu_pd (yr, _mm512_add_pd (_mm512_mul_pd (dr, wr), _mm512_mul_pd (di, wi)));
+          _mm512_storeu_pd (yi, _mm512_sub_pd (_mm512_mul_pd (di, wr), _mm512_mul_pd (dr, wi)));
+        }
+  ckks_fft_inverse_stages_from (re, im, tw_re, tw_im, n, n >> 1 < 4 ? n >> 1 : 4, 1);
+}
+
 bool
 ckks_kernels_ifma (CkksKernels *k)
 {
@@ -299,6 +371,9 @@ ckks_kernels_ifma (CkksKernels *k)
   k->mul_fixed = mul_fixed_ifma;
   k->mul_fixed_add = mul_fixed_add_ifma;
   k->crt2 = crt2_ifma;
+  k->mul_fixed_pair = mul_fixed_pair_ifma;
+  k->fft_stages_forward = fft_stages_forward_avx512;
+  k->fft_stages_inverse = fft_stages_inverse_avx512;
   k->dot = dot_ifma;
   return true;
 }

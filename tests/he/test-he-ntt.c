@@ -260,6 +260,23 @@ test_ntt_simd_matches_scalar (void)
   g_assert_cmpfloat (os[1], <, 0);
   g_assert_cmpfloat (scalar.dot (os, ov, n), ==, simd.dot (os, ov, n));
   g_free (a0); g_free (a1); g_free (os); g_free (ov);
+
+  /* special FFT stages, both directions */
+  CkksContext *ctx;
+  g_assert_cmpint (ckks_params_preset ("default", &p), ==, CKKS_OK);
+  g_assert_cmpint (ckks_context_new (&p, &ctx), ==, CKKS_OK);
+  size_t slots = ctx->slots;
+  double *xs = g_new (double, 2 * slots), *xv = g_new (double, 2 * slots);
+  for (size_t i = 0; i < 2 * slots; i++)
+    xs[i] = xv[i] = g_rand_double_range (rng, -1, 1);
+  ckks_fft_stages_forward_scalar (xs, xs + slots, ctx->fft_re, ctx->fft_im, slots);
+  simd.fft_stages_forward (xv, xv + slots, ctx->fft_re, ctx->fft_im, slots);
+  g_assert_cmpmem (xs, 16 * slots, xv, 16 * slots);
+  ckks_fft_stages_inverse_scalar (xs, xs + slots, ctx->fft_re, ctx->fft_im, slots);
+  simd.fft_stages_inverse (xv, xv + slots, ctx->fft_re, ctx->fft_im, slots);
+  g_assert_cmpmem (xs, 16 * slots, xv, 16 * slots);
+  g_free (xs); g_free (xv);
+  ckks_context_free (ctx);
 }
 
 int
