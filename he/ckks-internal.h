@@ -36,7 +36,14 @@ typedef struct {
   uint64_t (*shoup) (uint64_t w, uint64_t q);
   void (*ntt_forward) (uint64_t *a, const CkksNttTables *t, size_t n);
   void (*ntt_inverse) (uint64_t *a, const CkksNttTables *t, size_t n);
-  /* out[i] = a[i] * w[i] mod q (w fixed, with companions) */
+  /* Fixed operands (plaintexts, keys) are stored in the backend's form:
+   * scalar: w and its Shoup companion; IFMA: w * 2^52 mod q (Montgomery)
+   * and no companion (half the memory traffic). fixed_prepare writes that
+   * form; @comp is NULL when !fixed_has_companion. */
+  bool fixed_has_companion;
+  void (*fixed_prepare) (uint64_t *wf, uint64_t *comp, const uint64_t *w, uint64_t q,
+                         size_t n);
+  /* out[i] = a[i] * w[i] mod q (w prepared, with its companion if any) */
   void (*mul_fixed) (uint64_t *out, const uint64_t *a, const uint64_t *w,
                      const uint64_t *w_shoup, uint64_t q, size_t n);
   /* out[i] = add[i] + a[i] * w[i] mod q (@out may be @add) */

@@ -218,17 +218,51 @@ ntt_inverse_ifma (uint64_t *a, const CkksNttTables *t, size_t n)
     }
 }
 
+/* -q^-1 mod 2^52 (Newton's iteration; q odd). */
+static uint64_t
+neg_inv52 (uint64_t q)
+{
+  uint64_t inv = q;               /* correct to 3 bits */
+  for (int i = 0; i < 5; i++)
+    inv *= 2 - q * inv;           /* doubles the correct bits */
+  return (0 - inv) & ((1ull << 52) - 1);
+}
+
+static void
+fixed_prepare_mont (uint64_t *wf, uint64_t *comp, const uint64_t *w, uint64_t q, size_t n)
+{
+  CkksModulus m;
+  ckks_modulus_init (&m, q);
+  uint64_t r = ckks_barrett_reduce_128 ((ckks_u128) 1 << 52, &m);
+  (void) comp;
+  for (size_t i = 0; i < n; i++)
+    wf[i] = ckks_mul_mod (w[i], r, &m);
+}
+
+/* a * wf * 2^-52 mod q in [0, q) for a < q, wf < q (Montgomery, R = 2^52). */
+IFMA static inline __m512i
+mul_mont (__m512i a, __m512i wf, __m512i q, __m512i qinv)
+{
+  const __m512i zero = _mm512_setzero_si512 ();
+  __m512i lo = _mm512_madd52lo_epu64 (zero, a, wf);
+  __m512i hi = _mm512_madd52hi_epu64 (zero, a, wf);
+  __m512i m = _mm512_madd52lo_epu64 (zero, lo, qinv);
+  __m512i t = _mm512_madd52hi_epu64 (hi, m, q);
+  /* lo + lo52(m q) is 2^52 exactly when lo != 0 */
+  t = _mm512_mask_add_epi64 (t, _mm512_test_epi64_mask (lo, lo), t, _mm512_set1_epi64 (1));
+  return reduce_once (t, q);
+}
+
 IFMA static void
 mul_fixed_ifma (uint64_t *out, const uint64_t *a, const uint64_t *w,
                 const uint64_t *ws, uint64_t q, size_t n)
 {
   const __m512i vq = _mm512_set1_epi64 ((long long) q);
+  const __m512i qinv = _mm512_set1_epi64 ((long long) neg_inv52 (q));
+  (void) ws;
   for (size_t i = 0; i < n; i += 8)
-    {
-      __m512i r = mul_shoup_lazy (_mm512_loadu_si512 (a + i), _mm512_loadu_si512 (w + i),
-                                  _mm512_loadu_si512 (ws + i), vq);
-      _mm512_storeu_si512 (out + i, reduce_once (r, vq));
-    }
+    _mm512_storeu_si512 (out + i, mul_mont (_mm512_loadu_si512 (a + i),
+                                            _mm512_loadu_si512 (w + i), vq, qinv));
 }
 
 IFMA static void
@@ -236,12 +270,34 @@ mul_fixed_add_ifma (uint64_t *out, const uint64_t *add, const uint64_t *a,
                     const uint64_t *w, const uint64_t *ws, uint64_t q, size_t n)
 {
   const __m512i vq = _mm512_set1_epi64 ((long long) q);
+  const __m512i qinv = _mm512_set1_epi64 ((long long) neg_inv52 (q));
+  (void) ws;
   for (size_t i = 0; i < n; i += 8)
     {
-      __m512i r = mul_shoup_lazy (_mm512_loadu_si512 (a + i), _mm512_loadu_si512 (w + i),
-                                  _mm512_loadu_si512 (ws + i), vq);
-      __m512i s = _mm512_add_epi64 (_mm512_loadu_si512 (add + i), reduce_once (r, vq));
-      _mm512_storeu_si512 (out + i, reduce_once (s, vq));
+      __m512i p = mul_mont (_mm512_loadu_si512 (a + i), _mm512_loadu_si512 (w + i), vq, qinv);
+      _mm512_storeu_si512 (out + i, reduce_once (_mm512_add_epi64 (p, _mm512_loadu_si512 (add + i)), vq));
+    }
+}
+
+IFMA static void
+mul_fixed_pair_ifma (uint64_t *out0, uint64_t *out1, const uint64_t *add0,
+                     const uint64_t *add1, const uint64_t *a0, const uint64_t *a1,
+                     const uint64_t *w, const uint64_t *ws, uint64_t q, size_t n)
+{
+  const __m512i vq = _mm512_set1_epi64 ((long long) q);
+  const __m512i qinv = _mm512_set1_epi64 ((long long) neg_inv52 (q));
+  (void) ws;
+  for (size_t i = 0; i < n; i += 8)
+    {
+      __m512i vw = _mm512_loadu_si512 (w + i);
+      __m512i p0 = mul_mont (_mm512_loadu_si512 (a0 + i), vw, vq, qinv);
+      __m512i p1 = mul_mont (_mm512_loadu_si512 (a1 + i), vw, vq, qinv);
+      if (add0)
+        p0 = reduce_once (_mm512_add_epi64 (p0, _mm512_loadu_si512 (add0 + i)), vq);
+      if (add1)
+        p1 = reduce_once (_mm512_add_epi64 (p1, _mm512_loadu_si512 (add1 + i)), vq);
+      _mm512_storeu_si512 (out0 + i, p0);
+      _mm512_storeu_si512 (out1 + i, p1);
     }
 }
 
@@ -289,26 +345,6 @@ dot_ifma (const double *a, const double *b, size_t n)
   double v[8];
   _mm512_storeu_pd (v, acc);
   return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
-}
-
-IFMA static void
-mul_fixed_pair_ifma (uint64_t *out0, uint64_t *out1, const uint64_t *add0,
-                     const uint64_t *add1, const uint64_t *a0, const uint64_t *a1,
-                     const uint64_t *w, const uint64_t *ws, uint64_t q, size_t n)
-{
-  const __m512i vq = _mm512_set1_epi64 ((long long) q);
-  for (size_t i = 0; i < n; i += 8)
-    {
-      __m512i vw = _mm512_loadu_si512 (w + i), vws = _mm512_loadu_si512 (ws + i);
-      __m512i p0 = reduce_once (mul_shoup_lazy (_mm512_loadu_si512 (a0 + i), vw, vws, vq), vq);
-      __m512i p1 = reduce_once (mul_shoup_lazy (_mm512_loadu_si512 (a1 + i), vw, vws, vq), vq);
-      if (add0)
-        p0 = reduce_once (_mm512_add_epi64 (p0, _mm512_loadu_si512 (add0 + i)), vq);
-      if (add1)
-        p1 = reduce_once (_mm512_add_epi64 (p1, _mm512_loadu_si512 (add1 + i)), vq);
-      _mm512_storeu_si512 (out0 + i, p0);
-      _mm512_storeu_si512 (out1 + i, p1);
-    }
 }
 
 /* FFT stages with h >= 8 on 8 doubles at a time; the same operations in the
@@ -368,6 +404,8 @@ ckks_kernels_ifma (CkksKernels *k)
   k->shoup = shoup52;
   k->ntt_forward = ntt_forward_ifma;
   k->ntt_inverse = ntt_inverse_ifma;
+  k->fixed_has_companion = false;
+  k->fixed_prepare = fixed_prepare_mont;
   k->mul_fixed = mul_fixed_ifma;
   k->mul_fixed_add = mul_fixed_add_ifma;
   k->crt2 = crt2_ifma;

@@ -179,6 +179,16 @@ ntt_inverse_scalar (uint64_t *a, const CkksNttTables *t, size_t n)
 }
 
 static void
+fixed_prepare_scalar (uint64_t *wf, uint64_t *comp, const uint64_t *w, uint64_t q, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      wf[i] = w[i];
+      comp[i] = ckks_shoup_precompute (w[i], q);
+    }
+}
+
+static void
 mul_fixed_scalar (uint64_t *out, const uint64_t *a, const uint64_t *w,
                   const uint64_t *ws, uint64_t q, size_t n)
 {
@@ -261,6 +271,8 @@ ckks_kernels_scalar (CkksKernels *k)
   k->shoup = shoup64;
   k->ntt_forward = ntt_forward_scalar;
   k->ntt_inverse = ntt_inverse_scalar;
+  k->fixed_has_companion = true;
+  k->fixed_prepare = fixed_prepare_scalar;
   k->mul_fixed = mul_fixed_scalar;
   k->mul_fixed_add = mul_fixed_add_scalar;
   k->crt2 = crt2_scalar;

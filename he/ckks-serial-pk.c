@@ -60,8 +60,11 @@ ckks_public_key_deserialize (const CkksContext *ctx, const uint8_t *data, size_t
       ckks_public_key_free (pk);
       return st;
     }
-  ckks_poly_shoup (ctx, pk->a, L, pk->a_shoup);
-  ckks_poly_shoup (ctx, pk->b, L, pk->b_shoup);
+  if ((st = ckks_public_key_prepare (pk)) != CKKS_OK)
+    {
+      ckks_public_key_free (pk);
+      return st;
+    }
   *out = pk;
   return CKKS_OK;
 }

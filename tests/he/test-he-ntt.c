@@ -207,28 +207,41 @@ test_ntt_simd_matches_scalar (void)
       ckks_ntt_tables_expand_ifma (&tv, n);
       uint64_t *x = g_new (uint64_t, n), *y = g_new (uint64_t, n);
       uint64_t *w = g_new (uint64_t, n), *ws = g_new (uint64_t, n), *wv = g_new (uint64_t, n);
+      uint64_t *wsf = g_new (uint64_t, n), *wvf = g_new (uint64_t, n);
       for (size_t i = 0; i < n; i++)
         {
           x[i] = y[i] = i < 3 ? q - 1 : rand_below (q);
           w[i] = rand_below (q);
-          ws[i] = scalar.shoup (w[i], q);
-          wv[i] = simd.shoup (w[i], q);
         }
+      /* each backend's own form of the fixed operand */
+      scalar.fixed_prepare (wsf, ws, w, q, n);
+      simd.fixed_prepare (wvf, simd.fixed_has_companion ? wv : NULL, w, q, n);
       scalar.ntt_forward (x, &ts, n);
       simd.ntt_forward (y, &tv, n);
       g_assert_cmpmem (x, n * 8, y, n * 8);
       scalar.ntt_inverse (x, &ts, n);
       simd.ntt_inverse (y, &tv, n);
       g_assert_cmpmem (x, n * 8, y, n * 8);
-      scalar.mul_fixed (x, x, w, ws, q, n);
-      simd.mul_fixed (y, y, w, wv, q, n);
+      /* fixed-operand products: both backends equal plain modular arithmetic */
+      uint64_t *x0 = g_memdup2 (x, n * 8), *p0 = g_new (uint64_t, n), *p1 = g_new (uint64_t, n);
+      scalar.mul_fixed (x, x0, wsf, ws, q, n);
+      simd.mul_fixed (y, x0, wvf, wv, q, n);
+      for (size_t i = 0; i < n; i++)
+        g_assert_cmpuint (x[i], ==, (uint64_t) (((ckks_u128) x0[i] * w[i]) % q));
       g_assert_cmpmem (x, n * 8, y, n * 8);
-      scalar.mul_fixed_add (x, x, y, w, ws, q, n);
-      simd.mul_fixed_add (y, y, y, w, wv, q, n);
+      scalar.mul_fixed_add (x, x0, x0, wsf, ws, q, n);
+      simd.mul_fixed_add (y, x0, x0, wvf, wv, q, n);
+      for (size_t i = 0; i < n; i++)
+        g_assert_cmpuint (x[i], ==, (uint64_t) ((((ckks_u128) x0[i] * w[i]) + x0[i]) % q));
       g_assert_cmpmem (x, n * 8, y, n * 8);
+      scalar.mul_fixed_pair (p0, p1, NULL, x0, x0, x, wsf, ws, q, n);
+      simd.mul_fixed_pair (x0, y, NULL, x0, x0, y, wvf, wv, q, n);   /* in place */
+      g_assert_cmpmem (p0, n * 8, x0, n * 8);
+      g_assert_cmpmem (p1, n * 8, y, n * 8);
+      g_free (x0); g_free (p0); g_free (p1);
       ckks_ntt_tables_clear (&ts);
       ckks_ntt_tables_clear (&tv);
-      g_free (x); g_free (y); g_free (w); g_free (ws); g_free (wv);
+      g_free (x); g_free (y); g_free (w); g_free (ws); g_free (wv); g_free (wsf); g_free (wvf);
     }
   check_ntt_product (&simd, 64, 50);
   check_ntt_product (&simd, 2048, 49);
