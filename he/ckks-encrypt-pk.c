@@ -33,10 +33,10 @@ encrypt_pk (const CkksPublicKey *pk, const int64_t *m_coeffs,
       uint64_t q = t->mod.q, *c0 = ct->c0 + i * n, *c1 = ct->c1 + i * n;
       for (size_t k = 0; k < n; k++)
         {
-          tmp[k] = u[k] >= 0 ? (uint64_t) u[k] : q - 1;
+          tmp[k] = ckks_lift_small (u[k], q);
           c0[k] = m_coeffs ? ckks_reduce_i64 (m_coeffs[k] + e0[k], &t->mod)
-                           : (e0[k] >= 0 ? (uint64_t) e0[k] : q - (uint64_t) -e0[k]);
-          c1[k] = e1[k] >= 0 ? (uint64_t) e1[k] : q - (uint64_t) -e1[k];
+                           : ckks_lift_small (e0[k], q);
+          c1[k] = ckks_lift_small (e1[k], q);
         }
       ctx->k.ntt_forward (tmp, t, n);
       ctx->k.ntt_forward (c0, t, n);

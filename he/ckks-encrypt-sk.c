@@ -39,7 +39,7 @@ encrypt_sk (const CkksSecretKey *sk, const int64_t *m_coeffs,
       uint64_t q = t->mod.q, *c0 = ct->c0 + i * n;
       for (size_t k = 0; k < n; k++)
         c0[k] = m_coeffs ? ckks_reduce_i64 (m_coeffs[k] + e[k], &t->mod)
-                         : (e[k] >= 0 ? (uint64_t) e[k] : q - (uint64_t) -e[k]);
+                         : ckks_lift_small (e[k], q);
       ctx->k.ntt_forward (c0, t, n);
       if (m_ntt)
         for (size_t k = 0; k < n; k++)

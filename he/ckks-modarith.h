@@ -97,14 +97,23 @@ ckks_barrett_reduce_64 (uint64_t x, const CkksModulus *m)
   return r >= m->q ? r - m->q : r;
 }
 
-/* Reduces a signed 64-bit integer into [0, q). */
+/* Reduces a signed 64-bit integer into [0, q), without branches on the sign
+ * (random signs of errors would mispredict half the time). */
 static inline uint64_t
 ckks_reduce_i64 (int64_t x, const CkksModulus *m)
 {
-  if (x >= 0)
-    return ckks_barrett_reduce_64 ((uint64_t) x, m);
-  uint64_t r = ckks_barrett_reduce_64 ((uint64_t) 0 - (uint64_t) x, m);
-  return r == 0 ? 0 : m->q - r;
+  uint64_t sign = (uint64_t) (x >> 63);                  /* all ones if x < 0 */
+  uint64_t r = ckks_barrett_reduce_64 (((uint64_t) x ^ sign) - sign, m);
+  uint64_t neg = m->q - r;
+  neg = neg == m->q ? 0 : neg;
+  return r ^ ((r ^ neg) & sign);
+}
+
+/* A small signed value (|x| < q) into [0, q), branch-free. */
+static inline uint64_t
+ckks_lift_small (int64_t x, uint64_t q)
+{
+  return (uint64_t) x + (q & (uint64_t) (x >> 63));
 }
 
 static inline void

@@ -33,7 +33,7 @@ ckks_small_to_ntt (const CkksContext *ctx, const int8_t *coeffs,
       const CkksNttTables *t = &ctx->ntt[i];
       uint64_t *d = ckks_limb (dst, i, n);
       for (size_t k = 0; k < n; k++)
-        d[k] = coeffs[k] >= 0 ? (uint64_t) coeffs[k] : t->mod.q - (uint64_t) -coeffs[k];
+        d[k] = ckks_lift_small (coeffs[k], t->mod.q);
       ctx->k.ntt_forward (d, t, n);
     }
 }
