@@ -116,24 +116,49 @@ ntt_forward_ifma (uint64_t *a, const CkksNttTables *t, size_t n)
 {
   const __m512i q = _mm512_set1_epi64 ((long long) t->mod.q);
   const __m512i two_q = _mm512_add_epi64 (q, q);
-  size_t half = n;
-  for (size_t m = 1; half > 8; m <<= 1)
-    {
-      half >>= 1;
-      for (size_t i = 0; i < m; i++)
-        {
-          const __m512i w = _mm512_set1_epi64 ((long long) t->psi_rev[m + i]);
-          const __m512i ws = _mm512_set1_epi64 ((long long) t->psi_rev_shoup[m + i]);
-          uint64_t *x = a + 2 * i * half, *y = x + half;
-          for (size_t j = 0; j < half; j += 8)
-            {
-              __m512i vx = _mm512_loadu_si512 (x + j), vy = _mm512_loadu_si512 (y + j);
-              fwd_butterfly (&vx, &vy, w, ws, q, two_q);
-              _mm512_storeu_si512 (x + j, vx);
-              _mm512_storeu_si512 (y + j, vy);
-            }
-        }
-    }
+  /* two stages per pass (half-sizes t and t/2) while t/2 >= 8: each
+   * element is loaded and stored once per pair of stages */
+  size_t m = 1, half = n / 2;
+  for (; half >= 16; m <<= 2, half >>= 2)
+    for (size_t i = 0; i < m; i++)
+      {
+        const __m512i wa = _mm512_set1_epi64 ((long long) t->psi_rev[m + i]);
+        const __m512i wsa = _mm512_set1_epi64 ((long long) t->psi_rev_shoup[m + i]);
+        const __m512i wb0 = _mm512_set1_epi64 ((long long) t->psi_rev[2 * m + 2 * i]);
+        const __m512i wsb0 = _mm512_set1_epi64 ((long long) t->psi_rev_shoup[2 * m + 2 * i]);
+        const __m512i wb1 = _mm512_set1_epi64 ((long long) t->psi_rev[2 * m + 2 * i + 1]);
+        const __m512i wsb1 = _mm512_set1_epi64 ((long long) t->psi_rev_shoup[2 * m + 2 * i + 1]);
+        uint64_t *x = a + 2 * i * half;
+        size_t qt = half / 2;
+        for (size_t j = 0; j < qt; j += 8)
+          {
+            __m512i v0 = _mm512_loadu_si512 (x + j), v1 = _mm512_loadu_si512 (x + qt + j);
+            __m512i v2 = _mm512_loadu_si512 (x + half + j);
+            __m512i v3 = _mm512_loadu_si512 (x + half + qt + j);
+            fwd_butterfly (&v0, &v2, wa, wsa, q, two_q);
+            fwd_butterfly (&v1, &v3, wa, wsa, q, two_q);
+            fwd_butterfly (&v0, &v1, wb0, wsb0, q, two_q);
+            fwd_butterfly (&v2, &v3, wb1, wsb1, q, two_q);
+            _mm512_storeu_si512 (x + j, v0);
+            _mm512_storeu_si512 (x + qt + j, v1);
+            _mm512_storeu_si512 (x + half + j, v2);
+            _mm512_storeu_si512 (x + half + qt + j, v3);
+          }
+      }
+  for (; half >= 8; m <<= 1, half >>= 1)
+    for (size_t i = 0; i < m; i++)
+      {
+        const __m512i w = _mm512_set1_epi64 ((long long) t->psi_rev[m + i]);
+        const __m512i ws = _mm512_set1_epi64 ((long long) t->psi_rev_shoup[m + i]);
+        uint64_t *x = a + 2 * i * half, *y = x + half;
+        for (size_t j = 0; j < half; j += 8)
+          {
+            __m512i vx = _mm512_loadu_si512 (x + j), vy = _mm512_loadu_si512 (y + j);
+            fwd_butterfly (&vx, &vy, w, ws, q, two_q);
+            _mm512_storeu_si512 (x + j, vx);
+            _mm512_storeu_si512 (y + j, vy);
+          }
+      }
   __m512i ix[3], iy[3], b0[3], b1[3];
   for (int s = 0; s < 3; s++)
     small_indices (s, &ix[s], &iy[s], &b0[s], &b1[s]);
@@ -185,7 +210,37 @@ ntt_inverse_ifma (uint64_t *a, const CkksNttTables *t, size_t n)
       _mm512_storeu_si512 (a + base, v0);
       _mm512_storeu_si512 (a + base + 8, v1);
     }
-  for (size_t half = 8; half < n / 2; half <<= 1)
+  /* two stages per pass (half-sizes t and 2t) while 2t < N/2 */
+  size_t half = 8;
+  for (; 4 * half <= n / 2; half <<= 2)
+    {
+      size_t ha = n / (2 * half), hb = ha / 2;
+      for (size_t g = 0; g < hb; g++)
+        {
+          const __m512i wa0 = _mm512_set1_epi64 ((long long) t->ipsi_rev[ha + 2 * g]);
+          const __m512i wsa0 = _mm512_set1_epi64 ((long long) t->ipsi_rev_shoup[ha + 2 * g]);
+          const __m512i wa1 = _mm512_set1_epi64 ((long long) t->ipsi_rev[ha + 2 * g + 1]);
+          const __m512i wsa1 = _mm512_set1_epi64 ((long long) t->ipsi_rev_shoup[ha + 2 * g + 1]);
+          const __m512i wb = _mm512_set1_epi64 ((long long) t->ipsi_rev[hb + g]);
+          const __m512i wsb = _mm512_set1_epi64 ((long long) t->ipsi_rev_shoup[hb + g]);
+          uint64_t *x = a + 4 * g * half;
+          for (size_t j = 0; j < half; j += 8)
+            {
+              __m512i v0 = _mm512_loadu_si512 (x + j), v1 = _mm512_loadu_si512 (x + half + j);
+              __m512i v2 = _mm512_loadu_si512 (x + 2 * half + j);
+              __m512i v3 = _mm512_loadu_si512 (x + 3 * half + j);
+              inv_butterfly (&v0, &v1, wa0, wsa0, q, two_q);
+              inv_butterfly (&v2, &v3, wa1, wsa1, q, two_q);
+              inv_butterfly (&v0, &v2, wb, wsb, q, two_q);
+              inv_butterfly (&v1, &v3, wb, wsb, q, two_q);
+              _mm512_storeu_si512 (x + j, v0);
+              _mm512_storeu_si512 (x + half + j, v1);
+              _mm512_storeu_si512 (x + 2 * half + j, v2);
+              _mm512_storeu_si512 (x + 3 * half + j, v3);
+            }
+        }
+    }
+  for (; half < n / 2; half <<= 1)
     {
       size_t h = n / (2 * half);
       for (size_t i = 0; i < h; i++)
@@ -207,7 +262,7 @@ ntt_inverse_ifma (uint64_t *a, const CkksNttTables *t, size_t n)
   const __m512i nis = _mm512_set1_epi64 ((long long) t->n_inv_shoup);
   const __m512i wn = _mm512_set1_epi64 ((long long) t->w_n_inv);
   const __m512i wns = _mm512_set1_epi64 ((long long) t->w_n_inv_shoup);
-  size_t half = n / 2;
+  half = n / 2;
   for (size_t j = 0; j < half; j += 8)
     {
       __m512i u = _mm512_loadu_si512 (a + j), v = _mm512_loadu_si512 (a + half + j);

@@ -190,7 +190,7 @@ test_ntt_simd_matches_scalar (void)
       g_test_skip ("no AVX-512 IFMA on this CPU");
       return;
     }
-  const size_t sizes[] = { 16, 64, 4096, 16384 };
+  const size_t sizes[] = { 16, 64, 128, 4096, 16384, 32768 };
   for (size_t s = 0; s < G_N_ELEMENTS (sizes); s++)
     {
       size_t n = sizes[s];
