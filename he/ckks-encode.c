@@ -75,6 +75,20 @@ ckks_fft_inverse_stages_from (double *re, double *im, const double *tw_re,
     }
 }
 
+bool
+ckks_round_scaled_scalar (int64_t *out, const double *v, double scale, size_t n)
+{
+  const double limit = 4611686018427387904.0;   /* 2^62 */
+  bool ok = true;
+  for (size_t i = 0; i < n; i++)
+    {
+      double a = nearbyint (v[i] * scale);
+      ok = ok && fabs (a) < limit;             /* false for NaN too */
+      out[i] = ok ? (int64_t) a : 0;
+    }
+  return ok;
+}
+
 void
 ckks_fft_stages_forward_scalar (double *re, double *im, const double *tw_re,
                                 const double *tw_im, size_t n)
@@ -128,22 +142,13 @@ ckks_encode_coeffs (const CkksContext *ctx, const double *re, const double *im,
   else
     memset (vi, 0, count * sizeof (double));
   memset (vi + count, 0, (n - count) * sizeof (double));
-  ckks_fft_inverse (ctx, vr, vi);
-  const double limit = 4611686018427387904.0;   /* 2^62 */
-  CkksStatus st = CKKS_OK;
-  for (size_t i = 0; i < n; i++)
-    {
-      double a = nearbyint (vr[i] * scale), b = nearbyint (vi[i] * scale);
-      if (!(fabs (a) < limit) || !(fabs (b) < limit))
-        {
-          st = CKKS_ERR_SCALE;
-          break;
-        }
-      coeffs[i] = (int64_t) a;
-      coeffs[i + n] = (int64_t) b;
-    }
+  /* inverse FFT without its 1/n pass: the 1/n goes into the scale */
+  ctx->k.fft_stages_inverse (vr, vi, ctx->fft_re, ctx->fft_im, n);
+  bit_reverse_permute (ctx, vr, vi);
+  double s = scale / (double) n;
+  bool ok = ctx->k.round_scaled (coeffs, vr, s, n) && ctx->k.round_scaled (coeffs + n, vi, s, n);
   ckks_free (buf);
-  return st;
+  return ok ? CKKS_OK : CKKS_ERR_SCALE;
 }
 
 CkksStatus

@@ -447,6 +447,23 @@ fft_stages_inverse_avx512 (double *re, double *im, const double *tw_re,
   ckks_fft_inverse_stages_from (re, im, tw_re, tw_im, n, n >> 1 < 4 ? n >> 1 : 4, 1);
 }
 
+/* Rounds with the MXCSR default (nearest, ties to even), like nearbyint. */
+IFMA static bool
+round_scaled_avx512 (int64_t *out, const double *v, double scale, size_t n)
+{
+  const __m512d s = _mm512_set1_pd (scale);
+  const __m512d limit = _mm512_set1_pd (4611686018427387904.0);
+  __mmask8 all = 0xff;
+  for (size_t i = 0; i < n; i += 8)
+    {
+      __m512d x = _mm512_roundscale_pd (_mm512_mul_pd (_mm512_loadu_pd (v + i), s),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      all &= _mm512_cmp_pd_mask (_mm512_abs_pd (x), limit, _CMP_LT_OQ);
+      _mm512_storeu_si512 (out + i, _mm512_maskz_cvtpd_epi64 (all, x));
+    }
+  return all == 0xff;
+}
+
 bool
 ckks_kernels_ifma (CkksKernels *k)
 {
@@ -466,6 +483,7 @@ ckks_kernels_ifma (CkksKernels *k)
   k->crt2 = crt2_ifma;
   k->mul_fixed_pair = mul_fixed_pair_ifma;
   k->fft_stages_forward = fft_stages_forward_avx512;
+  k->round_scaled = round_scaled_avx512;
   k->fft_stages_inverse = fft_stages_inverse_avx512;
   k->dot = dot_ifma;
   return true;

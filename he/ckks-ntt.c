@@ -278,6 +278,7 @@ ckks_kernels_scalar (CkksKernels *k)
   k->crt2 = crt2_scalar;
   k->mul_fixed_pair = mul_fixed_pair_scalar;
   k->fft_stages_forward = ckks_fft_stages_forward_scalar;
+  k->round_scaled = ckks_round_scaled_scalar;
   k->fft_stages_inverse = ckks_fft_stages_inverse_scalar;
   k->dot = dot_scalar;
 }
