@@ -76,13 +76,14 @@ ckks_fft_inverse_stages_from (double *re, double *im, const double *tw_re,
 }
 
 bool
-ckks_round_scaled_scalar (int64_t *out, const double *v, double scale, size_t n)
+ckks_round_scaled_scalar (int64_t *out, const double *v, const uint32_t *idx,
+                          double scale, size_t n)
 {
   const double limit = 4611686018427387904.0;   /* 2^62 */
   bool ok = true;
   for (size_t i = 0; i < n; i++)
     {
-      double a = nearbyint (v[i] * scale);
+      double a = nearbyint (v[idx[i]] * scale);
       ok = ok && fabs (a) < limit;             /* false for NaN too */
       out[i] = ok ? (int64_t) a : 0;
     }
@@ -144,9 +145,10 @@ ckks_encode_coeffs (const CkksContext *ctx, const double *re, const double *im,
   memset (vi + count, 0, (n - count) * sizeof (double));
   /* inverse FFT without its 1/n pass: the 1/n goes into the scale */
   ctx->k.fft_stages_inverse (vr, vi, ctx->fft_re, ctx->fft_im, n);
-  bit_reverse_permute (ctx, vr, vi);
   double s = scale / (double) n;
-  bool ok = ctx->k.round_scaled (coeffs, vr, s, n) && ctx->k.round_scaled (coeffs + n, vi, s, n);
+  const uint32_t *br = ctx->slot_bitrev;
+  bool ok = ctx->k.round_scaled (coeffs, vr, br, s, n)
+            && ctx->k.round_scaled (coeffs + n, vi, br, s, n);
   ckks_free (buf);
   return ok ? CKKS_OK : CKKS_ERR_SCALE;
 }

@@ -65,8 +65,10 @@ typedef struct {
                               const double *tw_im, size_t n);
   void (*fft_stages_inverse) (double *re, double *im, const double *tw_re,
                               const double *tw_im, size_t n);
-  /* out[i] = round-half-even(v[i] * scale); false if any |.| >= 2^62 or NaN */
-  bool (*round_scaled) (int64_t *out, const double *v, double scale, size_t n);
+  /* out[i] = round-half-even(v[idx[i]] * scale) (the gather does the FFT's
+   * bit reversal); false if any |.| >= 2^62 or NaN */
+  bool (*round_scaled) (int64_t *out, const double *v, const uint32_t *idx,
+                        double scale, size_t n);
   /* sum of a[i] * b[i] in 8 interleaved partial sums (n % 8 == 0) */
   double (*dot) (const double *a, const double *b, size_t n);
 } CkksKernels;
@@ -131,7 +133,8 @@ void ckks_fft_forward_stages_from (double *re, double *im, const double *tw_re,
 void ckks_fft_inverse_stages_from (double *re, double *im, const double *tw_re,
                                    const double *tw_im, size_t n, size_t h_start,
                                    size_t h_end);
-bool ckks_round_scaled_scalar (int64_t *out, const double *v, double scale, size_t n);
+bool ckks_round_scaled_scalar (int64_t *out, const double *v, const uint32_t *idx,
+                               double scale, size_t n);
 void ckks_fft_stages_forward_scalar (double *re, double *im, const double *tw_re,
                                      const double *tw_im, size_t n);
 void ckks_fft_stages_inverse_scalar (double *re, double *im, const double *tw_re,

@@ -449,14 +449,16 @@ fft_stages_inverse_avx512 (double *re, double *im, const double *tw_re,
 
 /* Rounds with the MXCSR default (nearest, ties to even), like nearbyint. */
 IFMA static bool
-round_scaled_avx512 (int64_t *out, const double *v, double scale, size_t n)
+round_scaled_avx512 (int64_t *out, const double *v, const uint32_t *idx, double scale,
+                     size_t n)
 {
   const __m512d s = _mm512_set1_pd (scale);
   const __m512d limit = _mm512_set1_pd (4611686018427387904.0);
   __mmask8 all = 0xff;
   for (size_t i = 0; i < n; i += 8)
     {
-      __m512d x = _mm512_roundscale_pd (_mm512_mul_pd (_mm512_loadu_pd (v + i), s),
+      __m256i vi = _mm256_loadu_si256 ((const __m256i *) (idx + i));
+      __m512d x = _mm512_roundscale_pd (_mm512_mul_pd (_mm512_i32gather_pd (vi, v, 8), s),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
       all &= _mm512_cmp_pd_mask (_mm512_abs_pd (x), limit, _CMP_LT_OQ);
       _mm512_storeu_si512 (out + i, _mm512_maskz_cvtpd_epi64 (all, x));

@@ -292,20 +292,29 @@ test_ntt_simd_matches_scalar (void)
   for (size_t i = 0; i < slots; i++)
     xs[i] = i < 8 ? (double) i - 3.5 : g_rand_double_range (rng, -1e6, 1e6);
   int64_t *rs = g_new (int64_t, slots), *rv = g_new (int64_t, slots);
-  g_assert_true (ckks_round_scaled_scalar (rs, xs, 1.0, slots));
-  g_assert_true (simd.round_scaled (rv, xs, 1.0, slots));
+  uint32_t *idx = g_new (uint32_t, slots), *br = g_new (uint32_t, slots);
+  for (size_t i = 0; i < slots; i++)
+    {
+      idx[i] = (uint32_t) i;
+      br[i] = ctx->slot_bitrev[i];
+    }
+  g_assert_true (ckks_round_scaled_scalar (rs, xs, br, 3.0, slots));
+  g_assert_true (simd.round_scaled (rv, xs, br, 3.0, slots));
+  g_assert_cmpmem (rs, 8 * slots, rv, 8 * slots);
+  g_assert_true (ckks_round_scaled_scalar (rs, xs, idx, 1.0, slots));
+  g_assert_true (simd.round_scaled (rv, xs, idx, 1.0, slots));
   g_assert_cmpmem (rs, 8 * slots, rv, 8 * slots);
   g_assert_cmpint (rs[0], ==, -4);     /* -3.5 -> -4 */
   g_assert_cmpint (rs[1], ==, -2);     /* -2.5 -> -2 */
   g_assert_cmpint (rs[4], ==, 0);      /*  0.5 ->  0 */
   g_assert_cmpint (rs[5], ==, 2);      /*  1.5 ->  2 */
   xs[slots - 3] = 0x1p62;
-  g_assert_false (ckks_round_scaled_scalar (rs, xs, 1.0, slots));
-  g_assert_false (simd.round_scaled (rv, xs, 1.0, slots));
+  g_assert_false (ckks_round_scaled_scalar (rs, xs, idx, 1.0, slots));
+  g_assert_false (simd.round_scaled (rv, xs, idx, 1.0, slots));
   xs[slots - 3] = NAN;
-  g_assert_false (ckks_round_scaled_scalar (rs, xs, 1.0, slots));
-  g_assert_false (simd.round_scaled (rv, xs, 1.0, slots));
-  g_free (rs); g_free (rv);
+  g_assert_false (ckks_round_scaled_scalar (rs, xs, idx, 1.0, slots));
+  g_assert_false (simd.round_scaled (rv, xs, idx, 1.0, slots));
+  g_free (rs); g_free (rv); g_free (idx); g_free (br);
   g_free (xs); g_free (xv);
   ckks_context_free (ctx);
 }
