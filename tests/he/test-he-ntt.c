@@ -100,6 +100,7 @@ test_security_bound (void)
   g_assert_cmpint (ckks_context_new (&p, &ctx), !=, CKKS_OK);
   g_assert_null (ctx);
   g_assert_cmpint (ckks_params_preset ("nope", &p), ==, CKKS_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (ckks_params_preset (ckks_params_default_preset_name (), &p), ==, CKKS_OK);
   for (const char *const *name = ckks_params_preset_names (); *name; name++)
     {
       g_assert_cmpint (ckks_params_preset (*name, &p), ==, CKKS_OK);
