@@ -285,6 +285,71 @@ test_evaluate_simd_matches_scalar (void)
   ckks_context_free (fast);
 }
 
+/* One context, key and plan shared by several threads, each with its own
+ * ciphertexts: every thread gets the right product. */
+typedef struct {
+  const CkksHeloraPlan *plan;
+  const CkksSecretKey *sk;
+  const float *a, *h;
+  double err;
+} ThreadJob;
+
+static gpointer
+thread_product (gpointer data)
+{
+  ThreadJob *job = data;
+  const CkksHeloraLayout *l = ckks_helora_plan_layout (job->plan);
+  size_t d = ckks_helora_layout_d (l), r = ckks_helora_layout_r (l);
+  CkksCiphertext **in, **out;
+  double factor, *u = g_new (double, r), *ref = g_new (double, r);
+  job->err = INFINITY;
+  if (ckks_helora_ciphertexts_new (l, 1, &in) != CKKS_OK
+      || ckks_helora_ciphertexts_new (l, ckks_helora_layout_n_outputs (l), &out) != CKKS_OK)
+    return NULL;
+  for (int round = 0; round < 3; round++)
+    if (ckks_helora_encrypt_sk (l, job->sk, job->h, in, &factor) != CKKS_OK
+        || ckks_helora_evaluate (job->plan, in, out) != CKKS_OK
+        || ckks_helora_decrypt (l, job->sk, out, factor, u) != CKKS_OK)
+      return NULL;
+  plain_product (job->a, job->h, d, r, ref);
+  job->err = he_test_max_abs_diff (u, ref, r);
+  ckks_helora_ciphertexts_free (in, 1);
+  ckks_helora_ciphertexts_free (out, ckks_helora_layout_n_outputs (l));
+  g_free (u); g_free (ref);
+  return NULL;
+}
+
+static void
+test_threads_share_plan (void)
+{
+  CkksContext *ctx = context_for ("fast", CKKS_BACKEND_AUTO);
+  CkksSecretKey *sk;
+  CkksHeloraPlan *plan;
+  const size_t d = 2048, r = 32;
+  float *a = random_floats (r * d, 0.1);
+  g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, a, &plan), ==, CKKS_OK);
+  ThreadJob jobs[4];
+  GThread *threads[4];
+  float *hs[4];
+  for (int i = 0; i < 4; i++)
+    {
+      hs[i] = random_floats (d, 1.0);
+      jobs[i] = (ThreadJob) { plan, sk, a, hs[i], INFINITY };
+      threads[i] = g_thread_new ("helora", thread_product, &jobs[i]);
+    }
+  for (int i = 0; i < 4; i++)
+    {
+      g_thread_join (threads[i]);
+      g_assert_cmpfloat (jobs[i].err, <=, 1e-6);
+      g_free (hs[i]);
+    }
+  ckks_helora_plan_free (plan);
+  ckks_secret_key_free (sk);
+  g_free (a);
+  ckks_context_free (ctx);
+}
+
 static void
 test_bad_arguments (void)
 {
@@ -309,6 +374,7 @@ main (int argc, char **argv)
   g_test_add_func ("/he/helora/functional-matches-decode", test_functional_matches_decode);
   g_test_add_func ("/he/helora/simd-matches-scalar", test_evaluate_simd_matches_scalar);
   g_test_add_func ("/he/helora/bad-arguments", test_bad_arguments);
+  g_test_add_func ("/he/helora/threads", test_threads_share_plan);
   int rc = g_test_run ();
   g_rand_free (rng);
   return rc;
