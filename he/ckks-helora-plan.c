@@ -205,7 +205,9 @@ ckks_helora_plan_new (const CkksContext *ctx, size_t d, size_t r, const float *a
       return st;
     }
   const CkksHeloraLayout *l = plan->layout;
-  plan->scale = CKKS_HELORA_PT_SCALE / (amax > 0 ? amax : 1.0);
+  /* a result slot sums K chunk products of at most 1 (normalised): divide
+   * by K too, so every result coefficient stays below 2^96 */
+  plan->scale = CKKS_HELORA_PT_SCALE / ((amax > 0 ? amax : 1.0) * (double) l->chunks);
   plan->pts = ckks_alloc (l->n_outputs * l->chunks * pt_words (l) * sizeof (uint64_t));
   st = plan->pts ? encode_plan (plan, a) : CKKS_ERR_NO_MEMORY;
   if (st != CKKS_OK)
