@@ -37,9 +37,11 @@ encrypt_sk (const CkksSecretKey *sk, const int64_t *m_coeffs,
     {
       const CkksNttTables *t = &ctx->ntt[i];
       uint64_t q = t->mod.q, *c0 = ct->c0 + i * n;
-      for (size_t k = 0; k < n; k++)
-        c0[k] = m_coeffs ? ckks_reduce_i64 (m_coeffs[k] + e[k], &t->mod)
-                         : ckks_lift_small (e[k], q);
+      if (m_coeffs)
+        ctx->k.reduce_signed (c0, m_coeffs, e, &t->mod, n);
+      else
+        for (size_t k = 0; k < n; k++)
+          c0[k] = ckks_lift_small (e[k], q);
       ctx->k.ntt_forward (c0, t, n);
       if (m_ntt)
         for (size_t k = 0; k < n; k++)

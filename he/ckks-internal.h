@@ -65,6 +65,9 @@ typedef struct {
                               const double *tw_im, size_t n);
   void (*fft_stages_inverse) (double *re, double *im, const double *tw_re,
                               const double *tw_im, size_t n);
+  /* out[i] = (x[i] + e[i]) mod q in [0, q) (@e may be NULL); |x| < 2^62 */
+  void (*reduce_signed) (uint64_t *out, const int64_t *x, const int8_t *e,
+                         const CkksModulus *m, size_t n);
   /* out[i] = round-half-even(v[idx[i]] * scale) (the gather does the FFT's
    * bit reversal); false if any |.| >= 2^62 or NaN */
   bool (*round_scaled) (int64_t *out, const double *v, const uint32_t *idx,

@@ -447,6 +447,33 @@ fft_stages_inverse_avx512 (double *re, double *im, const double *tw_re,
   ckks_fft_inverse_stages_from (re, im, tw_re, tw_im, n, n >> 1 < 4 ? n >> 1 : 4, 1);
 }
 
+/* (x + e) mod q: the quotient estimated in double precision is off by at
+ * most one (x < 2^62 is within 2^9 of its double, q > 2^20), the remainder
+ * exact in 64-bit integers, then corrected into [0, q). */
+IFMA static void
+reduce_signed_avx512 (uint64_t *out, const int64_t *x, const int8_t *e,
+                      const CkksModulus *m, size_t n)
+{
+  const __m512i vq = _mm512_set1_epi64 ((long long) m->q);
+  const __m512d qinv = _mm512_set1_pd (1.0 / (double) m->q);
+  const __m512i zero = _mm512_setzero_si512 ();
+  for (size_t i = 0; i < n; i += 8)
+    {
+      __m512i v = _mm512_loadu_si512 (x + i);
+      if (e)
+        v = _mm512_add_epi64 (v, _mm512_cvtepi8_epi64 (_mm_loadl_epi64 ((const __m128i *) (e + i))));
+      __m512d quo = _mm512_roundscale_pd (_mm512_mul_pd (_mm512_cvtepi64_pd (v), qinv),
+                                          _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+      __m512i r = _mm512_sub_epi64 (v, _mm512_mullo_epi64 (_mm512_cvtpd_epi64 (quo), vq));
+      for (int round = 0; round < 2; round++)
+        {
+          r = _mm512_mask_add_epi64 (r, _mm512_cmplt_epi64_mask (r, zero), r, vq);
+          r = reduce_once (r, vq);
+        }
+      _mm512_storeu_si512 (out + i, r);
+    }
+}
+
 /* Rounds with the MXCSR default (nearest, ties to even), like nearbyint. */
 IFMA static bool
 round_scaled_avx512 (int64_t *out, const double *v, const uint32_t *idx, double scale,
@@ -486,6 +513,7 @@ ckks_kernels_ifma (CkksKernels *k)
   k->mul_fixed_pair = mul_fixed_pair_ifma;
   k->fft_stages_forward = fft_stages_forward_avx512;
   k->round_scaled = round_scaled_avx512;
+  k->reduce_signed = reduce_signed_avx512;
   k->fft_stages_inverse = fft_stages_inverse_avx512;
   k->dot = dot_ifma;
   return true;

@@ -205,6 +205,14 @@ mul_fixed_add_scalar (uint64_t *out, const uint64_t *add, const uint64_t *a,
 }
 
 static void
+reduce_signed_scalar (uint64_t *out, const int64_t *x, const int8_t *e,
+                      const CkksModulus *m, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    out[i] = ckks_reduce_i64 (x[i] + (e ? e[i] : 0), m);
+}
+
+static void
 mul_fixed_pair_scalar (uint64_t *out0, uint64_t *out1, const uint64_t *add0,
                        const uint64_t *add1, const uint64_t *a0, const uint64_t *a1,
                        const uint64_t *w, const uint64_t *ws, uint64_t q, size_t n)
@@ -277,6 +285,7 @@ ckks_kernels_scalar (CkksKernels *k)
   k->mul_fixed_add = mul_fixed_add_scalar;
   k->crt2 = crt2_scalar;
   k->mul_fixed_pair = mul_fixed_pair_scalar;
+  k->reduce_signed = reduce_signed_scalar;
   k->fft_stages_forward = ckks_fft_stages_forward_scalar;
   k->round_scaled = ckks_round_scaled_scalar;
   k->fft_stages_inverse = ckks_fft_stages_inverse_scalar;

@@ -17,8 +17,7 @@ ckks_coeffs_to_ntt (const CkksContext *ctx, const int64_t *coeffs,
     {
       const CkksNttTables *t = &ctx->ntt[i];
       uint64_t *d = ckks_limb (dst, i, n);
-      for (size_t k = 0; k < n; k++)
-        d[k] = ckks_reduce_i64 (coeffs[k], &t->mod);
+      ctx->k.reduce_signed (d, coeffs, NULL, &t->mod, n);
       ctx->k.ntt_forward (d, t, n);
     }
 }

@@ -316,6 +316,36 @@ test_ntt_simd_matches_scalar (void)
   g_assert_false (ckks_round_scaled_scalar (rs, xs, idx, 1.0, slots));
   g_assert_false (simd.round_scaled (rv, xs, idx, 1.0, slots));
   g_free (rs); g_free (rv); g_free (idx); g_free (br);
+
+  /* signed reduction, with and without a small addend, at the extremes */
+  CkksModulus mod;
+  ckks_modulus_init (&mod, p.moduli[0]);
+  int64_t *sx = g_new (int64_t, slots);
+  int8_t *se = g_new (int8_t, slots);
+  uint64_t *us = g_new (uint64_t, slots), *uv = g_new (uint64_t, slots);
+  for (size_t i = 0; i < slots; i++)
+    {
+      int64_t big = (int64_t) (((uint64_t) g_rand_int (rng) << 30) ^ g_rand_int (rng));
+      sx[i] = i % 4 == 0 ? big : i % 4 == 1 ? -big : i % 4 == 2 ? (int64_t) (i % 7) - 3
+                                                        : (i & 8 ? 1 : -1) * ((int64_t) 1 << 61);
+      sx[i] += i < 4 ? (int64_t) p.moduli[0] * (int64_t) i : 0;
+      se[i] = (int8_t) g_rand_int_range (rng, -21, 22);
+    }
+  for (int with_e = 0; with_e < 2; with_e++)
+    {
+      scalar.reduce_signed (us, sx, with_e ? se : NULL, &mod, slots);
+      simd.reduce_signed (uv, sx, with_e ? se : NULL, &mod, slots);
+      g_assert_cmpmem (us, 8 * slots, uv, 8 * slots);
+      for (size_t i = 0; i < slots; i++)
+        {
+          ckks_i128 v = (ckks_i128) sx[i] + (with_e ? se[i] : 0);
+          ckks_i128 r = v % (ckks_i128) p.moduli[0];
+          if (r < 0)
+            r += p.moduli[0];
+          g_assert_cmpuint (us[i], ==, (uint64_t) r);
+        }
+    }
+  g_free (sx); g_free (se); g_free (us); g_free (uv);
   g_free (xs); g_free (xv);
   ckks_context_free (ctx);
 }
