@@ -444,7 +444,46 @@ fft_stages_inverse_avx512 (double *re, double *im, const double *tw_re,
           _mm512_storeu_pd (yr, _mm512_add_pd (_mm512_mul_pd (dr, wr), _mm512_mul_pd (di, wi)));
           _mm512_storeu_pd (yi, _mm512_sub_pd (_mm512_mul_pd (di, wr), _mm512_mul_pd (dr, wi)));
         }
-  ckks_fft_inverse_stages_from (re, im, tw_re, tw_im, n, n >> 1 < 4 ? n >> 1 : 4, 1);
+  /* half-lengths 4, 2, 1 on 16-slot blocks: the twiddle of a lane depends
+   * only on its index within the half, so each stage has one constant vector */
+  __m512i ix[3], iy[3], b0[3], b1[3];
+  __m512d wr[3], wi[3];
+  for (int s = 0; s < 3; s++)
+    {
+      small_indices (s, &ix[s], &iy[s], &b0[s], &b1[s]);
+      double vr[8], vi[8];
+      for (int l = 0; l < 8; l++)
+        {
+          size_t h = small_t[s], j = (size_t) small_x_pos[s][l] % h;
+          vr[l] = tw_re[h + j];
+          vi[l] = tw_im[h + j];
+        }
+      wr[s] = _mm512_loadu_pd (vr);
+      wi[s] = _mm512_loadu_pd (vi);
+    }
+  for (size_t base = 0; base < n; base += 16)
+    {
+      __m512d r0 = _mm512_loadu_pd (re + base), r1 = _mm512_loadu_pd (re + base + 8);
+      __m512d i0 = _mm512_loadu_pd (im + base), i1 = _mm512_loadu_pd (im + base + 8);
+      for (int s = 0; s < 3; s++)
+        {
+          __m512d xr = _mm512_permutex2var_pd (r0, ix[s], r1), yr = _mm512_permutex2var_pd (r0, iy[s], r1);
+          __m512d xi = _mm512_permutex2var_pd (i0, ix[s], i1), yi = _mm512_permutex2var_pd (i0, iy[s], i1);
+          __m512d dr = _mm512_sub_pd (xr, yr), di = _mm512_sub_pd (xi, yi);
+          xr = _mm512_add_pd (xr, yr);
+          xi = _mm512_add_pd (xi, yi);
+          yr = _mm512_add_pd (_mm512_mul_pd (dr, wr[s]), _mm512_mul_pd (di, wi[s]));
+          yi = _mm512_sub_pd (_mm512_mul_pd (di, wr[s]), _mm512_mul_pd (dr, wi[s]));
+          r0 = _mm512_permutex2var_pd (xr, b0[s], yr);
+          r1 = _mm512_permutex2var_pd (xr, b1[s], yr);
+          i0 = _mm512_permutex2var_pd (xi, b0[s], yi);
+          i1 = _mm512_permutex2var_pd (xi, b1[s], yi);
+        }
+      _mm512_storeu_pd (re + base, r0);
+      _mm512_storeu_pd (re + base + 8, r1);
+      _mm512_storeu_pd (im + base, i0);
+      _mm512_storeu_pd (im + base + 8, i1);
+    }
 }
 
 /* (x + e) mod q: the quotient estimated in double precision is off by at
