@@ -63,8 +63,9 @@ test_bad_options (void)
   for (size_t i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       int status;
-      g_autofree char *out = run_cli (cases[i], &status);
+      char *out = run_cli (cases[i], &status);
       g_assert_false (g_spawn_check_wait_status (status, NULL));
+      g_free (out);
     }
 }
 
