@@ -20,6 +20,12 @@ ckks_params_preset_names (void)
   return preset_names;
 }
 
+const char *
+ckks_params_default_preset_name (void)
+{
+  return "fast";
+}
+
 CkksStatus
 ckks_params_preset (const char *name, CkksParams *out)
 {

@@ -15,9 +15,9 @@
  *
  * Scales and levels. h is divided by max|h| (kept by the client, never sent)
  * and encrypted at scale 2^48 on the first limbs of the chain whose product
- * exceeds 2^99 (two limbs for the presets); A is encoded at 2^48 / max|A|,
- * so each result slot is at most 2^96 in magnitude: it decrypts exactly with
- * a two-limb CRT, no rescale needed. The max error of u is ~1e-10 relative to
+ * exceeds 2^99 (two limbs for the presets); A is encoded at
+ * 2^48 / (max|A| * K), so each result slot is at most 2^96 in magnitude: it
+ * decrypts exactly with a two-limb CRT, no rescale needed. The max error of u is ~1e-10 relative to
  * max|h| * max|A| * d.
  *
  * Sharing. The input ciphertexts depend only on (context, d): one encryption
