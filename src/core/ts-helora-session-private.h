@@ -61,9 +61,8 @@ gboolean _ts_helora_session_decrypt_row (TsHeloraSession *self, SessionGroup *g,
 
 /* ts-helora-session-remote.c: hello with the adapter's modules; every row of
  * a call for a group, pipelined up to the server's in-flight limit. */
-gboolean _ts_helora_session_hello (TsHeloraSession *self, const char *url,
-                                   const char *adapter_path, const char *params_preset,
-                                   guint timeout_ms, GError **error);
+gboolean _ts_helora_session_hello (TsHeloraSession *self, const TsHeloraOptions *options,
+                                   GError **error);
 gboolean _ts_helora_session_remote_rows (TsHeloraSession *self, SessionGroup *g,
                                          const LmLoraHookCall *call, const float *h,
                                          GError **error);

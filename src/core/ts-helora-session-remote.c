@@ -56,17 +56,18 @@ mismatch:
 }
 
 gboolean
-_ts_helora_session_hello (TsHeloraSession *self, const char *url, const char *adapter_path,
-                          const char *params_preset, guint timeout_ms, GError **error)
+_ts_helora_session_hello (TsHeloraSession *self, const TsHeloraOptions *options, GError **error)
 {
   g_autoptr (TsHeloraFrame) hello = ts_helora_frame_new (TS_HELORA_FRAME_HELLO, 0);
   g_autoptr (TsHeloraFrame) ack = NULL;
 
-  if (!fill_hello (self, &hello->u.hello, adapter_path, params_preset, error))
+  if (!fill_hello (self, &hello->u.hello, options->adapter_path, options->params_preset, error))
     return FALSE;
-  self->remote = ts_helora_remote_connect (url, timeout_ms, error);
+  self->remote = ts_helora_remote_connect (options->remote_url, options->timeout_ms, error);
   if (self->remote == NULL)
     return FALSE;
+  if (options->tap != NULL)
+    ts_helora_remote_set_tap (self->remote, options->tap, options->tap_data);
   ack = ts_helora_remote_hello (self->remote, &hello->u.hello, error);
   return ack != NULL && check_ack (self, &ack->u.ack, error);
 }

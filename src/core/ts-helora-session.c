@@ -199,8 +199,7 @@ ts_helora_session_new (const LmLora *lora, const TsHeloraOptions *options, GErro
   if (self->mode == TS_HELORA_MODE_LOCAL && !build_local (self, options->n_threads, error))
     return NULL;
   if (self->mode == TS_HELORA_MODE_REMOTE
-      && !_ts_helora_session_hello (self, options->remote_url, options->adapter_path,
-                                    options->params_preset, options->timeout_ms, error))
+      && !_ts_helora_session_hello (self, options, error))
     return NULL;
   return g_steal_pointer (&self);
 }

@@ -24,6 +24,7 @@
 
 #include "lm.h"
 #include "ts-helora-proto.h"
+#include "ts-helora-remote.h"
 
 G_BEGIN_DECLS
 
@@ -52,6 +53,9 @@ typedef struct {
   const guint8 *sealed_key;
   gsize sealed_key_len;
   const guint8 *unseal_key;
+  /* Remote: sees every message the session sends (audits and tests). */
+  TsHeloraTapFunc tap;
+  gpointer tap_data;
 } TsHeloraOptions;
 
 typedef struct {

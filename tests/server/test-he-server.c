@@ -8,6 +8,7 @@
  * test ends by checking that a well-behaved client still gets correct
  * answers from the same server.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <glib/gstdio.h>
@@ -749,6 +750,53 @@ test_session_drop (Fixture *f, gconstpointer data)
   lm_model_free (model);
 }
 
+/* The real client: a session generating through the server, with a key from
+ * the vault (so the test knows it), sends no byte run of that key. */
+static void
+test_session_sends_no_secret_key (Fixture *f, gconstpointer data)
+{
+  g_autofree char *model_path = ts_test_data_path ("qwen35/tiny-qwen35moe-f32/tiny-qwen35moe-f32.gguf");
+  g_autoptr (GByteArray) sent = g_byte_array_new ();
+  guint8 seal_key[32] = { 7 }, *sealed = NULL;
+  gsize sealed_len = 0;
+  TsHeloraOptions options = { .mode = TS_HELORA_MODE_REMOTE, .params_preset = PRESET,
+                              .adapter_path = f->lora_path, .unseal_key = seal_key,
+                              .tap = capture_cb, .tap_data = sent };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraSession) helora = NULL;
+  const gint32 prompt[] = { 999, 716, 260, 198, 54, 71 };
+  const CkksSecretKey *sk = f->client->sk;
+  gsize n = ckks_context_ring_degree (f->client->ctx);
+  guint limbs = ckks_context_params (f->client->ctx)->n_moduli;
+  LmModel *model = NULL;
+  LmLora *lora = NULL;
+  LmSession *s = NULL;
+
+  g_assert_cmpint (ckks_secret_key_seal (sk, seal_key, &sealed, &sealed_len), ==, CKKS_OK);
+  options.sealed_key = sealed;
+  options.sealed_key_len = sealed_len;
+  options.remote_url = server_fixture_ws_url (f->server);
+  g_assert_cmpint (lm_model_load (model_path, &model, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_lora_load (model, f->lora_path, 1.0f, &lora, NULL), ==, LM_OK);
+  helora = ts_helora_session_new (lora, &options, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (lm_session_new (model, NULL, &s), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora (s, lora), ==, LM_OK);
+  g_assert_true (ts_helora_session_attach (helora, s, &error));
+  g_assert_cmpint (lm_session_prefill (s, prompt, G_N_ELEMENTS (prompt), NULL), ==, LM_OK);
+  for (int k = 0; k < 4; k++)
+    g_assert_cmpint (lm_session_decode (s, 100 + k), ==, LM_OK);
+  lm_session_free (s);
+  g_clear_pointer (&helora, ts_helora_session_free);
+  g_assert_cmpuint (sent->len, >, 40 * n * 8);
+  g_assert_false (leaks (sent, (const guint8 *) sk->coeffs, n, 64, 61));
+  g_assert_false (leaks (sent, (const guint8 *) sk->s, (gsize) limbs * n * 8, 16, 104));
+  g_assert_null (memmem (sent->data, sent->len, sealed, 64));
+  free (sealed);
+  lm_lora_free (lora);
+  lm_model_free (model);
+}
+
 static void
 add (const char *path, void (*func) (Fixture *, gconstpointer), guint idle_ms)
 {
@@ -773,5 +821,6 @@ main (int argc, char **argv)
   add ("/he-server/no-secret-key-sent", test_no_secret_key_sent, 0);
   add ("/he-server/client-errors", test_client_errors, 0);
   add ("/he-server/session-drop", test_session_drop, 0);
+  add ("/he-server/session-sends-no-secret-key", test_session_sends_no_secret_key, 0);
   return g_test_run ();
 }
