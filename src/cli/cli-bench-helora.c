@@ -248,7 +248,7 @@ run (BenchOptions *o)
     }
   if (o->make_lora != NULL)
     {
-      if (!ts_helora_adapter_write_synthetic (model, o->make_lora, o->rank, 1, &error))
+      if (!ts_helora_adapter_write_synthetic (model, o->make_lora, o->rank, 1, NULL, &error))
         goto out;
       o->lora = g_strdup (o->make_lora);
     }
