@@ -1,0 +1,108 @@
+/* test-gpu.c: the CUDA probe reports devices or a reason, and never crashes.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include "ts-gpu.h"
+
+static void
+assert_consistent (const TsGpuInfo *info)
+{
+  g_assert_nonnull (info);
+  if (info->n_devices == 0)
+    {
+      g_assert_nonnull (info->reason);
+      g_assert_cmpuint (strlen (info->reason), >, 0);
+      return;
+    }
+  g_assert_null (info->reason);
+  for (guint i = 0; i < info->n_devices; i++)
+    {
+      g_assert_cmpint (info->devices[i].ordinal, ==, (int) i);
+      g_assert_cmpuint (strlen (info->devices[i].name), >, 0);
+      g_assert_cmpuint (info->devices[i].total_memory, >, 0);
+      g_assert_cmpint (info->devices[i].cc_major, >=, 1);
+    }
+}
+
+static void
+test_probe_system (void)
+{
+  g_autoptr (TsGpuInfo) info = ts_gpu_probe ();
+  g_autofree char *text = NULL;
+
+  assert_consistent (info);
+  text = ts_gpu_info_describe (info);
+  g_test_message ("%s", text);
+  if (info->n_devices == 0)
+    g_assert_true (g_str_has_prefix (text, "No GPU: "));
+  else
+    g_assert_true (g_str_has_prefix (text, "GPU 0: "));
+}
+
+static void
+test_probe_twice (void)
+{
+  g_autoptr (TsGpuInfo) first = ts_gpu_probe ();
+  g_autoptr (TsGpuInfo) second = ts_gpu_probe ();
+
+  g_assert_cmpuint (first->n_devices, ==, second->n_devices);
+}
+
+static void
+test_missing_library (void)
+{
+  g_autoptr (TsGpuInfo) info = ts_gpu_probe_library ("libtensafe-no-such-driver.so.0");
+
+  assert_consistent (info);
+  g_assert_cmpuint (info->n_devices, ==, 0);
+  g_assert_nonnull (strstr (info->reason, "libtensafe-no-such-driver.so.0"));
+  g_assert_nonnull (strstr (info->reason, "not installed"));
+}
+
+static void
+test_not_a_driver (void)
+{
+  /* libc is always loadable and has none of the driver's entry points. */
+  g_autoptr (TsGpuInfo) info = ts_gpu_probe_library ("libc.so.6");
+
+  assert_consistent (info);
+  g_assert_cmpuint (info->n_devices, ==, 0);
+  g_assert_nonnull (strstr (info->reason, "symbol cuInit is missing"));
+}
+
+static void
+test_describe_device (void)
+{
+  TsGpuDevice dev = { .ordinal = 0, .name = (char *) "Test GPU",
+                      .total_memory = G_GUINT64_CONSTANT (80) << 30,
+                      .cc_major = 9, .cc_minor = 0 };
+  TsGpuInfo info = { .driver_version = 12040, .n_devices = 1, .devices = &dev };
+  g_autofree char *text = ts_gpu_info_describe (&info);
+
+  g_assert_cmpstr (text, ==, "GPU 0: Test GPU, 80.0 GiB, compute 9.0\nCUDA driver 12.4");
+}
+
+static void
+test_cpu_features (void)
+{
+  g_autofree char *text = ts_cpu_features_describe ();
+
+#if defined(__x86_64__)
+  /* x86-64 guarantees SSE2 only, so each feature must be answered yes or no. */
+  g_assert_true (g_regex_match_simple ("^AVX2 (yes|no), AVX-512F (yes|no), "
+                                       "AVX-512 IFMA (yes|no)$", text, 0, 0));
+#else
+  g_assert_cmpuint (strlen (text), >, 0);
+#endif
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/core/gpu/probe-system", test_probe_system);
+  g_test_add_func ("/core/gpu/probe-twice", test_probe_twice);
+  g_test_add_func ("/core/gpu/missing-library", test_missing_library);
+  g_test_add_func ("/core/gpu/not-a-driver", test_not_a_driver);
+  g_test_add_func ("/core/gpu/describe-device", test_describe_device);
+  g_test_add_func ("/core/gpu/cpu-features", test_cpu_features);
+  return g_test_run ();
+}
