@@ -189,6 +189,30 @@ ts_gpu_probe (void)
   return ts_gpu_probe_library ("libcuda.so.1");
 }
 
+static void
+gpu_probe_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  g_task_return_pointer (task, ts_gpu_probe (), (GDestroyNotify) ts_gpu_info_free);
+}
+
+void
+ts_gpu_probe_async (GCancellable *cancellable, GAsyncReadyCallback callback,
+                    gpointer user_data)
+{
+  g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
+
+  g_task_set_source_tag (task, ts_gpu_probe_async);
+  g_task_set_return_on_cancel (task, TRUE);
+  g_task_run_in_thread (task, gpu_probe_thread);
+}
+
+TsGpuInfo *
+ts_gpu_probe_finish (GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
 void
 ts_gpu_info_free (TsGpuInfo *info)
 {

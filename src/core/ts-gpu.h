@@ -11,7 +11,7 @@
  */
 #pragma once
 
-#include <glib.h>
+#include <gio/gio.h>
 
 G_BEGIN_DECLS
 
@@ -37,6 +37,15 @@ TsGpuInfo *ts_gpu_probe (void);
 /* Same, loading the driver from @library (a soname or a path); used by tests
  * to exercise the "driver missing" and "not a driver" paths. */
 TsGpuInfo *ts_gpu_probe_library (const char *library);
+
+/* Runs ts_gpu_probe() on a worker thread: initialising a CUDA driver can take
+ * a noticeable time, which a GUI must not spend on its main thread. */
+void ts_gpu_probe_async (GCancellable *cancellable, GAsyncReadyCallback callback,
+                         gpointer user_data);
+
+/* Returns the probe result (transfer full), or NULL with @error set when the
+ * operation was cancelled. */
+TsGpuInfo *ts_gpu_probe_finish (GAsyncResult *result, GError **error);
 
 void ts_gpu_info_free (TsGpuInfo *info);
 

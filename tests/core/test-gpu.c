@@ -47,6 +47,29 @@ test_probe_twice (void)
 }
 
 static void
+probe_done_cb (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  TsGpuInfo **out = user_data;
+  g_autoptr (GError) error = NULL;
+
+  *out = ts_gpu_probe_finish (result, &error);
+  g_assert_no_error (error);
+}
+
+static void
+test_probe_async (void)
+{
+  g_autoptr (TsGpuInfo) sync_info = ts_gpu_probe ();
+  g_autoptr (TsGpuInfo) async_info = NULL;
+
+  ts_gpu_probe_async (NULL, probe_done_cb, &async_info);
+  while (async_info == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  assert_consistent (async_info);
+  g_assert_cmpuint (async_info->n_devices, ==, sync_info->n_devices);
+}
+
+static void
 test_missing_library (void)
 {
   g_autoptr (TsGpuInfo) info = ts_gpu_probe_library ("libtensafe-no-such-driver.so.0");
@@ -100,6 +123,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/core/gpu/probe-system", test_probe_system);
   g_test_add_func ("/core/gpu/probe-twice", test_probe_twice);
+  g_test_add_func ("/core/gpu/probe-async", test_probe_async);
   g_test_add_func ("/core/gpu/missing-library", test_missing_library);
   g_test_add_func ("/core/gpu/not-a-driver", test_not_a_driver);
   g_test_add_func ("/core/gpu/describe-device", test_describe_device);
