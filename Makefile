@@ -30,8 +30,9 @@ check: compile
 	python3 build-aux/test-summary.py $(BUILD)/meson-logs/testlog.json || status=1; \
 	exit $$status
 
+# Runs the app from the build tree; its settings schema is compiled there.
 demo: compile
-	$(BUILD)/src/app/tensafe
+	GSETTINGS_SCHEMA_DIR=$(BUILD)/data $(BUILD)/src/app/tensafe
 
 clean:
 	rm -rf $(BUILD)
