@@ -1,5 +1,6 @@
 /* test-gpu.c: the CUDA probe reports devices or a reason, and never crashes.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include "ts-config.h"
 #include "ts-gpu.h"
 
 static void
@@ -103,6 +104,32 @@ test_describe_device (void)
   g_assert_cmpstr (text, ==, "GPU 0: Test GPU, 80.0 GiB, compute 9.0\nCUDA driver 12.4");
 }
 
+/* `tensafe-cli info` prints the version, CPU features and the probe result. */
+static void
+test_cli_info (void)
+{
+  const char *cli = g_getenv ("TENSAFE_CLI");
+  const char *argv[] = { cli, "info", NULL };
+  g_autoptr (TsGpuInfo) info = ts_gpu_probe ();
+  g_autofree char *gpu = ts_gpu_info_describe (info);
+  g_autofree char *cpu = ts_cpu_features_describe ();
+  g_autofree char *out = NULL;
+  g_autofree char *expected_cpu = NULL;
+  g_autoptr (GError) error = NULL;
+  int status = 0;
+
+  g_assert_nonnull (cli);
+  g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+                &out, NULL, &status, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+
+  expected_cpu = g_strdup_printf ("\nCPU: %s\n", cpu);
+  g_assert_true (g_str_has_prefix (out, "tensafe " TS_VERSION "\n"));
+  g_assert_nonnull (strstr (out, expected_cpu));
+  g_assert_nonnull (strstr (out, gpu));
+}
+
 static void
 test_cpu_features (void)
 {
@@ -128,5 +155,6 @@ main (int argc, char **argv)
   g_test_add_func ("/core/gpu/not-a-driver", test_not_a_driver);
   g_test_add_func ("/core/gpu/describe-device", test_describe_device);
   g_test_add_func ("/core/gpu/cpu-features", test_cpu_features);
+  g_test_add_func ("/core/gpu/cli-info", test_cli_info);
   return g_test_run ();
 }
