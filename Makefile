@@ -5,7 +5,7 @@ BUILD ?= build
 MESON_OPTIONS ?=
 MESON_TEST_OPTIONS ?=
 
-.PHONY: all deps setup compile check demo clean
+.PHONY: all deps setup compile check check-asan demo clean
 
 all: compile
 
@@ -29,6 +29,11 @@ check: compile
 	eval $$wrap meson test -C $(BUILD) --print-errorlogs $(MESON_TEST_OPTIONS) || status=$$?; \
 	python3 build-aux/test-summary.py $(BUILD)/meson-logs/testlog.json || status=1; \
 	exit $$status
+
+# The same suite built with AddressSanitizer and UBSan, in build-asan/.
+check-asan:
+	@$(MAKE) --no-print-directory check BUILD=build-asan \
+	  MESON_OPTIONS="-Db_sanitize=address,undefined -Db_lundef=false"
 
 # Runs the app from the build tree; its settings schema is compiled there.
 demo: compile
