@@ -1,0 +1,291 @@
+/* ckks-helora-plan.c: HE-LoRA layouts, plans and evaluation (evaluator side,
+ * no secret-key code).
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <math.h>
+#include <string.h>
+
+#include "ckks-helora-private.h"
+
+struct CkksHeloraPlan {
+  CkksHeloraLayout *layout;
+  double scale;            /* 2^48 / max|A| */
+  /* pt[b][k]: limbs * N values then limbs * N companions, NTT form */
+  uint64_t *pts;
+};
+
+/* Segment functionals: f_t[k] = (N/2) * (inverse embedding of the indicator
+ * of segment t)[k] = Re sum_{j in segment t} zeta_j^k. */
+static CkksStatus
+layout_functionals (CkksHeloraLayout *l)
+{
+  const CkksContext *ctx = l->ctx;
+  size_t n = ctx->n, slots = ctx->slots;
+  l->functional = ckks_alloc (l->copies * n * sizeof (double));
+  double *buf = ckks_alloc (2 * slots * sizeof (double));
+  if (!l->functional || !buf)
+    {
+      ckks_free (buf);
+      return CKKS_ERR_NO_MEMORY;
+    }
+  for (size_t t = 0; t < l->copies; t++)
+    {
+      double *re = buf, *im = buf + slots, *f = l->functional + t * n;
+      memset (buf, 0, 2 * slots * sizeof (double));
+      for (size_t j = 0; j < l->chunk_len; j++)
+        re[t * l->chunk_len + j] = 1.0;
+      ckks_fft_inverse (ctx, re, im);
+      for (size_t k = 0; k < slots; k++)
+        {
+          f[k] = re[k] * (double) slots;
+          f[k + slots] = im[k] * (double) slots;
+        }
+    }
+  ckks_free (buf);
+  return CKKS_OK;
+}
+
+CkksStatus
+ckks_helora_layout_new (const CkksContext *ctx, size_t d, size_t r,
+                        CkksHeloraLayout **out)
+{
+  if (!ctx || !out || d == 0 || r == 0 || d > ((size_t) 1 << 24) || r > ((size_t) 1 << 16))
+    return CKKS_ERR_INVALID_ARGUMENT;
+  /* enough limbs for a 2^96 product with 3 bits of margin */
+  uint32_t limbs = 0;
+  double bits = 0;
+  while (limbs < ctx->params.n_moduli && bits < 99.0)
+    bits += log2 ((double) ctx->params.moduli[limbs++]);
+  if (bits < 99.0)
+    return CKKS_ERR_INVALID_ARGUMENT;
+  CkksHeloraLayout *l = ckks_alloc0 (sizeof *l);
+  if (!l)
+    return CKKS_ERR_NO_MEMORY;
+  l->ctx = ctx;
+  l->d = d;
+  l->r = r;
+  l->limbs = limbs;
+  l->chunks = (d + ctx->slots - 1) / ctx->slots;
+  l->chunk_len = (d + l->chunks - 1) / l->chunks;
+  l->copies = ctx->slots / l->chunk_len;
+  l->n_outputs = (r + l->copies - 1) / l->copies;
+  if (l->copies <= CKKS_HELORA_MAX_FUNCTIONALS)
+    {
+      CkksStatus st = layout_functionals (l);
+      if (st != CKKS_OK)
+        {
+          ckks_helora_layout_free (l);
+          return st;
+        }
+    }
+  *out = l;
+  return CKKS_OK;
+}
+
+void
+ckks_helora_layout_free (CkksHeloraLayout *layout)
+{
+  if (!layout)
+    return;
+  ckks_free (layout->functional);
+  ckks_free (layout);
+}
+
+size_t ckks_helora_layout_d (const CkksHeloraLayout *l) { return l->d; }
+size_t ckks_helora_layout_r (const CkksHeloraLayout *l) { return l->r; }
+size_t ckks_helora_layout_n_inputs (const CkksHeloraLayout *l) { return l->chunks; }
+size_t ckks_helora_layout_n_outputs (const CkksHeloraLayout *l) { return l->n_outputs; }
+size_t ckks_helora_layout_copies (const CkksHeloraLayout *l) { return l->copies; }
+uint32_t ckks_helora_layout_limbs (const CkksHeloraLayout *l) { return l->limbs; }
+
+CkksStatus
+ckks_helora_ciphertexts_new (const CkksHeloraLayout *layout, size_t count,
+                             CkksCiphertext ***out)
+{
+  if (!layout || !out || count == 0)
+    return CKKS_ERR_INVALID_ARGUMENT;
+  CkksCiphertext **cts = ckks_alloc0 (count * sizeof *cts);
+  if (!cts)
+    return CKKS_ERR_NO_MEMORY;
+  for (size_t i = 0; i < count; i++)
+    {
+      CkksStatus st = ckks_ciphertext_new (layout->ctx, layout->limbs, &cts[i]);
+      if (st != CKKS_OK)
+        {
+          ckks_helora_ciphertexts_free (cts, count);
+          return st;
+        }
+    }
+  *out = cts;
+  return CKKS_OK;
+}
+
+void
+ckks_helora_ciphertexts_free (CkksCiphertext **cts, size_t count)
+{
+  if (!cts)
+    return;
+  for (size_t i = 0; i < count; i++)
+    ckks_ciphertext_free (cts[i]);
+  ckks_free (cts);
+}
+
+static size_t
+pt_words (const CkksHeloraLayout *l)
+{
+  return 2 * (size_t) l->limbs * l->ctx->n;
+}
+
+/* Slots of pt[b][k]: copy t holds row b*c + t, columns of chunk k. */
+static void
+fill_plan_slots (const CkksHeloraLayout *l, const float *a, size_t b, size_t k,
+                 double *slots)
+{
+  memset (slots, 0, l->ctx->slots * sizeof (double));
+  for (size_t t = 0; t < l->copies; t++)
+    {
+      size_t row = b * l->copies + t;
+      if (row >= l->r)
+        break;
+      for (size_t j = 0; j < l->chunk_len && k * l->chunk_len + j < l->d; j++)
+        slots[t * l->chunk_len + j] = a[row * l->d + k * l->chunk_len + j];
+    }
+}
+
+static CkksStatus
+encode_plan (CkksHeloraPlan *plan, const float *a)
+{
+  const CkksHeloraLayout *l = plan->layout;
+  const CkksContext *ctx = l->ctx;
+  size_t n = ctx->n, words = (size_t) l->limbs * n;
+  double *slots = ckks_alloc (ctx->slots * sizeof (double));
+  int64_t *coeffs = ckks_alloc (n * sizeof (int64_t));
+  CkksStatus st = slots && coeffs ? CKKS_OK : CKKS_ERR_NO_MEMORY;
+  for (size_t b = 0; st == CKKS_OK && b < l->n_outputs; b++)
+    for (size_t k = 0; st == CKKS_OK && k < l->chunks; k++)
+      {
+        uint64_t *pt = plan->pts + (b * l->chunks + k) * pt_words (l);
+        fill_plan_slots (l, a, b, k, slots);
+        st = ckks_encode_coeffs (ctx, slots, NULL, ctx->slots, plan->scale, coeffs);
+        if (st != CKKS_OK)
+          break;
+        ckks_coeffs_to_ntt (ctx, coeffs, l->limbs, pt);
+        ckks_poly_shoup (ctx, pt, l->limbs, pt + words);
+      }
+  ckks_free (slots);
+  ckks_free (coeffs);
+  return st;
+}
+
+CkksStatus
+ckks_helora_plan_new (const CkksContext *ctx, size_t d, size_t r, const float *a,
+                      CkksHeloraPlan **out)
+{
+  if (!a || !out)
+    return CKKS_ERR_INVALID_ARGUMENT;
+  double amax = 0;
+  for (size_t i = 0; i < r * d; i++)
+    {
+      if (!isfinite (a[i]))
+        return CKKS_ERR_INVALID_ARGUMENT;
+      amax = fmax (amax, fabs ((double) a[i]));
+    }
+  CkksHeloraPlan *plan = ckks_alloc0 (sizeof *plan);
+  if (!plan)
+    return CKKS_ERR_NO_MEMORY;
+  CkksStatus st = ckks_helora_layout_new (ctx, d, r, &plan->layout);
+  if (st != CKKS_OK)
+    {
+      ckks_free (plan);
+      return st;
+    }
+  const CkksHeloraLayout *l = plan->layout;
+  plan->scale = CKKS_HELORA_PT_SCALE / (amax > 0 ? amax : 1.0);
+  plan->pts = ckks_alloc (l->n_outputs * l->chunks * pt_words (l) * sizeof (uint64_t));
+  st = plan->pts ? encode_plan (plan, a) : CKKS_ERR_NO_MEMORY;
+  if (st != CKKS_OK)
+    {
+      ckks_helora_plan_free (plan);
+      return st;
+    }
+  *out = plan;
+  return CKKS_OK;
+}
+
+void
+ckks_helora_plan_free (CkksHeloraPlan *plan)
+{
+  if (!plan)
+    return;
+  ckks_helora_layout_free (plan->layout);
+  ckks_free (plan->pts);
+  ckks_free (plan);
+}
+
+const CkksHeloraLayout *
+ckks_helora_plan_layout (const CkksHeloraPlan *plan)
+{
+  return plan->layout;
+}
+
+static CkksStatus
+check_inputs (const CkksHeloraLayout *l, CkksCiphertext *const *inputs)
+{
+  for (size_t k = 0; k < l->chunks; k++)
+    {
+      const CkksCiphertext *in = inputs[k];
+      if (!in)
+        return CKKS_ERR_INVALID_ARGUMENT;
+      if (in->ctx != l->ctx)
+        return CKKS_ERR_MISMATCH;
+      if (in->n_limbs < l->limbs)
+        return CKKS_ERR_LEVEL;
+      if (!ckks_same_scale (in->scale, inputs[0]->scale))
+        return CKKS_ERR_SCALE;
+    }
+  return CKKS_OK;
+}
+
+CkksStatus
+ckks_helora_evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs,
+                      CkksCiphertext *const *outputs)
+{
+  if (!plan || !inputs || !outputs)
+    return CKKS_ERR_INVALID_ARGUMENT;
+  const CkksHeloraLayout *l = plan->layout;
+  const CkksContext *ctx = l->ctx;
+  CkksStatus st = check_inputs (l, inputs);
+  for (size_t b = 0; st == CKKS_OK && b < l->n_outputs; b++)
+    if (!outputs[b] || outputs[b]->ctx != ctx || outputs[b]->capacity < l->limbs)
+      st = outputs[b] ? CKKS_ERR_MISMATCH : CKKS_ERR_INVALID_ARGUMENT;
+  if (st != CKKS_OK)
+    return st;
+  size_t n = ctx->n, words = (size_t) l->limbs * n;
+  for (size_t b = 0; b < l->n_outputs; b++)
+    {
+      CkksCiphertext *out = outputs[b];
+      for (size_t k = 0; k < l->chunks; k++)
+        {
+          const uint64_t *pt = plan->pts + (b * l->chunks + k) * pt_words (l);
+          const CkksCiphertext *in = inputs[k];
+          for (uint32_t i = 0; i < l->limbs; i++)
+            {
+              uint64_t q = ctx->params.moduli[i];
+              const uint64_t *w = pt + i * n, *ws = pt + words + i * n;
+              if (k == 0)
+                {
+                  ctx->k.mul_fixed (out->c0 + i * n, in->c0 + i * n, w, ws, q, n);
+                  ctx->k.mul_fixed (out->c1 + i * n, in->c1 + i * n, w, ws, q, n);
+                }
+              else
+                {
+                  ctx->k.mul_fixed_add (out->c0 + i * n, in->c0 + i * n, w, ws, q, n);
+                  ctx->k.mul_fixed_add (out->c1 + i * n, in->c1 + i * n, w, ws, q, n);
+                }
+            }
+        }
+      out->n_limbs = l->limbs;
+      out->scale = inputs[0]->scale * plan->scale;
+      out->seeded = false;
+    }
+  return CKKS_OK;
+}

@@ -1,0 +1,87 @@
+/* ckks-internal.h: the context layout and internal helpers shared by he/.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * RNS polynomials are arrays of n_limbs * N uint64_t, limb i reduced mod q_i,
+ * kept in NTT form (bit-reversed evaluation order) between operations.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ckks-modarith.h"
+#include "ckks-params.h"
+
+typedef struct {
+  CkksModulus mod;
+  uint64_t *psi_rev;          /* psi^bitrev(i), psi a primitive 2N-th root */
+  uint64_t *psi_rev_shoup;    /* companions for the active backend */
+  uint64_t *ipsi_rev;         /* psi^-bitrev(i) */
+  uint64_t *ipsi_rev_shoup;
+  uint64_t n_inv, n_inv_shoup;
+  /* IFMA only: twiddles of the three innermost stages expanded lane by lane */
+  uint64_t *fwd_small, *fwd_small_shoup;   /* 3 * N/2 entries */
+  uint64_t *inv_small, *inv_small_shoup;
+} CkksNttTables;
+
+/* Arithmetic kernels of one backend; every pointer set. Outputs are fully
+ * reduced, so every backend gives bit-identical results. */
+typedef struct {
+  const char *name;
+  /* floor(w * 2^k / q) with k the backend's word size (64 or 52) */
+  uint64_t (*shoup) (uint64_t w, uint64_t q);
+  void (*ntt_forward) (uint64_t *a, const CkksNttTables *t, size_t n);
+  void (*ntt_inverse) (uint64_t *a, const CkksNttTables *t, size_t n);
+  /* out[i] = a[i] * w[i] mod q (w fixed, with companions) */
+  void (*mul_fixed) (uint64_t *out, const uint64_t *a, const uint64_t *w,
+                     const uint64_t *w_shoup, uint64_t q, size_t n);
+  /* out[i] = out[i] + a[i] * w[i] mod q */
+  void (*mul_fixed_add) (uint64_t *out, const uint64_t *a, const uint64_t *w,
+                         const uint64_t *w_shoup, uint64_t q, size_t n);
+} CkksKernels;
+
+struct CkksContext {
+  CkksParams params;
+  size_t n;                   /* ring degree N */
+  size_t slots;               /* N / 2 */
+  CkksNttTables ntt[CKKS_MAX_MODULI];
+  CkksKernels k;
+  /* special FFT: twiddle for stage half-length h, index j at [h + j] */
+  double *fft_re, *fft_im;
+  uint32_t *slot_bitrev;      /* bit reversal over N/2 entries */
+  /* garner[i][j] = q_j^-1 mod q_i (j < i), for CRT and rescale */
+  uint64_t garner[CKKS_MAX_MODULI][CKKS_MAX_MODULI];
+  uint64_t garner_shoup[CKKS_MAX_MODULI][CKKS_MAX_MODULI];
+  uint8_t fingerprint[32];
+};
+
+/* Backends. */
+void ckks_kernels_scalar (CkksKernels *k);
+bool ckks_kernels_ifma (CkksKernels *k);   /* false if the CPU lacks IFMA */
+void ckks_ntt_tables_expand_ifma (CkksNttTables *t, size_t n);
+
+/* NTT table construction (ckks-ntt.c). */
+CkksStatus ckks_ntt_tables_init (CkksNttTables *t, uint64_t q, size_t n,
+                                 const CkksKernels *k);
+void ckks_ntt_tables_clear (CkksNttTables *t);
+uint64_t ckks_primitive_root_2n (const CkksModulus *m, size_t n);
+
+/* Scratch memory for one call: aligned, freed with ckks_scratch_free. */
+void *ckks_alloc (size_t bytes);
+void *ckks_alloc0 (size_t bytes);
+void ckks_free (void *p);
+
+static inline uint64_t *
+ckks_limb (uint64_t *poly, size_t i, size_t n)
+{
+  return poly + i * n;
+}
+
+/* Encoder internals (ckks-encode.c): canonical embedding of real slot values.
+ * ckks_fft_inverse/forward work in place on N/2 complex values. */
+void ckks_fft_inverse (const CkksContext *ctx, double *re, double *im);
+void ckks_fft_forward (const CkksContext *ctx, double *re, double *im);
+
+/* SHA-256 of the parameter serialisation. */
+void ckks_params_fingerprint (const CkksParams *p, uint8_t out[32]);

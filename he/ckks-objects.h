@@ -1,0 +1,67 @@
+/* ckks-objects.h: layouts of plaintexts, ciphertexts and keys (internal).
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include "ckks-cipher.h"
+#include "ckks-internal.h"
+
+#define CKKS_SEED_BYTES 32
+
+struct CkksPlaintext {
+  const CkksContext *ctx;
+  uint32_t n_limbs;
+  double scale;
+  uint64_t *data;              /* n_limbs * N, NTT form */
+};
+
+struct CkksCiphertext {
+  const CkksContext *ctx;
+  uint32_t n_limbs;            /* current */
+  uint32_t capacity;           /* limbs allocated */
+  double scale;
+  bool seeded;
+  uint8_t seed[CKKS_SEED_BYTES];
+  uint64_t *c0, *c1;           /* capacity * N each, NTT form */
+};
+
+struct CkksSecretKey {
+  const CkksContext *ctx;
+  int8_t *coeffs;              /* N ternary coefficients */
+  uint64_t *s;                 /* all limbs, NTT form */
+  uint64_t *s_shoup;           /* companions for the backend */
+};
+
+struct CkksPublicKey {
+  const CkksContext *ctx;
+  uint8_t seed[CKKS_SEED_BYTES];   /* a = expand(seed) */
+  uint64_t *b, *a;                  /* all limbs, NTT form */
+  uint64_t *b_shoup, *a_shoup;
+};
+
+/* Scales @count slot values and rounds them to integer coefficients
+ * (N entries, int64). CKKS_ERR_SCALE on overflow. */
+CkksStatus ckks_encode_coeffs (const CkksContext *ctx, const double *re,
+                               const double *im, size_t count, double scale,
+                               int64_t *coeffs);
+/* dst limb i = coeffs mod q_i, then NTT; for i < n_limbs. */
+void ckks_coeffs_to_ntt (const CkksContext *ctx, const int64_t *coeffs,
+                         uint32_t n_limbs, uint64_t *dst);
+/* Same for small coefficients (ternary, errors). */
+void ckks_small_to_ntt (const CkksContext *ctx, const int8_t *coeffs,
+                        uint32_t n_limbs, uint64_t *dst);
+/* Inverse NTT of every limb of @poly in place, then CRT: out[k] = centred
+ * coefficient k as a double (exact to double rounding). */
+void ckks_ntt_to_real_coeffs (const CkksContext *ctx, uint64_t *poly,
+                              uint32_t n_limbs, double *out);
+/* Slot values from real coefficients divided by @scale (FFT). */
+CkksStatus ckks_real_coeffs_decode (const CkksContext *ctx, const double *coeffs,
+                                    double scale, double *re, double *im,
+                                    size_t count);
+/* Uniform polynomial in NTT form from @seed, limbs [0, n_limbs). */
+CkksStatus ckks_expand_uniform (const CkksContext *ctx,
+                                const uint8_t seed[CKKS_SEED_BYTES],
+                                uint32_t n_limbs, uint64_t *dst);
+/* Companions (for the active backend) of a fixed polynomial. */
+void ckks_poly_shoup (const CkksContext *ctx, const uint64_t *poly,
+                      uint32_t n_limbs, uint64_t *companions);
+bool ckks_same_scale (double a, double b);

@@ -1,0 +1,194 @@
+/* ckks-poly.c: RNS polynomial conversions (reduction, NTT, CRT, seeds).
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <math.h>
+#include <string.h>
+
+#include "ckks-objects.h"
+#include "ckks-prng.h"
+
+void
+ckks_coeffs_to_ntt (const CkksContext *ctx, const int64_t *coeffs,
+                    uint32_t n_limbs, uint64_t *dst)
+{
+  size_t n = ctx->n;
+  for (uint32_t i = 0; i < n_limbs; i++)
+    {
+      const CkksNttTables *t = &ctx->ntt[i];
+      uint64_t *d = ckks_limb (dst, i, n);
+      for (size_t k = 0; k < n; k++)
+        d[k] = ckks_reduce_i64 (coeffs[k], &t->mod);
+      ctx->k.ntt_forward (d, t, n);
+    }
+}
+
+void
+ckks_small_to_ntt (const CkksContext *ctx, const int8_t *coeffs,
+                   uint32_t n_limbs, uint64_t *dst)
+{
+  size_t n = ctx->n;
+  for (uint32_t i = 0; i < n_limbs; i++)
+    {
+      const CkksNttTables *t = &ctx->ntt[i];
+      uint64_t *d = ckks_limb (dst, i, n);
+      for (size_t k = 0; k < n; k++)
+        d[k] = coeffs[k] >= 0 ? (uint64_t) coeffs[k] : t->mod.q - (uint64_t) -coeffs[k];
+      ctx->k.ntt_forward (d, t, n);
+    }
+}
+
+/* Value of a little-endian multiword integer as a double. */
+static double
+words_to_double (const uint64_t *w, size_t len)
+{
+  double v = 0;
+  for (size_t i = len; i-- > 0;)
+    v = v * 18446744073709551616.0 + (double) w[i];
+  return v;
+}
+
+/* w = w * m + a over @len words. */
+static void
+words_mul_add (uint64_t *w, size_t len, uint64_t m, uint64_t a)
+{
+  uint64_t carry = a;
+  for (size_t i = 0; i < len; i++)
+    {
+      ckks_u128 t = (ckks_u128) w[i] * m + carry;
+      w[i] = (uint64_t) t;
+      carry = (uint64_t) (t >> 64);
+    }
+}
+
+/* Returns a >= b. */
+static bool
+words_ge (const uint64_t *a, const uint64_t *b, size_t len)
+{
+  for (size_t i = len; i-- > 0;)
+    if (a[i] != b[i])
+      return a[i] > b[i];
+  return true;
+}
+
+/* a = b - a (b >= a). */
+static void
+words_rsub (uint64_t *a, const uint64_t *b, size_t len)
+{
+  uint64_t borrow = 0;
+  for (size_t i = 0; i < len; i++)
+    {
+      ckks_u128 t = (ckks_u128) b[i] - a[i] - borrow;
+      a[i] = (uint64_t) t;
+      borrow = (uint64_t) (t >> 64) ? 1 : 0;
+    }
+}
+
+/* Mixed-radix (Garner) digits of coefficient k, then its centred value. */
+static double
+crt_multiword (const CkksContext *ctx, const uint64_t *poly, uint32_t L,
+               size_t k, const uint64_t *q_words, const uint64_t *half_words)
+{
+  uint64_t v[CKKS_MAX_MODULI], x[CKKS_MAX_MODULI + 1] = { 0 };
+  size_t n = ctx->n;
+  for (uint32_t i = 0; i < L; i++)
+    {
+      const CkksModulus *m = &ctx->ntt[i].mod;
+      uint64_t t = poly[i * n + k];
+      for (uint32_t j = 0; j < i; j++)
+        {
+          uint64_t vj = v[j] >= m->q ? ckks_barrett_reduce_128 (v[j], m) : v[j];
+          t = ckks_mul_shoup (ckks_sub_mod (t, vj, m->q), ctx->garner[i][j],
+                              ctx->garner_shoup[i][j], m->q);
+        }
+      v[i] = t;
+    }
+  for (uint32_t i = L; i-- > 0;)
+    words_mul_add (x, L, i + 1 < L ? ctx->params.moduli[i] : 0, v[i]);
+  if (words_ge (x, half_words, L))
+    {
+      words_rsub (x, q_words, L);
+      return -words_to_double (x, L);
+    }
+  return words_to_double (x, L);
+}
+
+void
+ckks_ntt_to_real_coeffs (const CkksContext *ctx, uint64_t *poly,
+                         uint32_t n_limbs, double *out)
+{
+  size_t n = ctx->n;
+  for (uint32_t i = 0; i < n_limbs; i++)
+    ctx->k.ntt_inverse (ckks_limb (poly, i, n), &ctx->ntt[i], n);
+  const uint64_t q0 = ctx->params.moduli[0];
+  if (n_limbs == 1)
+    {
+      for (size_t k = 0; k < n; k++)
+        out[k] = poly[k] > q0 / 2 ? -(double) (q0 - poly[k]) : (double) poly[k];
+      return;
+    }
+  if (n_limbs == 2)
+    {
+      const uint64_t q1 = ctx->params.moduli[1];
+      const uint64_t g = ctx->garner[1][0], gs = ctx->garner_shoup[1][0];
+      const ckks_u128 big_q = (ckks_u128) q0 * q1, half = big_q / 2;
+      const uint64_t *a0 = poly, *a1 = poly + n;
+      for (size_t k = 0; k < n; k++)
+        {
+          uint64_t r0 = a0[k] >= q1 ? a0[k] - q1 : a0[k];   /* q0 < 2 q1 */
+          r0 = r0 >= q1 ? r0 % q1 : r0;
+          uint64_t t = ckks_mul_shoup (ckks_sub_mod (a1[k], r0, q1), g, gs, q1);
+          ckks_u128 x = (ckks_u128) t * q0 + a0[k];
+          out[k] = x > half ? -(double) (big_q - x) : (double) x;
+        }
+      return;
+    }
+  uint64_t q_words[CKKS_MAX_MODULI + 1] = { 1 }, half_words[CKKS_MAX_MODULI + 1];
+  for (uint32_t i = 0; i < n_limbs; i++)
+    words_mul_add (q_words, n_limbs, ctx->params.moduli[i], 0);
+  /* half = ceil(Q / 2): Q is odd, so (Q + 1) / 2 */
+  uint64_t carry = 0;
+  for (size_t i = n_limbs; i-- > 0;)
+    {
+      half_words[i] = (q_words[i] >> 1) | (carry << 63);
+      carry = q_words[i] & 1;
+    }
+  words_mul_add (half_words, n_limbs, 1, 1);
+  for (size_t k = 0; k < n; k++)
+    out[k] = crt_multiword (ctx, poly, n_limbs, k, q_words, half_words);
+}
+
+CkksStatus
+ckks_expand_uniform (const CkksContext *ctx, const uint8_t seed[CKKS_SEED_BYTES],
+                     uint32_t n_limbs, uint64_t *dst)
+{
+  for (uint32_t i = 0; i < n_limbs; i++)
+    {
+      CkksPrng prng;
+      CkksStatus st = ckks_prng_init_seed (&prng, seed, i);
+      if (st == CKKS_OK)
+        st = ckks_sample_uniform_mod (&prng, ctx->params.moduli[i],
+                                      ckks_limb (dst, i, ctx->n), ctx->n);
+      ckks_prng_clear (&prng);
+      if (st != CKKS_OK)
+        return st;
+    }
+  return CKKS_OK;
+}
+
+void
+ckks_poly_shoup (const CkksContext *ctx, const uint64_t *poly, uint32_t n_limbs,
+                 uint64_t *companions)
+{
+  size_t n = ctx->n;
+  for (uint32_t i = 0; i < n_limbs; i++)
+    {
+      uint64_t q = ctx->params.moduli[i];
+      for (size_t k = 0; k < n; k++)
+        companions[i * n + k] = ctx->k.shoup (poly[i * n + k], q);
+    }
+}
+
+bool
+ckks_same_scale (double a, double b)
+{
+  return fabs (a - b) <= 1e-12 * fmax (fabs (a), fabs (b));
+}

@@ -1,0 +1,250 @@
+/* test-he-ntt.c: modular arithmetic, primes and the negacyclic NTT against
+ * schoolbook references.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <glib.h>
+
+#include "ckks-internal.h"
+#include "he-test-common.h"
+
+static GRand *rng;
+
+static uint64_t
+rand_below (uint64_t q)
+{
+  uint64_t x = ((uint64_t) g_rand_int (rng) << 32) | g_rand_int (rng);
+  return x % q;
+}
+
+static void
+test_modarith (void)
+{
+  const unsigned bits[] = { 20, 30, 40, 50, 55, 61 };
+  for (size_t b = 0; b < G_N_ELEMENTS (bits); b++)
+    {
+      CkksParams p;
+      g_assert_cmpint (ckks_params_generate (12, &bits[b], 1, &p), ==, CKKS_OK);
+      uint64_t q = p.moduli[0];
+      CkksModulus m;
+      ckks_modulus_init (&m, q);
+      for (int i = 0; i < 20000; i++)
+        {
+          uint64_t a = rand_below (q), c = rand_below (q);
+          uint64_t ref = (uint64_t) (((ckks_u128) a * c) % q);
+          g_assert_cmpuint (ckks_mul_mod (a, c, &m), ==, ref);
+          uint64_t cs = ckks_shoup_precompute (c, q);
+          g_assert_cmpuint (ckks_mul_shoup (a, c, cs, q), ==, ref);
+          uint64_t wide = ((uint64_t) g_rand_int (rng) << 32) | g_rand_int (rng);
+          g_assert_cmpuint (ckks_mul_shoup (wide, c, cs, q), ==,
+                            (uint64_t) (((ckks_u128) wide * c) % q));
+          ckks_u128 z = ((ckks_u128) wide << 64) | a;
+          g_assert_cmpuint (ckks_barrett_reduce_128 (z, &m), ==, (uint64_t) (z % q));
+          int64_t s = (int64_t) wide;
+          int64_t ref_s = s % (int64_t) q;
+          if (ref_s < 0)
+            ref_s += (int64_t) q;
+          g_assert_cmpuint (ckks_reduce_i64 (s, &m), ==, (uint64_t) ref_s);
+        }
+      g_assert_cmpuint (ckks_mul_mod (ckks_inv_mod (12345, &m), 12345, &m), ==, 1);
+    }
+}
+
+static void
+test_primes (void)
+{
+  g_assert_true (ckks_is_prime (2305843009213693951ull));   /* 2^61 - 1 */
+  g_assert_false (ckks_is_prime (3215031751ull));           /* strong pseudoprime 2,3,5,7 */
+  g_assert_false (ckks_is_prime (1ull << 40));
+  const unsigned bits[] = { 61, 50, 50, 40, 30 };
+  CkksParams p;
+  g_assert_cmpint (ckks_params_generate (14, bits, G_N_ELEMENTS (bits), &p), ==, CKKS_OK);
+  for (uint32_t i = 0; i < p.n_moduli; i++)
+    {
+      uint64_t q = p.moduli[i];
+      g_assert_true (ckks_is_prime (q));
+      g_assert_cmpuint (q % (2 << 14), ==, 1);
+      g_assert_cmpuint (q >> (bits[i] - 1), ==, 1);           /* exactly bits[i] bits */
+      for (uint32_t j = 0; j < i; j++)
+        g_assert_cmpuint (p.moduli[j], !=, q);
+    }
+  /* the first of two equal sizes is the largest such prime below 2^50 */
+  for (uint64_t c = p.moduli[1] + (2 << 14); c < (1ull << 50); c += 2 << 14)
+    g_assert_false (ckks_is_prime (c));
+}
+
+static void
+test_security_bound (void)
+{
+  CkksParams p;
+  const unsigned ok8192[] = { 60, 40, 40, 60 };
+  g_assert_cmpint (ckks_params_generate (13, ok8192, 4, &p), ==, CKKS_OK);
+  const unsigned too_big[] = { 60, 60, 60, 60 };          /* 240 > 218 */
+  g_assert_cmpint (ckks_params_generate (13, too_big, 4, &p), ==,
+                   CKKS_ERR_INSECURE_PARAMETERS);
+  const unsigned at4096[] = { 60, 50 };                    /* 110 > 109 */
+  g_assert_cmpint (ckks_params_generate (12, at4096, 2, &p), ==,
+                   CKKS_ERR_INSECURE_PARAMETERS);
+  const unsigned ok4096[] = { 55, 54 };
+  g_assert_cmpint (ckks_params_generate (12, ok4096, 2, &p), ==, CKKS_OK);
+  unsigned wide[15];
+  for (int i = 0; i < 15; i++)
+    wide[i] = 60;                                          /* 900 > 881 */
+  g_assert_cmpint (ckks_params_generate (15, wide, 15, &p), ==,
+                   CKKS_ERR_INSECURE_PARAMETERS);
+  g_assert_cmpint (ckks_params_generate (14, wide, 8, &p), ==,
+                   CKKS_ERR_INSECURE_PARAMETERS);          /* 480 > 438 */
+  g_assert_cmpint (ckks_params_generate (14, wide, 7, &p), ==, CKKS_OK);
+  /* a hand-made insecure set is refused by the context too */
+  CkksContext *ctx = NULL;
+  p.n_moduli = 8;
+  p.moduli[7] = p.moduli[6];
+  g_assert_cmpint (ckks_context_new (&p, &ctx), !=, CKKS_OK);
+  g_assert_null (ctx);
+  g_assert_cmpint (ckks_params_preset ("nope", &p), ==, CKKS_ERR_INVALID_ARGUMENT);
+  for (const char *const *name = ckks_params_preset_names (); *name; name++)
+    {
+      g_assert_cmpint (ckks_params_preset (*name, &p), ==, CKKS_OK);
+      g_assert_cmpfloat (ckks_params_log2_q (&p), <=, ckks_params_max_log2_q (p.log_n));
+      g_test_message ("preset %s: N = %u, log2 Q = %.2f", *name, 1u << p.log_n,
+                      ckks_params_log2_q (&p));
+    }
+}
+
+/* c = a * b in Z_q[X]/(X^n + 1), schoolbook. */
+static void
+negacyclic_schoolbook (const uint64_t *a, const uint64_t *b, uint64_t *c,
+                       size_t n, uint64_t q)
+{
+  for (size_t k = 0; k < n; k++)
+    c[k] = 0;
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < n; j++)
+      {
+        uint64_t prod = (uint64_t) (((ckks_u128) a[i] * b[j]) % q);
+        size_t k = i + j;
+        if (k < n)
+          c[k] = (c[k] + prod) % q;
+        else
+          c[k - n] = (c[k - n] + q - prod) % q;
+      }
+}
+
+static void
+check_ntt_product (const CkksKernels *k, size_t n, unsigned bits)
+{
+  CkksParams p;
+  unsigned log_n = 0;
+  while (((size_t) 1 << log_n) < n)
+    log_n++;
+  /* generate the prime for max(n, 4096) = 1 mod 2n as well */
+  g_assert_cmpint (ckks_params_generate (log_n < 12 ? 12 : log_n, &bits, 1, &p), ==, CKKS_OK);
+  CkksNttTables t;
+  g_assert_cmpint (ckks_ntt_tables_init (&t, p.moduli[0], n, k), ==, CKKS_OK);
+  if (g_strcmp0 (k->name, "scalar") != 0)
+    ckks_ntt_tables_expand_ifma (&t, n);
+  uint64_t q = p.moduli[0];
+  uint64_t *a = g_new (uint64_t, n), *b = g_new (uint64_t, n);
+  uint64_t *ref = g_new (uint64_t, n), *b_orig = g_new (uint64_t, n);
+  for (size_t i = 0; i < n; i++)
+    {
+      a[i] = rand_below (q);
+      b[i] = i % 3 == 0 ? q - 1 : rand_below (q);
+    }
+  negacyclic_schoolbook (a, b, ref, n, q);
+  memcpy (b_orig, b, n * sizeof *b);
+  k->ntt_forward (a, &t, n);
+  k->ntt_forward (b, &t, n);
+  for (size_t i = 0; i < n; i++)
+    {
+      g_assert_cmpuint (a[i], <, q);
+      a[i] = (uint64_t) (((ckks_u128) a[i] * b[i]) % q);
+    }
+  k->ntt_inverse (a, &t, n);
+  for (size_t i = 0; i < n; i++)
+    g_assert_cmpuint (a[i], ==, ref[i]);
+  k->ntt_inverse (b, &t, n);
+  g_assert_cmpmem (b, n * 8, b_orig, n * 8);
+  ckks_ntt_tables_clear (&t);
+  g_free (a); g_free (b); g_free (ref); g_free (b_orig);
+}
+
+static void
+test_ntt_schoolbook (void)
+{
+  CkksKernels k;
+  ckks_kernels_scalar (&k);
+  const size_t sizes[] = { 16, 64, 512, 2048 };
+  const unsigned bits[] = { 30, 49, 50, 61 };
+  for (size_t s = 0; s < G_N_ELEMENTS (sizes); s++)
+    for (size_t b = 0; b < G_N_ELEMENTS (bits); b++)
+      check_ntt_product (&k, sizes[s], bits[b]);
+}
+
+/* Every SIMD path against the scalar reference, bit for bit. */
+static void
+test_ntt_simd_matches_scalar (void)
+{
+  CkksKernels scalar, simd;
+  ckks_kernels_scalar (&scalar);
+  if (!ckks_kernels_ifma (&simd))
+    {
+      g_test_skip ("no AVX-512 IFMA on this CPU");
+      return;
+    }
+  const size_t sizes[] = { 16, 64, 4096, 16384 };
+  for (size_t s = 0; s < G_N_ELEMENTS (sizes); s++)
+    {
+      size_t n = sizes[s];
+      const unsigned bits = 50;
+      CkksParams p;
+      unsigned log_n = 0;
+      while (((size_t) 1 << log_n) < n)
+        log_n++;
+      g_assert_cmpint (ckks_params_generate (log_n < 12 ? 12 : log_n, &bits, 1, &p), ==, CKKS_OK);
+      uint64_t q = p.moduli[0];
+      CkksNttTables ts, tv;
+      g_assert_cmpint (ckks_ntt_tables_init (&ts, q, n, &scalar), ==, CKKS_OK);
+      g_assert_cmpint (ckks_ntt_tables_init (&tv, q, n, &simd), ==, CKKS_OK);
+      ckks_ntt_tables_expand_ifma (&tv, n);
+      uint64_t *x = g_new (uint64_t, n), *y = g_new (uint64_t, n);
+      uint64_t *w = g_new (uint64_t, n), *ws = g_new (uint64_t, n), *wv = g_new (uint64_t, n);
+      for (size_t i = 0; i < n; i++)
+        {
+          x[i] = y[i] = i < 3 ? q - 1 : rand_below (q);
+          w[i] = rand_below (q);
+          ws[i] = scalar.shoup (w[i], q);
+          wv[i] = simd.shoup (w[i], q);
+        }
+      scalar.ntt_forward (x, &ts, n);
+      simd.ntt_forward (y, &tv, n);
+      g_assert_cmpmem (x, n * 8, y, n * 8);
+      scalar.ntt_inverse (x, &ts, n);
+      simd.ntt_inverse (y, &tv, n);
+      g_assert_cmpmem (x, n * 8, y, n * 8);
+      scalar.mul_fixed (x, x, w, ws, q, n);
+      simd.mul_fixed (y, y, w, wv, q, n);
+      g_assert_cmpmem (x, n * 8, y, n * 8);
+      scalar.mul_fixed_add (x, y, w, ws, q, n);
+      simd.mul_fixed_add (y, y, w, wv, q, n);
+      g_assert_cmpmem (x, n * 8, y, n * 8);
+      ckks_ntt_tables_clear (&ts);
+      ckks_ntt_tables_clear (&tv);
+      g_free (x); g_free (y); g_free (w); g_free (ws); g_free (wv);
+    }
+  check_ntt_product (&simd, 64, 50);
+  check_ntt_product (&simd, 2048, 49);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  rng = he_test_rng_new ();
+  g_test_add_func ("/he/arith/modular", test_modarith);
+  g_test_add_func ("/he/arith/primes", test_primes);
+  g_test_add_func ("/he/params/security-bound", test_security_bound);
+  g_test_add_func ("/he/ntt/schoolbook", test_ntt_schoolbook);
+  g_test_add_func ("/he/ntt/simd-matches-scalar", test_ntt_simd_matches_scalar);
+  int rc = g_test_run ();
+  g_rand_free (rng);
+  return rc;
+}
