@@ -77,10 +77,24 @@ bool gguf_get_string (const GgufFile *file, const char *key, GgufString *out);
 bool gguf_get_array (const GgufFile *file, const char *key, GgufValueType *elem_type,
                      uint64_t *count, const void **data);
 bool gguf_get_array_string (const GgufFile *file, const char *key, uint64_t i, GgufString *out);
+/* Numeric array elements returned by gguf_get_array() are a naturally aligned
+ * copy owned by the GgufFile (so int32_t / float casts are safe); string arrays
+ * and arrays of arrays return data = NULL. */
 
 /* Tensor lookup by name; NULL when absent. */
 const GgufTensorInfo *gguf_find_tensor (const GgufFile *file, const char *name);
 const GgufTensorInfo *gguf_tensor (const GgufFile *file, uint64_t index);
+
+/* Layout facts. */
+uint32_t gguf_alignment (const GgufFile *file);
+uint64_t gguf_data_offset (const GgufFile *file);   /* file offset of the data section */
+/* Block size (values) and block bytes of @type; false for a type we do not know. */
+bool gguf_type_layout (LmTensorType type, uint32_t *block_values, uint32_t *block_bytes);
+/* "F32", "Q4_K", ...; "?" for a type we do not know. */
+const char *gguf_type_name (LmTensorType type);
+const char *gguf_value_type_name (GgufValueType type);
+/* True when @s equals the NUL-terminated @cstr. */
+bool gguf_string_eq (GgufString s, const char *cstr);
 
 #ifdef __cplusplus
 }

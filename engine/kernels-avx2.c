@@ -1,0 +1,320 @@
+/* kernels-avx2.c: AVX2 + FMA + F16C kernels (compiled per function with target attributes).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Integer dot products use maddubs (u8 x s8 -> pairs of int16) then madd with
+ * the sub-block scales (-> int32), so each super-block's sum is exact; blocks
+ * are combined in f32 vectors. */
+#include <immintrin.h>
+#include <string.h>
+
+#include "kernels-private.h"
+#include "quant-private.h"
+
+#define TARGET __attribute__ ((target ("avx2,fma,f16c")))
+
+TARGET static inline float
+hsum_ps (__m256 v)
+{
+  __m128 s = _mm_add_ps (_mm256_castps256_ps128 (v), _mm256_extractf128_ps (v, 1));
+  s = _mm_add_ps (s, _mm_movehl_ps (s, s));
+  s = _mm_add_ss (s, _mm_movehdup_ps (s));
+  return _mm_cvtss_f32 (s);
+}
+
+TARGET static inline float
+fp16 (uint16_t h)
+{
+  return _cvtsh_ss (h);
+}
+
+/* ---- f32 activations for float weights ---- */
+
+TARGET static inline __m256
+load8_f32 (const float *p)
+{
+  return _mm256_loadu_ps (p);
+}
+
+TARGET static inline __m256
+load8_f16 (const uint16_t *p)
+{
+  return _mm256_cvtph_ps (_mm_loadu_si128 ((const __m128i *) p));
+}
+
+TARGET static inline __m256
+load8_bf16 (const uint16_t *p)
+{
+  __m256i v = _mm256_cvtepu16_epi32 (_mm_loadu_si128 ((const __m128i *) p));
+  return _mm256_castsi256_ps (_mm256_slli_epi32 (v, 16));
+}
+
+#define DEFINE_FLOAT_DOT(name, elem_t, load8, to_f32)                          \
+  TARGET static float name (const elem_t *w, const float *x, int64_t n)        \
+  {                                                                            \
+    __m256 acc0 = _mm256_setzero_ps (), acc1 = _mm256_setzero_ps ();           \
+    __m256 acc2 = _mm256_setzero_ps (), acc3 = _mm256_setzero_ps ();           \
+    int64_t i = 0;                                                             \
+    for (; i + 32 <= n; i += 32)                                               \
+      {                                                                        \
+        acc0 = _mm256_fmadd_ps (load8 (w + i), _mm256_loadu_ps (x + i), acc0);            \
+        acc1 = _mm256_fmadd_ps (load8 (w + i + 8), _mm256_loadu_ps (x + i + 8), acc1);    \
+        acc2 = _mm256_fmadd_ps (load8 (w + i + 16), _mm256_loadu_ps (x + i + 16), acc2);  \
+        acc3 = _mm256_fmadd_ps (load8 (w + i + 24), _mm256_loadu_ps (x + i + 24), acc3);  \
+      }                                                                        \
+    for (; i + 8 <= n; i += 8)                                                 \
+      acc0 = _mm256_fmadd_ps (load8 (w + i), _mm256_loadu_ps (x + i), acc0);   \
+    float sum = hsum_ps (_mm256_add_ps (_mm256_add_ps (acc0, acc1),            \
+                                        _mm256_add_ps (acc2, acc3)));          \
+    for (; i < n; i++)                                                         \
+      sum += to_f32 (w[i]) * x[i];                                             \
+    return sum;                                                                \
+  }
+
+static inline float
+same_f32 (float f)
+{
+  return f;
+}
+
+DEFINE_FLOAT_DOT (dot_f32, float, load8_f32, same_f32)
+DEFINE_FLOAT_DOT (dot_f16, uint16_t, load8_f16, lm_fp16_to_fp32)
+DEFINE_FLOAT_DOT (dot_bf16, uint16_t, load8_bf16, lm_bf16_to_fp32)
+
+/* ---- 8-bit activations ---- */
+
+TARGET static float
+dot_q8_0 (const LmBlockQ8_0 *w, const LmBlockQ8_0 *a, int64_t nb)
+{
+  __m256 acc = _mm256_setzero_ps ();
+  const __m256i ones = _mm256_set1_epi16 (1);
+  for (int64_t b = 0; b < nb; b++)
+    {
+      __m256i qw = _mm256_loadu_si256 ((const __m256i *) w[b].qs);
+      __m256i qa = _mm256_loadu_si256 ((const __m256i *) a[b].qs);
+      /* |w| is unsigned (-128 -> 128); the sign moves to the activation,
+       * which is never -128 */
+      __m256i p16 = _mm256_maddubs_epi16 (_mm256_sign_epi8 (qw, qw), _mm256_sign_epi8 (qa, qw));
+      __m256 p = _mm256_cvtepi32_ps (_mm256_madd_epi16 (p16, ones));
+      acc = _mm256_fmadd_ps (_mm256_set1_ps (fp16 (w[b].d) * fp16 (a[b].d)), p, acc);
+    }
+  return hsum_ps (acc);
+}
+
+/* The eight 6-bit scales (bytes 0..7) and mins (bytes 8..15) of a Q4_K/Q5_K
+ * block, unpacked from their 12-byte packing with word-wide masks. */
+static inline void
+k4_unpack_scales (const uint8_t packed[LM_K_SCALE_SIZE], uint8_t out[16])
+{
+  uint32_t s[3], u[4];
+  memcpy (s, packed, sizeof s);
+  u[0] = s[0] & 0x3f3f3f3fu;                                          /* sc 0..3 */
+  u[1] = (s[2] & 0x0f0f0f0fu) | (((s[0] >> 6) & 0x03030303u) << 4);   /* sc 4..7 */
+  u[2] = s[1] & 0x3f3f3f3fu;                                          /* m 0..3 */
+  u[3] = ((s[2] >> 4) & 0x0f0f0f0fu) | (((s[1] >> 6) & 0x03030303u) << 4); /* m 4..7 */
+  memcpy (out, u, sizeof u);
+}
+
+/* sum_j m_j * (bsums[2j] + bsums[2j+1]) as 8 int32 lanes. */
+TARGET static inline __m256i
+k4_min_products (const uint8_t sm[16], const int16_t *bsums)
+{
+  __m128i m = _mm_loadl_epi64 ((const __m128i *) (sm + 8));
+  __m256i m16 = _mm256_cvtepu8_epi16 (_mm_unpacklo_epi8 (m, m));
+  return _mm256_madd_epi16 (_mm256_loadu_si256 ((const __m256i *) bsums), m16);
+}
+
+/* Sub-block pair (2g, 2g+1) of a Q4_K/Q5_K block: lo, hi are its 32+32 unsigned
+ * values, q8 the 64 activations. Returns the scaled int32 sums. */
+TARGET static inline __m256i
+k4_pair_sum (__m256i lo, __m256i hi, const int8_t *q8, int sc_lo, int sc_hi)
+{
+  __m256i p_lo = _mm256_maddubs_epi16 (lo, _mm256_loadu_si256 ((const __m256i *) q8));
+  __m256i p_hi = _mm256_maddubs_epi16 (hi, _mm256_loadu_si256 ((const __m256i *) (q8 + 32)));
+  return _mm256_add_epi32 (_mm256_madd_epi16 (p_lo, _mm256_set1_epi16 ((short) sc_lo)),
+                           _mm256_madd_epi16 (p_hi, _mm256_set1_epi16 ((short) sc_hi)));
+}
+
+/* Adds one Q4_K/Q5_K block's contribution given its integer sums. */
+TARGET static inline void
+k4_accumulate (__m256 *acc, __m256 *acc_min, __m256i sumi, __m256i mins, float d, float dmin)
+{
+  *acc = _mm256_fmadd_ps (_mm256_set1_ps (d), _mm256_cvtepi32_ps (sumi), *acc);
+  *acc_min = _mm256_fmadd_ps (_mm256_set1_ps (dmin), _mm256_cvtepi32_ps (mins), *acc_min);
+}
+
+TARGET static float
+dot_q4_K (const LmBlockQ4_K *w, const LmBlockQ8_K *a, int64_t nb)
+{
+  __m256 acc = _mm256_setzero_ps (), acc_min = _mm256_setzero_ps ();
+  const __m256i low4 = _mm256_set1_epi8 (0x0F);
+  for (int64_t b = 0; b < nb; b++)
+    {
+      uint8_t sm[16];
+      k4_unpack_scales (w[b].scales, sm);
+      __m256i sumi = _mm256_setzero_si256 ();
+      for (int g = 0; g < 4; g++)
+        {
+          __m256i q = _mm256_loadu_si256 ((const __m256i *) (w[b].qs + 32 * g));
+          __m256i lo = _mm256_and_si256 (q, low4);
+          __m256i hi = _mm256_and_si256 (_mm256_srli_epi16 (q, 4), low4);
+          sumi = _mm256_add_epi32 (sumi, k4_pair_sum (lo, hi, a[b].qs + 64 * g,
+                                                      sm[2 * g], sm[2 * g + 1]));
+        }
+      k4_accumulate (&acc, &acc_min, sumi, k4_min_products (sm, a[b].bsums),
+                     a[b].d * fp16 (w[b].d), a[b].d * fp16 (w[b].dmin));
+    }
+  return hsum_ps (acc) - hsum_ps (acc_min);
+}
+
+/* 16 where bit @bit of qh is set, else 0, per byte. */
+TARGET static inline __m256i
+q5_high_bits (__m256i qh, int bit)
+{
+  __m256i mask = _mm256_set1_epi8 ((char) (1 << bit));
+  __m256i set = _mm256_cmpeq_epi8 (_mm256_and_si256 (qh, mask), mask);
+  return _mm256_and_si256 (set, _mm256_set1_epi8 (16));
+}
+
+TARGET static float
+dot_q5_K (const LmBlockQ5_K *w, const LmBlockQ8_K *a, int64_t nb)
+{
+  __m256 acc = _mm256_setzero_ps (), acc_min = _mm256_setzero_ps ();
+  const __m256i low4 = _mm256_set1_epi8 (0x0F);
+  for (int64_t b = 0; b < nb; b++)
+    {
+      uint8_t sm[16];
+      k4_unpack_scales (w[b].scales, sm);
+      __m256i qh = _mm256_loadu_si256 ((const __m256i *) w[b].qh);
+      __m256i sumi = _mm256_setzero_si256 ();
+      for (int g = 0; g < 4; g++)
+        {
+          __m256i q = _mm256_loadu_si256 ((const __m256i *) (w[b].qs + 32 * g));
+          __m256i lo = _mm256_or_si256 (_mm256_and_si256 (q, low4), q5_high_bits (qh, 2 * g));
+          __m256i hi = _mm256_or_si256 (_mm256_and_si256 (_mm256_srli_epi16 (q, 4), low4),
+                                        q5_high_bits (qh, 2 * g + 1));
+          sumi = _mm256_add_epi32 (sumi, k4_pair_sum (lo, hi, a[b].qs + 64 * g,
+                                                      sm[2 * g], sm[2 * g + 1]));
+        }
+      k4_accumulate (&acc, &acc_min, sumi, k4_min_products (sm, a[b].bsums),
+                     a[b].d * fp16 (w[b].d), a[b].d * fp16 (w[b].dmin));
+    }
+  return hsum_ps (acc) - hsum_ps (acc_min);
+}
+
+/* Two int16 scales, each over 8 lanes (one 16-value sub-block of Q6_K). */
+TARGET static inline __m256i
+q6_scale_pair (const int8_t *sc)
+{
+  return _mm256_setr_m128i (_mm_set1_epi16 (sc[0]), _mm_set1_epi16 (sc[1]));
+}
+
+TARGET static inline __m256i
+q6_part (__m256i q, const int8_t *q8, const int8_t *sc)
+{
+  __m256i p = _mm256_maddubs_epi16 (q, _mm256_loadu_si256 ((const __m256i *) q8));
+  return _mm256_madd_epi16 (p, q6_scale_pair (sc));
+}
+
+TARGET static float
+dot_q6_K (const LmBlockQ6_K *w, const LmBlockQ8_K *a, int64_t nb)
+{
+  __m256 acc = _mm256_setzero_ps ();
+  const __m256i low4 = _mm256_set1_epi8 (0x0F), two = _mm256_set1_epi8 (3);
+  for (int64_t b = 0; b < nb; b++)
+    {
+      __m256i sumi = _mm256_setzero_si256 ();
+      for (int half = 0; half < 2; half++)
+        {
+          const uint8_t *ql = w[b].ql + 64 * half;
+          const int8_t *sc = w[b].scales + 8 * half, *q8 = a[b].qs + 128 * half;
+          __m256i l0 = _mm256_loadu_si256 ((const __m256i *) ql);
+          __m256i l1 = _mm256_loadu_si256 ((const __m256i *) (ql + 32));
+          __m256i h = _mm256_loadu_si256 ((const __m256i *) (w[b].qh + 32 * half));
+          __m256i h0 = _mm256_slli_epi16 (_mm256_and_si256 (h, two), 4);
+          __m256i h1 = _mm256_slli_epi16 (_mm256_and_si256 (_mm256_srli_epi16 (h, 2), two), 4);
+          __m256i h2 = _mm256_slli_epi16 (_mm256_and_si256 (_mm256_srli_epi16 (h, 4), two), 4);
+          __m256i h3 = _mm256_slli_epi16 (_mm256_and_si256 (_mm256_srli_epi16 (h, 6), two), 4);
+          __m256i q0 = _mm256_or_si256 (_mm256_and_si256 (l0, low4), h0);
+          __m256i q1 = _mm256_or_si256 (_mm256_and_si256 (l1, low4), h1);
+          __m256i q2 = _mm256_or_si256 (_mm256_and_si256 (_mm256_srli_epi16 (l0, 4), low4), h2);
+          __m256i q3 = _mm256_or_si256 (_mm256_and_si256 (_mm256_srli_epi16 (l1, 4), low4), h3);
+          sumi = _mm256_add_epi32 (sumi, q6_part (q0, q8, sc));
+          sumi = _mm256_add_epi32 (sumi, q6_part (q1, q8 + 32, sc + 2));
+          sumi = _mm256_add_epi32 (sumi, q6_part (q2, q8 + 64, sc + 4));
+          sumi = _mm256_add_epi32 (sumi, q6_part (q3, q8 + 96, sc + 6));
+        }
+      /* the stored values are q+32: take 32 * sum_s sc_s * bsums_s back out */
+      __m256i sc16 = _mm256_cvtepi8_epi16 (_mm_loadu_si128 ((const __m128i *) w[b].scales));
+      __m256i offset = _mm256_madd_epi16 (_mm256_loadu_si256 ((const __m256i *) a[b].bsums), sc16);
+      sumi = _mm256_sub_epi32 (sumi, _mm256_slli_epi32 (offset, 5));
+      acc = _mm256_fmadd_ps (_mm256_set1_ps (a[b].d * fp16 (w[b].d)), _mm256_cvtepi32_ps (sumi), acc);
+    }
+  return hsum_ps (acc);
+}
+
+/* ---- activation quantisation (bit-identical to the scalar reference) ---- */
+
+TARGET static void
+quantize_q8_0 (const float *x, void *out, int64_t n)
+{
+  LmBlockQ8_0 *y = out;
+  const __m256 sign = _mm256_set1_ps (-0.0f);
+  for (int64_t b = 0; b < n / LM_QK8_0; b++)
+    {
+      __m256 v[4], amax = _mm256_setzero_ps ();
+      for (int i = 0; i < 4; i++)
+        {
+          v[i] = _mm256_loadu_ps (x + 32 * b + 8 * i);
+          amax = _mm256_max_ps (amax, _mm256_andnot_ps (sign, v[i]));
+        }
+      __m128 m = _mm_max_ps (_mm256_castps256_ps128 (amax), _mm256_extractf128_ps (amax, 1));
+      m = _mm_max_ps (m, _mm_movehl_ps (m, m));
+      m = _mm_max_ss (m, _mm_movehdup_ps (m));
+      float max_abs = _mm_cvtss_f32 (m);
+      y[b].d = lm_fp32_to_fp16 (max_abs / 127.0f);
+      __m256 id = _mm256_set1_ps (max_abs != 0.0f ? 127.0f / max_abs : 0.0f);
+      __m256i q[4];
+      for (int i = 0; i < 4; i++)
+        q[i] = _mm256_cvtps_epi32 (_mm256_round_ps (_mm256_mul_ps (v[i], id),
+                                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      /* pack 32 int32 -> 32 int8, undoing the per-lane interleave of packs */
+      __m256i p16 = _mm256_packs_epi32 (q[0], q[1]);
+      __m256i p16b = _mm256_packs_epi32 (q[2], q[3]);
+      __m256i p8 = _mm256_packs_epi16 (p16, p16b);
+      p8 = _mm256_permutevar8x32_epi32 (p8, _mm256_setr_epi32 (0, 4, 1, 5, 2, 6, 3, 7));
+      _mm256_storeu_si256 ((__m256i *) y[b].qs, p8);
+    }
+}
+
+/* ---- row loops ---- */
+
+#define DEFINE_ROWS(name, dot, wtype, atype, per)                                  \
+  TARGET static void name (const void *W, size_t row_bytes, int64_t n_rows,        \
+                           const void *act, int64_t n, float *y)                   \
+  {                                                                                \
+    for (int64_t r = 0; r < n_rows; r++)                                           \
+      y[r] = dot ((const wtype *) ((const uint8_t *) W + r * row_bytes),           \
+                  (const atype *) act, n / (per));                                 \
+  }
+
+DEFINE_ROWS (rows_f32, dot_f32, float, float, 1)
+DEFINE_ROWS (rows_f16, dot_f16, uint16_t, float, 1)
+DEFINE_ROWS (rows_bf16, dot_bf16, uint16_t, float, 1)
+DEFINE_ROWS (rows_q8_0, dot_q8_0, LmBlockQ8_0, LmBlockQ8_0, LM_QK8_0)
+DEFINE_ROWS (rows_q4_K, dot_q4_K, LmBlockQ4_K, LmBlockQ8_K, LM_QK_K)
+DEFINE_ROWS (rows_q5_K, dot_q5_K, LmBlockQ5_K, LmBlockQ8_K, LM_QK_K)
+DEFINE_ROWS (rows_q6_K, dot_q6_K, LmBlockQ6_K, LmBlockQ8_K, LM_QK_K)
+
+void
+lm_kernels_fill_avx2 (LmKernels *k)
+{
+  k->isa = LM_ISA_AVX2;
+  k->f32act[LM_KT_F32] = rows_f32;
+  k->f32act[LM_KT_F16] = rows_f16;
+  k->f32act[LM_KT_BF16] = rows_bf16;
+  k->native[LM_KT_Q8_0] = rows_q8_0;
+  k->native[LM_KT_Q4_K] = rows_q4_K;
+  k->native[LM_KT_Q5_K] = rows_q5_K;
+  k->native[LM_KT_Q6_K] = rows_q6_K;
+  k->quantize_q8_0 = quantize_q8_0;
+}

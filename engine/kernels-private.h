@@ -1,0 +1,33 @@
+/* kernels-private.h: the per-ISA kernel table behind kernels.h.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Internal to libtensafe-engine. Each kernels-<isa>.c fills the entries it
+ * accelerates; the rest keep the scalar reference. */
+#pragma once
+
+#include "kernels.h"
+
+/* y[r] = dot(row r, act) for r < n_rows; rows row_bytes apart, n values each. */
+typedef void (*LmDotRowsFn) (const void *W, size_t row_bytes, int64_t n_rows,
+                             const void *act, int64_t n, float *y);
+typedef void (*LmActQuantFn) (const float *x, void *act, int64_t n);
+
+typedef enum {
+  LM_KT_F32, LM_KT_F16, LM_KT_BF16, LM_KT_Q8_0, LM_KT_Q4_K, LM_KT_Q5_K, LM_KT_Q6_K,
+  LM_KT_COUNT
+} LmKernelType;
+
+struct LmKernels {
+  LmIsa isa;
+  LmDotRowsFn native[LM_KT_COUNT];   /* against 8-bit activations; NULL for float types */
+  LmDotRowsFn f32act[LM_KT_COUNT];   /* against f32 activations */
+  LmActQuantFn quantize_q8_0;
+  LmActQuantFn quantize_q8_K;
+};
+
+/* -1 when the type has no kernels. */
+int lm_kernel_type_index (LmTensorType type);
+
+void lm_kernels_fill_scalar (LmKernels *k);
+void lm_kernels_fill_avx2 (LmKernels *k);
+void lm_kernels_fill_avx512 (LmKernels *k);

@@ -1,0 +1,51 @@
+/* quant-private.h: per-type row codecs behind lm_dequantize_row / lm_quantize_row.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Internal to libtensafe-engine. Every function handles @n values (a multiple of
+ * the type's block size, checked by the caller) and is thread-safe for disjoint
+ * outputs. */
+#pragma once
+
+#include "quant.h"
+
+void lm_dequantize_row_f16 (const void *src, float *dst, int64_t n);
+void lm_dequantize_row_bf16 (const void *src, float *dst, int64_t n);
+void lm_dequantize_row_q8_0 (const void *src, float *dst, int64_t n);
+void lm_dequantize_row_q4_K (const void *src, float *dst, int64_t n);
+void lm_dequantize_row_q5_K (const void *src, float *dst, int64_t n);
+void lm_dequantize_row_q6_K (const void *src, float *dst, int64_t n);
+
+void lm_quantize_row_f16 (const float *src, void *dst, int64_t n);
+void lm_quantize_row_bf16 (const float *src, void *dst, int64_t n);
+void lm_quantize_row_q8_0 (const float *src, void *dst, int64_t n);
+void lm_quantize_row_q4_K (const float *src, void *dst, int64_t n);
+void lm_quantize_row_q5_K (const float *src, void *dst, int64_t n);
+void lm_quantize_row_q6_K (const float *src, void *dst, int64_t n);
+
+/* The 6-bit scale and min of sub-block @j (0..7) of a Q4_K / Q5_K block. */
+static inline void
+lm_k4_scale_min (const uint8_t *scales, int j, uint8_t *sc, uint8_t *m)
+{
+  if (j < 4)
+    {
+      *sc = scales[j] & 63;
+      *m = scales[j + 4] & 63;
+    }
+  else
+    {
+      *sc = (uint8_t) ((scales[j + 4] & 0xF) | ((scales[j - 4] >> 6) << 4));
+      *m = (uint8_t) ((scales[j + 4] >> 4) | ((scales[j] >> 6) << 4));
+    }
+}
+
+/* Round to nearest, ties to even, for |x| < 2^22 (the rounding of ggml's
+ * nearest_int and of _mm256_round_ps in the default mode). */
+static inline int
+lm_round_even (float x)
+{
+  /* adding 1.5 * 2^23 leaves the rounded integer in the low mantissa bits */
+  float shifted = x + 12582912.0f;
+  int32_t bits;
+  __builtin_memcpy (&bits, &shifted, sizeof bits);
+  return (bits & 0x007fffff) - 0x00400000;
+}

@@ -1,0 +1,105 @@
+/* quant.h: ggml tensor block formats, (de)quantisation and 8-bit activation blocks.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Layouts follow GGUF/ggml exactly (little-endian, packed, see FORMAT.md §4.1):
+ * a row of n values of a quantised type is n / lm_type_block_size() consecutive
+ * blocks. All functions here are pure: they touch only the buffers passed in, so
+ * they are thread-safe for disjoint outputs. Callers own every buffer.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gguf.h"   /* LmTensorType, LmStatus */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LM_QK8_0 32    /* elements per Q8_0 block */
+#define LM_QK_K 256    /* elements per K-quant super-block */
+#define LM_K_SCALE_SIZE 12
+
+/* Q8_0: x[i] = d * qs[i]. 34 bytes. */
+typedef struct {
+  uint16_t d;              /* fp16 */
+  int8_t qs[LM_QK8_0];
+} LmBlockQ8_0;
+
+/* Q4_K: eight sub-blocks of 32, x = d*sc_j*q - dmin*m_j. 144 bytes. */
+typedef struct {
+  uint16_t d;              /* fp16 super-block scale for the 6-bit scales */
+  uint16_t dmin;           /* fp16 super-block scale for the 6-bit mins */
+  uint8_t scales[LM_K_SCALE_SIZE];
+  uint8_t qs[LM_QK_K / 2]; /* 4-bit quants, 4 groups of 64 (low then high nibbles) */
+} LmBlockQ4_K;
+
+/* Q5_K: Q4_K plus a fifth bit per value in qh. 176 bytes. */
+typedef struct {
+  uint16_t d;
+  uint16_t dmin;
+  uint8_t scales[LM_K_SCALE_SIZE];
+  uint8_t qh[LM_QK_K / 8];
+  uint8_t qs[LM_QK_K / 2];
+} LmBlockQ5_K;
+
+/* Q6_K: sixteen sub-blocks of 16 with int8 scales, x = d*scale*(q-32). 210 bytes. */
+typedef struct {
+  uint8_t ql[LM_QK_K / 2];
+  uint8_t qh[LM_QK_K / 4];
+  int8_t scales[LM_QK_K / 16];
+  uint16_t d;
+} LmBlockQ6_K;
+
+/* Q8_K: activation blocks only (never stored in files); bsums[g] is the sum of
+ * qs[16g .. 16g+15]. */
+typedef struct {
+  float d;
+  int8_t qs[LM_QK_K];
+  int16_t bsums[LM_QK_K / 16];
+} LmBlockQ8_K;
+
+_Static_assert (sizeof (LmBlockQ8_0) == 34, "Q8_0 block size");
+_Static_assert (sizeof (LmBlockQ4_K) == 144, "Q4_K block size");
+_Static_assert (sizeof (LmBlockQ5_K) == 176, "Q5_K block size");
+_Static_assert (sizeof (LmBlockQ6_K) == 210, "Q6_K block size");
+_Static_assert (sizeof (LmBlockQ8_K) == 292, "Q8_K block size");
+
+/* Element conversions, bit-exact with ggml (round to nearest even; NaN kept). */
+float lm_fp16_to_fp32 (uint16_t h);
+uint16_t lm_fp32_to_fp16 (float f);
+float lm_bf16_to_fp32 (uint16_t h);
+uint16_t lm_fp32_to_bf16 (float f);
+
+/* True for the types listed in LmTensorType. */
+int lm_type_is_supported (LmTensorType type);
+/* Short name ("q4_K", "f32", ...) or "unknown". */
+const char *lm_type_name (LmTensorType type);
+/* Elements per block: 1 for F32/F16/BF16, 32 for Q8_0, 256 for K-quants; 0 if
+ * the type is unsupported. */
+size_t lm_type_block_size (LmTensorType type);
+/* Bytes per block; 0 if the type is unsupported. */
+size_t lm_type_block_bytes (LmTensorType type);
+/* Bytes of a row of @n values; @n must be a multiple of the block size (0 if not,
+ * or if the type is unsupported). */
+size_t lm_row_bytes (LmTensorType type, int64_t n);
+
+/* Decodes @n values (a multiple of the block size) of @type at @src into @dst.
+ * Bit-exact with ggml's to_float. */
+LmStatus lm_dequantize_row (LmTensorType type, const void *src, float *dst, int64_t n);
+/* Encodes @n floats into blocks of @type at @dst (lm_row_bytes(type, n) bytes).
+ * Produces valid blocks close to the input; not bit-identical to llama-quantize. */
+LmStatus lm_quantize_row (LmTensorType type, const float *src, void *dst, int64_t n);
+
+/* Activation quantisation exactly as ggml's x86 CPU backend does it before an
+ * integer dot product (FORMAT.md §4): Q8_0 with d = amax/127 stored as fp16 and
+ * q = round_half_even(x * (127/amax)); Q8_K with iscale = -127/m (m the signed
+ * element of largest magnitude, first one on ties), q = min(127, rne(iscale*x)),
+ * d = 1/iscale. @n must be a multiple of 32 resp. 256. */
+void lm_quantize_row_q8_0_act (const float *src, LmBlockQ8_0 *dst, int64_t n);
+void lm_quantize_row_q8_K (const float *src, LmBlockQ8_K *dst, int64_t n);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,41 @@
+/* threadpool.h: a small pthreads pool for data-parallel loops (matrix-vector work).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A pool of n threads is the calling thread plus n-1 workers. Workers spin
+ * briefly after each job (decode issues many short jobs back to back), then
+ * sleep on a condition variable.
+ *
+ * Ownership: lm_thread_pool_new() returns a pool the caller frees with
+ * lm_thread_pool_free() (which joins the workers).
+ * Thread-safety: lm_thread_pool_run() may be called from several threads; jobs
+ * are then run one after another. It must not be called from inside a job of
+ * the same pool (that would deadlock).
+ */
+#pragma once
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct LmThreadPool LmThreadPool;
+
+/* A job body: called once for every @index in [0, @n). Calls for different
+ * indices may run concurrently on different threads. */
+typedef void (*LmThreadPoolFn) (void *ctx, int index, int n);
+
+/* Starts a pool of @n_threads threads including the caller; 0 = all cores this
+ * process may run on. Returns NULL when threads cannot be created. */
+LmThreadPool *lm_thread_pool_new (int n_threads);
+/* Stops and joins the workers; NULL is ignored. */
+void lm_thread_pool_free (LmThreadPool *pool);
+/* Threads taking part in a job, the caller included; 1 for NULL. */
+int lm_thread_pool_size (const LmThreadPool *pool);
+/* Calls fn(ctx, i, n) for every i in [0, n) across the pool's threads and
+ * returns when all calls are done. @pool NULL runs them on the caller. Which
+ * thread runs which index is not fixed: jobs whose indices write disjoint
+ * outputs get identical results for any pool size. */
+void lm_thread_pool_run (LmThreadPool *pool, LmThreadPoolFn fn, void *ctx, int n);
+
+#ifdef __cplusplus
+}
+#endif

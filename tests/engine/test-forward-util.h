@@ -1,0 +1,27 @@
+/* test-forward-util.h: golden-file helpers shared by the model/forward/LoRA/session tests.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <glib.h>
+
+#include "lm.h"
+
+/* README pass criteria for an fp32 implementation. */
+#define LOGITS_TOL 2e-3
+
+/* Reads tests/data/qwen35/@model/@file as float32 / int32; *count = elements. */
+float *golden_floats (const char *model, const char *file, gsize *count);
+int32_t *golden_ints (const char *model, const char *file, gsize *count);
+/* Loads tests/data/qwen35/@model/@model.gguf; fails the test on error. */
+LmModel *golden_model (const char *model);
+/* A session with @n_threads threads and @n_batch rows per step. */
+LmSession *golden_session (const LmModel *model, uint32_t n_threads, uint32_t n_batch);
+/* Largest |a - b| over @n values. */
+double max_abs_diff (const float *a, const float *b, gsize n);
+/* Index of the largest value. */
+int32_t argmax (const float *x, gsize n);
+/* Asserts max |a - b| <= @tol over @n values; logs the measured error under @what. */
+void assert_close (const char *what, const float *a, const float *b, gsize n, double tol);
+/* Prefills the prompt, then 32 argmax steps: the tokens must equal
+ * @prefix greedy_tokens.bin and the logits @prefix greedy_logits.bin. */
+void run_greedy (const LmModel *m, LmSession *s, const char *name, const char *prefix);

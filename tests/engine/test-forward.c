@@ -1,0 +1,150 @@
+/* test-forward.c: f32 forward pass against llama.cpp goldens (prefill, hidden
+ * states, token-by-token decode, greedy decode, the long prompt).
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <string.h>
+
+#include "session-private.h"
+#include "test-forward-util.h"
+
+#define HIDDEN_TOL 1e-3
+
+typedef struct {
+  uint32_t n_embd, n_layer, n_tok;
+  float *attn_residual, *l_out, *final_norm;  /* as the golden files lay them out */
+} Hidden;
+
+static void
+capture_cb (void *user_data, uint32_t layer, int which, uint32_t pos0, uint32_t n, const float *x)
+{
+  Hidden *h = user_data;
+  for (uint32_t t = 0; t < n; t++)
+    {
+      uint32_t p = pos0 + t;
+      if (p >= h->n_tok)
+        continue;
+      float *dst = which == 0 ? h->attn_residual + ((size_t) layer * h->n_tok + p) * h->n_embd
+                 : which == 1 ? h->l_out + ((size_t) layer * h->n_tok + p) * h->n_embd
+                              : h->final_norm + (size_t) p * h->n_embd;
+      memcpy (dst, x + (size_t) t * h->n_embd, h->n_embd * sizeof (float));
+    }
+}
+
+static void
+test_prefill_and_hidden (gconstpointer data)
+{
+  const char *name = data;
+  gsize n_tok, n_gold, n_h;
+  g_autofree int32_t *tokens = golden_ints (name, "prompt_tokens.bin", &n_tok);
+  g_autofree float *gold = golden_floats (name, "logits_batched.bin", &n_gold);
+  LmModel *m = golden_model (name);
+  const LmModelInfo *in = lm_model_info (m);
+  g_assert_cmpuint (n_gold, ==, n_tok * in->n_vocab);
+  LmSession *s = golden_session (m, 2, 64);
+  Hidden h = { in->n_embd, in->n_layer, (uint32_t) n_tok };
+  h.attn_residual = g_new0 (float, (gsize) in->n_layer * n_tok * in->n_embd);
+  h.l_out = g_new0 (float, (gsize) in->n_layer * n_tok * in->n_embd);
+  h.final_norm = g_new0 (float, n_tok * in->n_embd);
+  lm_session_set_debug (s, capture_cb, &h);
+  g_autofree float *logits = g_new (float, n_gold);
+  g_assert_cmpint (lm_session_prefill (s, tokens, n_tok, logits), ==, LM_OK);
+
+  g_autofree float *g_res = golden_floats (name, "hidden_attn_residual.bin", &n_h);
+  g_autofree float *g_out = golden_floats (name, "hidden_l_out.bin", &n_h);
+  g_autofree float *g_fin = golden_floats (name, "final_norm.bin", &n_h);
+  for (uint32_t il = 0; il < in->n_layer; il++)
+    {
+      g_autofree char *w1 = g_strdup_printf ("%s layer %u attn_residual", name, il);
+      g_autofree char *w2 = g_strdup_printf ("%s layer %u l_out", name, il);
+      size_t off = (size_t) il * n_tok * in->n_embd;
+      assert_close (w1, h.attn_residual + off, g_res + off, n_tok * in->n_embd, HIDDEN_TOL);
+      assert_close (w2, h.l_out + off, g_out + off, n_tok * in->n_embd, HIDDEN_TOL);
+    }
+  assert_close ("final_norm", h.final_norm, g_fin, n_tok * in->n_embd, HIDDEN_TOL);
+  assert_close ("batched prefill logits", logits, gold, n_gold, LOGITS_TOL);
+  assert_close ("last logits", lm_session_logits (s), gold + (n_tok - 1) * in->n_vocab,
+                in->n_vocab, LOGITS_TOL);
+  g_free (h.attn_residual);
+  g_free (h.l_out);
+  g_free (h.final_norm);
+  lm_session_free (s);
+  lm_model_free (m);
+}
+
+static void
+test_token_by_token (gconstpointer data)
+{
+  const char *name = data;
+  gsize n_tok, n_gold;
+  g_autofree int32_t *tokens = golden_ints (name, "prompt_tokens.bin", &n_tok);
+  g_autofree float *gold = golden_floats (name, "logits_seq.bin", &n_gold);
+  LmModel *m = golden_model (name);
+  uint32_t V = lm_model_info (m)->n_vocab;
+  LmSession *s = golden_session (m, 1, 64);
+  double worst = 0.0;
+  for (gsize t = 0; t < n_tok; t++)
+    {
+      g_assert_cmpint (lm_session_decode (s, tokens[t]), ==, LM_OK);
+      double err = max_abs_diff (lm_session_logits (s), gold + t * V, V);
+      worst = err > worst ? err : worst;
+    }
+  g_test_message ("%s token-by-token logits: max abs diff %.3g", name, worst);
+  g_assert_cmpfloat (worst, <=, LOGITS_TOL);
+  g_assert_cmpuint (lm_session_pos (s), ==, n_tok);
+  lm_session_free (s);
+  lm_model_free (m);
+}
+
+static void
+test_greedy (gconstpointer data)
+{
+  const char *name = data;
+  LmModel *m = golden_model (name);
+  LmSession *s = golden_session (m, 2, 64);
+  run_greedy (m, s, name, "");
+  lm_session_free (s);
+  lm_model_free (m);
+}
+
+/* 261 tokens: batched in steps of 64 (all positions) and one at a time (last). */
+static void
+test_long_prompt (gconstpointer data)
+{
+  const char *name = data;
+  gsize n_tok, n_gold, n_last;
+  g_autofree int32_t *tokens = golden_ints (name, "long_prompt_tokens.bin", &n_tok);
+  g_autofree float *gold = golden_floats (name, "long_logits_batched.bin", &n_gold);
+  g_autofree float *gold_last = golden_floats (name, "long_logits_seq_last.bin", &n_last);
+  LmModel *m = golden_model (name);
+  uint32_t V = lm_model_info (m)->n_vocab;
+  LmSession *s = golden_session (m, 2, 64);
+  g_autofree float *logits = g_new (float, n_gold);
+  g_assert_cmpint (lm_session_prefill (s, tokens, n_tok, logits), ==, LM_OK);
+  assert_close ("long batched logits", logits, gold, n_gold, LOGITS_TOL);
+  lm_session_reset (s);
+  for (gsize t = 0; t < n_tok; t++)
+    g_assert_cmpint (lm_session_decode (s, tokens[t]), ==, LM_OK);
+  assert_close ("long token-by-token last logits", lm_session_logits (s), gold_last, V, LOGITS_TOL);
+  assert_close ("long token-by-token vs batched", lm_session_logits (s), logits + (n_tok - 1) * V,
+                V, 1e-4);
+  lm_session_free (s);
+  lm_model_free (m);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  const char *models[] = { "tiny-qwen35moe-f32", "tiny-qwen35-f32" };
+  for (size_t i = 0; i < G_N_ELEMENTS (models); i++)
+    {
+      g_autofree char *p1 = g_strdup_printf ("/engine/forward/%s/prefill", models[i]);
+      g_autofree char *p2 = g_strdup_printf ("/engine/forward/%s/token-by-token", models[i]);
+      g_autofree char *p3 = g_strdup_printf ("/engine/forward/%s/greedy", models[i]);
+      g_autofree char *p4 = g_strdup_printf ("/engine/forward/%s/long-prompt", models[i]);
+      g_test_add_data_func (p1, models[i], test_prefill_and_hidden);
+      g_test_add_data_func (p2, models[i], test_token_by_token);
+      g_test_add_data_func (p3, models[i], test_greedy);
+      g_test_add_data_func (p4, models[i], test_long_prompt);
+    }
+  return g_test_run ();
+}

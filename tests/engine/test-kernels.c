@@ -1,0 +1,300 @@
+/* test-kernels.c: dot products of every ISA and type against products in double
+ * of the (golden-checked) decoded operands; thread-count independence.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <math.h>
+#include <string.h>
+
+#include "kernels.h"
+#include "ts-test-util.h"
+
+static const LmTensorType all_types[] = {
+  LM_TYPE_F32, LM_TYPE_F16, LM_TYPE_BF16, LM_TYPE_Q8_0, LM_TYPE_Q4_K, LM_TYPE_Q5_K, LM_TYPE_Q6_K,
+};
+
+static float
+random_float (GRand *rng)
+{
+  return (float) (g_rand_double_range (rng, -1, 1) + g_rand_double_range (rng, -1, 1));
+}
+
+static guint16
+random_scale_fp16 (GRand *rng)
+{
+  return lm_fp32_to_fp16 ((float) g_rand_double_range (rng, 1e-3, 2e-2));
+}
+
+/* Random rows of @type: arbitrary bit patterns for the quants (every layout bit
+ * exercised), sane fp16 scales. */
+static guint8 *
+random_rows (GRand *rng, LmTensorType type, gint64 n_in, gint64 n_rows)
+{
+  size_t row_bytes = lm_row_bytes (type, n_in);
+  gsize total = row_bytes * (gsize) n_rows;
+  guint8 *w = g_malloc (total);
+
+  if (type == LM_TYPE_F32 || type == LM_TYPE_F16 || type == LM_TYPE_BF16)
+    {
+      g_autofree float *x = g_new (float, n_in);
+      for (gint64 r = 0; r < n_rows; r++)
+        {
+          for (gint64 i = 0; i < n_in; i++)
+            x[i] = random_float (rng);
+          g_assert_cmpint (lm_quantize_row (type, x, w + r * row_bytes, n_in), ==, LM_OK);
+        }
+      return w;
+    }
+  for (gsize i = 0; i < total; i++)
+    w[i] = (guint8) g_rand_int (rng);
+  size_t block_bytes = lm_type_block_bytes (type);
+  for (gsize off = 0; off < total; off += block_bytes)
+    {
+      guint16 d = random_scale_fp16 (rng), dmin = random_scale_fp16 (rng);
+      switch (type)
+        {
+        case LM_TYPE_Q8_0: memcpy (w + off, &d, 2); break;
+        case LM_TYPE_Q4_K:
+        case LM_TYPE_Q5_K: memcpy (w + off, &d, 2); memcpy (w + off + 2, &dmin, 2); break;
+        case LM_TYPE_Q6_K: memcpy (w + off + 208, &d, 2); break;
+        default: g_assert_not_reached ();
+        }
+    }
+  return w;
+}
+
+static void
+random_vector (GRand *rng, float *x, gint64 n)
+{
+  for (gint64 i = 0; i < n; i++)
+    x[i] = random_float (rng);
+  if (n > 40)
+    x[37] = 6.0f;   /* an outlier, as real activations have */
+}
+
+/* The activation values the kernels multiply with, decoded in double. */
+static void
+decoded_activation (LmTensorType type, LmActMode mode, const float *x, gint64 n, double *out)
+{
+  const LmKernels *scalar = lm_kernels_for_isa (LM_ISA_SCALAR);
+  g_autofree guint8 *act = g_malloc (lm_act_row_bytes (type, mode, n));
+  lm_quantize_act (scalar, type, mode, x, act, n);
+  switch ((int) lm_act_type (type, mode))
+    {
+    case LM_TYPE_Q8_0:
+      for (gint64 i = 0; i < n; i++)
+        {
+          const LmBlockQ8_0 *b = (const LmBlockQ8_0 *) act + i / 32;
+          out[i] = (double) lm_fp16_to_fp32 (b->d) * b->qs[i % 32];
+        }
+      break;
+    case LM_ACT_TYPE_Q8_K:
+      for (gint64 i = 0; i < n; i++)
+        {
+          const LmBlockQ8_K *b = (const LmBlockQ8_K *) act + i / 256;
+          out[i] = (double) b->d * b->qs[i % 256];
+        }
+      break;
+    default:
+      for (gint64 i = 0; i < n; i++)
+        out[i] = x[i];
+    }
+}
+
+/* Checks y[r] against sum_i w[r][i] * a[i] in double, within the rounding
+ * bound of an f32 summation of n terms (gamma_n * sum |terms|). */
+static void
+check_against_double (LmTensorType type, LmActMode mode, const guint8 *w, gint64 n_in,
+                      gint64 n_rows, const float *x, const float *y, const char *what)
+{
+  g_autofree double *a = g_new (double, n_in);
+  g_autofree float *row = g_new (float, n_in);
+  size_t row_bytes = lm_row_bytes (type, n_in);
+
+  decoded_activation (type, mode, x, n_in, a);
+  for (gint64 r = 0; r < n_rows; r++)
+    {
+      double sum = 0, magnitude = 0;
+      g_assert_cmpint (lm_dequantize_row (type, w + r * row_bytes, row, n_in), ==, LM_OK);
+      for (gint64 i = 0; i < n_in; i++)
+        {
+          sum += row[i] * a[i];
+          magnitude += fabs (row[i] * a[i]);
+        }
+      double allowed = 2.0 * (double) n_in * 0x1p-24 * magnitude + 1e-30;
+      if (!(fabs (y[r] - sum) <= allowed))
+        g_error ("%s %s mode %d row %" G_GINT64_FORMAT ": %.9g vs %.9g (allowed %g)",
+                 what, lm_type_name (type), mode, r, y[r], sum, allowed);
+    }
+}
+
+static void
+test_isa_dots (void)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  const gint64 n_in = 1024, n_rows = 37;
+  g_autofree float *x = g_new (float, n_in);
+  g_autofree float *y = g_new (float, n_rows);
+  g_autofree float *y1 = g_new (float, n_rows);
+
+  random_vector (rng, x, n_in);
+  for (int isa = 0; isa < LM_ISA_COUNT; isa++)
+    {
+      const LmKernels *k = lm_kernels_for_isa ((LmIsa) isa);
+      if (!k)
+        {
+          g_test_message ("%s: not supported by this CPU, skipped", lm_isa_name ((LmIsa) isa));
+          continue;
+        }
+      for (gsize t = 0; t < G_N_ELEMENTS (all_types); t++)
+        for (int mode = 0; mode < 2; mode++)
+          {
+            LmTensorType type = all_types[t];
+            g_autofree guint8 *w = random_rows (rng, type, n_in, n_rows);
+            g_autofree guint8 *act = g_malloc (lm_act_row_bytes (type, mode, n_in));
+            size_t row_bytes = lm_row_bytes (type, n_in);
+
+            lm_quantize_act (k, type, (LmActMode) mode, x, act, n_in);
+            lm_dot_rows (k, type, (LmActMode) mode, w, row_bytes, n_rows, act, n_in, y);
+            check_against_double (type, (LmActMode) mode, w, n_in, n_rows, x, y,
+                                  lm_isa_name ((LmIsa) isa));
+            /* a row's result must not depend on how rows are grouped */
+            for (gint64 r = 0; r < n_rows; r++)
+              lm_dot_rows (k, type, (LmActMode) mode, w + r * row_bytes, row_bytes, 1, act,
+                           n_in, y1 + r);
+            g_assert_cmpmem (y, n_rows * sizeof (float), y1, n_rows * sizeof (float));
+          }
+    }
+}
+
+/* Each ISA quantises activations to exactly the scalar reference's blocks. */
+static void
+test_isa_activation_blocks (void)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  const gint64 n = 2048;
+  g_autofree float *x = g_new (float, n);
+  const LmKernels *scalar = lm_kernels_for_isa (LM_ISA_SCALAR);
+  const LmTensorType weight_types[] = { LM_TYPE_Q8_0, LM_TYPE_Q4_K };
+
+  random_vector (rng, x, n);
+  for (int i = 0; i < 64; i++)   /* exact .5 ties after scaling */
+    x[256 + i] = (float) (i - 32) + 0.5f;
+  x[300] = 31.75f;
+  for (int isa = 1; isa < LM_ISA_COUNT; isa++)
+    {
+      const LmKernels *k = lm_kernels_for_isa ((LmIsa) isa);
+      if (!k)
+        continue;
+      for (gsize t = 0; t < G_N_ELEMENTS (weight_types); t++)
+        {
+          size_t bytes = lm_act_row_bytes (weight_types[t], LM_ACT_NATIVE, n);
+          g_autofree guint8 *a = g_malloc (bytes), *b = g_malloc (bytes);
+          lm_quantize_act (scalar, weight_types[t], LM_ACT_NATIVE, x, a, n);
+          lm_quantize_act (k, weight_types[t], LM_ACT_NATIVE, x, b, n);
+          g_assert_cmpmem (a, bytes, b, bytes);
+        }
+    }
+}
+
+static void
+test_thread_counts (void)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  const gint64 n_in = 512, n_out = 301, n_tok = 5;
+  g_autofree float *X = g_new (float, n_in * n_tok);
+  g_autofree float *ref = g_new (float, n_out * n_tok);
+  g_autofree float *Y = g_new (float, n_out * n_tok);
+  const int thread_counts[] = { 2, 3, 5 };
+
+  random_vector (rng, X, n_in * n_tok);
+  for (gsize t = 0; t < G_N_ELEMENTS (all_types); t++)
+    {
+      LmTensorType type = all_types[t];
+      g_autofree guint8 *w = random_rows (rng, type, n_in, n_out);
+      for (gint64 tok = 0; tok < n_tok; tok++)
+        lm_matvec (NULL, type, w, n_in, n_out, X + tok * n_in, ref + tok * n_out);
+      check_against_double (type, LM_ACT_NATIVE, w, n_in, n_out, X, ref, "matvec");
+      for (gsize c = 0; c < G_N_ELEMENTS (thread_counts); c++)
+        {
+          LmThreadPool *pool = lm_thread_pool_new (thread_counts[c]);
+          g_assert_nonnull (pool);
+          for (gint64 tok = 0; tok < n_tok; tok++)
+            lm_matvec (pool, type, w, n_in, n_out, X + tok * n_in, Y + tok * n_out);
+          g_assert_cmpmem (Y, n_out * n_tok * sizeof (float), ref, n_out * n_tok * sizeof (float));
+          memset (Y, 0, n_out * n_tok * sizeof (float));
+          lm_matmul (pool, type, w, n_in, n_out, X, n_tok, Y);
+          g_assert_cmpmem (Y, n_out * n_tok * sizeof (float), ref, n_out * n_tok * sizeof (float));
+          lm_thread_pool_free (pool);
+        }
+    }
+}
+
+/* n_in above the internal segment length: the partial sums are added. */
+static void
+test_long_rows (void)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  const gint64 n_in = 16384 + 2048, n_out = 3;
+  g_autofree float *x = g_new (float, n_in);
+  float y[3];
+
+  random_vector (rng, x, n_in);
+  for (int mode = 0; mode < 2; mode++)
+    {
+      g_autofree guint8 *w = random_rows (rng, LM_TYPE_Q4_K, n_in, n_out);
+      lm_matvec_ex (lm_kernels_best (), (LmActMode) mode, NULL, LM_TYPE_Q4_K, w, n_in, n_out, x, y);
+      check_against_double (LM_TYPE_Q4_K, (LmActMode) mode, w, n_in, n_out, x, y, "long");
+    }
+}
+
+/* ---- thread pool ---- */
+
+typedef struct {
+  gint *hits;
+} CountJob;
+
+static void
+count_index (void *ctx, int index, int n)
+{
+  CountJob *job = ctx;
+  g_atomic_int_inc (&job->hits[index]);
+}
+
+static void
+test_pool (void)
+{
+  g_assert_cmpint (lm_thread_pool_size (NULL), ==, 1);
+  g_assert_null (lm_thread_pool_new (-1));
+  LmThreadPool *all = lm_thread_pool_new (0);
+  g_assert_cmpint (lm_thread_pool_size (all), >=, 1);
+  lm_thread_pool_free (all);
+  lm_thread_pool_free (NULL);
+
+  const int sizes[] = { 1, 2, 4 };
+  for (gsize s = 0; s < G_N_ELEMENTS (sizes); s++)
+    {
+      LmThreadPool *pool = lm_thread_pool_new (sizes[s]);
+      g_assert_cmpint (lm_thread_pool_size (pool), ==, sizes[s]);
+      for (int round = 0; round < 2000; round++)
+        {
+          int n = round % 37;
+          gint hits[37] = { 0 };
+          CountJob job = { hits };
+          lm_thread_pool_run (pool, count_index, &job, n);
+          for (int i = 0; i < 37; i++)
+            g_assert_cmpint (hits[i], ==, i < n ? 1 : 0);
+        }
+      lm_thread_pool_free (pool);
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/engine/kernels/isa-dots", test_isa_dots);
+  g_test_add_func ("/engine/kernels/isa-activation-blocks", test_isa_activation_blocks);
+  g_test_add_func ("/engine/kernels/thread-counts", test_thread_counts);
+  g_test_add_func ("/engine/kernels/long-rows", test_long_rows);
+  g_test_add_func ("/engine/kernels/pool", test_pool);
+  return g_test_run ();
+}
