@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Check that translations cover every user-visible string.
 
 1. Every source file with marked strings (_(), N_(), C_() in C; translatable
