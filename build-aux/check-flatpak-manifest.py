@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Check the Flatpak manifest: valid JSON, our app id and command, sandbox
 permissions limited to what the app needs, and a meson module built from
 this source tree with CUDA disabled.

@@ -43,15 +43,36 @@ gpu_info_new_without_gpu (char *reason)
   return info;
 }
 
+/* What a person can do about the driver errors seen in practice. */
+static const char *
+cuda_error_hint (int result)
+{
+  switch (result)
+    {
+    case 34:  /* CUDA_ERROR_STUB_LIBRARY */
+      return "the CUDA toolkit's stub library was loaded instead of the NVIDIA driver";
+    case 35:  /* CUDA_ERROR_INSUFFICIENT_DRIVER */
+      return "the NVIDIA driver is too old for this CUDA version";
+    case 46:  /* CUDA_ERROR_DEVICE_UNAVAILABLE */
+      return "the GPU is busy or in exclusive use by another process";
+    case 999: /* CUDA_ERROR_UNKNOWN: typically missing /dev/nvidia* nodes */
+      return "the GPU device nodes may be missing or not accessible";
+    default:
+      return NULL;
+    }
+}
+
 static char *
 cuda_error_text (const CudaDriver *cu, const char *call, int result)
 {
   const char *name = NULL;
+  const char *hint = cuda_error_hint (result);
 
   if (cu->get_error_name == NULL || cu->get_error_name (result, &name) != CU_SUCCESS)
     name = NULL;
-  return g_strdup_printf ("the CUDA driver failed in %s with error %d (%s)",
-                          call, result, name ? name : "unknown");
+  return g_strdup_printf ("the CUDA driver failed in %s with error %d (%s)%s%s",
+                          call, result, name ? name : "unknown",
+                          hint ? ": " : "", hint ? hint : "");
 }
 
 /* Resolves every required symbol; returns the first one missing, or NULL. */
@@ -112,8 +133,9 @@ gpu_device_fill (const CudaDriver *cu, int ordinal, TsGpuDevice *dev, char **rea
   return FALSE;
 }
 
-/* Runs the driver once the library is bound; fills @info or sets its reason. */
-static void
+/* Runs the driver once the library is bound; fills @info or sets its reason.
+ * Returns whether cuInit() succeeded. */
+static gboolean
 gpu_probe_devices (const CudaDriver *cu, TsGpuInfo *info)
 {
   int count = 0;
@@ -124,19 +146,19 @@ gpu_probe_devices (const CudaDriver *cu, TsGpuInfo *info)
       info->reason = r == CU_ERROR_NO_DEVICE
         ? g_strdup ("the CUDA driver is installed but found no GPU")
         : cuda_error_text (cu, "cuInit", r);
-      return;
+      return FALSE;
     }
   if (cu->driver_get_version (&info->driver_version) != CU_SUCCESS)
     info->driver_version = 0;
   if ((r = cu->device_get_count (&count)) != CU_SUCCESS)
     {
       info->reason = cuda_error_text (cu, "cuDeviceGetCount", r);
-      return;
+      return TRUE;
     }
   if (count <= 0)
     {
       info->reason = g_strdup ("the CUDA driver found no GPU");
-      return;
+      return TRUE;
     }
 
   info->devices = g_new0 (TsGpuDevice, count);
@@ -149,6 +171,7 @@ gpu_probe_devices (const CudaDriver *cu, TsGpuInfo *info)
   /* A device that answered is usable even if a later one failed. */
   if (info->n_devices > 0)
     g_clear_pointer (&info->reason, g_free);
+  return TRUE;
 }
 
 TsGpuInfo *
@@ -176,10 +199,12 @@ ts_gpu_probe_library (const char *library)
       return info;
     }
 
-  /* Keep the library loaded: the driver does not support being unloaded
-   * once cuInit() ran, and the engine uses it again later. */
+  /* Keep the library loaded once cuInit() succeeded: the driver does not
+   * support being unloaded then, and the engine uses it again later. A
+   * library that failed to initialise goes, so a later probe starts afresh. */
   info = g_new0 (TsGpuInfo, 1);
-  gpu_probe_devices (&cu, info);
+  if (!gpu_probe_devices (&cu, info))
+    dlclose (lib);
   return info;
 }
 

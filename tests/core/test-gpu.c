@@ -70,26 +70,51 @@ test_probe_async (void)
   g_assert_cmpuint (async_info->n_devices, ==, sync_info->n_devices);
 }
 
+/* Probing @library finds no GPU, for a reason that mentions @expected. */
 static void
-test_missing_library (void)
+assert_no_gpu_because (const char *library, const char *expected)
 {
-  g_autoptr (TsGpuInfo) info = ts_gpu_probe_library ("libtensafe-no-such-driver.so.0");
+  g_autoptr (TsGpuInfo) info = ts_gpu_probe_library (library);
 
   assert_consistent (info);
   g_assert_cmpuint (info->n_devices, ==, 0);
-  g_assert_nonnull (strstr (info->reason, "libtensafe-no-such-driver.so.0"));
-  g_assert_nonnull (strstr (info->reason, "not installed"));
+  g_assert_nonnull (strstr (info->reason, library));
+  g_assert_nonnull (strstr (info->reason, expected));
+}
+
+static void
+test_missing_library (void)
+{
+  assert_no_gpu_because ("libtensafe-no-such-driver.so.0", "not installed");
 }
 
 static void
 test_not_a_driver (void)
 {
   /* libc is always loadable and has none of the driver's entry points. */
-  g_autoptr (TsGpuInfo) info = ts_gpu_probe_library ("libc.so.6");
+  assert_no_gpu_because ("libc.so.6", "symbol cuInit is missing");
+}
 
+/* The CUDA toolkit ships a stub libcuda.so for linking; loading it exercises
+ * the path where the driver library is there but cuInit() fails. */
+static void
+test_driver_error (void)
+{
+  const char *cuda_home = g_getenv ("CUDA_HOME");
+  g_autofree char *stub = g_build_filename (cuda_home ? cuda_home : "/usr/local/cuda",
+                                            "lib64", "stubs", "libcuda.so", NULL);
+  g_autoptr (TsGpuInfo) info = NULL;
+
+  if (!g_file_test (stub, G_FILE_TEST_EXISTS))
+    {
+      g_test_skip ("no CUDA toolkit stub driver here");
+      return;
+    }
+  info = ts_gpu_probe_library (stub);
   assert_consistent (info);
   g_assert_cmpuint (info->n_devices, ==, 0);
-  g_assert_nonnull (strstr (info->reason, "symbol cuInit is missing"));
+  g_assert_nonnull (strstr (info->reason, "failed in cuInit with error 34"));
+  g_assert_nonnull (strstr (info->reason, "stub library"));
 }
 
 static void
@@ -153,6 +178,7 @@ main (int argc, char **argv)
   g_test_add_func ("/core/gpu/probe-async", test_probe_async);
   g_test_add_func ("/core/gpu/missing-library", test_missing_library);
   g_test_add_func ("/core/gpu/not-a-driver", test_not_a_driver);
+  g_test_add_func ("/core/gpu/driver-error", test_driver_error);
   g_test_add_func ("/core/gpu/describe-device", test_describe_device);
   g_test_add_func ("/core/gpu/cpu-features", test_cpu_features);
   g_test_add_func ("/core/gpu/cli-info", test_cli_info);
