@@ -176,8 +176,12 @@ ckks_context_new_with_backend (const CkksParams *params, CkksBackend backend,
   ctx->n = (size_t) 1 << params->log_n;
   ctx->slots = ctx->n / 2;
   ckks_kernels_scalar (&ctx->k);
+  /* IFMA52 lazy butterflies keep values below 4q: every q must be < 2^50 */
+  bool small_primes = true;
+  for (uint32_t i = 0; i < params->n_moduli; i++)
+    small_primes = small_primes && params->moduli[i] < ((uint64_t) 1 << 50);
   bool ifma = false;
-  if (backend == CKKS_BACKEND_AUTO)
+  if (backend == CKKS_BACKEND_AUTO && small_primes)
     ifma = ckks_kernels_ifma (&ctx->k);
   for (uint32_t i = 0; i < params->n_moduli && st == CKKS_OK; i++)
     {
@@ -195,6 +199,8 @@ ckks_context_new_with_backend (const CkksParams *params, CkksBackend backend,
       return st;
     }
   init_crt_constants (ctx);
+  if (params->n_moduli >= 2)
+    ckks_crt2_init (&ctx->crt2, params->moduli[0], params->moduli[1], &ctx->k);
   ckks_params_fingerprint (params, ctx->fingerprint);
   *out = ctx;
   return CKKS_OK;
@@ -247,4 +253,22 @@ const uint8_t *
 ckks_context_fingerprint (const CkksContext *ctx)
 {
   return ctx->fingerprint;
+}
+
+CkksStatus
+ckks_ntt_forward_limb (const CkksContext *ctx, uint32_t limb, uint64_t *values)
+{
+  if (!ctx || !values || limb >= ctx->params.n_moduli)
+    return CKKS_ERR_INVALID_ARGUMENT;
+  ctx->k.ntt_forward (values, &ctx->ntt[limb], ctx->n);
+  return CKKS_OK;
+}
+
+CkksStatus
+ckks_ntt_inverse_limb (const CkksContext *ctx, uint32_t limb, uint64_t *values)
+{
+  if (!ctx || !values || limb >= ctx->params.n_moduli)
+    return CKKS_ERR_INVALID_ARGUMENT;
+  ctx->k.ntt_inverse (values, &ctx->ntt[limb], ctx->n);
+  return CKKS_OK;
 }

@@ -44,8 +44,8 @@ encrypt_pk (const CkksPublicKey *pk, const int64_t *m_coeffs,
       if (m_ntt)
         for (size_t k = 0; k < n; k++)
           c0[k] = ckks_add_mod (c0[k], m_ntt[i * n + k], q);
-      ctx->k.mul_fixed_add (c0, tmp, pk->b + i * n, pk->b_shoup + i * n, q, n);
-      ctx->k.mul_fixed_add (c1, tmp, pk->a + i * n, pk->a_shoup + i * n, q, n);
+      ctx->k.mul_fixed_add (c0, c0, tmp, pk->b + i * n, pk->b_shoup + i * n, q, n);
+      ctx->k.mul_fixed_add (c1, c1, tmp, pk->a + i * n, pk->a_shoup + i * n, q, n);
     }
   if (small)
     OPENSSL_cleanse (small, 3 * n);
@@ -99,4 +99,37 @@ ckks_encrypt_values_pk (const CkksPublicKey *pk, const double *re, const double 
     }
   ckks_free (m);
   return st;
+}
+
+CkksStatus
+ckks_public_key_alloc (const CkksContext *ctx, CkksPublicKey **out)
+{
+  size_t words = (size_t) ctx->params.n_moduli * ctx->n;
+  CkksPublicKey *pk = ckks_alloc0 (sizeof *pk);
+  if (!pk)
+    return CKKS_ERR_NO_MEMORY;
+  pk->ctx = ctx;
+  pk->a = ckks_alloc (words * sizeof (uint64_t));
+  pk->b = ckks_alloc (words * sizeof (uint64_t));
+  pk->a_shoup = ckks_alloc (words * sizeof (uint64_t));
+  pk->b_shoup = ckks_alloc (words * sizeof (uint64_t));
+  if (!pk->a || !pk->b || !pk->a_shoup || !pk->b_shoup)
+    {
+      ckks_public_key_free (pk);
+      return CKKS_ERR_NO_MEMORY;
+    }
+  *out = pk;
+  return CKKS_OK;
+}
+
+void
+ckks_public_key_free (CkksPublicKey *pk)
+{
+  if (!pk)
+    return;
+  ckks_free (pk->a);
+  ckks_free (pk->b);
+  ckks_free (pk->a_shoup);
+  ckks_free (pk->b_shoup);
+  ckks_free (pk);
 }

@@ -25,9 +25,8 @@ encrypt_sk (const CkksSecretKey *sk, const int64_t *m_coeffs,
   if (st != CKKS_OK)
     return st;
   int8_t *e = ckks_alloc (n);
-  uint64_t *as = ckks_alloc (n * sizeof (uint64_t));
   CkksPrng prng;
-  if (!e || !as)
+  if (!e)
     st = CKKS_ERR_NO_MEMORY;
   else if ((st = ckks_prng_init_random (&prng)) == CKKS_OK)
     {
@@ -45,14 +44,12 @@ encrypt_sk (const CkksSecretKey *sk, const int64_t *m_coeffs,
       if (m_ntt)
         for (size_t k = 0; k < n; k++)
           c0[k] = ckks_add_mod (c0[k], m_ntt[i * n + k], q);
-      ctx->k.mul_fixed (as, ct->c1 + i * n, sk->s + i * n, sk->s_shoup + i * n, q, n);
-      for (size_t k = 0; k < n; k++)
-        c0[k] = ckks_sub_mod (c0[k], as[k], q);
+      ctx->k.mul_fixed_add (c0, c0, ct->c1 + i * n, sk->neg_s + i * n,
+                            sk->neg_s_shoup + i * n, q, n);
     }
   if (e)
     OPENSSL_cleanse (e, n);
   ckks_free (e);
-  ckks_free (as);
   ct->seeded = st == CKKS_OK;
   return st;
 }
@@ -106,9 +103,8 @@ ckks_decrypt_poly (const CkksSecretKey *sk, const CkksCiphertext *ct, uint64_t *
 {
   const CkksContext *ctx = sk->ctx;
   size_t n = ctx->n;
-  memcpy (out, ct->c0, (size_t) ct->n_limbs * n * sizeof (uint64_t));
   for (uint32_t i = 0; i < ct->n_limbs; i++)
-    ctx->k.mul_fixed_add (out + i * n, ct->c1 + i * n, sk->s + i * n,
+    ctx->k.mul_fixed_add (out + i * n, ct->c0 + i * n, ct->c1 + i * n, sk->s + i * n,
                           sk->s_shoup + i * n, ctx->params.moduli[i], n);
   return CKKS_OK;
 }

@@ -82,41 +82,44 @@ ckks_helora_encrypt_pk (const CkksHeloraLayout *layout, const CkksPublicKey *pk,
                     h_factor);
 }
 
-static double
-dot (const double *a, const double *b, size_t n)
-{
-  double acc[8] = { 0 };
-  for (size_t i = 0; i < n; i += 8)
-    for (int j = 0; j < 8; j++)
-      acc[j] += a[i + j] * b[i + j];
-  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-}
+/* Results decrypted together: their coefficients (GROUP * N doubles) stay in
+ * cache while the segment functionals stream past once per group. */
+#define GROUP 8
+#define BLOCK 1024
 
-/* Segment sums of one result from its real coefficients. */
-static CkksStatus
-segment_sums (const CkksHeloraLayout *l, const double *coeffs, double scale,
-              size_t b, double factor, double *u, double *slot_buf)
+/* u[row] for every row held by results [b0, b0 + count), from their real
+ * coefficients, through the precomputed segment functionals. */
+static void
+functional_sums (const CkksHeloraLayout *l, const double *coeffs, size_t b0, size_t count,
+                 const double *factors, double *u)
 {
   const CkksContext *ctx = l->ctx;
-  size_t rows = l->r - b * l->copies < l->copies ? l->r - b * l->copies : l->copies;
-  if (l->functional)
+  size_t n = ctx->n, c = l->copies;
+  double acc[GROUP * CKKS_HELORA_MAX_FUNCTIONALS] = { 0 };
+  for (size_t k0 = 0; k0 < n; k0 += BLOCK)
+    for (size_t t = 0; t < c; t++)
+      for (size_t b = 0; b < count && (b0 + b) * c + t < l->r; b++)
+        acc[b * c + t] += ctx->k.dot (l->functional + t * n + k0, coeffs + b * n + k0, BLOCK);
+  for (size_t b = 0; b < count; b++)
+    for (size_t t = 0; t < c && (b0 + b) * c + t < l->r; t++)
+      u[(b0 + b) * c + t] = acc[b * c + t] * factors[b];
+}
+
+/* u[row] for the rows of result @b by a full decode and slot sums. */
+static CkksStatus
+decoded_sums (const CkksHeloraLayout *l, const double *coeffs, double scale, size_t b,
+              double h_factor, double *u, double *slot_buf)
+{
+  const CkksContext *ctx = l->ctx;
+  CkksStatus st = ckks_real_coeffs_decode (ctx, coeffs, scale, slot_buf, NULL, ctx->slots);
+  for (size_t t = 0; st == CKKS_OK && t < l->copies && b * l->copies + t < l->r; t++)
     {
-      for (size_t t = 0; t < rows; t++)
-        u[b * l->copies + t] = dot (l->functional + t * ctx->n, coeffs, ctx->n) * factor;
-      return CKKS_OK;
-    }
-  CkksStatus st = ckks_real_coeffs_decode (ctx, coeffs, scale, slot_buf, NULL,
-                                           ctx->slots);
-  if (st != CKKS_OK)
-    return st;
-  for (size_t t = 0; t < rows; t++)
-    {
-      double s = 0;
+      double sum = 0;
       for (size_t j = 0; j < l->chunk_len; j++)
-        s += slot_buf[t * l->chunk_len + j];
-      u[b * l->copies + t] = s * factor * scale;
+        sum += slot_buf[t * l->chunk_len + j];
+      u[b * l->copies + t] = sum * h_factor;
     }
-  return CKKS_OK;
+  return st;
 }
 
 CkksStatus
@@ -135,16 +138,26 @@ ckks_helora_decrypt (const CkksHeloraLayout *l, const CkksSecretKey *sk,
       if (outputs[b]->ctx != ctx)
         return CKKS_ERR_MISMATCH;
     }
-  uint64_t *poly = ckks_alloc ((size_t) ctx->params.n_moduli * ctx->n * sizeof (uint64_t));
-  double *coeffs = ckks_alloc (ctx->n * sizeof (double));
+  size_t n = ctx->n;
+  uint64_t *poly = ckks_alloc ((size_t) ctx->params.n_moduli * n * sizeof (uint64_t));
+  double *coeffs = ckks_alloc (GROUP * n * sizeof (double));
   double *slot_buf = ckks_alloc (ctx->slots * sizeof (double));
   CkksStatus st = poly && coeffs && slot_buf ? CKKS_OK : CKKS_ERR_NO_MEMORY;
-  for (size_t b = 0; st == CKKS_OK && b < l->n_outputs; b++)
+  for (size_t b0 = 0; st == CKKS_OK && b0 < l->n_outputs; b0 += GROUP)
     {
-      const CkksCiphertext *ct = outputs[b];
-      ckks_decrypt_poly (sk, ct, poly);
-      ckks_ntt_to_real_coeffs (ctx, poly, ct->n_limbs, coeffs);
-      st = segment_sums (l, coeffs, ct->scale, b, h_factor / ct->scale, u, slot_buf);
+      size_t count = l->n_outputs - b0 < GROUP ? l->n_outputs - b0 : GROUP;
+      double factors[GROUP];
+      for (size_t b = 0; st == CKKS_OK && b < count; b++)
+        {
+          const CkksCiphertext *ct = outputs[b0 + b];
+          ckks_decrypt_poly (sk, ct, poly);
+          ckks_ntt_to_real_coeffs (ctx, poly, ct->n_limbs, coeffs + b * n);
+          factors[b] = h_factor / ct->scale;
+          if (!l->functional)
+            st = decoded_sums (l, coeffs + b * n, ct->scale, b0 + b, h_factor, u, slot_buf);
+        }
+      if (st == CKKS_OK && l->functional)
+        functional_sums (l, coeffs, b0, count, factors, u);
     }
   ckks_free (poly);
   ckks_free (coeffs);

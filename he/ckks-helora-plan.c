@@ -278,8 +278,10 @@ ckks_helora_evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs,
                 }
               else
                 {
-                  ctx->k.mul_fixed_add (out->c0 + i * n, in->c0 + i * n, w, ws, q, n);
-                  ctx->k.mul_fixed_add (out->c1 + i * n, in->c1 + i * n, w, ws, q, n);
+                  ctx->k.mul_fixed_add (out->c0 + i * n, out->c0 + i * n, in->c0 + i * n,
+                                        w, ws, q, n);
+                  ctx->k.mul_fixed_add (out->c1 + i * n, out->c1 + i * n, in->c1 + i * n,
+                                        w, ws, q, n);
                 }
             }
         }

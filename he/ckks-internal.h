@@ -25,6 +25,8 @@ typedef struct {
   uint64_t *inv_small, *inv_small_shoup;
 } CkksNttTables;
 
+struct CkksCrt2;
+
 /* Arithmetic kernels of one backend; every pointer set. Outputs are fully
  * reduced, so every backend gives bit-identical results. */
 typedef struct {
@@ -36,10 +38,26 @@ typedef struct {
   /* out[i] = a[i] * w[i] mod q (w fixed, with companions) */
   void (*mul_fixed) (uint64_t *out, const uint64_t *a, const uint64_t *w,
                      const uint64_t *w_shoup, uint64_t q, size_t n);
-  /* out[i] = out[i] + a[i] * w[i] mod q */
-  void (*mul_fixed_add) (uint64_t *out, const uint64_t *a, const uint64_t *w,
-                         const uint64_t *w_shoup, uint64_t q, size_t n);
+  /* out[i] = add[i] + a[i] * w[i] mod q (@out may be @add) */
+  void (*mul_fixed_add) (uint64_t *out, const uint64_t *add, const uint64_t *a,
+                         const uint64_t *w, const uint64_t *w_shoup, uint64_t q,
+                         size_t n);
+  /* Two-limb CRT to centred doubles (see CkksCrt2) */
+  void (*crt2) (const uint64_t *a0, const uint64_t *a1, double *out,
+                const struct CkksCrt2 *c, size_t n);
+  /* sum of a[i] * b[i] in 8 interleaved partial sums (n % 8 == 0) */
+  double (*dot) (const double *a, const double *b, size_t n);
 } CkksKernels;
+
+/* x = a0 + q0 * t, t = (a1 - a0) * q0^-1 mod q1; centred: t - q1 when
+ * x > (Q - 1) / 2 = half_t * q0 + half_a. Value = double(t) * q0 + a0. */
+typedef struct CkksCrt2 {
+  uint64_t q0, q1;
+  uint64_t inv, inv_shoup;     /* q0^-1 mod q1 and its backend companion */
+  uint64_t half_t, half_a;
+} CkksCrt2;
+
+void ckks_crt2_init (CkksCrt2 *c, uint64_t q0, uint64_t q1, const CkksKernels *k);
 
 struct CkksContext {
   CkksParams params;
@@ -53,6 +71,7 @@ struct CkksContext {
   /* garner[i][j] = q_j^-1 mod q_i (j < i), for CRT and rescale */
   uint64_t garner[CKKS_MAX_MODULI][CKKS_MAX_MODULI];
   uint64_t garner_shoup[CKKS_MAX_MODULI][CKKS_MAX_MODULI];
+  CkksCrt2 crt2;              /* q0, q1 (when there are two limbs or more) */
   uint8_t fingerprint[32];
 };
 

@@ -28,6 +28,8 @@ ckks_secret_key_free (CkksSecretKey *sk)
   wipe_free (sk->coeffs, ctx->n);
   wipe_free (sk->s, words);
   wipe_free (sk->s_shoup, words);
+  wipe_free (sk->neg_s, words);
+  wipe_free (sk->neg_s_shoup, words);
   OPENSSL_cleanse (sk, sizeof *sk);
   ckks_free (sk);
 }
@@ -48,13 +50,19 @@ ckks_secret_key_from_coeffs (const CkksContext *ctx, int8_t *coeffs,
   sk->coeffs = coeffs;
   sk->s = ckks_alloc (words * sizeof (uint64_t));
   sk->s_shoup = ckks_alloc (words * sizeof (uint64_t));
-  if (!sk->s || !sk->s_shoup)
+  sk->neg_s = ckks_alloc (words * sizeof (uint64_t));
+  sk->neg_s_shoup = ckks_alloc (words * sizeof (uint64_t));
+  if (!sk->s || !sk->s_shoup || !sk->neg_s || !sk->neg_s_shoup)
     {
       ckks_secret_key_free (sk);
       return CKKS_ERR_NO_MEMORY;
     }
   ckks_small_to_ntt (ctx, coeffs, ctx->params.n_moduli, sk->s);
   ckks_poly_shoup (ctx, sk->s, ctx->params.n_moduli, sk->s_shoup);
+  for (uint32_t i = 0; i < ctx->params.n_moduli; i++)
+    for (size_t k = 0; k < ctx->n; k++)
+      sk->neg_s[i * ctx->n + k] = ckks_neg_mod (sk->s[i * ctx->n + k], ctx->params.moduli[i]);
+  ckks_poly_shoup (ctx, sk->neg_s, ctx->params.n_moduli, sk->neg_s_shoup);
   *out = sk;
   return CKKS_OK;
 }
@@ -87,22 +95,13 @@ ckks_public_key_new (const CkksSecretKey *sk, CkksPublicKey **out)
     return CKKS_ERR_INVALID_ARGUMENT;
   const CkksContext *ctx = sk->ctx;
   uint32_t L = ctx->params.n_moduli;
-  size_t n = ctx->n, words = (size_t) L * n;
-  CkksPublicKey *pk = ckks_alloc0 (sizeof *pk);
+  size_t n = ctx->n;
+  CkksPublicKey *pk;
+  CkksStatus st = ckks_public_key_alloc (ctx, &pk);
+  if (st != CKKS_OK)
+    return st;
   int8_t *e = ckks_alloc (n);
-  if (!pk || !e)
-    {
-      ckks_free (pk);
-      ckks_free (e);
-      return CKKS_ERR_NO_MEMORY;
-    }
-  pk->ctx = ctx;
-  pk->a = ckks_alloc (words * sizeof (uint64_t));
-  pk->b = ckks_alloc (words * sizeof (uint64_t));
-  pk->a_shoup = ckks_alloc (words * sizeof (uint64_t));
-  pk->b_shoup = ckks_alloc (words * sizeof (uint64_t));
-  CkksStatus st = CKKS_OK;
-  if (!pk->a || !pk->b || !pk->a_shoup || !pk->b_shoup)
+  if (!e)
     st = CKKS_ERR_NO_MEMORY;
   else if (RAND_bytes (pk->seed, sizeof pk->seed) != 1)
     st = CKKS_ERR_RANDOM;
@@ -128,7 +127,8 @@ ckks_public_key_new (const CkksSecretKey *sk, CkksPublicKey **out)
       ckks_poly_shoup (ctx, pk->a, L, pk->a_shoup);
       ckks_poly_shoup (ctx, pk->b, L, pk->b_shoup);
     }
-  OPENSSL_cleanse (e, n);
+  if (e)
+    OPENSSL_cleanse (e, n);
   ckks_free (e);
   if (st != CKKS_OK)
     {
@@ -137,16 +137,4 @@ ckks_public_key_new (const CkksSecretKey *sk, CkksPublicKey **out)
     }
   *out = pk;
   return CKKS_OK;
-}
-
-void
-ckks_public_key_free (CkksPublicKey *pk)
-{
-  if (!pk)
-    return;
-  ckks_free (pk->a);
-  ckks_free (pk->b);
-  ckks_free (pk->a_shoup);
-  ckks_free (pk->b_shoup);
-  ckks_free (pk);
 }

@@ -179,11 +179,57 @@ mul_fixed_scalar (uint64_t *out, const uint64_t *a, const uint64_t *w,
 }
 
 static void
-mul_fixed_add_scalar (uint64_t *out, const uint64_t *a, const uint64_t *w,
-                      const uint64_t *ws, uint64_t q, size_t n)
+mul_fixed_add_scalar (uint64_t *out, const uint64_t *add, const uint64_t *a,
+                      const uint64_t *w, const uint64_t *ws, uint64_t q, size_t n)
 {
   for (size_t i = 0; i < n; i++)
-    out[i] = ckks_add_mod (out[i], ckks_mul_shoup (a[i], w[i], ws[i], q), q);
+    out[i] = ckks_add_mod (add[i], ckks_mul_shoup (a[i], w[i], ws[i], q), q);
+}
+
+void
+ckks_crt2_init (CkksCrt2 *c, uint64_t q0, uint64_t q1, const CkksKernels *k)
+{
+  CkksModulus m1;
+  ckks_modulus_init (&m1, q1);
+  c->q0 = q0;
+  c->q1 = q1;
+  c->inv = ckks_inv_mod (q0 % q1, &m1);
+  c->inv_shoup = k->shoup (c->inv, q1);
+  ckks_u128 half = ((ckks_u128) q0 * q1 - 1) / 2;
+  c->half_t = (uint64_t) (half / q0);
+  c->half_a = (uint64_t) (half % q0);
+}
+
+static void
+crt2_scalar (const uint64_t *a0, const uint64_t *a1, double *out,
+             const CkksCrt2 *c, size_t n)
+{
+  const double q0 = (double) c->q0;
+  for (size_t k = 0; k < n; k++)
+    {
+      uint64_t r0 = a0[k] < 2 * c->q1 ? (a0[k] >= c->q1 ? a0[k] - c->q1 : a0[k])
+                                      : a0[k] % c->q1;
+      uint64_t diff = ckks_sub_mod (a1[k], r0, c->q1);
+      uint64_t t = ckks_mul_shoup (diff, c->inv, c->inv_shoup, c->q1);
+      int64_t st = (int64_t) t;
+      if (t > c->half_t || (t == c->half_t && a0[k] > c->half_a))
+        st -= (int64_t) c->q1;
+      double hi = (double) st * q0;
+      out[k] = hi + (double) a0[k];
+    }
+}
+
+static double
+dot_scalar (const double *a, const double *b, size_t n)
+{
+  double acc[8] = { 0 };
+  for (size_t i = 0; i < n; i += 8)
+    for (int j = 0; j < 8; j++)
+      {
+        double p = a[i + j] * b[i + j];
+        acc[j] = acc[j] + p;
+      }
+  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
 }
 
 void
@@ -195,4 +241,6 @@ ckks_kernels_scalar (CkksKernels *k)
   k->ntt_inverse = ntt_inverse_scalar;
   k->mul_fixed = mul_fixed_scalar;
   k->mul_fixed_add = mul_fixed_add_scalar;
+  k->crt2 = crt2_scalar;
+  k->dot = dot_scalar;
 }

@@ -29,6 +29,7 @@ struct CkksSecretKey {
   int8_t *coeffs;              /* N ternary coefficients */
   uint64_t *s;                 /* all limbs, NTT form */
   uint64_t *s_shoup;           /* companions for the backend */
+  uint64_t *neg_s, *neg_s_shoup;  /* -s: encryption adds c1 * (-s) in one pass */
 };
 
 struct CkksPublicKey {
@@ -65,3 +66,6 @@ CkksStatus ckks_expand_uniform (const CkksContext *ctx,
 void ckks_poly_shoup (const CkksContext *ctx, const uint64_t *poly,
                       uint32_t n_limbs, uint64_t *companions);
 bool ckks_same_scale (double a, double b);
+/* An uninitialised public key of @ctx (all limbs allocated). */
+CkksStatus ckks_public_key_alloc (const CkksContext *ctx, struct CkksPublicKey **out);
+void ckks_public_key_free (struct CkksPublicKey *pk);

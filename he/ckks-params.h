@@ -84,6 +84,13 @@ const char *ckks_context_backend_name (const CkksContext *ctx);
 /* SHA-256 of the serialised parameters: identifies them in every format. */
 const uint8_t *ckks_context_fingerprint (const CkksContext *ctx);
 
+/* Low level: the negacyclic NTT of one limb in place (@values: N integers
+ * below q_limb; forward gives bit-reversed evaluation order). */
+CkksStatus ckks_ntt_forward_limb (const CkksContext *ctx, uint32_t limb,
+                                  uint64_t *values);
+CkksStatus ckks_ntt_inverse_limb (const CkksContext *ctx, uint32_t limb,
+                                  uint64_t *values);
+
 #ifdef __cplusplus
 }
 #endif

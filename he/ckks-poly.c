@@ -127,18 +127,7 @@ ckks_ntt_to_real_coeffs (const CkksContext *ctx, uint64_t *poly,
     }
   if (n_limbs == 2)
     {
-      const uint64_t q1 = ctx->params.moduli[1];
-      const uint64_t g = ctx->garner[1][0], gs = ctx->garner_shoup[1][0];
-      const ckks_u128 big_q = (ckks_u128) q0 * q1, half = big_q / 2;
-      const uint64_t *a0 = poly, *a1 = poly + n;
-      for (size_t k = 0; k < n; k++)
-        {
-          uint64_t r0 = a0[k] >= q1 ? a0[k] - q1 : a0[k];   /* q0 < 2 q1 */
-          r0 = r0 >= q1 ? r0 % q1 : r0;
-          uint64_t t = ckks_mul_shoup (ckks_sub_mod (a1[k], r0, q1), g, gs, q1);
-          ckks_u128 x = (ckks_u128) t * q0 + a0[k];
-          out[k] = x > half ? -(double) (big_q - x) : (double) x;
-        }
+      ctx->k.crt2 (poly, poly + n, out, &ctx->crt2, n);
       return;
     }
   uint64_t q_words[CKKS_MAX_MODULI + 1] = { 1 }, half_words[CKKS_MAX_MODULI + 1];

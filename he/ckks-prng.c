@@ -71,6 +71,16 @@ ckks_prng_clear (CkksPrng *prng)
 
 #define BLOCK 4096
 
+/* Bit count of a 21-bit field (SWAR; no dependence on the popcnt extension). */
+static inline int
+popcount21 (uint64_t x)
+{
+  x = x - ((x >> 1) & 0x55555555u);
+  x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+  x = (x + (x >> 4)) & 0x0f0f0f0fu;
+  return (int) ((x * 0x01010101u) >> 24 & 0xff);
+}
+
 CkksStatus
 ckks_sample_ternary (CkksPrng *prng, int8_t *out, size_t n)
 {
@@ -106,8 +116,8 @@ ckks_sample_cbd (CkksPrng *prng, int8_t *out, size_t n)
       if (st != CKKS_OK)
         return st;
       for (size_t i = 0; i < take; i++)
-        out[done + i] = (int8_t) (__builtin_popcountll (buf[i] & mask)
-                                  - __builtin_popcountll ((buf[i] >> 21) & mask));
+        out[done + i] = (int8_t) (popcount21 (buf[i] & mask)
+                                  - popcount21 ((buf[i] >> 21) & mask));
       done += take;
     }
   OPENSSL_cleanse (buf, sizeof buf);

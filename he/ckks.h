@@ -21,3 +21,4 @@
 #include "ckks-cipher.h"
 #include "ckks-keys.h"
 #include "ckks-helora.h"
+#include "ckks-serial.h"

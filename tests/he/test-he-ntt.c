@@ -223,8 +223,8 @@ test_ntt_simd_matches_scalar (void)
       scalar.mul_fixed (x, x, w, ws, q, n);
       simd.mul_fixed (y, y, w, wv, q, n);
       g_assert_cmpmem (x, n * 8, y, n * 8);
-      scalar.mul_fixed_add (x, y, w, ws, q, n);
-      simd.mul_fixed_add (y, y, w, wv, q, n);
+      scalar.mul_fixed_add (x, x, y, w, ws, q, n);
+      simd.mul_fixed_add (y, y, y, w, wv, q, n);
       g_assert_cmpmem (x, n * 8, y, n * 8);
       ckks_ntt_tables_clear (&ts);
       ckks_ntt_tables_clear (&tv);
@@ -232,6 +232,34 @@ test_ntt_simd_matches_scalar (void)
     }
   check_ntt_product (&simd, 64, 50);
   check_ntt_product (&simd, 2048, 49);
+
+  /* two-limb CRT and the dot product, including the centring boundary */
+  const unsigned bits[] = { 50, 49 };
+  CkksParams p;
+  g_assert_cmpint (ckks_params_generate (12, bits, 2, &p), ==, CKKS_OK);
+  CkksCrt2 cs, cv;
+  ckks_crt2_init (&cs, p.moduli[0], p.moduli[1], &scalar);
+  ckks_crt2_init (&cv, p.moduli[0], p.moduli[1], &simd);
+  size_t n = 4096;
+  uint64_t *a0 = g_new (uint64_t, n), *a1 = g_new (uint64_t, n);
+  double *os = g_new (double, n), *ov = g_new (double, n);
+  for (size_t i = 0; i < n; i++)
+    {
+      a0[i] = rand_below (p.moduli[0]);
+      a1[i] = rand_below (p.moduli[1]);
+    }
+  /* x = (Q - 1) / 2 and (Q + 1) / 2 */
+  a0[0] = a0[1] = cs.half_a;
+  a1[0] = (uint64_t) ((((ckks_u128) cs.half_t * p.moduli[0]) + cs.half_a) % p.moduli[1]);
+  a0[1] = (cs.half_a + 1) % p.moduli[0];
+  a1[1] = (uint64_t) ((((ckks_u128) cs.half_t * p.moduli[0]) + cs.half_a + 1) % p.moduli[1]);
+  scalar.crt2 (a0, a1, os, &cs, n);
+  simd.crt2 (a0, a1, ov, &cv, n);
+  g_assert_cmpmem (os, n * 8, ov, n * 8);
+  g_assert_cmpfloat (os[0], >, 0);
+  g_assert_cmpfloat (os[1], <, 0);
+  g_assert_cmpfloat (scalar.dot (os, ov, n), ==, simd.dot (os, ov, n));
+  g_free (a0); g_free (a1); g_free (os); g_free (ov);
 }
 
 int
