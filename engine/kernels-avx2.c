@@ -100,20 +100,6 @@ dot_q8_0 (const LmBlockQ8_0 *w, const LmBlockQ8_0 *a, int64_t nb)
   return hsum_ps (acc);
 }
 
-/* The eight 6-bit scales (bytes 0..7) and mins (bytes 8..15) of a Q4_K/Q5_K
- * block, unpacked from their 12-byte packing with word-wide masks. */
-static inline void
-k4_unpack_scales (const uint8_t packed[LM_K_SCALE_SIZE], uint8_t out[16])
-{
-  uint32_t s[3], u[4];
-  memcpy (s, packed, sizeof s);
-  u[0] = s[0] & 0x3f3f3f3fu;                                          /* sc 0..3 */
-  u[1] = (s[2] & 0x0f0f0f0fu) | (((s[0] >> 6) & 0x03030303u) << 4);   /* sc 4..7 */
-  u[2] = s[1] & 0x3f3f3f3fu;                                          /* m 0..3 */
-  u[3] = ((s[2] >> 4) & 0x0f0f0f0fu) | (((s[1] >> 6) & 0x03030303u) << 4); /* m 4..7 */
-  memcpy (out, u, sizeof u);
-}
-
 /* sum_j m_j * (bsums[2j] + bsums[2j+1]) as 8 int32 lanes. */
 TARGET static inline __m256i
 k4_min_products (const uint8_t sm[16], const int16_t *bsums)
@@ -150,7 +136,7 @@ dot_q4_K (const LmBlockQ4_K *w, const LmBlockQ8_K *a, int64_t nb)
   for (int64_t b = 0; b < nb; b++)
     {
       uint8_t sm[16];
-      k4_unpack_scales (w[b].scales, sm);
+      lm_k4_unpack_scales (w[b].scales, sm);
       __m256i sumi = _mm256_setzero_si256 ();
       for (int g = 0; g < 4; g++)
         {
@@ -183,7 +169,7 @@ dot_q5_K (const LmBlockQ5_K *w, const LmBlockQ8_K *a, int64_t nb)
   for (int64_t b = 0; b < nb; b++)
     {
       uint8_t sm[16];
-      k4_unpack_scales (w[b].scales, sm);
+      lm_k4_unpack_scales (w[b].scales, sm);
       __m256i qh = _mm256_loadu_si256 ((const __m256i *) w[b].qh);
       __m256i sumi = _mm256_setzero_si256 ();
       for (int g = 0; g < 4; g++)
@@ -288,22 +274,14 @@ quantize_q8_0 (const float *x, void *out, int64_t n)
 
 /* ---- row loops ---- */
 
-#define DEFINE_ROWS(name, dot, wtype, atype, per)                                  \
-  TARGET static void name (const void *W, size_t row_bytes, int64_t n_rows,        \
-                           const void *act, int64_t n, float *y)                   \
-  {                                                                                \
-    for (int64_t r = 0; r < n_rows; r++)                                           \
-      y[r] = dot ((const wtype *) ((const uint8_t *) W + r * row_bytes),           \
-                  (const atype *) act, n / (per));                                 \
-  }
 
-DEFINE_ROWS (rows_f32, dot_f32, float, float, 1)
-DEFINE_ROWS (rows_f16, dot_f16, uint16_t, float, 1)
-DEFINE_ROWS (rows_bf16, dot_bf16, uint16_t, float, 1)
-DEFINE_ROWS (rows_q8_0, dot_q8_0, LmBlockQ8_0, LmBlockQ8_0, LM_QK8_0)
-DEFINE_ROWS (rows_q4_K, dot_q4_K, LmBlockQ4_K, LmBlockQ8_K, LM_QK_K)
-DEFINE_ROWS (rows_q5_K, dot_q5_K, LmBlockQ5_K, LmBlockQ8_K, LM_QK_K)
-DEFINE_ROWS (rows_q6_K, dot_q6_K, LmBlockQ6_K, LmBlockQ8_K, LM_QK_K)
+LM_DEFINE_ROWS (TARGET, rows_f32, dot_f32, float, float, 1)
+LM_DEFINE_ROWS (TARGET, rows_f16, dot_f16, uint16_t, float, 1)
+LM_DEFINE_ROWS (TARGET, rows_bf16, dot_bf16, uint16_t, float, 1)
+LM_DEFINE_ROWS (TARGET, rows_q8_0, dot_q8_0, LmBlockQ8_0, LmBlockQ8_0, LM_QK8_0)
+LM_DEFINE_ROWS (TARGET, rows_q4_K, dot_q4_K, LmBlockQ4_K, LmBlockQ8_K, LM_QK_K)
+LM_DEFINE_ROWS (TARGET, rows_q5_K, dot_q5_K, LmBlockQ5_K, LmBlockQ8_K, LM_QK_K)
+LM_DEFINE_ROWS (TARGET, rows_q6_K, dot_q6_K, LmBlockQ6_K, LmBlockQ8_K, LM_QK_K)
 
 void
 lm_kernels_fill_avx2 (LmKernels *k)

@@ -1,9 +1,391 @@
 /* kernels-avx512.c: AVX-512 (F/BW/VL) + VNNI kernels (compiled per function with target attributes).
- * SPDX-License-Identifier: GPL-3.0-or-later */
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * K-quants: each 64-value group of a super-block is unpacked into one 512-bit
+ * register laid out like its 64 activation bytes, multiplied with maddubs
+ * (u8 x s8 -> int16 pairs) and accumulated against the sub-block scales with
+ * VNNI dpwssd (int16 pairs x int16 -> int32), so a super-block's integer sum is
+ * exact; super-blocks are combined in f32 vectors. */
+#include <immintrin.h>
+#include <string.h>
+
 #include "kernels-private.h"
+#include "quant-private.h"
+
+#define TARGET __attribute__ ((target ("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
+
+TARGET static inline float
+fp16 (uint16_t h)
+{
+  return _cvtsh_ss (h);
+}
+
+TARGET static inline float
+hsum256_ps (__m256 v)
+{
+  __m128 s = _mm_add_ps (_mm256_castps256_ps128 (v), _mm256_extractf128_ps (v, 1));
+  s = _mm_add_ps (s, _mm_movehl_ps (s, s));
+  s = _mm_add_ss (s, _mm_movehdup_ps (s));
+  return _mm_cvtss_f32 (s);
+}
+
+/* ---- f32 activations for float weights ---- */
+
+TARGET static inline __m512
+load16_f32 (const float *p)
+{
+  return _mm512_loadu_ps (p);
+}
+
+TARGET static inline __m512
+load16_f16 (const uint16_t *p)
+{
+  return _mm512_cvtph_ps (_mm256_loadu_si256 ((const __m256i *) p));
+}
+
+TARGET static inline __m512
+load16_bf16 (const uint16_t *p)
+{
+  __m512i v = _mm512_cvtepu16_epi32 (_mm256_loadu_si256 ((const __m256i *) p));
+  return _mm512_castsi512_ps (_mm512_slli_epi32 (v, 16));
+}
+
+static inline float
+same_f32 (float f)
+{
+  return f;
+}
+
+#define DEFINE_FLOAT_DOT(name, elem_t, load16, to_f32)                         \
+  TARGET static float name (const elem_t *w, const float *x, int64_t n)        \
+  {                                                                            \
+    __m512 acc0 = _mm512_setzero_ps (), acc1 = _mm512_setzero_ps ();           \
+    __m512 acc2 = _mm512_setzero_ps (), acc3 = _mm512_setzero_ps ();           \
+    int64_t i = 0;                                                             \
+    for (; i + 64 <= n; i += 64)                                               \
+      {                                                                        \
+        acc0 = _mm512_fmadd_ps (load16 (w + i), _mm512_loadu_ps (x + i), acc0);           \
+        acc1 = _mm512_fmadd_ps (load16 (w + i + 16), _mm512_loadu_ps (x + i + 16), acc1); \
+        acc2 = _mm512_fmadd_ps (load16 (w + i + 32), _mm512_loadu_ps (x + i + 32), acc2); \
+        acc3 = _mm512_fmadd_ps (load16 (w + i + 48), _mm512_loadu_ps (x + i + 48), acc3); \
+      }                                                                        \
+    for (; i + 16 <= n; i += 16)                                               \
+      acc0 = _mm512_fmadd_ps (load16 (w + i), _mm512_loadu_ps (x + i), acc0);  \
+    float sum = _mm512_reduce_add_ps (_mm512_add_ps (_mm512_add_ps (acc0, acc1), \
+                                                     _mm512_add_ps (acc2, acc3))); \
+    for (; i < n; i++)                                                         \
+      sum += to_f32 (w[i]) * x[i];                                             \
+    return sum;                                                                \
+  }
+
+DEFINE_FLOAT_DOT (dot_f32, float, load16_f32, same_f32)
+DEFINE_FLOAT_DOT (dot_f16, uint16_t, load16_f16, lm_fp16_to_fp32)
+DEFINE_FLOAT_DOT (dot_bf16, uint16_t, load16_bf16, lm_bf16_to_fp32)
+
+/* ---- 8-bit activations ---- */
+
+TARGET static float
+dot_q8_0 (const LmBlockQ8_0 *w, const LmBlockQ8_0 *a, int64_t nb)
+{
+  __m256 acc = _mm256_setzero_ps ();
+  for (int64_t b = 0; b < nb; b++)
+    {
+      __m256i qw = _mm256_loadu_si256 ((const __m256i *) w[b].qs);
+      __m256i qa = _mm256_loadu_si256 ((const __m256i *) a[b].qs);
+      /* |w| as unsigned (-128 -> 128), its sign moved onto the activation */
+      __m256i dp = _mm256_dpbusd_epi32 (_mm256_setzero_si256 (), _mm256_abs_epi8 (qw),
+                                        _mm256_sign_epi8 (qa, qw));
+      acc = _mm256_fmadd_ps (_mm256_set1_ps (fp16 (w[b].d) * fp16 (a[b].d)),
+                             _mm256_cvtepi32_ps (dp), acc);
+    }
+  return hsum256_ps (acc);
+}
+
+/* int16 lane patterns: lanes 0-15 take scale 2g, lanes 16-31 scale 2g+1. */
+TARGET static inline __m512i
+pair_index (int g)
+{
+  return _mm512_inserti64x4 (_mm512_castsi256_si512 (_mm256_set1_epi16 ((short) (2 * g))),
+                             _mm256_set1_epi16 ((short) (2 * g + 1)), 1);
+}
+
+/* Shift counts per 16-bit lane: 0 in the low 256 bits, 4 in the high ones. */
+TARGET static inline __m512i
+nibble_shifts (void)
+{
+  return _mm512_inserti64x4 (_mm512_setzero_si512 (), _mm256_set1_epi16 (4), 1);
+}
+
+/* Group g (values 64g .. 64g+63) of a Q4_K/Q5_K block as 64 bytes: low
+ * nibbles of qs[32g..] then their high nibbles. */
+TARGET static inline __m512i
+k4_group (const uint8_t *qs, int g, __m512i shifts)
+{
+  __m512i q = _mm512_broadcast_i64x4 (_mm256_loadu_si256 ((const __m256i *) (qs + 32 * g)));
+  return _mm512_and_si512 (_mm512_srlv_epi16 (q, shifts), _mm512_set1_epi8 (0x0F));
+}
+
+TARGET static inline __m512i
+k4_group_sum (__m512i sumi, __m512i q, const int8_t *q8, __m512i sc16, int g)
+{
+  __m512i p = _mm512_maddubs_epi16 (q, _mm512_loadu_si512 (q8 + 64 * g));
+  return _mm512_dpwssd_epi32 (sumi, p, _mm512_permutexvar_epi16 (pair_index (g), sc16));
+}
+
+/* m_j * (bsums[2j] + bsums[2j+1]) as 8 int32 lanes. */
+TARGET static inline __m256i
+k4_min_products (const uint8_t sm[16], const int16_t *bsums)
+{
+  __m128i m = _mm_loadl_epi64 ((const __m128i *) (sm + 8));
+  __m256i m16 = _mm256_cvtepu8_epi16 (_mm_unpacklo_epi8 (m, m));
+  return _mm256_madd_epi16 (_mm256_loadu_si256 ((const __m256i *) bsums), m16);
+}
+
+TARGET static inline __m512i
+k4_scales16 (const uint8_t sm[16])
+{
+  return _mm512_cvtepu8_epi16 (_mm256_castsi128_si256 (_mm_loadl_epi64 ((const __m128i *) sm)));
+}
+
+TARGET static float
+dot_q4_K (const LmBlockQ4_K *w, const LmBlockQ8_K *a, int64_t nb)
+{
+  __m512 acc = _mm512_setzero_ps ();
+  __m256 acc_min = _mm256_setzero_ps ();
+  const __m512i shifts = nibble_shifts ();
+  for (int64_t b = 0; b < nb; b++)
+    {
+      uint8_t sm[16];
+      lm_k4_unpack_scales (w[b].scales, sm);
+      __m512i sc16 = k4_scales16 (sm), sumi = _mm512_setzero_si512 ();
+      for (int g = 0; g < 4; g++)
+        sumi = k4_group_sum (sumi, k4_group (w[b].qs, g, shifts), a[b].qs, sc16, g);
+      acc = _mm512_fmadd_ps (_mm512_set1_ps (a[b].d * fp16 (w[b].d)), _mm512_cvtepi32_ps (sumi), acc);
+      acc_min = _mm256_fmadd_ps (_mm256_set1_ps (a[b].d * fp16 (w[b].dmin)),
+                                 _mm256_cvtepi32_ps (k4_min_products (sm, a[b].bsums)), acc_min);
+    }
+  return _mm512_reduce_add_ps (acc) - hsum256_ps (acc_min);
+}
+
+TARGET static float
+dot_q5_K (const LmBlockQ5_K *w, const LmBlockQ8_K *a, int64_t nb)
+{
+  __m512 acc = _mm512_setzero_ps ();
+  __m256 acc_min = _mm256_setzero_ps ();
+  const __m512i shifts = nibble_shifts (), sixteen = _mm512_set1_epi8 (16);
+  for (int64_t b = 0; b < nb; b++)
+    {
+      uint8_t sm[16];
+      lm_k4_unpack_scales (w[b].scales, sm);
+      __m512i sc16 = k4_scales16 (sm), sumi = _mm512_setzero_si512 ();
+      __m512i qh = _mm512_broadcast_i64x4 (_mm256_loadu_si256 ((const __m256i *) w[b].qh));
+      for (int g = 0; g < 4; g++)
+        {
+          /* fifth bit: qh bit 2g for the low nibbles, 2g+1 for the high ones */
+          __m512i bit = _mm512_inserti64x4 (_mm512_set1_epi8 ((char) (1 << (2 * g))),
+                                            _mm256_set1_epi8 ((char) (2 << (2 * g))), 1);
+          __mmask64 set = _mm512_test_epi8_mask (qh, bit);
+          __m512i q = k4_group (w[b].qs, g, shifts);
+          q = _mm512_mask_add_epi8 (q, set, q, sixteen);
+          sumi = k4_group_sum (sumi, q, a[b].qs, sc16, g);
+        }
+      acc = _mm512_fmadd_ps (_mm512_set1_ps (a[b].d * fp16 (w[b].d)), _mm512_cvtepi32_ps (sumi), acc);
+      acc_min = _mm256_fmadd_ps (_mm256_set1_ps (a[b].d * fp16 (w[b].dmin)),
+                                 _mm256_cvtepi32_ps (k4_min_products (sm, a[b].bsums)), acc_min);
+    }
+  return _mm512_reduce_add_ps (acc) - hsum256_ps (acc_min);
+}
+
+/* int16 lanes in 4 runs of 8: scales 4k .. 4k+3 of the 16 of a Q6_K block. */
+TARGET static inline __m512i
+q6_scale_runs (__m512i sc16, int k)
+{
+  const __m512i idx = _mm512_set_epi16 (3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2,
+                                        1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+  return _mm512_permutexvar_epi16 (_mm512_add_epi16 (idx, _mm512_set1_epi16 ((short) (4 * k))), sc16);
+}
+
+TARGET static float
+dot_q6_K (const LmBlockQ6_K *w, const LmBlockQ8_K *a, int64_t nb)
+{
+  __m512 acc = _mm512_setzero_ps ();
+  const __m512i low4 = _mm512_set1_epi8 (0x0F), bits45 = _mm512_set1_epi8 (0x30);
+  /* per 256-bit half: how far qh moves its 2-bit field into bits 4-5 */
+  const __m512i shl_v0 = _mm512_inserti64x4 (_mm512_set1_epi16 (4), _mm256_set1_epi16 (2), 1);
+  const __m512i shr_v1 = _mm512_inserti64x4 (_mm512_setzero_si512 (), _mm256_set1_epi16 (2), 1);
+  for (int64_t b = 0; b < nb; b++)
+    {
+      __m256i sc16_256 = _mm256_cvtepi8_epi16 (_mm_loadu_si128 ((const __m128i *) w[b].scales));
+      __m512i sc16 = _mm512_castsi256_si512 (sc16_256), sumi = _mm512_setzero_si512 ();
+      for (int half = 0; half < 2; half++)
+        {
+          __m512i ql = _mm512_loadu_si512 (w[b].ql + 64 * half);
+          __m512i qh = _mm512_broadcast_i64x4 (_mm256_loadu_si256 ((const __m256i *) (w[b].qh + 32 * half)));
+          __m512i v0 = _mm512_or_si512 (_mm512_and_si512 (ql, low4),
+                                        _mm512_and_si512 (_mm512_sllv_epi16 (qh, shl_v0), bits45));
+          __m512i v1 = _mm512_or_si512 (_mm512_and_si512 (_mm512_srli_epi16 (ql, 4), low4),
+                                        _mm512_and_si512 (_mm512_srlv_epi16 (qh, shr_v1), bits45));
+          const int8_t *q8 = a[b].qs + 128 * half;
+          __m512i p0 = _mm512_maddubs_epi16 (v0, _mm512_loadu_si512 (q8));
+          __m512i p1 = _mm512_maddubs_epi16 (v1, _mm512_loadu_si512 (q8 + 64));
+          sumi = _mm512_dpwssd_epi32 (sumi, p0, q6_scale_runs (sc16, 2 * half));
+          sumi = _mm512_dpwssd_epi32 (sumi, p1, q6_scale_runs (sc16, 2 * half + 1));
+        }
+      /* stored values are q+32: remove 32 * sum_s sc_s * bsums_s */
+      __m256i offset = _mm256_madd_epi16 (_mm256_loadu_si256 ((const __m256i *) a[b].bsums), sc16_256);
+      sumi = _mm512_sub_epi32 (sumi, _mm512_zextsi256_si512 (_mm256_slli_epi32 (offset, 5)));
+      acc = _mm512_fmadd_ps (_mm512_set1_ps (a[b].d * fp16 (w[b].d)), _mm512_cvtepi32_ps (sumi), acc);
+    }
+  return _mm512_reduce_add_ps (acc);
+}
+
+/* ---- f32 activations for quantised weights (exact activations) ---- */
+
+/* 16 int8 -> 16 floats */
+TARGET static inline __m512
+i8x16_to_ps (__m128i v)
+{
+  return _mm512_cvtepi32_ps (_mm512_cvtepi8_epi32 (v));
+}
+
+TARGET static float
+dot_q8_0_f32 (const LmBlockQ8_0 *w, const float *x, int64_t nb)
+{
+  __m512 acc = _mm512_setzero_ps ();
+  for (int64_t b = 0; b < nb; b++)
+    {
+      __m512 w0 = i8x16_to_ps (_mm_loadu_si128 ((const __m128i *) w[b].qs));
+      __m512 w1 = i8x16_to_ps (_mm_loadu_si128 ((const __m128i *) (w[b].qs + 16)));
+      __m512 t = _mm512_mul_ps (w0, _mm512_loadu_ps (x + 32 * b));
+      t = _mm512_fmadd_ps (w1, _mm512_loadu_ps (x + 32 * b + 16), t);
+      acc = _mm512_fmadd_ps (_mm512_set1_ps (fp16 (w[b].d)), t, acc);
+    }
+  return _mm512_reduce_add_ps (acc);
+}
+
+TARGET static float
+dot_q4_K_f32 (const LmBlockQ4_K *w, const float *x, int64_t nb)
+{
+  __m512 acc = _mm512_setzero_ps ();
+  const __m512i shifts = nibble_shifts ();
+  for (int64_t b = 0; b < nb; b++)
+    {
+      uint8_t sm[16];
+      lm_k4_unpack_scales (w[b].scales, sm);
+      float d = fp16 (w[b].d), dmin = fp16 (w[b].dmin);
+      const float *xb = x + 256 * b;
+      for (int g = 0; g < 4; g++)
+        {
+          __m512i q = k4_group (w[b].qs, g, shifts);
+          for (int part = 0; part < 4; part++)
+            {
+              int j = 2 * g + part / 2;   /* sub-block of these 16 values */
+              __m128i bytes;
+              switch (part)
+                {
+                case 0: bytes = _mm512_extracti32x4_epi32 (q, 0); break;
+                case 1: bytes = _mm512_extracti32x4_epi32 (q, 1); break;
+                case 2: bytes = _mm512_extracti32x4_epi32 (q, 2); break;
+                default: bytes = _mm512_extracti32x4_epi32 (q, 3); break;
+                }
+              __m512 v = _mm512_cvtepi32_ps (_mm512_cvtepu8_epi32 (bytes));
+              /* x = d*sc*q - dmin*m, evaluated as in the decoder */
+              __m512 wv = _mm512_sub_ps (_mm512_mul_ps (_mm512_set1_ps (d * sm[j]), v),
+                                         _mm512_set1_ps (dmin * sm[8 + j]));
+              acc = _mm512_fmadd_ps (wv, _mm512_loadu_ps (xb + 64 * g + 16 * part), acc);
+            }
+        }
+    }
+  return _mm512_reduce_add_ps (acc);
+}
+
+/* ---- activation quantisation (bit-identical to the scalar reference) ---- */
+
+TARGET static void
+quantize_q8_0 (const float *x, void *out, int64_t n)
+{
+  LmBlockQ8_0 *y = out;
+  for (int64_t b = 0; b < n / LM_QK8_0; b++)
+    {
+      __m512 v0 = _mm512_loadu_ps (x + 32 * b), v1 = _mm512_loadu_ps (x + 32 * b + 16);
+      float amax = _mm512_reduce_max_ps (_mm512_max_ps (_mm512_abs_ps (v0), _mm512_abs_ps (v1)));
+      y[b].d = lm_fp32_to_fp16 (amax / 127.0f);
+      __m512 id = _mm512_set1_ps (amax != 0.0f ? 127.0f / amax : 0.0f);
+      __m512i q0 = _mm512_cvt_roundps_epi32 (_mm512_mul_ps (v0, id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      __m512i q1 = _mm512_cvt_roundps_epi32 (_mm512_mul_ps (v1, id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      _mm_storeu_si128 ((__m128i *) y[b].qs, _mm512_cvtsepi32_epi8 (q0));
+      _mm_storeu_si128 ((__m128i *) (y[b].qs + 16), _mm512_cvtsepi32_epi8 (q1));
+    }
+}
+
+TARGET static void
+quantize_q8_K (const float *x, void *out, int64_t n)
+{
+  LmBlockQ8_K *y = out;
+  for (int64_t b = 0; b < n / LM_QK_K; b++)
+    {
+      const float *xb = x + LM_QK_K * b;
+      __m512 amax_v = _mm512_setzero_ps ();
+      for (int i = 0; i < LM_QK_K; i += 16)
+        amax_v = _mm512_max_ps (amax_v, _mm512_abs_ps (_mm512_loadu_ps (xb + i)));
+      float amax = _mm512_reduce_max_ps (amax_v);
+      if (amax == 0.0f)
+        {
+          memset (&y[b], 0, sizeof y[b]);
+          continue;
+        }
+      /* the signed value of the first element reaching amax */
+      float max = 0.0f;
+      for (int i = 0; i < LM_QK_K; i += 16)
+        {
+          __mmask16 hit = _mm512_cmp_ps_mask (_mm512_abs_ps (_mm512_loadu_ps (xb + i)),
+                                              _mm512_set1_ps (amax), _CMP_EQ_OQ);
+          if (hit)
+            {
+              max = xb[i + __builtin_ctz (hit)];
+              break;
+            }
+        }
+      float iscale = -127.0f / max;
+      __m512 s = _mm512_set1_ps (iscale);
+      for (int i = 0; i < LM_QK_K; i += 16)
+        {
+          __m512i q = _mm512_cvt_roundps_epi32 (_mm512_mul_ps (_mm512_loadu_ps (xb + i), s),
+                                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+          q = _mm512_min_epi32 (q, _mm512_set1_epi32 (127));
+          _mm_storeu_si128 ((__m128i *) (y[b].qs + i), _mm512_cvtsepi32_epi8 (q));
+          y[b].bsums[i / 16] = (int16_t) _mm512_reduce_add_epi32 (q);
+        }
+      y[b].d = 1.0f / iscale;
+    }
+}
+
+/* ---- row loops ---- */
+
+
+LM_DEFINE_ROWS (TARGET, rows_f32, dot_f32, float, float, 1)
+LM_DEFINE_ROWS (TARGET, rows_f16, dot_f16, uint16_t, float, 1)
+LM_DEFINE_ROWS (TARGET, rows_bf16, dot_bf16, uint16_t, float, 1)
+LM_DEFINE_ROWS (TARGET, rows_q8_0, dot_q8_0, LmBlockQ8_0, LmBlockQ8_0, LM_QK8_0)
+LM_DEFINE_ROWS (TARGET, rows_q4_K, dot_q4_K, LmBlockQ4_K, LmBlockQ8_K, LM_QK_K)
+LM_DEFINE_ROWS (TARGET, rows_q5_K, dot_q5_K, LmBlockQ5_K, LmBlockQ8_K, LM_QK_K)
+LM_DEFINE_ROWS (TARGET, rows_q6_K, dot_q6_K, LmBlockQ6_K, LmBlockQ8_K, LM_QK_K)
+LM_DEFINE_ROWS (TARGET, rows_q8_0_f32, dot_q8_0_f32, LmBlockQ8_0, float, LM_QK8_0)
+LM_DEFINE_ROWS (TARGET, rows_q4_K_f32, dot_q4_K_f32, LmBlockQ4_K, float, LM_QK_K)
 
 void
 lm_kernels_fill_avx512 (LmKernels *k)
 {
   k->isa = LM_ISA_AVX512;
+  k->f32act[LM_KT_F32] = rows_f32;
+  k->f32act[LM_KT_F16] = rows_f16;
+  k->f32act[LM_KT_BF16] = rows_bf16;
+  k->f32act[LM_KT_Q8_0] = rows_q8_0_f32;
+  k->f32act[LM_KT_Q4_K] = rows_q4_K_f32;
+  k->native[LM_KT_Q8_0] = rows_q8_0;
+  k->native[LM_KT_Q4_K] = rows_q4_K;
+  k->native[LM_KT_Q5_K] = rows_q5_K;
+  k->native[LM_KT_Q6_K] = rows_q6_K;
+  k->quantize_q8_0 = quantize_q8_0;
+  k->quantize_q8_K = quantize_q8_K;
 }

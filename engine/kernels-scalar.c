@@ -184,19 +184,11 @@ dot_q6_K_q8_K (const LmBlockQ6_K *w, const LmBlockQ8_K *a, int64_t n_blocks)
   return sum;
 }
 
-#define DEFINE_NATIVE(name, dot, wtype, atype, block)                             \
-  static void name (const void *W, size_t row_bytes, int64_t n_rows,              \
-                    const void *act, int64_t n, float *y)                         \
-  {                                                                               \
-    for (int64_t r = 0; r < n_rows; r++)                                          \
-      y[r] = dot ((const wtype *) ((const uint8_t *) W + r * row_bytes),          \
-                  (const atype *) act, n / (block));                              \
-  }
-
-DEFINE_NATIVE (rows_q8_0_native, dot_q8_0_q8_0, LmBlockQ8_0, LmBlockQ8_0, LM_QK8_0)
-DEFINE_NATIVE (rows_q4_K_native, dot_q4_K_q8_K, LmBlockQ4_K, LmBlockQ8_K, LM_QK_K)
-DEFINE_NATIVE (rows_q5_K_native, dot_q5_K_q8_K, LmBlockQ5_K, LmBlockQ8_K, LM_QK_K)
-DEFINE_NATIVE (rows_q6_K_native, dot_q6_K_q8_K, LmBlockQ6_K, LmBlockQ8_K, LM_QK_K)
+#define NO_TARGET
+LM_DEFINE_ROWS (NO_TARGET, rows_q8_0_native, dot_q8_0_q8_0, LmBlockQ8_0, LmBlockQ8_0, LM_QK8_0)
+LM_DEFINE_ROWS (NO_TARGET, rows_q4_K_native, dot_q4_K_q8_K, LmBlockQ4_K, LmBlockQ8_K, LM_QK_K)
+LM_DEFINE_ROWS (NO_TARGET, rows_q5_K_native, dot_q5_K_q8_K, LmBlockQ5_K, LmBlockQ8_K, LM_QK_K)
+LM_DEFINE_ROWS (NO_TARGET, rows_q6_K_native, dot_q6_K_q8_K, LmBlockQ6_K, LmBlockQ8_K, LM_QK_K)
 
 static void
 quantize_q8_0 (const float *x, void *act, int64_t n)

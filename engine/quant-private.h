@@ -38,6 +38,20 @@ lm_k4_scale_min (const uint8_t *scales, int j, uint8_t *sc, uint8_t *m)
     }
 }
 
+/* All eight 6-bit scales (out[0..7]) and mins (out[8..15]) of a Q4_K / Q5_K
+ * block at once, with word-wide masks instead of eight lm_k4_scale_min calls. */
+static inline void
+lm_k4_unpack_scales (const uint8_t packed[LM_K_SCALE_SIZE], uint8_t out[16])
+{
+  uint32_t s[3], u[4];
+  __builtin_memcpy (s, packed, sizeof s);
+  u[0] = s[0] & 0x3f3f3f3fu;                                               /* sc 0..3 */
+  u[1] = (s[2] & 0x0f0f0f0fu) | (((s[0] >> 6) & 0x03030303u) << 4);        /* sc 4..7 */
+  u[2] = s[1] & 0x3f3f3f3fu;                                               /* m 0..3 */
+  u[3] = ((s[2] >> 4) & 0x0f0f0f0fu) | (((s[1] >> 6) & 0x03030303u) << 4); /* m 4..7 */
+  __builtin_memcpy (out, u, sizeof u);
+}
+
 /* Round to nearest, ties to even, for |x| < 2^22 (the rounding of ggml's
  * nearest_int and of _mm256_round_ps in the default mode). */
 static inline int
