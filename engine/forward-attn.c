@@ -7,6 +7,7 @@
 #include "session-private.h"
 
 #define MAX_HEAD_DIM 1024
+#define SCORE_BLOCK 128
 
 typedef struct {
   LmSession *s;
@@ -44,8 +45,9 @@ prepare_qkv (LmSession *s, const LmLayer *l, uint32_t n, float *k_cache, float *
     }
 }
 
-/* One (token, query head): causal softmax attention with a running maximum,
- * then the sigmoid output gate. */
+/* One (token, query head): causal softmax attention, scores computed in
+ * blocks of positions with the f32 row kernel and a running maximum, then
+ * the sigmoid output gate. */
 static void
 attend_cb (void *ctx, uint32_t item)
 {
@@ -57,29 +59,36 @@ attend_cb (void *ctx, uint32_t item)
   uint32_t kv = j / (in->n_head / in->n_head_kv);
   const float *q = s->a1 + (size_t) (t * in->n_head + j) * 2 * hd;
   const float *gate = q + hd;
-  float acc[MAX_HEAD_DIM];
+  float acc[MAX_HEAD_DIM], score[SCORE_BLOCK];
   memset (acc, 0, hd * sizeof (float));
   float scale = 1.0f / sqrtf ((float) hd), max = -INFINITY, sum = 0.0f;
-  for (uint32_t p = 0; p <= s->pos + t; p++)
+  uint32_t n_pos = s->pos + t + 1;
+  for (uint32_t p0 = 0; p0 < n_pos; p0 += SCORE_BLOCK)
     {
-      const float *k = job->k_cache + (size_t) p * kvd + (size_t) kv * hd;
-      const float *v = job->v_cache + (size_t) p * kvd + (size_t) kv * hd;
-      float dot = 0.0f;
-      for (uint32_t d = 0; d < hd; d++)
-        dot += q[d] * k[d];
-      dot *= scale;
-      if (dot > max)
+      uint32_t nb = n_pos - p0 < SCORE_BLOCK ? n_pos - p0 : SCORE_BLOCK;
+      const float *k = job->k_cache + (size_t) p0 * kvd + (size_t) kv * hd;
+      const float *v = job->v_cache + (size_t) p0 * kvd + (size_t) kv * hd;
+      lm_dot_rows (s->kernels, LM_TYPE_F32, LM_ACT_F32, k, kvd * sizeof (float), nb, q, hd, score);
+      float block_max = -INFINITY;
+      for (uint32_t i = 0; i < nb; i++)
         {
-          float shrink = expf (max - dot);
+          score[i] *= scale;
+          block_max = score[i] > block_max ? score[i] : block_max;
+        }
+      if (block_max > max)
+        {
+          float shrink = expf (max - block_max);
           sum *= shrink;
           for (uint32_t d = 0; d < hd; d++)
             acc[d] *= shrink;
-          max = dot;
+          max = block_max;
         }
-      float w = expf (dot - max);
-      sum += w;
-      for (uint32_t d = 0; d < hd; d++)
-        acc[d] += w * v[d];
+      for (uint32_t i = 0; i < nb; i++)
+        {
+          float w = expf (score[i] - max);
+          sum += w;
+          lm_scale_axpy (acc, 1.0f, w, v + (size_t) i * kvd, hd);
+        }
     }
   float *out = s->a4 + (size_t) (t * in->n_head + j) * hd;
   for (uint32_t d = 0; d < hd; d++)
@@ -95,10 +104,13 @@ lm_forward_full_attention (LmSession *s, uint32_t il, uint32_t n)
   size_t kvd = (size_t) in->head_dim * in->n_head_kv;
   float *k_cache = s->kv_k + (size_t) l->state_index * s->n_ctx * kvd;
   float *v_cache = s->kv_v + (size_t) l->state_index * s->n_ctx * kvd;
-  LmStatus st;
-  if ((st = lm_project (s, il, LM_MODULE_ATTN_Q, &l->wq, s->h, n, s->a1)) ||
-      (st = lm_project (s, il, LM_MODULE_ATTN_K, &l->wk, s->h, n, s->a2)) ||
-      (st = lm_project (s, il, LM_MODULE_ATTN_V, &l->wv, s->h, n, s->a3)))
+  LmProj projs[] = {
+    { LM_MODULE_ATTN_Q, &l->wq, s->a1 },
+    { LM_MODULE_ATTN_K, &l->wk, s->a2 },
+    { LM_MODULE_ATTN_V, &l->wv, s->a3 },
+  };
+  LmStatus st = lm_project_many (s, il, projs, 3, s->h, n);
+  if (st != LM_OK)
     return st;
   prepare_qkv (s, l, n, k_cache, v_cache);
   AttnJob job = { s, l, n, k_cache, v_cache };

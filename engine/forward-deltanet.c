@@ -12,6 +12,8 @@
 #include "forward-ops.h"
 #include "session-private.h"
 
+#define MAX_STATE 1024   /* S is checked against this when the model loads */
+
 typedef struct {
   LmSession *s;
   const LmLayer *l;
@@ -66,29 +68,25 @@ normalize_qk (LmSession *s, uint32_t n)
 }
 
 /* One delta-rule step of one head: M = exp(g) M; M += beta (v - M k) k^T;
- * o = M q / sqrt(S). Row r of M is the value index, column the key index. */
+ * o = M q / sqrt(S). Row r of M is the value index, column the key index.
+ * With the old state M0 and decay a: M k = a (M0 k), and
+ * o = a (M0 q) + d (k . q), so both products read M0 through the f32 row
+ * kernel before the single update pass. @mk and @mq are S floats of scratch. */
 static void
-delta_step (float *M, const float *q, const float *k, const float *v, float decay,
-            float beta, uint32_t S, float *o)
+delta_step (const LmKernels *kernels, float *M, const float *q, const float *k, const float *v,
+            float decay, float beta, uint32_t S, float *mk, float *o)
 {
-  float scale = 1.0f / sqrtf ((float) S);
+  float scale = 1.0f / sqrtf ((float) S), kq = 0.0f;
+  size_t row_bytes = (size_t) S * sizeof (float);
+  lm_dot_rows (kernels, LM_TYPE_F32, LM_ACT_F32, M, row_bytes, S, k, S, mk);
+  lm_dot_rows (kernels, LM_TYPE_F32, LM_ACT_F32, M, row_bytes, S, q, S, o);
+  for (uint32_t c = 0; c < S; c++)
+    kq += k[c] * q[c];
   for (uint32_t r = 0; r < S; r++)
     {
-      float *row = M + (size_t) r * S;
-      float mk = 0.0f;
-      for (uint32_t c = 0; c < S; c++)
-        {
-          row[c] *= decay;
-          mk += row[c] * k[c];
-        }
-      float d = beta * (v[r] - mk);
-      float mq = 0.0f;
-      for (uint32_t c = 0; c < S; c++)
-        {
-          row[c] += d * k[c];
-          mq += row[c] * q[c];
-        }
-      o[r] = mq * scale;
+      float d = beta * (v[r] - decay * mk[r]);
+      lm_scale_axpy (M + (size_t) r * S, decay, d, k, S);
+      o[r] = (decay * o[r] + d * kq) * scale;
     }
 }
 
@@ -103,6 +101,7 @@ delta_head_cb (void *ctx, uint32_t j)
   uint32_t S = in->ssm_state, Hv = in->ssm_heads, C = lm_conv_dim (in);
   uint32_t key_dim = lm_key_dim (in), vd = lm_value_dim (in), m = j % in->ssm_groups;
   float *M = job->state + (size_t) j * S * S;
+  float mk[MAX_STATE];
   const float *alpha = s->ab, *beta = s->ab + (size_t) s->n_batch * Hv;
   for (uint32_t t = 0; t < job->n; t++)
     {
@@ -110,8 +109,8 @@ delta_head_cb (void *ctx, uint32_t j)
       float g = l->ssm_a[j] * lm_softplus (alpha[(size_t) t * Hv + j] + l->dt_bias[j]);
       float b = lm_sigmoid (beta[(size_t) t * Hv + j]);
       float *o = s->a4 + (size_t) t * vd + (size_t) j * S;
-      delta_step (M, u + (size_t) m * S, u + key_dim + (size_t) m * S,
-                  u + 2 * key_dim + (size_t) j * S, expf (g), b, S, o);
+      delta_step (s->kernels, M, u + (size_t) m * S, u + key_dim + (size_t) m * S,
+                  u + 2 * key_dim + (size_t) j * S, expf (g), b, S, mk, o);
       const float *z = s->a2 + (size_t) t * vd + (size_t) j * S;
       lm_rms_norm (o, l->ssm_norm, in->rms_eps, S, o);
       for (uint32_t i = 0; i < S; i++)
@@ -128,12 +127,14 @@ lm_forward_linear_attention (LmSession *s, uint32_t il, uint32_t n)
   uint32_t K = in->ssm_conv_kernel, S = in->ssm_state, Hv = in->ssm_heads;
   float *conv_state = s->conv_state + (size_t) l->state_index * (K - 1) * lm_conv_dim (in);
   float *state = s->ssm_state + (size_t) l->state_index * Hv * S * S;
-  LmStatus st;
-  if ((st = lm_project (s, il, LM_MODULE_ATTN_QKV, &l->wqkv, s->h, n, s->a1)) ||
-      (st = lm_project (s, il, LM_MODULE_ATTN_GATE, &l->wgate, s->h, n, s->a2)) ||
-      (st = lm_project (s, il, LM_MODULE_SSM_ALPHA, &l->walpha, s->h, n, s->ab)) ||
-      (st = lm_project (s, il, LM_MODULE_SSM_BETA, &l->wbeta, s->h, n,
-                        s->ab + (size_t) s->n_batch * Hv)))
+  LmProj projs[] = {
+    { LM_MODULE_ATTN_QKV, &l->wqkv, s->a1 },
+    { LM_MODULE_ATTN_GATE, &l->wgate, s->a2 },
+    { LM_MODULE_SSM_ALPHA, &l->walpha, s->ab },
+    { LM_MODULE_SSM_BETA, &l->wbeta, s->ab + (size_t) s->n_batch * Hv },
+  };
+  LmStatus st = lm_project_many (s, il, projs, 4, s->h, n);
+  if (st != LM_OK)
     return st;
   causal_conv (s, l, n, conv_state);
   normalize_qk (s, n);

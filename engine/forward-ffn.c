@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "forward-ops.h"
+#include "forward-rows.h"
 #include "session-private.h"
 
 /* gate = SiLU(gate) * up over @count values. */
@@ -14,16 +15,28 @@ swiglu (float *gate, const float *up, size_t count)
     gate[i] = lm_silu (gate[i]) * up[i];
 }
 
+/* A SwiGLU MLP whose three projections are modules @kind (gate, then up and
+ * down at the next two kinds): s->o = down(SiLU(gate h) * up h). */
+static LmStatus
+swiglu_mlp (LmSession *s, uint32_t il, LmModuleKind gate_kind, const LmWeight *gate,
+            const LmWeight *up, const LmWeight *down, uint32_t n)
+{
+  LmProj projs[] = {
+    { gate_kind, gate, s->a1 },
+    { gate_kind + 1, up, s->a2 },
+  };
+  LmStatus st = lm_project_many (s, il, projs, 2, s->h, n);
+  if (st != LM_OK)
+    return st;
+  swiglu (s->a1, s->a2, (size_t) n * gate->n_out);
+  return lm_project (s, il, gate_kind + 2, down, s->a1, n, s->o);
+}
+
 static LmStatus
 dense_ffn (LmSession *s, uint32_t il, uint32_t n)
 {
   const LmLayer *l = &s->model->layers[il];
-  LmStatus st;
-  if ((st = lm_project (s, il, LM_MODULE_FFN_GATE, &l->ffn_gate, s->h, n, s->a1)) ||
-      (st = lm_project (s, il, LM_MODULE_FFN_UP, &l->ffn_up, s->h, n, s->a2)))
-    return st;
-  swiglu (s->a1, s->a2, (size_t) n * l->ffn_gate.n_out);
-  return lm_project (s, il, LM_MODULE_FFN_DOWN, &l->ffn_down, s->a1, n, s->o);
+  return swiglu_mlp (s, il, LM_MODULE_FFN_GATE, &l->ffn_gate, &l->ffn_up, &l->ffn_down, n);
 }
 
 /* Softmax over all experts, the k most probable (ties: lower index), their
@@ -92,12 +105,54 @@ static LmStatus
 shared_expert (LmSession *s, uint32_t il, uint32_t n)
 {
   const LmLayer *l = &s->model->layers[il];
+  return swiglu_mlp (s, il, LM_MODULE_FFN_GATE_SHEXP, &l->sh_gate, &l->sh_up, &l->sh_down, n);
+}
+
+/* Decode: the selected experts' gate/up rows and the shared expert's in one
+ * job, all their down rows in a second. Same numbers as the batched path. */
+static LmStatus
+moe_decode (LmSession *s, uint32_t il)
+{
+  const LmLayer *l = &s->model->layers[il];
+  const LmModelInfo *in = &s->model->info;
+  uint32_t E = in->n_embd, k = in->n_expert_used;
+  size_t W = in->n_ff_exp > in->n_ff_shexp ? in->n_ff_exp : in->n_ff_shexp;
+  float *gate = s->moe_gu, *up = s->moe_gu + (size_t) (k + 1) * W;
+  LmRowsItem items[2 * LM_ROWS_MAX_ITEMS];
+  uint32_t n_items = 0;
+  for (uint32_t j = 0; j < k; j++)
+    {
+      items[n_items++] = (LmRowsItem) { &l->exp_gate, (uint32_t) s->sel[j], s->h, gate + j * W };
+      items[n_items++] = (LmRowsItem) { &l->exp_up, (uint32_t) s->sel[j], s->h, up + j * W };
+    }
+  items[n_items++] = (LmRowsItem) { &l->sh_gate, 0, s->h, gate + k * W };
+  items[n_items++] = (LmRowsItem) { &l->sh_up, 0, s->h, up + k * W };
+  lm_rows_run (s, items, n_items);
   LmStatus st;
-  if ((st = lm_project (s, il, LM_MODULE_FFN_GATE_SHEXP, &l->sh_gate, s->h, n, s->a1)) ||
-      (st = lm_project (s, il, LM_MODULE_FFN_UP_SHEXP, &l->sh_up, s->h, n, s->a2)))
+  if ((st = lm_project_lora (s, il, LM_MODULE_FFN_GATE_SHEXP, s->h, 1, gate + k * W)) ||
+      (st = lm_project_lora (s, il, LM_MODULE_FFN_UP_SHEXP, s->h, 1, up + k * W)))
     return st;
-  swiglu (s->a1, s->a2, (size_t) n * l->sh_gate.n_out);
-  return lm_project (s, il, LM_MODULE_FFN_DOWN_SHEXP, &l->sh_down, s->a1, n, s->o);
+  for (uint32_t j = 0; j <= k; j++)
+    swiglu (gate + j * W, up + j * W, j < k ? in->n_ff_exp : in->n_ff_shexp);
+  n_items = 0;
+  for (uint32_t j = 0; j < k; j++)
+    items[n_items++] = (LmRowsItem) { &l->exp_down, (uint32_t) s->sel[j], gate + j * W,
+                                      s->moe_y + (size_t) j * E };
+  items[n_items++] = (LmRowsItem) { &l->sh_down, 0, gate + k * W, s->o };
+  lm_rows_run (s, items, n_items);
+  for (uint32_t j = 0; j < k; j++)
+    for (uint32_t i = 0; i < E; i++)
+      s->moe_y[(size_t) j * E + i] *= s->sel_w[j];
+  return lm_project_lora (s, il, LM_MODULE_FFN_DOWN_SHEXP, gate + k * W, 1, s->o);
+}
+
+static LmStatus
+moe_batch (LmSession *s, uint32_t il, uint32_t n)
+{
+  const LmLayer *l = &s->model->layers[il];
+  for (uint32_t e = 0; e < s->model->info.n_expert; e++)
+    run_expert (s, l, e, n);
+  return shared_expert (s, il, n);
 }
 
 static LmStatus
@@ -110,9 +165,7 @@ moe_ffn (LmSession *s, uint32_t il, uint32_t n)
   for (uint32_t t = 0; t < n; t++)
     route_token (s->router + (size_t) t * in->n_expert, in->n_expert, k, s->sel + (size_t) t * k,
                  s->sel_w + (size_t) t * k);
-  for (uint32_t e = 0; e < in->n_expert; e++)
-    run_expert (s, l, e, n);
-  LmStatus st = shared_expert (s, il, n);
+  LmStatus st = n == 1 && k < LM_ROWS_MAX_ITEMS ? moe_decode (s, il) : moe_batch (s, il, n);
   if (st != LM_OK)
     return st;
   for (uint32_t t = 0; t < n; t++)

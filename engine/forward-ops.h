@@ -14,6 +14,9 @@ float lm_softplus (float x);
 /* x += y over @n values. */
 void lm_add (float *x, const float *y, uint32_t n);
 
+/* y = b*y + a*x over @n values (vectorised; y must not alias x). */
+void lm_scale_axpy (float *restrict y, float b, float a, const float *restrict x, uint32_t n);
+
 /* Rotation table of one position for partial interleaved M-RoPE (FORMAT.md 3.4):
  * @cs gets n_rot/2 (cos, sin) pairs. */
 void lm_rope_table (uint32_t pos, uint32_t n_rot, float base, const int32_t sections[4],

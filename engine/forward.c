@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "forward-ops.h"
+#include "forward-rows.h"
 #include "lora-private.h"
 #include "session-private.h"
 
@@ -18,16 +19,42 @@ lm_linear (LmSession *s, const LmWeight *w, uint32_t mat, const float *x, uint32
 }
 
 LmStatus
+lm_project_lora (LmSession *s, uint32_t layer, LmModuleKind kind, const float *x, uint32_t n,
+                 float *y)
+{
+  int32_t index = s->module_slot[layer * LM_N_MODULE_KINDS + kind];
+  return index < 0 ? LM_OK : lm_lora_apply (s, (size_t) index, x, n, y);
+}
+
+LmStatus
 lm_project (LmSession *s, uint32_t layer, LmModuleKind kind, const LmWeight *w,
             const float *x, uint32_t n, float *y)
 {
   lm_linear (s, w, 0, x, n, y);
-  if (s->module_slot == NULL)
-    return LM_OK;
-  int32_t index = s->module_slot[layer * LM_N_MODULE_KINDS + kind];
-  if (index < 0)
-    return LM_OK;
-  return lm_lora_apply (s, (size_t) index, x, n, y);
+  return lm_project_lora (s, layer, kind, x, n, y);
+}
+
+LmStatus
+lm_project_many (LmSession *s, uint32_t layer, const LmProj *projs, uint32_t n_projs,
+                 const float *x, uint32_t n)
+{
+  if (n == 1 && n_projs <= LM_ROWS_MAX_ITEMS)
+    {
+      LmRowsItem items[LM_ROWS_MAX_ITEMS] = { 0 };
+      for (uint32_t i = 0; i < n_projs; i++)
+        items[i] = (LmRowsItem) { projs[i].w, 0, x, projs[i].y };
+      lm_rows_run (s, items, n_projs);
+    }
+  else
+    for (uint32_t i = 0; i < n_projs; i++)
+      lm_linear (s, projs[i].w, 0, x, n, projs[i].y);
+  for (uint32_t i = 0; i < n_projs; i++)
+    {
+      LmStatus st = lm_project_lora (s, layer, projs[i].kind, x, n, projs[i].y);
+      if (st != LM_OK)
+        return st;
+    }
+  return LM_OK;
 }
 
 static LmStatus

@@ -174,12 +174,17 @@ lm_session_set_lora (LmSession *s, const LmLora *lora)
   free (s->lora_y);
   s->hooks = NULL;
   s->lora_u = s->lora_y = NULL;
+  s->memory_bytes -= s->lora_bytes;
+  s->lora_bytes = 0;
   s->lora = lora;
   if (lora == NULL || lora->n_modules == 0)
     return LM_OK;
   s->hooks = calloc (lora->n_modules, sizeof *s->hooks);
   s->lora_u = calloc ((size_t) s->n_batch * lora->max_rank, sizeof (float));
   s->lora_y = calloc ((size_t) s->n_batch * lora->max_d_out, sizeof (float));
+  s->lora_bytes = lora->n_modules * sizeof *s->hooks
+                  + (size_t) s->n_batch * (lora->max_rank + lora->max_d_out) * sizeof (float);
+  s->memory_bytes += s->lora_bytes;
   if (s->hooks == NULL || s->lora_u == NULL || s->lora_y == NULL)
     {
       s->lora = NULL;

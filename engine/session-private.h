@@ -38,14 +38,17 @@ struct LmSession {
   int32_t *sel;            /* [nb][k] selected experts */
   float *sel_w;            /* [nb][k] their weights */
   float *moe_y;            /* [nb][k][E] per-slot expert outputs */
+  float *moe_gu;           /* decode: [2][k+1][max expert width] gate, up */
   int32_t *gather;         /* [nb] (token * k + slot) of one expert's rows */
   float *logits;           /* [n_vocab] logits after the last token */
+  uint8_t *act_buf;        /* 8-bit activation blocks of a fused decode step */
 
   /* LoRA. */
   const LmLora *lora;
   int32_t *module_slot;    /* [n_layer][LM_N_MODULE_KINDS] -> module index or -1 */
   LmHookSlot *hooks;       /* [n_modules] */
   float *lora_u, *lora_y;  /* [nb][max rank], [nb][max d_out] */
+  size_t lora_bytes;       /* what the attached adapter added to memory_bytes */
 
   LmTimings timings;
   double excluded_ms;      /* time inside the current forward not counted as forward */
@@ -67,6 +70,18 @@ void lm_linear (LmSession *s, const LmWeight *w, uint32_t mat, const float *x, u
 /* A projection of module @kind of @layer: W·x plus the LoRA delta if one is attached. */
 LmStatus lm_project (LmSession *s, uint32_t layer, LmModuleKind kind, const LmWeight *w,
                      const float *x, uint32_t n, float *y);
+
+/* Several projections of the same input @x: one fused pool job in decode. */
+typedef struct {
+  LmModuleKind kind;
+  const LmWeight *w;
+  float *y;
+} LmProj;
+LmStatus lm_project_many (LmSession *s, uint32_t layer, const LmProj *projs, uint32_t n_projs,
+                          const float *x, uint32_t n);
+/* Adds the LoRA delta of module @kind of @layer to y, if the session's adapter has one. */
+LmStatus lm_project_lora (LmSession *s, uint32_t layer, LmModuleKind kind, const float *x,
+                          uint32_t n, float *y);
 
 LmStatus lm_forward_full_attention (LmSession *s, uint32_t il, uint32_t n);
 LmStatus lm_forward_linear_attention (LmSession *s, uint32_t il, uint32_t n);

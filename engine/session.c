@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "forward-rows.h"
 #include "lora-private.h"
 #include "session-private.h"
 
@@ -79,6 +80,13 @@ alloc_buffers (LmSession *s)
   s->moe_y = session_alloc (s, nb * k * E, sizeof (float), &ok);
   s->gather = session_alloc (s, nb * (k ? k : 1), sizeof (int32_t), &ok);
   s->logits = session_alloc (s, in->n_vocab, sizeof (float), &ok);
+  size_t wexp = in->n_ff_exp > in->n_ff_shexp ? in->n_ff_exp : in->n_ff_shexp;
+  s->moe_gu = session_alloc (s, 2 * (k + 1) * wexp, sizeof (float), &ok);
+  size_t max_in[] = { E, lm_value_dim (in), (size_t) in->head_dim * in->n_head, in->n_ff, wexp };
+  size_t act_bytes = lm_rows_scratch_bytes (max_of (max_in, 5));
+  s->act_buf = aligned_alloc (64, (act_bytes + 63) / 64 * 64);
+  s->memory_bytes += act_bytes;
+  ok = ok && s->act_buf != NULL;
   s->module_slot = session_alloc (s, (size_t) in->n_layer * LM_N_MODULE_KINDS, sizeof (int32_t),
                                   &ok);
   return ok;
@@ -128,7 +136,7 @@ lm_session_free (LmSession *s)
     return;
   float *buffers[] = { s->kv_k, s->kv_v, s->conv_state, s->ssm_state, s->x, s->h, s->o,
                        s->a1, s->a2, s->a3, s->a4, s->ab, s->rope, s->router, s->sel_w,
-                       s->moe_y, s->logits, s->lora_u, s->lora_y };
+                       s->moe_y, s->moe_gu, s->logits, s->lora_u, s->lora_y };
   for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++)
     free (buffers[i]);
   free (s->history);
@@ -136,6 +144,7 @@ lm_session_free (LmSession *s)
   free (s->gather);
   free (s->module_slot);
   free (s->hooks);
+  free (s->act_buf);
   if (s->pool != NULL)
     lm_thread_pool_free (s->pool);
   free (s);

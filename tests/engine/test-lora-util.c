@@ -94,3 +94,27 @@ write_lora_gguf (const char *path, const char *target, uint32_t d_in, uint32_t r
   g_assert_true (g_file_set_contents (path, (const char *) b->data, b->len, NULL));
   g_byte_array_unref (b);
 }
+
+void
+write_lora_peft (const char *dir, const char *module, uint32_t d_in, uint32_t rank,
+                 uint32_t d_out)
+{
+  g_autofree char *config = g_strdup_printf (
+    "{\"peft_type\": \"LORA\", \"r\": %u, \"lora_alpha\": 16, \"target_modules\": []}", rank);
+  g_autofree char *config_path = g_build_filename (dir, "adapter_config.json", NULL);
+  g_assert_true (g_file_set_contents (config_path, config, -1, NULL));
+  size_t a_bytes = (size_t) rank * d_in * 4, b_bytes = (size_t) d_out * rank * 4;
+  g_autofree char *header = g_strdup_printf (
+    "{\"base_model.model.model.%s.lora_A.weight\": {\"dtype\": \"F32\", \"shape\": [%u, %u], "
+    "\"data_offsets\": [0, %zu]}, \"base_model.model.model.%s.lora_B.weight\": {\"dtype\": "
+    "\"F32\", \"shape\": [%u, %u], \"data_offsets\": [%zu, %zu]}}",
+    module, rank, d_in, a_bytes, module, d_out, rank, a_bytes, a_bytes + b_bytes);
+  GByteArray *b = g_byte_array_new ();
+  put_u64 (b, strlen (header));
+  put (b, header, strlen (header));
+  put_values (b, (size_t) rank * d_in, 0.01f);
+  put_values (b, (size_t) d_out * rank, 0.02f);
+  g_autofree char *path = g_build_filename (dir, "adapter_model.safetensors", NULL);
+  g_assert_true (g_file_set_contents (path, (const char *) b->data, b->len, NULL));
+  g_byte_array_unref (b);
+}

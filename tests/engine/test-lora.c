@@ -12,7 +12,6 @@
 #include <glib/gstdio.h>
 
 #define MODEL "tiny-qwen35moe-f32"
-#define PEFT_READY 0
 
 static LmLora *
 load_adapter (const LmModel *m, const char *rel)
@@ -225,19 +224,68 @@ test_rejects (void)
   lm_model_free (m);
 }
 
+/* PEFT folders: unsupported modules and bad shapes are named in the error;
+ * a value-head-indexed module is permuted (FORMAT.md 5.3). */
+static void
+test_peft_rejects (void)
+{
+  LmModel *m = golden_model (MODEL);
+  g_autofree char *dir = g_dir_make_tmp ("tensafe-peft-XXXXXX", NULL);
+  struct { const char *module; uint32_t d_in, d_out; LmStatus want; const char *needle; } cases[] = {
+    { "layers.0.mlp.experts.3.gate_proj", 128, 64, LM_ERR_UNSUPPORTED, "experts.3" },
+    { "layers.3.self_attn.o_proj", 128, 100, LM_ERR_SHAPE, "blk.3.attn_output.weight" },
+    { "layers.1.self_attn.o_proj", 128, 128, LM_ERR_SHAPE, "no such tensor" },
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      write_lora_peft (dir, cases[i].module, cases[i].d_in, 4, cases[i].d_out);
+      LmLora *lora = NULL;
+      char *error = NULL;
+      g_assert_cmpint (lm_lora_load (m, dir, 1.0f, &lora, &error), ==, cases[i].want);
+      g_test_message ("case %zu: %s", i, error);
+      g_assert_nonnull (strstr (error, cases[i].needle));
+      free (error);
+    }
+  /* in_proj_z: B's rows are value heads; GGUF row block g = t*Hk + m comes
+   * from HF block m*(Hv/Hk) + t (Hk = 2, Hv = 4, S = 32). */
+  write_lora_peft (dir, "layers.0.linear_attn.in_proj_z", 128, 4, 128);
+  LmLora *lora = NULL;
+  g_assert_cmpint (lm_lora_load (m, dir, 1.0f, &lora, NULL), ==, LM_OK);
+  const LmLoraModule *mod = lm_lora_module (lora, 0);
+  g_assert_cmpstr (mod->name, ==, "blk.0.attn_gate.weight");
+  uint32_t hf_of_gguf[4] = { 0, 2, 1, 3 };
+  for (uint32_t g = 0; g < 4; g++)
+    for (uint32_t row = 0; row < 32; row++)
+      for (uint32_t r = 0; r < 4; r++)
+        {
+          size_t hf_index = ((size_t) (hf_of_gguf[g] * 32 + row)) * 4 + r;
+          float want = 0.02f * (float) ((int) (hf_index % 7) - 3);
+          g_assert_cmpfloat (mod->b[((size_t) g * 32 + row) * 4 + r], ==, want);
+        }
+  lm_lora_free (lora);
+  g_autofree char *config = g_build_filename (dir, "adapter_config.json", NULL);
+  g_autofree char *tensors = g_build_filename (dir, "adapter_model.safetensors", NULL);
+  g_remove (tensors);
+  char *error = NULL;
+  g_assert_cmpint (lm_lora_load (m, dir, 1.0f, &lora, &error), !=, LM_OK);
+  g_assert_nonnull (error);
+  free (error);
+  g_remove (config);
+  g_rmdir (dir);
+  lm_model_free (m);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_data_func ("/engine/lora/gguf", "qwen35/" MODEL "/lora/tiny-qwen35moe-lora-f32.gguf",
                         test_adapter);
-  if (PEFT_READY)
-    {
-      g_test_add_data_func ("/engine/lora/peft", "qwen35/" MODEL "/lora/peft", test_adapter);
-      g_test_add_func ("/engine/lora/formats-agree", test_formats_agree);
-    }
+  g_test_add_data_func ("/engine/lora/peft", "qwen35/" MODEL "/lora/peft", test_adapter);
+  g_test_add_func ("/engine/lora/formats-agree", test_formats_agree);
   g_test_add_func ("/engine/lora/hook-equals-builtin", test_hook_equals_builtin);
   g_test_add_func ("/engine/lora/hook-failure", test_hook_failure);
   g_test_add_func ("/engine/lora/rejects", test_rejects);
+  g_test_add_func ("/engine/lora/peft-rejects", test_peft_rejects);
   return g_test_run ();
 }
