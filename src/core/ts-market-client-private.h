@@ -21,4 +21,9 @@ void _ts_market_error_from_transport (GError **error, const GError *transport);
 /* Turns an HTTP error status (and its JSON body, if any) into a GError. */
 void _ts_market_error_from_status (GError **error, guint status, const char *body, gsize len);
 
+/* Reads the next 64 KiB chunk of @in with @task's cancellable, handing the
+ * task reference to @callback (argument order in C is unspecified, so callers
+ * must not fetch the cancellable and steal the task in one call). */
+void _ts_market_read_next (GInputStream *in, GAsyncReadyCallback callback, GTask *task);
+
 G_END_DECLS

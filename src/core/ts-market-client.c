@@ -9,6 +9,16 @@
 
 #define READ_CHUNK (64 * 1024)
 
+void
+_ts_market_read_next (GInputStream *in, GAsyncReadyCallback callback, GTask *task)
+{
+  /* Fetched before the reference moves into the call. */
+  GCancellable *cancellable = g_task_get_cancellable (task);
+
+  g_input_stream_read_bytes_async (in, READ_CHUNK, G_PRIORITY_DEFAULT, cancellable,
+                                   callback, task);
+}
+
 struct _TsMarketClient
 {
   GObject      parent_instance;
@@ -189,9 +199,7 @@ json_read_cb (GObject *source, GAsyncResult *result, gpointer user_data)
       return;
     }
   g_byte_array_append (r->body, g_bytes_get_data (chunk, NULL), g_bytes_get_size (chunk));
-  g_input_stream_read_bytes_async (r->in, READ_CHUNK, G_PRIORITY_DEFAULT,
-                                   g_task_get_cancellable (task), json_read_cb,
-                                   g_steal_pointer (&task));
+  _ts_market_read_next (r->in, json_read_cb, g_steal_pointer (&task));
 }
 
 static void
@@ -219,9 +227,7 @@ json_sent_cb (GObject *source, GAsyncResult *result, gpointer user_data)
                                TS_MARKET_MAX_JSON_BYTES);
       return;
     }
-  g_input_stream_read_bytes_async (r->in, READ_CHUNK, G_PRIORITY_DEFAULT,
-                                   g_task_get_cancellable (task), json_read_cb,
-                                   g_steal_pointer (&task));
+  _ts_market_read_next (r->in, json_read_cb, g_steal_pointer (&task));
 }
 
 void

@@ -216,9 +216,7 @@ read_cb (GObject *source, GAsyncResult *result, gpointer user_data)
   d->received += n;
   if (d->progress)
     d->progress (d->received, d->total, d->progress_data);
-  g_input_stream_read_bytes_async (d->in, READ_CHUNK, G_PRIORITY_DEFAULT,
-                                   g_task_get_cancellable (task), read_cb,
-                                   g_steal_pointer (&task));
+  _ts_market_read_next (d->in, read_cb, g_steal_pointer (&task));
 }
 
 /* Opens the part file for appending after a 206, or from scratch after a 200. */
@@ -303,9 +301,7 @@ sent_cb (GObject *source, GAsyncResult *result, gpointer user_data)
       g_task_return_error (task, error);
       return;
     }
-  g_input_stream_read_bytes_async (d->in, READ_CHUNK, G_PRIORITY_DEFAULT,
-                                   g_task_get_cancellable (task), read_cb,
-                                   g_steal_pointer (&task));
+  _ts_market_read_next (d->in, read_cb, g_steal_pointer (&task));
 }
 
 static void

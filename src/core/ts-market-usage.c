@@ -200,7 +200,7 @@ queue_changed (TsMarketUsage *self)
       g_autofree char *text = records_to_json (self->queue, self->queue->len, TRUE);
       if (!g_file_set_contents_full (self->queue_path, text, -1,
                                      G_FILE_SET_CONTENTS_CONSISTENT, 0600, &error))
-        g_warning ("Cannot save the usage queue: %s", error->message);
+        g_message ("Cannot save the usage queue: %s", error->message);
     }
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PENDING]);
 }
@@ -314,7 +314,7 @@ batch_sent_cb (GObject *source, GAsyncResult *result, gpointer user_data)
   if (node == NULL && (status == 400 || status == 422))
     {
       /* The server will never take these; resending would loop forever. */
-      g_warning ("Usage records refused by the marketplace: %s", error->message);
+      g_message ("Usage records refused by the marketplace: %s", error->message);
       g_clear_error (&error);
     }
   if (error != NULL)
