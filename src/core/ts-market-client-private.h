@@ -21,6 +21,11 @@ void _ts_market_error_from_transport (GError **error, const GError *transport);
 /* Turns an HTTP error status (and its JSON body, if any) into a GError. */
 void _ts_market_error_from_status (GError **error, guint status, const char *body, gsize len);
 
+/* The response's Content-Length, or -1 when the body is not length-delimited.
+ * libsoup may report a connection closed early as a clean end of body, so
+ * readers compare what they got with this. */
+goffset _ts_market_content_length (SoupMessage *msg);
+
 /* Reads the next 64 KiB chunk of @in with @task's cancellable, handing the
  * task reference to @callback (argument order in C is unspecified, so callers
  * must not fetch the cancellable and steal the task in one call). */

@@ -93,6 +93,17 @@ ts_market_client_build_url (TsMarketClient *self, const char *path)
   return uri ? g_uri_to_string (uri) : NULL;
 }
 
+goffset
+_ts_market_content_length (SoupMessage *msg)
+{
+  SoupMessageHeaders *h = soup_message_get_response_headers (msg);
+
+  if (soup_message_headers_get_encoding (h) != SOUP_ENCODING_CONTENT_LENGTH
+      || g_strcmp0 (soup_message_get_method (msg), "HEAD") == 0)
+    return -1;
+  return soup_message_headers_get_content_length (h);
+}
+
 void
 _ts_market_error_from_transport (GError **error, const GError *transport)
 {
@@ -133,6 +144,7 @@ typedef struct
   SoupMessage  *msg;
   GInputStream *in;
   GByteArray   *body;
+  goffset       announced;  /* Content-Length, or -1 */
 } JsonRequest;
 
 static void
@@ -188,7 +200,12 @@ json_read_cb (GObject *source, GAsyncResult *result, gpointer user_data)
     }
   if (g_bytes_get_size (chunk) == 0)
     {
-      json_request_complete (task);
+      if (r->announced >= 0 && r->body->len < (guint64) r->announced)
+        g_task_return_new_error (task, TS_MARKET_ERROR, TS_MARKET_ERROR_TRUNCATED,
+                                 "The answer was cut short after %u of %" G_GOFFSET_FORMAT
+                                 " bytes", r->body->len, r->announced);
+      else
+        json_request_complete (task);
       return;
     }
   if (r->body->len + g_bytes_get_size (chunk) > TS_MARKET_MAX_JSON_BYTES)
@@ -209,7 +226,6 @@ json_sent_cb (GObject *source, GAsyncResult *result, gpointer user_data)
   JsonRequest *r = g_task_get_task_data (task);
   g_autoptr(GError) local = NULL;
   GError *error = NULL;
-  SoupMessageHeaders *h;
 
   r->in = soup_session_send_finish (SOUP_SESSION (source), result, &local);
   if (r->in == NULL)
@@ -218,9 +234,8 @@ json_sent_cb (GObject *source, GAsyncResult *result, gpointer user_data)
       g_task_return_error (task, error);
       return;
     }
-  h = soup_message_get_response_headers (r->msg);
-  if (soup_message_headers_get_encoding (h) == SOUP_ENCODING_CONTENT_LENGTH
-      && soup_message_headers_get_content_length (h) > TS_MARKET_MAX_JSON_BYTES)
+  r->announced = _ts_market_content_length (r->msg);
+  if (r->announced > TS_MARKET_MAX_JSON_BYTES)
     {
       g_task_return_new_error (task, TS_MARKET_ERROR, TS_MARKET_ERROR_TOO_LARGE,
                                "The marketplace answer exceeds %d bytes",

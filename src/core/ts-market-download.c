@@ -27,6 +27,7 @@ typedef struct
   gint64                received;    /* bytes in the part file now */
   gint64                total;       /* expected final size, -1 when unknown */
   gint64                resumed_from;
+  gint64                body_end;    /* received + Content-Length at the response, or -1 */
   gboolean              restarted;   /* a bad resume fell back to a full download */
   SoupMessage          *msg;
   GInputStream         *in;
@@ -148,11 +149,13 @@ finish_download (GTask *task)
       g_task_return_error (task, error);
       return;
     }
-  if (d->expected_size >= 0 && d->received < d->expected_size)
+  if ((d->expected_size >= 0 && d->received < d->expected_size)
+      || (d->body_end >= 0 && d->received < d->body_end))
     {
       g_task_return_new_error (task, TS_MARKET_ERROR, TS_MARKET_ERROR_TRUNCATED,
                                "Download ended after %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
-                               " bytes", d->received, d->expected_size);
+                               " bytes", d->received,
+                               d->expected_size >= 0 ? d->expected_size : d->body_end);
       return;
     }
   sha = g_checksum_get_string (d->sum);
@@ -267,8 +270,11 @@ accept_response (GTask *task, Download *d, GError **error)
   save_meta (d);
   d->received = d->offset;
   d->total = d->expected_size;
-  if (d->total < 0 && soup_message_headers_get_encoding (h) == SOUP_ENCODING_CONTENT_LENGTH)
-    d->total = d->offset + soup_message_headers_get_content_length (h);
+  d->body_end = _ts_market_content_length (d->msg);
+  if (d->body_end >= 0)
+    d->body_end += d->offset;
+  if (d->total < 0)
+    d->total = d->body_end;
   return open_part (d, d->offset > 0, error);
 }
 
@@ -380,6 +386,7 @@ ts_market_download_async (SoupSession *session, const char *url, const char *des
   d->progress_destroy = progress_destroy;
   d->sum = g_checksum_new (G_CHECKSUM_SHA256);
   d->total = -1;
+  d->body_end = -1;
   g_task_set_task_data (task, d, (GDestroyNotify) download_free);
   /* Rehashing a large partial file must not stall the caller's main loop. */
   prehash = g_task_new (NULL, cancellable, prehash_done_cb, task);
