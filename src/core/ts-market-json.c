@@ -106,7 +106,10 @@ max_nesting (const char *data, gsize len, guint limit)
       else if (c == '"')
         in_string = TRUE;
       else if (c == '[' || c == '{')
-        deepest = MAX (deepest, ++depth);
+        {
+          depth++;
+          deepest = MAX (deepest, depth);
+        }
       else if ((c == ']' || c == '}') && depth > 0)
         depth--;
     }

@@ -129,7 +129,7 @@ marketd_handle_file (Marketd *self, SoupServerMessage *msg, const char *id,
   map = g_mapped_file_new (path, FALSE, NULL);
   if (map == NULL)
     {
-      g_warning ("blob %s is missing", sha);
+      g_message ("blob %s is missing", sha);
       marketd_reply_error (msg, 500, "blob_missing", "The file is missing on the server");
       return;
     }

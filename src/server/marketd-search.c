@@ -285,7 +285,7 @@ marketd_handle_search (Marketd *self, SoupServerMessage *msg, GHashTable *query)
   sql = build_sql (&p);
   if (sqlite3_prepare_v2 (self->db, sql, -1, &s, NULL) != SQLITE_OK)
     {
-      g_warning ("search: %s", sqlite3_errmsg (self->db));
+      g_message ("search: %s", sqlite3_errmsg (self->db));
       marketd_reply_error (msg, 500, "internal", "The search failed");
       goto out;
     }
@@ -306,7 +306,7 @@ marketd_handle_search (Marketd *self, SoupServerMessage *msg, GHashTable *query)
   json_builder_end_array (b);
   if (rc != SQLITE_ROW && rc != SQLITE_DONE)
     {
-      g_warning ("search: %s", sqlite3_errmsg (self->db));
+      g_message ("search: %s", sqlite3_errmsg (self->db));
       marketd_reply_error (msg, 500, "internal", "The search failed");
       goto out;
     }

@@ -150,7 +150,7 @@ insert_records (Marketd *self, const char *account, GArray *records, JsonBuilder
   if (sqlite3_exec (self->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
     return TRUE;
 fail:
-  g_warning ("usage: %s", sqlite3_errmsg (self->db));
+  g_message ("usage: %s", sqlite3_errmsg (self->db));
   sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
   return FALSE;
 }

@@ -1,0 +1,52 @@
+/* market-test-util.h: a real tensafe-marketd for tests, and helpers to wait on async calls.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "ts-market-client.h"
+#include "ts-market-keyring.h"
+
+G_BEGIN_DECLS
+
+/* A tensafe-marketd process on 127.0.0.1, port 0, with its own temporary
+ * database, blobs and keys under dir. */
+typedef struct
+{
+  GSubprocess *proc;
+  char        *dir;
+  char        *url;      /* "http://127.0.0.1:PORT/" */
+  char        *db_path;
+  char        *blobs_dir;
+  char        *keys_dir;
+} MarketServer;
+
+/* Starts the server importing each of @imports (NULL-terminated, may be NULL)
+ * and, when @tokens_text is not NULL, with a tokens file of that content. */
+MarketServer *market_server_start (const char * const *imports, const char *tokens_text);
+/* Sends SIGTERM, checks the exit status is 0, and deletes the temporary tree. */
+void market_server_stop (MarketServer *server);
+char *market_server_blob_path (MarketServer *server, const char *sha256);
+
+/* The source folder of the demo catalogue (data/market). */
+const char *market_demo_dir (void);
+/* A new temporary folder (delete with market_rm_rf). */
+char *market_tmpdir (void);
+void market_rm_rf (const char *path);
+
+/* Runs the default main context until *@result is set by market_store_result. */
+void market_store_result (GObject *source, GAsyncResult *result, gpointer user_data);
+void market_wait (GAsyncResult **result);
+
+/* Synchronous wrappers for tests. */
+TsMarketPage *market_search (TsMarketClient *client, const TsMarketSearch *search,
+                             GError **error);
+TsMarketAdapter *market_get_adapter (TsMarketClient *client, const char *id, GError **error);
+/* Fetches the publisher's keys from the server and pins all of them. */
+void market_pin_publisher (TsMarketClient *client, TsMarketKeyring *keyring,
+                           const char *publisher);
+/* Writes an adapter folder (PEFT, from the generator) with a metadata.json. */
+void market_write_adapter (const char *dir, const char *id, const char *publisher,
+                           const char *version, gsize extra_file_bytes);
+
+G_END_DECLS
