@@ -11,11 +11,12 @@
 #include "lm.h"
 #include "sampler.h"
 #include "tokenizer.h"
+#include "ts-helora-session.h"
 
 #define CMD "tensafe-cli generate"
 
 typedef struct {
-  char *model, *lora, *prompt, *tokens, *dump_logits, *timings;
+  char *model, *lora, *prompt, *tokens, *dump_logits, *timings, *he, *he_params;
   int threads, n_predict, top_k;
   gboolean chat, greedy, print_ids;
   double temp, top_p;
@@ -34,6 +35,7 @@ typedef struct {
   size_t n_generated;
   LmTimings prefill_timings;
   LmTimings *token_timings;   /* per generated token */
+  TsHeloraSession *helora;    /* --he */
 } Generation;
 
 static int
@@ -71,6 +73,8 @@ parse_options (int *argc, char ***argv, GenerateOptions *o)
     { "dump-logits", 0, 0, G_OPTION_ARG_FILENAME, &o->dump_logits,
       "Write the prompt's logits (float32 LE, n_prompt x n_vocab)", "FILE" },
     { "timings", 0, 0, G_OPTION_ARG_FILENAME, &o->timings, "Write per-token stage timings (JSON)", "FILE" },
+    { "he", 0, 0, G_OPTION_ARG_STRING, &o->he, "Evaluate the adapter under CKKS: plain, local or ws://HOST:PORT", "MODE" },
+    { "he-params", 0, 0, G_OPTION_ARG_STRING, &o->he_params, "CKKS parameter preset (fast, default, wide)", "PRESET" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- generate tokens with a model");
@@ -87,7 +91,8 @@ parse_options (int *argc, char ***argv, GenerateOptions *o)
       fprintf (stderr, "Usage: " CMD " --model FILE [--lora PATH] [--threads N]\n"
                "    (--prompt TEXT [--chat] | --tokens ID,ID,...) [-n N]\n"
                "    [--greedy | --temp T --top-k K --top-p P --seed S]\n"
-               "    [--print-ids] [--dump-logits FILE] [--timings FILE]\n");
+               "    [--print-ids] [--dump-logits FILE] [--timings FILE]\n"
+               "    [--he plain|local|ws://HOST:PORT [--he-params PRESET]]\n");
       return false;
     }
   return true;
@@ -148,6 +153,10 @@ load (const GenerateOptions *o, Generation *g)
   if ((st = lm_session_new (g->model, &params, &g->session)) != LM_OK ||
       (st = lm_session_set_lora (g->session, g->lora)) != LM_OK)
     return fail_status ("cannot create a session", st, NULL);
+  g_autoptr (GError) he_error = NULL;
+  if (o->he != NULL &&
+      (g->helora = ts_helora_attach (g->session, g->lora, o->lora, o->he, o->he_params, &he_error)) == NULL)
+    return fail ("--he", he_error->message);
   LmSamplerParams sp = lm_sampler_params_greedy ();
   if (o->temp > 0.0)
     {
@@ -280,6 +289,7 @@ generation_clear (Generation *g)
 {
   lm_sampler_free (g->sampler);
   lm_session_free (g->session);
+  ts_helora_session_free (g->helora);
   lm_lora_free (g->lora);
   lm_tokenizer_free (g->tok);
   lm_model_free (g->model);
@@ -308,6 +318,11 @@ cli_generate (int argc, char **argv)
     }
   if (rc == 0 && o.timings != NULL)
     rc = write_timings (o.timings, &g);
+  if (g.helora != NULL)
+    {
+      g_autofree char *summary = ts_helora_session_summary (g.helora);
+      fprintf (stderr, "%s\n", summary);
+    }
   generation_clear (&g);
   g_free (o.model);
   g_free (o.lora);
@@ -315,5 +330,7 @@ cli_generate (int argc, char **argv)
   g_free (o.tokens);
   g_free (o.dump_logits);
   g_free (o.timings);
+  g_free (o.he);
+  g_free (o.he_params);
   return rc;
 }

@@ -1,0 +1,62 @@
+/* ts-helora-session-private.h: internals of the HE-LoRA session shared by its files.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include "ckks-helora.h"
+#include "ckks-keys.h"
+#include "ts-helora-local.h"
+#include "ts-helora-remote.h"
+#include "ts-helora-session.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  const LmLoraModule *lm;
+  guint group;
+  guint local_index;           /* local mode */
+  guint16 remote_index;        /* remote mode: position in the hello's list */
+  CkksHeloraLayout *layout;    /* the client's view of (d, r) */
+  CkksCiphertext **outputs;    /* B results, reused token after token */
+  guint n_outputs;
+  float *u;                    /* cached rows of u (rank floats each) */
+  double *u_row;               /* decrypt scratch */
+} SessionModule;
+
+/* Modules of one layer reading the same h: one encryption serves them all. */
+typedef struct {
+  GArray *members;             /* of guint module index */
+  guint d;
+  CkksCiphertext **inputs;     /* K ciphertexts of the encrypted h */
+  guint n_inputs;
+  float *h;                    /* rows of h the cached u belong to */
+  guint cached_rows;
+  guint capacity_rows;
+} SessionGroup;
+
+struct _TsHeloraSession {
+  TsHeloraMode mode;
+  gboolean public_key;
+  gboolean track_error;
+  const LmLora *lora;
+  CkksContext *ctx;
+  CkksSecretKey *sk;
+  CkksPublicKey *pk;
+  TsHeloraLocal *local;
+  TsHeloraRemote *remote;
+  GArray *modules;             /* of SessionModule, indexed like the adapter */
+  GPtrArray *groups;           /* of SessionGroup * */
+  GError *last_error;
+  GMutex stats_lock;
+  TsHeloraStats stats;
+};
+
+/* ts-helora-session-remote.c: hello with the adapter's modules, and one
+ * evaluate round trip for a group (serialise, send, wait, parse). */
+gboolean _ts_helora_session_hello (TsHeloraSession *self, const char *url,
+                                   const char *adapter_path, const char *params_preset,
+                                   guint timeout_ms, GError **error);
+gboolean _ts_helora_session_remote_evaluate (TsHeloraSession *self, SessionGroup *group,
+                                             guint32 token, LmTimings *timings,
+                                             GError **error);
+
+G_END_DECLS

@@ -1,0 +1,160 @@
+/* test-helora-session.c: HE-LoRA in local mode gives the plain adapter's tokens.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * On the tiny golden model with its golden adapter: plain mode must give the
+ * golden LoRA tokens (an independent implementation's), and encrypted local
+ * mode the same 32 greedy tokens with max |Δ_he − Δ_plain| below 1e-4 of
+ * max |Δ_plain|.
+ */
+#include "ckks-helora.h"
+#include "ckks-keys.h"
+#include "helora-golden.h"
+#include "ts-helora-ckks.h"
+#include "ts-test-util.h"
+
+static Golden golden;
+
+static void
+test_plain_matches_golden (void)
+{
+  TsHeloraOptions options = { .mode = TS_HELORA_MODE_PLAIN };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraSession) helora = ts_helora_session_new (golden.lora, &options, &error);
+  g_autofree gint32 *tokens = NULL;
+
+  g_assert_no_error (error);
+  tokens = golden_greedy (&golden, helora);
+  g_assert_cmpmem (tokens, GOLDEN_STEPS * 4, golden.lora_greedy, GOLDEN_STEPS * 4);
+}
+
+static void
+check_local (gboolean public_key)
+{
+  TsHeloraOptions options = { .mode = TS_HELORA_MODE_LOCAL, .public_key = public_key,
+                              .track_error = TRUE, .n_threads = 2 };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraSession) helora = ts_helora_session_new (golden.lora, &options, &error);
+  g_autofree gint32 *tokens = NULL;
+  TsHeloraStats stats;
+
+  g_assert_no_error (error);
+  tokens = golden_greedy (&golden, helora);
+  g_assert_cmpmem (tokens, GOLDEN_STEPS * 4, golden.lora_greedy, GOLDEN_STEPS * 4);
+  ts_helora_session_get_stats (helora, &stats);
+  g_test_message ("max |delta_he - delta_plain| = %.3g, max |delta_plain| = %.3g, %" G_GUINT64_FORMAT
+                  " encryptions, %.1f ms in HE", stats.max_abs_delta_error,
+                  stats.max_abs_delta_plain, stats.encryptions, stats.he_ms);
+  /* Prefill (30 rows) and 31 decode steps, 4 adapted modules each. */
+  g_assert_cmpuint (stats.module_evaluations, ==, 4 * (golden.n_prompt + GOLDEN_STEPS - 1));
+  g_assert_cmpfloat (stats.max_abs_delta_plain, >, 0.01);
+  g_assert_cmpfloat (stats.max_abs_delta_error, <, 1e-4 * stats.max_abs_delta_plain);
+  g_assert_cmpuint (stats.bytes_up, ==, 0);    /* local: nothing crosses a wire */
+}
+
+static void
+test_local_sk (void)
+{
+  check_local (FALSE);
+}
+
+static void
+test_local_pk (void)
+{
+  check_local (TRUE);
+}
+
+/* Results decrypted under another client's key are garbage. */
+static void
+test_swapped_keys (void)
+{
+  g_autoptr (GError) error = NULL;
+  CkksContext *ctx = ts_helora_ckks_context_new ("fast", &error);
+  const LmLoraModule *m = lm_lora_module (golden.lora, 3);
+  CkksSecretKey *sk1 = NULL, *sk2 = NULL;
+  CkksHeloraPlan *plan = NULL;
+  CkksHeloraLayout *layout = NULL;
+  CkksCiphertext **in = NULL, **out = NULL;
+  g_autofree float *h = g_new (float, m->d_in);
+  g_autofree double *u_own = g_new (double, m->rank);
+  g_autofree double *u_other = g_new (double, m->rank);
+  double hf, err_own = 0, err_other = 0;
+  g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+
+  g_assert_no_error (error);
+  for (guint j = 0; j < m->d_in; j++)
+    h[j] = (float) g_rand_double_range (rng, -1, 1);
+  g_assert_cmpint (ckks_secret_key_new (ctx, &sk1), ==, CKKS_OK);
+  g_assert_cmpint (ckks_secret_key_new (ctx, &sk2), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_plan_new (ctx, m->d_in, m->rank, m->a, &plan), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_layout_new (ctx, m->d_in, m->rank, &layout), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_ciphertexts_new (layout, ckks_helora_layout_n_inputs (layout), &in), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_ciphertexts_new (layout, ckks_helora_layout_n_outputs (layout), &out), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_encrypt_sk (layout, sk1, h, in, &hf), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_evaluate (plan, in, out), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_decrypt (layout, sk1, out, hf, u_own), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_decrypt (layout, sk2, out, hf, u_other), ==, CKKS_OK);
+  for (guint i = 0; i < m->rank; i++)
+    {
+      double ref = 0;
+      for (guint j = 0; j < m->d_in; j++)
+        ref += (double) m->a[i * m->d_in + j] * h[j];
+      err_own = MAX (err_own, ABS (u_own[i] - ref));
+      err_other = MAX (err_other, ABS (u_other[i] - ref));
+    }
+  g_test_message ("own key error %.3g, other key error %.3g", err_own, err_other);
+  g_assert_cmpfloat (err_own, <, 1e-5);
+  g_assert_cmpfloat (err_other, >, 1e3);
+  ckks_helora_ciphertexts_free (in, ckks_helora_layout_n_inputs (layout));
+  ckks_helora_ciphertexts_free (out, ckks_helora_layout_n_outputs (layout));
+  ckks_helora_layout_free (layout);
+  ckks_helora_plan_free (plan);
+  ckks_secret_key_free (sk1);
+  ckks_secret_key_free (sk2);
+  ckks_context_free (ctx);
+}
+
+static void
+test_mode_parse (void)
+{
+  TsHeloraOptions o = { 0 };
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (ts_helora_mode_parse ("plain", &o, NULL));
+  g_assert_cmpint (o.mode, ==, TS_HELORA_MODE_PLAIN);
+  g_assert_true (ts_helora_mode_parse ("local", &o, NULL));
+  g_assert_cmpint (o.mode, ==, TS_HELORA_MODE_LOCAL);
+  g_assert_true (ts_helora_mode_parse ("ws://127.0.0.1:9/", &o, NULL));
+  g_assert_cmpint (o.mode, ==, TS_HELORA_MODE_REMOTE);
+  g_assert_cmpstr (o.remote_url, ==, "ws://127.0.0.1:9/");
+  g_assert_false (ts_helora_mode_parse ("http://x", &o, &error));
+  g_assert_nonnull (error);
+}
+
+static void
+test_unknown_preset (void)
+{
+  TsHeloraOptions options = { .mode = TS_HELORA_MODE_LOCAL, .params_preset = "huge" };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraSession) helora = ts_helora_session_new (golden.lora, &options, &error);
+
+  g_assert_null (helora);
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS);
+}
+
+int
+main (int argc, char **argv)
+{
+  int rc;
+
+  g_test_init (&argc, &argv, NULL);
+  golden_load (&golden);
+  g_test_add_func ("/helora/session/mode-parse", test_mode_parse);
+  g_test_add_func ("/helora/session/unknown-preset", test_unknown_preset);
+  g_test_add_func ("/helora/session/plain-matches-golden", test_plain_matches_golden);
+  g_test_add_func ("/helora/session/local-sk", test_local_sk);
+  g_test_add_func ("/helora/session/local-pk", test_local_pk);
+  g_test_add_func ("/helora/session/swapped-keys", test_swapped_keys);
+  rc = g_test_run ();
+  golden_clear (&golden);
+  return rc;
+}

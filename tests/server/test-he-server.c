@@ -1,0 +1,485 @@
+/* test-he-server.c: the evaluator server under good and hostile clients.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Every test ends by checking that a well-behaved client still gets correct
+ * answers from the same server.
+ */
+#include <string.h>
+
+#include <glib/gstdio.h>
+
+#include "float-evaluator.h"
+#include "server-fixture.h"
+#include "ts-test-util.h"
+
+#define D 48
+#define R 6
+#define MAX_FRAME (64u << 10)
+
+typedef struct {
+  char *dir;
+  ServerFixture *server;
+  guint8 adapter_sha256[TS_HELORA_HASH_SIZE];
+} Fixture;
+
+static void
+write_adapter (Fixture *f)
+{
+  g_autofree char *path = g_build_filename (f->dir, "toy.adapter", NULL);
+  g_autoptr (GError) error = NULL;
+  const char *text = "module blk.3.attn_output 48 6 1\n"
+                     "module blk.0.ssm_out 48 6 2\n"
+                     "module slow 48 6 3 300\n";
+
+  g_assert_true (g_file_set_contents (path, text, -1, &error));
+  g_assert_no_error (error);
+  g_assert_true (ts_helora_adapter_sha256 (path, f->adapter_sha256, &error));
+}
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  HeServerOptions options = {
+    .n_threads = 4,
+    .max_frame_bytes = MAX_FRAME,
+    .max_in_flight = 4,
+    .idle_timeout_ms = GPOINTER_TO_UINT (data),
+    .open_evaluator = float_evaluator_open,
+  };
+
+  f->dir = g_dir_make_tmp ("he-server-XXXXXX", &error);
+  g_assert_no_error (error);
+  write_adapter (f);
+  options.adapters_dir = f->dir;
+  f->server = server_fixture_start (&options);
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (f->dir, "toy.adapter", NULL);
+
+  server_fixture_stop (f->server);
+  g_unlink (path);
+  g_rmdir (f->dir);
+  g_free (f->dir);
+}
+
+static TsHeloraFrame *
+make_hello (Fixture *f, const char *adapter, const char *params, const char *const *modules)
+{
+  TsHeloraFrame *frame = ts_helora_frame_new (TS_HELORA_FRAME_HELLO, 0);
+
+  frame->u.hello.params_id = g_strdup (params);
+  float_params_sha256 (frame->u.hello.params_sha256);
+  frame->u.hello.adapter_id = g_strdup (adapter);
+  memcpy (frame->u.hello.adapter_sha256, f->adapter_sha256, TS_HELORA_HASH_SIZE);
+  for (guint i = 0; modules[i] != NULL; i++)
+    g_ptr_array_add (frame->u.hello.modules, g_strdup (modules[i]));
+  return frame;
+}
+
+static const char *const default_modules[] = { "blk.3.attn_output", "blk.0.ssm_out", "slow", NULL };
+
+static TsHeloraRemote *
+connect_client (Fixture *f)
+{
+  g_autoptr (GError) error = NULL;
+  TsHeloraRemote *remote = ts_helora_remote_connect (server_fixture_ws_url (f->server), 5000, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (remote);
+  return remote;
+}
+
+static TsHeloraRemote *
+connect_and_hello (Fixture *f)
+{
+  TsHeloraRemote *remote = connect_client (f);
+  g_autoptr (TsHeloraFrame) hello = make_hello (f, "toy", FLOAT_PARAMS_ID, default_modules);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraFrame) ack = ts_helora_remote_hello (remote, &hello->u.hello, &error);
+  TsHeloraModuleShape *shape;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (ack->u.ack.max_frame_bytes, ==, MAX_FRAME);
+  g_assert_cmpuint (ack->u.ack.max_in_flight, ==, 4);
+  g_assert_cmpuint (ack->u.ack.modules->len, ==, 3);
+  shape = &g_array_index (ack->u.ack.modules, TsHeloraModuleShape, 0);
+  g_assert_cmpuint (shape->d_in, ==, D);
+  g_assert_cmpuint (shape->rank, ==, R);
+  return remote;
+}
+
+static GBytes *
+random_h (GRand *rng, float *h)
+{
+  for (guint j = 0; j < D; j++)
+    h[j] = (float) g_rand_double_range (rng, -1, 1);
+  return g_bytes_new (h, D * sizeof (float));
+}
+
+/* Sends h for module @m (seed m + 1) and checks u = A·h against a schoolbook sum. */
+static void
+assert_evaluates (TsHeloraRemote *remote, GRand *rng, guint16 m)
+{
+  float h[D];
+  g_autoptr (GPtrArray) cts = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraFrame) result = NULL;
+  TsHeloraModuleResult *mr;
+  const float *u;
+
+  g_ptr_array_add (cts, random_h (rng, h));
+  result = ts_helora_remote_evaluate (remote, 5, &m, 1, cts, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (result->u.result.token_index, ==, 5);
+  mr = &g_array_index (result->u.result.modules, TsHeloraModuleResult, 0);
+  g_assert_cmpuint (mr->module, ==, m);
+  g_assert_cmpuint (g_bytes_get_size (g_ptr_array_index (mr->blobs, 0)), ==, R * sizeof (float));
+  u = g_bytes_get_data (g_ptr_array_index (mr->blobs, 0), NULL);
+  for (guint i = 0; i < R; i++)
+    {
+      double expect = 0;
+      for (guint j = 0; j < D; j++)
+        expect += (double) float_adapter_weight (m + 1, D, i, j) * h[j];
+      g_assert_cmpfloat_with_epsilon (u[i], expect, 1e-4);
+    }
+}
+
+/* A fresh, well-behaved client gets correct answers. */
+static void
+assert_server_healthy (Fixture *f)
+{
+  g_autoptr (TsHeloraRemote) remote = connect_and_hello (f);
+  g_autoptr (GRand) rng = g_rand_new_with_seed (42);
+
+  assert_evaluates (remote, rng, 0);
+  assert_evaluates (remote, rng, 1);
+}
+
+/* Sends raw bytes and returns the error code of the answer. */
+static guint
+raw_error_code (TsHeloraRemote *remote, GBytes *message, guint64 id)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraFrame) reply = NULL;
+
+  ts_helora_remote_send (remote, message, id);
+  reply = ts_helora_remote_wait (remote, id, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (reply->type, ==, TS_HELORA_FRAME_ERROR);
+  g_assert_cmpstr (reply->u.status.text, !=, "");
+  return reply->u.status.code;
+}
+
+static GBytes *
+encode (TsHeloraFrame *frame)
+{
+  g_autoptr (GError) error = NULL;
+  GBytes *bytes = ts_helora_frame_encode (frame, &error);
+
+  g_assert_no_error (error);
+  return bytes;
+}
+
+static GBytes *
+evaluate_message (guint64 id, guint16 module, gsize ct_len)
+{
+  g_autoptr (TsHeloraFrame) frame = ts_helora_frame_new (TS_HELORA_FRAME_EVALUATE, id);
+
+  g_array_append_val (frame->u.evaluate.modules, module);
+  g_ptr_array_add (frame->u.evaluate.ciphertexts, g_bytes_new_take (g_malloc0 (ct_len), ct_len));
+  return encode (frame);
+}
+
+static void
+test_healthz_and_metrics (Fixture *f, gconstpointer data)
+{
+  g_autofree char *health = server_fixture_get (f->server, "/healthz");
+  g_autofree char *metrics = NULL;
+
+  g_assert_cmpstr (health, ==, "ok\n");
+  assert_server_healthy (f);
+  metrics = server_fixture_get (f->server, "/metrics");
+  g_assert_nonnull (strstr (metrics, "# TYPE tensafe_he_stage_seconds histogram"));
+  g_assert_nonnull (strstr (metrics, "tensafe_he_stage_seconds_count{stage=\"evaluate\"} 2\n"));
+  g_assert_nonnull (strstr (metrics, "tensafe_he_requests_total 2\n"));
+  g_assert_nonnull (strstr (metrics, "tensafe_he_connected_clients"));
+}
+
+static void
+test_malformed_frames (Fixture *f, gconstpointer data)
+{
+  g_autoptr (TsHeloraRemote) remote = connect_and_hello (f);
+  g_autoptr (GRand) rng = g_rand_new_with_seed (ts_test_seed ());
+  g_autoptr (GBytes) garbage = g_bytes_new_static ("\x01\x02\x03", 3);
+  g_autoptr (GBytes) good = evaluate_message (77, 0, D * sizeof (float));
+  gsize len;
+  guint8 *bytes = g_bytes_unref_to_data (g_bytes_ref (good), &len);
+  g_autoptr (GBytes) bad_magic = NULL, truncated = NULL, trailing = NULL, bad_type = NULL;
+
+  g_assert_cmpuint (raw_error_code (remote, garbage, 0), ==, TS_HELORA_ERROR_TRUNCATED);
+  truncated = g_bytes_new (bytes, len - 7);
+  g_assert_cmpuint (raw_error_code (remote, truncated, 77), ==, TS_HELORA_ERROR_TRUNCATED);
+  bytes[5] = 42;
+  bad_type = g_bytes_new (bytes, len);
+  g_assert_cmpuint (raw_error_code (remote, bad_type, 77), ==, TS_HELORA_ERROR_UNKNOWN_TYPE);
+  bytes[5] = TS_HELORA_FRAME_EVALUATE;
+  bytes[0] = 'X';
+  bad_magic = g_bytes_new (bytes, len);
+  g_assert_cmpuint (raw_error_code (remote, bad_magic, 0), ==, TS_HELORA_ERROR_MALFORMED);
+  g_free (bytes);
+  /* A well-formed frame of a type only the server sends. */
+  {
+    g_autoptr (TsHeloraFrame) ack = ts_helora_frame_new (TS_HELORA_FRAME_HELLO_ACK, 78);
+    g_autoptr (GBytes) ack_bytes = encode (ack);
+    g_assert_cmpuint (raw_error_code (remote, ack_bytes, 78), ==, TS_HELORA_ERROR_UNKNOWN_TYPE);
+  }
+  /* Random bytes after a valid header: never a crash, always an error. */
+  for (int i = 0; i < 20; i++)
+    {
+      g_autoptr (GBytes) noise = NULL;
+      guint8 buf[64];
+      guint code;
+      memcpy (buf, g_bytes_get_data (good, NULL), TS_HELORA_HEADER_SIZE);
+      for (guint k = TS_HELORA_HEADER_SIZE; k < sizeof buf; k++)
+        buf[k] = (guint8) g_rand_int (rng);
+      buf[16] = sizeof buf - TS_HELORA_HEADER_SIZE, buf[17] = buf[18] = buf[19] = 0;
+      noise = g_bytes_new (buf, sizeof buf);
+      code = raw_error_code (remote, noise, 77);
+      g_assert_true (code == TS_HELORA_ERROR_MALFORMED || code == TS_HELORA_ERROR_TRUNCATED
+                     || code == TS_HELORA_ERROR_UNKNOWN_MODULE || code == TS_HELORA_ERROR_BAD_CIPHERTEXT);
+    }
+  /* The same connection still works, and so does a new one. */
+  assert_evaluates (remote, rng, 1);
+  assert_server_healthy (f);
+}
+
+static void
+test_truncated_ciphertext (Fixture *f, gconstpointer data)
+{
+  g_autoptr (TsHeloraRemote) remote = connect_and_hello (f);
+  g_autoptr (GBytes) short_ct = evaluate_message (5, 0, D * sizeof (float) - 3);
+  g_autoptr (GBytes) bad_module = evaluate_message (6, 3, D * sizeof (float));
+  g_autoptr (GRand) rng = g_rand_new_with_seed (1);
+
+  g_assert_cmpuint (raw_error_code (remote, short_ct, 5), ==, TS_HELORA_ERROR_BAD_CIPHERTEXT);
+  g_assert_cmpuint (raw_error_code (remote, bad_module, 6), ==, TS_HELORA_ERROR_UNKNOWN_MODULE);
+  assert_evaluates (remote, rng, 0);
+  assert_server_healthy (f);
+}
+
+static void
+assert_hello_fails (Fixture *f, TsHeloraFrame *hello, int code)
+{
+  g_autoptr (TsHeloraRemote) remote = connect_client (f);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraFrame) ack = ts_helora_remote_hello (remote, &hello->u.hello, &error);
+  g_autoptr (GBytes) eval = evaluate_message (9, 0, D * sizeof (float));
+
+  g_assert_null (ack);
+  g_assert_error (error, TS_HELORA_ERROR, code);
+  /* No hello took: evaluate is refused, the connection stays usable. */
+  g_assert_cmpuint (raw_error_code (remote, eval, 9), ==, TS_HELORA_ERROR_NOT_READY);
+  ts_helora_frame_free (hello);
+}
+
+static void
+test_hello_refusals (Fixture *f, gconstpointer data)
+{
+  const char *const bad_module[] = { "blk.9.nope", NULL };
+  TsHeloraFrame *hello;
+
+  assert_hello_fails (f, make_hello (f, "toy", "default-but-wrong", default_modules),
+                      TS_HELORA_ERROR_PARAMS);
+  hello = make_hello (f, "toy", FLOAT_PARAMS_ID, default_modules);
+  hello->u.hello.params_sha256[3] ^= 1;
+  assert_hello_fails (f, hello, TS_HELORA_ERROR_PARAMS);
+  assert_hello_fails (f, make_hello (f, "missing", FLOAT_PARAMS_ID, default_modules),
+                      TS_HELORA_ERROR_UNKNOWN_ADAPTER);
+  assert_hello_fails (f, make_hello (f, "../toy", FLOAT_PARAMS_ID, default_modules),
+                      TS_HELORA_ERROR_UNKNOWN_ADAPTER);
+  hello = make_hello (f, "toy", FLOAT_PARAMS_ID, default_modules);
+  hello->u.hello.adapter_sha256[0] ^= 1;
+  assert_hello_fails (f, hello, TS_HELORA_ERROR_ADAPTER_HASH);
+  assert_hello_fails (f, make_hello (f, "toy", FLOAT_PARAMS_ID, bad_module),
+                      TS_HELORA_ERROR_UNKNOWN_MODULE);
+  assert_server_healthy (f);
+}
+
+static void
+test_oversized_frames (Fixture *f, gconstpointer data)
+{
+  g_autoptr (TsHeloraRemote) remote = connect_and_hello (f);
+  g_autoptr (TsHeloraRemote) other = connect_and_hello (f);
+  g_autoptr (GBytes) big = evaluate_message (11, 0, MAX_FRAME + 100);
+  g_autoptr (GBytes) huge = evaluate_message (12, 0, 2 * MAX_FRAME + 100);
+  g_autoptr (GRand) rng = g_rand_new_with_seed (2);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraFrame) reply = NULL;
+
+  /* Over the limit: an error frame, and the connection goes on. */
+  g_assert_cmpuint (raw_error_code (remote, big, 11), ==, TS_HELORA_ERROR_TOO_LARGE);
+  assert_evaluates (remote, rng, 0);
+  /* Beyond twice the limit the WebSocket layer drops the connection. */
+  ts_helora_remote_send (remote, huge, 12);
+  reply = ts_helora_remote_wait (remote, 12, &error);
+  g_assert_null (reply);
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_CLOSED);
+  assert_evaluates (other, rng, 1);
+  assert_server_healthy (f);
+}
+
+static void
+test_version_mismatch (Fixture *f, gconstpointer data)
+{
+  g_autoptr (TsHeloraRemote) remote = connect_client (f);
+  g_autoptr (GBytes) good = evaluate_message (3, 0, 8);
+  gsize len;
+  guint8 *bytes = g_bytes_unref_to_data (g_bytes_ref (good), &len);
+  g_autoptr (GBytes) v2 = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraFrame) reply = NULL;
+
+  bytes[4] = 2;
+  v2 = g_bytes_new_take (bytes, len);
+  ts_helora_remote_send (remote, v2, 3);
+  reply = ts_helora_remote_wait (remote, 3, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (reply->type, ==, TS_HELORA_FRAME_ERROR);
+  g_assert_cmpuint (reply->u.status.code, ==, TS_HELORA_ERROR_VERSION);
+  g_assert_nonnull (strstr (reply->u.status.text, "version 2"));
+  /* Then the server closes. */
+  for (int i = 0; i < 200 && !ts_helora_remote_is_closed (remote); i++)
+    g_usleep (10000);
+  g_assert_true (ts_helora_remote_is_closed (remote));
+  assert_server_healthy (f);
+}
+
+static void
+test_busy (Fixture *f, gconstpointer data)
+{
+  g_autoptr (TsHeloraRemote) remote = connect_and_hello (f);
+  g_autoptr (GRand) rng = g_rand_new_with_seed (3);
+  guint busy = 0, ok = 0;
+
+  /* Max in flight is 4: of 6 slow requests sent at once, 2 are refused. */
+  for (guint64 id = 100; id < 106; id++)
+    {
+      g_autoptr (GBytes) msg = evaluate_message (id, 2, D * sizeof (float));
+      ts_helora_remote_send (remote, msg, id);
+    }
+  for (guint64 id = 100; id < 106; id++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (TsHeloraFrame) reply = ts_helora_remote_wait (remote, id, &error);
+      g_assert_no_error (error);
+      if (reply->type == TS_HELORA_FRAME_ERROR)
+        {
+          g_assert_cmpuint (reply->u.status.code, ==, TS_HELORA_ERROR_BUSY);
+          busy++;
+        }
+      else
+        ok++;
+    }
+  g_assert_cmpuint (ok, ==, 4);
+  g_assert_cmpuint (busy, ==, 2);
+  assert_evaluates (remote, rng, 0);
+}
+
+static gpointer
+client_thread (gpointer data)
+{
+  Fixture *f = data;
+  g_autoptr (TsHeloraRemote) remote = connect_and_hello (f);
+  g_autoptr (GRand) rng = g_rand_new ();
+
+  for (int i = 0; i < 4; i++)
+    assert_evaluates (remote, rng, i % 2);
+  return NULL;
+}
+
+static void
+test_many_clients (Fixture *f, gconstpointer data)
+{
+  GThread *threads[50];
+  g_autofree char *metrics = NULL;
+
+  for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+    threads[i] = g_thread_new ("client", client_thread, f);
+  for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+    g_thread_join (threads[i]);
+  metrics = server_fixture_get (f->server, "/metrics");
+  g_assert_nonnull (strstr (metrics, "tensafe_he_requests_total 200\n"));
+  assert_server_healthy (f);
+}
+
+static void
+wait_for_clients (Fixture *f, int n)
+{
+  for (int i = 0; i < 300 && he_metrics_clients (server_fixture_metrics (f->server)) != n; i++)
+    g_usleep (10000);
+  g_assert_cmpint (he_metrics_clients (server_fixture_metrics (f->server)), ==, n);
+}
+
+static void
+test_client_vanishes (Fixture *f, gconstpointer data)
+{
+  for (int i = 0; i < 3; i++)
+    {
+      TsHeloraRemote *remote = connect_and_hello (f);
+      g_autoptr (GBytes) msg = evaluate_message (50, 2, D * sizeof (float));
+
+      ts_helora_remote_send (remote, msg, 50);
+      g_usleep (50000);          /* the slow job is running now */
+      ts_helora_remote_free (remote);
+    }
+  wait_for_clients (f, 0);
+  assert_server_healthy (f);
+  g_usleep (400000);             /* the orphaned jobs finish and are dropped */
+  assert_server_healthy (f);
+  wait_for_clients (f, 0);
+}
+
+static void
+test_idle_timeout (Fixture *f, gconstpointer data)
+{
+  g_autoptr (TsHeloraRemote) remote = connect_and_hello (f);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) msg = evaluate_message (8, 0, D * sizeof (float));
+  g_autoptr (TsHeloraFrame) reply = NULL;
+
+  for (int i = 0; i < 300 && !ts_helora_remote_is_closed (remote); i++)
+    g_usleep (10000);
+  g_assert_true (ts_helora_remote_is_closed (remote));
+  ts_helora_remote_send (remote, msg, 8);
+  reply = ts_helora_remote_wait (remote, 8, &error);
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_CLOSED);
+  g_assert_nonnull (strstr (error->message, "Idle"));
+  wait_for_clients (f, 0);
+}
+
+static void
+add (const char *path, void (*func) (Fixture *, gconstpointer), guint idle_ms)
+{
+  g_test_add (path, Fixture, GUINT_TO_POINTER (idle_ms), fixture_set_up, func, fixture_tear_down);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  add ("/he-server/healthz-and-metrics", test_healthz_and_metrics, 0);
+  add ("/he-server/malformed-frames", test_malformed_frames, 0);
+  add ("/he-server/truncated-ciphertext", test_truncated_ciphertext, 0);
+  add ("/he-server/hello-refusals", test_hello_refusals, 0);
+  add ("/he-server/oversized-frames", test_oversized_frames, 0);
+  add ("/he-server/version-mismatch", test_version_mismatch, 0);
+  add ("/he-server/busy", test_busy, 0);
+  add ("/he-server/many-clients", test_many_clients, 0);
+  add ("/he-server/client-vanishes", test_client_vanishes, 0);
+  add ("/he-server/idle-timeout", test_idle_timeout, 200);
+  return g_test_run ();
+}
