@@ -129,10 +129,12 @@ ckks_helora_ciphertexts_free (CkksCiphertext **cts, size_t count)
   ckks_free (cts);
 }
 
+/* Per packed plaintext: limbs * N prepared values, then as many companions
+ * when the backend uses them. */
 static size_t
 pt_words (const CkksHeloraLayout *l)
 {
-  return 2 * (size_t) l->limbs * l->ctx->n;
+  return (l->ctx->k.fixed_has_companion ? 2 : 1) * (size_t) l->limbs * l->ctx->n;
 }
 
 /* Slots of pt[b][k]: copy t holds row b*c + t, columns of chunk k. */
@@ -159,7 +161,8 @@ encode_plan (CkksHeloraPlan *plan, const float *a)
   size_t n = ctx->n, words = (size_t) l->limbs * n;
   double *slots = ckks_alloc (ctx->slots * sizeof (double));
   int64_t *coeffs = ckks_alloc (n * sizeof (int64_t));
-  CkksStatus st = slots && coeffs ? CKKS_OK : CKKS_ERR_NO_MEMORY;
+  uint64_t *ntt = ckks_alloc (words * sizeof (uint64_t));
+  CkksStatus st = slots && coeffs && ntt ? CKKS_OK : CKKS_ERR_NO_MEMORY;
   for (size_t b = 0; st == CKKS_OK && b < l->n_outputs; b++)
     for (size_t k = 0; st == CKKS_OK && k < l->chunks; k++)
       {
@@ -168,11 +171,14 @@ encode_plan (CkksHeloraPlan *plan, const float *a)
         st = ckks_encode_coeffs (ctx, slots, NULL, ctx->slots, plan->scale, coeffs);
         if (st != CKKS_OK)
           break;
-        ckks_coeffs_to_ntt (ctx, coeffs, l->limbs, pt);
-        ckks_poly_shoup (ctx, pt, l->limbs, pt + words);
+        ckks_coeffs_to_ntt (ctx, coeffs, l->limbs, ntt);
+        for (uint32_t i = 0; i < l->limbs; i++)
+          ctx->k.fixed_prepare (pt + i * n, ctx->k.fixed_has_companion ? pt + words + i * n : NULL,
+                                ntt + i * n, ctx->params.moduli[i], n);
       }
   ckks_free (slots);
   ckks_free (coeffs);
+  ckks_free (ntt);
   return st;
 }
 
@@ -270,19 +276,11 @@ ckks_helora_evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs,
           for (uint32_t i = 0; i < l->limbs; i++)
             {
               uint64_t q = ctx->params.moduli[i];
-              const uint64_t *w = pt + i * n, *ws = pt + words + i * n;
-              if (k == 0)
-                {
-                  ctx->k.mul_fixed (out->c0 + i * n, in->c0 + i * n, w, ws, q, n);
-                  ctx->k.mul_fixed (out->c1 + i * n, in->c1 + i * n, w, ws, q, n);
-                }
-              else
-                {
-                  ctx->k.mul_fixed_add (out->c0 + i * n, out->c0 + i * n, in->c0 + i * n,
-                                        w, ws, q, n);
-                  ctx->k.mul_fixed_add (out->c1 + i * n, out->c1 + i * n, in->c1 + i * n,
-                                        w, ws, q, n);
-                }
+              const uint64_t *w = pt + i * n;
+              const uint64_t *ws = ctx->k.fixed_has_companion ? pt + words + i * n : NULL;
+              uint64_t *o0 = out->c0 + i * n, *o1 = out->c1 + i * n;
+              ctx->k.mul_fixed_pair (o0, o1, k ? o0 : NULL, k ? o1 : NULL,
+                                     in->c0 + i * n, in->c1 + i * n, w, ws, q, n);
             }
         }
       out->n_limbs = l->limbs;

@@ -7,6 +7,12 @@
 
 #define CKKS_SEED_BYTES 32
 
+/* A polynomial (NTT form) in the backend's fixed-operand form. */
+typedef struct {
+  uint64_t *w, *comp;          /* comp NULL when the backend needs none */
+  size_t words;
+} CkksFixed;
+
 struct CkksPlaintext {
   const CkksContext *ctx;
   uint32_t n_limbs;
@@ -28,15 +34,15 @@ struct CkksSecretKey {
   const CkksContext *ctx;
   int8_t *coeffs;              /* N ternary coefficients */
   uint64_t *s;                 /* all limbs, NTT form */
-  uint64_t *s_shoup;           /* companions for the backend */
-  uint64_t *neg_s, *neg_s_shoup;  /* -s: encryption adds c1 * (-s) in one pass */
+  CkksFixed s_fixed;
+  CkksFixed neg_s;             /* -s: encryption adds c1 * (-s) in one pass */
 };
 
 struct CkksPublicKey {
   const CkksContext *ctx;
   uint8_t seed[CKKS_SEED_BYTES];   /* a = expand(seed) */
   uint64_t *b, *a;                  /* all limbs, NTT form */
-  uint64_t *b_shoup, *a_shoup;
+  CkksFixed b_fixed, a_fixed;
 };
 
 /* Scales @count slot values and rounds them to integer coefficients
@@ -62,10 +68,18 @@ CkksStatus ckks_real_coeffs_decode (const CkksContext *ctx, const double *coeffs
 CkksStatus ckks_expand_uniform (const CkksContext *ctx,
                                 const uint8_t seed[CKKS_SEED_BYTES],
                                 uint32_t n_limbs, uint64_t *dst);
-/* Companions (for the active backend) of a fixed polynomial. */
-void ckks_poly_shoup (const CkksContext *ctx, const uint64_t *poly,
-                      uint32_t n_limbs, uint64_t *companions);
+/* A fixed polynomial prepared for the backend's multiply kernels. */
+CkksStatus ckks_fixed_init (CkksFixed *f, const CkksContext *ctx, const uint64_t *poly,
+                            uint32_t n_limbs);
+/* Wipes and frees (keys go through here too). */
+void ckks_fixed_clear (CkksFixed *f);
+
+/* Limb @i of a fixed polynomial: the value and companion pointers. */
+#define CKKS_FIXED_W(f, i, n) ((f)->w + (size_t) (i) * (n))
+#define CKKS_FIXED_C(f, i, n) ((f)->comp ? (f)->comp + (size_t) (i) * (n) : NULL)
 bool ckks_same_scale (double a, double b);
 /* An uninitialised public key of @ctx (all limbs allocated). */
 CkksStatus ckks_public_key_alloc (const CkksContext *ctx, struct CkksPublicKey **out);
 void ckks_public_key_free (struct CkksPublicKey *pk);
+/* Derives the multiply forms of a and b once they are filled in. */
+CkksStatus ckks_public_key_prepare (struct CkksPublicKey *pk);

@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "ckks-objects.h"
 #include "ckks-prng.h"
 
@@ -31,7 +33,7 @@ ckks_small_to_ntt (const CkksContext *ctx, const int8_t *coeffs,
       const CkksNttTables *t = &ctx->ntt[i];
       uint64_t *d = ckks_limb (dst, i, n);
       for (size_t k = 0; k < n; k++)
-        d[k] = coeffs[k] >= 0 ? (uint64_t) coeffs[k] : t->mod.q - (uint64_t) -coeffs[k];
+        d[k] = ckks_lift_small (coeffs[k], t->mod.q);
       ctx->k.ntt_forward (d, t, n);
     }
 }
@@ -163,17 +165,34 @@ ckks_expand_uniform (const CkksContext *ctx, const uint8_t seed[CKKS_SEED_BYTES]
   return CKKS_OK;
 }
 
-void
-ckks_poly_shoup (const CkksContext *ctx, const uint64_t *poly, uint32_t n_limbs,
-                 uint64_t *companions)
+CkksStatus
+ckks_fixed_init (CkksFixed *f, const CkksContext *ctx, const uint64_t *poly, uint32_t n_limbs)
 {
-  size_t n = ctx->n;
-  for (uint32_t i = 0; i < n_limbs; i++)
+  size_t n = ctx->n, words = (size_t) n_limbs * n;
+  f->w = ckks_alloc (words * sizeof (uint64_t));
+  f->comp = ctx->k.fixed_has_companion ? ckks_alloc (words * sizeof (uint64_t)) : NULL;
+  f->words = words;
+  if (!f->w || (ctx->k.fixed_has_companion && !f->comp))
     {
-      uint64_t q = ctx->params.moduli[i];
-      for (size_t k = 0; k < n; k++)
-        companions[i * n + k] = ctx->k.shoup (poly[i * n + k], q);
+      ckks_fixed_clear (f);
+      return CKKS_ERR_NO_MEMORY;
     }
+  for (uint32_t i = 0; i < n_limbs; i++)
+    ctx->k.fixed_prepare (f->w + i * n, f->comp ? f->comp + i * n : NULL, poly + i * n,
+                          ctx->params.moduli[i], n);
+  return CKKS_OK;
+}
+
+void
+ckks_fixed_clear (CkksFixed *f)
+{
+  if (f->w)
+    OPENSSL_cleanse (f->w, f->words * sizeof (uint64_t));
+  if (f->comp)
+    OPENSSL_cleanse (f->comp, f->words * sizeof (uint64_t));
+  ckks_free (f->w);
+  ckks_free (f->comp);
+  f->w = f->comp = NULL;
 }
 
 bool

@@ -190,7 +190,7 @@ test_ntt_simd_matches_scalar (void)
       g_test_skip ("no AVX-512 IFMA on this CPU");
       return;
     }
-  const size_t sizes[] = { 16, 64, 4096, 16384 };
+  const size_t sizes[] = { 16, 64, 128, 4096, 16384, 32768 };
   for (size_t s = 0; s < G_N_ELEMENTS (sizes); s++)
     {
       size_t n = sizes[s];
@@ -207,28 +207,41 @@ test_ntt_simd_matches_scalar (void)
       ckks_ntt_tables_expand_ifma (&tv, n);
       uint64_t *x = g_new (uint64_t, n), *y = g_new (uint64_t, n);
       uint64_t *w = g_new (uint64_t, n), *ws = g_new (uint64_t, n), *wv = g_new (uint64_t, n);
+      uint64_t *wsf = g_new (uint64_t, n), *wvf = g_new (uint64_t, n);
       for (size_t i = 0; i < n; i++)
         {
           x[i] = y[i] = i < 3 ? q - 1 : rand_below (q);
           w[i] = rand_below (q);
-          ws[i] = scalar.shoup (w[i], q);
-          wv[i] = simd.shoup (w[i], q);
         }
+      /* each backend's own form of the fixed operand */
+      scalar.fixed_prepare (wsf, ws, w, q, n);
+      simd.fixed_prepare (wvf, simd.fixed_has_companion ? wv : NULL, w, q, n);
       scalar.ntt_forward (x, &ts, n);
       simd.ntt_forward (y, &tv, n);
       g_assert_cmpmem (x, n * 8, y, n * 8);
       scalar.ntt_inverse (x, &ts, n);
       simd.ntt_inverse (y, &tv, n);
       g_assert_cmpmem (x, n * 8, y, n * 8);
-      scalar.mul_fixed (x, x, w, ws, q, n);
-      simd.mul_fixed (y, y, w, wv, q, n);
+      /* fixed-operand products: both backends equal plain modular arithmetic */
+      uint64_t *x0 = g_memdup2 (x, n * 8), *p0 = g_new (uint64_t, n), *p1 = g_new (uint64_t, n);
+      scalar.mul_fixed (x, x0, wsf, ws, q, n);
+      simd.mul_fixed (y, x0, wvf, wv, q, n);
+      for (size_t i = 0; i < n; i++)
+        g_assert_cmpuint (x[i], ==, (uint64_t) (((ckks_u128) x0[i] * w[i]) % q));
       g_assert_cmpmem (x, n * 8, y, n * 8);
-      scalar.mul_fixed_add (x, x, y, w, ws, q, n);
-      simd.mul_fixed_add (y, y, y, w, wv, q, n);
+      scalar.mul_fixed_add (x, x0, x0, wsf, ws, q, n);
+      simd.mul_fixed_add (y, x0, x0, wvf, wv, q, n);
+      for (size_t i = 0; i < n; i++)
+        g_assert_cmpuint (x[i], ==, (uint64_t) ((((ckks_u128) x0[i] * w[i]) + x0[i]) % q));
       g_assert_cmpmem (x, n * 8, y, n * 8);
+      scalar.mul_fixed_pair (p0, p1, NULL, x0, x0, x, wsf, ws, q, n);
+      simd.mul_fixed_pair (x0, y, NULL, x0, x0, y, wvf, wv, q, n);   /* in place */
+      g_assert_cmpmem (p0, n * 8, x0, n * 8);
+      g_assert_cmpmem (p1, n * 8, y, n * 8);
+      g_free (x0); g_free (p0); g_free (p1);
       ckks_ntt_tables_clear (&ts);
       ckks_ntt_tables_clear (&tv);
-      g_free (x); g_free (y); g_free (w); g_free (ws); g_free (wv);
+      g_free (x); g_free (y); g_free (w); g_free (ws); g_free (wv); g_free (wsf); g_free (wvf);
     }
   check_ntt_product (&simd, 64, 50);
   check_ntt_product (&simd, 2048, 49);
@@ -260,6 +273,50 @@ test_ntt_simd_matches_scalar (void)
   g_assert_cmpfloat (os[1], <, 0);
   g_assert_cmpfloat (scalar.dot (os, ov, n), ==, simd.dot (os, ov, n));
   g_free (a0); g_free (a1); g_free (os); g_free (ov);
+
+  /* special FFT stages, both directions */
+  CkksContext *ctx;
+  g_assert_cmpint (ckks_params_preset ("default", &p), ==, CKKS_OK);
+  g_assert_cmpint (ckks_context_new (&p, &ctx), ==, CKKS_OK);
+  size_t slots = ctx->slots;
+  double *xs = g_new (double, 2 * slots), *xv = g_new (double, 2 * slots);
+  for (size_t i = 0; i < 2 * slots; i++)
+    xs[i] = xv[i] = g_rand_double_range (rng, -1, 1);
+  ckks_fft_stages_forward_scalar (xs, xs + slots, ctx->fft_re, ctx->fft_im, slots);
+  simd.fft_stages_forward (xv, xv + slots, ctx->fft_re, ctx->fft_im, slots);
+  g_assert_cmpmem (xs, 16 * slots, xv, 16 * slots);
+  ckks_fft_stages_inverse_scalar (xs, xs + slots, ctx->fft_re, ctx->fft_im, slots);
+  simd.fft_stages_inverse (xv, xv + slots, ctx->fft_re, ctx->fft_im, slots);
+  g_assert_cmpmem (xs, 16 * slots, xv, 16 * slots);
+  /* rounding to integers: ties to even, overflow refused */
+  for (size_t i = 0; i < slots; i++)
+    xs[i] = i < 8 ? (double) i - 3.5 : g_rand_double_range (rng, -1e6, 1e6);
+  int64_t *rs = g_new (int64_t, slots), *rv = g_new (int64_t, slots);
+  uint32_t *idx = g_new (uint32_t, slots), *br = g_new (uint32_t, slots);
+  for (size_t i = 0; i < slots; i++)
+    {
+      idx[i] = (uint32_t) i;
+      br[i] = ctx->slot_bitrev[i];
+    }
+  g_assert_true (ckks_round_scaled_scalar (rs, xs, br, 3.0, slots));
+  g_assert_true (simd.round_scaled (rv, xs, br, 3.0, slots));
+  g_assert_cmpmem (rs, 8 * slots, rv, 8 * slots);
+  g_assert_true (ckks_round_scaled_scalar (rs, xs, idx, 1.0, slots));
+  g_assert_true (simd.round_scaled (rv, xs, idx, 1.0, slots));
+  g_assert_cmpmem (rs, 8 * slots, rv, 8 * slots);
+  g_assert_cmpint (rs[0], ==, -4);     /* -3.5 -> -4 */
+  g_assert_cmpint (rs[1], ==, -2);     /* -2.5 -> -2 */
+  g_assert_cmpint (rs[4], ==, 0);      /*  0.5 ->  0 */
+  g_assert_cmpint (rs[5], ==, 2);      /*  1.5 ->  2 */
+  xs[slots - 3] = 0x1p62;
+  g_assert_false (ckks_round_scaled_scalar (rs, xs, idx, 1.0, slots));
+  g_assert_false (simd.round_scaled (rv, xs, idx, 1.0, slots));
+  xs[slots - 3] = NAN;
+  g_assert_false (ckks_round_scaled_scalar (rs, xs, idx, 1.0, slots));
+  g_assert_false (simd.round_scaled (rv, xs, idx, 1.0, slots));
+  g_free (rs); g_free (rv); g_free (idx); g_free (br);
+  g_free (xs); g_free (xv);
+  ckks_context_free (ctx);
 }
 
 int
