@@ -49,8 +49,10 @@ typedef struct {
 
 typedef struct GgufFile GgufFile;
 
-/* Opens and validates @path. On failure returns an LmStatus and, if @error_out is
- * non-NULL, a newly allocated message naming what is wrong (free() it). */
+/* Opens and validates @path. On failure returns an LmStatus (LM_ERR_IO: cannot
+ * read the file; LM_ERR_FORMAT: corrupt or truncated; LM_ERR_UNSUPPORTED: a
+ * tensor type this runtime lacks) and, if @error_out is non-NULL, a newly
+ * allocated message naming what is wrong (free() it). */
 LmStatus gguf_open (const char *path, GgufFile **out, char **error_out);
 /* Same, over a caller-owned buffer that must outlive the GgufFile (for fuzzing). */
 LmStatus gguf_open_memory (const void *data, size_t size, GgufFile **out, char **error_out);

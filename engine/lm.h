@@ -204,7 +204,12 @@ typedef struct LmSession LmSession;
 typedef struct {
   uint32_t n_ctx;      /* max positions (0: the model's training context) */
   uint32_t n_batch;    /* max tokens per internal prefill step (0: 64) */
-  uint32_t n_threads;  /* worker threads (0: all online cores) */
+  uint32_t n_threads;  /* worker threads of the session's own pool (0: all online cores) */
+  /* Optional pool shared with other sessions (borrowed; must outlive the
+   * session). Jobs of sessions sharing a pool run one after another, which
+   * avoids oversubscribing the cores when several sessions generate at once.
+   * NULL: the session starts its own pool of n_threads. */
+  struct LmThreadPool *pool;
   /* Quantized weights are multiplied with 8-bit activation blocks, as llama.cpp
    * does (fast; the default). true keeps activations in f32 against the
    * decoded weights (slower; equals an f32 model with the dequantized weights). */
@@ -217,6 +222,8 @@ LmStatus lm_session_new (const LmModel *model, const LmSessionParams *params,
                          LmSession **out);
 void lm_session_free (LmSession *session);
 
+/* The model the session runs (borrowed). */
+const LmModel *lm_session_model (const LmSession *session);
 /* Bytes this session holds (state + cache + scratch): bounded by n_ctx. */
 size_t lm_session_memory_bytes (const LmSession *session);
 uint32_t lm_session_n_ctx (const LmSession *session);
@@ -226,7 +233,9 @@ uint32_t lm_session_pos (const LmSession *session);
 /* Attaches @lora (NULL detaches) to the session; applied from the next call. */
 LmStatus lm_session_set_lora (LmSession *session, const LmLora *lora);
 /* Routes module @module_index of the attached adapter through @hook (NULL:
- * back to the built-in A·h). Set after lm_session_set_lora(). */
+ * back to the built-in A·h); LM_LORA_ALL_MODULES sets every module. Set after
+ * lm_session_set_lora() (attaching an adapter clears the hooks). */
+#define LM_LORA_ALL_MODULES SIZE_MAX
 LmStatus lm_session_set_lora_hook (LmSession *session, size_t module_index,
                                    LmLoraHookFunc hook, void *user_data);
 
@@ -239,8 +248,9 @@ LmStatus lm_session_prefill (LmSession *session, const int32_t *tokens, size_t n
 LmStatus lm_session_decode (LmSession *session, int32_t token);
 /* Logits (n_vocab) after the last token fed; borrowed until the next call. */
 const float *lm_session_logits (const LmSession *session);
-/* Keeps only the first @pos tokens (recomputing the recurrent state from the
- * session's own token history). */
+/* Keeps only the first @pos tokens. The Gated DeltaNet state cannot be
+ * un-applied, so the kept tokens are replayed from the session's own history
+ * (one batched prefill; LoRA hooks are called again for them). */
 LmStatus lm_session_rewind (LmSession *session, uint32_t pos);
 /* Forgets the sequence (keeps the adapter and hooks). */
 void lm_session_reset (LmSession *session);

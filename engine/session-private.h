@@ -18,6 +18,7 @@ typedef struct {
 struct LmSession {
   const LmModel *model;
   LmThreadPool *pool;
+  bool owns_pool;
   const LmKernels *kernels;
   LmActMode act_mode;
   uint32_t n_ctx, n_batch, pos;

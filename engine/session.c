@@ -118,7 +118,8 @@ lm_session_new (const LmModel *model, const LmSessionParams *params, LmSession *
   s->n_batch = p.n_batch ? p.n_batch : DEFAULT_N_BATCH;
   if (s->n_batch > s->n_ctx)
     s->n_batch = s->n_ctx;
-  s->pool = lm_thread_pool_new ((int) (p.n_threads ? p.n_threads : online_cores ()));
+  s->owns_pool = p.pool == NULL;
+  s->pool = p.pool ? p.pool : lm_thread_pool_new ((int) (p.n_threads ? p.n_threads : online_cores ()));
   if (s->pool == NULL || !alloc_buffers (s))
     {
       lm_session_free (s);
@@ -145,9 +146,15 @@ lm_session_free (LmSession *s)
   free (s->module_slot);
   free (s->hooks);
   free (s->act_buf);
-  if (s->pool != NULL)
+  if (s->owns_pool)
     lm_thread_pool_free (s->pool);
   free (s);
+}
+
+const LmModel *
+lm_session_model (const LmSession *s)
+{
+  return s->model;
 }
 
 size_t

@@ -23,8 +23,7 @@ test_exact_activations (gconstpointer data)
   g_autofree float *gold = golden_floats (name, "dequant_f32_logits_batched.bin", &n_gold);
   LmModel *m = golden_model (name);
   LmSession *s = quant_session (m, true);
-  g_autofree float *logits = g_new (float, n_gold);
-  g_assert_cmpint (lm_session_prefill (s, tokens, n_tok, logits), ==, LM_OK);
+  g_autofree float *logits = prefill_all (s, tokens, n_tok);
   g_autofree char *what = g_strdup_printf ("%s f32-activation prefill vs dequant_f32", name);
   assert_close (what, logits, gold, n_gold, LOGITS_TOL);
   lm_session_reset (s);
@@ -45,8 +44,7 @@ test_native_activations (gconstpointer data)
   LmModel *m = golden_model (name);
   uint32_t V = lm_model_info (m)->n_vocab;
   LmSession *s = quant_session (m, false);
-  g_autofree float *logits = g_new (float, n_gold);
-  g_assert_cmpint (lm_session_prefill (s, tokens, n_tok, logits), ==, LM_OK);
+  g_autofree float *logits = prefill_all (s, tokens, n_tok);
   g_autofree char *what = g_strdup_printf ("%s native prefill vs native goldens", name);
   assert_close (what, logits, gold, n_gold, 0.5);
   gsize agree = 0;

@@ -106,3 +106,25 @@ run_greedy (const LmModel *m, LmSession *s, const char *name, const char *prefix
   g_test_message ("%s %sgreedy: 32 tokens identical, logits max abs diff %.3g", name, prefix, worst);
   g_assert_cmpfloat (worst, <=, LOGITS_TOL);
 }
+
+float *
+prefill_all (LmSession *s, const int32_t *tokens, gsize n)
+{
+  float *logits = g_new (float, n * lm_model_info (lm_session_model (s))->n_vocab);
+  g_assert_cmpint (lm_session_prefill (s, tokens, n, logits), ==, LM_OK);
+  return logits;
+}
+
+double
+decode_max_diff (LmSession *s, const int32_t *tokens, gsize n, const float *rows)
+{
+  uint32_t V = lm_model_info (lm_session_model (s))->n_vocab;
+  double worst = 0.0;
+  for (gsize t = 0; t < n; t++)
+    {
+      g_assert_cmpint (lm_session_decode (s, tokens[t]), ==, LM_OK);
+      double err = max_abs_diff (lm_session_logits (s), rows + t * V, V);
+      worst = err > worst ? err : worst;
+    }
+  return worst;
+}

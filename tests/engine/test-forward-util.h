@@ -25,3 +25,9 @@ void assert_close (const char *what, const float *a, const float *b, gsize n, do
 /* Prefills the prompt, then 32 argmax steps: the tokens must equal
  * @prefix greedy_tokens.bin and the logits @prefix greedy_logits.bin. */
 void run_greedy (const LmModel *m, LmSession *s, const char *name, const char *prefix);
+/* Prefills @tokens (n) in one call and returns the logits of every position
+ * (n x n_vocab, g_free()). */
+float *prefill_all (LmSession *s, const int32_t *tokens, gsize n);
+/* Feeds @tokens one at a time; returns max |logits - @rows| over all steps
+ * (row t of @rows, n_vocab wide, after token t). */
+double decode_max_diff (LmSession *s, const int32_t *tokens, gsize n, const float *rows);

@@ -52,8 +52,7 @@ check_against_goldens (const LmModel *m, LmSession *s, const char *what)
   gsize n_tok, n_gold;
   g_autofree int32_t *tokens = golden_ints (MODEL, "prompt_tokens.bin", &n_tok);
   g_autofree float *gold = golden_floats (MODEL, "lora_logits_batched.bin", &n_gold);
-  g_autofree float *logits = g_new (float, n_gold);
-  g_assert_cmpint (lm_session_prefill (s, tokens, n_tok, logits), ==, LM_OK);
+  g_autofree float *logits = prefill_all (s, tokens, n_tok);
   assert_close (what, logits, gold, n_gold, LOGITS_TOL);
   lm_session_reset (s);
   run_greedy (m, s, MODEL, "lora_");
@@ -132,12 +131,11 @@ test_hook_equals_builtin (void)
   LmSession *s = golden_session (m, 2, 64);
   g_assert_cmpint (lm_session_set_lora (s, lora), ==, LM_OK);
   HookStats stats = { 0 };
-  for (size_t i = 0; i < lm_lora_n_modules (lora); i++)
-    g_assert_cmpint (lm_session_set_lora_hook (s, i, plain_hook_cb, &stats), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora_hook (s, LM_LORA_ALL_MODULES, plain_hook_cb, &stats), ==,
+                   LM_OK);
   gsize n_tok;
   g_autofree int32_t *tokens = golden_ints (MODEL, "prompt_tokens.bin", &n_tok);
-  g_autofree float *hooked = g_new (float, n_tok * 1024);
-  g_assert_cmpint (lm_session_prefill (s, tokens, n_tok, hooked), ==, LM_OK);
+  g_autofree float *hooked = prefill_all (s, tokens, n_tok);
   g_assert_cmpuint (stats.calls, ==, 4);          /* one batch, four modules */
   g_assert_cmpuint (stats.rows, ==, 4 * n_tok);
   g_assert_cmpfloat (lm_session_timings (s)->ms[LM_STAGE_EVALUATE], ==, 1.0);
@@ -146,8 +144,7 @@ test_hook_equals_builtin (void)
 
   LmSession *plain = golden_session (m, 2, 64);
   g_assert_cmpint (lm_session_set_lora (plain, lora), ==, LM_OK);
-  g_autofree float *builtin = g_new (float, n_tok * 1024);
-  g_assert_cmpint (lm_session_prefill (plain, tokens, n_tok, builtin), ==, LM_OK);
+  g_autofree float *builtin = prefill_all (plain, tokens, n_tok);
   assert_close ("hook vs built-in LoRA", hooked, builtin, n_tok * 1024, 1e-4);
   gsize n_gold;
   g_autofree float *gold = golden_floats (MODEL, "lora_logits_batched.bin", &n_gold);

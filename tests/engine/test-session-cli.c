@@ -96,6 +96,31 @@ test_generate_lora (void)
   check_generate ("qwen35/" MODEL "/lora/tiny-qwen35moe-lora-f32.gguf", "lora_");
 }
 
+/* A chat prompt renders to the golden prompt tokens (ChatML user turn plus
+ * the assistant header), so its greedy ids are the golden ones; so are those
+ * of the raw prompt text with its special tokens. */
+static void
+test_generate_prompt (void)
+{
+  g_autofree char *model = ts_test_data_path ("qwen35/" MODEL "/" MODEL ".gguf");
+  gsize n_greedy;
+  g_autofree int32_t *greedy = golden_ints (MODEL, "greedy_tokens.bin", &n_greedy);
+  g_autofree char *want = join_ids_spaces (greedy, 8);
+  const char *chat[] = { "generate", "--model", model, "--prompt",
+                         "What is free software? Explain it briefly.", "--chat", "-n", "8",
+                         "--print-ids", NULL };
+  const char *raw[] = { "generate", "--model", model, "--prompt",
+                        "<|im_start|>user\nWhat is free software? Explain it briefly.<|im_end|>\n"
+                        "<|im_start|>assistant\n", "-n", "8", "--print-ids", NULL };
+  const char *const *cases[] = { chat, raw };
+  for (size_t i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *out = NULL, *err = NULL;
+      g_assert_cmpint (run_cli (cases[i], &out, &err), ==, 0);
+      g_assert_cmpstr (g_strstrip (out), ==, want);
+    }
+}
+
 /* Bad input ends with a message on stderr and a non-zero status. */
 static void
 test_errors (void)
@@ -134,6 +159,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/engine/cli/generate", test_generate);
   g_test_add_func ("/engine/cli/generate-lora", test_generate_lora);
+  g_test_add_func ("/engine/cli/generate-prompt", test_generate_prompt);
   g_test_add_func ("/engine/cli/errors", test_errors);
   g_test_add_func ("/engine/cli/bench-json", test_bench_json);
   return g_test_run ();
