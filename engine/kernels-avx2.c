@@ -12,20 +12,7 @@
 
 #define TARGET __attribute__ ((target ("avx2,fma,f16c")))
 
-TARGET static inline float
-hsum_ps (__m256 v)
-{
-  __m128 s = _mm_add_ps (_mm256_castps256_ps128 (v), _mm256_extractf128_ps (v, 1));
-  s = _mm_add_ps (s, _mm_movehl_ps (s, s));
-  s = _mm_add_ss (s, _mm_movehdup_ps (s));
-  return _mm_cvtss_f32 (s);
-}
-
-TARGET static inline float
-fp16 (uint16_t h)
-{
-  return _cvtsh_ss (h);
-}
+#include "kernels-x86.h"
 
 /* ---- f32 activations for float weights ---- */
 
@@ -63,18 +50,12 @@ load8_bf16 (const uint16_t *p)
       }                                                                        \
     for (; i + 8 <= n; i += 8)                                                 \
       acc0 = _mm256_fmadd_ps (load8 (w + i), _mm256_loadu_ps (x + i), acc0);   \
-    float sum = hsum_ps (_mm256_add_ps (_mm256_add_ps (acc0, acc1),            \
+    float sum = hsum256_ps (_mm256_add_ps (_mm256_add_ps (acc0, acc1),            \
                                         _mm256_add_ps (acc2, acc3)));          \
     for (; i < n; i++)                                                         \
       sum += to_f32 (w[i]) * x[i];                                             \
     return sum;                                                                \
   }
-
-static inline float
-same_f32 (float f)
-{
-  return f;
-}
 
 DEFINE_FLOAT_DOT (dot_f32, float, load8_f32, same_f32)
 DEFINE_FLOAT_DOT (dot_f16, uint16_t, load8_f16, lm_fp16_to_fp32)
@@ -97,16 +78,7 @@ dot_q8_0 (const LmBlockQ8_0 *w, const LmBlockQ8_0 *a, int64_t nb)
       __m256 p = _mm256_cvtepi32_ps (_mm256_madd_epi16 (p16, ones));
       acc = _mm256_fmadd_ps (_mm256_set1_ps (fp16 (w[b].d) * fp16 (a[b].d)), p, acc);
     }
-  return hsum_ps (acc);
-}
-
-/* sum_j m_j * (bsums[2j] + bsums[2j+1]) as 8 int32 lanes. */
-TARGET static inline __m256i
-k4_min_products (const uint8_t sm[16], const int16_t *bsums)
-{
-  __m128i m = _mm_loadl_epi64 ((const __m128i *) (sm + 8));
-  __m256i m16 = _mm256_cvtepu8_epi16 (_mm_unpacklo_epi8 (m, m));
-  return _mm256_madd_epi16 (_mm256_loadu_si256 ((const __m256i *) bsums), m16);
+  return hsum256_ps (acc);
 }
 
 /* Sub-block pair (2g, 2g+1) of a Q4_K/Q5_K block: lo, hi are its 32+32 unsigned
@@ -128,30 +100,6 @@ k4_accumulate (__m256 *acc, __m256 *acc_min, __m256i sumi, __m256i mins, float d
   *acc_min = _mm256_fmadd_ps (_mm256_set1_ps (dmin), _mm256_cvtepi32_ps (mins), *acc_min);
 }
 
-TARGET static float
-dot_q4_K (const LmBlockQ4_K *w, const LmBlockQ8_K *a, int64_t nb)
-{
-  __m256 acc = _mm256_setzero_ps (), acc_min = _mm256_setzero_ps ();
-  const __m256i low4 = _mm256_set1_epi8 (0x0F);
-  for (int64_t b = 0; b < nb; b++)
-    {
-      uint8_t sm[16];
-      lm_k4_unpack_scales (w[b].scales, sm);
-      __m256i sumi = _mm256_setzero_si256 ();
-      for (int g = 0; g < 4; g++)
-        {
-          __m256i q = _mm256_loadu_si256 ((const __m256i *) (w[b].qs + 32 * g));
-          __m256i lo = _mm256_and_si256 (q, low4);
-          __m256i hi = _mm256_and_si256 (_mm256_srli_epi16 (q, 4), low4);
-          sumi = _mm256_add_epi32 (sumi, k4_pair_sum (lo, hi, a[b].qs + 64 * g,
-                                                      sm[2 * g], sm[2 * g + 1]));
-        }
-      k4_accumulate (&acc, &acc_min, sumi, k4_min_products (sm, a[b].bsums),
-                     a[b].d * fp16 (w[b].d), a[b].d * fp16 (w[b].dmin));
-    }
-  return hsum_ps (acc) - hsum_ps (acc_min);
-}
-
 /* 16 where bit @bit of qh is set, else 0, per byte. */
 TARGET static inline __m256i
 q5_high_bits (__m256i qh, int bit)
@@ -161,30 +109,47 @@ q5_high_bits (__m256i qh, int bit)
   return _mm256_and_si256 (set, _mm256_set1_epi8 (16));
 }
 
+/* One Q4_K (@qh NULL) or Q5_K super-block against its Q8_K block. */
+TARGET static inline __attribute__ ((always_inline)) void
+k4_block (const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, float d, float dmin,
+          const LmBlockQ8_K *a, __m256 *acc, __m256 *acc_min)
+{
+  const __m256i low4 = _mm256_set1_epi8 (0x0F);
+  uint8_t sm[16];
+  lm_k4_unpack_scales (scales, sm);
+  __m256i high = qh ? _mm256_loadu_si256 ((const __m256i *) qh) : _mm256_setzero_si256 ();
+  __m256i sumi = _mm256_setzero_si256 ();
+  for (int g = 0; g < 4; g++)
+    {
+      __m256i q = _mm256_loadu_si256 ((const __m256i *) (qs + 32 * g));
+      __m256i lo = _mm256_and_si256 (q, low4);
+      __m256i hi = _mm256_and_si256 (_mm256_srli_epi16 (q, 4), low4);
+      if (qh)
+        {
+          lo = _mm256_or_si256 (lo, q5_high_bits (high, 2 * g));
+          hi = _mm256_or_si256 (hi, q5_high_bits (high, 2 * g + 1));
+        }
+      sumi = _mm256_add_epi32 (sumi, k4_pair_sum (lo, hi, a->qs + 64 * g, sm[2 * g], sm[2 * g + 1]));
+    }
+  k4_accumulate (acc, acc_min, sumi, k4_min_products (sm, a->bsums), a->d * d, a->d * dmin);
+}
+
+TARGET static float
+dot_q4_K (const LmBlockQ4_K *w, const LmBlockQ8_K *a, int64_t nb)
+{
+  __m256 acc = _mm256_setzero_ps (), acc_min = _mm256_setzero_ps ();
+  for (int64_t b = 0; b < nb; b++)
+    k4_block (w[b].scales, w[b].qs, NULL, fp16 (w[b].d), fp16 (w[b].dmin), &a[b], &acc, &acc_min);
+  return hsum256_ps (acc) - hsum256_ps (acc_min);
+}
+
 TARGET static float
 dot_q5_K (const LmBlockQ5_K *w, const LmBlockQ8_K *a, int64_t nb)
 {
   __m256 acc = _mm256_setzero_ps (), acc_min = _mm256_setzero_ps ();
-  const __m256i low4 = _mm256_set1_epi8 (0x0F);
   for (int64_t b = 0; b < nb; b++)
-    {
-      uint8_t sm[16];
-      lm_k4_unpack_scales (w[b].scales, sm);
-      __m256i qh = _mm256_loadu_si256 ((const __m256i *) w[b].qh);
-      __m256i sumi = _mm256_setzero_si256 ();
-      for (int g = 0; g < 4; g++)
-        {
-          __m256i q = _mm256_loadu_si256 ((const __m256i *) (w[b].qs + 32 * g));
-          __m256i lo = _mm256_or_si256 (_mm256_and_si256 (q, low4), q5_high_bits (qh, 2 * g));
-          __m256i hi = _mm256_or_si256 (_mm256_and_si256 (_mm256_srli_epi16 (q, 4), low4),
-                                        q5_high_bits (qh, 2 * g + 1));
-          sumi = _mm256_add_epi32 (sumi, k4_pair_sum (lo, hi, a[b].qs + 64 * g,
-                                                      sm[2 * g], sm[2 * g + 1]));
-        }
-      k4_accumulate (&acc, &acc_min, sumi, k4_min_products (sm, a[b].bsums),
-                     a[b].d * fp16 (w[b].d), a[b].d * fp16 (w[b].dmin));
-    }
-  return hsum_ps (acc) - hsum_ps (acc_min);
+    k4_block (w[b].scales, w[b].qs, w[b].qh, fp16 (w[b].d), fp16 (w[b].dmin), &a[b], &acc, &acc_min);
+  return hsum256_ps (acc) - hsum256_ps (acc_min);
 }
 
 /* Two int16 scales, each over 8 lanes (one 16-value sub-block of Q6_K). */
@@ -235,7 +200,7 @@ dot_q6_K (const LmBlockQ6_K *w, const LmBlockQ8_K *a, int64_t nb)
       sumi = _mm256_sub_epi32 (sumi, _mm256_slli_epi32 (offset, 5));
       acc = _mm256_fmadd_ps (_mm256_set1_ps (a[b].d * fp16 (w[b].d)), _mm256_cvtepi32_ps (sumi), acc);
     }
-  return hsum_ps (acc);
+  return hsum256_ps (acc);
 }
 
 /* ---- activation quantisation (bit-identical to the scalar reference) ---- */

@@ -244,6 +244,19 @@ test_long_rows (void)
       lm_matvec_ex (lm_kernels_best (), (LmActMode) mode, NULL, LM_TYPE_Q4_K, w, n_in, n_out, x, y);
       check_against_double (LM_TYPE_Q4_K, (LmActMode) mode, w, n_in, n_out, x, y, "long");
     }
+
+  /* several tokens: the same numbers as one at a time */
+  const gint64 n_tok = 6;
+  g_autofree float *X = g_new (float, n_in * n_tok);
+  g_autofree float *Y = g_new (float, n_out * n_tok);
+  random_vector (rng, X, n_in * n_tok);
+  g_autofree guint8 *w = random_rows (rng, LM_TYPE_Q6_K, n_in, n_out);
+  lm_matmul (NULL, LM_TYPE_Q6_K, w, n_in, n_out, X, n_tok, Y);
+  for (gint64 t = 0; t < n_tok; t++)
+    {
+      lm_matvec (NULL, LM_TYPE_Q6_K, w, n_in, n_out, X + t * n_in, y);
+      g_assert_cmpmem (y, sizeof y, Y + t * n_out, sizeof y);
+    }
 }
 
 /* ---- thread pool ---- */
