@@ -110,6 +110,10 @@ const LmModelInfo *lm_model_info (const LmModel *model);
 const struct GgufFile *lm_model_gguf (const LmModel *model);
 /* Bytes of weight data the model maps. */
 size_t lm_model_weight_bytes (const LmModel *model);
+/* Weight bytes one decode step reads (every dense weight, the LM head, and
+ * n_expert_used of n_expert experts per MoE layer): with the memory bandwidth
+ * this gives the decode speed's upper bound. */
+size_t lm_model_decode_bytes (const LmModel *model);
 
 /* ------------------------------------------------------------------------ */
 /* Adapted modules: the 2-D projections a LoRA may target.                    */

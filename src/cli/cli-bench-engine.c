@@ -114,8 +114,11 @@ run_bench (const BenchOptions *o, LmModel *m, int threads)
                 o->model, threads, p, d, peak_rss_mib ());
       else
         printf ("model %s\nthreads %d, backend cpu\nprefill %.2f tok/s (%d tokens)\n"
-                "decode %.2f tok/s (%d tokens)\npeak RSS %.1f MiB\n",
-                o->model, threads, p, o->n_prompt, d, o->n_decode, peak_rss_mib ());
+                "decode %.2f tok/s (%d tokens), %.1f MiB of weights read per token (%.2f GB/s)\n"
+                "peak RSS %.1f MiB\n",
+                o->model, threads, p, o->n_prompt, d, o->n_decode,
+                lm_model_decode_bytes (m) / 1048576.0, lm_model_decode_bytes (m) * d / 1e9,
+                peak_rss_mib ());
     }
   else
     fprintf (stderr, CMD ": %s\n", lm_status_message (st));

@@ -28,6 +28,15 @@ test_exact_activations (gconstpointer data)
   assert_close (what, logits, gold, n_gold, LOGITS_TOL);
   lm_session_reset (s);
   run_greedy (m, s, name, "dequant_f32_");
+  /* The long prompt, batched over several steps. */
+  gsize n_long, n_long_gold;
+  g_autofree int32_t *long_tokens = golden_ints (name, "long_prompt_tokens.bin", &n_long);
+  g_autofree float *long_gold = golden_floats (name, "dequant_f32_long_logits_batched.bin",
+                                               &n_long_gold);
+  lm_session_reset (s);
+  g_autofree float *long_logits = prefill_all (s, long_tokens, n_long);
+  g_autofree char *what_long = g_strdup_printf ("%s f32-activation long prompt vs dequant_f32", name);
+  assert_close (what_long, long_logits, long_gold, n_long_gold, LOGITS_TOL);
   lm_session_free (s);
   lm_model_free (m);
 }

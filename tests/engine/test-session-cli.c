@@ -121,6 +121,29 @@ test_generate_prompt (void)
     }
 }
 
+/* Sampling with a seed is reproducible, and different seeds differ. */
+static void
+test_generate_sampling (void)
+{
+  g_autofree char *model = ts_test_data_path ("qwen35/" MODEL "/" MODEL ".gguf");
+  const char *seed1[] = { "generate", "--model", model, "--tokens", "999,716,260", "-n", "24",
+                          "--temp", "1.5", "--top-k", "200", "--top-p", "0.99", "--seed", "1",
+                          "--print-ids", NULL };
+  const char *seed2[] = { "generate", "--model", model, "--tokens", "999,716,260", "-n", "24",
+                          "--temp", "1.5", "--top-k", "200", "--top-p", "0.99", "--seed", "2",
+                          "--print-ids", NULL };
+  g_autofree char *a = NULL, *b = NULL, *c = NULL, *err = NULL;
+  g_assert_cmpint (run_cli (seed1, &a, NULL), ==, 0);
+  g_assert_cmpint (run_cli (seed1, &b, NULL), ==, 0);
+  g_assert_cmpint (run_cli (seed2, &c, NULL), ==, 0);
+  g_assert_cmpstr (a, ==, b);
+  g_assert_cmpstr (a, !=, c);
+  const char *both[] = { "generate", "--model", model, "--tokens", "1", "--greedy", "--temp", "1",
+                         NULL };
+  g_autofree char *out = NULL;
+  g_assert_cmpint (run_cli (both, &out, &err), !=, 0);
+}
+
 /* Bad input ends with a message on stderr and a non-zero status. */
 static void
 test_errors (void)
@@ -160,6 +183,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/cli/generate", test_generate);
   g_test_add_func ("/engine/cli/generate-lora", test_generate_lora);
   g_test_add_func ("/engine/cli/generate-prompt", test_generate_prompt);
+  g_test_add_func ("/engine/cli/generate-sampling", test_generate_sampling);
   g_test_add_func ("/engine/cli/errors", test_errors);
   g_test_add_func ("/engine/cli/bench-json", test_bench_json);
   return g_test_run ();
