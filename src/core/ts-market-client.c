@@ -105,11 +105,11 @@ _ts_market_content_length (SoupMessage *msg)
 }
 
 void
-_ts_market_error_from_transport (GError **error, const GError *transport)
+_ts_market_error_from_transport (GError **error, const GError *transport, gboolean in_body)
 {
   if (g_error_matches (transport, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     g_propagate_error (error, g_error_copy (transport));
-  else if (g_error_matches (transport, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT))
+  else if (in_body && g_error_matches (transport, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT))
     g_set_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_TRUNCATED,
                  "The answer was cut short: %s", transport->message);
   else
@@ -194,7 +194,7 @@ json_read_cb (GObject *source, GAsyncResult *result, gpointer user_data)
 
   if (chunk == NULL)
     {
-      _ts_market_error_from_transport (&error, local);
+      _ts_market_error_from_transport (&error, local, TRUE);
       g_task_return_error (task, error);
       return;
     }
@@ -230,7 +230,7 @@ json_sent_cb (GObject *source, GAsyncResult *result, gpointer user_data)
   r->in = soup_session_send_finish (SOUP_SESSION (source), result, &local);
   if (r->in == NULL)
     {
-      _ts_market_error_from_transport (&error, local);
+      _ts_market_error_from_transport (&error, local, FALSE);
       g_task_return_error (task, error);
       return;
     }

@@ -190,7 +190,7 @@ read_cb (GObject *source, GAsyncResult *result, gpointer user_data)
   if (chunk == NULL)
     {
       g_output_stream_close (d->out, NULL, NULL);
-      _ts_market_error_from_transport (&error, local);
+      _ts_market_error_from_transport (&error, local, TRUE);
       g_task_return_error (task, error);
       return;
     }
@@ -289,7 +289,7 @@ sent_cb (GObject *source, GAsyncResult *result, gpointer user_data)
   d->in = soup_session_send_finish (SOUP_SESSION (source), result, &local);
   if (d->in == NULL)
     {
-      _ts_market_error_from_transport (&error, local);
+      _ts_market_error_from_transport (&error, local, FALSE);
       g_task_return_error (task, error);
       return;
     }
