@@ -203,7 +203,7 @@ market_write_adapter (const char *dir, const char *id, const char *publisher,
       /* Incompressible seeded bytes, so a download takes many reads. */
       g_autofree guint8 *buf = g_malloc (extra_file_bytes);
       g_autofree char *path = g_build_filename (dir, "weights-extra.bin", NULL);
-      GRand *rand = g_rand_new_with_seed (42);
+      GRand *rand = g_rand_new_with_seed (g_str_hash (id));
       for (gsize i = 0; i < extra_file_bytes; i++)
         buf[i] = (guint8) g_rand_int (rand);
       g_rand_free (rand);
