@@ -194,10 +194,12 @@ main (int argc, char **argv)
       status = 0;
       goto out;
     }
-  if (!open_store (&self, &o, &error) || !start_server (&self, &o, &error))
-    goto out;
+  /* Handlers go in before the URL is printed: whoever reads it may stop us
+   * at once, and that must still be a clean shutdown. */
   g_unix_signal_add (SIGTERM, quit_cb, loop);
   g_unix_signal_add (SIGINT, quit_cb, loop);
+  if (!open_store (&self, &o, &error) || !start_server (&self, &o, &error))
+    goto out;
   g_main_loop_run (loop);
   status = 0;
 out:

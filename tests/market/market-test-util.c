@@ -57,20 +57,11 @@ die_with_parent (gpointer user_data)
   prctl (PR_SET_PDEATHSIG, SIGKILL);
 }
 
-MarketServer *
-market_server_start (const char * const *imports, const char *tokens_text)
+static GPtrArray *
+server_argv (MarketServer *s, const char * const *imports, const char *tokens_text)
 {
-  MarketServer *s = g_new0 (MarketServer, 1);
-  g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr(GDataInputStream) out = NULL;
-  g_autoptr(GSubprocessLauncher) launcher = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autofree char *line = NULL;
+  GPtrArray *argv = g_ptr_array_new_with_free_func (g_free);
 
-  s->dir = market_tmpdir ();
-  s->db_path = g_build_filename (s->dir, "market.db", NULL);
-  s->blobs_dir = g_build_filename (s->dir, "blobs", NULL);
-  s->keys_dir = g_build_filename (s->dir, "keys", NULL);
   g_ptr_array_add (argv, g_strdup (marketd_path ()));
   g_ptr_array_add (argv, g_strdup ("--listen=127.0.0.1:0"));
   g_ptr_array_add (argv, g_strconcat ("--db=", s->db_path, NULL));
@@ -85,6 +76,18 @@ market_server_start (const char * const *imports, const char *tokens_text)
       g_ptr_array_add (argv, g_strconcat ("--tokens=", tokens, NULL));
     }
   g_ptr_array_add (argv, NULL);
+  return argv;
+}
+
+static void
+spawn (MarketServer *s, const char * const *imports, const char *tokens_text)
+{
+  g_autoptr(GPtrArray) argv = server_argv (s, imports, tokens_text);
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GDataInputStream) out = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *line = NULL;
+
   launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
   g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
   s->proc = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
@@ -94,12 +97,25 @@ market_server_start (const char * const *imports, const char *tokens_text)
   g_assert_no_error (error);
   g_assert_nonnull (line);
   g_assert_true (g_str_has_prefix (line, "listening on http://127.0.0.1:"));
+  g_free (s->url);
   s->url = g_strdup (line + strlen ("listening on "));
+}
+
+MarketServer *
+market_server_start (const char * const *imports, const char *tokens_text)
+{
+  MarketServer *s = g_new0 (MarketServer, 1);
+
+  s->dir = market_tmpdir ();
+  s->db_path = g_build_filename (s->dir, "market.db", NULL);
+  s->blobs_dir = g_build_filename (s->dir, "blobs", NULL);
+  s->keys_dir = g_build_filename (s->dir, "keys", NULL);
+  spawn (s, imports, tokens_text);
   return s;
 }
 
-void
-market_server_stop (MarketServer *s)
+static void
+terminate (MarketServer *s)
 {
   g_autoptr(GError) error = NULL;
 
@@ -108,7 +124,38 @@ market_server_stop (MarketServer *s)
   g_assert_no_error (error);
   g_assert_true (g_subprocess_get_if_exited (s->proc));
   g_assert_cmpint (g_subprocess_get_exit_status (s->proc), ==, 0);
-  g_object_unref (s->proc);
+  g_clear_object (&s->proc);
+}
+
+void
+market_server_restart (MarketServer *s, const char * const *imports)
+{
+  terminate (s);
+  spawn (s, imports, NULL);
+}
+
+int
+market_server_run_once (MarketServer *s, const char * const *imports, char **stderr_out)
+{
+  g_autoptr(GPtrArray) argv = server_argv (s, imports, NULL);
+  g_autoptr(GSubprocess) proc = NULL;
+  g_autoptr(GError) error = NULL;
+
+  /* A run that must fail before it listens; --listen on a bad address would
+   * fail too, so the failure checked is the one in stderr. */
+  proc = g_subprocess_newv ((const char * const *) argv->pdata,
+                            G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
+                            &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (proc, NULL, NULL, NULL, stderr_out, &error);
+  g_assert_no_error (error);
+  return g_subprocess_get_if_exited (proc) ? g_subprocess_get_exit_status (proc) : -1;
+}
+
+void
+market_server_stop (MarketServer *s)
+{
+  terminate (s);
   market_rm_rf (s->dir);
   g_free (s->dir);
   g_free (s->url);

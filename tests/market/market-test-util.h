@@ -26,6 +26,13 @@ typedef struct
 MarketServer *market_server_start (const char * const *imports, const char *tokens_text);
 /* Sends SIGTERM, checks the exit status is 0, and deletes the temporary tree. */
 void market_server_stop (MarketServer *server);
+/* Stops the server (checking a clean exit) and starts it again on the same
+ * database, blobs and keys, importing @imports. */
+void market_server_restart (MarketServer *server, const char * const *imports);
+/* Runs a second server process on the same store that is expected to exit
+ * (an import that must fail); returns its exit status, stderr in @stderr_out. */
+int market_server_run_once (MarketServer *server, const char * const *imports,
+                            char **stderr_out);
 char *market_server_blob_path (MarketServer *server, const char *sha256);
 
 /* The source folder of the demo catalogue (data/market). */

@@ -1,0 +1,244 @@
+/* test-market-daemon.c: tensafe-marketd's store: migrations, restarts, versions, GGUF import, refusals, limits.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <glib/gstdio.h>
+#include <sqlite3.h>
+#include <string.h>
+
+#include "market-test-util.h"
+
+static char *work;
+
+static char *
+folder (const char *name)
+{
+  return g_build_filename (work, name, NULL);
+}
+
+static gint64
+sql_int (const char *db_path, const char *sql)
+{
+  sqlite3 *db = NULL;
+  sqlite3_stmt *s = NULL;
+  gint64 v;
+
+  g_assert_cmpint (sqlite3_open_v2 (db_path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &s, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_step (s), ==, SQLITE_ROW);
+  v = sqlite3_column_int64 (s, 0);
+  sqlite3_finalize (s);
+  sqlite3_close (db);
+  return v;
+}
+
+static GPtrArray *
+keys_of (TsMarketClient *client, const char *publisher)
+{
+  g_autoptr(GAsyncResult) res = NULL;
+  g_autoptr(GError) error = NULL;
+  GPtrArray *keys;
+
+  ts_market_client_get_publisher_keys_async (client, publisher, NULL, market_store_result, &res);
+  market_wait (&res);
+  keys = ts_market_client_get_publisher_keys_finish (client, res, &error);
+  g_assert_no_error (error);
+  return keys;
+}
+
+static void
+write_gguf_adapter (const char *dir)
+{
+  g_autofree char *gguf = g_build_filename (dir, "lora.gguf", NULL);
+  g_autofree char *meta = g_build_filename (dir, "metadata.json", NULL);
+  char bytes[128] = "GGUF\x03";
+
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
+  g_assert_true (g_file_set_contents (gguf, bytes, sizeof bytes, NULL));
+  g_assert_true (g_file_set_contents (meta, "{\"id\":\"gguf-lora\",\"name\":\"GGUF LoRA\","
+      "\"publisher\":\"acme\",\"version\":\"0.1.0\",\"base_model\":\"test-base\","
+      "\"rank\":8,\"alpha\":16,\"target_modules\":[\"o_proj\"]}", -1, NULL));
+}
+
+static void
+test_migrations_versions_restart (void)
+{
+  g_autofree char *v1 = folder ("evolving-1"), *v2 = folder ("evolving-2");
+  g_autofree char *gguf = folder ("gguf"), *pem = NULL;
+  const char *first[] = { v1, NULL }, *second[] = { v1, v2, gguf, NULL };
+  MarketServer *s;
+  g_autoptr(TsMarketClient) client = NULL;
+  g_autoptr(TsMarketKeyring) keyring = ts_market_keyring_new (NULL);
+  g_autoptr(TsMarketAdapter) a = NULL, g = NULL;
+  g_autoptr(GPtrArray) keys1 = NULL, keys2 = NULL;
+  g_autoptr(GError) error = NULL;
+  GStatBuf st;
+
+  market_write_adapter (v1, "evolving", "acme", "1.0.0", 1000);
+  market_write_adapter (v2, "evolving", "acme", "1.1.0", 2000);
+  write_gguf_adapter (gguf);
+  s = market_server_start (first, NULL);
+  g_assert_cmpint (sql_int (s->db_path, "PRAGMA user_version"), ==, 2);
+  g_assert_cmpint (sql_int (s->db_path, "SELECT count(*) FROM sqlite_master WHERE name IN "
+                            "('adapters', 'usage', 'adapters_fts')"), ==, 3);
+  pem = g_build_filename (s->keys_dir, "acme.pem", NULL);
+  g_assert_cmpint (g_stat (pem, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 0777, ==, 0600);
+  client = ts_market_client_new (s->url, NULL);
+  keys1 = keys_of (client, "acme");
+  g_assert_cmpuint (keys1->len, ==, 1);
+
+  /* Same folder again (no change), a new version, a GGUF adapter. */
+  market_server_restart (s, second);
+  g_clear_object (&client);
+  client = ts_market_client_new (s->url, NULL);
+  keys2 = keys_of (client, "acme");
+  g_assert_cmpuint (keys2->len, ==, 1);
+  g_assert_cmpstr (((TsMarketPublisherKey *) keys2->pdata[0])->key_id, ==,
+                   ((TsMarketPublisherKey *) keys1->pdata[0])->key_id);
+  market_pin_publisher (client, keyring, "acme");
+  a = market_get_adapter (client, "evolving", &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (a->latest_version, ==, "1.1.0");
+  g_assert_cmpuint (a->versions->len, ==, 2);
+  for (guint i = 0; i < a->versions->len; i++)
+    {
+      TsMarketVersion *v = g_ptr_array_index (a->versions, i);
+      ts_market_keyring_verify (keyring, v->manifest, v->key_id, v->signature, &error);
+      g_assert_no_error (error);
+    }
+  g = market_get_adapter (client, "gguf-lora", &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (g->format, ==, "gguf");
+  g_assert_cmpint (g->rank, ==, 8);
+
+  /* A restart without imports serves the same catalogue. */
+  market_server_restart (s, NULL);
+  g_assert_cmpint (sql_int (s->db_path, "SELECT count(*) FROM versions"), ==, 3);
+  g_assert_cmpint (sql_int (s->db_path, "PRAGMA user_version"), ==, 2);
+  market_server_stop (s);
+}
+
+static void
+expect_refused (MarketServer *s, const char *dir, const char *message)
+{
+  const char *imports[] = { dir, NULL };
+  g_autofree char *err = NULL;
+  int status = market_server_run_once (s, imports, &err);
+
+  g_test_message ("%s → %d: %s", dir, status, err);
+  g_assert_cmpint (status, !=, 0);
+  g_assert_nonnull (strstr (err, message));
+}
+
+static void
+test_import_refusals (void)
+{
+  g_autofree char *ok = folder ("owner"), *changed = folder ("owner-changed");
+  g_autofree char *thief = folder ("thief"), *nometa = folder ("nometa");
+  g_autofree char *empty = folder ("empty"), *unsafe = folder ("unsafe");
+  g_autofree char *meta = NULL, *bad_file = NULL;
+  const char *imports[] = { ok, NULL };
+  MarketServer *s;
+
+  market_write_adapter (ok, "owned", "acme", "1.0.0", 0);
+  market_write_adapter (changed, "owned", "acme", "1.0.0", 10);
+  market_write_adapter (thief, "owned", "mallory", "2.0.0", 0);
+  market_write_adapter (nometa, "x", "acme", "1.0.0", 0);
+  meta = g_build_filename (nometa, "metadata.json", NULL);
+  g_assert_true (g_file_set_contents (meta, "{\"name\":\"no id\"}", -1, NULL));
+  g_assert_cmpint (g_mkdir_with_parents (empty, 0755), ==, 0);
+  g_clear_pointer (&meta, g_free);
+  meta = g_build_filename (empty, "metadata.json", NULL);
+  g_assert_true (g_file_set_contents (meta, "{\"id\":\"e\",\"name\":\"E\",\"publisher\":\"acme\","
+                                      "\"version\":\"1\",\"base_model\":\"b\"}", -1, NULL));
+  market_write_adapter (unsafe, "unsafe", "acme", "1.0.0", 0);
+  bad_file = g_build_filename (unsafe, "-rf", NULL);
+  g_assert_true (g_file_set_contents (bad_file, "x", 1, NULL));
+
+  s = market_server_start (imports, NULL);
+  expect_refused (s, changed, "already published with other files");
+  expect_refused (s, thief, "belongs to another publisher");
+  expect_refused (s, nometa, "metadata.json needs id");
+  expect_refused (s, empty, "neither a PEFT folder nor a GGUF");
+  expect_refused (s, unsafe, "unsafe file name");
+  g_assert_cmpint (sql_int (s->db_path, "SELECT count(*) FROM versions"), ==, 1);
+  g_assert_cmpint (sql_int (s->db_path, "SELECT count(*) FROM publishers"), ==, 1);
+  market_server_stop (s);
+}
+
+static void
+test_newer_schema_refused (void)
+{
+  MarketServer *s = market_server_start (NULL, NULL);
+  g_autofree char *err = NULL;
+  sqlite3 *db = NULL;
+
+  market_server_restart (s, NULL);
+  g_assert_cmpint (sqlite3_open (s->db_path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, "PRAGMA user_version = 99", NULL, NULL, NULL), ==,
+                   SQLITE_OK);
+  sqlite3_close (db);
+  g_assert_cmpint (market_server_run_once (s, NULL, &err), !=, 0);
+  g_assert_nonnull (strstr (err, "newer than this server"));
+  g_assert_cmpint (sql_int (s->db_path, "PRAGMA user_version"), ==, 99);
+  market_server_stop (s);
+}
+
+static guint
+post (const char *base, GInputStream *stream, gssize length)
+{
+  g_autoptr(SoupSession) session = soup_session_new ();
+  g_autofree char *url = g_strconcat (base, "v1/usage", NULL);
+  g_autoptr(SoupMessage) msg = soup_message_new ("POST", url);
+  g_autoptr(GBytes) body = NULL;
+
+  soup_message_set_request_body (msg, "application/json", stream, length);
+  body = soup_session_send_and_read (session, msg, NULL, NULL);
+  return soup_message_get_status (msg);
+}
+
+static void
+test_body_limits (void)
+{
+  MarketServer *s = market_server_start (NULL, "alice tok-alice-0123456789abcdef\n");
+  g_autofree char *big = g_strnfill (100 * 1024, ' ');
+  g_autoptr(GInputStream) a = g_memory_input_stream_new_from_data (big, strlen (big), NULL);
+  g_autoptr(GInputStream) b = g_memory_input_stream_new_from_data ("{}", 2, NULL);
+
+  g_assert_cmpuint (post (s->url, a, strlen (big)), ==, 413);
+  g_assert_cmpuint (post (s->url, b, -1), ==, 411);  /* chunked: length unknown */
+  market_server_stop (s);
+}
+
+static void
+test_bad_options (void)
+{
+  const char *argv[] = { MARKETD_PATH, "--listen=127.0.0.1:0", NULL };
+  g_autoptr(GSubprocess) proc = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *err = NULL;
+
+  proc = g_subprocess_newv (argv, G_SUBPROCESS_FLAGS_STDOUT_SILENCE
+                            | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (proc, NULL, NULL, NULL, &err, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (g_subprocess_get_exit_status (proc), !=, 0);
+  g_assert_nonnull (strstr (err, "--db, --blobs and --keys are required"));
+}
+
+int
+main (int argc, char **argv)
+{
+  int rc;
+
+  g_test_init (&argc, &argv, NULL);
+  work = market_tmpdir ();
+  g_test_add_func ("/market/daemon/migrations-versions-restart", test_migrations_versions_restart);
+  g_test_add_func ("/market/daemon/import-refusals", test_import_refusals);
+  g_test_add_func ("/market/daemon/newer-schema-refused", test_newer_schema_refused);
+  g_test_add_func ("/market/daemon/body-limits", test_body_limits);
+  g_test_add_func ("/market/daemon/bad-options", test_bad_options);
+  rc = g_test_run ();
+  market_rm_rf (work);
+  return rc;
+}
