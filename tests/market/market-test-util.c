@@ -58,7 +58,8 @@ die_with_parent (gpointer user_data)
 }
 
 static GPtrArray *
-server_argv (MarketServer *s, const char * const *imports, const char *tokens_text)
+server_argv (MarketServer *s, const char * const *imports, const char *tokens_text,
+             const char * const *extra)
 {
   GPtrArray *argv = g_ptr_array_new_with_free_func (g_free);
 
@@ -75,14 +76,17 @@ server_argv (MarketServer *s, const char * const *imports, const char *tokens_te
       g_assert_true (g_file_set_contents (tokens, tokens_text, -1, NULL));
       g_ptr_array_add (argv, g_strconcat ("--tokens=", tokens, NULL));
     }
+  for (const char * const *e = extra; e && *e; e++)
+    g_ptr_array_add (argv, g_strdup (*e));
   g_ptr_array_add (argv, NULL);
   return argv;
 }
 
 static void
-spawn (MarketServer *s, const char * const *imports, const char *tokens_text)
+spawn (MarketServer *s, const char * const *imports, const char *tokens_text,
+       const char * const *extra)
 {
-  g_autoptr(GPtrArray) argv = server_argv (s, imports, tokens_text);
+  g_autoptr(GPtrArray) argv = server_argv (s, imports, tokens_text, extra);
   g_autoptr(GSubprocessLauncher) launcher = NULL;
   g_autoptr(GDataInputStream) out = NULL;
   g_autoptr(GError) error = NULL;
@@ -96,7 +100,8 @@ spawn (MarketServer *s, const char * const *imports, const char *tokens_text)
   line = g_data_input_stream_read_line_utf8 (out, NULL, NULL, &error);
   g_assert_no_error (error);
   g_assert_nonnull (line);
-  g_assert_true (g_str_has_prefix (line, "listening on http://127.0.0.1:"));
+  g_assert_true (g_str_has_prefix (line, "listening on http://127.0.0.1:")
+                 || g_str_has_prefix (line, "listening on https://127.0.0.1:"));
   g_free (s->url);
   s->url = g_strdup (line + strlen ("listening on "));
 }
@@ -104,13 +109,20 @@ spawn (MarketServer *s, const char * const *imports, const char *tokens_text)
 MarketServer *
 market_server_start (const char * const *imports, const char *tokens_text)
 {
+  return market_server_start_with_args (imports, tokens_text, NULL);
+}
+
+MarketServer *
+market_server_start_with_args (const char * const *imports, const char *tokens_text,
+                               const char * const *extra_args)
+{
   MarketServer *s = g_new0 (MarketServer, 1);
 
   s->dir = market_tmpdir ();
   s->db_path = g_build_filename (s->dir, "market.db", NULL);
   s->blobs_dir = g_build_filename (s->dir, "blobs", NULL);
   s->keys_dir = g_build_filename (s->dir, "keys", NULL);
-  spawn (s, imports, tokens_text);
+  spawn (s, imports, tokens_text, extra_args);
   return s;
 }
 
@@ -131,13 +143,13 @@ void
 market_server_restart (MarketServer *s, const char * const *imports)
 {
   terminate (s);
-  spawn (s, imports, NULL);
+  spawn (s, imports, NULL, NULL);
 }
 
 int
 market_server_run_once (MarketServer *s, const char * const *imports, char **stderr_out)
 {
-  g_autoptr(GPtrArray) argv = server_argv (s, imports, NULL);
+  g_autoptr(GPtrArray) argv = server_argv (s, imports, NULL, NULL);
   g_autoptr(GSubprocess) proc = NULL;
   g_autoptr(GError) error = NULL;
 

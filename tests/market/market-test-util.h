@@ -24,6 +24,10 @@ typedef struct
 /* Starts the server importing each of @imports (NULL-terminated, may be NULL)
  * and, when @tokens_text is not NULL, with a tokens file of that content. */
 MarketServer *market_server_start (const char * const *imports, const char *tokens_text);
+/* The same with more command-line options (e.g. --tls-cert). */
+MarketServer *market_server_start_with_args (const char * const *imports,
+                                             const char *tokens_text,
+                                             const char * const *extra_args);
 /* Sends SIGTERM, checks the exit status is 0, and deletes the temporary tree. */
 void market_server_stop (MarketServer *server);
 /* Stops the server (checking a clean exit) and starts it again on the same

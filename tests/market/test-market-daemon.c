@@ -1,6 +1,8 @@
 /* test-market-daemon.c: tensafe-marketd's store: migrations, restarts, versions, GGUF import, refusals, limits.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib/gstdio.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
 #include <sqlite3.h>
 #include <string.h>
 
@@ -226,6 +228,89 @@ test_bad_options (void)
   g_assert_nonnull (strstr (err, "--db, --blobs and --keys are required"));
 }
 
+static void
+add_extension (X509 *x, int nid, const char *value)
+{
+  X509V3_CTX ctx;
+  X509_EXTENSION *ext;
+
+  X509V3_set_ctx_nodb (&ctx);
+  X509V3_set_ctx (&ctx, x, x, NULL, NULL, 0);
+  ext = X509V3_EXT_conf_nid (NULL, &ctx, nid, value);
+  g_assert_nonnull (ext);
+  X509_add_ext (x, ext, -1);
+  X509_EXTENSION_free (ext);
+}
+
+/* A self-signed P-256 certificate for IP 127.0.0.1, valid for an hour. */
+static void
+write_self_signed (const char *cert_path, const char *key_path)
+{
+  EVP_PKEY *pkey = EVP_PKEY_Q_keygen (NULL, NULL, "EC", "P-256");
+  X509 *x = X509_new ();
+  X509_NAME *name;
+  FILE *f;
+
+  g_assert_nonnull (pkey);
+  X509_set_version (x, 2);
+  ASN1_INTEGER_set (X509_get_serialNumber (x), 1);
+  X509_gmtime_adj (X509_getm_notBefore (x), -60);
+  X509_gmtime_adj (X509_getm_notAfter (x), 3600);
+  X509_set_pubkey (x, pkey);
+  name = X509_get_subject_name (x);
+  X509_NAME_add_entry_by_txt (name, "CN", MBSTRING_ASC, (const guchar *) "127.0.0.1", -1, -1, 0);
+  X509_set_issuer_name (x, name);
+  add_extension (x, NID_subject_alt_name, "IP:127.0.0.1");
+  add_extension (x, NID_basic_constraints, "critical,CA:TRUE");
+  g_assert_cmpint (X509_sign (x, pkey, EVP_sha256 ()), >, 0);
+  f = fopen (cert_path, "w");
+  g_assert_nonnull (f);
+  PEM_write_X509 (f, x);
+  fclose (f);
+  f = fopen (key_path, "w");
+  g_assert_nonnull (f);
+  PEM_write_PrivateKey (f, pkey, NULL, NULL, 0, NULL, NULL);
+  fclose (f);
+  X509_free (x);
+  EVP_PKEY_free (pkey);
+}
+
+static void
+test_tls (void)
+{
+  g_autofree char *cert = folder ("cert.pem"), *key = folder ("key.pem");
+  g_autofree char *cert_arg = NULL, *key_arg = NULL;
+  const char *imports[] = { market_demo_dir (), NULL };
+  const char *args[3];
+  g_autoptr(TsMarketClient) trusting = NULL, plain = NULL;
+  g_autoptr(GTlsDatabase) anchors = NULL;
+  g_autoptr(TsMarketPage) page = NULL, refused = NULL;
+  g_autoptr(GError) error = NULL;
+  MarketServer *s;
+
+  write_self_signed (cert, key);
+  cert_arg = g_strconcat ("--tls-cert=", cert, NULL);
+  key_arg = g_strconcat ("--tls-key=", key, NULL);
+  args[0] = cert_arg;
+  args[1] = key_arg;
+  args[2] = NULL;
+  s = market_server_start_with_args (imports, NULL, args);
+  g_assert_true (g_str_has_prefix (s->url, "https://127.0.0.1:"));
+  trusting = ts_market_client_new (s->url, &error);
+  anchors = g_tls_file_database_new (cert, &error);
+  g_assert_no_error (error);
+  soup_session_set_tls_database (ts_market_client_get_session (trusting), anchors);
+  page = market_search (trusting, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (page->adapters->len, ==, 4);
+  /* Without the anchor the self-signed certificate is refused. */
+  plain = ts_market_client_new (s->url, &error);
+  refused = market_search (plain, NULL, &error);
+  g_assert_null (refused);
+  g_assert_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_NETWORK);
+  market_server_stop (s);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -238,6 +323,7 @@ main (int argc, char **argv)
   g_test_add_func ("/market/daemon/newer-schema-refused", test_newer_schema_refused);
   g_test_add_func ("/market/daemon/body-limits", test_body_limits);
   g_test_add_func ("/market/daemon/bad-options", test_bad_options);
+  g_test_add_func ("/market/daemon/tls", test_tls);
   rc = g_test_run ();
   market_rm_rf (work);
   return rc;
