@@ -34,4 +34,10 @@ goffset _ts_market_content_length (SoupMessage *msg);
  * must not fetch the cancellable and steal the task in one call). */
 void _ts_market_read_next (GInputStream *in, GAsyncReadyCallback callback, GTask *task);
 
+/* ts-market-cache.c: the last good JSON answer per request path, in @dir
+ * (NULL: caching off).  Store failures are ignored (the cache is a convenience). */
+void _ts_market_cache_store (const char *dir, const char *path, JsonNode *node);
+/* Returns a new node, or NULL when nothing usable is cached. */
+JsonNode *_ts_market_cache_load (const char *dir, const char *path);
+
 G_END_DECLS

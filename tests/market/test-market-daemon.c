@@ -311,6 +311,51 @@ test_tls (void)
   market_server_stop (s);
 }
 
+static void
+count_notify_cb (GObject *object, GParamSpec *pspec, gpointer user_data)
+{
+  (*(guint *) user_data)++;
+}
+
+/* With a cache, the catalogue stays browsable when the server goes away. */
+static void
+test_offline_cache (void)
+{
+  const char *imports[] = { market_demo_dir (), NULL };
+  MarketServer *s = market_server_start (imports, NULL);
+  g_autofree char *cache = folder ("cache");
+  g_autoptr(TsMarketClient) client = ts_market_client_new (s->url, NULL);
+  g_autoptr(TsMarketPage) online = NULL, offline = NULL, uncached = NULL;
+  g_autoptr(TsMarketAdapter) details = NULL, cached_details = NULL;
+  g_autoptr(GError) error = NULL;
+  TsMarketSearch q = TS_MARKET_SEARCH_INIT;
+  guint notified = 0;
+
+  ts_market_client_set_cache_dir (client, cache);
+  g_signal_connect (client, "notify::offline", G_CALLBACK (count_notify_cb), &notified);
+  online = market_search (client, NULL, &error);
+  g_assert_no_error (error);
+  details = market_get_adapter (client, "tiny-poet", &error);
+  g_assert_no_error (error);
+  g_assert_false (ts_market_client_get_offline (client));
+  market_server_stop (s);
+
+  offline = market_search (client, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (ts_market_client_get_offline (client));
+  g_assert_cmpuint (notified, ==, 1);
+  g_assert_cmpuint (offline->adapters->len, ==, online->adapters->len);
+  for (guint i = 0; i < online->adapters->len; i++)
+    g_assert_cmpstr (((TsMarketAdapter *) offline->adapters->pdata[i])->id, ==,
+                     ((TsMarketAdapter *) online->adapters->pdata[i])->id);
+  cached_details = market_get_adapter (client, "tiny-poet", &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (cached_details->versions->len, ==, 1);
+  q.query = "never asked before";
+  uncached = market_search (client, &q, &error);
+  g_assert_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_NETWORK);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -324,6 +369,7 @@ main (int argc, char **argv)
   g_test_add_func ("/market/daemon/body-limits", test_body_limits);
   g_test_add_func ("/market/daemon/bad-options", test_bad_options);
   g_test_add_func ("/market/daemon/tls", test_tls);
+  g_test_add_func ("/market/daemon/offline-cache", test_offline_cache);
   rc = g_test_run ();
   market_rm_rf (work);
   return rc;
