@@ -86,6 +86,34 @@ ts_json_get_string_list (JsonObject *obj, const char *member)
   return g_steal_pointer (&out);
 }
 
+void
+ts_json_add_string (JsonBuilder *b, const char *member, const char *value)
+{
+  json_builder_set_member_name (b, member);
+  json_builder_add_string_value (b, value);
+}
+
+void
+ts_json_add_int (JsonBuilder *b, const char *member, gint64 value)
+{
+  json_builder_set_member_name (b, member);
+  json_builder_add_int_value (b, value);
+}
+
+void
+ts_json_add_double (JsonBuilder *b, const char *member, double value)
+{
+  json_builder_set_member_name (b, member);
+  json_builder_add_double_value (b, value);
+}
+
+void
+ts_json_add_boolean (JsonBuilder *b, const char *member, gboolean value)
+{
+  json_builder_set_member_name (b, member);
+  json_builder_add_boolean_value (b, value);
+}
+
 /* Depth of [ and { outside strings; stops counting past @limit. */
 static guint
 max_nesting (const char *data, gsize len, guint limit)

@@ -19,6 +19,12 @@ JsonArray *ts_json_get_array (JsonObject *obj, const char *member);
  * anything in it is not a string. */
 GPtrArray *ts_json_get_string_list (JsonObject *obj, const char *member);
 
+/* Builder shorthands: set @member, then add the value (inside an open object). */
+void ts_json_add_string (JsonBuilder *b, const char *member, const char *value);
+void ts_json_add_int (JsonBuilder *b, const char *member, gint64 value);
+void ts_json_add_double (JsonBuilder *b, const char *member, double value);
+void ts_json_add_boolean (JsonBuilder *b, const char *member, gboolean value);
+
 /* Parses @len bytes into a root node after checking that arrays and objects
  * nest at most @max_depth deep (json-glib recurses, so depth is bounded
  * before it runs).  Returns a new node or NULL with @error set. */

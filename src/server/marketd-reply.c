@@ -1,6 +1,7 @@
 /* marketd-reply.c: JSON answers and JSON errors for tensafe-marketd.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include "marketd.h"
+#include "ts-market-json.h"
 
 #include <stdarg.h>
 
@@ -34,10 +35,8 @@ marketd_reply_error (SoupServerMessage *msg, guint status, const char *code,
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "error");
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "code");
-  json_builder_add_string_value (b, code);
-  json_builder_set_member_name (b, "message");
-  json_builder_add_string_value (b, message);
+  ts_json_add_string (b, "code", code);
+  ts_json_add_string (b, "message", message);
   json_builder_end_object (b);
   json_builder_end_object (b);
   marketd_reply_json (msg, status, b);

@@ -140,10 +140,8 @@ insert_records (Marketd *self, const char *account, GArray *records, JsonBuilder
         goto fail;
       *n_new += sqlite3_changes (self->db);
       json_builder_begin_object (b);
-      json_builder_set_member_name (b, "idempotency_key");
-      json_builder_add_string_value (b, r->key);
-      json_builder_set_member_name (b, "status");
-      json_builder_add_string_value (b, sqlite3_changes (self->db) ? "recorded" : "duplicate");
+      ts_json_add_string (b, "idempotency_key", r->key);
+      ts_json_add_string (b, "status", sqlite3_changes (self->db) ? "recorded" : "duplicate");
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
@@ -189,10 +187,8 @@ marketd_handle_usage (Marketd *self, SoupServerMessage *msg)
       marketd_reply_error (msg, 503, "unavailable", "Usage could not be stored; retry");
       return;
     }
-  json_builder_set_member_name (b, "accepted");
-  json_builder_add_int_value (b, n_new);
-  json_builder_set_member_name (b, "duplicates");
-  json_builder_add_int_value (b, records->len - n_new);
+  ts_json_add_int (b, "accepted", n_new);
+  ts_json_add_int (b, "duplicates", records->len - n_new);
   json_builder_end_object (b);
   marketd_reply_json (msg, 200, b);
 }

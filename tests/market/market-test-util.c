@@ -185,6 +185,45 @@ market_server_blob_path (MarketServer *s, const char *sha256)
   return g_build_filename (s->blobs_dir, prefix, sha256, NULL);
 }
 
+GThreadedSocketService *
+market_start_tcp_service (GCallback run_cb, char **url_out)
+{
+  g_autoptr(GInetAddress) lo = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  g_autoptr(GSocketAddress) addr = g_inet_socket_address_new (lo, 0);
+  g_autoptr(GSocketAddress) bound = NULL;
+  g_autoptr(GError) error = NULL;
+  GThreadedSocketService *service;
+
+  service = G_THREADED_SOCKET_SERVICE (g_threaded_socket_service_new (16));
+  g_socket_listener_add_address (G_SOCKET_LISTENER (service), addr, G_SOCKET_TYPE_STREAM,
+                                 G_SOCKET_PROTOCOL_TCP, NULL, &bound, &error);
+  g_assert_no_error (error);
+  g_signal_connect (service, "run", run_cb, NULL);
+  g_socket_service_start (G_SOCKET_SERVICE (service));
+  *url_out = g_strdup_printf ("http://127.0.0.1:%u/",
+                              g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound)));
+  return service;
+}
+
+MarketServer *
+market_server_start_demo_plus (const char *extra_dir)
+{
+  const char *imports[] = { market_demo_dir (), extra_dir, NULL };
+
+  return market_server_start (imports, NULL);
+}
+
+void
+market_assert_same_file (const char *a, const char *b)
+{
+  g_autofree char *x = NULL, *y = NULL;
+  gsize nx = 0, ny = 0;
+
+  g_assert_true (g_file_get_contents (a, &x, &nx, NULL));
+  g_assert_true (g_file_get_contents (b, &y, &ny, NULL));
+  g_assert_cmpmem (x, nx, y, ny);
+}
+
 void
 market_store_result (GObject *source, GAsyncResult *result, gpointer user_data)
 {

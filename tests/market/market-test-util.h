@@ -49,6 +49,16 @@ void market_rm_rf (const char *path);
 void market_store_result (GObject *source, GAsyncResult *result, gpointer user_data);
 void market_wait (GAsyncResult **result);
 
+/* A thread-per-connection TCP service on 127.0.0.1, port 0, whose "run"
+ * signal goes to @run_cb; its URL ("http://127.0.0.1:PORT/") in @url_out. */
+GThreadedSocketService *market_start_tcp_service (GCallback run_cb, char **url_out);
+
+/* A server on the demo catalogue plus the adapter folders under @extra_dir. */
+MarketServer *market_server_start_demo_plus (const char *extra_dir);
+
+/* Asserts that two files hold the same bytes. */
+void market_assert_same_file (const char *a, const char *b);
+
 /* Synchronous wrappers for tests. */
 TsMarketPage *market_search (TsMarketClient *client, const TsMarketSearch *search,
                              GError **error);

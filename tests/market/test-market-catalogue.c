@@ -526,16 +526,12 @@ int
 main (int argc, char **argv)
 {
   g_autoptr(GError) error = NULL;
-  const char *imports[3];
   int rc;
 
   g_test_init (&argc, &argv, NULL);
   expected = g_ptr_array_new ();
   write_extra_catalogue ();
-  imports[0] = market_demo_dir ();
-  imports[1] = extra_dir;
-  imports[2] = NULL;
-  server = market_server_start (imports, NULL);
+  server = market_server_start_demo_plus (extra_dir);
   client = ts_market_client_new (server->url, &error);
   g_assert_no_error (error);
   g_test_add_func ("/market/catalogue/search-all", test_search_all);

@@ -18,17 +18,6 @@ static const DemoAdapter demo[] = {
   { "tiny-poet", "3 8 32 out_proj", 8, 3 },
 };
 
-static void
-assert_same_bytes (const char *a, const char *b)
-{
-  g_autofree char *x = NULL, *y = NULL;
-  gsize nx = 0, ny = 0;
-
-  g_assert_true (g_file_get_contents (a, &x, &nx, NULL));
-  g_assert_true (g_file_get_contents (b, &y, &ny, NULL));
-  g_assert_cmpmem (x, nx, y, ny);
-}
-
 /* Size check from the PEFT shapes alone: per module an r×128 A and a 128×r B
  * in F32, after an 8-byte length and a header padded to 8. */
 static void
@@ -67,7 +56,7 @@ test_generator_reproduces_catalogue (void)
           g_autofree char *got = g_build_filename (out, name, NULL);
           g_autofree char *want = g_build_filename (market_demo_dir (), demo[i].folder, name,
                                                     NULL);
-          assert_same_bytes (got, want);
+          market_assert_same_file (got, want);
           if (f)
             assert_safetensors_size (want, demo[i].rank, demo[i].n_modules);
         }

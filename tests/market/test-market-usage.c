@@ -80,21 +80,10 @@ proxy_run_cb (GThreadedSocketService *svc, GSocketConnection *conn, GObject *sou
 static void
 start_proxy (void)
 {
-  g_autoptr(GInetAddress) lo = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
-  g_autoptr(GSocketAddress) addr = g_inet_socket_address_new (lo, 0);
-  g_autoptr(GSocketAddress) bound = NULL;
   g_autoptr(GUri) uri = g_uri_parse (server->url, G_URI_FLAGS_NONE, NULL);
-  g_autoptr(GError) error = NULL;
 
   upstream_port = g_uri_get_port (uri);
-  proxy = G_THREADED_SOCKET_SERVICE (g_threaded_socket_service_new (16));
-  g_socket_listener_add_address (G_SOCKET_LISTENER (proxy), addr, G_SOCKET_TYPE_STREAM,
-                                 G_SOCKET_PROTOCOL_TCP, NULL, &bound, &error);
-  g_assert_no_error (error);
-  g_signal_connect (proxy, "run", G_CALLBACK (proxy_run_cb), NULL);
-  g_socket_service_start (G_SOCKET_SERVICE (proxy));
-  proxy_url = g_strdup_printf ("http://127.0.0.1:%u/",
-                               g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound)));
+  proxy = market_start_tcp_service (G_CALLBACK (proxy_run_cb), &proxy_url);
 }
 
 /* Rows and token sum the server stored for @key_prefix (read-only connection). */
