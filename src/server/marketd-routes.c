@@ -297,15 +297,16 @@ limits_cb (SoupServer *server, SoupServerMessage *msg, const char *path,
                          MARKETD_MAX_REQUEST_BODY);
 }
 
-/* An idle connection is dropped after MARKETD_IO_TIMEOUT_S, so slow or stuck
- * peers cannot hold sockets forever. */
+/* A connection idle for io_timeout_s is dropped, so slow or stuck peers
+ * cannot hold sockets forever. */
 static void
 request_started_cb (SoupServer *server, SoupServerMessage *msg, gpointer user_data)
 {
+  Marketd *self = user_data;
   GSocket *sock = soup_server_message_get_socket (msg);
 
   if (sock != NULL)
-    g_socket_set_timeout (sock, MARKETD_IO_TIMEOUT_S);
+    g_socket_set_timeout (sock, self->io_timeout_s);
 }
 
 void

@@ -311,6 +311,33 @@ test_tls (void)
   market_server_stop (s);
 }
 
+/* A peer that connects and says nothing is dropped after --io-timeout. */
+static void
+test_idle_timeout (void)
+{
+  const char *args[] = { "--io-timeout=1", NULL };
+  MarketServer *s = market_server_start_with_args (NULL, NULL, args);
+  g_autoptr(GUri) uri = g_uri_parse (s->url, G_URI_FLAGS_NONE, NULL);
+  g_autoptr(GSocketClient) sc = g_socket_client_new ();
+  g_autoptr(GSocketConnection) conn = NULL;
+  g_autoptr(GError) error = NULL;
+  gint64 start = g_get_monotonic_time ();
+  char buf[64];
+  gssize n;
+
+  conn = g_socket_client_connect_to_host (sc, "127.0.0.1", g_uri_get_port (uri), NULL, &error);
+  g_assert_no_error (error);
+  /* Also a guard: the read itself gives up after 20 s. */
+  g_socket_set_timeout (g_socket_connection_get_socket (conn), 20);
+  n = g_input_stream_read (g_io_stream_get_input_stream (G_IO_STREAM (conn)), buf, sizeof buf,
+                           NULL, NULL);
+  g_test_message ("closed after %.2f s (read %" G_GSSIZE_FORMAT ")",
+                  (g_get_monotonic_time () - start) / 1e6, n);
+  g_assert_cmpint (n, <=, 0);
+  g_assert_cmpint (g_get_monotonic_time () - start, <, 15 * G_USEC_PER_SEC);
+  market_server_stop (s);
+}
+
 static void
 count_notify_cb (GObject *object, GParamSpec *pspec, gpointer user_data)
 {
@@ -370,6 +397,7 @@ main (int argc, char **argv)
   g_test_add_func ("/market/daemon/bad-options", test_bad_options);
   g_test_add_func ("/market/daemon/tls", test_tls);
   g_test_add_func ("/market/daemon/offline-cache", test_offline_cache);
+  g_test_add_func ("/market/daemon/idle-timeout", test_idle_timeout);
   rc = g_test_run ();
   market_rm_rf (work);
   return rc;
