@@ -15,6 +15,8 @@ gboolean ts_json_get_int (JsonObject *obj, const char *member, gint64 *out);
 gboolean ts_json_get_number (JsonObject *obj, const char *member, double *out);
 JsonObject *ts_json_get_object (JsonObject *obj, const char *member);
 JsonArray *ts_json_get_array (JsonObject *obj, const char *member);
+/* Element @index of @arr if it is a string, else NULL. */
+const char *ts_json_array_get_string (JsonArray *arr, guint index);
 /* A list of strings (or a lone string) as a new GPtrArray of char*; NULL if
  * anything in it is not a string. */
 GPtrArray *ts_json_get_string_list (JsonObject *obj, const char *member);

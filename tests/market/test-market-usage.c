@@ -227,6 +227,59 @@ test_refusals (void)
   g_assert_cmpint (rows, ==, 0);
 }
 
+static guint
+post_raw (const char *body, const char *token)
+{
+  g_autoptr(SoupSession) session = soup_session_new ();
+  g_autofree char *url = g_strconcat (server->url, "v1/usage", NULL);
+  g_autofree char *auth = g_strconcat ("Bearer ", token, NULL);
+  g_autoptr(SoupMessage) msg = soup_message_new ("POST", url);
+  g_autoptr(GBytes) bytes = g_bytes_new (body, strlen (body));
+  g_autoptr(GBytes) answer = NULL;
+
+  soup_message_headers_replace (soup_message_get_request_headers (msg), "Authorization", auth);
+  soup_message_set_request_body_from_bytes (msg, "application/json", bytes);
+  answer = soup_session_send_and_read (session, msg, NULL, NULL);
+  return soup_message_get_status (msg);
+}
+
+/* Hostile bodies get a 400 and change nothing; the server keeps serving. */
+static void
+test_hostile_bodies (void)
+{
+  g_autofree char *deep = g_strnfill (60000, '[');
+  g_autofree char *deep_obj = g_strconcat ("{\"records\":", deep, NULL);
+  g_autofree char *many = NULL;
+  GString *batch = g_string_new ("{\"records\":[");
+  const char *bodies[] = {
+    deep, deep_obj, "", "null", "[]", "{\"records\":{}}", "{\"records\":[1]}",
+    "{\"adapter\":\"tiny-golden\",\"version\":\"1.0.0\",\"tokens\":-5,"
+    "\"idempotency_key\":\"abcdefgh1\"}",
+    "{\"adapter\":\"tiny-golden\",\"version\":\"1.0.0\",\"tokens\":1.5,"
+    "\"idempotency_key\":\"abcdefgh2\"}",
+    "{\"adapter\":\"../x\",\"version\":\"1.0.0\",\"tokens\":1,"
+    "\"idempotency_key\":\"abcdefgh3\"}",
+    "{\"adapter\":\"tiny-golden\",\"version\":\"1.0.0\",\"tokens\":1,"
+    "\"idempotency_key\":\"short\"}",
+  };
+  gint64 rows = 0, tokens = 0;
+
+  for (guint i = 0; i < G_N_ELEMENTS (bodies); i++)
+    g_assert_cmpuint (post_raw (bodies[i], TOKEN), ==, 400);
+  for (int i = 0; i < 101; i++)
+    g_string_append_printf (batch, "%s{\"adapter\":\"tiny-golden\",\"version\":\"1.0.0\","
+                            "\"tokens\":1,\"idempotency_key\":\"batch-key-%03d\"}",
+                            i ? "," : "", i);
+  g_string_append (batch, "]}");
+  many = g_string_free (batch, FALSE);
+  g_assert_cmpuint (post_raw (many, TOKEN), ==, 413);
+  stored_usage ("abcdefgh", &rows, &tokens);
+  g_assert_cmpint (rows, ==, 0);
+  stored_usage ("batch-key-", &rows, &tokens);
+  g_assert_cmpint (rows, ==, 0);
+  g_assert_cmpuint (post_raw ("{}", "tok-wrong-0123456789"), ==, 401);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -239,6 +292,7 @@ main (int argc, char **argv)
   g_test_add_func ("/market/usage/exactly-once-after-drop", test_exactly_once_after_drop);
   g_test_add_func ("/market/usage/batch-and-restart", test_batch_and_restart);
   g_test_add_func ("/market/usage/refusals", test_refusals);
+  g_test_add_func ("/market/usage/hostile-bodies", test_hostile_bodies);
   rc = g_test_run ();
   g_socket_service_stop (G_SOCKET_SERVICE (proxy));
   g_object_unref (proxy);
