@@ -69,21 +69,18 @@ write_release_file (Install *in, const char *dir, GError **error)
   g_autofree char *path = g_build_filename (dir, TS_MARKET_RELEASE_FILE, NULL);
   g_autofree char *text = NULL;
 
-#define STR(k, v) json_builder_set_member_name (b, k); json_builder_add_string_value (b, v)
   json_builder_begin_object (b);
-  STR ("id", in->adapter->id);
-  STR ("version", in->version->version);
-  STR ("publisher", in->adapter->publisher_id);
-  STR ("name", in->adapter->name);
-  STR ("base_model", in->adapter->base_model);
-  STR ("key_id", in->version->key_id);
-  STR ("signature", in->version->signature);
-  STR ("manifest", canonical);
-  STR ("source", ts_market_client_get_base_url (in->client));
-  json_builder_set_member_name (b, "installed_at");
-  json_builder_add_int_value (b, g_get_real_time () / G_USEC_PER_SEC);
+  ts_json_add_string (b, "id", in->adapter->id);
+  ts_json_add_string (b, "version", in->version->version);
+  ts_json_add_string (b, "publisher", in->adapter->publisher_id);
+  ts_json_add_string (b, "name", in->adapter->name);
+  ts_json_add_string (b, "base_model", in->adapter->base_model);
+  ts_json_add_string (b, "key_id", in->version->key_id);
+  ts_json_add_string (b, "signature", in->version->signature);
+  ts_json_add_string (b, "manifest", canonical);
+  ts_json_add_string (b, "source", ts_market_client_get_base_url (in->client));
+  ts_json_add_int (b, "installed_at", g_get_real_time () / G_USEC_PER_SEC);
   json_builder_end_object (b);
-#undef STR
   root = json_builder_get_root (b);
   text = json_to_string (root, TRUE);
   return g_file_set_contents (path, text, -1, error);
