@@ -3,7 +3,8 @@
  *
  * A TsHeloraSession implements the engine's LoRA hook (engine/lm.h) for every
  * module of an adapter: it encrypts h under a CKKS secret key it generates
- * and keeps in memory (wiped on free, never serialised, never sent), has an
+ * (or unseals from the key vault) and keeps in memory (wiped on free, never
+ * serialised, never sent), has an
  * evaluator compute the packed ct × pt products, decrypts and returns
  * u = A·h; the engine applies B and the scale. Modules of a layer that read
  * the same h share one encryption (and one upload). Every hook call adds its
@@ -41,6 +42,12 @@ typedef struct {
   const char *adapter_path;    /* remote: the adapter file or PEFT folder (id and hash) */
   gboolean track_error;        /* also compute Δ in plaintext and keep the max error */
   guint timeout_ms;            /* remote: per request (0: 30 s) */
+  /* A key from the key vault instead of a fresh one: the secret key sealed by
+   * ckks_secret_key_seal() for the same preset, and the 32-byte sealing key.
+   * Both borrowed for the call only. */
+  const guint8 *sealed_key;
+  gsize sealed_key_len;
+  const guint8 *unseal_key;
 } TsHeloraOptions;
 
 typedef struct {

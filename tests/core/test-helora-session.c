@@ -6,6 +6,8 @@
  * mode the same 32 greedy tokens with max |Δ_he − Δ_plain| below 1e-4 of
  * max |Δ_plain|.
  */
+#include <stdlib.h>
+
 #include "ckks-helora.h"
 #include "ckks-keys.h"
 #include "helora-golden.h"
@@ -113,6 +115,47 @@ test_swapped_keys (void)
   ckks_context_free (ctx);
 }
 
+/* A key from the vault: sealed under the same preset, unsealed by the session. */
+static void
+test_sealed_key (void)
+{
+  g_autoptr (GError) error = NULL;
+  CkksContext *ctx = ts_helora_ckks_context_new ("fast", &error);
+  CkksSecretKey *sk = NULL;
+  guint8 seal_key[32], *sealed = NULL;
+  gsize sealed_len = 0;
+  TsHeloraOptions options = { .mode = TS_HELORA_MODE_LOCAL, .params_preset = "fast",
+                              .unseal_key = seal_key };
+  g_autoptr (TsHeloraSession) helora = NULL;
+  g_autofree gint32 *tokens = NULL;
+
+  for (guint i = 0; i < sizeof seal_key; i++)
+    seal_key[i] = (guint8) g_random_int ();
+  g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
+  g_assert_cmpint (ckks_secret_key_seal (sk, seal_key, &sealed, &sealed_len), ==, CKKS_OK);
+  options.sealed_key = sealed;
+  options.sealed_key_len = sealed_len;
+  helora = ts_helora_session_new (golden.lora, &options, &error);
+  g_assert_no_error (error);
+  tokens = golden_greedy (&golden, helora);
+  g_assert_cmpmem (tokens, GOLDEN_STEPS * 4, golden.lora_greedy, GOLDEN_STEPS * 4);
+  g_clear_pointer (&helora, ts_helora_session_free);
+  /* A wrong sealing key, and a key sealed for another preset, are refused. */
+  seal_key[0] ^= 1;
+  helora = ts_helora_session_new (golden.lora, &options, &error);
+  g_assert_null (helora);
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS);
+  g_clear_error (&error);
+  seal_key[0] ^= 1;
+  options.params_preset = "default";
+  helora = ts_helora_session_new (golden.lora, &options, &error);
+  g_assert_null (helora);
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS);
+  free (sealed);
+  ckks_secret_key_free (sk);
+  ckks_context_free (ctx);
+}
+
 static void
 test_mode_parse (void)
 {
@@ -154,6 +197,7 @@ main (int argc, char **argv)
   g_test_add_func ("/helora/session/local-sk", test_local_sk);
   g_test_add_func ("/helora/session/local-pk", test_local_pk);
   g_test_add_func ("/helora/session/swapped-keys", test_swapped_keys);
+  g_test_add_func ("/helora/session/sealed-key", test_sealed_key);
   rc = g_test_run ();
   golden_clear (&golden);
   return rc;
