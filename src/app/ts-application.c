@@ -5,6 +5,7 @@
 #include "ts-application.h"
 #include "ts-config.h"
 #include "ts-core.h"
+#include "ts-preferences-window.h"
 #include "ts-resources.h"
 #include "ts-window.h"
 
@@ -67,6 +68,8 @@ ts_application_startup (GApplication *app)
   G_APPLICATION_CLASS (ts_application_parent_class)->startup (app);
 
   self->settings = settings_new_if_installed ();
+  if (self->settings != NULL)
+    ts_preferences_follow_color_scheme (self->settings);
   g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions,
                                    G_N_ELEMENTS (app_actions), app);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.quit", quit_accels);

@@ -7,6 +7,7 @@
 #include "ts-chat-page.h"
 #include "ts-keys-page.h"
 #include "ts-market-page.h"
+#include "ts-preferences-window.h"
 #include "ts-window.h"
 
 struct _TsWindow
@@ -43,9 +44,16 @@ static void
 preferences_action (GtkWidget *widget, const char *action_name, GVariant *param)
 {
   TsWindow *self = TS_WINDOW (widget);
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
+  GSettings *settings = app != NULL ? ts_application_get_settings (TS_APPLICATION (app)) : NULL;
 
-  adw_toast_overlay_add_toast (self->toast_overlay,
-                               adw_toast_new (_("Preferences are not available yet")));
+  if (settings == NULL)
+    {
+      adw_toast_overlay_add_toast (self->toast_overlay,
+                                   adw_toast_new (_("Settings are not installed; preferences cannot be kept")));
+      return;
+    }
+  gtk_window_present (GTK_WINDOW (ts_preferences_window_new (GTK_WINDOW (self), settings)));
 }
 
 static void
