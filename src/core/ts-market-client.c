@@ -316,8 +316,9 @@ typedef gpointer (*ParseFunc) (JsonNode *node, GError **error);
 
 typedef struct
 {
-  ParseFunc parse;
-  char     *path;
+  ParseFunc      parse;
+  GDestroyNotify free_result;  /* for a result nobody finishes */
+  char          *path;
 } GetParsed;
 
 static void
@@ -364,12 +365,13 @@ get_parsed_cb (GObject *source, GAsyncResult *result, gpointer user_data)
   if (parsed == NULL)
     g_task_return_error (task, error);
   else
-    g_task_return_pointer (task, parsed, NULL);
+    g_task_return_pointer (task, parsed, g->free_result);
 }
 
 static void
-get_parsed_async (TsMarketClient *self, const char *path, ParseFunc parse, gpointer tag,
-                  GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+get_parsed_async (TsMarketClient *self, const char *path, ParseFunc parse,
+                  GDestroyNotify free_result, gpointer tag, GCancellable *cancellable,
+                  GAsyncReadyCallback callback, gpointer user_data)
 {
   GTask *task = g_task_new (self, cancellable, callback, user_data);
   g_autofree char *url = ts_market_client_build_url (self, path);
@@ -377,6 +379,7 @@ get_parsed_async (TsMarketClient *self, const char *path, ParseFunc parse, gpoin
   GetParsed *g = g_new0 (GetParsed, 1);
 
   g->parse = parse;
+  g->free_result = free_result;
   g->path = g_strdup (path);
   g_task_set_source_tag (task, tag);
   g_task_set_task_data (task, g, (GDestroyNotify) get_parsed_free);
@@ -432,6 +435,7 @@ ts_market_client_search_async (TsMarketClient *self, const TsMarketSearch *searc
   g_autofree char *path = search_path (search ? search : &any);
 
   get_parsed_async (self, path, (ParseFunc) ts_market_page_from_json,
+                    (GDestroyNotify) ts_market_page_free,
                     ts_market_client_search_async, cancellable, callback, user_data);
 }
 
@@ -464,6 +468,7 @@ ts_market_client_get_adapter_async (TsMarketClient *self, const char *id,
     return;
   path = g_strconcat ("/v1/adapters/", id, NULL);
   get_parsed_async (self, path, (ParseFunc) ts_market_adapter_from_json,
+                    (GDestroyNotify) ts_market_adapter_unref,
                     ts_market_client_get_adapter_async, cancellable, callback, user_data);
 }
 
@@ -487,6 +492,7 @@ ts_market_client_get_publisher_keys_async (TsMarketClient *self, const char *pub
     return;
   path = g_strdup_printf ("/v1/publishers/%s/keys", publisher);
   get_parsed_async (self, path, (ParseFunc) ts_market_publisher_keys_from_json,
+                    (GDestroyNotify) g_ptr_array_unref,
                     ts_market_client_get_publisher_keys_async, cancellable, callback,
                     user_data);
 }

@@ -380,6 +380,71 @@ ts_market_list_installed (const char *adapters_dir, GError **error)
   return g_steal_pointer (&out);
 }
 
+static gboolean
+verify_files_on_disk (const char *dir, TsMarketManifest *m, GCancellable *cancellable,
+                      GError **error)
+{
+  for (guint i = 0; i < m->files->len; i++)
+    {
+      const TsMarketFile *f = g_ptr_array_index (m->files, i);
+      g_autofree char *path = g_build_filename (dir, f->name, NULL);
+      g_autofree char *sha = NULL;
+      goffset size = -1;
+
+      sha = ts_sha256_file (path, &size, cancellable, error);
+      if (sha == NULL)
+        return FALSE;
+      if (size != f->size || strcmp (sha, f->sha256) != 0)
+        {
+          g_set_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_CHECKSUM,
+                       "%s of %s no longer matches its signed digest", f->name, m->id);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+gboolean
+ts_market_verify_installed (const char *adapters_dir, const char *id,
+                            TsMarketKeyring *keyring, GCancellable *cancellable,
+                            GError **error)
+{
+  g_autofree char *dir = NULL, *release = NULL, *text = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(TsMarketManifest) m = NULL;
+  JsonObject *o;
+  gsize len = 0;
+
+  if (!ts_market_name_is_safe (id))
+    {
+      g_set_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_INVALID, "Invalid adapter id");
+      return FALSE;
+    }
+  dir = g_build_filename (adapters_dir, id, NULL);
+  release = g_build_filename (dir, TS_MARKET_RELEASE_FILE, NULL);
+  if (!g_file_get_contents (release, &text, &len, error)
+      || (root = ts_json_parse_bounded (text, len, 8, error)) == NULL)
+    return FALSE;
+  o = JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
+  if (ts_json_get_string (o, "manifest") == NULL
+      || (m = ts_market_manifest_from_json (ts_json_get_string (o, "manifest"), error)) == NULL)
+    {
+      if (error != NULL && *error == NULL)
+        g_set_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_INVALID, "%s has no manifest",
+                     release);
+      return FALSE;
+    }
+  if (g_strcmp0 (m->id, id) != 0)
+    {
+      g_set_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_INVALID,
+                   "%s holds the release of %s", dir, m->id);
+      return FALSE;
+    }
+  return ts_market_keyring_verify (keyring, m, ts_json_get_string (o, "key_id"),
+                                   ts_json_get_string (o, "signature"), error)
+         && verify_files_on_disk (dir, m, cancellable, error);
+}
+
 gboolean
 ts_market_remove_installed (const char *adapters_dir, const char *id, GError **error)
 {

@@ -102,10 +102,26 @@ test_install_and_remove (void)
   g_assert_cmpuint (installed->len, ==, 1);
   g_assert_cmpstr (((TsMarketInstalled *) installed->pdata[0])->id, ==, "tiny-golden");
   g_assert_cmpstr (((TsMarketInstalled *) installed->pdata[0])->version, ==, "1.0.0");
-  /* Installing again swaps the folder in place. */
+  ts_market_verify_installed (dir, "tiny-golden", keyring, NULL, &error);
+  g_assert_no_error (error);
+  /* A file changed on disk after the install is caught before use. */
+  {
+    g_autofree char *cfg = g_build_filename (path, "adapter_config.json", NULL);
+    g_autoptr(TsMarketKeyring) empty = ts_market_keyring_new (NULL);
+    g_assert_true (g_file_set_contents (cfg, "{}", -1, NULL));
+    ts_market_verify_installed (dir, "tiny-golden", keyring, NULL, &error);
+    g_assert_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_CHECKSUM);
+    g_clear_error (&error);
+    ts_market_verify_installed (dir, "tiny-golden", empty, NULL, &error);
+    g_assert_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_UNKNOWN_KEY);
+    g_clear_error (&error);
+  }
+  /* Installing again swaps the folder in place (and repairs it). */
   again = install (a, keyring, dir, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpstr (again, ==, path);
+  ts_market_verify_installed (dir, "tiny-golden", keyring, NULL, &error);
+  g_assert_no_error (error);
   g_clear_pointer (&installed, g_ptr_array_unref);
   installed = ts_market_list_installed (dir, &error);
   g_assert_cmpuint (installed->len, ==, 1);
