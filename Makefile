@@ -5,7 +5,7 @@ BUILD ?= build
 MESON_OPTIONS ?=
 MESON_TEST_OPTIONS ?=
 
-.PHONY: all deps setup compile check demo clean
+.PHONY: all deps setup compile check check-asan demo clean
 
 all: compile
 
@@ -30,8 +30,14 @@ check: compile
 	python3 build-aux/test-summary.py $(BUILD)/meson-logs/testlog.json || status=1; \
 	exit $$status
 
+# The same suite built with AddressSanitizer and UBSan, in build-asan/.
+check-asan:
+	@$(MAKE) --no-print-directory check BUILD=build-asan \
+	  MESON_OPTIONS="-Db_sanitize=address,undefined -Db_lundef=false"
+
+# Runs the app from the build tree; its settings schema is compiled there.
 demo: compile
-	$(BUILD)/src/app/tensafe
+	GSETTINGS_SCHEMA_DIR=$(BUILD)/data $(BUILD)/src/app/tensafe
 
 clean:
 	rm -rf $(BUILD)

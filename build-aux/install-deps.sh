@@ -1,6 +1,7 @@
 #!/bin/sh
 # install-deps.sh: install the Debian packages of build-aux/debian-deps.txt that
 # are missing. As root it installs them; otherwise it prints the exact command.
+# SPDX-License-Identifier: GPL-3.0-or-later
 set -eu
 here=$(dirname "$0")
 missing=""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Print the one-line summary 'N passed, N failed, N skipped' of a meson test run.
 
 Counts TAP subtests inside each test program (every g_test case), read from
