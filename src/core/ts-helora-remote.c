@@ -462,6 +462,23 @@ ts_helora_remote_get_bytes (TsHeloraRemote *self, guint64 *up, guint64 *down)
   g_mutex_unlock (&self->lock);
 }
 
+static gboolean
+close_cb (gpointer data)
+{
+  TsHeloraRemote *self = data;
+
+  if (self->ws != NULL && soup_websocket_connection_get_state (self->ws) == SOUP_WEBSOCKET_STATE_OPEN)
+    soup_websocket_connection_close (self->ws, SOUP_WEBSOCKET_CLOSE_NORMAL, NULL);
+  return G_SOURCE_REMOVE;
+}
+
+void
+ts_helora_remote_cancel (TsHeloraRemote *self)
+{
+  fail_all_waiters (self, "Cancelled");
+  g_main_context_invoke (self->context, close_cb, self);
+}
+
 gboolean
 ts_helora_remote_is_closed (TsHeloraRemote *self)
 {

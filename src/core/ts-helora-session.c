@@ -243,6 +243,13 @@ ts_helora_session_reset_stats (TsHeloraSession *self)
   g_mutex_unlock (&self->stats_lock);
 }
 
+void
+ts_helora_session_cancel (TsHeloraSession *self)
+{
+  if (self->remote != NULL)
+    ts_helora_remote_cancel (self->remote);
+}
+
 const GError *
 ts_helora_session_last_error (TsHeloraSession *self)
 {

@@ -89,6 +89,11 @@ gboolean ts_helora_session_attach (TsHeloraSession *self, LmSession *lm, GError 
 TsHeloraMode ts_helora_session_mode (TsHeloraSession *self);
 void ts_helora_session_get_stats (TsHeloraSession *self, TsHeloraStats *out);
 void ts_helora_session_reset_stats (TsHeloraSession *self);
+/* From any thread: a remote session stops waiting for its evaluator at once
+ * (the hook then fails with TS_HELORA_ERROR_CLOSED) and cannot be used again.
+ * Local work finishes its current product. */
+void ts_helora_session_cancel (TsHeloraSession *self);
+
 /* Why the last hook call failed (the engine only says LM_ERR_HOOK); NULL if none. */
 const GError *ts_helora_session_last_error (TsHeloraSession *self);
 

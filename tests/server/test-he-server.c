@@ -64,7 +64,8 @@ write_adapter (Fixture *f)
   g_autoptr (GError) error = NULL;
   const char *text = "module blk.3.attn_output 48 6 1\n"
                      "module blk.0.ssm_out 48 6 2\n"
-                     "module slow 48 6 3 300\n";
+                     "module slow 48 6 3 300\n"
+                     "module glacial 48 6 4 2000\n";
 
   g_assert_true (g_file_set_contents (path, text, -1, &error));
   g_assert_no_error (error);
@@ -121,7 +122,8 @@ make_hello (Fixture *f, const char *adapter, const char *params, const char *con
   return frame;
 }
 
-static const char *const default_modules[] = { "blk.3.attn_output", "blk.0.ssm_out", "slow", NULL };
+static const char *const default_modules[] = { "blk.3.attn_output", "blk.0.ssm_out", "slow",
+                                               "glacial", NULL };
 
 static TsHeloraRemote *
 connect_client (Fixture *f)
@@ -146,7 +148,7 @@ connect_and_hello (Fixture *f)
   g_assert_no_error (error);
   g_assert_cmpuint (ack->u.ack.max_frame_bytes, ==, MAX_FRAME);
   g_assert_cmpuint (ack->u.ack.max_in_flight, ==, 4);
-  g_assert_cmpuint (ack->u.ack.modules->len, ==, 3);
+  g_assert_cmpuint (ack->u.ack.modules->len, ==, 4);
   shape = &g_array_index (ack->u.ack.modules, TsHeloraModuleShape, 0);
   g_assert_cmpuint (shape->d_in, ==, D);
   g_assert_cmpuint (shape->rank, ==, R);
@@ -676,6 +678,14 @@ test_idle_timeout (Fixture *f, gconstpointer data)
   wait_for_clients (f, 0);
 }
 
+static gpointer
+cancel_soon (gpointer remote)
+{
+  g_usleep (20000);
+  ts_helora_remote_cancel (remote);
+  return NULL;
+}
+
 /* The client's errors: nobody listening, no answer in time, a dropped server. */
 static void
 test_client_errors (Fixture *f, gconstpointer data)
@@ -699,6 +709,23 @@ test_client_errors (Fixture *f, gconstpointer data)
   g_assert_null (reply);
   g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_TIMEOUT);
   g_clear_error (&error);
+  /* Cancelled from another thread while waiting. */
+  {
+    g_autoptr (TsHeloraRemote) other = connect_and_hello (f);
+    g_autoptr (GBytes) glacial = evaluate_message (62, 3, D * sizeof (float));
+    g_autoptr (GThread) canceller = NULL;
+    gint64 t0 = g_get_monotonic_time ();
+
+    ts_helora_remote_send (other, glacial, 62);
+    canceller = g_thread_new ("cancel", cancel_soon, other);
+    reply = ts_helora_remote_wait (other, 62, &error);
+    g_assert_null (reply);
+    g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_CLOSED);
+    g_assert_nonnull (strstr (error->message, "Cancelled"));
+    g_assert_cmpint (g_get_monotonic_time () - t0, <, 1500000);  /* before the 2 s product */
+    g_clear_error (&error);
+    g_thread_join (g_steal_pointer (&canceller));
+  }
   /* The server goes away while a request is in flight. */
   ts_helora_remote_set_timeout (remote, 10000);
   ts_helora_remote_send (remote, slow, 61);
