@@ -23,6 +23,7 @@
 #include <glib.h>
 
 #include "lm.h"
+#include "ts-key-pair.h"
 #include "ts-helora-proto.h"
 #include "ts-helora-remote.h"
 
@@ -47,9 +48,12 @@ typedef struct {
    * wall clock (benchmarks on a busy machine; products of several modules
    * running on the pool are then counted only for the caller's share). */
   gboolean thread_clock;
-  /* A key from the key vault instead of a fresh one: the secret key sealed by
-   * ckks_secret_key_seal() for the same preset, and the 32-byte sealing key.
-   * Both borrowed for the call only. */
+  /* The key vault's unlocked key pair instead of a fresh key (borrowed for
+   * the call only: the session keeps its own copy). Its preset is used when
+   * params_preset is NULL, and must match otherwise. */
+  const TsKeyPair *key_pair;
+  /* Or a secret key sealed by ckks_secret_key_seal() for the same preset, and
+   * the 32-byte sealing key. Both borrowed for the call only. */
   const guint8 *sealed_key;
   gsize sealed_key_len;
   const guint8 *unseal_key;

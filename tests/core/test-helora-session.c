@@ -198,6 +198,29 @@ test_shared_encryption (void)
   g_rmdir (dir);
 }
 
+/* The key vault's unlocked pair: the session takes a copy and keeps working
+ * after the pair is gone; a pair of another preset is refused. */
+static void
+test_vault_key_pair (void)
+{
+  g_autoptr (GError) error = NULL;
+  TsKeyPair *pair = ts_key_pair_generate ("fast", NULL, NULL, &error);
+  TsHeloraOptions options = { .mode = TS_HELORA_MODE_LOCAL };
+  g_autoptr (TsHeloraSession) helora = NULL;
+  g_autofree gint32 *tokens = NULL;
+
+  g_assert_no_error (error);
+  options.key_pair = pair;
+  helora = ts_helora_session_new (golden.lora, &options, &error);
+  g_assert_no_error (error);
+  options.params_preset = "default";
+  g_assert_null (ts_helora_session_new (golden.lora, &options, &error));
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS);
+  ts_key_pair_free (pair);
+  tokens = golden_greedy (&golden, helora);
+  g_assert_cmpmem (tokens, GOLDEN_STEPS * 4, golden.lora_greedy, GOLDEN_STEPS * 4);
+}
+
 static void
 test_mode_parse (void)
 {
@@ -241,6 +264,7 @@ main (int argc, char **argv)
   g_test_add_func ("/helora/session/swapped-keys", test_swapped_keys);
   g_test_add_func ("/helora/session/sealed-key", test_sealed_key);
   g_test_add_func ("/helora/session/shared-encryption", test_shared_encryption);
+  g_test_add_func ("/helora/session/vault-key-pair", test_vault_key_pair);
   rc = g_test_run ();
   golden_clear (&golden);
   return rc;
