@@ -362,7 +362,7 @@ crt2_ifma (const uint64_t *a0, const uint64_t *a1, double *out, const CkksCrt2 *
 {
   const __m512i q1 = _mm512_set1_epi64 ((long long) c->q1);
   const __m512i inv = _mm512_set1_epi64 ((long long) c->inv);
-  const __m512i invs = _mm512_set1_epi64 ((long long) c->inv_shoup);
+  const __m512i invs = _mm512_set1_epi64 ((long long) c->inv_shoup52);
   const __m512i ht = _mm512_set1_epi64 ((long long) c->half_t);
   const __m512i ha = _mm512_set1_epi64 ((long long) c->half_a);
   const __m512d q0 = _mm512_set1_pd ((double) c->q0);

@@ -60,6 +60,10 @@ void ckks_small_to_ntt (const CkksContext *ctx, const int8_t *coeffs,
  * coefficient k as a double (exact to double rounding). */
 void ckks_ntt_to_real_coeffs (const CkksContext *ctx, uint64_t *poly,
                               uint32_t n_limbs, double *out);
+/* CRT of @count residues per limb (limb i at poly + i * stride) to centred
+ * doubles. */
+void ckks_crt_to_real (const CkksContext *ctx, const uint64_t *poly, size_t stride,
+                       uint32_t n_limbs, size_t count, double *out);
 /* Slot values from real coefficients divided by @scale (FFT). */
 CkksStatus ckks_real_coeffs_decode (const CkksContext *ctx, const double *coeffs,
                                     double scale, double *re, double *im,
