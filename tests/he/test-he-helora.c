@@ -110,7 +110,7 @@ test_product_presets (void)
 }
 
 /* d not a power of two, r not a multiple of c, d > slots, large |h|, several
- * modules sharing one encryption of h, c above the functional threshold. */
+ * modules sharing one encryption of h, c above the trace threshold. */
 static void
 test_product_shapes (void)
 {
