@@ -95,26 +95,14 @@ trace_sums (const CkksHeloraLayout *l, const uint64_t *poly, double scale, size_
             double h_factor, double *u)
 {
   const CkksContext *ctx = l->ctx;
-  size_t g = 2 * l->copies, n = ctx->n, span = l->span;
+  size_t g = 2 * l->copies, n = ctx->n;
   uint64_t res[2 * CKKS_HELORA_MAX_TRACE_COPIES * CKKS_MAX_MODULI];
   double m[2 * CKKS_HELORA_MAX_TRACE_COPIES];
   for (uint32_t i = 0; i < l->limbs; i++)
     {
       const CkksModulus *mod = &ctx->ntt[i].mod;
       uint64_t sums[2 * CKKS_HELORA_MAX_TRACE_COPIES];
-      for (size_t beta = 0; beta < g; beta++)
-        {
-          const uint64_t *blk = poly + i * n + beta * span;
-          uint64_t acc = 0;
-          for (size_t p = 0; p < span; p += 4096)   /* 4096 values < 2^50 fit */
-            {
-              uint64_t part = 0;
-              for (size_t j = p; j < span && j < p + 4096; j++)
-                part += blk[j];
-              acc = ckks_add_mod (acc, ckks_barrett_reduce_64 (part, mod), mod->q);
-            }
-          sums[beta] = acc;
-        }
+      ckks_block_sums (poly + i * n, g, l->span, mod, sums);
       const uint64_t *w = l->trace_w + (size_t) i * g * g;
       for (size_t kappa = 0; kappa < g; kappa++)
         {
@@ -125,7 +113,7 @@ trace_sums (const CkksHeloraLayout *l, const uint64_t *poly, double scale, size_
         }
     }
   ckks_crt_to_real (ctx, res, g, l->limbs, g, m);
-  double factor = (double) span / scale * h_factor;
+  double factor = (double) l->span / scale * h_factor;
   for (size_t t = 0; t < l->copies && b * l->copies + t < l->r; t++)
     {
       double s = 0;
@@ -180,6 +168,11 @@ ckks_helora_decrypt (const CkksHeloraLayout *l, const CkksSecretKey *sk,
       if (ct->n_limbs < l->limbs)
         {
           st = CKKS_ERR_LEVEL;
+          break;
+        }
+      if (ct->trace_only && !l->trace_w)
+        {
+          st = CKKS_ERR_MISMATCH;
           break;
         }
       ckks_decrypt_poly (sk, ct, poly);

@@ -265,7 +265,7 @@ check_inputs (const CkksHeloraLayout *l, CkksCiphertext *const *inputs)
       const CkksCiphertext *in = inputs[k];
       if (!in)
         return CKKS_ERR_INVALID_ARGUMENT;
-      if (in->ctx != l->ctx)
+      if (in->ctx != l->ctx || in->trace_only)
         return CKKS_ERR_MISMATCH;
       if (in->n_limbs < l->limbs)
         return CKKS_ERR_LEVEL;
@@ -310,6 +310,7 @@ ckks_helora_evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs,
       out->n_limbs = l->limbs;
       out->scale = inputs[0]->scale * plan->scale;
       out->seeded = false;
+      out->trace_only = false;
     }
   return CKKS_OK;
 }

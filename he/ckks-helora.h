@@ -94,6 +94,24 @@ CkksStatus ckks_helora_evaluate (const CkksHeloraPlan *plan,
                                  CkksCiphertext *const *inputs,
                                  CkksCiphertext *const *outputs);
 
+/* Compact results for the trip evaluator -> client: c0 shrinks to the sums
+ * of its 2c NTT blocks per limb, all the trace decryption reads (about half
+ * the bytes of the full ciphertext). Format: "CKHR", u32 version, u32 body
+ * length, body (parameter fingerprint, u32 limbs, u32 2c, f64 scale, the
+ * block sums, c1), u64 checksum, as in ckks-serial.h. Only for layouts with
+ * trace decryption (ckks_helora_result_serialized_size() returns 0 for the
+ * others: send the full ciphertext with ckks_ciphertext_serialize()). A
+ * ciphertext read back this way is only good for ckks_helora_decrypt: every
+ * other operation refuses it with CKKS_ERR_MISMATCH. */
+size_t ckks_helora_result_serialized_size (const CkksHeloraLayout *layout);
+CkksStatus ckks_helora_result_serialize (const CkksHeloraLayout *layout,
+                                         const CkksCiphertext *result,
+                                         uint8_t *buf, size_t len);
+/* Into a ciphertext from ckks_helora_ciphertexts_new (no allocation). */
+CkksStatus ckks_helora_result_deserialize_into (const CkksHeloraLayout *layout,
+                                                CkksCiphertext *result,
+                                                const uint8_t *data, size_t len);
+
 /* ---- client ---- */
 
 /* Encrypts h (length d) into the K ciphertexts @inputs (secret-key: seeded,

@@ -208,3 +208,22 @@ ckks_same_scale (double a, double b)
 {
   return fabs (a - b) <= 1e-12 * fmax (fabs (a), fabs (b));
 }
+
+void
+ckks_block_sums (const uint64_t *values, size_t blocks, size_t span, const CkksModulus *m,
+                 uint64_t *sums)
+{
+  for (size_t beta = 0; beta < blocks; beta++)
+    {
+      const uint64_t *blk = values + beta * span;
+      uint64_t acc = 0;
+      for (size_t p = 0; p < span; p += 4096)   /* 4096 values below 2^52 fit in 64 bits */
+        {
+          uint64_t part = 0;
+          for (size_t j = p; j < span && j < p + 4096; j++)
+            part += blk[j];
+          acc = ckks_add_mod (acc, ckks_barrett_reduce_64 (part, m), m->q);
+        }
+      sums[beta] = acc;
+    }
+}
