@@ -34,10 +34,13 @@ encrypt_pk (const CkksPublicKey *pk, const int64_t *m_coeffs,
       for (size_t k = 0; k < n; k++)
         {
           tmp[k] = ckks_lift_small (u[k], q);
-          c0[k] = m_coeffs ? ckks_reduce_i64 (m_coeffs[k] + e0[k], &t->mod)
-                           : ckks_lift_small (e0[k], q);
           c1[k] = ckks_lift_small (e1[k], q);
         }
+      if (m_coeffs)
+        ctx->k.reduce_signed (c0, m_coeffs, e0, &t->mod, n);
+      else
+        for (size_t k = 0; k < n; k++)
+          c0[k] = ckks_lift_small (e0[k], q);
       ctx->k.ntt_forward (tmp, t, n);
       ctx->k.ntt_forward (c0, t, n);
       ctx->k.ntt_forward (c1, t, n);
@@ -56,6 +59,7 @@ encrypt_pk (const CkksPublicKey *pk, const int64_t *m_coeffs,
   ckks_free (small);
   ckks_free (tmp);
   ct->seeded = false;
+  ct->trace_only = false;
   return st;
 }
 

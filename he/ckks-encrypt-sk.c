@@ -37,9 +37,11 @@ encrypt_sk (const CkksSecretKey *sk, const int64_t *m_coeffs,
     {
       const CkksNttTables *t = &ctx->ntt[i];
       uint64_t q = t->mod.q, *c0 = ct->c0 + i * n;
-      for (size_t k = 0; k < n; k++)
-        c0[k] = m_coeffs ? ckks_reduce_i64 (m_coeffs[k] + e[k], &t->mod)
-                         : ckks_lift_small (e[k], q);
+      if (m_coeffs)
+        ctx->k.reduce_signed (c0, m_coeffs, e, &t->mod, n);
+      else
+        for (size_t k = 0; k < n; k++)
+          c0[k] = ckks_lift_small (e[k], q);
       ctx->k.ntt_forward (c0, t, n);
       if (m_ntt)
         for (size_t k = 0; k < n; k++)
@@ -51,6 +53,7 @@ encrypt_sk (const CkksSecretKey *sk, const int64_t *m_coeffs,
     OPENSSL_cleanse (e, n);
   ckks_free (e);
   ct->seeded = st == CKKS_OK;
+  ct->trace_only = false;
   return st;
 }
 
@@ -116,7 +119,7 @@ ckks_decrypt (const CkksSecretKey *sk, const CkksCiphertext *ct, CkksPlaintext *
   CkksStatus st = check_ct (sk, ct);
   if (st != CKKS_OK || !pt)
     return st != CKKS_OK ? st : CKKS_ERR_INVALID_ARGUMENT;
-  if (pt->ctx != ct->ctx)
+  if (pt->ctx != ct->ctx || ct->trace_only)
     return CKKS_ERR_MISMATCH;
   if (pt->n_limbs < ct->n_limbs)
     return CKKS_ERR_LEVEL;

@@ -55,6 +55,32 @@ inv_butterfly (__m512i *x, __m512i *y, __m512i w, __m512i ws, __m512i q, __m512i
   *y = mul_shoup_lazy (_mm512_add_epi64 (_mm512_sub_epi64 (u, v), two_q), w, ws, q);
 }
 
+/* One stage of @groups butterfly groups of half-size @half (>= 8), twiddle
+ * of group i at tw[groups + i]: forward (Cooley-Tukey) or inverse
+ * (Gentleman-Sande) butterflies. */
+IFMA static inline void
+radix2_stage (uint64_t *a, size_t half, size_t groups, const uint64_t *tw,
+              const uint64_t *tw_shoup, __m512i q, bool forward)
+{
+  const __m512i two_q = _mm512_add_epi64 (q, q);
+  for (size_t i = 0; i < groups; i++)
+    {
+      const __m512i w = _mm512_set1_epi64 ((long long) tw[groups + i]);
+      const __m512i ws = _mm512_set1_epi64 ((long long) tw_shoup[groups + i]);
+      uint64_t *x = a + 2 * i * half, *y = x + half;
+      for (size_t j = 0; j < half; j += 8)
+        {
+          __m512i vx = _mm512_loadu_si512 (x + j), vy = _mm512_loadu_si512 (y + j);
+          if (forward)
+            fwd_butterfly (&vx, &vy, w, ws, q, two_q);
+          else
+            inv_butterfly (&vx, &vy, w, ws, q, two_q);
+          _mm512_storeu_si512 (x + j, vx);
+          _mm512_storeu_si512 (y + j, vy);
+        }
+    }
+}
+
 /* Lane indices of the X (first) halves of each butterfly in a 16-element
  * block for half-sizes 4, 2, 1; Y is X + t. */
 static const int8_t small_x_pos[3][8] = {
@@ -146,19 +172,7 @@ ntt_forward_ifma (uint64_t *a, const CkksNttTables *t, size_t n)
           }
       }
   for (; half >= 8; m <<= 1, half >>= 1)
-    for (size_t i = 0; i < m; i++)
-      {
-        const __m512i w = _mm512_set1_epi64 ((long long) t->psi_rev[m + i]);
-        const __m512i ws = _mm512_set1_epi64 ((long long) t->psi_rev_shoup[m + i]);
-        uint64_t *x = a + 2 * i * half, *y = x + half;
-        for (size_t j = 0; j < half; j += 8)
-          {
-            __m512i vx = _mm512_loadu_si512 (x + j), vy = _mm512_loadu_si512 (y + j);
-            fwd_butterfly (&vx, &vy, w, ws, q, two_q);
-            _mm512_storeu_si512 (x + j, vx);
-            _mm512_storeu_si512 (y + j, vy);
-          }
-      }
+    radix2_stage (a, half, m, t->psi_rev, t->psi_rev_shoup, q, true);
   __m512i ix[3], iy[3], b0[3], b1[3];
   for (int s = 0; s < 3; s++)
     small_indices (s, &ix[s], &iy[s], &b0[s], &b1[s]);
@@ -241,22 +255,7 @@ ntt_inverse_ifma (uint64_t *a, const CkksNttTables *t, size_t n)
         }
     }
   for (; half < n / 2; half <<= 1)
-    {
-      size_t h = n / (2 * half);
-      for (size_t i = 0; i < h; i++)
-        {
-          const __m512i w = _mm512_set1_epi64 ((long long) t->ipsi_rev[h + i]);
-          const __m512i ws = _mm512_set1_epi64 ((long long) t->ipsi_rev_shoup[h + i]);
-          uint64_t *x = a + 2 * i * half, *y = x + half;
-          for (size_t j = 0; j < half; j += 8)
-            {
-              __m512i vx = _mm512_loadu_si512 (x + j), vy = _mm512_loadu_si512 (y + j);
-              inv_butterfly (&vx, &vy, w, ws, q, two_q);
-              _mm512_storeu_si512 (x + j, vx);
-              _mm512_storeu_si512 (y + j, vy);
-            }
-        }
-    }
+    radix2_stage (a, half, n / (2 * half), t->ipsi_rev, t->ipsi_rev_shoup, q, false);
   /* last stage with N^-1 folded in */
   const __m512i ni = _mm512_set1_epi64 ((long long) t->n_inv);
   const __m512i nis = _mm512_set1_epi64 ((long long) t->n_inv_shoup);
@@ -362,7 +361,7 @@ crt2_ifma (const uint64_t *a0, const uint64_t *a1, double *out, const CkksCrt2 *
 {
   const __m512i q1 = _mm512_set1_epi64 ((long long) c->q1);
   const __m512i inv = _mm512_set1_epi64 ((long long) c->inv);
-  const __m512i invs = _mm512_set1_epi64 ((long long) c->inv_shoup);
+  const __m512i invs = _mm512_set1_epi64 ((long long) c->inv_shoup52);
   const __m512i ht = _mm512_set1_epi64 ((long long) c->half_t);
   const __m512i ha = _mm512_set1_epi64 ((long long) c->half_a);
   const __m512d q0 = _mm512_set1_pd ((double) c->q0);
@@ -444,7 +443,73 @@ fft_stages_inverse_avx512 (double *re, double *im, const double *tw_re,
           _mm512_storeu_pd (yr, _mm512_add_pd (_mm512_mul_pd (dr, wr), _mm512_mul_pd (di, wi)));
           _mm512_storeu_pd (yi, _mm512_sub_pd (_mm512_mul_pd (di, wr), _mm512_mul_pd (dr, wi)));
         }
-  ckks_fft_inverse_stages_from (re, im, tw_re, tw_im, n, n >> 1 < 4 ? n >> 1 : 4, 1);
+  /* half-lengths 4, 2, 1 on 16-slot blocks: the twiddle of a lane depends
+   * only on its index within the half, so each stage has one constant vector */
+  __m512i ix[3], iy[3], b0[3], b1[3];
+  __m512d wr[3], wi[3];
+  for (int s = 0; s < 3; s++)
+    {
+      small_indices (s, &ix[s], &iy[s], &b0[s], &b1[s]);
+      double vr[8], vi[8];
+      for (int l = 0; l < 8; l++)
+        {
+          size_t h = small_t[s], j = (size_t) small_x_pos[s][l] % h;
+          vr[l] = tw_re[h + j];
+          vi[l] = tw_im[h + j];
+        }
+      wr[s] = _mm512_loadu_pd (vr);
+      wi[s] = _mm512_loadu_pd (vi);
+    }
+  for (size_t base = 0; base < n; base += 16)
+    {
+      __m512d r0 = _mm512_loadu_pd (re + base), r1 = _mm512_loadu_pd (re + base + 8);
+      __m512d i0 = _mm512_loadu_pd (im + base), i1 = _mm512_loadu_pd (im + base + 8);
+      for (int s = 0; s < 3; s++)
+        {
+          __m512d xr = _mm512_permutex2var_pd (r0, ix[s], r1), yr = _mm512_permutex2var_pd (r0, iy[s], r1);
+          __m512d xi = _mm512_permutex2var_pd (i0, ix[s], i1), yi = _mm512_permutex2var_pd (i0, iy[s], i1);
+          __m512d dr = _mm512_sub_pd (xr, yr), di = _mm512_sub_pd (xi, yi);
+          xr = _mm512_add_pd (xr, yr);
+          xi = _mm512_add_pd (xi, yi);
+          yr = _mm512_add_pd (_mm512_mul_pd (dr, wr[s]), _mm512_mul_pd (di, wi[s]));
+          yi = _mm512_sub_pd (_mm512_mul_pd (di, wr[s]), _mm512_mul_pd (dr, wi[s]));
+          r0 = _mm512_permutex2var_pd (xr, b0[s], yr);
+          r1 = _mm512_permutex2var_pd (xr, b1[s], yr);
+          i0 = _mm512_permutex2var_pd (xi, b0[s], yi);
+          i1 = _mm512_permutex2var_pd (xi, b1[s], yi);
+        }
+      _mm512_storeu_pd (re + base, r0);
+      _mm512_storeu_pd (re + base + 8, r1);
+      _mm512_storeu_pd (im + base, i0);
+      _mm512_storeu_pd (im + base + 8, i1);
+    }
+}
+
+/* (x + e) mod q: the quotient estimated in double precision is off by at
+ * most one (x < 2^62 is within 2^9 of its double, q > 2^20), the remainder
+ * exact in 64-bit integers, then corrected into [0, q). */
+IFMA static void
+reduce_signed_avx512 (uint64_t *out, const int64_t *x, const int8_t *e,
+                      const CkksModulus *m, size_t n)
+{
+  const __m512i vq = _mm512_set1_epi64 ((long long) m->q);
+  const __m512d qinv = _mm512_set1_pd (1.0 / (double) m->q);
+  const __m512i zero = _mm512_setzero_si512 ();
+  for (size_t i = 0; i < n; i += 8)
+    {
+      __m512i v = _mm512_loadu_si512 (x + i);
+      if (e)
+        v = _mm512_add_epi64 (v, _mm512_cvtepi8_epi64 (_mm_loadl_epi64 ((const __m128i *) (e + i))));
+      __m512d quo = _mm512_roundscale_pd (_mm512_mul_pd (_mm512_cvtepi64_pd (v), qinv),
+                                          _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+      __m512i r = _mm512_sub_epi64 (v, _mm512_mullo_epi64 (_mm512_cvtpd_epi64 (quo), vq));
+      for (int round = 0; round < 2; round++)
+        {
+          r = _mm512_mask_add_epi64 (r, _mm512_cmplt_epi64_mask (r, zero), r, vq);
+          r = reduce_once (r, vq);
+        }
+      _mm512_storeu_si512 (out + i, r);
+    }
 }
 
 /* Rounds with the MXCSR default (nearest, ties to even), like nearbyint. */
@@ -486,6 +551,7 @@ ckks_kernels_ifma (CkksKernels *k)
   k->mul_fixed_pair = mul_fixed_pair_ifma;
   k->fft_stages_forward = fft_stages_forward_avx512;
   k->round_scaled = round_scaled_avx512;
+  k->reduce_signed = reduce_signed_avx512;
   k->fft_stages_inverse = fft_stages_inverse_avx512;
   k->dot = dot_ifma;
   return true;

@@ -16,10 +16,15 @@ main (int argc, char **argv)
   CkksContext *ctx;
   CkksHeloraPlan *plan;
   CkksCiphertext **in, **out;
-  float a[4 * 8] = { 0.5f, -0.25f };
-  if (ckks_params_preset ("fast", &p) != CKKS_OK || ckks_context_new (&p, &ctx) != CKKS_OK
-      || ckks_helora_plan_new (ctx, 8, 4, a, &plan) != CKKS_OK)
+  float *a = calloc (4 * 2048, sizeof (float));
+  if (!a)
     return 1;
+  a[0] = 0.5f;
+  a[2049] = -0.25f;
+  if (ckks_params_preset ("fast", &p) != CKKS_OK || ckks_context_new (&p, &ctx) != CKKS_OK
+      || ckks_helora_plan_new (ctx, 2048, 4, a, &plan) != CKKS_OK)
+    return 1;
+  free (a);
   const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
   if (ckks_helora_ciphertexts_new (l, 1, &in) != CKKS_OK
       || ckks_helora_ciphertexts_new (l, 1, &out) != CKKS_OK)
@@ -33,6 +38,12 @@ main (int argc, char **argv)
   if (!buf || ckks_ciphertext_serialize (in[0], buf, len) != CKKS_OK
       || ckks_ciphertext_deserialize_into (in[0], buf, len) != CKKS_OK
       || ckks_helora_evaluate (plan, in, out) != CKKS_OK)
+    return 1;
+  free (buf);
+  /* results go back in the compact format */
+  len = ckks_helora_result_serialized_size (l);
+  buf = malloc (len);
+  if (!buf || ckks_helora_result_serialize (l, out[0], buf, len) != CKKS_OK)
     return 1;
   free (buf);
   ckks_helora_ciphertexts_free (in, 1);

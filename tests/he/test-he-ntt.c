@@ -100,6 +100,7 @@ test_security_bound (void)
   g_assert_cmpint (ckks_context_new (&p, &ctx), !=, CKKS_OK);
   g_assert_null (ctx);
   g_assert_cmpint (ckks_params_preset ("nope", &p), ==, CKKS_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (ckks_params_preset (ckks_params_default_preset_name (), &p), ==, CKKS_OK);
   for (const char *const *name = ckks_params_preset_names (); *name; name++)
     {
       g_assert_cmpint (ckks_params_preset (*name, &p), ==, CKKS_OK);
@@ -179,6 +180,34 @@ test_ntt_schoolbook (void)
       check_ntt_product (&k, sizes[s], bits[b]);
 }
 
+/* Output i of the forward NTT is the evaluation at psi^(2 bitrev(i) + 1):
+ * the HE-LoRA trace decryption relies on this order. */
+static void
+test_ntt_order (void)
+{
+  CkksParams p;
+  CkksContext *ctx;
+  g_assert_cmpint (ckks_params_preset ("fast", &p), ==, CKKS_OK);
+  g_assert_cmpint (ckks_context_new (&p, &ctx), ==, CKKS_OK);
+  size_t n = ctx->n;
+  unsigned bits = p.log_n;
+  const CkksNttTables *t = &ctx->ntt[0];
+  uint64_t psi = t->psi_rev[n / 2];                  /* psi^bitrev(n/2) = psi^1 */
+  uint64_t *x = g_new0 (uint64_t, n);
+  x[1] = 1;                                          /* the monomial X */
+  ckks_ntt_forward_limb (ctx, 0, x);
+  for (size_t i = 0; i < n; i += 97)
+    {
+      size_t r = 0;
+      for (unsigned b = 0; b < bits; b++)
+        r |= ((i >> b) & 1) << (bits - 1 - b);
+      g_assert_cmpuint (x[i], ==, ckks_pow_mod (psi, 2 * r + 1, &t->mod));
+    }
+  g_assert_cmpuint (ckks_pow_mod (psi, n, &t->mod), ==, p.moduli[0] - 1);
+  g_free (x);
+  ckks_context_free (ctx);
+}
+
 /* Every SIMD path against the scalar reference, bit for bit. */
 static void
 test_ntt_simd_matches_scalar (void)
@@ -251,8 +280,8 @@ test_ntt_simd_matches_scalar (void)
   CkksParams p;
   g_assert_cmpint (ckks_params_generate (12, bits, 2, &p), ==, CKKS_OK);
   CkksCrt2 cs, cv;
-  ckks_crt2_init (&cs, p.moduli[0], p.moduli[1], &scalar);
-  ckks_crt2_init (&cv, p.moduli[0], p.moduli[1], &simd);
+  ckks_crt2_init (&cs, p.moduli[0], p.moduli[1]);
+  ckks_crt2_init (&cv, p.moduli[0], p.moduli[1]);
   size_t n = 4096;
   uint64_t *a0 = g_new (uint64_t, n), *a1 = g_new (uint64_t, n);
   double *os = g_new (double, n), *ov = g_new (double, n);
@@ -315,6 +344,36 @@ test_ntt_simd_matches_scalar (void)
   g_assert_false (ckks_round_scaled_scalar (rs, xs, idx, 1.0, slots));
   g_assert_false (simd.round_scaled (rv, xs, idx, 1.0, slots));
   g_free (rs); g_free (rv); g_free (idx); g_free (br);
+
+  /* signed reduction, with and without a small addend, at the extremes */
+  CkksModulus mod;
+  ckks_modulus_init (&mod, p.moduli[0]);
+  int64_t *sx = g_new (int64_t, slots);
+  int8_t *se = g_new (int8_t, slots);
+  uint64_t *us = g_new (uint64_t, slots), *uv = g_new (uint64_t, slots);
+  for (size_t i = 0; i < slots; i++)
+    {
+      int64_t big = (int64_t) (((uint64_t) g_rand_int (rng) << 30) ^ g_rand_int (rng));
+      sx[i] = i % 4 == 0 ? big : i % 4 == 1 ? -big : i % 4 == 2 ? (int64_t) (i % 7) - 3
+                                                        : (i & 8 ? 1 : -1) * ((int64_t) 1 << 61);
+      sx[i] += i < 4 ? (int64_t) p.moduli[0] * (int64_t) i : 0;
+      se[i] = (int8_t) g_rand_int_range (rng, -21, 22);
+    }
+  for (int with_e = 0; with_e < 2; with_e++)
+    {
+      scalar.reduce_signed (us, sx, with_e ? se : NULL, &mod, slots);
+      simd.reduce_signed (uv, sx, with_e ? se : NULL, &mod, slots);
+      g_assert_cmpmem (us, 8 * slots, uv, 8 * slots);
+      for (size_t i = 0; i < slots; i++)
+        {
+          ckks_i128 v = (ckks_i128) sx[i] + (with_e ? se[i] : 0);
+          ckks_i128 r = v % (ckks_i128) p.moduli[0];
+          if (r < 0)
+            r += p.moduli[0];
+          g_assert_cmpuint (us[i], ==, (uint64_t) r);
+        }
+    }
+  g_free (sx); g_free (se); g_free (us); g_free (uv);
   g_free (xs); g_free (xv);
   ckks_context_free (ctx);
 }
@@ -329,6 +388,7 @@ main (int argc, char **argv)
   g_test_add_func ("/he/params/security-bound", test_security_bound);
   g_test_add_func ("/he/ntt/schoolbook", test_ntt_schoolbook);
   g_test_add_func ("/he/ntt/simd-matches-scalar", test_ntt_simd_matches_scalar);
+  g_test_add_func ("/he/ntt/order", test_ntt_order);
   int rc = g_test_run ();
   g_rand_free (rng);
   return rc;
