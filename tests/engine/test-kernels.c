@@ -179,6 +179,10 @@ test_isa_activation_blocks (void)
   for (int i = 0; i < 64; i++)   /* exact .5 ties after scaling */
     x[256 + i] = (float) (i - 32) + 0.5f;
   x[300] = 31.75f;
+  /* a block whose scale is exactly 1 (amax 127): every x.5 is a rounding tie */
+  x[512] = -127.0f;
+  for (int i = 0; i < 80; i++)
+    x[513 + i] = (float) (i - 40) + 0.5f;
   for (int isa = 1; isa < LM_ISA_COUNT; isa++)
     {
       const LmKernels *k = lm_kernels_for_isa ((LmIsa) isa);
