@@ -251,7 +251,11 @@ LmStatus lm_session_set_lora_hook (LmSession *session, size_t module_index,
  * always available from lm_session_logits(). */
 LmStatus lm_session_prefill (LmSession *session, const int32_t *tokens, size_t n,
                              float *logits_all);
-/* Feeds one token (the decode step). */
+/* Feeds one token (the decode step).
+ * If a prefill or decode fails inside the layers (LM_ERR_HOOK), the recurrent
+ * state is half-updated: later calls return LM_ERR_INVALID_ARGUMENT until
+ * lm_session_rewind() (to any kept position, lm_session_pos() included) or
+ * lm_session_reset(). */
 LmStatus lm_session_decode (LmSession *session, int32_t token);
 /* Logits (n_vocab) after the last token fed; borrowed until the next call. */
 const float *lm_session_logits (const LmSession *session);

@@ -22,6 +22,7 @@ struct LmSession {
   const LmKernels *kernels;
   LmActMode act_mode;
   uint32_t n_ctx, n_batch, pos;
+  bool broken;             /* a forward call failed midway: state needs a replay */
   int32_t *history;        /* [n_ctx] tokens fed so far */
 
   /* Sequence state. */

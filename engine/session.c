@@ -231,6 +231,7 @@ lm_session_reset (LmSession *s)
   const LmModelInfo *in = &m->info;
   size_t S = in->ssm_state;
   s->pos = 0;
+  s->broken = false;
   /* The KV cache needs no clearing: attention reads only positions < pos. */
   memset (s->conv_state, 0, (size_t) m->n_linear * (in->ssm_conv_kernel - 1) * lm_conv_dim (in)
                             * sizeof (float));
@@ -242,7 +243,7 @@ lm_session_rewind (LmSession *s, uint32_t pos)
 {
   if (s == NULL || pos > s->pos)
     return LM_ERR_INVALID_ARGUMENT;
-  if (pos == s->pos)
+  if (pos == s->pos && !s->broken)
     return LM_OK;
   /* The recurrent state cannot be undone, so replay the kept prefix. The
    * history buffer is read while the replay rewrites the same entries with

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "forward-ops.h"
-
 #include "session-private.h"
 #include "test-forward-util.h"
 
