@@ -33,6 +33,7 @@ typedef enum {
   LM_ERR_SHAPE,          /* tensor or adapter shapes do not fit the model */
   LM_ERR_CONTEXT_FULL,   /* the session's context length would be exceeded */
   LM_ERR_HOOK,           /* a LoRA hook callback reported failure */
+  LM_ERR_CANCELLED,      /* the session's abort callback asked to stop */
 } LmStatus;
 
 /* Returns a static, human-readable description of @status. */
@@ -245,6 +246,13 @@ LmStatus lm_session_set_lora (LmSession *session, const LmLora *lora);
 #define LM_LORA_ALL_MODULES SIZE_MAX
 LmStatus lm_session_set_lora_hook (LmSession *session, size_t module_index,
                                    LmLoraHookFunc hook, void *user_data);
+
+/* Asked before every prefill step of up to n_batch tokens; returning true
+ * stops the prefill with LM_ERR_CANCELLED, the steps already done kept (the
+ * session stays usable at lm_session_pos()). Called on the session's thread;
+ * may be NULL. */
+typedef bool (*LmAbortFunc) (void *user_data);
+void lm_session_set_abort (LmSession *session, LmAbortFunc abort_fn, void *user_data);
 
 /* Feeds @n tokens in batches. If @logits_all is non-NULL it receives n rows of
  * n_vocab logits (row i after token i); the logits after the last token are

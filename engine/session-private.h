@@ -56,6 +56,9 @@ struct LmSession {
   double excluded_ms;      /* time inside the current forward not counted as forward */
   size_t memory_bytes;
 
+  LmAbortFunc abort_fn;
+  void *abort_data;
+
   LmDebugFunc debug_fn;
   void *debug_data;
 };
