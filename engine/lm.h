@@ -207,7 +207,8 @@ typedef LmStatus (*LmLoraHookFunc) (const LmLoraHookCall *call, const float *h,
 typedef struct LmSession LmSession;
 
 typedef struct {
-  uint32_t n_ctx;      /* max positions (0: the model's training context) */
+  uint32_t n_ctx;      /* max positions (0: the training context, at most 4096);
+                          the K/V cache is allocated for all of them */
   uint32_t n_batch;    /* max tokens per internal prefill step (0: 64) */
   uint32_t n_threads;  /* worker threads of the session's own pool (0: all online cores) */
   /* Optional pool shared with other sessions (borrowed; must outlive the
