@@ -119,6 +119,22 @@ bench_bandwidth (LmThreadPool *pool, int threads)
   free (buf);
 }
 
+static void
+nothing (void *ctx, int index, int n)
+{
+}
+
+/* Round trip of an empty job through the pool (decode issues hundreds per token). */
+static void
+bench_pool (LmThreadPool *pool, int threads)
+{
+  const int rounds = 20000;
+  double t0 = now_s ();
+  for (int i = 0; i < rounds; i++)
+    lm_thread_pool_run (pool, nothing, NULL, threads * 4);
+  printf ("pool round trip, %d thread(s): %.2f us\n", threads, (now_s () - t0) / rounds * 1e6);
+}
+
 static int
 compare_double (const void *a, const void *b)
 {
@@ -234,6 +250,7 @@ main (int argc, char **argv)
     {
       int threads = thread_counts[c];
       LmThreadPool *pool = lm_thread_pool_new (threads);
+      bench_pool (pool, threads);
       if (!getenv ("BENCH_PREFILL"))
         bench_bandwidth (pool, threads);
       for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
