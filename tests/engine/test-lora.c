@@ -171,9 +171,29 @@ test_hook_failure (void)
   g_assert_cmpint (lm_session_set_lora_hook (s, 0, failing_hook_cb, NULL), ==, LM_OK);
   g_assert_cmpint (lm_session_set_lora_hook (s, 99, failing_hook_cb, NULL), ==,
                    LM_ERR_INVALID_ARGUMENT);
-  int32_t token = 5;
-  g_assert_cmpint (lm_session_decode (s, token), ==, LM_ERR_HOOK);
+  gsize n_tok;
+  g_autofree int32_t *tokens = golden_ints (MODEL, "prompt_tokens.bin", &n_tok);
+  g_assert_cmpint (lm_session_prefill (s, tokens, 10, NULL), ==, LM_ERR_HOOK);
   g_assert_cmpuint (lm_session_pos (s), ==, 0);
+  /* Hook-less first part, then a failing step: the session refuses to go on
+   * until it is rewound, and the replay gives what a fresh session gives. */
+  g_assert_cmpint (lm_session_set_lora_hook (s, 0, NULL, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_session_prefill (s, tokens, 10, NULL), ==, LM_ERR_INVALID_ARGUMENT);
+  lm_session_reset (s);
+  g_assert_cmpint (lm_session_prefill (s, tokens, 10, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora_hook (s, 0, failing_hook_cb, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_session_decode (s, tokens[10]), ==, LM_ERR_HOOK);
+  g_assert_cmpuint (lm_session_pos (s), ==, 10);
+  g_assert_cmpint (lm_session_set_lora_hook (s, 0, NULL, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_session_decode (s, tokens[10]), ==, LM_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (lm_session_rewind (s, 10), ==, LM_OK);
+  g_assert_cmpint (lm_session_decode (s, tokens[10]), ==, LM_OK);
+  LmSession *fresh = golden_session (m, 1, 64);
+  g_assert_cmpint (lm_session_set_lora (fresh, lora), ==, LM_OK);
+  g_assert_cmpint (lm_session_prefill (fresh, tokens, 11, NULL), ==, LM_OK);
+  assert_close ("replayed after a hook failure", lm_session_logits (s), lm_session_logits (fresh),
+                1024, 0.0);
+  lm_session_free (fresh);
   lm_session_free (s);
   lm_lora_free (lora);
   lm_model_free (m);
@@ -208,6 +228,22 @@ test_rejects (void)
       free (error);
       g_remove (path);
     }
+  /* Truncated copies of the real adapter: an error, never a crash. */
+  gsize len;
+  g_autofree guint8 *real = ts_test_read_data ("qwen35/" MODEL "/lora/tiny-qwen35moe-lora-f32.gguf", &len);
+  g_autofree char *cut = g_strdup_printf ("%s/cut.gguf", dir);
+  const gsize sizes[] = { 0, 7, 100, len / 3, len - 1 };
+  for (size_t i = 0; i < G_N_ELEMENTS (sizes); i++)
+    {
+      g_assert_true (g_file_set_contents (cut, (const char *) real, (gssize) sizes[i], NULL));
+      LmLora *lora = NULL;
+      char *error = NULL;
+      g_assert_cmpint (lm_lora_load (m, cut, 1.0f, &lora, &error), !=, LM_OK);
+      g_assert_null (lora);
+      g_assert_nonnull (error);
+      free (error);
+    }
+  g_remove (cut);
   /* A well-formed file of the same writer loads (so the cases above fail for
    * the reason they name). */
   g_autofree char *good = g_strdup_printf ("%s/good.gguf", dir);
