@@ -16,7 +16,7 @@
 typedef struct {
   char *model, *lora, *remote, *params, *make_lora;
   int threads, he_threads, n_decode, n_prompt, rank;
-  gboolean json, public_key;
+  gboolean json, public_key, thread_clock;
 } BenchOptions;
 
 typedef struct {
@@ -40,6 +40,8 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
     { "prompt-tokens", 0, 0, G_OPTION_ARG_INT, &o->n_prompt, "Prompt length (default 16)", "N" },
     { "threads", 't', 0, G_OPTION_ARG_INT, &o->threads, "Engine threads (default: all cores)", "N" },
     { "he-threads", 0, 0, G_OPTION_ARG_INT, &o->he_threads, "Local evaluator threads (default 1)", "N" },
+    { "thread-clock", 0, 0, G_OPTION_ARG_NONE, &o->thread_clock,
+      "Time local HE stages by thread CPU time (for busy machines)", NULL },
     { "json", 0, 0, G_OPTION_ARG_NONE, &o->json, "Print a JSON array, one object per mode", NULL },
     { "make-lora", 0, 0, G_OPTION_ARG_FILENAME, &o->make_lora,
       "Write a random adapter on every full-attention output projection to PATH, then bench it", "PATH" },
@@ -59,7 +61,8 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
       || o->n_prompt <= 0 || o->threads < 0 || o->he_threads < 0 || o->rank <= 0)
     {
       fprintf (stderr, "Usage: " CMD " --model FILE (--lora PATH | --make-lora PATH [--rank R])\n"
-               "    [--remote ws://HOST:PORT] [--he-params PRESET] [--pk] [-n N] [--threads N] [--json]\n");
+               "    [--remote ws://HOST:PORT] [--he-params PRESET] [--pk] [-n N] [--threads N]\n"
+               "    [--thread-clock] [--json]\n");
       return FALSE;
     }
   return TRUE;
@@ -137,7 +140,8 @@ bench_mode (const LmModel *model, const LmLora *lora, const BenchOptions *o, con
 {
   TsHeloraOptions options = { .params_preset = o->params, .public_key = o->public_key,
                               .n_threads = o->he_threads ? o->he_threads : 1,
-                              .adapter_path = o->lora, .track_error = TRUE };
+                              .adapter_path = o->lora, .track_error = TRUE,
+                              .thread_clock = o->thread_clock };
   LmSessionParams params = { .n_ctx = (guint32) (o->n_prompt + o->n_decode + 1),
                              .n_threads = (guint32) o->threads };
   g_autoptr (TsHeloraSession) he = NULL;
@@ -244,7 +248,7 @@ run (BenchOptions *o)
     }
   if (o->make_lora != NULL)
     {
-      if (!ts_helora_adapter_write_synthetic (model, o->make_lora, o->rank, 1, &error))
+      if (!ts_helora_adapter_write_synthetic (model, o->make_lora, o->rank, 1, NULL, &error))
         goto out;
       o->lora = g_strdup (o->make_lora);
     }

@@ -106,66 +106,94 @@ check_lm (LmStatus st, const char *what, GError **error)
   return FALSE;
 }
 
+/* Input and output widths of a full-attention projection (FORMAT.md: the
+ * query projection also yields the output gate). */
 static gboolean
-declare_tensors (GgufWriter *w, const LmModelInfo *info, guint rank, guint d_in)
+projection_shape (const LmModelInfo *info, const char *kind, guint *d_in, guint *d_out)
 {
-  for (guint l = 0; l < info->n_layer; l++)
-    {
-      char name[96];
-      guint64 ne_a[2] = { d_in, rank }, ne_b[2] = { rank, info->n_embd };
-      if (info->is_linear[l])
-        continue;
-      g_snprintf (name, sizeof name, "blk.%u.attn_output.weight.lora_a", l);
-      if (gguf_writer_add_tensor (w, name, LM_TYPE_F32, 2, ne_a) != LM_OK)
-        return FALSE;
-      g_snprintf (name, sizeof name, "blk.%u.attn_output.weight.lora_b", l);
-      if (gguf_writer_add_tensor (w, name, LM_TYPE_F32, 2, ne_b) != LM_OK)
-        return FALSE;
-    }
+  guint q = info->n_head * info->head_dim, kv = info->n_head_kv * info->head_dim;
+
+  *d_in = info->n_embd;
+  if (g_str_equal (kind, "attn_q"))
+    *d_out = 2 * q;
+  else if (g_str_equal (kind, "attn_k") || g_str_equal (kind, "attn_v"))
+    *d_out = kv;
+  else if (g_str_equal (kind, "attn_output"))
+    *d_in = q, *d_out = info->n_embd;
+  else
+    return FALSE;
   return TRUE;
 }
 
 static gboolean
-write_values (GgufWriter *w, const LmModelInfo *info, guint rank, guint d_in, guint64 seed)
+declare_tensors (GgufWriter *w, const LmModelInfo *info, guint rank, const char *const *kinds)
 {
-  guint64 state = seed * 2 + 0x9E3779B97F4A7C15ULL;
-  gsize n = MAX ((gsize) rank * d_in, (gsize) rank * info->n_embd);
+  for (guint l = 0; l < info->n_layer; l++)
+    for (guint k = 0; !info->is_linear[l] && kinds[k] != NULL; k++)
+      {
+        char name[96];
+        guint d_in, d_out;
+        if (!projection_shape (info, kinds[k], &d_in, &d_out))
+          return FALSE;
+        guint64 ne_a[2] = { d_in, rank }, ne_b[2] = { rank, d_out };
+        g_snprintf (name, sizeof name, "blk.%u.%s.weight.lora_a", l, kinds[k]);
+        if (gguf_writer_add_tensor (w, name, LM_TYPE_F32, 2, ne_a) != LM_OK)
+          return FALSE;
+        g_snprintf (name, sizeof name, "blk.%u.%s.weight.lora_b", l, kinds[k]);
+        if (gguf_writer_add_tensor (w, name, LM_TYPE_F32, 2, ne_b) != LM_OK)
+          return FALSE;
+      }
+  return TRUE;
+}
+
+static gboolean
+write_random (GgufWriter *w, guint64 *state, gsize n, float bound)
+{
   g_autofree float *buf = g_new (float, n);
 
+  for (gsize i = 0; i < n; i++)
+    buf[i] = uniform (state, bound);
+  return gguf_writer_write (w, buf, n * sizeof (float)) == LM_OK;
+}
+
+static gboolean
+write_values (GgufWriter *w, const LmModelInfo *info, guint rank, const char *const *kinds,
+              guint64 seed)
+{
+  guint64 state = seed * 2 + 0x9E3779B97F4A7C15ULL;
+
   for (guint l = 0; l < info->n_layer; l++)
-    {
-      if (info->is_linear[l])
-        continue;
-      for (gsize i = 0; i < (gsize) rank * d_in; i++)
-        buf[i] = uniform (&state, 0.1f);
-      if (gguf_writer_write (w, buf, (gsize) rank * d_in * sizeof (float)) != LM_OK)
-        return FALSE;
-      for (gsize i = 0; i < (gsize) rank * info->n_embd; i++)
-        buf[i] = uniform (&state, 0.02f);
-      if (gguf_writer_write (w, buf, (gsize) rank * info->n_embd * sizeof (float)) != LM_OK)
-        return FALSE;
-    }
+    for (guint k = 0; !info->is_linear[l] && kinds[k] != NULL; k++)
+      {
+        guint d_in, d_out;
+        projection_shape (info, kinds[k], &d_in, &d_out);
+        if (!write_random (w, &state, (gsize) rank * d_in, 0.1f)
+            || !write_random (w, &state, (gsize) rank * d_out, 0.02f))
+          return FALSE;
+      }
   return TRUE;
 }
 
 gboolean
 ts_helora_adapter_write_synthetic (const struct LmModel *model, const char *path, guint rank,
-                                   guint64 seed, GError **error)
+                                   guint64 seed, const char *const *kinds, GError **error)
 {
+  static const char *const output_only[] = { "attn_output", NULL };
   const LmModelInfo *info = lm_model_info (model);
-  guint d_in = info->n_head * info->head_dim;
   GgufWriter *w = gguf_writer_new ();
   char *msg = NULL;
   gboolean ok;
 
+  if (kinds == NULL)
+    kinds = output_only;
   ok = gguf_writer_add_string (w, "general.architecture",
                                info->arch == LM_ARCH_QWEN35 ? "qwen35" : "qwen35moe") == LM_OK
        && gguf_writer_add_string (w, "general.type", "adapter") == LM_OK
        && gguf_writer_add_string (w, "adapter.type", "lora") == LM_OK
        && gguf_writer_add_f32 (w, "adapter.lora.alpha", (float) rank) == LM_OK
-       && declare_tensors (w, info, rank, d_in);
+       && declare_tensors (w, info, rank, kinds);
   ok = ok && check_lm (gguf_writer_begin (w, path, &msg), msg ? msg : path, error);
-  ok = ok && write_values (w, info, rank, d_in, seed);
+  ok = ok && write_values (w, info, rank, kinds, seed);
   ok = ok && check_lm (gguf_writer_finish (w, &msg), msg ? msg : path, error);
   if (!ok && error != NULL && *error == NULL)
     g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_INTERNAL, "Cannot write %s", path);

@@ -28,9 +28,11 @@ GPtrArray *ts_helora_adapter_read (const char *path, GError **error);
 struct LmModel;
 
 /* Writes a seeded random rank-@rank GGUF LoRA adapter for @model on every
- * full-attention layer's output projection (the benchmark's adapter):
- * |A| <= 0.1, |B| <= 0.02, alpha = rank (scale 1). */
+ * full-attention layer's projections named in @kinds ("attn_q", "attn_k",
+ * "attn_v", "attn_output"; NULL: the output projection only, the benchmark's
+ * adapter): |A| <= 0.1, |B| <= 0.02, alpha = rank (scale 1). */
 gboolean ts_helora_adapter_write_synthetic (const struct LmModel *model, const char *path,
-                                            guint rank, guint64 seed, GError **error);
+                                            guint rank, guint64 seed, const char *const *kinds,
+                                            GError **error);
 
 G_END_DECLS

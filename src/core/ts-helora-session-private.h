@@ -37,6 +37,7 @@ struct _TsHeloraSession {
   TsHeloraMode mode;
   gboolean public_key;
   gboolean track_error;
+  gboolean thread_clock;
   const LmLora *lora;
   CkksContext *ctx;
   CkksSecretKey *sk;
@@ -56,13 +57,12 @@ struct _TsHeloraSession {
 gboolean _ts_helora_session_encrypt_row (TsHeloraSession *self, SessionGroup *g, const float *h,
                                          double *h_factor, GError **error);
 gboolean _ts_helora_session_decrypt_row (TsHeloraSession *self, SessionGroup *g, guint row,
-                                         const float *h, double h_factor, GError **error);
+                                         double h_factor, GError **error);
 
 /* ts-helora-session-remote.c: hello with the adapter's modules; every row of
  * a call for a group, pipelined up to the server's in-flight limit. */
-gboolean _ts_helora_session_hello (TsHeloraSession *self, const char *url,
-                                   const char *adapter_path, const char *params_preset,
-                                   guint timeout_ms, GError **error);
+gboolean _ts_helora_session_hello (TsHeloraSession *self, const TsHeloraOptions *options,
+                                   GError **error);
 gboolean _ts_helora_session_remote_rows (TsHeloraSession *self, SessionGroup *g,
                                          const LmLoraHookCall *call, const float *h,
                                          GError **error);

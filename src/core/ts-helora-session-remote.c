@@ -56,17 +56,18 @@ mismatch:
 }
 
 gboolean
-_ts_helora_session_hello (TsHeloraSession *self, const char *url, const char *adapter_path,
-                          const char *params_preset, guint timeout_ms, GError **error)
+_ts_helora_session_hello (TsHeloraSession *self, const TsHeloraOptions *options, GError **error)
 {
   g_autoptr (TsHeloraFrame) hello = ts_helora_frame_new (TS_HELORA_FRAME_HELLO, 0);
   g_autoptr (TsHeloraFrame) ack = NULL;
 
-  if (!fill_hello (self, &hello->u.hello, adapter_path, params_preset, error))
+  if (!fill_hello (self, &hello->u.hello, options->adapter_path, options->params_preset, error))
     return FALSE;
-  self->remote = ts_helora_remote_connect (url, timeout_ms, error);
+  self->remote = ts_helora_remote_connect (options->remote_url, options->timeout_ms, error);
   if (self->remote == NULL)
     return FALSE;
+  if (options->tap != NULL)
+    ts_helora_remote_set_tap (self->remote, options->tap, options->tap_data);
   ack = ts_helora_remote_hello (self->remote, &hello->u.hello, error);
   return ack != NULL && check_ack (self, &ack->u.ack, error);
 }
@@ -166,7 +167,7 @@ start_row (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call, g
 /* Waits for row @row's result, parses and decrypts it. */
 static gboolean
 finish_row (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call, guint row,
-            guint64 id, const float *h, double h_factor, GError **error)
+            guint64 id, double h_factor, GError **error)
 {
   double t0 = lm_time_ms (), t1, t2;
   g_autoptr (TsHeloraFrame) result = ts_helora_remote_wait_for (self->remote, id,
@@ -180,7 +181,7 @@ finish_row (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call, 
     return FALSE;
   t2 = lm_time_ms ();
   lm_timings_add (call->timings, LM_STAGE_DOWNLOAD, t2 - t1);
-  if (!_ts_helora_session_decrypt_row (self, g, row, h, h_factor, error))
+  if (!_ts_helora_session_decrypt_row (self, g, row, h_factor, error))
     return FALSE;
   lm_timings_add (call->timings, LM_STAGE_DECRYPT, lm_time_ms () - t2);
   return TRUE;
@@ -204,7 +205,7 @@ _ts_helora_session_remote_rows (TsHeloraSession *self, SessionGroup *g,
       if (t >= window && t - window < n)
         {
           guint r = t - window;
-          if (!finish_row (self, g, call, r, ids[r], h + (gsize) r * g->d, h_factors[r], error))
+          if (!finish_row (self, g, call, r, ids[r], h_factors[r], error))
             return FALSE;
         }
       if (t < n)

@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 #include "ts-helora-ckks.h"
 #include "ts-helora-proto.h"
@@ -184,6 +185,7 @@ ts_helora_session_new (const LmLora *lora, const TsHeloraOptions *options, GErro
   self->mode = options->mode;
   self->public_key = options->public_key;
   self->track_error = options->track_error;
+  self->thread_clock = options->thread_clock && options->mode == TS_HELORA_MODE_LOCAL;
   self->lora = lora;
   self->modules = g_array_new (FALSE, TRUE, sizeof (SessionModule));
   g_array_set_clear_func (self->modules, module_clear);
@@ -197,8 +199,7 @@ ts_helora_session_new (const LmLora *lora, const TsHeloraOptions *options, GErro
   if (self->mode == TS_HELORA_MODE_LOCAL && !build_local (self, options->n_threads, error))
     return NULL;
   if (self->mode == TS_HELORA_MODE_REMOTE
-      && !_ts_helora_session_hello (self, options->remote_url, options->adapter_path,
-                                    options->params_preset, options->timeout_ms, error))
+      && !_ts_helora_session_hello (self, options, error))
     return NULL;
   return g_steal_pointer (&self);
 }
@@ -310,7 +311,7 @@ track_error (TsHeloraSession *self, const SessionModule *m, const float *h, cons
 
 gboolean
 _ts_helora_session_decrypt_row (TsHeloraSession *self, SessionGroup *g, guint row,
-                                const float *h, double h_factor, GError **error)
+                                double h_factor, GError **error)
 {
   for (guint i = 0; i < g->members->len; i++)
     {
@@ -324,10 +325,34 @@ _ts_helora_session_decrypt_row (TsHeloraSession *self, SessionGroup *g, guint ro
         return FALSE;
       for (guint k = 0; k < m->lm->rank; k++)
         u[k] = (float) m->u_row[k];
-      if (self->track_error)
-        track_error (self, m, h, u);
     }
   return TRUE;
+}
+
+/* Outside every timed stage: a measurement, not part of the pipeline. */
+static void
+track_group_error (TsHeloraSession *self, SessionGroup *g, guint rows, const float *h)
+{
+  for (guint row = 0; self->track_error && row < rows; row++)
+    for (guint i = 0; i < g->members->len; i++)
+      {
+        SessionModule *m = &g_array_index (self->modules, SessionModule,
+                                           g_array_index (g->members, guint, i));
+        track_error (self, m, h + (gsize) row * g->d, m->u + (gsize) row * m->lm->rank);
+      }
+}
+
+/* The clock of the HE stages: wall time, or this thread's CPU time when the
+ * session was asked to (benchmarks on a shared machine). */
+static double
+now_ms (TsHeloraSession *self)
+{
+  struct timespec ts;
+
+  if (!self->thread_clock)
+    return lm_time_ms ();
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
 /* Local mode: encrypt, evaluate on the pool, decrypt, one row at a time. */
@@ -335,19 +360,19 @@ static gboolean
 compute_row_local (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call,
                    guint row, const float *h, GError **error)
 {
-  double h_factor = 1, t0 = lm_time_ms (), t1, t2;
+  double h_factor = 1, t0 = now_ms (self), t1, t2;
 
   if (!_ts_helora_session_encrypt_row (self, g, h, &h_factor, error))
     return FALSE;
-  t1 = lm_time_ms ();
+  t1 = now_ms (self);
   lm_timings_add (call->timings, LM_STAGE_ENCRYPT, t1 - t0);
   if (!evaluate_local (self, g, error))
     return FALSE;
-  t2 = lm_time_ms ();
+  t2 = now_ms (self);
   lm_timings_add (call->timings, LM_STAGE_EVALUATE, t2 - t1);
-  if (!_ts_helora_session_decrypt_row (self, g, row, h, h_factor, error))
+  if (!_ts_helora_session_decrypt_row (self, g, row, h_factor, error))
     return FALSE;
-  lm_timings_add (call->timings, LM_STAGE_DECRYPT, lm_time_ms () - t2);
+  lm_timings_add (call->timings, LM_STAGE_DECRYPT, now_ms (self) - t2);
   return TRUE;
 }
 
@@ -370,7 +395,7 @@ static gboolean
 compute_group (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call,
                const float *h, GError **error)
 {
-  double t0 = lm_time_ms ();
+  double t0 = now_ms (self);
 
   reserve_rows (self, g, call->n_tokens);
   g->cached_rows = 0;
@@ -388,8 +413,9 @@ compute_group (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *cal
   g_mutex_lock (&self->stats_lock);
   self->stats.encryptions += call->n_tokens;
   self->stats.module_evaluations += (guint64) call->n_tokens * g->members->len;
-  self->stats.he_ms += lm_time_ms () - t0;
+  self->stats.he_ms += now_ms (self) - t0;
   g_mutex_unlock (&self->stats_lock);
+  track_group_error (self, g, call->n_tokens, h);
   return TRUE;
 }
 

@@ -8,9 +8,12 @@
  */
 #include <stdlib.h>
 
+#include <glib/gstdio.h>
+
 #include "ckks-helora.h"
 #include "ckks-keys.h"
 #include "helora-golden.h"
+#include "ts-helora-adapter.h"
 #include "ts-helora-ckks.h"
 #include "ts-test-util.h"
 
@@ -104,6 +107,7 @@ test_swapped_keys (void)
       err_other = MAX (err_other, ABS (u_other[i] - ref));
     }
   g_test_message ("own key error %.3g, other key error %.3g", err_own, err_other);
+  g_assert_cmpfloat (err_own, <, 1e-5);
   /* A wrong key decrypts to values spread over the whole modulus range;
    * the true |A·h| here is below 10, so anything past 10 is garbage. */
   g_assert_cmpfloat (err_other, >, 10.0);
@@ -157,6 +161,43 @@ test_sealed_key (void)
   ckks_context_free (ctx);
 }
 
+/* q, k and v read the same h: one encryption serves the three of them. */
+static void
+test_shared_encryption (void)
+{
+  const char *const kinds[] = { "attn_q", "attn_k", "attn_v", "attn_output", NULL };
+  g_autofree char *dir = g_dir_make_tmp ("helora-qkv-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "qkvo.gguf", NULL);
+  TsHeloraOptions options = { .mode = TS_HELORA_MODE_LOCAL, .track_error = TRUE,
+                              .params_preset = "fast" };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraSession) helora = NULL;
+  Golden qkvo = golden;
+  g_autofree gint32 *plain = NULL, *he = NULL;
+  char *msg = NULL;
+  TsHeloraStats stats;
+
+  g_assert_true (ts_helora_adapter_write_synthetic (golden.model, path, 16, 5, kinds, &error));
+  g_assert_no_error (error);
+  if (lm_lora_load (golden.model, path, 1.0f, &qkvo.lora, &msg) != LM_OK)
+    g_error ("%s: %s", path, msg);
+  g_assert_cmpuint (lm_lora_n_modules (qkvo.lora), ==, 4);
+  plain = golden_greedy (&qkvo, NULL);
+  helora = ts_helora_session_new (qkvo.lora, &options, &error);
+  g_assert_no_error (error);
+  he = golden_greedy (&qkvo, helora);
+  g_assert_cmpmem (he, GOLDEN_STEPS * 4, plain, GOLDEN_STEPS * 4);
+  ts_helora_session_get_stats (helora, &stats);
+  /* Per token: q, k, v share one encryption, the output projection has its own. */
+  g_assert_cmpuint (stats.module_evaluations, ==, 4 * (golden.n_prompt + GOLDEN_STEPS - 1));
+  g_assert_cmpuint (stats.encryptions, ==, 2 * (golden.n_prompt + GOLDEN_STEPS - 1));
+  g_assert_cmpfloat (stats.max_abs_delta_error, <, 1e-4 * stats.max_abs_delta_plain);
+  g_clear_pointer (&helora, ts_helora_session_free);
+  lm_lora_free (qkvo.lora);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 static void
 test_mode_parse (void)
 {
@@ -199,6 +240,7 @@ main (int argc, char **argv)
   g_test_add_func ("/helora/session/local-pk", test_local_pk);
   g_test_add_func ("/helora/session/swapped-keys", test_swapped_keys);
   g_test_add_func ("/helora/session/sealed-key", test_sealed_key);
+  g_test_add_func ("/helora/session/shared-encryption", test_shared_encryption);
   rc = g_test_run ();
   golden_clear (&golden);
   return rc;

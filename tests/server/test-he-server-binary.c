@@ -67,7 +67,8 @@ server_start (Server *s, const char *const *extra)
   line = g_data_input_stream_read_line_utf8 (out, NULL, NULL, &error);
   g_assert_no_error (error);
   g_assert_nonnull (line);
-  g_assert_true (g_str_has_prefix (line, "listening on http://127.0.0.1:"));
+  g_assert_true (g_str_has_prefix (line, "listening on http://127.0.0.1:")
+                 || g_str_has_prefix (line, "listening on https://127.0.0.1:"));
   s->url = g_strdup (line + strlen ("listening on "));
 }
 
@@ -209,6 +210,52 @@ test_generate_remote_peft (void)
   g_assert_cmpstr (remote, ==, plain);
 }
 
+static gboolean
+accept_certificate_cb (SoupMessage *msg, GTlsCertificate *cert, GTlsCertificateFlags errors,
+                       gpointer data)
+{
+  return TRUE;                   /* our own self-signed test certificate */
+}
+
+/* With a certificate and key the server speaks HTTPS (and so wss://). */
+static void
+test_tls (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("he-server-tls-XXXXXX", NULL);
+  g_autofree char *cert = g_build_filename (dir, "cert.pem", NULL);
+  g_autofree char *key = g_build_filename (dir, "key.pem", NULL);
+  const char *extra[] = { "--tls-cert", cert, "--tls-key", key, NULL };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GSubprocess) openssl = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE
+                                                      | G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                                                      "openssl", "req", "-x509", "-newkey", "rsa:2048",
+                                                      "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                                                      "-keyout", key, "-out", cert, NULL);
+  g_autoptr (SoupSession) session = soup_session_new ();
+  g_autoptr (SoupMessage) msg = NULL;
+  g_autoptr (GBytes) body = NULL;
+  g_autofree char *url = NULL;
+  Server s = { 0 };
+
+  if (openssl == NULL || !g_subprocess_wait_check (openssl, NULL, NULL))
+    {
+      g_test_skip ("openssl cannot make a test certificate");
+      return;
+    }
+  server_start (&s, extra);
+  g_assert_true (g_str_has_prefix (s.url, "https://"));
+  url = g_strconcat (s.url, "healthz", NULL);
+  msg = soup_message_new ("GET", url);
+  g_signal_connect (msg, "accept-certificate", G_CALLBACK (accept_certificate_cb), NULL);
+  body = soup_session_send_and_read (session, msg, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (soup_message_get_status (msg), ==, SOUP_STATUS_OK);
+  server_stop (&s, 0);
+  g_unlink (cert);
+  g_unlink (key);
+  g_rmdir (dir);
+}
+
 /* The server holds no key: no secret-key function is linked into it. */
 static void
 test_links_no_secret_key_code (void)
@@ -246,6 +293,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/he-server-binary/health-and-sigterm", test_health_and_sigterm);
   g_test_add_func ("/he-server-binary/bad-options", test_bad_options);
+  g_test_add_func ("/he-server-binary/tls", test_tls);
   g_test_add_func ("/he-server-binary/generate-remote", test_generate_remote);
   g_test_add_func ("/he-server-binary/generate-remote-peft", test_generate_remote_peft);
   g_test_add_func ("/he-server-binary/links-no-secret-key-code", test_links_no_secret_key_code);

@@ -8,6 +8,7 @@
  * test ends by checking that a well-behaved client still gets correct
  * answers from the same server.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <glib/gstdio.h>
@@ -18,6 +19,7 @@
 #include "server-fixture.h"
 #include "ts-helora-adapter.h"
 #include "ts-helora-ckks-evaluator.h"
+#include "ts-helora-session.h"
 #include "ts-test-util.h"
 
 #define D 48
@@ -95,7 +97,8 @@ fixture_tear_down (Fixture *f, gconstpointer data)
 {
   g_autofree char *path = g_build_filename (f->dir, "toy.adapter", NULL);
 
-  server_fixture_stop (f->server);
+  if (f->server != NULL)
+    server_fixture_stop (f->server);
   ckks_client_free (f->client);
   g_unlink (path);
   g_unlink (f->lora_path);
@@ -673,6 +676,127 @@ test_idle_timeout (Fixture *f, gconstpointer data)
   wait_for_clients (f, 0);
 }
 
+/* The client's errors: nobody listening, no answer in time, a dropped server. */
+static void
+test_client_errors (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraRemote) nobody = ts_helora_remote_connect ("ws://127.0.0.1:1/", 2000, &error);
+  g_autoptr (TsHeloraRemote) remote = connect_and_hello (f);
+  g_autoptr (GBytes) slow = evaluate_message (60, 2, D * sizeof (float));
+  g_autoptr (TsHeloraFrame) reply = NULL;
+
+  g_assert_null (nobody);
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_CLOSED);
+  g_clear_error (&error);
+  g_assert_null (ts_helora_remote_connect ("http//nonsense", 2000, &error));
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+  /* The slow module takes 300 ms; wait 50. */
+  ts_helora_remote_set_timeout (remote, 50);
+  ts_helora_remote_send (remote, slow, 60);
+  reply = ts_helora_remote_wait (remote, 60, &error);
+  g_assert_null (reply);
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_TIMEOUT);
+  g_clear_error (&error);
+  /* The server goes away while a request is in flight. */
+  ts_helora_remote_set_timeout (remote, 10000);
+  ts_helora_remote_send (remote, slow, 61);
+  server_fixture_stop (f->server);
+  f->server = NULL;
+  reply = ts_helora_remote_wait (remote, 61, &error);
+  g_assert_null (reply);
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_CLOSED);
+  g_assert_nonnull (strstr (error->message, "shutting down"));
+}
+
+/* An engine session using the server: a drop fails the forward pass with
+ * LM_ERR_HOOK, and the HE-LoRA session says why. */
+static void
+test_session_drop (Fixture *f, gconstpointer data)
+{
+  g_autofree char *model_path = ts_test_data_path ("qwen35/tiny-qwen35moe-f32/tiny-qwen35moe-f32.gguf");
+  TsHeloraOptions options = { .mode = TS_HELORA_MODE_REMOTE, .params_preset = PRESET,
+                              .adapter_path = f->lora_path, .timeout_ms = 5000 };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraSession) helora = NULL;
+  const gint32 prompt[] = { 999, 716, 260, 198 };
+  LmModel *model = NULL;
+  LmLora *lora = NULL;
+  LmSession *s = NULL;
+  TsHeloraStats stats;
+
+  options.remote_url = server_fixture_ws_url (f->server);
+  g_assert_cmpint (lm_model_load (model_path, &model, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_lora_load (model, f->lora_path, 1.0f, &lora, NULL), ==, LM_OK);
+  helora = ts_helora_session_new (lora, &options, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (lm_session_new (model, NULL, &s), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora (s, lora), ==, LM_OK);
+  g_assert_true (ts_helora_session_attach (helora, s, &error));
+  g_assert_cmpint (lm_session_prefill (s, prompt, G_N_ELEMENTS (prompt), NULL), ==, LM_OK);
+  ts_helora_session_get_stats (helora, &stats);
+  g_assert_cmpuint (stats.module_evaluations, ==, 4 * G_N_ELEMENTS (prompt));
+  g_assert_cmpuint (stats.bytes_up, >, 0);
+  server_fixture_stop (f->server);
+  f->server = NULL;
+  g_assert_cmpint (lm_session_decode (s, 42), ==, LM_ERR_HOOK);
+  g_assert_nonnull (ts_helora_session_last_error (helora));
+  g_assert_true (ts_helora_session_last_error (helora)->domain == TS_HELORA_ERROR);
+  g_assert_cmpint (ts_helora_session_last_error (helora)->code, ==, TS_HELORA_ERROR_CLOSED);
+  lm_session_free (s);
+  g_clear_pointer (&helora, ts_helora_session_free);
+  lm_lora_free (lora);
+  lm_model_free (model);
+}
+
+/* The real client: a session generating through the server, with a key from
+ * the vault (so the test knows it), sends no byte run of that key. */
+static void
+test_session_sends_no_secret_key (Fixture *f, gconstpointer data)
+{
+  g_autofree char *model_path = ts_test_data_path ("qwen35/tiny-qwen35moe-f32/tiny-qwen35moe-f32.gguf");
+  g_autoptr (GByteArray) sent = g_byte_array_new ();
+  guint8 seal_key[32] = { 7 }, *sealed = NULL;
+  gsize sealed_len = 0;
+  TsHeloraOptions options = { .mode = TS_HELORA_MODE_REMOTE, .params_preset = PRESET,
+                              .adapter_path = f->lora_path, .unseal_key = seal_key,
+                              .tap = capture_cb, .tap_data = sent };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraSession) helora = NULL;
+  const gint32 prompt[] = { 999, 716, 260, 198, 54, 71 };
+  const CkksSecretKey *sk = f->client->sk;
+  gsize n = ckks_context_ring_degree (f->client->ctx);
+  guint limbs = ckks_context_params (f->client->ctx)->n_moduli;
+  LmModel *model = NULL;
+  LmLora *lora = NULL;
+  LmSession *s = NULL;
+
+  g_assert_cmpint (ckks_secret_key_seal (sk, seal_key, &sealed, &sealed_len), ==, CKKS_OK);
+  options.sealed_key = sealed;
+  options.sealed_key_len = sealed_len;
+  options.remote_url = server_fixture_ws_url (f->server);
+  g_assert_cmpint (lm_model_load (model_path, &model, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_lora_load (model, f->lora_path, 1.0f, &lora, NULL), ==, LM_OK);
+  helora = ts_helora_session_new (lora, &options, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (lm_session_new (model, NULL, &s), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora (s, lora), ==, LM_OK);
+  g_assert_true (ts_helora_session_attach (helora, s, &error));
+  g_assert_cmpint (lm_session_prefill (s, prompt, G_N_ELEMENTS (prompt), NULL), ==, LM_OK);
+  for (int k = 0; k < 4; k++)
+    g_assert_cmpint (lm_session_decode (s, 100 + k), ==, LM_OK);
+  lm_session_free (s);
+  g_clear_pointer (&helora, ts_helora_session_free);
+  g_assert_cmpuint (sent->len, >, 40 * n * 8);
+  g_assert_false (leaks (sent, (const guint8 *) sk->coeffs, n, 64, 61));
+  g_assert_false (leaks (sent, (const guint8 *) sk->s, (gsize) limbs * n * 8, 16, 104));
+  g_assert_null (memmem (sent->data, sent->len, sealed, 64));
+  free (sealed);
+  lm_lora_free (lora);
+  lm_model_free (model);
+}
+
 static void
 add (const char *path, void (*func) (Fixture *, gconstpointer), guint idle_ms)
 {
@@ -695,5 +819,8 @@ main (int argc, char **argv)
   add ("/he-server/idle-timeout", test_idle_timeout, 200);
   add ("/he-server/swapped-keys", test_swapped_keys, 0);
   add ("/he-server/no-secret-key-sent", test_no_secret_key_sent, 0);
+  add ("/he-server/client-errors", test_client_errors, 0);
+  add ("/he-server/session-drop", test_session_drop, 0);
+  add ("/he-server/session-sends-no-secret-key", test_session_sends_no_secret_key, 0);
   return g_test_run ();
 }
