@@ -61,7 +61,9 @@ draw_bar (TsBenchChart *self, GtkSnapshot *snapshot, const TsBenchResult *r, flo
           float bar_width, double scale, const GdkRGBA *fg)
 {
   GtkWidget *widget = GTK_WIDGET (self);
-  g_autofree char *label = ts_bench_result_label (r);
+  g_autofree char *name = ts_bench_result_label (r);
+  /* Translators: a benchmark configuration's name and the LoRA rank it ran at. */
+  g_autofree char *label = g_strdup_printf (_("%s · r %u"), name, r->rank);
   g_autofree char *value = g_strdup_printf (_("%.1f ms · %.1f tokens/s"),
                                             ts_bench_result_total_ms (r), r->tokens_per_s);
   float x = LABEL_WIDTH;

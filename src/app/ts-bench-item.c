@@ -81,6 +81,8 @@ ts_bench_item_format (TsBenchItem *self, const char *column)
 
   if (g_str_equal (column, "label"))
     return ts_bench_result_label (r);
+  if (g_str_equal (column, "rank"))
+    return g_strdup_printf ("%u", r->rank);
   if (g_str_equal (column, "tokens-per-s"))
     return g_strdup_printf ("%.2f", r->tokens_per_s);
   if (g_str_equal (column, "total"))

@@ -19,6 +19,7 @@ struct _TsBenchPage
   GtkCheckButton *fast_check;
   GtkCheckButton *default_check;
   GtkCheckButton *wide_check;
+  AdwEntryRow *ranks_row;
   AdwActionRow *remote_row;
   GtkSwitch *remote_switch;
   GtkSpinButton *tokens_spin;
@@ -148,6 +149,30 @@ choose_file (TsBenchPage *self, gboolean model)
 
 /* ---- Running ---------------------------------------------------------- */
 
+/* "8, 16,32" → ranks; empty text → NULL (the adapter's own rank). */
+static GArray *
+parse_ranks (const char *text, GError **error)
+{
+  g_auto (GStrv) parts = g_strsplit_set (text, ", ", -1);
+  g_autoptr (GArray) ranks = g_array_new (FALSE, FALSE, sizeof (guint));
+
+  for (guint i = 0; parts[i] != NULL; i++)
+    {
+      guint64 rank;
+
+      if (*parts[i] == '\0')
+        continue;
+      if (!g_ascii_string_to_unsigned (parts[i], 10, 1, 4096, &rank, NULL))
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                       _("“%s” is not a rank between 1 and 4096"), parts[i]);
+          return NULL;
+        }
+      g_array_append_val (ranks, rank);
+    }
+  return g_steal_pointer (&ranks);
+}
+
 static TsBenchOptions *
 collect_options (TsBenchPage *self, GError **error)
 {
@@ -156,7 +181,11 @@ collect_options (TsBenchPage *self, GError **error)
   g_autofree char *url = settings ? g_settings_get_string (settings, "evaluator-url") : NULL;
   gboolean remote = gtk_switch_get_active (self->remote_switch) && url != NULL && *url != '\0';
   g_autoptr (TsBenchOptions) options = NULL;
+  g_autoptr (GArray) ranks = parse_ranks (gtk_editable_get_text (GTK_EDITABLE (self->ranks_row)),
+                                          error);
 
+  if (ranks == NULL)
+    return NULL;
   if (self->model_path == NULL || *self->model_path == '\0'
       || self->adapter_path == NULL || *self->adapter_path == '\0')
     {
@@ -167,6 +196,8 @@ collect_options (TsBenchPage *self, GError **error)
   options = ts_bench_options_new (self->model_path, self->adapter_path,
                                   (guint) gtk_spin_button_get_value_as_int (self->tokens_spin));
   options->n_threads = settings ? (guint) g_settings_get_int (settings, "threads") : 0;
+  if (ranks->len > 0)
+    options->ranks = g_steal_pointer (&ranks);
   ts_bench_options_add (options, TS_HELORA_MODE_PLAIN, NULL, NULL);
   for (guint i = 0; i < G_N_ELEMENTS (checks); i++)
     if (gtk_check_button_get_active (checks[i]))
@@ -419,6 +450,7 @@ setup_table (TsBenchPage *self)
                              GTK_SELECTION_MODEL (gtk_no_selection_new (
                                G_LIST_MODEL (g_object_ref (self->store)))));
   add_column (self, _("Configuration"), "label");
+  add_column (self, _("Rank"), "rank");
   add_column (self, _("Tokens/s"), "tokens-per-s");
   add_column (self, _("ms/Token"), "total");
   for (int s = 0; s < TS_N_STAGES; s++)
@@ -473,6 +505,12 @@ _ts_bench_page_get_last_toast (TsBenchPage *self)
 }
 
 void
+_ts_bench_page_set_ranks (TsBenchPage *self, const char *ranks)
+{
+  gtk_editable_set_text (GTK_EDITABLE (self->ranks_row), ranks);
+}
+
+void
 _ts_bench_page_set_inputs (TsBenchPage *self, const char *model, const char *adapter,
                            guint n_tokens, const char *const *presets_on)
 {
@@ -522,6 +560,7 @@ ts_bench_page_class_init (TsBenchPageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TsBenchPage, fast_check);
   gtk_widget_class_bind_template_child (widget_class, TsBenchPage, default_check);
   gtk_widget_class_bind_template_child (widget_class, TsBenchPage, wide_check);
+  gtk_widget_class_bind_template_child (widget_class, TsBenchPage, ranks_row);
   gtk_widget_class_bind_template_child (widget_class, TsBenchPage, remote_row);
   gtk_widget_class_bind_template_child (widget_class, TsBenchPage, remote_switch);
   gtk_widget_class_bind_template_child (widget_class, TsBenchPage, tokens_spin);

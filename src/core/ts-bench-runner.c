@@ -4,7 +4,10 @@
 #include <string.h>
 
 #include "lm.h"
+#include <glib/gstdio.h>
+
 #include "tokenizer.h"
+#include "ts-bench-adapter.h"
 #include "ts-bench-runner.h"
 
 #define DEFAULT_PROMPT "Homomorphic encryption lets a server compute on data it cannot read."
@@ -42,6 +45,7 @@ ts_bench_options_free (TsBenchOptions *options)
   g_free (options->adapter_path);
   g_free (options->prompt);
   g_clear_pointer (&options->prompt_tokens, g_array_unref);
+  g_clear_pointer (&options->ranks, g_array_unref);
   g_array_unref (options->configs);
   g_free (options);
 }
@@ -90,12 +94,19 @@ config_label (const TsBenchConfig *config)
 
 typedef struct {
   LmModel *model;
-  LmLora *lora;
+  LmLora *lora;              /* the adapter as given */
   LmTokenizer *tok;
   int32_t *prompt;
   size_t n_prompt;
-  guint rank;
+  guint rank;                /* largest rank among its modules */
 } Loaded;
+
+/* The adapter one pass runs with: the original or a resized copy. */
+typedef struct {
+  const LmLora *lora;
+  const char *path;
+  guint rank;
+} Adapter;
 
 static void
 loaded_clear (Loaded *l)
@@ -167,32 +178,33 @@ typedef struct {
   const TsBenchOptions *options;
   TsBenchProgressFunc progress;
   gpointer user_data;
-  guint index;               /* of the running configuration */
+  guint index;               /* of the running (rank, configuration) pair */
+  guint n_runs;
   const char *label;
 } Reporter;
 
 static void
 report (const Reporter *r, double within)
 {
-  guint n = r->options->configs->len;
+  guint n = r->n_runs;
 
   if (r->progress != NULL)
     r->progress ((r->index + within) / n, r->label, r->user_data);
 }
 
 static TsHeloraSession *
-attach_helora (const TsBenchOptions *options, const TsBenchConfig *config, const Loaded *l,
-               LmSession *session, GError **error)
+attach_helora (const TsBenchOptions *options, const TsBenchConfig *config,
+               const Adapter *adapter, LmSession *session, GError **error)
 {
   TsHeloraOptions he = {
     .mode = config->mode,
     .remote_url = config->remote_url,
     .params_preset = config->preset,
     .n_threads = options->n_threads,
-    .adapter_path = options->adapter_path,
+    .adapter_path = adapter->path,
     .track_error = TRUE,
   };
-  g_autoptr (TsHeloraSession) helora = ts_helora_session_new (l->lora, &he, error);
+  g_autoptr (TsHeloraSession) helora = ts_helora_session_new (adapter->lora, &he, error);
 
   if (helora == NULL || !ts_helora_session_attach (helora, session, error))
     return NULL;
@@ -251,7 +263,7 @@ decode_steps (const Reporter *r, const Loaded *l, LmSession *session, TsHeloraSe
 
 static TsBenchResult *
 run_config (const Reporter *r, const TsBenchConfig *config, const Loaded *l,
-            GCancellable *cancellable, GError **error)
+            const Adapter *adapter, GCancellable *cancellable, GError **error)
 {
   const TsBenchOptions *options = r->options;
   g_autoptr (TsBenchResult) result = g_new0 (TsBenchResult, 1);
@@ -265,15 +277,15 @@ run_config (const Reporter *r, const TsBenchConfig *config, const Loaded *l,
   result->label = g_strdup (r->label);
   result->mode = config->mode;
   result->preset = g_strdup (config->preset);
-  result->rank = l->rank;
+  result->rank = adapter->rank;
   result->series = ts_timing_series_new ();
   result->tokens = g_array_new (FALSE, FALSE, sizeof (gint32));
   report (r, 0.0);
   if ((st = lm_session_new (l->model, &params, &session)) != LM_OK
-      || (st = lm_session_set_lora (session, l->lora)) != LM_OK)
+      || (st = lm_session_set_lora (session, adapter->lora)) != LM_OK)
     engine_failed (error, "session", st, NULL);
   else if (config->mode != TS_HELORA_MODE_PLAIN
-           && (helora = attach_helora (options, config, l, session, error)) == NULL)
+           && (helora = attach_helora (options, config, adapter, session, error)) == NULL)
     ;
   else if ((st = lm_session_prefill (session, l->prompt, l->n_prompt, NULL)) != LM_OK)
     engine_failed (error, "prefill", st, NULL);
@@ -298,6 +310,80 @@ run_config (const Reporter *r, const TsBenchConfig *config, const Loaded *l,
   return g_steal_pointer (&result);
 }
 
+/* Runs every configuration with @adapter, appending to @results. */
+static gboolean
+run_configs (const TsBenchOptions *options, const Loaded *l, const Adapter *adapter,
+             Reporter *r, GPtrArray *results, GCancellable *cancellable, GError **error)
+{
+  for (guint i = 0; i < options->configs->len; i++, r->index++)
+    {
+      const TsBenchConfig *config = &g_array_index (options->configs, TsBenchConfig, i);
+      g_autofree char *label = config_label (config);
+      TsBenchResult *result;
+
+      r->label = label;
+      result = run_config (r, config, l, adapter, cancellable, error);
+      if (result == NULL)
+        return FALSE;
+      g_ptr_array_add (results, result);
+    }
+  return TRUE;
+}
+
+/* Resizes the adapter to @rank into @dir and runs every configuration. */
+static gboolean
+run_rank (const TsBenchOptions *options, const Loaded *l, guint rank, const char *dir,
+          Reporter *r, GPtrArray *results, GCancellable *cancellable, GError **error)
+{
+  g_autofree char *name = g_strdup_printf ("rank-%u.gguf", rank);
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  LmLora *lora = NULL;
+  char *msg = NULL;
+  LmStatus st;
+  gboolean ok;
+
+  if (rank == l->rank)
+    {
+      Adapter same = { l->lora, options->adapter_path, l->rank };
+      return run_configs (options, l, &same, r, results, cancellable, error);
+    }
+  if (!ts_bench_write_adapter_rank (l->lora, rank, path, error))
+    return FALSE;
+  if ((st = lm_lora_load (l->model, path, 1.0f, &lora, &msg)) != LM_OK)
+    ok = engine_failed (error, path, st, msg);
+  else
+    {
+      Adapter resized = { lora, path, rank };
+      ok = run_configs (options, l, &resized, r, results, cancellable, error);
+    }
+  lm_lora_free (lora);
+  g_unlink (path);
+  return ok;
+}
+
+static gboolean
+run_all (const TsBenchOptions *options, const Loaded *l, TsBenchProgressFunc progress,
+         gpointer user_data, GPtrArray *results, GCancellable *cancellable, GError **error)
+{
+  guint n_ranks = options->ranks != NULL ? options->ranks->len : 0;
+  Reporter r = { options, progress, user_data, 0, MAX (n_ranks, 1) * options->configs->len, NULL };
+  g_autofree char *dir = NULL;
+  gboolean ok = TRUE;
+
+  if (n_ranks == 0)
+    {
+      Adapter given = { l->lora, options->adapter_path, l->rank };
+      return run_configs (options, l, &given, &r, results, cancellable, error);
+    }
+  if ((dir = g_dir_make_tmp ("tensafe-bench-XXXXXX", error)) == NULL)
+    return FALSE;
+  for (guint i = 0; ok && i < n_ranks; i++)
+    ok = run_rank (options, l, g_array_index (options->ranks, guint, i), dir, &r, results,
+                   cancellable, error);
+  g_rmdir (dir);
+  return ok;
+}
+
 GPtrArray *
 ts_bench_run (const TsBenchOptions *options, TsBenchProgressFunc progress, gpointer user_data,
               GCancellable *cancellable, GError **error)
@@ -313,18 +399,8 @@ ts_bench_run (const TsBenchOptions *options, TsBenchProgressFunc progress, gpoin
                    "Nothing to run: choose at least one configuration and one token");
       return NULL;
     }
-  ok = load (options, &l, error);
-  for (guint i = 0; ok && i < options->configs->len; i++)
-    {
-      const TsBenchConfig *config = &g_array_index (options->configs, TsBenchConfig, i);
-      g_autofree char *label = config_label (config);
-      Reporter r = { options, progress, user_data, i, label };
-      TsBenchResult *result = run_config (&r, config, &l, cancellable, error);
-
-      ok = result != NULL;
-      if (ok)
-        g_ptr_array_add (results, result);
-    }
+  ok = load (options, &l, error) && run_all (options, &l, progress, user_data, results,
+                                             cancellable, error);
   loaded_clear (&l);
   if (ok && progress != NULL)
     progress (1.0, NULL, user_data);

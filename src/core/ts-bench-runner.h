@@ -1,7 +1,8 @@
 /* ts-bench-runner.h: HE-LoRA benchmark: the same greedy generation per configuration, timed per stage.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Loads a model and an adapter once, then for each configuration (plaintext
+ * Loads a model and an adapter once, then for each rank asked for (the
+ * adapter resized, see ts-bench-adapter.h) and each configuration (plaintext
  * LoRA, HE-LoRA local with a CKKS preset, HE-LoRA remote) runs a fresh
  * session: prefill of a fixed prompt, then @n_tokens greedy decode steps,
  * each timed per stage (DESIGN.md §2) into a TsTimingSeries. Every
@@ -35,6 +36,8 @@ typedef struct {
   guint n_tokens;            /* decode steps per configuration (>= 1) */
   guint n_threads;           /* 0: all cores */
   GArray *configs;           /* of TsBenchConfig */
+  GArray *ranks;             /* guint LoRA ranks to sweep (ts-bench-adapter.h);
+                                NULL or empty: the adapter's own rank */
 } TsBenchOptions;
 
 TsBenchOptions *ts_bench_options_new (const char *model_path, const char *adapter_path,
@@ -65,8 +68,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsBenchResult, ts_bench_result_free)
 /* (fraction in [0, 1], label of the running configuration, user data) */
 typedef void (*TsBenchProgressFunc) (double fraction, const char *label, gpointer user_data);
 
-/* Runs every configuration; a GPtrArray of TsBenchResult (one per
- * configuration, in order; free with g_ptr_array_unref), or NULL. */
+/* Runs every configuration for every rank; a GPtrArray of TsBenchResult
+ * (rank-major, configurations in order; free with g_ptr_array_unref), or NULL. */
 GPtrArray *ts_bench_run (const TsBenchOptions *options, TsBenchProgressFunc progress,
                          gpointer user_data, GCancellable *cancellable, GError **error);
 

@@ -81,6 +81,50 @@ test_plain_and_local (void)
   g_assert_null (plain->preset);
 }
 
+/* A padded adapter computes the same Δ: the golden tokens again; a cut one
+ * runs at its smaller rank. */
+static void
+test_rank_sweep (void)
+{
+  g_autoptr (TsBenchOptions) options = golden_options ();
+  g_autoptr (GPtrArray) results = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree gint32 *golden = NULL;
+  guint rank = 0, ranks[2];
+  gsize len;
+
+  ts_bench_options_add (options, TS_HELORA_MODE_PLAIN, NULL, NULL);
+  ts_bench_options_add (options, TS_HELORA_MODE_LOCAL, "fast", NULL);
+  options->ranks = g_array_new (FALSE, FALSE, sizeof (guint));
+  {
+    g_autoptr (TsBenchOptions) probe = golden_options ();
+    g_autoptr (GPtrArray) one = NULL;
+    ts_bench_options_add (probe, TS_HELORA_MODE_PLAIN, NULL, NULL);
+    probe->n_tokens = 1;
+    one = ts_bench_run (probe, NULL, NULL, NULL, &error);
+    g_assert_no_error (error);
+    rank = ((TsBenchResult *) g_ptr_array_index (one, 0))->rank;
+  }
+  ranks[0] = rank * 2;
+  ranks[1] = 1;
+  g_array_append_vals (options->ranks, ranks, 2);
+  results = ts_bench_run (options, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (results->len, ==, 4);
+
+  golden = (gint32 *) ts_test_read_data (GOLDEN_DIR "lora_greedy_tokens.bin", &len);
+  for (guint i = 0; i < 4; i++)
+    {
+      TsBenchResult *r = g_ptr_array_index (results, i);
+
+      g_assert_cmpuint (r->rank, ==, ranks[i / 2]);
+      g_assert_cmpuint (r->n_tokens, ==, N_TOKENS);
+      g_assert_cmpint (r->mode, ==, i % 2 == 0 ? TS_HELORA_MODE_PLAIN : TS_HELORA_MODE_LOCAL);
+      if (i < 2)
+        g_assert_cmpmem (r->tokens->data, N_TOKENS * 4, golden, N_TOKENS * 4);
+    }
+}
+
 static void
 test_exports (void)
 {
@@ -156,6 +200,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/bench-runner/plain-and-local", test_plain_and_local);
+  g_test_add_func ("/bench-runner/rank-sweep", test_rank_sweep);
   g_test_add_func ("/bench-runner/exports", test_exports);
   g_test_add_func ("/bench-runner/cancelled", test_cancelled);
   g_test_add_func ("/bench-runner/bad-inputs", test_bad_inputs);

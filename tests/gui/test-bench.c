@@ -138,6 +138,28 @@ test_cancel (Fixture *f, gconstpointer data)
   g_assert_cmpuint (g_list_model_get_n_items (_ts_bench_page_get_results_model (f->page)), >, 0);
 }
 
+/* Two ranks, each with plaintext and HE local. */
+static void
+test_ranks (Fixture *f, gconstpointer data)
+{
+  GListModel *rows = _ts_bench_page_get_results_model (f->page);
+  g_autoptr (TsBenchItem) last = NULL;
+
+  _ts_bench_page_set_ranks (f->page, "x");
+  gtk_widget_activate_action (GTK_WIDGET (f->page), "bench.run", NULL);
+  g_assert_false (_ts_bench_page_get_running (f->page));
+  g_assert_cmpstr (_ts_bench_page_get_last_toast (f->page), ==, "“x” is not a rank between 1 and 4096");
+
+  _ts_bench_page_set_ranks (f->page, "1, 3");
+  gtk_widget_activate_action (GTK_WIDGET (f->page), "bench.run", NULL);
+  wait_for_run (f->page);
+  g_assert_cmpuint (g_list_model_get_n_items (rows), ==, 4);
+  g_assert_cmpuint (ts_bench_chart_get_n_bars (_ts_bench_page_get_chart (f->page)), ==, 4);
+  last = g_list_model_get_item (rows, 3);
+  g_assert_cmpuint (ts_bench_item_get_result (last)->rank, ==, 3);
+  g_assert_cmpint (ts_bench_item_get_result (last)->mode, ==, TS_HELORA_MODE_LOCAL);
+}
+
 static void
 test_needs_model (void)
 {
@@ -179,6 +201,7 @@ main (int argc, char **argv)
   ADD ("run-fills-table", test_run_fills_table);
   ADD ("export", test_export);
   ADD ("cancel", test_cancel);
+  ADD ("ranks", test_ranks);
 #undef ADD
   g_test_add_func ("/bench/needs-model", test_needs_model);
   return g_test_run ();
