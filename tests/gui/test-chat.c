@@ -293,6 +293,55 @@ test_stop (void)
   quit_app (app);
 }
 
+typedef struct {
+  TsChatPage *page;
+  TsHistory *history;
+  char *seen;              /* HE text found in the database mid-answer */
+} StreamWatch;
+
+static gboolean
+he_reply_stored_while_busy (gpointer data)
+{
+  StreamWatch *w = data;
+  g_autoptr (GPtrArray) messages = NULL;
+  TsHistoryMessage *he;
+
+  g_usleep (20000);
+  messages = ts_history_messages (w->history, ts_chat_page_get_conversation (w->page), NULL);
+  if (messages == NULL || messages->len != 3 || !ts_chat_page_get_busy (w->page))
+    return FALSE;
+  he = g_ptr_array_index (messages, 2);
+  if (he->complete || *he->content == '\0')
+    return FALSE;
+  w->seen = g_strdup (he->content);
+  return TRUE;
+}
+
+/* While an answer streams, what arrived so far is already in the database
+ * (read through a second connection, as after a crash). */
+static void
+test_saved_while_streaming (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  TsChatPage *page = start_app (app);
+  g_autofree char *path = ts_history_default_path ();
+  StreamWatch watch = { page, ts_history_open (path, NULL), NULL };
+
+  g_assert_nonnull (watch.history);
+  g_object_set (page, "max-tokens", 200, NULL);
+  ts_chat_page_set_prompt (page, PROMPT);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.send", NULL));
+  wait_until (he_reply_stored_while_busy, &watch, "the streamed answer to reach history.sqlite");
+  g_test_message ("stored mid-answer: %zu bytes", strlen (watch.seen));
+  g_assert_true (g_str_has_prefix (ts_chat_pane_get_reply (ts_chat_page_get_pane (page, TRUE)),
+                                   watch.seen));
+  gtk_widget_activate_action (GTK_WIDGET (page), "chat.stop", NULL);
+  wait_until (page_idle, page, "both panes to stop");
+  ts_history_close (watch.history);
+  g_free (watch.seen);
+  quit_app (app);
+}
+
 /* A page dropped while its model loads is freed, and the late load is ignored. */
 static void
 test_page_lifecycle (void)
@@ -355,6 +404,7 @@ main (int argc, char **argv)
   g_test_add_func ("/chat/send-and-restart", test_send_and_restart);
   g_test_add_func ("/chat/regenerate-and-edit", test_regenerate_and_edit);
   g_test_add_func ("/chat/stop", test_stop);
+  g_test_add_func ("/chat/saved-while-streaming", test_saved_while_streaming);
   g_test_add_func ("/chat/page-lifecycle", test_page_lifecycle);
   status = g_test_run ();
   remove_tree (data_home);
