@@ -259,6 +259,10 @@ const char *
 ts_chat_pane_get_reply (TsChatPane *self)
 {
   g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
+  /* Text waiting for the next frame belongs to the answer already: callers
+   * (history saves) must not depend on the frame clock. */
+  if (self->pending->len > 0)
+    flush_pending (self);
   return self->reply != NULL ? ts_chat_message_get_text (self->reply) : NULL;
 }
 
