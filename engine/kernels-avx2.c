@@ -205,6 +205,31 @@ dot_q6_K (const LmBlockQ6_K *w, const LmBlockQ8_K *a, int64_t nb)
 
 /* ---- activation quantisation (bit-identical to the scalar reference) ---- */
 
+TARGET static inline float
+hmax256_ps (__m256 v)
+{
+  __m128 m = _mm_max_ps (_mm256_castps256_ps128 (v), _mm256_extractf128_ps (v, 1));
+  m = _mm_max_ps (m, _mm_movehl_ps (m, m));
+  m = _mm_max_ss (m, _mm_movehdup_ps (m));
+  return _mm_cvtss_f32 (m);
+}
+
+/* 32 int32 (four vectors) -> 32 int8 at @out, saturating. */
+TARGET static inline void
+store_i8x32 (__m256i q0, __m256i q1, __m256i q2, __m256i q3, int8_t *out)
+{
+  __m256i p8 = _mm256_packs_epi16 (_mm256_packs_epi32 (q0, q1), _mm256_packs_epi32 (q2, q3));
+  /* packs interleave the 128-bit lanes: put the 32-bit groups back in order */
+  p8 = _mm256_permutevar8x32_epi32 (p8, _mm256_setr_epi32 (0, 4, 1, 5, 2, 6, 3, 7));
+  _mm256_storeu_si256 ((__m256i *) out, p8);
+}
+
+TARGET static inline __m256i
+round_to_i32 (__m256 v)
+{
+  return _mm256_cvtps_epi32 (_mm256_round_ps (v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
 TARGET static void
 quantize_q8_0 (const float *x, void *out, int64_t n)
 {
@@ -212,28 +237,73 @@ quantize_q8_0 (const float *x, void *out, int64_t n)
   const __m256 sign = _mm256_set1_ps (-0.0f);
   for (int64_t b = 0; b < n / LM_QK8_0; b++)
     {
-      __m256 v[4], amax = _mm256_setzero_ps ();
+      __m256 v[4], amax_v = _mm256_setzero_ps ();
       for (int i = 0; i < 4; i++)
         {
           v[i] = _mm256_loadu_ps (x + 32 * b + 8 * i);
-          amax = _mm256_max_ps (amax, _mm256_andnot_ps (sign, v[i]));
+          amax_v = _mm256_max_ps (amax_v, _mm256_andnot_ps (sign, v[i]));
         }
-      __m128 m = _mm_max_ps (_mm256_castps256_ps128 (amax), _mm256_extractf128_ps (amax, 1));
-      m = _mm_max_ps (m, _mm_movehl_ps (m, m));
-      m = _mm_max_ss (m, _mm_movehdup_ps (m));
-      float max_abs = _mm_cvtss_f32 (m);
-      y[b].d = lm_fp32_to_fp16 (max_abs / 127.0f);
-      __m256 id = _mm256_set1_ps (max_abs != 0.0f ? 127.0f / max_abs : 0.0f);
-      __m256i q[4];
-      for (int i = 0; i < 4; i++)
-        q[i] = _mm256_cvtps_epi32 (_mm256_round_ps (_mm256_mul_ps (v[i], id),
-                                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-      /* pack 32 int32 -> 32 int8, undoing the per-lane interleave of packs */
-      __m256i p16 = _mm256_packs_epi32 (q[0], q[1]);
-      __m256i p16b = _mm256_packs_epi32 (q[2], q[3]);
-      __m256i p8 = _mm256_packs_epi16 (p16, p16b);
-      p8 = _mm256_permutevar8x32_epi32 (p8, _mm256_setr_epi32 (0, 4, 1, 5, 2, 6, 3, 7));
-      _mm256_storeu_si256 ((__m256i *) y[b].qs, p8);
+      float amax = hmax256_ps (amax_v);
+      y[b].d = lm_fp32_to_fp16 (amax / 127.0f);
+      __m256 id = _mm256_set1_ps (amax != 0.0f ? 127.0f / amax : 0.0f);
+      store_i8x32 (round_to_i32 (_mm256_mul_ps (v[0], id)), round_to_i32 (_mm256_mul_ps (v[1], id)),
+                   round_to_i32 (_mm256_mul_ps (v[2], id)), round_to_i32 (_mm256_mul_ps (v[3], id)),
+                   y[b].qs);
+    }
+}
+
+TARGET static void
+quantize_q8_K (const float *x, void *out, int64_t n)
+{
+  LmBlockQ8_K *y = out;
+  const __m256 sign = _mm256_set1_ps (-0.0f);
+  for (int64_t b = 0; b < n / LM_QK_K; b++)
+    {
+      const float *xb = x + LM_QK_K * b;
+      __m256 amax_v = _mm256_setzero_ps ();
+      for (int i = 0; i < LM_QK_K; i += 8)
+        amax_v = _mm256_max_ps (amax_v, _mm256_andnot_ps (sign, _mm256_loadu_ps (xb + i)));
+      float amax = hmax256_ps (amax_v);
+      if (amax == 0.0f)
+        {
+          memset (&y[b], 0, sizeof y[b]);
+          continue;
+        }
+      /* the signed value of the first element reaching amax */
+      float max = 0.0f;
+      for (int i = 0; i < LM_QK_K; i += 8)
+        {
+          __m256 hit = _mm256_cmp_ps (_mm256_andnot_ps (sign, _mm256_loadu_ps (xb + i)),
+                                      _mm256_set1_ps (amax), _CMP_EQ_OQ);
+          int mask = _mm256_movemask_ps (hit);
+          if (mask)
+            {
+              max = xb[i + __builtin_ctz ((unsigned) mask)];
+              break;
+            }
+        }
+      float iscale = -127.0f / max;
+      const __m256 s = _mm256_set1_ps (iscale);
+      const __m256i limit = _mm256_set1_epi32 (127);
+      for (int i = 0; i < LM_QK_K; i += 32)
+        {
+          __m256i q[4];
+          for (int k = 0; k < 4; k++)
+            q[k] = _mm256_min_epi32 (round_to_i32 (_mm256_mul_ps (_mm256_loadu_ps (xb + i + 8 * k), s)),
+                                     limit);
+          store_i8x32 (q[0], q[1], q[2], q[3], y[b].qs + i);
+        }
+      for (int g = 0; g < LM_QK_K / 16; g++)
+        {
+          __m128i v = _mm_loadu_si128 ((const __m128i *) (y[b].qs + 16 * g));
+          __m256i w = _mm256_cvtepi8_epi16 (v);
+          __m256i pairs = _mm256_madd_epi16 (w, _mm256_set1_epi16 (1));
+          __m128i s4 = _mm_add_epi32 (_mm256_castsi256_si128 (pairs), _mm256_extracti128_si256 (pairs, 1));
+          s4 = _mm_hadd_epi32 (s4, s4);
+          s4 = _mm_hadd_epi32 (s4, s4);
+          y[b].bsums[g] = (int16_t) _mm_cvtsi128_si32 (s4);
+        }
+      y[b].d = 1.0f / iscale;
     }
 }
 
@@ -260,4 +330,5 @@ lm_kernels_fill_avx2 (LmKernels *k)
   k->native[LM_KT_Q5_K] = rows_q5_K;
   k->native[LM_KT_Q6_K] = rows_q6_K;
   k->quantize_q8_0 = quantize_q8_0;
+  k->quantize_q8_K = quantize_q8_K;
 }

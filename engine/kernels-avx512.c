@@ -1,4 +1,4 @@
-/* kernels-avx512.c: AVX-512 (F/BW/VL) + VNNI kernels (compiled per function with target attributes).
+/* kernels-avx512.c: AVX-512 (F/BW/DQ/VL) + VNNI kernels (compiled per function with target attributes).
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * K-quants: each 64-value group of a super-block is unpacked into one 512-bit

@@ -41,6 +41,7 @@ init_tables (void)
   isa_available[LM_ISA_AVX512] = isa_available[LM_ISA_AVX2]
                                  && __builtin_cpu_supports ("avx512f")
                                  && __builtin_cpu_supports ("avx512bw")
+                                 && __builtin_cpu_supports ("avx512dq")
                                  && __builtin_cpu_supports ("avx512vl")
                                  && __builtin_cpu_supports ("avx512vnni");
   if (isa_available[LM_ISA_AVX512])

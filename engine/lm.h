@@ -33,6 +33,7 @@ typedef enum {
   LM_ERR_SHAPE,          /* tensor or adapter shapes do not fit the model */
   LM_ERR_CONTEXT_FULL,   /* the session's context length would be exceeded */
   LM_ERR_HOOK,           /* a LoRA hook callback reported failure */
+  LM_ERR_CANCELLED,      /* the session's abort callback asked to stop */
 } LmStatus;
 
 /* Returns a static, human-readable description of @status. */
@@ -206,7 +207,8 @@ typedef LmStatus (*LmLoraHookFunc) (const LmLoraHookCall *call, const float *h,
 typedef struct LmSession LmSession;
 
 typedef struct {
-  uint32_t n_ctx;      /* max positions (0: the model's training context) */
+  uint32_t n_ctx;      /* max positions (0: the training context, at most 4096);
+                          the K/V cache is allocated for all of them */
   uint32_t n_batch;    /* max tokens per internal prefill step (0: 64) */
   uint32_t n_threads;  /* worker threads of the session's own pool (0: all online cores) */
   /* Optional pool shared with other sessions (borrowed; must outlive the
@@ -246,12 +248,23 @@ LmStatus lm_session_set_lora (LmSession *session, const LmLora *lora);
 LmStatus lm_session_set_lora_hook (LmSession *session, size_t module_index,
                                    LmLoraHookFunc hook, void *user_data);
 
+/* Asked before every prefill step of up to n_batch tokens; returning true
+ * stops the prefill with LM_ERR_CANCELLED, the steps already done kept (the
+ * session stays usable at lm_session_pos()). Called on the session's thread;
+ * may be NULL. */
+typedef bool (*LmAbortFunc) (void *user_data);
+void lm_session_set_abort (LmSession *session, LmAbortFunc abort_fn, void *user_data);
+
 /* Feeds @n tokens in batches. If @logits_all is non-NULL it receives n rows of
  * n_vocab logits (row i after token i); the logits after the last token are
  * always available from lm_session_logits(). */
 LmStatus lm_session_prefill (LmSession *session, const int32_t *tokens, size_t n,
                              float *logits_all);
-/* Feeds one token (the decode step). */
+/* Feeds one token (the decode step).
+ * If a prefill or decode fails inside the layers (LM_ERR_HOOK), the recurrent
+ * state is half-updated: later calls return LM_ERR_INVALID_ARGUMENT until
+ * lm_session_rewind() (to any kept position, lm_session_pos() included) or
+ * lm_session_reset(). */
 LmStatus lm_session_decode (LmSession *session, int32_t token);
 /* Logits (n_vocab) after the last token fed; borrowed until the next call. */
 const float *lm_session_logits (const LmSession *session);

@@ -22,6 +22,7 @@ struct LmSession {
   const LmKernels *kernels;
   LmActMode act_mode;
   uint32_t n_ctx, n_batch, pos;
+  bool broken;             /* a forward call failed midway: state needs a replay */
   int32_t *history;        /* [n_ctx] tokens fed so far */
 
   /* Sequence state. */
@@ -54,6 +55,9 @@ struct LmSession {
   LmTimings timings;
   double excluded_ms;      /* time inside the current forward not counted as forward */
   size_t memory_bytes;
+
+  LmAbortFunc abort_fn;
+  void *abort_data;
 
   LmDebugFunc debug_fn;
   void *debug_data;

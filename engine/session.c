@@ -188,6 +188,13 @@ lm_session_timings (LmSession *s)
 }
 
 void
+lm_session_set_abort (LmSession *s, LmAbortFunc abort_fn, void *user_data)
+{
+  s->abort_fn = abort_fn;
+  s->abort_data = user_data;
+}
+
+void
 lm_session_set_debug (LmSession *s, LmDebugFunc fn, void *user_data)
 {
   s->debug_fn = fn;
@@ -205,6 +212,8 @@ lm_session_prefill (LmSession *s, const int32_t *tokens, size_t n, float *logits
   size_t V = s->model->info.n_vocab;
   for (size_t done = 0; done < n;)
     {
+      if (s->abort_fn != NULL && s->abort_fn (s->abort_data))
+        return LM_ERR_CANCELLED;
       uint32_t chunk = (uint32_t) (n - done < s->n_batch ? n - done : s->n_batch);
       LmStatus st = lm_forward_batch (s, tokens + done, chunk,
                                       logits_all != NULL ? logits_all + done * V : NULL);
@@ -231,6 +240,7 @@ lm_session_reset (LmSession *s)
   const LmModelInfo *in = &m->info;
   size_t S = in->ssm_state;
   s->pos = 0;
+  s->broken = false;
   /* The KV cache needs no clearing: attention reads only positions < pos. */
   memset (s->conv_state, 0, (size_t) m->n_linear * (in->ssm_conv_kernel - 1) * lm_conv_dim (in)
                             * sizeof (float));
@@ -242,7 +252,7 @@ lm_session_rewind (LmSession *s, uint32_t pos)
 {
   if (s == NULL || pos > s->pos)
     return LM_ERR_INVALID_ARGUMENT;
-  if (pos == s->pos)
+  if (pos == s->pos && !s->broken)
     return LM_OK;
   /* The recurrent state cannot be undone, so replay the kept prefix. The
    * history buffer is read while the replay rewrites the same entries with

@@ -206,7 +206,7 @@ ckks_context_new_with_backend (const CkksParams *params, CkksBackend backend,
     }
   init_crt_constants (ctx);
   if (params->n_moduli >= 2)
-    ckks_crt2_init (&ctx->crt2, params->moduli[0], params->moduli[1], &ctx->k);
+    ckks_crt2_init (&ctx->crt2, params->moduli[0], params->moduli[1]);
   ckks_params_fingerprint (params, ctx->fingerprint);
   *out = ctx;
   return CKKS_OK;

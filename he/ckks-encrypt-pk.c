@@ -59,6 +59,7 @@ encrypt_pk (const CkksPublicKey *pk, const int64_t *m_coeffs,
   ckks_free (small);
   ckks_free (tmp);
   ct->seeded = false;
+  ct->trace_only = false;
   return st;
 }
 

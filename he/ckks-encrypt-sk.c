@@ -53,6 +53,7 @@ encrypt_sk (const CkksSecretKey *sk, const int64_t *m_coeffs,
     OPENSSL_cleanse (e, n);
   ckks_free (e);
   ct->seeded = st == CKKS_OK;
+  ct->trace_only = false;
   return st;
 }
 
@@ -118,7 +119,7 @@ ckks_decrypt (const CkksSecretKey *sk, const CkksCiphertext *ct, CkksPlaintext *
   CkksStatus st = check_ct (sk, ct);
   if (st != CKKS_OK || !pt)
     return st != CKKS_OK ? st : CKKS_ERR_INVALID_ARGUMENT;
-  if (pt->ctx != ct->ctx)
+  if (pt->ctx != ct->ctx || ct->trace_only)
     return CKKS_ERR_MISMATCH;
   if (pt->n_limbs < ct->n_limbs)
     return CKKS_ERR_LEVEL;

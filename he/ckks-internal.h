@@ -80,11 +80,15 @@ typedef struct {
  * x > (Q - 1) / 2 = half_t * q0 + half_a. Value = double(t) * q0 + a0. */
 typedef struct CkksCrt2 {
   uint64_t q0, q1;
-  uint64_t inv, inv_shoup;     /* q0^-1 mod q1 and its backend companion */
+  uint64_t inv;                /* q0^-1 mod q1 */
+  uint64_t inv_shoup;          /* its Shoup companion, 64-bit (scalar) */
+  uint64_t inv_shoup52;        /* and 52-bit (IFMA) */
   uint64_t half_t, half_a;
 } CkksCrt2;
 
-void ckks_crt2_init (CkksCrt2 *c, uint64_t q0, uint64_t q1, const CkksKernels *k);
+void ckks_crt2_init (CkksCrt2 *c, uint64_t q0, uint64_t q1);
+void ckks_crt2_scalar (const uint64_t *a0, const uint64_t *a1, double *out,
+                       const CkksCrt2 *c, size_t n);
 
 struct CkksContext {
   CkksParams params;

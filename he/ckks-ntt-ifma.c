@@ -55,6 +55,32 @@ inv_butterfly (__m512i *x, __m512i *y, __m512i w, __m512i ws, __m512i q, __m512i
   *y = mul_shoup_lazy (_mm512_add_epi64 (_mm512_sub_epi64 (u, v), two_q), w, ws, q);
 }
 
+/* One stage of @groups butterfly groups of half-size @half (>= 8), twiddle
+ * of group i at tw[groups + i]: forward (Cooley-Tukey) or inverse
+ * (Gentleman-Sande) butterflies. */
+IFMA static inline void
+radix2_stage (uint64_t *a, size_t half, size_t groups, const uint64_t *tw,
+              const uint64_t *tw_shoup, __m512i q, bool forward)
+{
+  const __m512i two_q = _mm512_add_epi64 (q, q);
+  for (size_t i = 0; i < groups; i++)
+    {
+      const __m512i w = _mm512_set1_epi64 ((long long) tw[groups + i]);
+      const __m512i ws = _mm512_set1_epi64 ((long long) tw_shoup[groups + i]);
+      uint64_t *x = a + 2 * i * half, *y = x + half;
+      for (size_t j = 0; j < half; j += 8)
+        {
+          __m512i vx = _mm512_loadu_si512 (x + j), vy = _mm512_loadu_si512 (y + j);
+          if (forward)
+            fwd_butterfly (&vx, &vy, w, ws, q, two_q);
+          else
+            inv_butterfly (&vx, &vy, w, ws, q, two_q);
+          _mm512_storeu_si512 (x + j, vx);
+          _mm512_storeu_si512 (y + j, vy);
+        }
+    }
+}
+
 /* Lane indices of the X (first) halves of each butterfly in a 16-element
  * block for half-sizes 4, 2, 1; Y is X + t. */
 static const int8_t small_x_pos[3][8] = {
@@ -146,19 +172,7 @@ ntt_forward_ifma (uint64_t *a, const CkksNttTables *t, size_t n)
           }
       }
   for (; half >= 8; m <<= 1, half >>= 1)
-    for (size_t i = 0; i < m; i++)
-      {
-        const __m512i w = _mm512_set1_epi64 ((long long) t->psi_rev[m + i]);
-        const __m512i ws = _mm512_set1_epi64 ((long long) t->psi_rev_shoup[m + i]);
-        uint64_t *x = a + 2 * i * half, *y = x + half;
-        for (size_t j = 0; j < half; j += 8)
-          {
-            __m512i vx = _mm512_loadu_si512 (x + j), vy = _mm512_loadu_si512 (y + j);
-            fwd_butterfly (&vx, &vy, w, ws, q, two_q);
-            _mm512_storeu_si512 (x + j, vx);
-            _mm512_storeu_si512 (y + j, vy);
-          }
-      }
+    radix2_stage (a, half, m, t->psi_rev, t->psi_rev_shoup, q, true);
   __m512i ix[3], iy[3], b0[3], b1[3];
   for (int s = 0; s < 3; s++)
     small_indices (s, &ix[s], &iy[s], &b0[s], &b1[s]);
@@ -241,22 +255,7 @@ ntt_inverse_ifma (uint64_t *a, const CkksNttTables *t, size_t n)
         }
     }
   for (; half < n / 2; half <<= 1)
-    {
-      size_t h = n / (2 * half);
-      for (size_t i = 0; i < h; i++)
-        {
-          const __m512i w = _mm512_set1_epi64 ((long long) t->ipsi_rev[h + i]);
-          const __m512i ws = _mm512_set1_epi64 ((long long) t->ipsi_rev_shoup[h + i]);
-          uint64_t *x = a + 2 * i * half, *y = x + half;
-          for (size_t j = 0; j < half; j += 8)
-            {
-              __m512i vx = _mm512_loadu_si512 (x + j), vy = _mm512_loadu_si512 (y + j);
-              inv_butterfly (&vx, &vy, w, ws, q, two_q);
-              _mm512_storeu_si512 (x + j, vx);
-              _mm512_storeu_si512 (y + j, vy);
-            }
-        }
-    }
+    radix2_stage (a, half, n / (2 * half), t->ipsi_rev, t->ipsi_rev_shoup, q, false);
   /* last stage with N^-1 folded in */
   const __m512i ni = _mm512_set1_epi64 ((long long) t->n_inv);
   const __m512i nis = _mm512_set1_epi64 ((long long) t->n_inv_shoup);
@@ -362,7 +361,7 @@ crt2_ifma (const uint64_t *a0, const uint64_t *a1, double *out, const CkksCrt2 *
 {
   const __m512i q1 = _mm512_set1_epi64 ((long long) c->q1);
   const __m512i inv = _mm512_set1_epi64 ((long long) c->inv);
-  const __m512i invs = _mm512_set1_epi64 ((long long) c->inv_shoup);
+  const __m512i invs = _mm512_set1_epi64 ((long long) c->inv_shoup52);
   const __m512i ht = _mm512_set1_epi64 ((long long) c->half_t);
   const __m512i ha = _mm512_set1_epi64 ((long long) c->half_a);
   const __m512d q0 = _mm512_set1_pd ((double) c->q0);

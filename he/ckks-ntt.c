@@ -227,21 +227,22 @@ mul_fixed_pair_scalar (uint64_t *out0, uint64_t *out1, const uint64_t *add0,
 }
 
 void
-ckks_crt2_init (CkksCrt2 *c, uint64_t q0, uint64_t q1, const CkksKernels *k)
+ckks_crt2_init (CkksCrt2 *c, uint64_t q0, uint64_t q1)
 {
   CkksModulus m1;
   ckks_modulus_init (&m1, q1);
   c->q0 = q0;
   c->q1 = q1;
   c->inv = ckks_inv_mod (q0 % q1, &m1);
-  c->inv_shoup = k->shoup (c->inv, q1);
+  c->inv_shoup = ckks_shoup_precompute (c->inv, q1);
+  c->inv_shoup52 = (uint64_t) (((ckks_u128) c->inv << 52) / q1);
   ckks_u128 half = ((ckks_u128) q0 * q1 - 1) / 2;
   c->half_t = (uint64_t) (half / q0);
   c->half_a = (uint64_t) (half % q0);
 }
 
-static void
-crt2_scalar (const uint64_t *a0, const uint64_t *a1, double *out,
+void
+ckks_crt2_scalar (const uint64_t *a0, const uint64_t *a1, double *out,
              const CkksCrt2 *c, size_t n)
 {
   const double q0 = (double) c->q0;
@@ -283,7 +284,7 @@ ckks_kernels_scalar (CkksKernels *k)
   k->fixed_prepare = fixed_prepare_scalar;
   k->mul_fixed = mul_fixed_scalar;
   k->mul_fixed_add = mul_fixed_add_scalar;
-  k->crt2 = crt2_scalar;
+  k->crt2 = ckks_crt2_scalar;
   k->mul_fixed_pair = mul_fixed_pair_scalar;
   k->reduce_signed = reduce_signed_scalar;
   k->fft_stages_forward = ckks_fft_stages_forward_scalar;

@@ -26,6 +26,9 @@ struct CkksCiphertext {
   uint32_t capacity;           /* limbs allocated */
   double scale;
   bool seeded;
+  /* read back from a compact HE-LoRA result: c0 only carries the NTT block
+   * sums the trace decryption needs; nothing else may use it */
+  bool trace_only;
   uint8_t seed[CKKS_SEED_BYTES];
   uint64_t *c0, *c1;           /* capacity * N each, NTT form */
 };
@@ -60,6 +63,14 @@ void ckks_small_to_ntt (const CkksContext *ctx, const int8_t *coeffs,
  * coefficient k as a double (exact to double rounding). */
 void ckks_ntt_to_real_coeffs (const CkksContext *ctx, uint64_t *poly,
                               uint32_t n_limbs, double *out);
+/* sums[beta] = sum of values[beta * span .. (beta + 1) * span) mod q, for
+ * @blocks blocks (values below q < 2^52). */
+void ckks_block_sums (const uint64_t *values, size_t blocks, size_t span,
+                      const CkksModulus *m, uint64_t *sums);
+/* CRT of @count residues per limb (limb i at poly + i * stride) to centred
+ * doubles. */
+void ckks_crt_to_real (const CkksContext *ctx, const uint64_t *poly, size_t stride,
+                       uint32_t n_limbs, size_t count, double *out);
 /* Slot values from real coefficients divided by @scale (FFT). */
 CkksStatus ckks_real_coeffs_decode (const CkksContext *ctx, const double *coeffs,
                                     double scale, double *re, double *im,

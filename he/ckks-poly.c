@@ -85,11 +85,10 @@ words_rsub (uint64_t *a, const uint64_t *b, size_t len)
 
 /* Mixed-radix (Garner) digits of coefficient k, then its centred value. */
 static double
-crt_multiword (const CkksContext *ctx, const uint64_t *poly, uint32_t L,
+crt_multiword (const CkksContext *ctx, const uint64_t *poly, size_t n, uint32_t L,
                size_t k, const uint64_t *q_words, const uint64_t *half_words)
 {
   uint64_t v[CKKS_MAX_MODULI], x[CKKS_MAX_MODULI + 1] = { 0 };
-  size_t n = ctx->n;
   for (uint32_t i = 0; i < L; i++)
     {
       const CkksModulus *m = &ctx->ntt[i].mod;
@@ -119,16 +118,26 @@ ckks_ntt_to_real_coeffs (const CkksContext *ctx, uint64_t *poly,
   size_t n = ctx->n;
   for (uint32_t i = 0; i < n_limbs; i++)
     ctx->k.ntt_inverse (ckks_limb (poly, i, n), &ctx->ntt[i], n);
+  ckks_crt_to_real (ctx, poly, n, n_limbs, n, out);
+}
+
+void
+ckks_crt_to_real (const CkksContext *ctx, const uint64_t *poly, size_t n,
+                  uint32_t n_limbs, size_t count, double *out)
+{
   const uint64_t q0 = ctx->params.moduli[0];
   if (n_limbs == 1)
     {
-      for (size_t k = 0; k < n; k++)
+      for (size_t k = 0; k < count; k++)
         out[k] = poly[k] > q0 / 2 ? -(double) (q0 - poly[k]) : (double) poly[k];
       return;
     }
   if (n_limbs == 2)
     {
-      ctx->k.crt2 (poly, poly + n, out, &ctx->crt2, n);
+      size_t vec = count & ~(size_t) 7;
+      ctx->k.crt2 (poly, poly + n, out, &ctx->crt2, vec);
+      if (vec < count)
+        ckks_crt2_scalar (poly + vec, poly + n + vec, out + vec, &ctx->crt2, count - vec);
       return;
     }
   uint64_t q_words[CKKS_MAX_MODULI + 1] = { 1 }, half_words[CKKS_MAX_MODULI + 1];
@@ -142,8 +151,8 @@ ckks_ntt_to_real_coeffs (const CkksContext *ctx, uint64_t *poly,
       carry = q_words[i] & 1;
     }
   words_mul_add (half_words, n_limbs, 1, 1);
-  for (size_t k = 0; k < n; k++)
-    out[k] = crt_multiword (ctx, poly, n_limbs, k, q_words, half_words);
+  for (size_t k = 0; k < count; k++)
+    out[k] = crt_multiword (ctx, poly, n, n_limbs, k, q_words, half_words);
 }
 
 CkksStatus
@@ -198,4 +207,23 @@ bool
 ckks_same_scale (double a, double b)
 {
   return fabs (a - b) <= 1e-12 * fmax (fabs (a), fabs (b));
+}
+
+void
+ckks_block_sums (const uint64_t *values, size_t blocks, size_t span, const CkksModulus *m,
+                 uint64_t *sums)
+{
+  for (size_t beta = 0; beta < blocks; beta++)
+    {
+      const uint64_t *blk = values + beta * span;
+      uint64_t acc = 0;
+      for (size_t p = 0; p < span; p += 4096)   /* 4096 values below 2^52 fit in 64 bits */
+        {
+          uint64_t part = 0;
+          for (size_t j = p; j < span && j < p + 4096; j++)
+            part += blk[j];
+          acc = ckks_add_mod (acc, ckks_barrett_reduce_64 (part, m), m->q);
+        }
+      sums[beta] = acc;
+    }
 }

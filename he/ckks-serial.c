@@ -147,6 +147,8 @@ ckks_ciphertext_serialize (const CkksCiphertext *ct, uint8_t *buf, size_t len)
 {
   if (!ct || !buf || len != ckks_ciphertext_serialized_size (ct))
     return CKKS_ERR_INVALID_ARGUMENT;
+  if (ct->trace_only)
+    return CKKS_ERR_MISMATCH;
   CkksWriter w = { buf, len };
   ckks_frame_begin (&w, "CKCT", (uint32_t) (len - framed (0)));
   ckks_put_object_head (&w, ct->ctx, ct->n_limbs, ct->seeded ? FLAG_SEEDED : 0, ct->scale);
@@ -191,6 +193,7 @@ ckks_ciphertext_deserialize_into (CkksCiphertext *ct, const uint8_t *data, size_
   ct->n_limbs = n_limbs;
   ct->scale = head.scale;
   ct->seeded = seeded;
+  ct->trace_only = false;
   return CKKS_OK;
 }
 

@@ -14,6 +14,7 @@ struct _TsApplication
   AdwApplication parent_instance;
 
   GSettings *settings;
+  TsKeyVault *key_vault;
 };
 
 G_DEFINE_FINAL_TYPE (TsApplication, ts_application, ADW_TYPE_APPLICATION)
@@ -103,6 +104,7 @@ ts_application_dispose (GObject *object)
   TsApplication *self = TS_APPLICATION (object);
 
   g_clear_object (&self->settings);
+  g_clear_object (&self->key_vault);
   G_OBJECT_CLASS (ts_application_parent_class)->dispose (object);
 }
 
@@ -141,6 +143,17 @@ ts_application_new (GApplicationFlags flags)
                        "flags", flags,
                        "resource-base-path", "/org/tensafe/Desktop",
                        NULL);
+}
+
+TsKeyVault *
+ts_application_get_key_vault (TsApplication *self)
+{
+  g_return_val_if_fail (TS_IS_APPLICATION (self), NULL);
+
+  /* Made on first use, so --version never touches the key folder. */
+  if (self->key_vault == NULL)
+    self->key_vault = ts_key_vault_new (NULL);
+  return self->key_vault;
 }
 
 GSettings *

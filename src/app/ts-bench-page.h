@@ -1,8 +1,14 @@
-/* ts-bench-page.h: the benchmark page: compute devices now, HE-LoRA runs later.
+/* ts-bench-page.h: the benchmark page: plaintext vs HE-LoRA per stage, table, chart, export.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Main-thread only. Probes the GPU on a worker thread when created and shows
- * the result; the probe is cancelled if the page goes away first.
+ * Main-thread only. The user picks a model and an adapter (GGUF, through the
+ * file chooser portal; remembered in the bench-model / bench-adapter
+ * settings), CKKS presets and a token count; "bench.run" runs
+ * ts_bench_run() (src/core/ts-bench-runner.h) on a worker thread with a
+ * progress bar, "bench.cancel" stops it between two tokens. Results fill a
+ * GtkColumnView and a TsBenchChart and export as CSV or JSON ("bench.export"
+ * with "csv" or "json"). The compute devices are probed on a worker thread
+ * when the page is created; the probe is cancelled if the page goes first.
  */
 #pragma once
 

@@ -16,6 +16,7 @@ struct _TsWindow
 
   AdwToastOverlay *toast_overlay;
   AdwViewStack *stack;
+  TsKeysPage *keys_page;
 };
 
 G_DEFINE_FINAL_TYPE (TsWindow, ts_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -137,6 +138,7 @@ ts_window_class_init (TsWindowClass *klass)
                                                "/org/tensafe/Desktop/ui/ts-window.ui");
   gtk_widget_class_bind_template_child (widget_class, TsWindow, toast_overlay);
   gtk_widget_class_bind_template_child (widget_class, TsWindow, stack);
+  gtk_widget_class_bind_template_child (widget_class, TsWindow, keys_page);
   gtk_widget_class_bind_template_callback (widget_class, stack_visible_child_cb);
 
   gtk_widget_class_install_action (widget_class, "win.show-page", "s", show_page_action);
@@ -164,6 +166,7 @@ ts_window_new (TsApplication *app)
 
   self = g_object_new (TS_TYPE_WINDOW, "application", app, NULL);
   ts_window_bind_settings (self, app);
+  ts_keys_page_set_vault (self->keys_page, ts_application_get_key_vault (app));
   return self;
 }
 

@@ -23,7 +23,16 @@ test_exact_activations (gconstpointer data)
   g_autofree float *gold = golden_floats (name, "dequant_f32_logits_batched.bin", &n_gold);
   LmModel *m = golden_model (name);
   LmSession *s = quant_session (m, true);
+  Hidden h;
+  hidden_capture (&h, s, (uint32_t) n_tok);
   g_autofree float *logits = prefill_all (s, tokens, n_tok);
+  lm_session_set_debug (s, NULL, NULL);
+  gsize n_h;
+  g_autofree float *gold_h = golden_floats (name, "dequant_f32_hidden_l_out.bin", &n_h);
+  g_assert_cmpuint (n_h, ==, (gsize) h.n_layer * n_tok * h.n_embd);
+  g_autofree char *what_h = g_strdup_printf ("%s f32-activation hidden l_out vs dequant_f32", name);
+  assert_close (what_h, h.l_out, gold_h, n_h, 1e-3);
+  hidden_clear (&h);
   g_autofree char *what = g_strdup_printf ("%s f32-activation prefill vs dequant_f32", name);
   assert_close (what, logits, gold, n_gold, LOGITS_TOL);
   lm_session_reset (s);

@@ -4,7 +4,7 @@
 
 #include <glib.h>
 
-#include "lm.h"
+#include "session-private.h"
 
 /* README pass criteria for an fp32 implementation. */
 #define LOGITS_TOL 2e-3
@@ -31,3 +31,15 @@ float *prefill_all (LmSession *s, const int32_t *tokens, gsize n);
 /* Feeds @tokens one at a time; returns max |logits - @rows| over all steps
  * (row t of @rows, n_vocab wide, after token t). */
 double decode_max_diff (LmSession *s, const int32_t *tokens, gsize n, const float *rows);
+
+/* The residual stream of a prefill, laid out like the golden hidden files:
+ * [n_layer][n_tok][n_embd] after each half of each layer, [n_tok][n_embd]
+ * after the final norm. */
+typedef struct {
+  uint32_t n_embd, n_layer, n_tok;
+  float *attn_residual, *l_out, *final_norm;
+} Hidden;
+
+/* Starts recording the first @n_tok positions of @s into @h. */
+void hidden_capture (Hidden *h, LmSession *s, uint32_t n_tok);
+void hidden_clear (Hidden *h);

@@ -5,32 +5,9 @@
 #include <string.h>
 
 #include "forward-ops.h"
-
-#include "session-private.h"
 #include "test-forward-util.h"
 
 #define HIDDEN_TOL 1e-3
-
-typedef struct {
-  uint32_t n_embd, n_layer, n_tok;
-  float *attn_residual, *l_out, *final_norm;  /* as the golden files lay them out */
-} Hidden;
-
-static void
-capture_cb (void *user_data, uint32_t layer, int which, uint32_t pos0, uint32_t n, const float *x)
-{
-  Hidden *h = user_data;
-  for (uint32_t t = 0; t < n; t++)
-    {
-      uint32_t p = pos0 + t;
-      if (p >= h->n_tok)
-        continue;
-      float *dst = which == 0 ? h->attn_residual + ((size_t) layer * h->n_tok + p) * h->n_embd
-                 : which == 1 ? h->l_out + ((size_t) layer * h->n_tok + p) * h->n_embd
-                              : h->final_norm + (size_t) p * h->n_embd;
-      memcpy (dst, x + (size_t) t * h->n_embd, h->n_embd * sizeof (float));
-    }
-}
 
 static void
 test_prefill_and_hidden (gconstpointer data)
@@ -43,11 +20,8 @@ test_prefill_and_hidden (gconstpointer data)
   const LmModelInfo *in = lm_model_info (m);
   g_assert_cmpuint (n_gold, ==, n_tok * in->n_vocab);
   LmSession *s = golden_session (m, 2, 64);
-  Hidden h = { in->n_embd, in->n_layer, (uint32_t) n_tok };
-  h.attn_residual = g_new0 (float, (gsize) in->n_layer * n_tok * in->n_embd);
-  h.l_out = g_new0 (float, (gsize) in->n_layer * n_tok * in->n_embd);
-  h.final_norm = g_new0 (float, n_tok * in->n_embd);
-  lm_session_set_debug (s, capture_cb, &h);
+  Hidden h;
+  hidden_capture (&h, s, (uint32_t) n_tok);
   g_autofree float *logits = prefill_all (s, tokens, n_tok);
 
   g_autofree float *g_res = golden_floats (name, "hidden_attn_residual.bin", &n_h);
@@ -65,9 +39,7 @@ test_prefill_and_hidden (gconstpointer data)
   assert_close ("batched prefill logits", logits, gold, n_gold, LOGITS_TOL);
   assert_close ("last logits", lm_session_logits (s), gold + (n_tok - 1) * in->n_vocab,
                 in->n_vocab, LOGITS_TOL);
-  g_free (h.attn_residual);
-  g_free (h.l_out);
-  g_free (h.final_norm);
+  hidden_clear (&h);
   lm_session_free (s);
   lm_model_free (m);
 }

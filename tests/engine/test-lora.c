@@ -171,9 +171,29 @@ test_hook_failure (void)
   g_assert_cmpint (lm_session_set_lora_hook (s, 0, failing_hook_cb, NULL), ==, LM_OK);
   g_assert_cmpint (lm_session_set_lora_hook (s, 99, failing_hook_cb, NULL), ==,
                    LM_ERR_INVALID_ARGUMENT);
-  int32_t token = 5;
-  g_assert_cmpint (lm_session_decode (s, token), ==, LM_ERR_HOOK);
+  gsize n_tok;
+  g_autofree int32_t *tokens = golden_ints (MODEL, "prompt_tokens.bin", &n_tok);
+  g_assert_cmpint (lm_session_prefill (s, tokens, 10, NULL), ==, LM_ERR_HOOK);
   g_assert_cmpuint (lm_session_pos (s), ==, 0);
+  /* Hook-less first part, then a failing step: the session refuses to go on
+   * until it is rewound, and the replay gives what a fresh session gives. */
+  g_assert_cmpint (lm_session_set_lora_hook (s, 0, NULL, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_session_prefill (s, tokens, 10, NULL), ==, LM_ERR_INVALID_ARGUMENT);
+  lm_session_reset (s);
+  g_assert_cmpint (lm_session_prefill (s, tokens, 10, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora_hook (s, 0, failing_hook_cb, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_session_decode (s, tokens[10]), ==, LM_ERR_HOOK);
+  g_assert_cmpuint (lm_session_pos (s), ==, 10);
+  g_assert_cmpint (lm_session_set_lora_hook (s, 0, NULL, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_session_decode (s, tokens[10]), ==, LM_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (lm_session_rewind (s, 10), ==, LM_OK);
+  g_assert_cmpint (lm_session_decode (s, tokens[10]), ==, LM_OK);
+  LmSession *fresh = golden_session (m, 1, 64);
+  g_assert_cmpint (lm_session_set_lora (fresh, lora), ==, LM_OK);
+  g_assert_cmpint (lm_session_prefill (fresh, tokens, 11, NULL), ==, LM_OK);
+  assert_close ("replayed after a hook failure", lm_session_logits (s), lm_session_logits (fresh),
+                1024, 0.0);
+  lm_session_free (fresh);
   lm_session_free (s);
   lm_lora_free (lora);
   lm_model_free (m);

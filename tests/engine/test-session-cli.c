@@ -49,16 +49,17 @@ join_ids_spaces (const int32_t *ids, gsize n)
 }
 
 static void
-check_generate (const char *lora_rel, const char *prefix)
+check_generate (const char *name, const char *lora_rel, const char *prefix)
 {
-  g_autofree char *model = ts_test_data_path ("qwen35/" MODEL "/" MODEL ".gguf");
+  g_autofree char *rel = g_strdup_printf ("qwen35/%s/%s.gguf", name, name);
+  g_autofree char *model = ts_test_data_path (rel);
   g_autofree char *lora = lora_rel ? ts_test_data_path (lora_rel) : NULL;
   gsize n_tok, n_gold, n_greedy;
-  g_autofree int32_t *tokens = golden_ints (MODEL, "prompt_tokens.bin", &n_tok);
+  g_autofree int32_t *tokens = golden_ints (name, "prompt_tokens.bin", &n_tok);
   g_autofree char *f_logits = g_strdup_printf ("%slogits_batched.bin", prefix);
   g_autofree char *f_greedy = g_strdup_printf ("%sgreedy_tokens.bin", prefix);
-  g_autofree float *gold = golden_floats (MODEL, f_logits, &n_gold);
-  g_autofree int32_t *greedy = golden_ints (MODEL, f_greedy, &n_greedy);
+  g_autofree float *gold = golden_floats (name, f_logits, &n_gold);
+  g_autofree int32_t *greedy = golden_ints (name, f_greedy, &n_greedy);
   g_autofree char *ids = join_ids (tokens, n_tok);
   g_autofree char *dir = g_dir_make_tmp ("tensafe-cli-XXXXXX", NULL);
   g_autofree char *dump = g_build_filename (dir, "logits.bin", NULL);
@@ -87,13 +88,15 @@ check_generate (const char *lora_rel, const char *prefix)
 static void
 test_generate (void)
 {
-  check_generate (NULL, "");
+  check_generate (MODEL, NULL, "");
+  check_generate ("tiny-qwen35-f32", NULL, "");
 }
 
 static void
 test_generate_lora (void)
 {
-  check_generate ("qwen35/" MODEL "/lora/tiny-qwen35moe-lora-f32.gguf", "lora_");
+  check_generate (MODEL, "qwen35/" MODEL "/lora/tiny-qwen35moe-lora-f32.gguf", "lora_");
+  check_generate (MODEL, "qwen35/" MODEL "/lora/peft", "lora_");
 }
 
 /* A chat prompt renders to the golden prompt tokens (ChatML user turn plus

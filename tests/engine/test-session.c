@@ -225,6 +225,36 @@ test_decode_equals_prefill (gconstpointer data)
   lm_model_free (m);
 }
 
+static bool
+abort_after_cb (void *user_data)
+{
+  int *calls_left = user_data;
+  return (*calls_left)-- <= 0;
+}
+
+/* An abort between prefill steps keeps the finished steps; the session goes on. */
+static void
+test_abort (void)
+{
+  LmModel *m = golden_model (MODEL);
+  gsize n;
+  g_autofree int32_t *prompt = golden_ints (MODEL, "long_prompt_tokens.bin", &n);
+  LmSession *s = golden_session (m, 1, 16);
+  int calls_left = 2;
+  lm_session_set_abort (s, abort_after_cb, &calls_left);
+  g_assert_cmpint (lm_session_prefill (s, prompt, 40, NULL), ==, LM_ERR_CANCELLED);
+  g_assert_cmpuint (lm_session_pos (s), ==, 32);
+  lm_session_set_abort (s, NULL, NULL);
+  g_assert_cmpint (lm_session_prefill (s, prompt + 32, 8, NULL), ==, LM_OK);
+  LmSession *whole = golden_session (m, 1, 16);
+  g_assert_cmpint (lm_session_prefill (whole, prompt, 40, NULL), ==, LM_OK);
+  assert_close ("resumed after abort", lm_session_logits (s), lm_session_logits (whole),
+                lm_model_info (m)->n_vocab, 0.0);
+  lm_session_free (whole);
+  lm_session_free (s);
+  lm_model_free (m);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -234,6 +264,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/session/rewind", test_rewind);
   g_test_add_func ("/engine/session/context-bounds", test_context_bounds);
   g_test_add_func ("/engine/session/timings", test_timings);
+  g_test_add_func ("/engine/session/abort", test_abort);
   g_test_add_data_func ("/engine/session/decode-equals-prefill/q4_k_m", "tiny-qwen35moe-e256-q4_k_m",
                         test_decode_equals_prefill);
   g_test_add_data_func ("/engine/session/decode-equals-prefill/f32", "tiny-qwen35-f32",

@@ -309,7 +309,7 @@ test_german (void)
     }
   g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
   g_test_trap_assert_passed ();
-  g_test_trap_assert_stdout ("Benchmarks sind noch nicht verfügbar\n");
+  g_test_trap_assert_stdout ("Verschlüsselte Inferenz messen\n");
 }
 
 static void

@@ -5,18 +5,34 @@
 
 #include "ts-application.h"
 #include "ts-bench-page.h"
-#include "ts-chat-page.h"
 #include "ts-keys-page.h"
 #include "ts-market-page.h"
+
+static GtkWidget *
+find_status_page (GtkWidget *widget)
+{
+  if (ADW_IS_STATUS_PAGE (widget) && gtk_widget_get_child_visible (widget))
+    return widget;
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    {
+      GtkWidget *found = find_status_page (child);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
 
 static void
 test_page_lifecycle (gconstpointer data)
 {
   GType type = GPOINTER_TO_SIZE (data);
   GtkWidget *page = g_object_ref_sink (g_object_new (type, NULL));
-  AdwStatusPage *status = ADW_STATUS_PAGE (adw_bin_get_child (ADW_BIN (page)));
+  AdwStatusPage *status = ADW_STATUS_PAGE (find_status_page (page));
 
-  /* Every page is a status page with a title of its own until its feature lands. */
+  /* Every page starts on a status page with a title of its own (its empty
+   * state, or the page itself until its feature lands). */
   g_assert_true (ADW_IS_STATUS_PAGE (status));
   g_assert_cmpuint (strlen (adw_status_page_get_title (status)), >, 0);
   g_assert_cmpstr (adw_status_page_get_icon_name (status), !=, NULL);
@@ -58,8 +74,6 @@ main (int argc, char **argv)
   /* Creating the application registers the resources the templates load from. */
   app = ts_application_new (G_APPLICATION_NON_UNIQUE);
 
-  g_test_add_data_func ("/pages/chat", GSIZE_TO_POINTER (TS_TYPE_CHAT_PAGE),
-                        test_page_lifecycle);
   g_test_add_data_func ("/pages/market", GSIZE_TO_POINTER (TS_TYPE_MARKET_PAGE),
                         test_page_lifecycle);
   g_test_add_data_func ("/pages/keys", GSIZE_TO_POINTER (TS_TYPE_KEYS_PAGE),

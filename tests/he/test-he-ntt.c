@@ -180,6 +180,34 @@ test_ntt_schoolbook (void)
       check_ntt_product (&k, sizes[s], bits[b]);
 }
 
+/* Output i of the forward NTT is the evaluation at psi^(2 bitrev(i) + 1):
+ * the HE-LoRA trace decryption relies on this order. */
+static void
+test_ntt_order (void)
+{
+  CkksParams p;
+  CkksContext *ctx;
+  g_assert_cmpint (ckks_params_preset ("fast", &p), ==, CKKS_OK);
+  g_assert_cmpint (ckks_context_new (&p, &ctx), ==, CKKS_OK);
+  size_t n = ctx->n;
+  unsigned bits = p.log_n;
+  const CkksNttTables *t = &ctx->ntt[0];
+  uint64_t psi = t->psi_rev[n / 2];                  /* psi^bitrev(n/2) = psi^1 */
+  uint64_t *x = g_new0 (uint64_t, n);
+  x[1] = 1;                                          /* the monomial X */
+  ckks_ntt_forward_limb (ctx, 0, x);
+  for (size_t i = 0; i < n; i += 97)
+    {
+      size_t r = 0;
+      for (unsigned b = 0; b < bits; b++)
+        r |= ((i >> b) & 1) << (bits - 1 - b);
+      g_assert_cmpuint (x[i], ==, ckks_pow_mod (psi, 2 * r + 1, &t->mod));
+    }
+  g_assert_cmpuint (ckks_pow_mod (psi, n, &t->mod), ==, p.moduli[0] - 1);
+  g_free (x);
+  ckks_context_free (ctx);
+}
+
 /* Every SIMD path against the scalar reference, bit for bit. */
 static void
 test_ntt_simd_matches_scalar (void)
@@ -252,8 +280,8 @@ test_ntt_simd_matches_scalar (void)
   CkksParams p;
   g_assert_cmpint (ckks_params_generate (12, bits, 2, &p), ==, CKKS_OK);
   CkksCrt2 cs, cv;
-  ckks_crt2_init (&cs, p.moduli[0], p.moduli[1], &scalar);
-  ckks_crt2_init (&cv, p.moduli[0], p.moduli[1], &simd);
+  ckks_crt2_init (&cs, p.moduli[0], p.moduli[1]);
+  ckks_crt2_init (&cv, p.moduli[0], p.moduli[1]);
   size_t n = 4096;
   uint64_t *a0 = g_new (uint64_t, n), *a1 = g_new (uint64_t, n);
   double *os = g_new (double, n), *ov = g_new (double, n);
@@ -360,6 +388,7 @@ main (int argc, char **argv)
   g_test_add_func ("/he/params/security-bound", test_security_bound);
   g_test_add_func ("/he/ntt/schoolbook", test_ntt_schoolbook);
   g_test_add_func ("/he/ntt/simd-matches-scalar", test_ntt_simd_matches_scalar);
+  g_test_add_func ("/he/ntt/order", test_ntt_order);
   int rc = g_test_run ();
   g_rand_free (rng);
   return rc;
