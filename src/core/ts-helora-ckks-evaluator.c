@@ -67,7 +67,7 @@ ckks_evaluate (TsHeloraEvaluator *base, guint index, GPtrArray *cts, GPtrArray *
   ok = ok && ts_helora_ckks_check (ckks_helora_evaluate (plan, in, out), "Evaluating", error);
   for (gsize b = 0; ok && b < n_out; b++)
     {
-      GBytes *bytes = ts_helora_ckks_ciphertext_to_bytes (out[b], error);
+      GBytes *bytes = ts_helora_ckks_result_to_bytes (l, out[b], error);
       ok = bytes != NULL;
       if (ok)
         g_ptr_array_add (results, bytes);

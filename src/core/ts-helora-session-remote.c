@@ -113,8 +113,8 @@ parse_results (TsHeloraSession *self, SessionGroup *g, const TsHeloraResult *res
       if (m == NULL || mr->blobs->len != m->n_outputs)
         goto bad;
       for (guint b = 0; b < m->n_outputs; b++)
-        if (!ts_helora_ckks_ciphertext_from_bytes (g_ptr_array_index (mr->blobs, b), m->outputs[b],
-                                                   ckks_helora_layout_limbs (m->layout), error))
+        if (!ts_helora_ckks_result_from_bytes (m->layout, g_ptr_array_index (mr->blobs, b),
+                                               m->outputs[b], error))
           return FALSE;
     }
   return TRUE;

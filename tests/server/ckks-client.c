@@ -115,8 +115,8 @@ ckks_client_decrypt (CkksClient *self, const CkksSecretKey *key, guint module,
   g_assert_cmpint (ckks_helora_ciphertexts_new (l, n, &out), ==, CKKS_OK);
   for (gsize b = 0; b < n; b++)
     {
-      g_assert_true (ts_helora_ckks_ciphertext_from_bytes (g_ptr_array_index (blobs, b), out[b],
-                                                           ckks_helora_layout_limbs (l), &error));
+      g_assert_true (ts_helora_ckks_result_from_bytes (l, g_ptr_array_index (blobs, b), out[b],
+                                                       &error));
       g_assert_no_error (error);
     }
   g_assert_cmpint (ckks_helora_decrypt (l, key ? key : self->sk, out, h_factor, u), ==, CKKS_OK);
