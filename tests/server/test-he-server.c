@@ -483,10 +483,10 @@ test_busy (Fixture *f, gconstpointer data)
   g_autoptr (GRand) rng = g_rand_new_with_seed (3);
   guint busy = 0, ok = 0;
 
-  /* Max in flight is 4: of 6 slow requests sent at once, 2 are refused. */
+  /* Max in flight is 4: of 6 two-second requests sent at once, 2 are refused. */
   for (guint64 id = 100; id < 106; id++)
     {
-      g_autoptr (GBytes) msg = evaluate_message (id, 2, D * sizeof (float));
+      g_autoptr (GBytes) msg = evaluate_message (id, 3, D * sizeof (float));
       ts_helora_remote_send (remote, msg, id);
     }
   for (guint64 id = 100; id < 106; id++)
