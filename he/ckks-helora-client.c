@@ -25,9 +25,9 @@ encrypt_values_pk (const void *key, const double *re, size_t count, CkksCipherte
 static CkksStatus
 encrypt_h (const CkksHeloraLayout *l, const CkksContext *key_ctx, const void *key,
            EncryptValues encrypt, const float *h, CkksCiphertext *const *inputs,
-           double *h_factor)
+           size_t n_inputs, double *h_factor)
 {
-  if (!l || !key || !h || !inputs || !h_factor)
+  if (!l || !key || !h || !inputs || !h_factor || n_inputs != l->chunks)
     return CKKS_ERR_INVALID_ARGUMENT;
   if (key_ctx != l->ctx)
     return CKKS_ERR_MISMATCH;
@@ -70,18 +70,20 @@ encrypt_h (const CkksHeloraLayout *l, const CkksContext *key_ctx, const void *ke
 
 CkksStatus
 ckks_helora_encrypt_sk (const CkksHeloraLayout *layout, const CkksSecretKey *sk,
-                        const float *h, CkksCiphertext *const *inputs, double *h_factor)
+                        const float *h, CkksCiphertext *const *inputs, size_t n_inputs,
+                        double *h_factor)
 {
   return encrypt_h (layout, sk ? sk->ctx : NULL, sk, encrypt_values_sk, h, inputs,
-                    h_factor);
+                    n_inputs, h_factor);
 }
 
 CkksStatus
 ckks_helora_encrypt_pk (const CkksHeloraLayout *layout, const CkksPublicKey *pk,
-                        const float *h, CkksCiphertext *const *inputs, double *h_factor)
+                        const float *h, CkksCiphertext *const *inputs, size_t n_inputs,
+                        double *h_factor)
 {
   return encrypt_h (layout, pk ? pk->ctx : NULL, pk, encrypt_values_pk, h, inputs,
-                    h_factor);
+                    n_inputs, h_factor);
 }
 
 /* u for the rows of result @b from its decryption @poly (NTT form, limbs
@@ -143,9 +145,10 @@ decoded_sums (const CkksHeloraLayout *l, uint64_t *poly, double scale, size_t b,
 
 CkksStatus
 ckks_helora_decrypt (const CkksHeloraLayout *l, const CkksSecretKey *sk,
-                     CkksCiphertext *const *outputs, double h_factor, double *u)
+                     CkksCiphertext *const *outputs, size_t n_outputs, double h_factor,
+                     double *u)
 {
-  if (!l || !sk || !outputs || !u || !(h_factor > 0))
+  if (!l || !sk || !outputs || !u || !(h_factor > 0) || n_outputs != l->n_outputs)
     return CKKS_ERR_INVALID_ARGUMENT;
   if (sk->ctx != l->ctx)
     return CKKS_ERR_MISMATCH;

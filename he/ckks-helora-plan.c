@@ -277,9 +277,10 @@ check_inputs (const CkksHeloraLayout *l, CkksCiphertext *const *inputs)
 
 CkksStatus
 ckks_helora_evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs,
-                      CkksCiphertext *const *outputs)
+                      size_t n_inputs, CkksCiphertext *const *outputs, size_t n_outputs)
 {
-  if (!plan || !inputs || !outputs)
+  if (!plan || !inputs || !outputs || n_inputs != plan->layout->chunks
+      || n_outputs != plan->layout->n_outputs)
     return CKKS_ERR_INVALID_ARGUMENT;
   const CkksHeloraLayout *l = plan->layout;
   const CkksContext *ctx = l->ctx;

@@ -131,14 +131,15 @@ run_token (BenchSetup *s, gboolean pk, GRand *rng, double t[N_STAGES], double *e
   float *h = random_floats (rng, BENCH_D, 1.0);
   double u[BENCH_R], factor;
   double t0 = now_ms ();
-  CkksStatus st = pk ? ckks_helora_encrypt_pk (l, s->pk, h, s->in, &factor)
-                     : ckks_helora_encrypt_sk (l, s->sk, h, s->in, &factor);
+  CkksStatus st = pk ? ckks_helora_encrypt_pk (l, s->pk, h, s->in, ckks_helora_layout_n_inputs (l), &factor)
+                     : ckks_helora_encrypt_sk (l, s->sk, h, s->in, ckks_helora_layout_n_inputs (l), &factor);
   double t1 = now_ms ();
   if (st == CKKS_OK)
-    st = ckks_helora_evaluate (s->plan, s->in, s->out);
+    st = ckks_helora_evaluate (s->plan, s->in, ckks_helora_layout_n_inputs (l), s->out,
+                                 ckks_helora_layout_n_outputs (l));
   double t2 = now_ms ();
   if (st == CKKS_OK)
-    st = ckks_helora_decrypt (l, s->sk, s->out, factor, u);
+    st = ckks_helora_decrypt (l, s->sk, s->out, ckks_helora_layout_n_outputs (l), factor, u);
   double t3 = now_ms ();
   t[STAGE_ENCRYPT] = t1 - t0;
   t[STAGE_EVALUATE] = t2 - t1;

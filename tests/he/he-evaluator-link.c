@@ -26,8 +26,9 @@ main (int argc, char **argv)
     return 1;
   free (a);
   const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
+  size_t n_out = ckks_helora_layout_n_outputs (l);
   if (ckks_helora_ciphertexts_new (l, 1, &in) != CKKS_OK
-      || ckks_helora_ciphertexts_new (l, 1, &out) != CKKS_OK)
+      || ckks_helora_ciphertexts_new (l, n_out, &out) != CKKS_OK)
     return 1;
   /* a request that is not a ciphertext is refused, the server goes on */
   const uint8_t junk[16] = "not a ciphertex";
@@ -37,7 +38,7 @@ main (int argc, char **argv)
   uint8_t *buf = malloc (len);
   if (!buf || ckks_ciphertext_serialize (in[0], buf, len) != CKKS_OK
       || ckks_ciphertext_deserialize_into (in[0], buf, len) != CKKS_OK
-      || ckks_helora_evaluate (plan, in, out) != CKKS_OK)
+      || ckks_helora_evaluate (plan, in, 1, out, n_out) != CKKS_OK)
     return 1;
   free (buf);
   /* results go back in the compact format */
@@ -47,7 +48,7 @@ main (int argc, char **argv)
     return 1;
   free (buf);
   ckks_helora_ciphertexts_free (in, 1);
-  ckks_helora_ciphertexts_free (out, 1);
+  ckks_helora_ciphertexts_free (out, n_out);
   ckks_helora_plan_free (plan);
   ckks_context_free (ctx);
   puts ("evaluator ok");

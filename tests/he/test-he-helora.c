@@ -18,6 +18,15 @@ context_for (const char *preset, CkksBackend backend)
   return ctx;
 }
 
+/* Evaluates with the counts the plan's layout says. */
+static CkksStatus
+evaluate_all (const CkksHeloraPlan *plan, CkksCiphertext *const *in, CkksCiphertext *const *out)
+{
+  const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
+  return ckks_helora_evaluate (plan, in, ckks_helora_layout_n_inputs (l), out,
+                               ckks_helora_layout_n_outputs (l));
+}
+
 static float *
 random_floats (size_t n, double bound)
 {
@@ -60,9 +69,9 @@ run_product (CkksContext *ctx, CkksSecretKey *sk, CkksPublicKey *pk, size_t d,
   g_assert_cmpint (ckks_helora_ciphertexts_new (l0, k, &in), ==, CKKS_OK);
   double factor = 0;
   if (pk)
-    g_assert_cmpint (ckks_helora_encrypt_pk (l0, pk, h, in, &factor), ==, CKKS_OK);
+    g_assert_cmpint (ckks_helora_encrypt_pk (l0, pk, h, in, ckks_helora_layout_n_inputs (l0), &factor), ==, CKKS_OK);
   else
-    g_assert_cmpint (ckks_helora_encrypt_sk (l0, sk, h, in, &factor), ==, CKKS_OK);
+    g_assert_cmpint (ckks_helora_encrypt_sk (l0, sk, h, in, ckks_helora_layout_n_inputs (l0), &factor), ==, CKKS_OK);
   double worst = 0;
   for (size_t p = 0; p < n_plans; p++)
     {
@@ -71,9 +80,9 @@ run_product (CkksContext *ctx, CkksSecretKey *sk, CkksPublicKey *pk, size_t d,
       g_assert_cmpuint (b, ==, (r + ckks_helora_layout_copies (l) - 1) / ckks_helora_layout_copies (l));
       CkksCiphertext **out;
       g_assert_cmpint (ckks_helora_ciphertexts_new (l, b, &out), ==, CKKS_OK);
-      g_assert_cmpint (ckks_helora_evaluate (plans[p], in, out), ==, CKKS_OK);
+      g_assert_cmpint (evaluate_all (plans[p], in, out), ==, CKKS_OK);
       double *u = g_new (double, r), *ref = g_new (double, r);
-      g_assert_cmpint (ckks_helora_decrypt (l, sk, out, factor, u), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_decrypt (l, sk, out, ckks_helora_layout_n_outputs (l), factor, u), ==, CKKS_OK);
       plain_product (as[p], h, d, r, ref);
       worst = fmax (worst, he_test_max_abs_diff (u, ref, r));
       g_free (u); g_free (ref);
@@ -189,9 +198,9 @@ test_product_zeros (void)
       double factor, u[7], ref[7];
       g_assert_cmpint (ckks_helora_ciphertexts_new (l, 1, &in), ==, CKKS_OK);
       g_assert_cmpint (ckks_helora_ciphertexts_new (l, ckks_helora_layout_n_outputs (l), &out), ==, CKKS_OK);
-      g_assert_cmpint (ckks_helora_encrypt_sk (l, sk, h, in, &factor), ==, CKKS_OK);
-      g_assert_cmpint (ckks_helora_evaluate (plan, in, out), ==, CKKS_OK);
-      g_assert_cmpint (ckks_helora_decrypt (l, sk, out, factor, u), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_encrypt_sk (l, sk, h, in, ckks_helora_layout_n_inputs (l), &factor), ==, CKKS_OK);
+      g_assert_cmpint (evaluate_all (plan, in, out), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_decrypt (l, sk, out, ckks_helora_layout_n_outputs (l), factor, u), ==, CKKS_OK);
       plain_product (a, h, d, r, ref);
       g_assert_cmpfloat (he_test_max_abs_diff (u, ref, r), <=, 1e-6);
       ckks_helora_ciphertexts_free (in, 1);
@@ -228,9 +237,9 @@ test_product_extremes (void)
       double factor, u[3], ref[3];
       g_assert_cmpint (ckks_helora_ciphertexts_new (l, k, &in), ==, CKKS_OK);
       g_assert_cmpint (ckks_helora_ciphertexts_new (l, b, &out), ==, CKKS_OK);
-      g_assert_cmpint (ckks_helora_encrypt_sk (l, sk, h, in, &factor), ==, CKKS_OK);
-      g_assert_cmpint (ckks_helora_evaluate (plan, in, out), ==, CKKS_OK);
-      g_assert_cmpint (ckks_helora_decrypt (l, sk, out, factor, u), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_encrypt_sk (l, sk, h, in, ckks_helora_layout_n_inputs (l), &factor), ==, CKKS_OK);
+      g_assert_cmpint (evaluate_all (plan, in, out), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_decrypt (l, sk, out, ckks_helora_layout_n_outputs (l), factor, u), ==, CKKS_OK);
       plain_product (a, h, d, r, ref);
       g_test_message ("d=%zu all-aligned: u = %.6f, %.6f, error %.3g", d, u[0], u[1],
                       he_test_max_abs_diff (u, ref, r));
@@ -263,9 +272,9 @@ test_trace_matches_decode (void)
   double factor, u[16];
   g_assert_cmpint (ckks_helora_ciphertexts_new (l, 1, &in), ==, CKKS_OK);
   g_assert_cmpint (ckks_helora_ciphertexts_new (l, b, &out), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_encrypt_sk (l, sk, h, in, &factor), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_evaluate (plan, in, out), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_decrypt (l, sk, out, factor, u), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_encrypt_sk (l, sk, h, in, ckks_helora_layout_n_inputs (l), &factor), ==, CKKS_OK);
+  g_assert_cmpint (evaluate_all (plan, in, out), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_decrypt (l, sk, out, ckks_helora_layout_n_outputs (l), factor, u), ==, CKKS_OK);
   size_t slots = ckks_context_slots (ctx);
   double *z = g_new (double, slots);
   CkksPlaintext *pt;
@@ -321,13 +330,13 @@ test_evaluate_simd_matches_scalar (void)
   g_assert_cmpint (ckks_helora_ciphertexts_new (lf, 1, &in_fast), ==, CKKS_OK);
   g_assert_cmpint (ckks_helora_ciphertexts_new (lr, b, &out_ref), ==, CKKS_OK);
   g_assert_cmpint (ckks_helora_ciphertexts_new (lf, b, &out_fast), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_encrypt_sk (lr, sk, h, in_ref, &factor), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_encrypt_sk (lr, sk, h, in_ref, ckks_helora_layout_n_inputs (lr), &factor), ==, CKKS_OK);
   size_t words = (size_t) ckks_helora_layout_limbs (lr) * ckks_context_ring_degree (ref);
   memcpy (in_fast[0]->c0, in_ref[0]->c0, words * 8);
   memcpy (in_fast[0]->c1, in_ref[0]->c1, words * 8);
   in_fast[0]->scale = in_ref[0]->scale;
-  g_assert_cmpint (ckks_helora_evaluate (plan_ref, in_ref, out_ref), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_evaluate (plan_fast, in_fast, out_fast), ==, CKKS_OK);
+  g_assert_cmpint (evaluate_all (plan_ref, in_ref, out_ref), ==, CKKS_OK);
+  g_assert_cmpint (evaluate_all (plan_fast, in_fast, out_fast), ==, CKKS_OK);
   for (size_t i = 0; i < b; i++)
     {
       g_assert_cmpmem (out_ref[i]->c0, words * 8, out_fast[i]->c0, words * 8);
@@ -367,9 +376,9 @@ thread_product (gpointer data)
       || ckks_helora_ciphertexts_new (l, ckks_helora_layout_n_outputs (l), &out) != CKKS_OK)
     return NULL;
   for (int round = 0; round < 3; round++)
-    if (ckks_helora_encrypt_sk (l, job->sk, job->h, in, &factor) != CKKS_OK
-        || ckks_helora_evaluate (job->plan, in, out) != CKKS_OK
-        || ckks_helora_decrypt (l, job->sk, out, factor, u) != CKKS_OK)
+    if (ckks_helora_encrypt_sk (l, job->sk, job->h, in, 1, &factor) != CKKS_OK
+        || evaluate_all (job->plan, in, out) != CKKS_OK
+        || ckks_helora_decrypt (l, job->sk, out, ckks_helora_layout_n_outputs (l), factor, u) != CKKS_OK)
       return NULL;
   plain_product (job->a, job->h, d, r, ref);
   job->err = he_test_max_abs_diff (u, ref, r);
@@ -420,6 +429,28 @@ test_bad_arguments (void)
   g_assert_cmpint (ckks_helora_layout_new (ctx, 0, 4, &l), ==, CKKS_ERR_INVALID_ARGUMENT);
   g_assert_cmpint (ckks_helora_layout_new (ctx, 4, 0, &l), ==, CKKS_ERR_INVALID_ARGUMENT);
   g_assert_cmpint (ckks_helora_plan_new (ctx, 2, 2, bad, &plan), ==, CKKS_ERR_INVALID_ARGUMENT);
+  /* counts that do not match the layout */
+  float a[2 * 64] = { 0.5f };
+  CkksCiphertext **in, **out;
+  double factor, u[2];
+  const float h[64] = { 1.0f };
+  CkksSecretKey *sk;
+  g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_plan_new (ctx, 64, 2, a, &plan), ==, CKKS_OK);
+  const CkksHeloraLayout *pl = ckks_helora_plan_layout (plan);
+  g_assert_cmpint (ckks_helora_ciphertexts_new (pl, 2, &in), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_ciphertexts_new (pl, 2, &out), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_encrypt_sk (pl, sk, h, in, 2, &factor), ==, CKKS_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (ckks_helora_encrypt_sk (pl, sk, h, in, 1, &factor), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_evaluate (plan, in, 1, out, 2), ==, CKKS_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (ckks_helora_evaluate (plan, in, 1, out, 1), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_decrypt (pl, sk, out, 0, factor, u), ==, CKKS_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (ckks_helora_decrypt (pl, sk, out, 1, factor, u), ==, CKKS_OK);
+  g_assert_cmpfloat (fabs (u[0] - 0.5), <, 1e-9);
+  ckks_helora_ciphertexts_free (in, 2);
+  ckks_helora_ciphertexts_free (out, 2);
+  ckks_helora_plan_free (plan);
+  ckks_secret_key_free (sk);
   ckks_context_free (ctx);
 }
 
