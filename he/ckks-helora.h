@@ -95,6 +95,15 @@ CkksStatus ckks_helora_evaluate (const CkksHeloraPlan *plan,
                                  CkksCiphertext *const *inputs, size_t n_inputs,
                                  CkksCiphertext *const *outputs, size_t n_outputs);
 
+/* The same products, but the results come out trace-only: c1 in full and c0
+ * reduced to the 2c NTT block sums the trace decryption reads. Less memory
+ * traffic for both sides; the results are good for ckks_helora_decrypt and
+ * ckks_helora_result_serialize only. CKKS_ERR_UNSUPPORTED for layouts
+ * decoded in full (c > 64): use ckks_helora_evaluate there. */
+CkksStatus ckks_helora_evaluate_compact (const CkksHeloraPlan *plan,
+                                         CkksCiphertext *const *inputs, size_t n_inputs,
+                                         CkksCiphertext *const *outputs, size_t n_outputs);
+
 /* Compact results for the trip evaluator -> client: c0 shrinks to the sums
  * of its 2c NTT blocks per limb, all the trace decryption reads (about half
  * the bytes of the full ciphertext). Format: "CKHR", u32 version, u32 body

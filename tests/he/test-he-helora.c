@@ -301,6 +301,68 @@ test_trace_matches_decode (void)
   ckks_context_free (ctx);
 }
 
+/* The compact evaluation gives the same u bit for bit, and serialises to the
+ * same bytes, as the full one. */
+static void
+test_compact_matches_full (void)
+{
+  CkksContext *ctx = context_for ("fast", CKKS_BACKEND_AUTO);
+  CkksSecretKey *sk;
+  g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
+  const size_t ds[] = { 2048, 20000 }, r = 7;
+  for (size_t di = 0; di < G_N_ELEMENTS (ds); di++)
+    {
+      size_t d = ds[di];
+      float *a = random_floats (r * d, 0.1), *h = random_floats (d, 1.0);
+      CkksHeloraPlan *plan;
+      g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, a, &plan), ==, CKKS_OK);
+      const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
+      size_t k = ckks_helora_layout_n_inputs (l), b = ckks_helora_layout_n_outputs (l);
+      CkksCiphertext **in, **full, **compact;
+      double factor, u_full[7], u_compact[7];
+      g_assert_cmpint (ckks_helora_ciphertexts_new (l, k, &in), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_ciphertexts_new (l, b, &full), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_ciphertexts_new (l, b, &compact), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_encrypt_sk (l, sk, h, in, k, &factor), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_evaluate (plan, in, k, full, b), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_evaluate_compact (plan, in, k, compact, b), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_decrypt (l, sk, full, b, factor, u_full), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_decrypt (l, sk, compact, b, factor, u_compact), ==, CKKS_OK);
+      g_assert_cmpmem (u_full, r * 8, u_compact, r * 8);
+      double ref[7];
+      plain_product (a, h, d, r, ref);
+      g_assert_cmpfloat (he_test_max_abs_diff (u_compact, ref, r), <=, 1e-6);
+      size_t len = ckks_helora_result_serialized_size (l);
+      uint8_t *x = g_malloc (len), *y = g_malloc (len);
+      for (size_t i = 0; i < b; i++)
+        {
+          g_assert_cmpint (ckks_helora_result_serialize (l, full[i], x, len), ==, CKKS_OK);
+          g_assert_cmpint (ckks_helora_result_serialize (l, compact[i], y, len), ==, CKKS_OK);
+          g_assert_cmpmem (x, len, y, len);
+        }
+      g_free (x); g_free (y);
+      ckks_helora_ciphertexts_free (in, k);
+      ckks_helora_ciphertexts_free (full, b);
+      ckks_helora_ciphertexts_free (compact, b);
+      ckks_helora_plan_free (plan);
+      g_free (a); g_free (h);
+    }
+  /* layouts decoded in full have no compact evaluation */
+  float tiny_a[2 * 3] = { 0.1f };
+  CkksHeloraPlan *tiny;
+  CkksCiphertext **in, **out;
+  g_assert_cmpint (ckks_helora_plan_new (ctx, 3, 2, tiny_a, &tiny), ==, CKKS_OK);
+  const CkksHeloraLayout *tl = ckks_helora_plan_layout (tiny);
+  g_assert_cmpint (ckks_helora_ciphertexts_new (tl, 1, &in), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_ciphertexts_new (tl, 1, &out), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_evaluate_compact (tiny, in, 1, out, 1), ==, CKKS_ERR_UNSUPPORTED);
+  ckks_helora_ciphertexts_free (in, 1);
+  ckks_helora_ciphertexts_free (out, 1);
+  ckks_helora_plan_free (tiny);
+  ckks_secret_key_free (sk);
+  ckks_context_free (ctx);
+}
+
 /* The SIMD evaluation equals the scalar one bit for bit on the same input. */
 static void
 test_evaluate_simd_matches_scalar (void)
@@ -465,6 +527,7 @@ main (int argc, char **argv)
   g_test_add_func ("/he/helora/extremes", test_product_extremes);
   g_test_add_func ("/he/helora/trace-matches-decode", test_trace_matches_decode);
   g_test_add_func ("/he/helora/simd-matches-scalar", test_evaluate_simd_matches_scalar);
+  g_test_add_func ("/he/helora/compact-matches-full", test_compact_matches_full);
   g_test_add_func ("/he/helora/bad-arguments", test_bad_arguments);
   g_test_add_func ("/he/helora/threads", test_threads_share_plan);
   int rc = g_test_run ();
