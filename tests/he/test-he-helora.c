@@ -27,6 +27,23 @@ evaluate_all (const CkksHeloraPlan *plan, CkksCiphertext *const *in, CkksCiphert
                                ckks_helora_layout_n_outputs (l));
 }
 
+/* One token through the whole pipeline (sk encryption): u = A h. */
+static void
+token_product (const CkksHeloraPlan *plan, const CkksSecretKey *sk, const float *h, double *u)
+{
+  const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
+  size_t k = ckks_helora_layout_n_inputs (l), b = ckks_helora_layout_n_outputs (l);
+  CkksCiphertext **in, **out;
+  double factor;
+  g_assert_cmpint (ckks_helora_ciphertexts_new (l, k, &in), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_ciphertexts_new (l, b, &out), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_encrypt_sk (l, sk, h, in, k, &factor), ==, CKKS_OK);
+  g_assert_cmpint (evaluate_all (plan, in, out), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_decrypt (l, sk, out, b, factor, u), ==, CKKS_OK);
+  ckks_helora_ciphertexts_free (in, k);
+  ckks_helora_ciphertexts_free (out, b);
+}
+
 static float *
 random_floats (size_t n, double bound)
 {
@@ -192,19 +209,11 @@ test_product_zeros (void)
       if (round == 2)
         memset (h, 0, d * sizeof (float));
       CkksHeloraPlan *plan;
+      double u[7], ref[7];
       g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, a, &plan), ==, CKKS_OK);
-      const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
-      CkksCiphertext **in, **out;
-      double factor, u[7], ref[7];
-      g_assert_cmpint (ckks_helora_ciphertexts_new (l, 1, &in), ==, CKKS_OK);
-      g_assert_cmpint (ckks_helora_ciphertexts_new (l, ckks_helora_layout_n_outputs (l), &out), ==, CKKS_OK);
-      g_assert_cmpint (ckks_helora_encrypt_sk (l, sk, h, in, ckks_helora_layout_n_inputs (l), &factor), ==, CKKS_OK);
-      g_assert_cmpint (evaluate_all (plan, in, out), ==, CKKS_OK);
-      g_assert_cmpint (ckks_helora_decrypt (l, sk, out, ckks_helora_layout_n_outputs (l), factor, u), ==, CKKS_OK);
+      token_product (plan, sk, h, u);
       plain_product (a, h, d, r, ref);
       g_assert_cmpfloat (he_test_max_abs_diff (u, ref, r), <=, 1e-6);
-      ckks_helora_ciphertexts_free (in, 1);
-      ckks_helora_ciphertexts_free (out, ckks_helora_layout_n_outputs (l));
       ckks_helora_plan_free (plan);
     }
   g_free (a); g_free (h);
@@ -230,22 +239,13 @@ test_product_extremes (void)
       for (size_t j = 0; j < r * d; j++)
         a[j] = j < d ? -0.1f : 0.1f;
       CkksHeloraPlan *plan;
+      double u[3], ref[3];
       g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, a, &plan), ==, CKKS_OK);
-      const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
-      size_t k = ckks_helora_layout_n_inputs (l), b = ckks_helora_layout_n_outputs (l);
-      CkksCiphertext **in, **out;
-      double factor, u[3], ref[3];
-      g_assert_cmpint (ckks_helora_ciphertexts_new (l, k, &in), ==, CKKS_OK);
-      g_assert_cmpint (ckks_helora_ciphertexts_new (l, b, &out), ==, CKKS_OK);
-      g_assert_cmpint (ckks_helora_encrypt_sk (l, sk, h, in, ckks_helora_layout_n_inputs (l), &factor), ==, CKKS_OK);
-      g_assert_cmpint (evaluate_all (plan, in, out), ==, CKKS_OK);
-      g_assert_cmpint (ckks_helora_decrypt (l, sk, out, ckks_helora_layout_n_outputs (l), factor, u), ==, CKKS_OK);
+      token_product (plan, sk, h, u);
       plain_product (a, h, d, r, ref);
       g_test_message ("d=%zu all-aligned: u = %.6f, %.6f, error %.3g", d, u[0], u[1],
                       he_test_max_abs_diff (u, ref, r));
       g_assert_cmpfloat (he_test_max_abs_diff (u, ref, r), <=, 1e-6 * (double) d / 2048);
-      ckks_helora_ciphertexts_free (in, k);
-      ckks_helora_ciphertexts_free (out, b);
       ckks_helora_plan_free (plan);
       g_free (a); g_free (h);
     }
