@@ -424,8 +424,11 @@ static void
 cell_bind_cb (GtkSignalListItemFactory *factory, GtkListItem *item, const char *column)
 {
   g_autofree char *text = ts_bench_item_format (gtk_list_item_get_item (item), column);
+  GtkLabel *label = GTK_LABEL (gtk_list_item_get_child (item));
 
-  gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
+  /* Names read from the left, numbers line up on the right. */
+  gtk_label_set_xalign (label, g_str_equal (column, "label") ? 0.0f : 1.0f);
+  gtk_label_set_text (label, text);
 }
 
 static void

@@ -150,6 +150,49 @@ test_gpu_row (void)
   g_assert_finalize_object (window);
 }
 
+/* Wakes the loop up now and then, so waits can time out. */
+static gboolean
+keep_going (gpointer data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+find_prefs_window (gpointer app)
+{
+  for (GList *l = gtk_application_get_windows (app); l != NULL; l = l->next)
+    if (TS_IS_PREFERENCES_WINDOW (l->data) && gtk_widget_get_mapped (l->data))
+      return TRUE;
+  return FALSE;
+}
+
+/* The main menu's Preferences item opens the window over the main window. */
+static void
+test_window_action (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  guint tick = g_timeout_add (50, keep_going, NULL);
+  GtkWindow *window;
+
+  g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
+  g_application_activate (G_APPLICATION (app));
+  window = gtk_application_get_active_window (GTK_APPLICATION (app));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.preferences", NULL));
+  while (!find_prefs_window (app) && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_true (find_prefs_window (app));
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l != NULL; l = l->next)
+    if (TS_IS_PREFERENCES_WINDOW (l->data))
+      g_assert_true (gtk_window_get_transient_for (l->data) == window);
+  g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
+  while (gtk_application_get_windows (GTK_APPLICATION (app)) != NULL
+         && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_null (gtk_application_get_windows (GTK_APPLICATION (app)));
+  g_source_remove (tick);
+}
+
 static void
 test_no_display (void)
 {
@@ -159,8 +202,6 @@ test_no_display (void)
 int
 main (int argc, char **argv)
 {
-  g_autoptr (TsApplication) app = NULL;
-
   g_test_init (&argc, &argv, NULL);
   if (!gtk_init_check ())
     {
@@ -168,10 +209,12 @@ main (int argc, char **argv)
       return g_test_run ();
     }
   adw_init ();
-  app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  /* The application class registers the resources the templates load from. */
+  g_type_class_unref (g_type_class_ref (TS_TYPE_APPLICATION));
   g_test_add_func ("/prefs/settings-to-rows", test_settings_to_rows);
   g_test_add_func ("/prefs/rows-to-settings", test_rows_to_settings);
   g_test_add_func ("/prefs/color-scheme", test_color_scheme);
   g_test_add_func ("/prefs/gpu-row", test_gpu_row);
+  g_test_add_func ("/prefs/window-action", test_window_action);
   return g_test_run ();
 }
