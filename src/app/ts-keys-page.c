@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib/gi18n.h>
 
+#include "ts-file-chooser.h"
 #include "ts-keys-page-private.h"
 
 /* What a dialog of the page asks for. */
@@ -410,36 +411,24 @@ dialog_response_cb (AdwMessageDialog *dialog, const char *response, TsKeysPage *
 /* ---- Export ----------------------------------------------------------- */
 
 static void
-export_response_cb (GtkNativeDialog *chooser, int response, TsKeysPage *self)
+export_chosen_cb (GtkWidget *owner, const char *path, gpointer user_data)
 {
-  g_autoptr (GFile) file = NULL;
-  g_autofree char *path = NULL;
+  TsKeysPage *self = TS_KEYS_PAGE (owner);
   g_autoptr (GError) error = NULL;
 
-  if (response == GTK_RESPONSE_ACCEPT)
-    file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser));
-  if (file != NULL && (path = g_file_get_path (file)) == NULL)
+  if (path == NULL)
     toast (self, _("The public key can only be saved to a local file"));
-  else if (path != NULL && !ts_key_vault_export_public (self->vault, path, &error))
+  else if (!ts_key_vault_export_public (self->vault, path, &error))
     report_error (self, error);
-  else if (path != NULL)
+  else
     toast (self, _("Public key exported"));
-  g_object_unref (chooser);
-  g_object_unref (self);
 }
 
 static void
 export_public_key (TsKeysPage *self)
 {
-  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
-  GtkFileChooserNative *chooser =
-    gtk_file_chooser_native_new (_("Export Public Key"), GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
-                                 GTK_FILE_CHOOSER_ACTION_SAVE, _("_Export"), _("_Cancel"));
-
-  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), "tensafe-public-key.tspk");
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (chooser), TRUE);
-  g_signal_connect (chooser, "response", G_CALLBACK (export_response_cb), g_object_ref (self));
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
+  ts_file_chooser_run (GTK_WIDGET (self), GTK_FILE_CHOOSER_ACTION_SAVE, _("Export Public Key"),
+                       _("_Export"), "tensafe-public-key.tspk", NULL, export_chosen_cb, NULL);
 }
 
 /* ---- Actions ---------------------------------------------------------- */

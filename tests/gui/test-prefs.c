@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <adwaita.h>
 
+#include "gui-test-util.h"
 #include "ts-application.h"
 #include "ts-config.h"
 #include "ts-gpu.h"
@@ -132,11 +133,8 @@ test_gpu_row (void)
   TsPreferencesWindow *window = g_object_ref_sink (ts_preferences_window_new (NULL, settings));
   g_autoptr (TsGpuInfo) info = ts_gpu_probe ();
   GtkWidget *row = child (window, "gpu_row");
-  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
 
-  while (!probed (row) && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  g_assert_true (probed (row));
+  gui_wait_until (probed, row, 10, "the GPU probe");
   if (TS_HAVE_CUDA && info->n_devices > 0)
     g_assert_true (gtk_widget_get_sensitive (row));
   else
@@ -150,11 +148,10 @@ test_gpu_row (void)
   g_assert_finalize_object (window);
 }
 
-/* Wakes the loop up now and then, so waits can time out. */
 static gboolean
-keep_going (gpointer data)
+no_windows (gpointer app)
 {
-  return G_SOURCE_CONTINUE;
+  return gtk_application_get_windows (app) == NULL;
 }
 
 static gboolean
@@ -171,32 +168,18 @@ static void
 test_window_action (void)
 {
   g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
-  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
-  guint tick = g_timeout_add (50, keep_going, NULL);
   GtkWindow *window;
 
   g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
   g_application_activate (G_APPLICATION (app));
   window = gtk_application_get_active_window (GTK_APPLICATION (app));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.preferences", NULL));
-  while (!find_prefs_window (app) && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  g_assert_true (find_prefs_window (app));
+  gui_wait_until (find_prefs_window, app, 10, "the preferences window");
   for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l != NULL; l = l->next)
     if (TS_IS_PREFERENCES_WINDOW (l->data))
       g_assert_true (gtk_window_get_transient_for (l->data) == window);
   g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
-  while (gtk_application_get_windows (GTK_APPLICATION (app)) != NULL
-         && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  g_assert_null (gtk_application_get_windows (GTK_APPLICATION (app)));
-  g_source_remove (tick);
-}
-
-static void
-test_no_display (void)
-{
-  g_test_skip ("no display: run the gui suite under xvfb-run");
+  gui_wait_until (no_windows, app, 10, "quit to close every window");
 }
 
 int
@@ -205,8 +188,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   if (!gtk_init_check ())
     {
-      g_test_add_func ("/prefs/no-display", test_no_display);
-      return g_test_run ();
+      return gui_run_without_display ("/prefs/no-display");
     }
   adw_init ();
   /* The application class registers the resources the templates load from. */
