@@ -6,6 +6,7 @@
 #include "lm.h"
 #include <glib/gstdio.h>
 
+#include "sampler.h"
 #include "tokenizer.h"
 #include "ts-bench-adapter.h"
 #include "ts-bench-runner.h"
@@ -163,17 +164,6 @@ load (const TsBenchOptions *options, Loaded *l, GError **error)
 
 /* ---- One configuration ------------------------------------------------ */
 
-static gint32
-argmax (const float *logits, guint n)
-{
-  guint best = 0;
-
-  for (guint i = 1; i < n; i++)
-    if (logits[i] > logits[best])
-      best = i;
-  return (gint32) best;
-}
-
 typedef struct {
   const TsBenchOptions *options;
   TsBenchProgressFunc progress;
@@ -225,27 +215,37 @@ static gboolean
 decode_steps (const Reporter *r, const Loaded *l, LmSession *session, TsHeloraSession *helora,
               TsBenchResult *result, GCancellable *cancellable, GError **error)
 {
-  guint n_vocab = lm_model_info (l->model)->n_vocab;
+  LmSamplerParams greedy = lm_sampler_params_greedy ();
+  LmSampler *sampler = lm_sampler_new (&greedy, (int32_t) lm_model_info (l->model)->n_vocab);
   TsHeloraStats before = { 0 }, after = { 0 };
   double start = ts_now_ms ();
+  gboolean ok = sampler != NULL;
 
-  for (guint k = 0; k < r->options->n_tokens; k++)
+  if (!ok)
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "Cannot create the sampler");
+  for (guint k = 0; ok && k < r->options->n_tokens; k++)
     {
       TsTokenTimings t;
       double t0 = ts_now_ms ();
-      gint32 id = argmax (lm_session_logits (session), n_vocab);
-      double sample_ms = ts_now_ms () - t0;
+      gint32 id = lm_sampler_sample (sampler, lm_session_logits (session));
+      double sample_ms;
       LmStatus st;
 
+      lm_sampler_accept (sampler, id);
+      sample_ms = ts_now_ms () - t0;
       if (g_cancellable_set_error_if_cancelled (cancellable, error))
-        return FALSE;
+        {
+          ok = FALSE;
+          break;
+        }
       g_array_append_val (result->tokens, id);
       if (helora != NULL)
         ts_helora_session_get_stats (helora, &before);
       if ((st = lm_session_decode (session, id)) != LM_OK)
         {
           const GError *why = helora != NULL ? ts_helora_session_last_error (helora) : NULL;
-          return engine_failed (error, "decode", st, why ? strdup (why->message) : NULL);
+          ok = engine_failed (error, "decode", st, why ? strdup (why->message) : NULL);
+          break;
         }
       token_timings_from_engine (lm_session_timings (session), sample_ms, &t);
       if (helora != NULL)
@@ -258,7 +258,8 @@ decode_steps (const Reporter *r, const Loaded *l, LmSession *session, TsHeloraSe
       report (r, 0.2 + 0.8 * (k + 1) / r->options->n_tokens);
     }
   result->decode_ms = ts_now_ms () - start;
-  return TRUE;
+  lm_sampler_free (sampler);
+  return ok;
 }
 
 static TsBenchResult *
