@@ -431,6 +431,7 @@ setup_table (TsBenchPage *self)
   add_column (self, _("Rank"), "rank");
   add_column (self, _("Tokens/s"), "tokens-per-s");
   add_column (self, _("ms/Token"), "total");
+  add_column (self, _("HE ms/Module"), "he-per-module");
   for (int s = 0; s < TS_N_STAGES; s++)
     add_column (self, ts_stage_name ((TsStage) s), ts_stage_name ((TsStage) s));
   add_column (self, _("Ciphertext/Token"), "bytes");

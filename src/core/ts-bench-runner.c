@@ -305,6 +305,8 @@ run_config (const Reporter *r, const TsBenchConfig *config, const Loaded *l,
       result->bytes_up = stats.bytes_up;
       result->bytes_down = stats.bytes_down;
       result->max_abs_delta_error = stats.max_abs_delta_error;
+      if (stats.module_evaluations > 0)
+        result->he_ms_per_module = stats.he_ms / (double) stats.module_evaluations;
     }
   result->n_tokens = ts_timing_series_len (result->series);
   result->tokens_per_s = result->decode_ms > 0 ? 1000.0 * result->n_tokens / result->decode_ms : 0;
@@ -419,7 +421,7 @@ mode_name (TsHeloraMode mode)
 char *
 ts_bench_results_to_csv (GPtrArray *results)
 {
-  GString *out = g_string_new ("configuration,mode,preset,rank,tokens,tokens_per_s");
+  GString *out = g_string_new ("configuration,mode,preset,rank,tokens,decode_tok_s,he_ms_per_module");
   char num[G_ASCII_DTOSTR_BUF_SIZE];
 
   for (int s = 0; s < TS_N_STAGES; s++)
@@ -432,6 +434,8 @@ ts_bench_results_to_csv (GPtrArray *results)
       g_string_append_printf (out, "\"%s\",%s,%s,%u,%u,%s", r->label, mode_name (r->mode),
                               r->preset ? r->preset : "", r->rank, r->n_tokens,
                               g_ascii_formatd (num, sizeof num, "%.3f", r->tokens_per_s));
+      g_string_append_printf (out, ",%s",
+                              g_ascii_formatd (num, sizeof num, "%.4f", r->he_ms_per_module));
       for (int s = 0; s < TS_N_STAGES; s++)
         g_string_append_printf (out, ",%s",
                                 g_ascii_formatd (num, sizeof num, "%.4f",
@@ -450,8 +454,6 @@ ts_bench_results_to_json (GPtrArray *results)
   g_autoptr (JsonGenerator) gen = json_generator_new ();
   g_autoptr (JsonNode) root = NULL;
 
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "configurations");
   json_builder_begin_array (b);
   for (guint i = 0; i < results->len; i++)
     {
@@ -471,8 +473,10 @@ ts_bench_results_to_json (GPtrArray *results)
       json_builder_add_int_value (b, r->rank);
       json_builder_set_member_name (b, "tokens");
       json_builder_add_int_value (b, r->n_tokens);
-      json_builder_set_member_name (b, "tokens_per_s");
+      json_builder_set_member_name (b, "decode_tok_s");
       json_builder_add_double_value (b, r->tokens_per_s);
+      json_builder_set_member_name (b, "he_ms_per_module");
+      json_builder_add_double_value (b, r->he_ms_per_module);
       ts_timing_series_build_medians (r->series, b);
       json_builder_set_member_name (b, "bytes_up");
       json_builder_add_int_value (b, (gint64) r->bytes_up);
@@ -483,7 +487,6 @@ ts_bench_results_to_json (GPtrArray *results)
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
-  json_builder_end_object (b);
   root = json_builder_get_root (b);
   json_generator_set_root (gen, root);
   json_generator_set_pretty (gen, TRUE);
