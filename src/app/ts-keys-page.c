@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib/gi18n.h>
 
+#include "ts-application.h"
 #include "ts-file-chooser.h"
 #include "ts-keys-page-private.h"
 
@@ -218,6 +219,21 @@ dialog_new (TsKeysPage *self, Ask ask, const char *heading, const char *body,
   return dialog;
 }
 
+/* The drop-down starts on the preset chosen in the preferences. */
+static guint
+preferred_preset (void)
+{
+  static const char *const nicks[] = { "n8192", "n16384", "n32768" };
+  GApplication *app = g_application_get_default ();
+  GSettings *settings = TS_IS_APPLICATION (app) ? ts_application_get_settings (TS_APPLICATION (app)) : NULL;
+  g_autofree char *nick = settings ? g_settings_get_string (settings, "ckks-preset") : NULL;
+
+  for (guint i = 0; nick != NULL && i < G_N_ELEMENTS (nicks); i++)
+    if (g_str_equal (nick, nicks[i]))
+      return i;
+  return 1;  /* "auto" and no settings: the default preset */
+}
+
 static void
 ask_generate (TsKeysPage *self)
 {
@@ -230,7 +246,7 @@ ask_generate (TsKeysPage *self)
                 "generate", _("_Generate"), entries, TRUE);
   GtkWidget *drop_down = gtk_drop_down_new_from_strings (presets);
 
-  gtk_drop_down_set_selected (GTK_DROP_DOWN (drop_down), 1);
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (drop_down), preferred_preset ());
   gtk_accessible_update_property (GTK_ACCESSIBLE (drop_down), GTK_ACCESSIBLE_PROPERTY_LABEL,
                                   _("CKKS Parameters"), -1);
   gtk_box_append (GTK_BOX (adw_message_dialog_get_extra_child (dialog)), drop_down);

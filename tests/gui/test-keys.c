@@ -106,6 +106,8 @@ test_generate_restart_unlock (void)
   g_assert_cmpstr (_ts_keys_page_get_view (r.page), ==, "none");
   g_assert_cmpint (ts_key_vault_get_state (r.vault), ==, TS_KEY_STATE_NONE);
 
+  /* The preset chosen in the preferences is the one proposed. */
+  g_settings_set_string (ts_application_get_settings (r.app), "ckks-preset", "n8192");
   /* Generate: mismatching confirmation keeps the button off. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (r.page), "keys.generate", NULL));
   wait_until (dialog_shown, r.page, "the generate dialog");
@@ -118,6 +120,7 @@ test_generate_restart_unlock (void)
   g_assert_cmpint (ts_key_vault_get_state (r.vault), ==, TS_KEY_STATE_UNLOCKED);
   g_assert_cmpstr (_ts_keys_page_get_view (r.page), ==, "key");
   g_assert_cmpstr (_ts_keys_page_get_last_toast (r.page), ==, "Key generated and sealed");
+  g_assert_cmpstr (ts_key_vault_get_preset (r.vault), ==, "fast");
   fingerprint = g_strdup (ts_key_vault_get_fingerprint (r.vault));
   g_assert_cmpstr (_ts_keys_page_get_row_text (r.page, "fingerprint"), ==, fingerprint);
   g_assert_cmpuint (strlen (_ts_keys_page_get_row_text (r.page, "created")), >, 0);
