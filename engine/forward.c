@@ -143,13 +143,20 @@ lm_forward_batch (LmSession *s, const int32_t *tokens, uint32_t n, float *logits
     return LM_ERR_INVALID_ARGUMENT;
   if (s->pos + n > s->n_ctx)
     return LM_ERR_CONTEXT_FULL;
+  if (s->broken)
+    return LM_ERR_INVALID_ARGUMENT;
   double t0 = lm_time_ms ();
   s->excluded_ms = 0.0;
   LmStatus st = embed (s, tokens, n);
-  for (uint32_t il = 0; st == LM_OK && il < s->model->info.n_layer; il++)
-    st = run_layer (s, il, n);
   if (st != LM_OK)
-    return st;
+    return st;   /* nothing changed yet */
+  for (uint32_t il = 0; il < s->model->info.n_layer; il++)
+    if ((st = run_layer (s, il, n)) != LM_OK)
+      {
+        /* Earlier layers already advanced their state: only a replay helps. */
+        s->broken = true;
+        return st;
+      }
   lm_head (s, n, logits_all);
   memmove (s->history + s->pos, tokens, n * sizeof *tokens);
   s->pos += n;

@@ -90,12 +90,15 @@ add (TensorList *list, InitKind init, const uint64_t ne[3], const char *fmt, ...
       list->t = t;
       list->cap = cap;
     }
-  SynthTensor *t = &list->t[list->n++];
-  memset (t, 0, sizeof *t);
+  /* formatted into a local first: GCC's sanitizer builds misjudge t->name */
+  char name[sizeof list->t->name];
   va_list ap;
   va_start (ap, fmt);
-  vsnprintf (t->name, sizeof t->name, fmt, ap);
+  vsnprintf (name, sizeof name, fmt, ap);
   va_end (ap);
+  SynthTensor *t = &list->t[list->n++];
+  memset (t, 0, sizeof *t);
+  memcpy (t->name, name, sizeof name);
   t->layer = -1;
   if (strncmp (t->name, "blk.", 4) == 0)
     t->layer = atoi (t->name + 4);

@@ -295,7 +295,7 @@ io_error (GgufWriter *w, char **error_out, const char *what)
                 strerror (errno));
       *error_out = strdup (buf);
     }
-  return LM_ERR_INVALID_ARGUMENT;
+  return LM_ERR_IO;
 }
 
 static bool

@@ -8,15 +8,12 @@
  */
 #include "gguf.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
+
+#include "io-util.h"
 
 #define GGUF_MAGIC "GGUF"
 #define GGUF_DEFAULT_ALIGNMENT 32u
@@ -67,6 +64,7 @@ typedef struct {
   size_t size;
   size_t pos;
   char err[512];
+  LmStatus status;   /* set before fail() when the error is not LM_ERR_FORMAT */
 } Cursor;
 
 static bool __attribute__ ((format (printf, 2, 3)))
@@ -243,7 +241,7 @@ read_array (Cursor *c, GgufKv *kv, const char *what)
       size_t bytes = kv->count * es;
       kv->elems = malloc (bytes ? bytes : 1);
       if (kv->elems == NULL)
-        return fail (c, "%s: out of memory for %zu bytes", what, bytes);
+        return c->status = LM_ERR_NO_MEMORY, fail (c, "%s: out of memory for %zu bytes", what, bytes);
       memcpy (kv->elems, c->base + c->pos, bytes);
       c->pos += bytes;
       return true;
@@ -256,7 +254,7 @@ read_array (Cursor *c, GgufKv *kv, const char *what)
                      what, (unsigned long long) kv->count, c->size - c->pos);
       kv->strings = calloc (kv->count ? kv->count : 1, sizeof *kv->strings);
       if (kv->strings == NULL)
-        return fail (c, "%s: out of memory for %llu strings", what,
+        return c->status = LM_ERR_NO_MEMORY, fail (c, "%s: out of memory for %llu strings", what,
                      (unsigned long long) kv->count);
       for (uint64_t i = 0; i < kv->count; i++)
         if (!read_string (c, &kv->strings[i], what))
@@ -463,7 +461,7 @@ read_tensor_info (Cursor *c, GgufFile *f, uint64_t index)
     return false;
   uint32_t bv, bb;
   if (!gguf_type_layout ((LmTensorType) type, &bv, &bb))
-    return fail (c, "%s has tensor type %u (%s), which this runtime cannot read", what, type,
+    return c->status = LM_ERR_UNSUPPORTED, fail (c, "%s has tensor type %u (%s), which this runtime cannot read", what, type,
                  unsupported_type_name (type));
   t->type = (LmTensorType) type;
   if (t->ne[0] % bv != 0)
@@ -505,7 +503,7 @@ place_tensors (Cursor *c, GgufFile *f)
     return true;
   GgufTensorInfo **order = malloc (f->n_tensors * sizeof *order);
   if (order == NULL)
-    return fail (c, "out of memory sorting %llu tensors", (unsigned long long) f->n_tensors);
+    return c->status = LM_ERR_NO_MEMORY, fail (c, "out of memory sorting %llu tensors", (unsigned long long) f->n_tensors);
   for (uint64_t i = 0; i < f->n_tensors; i++)
     order[i] = &f->tensors[i];
   qsort (order, f->n_tensors, sizeof *order, compare_by_offset);
@@ -577,7 +575,7 @@ parse (Cursor *c, GgufFile *f)
   f->tensors = calloc (f->n_tensors ? f->n_tensors : 1, sizeof *f->tensors);
   if (f->kv == NULL || f->tensors == NULL || !index_init (&f->kv_index, f->n_kv)
       || !index_init (&f->tensor_index, f->n_tensors))
-    return fail (c, "out of memory for %llu metadata entries and %llu tensors",
+    return c->status = LM_ERR_NO_MEMORY, fail (c, "out of memory for %llu metadata entries and %llu tensors",
                  (unsigned long long) f->n_kv, (unsigned long long) f->n_tensors);
   for (uint64_t i = 0; i < f->n_kv; i++)
     if (!read_kv (c, f, i))
@@ -625,18 +623,10 @@ open_buffer (const void *data, size_t size, bool mapped, GgufFile **out, char **
         *error_out = strdup (c.err);
       free_contents (f);
       free (f);
-      return LM_ERR_INVALID_ARGUMENT;
+      return c.status != LM_OK ? c.status : LM_ERR_FORMAT;
     }
   *out = f;
   return LM_OK;
-}
-
-static char *
-format_error (const char *fmt, const char *path, int err)
-{
-  char buf[1024];
-  snprintf (buf, sizeof buf, fmt, path, strerror (err));
-  return strdup (buf);
 }
 
 LmStatus
@@ -648,59 +638,19 @@ gguf_open_memory (const void *data, size_t size, GgufFile **out, char **error_ou
   return open_buffer (data ? data : "", size, false, out, error_out);
 }
 
+static LmStatus
+parse_mapped (const void *data, size_t size, bool mapped, void **out, char **error_out)
+{
+  return open_buffer (data, size, mapped, (GgufFile **) out, error_out);
+}
+
 LmStatus
 gguf_open (const char *path, GgufFile **out, char **error_out)
 {
   if (path == NULL || out == NULL)
     return LM_ERR_INVALID_ARGUMENT;
   *out = NULL;
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    {
-      if (error_out)
-        *error_out = format_error ("cannot open %s: %s", path, errno);
-      return LM_ERR_INVALID_ARGUMENT;
-    }
-  struct stat st;
-  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
-    {
-      int e = errno ? errno : EINVAL;
-      close (fd);
-      if (error_out)
-        *error_out = format_error ("cannot read %s: %s", path, e);
-      return LM_ERR_INVALID_ARGUMENT;
-    }
-  size_t size = (size_t) st.st_size;
-  void *map = NULL;
-  if (size > 0)
-    {
-      map = mmap (NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (map == MAP_FAILED)
-        {
-          int e = errno;
-          close (fd);
-          if (error_out)
-            *error_out = format_error ("cannot map %s: %s", path, e);
-          return e == ENOMEM ? LM_ERR_NO_MEMORY : LM_ERR_INVALID_ARGUMENT;
-        }
-    }
-  close (fd);
-  char *msg = NULL;
-  LmStatus st_open = open_buffer (map ? map : "", size, map != NULL, out, &msg);
-  if (st_open != LM_OK)
-    {
-      if (map)
-        munmap (map, size);
-      if (error_out && msg)
-        {
-          size_t n = strlen (path) + strlen (msg) + 3;
-          *error_out = malloc (n);
-          if (*error_out)
-            snprintf (*error_out, n, "%s: %s", path, msg);
-        }
-      free (msg);
-    }
-  return st_open;
+  return lm_io_open_mapped (path, parse_mapped, (void **) out, error_out);
 }
 
 void
@@ -709,7 +659,7 @@ gguf_close (GgufFile *file)
   if (file == NULL)
     return;
   if (file->mapped)
-    munmap ((void *) file->base, file->size);
+    lm_io_unmap_file ((void *) file->base, file->size);
   free_contents (file);
   free (file);
 }

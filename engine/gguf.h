@@ -49,8 +49,10 @@ typedef struct {
 
 typedef struct GgufFile GgufFile;
 
-/* Opens and validates @path. On failure returns an LmStatus and, if @error_out is
- * non-NULL, a newly allocated message naming what is wrong (free() it). */
+/* Opens and validates @path. On failure returns an LmStatus (LM_ERR_IO: cannot
+ * read the file; LM_ERR_FORMAT: corrupt or truncated; LM_ERR_UNSUPPORTED: a
+ * tensor type this runtime lacks) and, if @error_out is non-NULL, a newly
+ * allocated message naming what is wrong (free() it). */
 LmStatus gguf_open (const char *path, GgufFile **out, char **error_out);
 /* Same, over a caller-owned buffer that must outlive the GgufFile (for fuzzing). */
 LmStatus gguf_open_memory (const void *data, size_t size, GgufFile **out, char **error_out);
@@ -65,7 +67,9 @@ int64_t gguf_find_key (const GgufFile *file, const char *key);
 GgufString gguf_key_name (const GgufFile *file, int64_t index);
 GgufValueType gguf_value_type (const GgufFile *file, int64_t index);
 /* Typed getters return false when the key is absent or of another type.
- * Integer getters accept any integer type whose value fits. */
+ * Integer getters accept any integer type whose value fits; gguf_get_f32
+ * also reads an f64 (rounded). Tensors with a zero dimension, unknown types
+ * or rows that are not whole blocks are rejected when the file is opened. */
 bool gguf_get_u32 (const GgufFile *file, const char *key, uint32_t *out);
 bool gguf_get_u64 (const GgufFile *file, const char *key, uint64_t *out);
 bool gguf_get_i32 (const GgufFile *file, const char *key, int32_t *out);

@@ -12,20 +12,7 @@
 
 #define TARGET __attribute__ ((target ("avx2,fma,f16c")))
 
-TARGET static inline float
-hsum_ps (__m256 v)
-{
-  __m128 s = _mm_add_ps (_mm256_castps256_ps128 (v), _mm256_extractf128_ps (v, 1));
-  s = _mm_add_ps (s, _mm_movehl_ps (s, s));
-  s = _mm_add_ss (s, _mm_movehdup_ps (s));
-  return _mm_cvtss_f32 (s);
-}
-
-TARGET static inline float
-fp16 (uint16_t h)
-{
-  return _cvtsh_ss (h);
-}
+#include "kernels-x86.h"
 
 /* ---- f32 activations for float weights ---- */
 
@@ -63,18 +50,12 @@ load8_bf16 (const uint16_t *p)
       }                                                                        \
     for (; i + 8 <= n; i += 8)                                                 \
       acc0 = _mm256_fmadd_ps (load8 (w + i), _mm256_loadu_ps (x + i), acc0);   \
-    float sum = hsum_ps (_mm256_add_ps (_mm256_add_ps (acc0, acc1),            \
+    float sum = hsum256_ps (_mm256_add_ps (_mm256_add_ps (acc0, acc1),            \
                                         _mm256_add_ps (acc2, acc3)));          \
     for (; i < n; i++)                                                         \
       sum += to_f32 (w[i]) * x[i];                                             \
     return sum;                                                                \
   }
-
-static inline float
-same_f32 (float f)
-{
-  return f;
-}
 
 DEFINE_FLOAT_DOT (dot_f32, float, load8_f32, same_f32)
 DEFINE_FLOAT_DOT (dot_f16, uint16_t, load8_f16, lm_fp16_to_fp32)
@@ -97,16 +78,7 @@ dot_q8_0 (const LmBlockQ8_0 *w, const LmBlockQ8_0 *a, int64_t nb)
       __m256 p = _mm256_cvtepi32_ps (_mm256_madd_epi16 (p16, ones));
       acc = _mm256_fmadd_ps (_mm256_set1_ps (fp16 (w[b].d) * fp16 (a[b].d)), p, acc);
     }
-  return hsum_ps (acc);
-}
-
-/* sum_j m_j * (bsums[2j] + bsums[2j+1]) as 8 int32 lanes. */
-TARGET static inline __m256i
-k4_min_products (const uint8_t sm[16], const int16_t *bsums)
-{
-  __m128i m = _mm_loadl_epi64 ((const __m128i *) (sm + 8));
-  __m256i m16 = _mm256_cvtepu8_epi16 (_mm_unpacklo_epi8 (m, m));
-  return _mm256_madd_epi16 (_mm256_loadu_si256 ((const __m256i *) bsums), m16);
+  return hsum256_ps (acc);
 }
 
 /* Sub-block pair (2g, 2g+1) of a Q4_K/Q5_K block: lo, hi are its 32+32 unsigned
@@ -128,30 +100,6 @@ k4_accumulate (__m256 *acc, __m256 *acc_min, __m256i sumi, __m256i mins, float d
   *acc_min = _mm256_fmadd_ps (_mm256_set1_ps (dmin), _mm256_cvtepi32_ps (mins), *acc_min);
 }
 
-TARGET static float
-dot_q4_K (const LmBlockQ4_K *w, const LmBlockQ8_K *a, int64_t nb)
-{
-  __m256 acc = _mm256_setzero_ps (), acc_min = _mm256_setzero_ps ();
-  const __m256i low4 = _mm256_set1_epi8 (0x0F);
-  for (int64_t b = 0; b < nb; b++)
-    {
-      uint8_t sm[16];
-      lm_k4_unpack_scales (w[b].scales, sm);
-      __m256i sumi = _mm256_setzero_si256 ();
-      for (int g = 0; g < 4; g++)
-        {
-          __m256i q = _mm256_loadu_si256 ((const __m256i *) (w[b].qs + 32 * g));
-          __m256i lo = _mm256_and_si256 (q, low4);
-          __m256i hi = _mm256_and_si256 (_mm256_srli_epi16 (q, 4), low4);
-          sumi = _mm256_add_epi32 (sumi, k4_pair_sum (lo, hi, a[b].qs + 64 * g,
-                                                      sm[2 * g], sm[2 * g + 1]));
-        }
-      k4_accumulate (&acc, &acc_min, sumi, k4_min_products (sm, a[b].bsums),
-                     a[b].d * fp16 (w[b].d), a[b].d * fp16 (w[b].dmin));
-    }
-  return hsum_ps (acc) - hsum_ps (acc_min);
-}
-
 /* 16 where bit @bit of qh is set, else 0, per byte. */
 TARGET static inline __m256i
 q5_high_bits (__m256i qh, int bit)
@@ -161,30 +109,47 @@ q5_high_bits (__m256i qh, int bit)
   return _mm256_and_si256 (set, _mm256_set1_epi8 (16));
 }
 
+/* One Q4_K (@qh NULL) or Q5_K super-block against its Q8_K block. */
+TARGET static inline __attribute__ ((always_inline)) void
+k4_block (const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, float d, float dmin,
+          const LmBlockQ8_K *a, __m256 *acc, __m256 *acc_min)
+{
+  const __m256i low4 = _mm256_set1_epi8 (0x0F);
+  uint8_t sm[16];
+  lm_k4_unpack_scales (scales, sm);
+  __m256i high = qh ? _mm256_loadu_si256 ((const __m256i *) qh) : _mm256_setzero_si256 ();
+  __m256i sumi = _mm256_setzero_si256 ();
+  for (int g = 0; g < 4; g++)
+    {
+      __m256i q = _mm256_loadu_si256 ((const __m256i *) (qs + 32 * g));
+      __m256i lo = _mm256_and_si256 (q, low4);
+      __m256i hi = _mm256_and_si256 (_mm256_srli_epi16 (q, 4), low4);
+      if (qh)
+        {
+          lo = _mm256_or_si256 (lo, q5_high_bits (high, 2 * g));
+          hi = _mm256_or_si256 (hi, q5_high_bits (high, 2 * g + 1));
+        }
+      sumi = _mm256_add_epi32 (sumi, k4_pair_sum (lo, hi, a->qs + 64 * g, sm[2 * g], sm[2 * g + 1]));
+    }
+  k4_accumulate (acc, acc_min, sumi, k4_min_products (sm, a->bsums), a->d * d, a->d * dmin);
+}
+
+TARGET static float
+dot_q4_K (const LmBlockQ4_K *w, const LmBlockQ8_K *a, int64_t nb)
+{
+  __m256 acc = _mm256_setzero_ps (), acc_min = _mm256_setzero_ps ();
+  for (int64_t b = 0; b < nb; b++)
+    k4_block (w[b].scales, w[b].qs, NULL, fp16 (w[b].d), fp16 (w[b].dmin), &a[b], &acc, &acc_min);
+  return hsum256_ps (acc) - hsum256_ps (acc_min);
+}
+
 TARGET static float
 dot_q5_K (const LmBlockQ5_K *w, const LmBlockQ8_K *a, int64_t nb)
 {
   __m256 acc = _mm256_setzero_ps (), acc_min = _mm256_setzero_ps ();
-  const __m256i low4 = _mm256_set1_epi8 (0x0F);
   for (int64_t b = 0; b < nb; b++)
-    {
-      uint8_t sm[16];
-      lm_k4_unpack_scales (w[b].scales, sm);
-      __m256i qh = _mm256_loadu_si256 ((const __m256i *) w[b].qh);
-      __m256i sumi = _mm256_setzero_si256 ();
-      for (int g = 0; g < 4; g++)
-        {
-          __m256i q = _mm256_loadu_si256 ((const __m256i *) (w[b].qs + 32 * g));
-          __m256i lo = _mm256_or_si256 (_mm256_and_si256 (q, low4), q5_high_bits (qh, 2 * g));
-          __m256i hi = _mm256_or_si256 (_mm256_and_si256 (_mm256_srli_epi16 (q, 4), low4),
-                                        q5_high_bits (qh, 2 * g + 1));
-          sumi = _mm256_add_epi32 (sumi, k4_pair_sum (lo, hi, a[b].qs + 64 * g,
-                                                      sm[2 * g], sm[2 * g + 1]));
-        }
-      k4_accumulate (&acc, &acc_min, sumi, k4_min_products (sm, a[b].bsums),
-                     a[b].d * fp16 (w[b].d), a[b].d * fp16 (w[b].dmin));
-    }
-  return hsum_ps (acc) - hsum_ps (acc_min);
+    k4_block (w[b].scales, w[b].qs, w[b].qh, fp16 (w[b].d), fp16 (w[b].dmin), &a[b], &acc, &acc_min);
+  return hsum256_ps (acc) - hsum256_ps (acc_min);
 }
 
 /* Two int16 scales, each over 8 lanes (one 16-value sub-block of Q6_K). */
@@ -235,10 +200,35 @@ dot_q6_K (const LmBlockQ6_K *w, const LmBlockQ8_K *a, int64_t nb)
       sumi = _mm256_sub_epi32 (sumi, _mm256_slli_epi32 (offset, 5));
       acc = _mm256_fmadd_ps (_mm256_set1_ps (a[b].d * fp16 (w[b].d)), _mm256_cvtepi32_ps (sumi), acc);
     }
-  return hsum_ps (acc);
+  return hsum256_ps (acc);
 }
 
 /* ---- activation quantisation (bit-identical to the scalar reference) ---- */
+
+TARGET static inline float
+hmax256_ps (__m256 v)
+{
+  __m128 m = _mm_max_ps (_mm256_castps256_ps128 (v), _mm256_extractf128_ps (v, 1));
+  m = _mm_max_ps (m, _mm_movehl_ps (m, m));
+  m = _mm_max_ss (m, _mm_movehdup_ps (m));
+  return _mm_cvtss_f32 (m);
+}
+
+/* 32 int32 (four vectors) -> 32 int8 at @out, saturating. */
+TARGET static inline void
+store_i8x32 (__m256i q0, __m256i q1, __m256i q2, __m256i q3, int8_t *out)
+{
+  __m256i p8 = _mm256_packs_epi16 (_mm256_packs_epi32 (q0, q1), _mm256_packs_epi32 (q2, q3));
+  /* packs interleave the 128-bit lanes: put the 32-bit groups back in order */
+  p8 = _mm256_permutevar8x32_epi32 (p8, _mm256_setr_epi32 (0, 4, 1, 5, 2, 6, 3, 7));
+  _mm256_storeu_si256 ((__m256i *) out, p8);
+}
+
+TARGET static inline __m256i
+round_to_i32 (__m256 v)
+{
+  return _mm256_cvtps_epi32 (_mm256_round_ps (v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
 
 TARGET static void
 quantize_q8_0 (const float *x, void *out, int64_t n)
@@ -247,28 +237,73 @@ quantize_q8_0 (const float *x, void *out, int64_t n)
   const __m256 sign = _mm256_set1_ps (-0.0f);
   for (int64_t b = 0; b < n / LM_QK8_0; b++)
     {
-      __m256 v[4], amax = _mm256_setzero_ps ();
+      __m256 v[4], amax_v = _mm256_setzero_ps ();
       for (int i = 0; i < 4; i++)
         {
           v[i] = _mm256_loadu_ps (x + 32 * b + 8 * i);
-          amax = _mm256_max_ps (amax, _mm256_andnot_ps (sign, v[i]));
+          amax_v = _mm256_max_ps (amax_v, _mm256_andnot_ps (sign, v[i]));
         }
-      __m128 m = _mm_max_ps (_mm256_castps256_ps128 (amax), _mm256_extractf128_ps (amax, 1));
-      m = _mm_max_ps (m, _mm_movehl_ps (m, m));
-      m = _mm_max_ss (m, _mm_movehdup_ps (m));
-      float max_abs = _mm_cvtss_f32 (m);
-      y[b].d = lm_fp32_to_fp16 (max_abs / 127.0f);
-      __m256 id = _mm256_set1_ps (max_abs != 0.0f ? 127.0f / max_abs : 0.0f);
-      __m256i q[4];
-      for (int i = 0; i < 4; i++)
-        q[i] = _mm256_cvtps_epi32 (_mm256_round_ps (_mm256_mul_ps (v[i], id),
-                                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-      /* pack 32 int32 -> 32 int8, undoing the per-lane interleave of packs */
-      __m256i p16 = _mm256_packs_epi32 (q[0], q[1]);
-      __m256i p16b = _mm256_packs_epi32 (q[2], q[3]);
-      __m256i p8 = _mm256_packs_epi16 (p16, p16b);
-      p8 = _mm256_permutevar8x32_epi32 (p8, _mm256_setr_epi32 (0, 4, 1, 5, 2, 6, 3, 7));
-      _mm256_storeu_si256 ((__m256i *) y[b].qs, p8);
+      float amax = hmax256_ps (amax_v);
+      y[b].d = lm_fp32_to_fp16 (amax / 127.0f);
+      __m256 id = _mm256_set1_ps (amax != 0.0f ? 127.0f / amax : 0.0f);
+      store_i8x32 (round_to_i32 (_mm256_mul_ps (v[0], id)), round_to_i32 (_mm256_mul_ps (v[1], id)),
+                   round_to_i32 (_mm256_mul_ps (v[2], id)), round_to_i32 (_mm256_mul_ps (v[3], id)),
+                   y[b].qs);
+    }
+}
+
+TARGET static void
+quantize_q8_K (const float *x, void *out, int64_t n)
+{
+  LmBlockQ8_K *y = out;
+  const __m256 sign = _mm256_set1_ps (-0.0f);
+  for (int64_t b = 0; b < n / LM_QK_K; b++)
+    {
+      const float *xb = x + LM_QK_K * b;
+      __m256 amax_v = _mm256_setzero_ps ();
+      for (int i = 0; i < LM_QK_K; i += 8)
+        amax_v = _mm256_max_ps (amax_v, _mm256_andnot_ps (sign, _mm256_loadu_ps (xb + i)));
+      float amax = hmax256_ps (amax_v);
+      if (amax == 0.0f)
+        {
+          memset (&y[b], 0, sizeof y[b]);
+          continue;
+        }
+      /* the signed value of the first element reaching amax */
+      float max = 0.0f;
+      for (int i = 0; i < LM_QK_K; i += 8)
+        {
+          __m256 hit = _mm256_cmp_ps (_mm256_andnot_ps (sign, _mm256_loadu_ps (xb + i)),
+                                      _mm256_set1_ps (amax), _CMP_EQ_OQ);
+          int mask = _mm256_movemask_ps (hit);
+          if (mask)
+            {
+              max = xb[i + __builtin_ctz ((unsigned) mask)];
+              break;
+            }
+        }
+      float iscale = -127.0f / max;
+      const __m256 s = _mm256_set1_ps (iscale);
+      const __m256i limit = _mm256_set1_epi32 (127);
+      for (int i = 0; i < LM_QK_K; i += 32)
+        {
+          __m256i q[4];
+          for (int k = 0; k < 4; k++)
+            q[k] = _mm256_min_epi32 (round_to_i32 (_mm256_mul_ps (_mm256_loadu_ps (xb + i + 8 * k), s)),
+                                     limit);
+          store_i8x32 (q[0], q[1], q[2], q[3], y[b].qs + i);
+        }
+      for (int g = 0; g < LM_QK_K / 16; g++)
+        {
+          __m128i v = _mm_loadu_si128 ((const __m128i *) (y[b].qs + 16 * g));
+          __m256i w = _mm256_cvtepi8_epi16 (v);
+          __m256i pairs = _mm256_madd_epi16 (w, _mm256_set1_epi16 (1));
+          __m128i s4 = _mm_add_epi32 (_mm256_castsi256_si128 (pairs), _mm256_extracti128_si256 (pairs, 1));
+          s4 = _mm_hadd_epi32 (s4, s4);
+          s4 = _mm_hadd_epi32 (s4, s4);
+          y[b].bsums[g] = (int16_t) _mm_cvtsi128_si32 (s4);
+        }
+      y[b].d = 1.0f / iscale;
     }
 }
 
@@ -295,4 +330,5 @@ lm_kernels_fill_avx2 (LmKernels *k)
   k->native[LM_KT_Q5_K] = rows_q5_K;
   k->native[LM_KT_Q6_K] = rows_q6_K;
   k->quantize_q8_0 = quantize_q8_0;
+  k->quantize_q8_K = quantize_q8_K;
 }

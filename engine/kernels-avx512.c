@@ -1,4 +1,4 @@
-/* kernels-avx512.c: AVX-512 (F/BW/VL) + VNNI kernels (compiled per function with target attributes).
+/* kernels-avx512.c: AVX-512 (F/BW/DQ/VL) + VNNI kernels (compiled per function with target attributes).
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * K-quants: each 64-value group of a super-block is unpacked into one 512-bit
@@ -14,20 +14,7 @@
 
 #define TARGET __attribute__ ((target ("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
 
-TARGET static inline float
-fp16 (uint16_t h)
-{
-  return _cvtsh_ss (h);
-}
-
-TARGET static inline float
-hsum256_ps (__m256 v)
-{
-  __m128 s = _mm_add_ps (_mm256_castps256_ps128 (v), _mm256_extractf128_ps (v, 1));
-  s = _mm_add_ps (s, _mm_movehl_ps (s, s));
-  s = _mm_add_ss (s, _mm_movehdup_ps (s));
-  return _mm_cvtss_f32 (s);
-}
+#include "kernels-x86.h"
 
 /* ---- f32 activations for float weights ---- */
 
@@ -48,12 +35,6 @@ load16_bf16 (const uint16_t *p)
 {
   __m512i v = _mm512_cvtepu16_epi32 (_mm256_loadu_si256 ((const __m256i *) p));
   return _mm512_castsi512_ps (_mm512_slli_epi32 (v, 16));
-}
-
-static inline float
-same_f32 (float f)
-{
-  return f;
 }
 
 #define DEFINE_FLOAT_DOT(name, elem_t, load16, to_f32)                         \
@@ -126,75 +107,77 @@ k4_group (const uint8_t *qs, int g, __m512i shifts)
 }
 
 TARGET static inline __m512i
-k4_group_sum (__m512i sumi, __m512i q, const int8_t *q8, __m512i sc16, int g)
-{
-  __m512i p = _mm512_maddubs_epi16 (q, _mm512_loadu_si512 (q8 + 64 * g));
-  return _mm512_dpwssd_epi32 (sumi, p, _mm512_permutexvar_epi16 (pair_index (g), sc16));
-}
-
-/* m_j * (bsums[2j] + bsums[2j+1]) as 8 int32 lanes. */
-TARGET static inline __m256i
-k4_min_products (const uint8_t sm[16], const int16_t *bsums)
-{
-  __m128i m = _mm_loadl_epi64 ((const __m128i *) (sm + 8));
-  __m256i m16 = _mm256_cvtepu8_epi16 (_mm_unpacklo_epi8 (m, m));
-  return _mm256_madd_epi16 (_mm256_loadu_si256 ((const __m256i *) bsums), m16);
-}
-
-TARGET static inline __m512i
 k4_scales16 (const uint8_t sm[16])
 {
   return _mm512_cvtepu8_epi16 (_mm256_castsi128_si256 (_mm_loadl_epi64 ((const __m128i *) sm)));
 }
 
-TARGET static float
-dot_q4_K (const LmBlockQ4_K *w, const LmBlockQ8_K *a, int64_t nb)
-{
-  __m512 acc = _mm512_setzero_ps ();
-  __m256 acc_min = _mm256_setzero_ps ();
-  const __m512i shifts = nibble_shifts ();
-  for (int64_t b = 0; b < nb; b++)
-    {
-      uint8_t sm[16];
-      lm_k4_unpack_scales (w[b].scales, sm);
-      __m512i sc16 = k4_scales16 (sm), sumi = _mm512_setzero_si512 ();
-      for (int g = 0; g < 4; g++)
-        sumi = k4_group_sum (sumi, k4_group (w[b].qs, g, shifts), a[b].qs, sc16, g);
-      acc = _mm512_fmadd_ps (_mm512_set1_ps (a[b].d * fp16 (w[b].d)), _mm512_cvtepi32_ps (sumi), acc);
-      acc_min = _mm256_fmadd_ps (_mm256_set1_ps (a[b].d * fp16 (w[b].dmin)),
-                                 _mm256_cvtepi32_ps (k4_min_products (sm, a[b].bsums)), acc_min);
-    }
-  return _mm512_reduce_add_ps (acc) - hsum256_ps (acc_min);
-}
+/* A Q4_K/Q5_K super-block unpacked once for any number of activation rows:
+ * group g's 64 values laid out like activation bytes 64g..64g+63, the int16
+ * scale of each value pair, and the mins as int16 pairs for the bsums. */
+typedef struct {
+  __m512i q[4];
+  __m512i scale[4];
+  __m256i mins;
+  float d, dmin;
+} K4Block;
 
-TARGET static float
-dot_q5_K (const LmBlockQ5_K *w, const LmBlockQ8_K *a, int64_t nb)
+TARGET static inline __attribute__ ((always_inline)) void
+k4_unpack (const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, uint16_t d,
+           uint16_t dmin, K4Block *u)
 {
-  __m512 acc = _mm512_setzero_ps ();
-  __m256 acc_min = _mm256_setzero_ps ();
   const __m512i shifts = nibble_shifts (), sixteen = _mm512_set1_epi8 (16);
-  for (int64_t b = 0; b < nb; b++)
+  uint8_t sm[16];
+  lm_k4_unpack_scales (scales, sm);
+  __m512i sc16 = k4_scales16 (sm);
+  __m512i high = qh ? _mm512_broadcast_i64x4 (_mm256_loadu_si256 ((const __m256i *) qh))
+                    : _mm512_setzero_si512 ();
+  for (int g = 0; g < 4; g++)
     {
-      uint8_t sm[16];
-      lm_k4_unpack_scales (w[b].scales, sm);
-      __m512i sc16 = k4_scales16 (sm), sumi = _mm512_setzero_si512 ();
-      __m512i qh = _mm512_broadcast_i64x4 (_mm256_loadu_si256 ((const __m256i *) w[b].qh));
-      for (int g = 0; g < 4; g++)
+      __m512i q = k4_group (qs, g, shifts);
+      if (qh)
         {
           /* fifth bit: qh bit 2g for the low nibbles, 2g+1 for the high ones */
           __m512i bit = _mm512_inserti64x4 (_mm512_set1_epi8 ((char) (1 << (2 * g))),
                                             _mm256_set1_epi8 ((char) (2 << (2 * g))), 1);
-          __mmask64 set = _mm512_test_epi8_mask (qh, bit);
-          __m512i q = k4_group (w[b].qs, g, shifts);
-          q = _mm512_mask_add_epi8 (q, set, q, sixteen);
-          sumi = k4_group_sum (sumi, q, a[b].qs, sc16, g);
+          q = _mm512_mask_add_epi8 (q, _mm512_test_epi8_mask (high, bit), q, sixteen);
         }
-      acc = _mm512_fmadd_ps (_mm512_set1_ps (a[b].d * fp16 (w[b].d)), _mm512_cvtepi32_ps (sumi), acc);
-      acc_min = _mm256_fmadd_ps (_mm256_set1_ps (a[b].d * fp16 (w[b].dmin)),
-                                 _mm256_cvtepi32_ps (k4_min_products (sm, a[b].bsums)), acc_min);
+      u->q[g] = q;
+      u->scale[g] = _mm512_permutexvar_epi16 (pair_index (g), sc16);
     }
+  __m128i m = _mm_loadl_epi64 ((const __m128i *) (sm + 8));
+  u->mins = _mm256_cvtepu8_epi16 (_mm_unpacklo_epi8 (m, m));
+  u->d = fp16 (d);
+  u->dmin = fp16 (dmin);
+}
+
+/* Adds the block's product with one Q8_K block to that row's accumulators. */
+TARGET static inline __attribute__ ((always_inline)) void
+k4_accumulate (const K4Block *u, const LmBlockQ8_K *a, __m512 *acc, __m256 *acc_min)
+{
+  __m512i sumi = _mm512_setzero_si512 ();
+  for (int g = 0; g < 4; g++)
+    sumi = _mm512_dpwssd_epi32 (sumi, _mm512_maddubs_epi16 (u->q[g], _mm512_loadu_si512 (a->qs + 64 * g)),
+                                u->scale[g]);
+  __m256i mins = _mm256_madd_epi16 (_mm256_loadu_si256 ((const __m256i *) a->bsums), u->mins);
+  *acc = _mm512_fmadd_ps (_mm512_set1_ps (a->d * u->d), _mm512_cvtepi32_ps (sumi), *acc);
+  *acc_min = _mm256_fmadd_ps (_mm256_set1_ps (a->d * u->dmin), _mm256_cvtepi32_ps (mins), *acc_min);
+}
+
+TARGET static inline float
+k4_result (__m512 acc, __m256 acc_min)
+{
   return _mm512_reduce_add_ps (acc) - hsum256_ps (acc_min);
 }
+
+/* A Q6_K super-block unpacked once: values (q+32) laid out like activation
+ * bytes 64k..64k+63 and the int16 scale of each value pair. */
+typedef struct {
+  __m512i q[4];
+  __m512i scale[4];
+  __m256i sc16;
+  float d;
+} Q6Block;
 
 /* int16 lanes in 4 runs of 8: scales 4k .. 4k+3 of the 16 of a Q6_K block. */
 TARGET static inline __m512i
@@ -205,39 +188,148 @@ q6_scale_runs (__m512i sc16, int k)
   return _mm512_permutexvar_epi16 (_mm512_add_epi16 (idx, _mm512_set1_epi16 ((short) (4 * k))), sc16);
 }
 
-TARGET static float
-dot_q6_K (const LmBlockQ6_K *w, const LmBlockQ8_K *a, int64_t nb)
+TARGET static inline __attribute__ ((always_inline)) void
+q6_unpack (const LmBlockQ6_K *w, Q6Block *u)
 {
-  __m512 acc = _mm512_setzero_ps ();
   const __m512i low4 = _mm512_set1_epi8 (0x0F), bits45 = _mm512_set1_epi8 (0x30);
   /* per 256-bit half: how far qh moves its 2-bit field into bits 4-5 */
   const __m512i shl_v0 = _mm512_inserti64x4 (_mm512_set1_epi16 (4), _mm256_set1_epi16 (2), 1);
   const __m512i shr_v1 = _mm512_inserti64x4 (_mm512_setzero_si512 (), _mm256_set1_epi16 (2), 1);
+  u->sc16 = _mm256_cvtepi8_epi16 (_mm_loadu_si128 ((const __m128i *) w->scales));
+  __m512i sc16 = _mm512_castsi256_si512 (u->sc16);
+  for (int half = 0; half < 2; half++)
+    {
+      __m512i ql = _mm512_loadu_si512 (w->ql + 64 * half);
+      __m512i qh = _mm512_broadcast_i64x4 (_mm256_loadu_si256 ((const __m256i *) (w->qh + 32 * half)));
+      u->q[2 * half] = _mm512_or_si512 (_mm512_and_si512 (ql, low4),
+                                        _mm512_and_si512 (_mm512_sllv_epi16 (qh, shl_v0), bits45));
+      u->q[2 * half + 1] = _mm512_or_si512 (_mm512_and_si512 (_mm512_srli_epi16 (ql, 4), low4),
+                                            _mm512_and_si512 (_mm512_srlv_epi16 (qh, shr_v1), bits45));
+      u->scale[2 * half] = q6_scale_runs (sc16, 2 * half);
+      u->scale[2 * half + 1] = q6_scale_runs (sc16, 2 * half + 1);
+    }
+  u->d = fp16 (w->d);
+}
+
+TARGET static inline __attribute__ ((always_inline)) void
+q6_accumulate (const Q6Block *u, const LmBlockQ8_K *a, __m512 *acc)
+{
+  __m512i sumi = _mm512_setzero_si512 ();
+  for (int k = 0; k < 4; k++)
+    sumi = _mm512_dpwssd_epi32 (sumi, _mm512_maddubs_epi16 (u->q[k], _mm512_loadu_si512 (a->qs + 64 * k)),
+                                u->scale[k]);
+  /* stored values are q+32: remove 32 * sum_s sc_s * bsums_s */
+  __m256i offset = _mm256_madd_epi16 (_mm256_loadu_si256 ((const __m256i *) a->bsums), u->sc16);
+  sumi = _mm512_sub_epi32 (sumi, _mm512_zextsi256_si512 (_mm256_slli_epi32 (offset, 5)));
+  *acc = _mm512_fmadd_ps (_mm512_set1_ps (a->d * u->d), _mm512_cvtepi32_ps (sumi), *acc);
+}
+
+TARGET static float
+dot_q4_K (const LmBlockQ4_K *w, const LmBlockQ8_K *a, int64_t nb)
+{
+  __m512 acc = _mm512_setzero_ps ();
+  __m256 acc_min = _mm256_setzero_ps ();
+  K4Block u;
   for (int64_t b = 0; b < nb; b++)
     {
-      __m256i sc16_256 = _mm256_cvtepi8_epi16 (_mm_loadu_si128 ((const __m128i *) w[b].scales));
-      __m512i sc16 = _mm512_castsi256_si512 (sc16_256), sumi = _mm512_setzero_si512 ();
-      for (int half = 0; half < 2; half++)
-        {
-          __m512i ql = _mm512_loadu_si512 (w[b].ql + 64 * half);
-          __m512i qh = _mm512_broadcast_i64x4 (_mm256_loadu_si256 ((const __m256i *) (w[b].qh + 32 * half)));
-          __m512i v0 = _mm512_or_si512 (_mm512_and_si512 (ql, low4),
-                                        _mm512_and_si512 (_mm512_sllv_epi16 (qh, shl_v0), bits45));
-          __m512i v1 = _mm512_or_si512 (_mm512_and_si512 (_mm512_srli_epi16 (ql, 4), low4),
-                                        _mm512_and_si512 (_mm512_srlv_epi16 (qh, shr_v1), bits45));
-          const int8_t *q8 = a[b].qs + 128 * half;
-          __m512i p0 = _mm512_maddubs_epi16 (v0, _mm512_loadu_si512 (q8));
-          __m512i p1 = _mm512_maddubs_epi16 (v1, _mm512_loadu_si512 (q8 + 64));
-          sumi = _mm512_dpwssd_epi32 (sumi, p0, q6_scale_runs (sc16, 2 * half));
-          sumi = _mm512_dpwssd_epi32 (sumi, p1, q6_scale_runs (sc16, 2 * half + 1));
-        }
-      /* stored values are q+32: remove 32 * sum_s sc_s * bsums_s */
-      __m256i offset = _mm256_madd_epi16 (_mm256_loadu_si256 ((const __m256i *) a[b].bsums), sc16_256);
-      sumi = _mm512_sub_epi32 (sumi, _mm512_zextsi256_si512 (_mm256_slli_epi32 (offset, 5)));
-      acc = _mm512_fmadd_ps (_mm512_set1_ps (a[b].d * fp16 (w[b].d)), _mm512_cvtepi32_ps (sumi), acc);
+      k4_unpack (w[b].scales, w[b].qs, NULL, w[b].d, w[b].dmin, &u);
+      k4_accumulate (&u, &a[b], &acc, &acc_min);
+    }
+  return k4_result (acc, acc_min);
+}
+
+TARGET static float
+dot_q5_K (const LmBlockQ5_K *w, const LmBlockQ8_K *a, int64_t nb)
+{
+  __m512 acc = _mm512_setzero_ps ();
+  __m256 acc_min = _mm256_setzero_ps ();
+  K4Block u;
+  for (int64_t b = 0; b < nb; b++)
+    {
+      k4_unpack (w[b].scales, w[b].qs, w[b].qh, w[b].d, w[b].dmin, &u);
+      k4_accumulate (&u, &a[b], &acc, &acc_min);
+    }
+  return k4_result (acc, acc_min);
+}
+
+TARGET static float
+dot_q6_K (const LmBlockQ6_K *w, const LmBlockQ8_K *a, int64_t nb)
+{
+  __m512 acc = _mm512_setzero_ps ();
+  Q6Block u;
+  for (int64_t b = 0; b < nb; b++)
+    {
+      q6_unpack (&w[b], &u);
+      q6_accumulate (&u, &a[b], &acc);
     }
   return _mm512_reduce_add_ps (acc);
 }
+
+/* ---- tiles of LM_TILE_TOKENS activation rows: each weight block is unpacked
+ * once for all of them; per row the same operations as the dots above, so
+ * the results are identical bit for bit ---- */
+
+#define T LM_TILE_TOKENS
+
+#define DEFINE_K4_TILE(name, wtype, qh_of)                                              \
+  TARGET static void name (const void *W, size_t row_bytes, int64_t n_rows,             \
+                           const void *act, size_t act_stride, int64_t n, float *Y,     \
+                           size_t y_stride)                                             \
+  {                                                                                     \
+    for (int64_t r = 0; r < n_rows; r++)                                                \
+      {                                                                                 \
+        const wtype *w = (const wtype *) ((const uint8_t *) W + r * row_bytes);         \
+        __m512 acc[T];                                                                  \
+        __m256 acc_min[T];                                                              \
+        for (int t = 0; t < T; t++)                                                     \
+          {                                                                             \
+            acc[t] = _mm512_setzero_ps ();                                              \
+            acc_min[t] = _mm256_setzero_ps ();                                          \
+          }                                                                             \
+        K4Block u;                                                                      \
+        for (int64_t b = 0; b < n / LM_QK_K; b++)                                       \
+          {                                                                             \
+            k4_unpack (w[b].scales, w[b].qs, qh_of (w[b]), w[b].d, w[b].dmin, &u);      \
+            for (int t = 0; t < T; t++)                                                 \
+              k4_accumulate (&u, (const LmBlockQ8_K *) ((const uint8_t *) act           \
+                                                        + t * act_stride) + b,          \
+                             &acc[t], &acc_min[t]);                                     \
+          }                                                                             \
+        for (int t = 0; t < T; t++)                                                     \
+          Y[t * y_stride + (size_t) r] = k4_result (acc[t], acc_min[t]);                \
+      }                                                                                 \
+  }
+
+#define NO_QH(block) NULL
+#define QH(block) (block).qh
+
+DEFINE_K4_TILE (tile_q4_K, LmBlockQ4_K, NO_QH)
+DEFINE_K4_TILE (tile_q5_K, LmBlockQ5_K, QH)
+
+TARGET static void
+tile_q6_K (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
+           size_t act_stride, int64_t n, float *Y, size_t y_stride)
+{
+  for (int64_t r = 0; r < n_rows; r++)
+    {
+      const LmBlockQ6_K *w = (const LmBlockQ6_K *) ((const uint8_t *) W + r * row_bytes);
+      __m512 acc[T];
+      for (int t = 0; t < T; t++)
+        acc[t] = _mm512_setzero_ps ();
+      Q6Block u;
+      for (int64_t b = 0; b < n / LM_QK_K; b++)
+        {
+          q6_unpack (&w[b], &u);
+          for (int t = 0; t < T; t++)
+            q6_accumulate (&u, (const LmBlockQ8_K *) ((const uint8_t *) act + t * act_stride) + b,
+                           &acc[t]);
+        }
+      for (int t = 0; t < T; t++)
+        Y[t * y_stride + (size_t) r] = _mm512_reduce_add_ps (acc[t]);
+    }
+}
+
+#undef T
 
 /* ---- f32 activations for quantised weights (exact activations) ---- */
 
@@ -386,6 +478,9 @@ lm_kernels_fill_avx512 (LmKernels *k)
   k->native[LM_KT_Q4_K] = rows_q4_K;
   k->native[LM_KT_Q5_K] = rows_q5_K;
   k->native[LM_KT_Q6_K] = rows_q6_K;
+  k->native_tile[LM_KT_Q4_K] = tile_q4_K;
+  k->native_tile[LM_KT_Q5_K] = tile_q5_K;
+  k->native_tile[LM_KT_Q6_K] = tile_q6_K;
   k->quantize_q8_0 = quantize_q8_0;
   k->quantize_q8_K = quantize_q8_K;
 }

@@ -16,6 +16,9 @@
 #define ROW_TILE 16
 /* Tasks per thread: enough slack to even out uneven progress. */
 #define TASKS_PER_THREAD 4
+/* Below this many weight bytes per token a product runs on the caller: waking
+ * the pool costs more than it saves (router, alpha/beta projections). */
+#define MIN_PARALLEL_BYTES (32 * 1024)
 
 static LmKernels kernel_tables[LM_ISA_COUNT];
 static bool isa_available[LM_ISA_COUNT];
@@ -38,6 +41,7 @@ init_tables (void)
   isa_available[LM_ISA_AVX512] = isa_available[LM_ISA_AVX2]
                                  && __builtin_cpu_supports ("avx512f")
                                  && __builtin_cpu_supports ("avx512bw")
+                                 && __builtin_cpu_supports ("avx512dq")
                                  && __builtin_cpu_supports ("avx512vl")
                                  && __builtin_cpu_supports ("avx512vnni");
   if (isa_available[LM_ISA_AVX512])
@@ -163,6 +167,7 @@ lm_dot_rows (const LmKernels *kernels, LmTensorType type, LmActMode mode,
  * against n_tok activation rows act_stride bytes apart. */
 typedef struct {
   LmDotRowsFn fn;
+  LmDotTileFn tile;       /* NULL: token by token */
   const uint8_t *W;
   size_t row_bytes;
   int64_t n_out;
@@ -175,31 +180,53 @@ typedef struct {
   int64_t rows_per_task;
 } ProductJob;
 
+/* Rows [r, r + rows) for tokens [t, t + n_tok): a tile when there are enough
+ * tokens and a tile kernel, else one token at a time. Writes Y, or adds to it
+ * after the first segment. */
+static int64_t
+product_rows (const ProductJob *job, const uint8_t *w, int64_t r, int64_t rows, int64_t t)
+{
+  float partial[LM_TILE_TOKENS * ROW_TILE];
+  const void *a = job->act + (size_t) t * job->act_stride;
+  float *y = job->Y + t * job->n_out + r;
+
+  if (job->tile && job->n_tok - t >= LM_TILE_TOKENS)
+    {
+      if (!job->accumulate)
+        job->tile (w, job->row_bytes, rows, a, job->act_stride, job->n_seg, y, (size_t) job->n_out);
+      else
+        {
+          job->tile (w, job->row_bytes, rows, a, job->act_stride, job->n_seg, partial, ROW_TILE);
+          for (int k = 0; k < LM_TILE_TOKENS; k++)
+            for (int64_t i = 0; i < rows; i++)
+              y[k * job->n_out + i] += partial[k * ROW_TILE + i];
+        }
+      return LM_TILE_TOKENS;
+    }
+  if (!job->accumulate)
+    job->fn (w, job->row_bytes, rows, a, job->n_seg, y);
+  else
+    {
+      job->fn (w, job->row_bytes, rows, a, job->n_seg, partial);
+      for (int64_t i = 0; i < rows; i++)
+        y[i] += partial[i];
+    }
+  return 1;
+}
+
 static void
 product_task (void *ctx, int index, int n)
 {
   const ProductJob *job = ctx;
   int64_t r0 = (int64_t) index * job->rows_per_task;
   int64_t r1 = r0 + job->rows_per_task < job->n_out ? r0 + job->rows_per_task : job->n_out;
-  float partial[ROW_TILE];
 
   for (int64_t r = r0; r < r1; r += ROW_TILE)
     {
       int64_t rows = r1 - r < ROW_TILE ? r1 - r : ROW_TILE;
       const uint8_t *w = job->W + (size_t) r * job->row_bytes;
-      for (int64_t t = 0; t < job->n_tok; t++)
-        {
-          const void *a = job->act + (size_t) t * job->act_stride;
-          float *y = job->Y + t * job->n_out + r;
-          if (!job->accumulate)
-            job->fn (w, job->row_bytes, rows, a, job->n_seg, y);
-          else
-            {
-              job->fn (w, job->row_bytes, rows, a, job->n_seg, partial);
-              for (int64_t i = 0; i < rows; i++)
-                y[i] += partial[i];
-            }
-        }
+      for (int64_t t = 0; t < job->n_tok;)
+        t += product_rows (job, w, r, rows, t);
     }
 }
 
@@ -207,6 +234,8 @@ static void
 run_product (LmThreadPool *pool, ProductJob *job)
 {
   int threads = lm_thread_pool_size (pool);
+  if ((double) job->row_bytes * (double) job->n_out * (double) job->n_tok < MIN_PARALLEL_BYTES)
+    threads = 1;
   int64_t tiles = (job->n_out + ROW_TILE - 1) / ROW_TILE;
   int64_t tasks = threads == 1 ? 1 : (int64_t) threads * TASKS_PER_THREAD;
   if (tasks > tiles)
@@ -215,7 +244,7 @@ run_product (LmThreadPool *pool, ProductJob *job)
     tasks = 1;
   job->rows_per_task = (tiles + tasks - 1) / tasks * ROW_TILE;
   tasks = (job->n_out + job->rows_per_task - 1) / job->rows_per_task;
-  lm_thread_pool_run (pool, product_task, job, (int) tasks);
+  lm_thread_pool_run (threads == 1 ? NULL : pool, product_task, job, (int) tasks);
 }
 
 typedef struct {
@@ -264,8 +293,10 @@ product_segments (const LmKernels *kernels, LmActMode mode, LmThreadPool *pool,
   for (int64_t s0 = 0; s0 < n_in; s0 += SEGMENT)
     {
       int64_t n_seg = n_in - s0 < SEGMENT ? n_in - s0 : SEGMENT;
+      int index = lm_kernel_type_index (type);
       ProductJob job = {
         .fn = rows_kernel (kernels, type, mode),
+        .tile = mode == LM_ACT_NATIVE ? kernels->native_tile[index] : NULL,
         .W = (const uint8_t *) W + lm_row_bytes (type, s0),
         .row_bytes = row_bytes,
         .n_out = n_out,

@@ -10,6 +10,13 @@
 /* y[r] = dot(row r, act) for r < n_rows; rows row_bytes apart, n values each. */
 typedef void (*LmDotRowsFn) (const void *W, size_t row_bytes, int64_t n_rows,
                              const void *act, int64_t n, float *y);
+/* Y[t * y_stride + r] = dot(row r, activation row t) for r < n_rows and
+ * t < LM_TILE_TOKENS, activation rows act_stride bytes apart; identical to
+ * LmDotRowsFn per token. For prefill: each weight block is unpacked once. */
+#define LM_TILE_TOKENS 4
+typedef void (*LmDotTileFn) (const void *W, size_t row_bytes, int64_t n_rows,
+                             const void *act, size_t act_stride, int64_t n,
+                             float *Y, size_t y_stride);
 typedef void (*LmActQuantFn) (const float *x, void *act, int64_t n);
 
 typedef enum {
@@ -21,6 +28,7 @@ struct LmKernels {
   LmIsa isa;
   LmDotRowsFn native[LM_KT_COUNT];   /* against 8-bit activations; NULL for float types */
   LmDotRowsFn f32act[LM_KT_COUNT];   /* against f32 activations */
+  LmDotTileFn native_tile[LM_KT_COUNT]; /* optional: several tokens at once */
   LmActQuantFn quantize_q8_0;
   LmActQuantFn quantize_q8_K;
 };

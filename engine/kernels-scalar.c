@@ -117,38 +117,36 @@ unpack_q4 (const uint8_t *qs, uint8_t q[LM_QK_K])
       }
 }
 
+/* One Q4_K (@qh NULL) or Q5_K super-block against its Q8_K block. */
+static float
+k4_block (const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, uint16_t d,
+          uint16_t dmin, const LmBlockQ8_K *a)
+{
+  uint8_t q[LM_QK_K];
+  unpack_q4 (qs, q);
+  if (qh)
+    for (int s = 0; s < 8; s++)
+      for (int l = 0; l < 32; l++)
+        q[32 * s + l] |= (uint8_t) (((qh[l] >> s) & 1) << 4);
+  return a->d * lm_fp16_to_fp32 (d) * (float) k4_scaled_sum (scales, q, a)
+         - a->d * lm_fp16_to_fp32 (dmin) * (float) k4_min_term (scales, a);
+}
+
 static float
 dot_q4_K_q8_K (const LmBlockQ4_K *w, const LmBlockQ8_K *a, int64_t n_blocks)
 {
-  uint8_t q[LM_QK_K];
   float sum = 0.0f;
   for (int64_t b = 0; b < n_blocks; b++)
-    {
-      unpack_q4 (w[b].qs, q);
-      float d = a[b].d * lm_fp16_to_fp32 (w[b].d);
-      float dmin = a[b].d * lm_fp16_to_fp32 (w[b].dmin);
-      sum += d * (float) k4_scaled_sum (w[b].scales, q, &a[b])
-             - dmin * (float) k4_min_term (w[b].scales, &a[b]);
-    }
+    sum += k4_block (w[b].scales, w[b].qs, NULL, w[b].d, w[b].dmin, &a[b]);
   return sum;
 }
 
 static float
 dot_q5_K_q8_K (const LmBlockQ5_K *w, const LmBlockQ8_K *a, int64_t n_blocks)
 {
-  uint8_t q[LM_QK_K];
   float sum = 0.0f;
   for (int64_t b = 0; b < n_blocks; b++)
-    {
-      unpack_q4 (w[b].qs, q);
-      for (int s = 0; s < 8; s++)
-        for (int l = 0; l < 32; l++)
-          q[32 * s + l] |= (uint8_t) (((w[b].qh[l] >> s) & 1) << 4);
-      float d = a[b].d * lm_fp16_to_fp32 (w[b].d);
-      float dmin = a[b].d * lm_fp16_to_fp32 (w[b].dmin);
-      sum += d * (float) k4_scaled_sum (w[b].scales, q, &a[b])
-             - dmin * (float) k4_min_term (w[b].scales, &a[b]);
-    }
+    sum += k4_block (w[b].scales, w[b].qs, w[b].qh, w[b].d, w[b].dmin, &a[b]);
   return sum;
 }
 

@@ -40,7 +40,7 @@ extern "C" {
 typedef enum {
   LM_ISA_SCALAR = 0,   /* portable C, the reference */
   LM_ISA_AVX2 = 1,     /* AVX2 + FMA + F16C */
-  LM_ISA_AVX512 = 2,   /* AVX-512 F/BW/VL + VNNI */
+  LM_ISA_AVX512 = 2,   /* AVX-512 F/BW/DQ/VL + VNNI */
   LM_ISA_COUNT
 } LmIsa;
 

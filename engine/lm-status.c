@@ -16,6 +16,7 @@ lm_status_message (LmStatus status)
     case LM_ERR_SHAPE: return "shapes do not match the model";
     case LM_ERR_CONTEXT_FULL: return "context length exceeded";
     case LM_ERR_HOOK: return "LoRA hook failed";
+    case LM_ERR_CANCELLED: return "cancelled";
     }
   return "unknown status";
 }

@@ -33,6 +33,7 @@ typedef enum {
   LM_ERR_SHAPE,          /* tensor or adapter shapes do not fit the model */
   LM_ERR_CONTEXT_FULL,   /* the session's context length would be exceeded */
   LM_ERR_HOOK,           /* a LoRA hook callback reported failure */
+  LM_ERR_CANCELLED,      /* the session's abort callback asked to stop */
 } LmStatus;
 
 /* Returns a static, human-readable description of @status. */
@@ -110,6 +111,10 @@ const LmModelInfo *lm_model_info (const LmModel *model);
 const struct GgufFile *lm_model_gguf (const LmModel *model);
 /* Bytes of weight data the model maps. */
 size_t lm_model_weight_bytes (const LmModel *model);
+/* Weight bytes one decode step reads (every dense weight, the LM head, and
+ * n_expert_used of n_expert experts per MoE layer): with the memory bandwidth
+ * this gives the decode speed's upper bound. */
+size_t lm_model_decode_bytes (const LmModel *model);
 
 /* ------------------------------------------------------------------------ */
 /* Adapted modules: the 2-D projections a LoRA may target.                    */
@@ -202,9 +207,15 @@ typedef LmStatus (*LmLoraHookFunc) (const LmLoraHookCall *call, const float *h,
 typedef struct LmSession LmSession;
 
 typedef struct {
-  uint32_t n_ctx;      /* max positions (0: the model's training context) */
+  uint32_t n_ctx;      /* max positions (0: the training context, at most 4096);
+                          the K/V cache is allocated for all of them */
   uint32_t n_batch;    /* max tokens per internal prefill step (0: 64) */
-  uint32_t n_threads;  /* worker threads (0: all online cores) */
+  uint32_t n_threads;  /* worker threads of the session's own pool (0: all online cores) */
+  /* Optional pool shared with other sessions (borrowed; must outlive the
+   * session). Jobs of sessions sharing a pool run one after another, which
+   * avoids oversubscribing the cores when several sessions generate at once.
+   * NULL: the session starts its own pool of n_threads. */
+  struct LmThreadPool *pool;
   /* Quantized weights are multiplied with 8-bit activation blocks, as llama.cpp
    * does (fast; the default). true keeps activations in f32 against the
    * decoded weights (slower; equals an f32 model with the dequantized weights). */
@@ -217,30 +228,49 @@ LmStatus lm_session_new (const LmModel *model, const LmSessionParams *params,
                          LmSession **out);
 void lm_session_free (LmSession *session);
 
+/* The model the session runs (borrowed). */
+const LmModel *lm_session_model (const LmSession *session);
 /* Bytes this session holds (state + cache + scratch): bounded by n_ctx. */
 size_t lm_session_memory_bytes (const LmSession *session);
 uint32_t lm_session_n_ctx (const LmSession *session);
 /* Tokens in the sequence so far (= the next position). */
 uint32_t lm_session_pos (const LmSession *session);
 
-/* Attaches @lora (NULL detaches) to the session; applied from the next call. */
+/* Attaches @lora (NULL detaches) to the session; applied from the next call
+ * (usually right after creation or lm_session_reset(): tokens already fed keep
+ * the state they produced). @lora must have been loaded for this session's
+ * model (LM_ERR_INVALID_ARGUMENT otherwise). Clears the hooks. */
 LmStatus lm_session_set_lora (LmSession *session, const LmLora *lora);
 /* Routes module @module_index of the attached adapter through @hook (NULL:
- * back to the built-in A·h). Set after lm_session_set_lora(). */
+ * back to the built-in A·h); LM_LORA_ALL_MODULES sets every module. Set after
+ * lm_session_set_lora() (attaching an adapter clears the hooks). */
+#define LM_LORA_ALL_MODULES SIZE_MAX
 LmStatus lm_session_set_lora_hook (LmSession *session, size_t module_index,
                                    LmLoraHookFunc hook, void *user_data);
+
+/* Asked before every prefill step of up to n_batch tokens; returning true
+ * stops the prefill with LM_ERR_CANCELLED, the steps already done kept (the
+ * session stays usable at lm_session_pos()). Called on the session's thread;
+ * may be NULL. */
+typedef bool (*LmAbortFunc) (void *user_data);
+void lm_session_set_abort (LmSession *session, LmAbortFunc abort_fn, void *user_data);
 
 /* Feeds @n tokens in batches. If @logits_all is non-NULL it receives n rows of
  * n_vocab logits (row i after token i); the logits after the last token are
  * always available from lm_session_logits(). */
 LmStatus lm_session_prefill (LmSession *session, const int32_t *tokens, size_t n,
                              float *logits_all);
-/* Feeds one token (the decode step). */
+/* Feeds one token (the decode step).
+ * If a prefill or decode fails inside the layers (LM_ERR_HOOK), the recurrent
+ * state is half-updated: later calls return LM_ERR_INVALID_ARGUMENT until
+ * lm_session_rewind() (to any kept position, lm_session_pos() included) or
+ * lm_session_reset(). */
 LmStatus lm_session_decode (LmSession *session, int32_t token);
 /* Logits (n_vocab) after the last token fed; borrowed until the next call. */
 const float *lm_session_logits (const LmSession *session);
-/* Keeps only the first @pos tokens (recomputing the recurrent state from the
- * session's own token history). */
+/* Keeps only the first @pos tokens. The Gated DeltaNet state cannot be
+ * un-applied, so the kept tokens are replayed from the session's own history
+ * (one batched prefill; LoRA hooks are called again for them). */
 LmStatus lm_session_rewind (LmSession *session, uint32_t pos);
 /* Forgets the sequence (keeps the adapter and hooks). */
 void lm_session_reset (LmSession *session);

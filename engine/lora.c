@@ -200,7 +200,15 @@ LmStatus
 lm_session_set_lora_hook (LmSession *s, size_t module_index, LmLoraHookFunc hook,
                           void *user_data)
 {
-  if (s == NULL || s->lora == NULL || module_index >= s->lora->n_modules)
+  if (s == NULL || s->lora == NULL)
+    return LM_ERR_INVALID_ARGUMENT;
+  if (module_index == LM_LORA_ALL_MODULES)
+    {
+      for (size_t i = 0; i < s->lora->n_modules; i++)
+        s->hooks[i] = (LmHookSlot) { hook, user_data };
+      return LM_OK;
+    }
+  if (module_index >= s->lora->n_modules)
     return LM_ERR_INVALID_ARGUMENT;
   s->hooks[module_index] = (LmHookSlot) { hook, user_data };
   return LM_OK;

@@ -253,6 +253,34 @@ lm_model_weight_bytes (const LmModel *model)
   return model->weight_bytes;
 }
 
+static size_t
+weight_bytes (const LmWeight *w, uint32_t n_mat)
+{
+  return w->data != NULL ? w->mat_stride * n_mat : 0;
+}
+
+size_t
+lm_model_decode_bytes (const LmModel *model)
+{
+  const LmModelInfo *in = &model->info;
+  size_t total = weight_bytes (&model->output, 1)
+                 + lm_row_bytes (model->tok_embd.type, in->n_embd);
+  for (uint32_t il = 0; il < in->n_layer; il++)
+    {
+      const LmLayer *l = &model->layers[il];
+      const LmWeight *dense[] = { &l->wq, &l->wk, &l->wv, &l->wo, &l->wqkv, &l->wgate,
+                                  &l->walpha, &l->wbeta, &l->wssm_out, &l->ffn_gate,
+                                  &l->ffn_up, &l->ffn_down, &l->router, &l->sh_gate,
+                                  &l->sh_up, &l->sh_down };
+      for (size_t i = 0; i < sizeof dense / sizeof dense[0]; i++)
+        total += weight_bytes (dense[i], 1);
+      total += weight_bytes (&l->exp_gate, in->n_expert_used)
+               + weight_bytes (&l->exp_up, in->n_expert_used)
+               + weight_bytes (&l->exp_down, in->n_expert_used);
+    }
+  return total;
+}
+
 const LmWeight *
 lm_model_module_weight (const LmModel *model, uint32_t layer, LmModuleKind kind)
 {

@@ -9,55 +9,42 @@
 
 #include "quant-private.h"
 
+/* One Q4_K (@qh NULL) or Q5_K super-block. */
+static void
+decode_k4_block (uint16_t d16, uint16_t dmin16, const uint8_t *scales, const uint8_t *qs,
+                 const uint8_t *qh, float *y)
+{
+  float d = lm_fp16_to_fp32 (d16), dmin = lm_fp16_to_fp32 (dmin16);
+  for (int g = 0; g < 4; g++)
+    {
+      const uint8_t *q = qs + 32 * g;
+      uint8_t lo_bit = (uint8_t) (1u << (2 * g)), hi_bit = (uint8_t) (2u << (2 * g));
+      uint8_t sc, m;
+      lm_k4_scale_min (scales, 2 * g, &sc, &m);
+      float d1 = d * sc, m1 = dmin * m;
+      lm_k4_scale_min (scales, 2 * g + 1, &sc, &m);
+      float d2 = d * sc, m2 = dmin * m;
+      for (int l = 0; l < 32; l++)
+        y[64 * g + l] = d1 * ((q[l] & 0xF) + (qh && (qh[l] & lo_bit) ? 16 : 0)) - m1;
+      for (int l = 0; l < 32; l++)
+        y[64 * g + 32 + l] = d2 * ((q[l] >> 4) + (qh && (qh[l] & hi_bit) ? 16 : 0)) - m2;
+    }
+}
+
 void
 lm_dequantize_row_q4_K (const void *src, float *dst, int64_t n)
 {
-  const LmBlockQ4_K *blocks = src;
+  const LmBlockQ4_K *x = src;
   for (int64_t b = 0; b < n / LM_QK_K; b++)
-    {
-      const LmBlockQ4_K *x = &blocks[b];
-      float d = lm_fp16_to_fp32 (x->d), dmin = lm_fp16_to_fp32 (x->dmin);
-      float *y = dst + b * LM_QK_K;
-      for (int g = 0; g < 4; g++)
-        {
-          const uint8_t *q = x->qs + 32 * g;
-          uint8_t sc, m;
-          lm_k4_scale_min (x->scales, 2 * g, &sc, &m);
-          float d1 = d * sc, m1 = dmin * m;
-          lm_k4_scale_min (x->scales, 2 * g + 1, &sc, &m);
-          float d2 = d * sc, m2 = dmin * m;
-          for (int l = 0; l < 32; l++)
-            y[64 * g + l] = d1 * (q[l] & 0xF) - m1;
-          for (int l = 0; l < 32; l++)
-            y[64 * g + 32 + l] = d2 * (q[l] >> 4) - m2;
-        }
-    }
+    decode_k4_block (x[b].d, x[b].dmin, x[b].scales, x[b].qs, NULL, dst + b * LM_QK_K);
 }
 
 void
 lm_dequantize_row_q5_K (const void *src, float *dst, int64_t n)
 {
-  const LmBlockQ5_K *blocks = src;
+  const LmBlockQ5_K *x = src;
   for (int64_t b = 0; b < n / LM_QK_K; b++)
-    {
-      const LmBlockQ5_K *x = &blocks[b];
-      float d = lm_fp16_to_fp32 (x->d), dmin = lm_fp16_to_fp32 (x->dmin);
-      float *y = dst + b * LM_QK_K;
-      for (int g = 0; g < 4; g++)
-        {
-          const uint8_t *q = x->qs + 32 * g;
-          uint8_t lo_bit = (uint8_t) (1u << (2 * g)), hi_bit = (uint8_t) (2u << (2 * g));
-          uint8_t sc, m;
-          lm_k4_scale_min (x->scales, 2 * g, &sc, &m);
-          float d1 = d * sc, m1 = dmin * m;
-          lm_k4_scale_min (x->scales, 2 * g + 1, &sc, &m);
-          float d2 = d * sc, m2 = dmin * m;
-          for (int l = 0; l < 32; l++)
-            y[64 * g + l] = d1 * ((q[l] & 0xF) + (x->qh[l] & lo_bit ? 16 : 0)) - m1;
-          for (int l = 0; l < 32; l++)
-            y[64 * g + 32 + l] = d2 * ((q[l] >> 4) + (x->qh[l] & hi_bit ? 16 : 0)) - m2;
-        }
-    }
+    decode_k4_block (x[b].d, x[b].dmin, x[b].scales, x[b].qs, x[b].qh, dst + b * LM_QK_K);
 }
 
 void

@@ -26,34 +26,43 @@ abs_max (const float *x, int n)
   return amax;
 }
 
-/* Weight encoding as llama-quantize does it: q = round-half-away(x / d). */
-void
-lm_quantize_row_q8_0 (const float *src, void *dst, int64_t n)
-{
-  LmBlockQ8_0 *blocks = dst;
-  for (int64_t b = 0; b < n / LM_QK8_0; b++)
-    {
-      const float *x = src + b * LM_QK8_0;
-      float d = abs_max (x, LM_QK8_0) / 127.0f;
-      float id = d != 0.0f ? 1.0f / d : 0.0f;
-      blocks[b].d = lm_fp32_to_fp16 (d);
-      for (int i = 0; i < LM_QK8_0; i++)
-        blocks[b].qs[i] = (int8_t) roundf (x[i] * id);
-    }
-}
-
-void
-lm_quantize_row_q8_0_act (const float *src, LmBlockQ8_0 *dst, int64_t n)
+/* Q8_0 blocks with d = amax/127. Weights round half away from zero with
+ * x * (1/d), as llama-quantize does; activations round half to even with
+ * x * (127/amax), as ggml's x86 backend does before an integer dot product. */
+static void
+quantize_q8_0_blocks (const float *src, LmBlockQ8_0 *dst, int64_t n, int for_activation)
 {
   for (int64_t b = 0; b < n / LM_QK8_0; b++)
     {
       const float *x = src + b * LM_QK8_0;
       float amax = abs_max (x, LM_QK8_0);
-      float id = amax != 0.0f ? 127.0f / amax : 0.0f;
-      dst[b].d = lm_fp32_to_fp16 (amax / 127.0f);
-      for (int i = 0; i < LM_QK8_0; i++)
-        dst[b].qs[i] = (int8_t) lm_round_even (x[i] * id);
+      float d = amax / 127.0f;
+      dst[b].d = lm_fp32_to_fp16 (d);
+      if (for_activation)
+        {
+          float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+          for (int i = 0; i < LM_QK8_0; i++)
+            dst[b].qs[i] = (int8_t) lm_round_even (x[i] * id);
+        }
+      else
+        {
+          float id = d != 0.0f ? 1.0f / d : 0.0f;
+          for (int i = 0; i < LM_QK8_0; i++)
+            dst[b].qs[i] = (int8_t) roundf (x[i] * id);
+        }
     }
+}
+
+void
+lm_quantize_row_q8_0 (const float *src, void *dst, int64_t n)
+{
+  quantize_q8_0_blocks (src, dst, n, 0);
+}
+
+void
+lm_quantize_row_q8_0_act (const float *src, LmBlockQ8_0 *dst, int64_t n)
+{
+  quantize_q8_0_blocks (src, dst, n, 1);
 }
 
 void

@@ -2,17 +2,12 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include "safetensors.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "io-util.h"
 #include "safetensors-json.h"
 
 /* The format caps the header at 100 MB; so do we, before parsing it. */
@@ -55,21 +50,6 @@ safetensors_dtype_size (SafetensorsDtype dtype)
   return (unsigned) dtype < N_DTYPES ? dtypes[dtype].size : 0;
 }
 
-static LmStatus __attribute__ ((format (printf, 2, 3)))
-set_error (char **error_out, const char *fmt, ...)
-{
-  if (error_out)
-    {
-      char buf[512];
-      va_list ap;
-      va_start (ap, fmt);
-      vsnprintf (buf, sizeof buf, fmt, ap);
-      va_end (ap);
-      *error_out = strdup (buf);
-    }
-  return LM_ERR_INVALID_ARGUMENT;
-}
-
 static bool
 parse_dtype (const char *s, SafetensorsDtype *out)
 {
@@ -92,12 +72,12 @@ read_entry (SafetensorsTensor *t, const char *name, const LmJson *v, uint64_t da
   const LmJson *offsets = lm_json_get (v, "data_offsets");
   if (v->type != LM_JSON_OBJECT || !lm_json_get_string (v, "dtype", &dtype) || shape == NULL
       || shape->type != LM_JSON_ARRAY || offsets == NULL || offsets->type != LM_JSON_ARRAY)
-    return set_error (error_out, "tensor '%.80s' lacks dtype, shape or data_offsets", name);
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tensor '%.80s' lacks dtype, shape or data_offsets", name);
   t->name = name;
   if (!parse_dtype (dtype, &t->dtype))
-    return set_error (error_out, "tensor '%.80s' has unknown dtype '%.20s'", name, dtype);
+    return lm_io_fail (error_out, LM_ERR_UNSUPPORTED, "tensor '%.80s' has unknown dtype '%.20s'", name, dtype);
   if (shape->n_items > SAFETENSORS_MAX_DIMS)
-    return set_error (error_out, "tensor '%.80s' has %zu dimensions (at most %d)", name,
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tensor '%.80s' has %zu dimensions (at most %d)", name,
                       shape->n_items, SAFETENSORS_MAX_DIMS);
   t->n_dims = (uint32_t) shape->n_items;
   t->n_elements = 1;
@@ -105,24 +85,24 @@ read_entry (SafetensorsTensor *t, const char *name, const LmJson *v, uint64_t da
     {
       const LmJson *dim = &shape->items[d];
       if (dim->type != LM_JSON_NUMBER || !dim->is_uint)
-        return set_error (error_out, "tensor '%.80s': shape entry %u is not a size", name, d);
+        return lm_io_fail (error_out, LM_ERR_FORMAT, "tensor '%.80s': shape entry %u is not a size", name, d);
       t->shape[d] = dim->uint;
       if (__builtin_mul_overflow (t->n_elements, dim->uint, &t->n_elements))
-        return set_error (error_out, "tensor '%.80s': element count overflows", name);
+        return lm_io_fail (error_out, LM_ERR_FORMAT, "tensor '%.80s': element count overflows", name);
     }
   if (__builtin_mul_overflow (t->n_elements, safetensors_dtype_size (t->dtype), &t->n_bytes))
-    return set_error (error_out, "tensor '%.80s': byte size overflows", name);
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tensor '%.80s': byte size overflows", name);
   if (offsets->n_items != 2 || offsets->items[0].type != LM_JSON_NUMBER
       || offsets->items[1].type != LM_JSON_NUMBER || !offsets->items[0].is_uint
       || !offsets->items[1].is_uint)
-    return set_error (error_out, "tensor '%.80s': data_offsets must be two sizes", name);
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tensor '%.80s': data_offsets must be two sizes", name);
   uint64_t begin = offsets->items[0].uint, end = offsets->items[1].uint;
   if (begin > end || end > data_size)
-    return set_error (error_out, "tensor '%.80s': data_offsets [%llu, %llu] outside the "
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tensor '%.80s': data_offsets [%llu, %llu] outside the "
                       "%llu data bytes", name, (unsigned long long) begin,
                       (unsigned long long) end, (unsigned long long) data_size);
   if (end - begin != t->n_bytes)
-    return set_error (error_out, "tensor '%.80s': data_offsets span %llu bytes, shape and dtype "
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tensor '%.80s': data_offsets span %llu bytes, shape and dtype "
                       "need %llu", name, (unsigned long long) (end - begin),
                       (unsigned long long) t->n_bytes);
   t->data = (const void *) (uintptr_t) begin;   /* made absolute by the caller */
@@ -141,26 +121,26 @@ static LmStatus
 parse_header (SafetensorsFile *f, char **error_out)
 {
   if (f->size < 8)
-    return set_error (error_out, "truncated: %zu bytes, the header length alone needs 8",
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "truncated: %zu bytes, the header length alone needs 8",
                       f->size);
   uint64_t hlen;
   memcpy (&hlen, f->base, 8);
   if (hlen > SAFETENSORS_MAX_HEADER)
-    return set_error (error_out, "header length %llu exceeds the 100 MB limit",
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "header length %llu exceeds the 100 MB limit",
                       (unsigned long long) hlen);
   if (hlen > f->size - 8)
-    return set_error (error_out, "truncated: header of %llu bytes, only %zu follow",
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "truncated: header of %llu bytes, only %zu follow",
                       (unsigned long long) hlen, f->size - 8);
   char *jerr = NULL;
   f->header = lm_json_parse ((const char *) f->base + 8, hlen, &jerr);
   if (f->header == NULL)
     {
-      LmStatus st = set_error (error_out, "header: %s", jerr ? jerr : "out of memory");
+      LmStatus st = lm_io_fail (error_out, LM_ERR_FORMAT, "header: %s", jerr ? jerr : "out of memory");
       free (jerr);
       return st;
     }
   if (f->header->type != LM_JSON_OBJECT)
-    return set_error (error_out, "header is not a JSON object");
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "header is not a JSON object");
 
   uint64_t data_size = f->size - 8 - hlen;
   f->tensors = calloc (f->header->n_items ? f->header->n_items : 1, sizeof *f->tensors);
@@ -173,10 +153,10 @@ parse_header (SafetensorsFile *f, char **error_out)
       if (strcmp (name, "__metadata__") == 0)
         {
           if (v->type != LM_JSON_OBJECT)
-            return set_error (error_out, "__metadata__ is not an object");
+            return lm_io_fail (error_out, LM_ERR_FORMAT, "__metadata__ is not an object");
           for (size_t k = 0; k < v->n_items; k++)
             if (v->items[k].type != LM_JSON_STRING)
-              return set_error (error_out, "__metadata__ value '%.60s' is not a string",
+              return lm_io_fail (error_out, LM_ERR_FORMAT, "__metadata__ value '%.60s' is not a string",
                                 v->keys[k]);
           f->metadata = v;
           continue;
@@ -197,7 +177,7 @@ parse_header (SafetensorsFile *f, char **error_out)
         {
           const SafetensorsTensor *prev = &f->tensors[i - 1];
           if ((uint64_t) ((const uint8_t *) prev->data - data) + prev->n_bytes > begin)
-            return set_error (error_out, "tensors '%.80s' and '%.80s' overlap", prev->name,
+            return lm_io_fail (error_out, LM_ERR_FORMAT, "tensors '%.80s' and '%.80s' overlap", prev->name,
                               t->name);
         }
       t->data = data + begin;
@@ -233,41 +213,19 @@ safetensors_open_memory (const void *data, size_t size, SafetensorsFile **out, c
   return open_buffer (data ? data : "", size, false, out, error_out);
 }
 
+static LmStatus
+parse_mapped (const void *data, size_t size, bool mapped, void **out, char **error_out)
+{
+  return open_buffer (data, size, mapped, (SafetensorsFile **) out, error_out);
+}
+
 LmStatus
 safetensors_open (const char *path, SafetensorsFile **out, char **error_out)
 {
   if (path == NULL || out == NULL)
     return LM_ERR_INVALID_ARGUMENT;
   *out = NULL;
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return set_error (error_out, "cannot open %s: %s", path, strerror (errno));
-  struct stat st;
-  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
-    {
-      close (fd);
-      return set_error (error_out, "cannot read %s: not a regular file", path);
-    }
-  size_t size = (size_t) st.st_size;
-  void *map = NULL;
-  if (size > 0 && (map = mmap (NULL, size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED)
-    {
-      int e = errno;
-      close (fd);
-      return set_error (error_out, "cannot map %s: %s", path, strerror (e));
-    }
-  close (fd);
-  char *msg = NULL;
-  LmStatus s = open_buffer (map ? map : "", size, map != NULL, out, &msg);
-  if (s != LM_OK)
-    {
-      if (map)
-        munmap (map, size);
-      if (msg)
-        set_error (error_out, "%s: %s", path, msg);
-      free (msg);
-    }
-  return s;
+  return lm_io_open_mapped (path, parse_mapped, (void **) out, error_out);
 }
 
 void
@@ -276,7 +234,7 @@ safetensors_close (SafetensorsFile *f)
   if (f == NULL)
     return;
   if (f->mapped)
-    munmap ((void *) f->base, f->size);
+    lm_io_unmap_file ((void *) f->base, f->size);
   lm_json_free (f->header);
   free (f->tensors);
   free (f);

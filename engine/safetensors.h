@@ -44,8 +44,9 @@ typedef struct {
 
 typedef struct SafetensorsFile SafetensorsFile;
 
-/* On failure returns an LmStatus and, if @error_out is non-NULL, a malloc()ed
- * message naming what is wrong. */
+/* On failure returns an LmStatus (LM_ERR_IO, LM_ERR_FORMAT, or
+ * LM_ERR_UNSUPPORTED for an unknown dtype) and, if @error_out is non-NULL, a
+ * malloc()ed message naming what is wrong. */
 LmStatus safetensors_open (const char *path, SafetensorsFile **out, char **error_out);
 /* Same over a caller-owned buffer that must outlive the file (for fuzzing). */
 LmStatus safetensors_open_memory (const void *data, size_t size, SafetensorsFile **out,

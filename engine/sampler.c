@@ -157,15 +157,17 @@ worse (const Candidate *a, const Candidate *b)
   return by_logit_desc (a, b) > 0;
 }
 
+/* Restores the heap property below @i; @max_heap puts the best candidate at
+ * the root, otherwise the worst. */
 static void
-sift_down (Candidate *h, int32_t n, int32_t i)
+sift_down (Candidate *h, int32_t n, int32_t i, bool max_heap)
 {
   for (;;)
     {
       int32_t l = 2 * i + 1, r = l + 1, m = i;
-      if (l < n && worse (&h[l], &h[m]))
+      if (l < n && worse (&h[l], &h[m]) != max_heap)
         m = l;
-      if (r < n && worse (&h[r], &h[m]))
+      if (r < n && worse (&h[r], &h[m]) != max_heap)
         m = r;
       if (m == i)
         return;
@@ -182,12 +184,12 @@ static int32_t
 select_top_k (Candidate *c, int32_t n, int32_t k)
 {
   for (int32_t i = k / 2 - 1; i >= 0; i--)
-    sift_down (c, k, i);
+    sift_down (c, k, i, false);
   for (int32_t i = k; i < n; i++)
     if (worse (&c[0], &c[i]))
       {
         c[0] = c[i];
-        sift_down (c, k, 0);
+        sift_down (c, k, 0, false);
       }
   return k;
 }
@@ -212,24 +214,104 @@ apply_penalty (LmSampler *s, Candidate *c)
     s->seen[s->history[i]] = 0;
 }
 
-/* Softmax of the first @n candidates (sorted, so [0] is the max) into s->prob. */
+/* Softmax of the first @n candidates at temperature 1/@inv_temp into s->prob. */
 static void
 softmax (LmSampler *s, const Candidate *c, int32_t n, double inv_temp)
 {
+  float max = c[0].logit;
+  for (int32_t i = 1; i < n; i++)
+    max = c[i].logit > max ? c[i].logit : max;
   double sum = 0;
   for (int32_t i = 0; i < n; i++)
-    sum += s->prob[i] = exp (((double) c[i].logit - c[0].logit) * inv_temp);
+    sum += s->prob[i] = exp (((double) c[i].logit - max) * inv_temp);
   for (int32_t i = 0; i < n; i++)
     s->prob[i] /= sum;
 }
 
-/* Runs the filters; leaves the survivors in s->cand[0..n) (sorted) with their
- * probabilities in s->prob. Returns n; 0 means greedy (s->cand[0] wins). */
+/* top-p then min-p over candidates sorted best first; returns how many stay. */
+static int32_t
+filter_sorted (LmSampler *s, const Candidate *c, int32_t n)
+{
+  if (s->params.top_p < 1.0f)
+    {
+      softmax (s, c, n, 1.0);
+      double cum = 0;
+      for (int32_t i = 0; i < n; i++)
+        if ((cum += s->prob[i]) >= s->params.top_p)
+          {
+            n = i + 1;
+            break;
+          }
+    }
+  if (s->params.min_p > 0.0f)
+    {
+      /* p_i >= min_p * p_max  <=>  logit_i >= logit_max + ln(min_p) */
+      double floor_logit = (double) c[0].logit + log ((double) s->params.min_p);
+      int32_t keep = 1;
+      while (keep < n && (double) c[keep].logit >= floor_logit)
+        keep++;
+      n = keep;
+    }
+  return n;
+}
+
+/* The same as sorting and filter_sorted(), but pops candidates off a max-heap
+ * only as far as top-p / min-p reach: a few hundred of a 250k vocabulary
+ * instead of a full sort. The kept ones end up sorted at the front. */
+static int32_t
+filter_by_heap (LmSampler *s, Candidate *c, int32_t n)
+{
+  for (int32_t i = n / 2 - 1; i >= 0; i--)
+    sift_down (c, n, i, true);
+  double max = c[0].logit, z = 0;
+  if (s->params.top_p < 1.0f)
+    for (int32_t i = 0; i < n; i++)
+      z += exp ((double) c[i].logit - max);
+  double floor_logit = s->params.min_p > 0.0f ? max + log ((double) s->params.min_p) : -INFINITY;
+  double cum = 0;
+  int32_t h = n, kept = 0;
+  while (h > 0)
+    {
+      Candidate top = c[0];
+      if (kept > 0 && (double) top.logit < floor_logit)
+        break;
+      c[0] = c[h - 1];
+      c[--h] = top;    /* popped ones collect at the end, best last */
+      sift_down (c, h, 0, true);
+      kept++;
+      if (s->params.top_p < 1.0f && (cum += exp ((double) top.logit - max) / z) >= s->params.top_p)
+        break;
+    }
+  /* c[n - kept .. n) holds them worst first: reverse, then move to the front */
+  for (int32_t i = n - kept, j = n - 1; i < j; i++, j--)
+    {
+      Candidate t = c[i];
+      c[i] = c[j];
+      c[j] = t;
+    }
+  memmove (c, c + n - kept, (size_t) kept * sizeof *c);
+  return kept;
+}
+
+/* Runs the filters; leaves the survivors in s->cand[0..n) with their
+ * probabilities in s->prob (sorted best first whenever a filter ran). Returns
+ * n; 0 means greedy (s->cand[0] wins). */
 static int32_t
 run_chain (LmSampler *s, const float *logits)
 {
   Candidate *c = s->cand;
   int32_t n = s->n_vocab;
+  bool penalty = s->params.repeat_penalty != 1.0f && s->n_history > 0;
+  if (s->params.temperature <= 0 && !penalty)
+    {
+      /* plain argmax straight over the logits (NaN never wins) */
+      int32_t best = 0;
+      for (int32_t i = 1; i < n; i++)
+        if (logits[i] > logits[best] || isnan (logits[best]))
+          best = i;
+      c[0] = (Candidate) { best, logits[best] };
+      return 0;
+    }
   for (int32_t i = 0; i < n; i++)
     c[i] = (Candidate) { i, isnan (logits[i]) ? -INFINITY : logits[i] };
   apply_penalty (s, c);
@@ -243,32 +325,16 @@ run_chain (LmSampler *s, const float *logits)
       c[0] = c[best];
       return 0;
     }
-
+  bool filter = s->params.top_p < 1.0f || s->params.min_p > 0.0f;
   if (s->params.top_k > 0 && s->params.top_k < n)
-    n = select_top_k (c, n, s->params.top_k);
-  qsort (c, (size_t) n, sizeof *c, by_logit_desc);
-  if (s->params.top_p < 1.0f)
     {
-      softmax (s, c, n, 1.0);
-      double cum = 0;
-      int32_t keep = n;
-      for (int32_t i = 0; i < n; i++)
-        if ((cum += s->prob[i]) >= s->params.top_p)
-          {
-            keep = i + 1;
-            break;
-          }
-      n = keep;
+      n = select_top_k (c, n, s->params.top_k);
+      qsort (c, (size_t) n, sizeof *c, by_logit_desc);
+      if (filter)
+        n = filter_sorted (s, c, n);
     }
-  if (s->params.min_p > 0.0f)
-    {
-      /* p_i >= min_p * p_max  <=>  logit_i >= logit_max + ln(min_p) */
-      double floor_logit = (double) c[0].logit + log ((double) s->params.min_p);
-      int32_t keep = 1;
-      while (keep < n && (double) c[keep].logit >= floor_logit)
-        keep++;
-      n = keep;
-    }
+  else if (filter)
+    n = filter_by_heap (s, c, n);
   softmax (s, c, n, 1.0 / s->params.temperature);
   return n;
 }

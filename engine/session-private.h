@@ -18,9 +18,11 @@ typedef struct {
 struct LmSession {
   const LmModel *model;
   LmThreadPool *pool;
+  bool owns_pool;
   const LmKernels *kernels;
   LmActMode act_mode;
   uint32_t n_ctx, n_batch, pos;
+  bool broken;             /* a forward call failed midway: state needs a replay */
   int32_t *history;        /* [n_ctx] tokens fed so far */
 
   /* Sequence state. */
@@ -53,6 +55,9 @@ struct LmSession {
   LmTimings timings;
   double excluded_ms;      /* time inside the current forward not counted as forward */
   size_t memory_bytes;
+
+  LmAbortFunc abort_fn;
+  void *abort_data;
 
   LmDebugFunc debug_fn;
   void *debug_data;

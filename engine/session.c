@@ -118,7 +118,8 @@ lm_session_new (const LmModel *model, const LmSessionParams *params, LmSession *
   s->n_batch = p.n_batch ? p.n_batch : DEFAULT_N_BATCH;
   if (s->n_batch > s->n_ctx)
     s->n_batch = s->n_ctx;
-  s->pool = lm_thread_pool_new ((int) (p.n_threads ? p.n_threads : online_cores ()));
+  s->owns_pool = p.pool == NULL;
+  s->pool = p.pool ? p.pool : lm_thread_pool_new ((int) (p.n_threads ? p.n_threads : online_cores ()));
   if (s->pool == NULL || !alloc_buffers (s))
     {
       lm_session_free (s);
@@ -145,9 +146,15 @@ lm_session_free (LmSession *s)
   free (s->module_slot);
   free (s->hooks);
   free (s->act_buf);
-  if (s->pool != NULL)
+  if (s->owns_pool)
     lm_thread_pool_free (s->pool);
   free (s);
+}
+
+const LmModel *
+lm_session_model (const LmSession *s)
+{
+  return s->model;
 }
 
 size_t
@@ -181,6 +188,13 @@ lm_session_timings (LmSession *s)
 }
 
 void
+lm_session_set_abort (LmSession *s, LmAbortFunc abort_fn, void *user_data)
+{
+  s->abort_fn = abort_fn;
+  s->abort_data = user_data;
+}
+
+void
 lm_session_set_debug (LmSession *s, LmDebugFunc fn, void *user_data)
 {
   s->debug_fn = fn;
@@ -198,6 +212,8 @@ lm_session_prefill (LmSession *s, const int32_t *tokens, size_t n, float *logits
   size_t V = s->model->info.n_vocab;
   for (size_t done = 0; done < n;)
     {
+      if (s->abort_fn != NULL && s->abort_fn (s->abort_data))
+        return LM_ERR_CANCELLED;
       uint32_t chunk = (uint32_t) (n - done < s->n_batch ? n - done : s->n_batch);
       LmStatus st = lm_forward_batch (s, tokens + done, chunk,
                                       logits_all != NULL ? logits_all + done * V : NULL);
@@ -224,6 +240,7 @@ lm_session_reset (LmSession *s)
   const LmModelInfo *in = &m->info;
   size_t S = in->ssm_state;
   s->pos = 0;
+  s->broken = false;
   /* The KV cache needs no clearing: attention reads only positions < pos. */
   memset (s->conv_state, 0, (size_t) m->n_linear * (in->ssm_conv_kernel - 1) * lm_conv_dim (in)
                             * sizeof (float));
@@ -235,7 +252,7 @@ lm_session_rewind (LmSession *s, uint32_t pos)
 {
   if (s == NULL || pos > s->pos)
     return LM_ERR_INVALID_ARGUMENT;
-  if (pos == s->pos)
+  if (pos == s->pos && !s->broken)
     return LM_OK;
   /* The recurrent state cannot be undone, so replay the kept prefix. The
    * history buffer is read while the replay rewrites the same entries with

@@ -1,32 +1,43 @@
-/* threadpool.c: pthreads pool with a spin-then-sleep hand-off and dynamic indices.
- * SPDX-License-Identifier: GPL-3.0-or-later */
+/* threadpool.c: pthreads pool with a spin-then-sleep hand-off and indices claimed per job.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A job is published as (generation, next index) in one 64-bit word; threads
+ * claim indices with a compare-and-swap that only succeeds within the job they
+ * read, and the caller returns once every index has finished. Like a seqlock,
+ * the word is first set to a closed state of the new generation, then the
+ * job's fields are written, then the word opens: a thread that read fields of
+ * a newer job than its word necessarily fails its compare-and-swap. It never waits
+ * for a worker that has not started (or was descheduled before claiming), so a
+ * busy machine cannot hold a job hostage; a worker that arrives late finds the
+ * job fully claimed and goes back to waiting. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "threadpool.h"
 
-/* About 50 µs of polling before a worker goes to sleep: long enough to bridge
- * the gap between consecutive matrix-vector products of one decode step. */
+/* About 50 µs of polling before a thread sleeps: long enough to bridge the
+ * gap between consecutive matrix-vector products of one decode step. */
 #define SPIN_ITERATIONS 1000
 
 struct LmThreadPool {
-  int n_threads;            /* caller included */
-  pthread_t *workers;       /* n_threads - 1 */
-  pthread_mutex_t run_lock; /* one job at a time */
-  pthread_mutex_t mutex;    /* guards the sleeps below */
-  pthread_cond_t wake;      /* a new job (or stop) was published */
-  pthread_cond_t done;      /* the last worker left the job */
+  int n_threads;              /* caller included */
+  pthread_t *workers;         /* n_threads - 1 */
+  pthread_mutex_t run_lock;   /* one job at a time */
+  pthread_mutex_t mutex;      /* guards the sleeps below */
+  pthread_cond_t wake;        /* a new job (or stop) was published */
+  pthread_cond_t finished;    /* the last index of the job finished */
 
-  LmThreadPoolFn fn;
-  void *ctx;
-  int n;
-  atomic_int next;          /* next index to claim */
-  atomic_int busy;          /* workers not yet done with the current job */
-  atomic_uint generation;   /* bumped for every job; release-publishes fn/ctx/n */
+  /* the job, written only while the claim word is closed */
+  _Atomic (LmThreadPoolFn) fn;
+  _Atomic (void *) ctx;
+  atomic_int n;
+  _Atomic uint64_t claim;     /* generation << 32 | next index to claim */
+  atomic_int done;            /* indices finished in the current job */
   atomic_bool stop;
 };
 
@@ -38,28 +49,64 @@ cpu_relax (void)
 #endif
 }
 
-static void
-run_indices (LmThreadPool *pool)
+#define CLOSED 0xffffffffu     /* index of a claim word being set up */
+
+static inline uint32_t
+generation_of (uint64_t claim)
 {
-  int i;
-  while ((i = atomic_fetch_add_explicit (&pool->next, 1, memory_order_relaxed)) < pool->n)
-    pool->fn (pool->ctx, i, pool->n);
+  return (uint32_t) (claim >> 32);
 }
 
-/* Waits until the generation differs from @seen or the pool stops. */
-static unsigned
-wait_for_job (LmThreadPool *pool, unsigned seen)
+/* Claims and runs indices of job @gen until none is left. */
+static void
+run_indices (LmThreadPool *pool, uint32_t gen)
 {
+  for (;;)
+    {
+      uint64_t c = atomic_load_explicit (&pool->claim, memory_order_acquire);
+      if (generation_of (c) != gen)
+        return;
+      uint32_t index = (uint32_t) c;
+      if (index == CLOSED)   /* the caller is writing the job: a few stores */
+        {
+          sched_yield ();
+          continue;
+        }
+      int n = atomic_load_explicit (&pool->n, memory_order_relaxed);
+      LmThreadPoolFn fn = atomic_load_explicit (&pool->fn, memory_order_relaxed);
+      void *ctx = atomic_load_explicit (&pool->ctx, memory_order_relaxed);
+      /* pairs with the release fence of the caller: if these were a newer
+       * job's fields, the compare-and-swap below sees the newer word */
+      atomic_thread_fence (memory_order_acquire);
+      if (index >= (uint32_t) n)
+        return;
+      if (!atomic_compare_exchange_weak_explicit (&pool->claim, &c, c + 1, memory_order_acq_rel,
+                                                  memory_order_relaxed))
+        continue;
+      fn (ctx, (int) index, n);
+      if (atomic_fetch_add_explicit (&pool->done, 1, memory_order_acq_rel) == n - 1)
+        {
+          pthread_mutex_lock (&pool->mutex);
+          pthread_cond_signal (&pool->finished);
+          pthread_mutex_unlock (&pool->mutex);
+        }
+    }
+}
+
+/* Waits until the published generation differs from @seen or the pool stops. */
+static uint32_t
+wait_for_job (LmThreadPool *pool, uint32_t seen)
+{
+  uint32_t gen;
   for (int spin = 0; spin < SPIN_ITERATIONS; spin++)
     {
-      unsigned gen = atomic_load_explicit (&pool->generation, memory_order_acquire);
+      gen = generation_of (atomic_load_explicit (&pool->claim, memory_order_acquire));
       if (gen != seen || atomic_load (&pool->stop))
         return gen;
       cpu_relax ();
     }
   pthread_mutex_lock (&pool->mutex);
-  unsigned gen;
-  while ((gen = atomic_load_explicit (&pool->generation, memory_order_acquire)) == seen
+  while ((gen = generation_of (atomic_load_explicit (&pool->claim, memory_order_acquire))) == seen
          && !atomic_load (&pool->stop))
     pthread_cond_wait (&pool->wake, &pool->mutex);
   pthread_mutex_unlock (&pool->mutex);
@@ -70,20 +117,14 @@ static void *
 worker_main (void *data)
 {
   LmThreadPool *pool = data;
-  unsigned seen = 0;   /* the generation a new pool starts at: no job is missed */
+  uint32_t seen = 0;   /* the generation a new pool starts at */
 
   for (;;)
     {
       seen = wait_for_job (pool, seen);
       if (atomic_load (&pool->stop))
         return NULL;
-      run_indices (pool);
-      if (atomic_fetch_sub_explicit (&pool->busy, 1, memory_order_acq_rel) == 1)
-        {
-          pthread_mutex_lock (&pool->mutex);
-          pthread_cond_signal (&pool->done);
-          pthread_mutex_unlock (&pool->mutex);
-        }
+      run_indices (pool, seen);
     }
 }
 
@@ -118,7 +159,7 @@ lm_thread_pool_new (int n_threads)
   pthread_mutex_init (&pool->run_lock, NULL);
   pthread_mutex_init (&pool->mutex, NULL);
   pthread_cond_init (&pool->wake, NULL);
-  pthread_cond_init (&pool->done, NULL);
+  pthread_cond_init (&pool->finished, NULL);
   for (int t = 0; t < n_threads - 1; t++)
     if (pthread_create (&pool->workers[t], NULL, worker_main, pool) != 0)
       {
@@ -140,7 +181,7 @@ lm_thread_pool_free (LmThreadPool *pool)
   pthread_mutex_unlock (&pool->mutex);
   for (int t = 0; t < pool->n_threads - 1; t++)
     pthread_join (pool->workers[t], NULL);
-  pthread_cond_destroy (&pool->done);
+  pthread_cond_destroy (&pool->finished);
   pthread_cond_destroy (&pool->wake);
   pthread_mutex_destroy (&pool->mutex);
   pthread_mutex_destroy (&pool->run_lock);
@@ -155,17 +196,17 @@ lm_thread_pool_size (const LmThreadPool *pool)
 }
 
 static void
-wait_for_workers (LmThreadPool *pool)
+wait_until_finished (LmThreadPool *pool, int n)
 {
   for (int spin = 0; spin < SPIN_ITERATIONS; spin++)
     {
-      if (atomic_load_explicit (&pool->busy, memory_order_acquire) == 0)
+      if (atomic_load_explicit (&pool->done, memory_order_acquire) == n)
         return;
       cpu_relax ();
     }
   pthread_mutex_lock (&pool->mutex);
-  while (atomic_load_explicit (&pool->busy, memory_order_acquire) > 0)
-    pthread_cond_wait (&pool->done, &pool->mutex);
+  while (atomic_load_explicit (&pool->done, memory_order_acquire) != n)
+    pthread_cond_wait (&pool->finished, &pool->mutex);
   pthread_mutex_unlock (&pool->mutex);
 }
 
@@ -182,17 +223,19 @@ lm_thread_pool_run (LmThreadPool *pool, LmThreadPoolFn fn, void *ctx, int n)
     }
 
   pthread_mutex_lock (&pool->run_lock);
-  pool->fn = fn;
-  pool->ctx = ctx;
-  pool->n = n;
-  atomic_store_explicit (&pool->next, 0, memory_order_relaxed);
-  atomic_store_explicit (&pool->busy, pool->n_threads - 1, memory_order_relaxed);
+  uint32_t gen = generation_of (atomic_load (&pool->claim)) + 1;
+  atomic_store_explicit (&pool->claim, (uint64_t) gen << 32 | CLOSED, memory_order_relaxed);
+  atomic_thread_fence (memory_order_release);
+  atomic_store_explicit (&pool->fn, fn, memory_order_relaxed);
+  atomic_store_explicit (&pool->ctx, ctx, memory_order_relaxed);
+  atomic_store_explicit (&pool->n, n, memory_order_relaxed);
+  atomic_store_explicit (&pool->done, 0, memory_order_relaxed);
   pthread_mutex_lock (&pool->mutex);
-  atomic_fetch_add_explicit (&pool->generation, 1, memory_order_release);
+  atomic_store_explicit (&pool->claim, (uint64_t) gen << 32, memory_order_release);
   pthread_cond_broadcast (&pool->wake);
   pthread_mutex_unlock (&pool->mutex);
 
-  run_indices (pool);
-  wait_for_workers (pool);
+  run_indices (pool, gen);
+  wait_until_finished (pool, n);
   pthread_mutex_unlock (&pool->run_lock);
 }

@@ -2,11 +2,11 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include "tokenizer.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "io-util.h"
 #include "tokenizer-private.h"
 
 typedef struct {
@@ -154,23 +154,9 @@ find_merge (const LmTokenizer *tok, int32_t left, int32_t right)
 
 /* ---- loading ---- */
 
-static LmStatus __attribute__ ((format (printf, 2, 3)))
-load_error (char **error_out, const char *fmt, ...)
-{
-  if (error_out)
-    {
-      char buf[512];
-      va_list ap;
-      va_start (ap, fmt);
-      vsnprintf (buf, sizeof buf, fmt, ap);
-      va_end (ap);
-      *error_out = strdup (buf);
-    }
-  return LM_ERR_INVALID_ARGUMENT;
-}
-
 /* Decodes a NORMAL token's GPT-2 text into the bytes it stands for; code
- * points outside the mapping are kept as UTF-8. */
+ * points outside the mapping, and malformed bytes, are kept as they are, so
+ * the result is never longer than @len. */
 static size_t
 decode_gpt2_text (const char *text, size_t len, char *out)
 {
@@ -178,12 +164,16 @@ decode_gpt2_text (const char *text, size_t len, char *out)
   for (size_t i = 0; i < len;)
     {
       uint32_t cp;
-      i += tok_utf8_decode ((const uint8_t *) text + i, len - i, &cp);
+      size_t k = tok_utf8_decode ((const uint8_t *) text + i, len - i, &cp);
       int b = cp_to_byte (cp);
       if (b >= 0)
         out[o++] = (char) b;
       else
-        o += utf8_encode (cp, out + o);
+        {
+          memcpy (out + o, text + i, k);
+          o += k;
+        }
+      i += k;
     }
   return o;
 }
@@ -207,16 +197,16 @@ load_tokens (LmTokenizer *tok, const GgufFile *file, char **error_out)
   GgufValueType et;
   uint64_t n;
   if (!gguf_get_array (file, "tokenizer.ggml.tokens", &et, &n, NULL) || et != GGUF_TYPE_STRING)
-    return load_error (error_out, "tokenizer.ggml.tokens is missing or not a string array");
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tokenizer.ggml.tokens is missing or not a string array");
   if (n == 0 || n > INT32_MAX - 1)
-    return load_error (error_out, "tokenizer.ggml.tokens has %llu entries", (unsigned long long) n);
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tokenizer.ggml.tokens has %llu entries", (unsigned long long) n);
   tok->n_vocab = (int32_t) n;
 
   const void *types = NULL;
   uint64_t n_types = 0;
   bool have_types = gguf_get_array (file, "tokenizer.ggml.token_type", &et, &n_types, &types);
   if (have_types && (et != GGUF_TYPE_INT32 || n_types != n))
-    return load_error (error_out, "tokenizer.ggml.token_type must be %llu i32 values",
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tokenizer.ggml.token_type must be %llu i32 values",
                        (unsigned long long) n);
 
   tok->type = malloc (n);
@@ -235,14 +225,13 @@ load_tokens (LmTokenizer *tok, const GgufFile *file, char **error_out)
       GgufString s;
       gguf_get_array_string (file, "tokenizer.ggml.tokens", (uint64_t) id, &s);
       if (s.len > UINT32_MAX / 2)
-        return load_error (error_out, "token %d is too long", id);
+        return lm_io_fail (error_out, LM_ERR_FORMAT, "token %d is too long", id);
       int32_t t = have_types ? ((const int32_t *) types)[id] : LM_TOKEN_NORMAL;
       if (t < LM_TOKEN_NORMAL || t > LM_TOKEN_BYTE)
-        return load_error (error_out, "token %d has unknown type %d", id, t);
+        return lm_io_fail (error_out, LM_ERR_FORMAT, "token %d has unknown type %d", id, t);
       tok->type[id] = (uint8_t) t;
       tok->text[id] = malloc (s.len + 1);
-      /* A decoded piece is at most 2 bytes per input byte (U+0080..U+00FF). */
-      tok->piece[id] = malloc (s.len * 2 + 1);
+      tok->piece[id] = malloc (s.len + 1);   /* a decoded piece is never longer */
       if (!tok->text[id] || !tok->piece[id])
         return LM_ERR_NO_MEMORY;
       memcpy (tok->text[id], s.data, s.len);
@@ -288,9 +277,9 @@ load_merges (LmTokenizer *tok, const GgufFile *file, char **error_out)
   if (!gguf_get_array (file, "tokenizer.ggml.merges", &et, &n, NULL))
     n = 0;
   else if (et != GGUF_TYPE_STRING)
-    return load_error (error_out, "tokenizer.ggml.merges is not a string array");
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tokenizer.ggml.merges is not a string array");
   if (n > INT32_MAX)
-    return load_error (error_out, "tokenizer.ggml.merges has too many entries");
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tokenizer.ggml.merges has too many entries");
   tok->merge_mask = table_mask (n);
   tok->merges = calloc (tok->merge_mask + 1, sizeof *tok->merges);
   if (!tok->merges)
@@ -301,7 +290,7 @@ load_merges (LmTokenizer *tok, const GgufFile *file, char **error_out)
       gguf_get_array_string (file, "tokenizer.ggml.merges", r, &s);
       const char *space = s.len > 1 ? memchr (s.data + 1, ' ', s.len - 1) : NULL;
       if (space == NULL)
-        return load_error (error_out, "merge %llu '%.*s' has no space", (unsigned long long) r,
+        return lm_io_fail (error_out, LM_ERR_FORMAT, "merge %llu '%.*s' has no space", (unsigned long long) r,
                            (int) (s.len > 64 ? 64 : s.len), s.data);
       size_t ln = (size_t) (space - s.data);
       int32_t left = find_text (tok, s.data, ln);
@@ -373,13 +362,13 @@ lm_tokenizer_new_from_gguf (const GgufFile *file, LmTokenizer **out, char **erro
     return LM_ERR_INVALID_ARGUMENT;
   *out = NULL;
   if (!gguf_get_string (file, "tokenizer.ggml.model", &s))
-    return load_error (error_out, "tokenizer.ggml.model is missing");
+    return lm_io_fail (error_out, LM_ERR_FORMAT, "tokenizer.ggml.model is missing");
   if (!gguf_string_eq (s, "gpt2"))
-    return load_error (error_out, "tokenizer model '%.*s' is not supported (only gpt2)",
+    return lm_io_fail (error_out, LM_ERR_UNSUPPORTED, "tokenizer model '%.*s' is not supported (only gpt2)",
                        (int) (s.len > 64 ? 64 : s.len), s.data);
   if (gguf_get_string (file, "tokenizer.ggml.pre", &s) && !gguf_string_eq (s, "qwen35")
       && !gguf_string_eq (s, "qwen2"))
-    return load_error (error_out, "pre-tokenizer '%.*s' is not supported (only qwen35, qwen2)",
+    return lm_io_fail (error_out, LM_ERR_UNSUPPORTED, "pre-tokenizer '%.*s' is not supported (only qwen35, qwen2)",
                        (int) (s.len > 64 ? 64 : s.len), s.data);
 
   LmTokenizer *tok = calloc (1, sizeof *tok);

@@ -20,6 +20,12 @@ ckks_params_preset_names (void)
   return preset_names;
 }
 
+const char *
+ckks_params_default_preset_name (void)
+{
+  return "fast";
+}
+
 CkksStatus
 ckks_params_preset (const char *name, CkksParams *out)
 {
@@ -200,7 +206,7 @@ ckks_context_new_with_backend (const CkksParams *params, CkksBackend backend,
     }
   init_crt_constants (ctx);
   if (params->n_moduli >= 2)
-    ckks_crt2_init (&ctx->crt2, params->moduli[0], params->moduli[1], &ctx->k);
+    ckks_crt2_init (&ctx->crt2, params->moduli[0], params->moduli[1]);
   ckks_params_fingerprint (params, ctx->fingerprint);
   *out = ctx;
   return CKKS_OK;

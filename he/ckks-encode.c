@@ -24,14 +24,15 @@ bit_reverse_permute (const CkksContext *ctx, double *re, double *im)
     }
 }
 
+/* Forward stages, half-lengths h0 <= h < n (shared with the SIMD backend
+ * for the short stages). */
 void
-ckks_fft_forward (const CkksContext *ctx, double *re, double *im)
+ckks_fft_forward_stages_from (double *re, double *im, const double *tw_re,
+                              const double *tw_im, size_t n, size_t h0, size_t h_end)
 {
-  size_t n = ctx->slots;
-  bit_reverse_permute (ctx, re, im);
-  for (size_t h = 1; h < n; h <<= 1)
+  for (size_t h = h0; h < h_end && h < n; h <<= 1)
     {
-      const double *wr = ctx->fft_re + h, *wi = ctx->fft_im + h;
+      const double *wr = tw_re + h, *wi = tw_im + h;
       for (size_t i = 0; i < n; i += 2 * h)
         {
           double *xr = re + i, *xi = im + i, *yr = xr + h, *yi = xi + h;
@@ -48,13 +49,14 @@ ckks_fft_forward (const CkksContext *ctx, double *re, double *im)
     }
 }
 
+/* Inverse stages, half-lengths from h_start down to h_end (inclusive). */
 void
-ckks_fft_inverse (const CkksContext *ctx, double *re, double *im)
+ckks_fft_inverse_stages_from (double *re, double *im, const double *tw_re,
+                              const double *tw_im, size_t n, size_t h_start, size_t h_end)
 {
-  size_t n = ctx->slots;
-  for (size_t h = n >> 1; h >= 1; h >>= 1)
+  for (size_t h = h_start; h >= h_end && h >= 1; h >>= 1)
     {
-      const double *wr = ctx->fft_re + h, *wi = ctx->fft_im + h;
+      const double *wr = tw_re + h, *wi = tw_im + h;
       for (size_t i = 0; i < n; i += 2 * h)
         {
           double *xr = re + i, *xi = im + i, *yr = xr + h, *yi = xi + h;
@@ -68,7 +70,52 @@ ckks_fft_inverse (const CkksContext *ctx, double *re, double *im)
               yi[j] = di * wr[j] - dr * wi[j];
             }
         }
+      if (h == 1)
+        break;
     }
+}
+
+bool
+ckks_round_scaled_scalar (int64_t *out, const double *v, const uint32_t *idx,
+                          double scale, size_t n)
+{
+  const double limit = 4611686018427387904.0;   /* 2^62 */
+  bool ok = true;
+  for (size_t i = 0; i < n; i++)
+    {
+      double a = nearbyint (v[idx[i]] * scale);
+      ok = ok && fabs (a) < limit;             /* false for NaN too */
+      out[i] = ok ? (int64_t) a : 0;
+    }
+  return ok;
+}
+
+void
+ckks_fft_stages_forward_scalar (double *re, double *im, const double *tw_re,
+                                const double *tw_im, size_t n)
+{
+  ckks_fft_forward_stages_from (re, im, tw_re, tw_im, n, 1, n);
+}
+
+void
+ckks_fft_stages_inverse_scalar (double *re, double *im, const double *tw_re,
+                                const double *tw_im, size_t n)
+{
+  ckks_fft_inverse_stages_from (re, im, tw_re, tw_im, n, n >> 1, 1);
+}
+
+void
+ckks_fft_forward (const CkksContext *ctx, double *re, double *im)
+{
+  bit_reverse_permute (ctx, re, im);
+  ctx->k.fft_stages_forward (re, im, ctx->fft_re, ctx->fft_im, ctx->slots);
+}
+
+void
+ckks_fft_inverse (const CkksContext *ctx, double *re, double *im)
+{
+  size_t n = ctx->slots;
+  ctx->k.fft_stages_inverse (re, im, ctx->fft_re, ctx->fft_im, n);
   bit_reverse_permute (ctx, re, im);
   double inv = 1.0 / (double) n;
   for (size_t i = 0; i < n; i++)
@@ -96,22 +143,14 @@ ckks_encode_coeffs (const CkksContext *ctx, const double *re, const double *im,
   else
     memset (vi, 0, count * sizeof (double));
   memset (vi + count, 0, (n - count) * sizeof (double));
-  ckks_fft_inverse (ctx, vr, vi);
-  const double limit = 4611686018427387904.0;   /* 2^62 */
-  CkksStatus st = CKKS_OK;
-  for (size_t i = 0; i < n; i++)
-    {
-      double a = nearbyint (vr[i] * scale), b = nearbyint (vi[i] * scale);
-      if (!(fabs (a) < limit) || !(fabs (b) < limit))
-        {
-          st = CKKS_ERR_SCALE;
-          break;
-        }
-      coeffs[i] = (int64_t) a;
-      coeffs[i + n] = (int64_t) b;
-    }
+  /* inverse FFT without its 1/n pass: the 1/n goes into the scale */
+  ctx->k.fft_stages_inverse (vr, vi, ctx->fft_re, ctx->fft_im, n);
+  double s = scale / (double) n;
+  const uint32_t *br = ctx->slot_bitrev;
+  bool ok = ctx->k.round_scaled (coeffs, vr, br, s, n)
+            && ctx->k.round_scaled (coeffs + n, vi, br, s, n);
   ckks_free (buf);
-  return st;
+  return ok ? CKKS_OK : CKKS_ERR_SCALE;
 }
 
 CkksStatus

@@ -33,19 +33,24 @@ encrypt_pk (const CkksPublicKey *pk, const int64_t *m_coeffs,
       uint64_t q = t->mod.q, *c0 = ct->c0 + i * n, *c1 = ct->c1 + i * n;
       for (size_t k = 0; k < n; k++)
         {
-          tmp[k] = u[k] >= 0 ? (uint64_t) u[k] : q - 1;
-          c0[k] = m_coeffs ? ckks_reduce_i64 (m_coeffs[k] + e0[k], &t->mod)
-                           : (e0[k] >= 0 ? (uint64_t) e0[k] : q - (uint64_t) -e0[k]);
-          c1[k] = e1[k] >= 0 ? (uint64_t) e1[k] : q - (uint64_t) -e1[k];
+          tmp[k] = ckks_lift_small (u[k], q);
+          c1[k] = ckks_lift_small (e1[k], q);
         }
+      if (m_coeffs)
+        ctx->k.reduce_signed (c0, m_coeffs, e0, &t->mod, n);
+      else
+        for (size_t k = 0; k < n; k++)
+          c0[k] = ckks_lift_small (e0[k], q);
       ctx->k.ntt_forward (tmp, t, n);
       ctx->k.ntt_forward (c0, t, n);
       ctx->k.ntt_forward (c1, t, n);
       if (m_ntt)
         for (size_t k = 0; k < n; k++)
           c0[k] = ckks_add_mod (c0[k], m_ntt[i * n + k], q);
-      ctx->k.mul_fixed_add (c0, c0, tmp, pk->b + i * n, pk->b_shoup + i * n, q, n);
-      ctx->k.mul_fixed_add (c1, c1, tmp, pk->a + i * n, pk->a_shoup + i * n, q, n);
+      ctx->k.mul_fixed_add (c0, c0, tmp, CKKS_FIXED_W (&pk->b_fixed, i, n),
+                            CKKS_FIXED_C (&pk->b_fixed, i, n), q, n);
+      ctx->k.mul_fixed_add (c1, c1, tmp, CKKS_FIXED_W (&pk->a_fixed, i, n),
+                            CKKS_FIXED_C (&pk->a_fixed, i, n), q, n);
     }
   if (small)
     OPENSSL_cleanse (small, 3 * n);
@@ -54,6 +59,7 @@ encrypt_pk (const CkksPublicKey *pk, const int64_t *m_coeffs,
   ckks_free (small);
   ckks_free (tmp);
   ct->seeded = false;
+  ct->trace_only = false;
   return st;
 }
 
@@ -111,15 +117,21 @@ ckks_public_key_alloc (const CkksContext *ctx, CkksPublicKey **out)
   pk->ctx = ctx;
   pk->a = ckks_alloc (words * sizeof (uint64_t));
   pk->b = ckks_alloc (words * sizeof (uint64_t));
-  pk->a_shoup = ckks_alloc (words * sizeof (uint64_t));
-  pk->b_shoup = ckks_alloc (words * sizeof (uint64_t));
-  if (!pk->a || !pk->b || !pk->a_shoup || !pk->b_shoup)
+  if (!pk->a || !pk->b)
     {
       ckks_public_key_free (pk);
       return CKKS_ERR_NO_MEMORY;
     }
   *out = pk;
   return CKKS_OK;
+}
+
+CkksStatus
+ckks_public_key_prepare (CkksPublicKey *pk)
+{
+  uint32_t L = pk->ctx->params.n_moduli;
+  CkksStatus st = ckks_fixed_init (&pk->a_fixed, pk->ctx, pk->a, L);
+  return st == CKKS_OK ? ckks_fixed_init (&pk->b_fixed, pk->ctx, pk->b, L) : st;
 }
 
 void
@@ -129,7 +141,7 @@ ckks_public_key_free (CkksPublicKey *pk)
     return;
   ckks_free (pk->a);
   ckks_free (pk->b);
-  ckks_free (pk->a_shoup);
-  ckks_free (pk->b_shoup);
+  ckks_fixed_clear (&pk->a_fixed);
+  ckks_fixed_clear (&pk->b_fixed);
   ckks_free (pk);
 }

@@ -37,20 +37,23 @@ encrypt_sk (const CkksSecretKey *sk, const int64_t *m_coeffs,
     {
       const CkksNttTables *t = &ctx->ntt[i];
       uint64_t q = t->mod.q, *c0 = ct->c0 + i * n;
-      for (size_t k = 0; k < n; k++)
-        c0[k] = m_coeffs ? ckks_reduce_i64 (m_coeffs[k] + e[k], &t->mod)
-                         : (e[k] >= 0 ? (uint64_t) e[k] : q - (uint64_t) -e[k]);
+      if (m_coeffs)
+        ctx->k.reduce_signed (c0, m_coeffs, e, &t->mod, n);
+      else
+        for (size_t k = 0; k < n; k++)
+          c0[k] = ckks_lift_small (e[k], q);
       ctx->k.ntt_forward (c0, t, n);
       if (m_ntt)
         for (size_t k = 0; k < n; k++)
           c0[k] = ckks_add_mod (c0[k], m_ntt[i * n + k], q);
-      ctx->k.mul_fixed_add (c0, c0, ct->c1 + i * n, sk->neg_s + i * n,
-                            sk->neg_s_shoup + i * n, q, n);
+      ctx->k.mul_fixed_add (c0, c0, ct->c1 + i * n, CKKS_FIXED_W (&sk->neg_s, i, n),
+                            CKKS_FIXED_C (&sk->neg_s, i, n), q, n);
     }
   if (e)
     OPENSSL_cleanse (e, n);
   ckks_free (e);
   ct->seeded = st == CKKS_OK;
+  ct->trace_only = false;
   return st;
 }
 
@@ -104,8 +107,9 @@ ckks_decrypt_poly (const CkksSecretKey *sk, const CkksCiphertext *ct, uint64_t *
   const CkksContext *ctx = sk->ctx;
   size_t n = ctx->n;
   for (uint32_t i = 0; i < ct->n_limbs; i++)
-    ctx->k.mul_fixed_add (out + i * n, ct->c0 + i * n, ct->c1 + i * n, sk->s + i * n,
-                          sk->s_shoup + i * n, ctx->params.moduli[i], n);
+    ctx->k.mul_fixed_add (out + i * n, ct->c0 + i * n, ct->c1 + i * n,
+                          CKKS_FIXED_W (&sk->s_fixed, i, n), CKKS_FIXED_C (&sk->s_fixed, i, n),
+                          ctx->params.moduli[i], n);
   return CKKS_OK;
 }
 
@@ -115,7 +119,7 @@ ckks_decrypt (const CkksSecretKey *sk, const CkksCiphertext *ct, CkksPlaintext *
   CkksStatus st = check_ct (sk, ct);
   if (st != CKKS_OK || !pt)
     return st != CKKS_OK ? st : CKKS_ERR_INVALID_ARGUMENT;
-  if (pt->ctx != ct->ctx)
+  if (pt->ctx != ct->ctx || ct->trace_only)
     return CKKS_ERR_MISMATCH;
   if (pt->n_limbs < ct->n_limbs)
     return CKKS_ERR_LEVEL;

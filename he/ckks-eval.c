@@ -81,6 +81,7 @@ ckks_ciphertext_copy (CkksCiphertext *dst, const CkksCiphertext *src)
   dst->n_limbs = src->n_limbs;
   dst->scale = src->scale;
   dst->seeded = src->seeded;
+  dst->trace_only = src->trace_only;
   memcpy (dst->seed, src->seed, CKKS_SEED_BYTES);
   return CKKS_OK;
 }
@@ -91,7 +92,7 @@ add_sub (CkksCiphertext *out, const CkksCiphertext *a, const CkksCiphertext *b,
 {
   if (!a || !b)
     return CKKS_ERR_INVALID_ARGUMENT;
-  if (a->ctx != b->ctx)
+  if (a->ctx != b->ctx || a->trace_only || b->trace_only)
     return CKKS_ERR_MISMATCH;
   if (a->n_limbs != b->n_limbs)
     return CKKS_ERR_LEVEL;
@@ -121,6 +122,7 @@ add_sub (CkksCiphertext *out, const CkksCiphertext *a, const CkksCiphertext *b,
   out->n_limbs = a->n_limbs;
   out->scale = a->scale;
   out->seeded = false;
+  out->trace_only = false;
   return CKKS_OK;
 }
 
@@ -141,7 +143,7 @@ ckks_mul_plain (CkksCiphertext *out, const CkksCiphertext *ct, const CkksPlainte
 {
   if (!ct || !pt)
     return CKKS_ERR_INVALID_ARGUMENT;
-  if (ct->ctx != pt->ctx)
+  if (ct->ctx != pt->ctx || ct->trace_only)
     return CKKS_ERR_MISMATCH;
   if (pt->n_limbs < ct->n_limbs)
     return CKKS_ERR_LEVEL;
@@ -166,6 +168,7 @@ ckks_mul_plain (CkksCiphertext *out, const CkksCiphertext *ct, const CkksPlainte
   out->n_limbs = ct->n_limbs;
   out->scale = scale;
   out->seeded = false;
+  out->trace_only = false;
   return CKKS_OK;
 }
 
@@ -175,6 +178,8 @@ ckks_mul_scalar (CkksCiphertext *out, const CkksCiphertext *ct, double value,
 {
   if (!ct)
     return CKKS_ERR_INVALID_ARGUMENT;
+  if (ct->trace_only)
+    return CKKS_ERR_MISMATCH;
   double c = nearbyint (value * scale);
   double new_scale = ct->scale * scale;
   if (!(scale > 0) || !(fabs (c) < 4611686018427387904.0) || !isfinite (new_scale))
@@ -197,6 +202,7 @@ ckks_mul_scalar (CkksCiphertext *out, const CkksCiphertext *ct, double value,
   out->n_limbs = ct->n_limbs;
   out->scale = new_scale;
   out->seeded = false;
+  out->trace_only = false;
   return CKKS_OK;
 }
 
@@ -231,6 +237,8 @@ ckks_rescale (CkksCiphertext *ct)
 {
   if (!ct)
     return CKKS_ERR_INVALID_ARGUMENT;
+  if (ct->trace_only)
+    return CKKS_ERR_MISMATCH;
   if (ct->n_limbs < 2)
     return CKKS_ERR_LEVEL;
   const CkksContext *ctx = ct->ctx;
@@ -251,6 +259,8 @@ ckks_drop_limbs (CkksCiphertext *ct, uint32_t n_limbs)
 {
   if (!ct || n_limbs == 0)
     return CKKS_ERR_INVALID_ARGUMENT;
+  if (ct->trace_only)
+    return CKKS_ERR_MISMATCH;
   if (n_limbs > ct->n_limbs)
     return CKKS_ERR_LEVEL;
   /* limb i of a seeded c1 depends only on (seed, i): the seed stays valid */

@@ -56,10 +56,12 @@ encrypt_h (const CkksHeloraLayout *l, const CkksContext *key_ctx, const void *ke
         len = l->d - base;
       memset (z, 0, slots * sizeof (double));
       for (size_t j = 0; j < len; j++)
-        z[j] = h[base + j] * inv;
-      for (size_t t = 1; t < l->copies; t++)
-        memcpy (z + t * l->chunk_len, z, len * sizeof (double));
-      st = encrypt (key, z, l->copies * l->chunk_len, inputs[k]);
+        {
+          double v = h[base + j] * inv;
+          for (size_t t = 0; t < l->copies; t++)
+            z[ckks_helora_slot (l, t, j)] = v;
+        }
+      st = encrypt (key, z, slots, inputs[k]);
     }
   ckks_free (z);
   *h_factor = hmax;
@@ -82,41 +84,58 @@ ckks_helora_encrypt_pk (const CkksHeloraLayout *layout, const CkksPublicKey *pk,
                     h_factor);
 }
 
-/* Results decrypted together: their coefficients (GROUP * N doubles) stay in
- * cache while the segment functionals stream past once per group. */
-#define GROUP 8
-#define BLOCK 1024
-
-/* u[row] for every row held by results [b0, b0 + count), from their real
- * coefficients, through the precomputed segment functionals. */
+/* u for the rows of result @b from its decryption @poly (NTT form, limbs
+ * of the layout) through the trace: per limb, the sums B_beta of the 2c
+ * contiguous blocks of L' NTT values (block beta holds the evaluations at
+ * psi^e, e = 2 bitrev(beta) + 1 mod 4c), then the coefficients m_{L' kappa}
+ * = sum_beta W[kappa][beta] B_beta, CRT, and the segment sums
+ * Re S_t = (L' / scale) sum_kappa m_{L' kappa} cos(pi 5^t L' kappa / N). */
 static void
-functional_sums (const CkksHeloraLayout *l, const double *coeffs, size_t b0, size_t count,
-                 const double *factors, double *u)
+trace_sums (const CkksHeloraLayout *l, const uint64_t *poly, double scale, size_t b,
+            double h_factor, double *u)
 {
   const CkksContext *ctx = l->ctx;
-  size_t n = ctx->n, c = l->copies;
-  double acc[GROUP * CKKS_HELORA_MAX_FUNCTIONALS] = { 0 };
-  for (size_t k0 = 0; k0 < n; k0 += BLOCK)
-    for (size_t t = 0; t < c; t++)
-      for (size_t b = 0; b < count && (b0 + b) * c + t < l->r; b++)
-        acc[b * c + t] += ctx->k.dot (l->functional + t * n + k0, coeffs + b * n + k0, BLOCK);
-  for (size_t b = 0; b < count; b++)
-    for (size_t t = 0; t < c && (b0 + b) * c + t < l->r; t++)
-      u[(b0 + b) * c + t] = acc[b * c + t] * factors[b];
+  size_t g = 2 * l->copies, n = ctx->n;
+  uint64_t res[2 * CKKS_HELORA_MAX_TRACE_COPIES * CKKS_MAX_MODULI];
+  double m[2 * CKKS_HELORA_MAX_TRACE_COPIES];
+  for (uint32_t i = 0; i < l->limbs; i++)
+    {
+      const CkksModulus *mod = &ctx->ntt[i].mod;
+      uint64_t sums[2 * CKKS_HELORA_MAX_TRACE_COPIES];
+      ckks_block_sums (poly + i * n, g, l->span, mod, sums);
+      const uint64_t *w = l->trace_w + (size_t) i * g * g;
+      for (size_t kappa = 0; kappa < g; kappa++)
+        {
+          uint64_t acc = 0;
+          for (size_t beta = 0; beta < g; beta++)
+            acc = ckks_add_mod (acc, ckks_mul_mod (w[kappa * g + beta], sums[beta], mod), mod->q);
+          res[i * g + kappa] = acc;
+        }
+    }
+  ckks_crt_to_real (ctx, res, g, l->limbs, g, m);
+  double factor = (double) l->span / scale * h_factor;
+  for (size_t t = 0; t < l->copies && b * l->copies + t < l->r; t++)
+    {
+      double s = 0;
+      for (size_t kappa = 0; kappa < g; kappa++)
+        s += m[kappa] * l->trace_re[t * g + kappa];
+      u[b * l->copies + t] = s * factor;
+    }
 }
 
-/* u[row] for the rows of result @b by a full decode and slot sums. */
+/* u for the rows of result @b by a full decode and slot sums. */
 static CkksStatus
-decoded_sums (const CkksHeloraLayout *l, const double *coeffs, double scale, size_t b,
-              double h_factor, double *u, double *slot_buf)
+decoded_sums (const CkksHeloraLayout *l, uint64_t *poly, double scale, size_t b,
+              double h_factor, double *u, double *coeffs, double *slot_buf)
 {
   const CkksContext *ctx = l->ctx;
+  ckks_ntt_to_real_coeffs (ctx, poly, l->limbs, coeffs);
   CkksStatus st = ckks_real_coeffs_decode (ctx, coeffs, scale, slot_buf, NULL, ctx->slots);
   for (size_t t = 0; st == CKKS_OK && t < l->copies && b * l->copies + t < l->r; t++)
     {
       double sum = 0;
       for (size_t j = 0; j < l->chunk_len; j++)
-        sum += slot_buf[t * l->chunk_len + j];
+        sum += slot_buf[ckks_helora_slot (l, t, j)];
       u[b * l->copies + t] = sum * h_factor;
     }
   return st;
@@ -140,24 +159,27 @@ ckks_helora_decrypt (const CkksHeloraLayout *l, const CkksSecretKey *sk,
     }
   size_t n = ctx->n;
   uint64_t *poly = ckks_alloc ((size_t) ctx->params.n_moduli * n * sizeof (uint64_t));
-  double *coeffs = ckks_alloc (GROUP * n * sizeof (double));
-  double *slot_buf = ckks_alloc (ctx->slots * sizeof (double));
-  CkksStatus st = poly && coeffs && slot_buf ? CKKS_OK : CKKS_ERR_NO_MEMORY;
-  for (size_t b0 = 0; st == CKKS_OK && b0 < l->n_outputs; b0 += GROUP)
+  double *coeffs = l->trace_w ? NULL : ckks_alloc (n * sizeof (double));
+  double *slot_buf = l->trace_w ? NULL : ckks_alloc (ctx->slots * sizeof (double));
+  CkksStatus st = poly && (l->trace_w || (coeffs && slot_buf)) ? CKKS_OK : CKKS_ERR_NO_MEMORY;
+  for (size_t b = 0; st == CKKS_OK && b < l->n_outputs; b++)
     {
-      size_t count = l->n_outputs - b0 < GROUP ? l->n_outputs - b0 : GROUP;
-      double factors[GROUP];
-      for (size_t b = 0; st == CKKS_OK && b < count; b++)
+      const CkksCiphertext *ct = outputs[b];
+      if (ct->n_limbs < l->limbs)
         {
-          const CkksCiphertext *ct = outputs[b0 + b];
-          ckks_decrypt_poly (sk, ct, poly);
-          ckks_ntt_to_real_coeffs (ctx, poly, ct->n_limbs, coeffs + b * n);
-          factors[b] = h_factor / ct->scale;
-          if (!l->functional)
-            st = decoded_sums (l, coeffs + b * n, ct->scale, b0 + b, h_factor, u, slot_buf);
+          st = CKKS_ERR_LEVEL;
+          break;
         }
-      if (st == CKKS_OK && l->functional)
-        functional_sums (l, coeffs, b0, count, factors, u);
+      if (ct->trace_only && !l->trace_w)
+        {
+          st = CKKS_ERR_MISMATCH;
+          break;
+        }
+      ckks_decrypt_poly (sk, ct, poly);
+      if (l->trace_w)
+        trace_sums (l, poly, ct->scale, b, h_factor, u);
+      else
+        st = decoded_sums (l, poly, ct->scale, b, h_factor, u, coeffs, slot_buf);
     }
   ckks_free (poly);
   ckks_free (coeffs);

@@ -13,34 +13,53 @@ struct CkksHeloraPlan {
   uint64_t *pts;
 };
 
-/* Segment functionals: f_t[k] = (N/2) * (inverse embedding of the indicator
- * of segment t)[k] = Re sum_{j in segment t} zeta_j^k. */
+static size_t
+bit_reverse_bits (size_t x, size_t count)
+{
+  size_t r = 0;
+  for (size_t b = 1; b < count; b <<= 1, x >>= 1)
+    r = (r << 1) | (x & 1);
+  return r;
+}
+
+/* Tables of the trace decryption (see ckks-helora-private.h). Copy t fills
+ * the coset 5^t H of H = {h = 1 mod 4c}, the subgroup of order L' of the
+ * slot group: the sum of its slots only sees coefficients k = 0 mod L'. */
 static CkksStatus
-layout_functionals (CkksHeloraLayout *l)
+layout_trace_tables (CkksHeloraLayout *l)
 {
   const CkksContext *ctx = l->ctx;
-  size_t n = ctx->n, slots = ctx->slots;
-  l->functional = ckks_alloc (l->copies * n * sizeof (double));
-  double *buf = ckks_alloc (2 * slots * sizeof (double));
-  if (!l->functional || !buf)
+  size_t g = 2 * l->copies, n = ctx->n;
+  l->trace_w = ckks_alloc ((size_t) l->limbs * g * g * sizeof (uint64_t));
+  l->trace_re = ckks_alloc (l->copies * g * sizeof (double));
+  if (!l->trace_w || !l->trace_re)
+    return CKKS_ERR_NO_MEMORY;
+  for (uint32_t i = 0; i < l->limbs; i++)
     {
-      ckks_free (buf);
-      return CKKS_ERR_NO_MEMORY;
-    }
-  for (size_t t = 0; t < l->copies; t++)
-    {
-      double *re = buf, *im = buf + slots, *f = l->functional + t * n;
-      memset (buf, 0, 2 * slots * sizeof (double));
-      for (size_t j = 0; j < l->chunk_len; j++)
-        re[t * l->chunk_len + j] = 1.0;
-      ckks_fft_inverse (ctx, re, im);
-      for (size_t k = 0; k < slots; k++)
+      const CkksNttTables *t = &ctx->ntt[i];
+      uint64_t ipsi = t->ipsi_rev[n / 2];           /* psi^-1 */
+      uint64_t step = ckks_pow_mod (ipsi, l->span, &t->mod);
+      for (size_t beta = 0; beta < g; beta++)
         {
-          f[k] = re[k] * (double) slots;
-          f[k + slots] = im[k] * (double) slots;
+          uint64_t e = 2 * bit_reverse_bits (beta, g) + 1;
+          uint64_t w = ckks_pow_mod (step, e, &t->mod), acc = t->n_inv;
+          for (size_t kappa = 0; kappa < g; kappa++)
+            {
+              l->trace_w[(i * g + kappa) * g + beta] = acc;
+              acc = ckks_mul_mod (acc, w, &t->mod);
+            }
         }
     }
-  ckks_free (buf);
+  uint64_t two_n = 2 * n, rot = 1;
+  for (size_t t = 0; t < l->copies; t++)
+    {
+      for (size_t kappa = 0; kappa < g; kappa++)
+        {
+          uint64_t e = (rot * (l->span * kappa % two_n)) % two_n;
+          l->trace_re[t * g + kappa] = cos (M_PI * (double) e / (double) n);
+        }
+      rot = rot * 5 % two_n;
+    }
   return CKKS_OK;
 }
 
@@ -66,11 +85,13 @@ ckks_helora_layout_new (const CkksContext *ctx, size_t d, size_t r,
   l->limbs = limbs;
   l->chunks = (d + ctx->slots - 1) / ctx->slots;
   l->chunk_len = (d + l->chunks - 1) / l->chunks;
-  l->copies = ctx->slots / l->chunk_len;
+  for (l->span = 1; l->span < l->chunk_len; l->span <<= 1)
+    ;
+  l->copies = ctx->slots / l->span;
   l->n_outputs = (r + l->copies - 1) / l->copies;
-  if (l->copies <= CKKS_HELORA_MAX_FUNCTIONALS)
+  if (l->copies <= CKKS_HELORA_MAX_TRACE_COPIES)
     {
-      CkksStatus st = layout_functionals (l);
+      CkksStatus st = layout_trace_tables (l);
       if (st != CKKS_OK)
         {
           ckks_helora_layout_free (l);
@@ -86,7 +107,8 @@ ckks_helora_layout_free (CkksHeloraLayout *layout)
 {
   if (!layout)
     return;
-  ckks_free (layout->functional);
+  ckks_free (layout->trace_w);
+  ckks_free (layout->trace_re);
   ckks_free (layout);
 }
 
@@ -129,10 +151,12 @@ ckks_helora_ciphertexts_free (CkksCiphertext **cts, size_t count)
   ckks_free (cts);
 }
 
+/* Per packed plaintext: limbs * N prepared values, then as many companions
+ * when the backend uses them. */
 static size_t
 pt_words (const CkksHeloraLayout *l)
 {
-  return 2 * (size_t) l->limbs * l->ctx->n;
+  return (l->ctx->k.fixed_has_companion ? 2 : 1) * (size_t) l->limbs * l->ctx->n;
 }
 
 /* Slots of pt[b][k]: copy t holds row b*c + t, columns of chunk k. */
@@ -147,7 +171,7 @@ fill_plan_slots (const CkksHeloraLayout *l, const float *a, size_t b, size_t k,
       if (row >= l->r)
         break;
       for (size_t j = 0; j < l->chunk_len && k * l->chunk_len + j < l->d; j++)
-        slots[t * l->chunk_len + j] = a[row * l->d + k * l->chunk_len + j];
+        slots[ckks_helora_slot (l, t, j)] = a[row * l->d + k * l->chunk_len + j];
     }
 }
 
@@ -159,7 +183,8 @@ encode_plan (CkksHeloraPlan *plan, const float *a)
   size_t n = ctx->n, words = (size_t) l->limbs * n;
   double *slots = ckks_alloc (ctx->slots * sizeof (double));
   int64_t *coeffs = ckks_alloc (n * sizeof (int64_t));
-  CkksStatus st = slots && coeffs ? CKKS_OK : CKKS_ERR_NO_MEMORY;
+  uint64_t *ntt = ckks_alloc (words * sizeof (uint64_t));
+  CkksStatus st = slots && coeffs && ntt ? CKKS_OK : CKKS_ERR_NO_MEMORY;
   for (size_t b = 0; st == CKKS_OK && b < l->n_outputs; b++)
     for (size_t k = 0; st == CKKS_OK && k < l->chunks; k++)
       {
@@ -168,11 +193,14 @@ encode_plan (CkksHeloraPlan *plan, const float *a)
         st = ckks_encode_coeffs (ctx, slots, NULL, ctx->slots, plan->scale, coeffs);
         if (st != CKKS_OK)
           break;
-        ckks_coeffs_to_ntt (ctx, coeffs, l->limbs, pt);
-        ckks_poly_shoup (ctx, pt, l->limbs, pt + words);
+        ckks_coeffs_to_ntt (ctx, coeffs, l->limbs, ntt);
+        for (uint32_t i = 0; i < l->limbs; i++)
+          ctx->k.fixed_prepare (pt + i * n, ctx->k.fixed_has_companion ? pt + words + i * n : NULL,
+                                ntt + i * n, ctx->params.moduli[i], n);
       }
   ckks_free (slots);
   ckks_free (coeffs);
+  ckks_free (ntt);
   return st;
 }
 
@@ -199,7 +227,9 @@ ckks_helora_plan_new (const CkksContext *ctx, size_t d, size_t r, const float *a
       return st;
     }
   const CkksHeloraLayout *l = plan->layout;
-  plan->scale = CKKS_HELORA_PT_SCALE / (amax > 0 ? amax : 1.0);
+  /* a result slot sums K chunk products of at most 1 (normalised): divide
+   * by K too, so every result coefficient stays below 2^96 */
+  plan->scale = CKKS_HELORA_PT_SCALE / ((amax > 0 ? amax : 1.0) * (double) l->chunks);
   plan->pts = ckks_alloc (l->n_outputs * l->chunks * pt_words (l) * sizeof (uint64_t));
   st = plan->pts ? encode_plan (plan, a) : CKKS_ERR_NO_MEMORY;
   if (st != CKKS_OK)
@@ -235,7 +265,7 @@ check_inputs (const CkksHeloraLayout *l, CkksCiphertext *const *inputs)
       const CkksCiphertext *in = inputs[k];
       if (!in)
         return CKKS_ERR_INVALID_ARGUMENT;
-      if (in->ctx != l->ctx)
+      if (in->ctx != l->ctx || in->trace_only)
         return CKKS_ERR_MISMATCH;
       if (in->n_limbs < l->limbs)
         return CKKS_ERR_LEVEL;
@@ -270,24 +300,17 @@ ckks_helora_evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs,
           for (uint32_t i = 0; i < l->limbs; i++)
             {
               uint64_t q = ctx->params.moduli[i];
-              const uint64_t *w = pt + i * n, *ws = pt + words + i * n;
-              if (k == 0)
-                {
-                  ctx->k.mul_fixed (out->c0 + i * n, in->c0 + i * n, w, ws, q, n);
-                  ctx->k.mul_fixed (out->c1 + i * n, in->c1 + i * n, w, ws, q, n);
-                }
-              else
-                {
-                  ctx->k.mul_fixed_add (out->c0 + i * n, out->c0 + i * n, in->c0 + i * n,
-                                        w, ws, q, n);
-                  ctx->k.mul_fixed_add (out->c1 + i * n, out->c1 + i * n, in->c1 + i * n,
-                                        w, ws, q, n);
-                }
+              const uint64_t *w = pt + i * n;
+              const uint64_t *ws = ctx->k.fixed_has_companion ? pt + words + i * n : NULL;
+              uint64_t *o0 = out->c0 + i * n, *o1 = out->c1 + i * n;
+              ctx->k.mul_fixed_pair (o0, o1, k ? o0 : NULL, k ? o1 : NULL,
+                                     in->c0 + i * n, in->c1 + i * n, w, ws, q, n);
             }
         }
       out->n_limbs = l->limbs;
       out->scale = inputs[0]->scale * plan->scale;
       out->seeded = false;
+      out->trace_only = false;
     }
   return CKKS_OK;
 }

@@ -5,9 +5,9 @@
 #include "ckks-helora.h"
 #include "ckks-objects.h"
 
-/* Functionals are precomputed while c <= this (c * N doubles of memory);
- * above it decryption decodes with the FFT and sums the slots. */
-#define CKKS_HELORA_MAX_FUNCTIONALS 16
+/* Up to this many copies a result decrypts through the trace (no inverse
+ * NTT, see ckks-helora-client.c); above, it is decoded with the FFT. */
+#define CKKS_HELORA_MAX_TRACE_COPIES 64
 #define CKKS_HELORA_CT_SCALE 0x1p48
 #define CKKS_HELORA_PT_SCALE 0x1p48
 
@@ -16,9 +16,21 @@ struct CkksHeloraLayout {
   size_t d, r;
   size_t chunks;          /* K */
   size_t chunk_len;       /* L */
-  size_t copies;          /* c */
+  size_t span;            /* L' = the power of two >= L */
+  size_t copies;          /* c = (N/2) / L'; copy t, value i in slot t + i c */
   size_t n_outputs;       /* B */
   uint32_t limbs;
-  /* copies * N: segment t's sum of real slot parts = sum_k f[t][k] m_k / scale */
-  double *functional;
+  /* Trace decryption (c <= CKKS_HELORA_MAX_TRACE_COPIES), with G = 2c:
+   * trace_w[limb][kappa][beta] = N^-1 psi^(-(2 bitrev(beta) + 1) L' kappa)
+   * mod q_limb (G x G per limb), and trace_re[t][kappa] =
+   * cos(pi 5^t L' kappa / N) (c x G). NULL otherwise. */
+  uint64_t *trace_w;
+  double *trace_re;
 };
+
+/* Slot of value i of copy t. */
+static inline size_t
+ckks_helora_slot (const CkksHeloraLayout *l, size_t t, size_t i)
+{
+  return t + i * l->copies;
+}

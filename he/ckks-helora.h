@@ -7,17 +7,22 @@
  *
  * Packing. A layout for (context, d, r) splits h (length d) into K chunks of
  * L = ceil(d / K) values, K = ceil(d / (N/2)); each chunk is replicated
- * c = floor((N/2) / L) times across the slots of one ciphertext, so an
- * encrypted h is K ciphertexts. Result ciphertext b (b < B = ceil(r / c))
- * holds in copy t the slot-wise products of h with row b*c + t of A, summed
- * over the K chunks; the client's segment sums give u[b*c + t]. Rows past r
- * are zero (no data-dependent failure for zero rows or a zero A).
+ * c = (N/2) / L' times across the slots of one ciphertext, L' the power of
+ * two >= L, copy t holding value j in slot t + j c (the coset 5^t H of the
+ * order-L' subgroup H of the slot group), so an encrypted h is K
+ * ciphertexts. Result ciphertext b (b < B = ceil(r / c)) holds in copy t
+ * the slot-wise products of h with row b*c + t of A, summed over the K
+ * chunks; the client's segment sums give u[b*c + t]. Because each segment is
+ * a coset of a subgroup, its sum depends only on the 2c coefficients of index
+ * 0 mod L', which the client reads from sums of blocks of NTT values: no
+ * inverse NTT, no FFT (for c <= 64; wider layouts decode in full). Rows past
+ * r are zero (no data-dependent failure for zero rows or a zero A).
  *
  * Scales and levels. h is divided by max|h| (kept by the client, never sent)
  * and encrypted at scale 2^48 on the first limbs of the chain whose product
- * exceeds 2^99 (two limbs for the presets); A is encoded at 2^48 / max|A|,
- * so each result slot is at most 2^96 in magnitude: it decrypts exactly with
- * a two-limb CRT, no rescale needed. The max error of u is ~1e-10 relative to
+ * exceeds 2^99 (two limbs for the presets); A is encoded at
+ * 2^48 / (max|A| * K), so each result slot is at most 2^96 in magnitude: it
+ * decrypts exactly with a two-limb CRT, no rescale needed. The max error of u is ~1e-10 relative to
  * max|h| * max|A| * d.
  *
  * Sharing. The input ciphertexts depend only on (context, d): one encryption
@@ -88,6 +93,24 @@ const CkksHeloraLayout *ckks_helora_plan_layout (const CkksHeloraPlan *plan);
 CkksStatus ckks_helora_evaluate (const CkksHeloraPlan *plan,
                                  CkksCiphertext *const *inputs,
                                  CkksCiphertext *const *outputs);
+
+/* Compact results for the trip evaluator -> client: c0 shrinks to the sums
+ * of its 2c NTT blocks per limb, all the trace decryption reads (about half
+ * the bytes of the full ciphertext). Format: "CKHR", u32 version, u32 body
+ * length, body (parameter fingerprint, u32 limbs, u32 2c, f64 scale, the
+ * block sums, c1), u64 checksum, as in ckks-serial.h. Only for layouts with
+ * trace decryption (ckks_helora_result_serialized_size() returns 0 for the
+ * others: send the full ciphertext with ckks_ciphertext_serialize()). A
+ * ciphertext read back this way is only good for ckks_helora_decrypt: every
+ * other operation refuses it with CKKS_ERR_MISMATCH. */
+size_t ckks_helora_result_serialized_size (const CkksHeloraLayout *layout);
+CkksStatus ckks_helora_result_serialize (const CkksHeloraLayout *layout,
+                                         const CkksCiphertext *result,
+                                         uint8_t *buf, size_t len);
+/* Into a ciphertext from ckks_helora_ciphertexts_new (no allocation). */
+CkksStatus ckks_helora_result_deserialize_into (const CkksHeloraLayout *layout,
+                                                CkksCiphertext *result,
+                                                const uint8_t *data, size_t len);
 
 /* ---- client ---- */
 

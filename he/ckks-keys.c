@@ -27,9 +27,8 @@ ckks_secret_key_free (CkksSecretKey *sk)
   size_t words = (size_t) ctx->params.n_moduli * ctx->n * sizeof (uint64_t);
   wipe_free (sk->coeffs, ctx->n);
   wipe_free (sk->s, words);
-  wipe_free (sk->s_shoup, words);
-  wipe_free (sk->neg_s, words);
-  wipe_free (sk->neg_s_shoup, words);
+  ckks_fixed_clear (&sk->s_fixed);
+  ckks_fixed_clear (&sk->neg_s);
   OPENSSL_cleanse (sk, sizeof *sk);
   ckks_free (sk);
 }
@@ -49,20 +48,24 @@ ckks_secret_key_from_coeffs (const CkksContext *ctx, int8_t *coeffs,
   sk->ctx = ctx;
   sk->coeffs = coeffs;
   sk->s = ckks_alloc (words * sizeof (uint64_t));
-  sk->s_shoup = ckks_alloc (words * sizeof (uint64_t));
-  sk->neg_s = ckks_alloc (words * sizeof (uint64_t));
-  sk->neg_s_shoup = ckks_alloc (words * sizeof (uint64_t));
-  if (!sk->s || !sk->s_shoup || !sk->neg_s || !sk->neg_s_shoup)
+  uint64_t *neg = ckks_alloc (words * sizeof (uint64_t));
+  CkksStatus st = sk->s && neg ? CKKS_OK : CKKS_ERR_NO_MEMORY;
+  if (st == CKKS_OK)
+    {
+      ckks_small_to_ntt (ctx, coeffs, ctx->params.n_moduli, sk->s);
+      for (uint32_t i = 0; i < ctx->params.n_moduli; i++)
+        for (size_t k = 0; k < ctx->n; k++)
+          neg[i * ctx->n + k] = ckks_neg_mod (sk->s[i * ctx->n + k], ctx->params.moduli[i]);
+      st = ckks_fixed_init (&sk->s_fixed, ctx, sk->s, ctx->params.n_moduli);
+    }
+  if (st == CKKS_OK)
+    st = ckks_fixed_init (&sk->neg_s, ctx, neg, ctx->params.n_moduli);
+  wipe_free (neg, words * sizeof (uint64_t));
+  if (st != CKKS_OK)
     {
       ckks_secret_key_free (sk);
-      return CKKS_ERR_NO_MEMORY;
+      return st;
     }
-  ckks_small_to_ntt (ctx, coeffs, ctx->params.n_moduli, sk->s);
-  ckks_poly_shoup (ctx, sk->s, ctx->params.n_moduli, sk->s_shoup);
-  for (uint32_t i = 0; i < ctx->params.n_moduli; i++)
-    for (size_t k = 0; k < ctx->n; k++)
-      sk->neg_s[i * ctx->n + k] = ckks_neg_mod (sk->s[i * ctx->n + k], ctx->params.moduli[i]);
-  ckks_poly_shoup (ctx, sk->neg_s, ctx->params.n_moduli, sk->neg_s_shoup);
   *out = sk;
   return CKKS_OK;
 }
@@ -119,13 +122,11 @@ ckks_public_key_new (const CkksSecretKey *sk, CkksPublicKey **out)
       for (uint32_t i = 0; i < L; i++)
         {
           uint64_t q = ctx->params.moduli[i];
-          uint64_t *b = pk->b + i * n, *as = pk->b_shoup + i * n;
-          ctx->k.mul_fixed (as, pk->a + i * n, sk->s + i * n, sk->s_shoup + i * n, q, n);
-          for (size_t k = 0; k < n; k++)
-            b[k] = ckks_sub_mod (b[k], as[k], q);
+          uint64_t *b = pk->b + i * n;
+          ctx->k.mul_fixed_add (b, b, pk->a + i * n, CKKS_FIXED_W (&sk->neg_s, i, n),
+                                CKKS_FIXED_C (&sk->neg_s, i, n), q, n);
         }
-      ckks_poly_shoup (ctx, pk->a, L, pk->a_shoup);
-      ckks_poly_shoup (ctx, pk->b, L, pk->b_shoup);
+      st = ckks_public_key_prepare (pk);
     }
   if (e)
     OPENSSL_cleanse (e, n);

@@ -15,6 +15,7 @@ __extension__ typedef __int128 ckks_i128;
 typedef struct {
   uint64_t q;
   uint64_t ratio_lo, ratio_hi;   /* floor(2^128 / q) */
+  uint64_t ratio64;              /* floor(2^64 / q) */
 } CkksModulus;
 
 static inline uint64_t
@@ -87,14 +88,32 @@ ckks_mul_mod (uint64_t a, uint64_t b, const CkksModulus *m)
   return ckks_barrett_reduce_128 ((ckks_u128) a * b, m);
 }
 
-/* Reduces a signed 64-bit integer into [0, q). */
+/* x mod q for a 64-bit x (Barrett with floor(2^64 / q): r < 2q before the
+ * last correction). */
+static inline uint64_t
+ckks_barrett_reduce_64 (uint64_t x, const CkksModulus *m)
+{
+  uint64_t r = x - ckks_mul_hi (x, m->ratio64) * m->q;
+  return r >= m->q ? r - m->q : r;
+}
+
+/* Reduces a signed 64-bit integer into [0, q), without branches on the sign
+ * (random signs of errors would mispredict half the time). */
 static inline uint64_t
 ckks_reduce_i64 (int64_t x, const CkksModulus *m)
 {
-  if (x >= 0)
-    return ckks_barrett_reduce_128 ((uint64_t) x, m);
-  uint64_t r = ckks_barrett_reduce_128 ((uint64_t) 0 - (uint64_t) x, m);
-  return r == 0 ? 0 : m->q - r;
+  uint64_t sign = (uint64_t) (x >> 63);                  /* all ones if x < 0 */
+  uint64_t r = ckks_barrett_reduce_64 (((uint64_t) x ^ sign) - sign, m);
+  uint64_t neg = m->q - r;
+  neg = neg == m->q ? 0 : neg;
+  return r ^ ((r ^ neg) & sign);
+}
+
+/* A small signed value (|x| < q) into [0, q), branch-free. */
+static inline uint64_t
+ckks_lift_small (int64_t x, uint64_t q)
+{
+  return (uint64_t) x + (q & (uint64_t) (x >> 63));
 }
 
 static inline void
@@ -105,6 +124,7 @@ ckks_modulus_init (CkksModulus *m, uint64_t q)
   if (all % q == q - 1)                 /* q divides 2^128: impossible, odd q */
     ratio++;
   m->q = q;
+  m->ratio64 = (uint64_t) (((ckks_u128) 1 << 64) / q);
   m->ratio_lo = (uint64_t) ratio;
   m->ratio_hi = (uint64_t) (ratio >> 64);
 }

@@ -64,6 +64,8 @@ ckks_ntt_tables_init (CkksNttTables *t, uint64_t q, size_t n, const CkksKernels 
     }
   t->n_inv = ckks_inv_mod (n % q, &t->mod);
   t->n_inv_shoup = k->shoup (t->n_inv, q);
+  t->w_n_inv = ckks_mul_mod (t->ipsi_rev[1], t->n_inv, &t->mod);
+  t->w_n_inv_shoup = k->shoup (t->w_n_inv, q);
   return CKKS_OK;
 }
 
@@ -149,7 +151,7 @@ ntt_inverse_scalar (uint64_t *a, const CkksNttTables *t, size_t n)
 {
   const uint64_t q = t->mod.q, two_q = 2 * q;
   size_t half = 1;
-  for (size_t m = n; m > 1; m >>= 1)
+  for (size_t m = n; m > 2; m >>= 1)
     {
       size_t h = m >> 1;
       for (size_t i = 0; i < h; i++)
@@ -166,8 +168,24 @@ ntt_inverse_scalar (uint64_t *a, const CkksNttTables *t, size_t n)
         }
       half <<= 1;
     }
+  /* last stage with N^-1 folded in: x' = (u + v) / N, y' = (u - v) w / N */
+  uint64_t *x = a, *y = a + half;
+  for (size_t j = 0; j < half; j++)
+    {
+      uint64_t u = x[j], v = y[j];
+      x[j] = ckks_mul_shoup (u + v, t->n_inv, t->n_inv_shoup, q);
+      y[j] = ckks_mul_shoup (u - v + two_q, t->w_n_inv, t->w_n_inv_shoup, q);
+    }
+}
+
+static void
+fixed_prepare_scalar (uint64_t *wf, uint64_t *comp, const uint64_t *w, uint64_t q, size_t n)
+{
   for (size_t i = 0; i < n; i++)
-    a[i] = ckks_mul_shoup (a[i], t->n_inv, t->n_inv_shoup, q);
+    {
+      wf[i] = w[i];
+      comp[i] = ckks_shoup_precompute (w[i], q);
+    }
 }
 
 static void
@@ -186,22 +204,45 @@ mul_fixed_add_scalar (uint64_t *out, const uint64_t *add, const uint64_t *a,
     out[i] = ckks_add_mod (add[i], ckks_mul_shoup (a[i], w[i], ws[i], q), q);
 }
 
+static void
+reduce_signed_scalar (uint64_t *out, const int64_t *x, const int8_t *e,
+                      const CkksModulus *m, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    out[i] = ckks_reduce_i64 (x[i] + (e ? e[i] : 0), m);
+}
+
+static void
+mul_fixed_pair_scalar (uint64_t *out0, uint64_t *out1, const uint64_t *add0,
+                       const uint64_t *add1, const uint64_t *a0, const uint64_t *a1,
+                       const uint64_t *w, const uint64_t *ws, uint64_t q, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      uint64_t p0 = ckks_mul_shoup (a0[i], w[i], ws[i], q);
+      uint64_t p1 = ckks_mul_shoup (a1[i], w[i], ws[i], q);
+      out0[i] = add0 ? ckks_add_mod (add0[i], p0, q) : p0;
+      out1[i] = add1 ? ckks_add_mod (add1[i], p1, q) : p1;
+    }
+}
+
 void
-ckks_crt2_init (CkksCrt2 *c, uint64_t q0, uint64_t q1, const CkksKernels *k)
+ckks_crt2_init (CkksCrt2 *c, uint64_t q0, uint64_t q1)
 {
   CkksModulus m1;
   ckks_modulus_init (&m1, q1);
   c->q0 = q0;
   c->q1 = q1;
   c->inv = ckks_inv_mod (q0 % q1, &m1);
-  c->inv_shoup = k->shoup (c->inv, q1);
+  c->inv_shoup = ckks_shoup_precompute (c->inv, q1);
+  c->inv_shoup52 = (uint64_t) (((ckks_u128) c->inv << 52) / q1);
   ckks_u128 half = ((ckks_u128) q0 * q1 - 1) / 2;
   c->half_t = (uint64_t) (half / q0);
   c->half_a = (uint64_t) (half % q0);
 }
 
-static void
-crt2_scalar (const uint64_t *a0, const uint64_t *a1, double *out,
+void
+ckks_crt2_scalar (const uint64_t *a0, const uint64_t *a1, double *out,
              const CkksCrt2 *c, size_t n)
 {
   const double q0 = (double) c->q0;
@@ -239,8 +280,15 @@ ckks_kernels_scalar (CkksKernels *k)
   k->shoup = shoup64;
   k->ntt_forward = ntt_forward_scalar;
   k->ntt_inverse = ntt_inverse_scalar;
+  k->fixed_has_companion = true;
+  k->fixed_prepare = fixed_prepare_scalar;
   k->mul_fixed = mul_fixed_scalar;
   k->mul_fixed_add = mul_fixed_add_scalar;
-  k->crt2 = crt2_scalar;
+  k->crt2 = ckks_crt2_scalar;
+  k->mul_fixed_pair = mul_fixed_pair_scalar;
+  k->reduce_signed = reduce_signed_scalar;
+  k->fft_stages_forward = ckks_fft_stages_forward_scalar;
+  k->round_scaled = ckks_round_scaled_scalar;
+  k->fft_stages_inverse = ckks_fft_stages_inverse_scalar;
   k->dot = dot_scalar;
 }

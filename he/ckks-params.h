@@ -40,6 +40,12 @@ CkksStatus ckks_params_preset (const char *name, CkksParams *out);
 /* Names of the presets, NULL-terminated, in order fast, default, wide. */
 const char *const *ckks_params_preset_names (void);
 
+/* The preset the product uses unless told otherwise: "fast". By measurement
+ * (docs/benchmarks.md) N = 8192 runs the HE-LoRA token fastest at the same
+ * accuracy (two-limb ciphertexts either way), with log2 Q = 200 within the
+ * 218-bit bound for N = 8192, and it halves the upload. */
+const char *ckks_params_default_preset_name (void);
+
 /* Generates a chain of @n_moduli distinct primes q = 1 mod 2N, the i-th the
  * largest such prime below 2^bits[i] not used before (20..61 bits), and
  * validates the result (ckks_params_validate). */

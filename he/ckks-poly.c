@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "ckks-objects.h"
 #include "ckks-prng.h"
 
@@ -15,8 +17,7 @@ ckks_coeffs_to_ntt (const CkksContext *ctx, const int64_t *coeffs,
     {
       const CkksNttTables *t = &ctx->ntt[i];
       uint64_t *d = ckks_limb (dst, i, n);
-      for (size_t k = 0; k < n; k++)
-        d[k] = ckks_reduce_i64 (coeffs[k], &t->mod);
+      ctx->k.reduce_signed (d, coeffs, NULL, &t->mod, n);
       ctx->k.ntt_forward (d, t, n);
     }
 }
@@ -31,7 +32,7 @@ ckks_small_to_ntt (const CkksContext *ctx, const int8_t *coeffs,
       const CkksNttTables *t = &ctx->ntt[i];
       uint64_t *d = ckks_limb (dst, i, n);
       for (size_t k = 0; k < n; k++)
-        d[k] = coeffs[k] >= 0 ? (uint64_t) coeffs[k] : t->mod.q - (uint64_t) -coeffs[k];
+        d[k] = ckks_lift_small (coeffs[k], t->mod.q);
       ctx->k.ntt_forward (d, t, n);
     }
 }
@@ -84,11 +85,10 @@ words_rsub (uint64_t *a, const uint64_t *b, size_t len)
 
 /* Mixed-radix (Garner) digits of coefficient k, then its centred value. */
 static double
-crt_multiword (const CkksContext *ctx, const uint64_t *poly, uint32_t L,
+crt_multiword (const CkksContext *ctx, const uint64_t *poly, size_t n, uint32_t L,
                size_t k, const uint64_t *q_words, const uint64_t *half_words)
 {
   uint64_t v[CKKS_MAX_MODULI], x[CKKS_MAX_MODULI + 1] = { 0 };
-  size_t n = ctx->n;
   for (uint32_t i = 0; i < L; i++)
     {
       const CkksModulus *m = &ctx->ntt[i].mod;
@@ -118,16 +118,26 @@ ckks_ntt_to_real_coeffs (const CkksContext *ctx, uint64_t *poly,
   size_t n = ctx->n;
   for (uint32_t i = 0; i < n_limbs; i++)
     ctx->k.ntt_inverse (ckks_limb (poly, i, n), &ctx->ntt[i], n);
+  ckks_crt_to_real (ctx, poly, n, n_limbs, n, out);
+}
+
+void
+ckks_crt_to_real (const CkksContext *ctx, const uint64_t *poly, size_t n,
+                  uint32_t n_limbs, size_t count, double *out)
+{
   const uint64_t q0 = ctx->params.moduli[0];
   if (n_limbs == 1)
     {
-      for (size_t k = 0; k < n; k++)
+      for (size_t k = 0; k < count; k++)
         out[k] = poly[k] > q0 / 2 ? -(double) (q0 - poly[k]) : (double) poly[k];
       return;
     }
   if (n_limbs == 2)
     {
-      ctx->k.crt2 (poly, poly + n, out, &ctx->crt2, n);
+      size_t vec = count & ~(size_t) 7;
+      ctx->k.crt2 (poly, poly + n, out, &ctx->crt2, vec);
+      if (vec < count)
+        ckks_crt2_scalar (poly + vec, poly + n + vec, out + vec, &ctx->crt2, count - vec);
       return;
     }
   uint64_t q_words[CKKS_MAX_MODULI + 1] = { 1 }, half_words[CKKS_MAX_MODULI + 1];
@@ -141,8 +151,8 @@ ckks_ntt_to_real_coeffs (const CkksContext *ctx, uint64_t *poly,
       carry = q_words[i] & 1;
     }
   words_mul_add (half_words, n_limbs, 1, 1);
-  for (size_t k = 0; k < n; k++)
-    out[k] = crt_multiword (ctx, poly, n_limbs, k, q_words, half_words);
+  for (size_t k = 0; k < count; k++)
+    out[k] = crt_multiword (ctx, poly, n, n_limbs, k, q_words, half_words);
 }
 
 CkksStatus
@@ -163,21 +173,57 @@ ckks_expand_uniform (const CkksContext *ctx, const uint8_t seed[CKKS_SEED_BYTES]
   return CKKS_OK;
 }
 
-void
-ckks_poly_shoup (const CkksContext *ctx, const uint64_t *poly, uint32_t n_limbs,
-                 uint64_t *companions)
+CkksStatus
+ckks_fixed_init (CkksFixed *f, const CkksContext *ctx, const uint64_t *poly, uint32_t n_limbs)
 {
-  size_t n = ctx->n;
-  for (uint32_t i = 0; i < n_limbs; i++)
+  size_t n = ctx->n, words = (size_t) n_limbs * n;
+  f->w = ckks_alloc (words * sizeof (uint64_t));
+  f->comp = ctx->k.fixed_has_companion ? ckks_alloc (words * sizeof (uint64_t)) : NULL;
+  f->words = words;
+  if (!f->w || (ctx->k.fixed_has_companion && !f->comp))
     {
-      uint64_t q = ctx->params.moduli[i];
-      for (size_t k = 0; k < n; k++)
-        companions[i * n + k] = ctx->k.shoup (poly[i * n + k], q);
+      ckks_fixed_clear (f);
+      return CKKS_ERR_NO_MEMORY;
     }
+  for (uint32_t i = 0; i < n_limbs; i++)
+    ctx->k.fixed_prepare (f->w + i * n, f->comp ? f->comp + i * n : NULL, poly + i * n,
+                          ctx->params.moduli[i], n);
+  return CKKS_OK;
+}
+
+void
+ckks_fixed_clear (CkksFixed *f)
+{
+  if (f->w)
+    OPENSSL_cleanse (f->w, f->words * sizeof (uint64_t));
+  if (f->comp)
+    OPENSSL_cleanse (f->comp, f->words * sizeof (uint64_t));
+  ckks_free (f->w);
+  ckks_free (f->comp);
+  f->w = f->comp = NULL;
 }
 
 bool
 ckks_same_scale (double a, double b)
 {
   return fabs (a - b) <= 1e-12 * fmax (fabs (a), fabs (b));
+}
+
+void
+ckks_block_sums (const uint64_t *values, size_t blocks, size_t span, const CkksModulus *m,
+                 uint64_t *sums)
+{
+  for (size_t beta = 0; beta < blocks; beta++)
+    {
+      const uint64_t *blk = values + beta * span;
+      uint64_t acc = 0;
+      for (size_t p = 0; p < span; p += 4096)   /* 4096 values below 2^52 fit in 64 bits */
+        {
+          uint64_t part = 0;
+          for (size_t j = p; j < span && j < p + 4096; j++)
+            part += blk[j];
+          acc = ckks_add_mod (acc, ckks_barrett_reduce_64 (part, m), m->q);
+        }
+      sums[beta] = acc;
+    }
 }

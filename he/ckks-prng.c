@@ -1,5 +1,6 @@
 /* ckks-prng.c: AES-256-CTR streams and the samplers built on them.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <stdbool.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
@@ -104,20 +105,36 @@ ckks_sample_ternary (CkksPrng *prng, int8_t *out, size_t n)
   return CKKS_OK;
 }
 
+#define CBD_MASK ((1u << 21) - 1)
+
+static void
+cbd_swar (const uint64_t *w, int8_t *out, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    out[i] = (int8_t) (popcount21 (w[i] & CBD_MASK) - popcount21 ((w[i] >> 21) & CBD_MASK));
+}
+
+/* Same values with the popcnt instruction where the CPU has it. */
+__attribute__ ((target ("popcnt"))) static void
+cbd_popcnt (const uint64_t *w, int8_t *out, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    out[i] = (int8_t) (__builtin_popcountll (w[i] & CBD_MASK)
+                       - __builtin_popcountll ((w[i] >> 21) & CBD_MASK));
+}
+
 CkksStatus
 ckks_sample_cbd (CkksPrng *prng, int8_t *out, size_t n)
 {
   uint64_t buf[BLOCK / 8];
-  const uint64_t mask = (1u << 21) - 1;
+  bool popcnt = __builtin_cpu_supports ("popcnt");
   for (size_t done = 0; done < n;)
     {
       size_t take = n - done < BLOCK / 8 ? n - done : BLOCK / 8;
       CkksStatus st = ckks_prng_bytes (prng, buf, take * 8);
       if (st != CKKS_OK)
         return st;
-      for (size_t i = 0; i < take; i++)
-        out[done + i] = (int8_t) (popcount21 (buf[i] & mask)
-                                  - popcount21 ((buf[i] >> 21) & mask));
+      (popcnt ? cbd_popcnt : cbd_swar) (buf, out + done, take);
       done += take;
     }
   OPENSSL_cleanse (buf, sizeof buf);

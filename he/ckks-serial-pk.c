@@ -36,15 +36,12 @@ ckks_public_key_deserialize (const CkksContext *ctx, const uint8_t *data, size_t
   if (!ctx || !out)
     return CKKS_ERR_INVALID_ARGUMENT;
   CkksReader r;
-  uint32_t n_limbs, flags;
-  double scale;
-  CkksStatus st = ckks_frame_open (data, len, "CKPK", &r);
-  if (st == CKKS_OK)
-    st = ckks_get_object_head (&r, ctx, &n_limbs, &flags, &scale);
+  CkksObjectHead head = { 0 };
+  CkksStatus st = ckks_open_object (data, len, "CKPK", ctx, &r, &head);
   if (st != CKKS_OK)
     return st;
   uint32_t L = ctx->params.n_moduli;
-  if (n_limbs != L || flags != 0 || scale != 1.0
+  if (head.n_limbs != L || head.flags != 0 || head.scale != 1.0
       || r.left != CKKS_SEED_BYTES + ckks_poly_serialized_bytes (ctx, L))
     return CKKS_ERR_FORMAT;
   CkksPublicKey *pk;
@@ -60,8 +57,11 @@ ckks_public_key_deserialize (const CkksContext *ctx, const uint8_t *data, size_t
       ckks_public_key_free (pk);
       return st;
     }
-  ckks_poly_shoup (ctx, pk->a, L, pk->a_shoup);
-  ckks_poly_shoup (ctx, pk->b, L, pk->b_shoup);
+  if ((st = ckks_public_key_prepare (pk)) != CKKS_OK)
+    {
+      ckks_public_key_free (pk);
+      return st;
+    }
   *out = pk;
   return CKKS_OK;
 }

@@ -13,5 +13,14 @@ bool ckks_get_poly (CkksReader *r, const CkksContext *ctx, uint64_t *poly,
                     uint32_t n_limbs);
 void ckks_put_object_head (CkksWriter *w, const CkksContext *ctx, uint32_t n_limbs,
                            uint32_t flags, double scale);
-CkksStatus ckks_get_object_head (CkksReader *r, const CkksContext *ctx,
-                                 uint32_t *n_limbs, uint32_t *flags, double *scale);
+typedef struct {
+  uint32_t n_limbs, flags;
+  double scale;
+} CkksObjectHead;
+
+/* Opens the frame (ckks_frame_open) and reads the object head, checking the
+ * fingerprint against @ctx, the limb count and the scale; @body is left at
+ * the residues. */
+CkksStatus ckks_open_object (const uint8_t *data, size_t len, const char magic[4],
+                             const CkksContext *ctx, CkksReader *body,
+                             CkksObjectHead *head);

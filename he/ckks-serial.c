@@ -111,18 +111,22 @@ ckks_put_object_head (CkksWriter *w, const CkksContext *ctx, uint32_t n_limbs,
 }
 
 CkksStatus
-ckks_get_object_head (CkksReader *r, const CkksContext *ctx, uint32_t *n_limbs,
-                      uint32_t *flags, double *scale)
+ckks_open_object (const uint8_t *data, size_t len, const char magic[4],
+                  const CkksContext *ctx, CkksReader *r, CkksObjectHead *head)
 {
+  CkksStatus st = ckks_frame_open (data, len, magic, r);
+  if (st != CKKS_OK)
+    return st;
   uint8_t fp[32];
   uint64_t bits;
-  if (!ckks_get_bytes (r, fp, 32) || !ckks_get_u32 (r, n_limbs) || !ckks_get_u32 (r, flags)
-      || !ckks_get_u64 (r, &bits))
+  if (!ckks_get_bytes (r, fp, 32) || !ckks_get_u32 (r, &head->n_limbs)
+      || !ckks_get_u32 (r, &head->flags) || !ckks_get_u64 (r, &bits))
     return CKKS_ERR_FORMAT;
   if (memcmp (fp, ctx->fingerprint, 32) != 0)
     return CKKS_ERR_MISMATCH;
-  memcpy (scale, &bits, 8);
-  if (*n_limbs == 0 || *n_limbs > ctx->params.n_moduli || !isfinite (*scale) || !(*scale > 0))
+  memcpy (&head->scale, &bits, 8);
+  if (head->n_limbs == 0 || head->n_limbs > ctx->params.n_moduli
+      || !isfinite (head->scale) || !(head->scale > 0))
     return CKKS_ERR_FORMAT;
   return CKKS_OK;
 }
@@ -143,6 +147,8 @@ ckks_ciphertext_serialize (const CkksCiphertext *ct, uint8_t *buf, size_t len)
 {
   if (!ct || !buf || len != ckks_ciphertext_serialized_size (ct))
     return CKKS_ERR_INVALID_ARGUMENT;
+  if (ct->trace_only)
+    return CKKS_ERR_MISMATCH;
   CkksWriter w = { buf, len };
   ckks_frame_begin (&w, "CKCT", (uint32_t) (len - framed (0)));
   ckks_put_object_head (&w, ct->ctx, ct->n_limbs, ct->seeded ? FLAG_SEEDED : 0, ct->scale);
@@ -161,13 +167,11 @@ ckks_ciphertext_deserialize_into (CkksCiphertext *ct, const uint8_t *data, size_
   if (!ct)
     return CKKS_ERR_INVALID_ARGUMENT;
   CkksReader r;
-  uint32_t n_limbs, flags;
-  double scale;
-  CkksStatus st = ckks_frame_open (data, len, "CKCT", &r);
-  if (st == CKKS_OK)
-    st = ckks_get_object_head (&r, ct->ctx, &n_limbs, &flags, &scale);
+  CkksObjectHead head = { 0 };
+  CkksStatus st = ckks_open_object (data, len, "CKCT", ct->ctx, &r, &head);
   if (st != CKKS_OK)
     return st;
+  uint32_t n_limbs = head.n_limbs, flags = head.flags;
   if (flags & ~FLAG_SEEDED)
     return CKKS_ERR_FORMAT;
   if (n_limbs > ct->capacity)
@@ -187,8 +191,9 @@ ckks_ciphertext_deserialize_into (CkksCiphertext *ct, const uint8_t *data, size_
   else if (!ckks_get_poly (&r, ct->ctx, ct->c1, n_limbs))
     return CKKS_ERR_FORMAT;
   ct->n_limbs = n_limbs;
-  ct->scale = scale;
+  ct->scale = head.scale;
   ct->seeded = seeded;
+  ct->trace_only = false;
   return CKKS_OK;
 }
 
@@ -198,10 +203,10 @@ peek_limbs (const CkksContext *ctx, const uint8_t *data, size_t len, const char 
             uint32_t *n_limbs)
 {
   CkksReader r;
-  uint32_t flags;
-  double scale;
-  CkksStatus st = ckks_frame_open (data, len, magic, &r);
-  return st == CKKS_OK ? ckks_get_object_head (&r, ctx, n_limbs, &flags, &scale) : st;
+  CkksObjectHead head = { 0 };
+  CkksStatus st = ckks_open_object (data, len, magic, ctx, &r, &head);
+  *n_limbs = head.n_limbs;
+  return st;
 }
 
 CkksStatus
@@ -254,14 +259,12 @@ ckks_plaintext_deserialize (const CkksContext *ctx, const uint8_t *data, size_t 
   if (!ctx || !out)
     return CKKS_ERR_INVALID_ARGUMENT;
   CkksReader r;
-  uint32_t n_limbs, flags;
-  double scale;
-  CkksStatus st = ckks_frame_open (data, len, "CKPT", &r);
-  if (st == CKKS_OK)
-    st = ckks_get_object_head (&r, ctx, &n_limbs, &flags, &scale);
+  CkksObjectHead head = { 0 };
+  CkksStatus st = ckks_open_object (data, len, "CKPT", ctx, &r, &head);
   if (st != CKKS_OK)
     return st;
-  if (flags != 0 || r.left != ckks_poly_serialized_bytes (ctx, n_limbs))
+  uint32_t n_limbs = head.n_limbs;
+  if (head.flags != 0 || r.left != ckks_poly_serialized_bytes (ctx, n_limbs))
     return CKKS_ERR_FORMAT;
   CkksPlaintext *pt;
   if ((st = ckks_plaintext_new (ctx, n_limbs, &pt)) != CKKS_OK)
@@ -271,7 +274,7 @@ ckks_plaintext_deserialize (const CkksContext *ctx, const uint8_t *data, size_t 
       ckks_plaintext_free (pt);
       return CKKS_ERR_FORMAT;
     }
-  pt->scale = scale;
+  pt->scale = head.scale;
   *out = pt;
   return CKKS_OK;
 }

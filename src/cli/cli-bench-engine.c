@@ -14,7 +14,7 @@
 
 typedef struct {
   char *model, *backend;
-  int threads, n_prompt, n_decode, runs;
+  int threads, n_prompt, n_decode, runs, n_batch;
   gboolean json;
 } BenchOptions;
 
@@ -71,6 +71,7 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
     { "prompt-tokens", 0, 0, G_OPTION_ARG_INT, &o->n_prompt, "Prompt length (default 128)", "N" },
     { "decode-tokens", 0, 0, G_OPTION_ARG_INT, &o->n_decode, "Decode steps (default 64)", "N" },
     { "runs", 0, 0, G_OPTION_ARG_INT, &o->runs, "Runs; the median is reported (default 3)", "N" },
+    { "batch", 0, 0, G_OPTION_ARG_INT, &o->n_batch, "Tokens per prefill step (default 64)", "N" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- engine throughput");
@@ -82,7 +83,7 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
       return false;
     }
   if (o->model == NULL || *argc != 1 || o->threads < 0 || o->n_prompt < 1 || o->n_decode < 1 ||
-      o->runs < 1 || o->runs > 100)
+      o->runs < 1 || o->runs > 100 || o->n_batch < 1)
     {
       fprintf (stderr, "Usage: " CMD " --model FILE [--threads N] [--backend cpu|cuda] [--json]\n");
       return false;
@@ -94,7 +95,7 @@ static int
 run_bench (const BenchOptions *o, LmModel *m, int threads)
 {
   LmSessionParams params = { .n_ctx = (uint32_t) (o->n_prompt + o->n_decode),
-                             .n_batch = 64, .n_threads = (uint32_t) threads };
+                             .n_batch = (uint32_t) o->n_batch, .n_threads = (uint32_t) threads };
   LmSession *s = NULL;
   LmStatus st = lm_session_new (m, &params, &s);
   int32_t *tokens = malloc ((size_t) o->n_prompt * sizeof (int32_t));
@@ -114,8 +115,11 @@ run_bench (const BenchOptions *o, LmModel *m, int threads)
                 o->model, threads, p, d, peak_rss_mib ());
       else
         printf ("model %s\nthreads %d, backend cpu\nprefill %.2f tok/s (%d tokens)\n"
-                "decode %.2f tok/s (%d tokens)\npeak RSS %.1f MiB\n",
-                o->model, threads, p, o->n_prompt, d, o->n_decode, peak_rss_mib ());
+                "decode %.2f tok/s (%d tokens), %.1f MiB of weights read per token (%.2f GB/s)\n"
+                "peak RSS %.1f MiB\n",
+                o->model, threads, p, o->n_prompt, d, o->n_decode,
+                lm_model_decode_bytes (m) / 1048576.0, lm_model_decode_bytes (m) * d / 1e9,
+                peak_rss_mib ());
     }
   else
     fprintf (stderr, CMD ": %s\n", lm_status_message (st));
@@ -129,7 +133,7 @@ run_bench (const BenchOptions *o, LmModel *m, int threads)
 int
 cli_bench_engine (int argc, char **argv)
 {
-  BenchOptions o = { .n_prompt = 128, .n_decode = 64, .runs = 3 };
+  BenchOptions o = { .n_prompt = 128, .n_decode = 64, .runs = 3, .n_batch = 64 };
   if (!parse_options (&argc, &argv, &o))
     return 2;
   if (o.backend != NULL && strcmp (o.backend, "cpu") != 0)

@@ -53,6 +53,13 @@ fail_status (const char *what, LmStatus st, char *msg)
   return 1;
 }
 
+/* Any sampling option given (they default to -1). */
+static bool
+wants_sampling (const GenerateOptions *o)
+{
+  return o->temp >= 0.0 || o->top_k >= 0 || o->top_p >= 0.0 || o->seed >= 0;
+}
+
 static bool
 parse_options (int *argc, char ***argv, GenerateOptions *o)
 {
@@ -86,7 +93,7 @@ parse_options (int *argc, char ***argv, GenerateOptions *o)
       return false;
     }
   if (o->model == NULL || (o->prompt == NULL) == (o->tokens == NULL) || *argc != 1 ||
-      o->n_predict < 0 || o->threads < 0 || (o->greedy && o->temp > 0.0))
+      o->n_predict < 0 || o->threads < 0 || (o->greedy && wants_sampling (o)))
     {
       fprintf (stderr, "Usage: " CMD " --model FILE [--lora PATH] [--threads N]\n"
                "    (--prompt TEXT [--chat] | --tokens ID,ID,...) [-n N]\n"
@@ -157,13 +164,19 @@ load (const GenerateOptions *o, Generation *g)
   if (o->he != NULL &&
       (g->helora = ts_helora_attach (g->session, g->lora, o->lora, o->he, o->he_params, &he_error)) == NULL)
     return fail ("--he", he_error->message);
+  /* Greedy unless a sampling option is given; unset ones keep the defaults,
+   * and without --seed the run is seeded from the clock. */
   LmSamplerParams sp = lm_sampler_params_greedy ();
-  if (o->temp > 0.0)
+  if (wants_sampling (o))
     {
-      sp = lm_sampler_params_default ((uint64_t) o->seed);
-      sp.temperature = (float) o->temp;
-      sp.top_k = o->top_k;
-      sp.top_p = o->top_p > 0.0 ? (float) o->top_p : 1.0f;
+      sp = lm_sampler_params_default (o->seed >= 0 ? (uint64_t) o->seed
+                                                   : (uint64_t) g_get_real_time ());
+      if (o->temp >= 0.0)
+        sp.temperature = (float) o->temp;
+      if (o->top_k >= 0)
+        sp.top_k = o->top_k;
+      if (o->top_p >= 0.0)
+        sp.top_p = (float) o->top_p;
     }
   g->sampler = lm_sampler_new (&sp, (int32_t) lm_model_info (g->model)->n_vocab);
   g->generated = calloc ((size_t) o->n_predict + 1, sizeof (int32_t));
@@ -301,7 +314,7 @@ generation_clear (Generation *g)
 int
 cli_generate (int argc, char **argv)
 {
-  GenerateOptions o = { .n_predict = 32 };
+  GenerateOptions o = { .n_predict = 32, .temp = -1.0, .top_k = -1, .top_p = -1.0, .seed = -1 };
   if (!parse_options (&argc, &argv, &o))
     return 2;
   Generation g = { 0 };

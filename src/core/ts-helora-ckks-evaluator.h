@@ -10,7 +10,9 @@
 
 G_BEGIN_DECLS
 
-/* A TsHeloraEvaluatorOpenFunc; @user_data is unused. */
+/* A TsHeloraEvaluatorOpenFunc. @user_data: an LmModel * (borrowed, outliving
+ * the evaluators) to load adapters through the engine (GGUF and PEFT, shapes
+ * checked against the model), or NULL to read GGUF adapters on their own. */
 TsHeloraEvaluator *ts_helora_ckks_evaluator_open (const char *path, const char *params_id,
                                                   gpointer user_data, GError **error);
 

@@ -1,5 +1,6 @@
 /* ts-helora-ckks.c: glue between libtensafe-he and the HE-LoRA code: contexts, errors, wire.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include "ckks-serial.h"
 #include "ts-helora-ckks.h"
 #include "ts-helora-proto.h"
 
@@ -41,15 +42,32 @@ ts_helora_ckks_context_new (const char *name, GError **error)
 GBytes *
 ts_helora_ckks_ciphertext_to_bytes (const CkksCiphertext *ct, GError **error)
 {
-  g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNAVAILABLE,
-               "This build has no ciphertext serialiser yet");
-  return NULL;
+  gsize len = ckks_ciphertext_serialized_size (ct);
+  guint8 *buf = g_malloc (len);
+
+  if (!ts_helora_ckks_check (ckks_ciphertext_serialize (ct, buf, len), "Serialising a ciphertext", error))
+    {
+      g_free (buf);
+      return NULL;
+    }
+  return g_bytes_new_take (buf, len);
 }
 
 gboolean
-ts_helora_ckks_ciphertext_from_bytes (GBytes *bytes, CkksCiphertext *ct, GError **error)
+ts_helora_ckks_ciphertext_from_bytes (GBytes *bytes, CkksCiphertext *ct, guint limbs,
+                                      GError **error)
 {
-  g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNAVAILABLE,
-               "This build has no ciphertext serialiser yet");
-  return FALSE;
+  gsize len = 0;
+  const guint8 *data = g_bytes_get_data (bytes, &len);
+
+  if (!ts_helora_ckks_check (ckks_ciphertext_deserialize_into (ct, data, len),
+                             "Ciphertext", error))
+    return FALSE;
+  if (ckks_ciphertext_limbs (ct) != limbs)
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_BAD_CIPHERTEXT,
+                   "Ciphertext has %u limbs, expected %u", ckks_ciphertext_limbs (ct), limbs);
+      return FALSE;
+    }
+  return TRUE;
 }

@@ -24,8 +24,9 @@ CkksContext *ts_helora_ckks_context_new (const char *name, GError **error);
 /* Ciphertext wire format: the he library's versioned serialisation
  * (seed-compressed when the ciphertext is seeded). */
 GBytes *ts_helora_ckks_ciphertext_to_bytes (const CkksCiphertext *ct, GError **error);
-/* Parses @bytes into @ct (created at the expected limb count). Anything that
- * is not a ciphertext of @ct's context and limbs is BAD_CIPHERTEXT. */
-gboolean ts_helora_ckks_ciphertext_from_bytes (GBytes *bytes, CkksCiphertext *ct, GError **error);
+/* Parses @bytes into @ct (no allocation). Anything that is not a ciphertext
+ * of @ct's context with exactly @limbs limbs is BAD_CIPHERTEXT. */
+gboolean ts_helora_ckks_ciphertext_from_bytes (GBytes *bytes, CkksCiphertext *ct, guint limbs,
+                                               GError **error);
 
 G_END_DECLS

@@ -91,13 +91,17 @@ ts_helora_local_evaluate (TsHeloraLocal *self, const guint *modules, guint n,
 
   for (guint i = 0; i < n; i++)
     g_return_val_if_fail (modules[i] < self->plans->len, FALSE);
+  if (n == 0)
+    return TRUE;
   g_mutex_init (&batch.lock);
   g_cond_init (&batch.done);
   for (guint i = 0; i < n; i++)
-    {
-      tasks[i] = (Task) { &batch, g_ptr_array_index (self->plans, modules[i]), inputs, outputs[i] };
-      g_thread_pool_push (self->pool, &tasks[i], NULL);
-    }
+    tasks[i] = (Task) { &batch, g_ptr_array_index (self->plans, modules[i]), inputs, outputs[i] };
+  /* The caller runs one product itself: a single module costs no thread
+   * hand-off, several run side by side on the pool. */
+  for (guint i = 1; i < n; i++)
+    g_thread_pool_push (self->pool, &tasks[i], NULL);
+  run_task (&tasks[0], self);
   g_mutex_lock (&batch.lock);
   while (batch.pending > 0)
     g_cond_wait (&batch.done, &batch.lock);

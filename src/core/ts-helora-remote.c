@@ -376,20 +376,25 @@ ts_helora_remote_wait (TsHeloraRemote *self, guint64 request_id, GError **error)
   return frame;
 }
 
-/* Sends @frame and waits for its answer; an error frame becomes a GError. */
-static TsHeloraFrame *
-round_trip (TsHeloraRemote *self, TsHeloraFrame *frame, TsHeloraFrameType expected,
-            GError **error)
+guint64
+ts_helora_remote_send_frame (TsHeloraRemote *self, TsHeloraFrame *frame, GError **error)
 {
   g_autoptr (GBytes) message = NULL;
-  TsHeloraFrame *reply;
 
   frame->request_id = ts_helora_remote_next_id (self);
   message = ts_helora_frame_encode (frame, error);
   if (message == NULL)
-    return NULL;
+    return 0;
   ts_helora_remote_send (self, message, frame->request_id);
-  reply = ts_helora_remote_wait (self, frame->request_id, error);
+  return frame->request_id;
+}
+
+TsHeloraFrame *
+ts_helora_remote_wait_for (TsHeloraRemote *self, guint64 request_id, TsHeloraFrameType expected,
+                           GError **error)
+{
+  TsHeloraFrame *reply = ts_helora_remote_wait (self, request_id, error);
+
   if (reply == NULL || reply->type == expected)
     return reply;
   if (reply->type == TS_HELORA_FRAME_ERROR)
@@ -402,6 +407,15 @@ round_trip (TsHeloraRemote *self, TsHeloraFrame *frame, TsHeloraFrameType expect
                  "Evaluator answered with frame type %d", reply->type);
   ts_helora_frame_free (reply);
   return NULL;
+}
+
+static TsHeloraFrame *
+round_trip (TsHeloraRemote *self, TsHeloraFrame *frame, TsHeloraFrameType expected,
+            GError **error)
+{
+  guint64 id = ts_helora_remote_send_frame (self, frame, error);
+
+  return id != 0 ? ts_helora_remote_wait_for (self, id, expected, error) : NULL;
 }
 
 static void

@@ -52,6 +52,13 @@ guint64 ts_helora_remote_next_id (TsHeloraRemote *self);
 void ts_helora_remote_send (TsHeloraRemote *self, GBytes *message, guint64 request_id);
 TsHeloraFrame *ts_helora_remote_wait (TsHeloraRemote *self, guint64 request_id, GError **error);
 
+/* Pipelining: sends @frame under a fresh request id (returned, and set in
+ * the frame; 0 when it does not encode), then waits for the answer of type
+ * @expected (an error frame becomes a GError with the server's code). */
+guint64 ts_helora_remote_send_frame (TsHeloraRemote *self, TsHeloraFrame *frame, GError **error);
+TsHeloraFrame *ts_helora_remote_wait_for (TsHeloraRemote *self, guint64 request_id,
+                                          TsHeloraFrameType expected, GError **error);
+
 /* Bytes of messages sent and received so far. */
 void ts_helora_remote_get_bytes (TsHeloraRemote *self, guint64 *up, guint64 *down);
 

@@ -37,6 +37,7 @@ struct _TsHeloraSession {
   TsHeloraMode mode;
   gboolean public_key;
   gboolean track_error;
+  gboolean thread_clock;
   const LmLora *lora;
   CkksContext *ctx;
   CkksSecretKey *sk;
@@ -45,18 +46,25 @@ struct _TsHeloraSession {
   TsHeloraRemote *remote;
   GArray *modules;             /* of SessionModule, indexed like the adapter */
   GPtrArray *groups;           /* of SessionGroup * */
+  guint max_in_flight;         /* remote: from the hello-ack */
   GError *last_error;
   GMutex stats_lock;
   TsHeloraStats stats;
 };
 
-/* ts-helora-session-remote.c: hello with the adapter's modules, and one
- * evaluate round trip for a group (serialise, send, wait, parse). */
-gboolean _ts_helora_session_hello (TsHeloraSession *self, const char *url,
-                                   const char *adapter_path, const char *params_preset,
-                                   guint timeout_ms, GError **error);
-gboolean _ts_helora_session_remote_evaluate (TsHeloraSession *self, SessionGroup *group,
-                                             guint32 token, LmTimings *timings,
-                                             GError **error);
+/* ts-helora-session.c: encrypt one row of h for a group; decrypt every
+ * member's results into its row of u. */
+gboolean _ts_helora_session_encrypt_row (TsHeloraSession *self, SessionGroup *g, const float *h,
+                                         double *h_factor, GError **error);
+gboolean _ts_helora_session_decrypt_row (TsHeloraSession *self, SessionGroup *g, guint row,
+                                         double h_factor, GError **error);
+
+/* ts-helora-session-remote.c: hello with the adapter's modules; every row of
+ * a call for a group, pipelined up to the server's in-flight limit. */
+gboolean _ts_helora_session_hello (TsHeloraSession *self, const TsHeloraOptions *options,
+                                   GError **error);
+gboolean _ts_helora_session_remote_rows (TsHeloraSession *self, SessionGroup *g,
+                                         const LmLoraHookCall *call, const float *h,
+                                         GError **error);
 
 G_END_DECLS

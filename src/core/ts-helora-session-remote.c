@@ -47,6 +47,7 @@ check_ack (TsHeloraSession *self, const TsHeloraHelloAck *ack, GError **error)
         goto mismatch;
       m->remote_index = (guint16) i;
     }
+  self->max_in_flight = MAX (ack->max_in_flight, 1);
   return TRUE;
 mismatch:
   g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_MODULE,
@@ -55,17 +56,18 @@ mismatch:
 }
 
 gboolean
-_ts_helora_session_hello (TsHeloraSession *self, const char *url, const char *adapter_path,
-                          const char *params_preset, guint timeout_ms, GError **error)
+_ts_helora_session_hello (TsHeloraSession *self, const TsHeloraOptions *options, GError **error)
 {
   g_autoptr (TsHeloraFrame) hello = ts_helora_frame_new (TS_HELORA_FRAME_HELLO, 0);
   g_autoptr (TsHeloraFrame) ack = NULL;
 
-  if (!fill_hello (self, &hello->u.hello, adapter_path, params_preset, error))
+  if (!fill_hello (self, &hello->u.hello, options->adapter_path, options->params_preset, error))
     return FALSE;
-  self->remote = ts_helora_remote_connect (url, timeout_ms, error);
+  self->remote = ts_helora_remote_connect (options->remote_url, options->timeout_ms, error);
   if (self->remote == NULL)
     return FALSE;
+  if (options->tap != NULL)
+    ts_helora_remote_set_tap (self->remote, options->tap, options->tap_data);
   ack = ts_helora_remote_hello (self->remote, &hello->u.hello, error);
   return ack != NULL && check_ack (self, &ack->u.ack, error);
 }
@@ -111,8 +113,8 @@ parse_results (TsHeloraSession *self, SessionGroup *g, const TsHeloraResult *res
       if (m == NULL || mr->blobs->len != m->n_outputs)
         goto bad;
       for (guint b = 0; b < m->n_outputs; b++)
-        if (!ts_helora_ckks_ciphertext_from_bytes (g_ptr_array_index (mr->blobs, b),
-                                                   m->outputs[b], error))
+        if (!ts_helora_ckks_ciphertext_from_bytes (g_ptr_array_index (mr->blobs, b), m->outputs[b],
+                                                   ckks_helora_layout_limbs (m->layout), error))
           return FALSE;
     }
   return TRUE;
@@ -122,37 +124,97 @@ bad:
   return FALSE;
 }
 
-gboolean
-_ts_helora_session_remote_evaluate (TsHeloraSession *self, SessionGroup *g, guint32 token,
-                                    LmTimings *timings, GError **error)
+static void
+count_bytes (TsHeloraSession *self, guint64 up0, guint64 down0)
 {
-  g_autoptr (GPtrArray) cts = NULL;
-  g_autoptr (TsHeloraFrame) result = NULL;
-  g_autofree guint16 *indices = g_new (guint16, g->members->len);
-  guint64 up0, down0, up1, down1;
-  double t0 = lm_time_ms (), t1, t2;
+  guint64 up1, down1;
 
-  ts_helora_remote_get_bytes (self->remote, &up0, &down0);
-  cts = serialise_inputs (g, error);
-  if (cts == NULL)
-    return FALSE;
-  for (guint i = 0; i < g->members->len; i++)
-    indices[i] = g_array_index (self->modules, SessionModule,
-                                g_array_index (g->members, guint, i)).remote_index;
-  t1 = lm_time_ms ();
-  lm_timings_add (timings, LM_STAGE_UPLOAD, t1 - t0);
-  result = ts_helora_remote_evaluate (self->remote, token, indices, g->members->len, cts, error);
-  if (result == NULL)
-    return FALSE;
-  t2 = lm_time_ms ();
-  lm_timings_add (timings, LM_STAGE_EVALUATE, t2 - t1);
-  if (!parse_results (self, g, &result->u.result, error))
-    return FALSE;
-  lm_timings_add (timings, LM_STAGE_DOWNLOAD, lm_time_ms () - t2);
   ts_helora_remote_get_bytes (self->remote, &up1, &down1);
   g_mutex_lock (&self->stats_lock);
   self->stats.bytes_up += up1 - up0;
   self->stats.bytes_down += down1 - down0;
   g_mutex_unlock (&self->stats_lock);
+}
+
+/* Encrypts row @row and sends it; returns the request id (0 on error). */
+static guint64
+start_row (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call, guint row,
+           const float *h, double *h_factor, GError **error)
+{
+  g_autoptr (TsHeloraFrame) frame = ts_helora_frame_new (TS_HELORA_FRAME_EVALUATE, 0);
+  g_autoptr (GPtrArray) cts = NULL;
+  double t0 = lm_time_ms (), t1;
+  guint64 id;
+
+  if (!_ts_helora_session_encrypt_row (self, g, h, h_factor, error))
+    return 0;
+  t1 = lm_time_ms ();
+  lm_timings_add (call->timings, LM_STAGE_ENCRYPT, t1 - t0);
+  cts = serialise_inputs (g, error);
+  if (cts == NULL)
+    return 0;
+  frame->u.evaluate.token_index = call->pos + row;
+  for (guint i = 0; i < g->members->len; i++)
+    g_array_append_val (frame->u.evaluate.modules,
+                        g_array_index (self->modules, SessionModule,
+                                       g_array_index (g->members, guint, i)).remote_index);
+  g_ptr_array_extend_and_steal (frame->u.evaluate.ciphertexts, g_steal_pointer (&cts));
+  id = ts_helora_remote_send_frame (self->remote, frame, error);
+  lm_timings_add (call->timings, LM_STAGE_UPLOAD, lm_time_ms () - t1);
+  return id;
+}
+
+/* Waits for row @row's result, parses and decrypts it. */
+static gboolean
+finish_row (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call, guint row,
+            guint64 id, double h_factor, GError **error)
+{
+  double t0 = lm_time_ms (), t1, t2;
+  g_autoptr (TsHeloraFrame) result = ts_helora_remote_wait_for (self->remote, id,
+                                                                TS_HELORA_FRAME_RESULT, error);
+
+  if (result == NULL)
+    return FALSE;
+  t1 = lm_time_ms ();
+  lm_timings_add (call->timings, LM_STAGE_EVALUATE, t1 - t0);
+  if (!parse_results (self, g, &result->u.result, error))
+    return FALSE;
+  t2 = lm_time_ms ();
+  lm_timings_add (call->timings, LM_STAGE_DOWNLOAD, t2 - t1);
+  if (!_ts_helora_session_decrypt_row (self, g, row, h_factor, error))
+    return FALSE;
+  lm_timings_add (call->timings, LM_STAGE_DECRYPT, lm_time_ms () - t2);
+  return TRUE;
+}
+
+/* Row t is sent once row t − window is done: a prefill keeps the server busy
+ * while this thread encrypts and decrypts. In decode (one row) it is a plain
+ * round trip. */
+gboolean
+_ts_helora_session_remote_rows (TsHeloraSession *self, SessionGroup *g,
+                                const LmLoraHookCall *call, const float *h, GError **error)
+{
+  guint n = call->n_tokens, window = self->max_in_flight;
+  g_autofree guint64 *ids = g_new0 (guint64, n);
+  g_autofree double *h_factors = g_new0 (double, n);
+  guint64 up0, down0;
+
+  ts_helora_remote_get_bytes (self->remote, &up0, &down0);
+  for (guint t = 0; t < n + window; t++)
+    {
+      if (t >= window && t - window < n)
+        {
+          guint r = t - window;
+          if (!finish_row (self, g, call, r, ids[r], h_factors[r], error))
+            return FALSE;
+        }
+      if (t < n)
+        {
+          ids[t] = start_row (self, g, call, t, h + (gsize) t * g->d, &h_factors[t], error);
+          if (ids[t] == 0)
+            return FALSE;
+        }
+    }
+  count_bytes (self, up0, down0);
   return TRUE;
 }

@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 #include "ts-helora-ckks.h"
 #include "ts-helora-proto.h"
@@ -140,9 +141,21 @@ module_clear (gpointer data)
 /* ---- setup ---- */
 
 static gboolean
-make_keys (TsHeloraSession *self, GError **error)
+make_keys (TsHeloraSession *self, const TsHeloraOptions *options, GError **error)
 {
-  if (!ts_helora_ckks_check (ckks_secret_key_new (self->ctx, &self->sk), "Secret key", error))
+  CkksStatus st = options->sealed_key != NULL
+    ? ckks_secret_key_unseal (self->ctx, options->unseal_key, options->sealed_key,
+                              options->sealed_key_len, &self->sk)
+    : ckks_secret_key_new (self->ctx, &self->sk);
+
+  if (st == CKKS_ERR_AUTH || (st != CKKS_OK && options->sealed_key != NULL))
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS,
+                   "The sealed key does not open for these parameters: %s",
+                   ckks_status_message (st));
+      return FALSE;
+    }
+  if (!ts_helora_ckks_check (st, "Secret key", error))
     return FALSE;
   return !self->public_key
          || ts_helora_ckks_check (ckks_public_key_new (self->sk, &self->pk), "Public key", error);
@@ -172,6 +185,7 @@ ts_helora_session_new (const LmLora *lora, const TsHeloraOptions *options, GErro
   self->mode = options->mode;
   self->public_key = options->public_key;
   self->track_error = options->track_error;
+  self->thread_clock = options->thread_clock && options->mode == TS_HELORA_MODE_LOCAL;
   self->lora = lora;
   self->modules = g_array_new (FALSE, TRUE, sizeof (SessionModule));
   g_array_set_clear_func (self->modules, module_clear);
@@ -180,13 +194,12 @@ ts_helora_session_new (const LmLora *lora, const TsHeloraOptions *options, GErro
   if (self->mode == TS_HELORA_MODE_PLAIN)
     return g_steal_pointer (&self);
   self->ctx = ts_helora_ckks_context_new (options->params_preset, error);
-  if (self->ctx == NULL || !make_keys (self, error) || !build_modules (self, error))
+  if (self->ctx == NULL || !make_keys (self, options, error) || !build_modules (self, error))
     return NULL;
   if (self->mode == TS_HELORA_MODE_LOCAL && !build_local (self, options->n_threads, error))
     return NULL;
   if (self->mode == TS_HELORA_MODE_REMOTE
-      && !_ts_helora_session_hello (self, options->remote_url, options->adapter_path,
-                                    options->params_preset, options->timeout_ms, error))
+      && !_ts_helora_session_hello (self, options, error))
     return NULL;
   return g_steal_pointer (&self);
 }
@@ -238,9 +251,9 @@ ts_helora_session_last_error (TsHeloraSession *self)
 
 /* ---- one group, one call ---- */
 
-static gboolean
-encrypt_row (TsHeloraSession *self, SessionGroup *g, const float *h, double *h_factor,
-             GError **error)
+gboolean
+_ts_helora_session_encrypt_row (TsHeloraSession *self, SessionGroup *g, const float *h,
+                                double *h_factor, GError **error)
 {
   const SessionModule *first = &g_array_index (self->modules, SessionModule,
                                                g_array_index (g->members, guint, 0));
@@ -296,9 +309,9 @@ track_error (TsHeloraSession *self, const SessionModule *m, const float *h, cons
   g_mutex_unlock (&self->stats_lock);
 }
 
-static gboolean
-decrypt_members (TsHeloraSession *self, SessionGroup *g, guint row, const float *h,
-                 double h_factor, GError **error)
+gboolean
+_ts_helora_session_decrypt_row (TsHeloraSession *self, SessionGroup *g, guint row,
+                                double h_factor, GError **error)
 {
   for (guint i = 0; i < g->members->len; i++)
     {
@@ -312,34 +325,54 @@ decrypt_members (TsHeloraSession *self, SessionGroup *g, guint row, const float 
         return FALSE;
       for (guint k = 0; k < m->lm->rank; k++)
         u[k] = (float) m->u_row[k];
-      if (self->track_error)
-        track_error (self, m, h, u);
     }
   return TRUE;
 }
 
-static gboolean
-compute_row (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call,
-             guint row, const float *h, GError **error)
+/* Outside every timed stage: a measurement, not part of the pipeline. */
+static void
+track_group_error (TsHeloraSession *self, SessionGroup *g, guint rows, const float *h)
 {
-  double h_factor = 1, t0 = lm_time_ms (), t1;
+  for (guint row = 0; self->track_error && row < rows; row++)
+    for (guint i = 0; i < g->members->len; i++)
+      {
+        SessionModule *m = &g_array_index (self->modules, SessionModule,
+                                           g_array_index (g->members, guint, i));
+        track_error (self, m, h + (gsize) row * g->d, m->u + (gsize) row * m->lm->rank);
+      }
+}
 
-  if (!encrypt_row (self, g, h, &h_factor, error))
+/* The clock of the HE stages: wall time, or this thread's CPU time when the
+ * session was asked to (benchmarks on a shared machine). */
+static double
+now_ms (TsHeloraSession *self)
+{
+  struct timespec ts;
+
+  if (!self->thread_clock)
+    return lm_time_ms ();
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+/* Local mode: encrypt, evaluate on the pool, decrypt, one row at a time. */
+static gboolean
+compute_row_local (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call,
+                   guint row, const float *h, GError **error)
+{
+  double h_factor = 1, t0 = now_ms (self), t1, t2;
+
+  if (!_ts_helora_session_encrypt_row (self, g, h, &h_factor, error))
     return FALSE;
-  t1 = lm_time_ms ();
+  t1 = now_ms (self);
   lm_timings_add (call->timings, LM_STAGE_ENCRYPT, t1 - t0);
-  if (self->mode == TS_HELORA_MODE_LOCAL)
-    {
-      if (!evaluate_local (self, g, error))
-        return FALSE;
-      lm_timings_add (call->timings, LM_STAGE_EVALUATE, lm_time_ms () - t1);
-    }
-  else if (!_ts_helora_session_remote_evaluate (self, g, call->pos + row, call->timings, error))
+  if (!evaluate_local (self, g, error))
     return FALSE;
-  t1 = lm_time_ms ();
-  if (!decrypt_members (self, g, row, h, h_factor, error))
+  t2 = now_ms (self);
+  lm_timings_add (call->timings, LM_STAGE_EVALUATE, t2 - t1);
+  if (!_ts_helora_session_decrypt_row (self, g, row, h_factor, error))
     return FALSE;
-  lm_timings_add (call->timings, LM_STAGE_DECRYPT, lm_time_ms () - t1);
+  lm_timings_add (call->timings, LM_STAGE_DECRYPT, now_ms (self) - t2);
   return TRUE;
 }
 
@@ -362,20 +395,27 @@ static gboolean
 compute_group (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call,
                const float *h, GError **error)
 {
-  double t0 = lm_time_ms ();
+  double t0 = now_ms (self);
 
   reserve_rows (self, g, call->n_tokens);
   g->cached_rows = 0;
-  for (guint row = 0; row < call->n_tokens; row++)
-    if (!compute_row (self, g, call, row, h + (gsize) row * g->d, error))
-      return FALSE;
+  if (self->mode == TS_HELORA_MODE_REMOTE)
+    {
+      if (!_ts_helora_session_remote_rows (self, g, call, h, error))
+        return FALSE;
+    }
+  else
+    for (guint row = 0; row < call->n_tokens; row++)
+      if (!compute_row_local (self, g, call, row, h + (gsize) row * g->d, error))
+        return FALSE;
   memcpy (g->h, h, (gsize) call->n_tokens * g->d * sizeof (float));
   g->cached_rows = call->n_tokens;
   g_mutex_lock (&self->stats_lock);
   self->stats.encryptions += call->n_tokens;
   self->stats.module_evaluations += (guint64) call->n_tokens * g->members->len;
-  self->stats.he_ms += lm_time_ms () - t0;
+  self->stats.he_ms += now_ms (self) - t0;
   g_mutex_unlock (&self->stats_lock);
+  track_group_error (self, g, call->n_tokens, h);
   return TRUE;
 }
 

@@ -3,7 +3,8 @@
  *
  * A TsHeloraSession implements the engine's LoRA hook (engine/lm.h) for every
  * module of an adapter: it encrypts h under a CKKS secret key it generates
- * and keeps in memory (wiped on free, never serialised, never sent), has an
+ * (or unseals from the key vault) and keeps in memory (wiped on free, never
+ * serialised, never sent), has an
  * evaluator compute the packed ct × pt products, decrypts and returns
  * u = A·h; the engine applies B and the scale. Modules of a layer that read
  * the same h share one encryption (and one upload). Every hook call adds its
@@ -23,6 +24,7 @@
 
 #include "lm.h"
 #include "ts-helora-proto.h"
+#include "ts-helora-remote.h"
 
 G_BEGIN_DECLS
 
@@ -41,6 +43,19 @@ typedef struct {
   const char *adapter_path;    /* remote: the adapter file or PEFT folder (id and hash) */
   gboolean track_error;        /* also compute Δ in plaintext and keep the max error */
   guint timeout_ms;            /* remote: per request (0: 30 s) */
+  /* Local mode: time the HE stages by this thread's CPU clock instead of the
+   * wall clock (benchmarks on a busy machine; products of several modules
+   * running on the pool are then counted only for the caller's share). */
+  gboolean thread_clock;
+  /* A key from the key vault instead of a fresh one: the secret key sealed by
+   * ckks_secret_key_seal() for the same preset, and the 32-byte sealing key.
+   * Both borrowed for the call only. */
+  const guint8 *sealed_key;
+  gsize sealed_key_len;
+  const guint8 *unseal_key;
+  /* Remote: sees every message the session sends (audits and tests). */
+  TsHeloraTapFunc tap;
+  gpointer tap_data;
 } TsHeloraOptions;
 
 typedef struct {

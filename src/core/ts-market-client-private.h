@@ -16,8 +16,11 @@ JsonNode *_ts_market_client_send_json_finish (TsMarketClient *self, GAsyncResult
                                               GError **error);
 
 /* Maps a transport GError (libsoup, GIO, TLS) to TS_MARKET_ERROR, keeping
- * G_IO_ERROR_CANCELLED as it is so callers can tell a cancel apart. */
-void _ts_market_error_from_transport (GError **error, const GError *transport);
+ * G_IO_ERROR_CANCELLED as it is so callers can tell a cancel apart.  A
+ * connection lost before the response (@in_body FALSE) is a network error;
+ * lost while reading the body, the answer was truncated. */
+void _ts_market_error_from_transport (GError **error, const GError *transport,
+                                      gboolean in_body);
 /* Turns an HTTP error status (and its JSON body, if any) into a GError. */
 void _ts_market_error_from_status (GError **error, guint status, const char *body, gsize len);
 
@@ -30,5 +33,11 @@ goffset _ts_market_content_length (SoupMessage *msg);
  * task reference to @callback (argument order in C is unspecified, so callers
  * must not fetch the cancellable and steal the task in one call). */
 void _ts_market_read_next (GInputStream *in, GAsyncReadyCallback callback, GTask *task);
+
+/* ts-market-cache.c: the last good JSON answer per request path, in @dir
+ * (NULL: caching off).  Store failures are ignored (the cache is a convenience). */
+void _ts_market_cache_store (const char *dir, const char *path, JsonNode *node);
+/* Returns a new node, or NULL when nothing usable is cached. */
+JsonNode *_ts_market_cache_load (const char *dir, const char *path);
 
 G_END_DECLS

@@ -25,7 +25,12 @@ struct _TsMarketClient
   GUri        *base_uri;
   char        *base_url;
   SoupSession *session;
+  char        *cache_dir;
+  gboolean     offline;
 };
+
+enum { PROP_0, PROP_OFFLINE, N_PROPS };
+static GParamSpec *properties[N_PROPS];
 
 G_DEFINE_FINAL_TYPE (TsMarketClient, ts_market_client, G_TYPE_OBJECT)
 
@@ -37,13 +42,35 @@ ts_market_client_finalize (GObject *object)
   g_clear_pointer (&self->base_uri, g_uri_unref);
   g_free (self->base_url);
   g_clear_object (&self->session);
+  g_free (self->cache_dir);
   G_OBJECT_CLASS (ts_market_client_parent_class)->finalize (object);
+}
+
+static void
+ts_market_client_get_property (GObject *object, guint prop_id, GValue *value,
+                               GParamSpec *pspec)
+{
+  switch (prop_id)
+    {
+    case PROP_OFFLINE:
+      g_value_set_boolean (value, TS_MARKET_CLIENT (object)->offline);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
 }
 
 static void
 ts_market_client_class_init (TsMarketClientClass *klass)
 {
-  G_OBJECT_CLASS (klass)->finalize = ts_market_client_finalize;
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = ts_market_client_finalize;
+  object_class->get_property = ts_market_client_get_property;
+  properties[PROP_OFFLINE] =
+      g_param_spec_boolean ("offline", NULL, NULL, FALSE,
+                            G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
 static void
@@ -85,6 +112,19 @@ ts_market_client_get_session (TsMarketClient *self)
   return self->session;
 }
 
+void
+ts_market_client_set_cache_dir (TsMarketClient *self, const char *dir)
+{
+  g_free (self->cache_dir);
+  self->cache_dir = g_strdup (dir);
+}
+
+gboolean
+ts_market_client_get_offline (TsMarketClient *self)
+{
+  return self->offline;
+}
+
 char *
 ts_market_client_build_url (TsMarketClient *self, const char *path)
 {
@@ -105,11 +145,11 @@ _ts_market_content_length (SoupMessage *msg)
 }
 
 void
-_ts_market_error_from_transport (GError **error, const GError *transport)
+_ts_market_error_from_transport (GError **error, const GError *transport, gboolean in_body)
 {
   if (g_error_matches (transport, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     g_propagate_error (error, g_error_copy (transport));
-  else if (g_error_matches (transport, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT))
+  else if (in_body && g_error_matches (transport, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT))
     g_set_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_TRUNCATED,
                  "The answer was cut short: %s", transport->message);
   else
@@ -194,7 +234,7 @@ json_read_cb (GObject *source, GAsyncResult *result, gpointer user_data)
 
   if (chunk == NULL)
     {
-      _ts_market_error_from_transport (&error, local);
+      _ts_market_error_from_transport (&error, local, TRUE);
       g_task_return_error (task, error);
       return;
     }
@@ -230,7 +270,7 @@ json_sent_cb (GObject *source, GAsyncResult *result, gpointer user_data)
   r->in = soup_session_send_finish (SOUP_SESSION (source), result, &local);
   if (r->in == NULL)
     {
-      _ts_market_error_from_transport (&error, local);
+      _ts_market_error_from_transport (&error, local, FALSE);
       g_task_return_error (task, error);
       return;
     }
@@ -274,32 +314,75 @@ _ts_market_client_send_json_finish (TsMarketClient *self, GAsyncResult *result,
 /* GET @path and parse the JSON answer with @parse into the task's result. */
 typedef gpointer (*ParseFunc) (JsonNode *node, GError **error);
 
-static void
-get_parsed_cb (GObject *source, GAsyncResult *result, gpointer user_data)
+typedef struct
 {
-  g_autoptr(GTask) task = user_data;
-  GError *error = NULL;
-  g_autoptr(JsonNode) node = _ts_market_client_send_json_finish (TS_MARKET_CLIENT (source),
-                                                                  result, &error);
-  ParseFunc parse = g_task_get_task_data (task);
-  gpointer parsed = node ? parse (node, &error) : NULL;
+  ParseFunc      parse;
+  GDestroyNotify free_result;  /* for a result nobody finishes */
+  char          *path;
+} GetParsed;
 
-  if (parsed == NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, parsed, NULL);
+static void
+get_parsed_free (GetParsed *g)
+{
+  g_free (g->path);
+  g_free (g);
 }
 
 static void
-get_parsed_async (TsMarketClient *self, const char *path, ParseFunc parse, gpointer tag,
-                  GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+set_offline (TsMarketClient *self, gboolean offline)
+{
+  if (self->offline == offline)
+    return;
+  self->offline = offline;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_OFFLINE]);
+}
+
+static void
+get_parsed_cb (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  TsMarketClient *self = TS_MARKET_CLIENT (source);
+  g_autoptr(GTask) task = user_data;
+  GetParsed *g = g_task_get_task_data (task);
+  GError *error = NULL;
+  g_autoptr(JsonNode) node = _ts_market_client_send_json_finish (self, result, &error);
+  gpointer parsed;
+
+  if (node != NULL)
+    {
+      set_offline (self, FALSE);
+      _ts_market_cache_store (self->cache_dir, g->path, node);
+    }
+  else if (g_error_matches (error, TS_MARKET_ERROR, TS_MARKET_ERROR_NETWORK)
+           && (node = _ts_market_cache_load (self->cache_dir, g->path)) != NULL)
+    {
+      /* Unreachable: answer from the last good copy, and say so. */
+      g_clear_error (&error);
+      set_offline (self, TRUE);
+    }
+  else if (g_error_matches (error, TS_MARKET_ERROR, TS_MARKET_ERROR_NETWORK))
+    set_offline (self, TRUE);
+  parsed = node ? g->parse (node, &error) : NULL;
+  if (parsed == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, parsed, g->free_result);
+}
+
+static void
+get_parsed_async (TsMarketClient *self, const char *path, ParseFunc parse,
+                  GDestroyNotify free_result, gpointer tag, GCancellable *cancellable,
+                  GAsyncReadyCallback callback, gpointer user_data)
 {
   GTask *task = g_task_new (self, cancellable, callback, user_data);
   g_autofree char *url = ts_market_client_build_url (self, path);
   g_autoptr(SoupMessage) msg = url ? soup_message_new ("GET", url) : NULL;
+  GetParsed *g = g_new0 (GetParsed, 1);
 
+  g->parse = parse;
+  g->free_result = free_result;
+  g->path = g_strdup (path);
   g_task_set_source_tag (task, tag);
-  g_task_set_task_data (task, parse, NULL);
+  g_task_set_task_data (task, g, (GDestroyNotify) get_parsed_free);
   if (msg == NULL)
     {
       g_task_return_new_error (task, TS_MARKET_ERROR, TS_MARKET_ERROR_INVALID,
@@ -352,6 +435,7 @@ ts_market_client_search_async (TsMarketClient *self, const TsMarketSearch *searc
   g_autofree char *path = search_path (search ? search : &any);
 
   get_parsed_async (self, path, (ParseFunc) ts_market_page_from_json,
+                    (GDestroyNotify) ts_market_page_free,
                     ts_market_client_search_async, cancellable, callback, user_data);
 }
 
@@ -384,6 +468,7 @@ ts_market_client_get_adapter_async (TsMarketClient *self, const char *id,
     return;
   path = g_strconcat ("/v1/adapters/", id, NULL);
   get_parsed_async (self, path, (ParseFunc) ts_market_adapter_from_json,
+                    (GDestroyNotify) ts_market_adapter_unref,
                     ts_market_client_get_adapter_async, cancellable, callback, user_data);
 }
 
@@ -407,6 +492,7 @@ ts_market_client_get_publisher_keys_async (TsMarketClient *self, const char *pub
     return;
   path = g_strdup_printf ("/v1/publishers/%s/keys", publisher);
   get_parsed_async (self, path, (ParseFunc) ts_market_publisher_keys_from_json,
+                    (GDestroyNotify) g_ptr_array_unref,
                     ts_market_client_get_publisher_keys_async, cancellable, callback,
                     user_data);
 }

@@ -29,6 +29,14 @@ const char *ts_market_client_get_base_url (TsMarketClient *self);
 /* The session used for every request (borrowed): set a TLS database or a
  * proxy resolver on it if needed. */
 SoupSession *ts_market_client_get_session (TsMarketClient *self);
+/* Keeps the last good answer of every catalogue call (search, details, keys)
+ * under @dir (NULL: no cache).  When the marketplace cannot be reached, those
+ * calls answer from there instead of failing, so the catalogue stays
+ * browsable offline; the "offline" property (notify) tells the UI to show a
+ * banner, and turns FALSE again with the next answered request. */
+void ts_market_client_set_cache_dir (TsMarketClient *self, const char *dir);
+gboolean ts_market_client_get_offline (TsMarketClient *self);
+
 /* Resolves @path ("/v1/…") against the base URL; newly allocated. */
 char *ts_market_client_build_url (TsMarketClient *self, const char *path);
 

@@ -123,12 +123,9 @@ save_meta (Download *d)
   g_autofree char *text = NULL;
 
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "url");
-  json_builder_add_string_value (b, d->url);
-  json_builder_set_member_name (b, "etag");
-  json_builder_add_string_value (b, d->etag);
-  json_builder_set_member_name (b, "sha256");
-  json_builder_add_string_value (b, d->expected_sha);
+  ts_json_add_string (b, "url", d->url);
+  ts_json_add_string (b, "etag", d->etag);
+  ts_json_add_string (b, "sha256", d->expected_sha);
   json_builder_end_object (b);
   root = json_builder_get_root (b);
   text = json_to_string (root, FALSE);
@@ -190,7 +187,7 @@ read_cb (GObject *source, GAsyncResult *result, gpointer user_data)
   if (chunk == NULL)
     {
       g_output_stream_close (d->out, NULL, NULL);
-      _ts_market_error_from_transport (&error, local);
+      _ts_market_error_from_transport (&error, local, TRUE);
       g_task_return_error (task, error);
       return;
     }
@@ -289,7 +286,7 @@ sent_cb (GObject *source, GAsyncResult *result, gpointer user_data)
   d->in = soup_session_send_finish (SOUP_SESSION (source), result, &local);
   if (d->in == NULL)
     {
-      _ts_market_error_from_transport (&error, local);
+      _ts_market_error_from_transport (&error, local, FALSE);
       g_task_return_error (task, error);
       return;
     }

@@ -69,21 +69,18 @@ write_release_file (Install *in, const char *dir, GError **error)
   g_autofree char *path = g_build_filename (dir, TS_MARKET_RELEASE_FILE, NULL);
   g_autofree char *text = NULL;
 
-#define STR(k, v) json_builder_set_member_name (b, k); json_builder_add_string_value (b, v)
   json_builder_begin_object (b);
-  STR ("id", in->adapter->id);
-  STR ("version", in->version->version);
-  STR ("publisher", in->adapter->publisher_id);
-  STR ("name", in->adapter->name);
-  STR ("base_model", in->adapter->base_model);
-  STR ("key_id", in->version->key_id);
-  STR ("signature", in->version->signature);
-  STR ("manifest", canonical);
-  STR ("source", ts_market_client_get_base_url (in->client));
-  json_builder_set_member_name (b, "installed_at");
-  json_builder_add_int_value (b, g_get_real_time () / G_USEC_PER_SEC);
+  ts_json_add_string (b, "id", in->adapter->id);
+  ts_json_add_string (b, "version", in->version->version);
+  ts_json_add_string (b, "publisher", in->adapter->publisher_id);
+  ts_json_add_string (b, "name", in->adapter->name);
+  ts_json_add_string (b, "base_model", in->adapter->base_model);
+  ts_json_add_string (b, "key_id", in->version->key_id);
+  ts_json_add_string (b, "signature", in->version->signature);
+  ts_json_add_string (b, "manifest", canonical);
+  ts_json_add_string (b, "source", ts_market_client_get_base_url (in->client));
+  ts_json_add_int (b, "installed_at", g_get_real_time () / G_USEC_PER_SEC);
   json_builder_end_object (b);
-#undef STR
   root = json_builder_get_root (b);
   text = json_to_string (root, TRUE);
   return g_file_set_contents (path, text, -1, error);
@@ -381,6 +378,71 @@ ts_market_list_installed (const char *adapters_dir, GError **error)
     }
   g_ptr_array_sort (out, compare_installed);
   return g_steal_pointer (&out);
+}
+
+static gboolean
+verify_files_on_disk (const char *dir, TsMarketManifest *m, GCancellable *cancellable,
+                      GError **error)
+{
+  for (guint i = 0; i < m->files->len; i++)
+    {
+      const TsMarketFile *f = g_ptr_array_index (m->files, i);
+      g_autofree char *path = g_build_filename (dir, f->name, NULL);
+      g_autofree char *sha = NULL;
+      goffset size = -1;
+
+      sha = ts_sha256_file (path, &size, cancellable, error);
+      if (sha == NULL)
+        return FALSE;
+      if (size != f->size || strcmp (sha, f->sha256) != 0)
+        {
+          g_set_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_CHECKSUM,
+                       "%s of %s no longer matches its signed digest", f->name, m->id);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+gboolean
+ts_market_verify_installed (const char *adapters_dir, const char *id,
+                            TsMarketKeyring *keyring, GCancellable *cancellable,
+                            GError **error)
+{
+  g_autofree char *dir = NULL, *release = NULL, *text = NULL;
+  g_autoptr(JsonNode) root = NULL;
+  g_autoptr(TsMarketManifest) m = NULL;
+  JsonObject *o;
+  gsize len = 0;
+
+  if (!ts_market_name_is_safe (id))
+    {
+      g_set_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_INVALID, "Invalid adapter id");
+      return FALSE;
+    }
+  dir = g_build_filename (adapters_dir, id, NULL);
+  release = g_build_filename (dir, TS_MARKET_RELEASE_FILE, NULL);
+  if (!g_file_get_contents (release, &text, &len, error)
+      || (root = ts_json_parse_bounded (text, len, 8, error)) == NULL)
+    return FALSE;
+  o = JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
+  if (ts_json_get_string (o, "manifest") == NULL
+      || (m = ts_market_manifest_from_json (ts_json_get_string (o, "manifest"), error)) == NULL)
+    {
+      if (error != NULL && *error == NULL)
+        g_set_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_INVALID, "%s has no manifest",
+                     release);
+      return FALSE;
+    }
+  if (g_strcmp0 (m->id, id) != 0)
+    {
+      g_set_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_INVALID,
+                   "%s holds the release of %s", dir, m->id);
+      return FALSE;
+    }
+  return ts_market_keyring_verify (keyring, m, ts_json_get_string (o, "key_id"),
+                                   ts_json_get_string (o, "signature"), error)
+         && verify_files_on_disk (dir, m, cancellable, error);
 }
 
 gboolean

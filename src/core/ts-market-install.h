@@ -47,6 +47,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsMarketInstalled, ts_market_installed_free)
 /* Lists installed adapters (GPtrArray of TsMarketInstalled*, sorted by id);
  * folders without a readable release file are skipped.  Synchronous, small. */
 GPtrArray *ts_market_list_installed (const char *adapters_dir, GError **error);
+/* Checks an installed adapter before use: the release file's signature
+ * against @keyring (as at install), and every listed file's size and SHA-256
+ * on disk.  Synchronous (hashes the files): call it from a worker thread for
+ * large adapters.  Errors as for ts_market_client_install_async(). */
+gboolean ts_market_verify_installed (const char *adapters_dir, const char *id,
+                                     TsMarketKeyring *keyring, GCancellable *cancellable,
+                                     GError **error);
 /* Removes "@adapters_dir/@id/" (renamed aside first, so it vanishes at once). */
 gboolean ts_market_remove_installed (const char *adapters_dir, const char *id, GError **error);
 

@@ -62,6 +62,17 @@ ts_json_get_array (JsonObject *obj, const char *member)
   return node && JSON_NODE_HOLDS_ARRAY (node) ? json_node_get_array (node) : NULL;
 }
 
+const char *
+ts_json_array_get_string (JsonArray *arr, guint index)
+{
+  JsonNode *e = arr && index < json_array_get_length (arr)
+                ? json_array_get_element (arr, index) : NULL;
+
+  if (e == NULL || !JSON_NODE_HOLDS_VALUE (e) || json_node_get_value_type (e) != G_TYPE_STRING)
+    return NULL;
+  return json_node_get_string (e);
+}
+
 GPtrArray *
 ts_json_get_string_list (JsonObject *obj, const char *member)
 {
@@ -78,12 +89,40 @@ ts_json_get_string_list (JsonObject *obj, const char *member)
     return NULL;
   for (guint i = 0; i < json_array_get_length (arr); i++)
     {
-      JsonNode *e = json_array_get_element (arr, i);
-      if (!JSON_NODE_HOLDS_VALUE (e) || json_node_get_value_type (e) != G_TYPE_STRING)
+      const char *e = ts_json_array_get_string (arr, i);
+      if (e == NULL)
         return NULL;
-      g_ptr_array_add (out, g_strdup (json_node_get_string (e)));
+      g_ptr_array_add (out, g_strdup (e));
     }
   return g_steal_pointer (&out);
+}
+
+void
+ts_json_add_string (JsonBuilder *b, const char *member, const char *value)
+{
+  json_builder_set_member_name (b, member);
+  json_builder_add_string_value (b, value);
+}
+
+void
+ts_json_add_int (JsonBuilder *b, const char *member, gint64 value)
+{
+  json_builder_set_member_name (b, member);
+  json_builder_add_int_value (b, value);
+}
+
+void
+ts_json_add_double (JsonBuilder *b, const char *member, double value)
+{
+  json_builder_set_member_name (b, member);
+  json_builder_add_double_value (b, value);
+}
+
+void
+ts_json_add_boolean (JsonBuilder *b, const char *member, gboolean value)
+{
+  json_builder_set_member_name (b, member);
+  json_builder_add_boolean_value (b, value);
 }
 
 /* Depth of [ and { outside strings; stops counting past @limit. */

@@ -15,9 +15,17 @@ gboolean ts_json_get_int (JsonObject *obj, const char *member, gint64 *out);
 gboolean ts_json_get_number (JsonObject *obj, const char *member, double *out);
 JsonObject *ts_json_get_object (JsonObject *obj, const char *member);
 JsonArray *ts_json_get_array (JsonObject *obj, const char *member);
+/* Element @index of @arr if it is a string, else NULL. */
+const char *ts_json_array_get_string (JsonArray *arr, guint index);
 /* A list of strings (or a lone string) as a new GPtrArray of char*; NULL if
  * anything in it is not a string. */
 GPtrArray *ts_json_get_string_list (JsonObject *obj, const char *member);
+
+/* Builder shorthands: set @member, then add the value (inside an open object). */
+void ts_json_add_string (JsonBuilder *b, const char *member, const char *value);
+void ts_json_add_int (JsonBuilder *b, const char *member, gint64 value);
+void ts_json_add_double (JsonBuilder *b, const char *member, double value);
+void ts_json_add_boolean (JsonBuilder *b, const char *member, gboolean value);
 
 /* Parses @len bytes into a root node after checking that arrays and objects
  * nest at most @max_depth deep (json-glib recurses, so depth is bounded

@@ -148,8 +148,7 @@ save (TsMarketKeyring *self, GError **error)
       g_hash_table_iter_init (&ki, keys);
       while (g_hash_table_iter_next (&ki, &id, &value))
         {
-          json_builder_set_member_name (b, id);
-          json_builder_add_string_value (b, value);
+          ts_json_add_string (b, id, value);
         }
       json_builder_end_object (b);
     }

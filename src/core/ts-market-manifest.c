@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "ts-market-json.h"
 #include "ts-signing.h"
 
 static void
@@ -171,4 +172,36 @@ ts_market_manifest_to_canonical (TsMarketManifest *self)
   append_json_string (out, self->version);
   g_string_append_c (out, '}');
   return g_string_free (out, FALSE);
+}
+
+TsMarketManifest *
+ts_market_manifest_from_json (const char *text, GError **error)
+{
+  g_autoptr(JsonNode) root = ts_json_parse_bounded (text, strlen (text), 4, error);
+  g_autoptr(TsMarketManifest) m = NULL;
+  JsonObject *o = root && JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
+  JsonArray *files = ts_json_get_array (o, "files");
+
+  if (root == NULL)
+    return NULL;
+  if (files == NULL || ts_json_get_string (o, "id") == NULL
+      || ts_json_get_string (o, "version") == NULL
+      || ts_json_get_string (o, "publisher") == NULL)
+    return invalid (error, "manifest", "missing id, version, publisher or files"), NULL;
+  m = ts_market_manifest_new (ts_json_get_string (o, "id"), ts_json_get_string (o, "version"),
+                              ts_json_get_string (o, "publisher"),
+                              ts_json_get_string (o, "base_model_sha256"));
+  for (guint i = 0; i < json_array_get_length (files); i++)
+    {
+      JsonNode *n = json_array_get_element (files, i);
+      JsonObject *f = JSON_NODE_HOLDS_OBJECT (n) ? json_node_get_object (n) : NULL;
+      gint64 size = -1;
+
+      if (ts_json_get_string (f, "name") == NULL || ts_json_get_string (f, "sha256") == NULL
+          || !ts_json_get_int (f, "size", &size))
+        return invalid (error, "manifest file entry", NULL), NULL;
+      ts_market_manifest_add_file (m, ts_json_get_string (f, "name"),
+                                   ts_json_get_string (f, "sha256"), size);
+    }
+  return g_steal_pointer (&m);
 }

@@ -45,6 +45,10 @@ gboolean ts_market_manifest_validate (TsMarketManifest *self, GError **error);
  * Sorts self->files in place.  Returns a newly allocated string. */
 char *ts_market_manifest_to_canonical (TsMarketManifest *self);
 
+/* Reads a manifest back from its JSON form (canonical or not); fails with
+ * TS_MARKET_ERROR_INVALID on a missing member.  Does not validate names. */
+TsMarketManifest *ts_market_manifest_from_json (const char *text, GError **error);
+
 /* TRUE for a name safe as an id, version or file name: 1 to 128 characters of
  * [A-Za-z0-9._+-], not starting with '.' or '-'. */
 gboolean ts_market_name_is_safe (const char *name);

@@ -174,14 +174,10 @@ records_to_json (GPtrArray *queue, guint n, gboolean pretty)
     {
       UsageRecord *r = g_ptr_array_index (queue, i);
       json_builder_begin_object (b);
-      json_builder_set_member_name (b, "adapter");
-      json_builder_add_string_value (b, r->adapter);
-      json_builder_set_member_name (b, "version");
-      json_builder_add_string_value (b, r->version);
-      json_builder_set_member_name (b, "tokens");
-      json_builder_add_int_value (b, r->tokens);
-      json_builder_set_member_name (b, "idempotency_key");
-      json_builder_add_string_value (b, r->key);
+      ts_json_add_string (b, "adapter", r->adapter);
+      ts_json_add_string (b, "version", r->version);
+      ts_json_add_int (b, "tokens", r->tokens);
+      ts_json_add_string (b, "idempotency_key", r->key);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);

@@ -49,7 +49,6 @@ static char *
 adapter_id_for (const char *dir, const char *name, char **path_out)
 {
   g_autofree char *path = g_build_filename (dir, name, NULL);
-  const char *dot;
 
   if (name[0] == '.')
     return NULL;
@@ -58,14 +57,11 @@ adapter_id_for (const char *dir, const char *name, char **path_out)
       g_autofree char *config = g_build_filename (path, "adapter_config.json", NULL);
       if (!g_file_test (config, G_FILE_TEST_IS_REGULAR))
         return NULL;
-      *path_out = g_steal_pointer (&path);
-      return g_strdup (name);
     }
-  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
+  else if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
     return NULL;
-  dot = strrchr (name, '.');
   *path_out = g_steal_pointer (&path);
-  return dot != NULL && dot != name ? g_strndup (name, dot - name) : g_strdup (name);
+  return ts_helora_adapter_id (*path_out);
 }
 
 static gboolean

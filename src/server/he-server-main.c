@@ -3,14 +3,17 @@
 #include <glib-unix.h>
 #include <locale.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "he-server-service.h"
+#include "lm.h"
 #include "ts-core.h"
 #include "ts-helora-ckks-evaluator.h"
 
 typedef struct {
   char *listen;
   char *adapters;
+  char *model;
   int threads;
   char *tls_cert;
   char *tls_key;
@@ -33,6 +36,7 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
   GOptionEntry entries[] = {
     { "listen", 0, 0, G_OPTION_ARG_STRING, &o->listen, "Address to listen on (default 127.0.0.1:8765; port 0 picks one)", "ADDR:PORT" },
     { "adapters", 0, 0, G_OPTION_ARG_FILENAME, &o->adapters, "Directory of adapters (GGUF LoRA files or PEFT folders)", "DIR" },
+    { "model", 0, 0, G_OPTION_ARG_FILENAME, &o->model, "Base model: check adapter shapes and accept PEFT folders", "FILE" },
     { "threads", 0, 0, G_OPTION_ARG_INT, &o->threads, "Evaluation worker threads (default: one per CPU)", "N" },
     { "tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_cert, "TLS certificate (PEM)", "FILE" },
     { "tls-key", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_key, "TLS private key (PEM)", "FILE" },
@@ -62,7 +66,7 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
 }
 
 static HeServer *
-start (const Options *o, GError **error)
+start (const Options *o, LmModel *model, GError **error)
 {
   HeServerOptions so = {
     .adapters_dir = o->adapters,
@@ -73,6 +77,7 @@ start (const Options *o, GError **error)
     .tls_cert = o->tls_cert,
     .tls_key = o->tls_key,
     .open_evaluator = ts_helora_ckks_evaluator_open,
+    .open_data = model,
   };
   HeServer *server = he_server_new (&so, error);
 
@@ -88,6 +93,8 @@ main (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   g_autoptr (GMainLoop) loop = NULL;
   g_autofree char *url = NULL;
+  LmModel *model = NULL;
+  char *msg = NULL;
   HeServer *server;
 
   setlocale (LC_ALL, "");
@@ -101,10 +108,17 @@ main (int argc, char **argv)
       printf ("tensafe-he-server %s\n", ts_version ());
       return 0;
     }
-  server = start (&o, &error);
+  if (o.model != NULL && lm_model_load (o.model, &model, &msg) != LM_OK)
+    {
+      fprintf (stderr, "tensafe-he-server: %s: %s\n", o.model, msg ? msg : "cannot load");
+      free (msg);
+      return 1;
+    }
+  server = start (&o, model, &error);
   if (server == NULL)
     {
       fprintf (stderr, "tensafe-he-server: %s\n", error->message);
+      lm_model_free (model);
       return 1;
     }
   url = he_server_get_url (server);
@@ -115,6 +129,7 @@ main (int argc, char **argv)
   g_unix_signal_add (SIGINT, quit_cb, loop);
   g_main_loop_run (loop);
   he_server_free (server);
+  lm_model_free (model);
   g_message ("stopped");
   return 0;
 }

@@ -53,12 +53,12 @@ fail (GError **error, const char *dir, const char *message)
   return FALSE;
 }
 
+/* Reads a JSON object from @path; the node (returned in @root, owned) keeps it alive. */
 static JsonObject *
-load_json_object (const char *path, JsonParser *parser, GError **error)
+load_json_object (const char *path, JsonNode **root, GError **error)
 {
   g_autofree char *text = NULL;
   gsize len = 0;
-  JsonNode *root;
 
   if (!g_file_get_contents (path, &text, &len, error))
     return NULL;
@@ -67,19 +67,19 @@ load_json_object (const char *path, JsonParser *parser, GError **error)
       g_set_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_TOO_LARGE, "%s is too large", path);
       return NULL;
     }
-  if (!json_parser_load_from_data (parser, text, len, error))
+  *root = ts_json_parse_bounded (text, len, 16, error);
+  if (*root == NULL)
     {
       g_prefix_error (error, "%s: ", path);
       return NULL;
     }
-  root = json_parser_get_root (parser);
-  if (!JSON_NODE_HOLDS_OBJECT (root))
+  if (!JSON_NODE_HOLDS_OBJECT (*root))
     {
       g_set_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_INVALID,
                    "%s: expected a JSON object", path);
       return NULL;
     }
-  return json_node_get_object (root);
+  return json_node_get_object (*root);
 }
 
 static char *
@@ -100,8 +100,8 @@ static gboolean
 read_lora_shape_peft (const char *dir, Release *r, GError **error)
 {
   g_autofree char *path = g_build_filename (dir, "adapter_config.json", NULL);
-  g_autoptr(JsonParser) parser = json_parser_new ();
-  JsonObject *cfg = load_json_object (path, parser, error);
+  g_autoptr(JsonNode) root = NULL;
+  JsonObject *cfg = load_json_object (path, &root, error);
   double rank = 0;
 
   if (cfg == NULL)
@@ -247,8 +247,8 @@ read_release (Marketd *self, const char *dir, GError **error)
   g_autofree char *meta_path = g_build_filename (dir, "metadata.json", NULL);
   g_autofree char *cfg = g_build_filename (dir, "adapter_config.json", NULL);
   g_autofree char *st = g_build_filename (dir, "adapter_model.safetensors", NULL);
-  g_autoptr(JsonParser) parser = json_parser_new ();
-  JsonObject *meta = load_json_object (meta_path, parser, error);
+  g_autoptr(JsonNode) root = NULL;
+  JsonObject *meta = load_json_object (meta_path, &root, error);
 
   if (meta == NULL || !read_metadata (dir, meta, r, error))
     return NULL;

@@ -20,6 +20,7 @@ typedef struct
   char  *tokens;
   char  *tls_cert;
   char  *tls_key;
+  int    io_timeout;
   gboolean version;
 } Options;
 
@@ -38,6 +39,8 @@ parse_options (int *argc, char ***argv, Options *o, GError **error)
       "Bearer tokens for usage metering, lines of “ACCOUNT TOKEN”", "FILE" },
     { "tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_cert, "PEM certificate for HTTPS", "FILE" },
     { "tls-key", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_key, "PEM private key for HTTPS", "FILE" },
+    { "io-timeout", 0, 0, G_OPTION_ARG_INT, &o->io_timeout,
+      "Close connections idle this long (default 30)", "SECONDS" },
     { "version", 0, 0, G_OPTION_ARG_NONE, &o->version, "Print the version and exit", NULL },
     G_OPTION_ENTRY_NULL
   };
@@ -50,6 +53,12 @@ parse_options (int *argc, char ***argv, Options *o, GError **error)
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
                    "--db, --blobs and --keys are required");
+      return FALSE;
+    }
+  if (o->io_timeout < 0 || o->io_timeout > 3600)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--io-timeout must be 1 to 3600 seconds");
       return FALSE;
     }
   if ((o->tls_cert == NULL) != (o->tls_key == NULL))
@@ -127,6 +136,7 @@ quit_cb (gpointer loop)
 static gboolean
 open_store (Marketd *self, Options *o, GError **error)
 {
+  self->io_timeout_s = o->io_timeout > 0 ? (guint) o->io_timeout : MARKETD_IO_TIMEOUT_S;
   self->blobs_dir = g_strdup (o->blobs);
   self->keys_dir = g_strdup (o->keys);
   self->tokens = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
@@ -194,10 +204,12 @@ main (int argc, char **argv)
       status = 0;
       goto out;
     }
-  if (!open_store (&self, &o, &error) || !start_server (&self, &o, &error))
-    goto out;
+  /* Handlers go in before the URL is printed: whoever reads it may stop us
+   * at once, and that must still be a clean shutdown. */
   g_unix_signal_add (SIGTERM, quit_cb, loop);
   g_unix_signal_add (SIGINT, quit_cb, loop);
+  if (!open_store (&self, &o, &error) || !start_server (&self, &o, &error))
+    goto out;
   g_main_loop_run (loop);
   status = 0;
 out:

@@ -1,8 +1,12 @@
 /* marketd-reply.c: JSON answers and JSON errors for tensafe-marketd.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include "marketd.h"
+#include "ts-market-json.h"
 
 #include <stdarg.h>
+#include <string.h>
+
+#include "ts-market-json.h"
 
 void
 marketd_reply_json (SoupServerMessage *msg, guint status, JsonBuilder *builder)
@@ -34,10 +38,8 @@ marketd_reply_error (SoupServerMessage *msg, guint status, const char *code,
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "error");
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "code");
-  json_builder_add_string_value (b, code);
-  json_builder_set_member_name (b, "message");
-  json_builder_add_string_value (b, message);
+  ts_json_add_string (b, "code", code);
+  ts_json_add_string (b, "message", message);
   json_builder_end_object (b);
   json_builder_end_object (b);
   marketd_reply_json (msg, status, b);
@@ -49,20 +51,18 @@ void
 marketd_builder_add_string_array_json (JsonBuilder *b, const char *member,
                                        const char *json_array_text)
 {
-  g_autoptr(JsonParser) parser = json_parser_new ();
-  JsonNode *root = NULL;
+  g_autoptr(JsonNode) root = NULL;
 
   json_builder_set_member_name (b, member);
   json_builder_begin_array (b);
-  if (json_array_text != NULL
-      && json_parser_load_from_data (parser, json_array_text, -1, NULL))
-    root = json_parser_get_root (parser);
+  if (json_array_text != NULL)
+    root = ts_json_parse_bounded (json_array_text, strlen (json_array_text), 4, NULL);
   if (root != NULL && JSON_NODE_HOLDS_ARRAY (root))
     {
       JsonArray *arr = json_node_get_array (root);
       for (guint i = 0; i < json_array_get_length (arr); i++)
         {
-          const char *s = json_array_get_string_element (arr, i);
+          const char *s = ts_json_array_get_string (arr, i);
           if (s != NULL)
             json_builder_add_string_value (b, s);
         }

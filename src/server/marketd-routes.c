@@ -1,6 +1,7 @@
 /* marketd-routes.c: HTTP routes of tensafe-marketd (details, keys, health) and request limits.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include "marketd.h"
+#include "ts-market-json.h"
 
 #include <string.h>
 
@@ -11,29 +12,26 @@ void
 marketd_builder_add_summary (JsonBuilder *b, sqlite3_stmt *row)
 {
 #define TEXT(i) ((const char *) sqlite3_column_text (row, i))
-#define MEMBER(name) json_builder_set_member_name (b, name)
-  MEMBER ("id"); json_builder_add_string_value (b, TEXT (0));
-  MEMBER ("name"); json_builder_add_string_value (b, TEXT (1));
-  MEMBER ("description"); json_builder_add_string_value (b, TEXT (2));
-  MEMBER ("publisher");
+  ts_json_add_string (b, "id", TEXT (0));
+  ts_json_add_string (b, "name", TEXT (1));
+  ts_json_add_string (b, "description", TEXT (2));
+  json_builder_set_member_name (b, "publisher");
   json_builder_begin_object (b);
-  MEMBER ("id"); json_builder_add_string_value (b, TEXT (3));
-  MEMBER ("name"); json_builder_add_string_value (b, TEXT (4));
+  ts_json_add_string (b, "id", TEXT (3));
+  ts_json_add_string (b, "name", TEXT (4));
   json_builder_end_object (b);
-  MEMBER ("base_model"); json_builder_add_string_value (b, TEXT (5));
-  MEMBER ("base_model_sha256"); json_builder_add_string_value (b, TEXT (6));
-  MEMBER ("license"); json_builder_add_string_value (b, TEXT (7));
-  MEMBER ("price_per_1k_tokens");
-  json_builder_add_double_value (b, sqlite3_column_double (row, 8));
-  MEMBER ("format"); json_builder_add_string_value (b, TEXT (9));
-  MEMBER ("rank"); json_builder_add_int_value (b, sqlite3_column_int64 (row, 10));
-  MEMBER ("alpha"); json_builder_add_double_value (b, sqlite3_column_double (row, 11));
+  ts_json_add_string (b, "base_model", TEXT (5));
+  ts_json_add_string (b, "base_model_sha256", TEXT (6));
+  ts_json_add_string (b, "license", TEXT (7));
+  ts_json_add_double (b, "price_per_1k_tokens", sqlite3_column_double (row, 8));
+  ts_json_add_string (b, "format", TEXT (9));
+  ts_json_add_int (b, "rank", sqlite3_column_int64 (row, 10));
+  ts_json_add_double (b, "alpha", sqlite3_column_double (row, 11));
   marketd_builder_add_string_array_json (b, "tags", TEXT (12));
-  MEMBER ("latest_version"); json_builder_add_string_value (b, TEXT (13));
+  ts_json_add_string (b, "latest_version", TEXT (13));
   marketd_builder_add_string_array_json (b, "target_modules", TEXT (14));
-  MEMBER ("created_at"); json_builder_add_int_value (b, sqlite3_column_int64 (row, 15));
-  MEMBER ("updated_at"); json_builder_add_int_value (b, sqlite3_column_int64 (row, 16));
-#undef MEMBER
+  ts_json_add_int (b, "created_at", sqlite3_column_int64 (row, 15));
+  ts_json_add_int (b, "updated_at", sqlite3_column_int64 (row, 16));
 #undef TEXT
 }
 
@@ -56,14 +54,10 @@ add_files (Marketd *self, JsonBuilder *b, const char *id, const char *version)
       g_autofree char *url = g_strdup_printf ("/v1/adapters/%s/versions/%s/files/%s",
                                               id, version, name);
       json_builder_begin_object (b);
-      json_builder_set_member_name (b, "name");
-      json_builder_add_string_value (b, name);
-      json_builder_set_member_name (b, "sha256");
-      json_builder_add_string_value (b, (const char *) sqlite3_column_text (s, 1));
-      json_builder_set_member_name (b, "size");
-      json_builder_add_int_value (b, sqlite3_column_int64 (s, 2));
-      json_builder_set_member_name (b, "url");
-      json_builder_add_string_value (b, url);
+      ts_json_add_string (b, "name", name);
+      ts_json_add_string (b, "sha256", (const char *) sqlite3_column_text (s, 1));
+      ts_json_add_int (b, "size", sqlite3_column_int64 (s, 2));
+      ts_json_add_string (b, "url", url);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
@@ -77,27 +71,19 @@ add_version (Marketd *self, JsonBuilder *b, const char *id, sqlite3_stmt *v)
   const char *version = (const char *) sqlite3_column_text (v, 0);
 
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "version");
-  json_builder_add_string_value (b, version);
-  json_builder_set_member_name (b, "rank");
-  json_builder_add_int_value (b, sqlite3_column_int64 (v, 1));
-  json_builder_set_member_name (b, "alpha");
-  json_builder_add_double_value (b, sqlite3_column_double (v, 2));
+  ts_json_add_string (b, "version", version);
+  ts_json_add_int (b, "rank", sqlite3_column_int64 (v, 1));
+  ts_json_add_double (b, "alpha", sqlite3_column_double (v, 2));
   marketd_builder_add_string_array_json (b, "target_modules",
                                          (const char *) sqlite3_column_text (v, 3));
-  json_builder_set_member_name (b, "created_at");
-  json_builder_add_int_value (b, sqlite3_column_int64 (v, 7));
+  ts_json_add_int (b, "created_at", sqlite3_column_int64 (v, 7));
   add_files (self, b, id, version);
-  json_builder_set_member_name (b, "manifest");
-  json_builder_add_string_value (b, (const char *) sqlite3_column_text (v, 4));
+  ts_json_add_string (b, "manifest", (const char *) sqlite3_column_text (v, 4));
   json_builder_set_member_name (b, "signature");
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "algorithm");
-  json_builder_add_string_value (b, "ed25519");
-  json_builder_set_member_name (b, "key_id");
-  json_builder_add_string_value (b, (const char *) sqlite3_column_text (v, 6));
-  json_builder_set_member_name (b, "value");
-  json_builder_add_string_value (b, (const char *) sqlite3_column_text (v, 5));
+  ts_json_add_string (b, "algorithm", "ed25519");
+  ts_json_add_string (b, "key_id", (const char *) sqlite3_column_text (v, 6));
+  ts_json_add_string (b, "value", (const char *) sqlite3_column_text (v, 5));
   json_builder_end_object (b);
   json_builder_end_object (b);
 }
@@ -161,26 +147,19 @@ handle_keys (Marketd *self, SoupServerMessage *msg, const char *publisher)
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "publisher");
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "id");
-  json_builder_add_string_value (b, (const char *) sqlite3_column_text (p, 0));
-  json_builder_set_member_name (b, "name");
-  json_builder_add_string_value (b, (const char *) sqlite3_column_text (p, 1));
+  ts_json_add_string (b, "id", (const char *) sqlite3_column_text (p, 0));
+  ts_json_add_string (b, "name", (const char *) sqlite3_column_text (p, 1));
   json_builder_end_object (b);
   json_builder_set_member_name (b, "keys");
   json_builder_begin_array (b);
   while (sqlite3_step (k) == SQLITE_ROW)
     {
       json_builder_begin_object (b);
-      json_builder_set_member_name (b, "key_id");
-      json_builder_add_string_value (b, (const char *) sqlite3_column_text (k, 0));
-      json_builder_set_member_name (b, "algorithm");
-      json_builder_add_string_value (b, (const char *) sqlite3_column_text (k, 1));
-      json_builder_set_member_name (b, "public_key");
-      json_builder_add_string_value (b, (const char *) sqlite3_column_text (k, 2));
-      json_builder_set_member_name (b, "created_at");
-      json_builder_add_int_value (b, sqlite3_column_int64 (k, 3));
-      json_builder_set_member_name (b, "revoked");
-      json_builder_add_boolean_value (b, sqlite3_column_int (k, 4) != 0);
+      ts_json_add_string (b, "key_id", (const char *) sqlite3_column_text (k, 0));
+      ts_json_add_string (b, "algorithm", (const char *) sqlite3_column_text (k, 1));
+      ts_json_add_string (b, "public_key", (const char *) sqlite3_column_text (k, 2));
+      ts_json_add_int (b, "created_at", sqlite3_column_int64 (k, 3));
+      ts_json_add_boolean (b, "revoked", sqlite3_column_int (k, 4) != 0);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
@@ -286,12 +265,9 @@ healthz_cb (SoupServer *server, SoupServerMessage *msg, const char *path,
   g_autoptr(JsonBuilder) b = json_builder_new ();
 
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "status");
-  json_builder_add_string_value (b, "ok");
-  json_builder_set_member_name (b, "version");
-  json_builder_add_string_value (b, ts_version ());
-  json_builder_set_member_name (b, "schema_version");
-  json_builder_add_int_value (b, marketd_db_schema_version (self->db));
+  ts_json_add_string (b, "status", "ok");
+  ts_json_add_string (b, "version", ts_version ());
+  ts_json_add_int (b, "schema_version", marketd_db_schema_version (self->db));
   json_builder_end_object (b);
   marketd_reply_json (msg, 200, b);
 }
@@ -321,15 +297,16 @@ limits_cb (SoupServer *server, SoupServerMessage *msg, const char *path,
                          MARKETD_MAX_REQUEST_BODY);
 }
 
-/* An idle connection is dropped after MARKETD_IO_TIMEOUT_S, so slow or stuck
- * peers cannot hold sockets forever. */
+/* A connection idle for io_timeout_s is dropped, so slow or stuck peers
+ * cannot hold sockets forever. */
 static void
 request_started_cb (SoupServer *server, SoupServerMessage *msg, gpointer user_data)
 {
+  Marketd *self = user_data;
   GSocket *sock = soup_server_message_get_socket (msg);
 
   if (sock != NULL)
-    g_socket_set_timeout (sock, MARKETD_IO_TIMEOUT_S);
+    g_socket_set_timeout (sock, self->io_timeout_s);
 }
 
 void

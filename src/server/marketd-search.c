@@ -2,6 +2,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include "marketd.h"
 
+#include "ts-market-json.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,10 +155,10 @@ decode_cursor (const char *text, SearchParams *p)
 {
   g_autofree char *b64 = NULL;
   g_autofree guchar *json = NULL;
-  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(JsonNode) root = NULL;
   gsize len = 0, n = strlen (text);
   JsonArray *arr;
-  JsonNode *root, *key;
+  JsonNode *key;
 
   if (n == 0 || n > 1024)
     return FALSE;
@@ -167,18 +169,17 @@ decode_cursor (const char *text, SearchParams *p)
   while (n % 4)
     b64[n++] = '=';
   json = g_base64_decode (b64, &len);
-  if (len == 0 || !json_parser_load_from_data (parser, (const char *) json, len, NULL))
-    return FALSE;
-  root = json_parser_get_root (parser);
-  if (!JSON_NODE_HOLDS_ARRAY (root) || json_array_get_length (arr = json_node_get_array (root)) != 3)
+  if (len == 0 || (root = ts_json_parse_bounded ((const char *) json, len, 2, NULL)) == NULL
+      || !JSON_NODE_HOLDS_ARRAY (root)
+      || json_array_get_length (arr = json_node_get_array (root)) != 3)
     return FALSE;
   key = json_array_get_element (arr, 1);
-  if (g_strcmp0 (json_array_get_string_element (arr, 0), p->sort->name) != 0
+  if (g_strcmp0 (ts_json_array_get_string (arr, 0), p->sort->name) != 0
       || !JSON_NODE_HOLDS_VALUE (key)
-      || json_array_get_string_element (arr, 2) == NULL)
+      || ts_json_array_get_string (arr, 2) == NULL)
     return FALSE;
   p->cursor_key = json_node_copy (key);
-  p->cursor_id = g_strdup (json_array_get_string_element (arr, 2));
+  p->cursor_id = g_strdup (ts_json_array_get_string (arr, 2));
   return TRUE;
 }
 

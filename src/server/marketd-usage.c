@@ -50,16 +50,17 @@ read_record (JsonNode *node, UsageRecord *r)
 
 /* Accepts one record object or {"records": [...]}; FALSE with a reply sent. */
 static gboolean
-read_records (SoupServerMessage *msg, JsonParser *parser, GArray *records)
+read_records (SoupServerMessage *msg, JsonNode **root_out, GArray *records)
 {
   SoupMessageBody *body = soup_server_message_get_request_body (msg);
   g_autoptr(GBytes) bytes = soup_message_body_flatten (body);
-  JsonNode *root, *list = NULL;
+  JsonNode *root = NULL, *list = NULL;
 
-  if (g_bytes_get_size (bytes) > MARKETD_MAX_REQUEST_BODY
-      || !json_parser_load_from_data (parser, g_bytes_get_data (bytes, NULL),
-                                      g_bytes_get_size (bytes), NULL)
-      || !JSON_NODE_HOLDS_OBJECT (root = json_parser_get_root (parser)))
+  /* Records borrow their strings from the tree, which the caller keeps. */
+  if (g_bytes_get_size (bytes) <= MARKETD_MAX_REQUEST_BODY)
+    root = *root_out = ts_json_parse_bounded (g_bytes_get_data (bytes, NULL),
+                                              g_bytes_get_size (bytes), 4, NULL);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     return marketd_reply_error (msg, 400, "invalid_json", "Expected a JSON object"), FALSE;
   list = json_object_get_member (json_node_get_object (root), "records");
   if (list != NULL && !JSON_NODE_HOLDS_ARRAY (list))
@@ -140,10 +141,8 @@ insert_records (Marketd *self, const char *account, GArray *records, JsonBuilder
         goto fail;
       *n_new += sqlite3_changes (self->db);
       json_builder_begin_object (b);
-      json_builder_set_member_name (b, "idempotency_key");
-      json_builder_add_string_value (b, r->key);
-      json_builder_set_member_name (b, "status");
-      json_builder_add_string_value (b, sqlite3_changes (self->db) ? "recorded" : "duplicate");
+      ts_json_add_string (b, "idempotency_key", r->key);
+      ts_json_add_string (b, "status", sqlite3_changes (self->db) ? "recorded" : "duplicate");
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
@@ -161,7 +160,7 @@ marketd_handle_usage (Marketd *self, SoupServerMessage *msg)
   const char *auth = soup_message_headers_get_one (
       soup_server_message_get_request_headers (msg), "Authorization");
   const char *account = NULL, *missing = NULL;
-  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(JsonNode) root = NULL;
   g_autoptr(GArray) records = g_array_new (FALSE, FALSE, sizeof (UsageRecord));
   g_autoptr(JsonBuilder) b = json_builder_new ();
   guint n_new = 0;
@@ -175,7 +174,7 @@ marketd_handle_usage (Marketd *self, SoupServerMessage *msg)
       marketd_reply_error (msg, 401, "unauthorized", "A valid bearer token is required");
       return;
     }
-  if (!read_records (msg, parser, records))
+  if (!read_records (msg, &root, records))
     return;
   if (!versions_exist (self, records, &missing))
     {
@@ -189,10 +188,8 @@ marketd_handle_usage (Marketd *self, SoupServerMessage *msg)
       marketd_reply_error (msg, 503, "unavailable", "Usage could not be stored; retry");
       return;
     }
-  json_builder_set_member_name (b, "accepted");
-  json_builder_add_int_value (b, n_new);
-  json_builder_set_member_name (b, "duplicates");
-  json_builder_add_int_value (b, records->len - n_new);
+  ts_json_add_int (b, "accepted", n_new);
+  ts_json_add_int (b, "duplicates", records->len - n_new);
   json_builder_end_object (b);
   marketd_reply_json (msg, 200, b);
 }

@@ -9,7 +9,7 @@ G_BEGIN_DECLS
 
 /* Largest request body accepted (bytes); usage batches are far smaller. */
 #define MARKETD_MAX_REQUEST_BODY (64 * 1024)
-/* Seconds a connection may stay idle (reading or writing) before it is closed. */
+/* Default seconds a connection may stay idle (reading or writing) before it is closed. */
 #define MARKETD_IO_TIMEOUT_S 30
 
 /* One server.  Every field is touched only from the main thread: libsoup
@@ -21,6 +21,7 @@ typedef struct
   char       *keys_dir;
   GHashTable *tokens;     /* SHA-256 hex of a bearer token → account name */
   SoupServer *server;
+  guint       io_timeout_s;
 } Marketd;
 
 /* marketd-db.c */

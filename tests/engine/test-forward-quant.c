@@ -23,12 +23,29 @@ test_exact_activations (gconstpointer data)
   g_autofree float *gold = golden_floats (name, "dequant_f32_logits_batched.bin", &n_gold);
   LmModel *m = golden_model (name);
   LmSession *s = quant_session (m, true);
-  g_autofree float *logits = g_new (float, n_gold);
-  g_assert_cmpint (lm_session_prefill (s, tokens, n_tok, logits), ==, LM_OK);
+  Hidden h;
+  hidden_capture (&h, s, (uint32_t) n_tok);
+  g_autofree float *logits = prefill_all (s, tokens, n_tok);
+  lm_session_set_debug (s, NULL, NULL);
+  gsize n_h;
+  g_autofree float *gold_h = golden_floats (name, "dequant_f32_hidden_l_out.bin", &n_h);
+  g_assert_cmpuint (n_h, ==, (gsize) h.n_layer * n_tok * h.n_embd);
+  g_autofree char *what_h = g_strdup_printf ("%s f32-activation hidden l_out vs dequant_f32", name);
+  assert_close (what_h, h.l_out, gold_h, n_h, 1e-3);
+  hidden_clear (&h);
   g_autofree char *what = g_strdup_printf ("%s f32-activation prefill vs dequant_f32", name);
   assert_close (what, logits, gold, n_gold, LOGITS_TOL);
   lm_session_reset (s);
   run_greedy (m, s, name, "dequant_f32_");
+  /* The long prompt, batched over several steps. */
+  gsize n_long, n_long_gold;
+  g_autofree int32_t *long_tokens = golden_ints (name, "long_prompt_tokens.bin", &n_long);
+  g_autofree float *long_gold = golden_floats (name, "dequant_f32_long_logits_batched.bin",
+                                               &n_long_gold);
+  lm_session_reset (s);
+  g_autofree float *long_logits = prefill_all (s, long_tokens, n_long);
+  g_autofree char *what_long = g_strdup_printf ("%s f32-activation long prompt vs dequant_f32", name);
+  assert_close (what_long, long_logits, long_gold, n_long_gold, LOGITS_TOL);
   lm_session_free (s);
   lm_model_free (m);
 }
@@ -45,8 +62,7 @@ test_native_activations (gconstpointer data)
   LmModel *m = golden_model (name);
   uint32_t V = lm_model_info (m)->n_vocab;
   LmSession *s = quant_session (m, false);
-  g_autofree float *logits = g_new (float, n_gold);
-  g_assert_cmpint (lm_session_prefill (s, tokens, n_tok, logits), ==, LM_OK);
+  g_autofree float *logits = prefill_all (s, tokens, n_tok);
   g_autofree char *what = g_strdup_printf ("%s native prefill vs native goldens", name);
   assert_close (what, logits, gold, n_gold, 0.5);
   gsize agree = 0;

@@ -106,3 +106,60 @@ run_greedy (const LmModel *m, LmSession *s, const char *name, const char *prefix
   g_test_message ("%s %sgreedy: 32 tokens identical, logits max abs diff %.3g", name, prefix, worst);
   g_assert_cmpfloat (worst, <=, LOGITS_TOL);
 }
+
+float *
+prefill_all (LmSession *s, const int32_t *tokens, gsize n)
+{
+  float *logits = g_new (float, n * lm_model_info (lm_session_model (s))->n_vocab);
+  g_assert_cmpint (lm_session_prefill (s, tokens, n, logits), ==, LM_OK);
+  return logits;
+}
+
+double
+decode_max_diff (LmSession *s, const int32_t *tokens, gsize n, const float *rows)
+{
+  uint32_t V = lm_model_info (lm_session_model (s))->n_vocab;
+  double worst = 0.0;
+  for (gsize t = 0; t < n; t++)
+    {
+      g_assert_cmpint (lm_session_decode (s, tokens[t]), ==, LM_OK);
+      double err = max_abs_diff (lm_session_logits (s), rows + t * V, V);
+      worst = err > worst ? err : worst;
+    }
+  return worst;
+}
+
+static void
+capture_cb (void *user_data, uint32_t layer, int which, uint32_t pos0, uint32_t n, const float *x)
+{
+  Hidden *h = user_data;
+  for (uint32_t t = 0; t < n; t++)
+    {
+      uint32_t p = pos0 + t;
+      if (p >= h->n_tok)
+        continue;
+      float *dst = which == 0 ? h->attn_residual + ((size_t) layer * h->n_tok + p) * h->n_embd
+                 : which == 1 ? h->l_out + ((size_t) layer * h->n_tok + p) * h->n_embd
+                              : h->final_norm + (size_t) p * h->n_embd;
+      memcpy (dst, x + (size_t) t * h->n_embd, h->n_embd * sizeof (float));
+    }
+}
+
+void
+hidden_capture (Hidden *h, LmSession *s, uint32_t n_tok)
+{
+  const LmModelInfo *in = lm_model_info (lm_session_model (s));
+  *h = (Hidden) { in->n_embd, in->n_layer, n_tok };
+  h->attn_residual = g_new0 (float, (gsize) in->n_layer * n_tok * in->n_embd);
+  h->l_out = g_new0 (float, (gsize) in->n_layer * n_tok * in->n_embd);
+  h->final_norm = g_new0 (float, (gsize) n_tok * in->n_embd);
+  lm_session_set_debug (s, capture_cb, h);
+}
+
+void
+hidden_clear (Hidden *h)
+{
+  g_free (h->attn_residual);
+  g_free (h->l_out);
+  g_free (h->final_norm);
+}

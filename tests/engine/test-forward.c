@@ -1,33 +1,13 @@
 /* test-forward.c: f32 forward pass against llama.cpp goldens (prefill, hidden
  * states, token-by-token decode, greedy decode, the long prompt).
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <math.h>
 #include <string.h>
 
-#include "session-private.h"
+#include "forward-ops.h"
 #include "test-forward-util.h"
 
 #define HIDDEN_TOL 1e-3
-
-typedef struct {
-  uint32_t n_embd, n_layer, n_tok;
-  float *attn_residual, *l_out, *final_norm;  /* as the golden files lay them out */
-} Hidden;
-
-static void
-capture_cb (void *user_data, uint32_t layer, int which, uint32_t pos0, uint32_t n, const float *x)
-{
-  Hidden *h = user_data;
-  for (uint32_t t = 0; t < n; t++)
-    {
-      uint32_t p = pos0 + t;
-      if (p >= h->n_tok)
-        continue;
-      float *dst = which == 0 ? h->attn_residual + ((size_t) layer * h->n_tok + p) * h->n_embd
-                 : which == 1 ? h->l_out + ((size_t) layer * h->n_tok + p) * h->n_embd
-                              : h->final_norm + (size_t) p * h->n_embd;
-      memcpy (dst, x + (size_t) t * h->n_embd, h->n_embd * sizeof (float));
-    }
-}
 
 static void
 test_prefill_and_hidden (gconstpointer data)
@@ -40,13 +20,9 @@ test_prefill_and_hidden (gconstpointer data)
   const LmModelInfo *in = lm_model_info (m);
   g_assert_cmpuint (n_gold, ==, n_tok * in->n_vocab);
   LmSession *s = golden_session (m, 2, 64);
-  Hidden h = { in->n_embd, in->n_layer, (uint32_t) n_tok };
-  h.attn_residual = g_new0 (float, (gsize) in->n_layer * n_tok * in->n_embd);
-  h.l_out = g_new0 (float, (gsize) in->n_layer * n_tok * in->n_embd);
-  h.final_norm = g_new0 (float, n_tok * in->n_embd);
-  lm_session_set_debug (s, capture_cb, &h);
-  g_autofree float *logits = g_new (float, n_gold);
-  g_assert_cmpint (lm_session_prefill (s, tokens, n_tok, logits), ==, LM_OK);
+  Hidden h;
+  hidden_capture (&h, s, (uint32_t) n_tok);
+  g_autofree float *logits = prefill_all (s, tokens, n_tok);
 
   g_autofree float *g_res = golden_floats (name, "hidden_attn_residual.bin", &n_h);
   g_autofree float *g_out = golden_floats (name, "hidden_l_out.bin", &n_h);
@@ -63,9 +39,7 @@ test_prefill_and_hidden (gconstpointer data)
   assert_close ("batched prefill logits", logits, gold, n_gold, LOGITS_TOL);
   assert_close ("last logits", lm_session_logits (s), gold + (n_tok - 1) * in->n_vocab,
                 in->n_vocab, LOGITS_TOL);
-  g_free (h.attn_residual);
-  g_free (h.l_out);
-  g_free (h.final_norm);
+  hidden_clear (&h);
   lm_session_free (s);
   lm_model_free (m);
 }
@@ -78,15 +52,9 @@ test_token_by_token (gconstpointer data)
   g_autofree int32_t *tokens = golden_ints (name, "prompt_tokens.bin", &n_tok);
   g_autofree float *gold = golden_floats (name, "logits_seq.bin", &n_gold);
   LmModel *m = golden_model (name);
-  uint32_t V = lm_model_info (m)->n_vocab;
+  g_assert_cmpuint (n_gold, ==, n_tok * lm_model_info (m)->n_vocab);
   LmSession *s = golden_session (m, 1, 64);
-  double worst = 0.0;
-  for (gsize t = 0; t < n_tok; t++)
-    {
-      g_assert_cmpint (lm_session_decode (s, tokens[t]), ==, LM_OK);
-      double err = max_abs_diff (lm_session_logits (s), gold + t * V, V);
-      worst = err > worst ? err : worst;
-    }
+  double worst = decode_max_diff (s, tokens, n_tok, gold);
   g_test_message ("%s token-by-token logits: max abs diff %.3g", name, worst);
   g_assert_cmpfloat (worst, <=, LOGITS_TOL);
   g_assert_cmpuint (lm_session_pos (s), ==, n_tok);
@@ -117,8 +85,7 @@ test_long_prompt (gconstpointer data)
   LmModel *m = golden_model (name);
   uint32_t V = lm_model_info (m)->n_vocab;
   LmSession *s = golden_session (m, 2, 64);
-  g_autofree float *logits = g_new (float, n_gold);
-  g_assert_cmpint (lm_session_prefill (s, tokens, n_tok, logits), ==, LM_OK);
+  g_autofree float *logits = prefill_all (s, tokens, n_tok);
   assert_close ("long batched logits", logits, gold, n_gold, LOGITS_TOL);
   lm_session_reset (s);
   for (gsize t = 0; t < n_tok; t++)
@@ -130,10 +97,40 @@ test_long_prompt (gconstpointer data)
   lm_model_free (m);
 }
 
+/* Interleaved M-RoPE sections (FORMAT.md 3.4): for text, pairs assigned to
+ * t/h/w rotate by the position, pairs of the fourth section not at all. */
+static void
+test_rope_sections (void)
+{
+  const int32_t sections[4] = { 2, 2, 2, 2 };
+  float cs[16];
+  lm_rope_table (5, 16, 10000.0f, sections, cs);
+  for (uint32_t i = 0; i < 8; i++)
+    {
+      /* sector i: 0..5 are t,h,w,t,h,w (each < 3 * 2); 6 and 7 fall to e. */
+      double theta = i < 6 ? 5.0 * pow (10000.0, -2.0 * i / 16) : 0.0;
+      g_assert_cmpfloat_with_epsilon (cs[2 * i], cos (theta), 1e-6);
+      g_assert_cmpfloat_with_epsilon (cs[2 * i + 1], sin (theta), 1e-6);
+    }
+  /* NEOX pairing: x[i] with x[i + n_rot/2]; dims past n_rot untouched. */
+  float x[20], y[20];
+  for (int i = 0; i < 20; i++)
+    x[i] = y[i] = (float) (i + 1);
+  lm_rope_apply (y, 16, cs);
+  for (uint32_t i = 0; i < 8; i++)
+    {
+      g_assert_cmpfloat_with_epsilon (y[i], x[i] * cs[2 * i] - x[i + 8] * cs[2 * i + 1], 1e-5);
+      g_assert_cmpfloat_with_epsilon (y[i + 8], x[i] * cs[2 * i + 1] + x[i + 8] * cs[2 * i], 1e-5);
+    }
+  for (int i = 16; i < 20; i++)
+    g_assert_cmpfloat (y[i], ==, x[i]);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/engine/forward/rope-sections", test_rope_sections);
   const char *models[] = { "tiny-qwen35moe-f32", "tiny-qwen35-f32" };
   for (size_t i = 0; i < G_N_ELEMENTS (models); i++)
     {

@@ -127,10 +127,9 @@ check_against_double (LmTensorType type, LmActMode mode, const guint8 *w, gint64
 }
 
 static void
-test_isa_dots (void)
+check_isa_dots (GRand *rng, gint64 n_in)
 {
-  g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
-  const gint64 n_in = 1024, n_rows = 37;
+  const gint64 n_rows = 37;
   g_autofree float *x = g_new (float, n_in);
   g_autofree float *y = g_new (float, n_rows);
   g_autofree float *y1 = g_new (float, n_rows);
@@ -148,6 +147,8 @@ test_isa_dots (void)
         for (int mode = 0; mode < 2; mode++)
           {
             LmTensorType type = all_types[t];
+            if (n_in % (gint64) lm_type_block_size (type) != 0)
+              continue;
             g_autofree guint8 *w = random_rows (rng, type, n_in, n_rows);
             g_autofree guint8 *act = g_malloc (lm_act_row_bytes (type, mode, n_in));
             size_t row_bytes = lm_row_bytes (type, n_in);
@@ -165,6 +166,15 @@ test_isa_dots (void)
     }
 }
 
+static void
+test_isa_dots (void)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  check_isa_dots (rng, 1024);
+  check_isa_dots (rng, 288);   /* an odd number of Q8_0 blocks */
+  check_isa_dots (rng, 37);    /* float types: vector tails */
+}
+
 /* Each ISA quantises activations to exactly the scalar reference's blocks. */
 static void
 test_isa_activation_blocks (void)
@@ -179,6 +189,10 @@ test_isa_activation_blocks (void)
   for (int i = 0; i < 64; i++)   /* exact .5 ties after scaling */
     x[256 + i] = (float) (i - 32) + 0.5f;
   x[300] = 31.75f;
+  /* a block whose scale is exactly 1 (amax 127): every x.5 is a rounding tie */
+  x[512] = -127.0f;
+  for (int i = 0; i < 80; i++)
+    x[513 + i] = (float) (i - 40) + 0.5f;
   for (int isa = 1; isa < LM_ISA_COUNT; isa++)
     {
       const LmKernels *k = lm_kernels_for_isa ((LmIsa) isa);
@@ -228,6 +242,26 @@ test_thread_counts (void)
     }
 }
 
+/* Several tokens at once give the same numbers as one at a time. */
+static void
+check_matmul_is_matvec (GRand *rng, LmTensorType type, gint64 n_in, gint64 n_out)
+{
+  const gint64 n_tok = 6;
+  g_autofree float *X = g_new (float, n_in * n_tok);
+  g_autofree float *Y = g_new (float, n_out * n_tok);
+  g_autofree float *y = g_new (float, n_out);
+  g_autofree guint8 *w = random_rows (rng, type, n_in, n_out);
+
+  random_vector (rng, X, n_in * n_tok);
+  lm_matmul (NULL, type, w, n_in, n_out, X, n_tok, Y);
+  for (gint64 t = 0; t < n_tok; t++)
+    {
+      lm_matvec (NULL, type, w, n_in, n_out, X + t * n_in, y);
+      g_assert_cmpmem (y, n_out * sizeof (float), Y + t * n_out, n_out * sizeof (float));
+    }
+  check_against_double (type, LM_ACT_NATIVE, w, n_in, n_out, X + 5 * n_in, Y + 5 * n_out, "matmul");
+}
+
 /* n_in above the internal segment length: the partial sums are added. */
 static void
 test_long_rows (void)
@@ -244,6 +278,16 @@ test_long_rows (void)
       lm_matvec_ex (lm_kernels_best (), (LmActMode) mode, NULL, LM_TYPE_Q4_K, w, n_in, n_out, x, y);
       check_against_double (LM_TYPE_Q4_K, (LmActMode) mode, w, n_in, n_out, x, y, "long");
     }
+
+  check_matmul_is_matvec (rng, LM_TYPE_Q6_K, n_in, n_out);
+}
+
+/* an odd number of Q8_0 blocks in the token tiles */
+static void
+test_odd_blocks (void)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  check_matmul_is_matvec (rng, LM_TYPE_Q8_0, 288, 19);
 }
 
 /* ---- thread pool ---- */
@@ -274,7 +318,9 @@ test_pool (void)
     {
       LmThreadPool *pool = lm_thread_pool_new (sizes[s]);
       g_assert_cmpint (lm_thread_pool_size (pool), ==, sizes[s]);
-      for (int round = 0; round < 2000; round++)
+      /* many short jobs back to back: workers arrive late, find jobs already
+       * claimed, or race the publication of the next one */
+      for (int round = 0; round < 5000; round++)
         {
           int n = round % 37;
           gint hits[37] = { 0 };
@@ -295,6 +341,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/kernels/isa-activation-blocks", test_isa_activation_blocks);
   g_test_add_func ("/engine/kernels/thread-counts", test_thread_counts);
   g_test_add_func ("/engine/kernels/long-rows", test_long_rows);
+  g_test_add_func ("/engine/kernels/odd-blocks", test_odd_blocks);
   g_test_add_func ("/engine/kernels/pool", test_pool);
   return g_test_run ();
 }

@@ -52,8 +52,7 @@ check_against_goldens (const LmModel *m, LmSession *s, const char *what)
   gsize n_tok, n_gold;
   g_autofree int32_t *tokens = golden_ints (MODEL, "prompt_tokens.bin", &n_tok);
   g_autofree float *gold = golden_floats (MODEL, "lora_logits_batched.bin", &n_gold);
-  g_autofree float *logits = g_new (float, n_gold);
-  g_assert_cmpint (lm_session_prefill (s, tokens, n_tok, logits), ==, LM_OK);
+  g_autofree float *logits = prefill_all (s, tokens, n_tok);
   assert_close (what, logits, gold, n_gold, LOGITS_TOL);
   lm_session_reset (s);
   run_greedy (m, s, MODEL, "lora_");
@@ -132,12 +131,11 @@ test_hook_equals_builtin (void)
   LmSession *s = golden_session (m, 2, 64);
   g_assert_cmpint (lm_session_set_lora (s, lora), ==, LM_OK);
   HookStats stats = { 0 };
-  for (size_t i = 0; i < lm_lora_n_modules (lora); i++)
-    g_assert_cmpint (lm_session_set_lora_hook (s, i, plain_hook_cb, &stats), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora_hook (s, LM_LORA_ALL_MODULES, plain_hook_cb, &stats), ==,
+                   LM_OK);
   gsize n_tok;
   g_autofree int32_t *tokens = golden_ints (MODEL, "prompt_tokens.bin", &n_tok);
-  g_autofree float *hooked = g_new (float, n_tok * 1024);
-  g_assert_cmpint (lm_session_prefill (s, tokens, n_tok, hooked), ==, LM_OK);
+  g_autofree float *hooked = prefill_all (s, tokens, n_tok);
   g_assert_cmpuint (stats.calls, ==, 4);          /* one batch, four modules */
   g_assert_cmpuint (stats.rows, ==, 4 * n_tok);
   g_assert_cmpfloat (lm_session_timings (s)->ms[LM_STAGE_EVALUATE], ==, 1.0);
@@ -146,8 +144,7 @@ test_hook_equals_builtin (void)
 
   LmSession *plain = golden_session (m, 2, 64);
   g_assert_cmpint (lm_session_set_lora (plain, lora), ==, LM_OK);
-  g_autofree float *builtin = g_new (float, n_tok * 1024);
-  g_assert_cmpint (lm_session_prefill (plain, tokens, n_tok, builtin), ==, LM_OK);
+  g_autofree float *builtin = prefill_all (plain, tokens, n_tok);
   assert_close ("hook vs built-in LoRA", hooked, builtin, n_tok * 1024, 1e-4);
   gsize n_gold;
   g_autofree float *gold = golden_floats (MODEL, "lora_logits_batched.bin", &n_gold);
@@ -174,9 +171,29 @@ test_hook_failure (void)
   g_assert_cmpint (lm_session_set_lora_hook (s, 0, failing_hook_cb, NULL), ==, LM_OK);
   g_assert_cmpint (lm_session_set_lora_hook (s, 99, failing_hook_cb, NULL), ==,
                    LM_ERR_INVALID_ARGUMENT);
-  int32_t token = 5;
-  g_assert_cmpint (lm_session_decode (s, token), ==, LM_ERR_HOOK);
+  gsize n_tok;
+  g_autofree int32_t *tokens = golden_ints (MODEL, "prompt_tokens.bin", &n_tok);
+  g_assert_cmpint (lm_session_prefill (s, tokens, 10, NULL), ==, LM_ERR_HOOK);
   g_assert_cmpuint (lm_session_pos (s), ==, 0);
+  /* Hook-less first part, then a failing step: the session refuses to go on
+   * until it is rewound, and the replay gives what a fresh session gives. */
+  g_assert_cmpint (lm_session_set_lora_hook (s, 0, NULL, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_session_prefill (s, tokens, 10, NULL), ==, LM_ERR_INVALID_ARGUMENT);
+  lm_session_reset (s);
+  g_assert_cmpint (lm_session_prefill (s, tokens, 10, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora_hook (s, 0, failing_hook_cb, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_session_decode (s, tokens[10]), ==, LM_ERR_HOOK);
+  g_assert_cmpuint (lm_session_pos (s), ==, 10);
+  g_assert_cmpint (lm_session_set_lora_hook (s, 0, NULL, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_session_decode (s, tokens[10]), ==, LM_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (lm_session_rewind (s, 10), ==, LM_OK);
+  g_assert_cmpint (lm_session_decode (s, tokens[10]), ==, LM_OK);
+  LmSession *fresh = golden_session (m, 1, 64);
+  g_assert_cmpint (lm_session_set_lora (fresh, lora), ==, LM_OK);
+  g_assert_cmpint (lm_session_prefill (fresh, tokens, 11, NULL), ==, LM_OK);
+  assert_close ("replayed after a hook failure", lm_session_logits (s), lm_session_logits (fresh),
+                1024, 0.0);
+  lm_session_free (fresh);
   lm_session_free (s);
   lm_lora_free (lora);
   lm_model_free (m);
@@ -211,6 +228,22 @@ test_rejects (void)
       free (error);
       g_remove (path);
     }
+  /* Truncated copies of the real adapter: an error, never a crash. */
+  gsize len;
+  g_autofree guint8 *real = ts_test_read_data ("qwen35/" MODEL "/lora/tiny-qwen35moe-lora-f32.gguf", &len);
+  g_autofree char *cut = g_strdup_printf ("%s/cut.gguf", dir);
+  const gsize sizes[] = { 0, 7, 100, len / 3, len - 1 };
+  for (size_t i = 0; i < G_N_ELEMENTS (sizes); i++)
+    {
+      g_assert_true (g_file_set_contents (cut, (const char *) real, (gssize) sizes[i], NULL));
+      LmLora *lora = NULL;
+      char *error = NULL;
+      g_assert_cmpint (lm_lora_load (m, cut, 1.0f, &lora, &error), !=, LM_OK);
+      g_assert_null (lora);
+      g_assert_nonnull (error);
+      free (error);
+    }
+  g_remove (cut);
   /* A well-formed file of the same writer loads (so the cases above fail for
    * the reason they name). */
   g_autofree char *good = g_strdup_printf ("%s/good.gguf", dir);

@@ -81,6 +81,52 @@ test_min_p (void)
 }
 
 static void
+test_combined_filters (void)
+{
+  LmSamplerParams p = plain ();
+  p.top_k = 3;      /* 0.2, 0.3, 0.4 over 0.9; then top-p 0.5 keeps two */
+  p.top_p = 0.5f;
+  double want[] = { 0, 0, 3 / 7.0, 4 / 7.0 };
+  expect_probs (p, base_logits, want, 4);
+  p = plain ();
+  p.top_p = 0.8f;   /* keeps 0.4, 0.3, 0.2; min-p 0.6 then drops 0.2 (< 0.24) */
+  p.min_p = 0.6f;
+  expect_probs (p, base_logits, want, 4);
+}
+
+/* Without top-k the filters run on a partial heap order; with top-k on a
+ * sorted list. Excluding only a -inf token, both must give one distribution. */
+static void
+test_heap_and_sorted_agree (void)
+{
+  enum { N = 2000 };
+  static float logits[N];
+  GRand *rng = g_rand_new_with_seed (99);
+  for (int trial = 0; trial < 20; trial++)
+    {
+      for (int i = 0; i < N; i++)
+        logits[i] = (float) g_rand_double_range (rng, -6, 6);
+      logits[g_rand_int_range (rng, 0, N)] = -INFINITY;
+      logits[g_rand_int_range (rng, 0, N)] = logits[g_rand_int_range (rng, 0, N)];   /* a tie */
+      LmSamplerParams a = plain ();
+      a.top_p = (float) g_rand_double_range (rng, 0.05, 0.99);
+      a.min_p = trial % 2 ? (float) g_rand_double_range (rng, 0.001, 0.5) : 0.0f;
+      a.temperature = (float) g_rand_double_range (rng, 0.3, 2.0);
+      LmSamplerParams b = a;
+      b.top_k = N - 1;
+      LmSampler *sa = lm_sampler_new (&a, N), *sb = lm_sampler_new (&b, N);
+      static float pa[N], pb[N];
+      lm_sampler_probs (sa, logits, pa);
+      lm_sampler_probs (sb, logits, pb);
+      for (int i = 0; i < N; i++)
+        g_assert_cmpfloat_with_epsilon (pa[i], pb[i], 1e-6);
+      lm_sampler_free (sa);
+      lm_sampler_free (sb);
+    }
+  g_rand_free (rng);
+}
+
+static void
 test_repetition_penalty (void)
 {
   LmSamplerParams p = plain ();
@@ -199,6 +245,8 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/sampler/top-k", test_top_k);
   g_test_add_func ("/engine/sampler/top-p", test_top_p);
   g_test_add_func ("/engine/sampler/min-p", test_min_p);
+  g_test_add_func ("/engine/sampler/combined-filters", test_combined_filters);
+  g_test_add_func ("/engine/sampler/heap-and-sorted-agree", test_heap_and_sorted_agree);
   g_test_add_func ("/engine/sampler/repetition-penalty", test_repetition_penalty);
   g_test_add_func ("/engine/sampler/greedy", test_greedy);
   g_test_add_func ("/engine/sampler/draw-frequencies", test_draw_frequencies);

@@ -49,16 +49,17 @@ join_ids_spaces (const int32_t *ids, gsize n)
 }
 
 static void
-check_generate (const char *lora_rel, const char *prefix)
+check_generate (const char *name, const char *lora_rel, const char *prefix)
 {
-  g_autofree char *model = ts_test_data_path ("qwen35/" MODEL "/" MODEL ".gguf");
+  g_autofree char *rel = g_strdup_printf ("qwen35/%s/%s.gguf", name, name);
+  g_autofree char *model = ts_test_data_path (rel);
   g_autofree char *lora = lora_rel ? ts_test_data_path (lora_rel) : NULL;
   gsize n_tok, n_gold, n_greedy;
-  g_autofree int32_t *tokens = golden_ints (MODEL, "prompt_tokens.bin", &n_tok);
+  g_autofree int32_t *tokens = golden_ints (name, "prompt_tokens.bin", &n_tok);
   g_autofree char *f_logits = g_strdup_printf ("%slogits_batched.bin", prefix);
   g_autofree char *f_greedy = g_strdup_printf ("%sgreedy_tokens.bin", prefix);
-  g_autofree float *gold = golden_floats (MODEL, f_logits, &n_gold);
-  g_autofree int32_t *greedy = golden_ints (MODEL, f_greedy, &n_greedy);
+  g_autofree float *gold = golden_floats (name, f_logits, &n_gold);
+  g_autofree int32_t *greedy = golden_ints (name, f_greedy, &n_greedy);
   g_autofree char *ids = join_ids (tokens, n_tok);
   g_autofree char *dir = g_dir_make_tmp ("tensafe-cli-XXXXXX", NULL);
   g_autofree char *dump = g_build_filename (dir, "logits.bin", NULL);
@@ -87,13 +88,63 @@ check_generate (const char *lora_rel, const char *prefix)
 static void
 test_generate (void)
 {
-  check_generate (NULL, "");
+  check_generate (MODEL, NULL, "");
+  check_generate ("tiny-qwen35-f32", NULL, "");
 }
 
 static void
 test_generate_lora (void)
 {
-  check_generate ("qwen35/" MODEL "/lora/tiny-qwen35moe-lora-f32.gguf", "lora_");
+  check_generate (MODEL, "qwen35/" MODEL "/lora/tiny-qwen35moe-lora-f32.gguf", "lora_");
+  check_generate (MODEL, "qwen35/" MODEL "/lora/peft", "lora_");
+}
+
+/* A chat prompt renders to the golden prompt tokens (ChatML user turn plus
+ * the assistant header), so its greedy ids are the golden ones; so are those
+ * of the raw prompt text with its special tokens. */
+static void
+test_generate_prompt (void)
+{
+  g_autofree char *model = ts_test_data_path ("qwen35/" MODEL "/" MODEL ".gguf");
+  gsize n_greedy;
+  g_autofree int32_t *greedy = golden_ints (MODEL, "greedy_tokens.bin", &n_greedy);
+  g_autofree char *want = join_ids_spaces (greedy, 8);
+  const char *chat[] = { "generate", "--model", model, "--prompt",
+                         "What is free software? Explain it briefly.", "--chat", "-n", "8",
+                         "--print-ids", NULL };
+  const char *raw[] = { "generate", "--model", model, "--prompt",
+                        "<|im_start|>user\nWhat is free software? Explain it briefly.<|im_end|>\n"
+                        "<|im_start|>assistant\n", "-n", "8", "--print-ids", NULL };
+  const char *const *cases[] = { chat, raw };
+  for (size_t i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *out = NULL, *err = NULL;
+      g_assert_cmpint (run_cli (cases[i], &out, &err), ==, 0);
+      g_assert_cmpstr (g_strstrip (out), ==, want);
+    }
+}
+
+/* Sampling with a seed is reproducible, and different seeds differ. */
+static void
+test_generate_sampling (void)
+{
+  g_autofree char *model = ts_test_data_path ("qwen35/" MODEL "/" MODEL ".gguf");
+  const char *seed1[] = { "generate", "--model", model, "--tokens", "999,716,260", "-n", "24",
+                          "--temp", "1.5", "--top-k", "200", "--top-p", "0.99", "--seed", "1",
+                          "--print-ids", NULL };
+  const char *seed2[] = { "generate", "--model", model, "--tokens", "999,716,260", "-n", "24",
+                          "--temp", "1.5", "--top-k", "200", "--top-p", "0.99", "--seed", "2",
+                          "--print-ids", NULL };
+  g_autofree char *a = NULL, *b = NULL, *c = NULL, *err = NULL;
+  g_assert_cmpint (run_cli (seed1, &a, NULL), ==, 0);
+  g_assert_cmpint (run_cli (seed1, &b, NULL), ==, 0);
+  g_assert_cmpint (run_cli (seed2, &c, NULL), ==, 0);
+  g_assert_cmpstr (a, ==, b);
+  g_assert_cmpstr (a, !=, c);
+  const char *both[] = { "generate", "--model", model, "--tokens", "1", "--greedy", "--temp", "1",
+                         NULL };
+  g_autofree char *out = NULL;
+  g_assert_cmpint (run_cli (both, &out, &err), !=, 0);
 }
 
 /* Bad input ends with a message on stderr and a non-zero status. */
@@ -134,6 +185,8 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/engine/cli/generate", test_generate);
   g_test_add_func ("/engine/cli/generate-lora", test_generate_lora);
+  g_test_add_func ("/engine/cli/generate-prompt", test_generate_prompt);
+  g_test_add_func ("/engine/cli/generate-sampling", test_generate_sampling);
   g_test_add_func ("/engine/cli/errors", test_errors);
   g_test_add_func ("/engine/cli/bench-json", test_bench_json);
   return g_test_run ();

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "test-forward-util.h"
+#include "threadpool.h"
 
 #define MODEL "tiny-qwen35moe-f32"
 #define N_GEN 16
@@ -16,6 +17,7 @@ typedef struct {
   float *prefill_logits;      /* n_prompt x n_vocab */
   int32_t generated[N_GEN];
   float *last_logits;         /* n_vocab after the last generated token */
+  LmThreadPool *shared_pool;  /* NULL: the session's own */
 } Run;
 
 /* Prefill (all logits) then N_GEN greedy steps; everything recorded. */
@@ -24,7 +26,10 @@ run_cb (gpointer data)
 {
   Run *r = data;
   uint32_t V = lm_model_info (r->model)->n_vocab;
-  LmSession *s = golden_session (r->model, r->n_threads, 16);
+  LmSessionParams params = { .n_ctx = 512, .n_batch = 16, .n_threads = r->n_threads,
+                             .pool = r->shared_pool };
+  LmSession *s = NULL;
+  g_assert_cmpint (lm_session_new (r->model, &params, &s), ==, LM_OK);
   g_assert_cmpint (lm_session_prefill (s, r->prompt, r->n_prompt, r->prefill_logits), ==, LM_OK);
   for (int k = 0; k < N_GEN; k++)
     {
@@ -99,13 +104,21 @@ test_concurrent_sessions (void)
   run_init (&together[1], m, 1, b, n_b);
   run_cb (&alone[0]);
   run_cb (&alone[1]);
-  GThread *t0 = g_thread_new ("session-a", run_cb, &together[0]);
-  GThread *t1 = g_thread_new ("session-b", run_cb, &together[1]);
-  g_thread_join (t0);
-  g_thread_join (t1);
+  /* Each with its own pool, then both on one shared pool. */
+  LmThreadPool *pool = lm_thread_pool_new (2);
+  for (int round = 0; round < 2; round++)
+    {
+      together[0].shared_pool = together[1].shared_pool = round ? pool : NULL;
+      GThread *t0 = g_thread_new ("session-a", run_cb, &together[0]);
+      GThread *t1 = g_thread_new ("session-b", run_cb, &together[1]);
+      g_thread_join (t0);
+      g_thread_join (t1);
+      for (int i = 0; i < 2; i++)
+        assert_runs_identical (&alone[i], &together[i]);
+    }
+  lm_thread_pool_free (pool);
   for (int i = 0; i < 2; i++)
     {
-      assert_runs_identical (&alone[i], &together[i]);
       run_clear (&alone[i]);
       run_clear (&together[i]);
     }
@@ -199,23 +212,45 @@ test_decode_equals_prefill (gconstpointer data)
 {
   const char *name = data;
   LmModel *m = golden_model (name);
-  uint32_t V = lm_model_info (m)->n_vocab;
   gsize n;
   g_autofree int32_t *prompt = golden_ints (name, "long_prompt_tokens.bin", &n);
   n = 80;
   LmSession *s = golden_session (m, 2, 32);
-  g_autofree float *batched = g_new (float, n * V);
-  g_assert_cmpint (lm_session_prefill (s, prompt, n, batched), ==, LM_OK);
+  g_autofree float *batched = prefill_all (s, prompt, n);
   lm_session_reset (s);
-  double worst = 0.0;
-  for (gsize t = 0; t < n; t++)
-    {
-      g_assert_cmpint (lm_session_decode (s, prompt[t]), ==, LM_OK);
-      double err = max_abs_diff (lm_session_logits (s), batched + t * V, V);
-      worst = err > worst ? err : worst;
-    }
+  double worst = decode_max_diff (s, prompt, n, batched);
   g_test_message ("%s decode vs batched prefill: max abs diff %.3g", name, worst);
   g_assert_cmpfloat (worst, ==, 0.0);
+  lm_session_free (s);
+  lm_model_free (m);
+}
+
+static bool
+abort_after_cb (void *user_data)
+{
+  int *calls_left = user_data;
+  return (*calls_left)-- <= 0;
+}
+
+/* An abort between prefill steps keeps the finished steps; the session goes on. */
+static void
+test_abort (void)
+{
+  LmModel *m = golden_model (MODEL);
+  gsize n;
+  g_autofree int32_t *prompt = golden_ints (MODEL, "long_prompt_tokens.bin", &n);
+  LmSession *s = golden_session (m, 1, 16);
+  int calls_left = 2;
+  lm_session_set_abort (s, abort_after_cb, &calls_left);
+  g_assert_cmpint (lm_session_prefill (s, prompt, 40, NULL), ==, LM_ERR_CANCELLED);
+  g_assert_cmpuint (lm_session_pos (s), ==, 32);
+  lm_session_set_abort (s, NULL, NULL);
+  g_assert_cmpint (lm_session_prefill (s, prompt + 32, 8, NULL), ==, LM_OK);
+  LmSession *whole = golden_session (m, 1, 16);
+  g_assert_cmpint (lm_session_prefill (whole, prompt, 40, NULL), ==, LM_OK);
+  assert_close ("resumed after abort", lm_session_logits (s), lm_session_logits (whole),
+                lm_model_info (m)->n_vocab, 0.0);
+  lm_session_free (whole);
   lm_session_free (s);
   lm_model_free (m);
 }
@@ -229,6 +264,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/session/rewind", test_rewind);
   g_test_add_func ("/engine/session/context-bounds", test_context_bounds);
   g_test_add_func ("/engine/session/timings", test_timings);
+  g_test_add_func ("/engine/session/abort", test_abort);
   g_test_add_data_func ("/engine/session/decode-equals-prefill/q4_k_m", "tiny-qwen35moe-e256-q4_k_m",
                         test_decode_equals_prefill);
   g_test_add_data_func ("/engine/session/decode-equals-prefill/f32", "tiny-qwen35-f32",

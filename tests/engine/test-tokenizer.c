@@ -1,9 +1,11 @@
 /* test-tokenizer.c: the BPE tokenizer against the golden tokenizer cases.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
 
+#include "gguf-writer.h"
 #include "gguf.h"
 #include "tokenizer.h"
 #include "ts-test-util.h"
@@ -100,29 +102,30 @@ ids_of (JsonArray *a, size_t *n)
   return ids;
 }
 
+/* Every golden case tokenized in one mode against the ids under @key. */
 static void
-test_cases_parse_special (Fixture *fx, gconstpointer data)
+check_all_cases (Fixture *fx, const char *key, bool parse_special)
 {
   JsonArray *cases = cases_of (fx);
   g_assert_cmpuint (json_array_get_length (cases), ==, 35);
   for (guint i = 0; i < json_array_get_length (cases); i++)
     {
       JsonObject *c = json_array_get_object_element (cases, i);
-      check_tokenize (fx->tok, json_object_get_string_member (c, "text"), true,
-                      json_object_get_array_member (c, "ids"));
+      check_tokenize (fx->tok, json_object_get_string_member (c, "text"), parse_special,
+                      json_object_get_array_member (c, key));
     }
+}
+
+static void
+test_cases_parse_special (Fixture *fx, gconstpointer data)
+{
+  check_all_cases (fx, "ids", true);
 }
 
 static void
 test_cases_no_parse_special (Fixture *fx, gconstpointer data)
 {
-  JsonArray *cases = cases_of (fx);
-  for (guint i = 0; i < json_array_get_length (cases); i++)
-    {
-      JsonObject *c = json_array_get_object_element (cases, i);
-      check_tokenize (fx->tok, json_object_get_string_member (c, "text"), false,
-                      json_object_get_array_member (c, "ids_no_parse_special"));
-    }
+  check_all_cases (fx, "ids_no_parse_special", false);
 }
 
 static void
@@ -263,6 +266,45 @@ test_odd_input (Fixture *fx, gconstpointer data)
   g_assert_cmpuint (n, ==, 0);
 }
 
+/* Detokenising the tokens of any byte string gives the string back, in both
+ * modes, for random mixes of ASCII, specials, multi-byte characters and
+ * invalid bytes. */
+static void
+test_roundtrip_random (Fixture *fx, gconstpointer data)
+{
+  static const char *const parts[] = {
+    "a", "the", " ", "  ", "\n", "\r\n", "\t", "'s", "'LL", "7", "é", "ñ", "Ж", "日本",
+    "😀", "🇺🇸", "\xcc\x81", "\xff", "\xc3", "\xe2\x82", ",", "...", "<|im_start|>",
+    "<|im_end|>", "<think>", "<|im_start|", "\x00", "\u00a0", "\u3000", "²", "Ⅻ",
+  };
+  GRand *rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  for (int iter = 0; iter < 300; iter++)
+    {
+      GString *text = g_string_new (NULL);
+      int n_parts = g_rand_int_range (rng, 0, 40);
+      for (int k = 0; k < n_parts; k++)
+        {
+          const char *p = parts[g_rand_int_range (rng, 0, G_N_ELEMENTS (parts))];
+          g_string_append_len (text, p, p[0] ? (gssize) strlen (p) : 1);
+        }
+      for (int special = 0; special < 2; special++)
+        {
+          int32_t *ids = NULL;
+          size_t n = 0;
+          g_assert_cmpint (lm_tokenize (fx->tok, text->str, text->len, special, &ids, &n), ==,
+                           LM_OK);
+          char *back = NULL;
+          size_t len = 0;
+          g_assert_cmpint (lm_detokenize (fx->tok, ids, n, true, &back, &len), ==, LM_OK);
+          g_assert_cmpmem (back, len, text->str, text->len);
+          free (back);
+          free (ids);
+        }
+      g_string_free (text, TRUE);
+    }
+  g_rand_free (rng);
+}
+
 /* Every golden model carries the same tokenizer. */
 static void
 test_all_models (void)
@@ -280,6 +322,62 @@ test_all_models (void)
       lm_tokenizer_free (tok);
       gguf_close (f);
     }
+}
+
+/* A vocabulary whose token texts are not valid UTF-8 (found by fuzzing:
+ * decoding once wrote past the piece buffer) loads, and such tokens stand
+ * for their raw bytes. */
+static void
+test_malformed_vocab (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("test-tokenizer-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "bad.gguf", NULL);
+  const char *tokens[] = { "a", "\xff\xfe\xfd", "\xc3", "b", "\xef\xbf\xbd", "<c>" };
+  int32_t types[] = { 1, 1, 1, 1, 1, 3 };
+  const char *merges[] = { "a b", "\xff", "x y" };
+  GgufWriter *w = gguf_writer_new ();
+  gguf_writer_add_string (w, "tokenizer.ggml.model", "gpt2");
+  gguf_writer_add_string_array (w, "tokenizer.ggml.tokens", tokens, 6);
+  gguf_writer_add_array (w, "tokenizer.ggml.token_type", GGUF_TYPE_INT32, types, 6);
+  gguf_writer_add_string_array (w, "tokenizer.ggml.merges", merges, 1);
+  g_assert_cmpint (gguf_writer_begin (w, path, NULL), ==, LM_OK);
+  g_assert_cmpint (gguf_writer_finish (w, NULL), ==, LM_OK);
+  gguf_writer_free (w);
+  GgufFile *f = NULL;
+  g_assert_cmpint (gguf_open (path, &f, NULL), ==, LM_OK);
+  LmTokenizer *tok = NULL;
+  g_assert_cmpint (lm_tokenizer_new_from_gguf (f, &tok, NULL), ==, LM_OK);
+  char buf[16];
+  g_assert_cmpuint (lm_token_piece (tok, 1, true, buf, sizeof buf), ==, 3);
+  g_assert_cmpmem (buf, 3, "\xff\xfe\xfd", 3);
+  g_assert_cmpuint (lm_token_piece (tok, 2, true, buf, sizeof buf), ==, 1);
+  g_assert_cmpuint (lm_token_piece (tok, 4, true, buf, sizeof buf), ==, 3);   /* U+FFFD kept */
+  g_assert_cmpuint (lm_tokenizer_max_piece (tok), ==, 3);
+  int32_t *ids;
+  size_t n;
+  g_assert_cmpint (lm_tokenize (tok, "ab<c>", 5, true, &ids, &n), ==, LM_OK);
+  g_assert_cmpuint (n, ==, 3);   /* "ab" is not in the vocabulary: the merge never applies */
+  g_assert_cmpint (ids[2], ==, 5);
+  free (ids);
+  lm_tokenizer_free (tok);
+  gguf_close (f);
+
+  /* A merge without a space is a load error naming it. */
+  w = gguf_writer_new ();
+  gguf_writer_add_string (w, "tokenizer.ggml.model", "gpt2");
+  gguf_writer_add_string_array (w, "tokenizer.ggml.tokens", tokens, 6);
+  gguf_writer_add_string_array (w, "tokenizer.ggml.merges", merges + 1, 1);
+  gguf_writer_begin (w, path, NULL);
+  gguf_writer_finish (w, NULL);
+  gguf_writer_free (w);
+  g_assert_cmpint (gguf_open (path, &f, NULL), ==, LM_OK);
+  char *err = NULL;
+  g_assert_cmpint (lm_tokenizer_new_from_gguf (f, &tok, &err), !=, LM_OK);
+  g_assert_nonnull (strstr (err, "has no space"));
+  free (err);
+  gguf_close (f);
+  g_unlink (path);
+  g_rmdir (dir);
 }
 
 /* The CLI prints the prompt's ids space-separated, and fails on a bad file. */
@@ -326,8 +424,10 @@ main (int argc, char **argv)
   ADD ("/engine/tokenizer/prompts", test_prompts);
   ADD ("/engine/tokenizer/special-ids", test_special_ids);
   ADD ("/engine/tokenizer/odd-input", test_odd_input);
+  ADD ("/engine/tokenizer/roundtrip-random", test_roundtrip_random);
 #undef ADD
   g_test_add_func ("/engine/tokenizer/all-models", test_all_models);
   g_test_add_func ("/engine/tokenizer/cli", test_cli);
+  g_test_add_func ("/engine/tokenizer/malformed-vocab", test_malformed_vocab);
   return g_test_run ();
 }

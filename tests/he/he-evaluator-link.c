@@ -16,13 +16,19 @@ main (int argc, char **argv)
   CkksContext *ctx;
   CkksHeloraPlan *plan;
   CkksCiphertext **in, **out;
-  float a[4 * 8] = { 0.5f, -0.25f };
-  if (ckks_params_preset ("fast", &p) != CKKS_OK || ckks_context_new (&p, &ctx) != CKKS_OK
-      || ckks_helora_plan_new (ctx, 8, 4, a, &plan) != CKKS_OK)
+  float *a = calloc (4 * 2048, sizeof (float));
+  if (!a)
     return 1;
+  a[0] = 0.5f;
+  a[2049] = -0.25f;
+  if (ckks_params_preset ("fast", &p) != CKKS_OK || ckks_context_new (&p, &ctx) != CKKS_OK
+      || ckks_helora_plan_new (ctx, 2048, 4, a, &plan) != CKKS_OK)
+    return 1;
+  free (a);
   const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
-  if (ckks_helora_ciphertexts_new (l, 1, &in) != CKKS_OK
-      || ckks_helora_ciphertexts_new (l, 1, &out) != CKKS_OK)
+  size_t n_in = ckks_helora_layout_n_inputs (l), n_out = ckks_helora_layout_n_outputs (l);
+  if (ckks_helora_ciphertexts_new (l, n_in, &in) != CKKS_OK
+      || ckks_helora_ciphertexts_new (l, n_out, &out) != CKKS_OK)
     return 1;
   /* a request that is not a ciphertext is refused, the server goes on */
   const uint8_t junk[16] = "not a ciphertex";
@@ -35,8 +41,14 @@ main (int argc, char **argv)
       || ckks_helora_evaluate (plan, in, out) != CKKS_OK)
     return 1;
   free (buf);
-  ckks_helora_ciphertexts_free (in, 1);
-  ckks_helora_ciphertexts_free (out, 1);
+  /* results go back in the compact format */
+  len = ckks_helora_result_serialized_size (l);
+  buf = malloc (len);
+  if (!buf || ckks_helora_result_serialize (l, out[0], buf, len) != CKKS_OK)
+    return 1;
+  free (buf);
+  ckks_helora_ciphertexts_free (in, n_in);
+  ckks_helora_ciphertexts_free (out, n_out);
   ckks_helora_plan_free (plan);
   ckks_context_free (ctx);
   puts ("evaluator ok");

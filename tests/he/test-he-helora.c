@@ -110,7 +110,7 @@ test_product_presets (void)
 }
 
 /* d not a power of two, r not a multiple of c, d > slots, large |h|, several
- * modules sharing one encryption of h, c above the functional threshold. */
+ * modules sharing one encryption of h, c above the trace threshold. */
 static void
 test_product_shapes (void)
 {
@@ -131,15 +131,33 @@ test_product_shapes (void)
   err = run_product (fast, sk_fast, NULL, 20000, &r3, 1, 0.1, 1.0);   /* K = 5 */
   g_test_message ("fast d=20000 r=3: %.3g", err);
   g_assert_cmpfloat (err, <=, 1e-6);
+  const size_t r2 = 2;
+  err = run_product (fast, sk_fast, NULL, 70000, &r2, 1, 0.1, 1.0);    /* K = 18 */
+  g_test_message ("fast d=70000 r=2: %.3g", err);
+  g_assert_cmpfloat (err, <=, 1e-6);
   err = run_product (def, sk_def, NULL, 2048, shared, 3, 0.1, 1.0);
   g_test_message ("default, three plans on one encryption: %.3g", err);
   g_assert_cmpfloat (err, <=, 1e-6);
-  err = run_product (fast, sk_fast, NULL, 100, &r64, 1, 0.1, 1.0);    /* c = 40 */
-  g_test_message ("fast d=100 r=64 (slot decode): %.3g", err);
+  err = run_product (fast, sk_fast, NULL, 100, &r64, 1, 0.1, 1.0);    /* c = 32 */
+  g_test_message ("fast d=100 r=64: %.3g", err);
   g_assert_cmpfloat (err, <=, 1e-6);
-  err = run_product (fast, sk_fast, NULL, 3, &r5, 1, 2.0, 300.0);     /* c = 1365 */
-  g_test_message ("fast d=3 r=5, |h| <= 300, |A| <= 2: %.3g", err);
+  err = run_product (fast, sk_fast, NULL, 3, &r5, 1, 2.0, 300.0);     /* c = 1024: decode */
+  g_test_message ("fast d=3 r=5 (slot decode), |h| <= 300, |A| <= 2: %.3g", err);
   g_assert_cmpfloat (err, <=, 1e-6 * 300 * 2 * 3);
+  /* the portable reference path end to end */
+  CkksContext *ref = context_for ("default", CKKS_BACKEND_SCALAR);
+  CkksSecretKey *sk_ref;
+  CkksPublicKey *pk_ref;
+  g_assert_cmpstr (ckks_context_backend_name (ref), ==, "scalar");
+  g_assert_cmpint (ckks_secret_key_new (ref, &sk_ref), ==, CKKS_OK);
+  g_assert_cmpint (ckks_public_key_new (sk_ref, &pk_ref), ==, CKKS_OK);
+  err = fmax (run_product (ref, sk_ref, NULL, 1000, &r5, 1, 0.1, 1.0),
+              run_product (ref, sk_ref, pk_ref, 3000, &r5, 1, 0.1, 1.0));
+  g_test_message ("scalar backend d=1000/3000 r=5: %.3g", err);
+  g_assert_cmpfloat (err, <=, 1e-6);
+  ckks_public_key_free (pk_ref);
+  ckks_secret_key_free (sk_ref);
+  ckks_context_free (ref);
   ckks_secret_key_free (sk_fast);
   ckks_secret_key_free (sk_def);
   ckks_secret_key_free (sk_wide);
@@ -185,9 +203,51 @@ test_product_zeros (void)
   ckks_context_free (ctx);
 }
 
-/* The segment functionals equal a full decode followed by slot sums. */
+/* Worst case for the modulus: every slot product at its maximum, so the
+ * constant coefficient of each result is the largest it can be (K chunks). */
 static void
-test_functional_matches_decode (void)
+test_product_extremes (void)
+{
+  CkksContext *ctx = context_for ("fast", CKKS_BACKEND_AUTO);
+  CkksSecretKey *sk;
+  g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
+  const size_t ds[] = { 2048, 70000 }, r = 3;
+  for (size_t i = 0; i < G_N_ELEMENTS (ds); i++)
+    {
+      size_t d = ds[i];
+      float *a = g_new (float, r * d), *h = g_new (float, d);
+      for (size_t j = 0; j < d; j++)
+        h[j] = -1.0f;
+      for (size_t j = 0; j < r * d; j++)
+        a[j] = j < d ? -0.1f : 0.1f;
+      CkksHeloraPlan *plan;
+      g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, a, &plan), ==, CKKS_OK);
+      const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
+      size_t k = ckks_helora_layout_n_inputs (l), b = ckks_helora_layout_n_outputs (l);
+      CkksCiphertext **in, **out;
+      double factor, u[3], ref[3];
+      g_assert_cmpint (ckks_helora_ciphertexts_new (l, k, &in), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_ciphertexts_new (l, b, &out), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_encrypt_sk (l, sk, h, in, &factor), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_evaluate (plan, in, out), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_decrypt (l, sk, out, factor, u), ==, CKKS_OK);
+      plain_product (a, h, d, r, ref);
+      g_test_message ("d=%zu all-aligned: u = %.6f, %.6f, error %.3g", d, u[0], u[1],
+                      he_test_max_abs_diff (u, ref, r));
+      g_assert_cmpfloat (he_test_max_abs_diff (u, ref, r), <=, 1e-6 * (double) d / 2048);
+      ckks_helora_ciphertexts_free (in, k);
+      ckks_helora_ciphertexts_free (out, b);
+      ckks_helora_plan_free (plan);
+      g_free (a); g_free (h);
+    }
+  ckks_secret_key_free (sk);
+  ckks_context_free (ctx);
+}
+
+/* The trace decryption equals a full decode followed by slot sums (copy t
+ * of the chunk holds value j in slot t + j c). */
+static void
+test_trace_matches_decode (void)
 {
   CkksContext *ctx = context_for ("default", CKKS_BACKEND_AUTO);
   CkksSecretKey *sk;
@@ -218,7 +278,7 @@ test_functional_matches_decode (void)
         {
           double s = 0;
           for (size_t j = 0; j < d; j++)
-            s += z[t * d + j];
+            s += z[t + j * c];
           g_assert_cmpfloat (fabs (s * factor - u[i * c + t]), <=, 1e-9);
         }
     }
@@ -285,6 +345,71 @@ test_evaluate_simd_matches_scalar (void)
   ckks_context_free (fast);
 }
 
+/* One context, key and plan shared by several threads, each with its own
+ * ciphertexts: every thread gets the right product. */
+typedef struct {
+  const CkksHeloraPlan *plan;
+  const CkksSecretKey *sk;
+  const float *a, *h;
+  double err;
+} ThreadJob;
+
+static gpointer
+thread_product (gpointer data)
+{
+  ThreadJob *job = data;
+  const CkksHeloraLayout *l = ckks_helora_plan_layout (job->plan);
+  size_t d = ckks_helora_layout_d (l), r = ckks_helora_layout_r (l);
+  CkksCiphertext **in, **out;
+  double factor, *u = g_new (double, r), *ref = g_new (double, r);
+  job->err = INFINITY;
+  if (ckks_helora_ciphertexts_new (l, 1, &in) != CKKS_OK
+      || ckks_helora_ciphertexts_new (l, ckks_helora_layout_n_outputs (l), &out) != CKKS_OK)
+    return NULL;
+  for (int round = 0; round < 3; round++)
+    if (ckks_helora_encrypt_sk (l, job->sk, job->h, in, &factor) != CKKS_OK
+        || ckks_helora_evaluate (job->plan, in, out) != CKKS_OK
+        || ckks_helora_decrypt (l, job->sk, out, factor, u) != CKKS_OK)
+      return NULL;
+  plain_product (job->a, job->h, d, r, ref);
+  job->err = he_test_max_abs_diff (u, ref, r);
+  ckks_helora_ciphertexts_free (in, 1);
+  ckks_helora_ciphertexts_free (out, ckks_helora_layout_n_outputs (l));
+  g_free (u); g_free (ref);
+  return NULL;
+}
+
+static void
+test_threads_share_plan (void)
+{
+  CkksContext *ctx = context_for ("fast", CKKS_BACKEND_AUTO);
+  CkksSecretKey *sk;
+  CkksHeloraPlan *plan;
+  const size_t d = 2048, r = 32;
+  float *a = random_floats (r * d, 0.1);
+  g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, a, &plan), ==, CKKS_OK);
+  ThreadJob jobs[4];
+  GThread *threads[4];
+  float *hs[4];
+  for (int i = 0; i < 4; i++)
+    {
+      hs[i] = random_floats (d, 1.0);
+      jobs[i] = (ThreadJob) { plan, sk, a, hs[i], INFINITY };
+      threads[i] = g_thread_new ("helora", thread_product, &jobs[i]);
+    }
+  for (int i = 0; i < 4; i++)
+    {
+      g_thread_join (threads[i]);
+      g_assert_cmpfloat (jobs[i].err, <=, 1e-6);
+      g_free (hs[i]);
+    }
+  ckks_helora_plan_free (plan);
+  ckks_secret_key_free (sk);
+  g_free (a);
+  ckks_context_free (ctx);
+}
+
 static void
 test_bad_arguments (void)
 {
@@ -306,9 +431,11 @@ main (int argc, char **argv)
   g_test_add_func ("/he/helora/presets", test_product_presets);
   g_test_add_func ("/he/helora/shapes", test_product_shapes);
   g_test_add_func ("/he/helora/zeros", test_product_zeros);
-  g_test_add_func ("/he/helora/functional-matches-decode", test_functional_matches_decode);
+  g_test_add_func ("/he/helora/extremes", test_product_extremes);
+  g_test_add_func ("/he/helora/trace-matches-decode", test_trace_matches_decode);
   g_test_add_func ("/he/helora/simd-matches-scalar", test_evaluate_simd_matches_scalar);
   g_test_add_func ("/he/helora/bad-arguments", test_bad_arguments);
+  g_test_add_func ("/he/helora/threads", test_threads_share_plan);
   int rc = g_test_run ();
   g_rand_free (rng);
   return rc;

@@ -44,6 +44,19 @@ parse_pk (const CkksContext *ctx, const uint8_t *data, size_t len)
   return st;
 }
 
+static const CkksHeloraLayout *result_layout;
+
+static CkksStatus
+parse_result (const CkksContext *ctx, const uint8_t *data, size_t len)
+{
+  CkksCiphertext **ct = NULL;
+  CkksStatus st = ckks_helora_ciphertexts_new (result_layout, 1, &ct);
+  if (st == CKKS_OK)
+    st = ckks_helora_result_deserialize_into (result_layout, ct[0], data, len);
+  ckks_helora_ciphertexts_free (ct, 1);
+  return st;
+}
+
 static const uint8_t seal_key[32] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
 
 static CkksStatus
@@ -242,6 +255,75 @@ test_keys (void)
   ckks_context_free (ctx);
 }
 
+/* Compact HE-LoRA results decrypt to exactly the same u, are about half the
+ * size, are refused by every other operation, and reject corruption. */
+static void
+test_helora_results (void)
+{
+  const unsigned bits[] = { 50, 50 };
+  CkksParams p;
+  CkksContext *ctx;
+  g_assert_cmpint (ckks_params_generate (12, bits, 2, &p), ==, CKKS_OK);
+  g_assert_cmpint (ckks_context_new (&p, &ctx), ==, CKKS_OK);
+  const size_t d = 1000, r = 3;
+  float *a = g_new (float, r * d), *h = g_new (float, d);
+  for (size_t i = 0; i < r * d; i++)
+    a[i] = (float) g_rand_double_range (rng, -0.1, 0.1);
+  for (size_t i = 0; i < d; i++)
+    h[i] = (float) g_rand_double_range (rng, -1, 1);
+  CkksSecretKey *sk;
+  CkksHeloraPlan *plan;
+  g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, a, &plan), ==, CKKS_OK);
+  const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
+  size_t b = ckks_helora_layout_n_outputs (l);
+  CkksCiphertext **in, **out, **back;
+  double factor, u[3], u_back[3];
+  g_assert_cmpint (ckks_helora_ciphertexts_new (l, 1, &in), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_ciphertexts_new (l, b, &out), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_ciphertexts_new (l, b, &back), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_encrypt_sk (l, sk, h, in, &factor), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_evaluate (plan, in, out), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_decrypt (l, sk, out, factor, u), ==, CKKS_OK);
+  size_t len = ckks_helora_result_serialized_size (l);
+  g_assert_cmpuint (len, <, ckks_ciphertext_serialized_size (out[0]) / 2 + 256);
+  uint8_t *blob = g_malloc (len);
+  for (size_t i = 0; i < b; i++)
+    {
+      g_assert_cmpint (ckks_helora_result_serialize (l, out[i], blob, len), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_result_deserialize_into (l, back[i], blob, len), ==, CKKS_OK);
+    }
+  g_assert_cmpint (ckks_helora_decrypt (l, sk, back, factor, u_back), ==, CKKS_OK);
+  g_assert_cmpmem (u, sizeof u, u_back, sizeof u_back);
+  /* a trace-only ciphertext is good for nothing else */
+  CkksPlaintext *pt;
+  g_assert_cmpint (ckks_plaintext_new (ctx, 2, &pt), ==, CKKS_OK);
+  g_assert_cmpint (ckks_decrypt (sk, back[0], pt), ==, CKKS_ERR_MISMATCH);
+  g_assert_cmpint (ckks_add (out[0], back[0], out[0]), ==, CKKS_ERR_MISMATCH);
+  g_assert_cmpint (ckks_rescale (back[0]), ==, CKKS_ERR_MISMATCH);
+  g_assert_cmpint (ckks_helora_evaluate (plan, back, out), ==, CKKS_ERR_MISMATCH);
+  size_t full = ckks_ciphertext_serialized_size (back[0]);
+  uint8_t *full_blob = g_malloc (full);
+  g_assert_cmpint (ckks_ciphertext_serialize (back[0], full_blob, full), ==, CKKS_ERR_MISMATCH);
+  g_free (full_blob);
+  ckks_plaintext_free (pt);
+  result_layout = l;
+  check_rejections (ctx, parse_result, blob, len, FALSE);
+  /* layouts decoded in full have no compact form */
+  CkksHeloraLayout *tiny;
+  g_assert_cmpint (ckks_helora_layout_new (ctx, 3, 2, &tiny), ==, CKKS_OK);
+  g_assert_cmpuint (ckks_helora_result_serialized_size (tiny), ==, 0);
+  ckks_helora_layout_free (tiny);
+  g_free (blob);
+  ckks_helora_ciphertexts_free (in, 1);
+  ckks_helora_ciphertexts_free (out, b);
+  ckks_helora_ciphertexts_free (back, b);
+  ckks_helora_plan_free (plan);
+  ckks_secret_key_free (sk);
+  g_free (a); g_free (h);
+  ckks_context_free (ctx);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -250,6 +332,7 @@ main (int argc, char **argv)
   g_test_add_func ("/he/serial/params", test_params);
   g_test_add_func ("/he/serial/ciphertexts", test_ciphertexts);
   g_test_add_func ("/he/serial/keys", test_keys);
+  g_test_add_func ("/he/serial/helora-results", test_helora_results);
   int rc = g_test_run ();
   g_rand_free (rng);
   return rc;

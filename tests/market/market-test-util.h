@@ -24,8 +24,19 @@ typedef struct
 /* Starts the server importing each of @imports (NULL-terminated, may be NULL)
  * and, when @tokens_text is not NULL, with a tokens file of that content. */
 MarketServer *market_server_start (const char * const *imports, const char *tokens_text);
+/* The same with more command-line options (e.g. --tls-cert). */
+MarketServer *market_server_start_with_args (const char * const *imports,
+                                             const char *tokens_text,
+                                             const char * const *extra_args);
 /* Sends SIGTERM, checks the exit status is 0, and deletes the temporary tree. */
 void market_server_stop (MarketServer *server);
+/* Stops the server (checking a clean exit) and starts it again on the same
+ * database, blobs and keys, importing @imports. */
+void market_server_restart (MarketServer *server, const char * const *imports);
+/* Runs a second server process on the same store that is expected to exit
+ * (an import that must fail); returns its exit status, stderr in @stderr_out. */
+int market_server_run_once (MarketServer *server, const char * const *imports,
+                            char **stderr_out);
 char *market_server_blob_path (MarketServer *server, const char *sha256);
 
 /* The source folder of the demo catalogue (data/market). */
@@ -37,6 +48,16 @@ void market_rm_rf (const char *path);
 /* Runs the default main context until *@result is set by market_store_result. */
 void market_store_result (GObject *source, GAsyncResult *result, gpointer user_data);
 void market_wait (GAsyncResult **result);
+
+/* A thread-per-connection TCP service on 127.0.0.1, port 0, whose "run"
+ * signal goes to @run_cb; its URL ("http://127.0.0.1:PORT/") in @url_out. */
+GThreadedSocketService *market_start_tcp_service (GCallback run_cb, char **url_out);
+
+/* A server on the demo catalogue plus the adapter folders under @extra_dir. */
+MarketServer *market_server_start_demo_plus (const char *extra_dir);
+
+/* Asserts that two files hold the same bytes. */
+void market_assert_same_file (const char *a, const char *b);
 
 /* Synchronous wrappers for tests. */
 TsMarketPage *market_search (TsMarketClient *client, const TsMarketSearch *search,

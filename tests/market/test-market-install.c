@@ -74,17 +74,6 @@ assert_not_installed (const char *dir, const char *id)
 }
 
 static void
-assert_same_file (const char *a, const char *b)
-{
-  g_autofree char *x = NULL, *y = NULL;
-  gsize nx = 0, ny = 0;
-
-  g_assert_true (g_file_get_contents (a, &x, &nx, NULL));
-  g_assert_true (g_file_get_contents (b, &y, &ny, NULL));
-  g_assert_cmpmem (x, nx, y, ny);
-}
-
-static void
 test_install_and_remove (void)
 {
   g_autofree char *dir = market_tmpdir (), *path = NULL, *again = NULL;
@@ -106,17 +95,33 @@ test_install_and_remove (void)
       g_autofree char *got = g_build_filename (path, names[i], NULL);
       g_autofree char *want = g_build_filename (market_demo_dir (), "tiny-golden", names[i],
                                                 NULL);
-      assert_same_file (got, want);
+      market_assert_same_file (got, want);
     }
   installed = ts_market_list_installed (dir, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (installed->len, ==, 1);
   g_assert_cmpstr (((TsMarketInstalled *) installed->pdata[0])->id, ==, "tiny-golden");
   g_assert_cmpstr (((TsMarketInstalled *) installed->pdata[0])->version, ==, "1.0.0");
-  /* Installing again swaps the folder in place. */
+  ts_market_verify_installed (dir, "tiny-golden", keyring, NULL, &error);
+  g_assert_no_error (error);
+  /* A file changed on disk after the install is caught before use. */
+  {
+    g_autofree char *cfg = g_build_filename (path, "adapter_config.json", NULL);
+    g_autoptr(TsMarketKeyring) empty = ts_market_keyring_new (NULL);
+    g_assert_true (g_file_set_contents (cfg, "{}", -1, NULL));
+    ts_market_verify_installed (dir, "tiny-golden", keyring, NULL, &error);
+    g_assert_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_CHECKSUM);
+    g_clear_error (&error);
+    ts_market_verify_installed (dir, "tiny-golden", empty, NULL, &error);
+    g_assert_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_UNKNOWN_KEY);
+    g_clear_error (&error);
+  }
+  /* Installing again swaps the folder in place (and repairs it). */
   again = install (a, keyring, dir, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpstr (again, ==, path);
+  ts_market_verify_installed (dir, "tiny-golden", keyring, NULL, &error);
+  g_assert_no_error (error);
   g_clear_pointer (&installed, g_ptr_array_unref);
   installed = ts_market_list_installed (dir, &error);
   g_assert_cmpuint (installed->len, ==, 1);
@@ -177,7 +182,7 @@ test_cancel_and_resume_install (void)
   g_assert_cmpint (q.last, ==, q.total);
   got = g_build_filename (path, "weights-extra.bin", NULL);
   want = g_build_filename (extra_dir, "big-adapter", "weights-extra.bin", NULL);
-  assert_same_file (got, want);
+  market_assert_same_file (got, want);
   market_rm_rf (dir);
 }
 
@@ -213,7 +218,7 @@ test_cancel_and_resume_download (void)
   g_assert_cmpstr (sha, ==, want);
   g_assert_cmpint (resumed, >=, BIG_BYTES / 2);
   g_assert_cmpint (resumed, <, BIG_BYTES);
-  assert_same_file (dest, local);
+  market_assert_same_file (dest, local);
   market_rm_rf (dir);
 }
 
@@ -362,17 +367,13 @@ main (int argc, char **argv)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *big = NULL;
-  const char *imports[3];
   int rc;
 
   g_test_init (&argc, &argv, NULL);
   extra_dir = market_tmpdir ();
   big = g_build_filename (extra_dir, "big-adapter", NULL);
   market_write_adapter (big, "big-adapter", "acme", "1.0.0", BIG_BYTES);
-  imports[0] = market_demo_dir ();
-  imports[1] = extra_dir;
-  imports[2] = NULL;
-  server = market_server_start (imports, NULL);
+  server = market_server_start_demo_plus (extra_dir);
   client = ts_market_client_new (server->url, &error);
   g_assert_no_error (error);
   g_test_add_func ("/market/install/install-and-remove", test_install_and_remove);

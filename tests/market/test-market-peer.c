@@ -48,24 +48,6 @@ peer_run_cb (GThreadedSocketService *svc, GSocketConnection *conn, GObject *sour
 }
 
 static void
-start_peer (void)
-{
-  g_autoptr(GInetAddress) lo = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
-  g_autoptr(GSocketAddress) addr = g_inet_socket_address_new (lo, 0);
-  g_autoptr(GSocketAddress) bound = NULL;
-  g_autoptr(GError) error = NULL;
-
-  service = G_THREADED_SOCKET_SERVICE (g_threaded_socket_service_new (8));
-  g_socket_listener_add_address (G_SOCKET_LISTENER (service), addr, G_SOCKET_TYPE_STREAM,
-                                 G_SOCKET_PROTOCOL_TCP, NULL, &bound, &error);
-  g_assert_no_error (error);
-  g_signal_connect (service, "run", G_CALLBACK (peer_run_cb), NULL);
-  g_socket_service_start (G_SOCKET_SERVICE (service));
-  peer_url = g_strdup_printf ("http://127.0.0.1:%u/",
-                              g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound)));
-}
-
-static void
 set_reply (const char *head, const char *unit, gsize repeat)
 {
   reply.head = head;
@@ -228,7 +210,7 @@ main (int argc, char **argv)
   int rc;
 
   g_test_init (&argc, &argv, NULL);
-  start_peer ();
+  service = market_start_tcp_service (G_CALLBACK (peer_run_cb), &peer_url);
   g_test_add_func ("/market/peer/malformed-json", test_malformed_json);
   g_test_add_func ("/market/peer/not-http", test_not_http);
   g_test_add_func ("/market/peer/huge-json", test_huge_json);

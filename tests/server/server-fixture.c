@@ -101,8 +101,14 @@ server_fixture_metrics (ServerFixture *self)
 char *
 server_fixture_get (ServerFixture *self, const char *path)
 {
+  return http_get (self->http_url, path[0] == '/' ? path + 1 : path);
+}
+
+char *
+http_get (const char *base, const char *path)
+{
   g_autoptr (SoupSession) session = soup_session_new ();
-  g_autofree char *url = g_strconcat (self->http_url, path[0] == '/' ? path + 1 : path, NULL);
+  g_autofree char *url = g_strconcat (base, path, NULL);
   g_autoptr (SoupMessage) msg = soup_message_new ("GET", url);
   g_autoptr (GError) error = NULL;
   g_autoptr (GBytes) body = soup_session_send_and_read (session, msg, NULL, &error);

@@ -23,5 +23,7 @@ HeMetrics *server_fixture_metrics (ServerFixture *self);
 
 /* GET @path on the server; returns the body, asserts status 200. */
 char *server_fixture_get (ServerFixture *self, const char *path);
+/* The same for any server: @base ends with '/', @path has no leading one. */
+char *http_get (const char *base, const char *path);
 
 G_END_DECLS

@@ -1,26 +1,61 @@
 /* test-he-server.c: the evaluator server under good and hostile clients.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Every test ends by checking that a well-behaved client still gets correct
+ * The server evaluates the golden LoRA adapter under CKKS; clients hold real
+ * keys and check every answer against a schoolbook A·h. A second, test-only
+ * adapter ("toy", float vectors, one deliberately slow module) makes
+ * in-flight limits and clients vanishing mid-request deterministic. Every
+ * test ends by checking that a well-behaved client still gets correct
  * answers from the same server.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <glib/gstdio.h>
 
+#include "ckks-client.h"
+#include "ckks-objects.h"
 #include "float-evaluator.h"
 #include "server-fixture.h"
+#include "ts-helora-adapter.h"
+#include "ts-helora-ckks-evaluator.h"
+#include "ts-helora-session.h"
 #include "ts-test-util.h"
 
 #define D 48
 #define R 6
-#define MAX_FRAME (64u << 10)
+#define MAX_FRAME (1u << 20)
+#define PRESET "fast"
+#define GOLDEN_LORA "qwen35/tiny-qwen35moe-f32/lora/tiny-qwen35moe-lora-f32.gguf"
 
 typedef struct {
   char *dir;
+  char *lora_path;             /* the golden adapter, copied into dir */
   ServerFixture *server;
   guint8 adapter_sha256[TS_HELORA_HASH_SIZE];
+  CkksClient *client;
 } Fixture;
+
+/* CKKS for GGUF adapters, the float stand-in for the slow toy adapter. */
+static TsHeloraEvaluator *
+open_evaluator (const char *path, const char *params_id, gpointer data, GError **error)
+{
+  if (g_str_has_suffix (path, ".adapter"))
+    return float_evaluator_open (path, params_id, data, error);
+  return ts_helora_ckks_evaluator_open (path, params_id, data, error);
+}
+
+static void
+copy_golden_adapter (Fixture *f)
+{
+  gsize len;
+  g_autofree guint8 *data = ts_test_read_data (GOLDEN_LORA, &len);
+  g_autoptr (GError) error = NULL;
+
+  f->lora_path = g_build_filename (f->dir, "tiny-lora.gguf", NULL);
+  g_assert_true (g_file_set_contents (f->lora_path, (const char *) data, len, &error));
+  g_assert_no_error (error);
+}
 
 static void
 write_adapter (Fixture *f)
@@ -45,14 +80,16 @@ fixture_set_up (Fixture *f, gconstpointer data)
     .max_frame_bytes = MAX_FRAME,
     .max_in_flight = 4,
     .idle_timeout_ms = GPOINTER_TO_UINT (data),
-    .open_evaluator = float_evaluator_open,
+    .open_evaluator = open_evaluator,
   };
 
   f->dir = g_dir_make_tmp ("he-server-XXXXXX", &error);
   g_assert_no_error (error);
   write_adapter (f);
+  copy_golden_adapter (f);
   options.adapters_dir = f->dir;
   f->server = server_fixture_start (&options);
+  f->client = ckks_client_new (PRESET, f->lora_path);
 }
 
 static void
@@ -60,8 +97,12 @@ fixture_tear_down (Fixture *f, gconstpointer data)
 {
   g_autofree char *path = g_build_filename (f->dir, "toy.adapter", NULL);
 
-  server_fixture_stop (f->server);
+  if (f->server != NULL)
+    server_fixture_stop (f->server);
+  ckks_client_free (f->client);
   g_unlink (path);
+  g_unlink (f->lora_path);
+  g_free (f->lora_path);
   g_rmdir (f->dir);
   g_free (f->dir);
 }
@@ -148,15 +189,21 @@ assert_evaluates (TsHeloraRemote *remote, GRand *rng, guint16 m)
     }
 }
 
-/* A fresh, well-behaved client gets correct answers. */
+static TsHeloraRemote *
+connect_ckks (Fixture *f)
+{
+  return ckks_client_connect (f->client, server_fixture_ws_url (f->server));
+}
+
+/* A fresh, well-behaved client with its CKKS key gets correct answers. */
 static void
 assert_server_healthy (Fixture *f)
 {
-  g_autoptr (TsHeloraRemote) remote = connect_and_hello (f);
+  g_autoptr (TsHeloraRemote) remote = connect_ckks (f);
   g_autoptr (GRand) rng = g_rand_new_with_seed (42);
 
-  assert_evaluates (remote, rng, 0);
-  assert_evaluates (remote, rng, 1);
+  ckks_client_assert_evaluates (f->client, remote, 0, rng);
+  ckks_client_assert_evaluates (f->client, remote, 3, rng);
 }
 
 /* Sends raw bytes and returns the error code of the answer. */
@@ -194,6 +241,28 @@ evaluate_message (guint64 id, guint16 module, gsize ct_len)
   return encode (frame);
 }
 
+/* An evaluate frame for @module carrying @cts. */
+static GBytes *
+ckks_evaluate_message (guint64 id, guint16 module, GPtrArray *cts)
+{
+  g_autoptr (TsHeloraFrame) frame = ts_helora_frame_new (TS_HELORA_FRAME_EVALUATE, id);
+
+  g_array_append_val (frame->u.evaluate.modules, module);
+  for (guint i = 0; i < cts->len; i++)
+    g_ptr_array_add (frame->u.evaluate.ciphertexts, g_bytes_ref (g_ptr_array_index (cts, i)));
+  return encode (frame);
+}
+
+/* Real input ciphertexts of a random h for @module. */
+static GPtrArray *
+real_cts (CkksClient *client, guint module, GRand *rng)
+{
+  g_autofree float *h = ckks_client_random_h (client, module, rng);
+  double hf;
+
+  return ckks_client_encrypt (client, module, h, &hf);
+}
+
 static void
 test_healthz_and_metrics (Fixture *f, gconstpointer data)
 {
@@ -212,10 +281,11 @@ test_healthz_and_metrics (Fixture *f, gconstpointer data)
 static void
 test_malformed_frames (Fixture *f, gconstpointer data)
 {
-  g_autoptr (TsHeloraRemote) remote = connect_and_hello (f);
+  g_autoptr (TsHeloraRemote) remote = connect_ckks (f);
   g_autoptr (GRand) rng = g_rand_new_with_seed (ts_test_seed ());
   g_autoptr (GBytes) garbage = g_bytes_new_static ("\x01\x02\x03", 3);
-  g_autoptr (GBytes) good = evaluate_message (77, 0, D * sizeof (float));
+  g_autoptr (GPtrArray) cts = real_cts (f->client, 0, rng);
+  g_autoptr (GBytes) good = ckks_evaluate_message (77, 0, cts);
   gsize len;
   guint8 *bytes = g_bytes_unref_to_data (g_bytes_ref (good), &len);
   g_autoptr (GBytes) bad_magic = NULL, truncated = NULL, trailing = NULL, bad_type = NULL;
@@ -253,21 +323,61 @@ test_malformed_frames (Fixture *f, gconstpointer data)
                      || code == TS_HELORA_ERROR_UNKNOWN_MODULE || code == TS_HELORA_ERROR_BAD_CIPHERTEXT);
     }
   /* The same connection still works, and so does a new one. */
-  assert_evaluates (remote, rng, 1);
+  ckks_client_assert_evaluates (f->client, remote, 1, rng);
   assert_server_healthy (f);
+}
+
+/* Returns a copy of @blob cut to @len bytes, or with byte @flip inverted. */
+static GBytes *
+damaged (GBytes *blob, gsize len, gssize flip)
+{
+  guint8 *copy = g_memdup2 (g_bytes_get_data (blob, NULL), g_bytes_get_size (blob));
+
+  if (flip >= 0)
+    copy[flip] ^= 0xff;
+  return g_bytes_new_take (copy, len);
+}
+
+static guint
+ckks_error_code (TsHeloraRemote *remote, guint64 id, guint16 module, GPtrArray *cts)
+{
+  g_autoptr (GBytes) msg = ckks_evaluate_message (id, module, cts);
+
+  return raw_error_code (remote, msg, id);
 }
 
 static void
 test_truncated_ciphertext (Fixture *f, gconstpointer data)
 {
-  g_autoptr (TsHeloraRemote) remote = connect_and_hello (f);
-  g_autoptr (GBytes) short_ct = evaluate_message (5, 0, D * sizeof (float) - 3);
-  g_autoptr (GBytes) bad_module = evaluate_message (6, 3, D * sizeof (float));
-  g_autoptr (GRand) rng = g_rand_new_with_seed (1);
+  g_autoptr (TsHeloraRemote) remote = connect_ckks (f);
+  g_autoptr (GRand) rng = g_rand_new_with_seed (ts_test_seed ());
+  g_autoptr (GPtrArray) cts = real_cts (f->client, 0, rng);
+  GBytes *ct = g_ptr_array_index (cts, 0);
+  gsize len = g_bytes_get_size (ct);
+  g_autoptr (GPtrArray) bad = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+  CkksClient *other = ckks_client_new ("default", f->lora_path);
+  g_autoptr (GPtrArray) other_cts = real_cts (other, 0, rng);
 
-  g_assert_cmpuint (raw_error_code (remote, short_ct, 5), ==, TS_HELORA_ERROR_BAD_CIPHERTEXT);
-  g_assert_cmpuint (raw_error_code (remote, bad_module, 6), ==, TS_HELORA_ERROR_UNKNOWN_MODULE);
-  assert_evaluates (remote, rng, 0);
+  /* Cut short, cut to a header, one byte changed in the body. */
+  g_ptr_array_add (bad, damaged (ct, len - 7, -1));
+  g_assert_cmpuint (ckks_error_code (remote, 5, 0, bad), ==, TS_HELORA_ERROR_BAD_CIPHERTEXT);
+  g_ptr_array_set_size (bad, 0);
+  g_ptr_array_add (bad, damaged (ct, 16, -1));
+  g_assert_cmpuint (ckks_error_code (remote, 6, 0, bad), ==, TS_HELORA_ERROR_BAD_CIPHERTEXT);
+  g_ptr_array_set_size (bad, 0);
+  g_ptr_array_add (bad, damaged (ct, len, len / 2));
+  g_assert_cmpuint (ckks_error_code (remote, 7, 0, bad), ==, TS_HELORA_ERROR_BAD_CIPHERTEXT);
+  /* Two ciphertexts where the layout has one. */
+  g_ptr_array_set_size (bad, 0);
+  g_ptr_array_add (bad, g_bytes_ref (ct));
+  g_ptr_array_add (bad, g_bytes_ref (ct));
+  g_assert_cmpuint (ckks_error_code (remote, 8, 0, bad), ==, TS_HELORA_ERROR_BAD_CIPHERTEXT);
+  /* A ciphertext of another parameter set. */
+  g_assert_cmpuint (ckks_error_code (remote, 9, 0, other_cts), ==, TS_HELORA_ERROR_BAD_CIPHERTEXT);
+  /* A module index past the hello's list. */
+  g_assert_cmpuint (ckks_error_code (remote, 10, 4, cts), ==, TS_HELORA_ERROR_UNKNOWN_MODULE);
+  ckks_client_free (other);
+  ckks_client_assert_evaluates (f->client, remote, 0, rng);
   assert_server_healthy (f);
 }
 
@@ -289,31 +399,37 @@ assert_hello_fails (Fixture *f, TsHeloraFrame *hello, int code)
 static void
 test_hello_refusals (Fixture *f, gconstpointer data)
 {
-  const char *const bad_module[] = { "blk.9.nope", NULL };
   TsHeloraFrame *hello;
 
-  assert_hello_fails (f, make_hello (f, "toy", "default-but-wrong", default_modules),
-                      TS_HELORA_ERROR_PARAMS);
-  hello = make_hello (f, "toy", FLOAT_PARAMS_ID, default_modules);
-  hello->u.hello.params_sha256[3] ^= 1;
+  hello = ckks_client_hello (f->client);
+  g_free (hello->u.hello.params_id);
+  hello->u.hello.params_id = g_strdup ("no-such-preset");
   assert_hello_fails (f, hello, TS_HELORA_ERROR_PARAMS);
-  assert_hello_fails (f, make_hello (f, "missing", FLOAT_PARAMS_ID, default_modules),
-                      TS_HELORA_ERROR_UNKNOWN_ADAPTER);
-  assert_hello_fails (f, make_hello (f, "../toy", FLOAT_PARAMS_ID, default_modules),
-                      TS_HELORA_ERROR_UNKNOWN_ADAPTER);
-  hello = make_hello (f, "toy", FLOAT_PARAMS_ID, default_modules);
+  hello = ckks_client_hello (f->client);
+  hello->u.hello.params_sha256[3] ^= 1;     /* same name, other parameters */
+  assert_hello_fails (f, hello, TS_HELORA_ERROR_PARAMS);
+  hello = ckks_client_hello (f->client);
+  g_free (hello->u.hello.adapter_id);
+  hello->u.hello.adapter_id = g_strdup ("missing");
+  assert_hello_fails (f, hello, TS_HELORA_ERROR_UNKNOWN_ADAPTER);
+  hello = ckks_client_hello (f->client);
+  g_free (hello->u.hello.adapter_id);
+  hello->u.hello.adapter_id = g_strdup ("../tiny-lora");
+  assert_hello_fails (f, hello, TS_HELORA_ERROR_UNKNOWN_ADAPTER);
+  hello = ckks_client_hello (f->client);
   hello->u.hello.adapter_sha256[0] ^= 1;
   assert_hello_fails (f, hello, TS_HELORA_ERROR_ADAPTER_HASH);
-  assert_hello_fails (f, make_hello (f, "toy", FLOAT_PARAMS_ID, bad_module),
-                      TS_HELORA_ERROR_UNKNOWN_MODULE);
+  hello = ckks_client_hello (f->client);
+  g_ptr_array_add (hello->u.hello.modules, g_strdup ("blk.9.nope"));
+  assert_hello_fails (f, hello, TS_HELORA_ERROR_UNKNOWN_MODULE);
   assert_server_healthy (f);
 }
 
 static void
 test_oversized_frames (Fixture *f, gconstpointer data)
 {
-  g_autoptr (TsHeloraRemote) remote = connect_and_hello (f);
-  g_autoptr (TsHeloraRemote) other = connect_and_hello (f);
+  g_autoptr (TsHeloraRemote) remote = connect_ckks (f);
+  g_autoptr (TsHeloraRemote) other = connect_ckks (f);
   g_autoptr (GBytes) big = evaluate_message (11, 0, MAX_FRAME + 100);
   g_autoptr (GBytes) huge = evaluate_message (12, 0, 2 * MAX_FRAME + 100);
   g_autoptr (GRand) rng = g_rand_new_with_seed (2);
@@ -322,13 +438,13 @@ test_oversized_frames (Fixture *f, gconstpointer data)
 
   /* Over the limit: an error frame, and the connection goes on. */
   g_assert_cmpuint (raw_error_code (remote, big, 11), ==, TS_HELORA_ERROR_TOO_LARGE);
-  assert_evaluates (remote, rng, 0);
+  ckks_client_assert_evaluates (f->client, remote, 0, rng);
   /* Beyond twice the limit the WebSocket layer drops the connection. */
   ts_helora_remote_send (remote, huge, 12);
   reply = ts_helora_remote_wait (remote, 12, &error);
   g_assert_null (reply);
   g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_CLOSED);
-  assert_evaluates (other, rng, 1);
+  ckks_client_assert_evaluates (f->client, other, 1, rng);
   assert_server_healthy (f);
 }
 
@@ -389,15 +505,17 @@ test_busy (Fixture *f, gconstpointer data)
   assert_evaluates (remote, rng, 0);
 }
 
+/* Fifty clients at once, each with its own connection, sharing one key
+ * (keys are read-only and thread-safe). */
 static gpointer
 client_thread (gpointer data)
 {
   Fixture *f = data;
-  g_autoptr (TsHeloraRemote) remote = connect_and_hello (f);
+  g_autoptr (TsHeloraRemote) remote = connect_ckks (f);
   g_autoptr (GRand) rng = g_rand_new ();
 
-  for (int i = 0; i < 4; i++)
-    assert_evaluates (remote, rng, i % 2);
+  for (guint i = 0; i < 4; i++)
+    ckks_client_assert_evaluates (f->client, remote, i, rng);
   return NULL;
 }
 
@@ -436,11 +554,108 @@ test_client_vanishes (Fixture *f, gconstpointer data)
       g_usleep (50000);          /* the slow job is running now */
       ts_helora_remote_free (remote);
     }
+  /* Real ciphertexts, the client gone before any answer. */
+  for (int i = 0; i < 3; i++)
+    {
+      TsHeloraRemote *remote = connect_ckks (f);
+      g_autoptr (GRand) rng = g_rand_new ();
+      for (guint64 id = 1; id <= 3; id++)
+        {
+          g_autoptr (GPtrArray) cts = real_cts (f->client, 0, rng);
+          g_autoptr (GBytes) msg = ckks_evaluate_message (id, 0, cts);
+          ts_helora_remote_send (remote, msg, id);
+        }
+      ts_helora_remote_free (remote);
+    }
   wait_for_clients (f, 0);
   assert_server_healthy (f);
   g_usleep (400000);             /* the orphaned jobs finish and are dropped */
   assert_server_healthy (f);
   wait_for_clients (f, 0);
+}
+
+/* Each client's results decrypt only under its own key. */
+static void
+test_swapped_keys (Fixture *f, gconstpointer data)
+{
+  CkksClient *a = ckks_client_new (PRESET, f->lora_path);
+  CkksClient *b = ckks_client_new (PRESET, f->lora_path);
+  g_autoptr (TsHeloraRemote) ra = ckks_client_connect (a, server_fixture_ws_url (f->server));
+  g_autoptr (TsHeloraRemote) rb = ckks_client_connect (b, server_fixture_ws_url (f->server));
+  g_autoptr (GRand) rng = g_rand_new_with_seed (ts_test_seed ());
+  guint rank = ((TsHeloraAdapterModule *) g_ptr_array_index (a->modules, 3))->rank;
+
+  for (int who = 0; who < 2; who++)
+    {
+      CkksClient *self = who ? b : a, *peer = who ? a : b;
+      g_autofree float *h = ckks_client_random_h (self, 3, rng);
+      g_autofree double *u_own = g_new0 (double, rank);
+      g_autofree double *u_peer = g_new0 (double, rank);
+      double hf;
+      g_autoptr (GPtrArray) cts = ckks_client_encrypt (self, 3, h, &hf);
+      g_autoptr (GError) error = NULL;
+      guint16 module = 3;
+      g_autoptr (TsHeloraFrame) result = ts_helora_remote_evaluate (who ? rb : ra, 1, &module, 1, cts, &error);
+      GPtrArray *blobs;
+
+      g_assert_no_error (error);
+      blobs = g_array_index (result->u.result.modules, TsHeloraModuleResult, 0).blobs;
+      ckks_client_decrypt (self, NULL, 3, blobs, hf, u_own);
+      ckks_client_decrypt (peer, NULL, 3, blobs, hf, u_peer);   /* the peer decrypts it */
+      g_test_message ("own key error %.3g, other key error %.3g",
+                      ckks_client_error (self, 3, h, u_own), ckks_client_error (self, 3, h, u_peer));
+      g_assert_cmpfloat (ckks_client_error (self, 3, h, u_own), <, 1e-6);
+      g_assert_cmpfloat (ckks_client_error (self, 3, h, u_peer), >, 1.0);
+    }
+  ckks_client_free (a);
+  ckks_client_free (b);
+}
+
+static void
+capture_cb (GBytes *message, gpointer data)
+{
+  g_byte_array_append (data, g_bytes_get_data (message, NULL), g_bytes_get_size (message));
+}
+
+/* Whether any @window-byte piece of @key (taken every @step bytes) occurs in @sent. */
+static gboolean
+leaks (const GByteArray *sent, const guint8 *key, gsize key_len, gsize window, gsize step)
+{
+  for (gsize off = 0; off + window <= key_len; off += step)
+    if (memmem (sent->data, sent->len, key + off, window) != NULL)
+      return TRUE;
+  return FALSE;
+}
+
+/* Nothing a client sends (hello, evaluate frames) contains its secret key:
+ * neither its ternary coefficients nor its NTT-form residues. */
+static void
+test_no_secret_key_sent (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GByteArray) sent = g_byte_array_new ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraFrame) hello = ckks_client_hello (f->client);
+  g_autoptr (TsHeloraFrame) ack = NULL;
+  g_autoptr (GRand) rng = g_rand_new ();
+  TsHeloraRemote *remote = ts_helora_remote_connect (server_fixture_ws_url (f->server), 5000, &error);
+  const CkksSecretKey *sk = f->client->sk;
+  gsize n = ckks_context_ring_degree (f->client->ctx);
+  guint limbs = ckks_context_params (f->client->ctx)->n_moduli;
+
+  g_assert_no_error (error);
+  ts_helora_remote_set_tap (remote, capture_cb, sent);
+  ack = ts_helora_remote_hello (remote, &hello->u.hello, &error);
+  g_assert_no_error (error);
+  for (guint m = 0; m < 4; m++)
+    for (int i = 0; i < 4; i++)
+      ckks_client_assert_evaluates (f->client, remote, m, rng);
+  ts_helora_remote_free (remote);
+  g_assert_cmpuint (sent->len, >, 4 * 4 * n * 8);  /* the ciphertexts went out */
+  g_assert_false (leaks (sent, (const guint8 *) sk->coeffs, n, 64, 61));
+  g_assert_false (leaks (sent, (const guint8 *) sk->s, (gsize) limbs * n * 8, 16, 104));
+  /* The check itself finds a key that was sent. */
+  g_byte_array_append (sent, (const guint8 *) sk->s + 8000, 64);
+  g_assert_true (leaks (sent, (const guint8 *) sk->s, (gsize) limbs * n * 8, 16, 8));
 }
 
 static void
@@ -459,6 +674,127 @@ test_idle_timeout (Fixture *f, gconstpointer data)
   g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_CLOSED);
   g_assert_nonnull (strstr (error->message, "Idle"));
   wait_for_clients (f, 0);
+}
+
+/* The client's errors: nobody listening, no answer in time, a dropped server. */
+static void
+test_client_errors (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraRemote) nobody = ts_helora_remote_connect ("ws://127.0.0.1:1/", 2000, &error);
+  g_autoptr (TsHeloraRemote) remote = connect_and_hello (f);
+  g_autoptr (GBytes) slow = evaluate_message (60, 2, D * sizeof (float));
+  g_autoptr (TsHeloraFrame) reply = NULL;
+
+  g_assert_null (nobody);
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_CLOSED);
+  g_clear_error (&error);
+  g_assert_null (ts_helora_remote_connect ("http//nonsense", 2000, &error));
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+  /* The slow module takes 300 ms; wait 50. */
+  ts_helora_remote_set_timeout (remote, 50);
+  ts_helora_remote_send (remote, slow, 60);
+  reply = ts_helora_remote_wait (remote, 60, &error);
+  g_assert_null (reply);
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_TIMEOUT);
+  g_clear_error (&error);
+  /* The server goes away while a request is in flight. */
+  ts_helora_remote_set_timeout (remote, 10000);
+  ts_helora_remote_send (remote, slow, 61);
+  server_fixture_stop (f->server);
+  f->server = NULL;
+  reply = ts_helora_remote_wait (remote, 61, &error);
+  g_assert_null (reply);
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_CLOSED);
+  g_assert_nonnull (strstr (error->message, "shutting down"));
+}
+
+/* An engine session using the server: a drop fails the forward pass with
+ * LM_ERR_HOOK, and the HE-LoRA session says why. */
+static void
+test_session_drop (Fixture *f, gconstpointer data)
+{
+  g_autofree char *model_path = ts_test_data_path ("qwen35/tiny-qwen35moe-f32/tiny-qwen35moe-f32.gguf");
+  TsHeloraOptions options = { .mode = TS_HELORA_MODE_REMOTE, .params_preset = PRESET,
+                              .adapter_path = f->lora_path, .timeout_ms = 5000 };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraSession) helora = NULL;
+  const gint32 prompt[] = { 999, 716, 260, 198 };
+  LmModel *model = NULL;
+  LmLora *lora = NULL;
+  LmSession *s = NULL;
+  TsHeloraStats stats;
+
+  options.remote_url = server_fixture_ws_url (f->server);
+  g_assert_cmpint (lm_model_load (model_path, &model, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_lora_load (model, f->lora_path, 1.0f, &lora, NULL), ==, LM_OK);
+  helora = ts_helora_session_new (lora, &options, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (lm_session_new (model, NULL, &s), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora (s, lora), ==, LM_OK);
+  g_assert_true (ts_helora_session_attach (helora, s, &error));
+  g_assert_cmpint (lm_session_prefill (s, prompt, G_N_ELEMENTS (prompt), NULL), ==, LM_OK);
+  ts_helora_session_get_stats (helora, &stats);
+  g_assert_cmpuint (stats.module_evaluations, ==, 4 * G_N_ELEMENTS (prompt));
+  g_assert_cmpuint (stats.bytes_up, >, 0);
+  server_fixture_stop (f->server);
+  f->server = NULL;
+  g_assert_cmpint (lm_session_decode (s, 42), ==, LM_ERR_HOOK);
+  g_assert_nonnull (ts_helora_session_last_error (helora));
+  g_assert_true (ts_helora_session_last_error (helora)->domain == TS_HELORA_ERROR);
+  g_assert_cmpint (ts_helora_session_last_error (helora)->code, ==, TS_HELORA_ERROR_CLOSED);
+  lm_session_free (s);
+  g_clear_pointer (&helora, ts_helora_session_free);
+  lm_lora_free (lora);
+  lm_model_free (model);
+}
+
+/* The real client: a session generating through the server, with a key from
+ * the vault (so the test knows it), sends no byte run of that key. */
+static void
+test_session_sends_no_secret_key (Fixture *f, gconstpointer data)
+{
+  g_autofree char *model_path = ts_test_data_path ("qwen35/tiny-qwen35moe-f32/tiny-qwen35moe-f32.gguf");
+  g_autoptr (GByteArray) sent = g_byte_array_new ();
+  guint8 seal_key[32] = { 7 }, *sealed = NULL;
+  gsize sealed_len = 0;
+  TsHeloraOptions options = { .mode = TS_HELORA_MODE_REMOTE, .params_preset = PRESET,
+                              .adapter_path = f->lora_path, .unseal_key = seal_key,
+                              .tap = capture_cb, .tap_data = sent };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraSession) helora = NULL;
+  const gint32 prompt[] = { 999, 716, 260, 198, 54, 71 };
+  const CkksSecretKey *sk = f->client->sk;
+  gsize n = ckks_context_ring_degree (f->client->ctx);
+  guint limbs = ckks_context_params (f->client->ctx)->n_moduli;
+  LmModel *model = NULL;
+  LmLora *lora = NULL;
+  LmSession *s = NULL;
+
+  g_assert_cmpint (ckks_secret_key_seal (sk, seal_key, &sealed, &sealed_len), ==, CKKS_OK);
+  options.sealed_key = sealed;
+  options.sealed_key_len = sealed_len;
+  options.remote_url = server_fixture_ws_url (f->server);
+  g_assert_cmpint (lm_model_load (model_path, &model, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_lora_load (model, f->lora_path, 1.0f, &lora, NULL), ==, LM_OK);
+  helora = ts_helora_session_new (lora, &options, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (lm_session_new (model, NULL, &s), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora (s, lora), ==, LM_OK);
+  g_assert_true (ts_helora_session_attach (helora, s, &error));
+  g_assert_cmpint (lm_session_prefill (s, prompt, G_N_ELEMENTS (prompt), NULL), ==, LM_OK);
+  for (int k = 0; k < 4; k++)
+    g_assert_cmpint (lm_session_decode (s, 100 + k), ==, LM_OK);
+  lm_session_free (s);
+  g_clear_pointer (&helora, ts_helora_session_free);
+  g_assert_cmpuint (sent->len, >, 40 * n * 8);
+  g_assert_false (leaks (sent, (const guint8 *) sk->coeffs, n, 64, 61));
+  g_assert_false (leaks (sent, (const guint8 *) sk->s, (gsize) limbs * n * 8, 16, 104));
+  g_assert_null (memmem (sent->data, sent->len, sealed, 64));
+  free (sealed);
+  lm_lora_free (lora);
+  lm_model_free (model);
 }
 
 static void
@@ -481,5 +817,10 @@ main (int argc, char **argv)
   add ("/he-server/many-clients", test_many_clients, 0);
   add ("/he-server/client-vanishes", test_client_vanishes, 0);
   add ("/he-server/idle-timeout", test_idle_timeout, 200);
+  add ("/he-server/swapped-keys", test_swapped_keys, 0);
+  add ("/he-server/no-secret-key-sent", test_no_secret_key_sent, 0);
+  add ("/he-server/client-errors", test_client_errors, 0);
+  add ("/he-server/session-drop", test_session_drop, 0);
+  add ("/he-server/session-sends-no-secret-key", test_session_sends_no_secret_key, 0);
   return g_test_run ();
 }
