@@ -87,6 +87,9 @@ ts_bench_item_format (TsBenchItem *self, const char *column)
     return g_strdup_printf ("%.2f", r->tokens_per_s);
   if (g_str_equal (column, "total"))
     return g_strdup_printf ("%.2f", ts_bench_result_total_ms (r));
+  if (g_str_equal (column, "he-per-module"))
+    return r->mode == TS_HELORA_MODE_PLAIN ? g_strdup ("–")
+                                           : g_strdup_printf ("%.3f", r->he_ms_per_module);
   if (g_str_equal (column, "bytes"))
     return r->n_tokens > 0 ? g_format_size ((r->bytes_up + r->bytes_down) / r->n_tokens)
                            : g_strdup ("–");

@@ -15,8 +15,8 @@ G_DECLARE_FINAL_TYPE (TsBenchItem, ts_bench_item, TS, BENCH_ITEM, GObject)
 TsBenchItem *ts_bench_item_new (GPtrArray *results, const TsBenchResult *result);
 const TsBenchResult *ts_bench_item_get_result (TsBenchItem *self);
 
-/* Text of one table column ("label", "tokens-per-s", "total", a stage name,
- * "bytes", "error"). Newly allocated. */
+/* Text of one table column ("label", "rank", "tokens-per-s", "total",
+ * "he-per-module", a stage name, "bytes", "error"). Newly allocated. */
 char *ts_bench_item_format (TsBenchItem *self, const char *column);
 
 /* The configuration's name for people (translated), newly allocated. */

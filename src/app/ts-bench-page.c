@@ -7,6 +7,7 @@
 #include "ts-bench-item.h"
 #include "ts-bench-page-private.h"
 #include "ts-config.h"
+#include "ts-file-chooser.h"
 #include "ts-gpu.h"
 
 struct _TsBenchPage
@@ -112,39 +113,26 @@ load_paths (TsBenchPage *self)
 }
 
 static void
-chooser_response_cb (GtkNativeDialog *chooser, int response, TsBenchPage *self)
+input_chosen_cb (GtkWidget *owner, const char *path, gpointer user_data)
 {
-  gboolean model = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (chooser), "model"));
-  g_autoptr (GFile) file = NULL;
-  g_autofree char *path = NULL;
+  TsBenchPage *self = TS_BENCH_PAGE (owner);
 
-  if (response == GTK_RESPONSE_ACCEPT)
-    file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser));
-  if (file != NULL && (path = g_file_get_path (file)) == NULL)
+  if (path == NULL)
     toast (self, _("Only local files can be benchmarked"));
-  else if (path != NULL)
-    set_path (self, model, path);
-  g_object_unref (chooser);
-  g_object_unref (self);
+  else
+    set_path (self, user_data == self->model_row, path);
 }
 
 static void
 choose_file (TsBenchPage *self, gboolean model)
 {
-  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
-  GtkFileChooserNative *chooser =
-    gtk_file_chooser_native_new (model ? _("Choose a Model") : _("Choose an Adapter"),
-                                 GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
-                                 GTK_FILE_CHOOSER_ACTION_OPEN, _("_Open"), _("_Cancel"));
   g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
 
   gtk_file_filter_set_name (filter, _("GGUF files"));
   gtk_file_filter_add_suffix (filter, "gguf");
-  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), filter);
-  g_object_set_data (G_OBJECT (chooser), "model", GUINT_TO_POINTER (model));
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (chooser), TRUE);
-  g_signal_connect (chooser, "response", G_CALLBACK (chooser_response_cb), g_object_ref (self));
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
+  ts_file_chooser_run (GTK_WIDGET (self), GTK_FILE_CHOOSER_ACTION_OPEN,
+                       model ? _("Choose a Model") : _("Choose an Adapter"), _("_Open"), NULL,
+                       filter, input_chosen_cb, model ? self->model_row : self->adapter_row);
 }
 
 /* ---- Running ---------------------------------------------------------- */
@@ -364,42 +352,29 @@ _ts_bench_page_export_to (TsBenchPage *self, const char *path, const char *forma
 }
 
 static void
-export_response_cb (GtkNativeDialog *chooser, int response, TsBenchPage *self)
+export_chosen_cb (GtkWidget *owner, const char *path, gpointer user_data)
 {
-  const char *format = g_object_get_data (G_OBJECT (chooser), "format");
-  g_autoptr (GFile) file = NULL;
-  g_autofree char *path = NULL;
+  TsBenchPage *self = TS_BENCH_PAGE (owner);
+  const char *format = user_data;
   g_autoptr (GError) error = NULL;
 
-  if (response == GTK_RESPONSE_ACCEPT)
-    file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser));
-  if (file != NULL && (path = g_file_get_path (file)) == NULL)
+  if (path == NULL)
     toast (self, _("Results can only be saved to a local file"));
-  else if (path != NULL && !_ts_bench_page_export_to (self, path, format, &error))
+  else if (!_ts_bench_page_export_to (self, path, format, &error))
     toast (self, error->message);
-  else if (path != NULL)
+  else
     toast (self, _("Results exported"));
-  g_object_unref (chooser);
-  g_object_unref (self);
 }
 
 static void
 export_action (GtkWidget *widget, const char *action_name, GVariant *param)
 {
-  TsBenchPage *self = TS_BENCH_PAGE (widget);
-  const char *format = g_variant_get_string (param, NULL);
-  GtkRoot *root = gtk_widget_get_root (widget);
-  GtkFileChooserNative *chooser =
-    gtk_file_chooser_native_new (_("Export Results"), GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
-                                 GTK_FILE_CHOOSER_ACTION_SAVE, _("_Export"), _("_Cancel"));
-  g_autofree char *name = g_strdup_printf ("tensafe-bench.%s",
-                                           g_str_equal (format, "json") ? "json" : "csv");
+  /* Static strings: they outlive the dialog. */
+  const char *format = g_str_equal (g_variant_get_string (param, NULL), "json") ? "json" : "csv";
+  g_autofree char *name = g_strdup_printf ("tensafe-bench.%s", format);
 
-  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), name);
-  g_object_set_data_full (G_OBJECT (chooser), "format", g_strdup (format), g_free);
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (chooser), TRUE);
-  g_signal_connect (chooser, "response", G_CALLBACK (export_response_cb), g_object_ref (self));
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
+  ts_file_chooser_run (widget, GTK_FILE_CHOOSER_ACTION_SAVE, _("Export Results"), _("_Export"),
+                       name, NULL, export_chosen_cb, (gpointer) format);
 }
 
 static void
@@ -424,8 +399,11 @@ static void
 cell_bind_cb (GtkSignalListItemFactory *factory, GtkListItem *item, const char *column)
 {
   g_autofree char *text = ts_bench_item_format (gtk_list_item_get_item (item), column);
+  GtkLabel *label = GTK_LABEL (gtk_list_item_get_child (item));
 
-  gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)), text);
+  /* Names read from the left, numbers line up on the right. */
+  gtk_label_set_xalign (label, g_str_equal (column, "label") ? 0.0f : 1.0f);
+  gtk_label_set_text (label, text);
 }
 
 static void
@@ -453,6 +431,7 @@ setup_table (TsBenchPage *self)
   add_column (self, _("Rank"), "rank");
   add_column (self, _("Tokens/s"), "tokens-per-s");
   add_column (self, _("ms/Token"), "total");
+  add_column (self, _("HE ms/Module"), "he-per-module");
   for (int s = 0; s < TS_N_STAGES; s++)
     add_column (self, ts_stage_name ((TsStage) s), ts_stage_name ((TsStage) s));
   add_column (self, _("Ciphertext/Token"), "bytes");

@@ -2,6 +2,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib/gi18n.h>
 
+#include "ts-application.h"
+#include "ts-file-chooser.h"
 #include "ts-keys-page-private.h"
 
 /* What a dialog of the page asks for. */
@@ -217,6 +219,21 @@ dialog_new (TsKeysPage *self, Ask ask, const char *heading, const char *body,
   return dialog;
 }
 
+/* The drop-down starts on the preset chosen in the preferences. */
+static guint
+preferred_preset (void)
+{
+  static const char *const nicks[] = { "n8192", "n16384", "n32768" };
+  GApplication *app = g_application_get_default ();
+  GSettings *settings = TS_IS_APPLICATION (app) ? ts_application_get_settings (TS_APPLICATION (app)) : NULL;
+  g_autofree char *nick = settings ? g_settings_get_string (settings, "ckks-preset") : NULL;
+
+  for (guint i = 0; nick != NULL && i < G_N_ELEMENTS (nicks); i++)
+    if (g_str_equal (nick, nicks[i]))
+      return i;
+  return 1;  /* "auto" and no settings: the default preset */
+}
+
 static void
 ask_generate (TsKeysPage *self)
 {
@@ -229,7 +246,7 @@ ask_generate (TsKeysPage *self)
                 "generate", _("_Generate"), entries, TRUE);
   GtkWidget *drop_down = gtk_drop_down_new_from_strings (presets);
 
-  gtk_drop_down_set_selected (GTK_DROP_DOWN (drop_down), 1);
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (drop_down), preferred_preset ());
   gtk_accessible_update_property (GTK_ACCESSIBLE (drop_down), GTK_ACCESSIBLE_PROPERTY_LABEL,
                                   _("CKKS Parameters"), -1);
   gtk_box_append (GTK_BOX (adw_message_dialog_get_extra_child (dialog)), drop_down);
@@ -410,36 +427,24 @@ dialog_response_cb (AdwMessageDialog *dialog, const char *response, TsKeysPage *
 /* ---- Export ----------------------------------------------------------- */
 
 static void
-export_response_cb (GtkNativeDialog *chooser, int response, TsKeysPage *self)
+export_chosen_cb (GtkWidget *owner, const char *path, gpointer user_data)
 {
-  g_autoptr (GFile) file = NULL;
-  g_autofree char *path = NULL;
+  TsKeysPage *self = TS_KEYS_PAGE (owner);
   g_autoptr (GError) error = NULL;
 
-  if (response == GTK_RESPONSE_ACCEPT)
-    file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser));
-  if (file != NULL && (path = g_file_get_path (file)) == NULL)
+  if (path == NULL)
     toast (self, _("The public key can only be saved to a local file"));
-  else if (path != NULL && !ts_key_vault_export_public (self->vault, path, &error))
+  else if (!ts_key_vault_export_public (self->vault, path, &error))
     report_error (self, error);
-  else if (path != NULL)
+  else
     toast (self, _("Public key exported"));
-  g_object_unref (chooser);
-  g_object_unref (self);
 }
 
 static void
 export_public_key (TsKeysPage *self)
 {
-  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
-  GtkFileChooserNative *chooser =
-    gtk_file_chooser_native_new (_("Export Public Key"), GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
-                                 GTK_FILE_CHOOSER_ACTION_SAVE, _("_Export"), _("_Cancel"));
-
-  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), "tensafe-public-key.tspk");
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (chooser), TRUE);
-  g_signal_connect (chooser, "response", G_CALLBACK (export_response_cb), g_object_ref (self));
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
+  ts_file_chooser_run (GTK_WIDGET (self), GTK_FILE_CHOOSER_ACTION_SAVE, _("Export Public Key"),
+                       _("_Export"), "tensafe-public-key.tspk", NULL, export_chosen_cb, NULL);
 }
 
 /* ---- Actions ---------------------------------------------------------- */

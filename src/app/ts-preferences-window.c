@@ -175,7 +175,10 @@ ts_preferences_window_new (GtkWindow *parent, GSettings *settings)
 
   g_return_val_if_fail (G_IS_SETTINGS (settings), NULL);
 
-  self = g_object_new (TS_TYPE_PREFERENCES_WINDOW, "transient-for", parent, NULL);
+  /* Part of the parent's application, so quitting closes it too. */
+  self = g_object_new (TS_TYPE_PREFERENCES_WINDOW, "transient-for", parent,
+                       "application", parent ? gtk_window_get_application (parent) : NULL,
+                       NULL);
   self->settings = g_object_ref (settings);
   ts_preferences_window_bind (self);
   return self;

@@ -6,6 +6,7 @@
 #include "lm.h"
 #include <glib/gstdio.h>
 
+#include "sampler.h"
 #include "tokenizer.h"
 #include "ts-bench-adapter.h"
 #include "ts-bench-runner.h"
@@ -163,17 +164,6 @@ load (const TsBenchOptions *options, Loaded *l, GError **error)
 
 /* ---- One configuration ------------------------------------------------ */
 
-static gint32
-argmax (const float *logits, guint n)
-{
-  guint best = 0;
-
-  for (guint i = 1; i < n; i++)
-    if (logits[i] > logits[best])
-      best = i;
-  return (gint32) best;
-}
-
 typedef struct {
   const TsBenchOptions *options;
   TsBenchProgressFunc progress;
@@ -225,27 +215,37 @@ static gboolean
 decode_steps (const Reporter *r, const Loaded *l, LmSession *session, TsHeloraSession *helora,
               TsBenchResult *result, GCancellable *cancellable, GError **error)
 {
-  guint n_vocab = lm_model_info (l->model)->n_vocab;
+  LmSamplerParams greedy = lm_sampler_params_greedy ();
+  LmSampler *sampler = lm_sampler_new (&greedy, (int32_t) lm_model_info (l->model)->n_vocab);
   TsHeloraStats before = { 0 }, after = { 0 };
   double start = ts_now_ms ();
+  gboolean ok = sampler != NULL;
 
-  for (guint k = 0; k < r->options->n_tokens; k++)
+  if (!ok)
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "Cannot create the sampler");
+  for (guint k = 0; ok && k < r->options->n_tokens; k++)
     {
       TsTokenTimings t;
       double t0 = ts_now_ms ();
-      gint32 id = argmax (lm_session_logits (session), n_vocab);
-      double sample_ms = ts_now_ms () - t0;
+      gint32 id = lm_sampler_sample (sampler, lm_session_logits (session));
+      double sample_ms;
       LmStatus st;
 
+      lm_sampler_accept (sampler, id);
+      sample_ms = ts_now_ms () - t0;
       if (g_cancellable_set_error_if_cancelled (cancellable, error))
-        return FALSE;
+        {
+          ok = FALSE;
+          break;
+        }
       g_array_append_val (result->tokens, id);
       if (helora != NULL)
         ts_helora_session_get_stats (helora, &before);
       if ((st = lm_session_decode (session, id)) != LM_OK)
         {
           const GError *why = helora != NULL ? ts_helora_session_last_error (helora) : NULL;
-          return engine_failed (error, "decode", st, why ? strdup (why->message) : NULL);
+          ok = engine_failed (error, "decode", st, why ? strdup (why->message) : NULL);
+          break;
         }
       token_timings_from_engine (lm_session_timings (session), sample_ms, &t);
       if (helora != NULL)
@@ -258,7 +258,8 @@ decode_steps (const Reporter *r, const Loaded *l, LmSession *session, TsHeloraSe
       report (r, 0.2 + 0.8 * (k + 1) / r->options->n_tokens);
     }
   result->decode_ms = ts_now_ms () - start;
-  return TRUE;
+  lm_sampler_free (sampler);
+  return ok;
 }
 
 static TsBenchResult *
@@ -304,6 +305,8 @@ run_config (const Reporter *r, const TsBenchConfig *config, const Loaded *l,
       result->bytes_up = stats.bytes_up;
       result->bytes_down = stats.bytes_down;
       result->max_abs_delta_error = stats.max_abs_delta_error;
+      if (stats.module_evaluations > 0)
+        result->he_ms_per_module = stats.he_ms / (double) stats.module_evaluations;
     }
   result->n_tokens = ts_timing_series_len (result->series);
   result->tokens_per_s = result->decode_ms > 0 ? 1000.0 * result->n_tokens / result->decode_ms : 0;
@@ -418,7 +421,7 @@ mode_name (TsHeloraMode mode)
 char *
 ts_bench_results_to_csv (GPtrArray *results)
 {
-  GString *out = g_string_new ("configuration,mode,preset,rank,tokens,tokens_per_s");
+  GString *out = g_string_new ("configuration,mode,preset,rank,tokens,decode_tok_s,he_ms_per_module");
   char num[G_ASCII_DTOSTR_BUF_SIZE];
 
   for (int s = 0; s < TS_N_STAGES; s++)
@@ -431,6 +434,8 @@ ts_bench_results_to_csv (GPtrArray *results)
       g_string_append_printf (out, "\"%s\",%s,%s,%u,%u,%s", r->label, mode_name (r->mode),
                               r->preset ? r->preset : "", r->rank, r->n_tokens,
                               g_ascii_formatd (num, sizeof num, "%.3f", r->tokens_per_s));
+      g_string_append_printf (out, ",%s",
+                              g_ascii_formatd (num, sizeof num, "%.4f", r->he_ms_per_module));
       for (int s = 0; s < TS_N_STAGES; s++)
         g_string_append_printf (out, ",%s",
                                 g_ascii_formatd (num, sizeof num, "%.4f",
@@ -449,8 +454,6 @@ ts_bench_results_to_json (GPtrArray *results)
   g_autoptr (JsonGenerator) gen = json_generator_new ();
   g_autoptr (JsonNode) root = NULL;
 
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "configurations");
   json_builder_begin_array (b);
   for (guint i = 0; i < results->len; i++)
     {
@@ -470,8 +473,10 @@ ts_bench_results_to_json (GPtrArray *results)
       json_builder_add_int_value (b, r->rank);
       json_builder_set_member_name (b, "tokens");
       json_builder_add_int_value (b, r->n_tokens);
-      json_builder_set_member_name (b, "tokens_per_s");
+      json_builder_set_member_name (b, "decode_tok_s");
       json_builder_add_double_value (b, r->tokens_per_s);
+      json_builder_set_member_name (b, "he_ms_per_module");
+      json_builder_add_double_value (b, r->he_ms_per_module);
       ts_timing_series_build_medians (r->series, b);
       json_builder_set_member_name (b, "bytes_up");
       json_builder_add_int_value (b, (gint64) r->bytes_up);
@@ -482,7 +487,6 @@ ts_bench_results_to_json (GPtrArray *results)
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
-  json_builder_end_object (b);
   root = json_builder_get_root (b);
   json_generator_set_root (gen, root);
   json_generator_set_pretty (gen, TRUE);

@@ -57,6 +57,7 @@ typedef struct {
   guint n_tokens;
   double decode_ms;          /* wall time of the decode steps */
   double tokens_per_s;
+  double he_ms_per_module;   /* encrypt … decrypt per adapted module and token */
   guint64 bytes_up, bytes_down;
   double max_abs_delta_error;
   GArray *tokens;            /* gint32 generated ids */
@@ -73,12 +74,14 @@ typedef void (*TsBenchProgressFunc) (double fraction, const char *label, gpointe
 GPtrArray *ts_bench_run (const TsBenchOptions *options, TsBenchProgressFunc progress,
                          gpointer user_data, GCancellable *cancellable, GError **error);
 
-/* One line per configuration: label, mode, preset, rank, tokens, tokens/s,
- * median ms per stage, bytes each way, max |Δ_he − Δ_plain|. */
+/* A header, then one line per configuration: label, mode, preset, rank,
+ * tokens, decode tokens/s, HE ms per adapted module, median ms per stage,
+ * bytes each way, max |Δ_he − Δ_plain|. */
 char *ts_bench_results_to_csv (GPtrArray *results);
-/* {"configurations": [{"label", "mode", "preset", "rank", "tokens",
- * "tokens_per_s", "median_ms": {stage: ms}, "bytes_up", "bytes_down",
- * "max_abs_delta_error"}]} */
+/* An array, one object per configuration: {"label", "mode", "preset",
+ * "rank", "tokens", "decode_tok_s", "he_ms_per_module", "median_ms":
+ * {stage: ms}, "bytes_up", "bytes_down", "max_abs_delta_error"} (the
+ * fields `tensafe-cli bench helora --json` is specified to print). */
 char *ts_bench_results_to_json (GPtrArray *results);
 
 G_END_DECLS

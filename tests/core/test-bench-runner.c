@@ -146,7 +146,7 @@ test_exports (void)
   csv = ts_bench_results_to_csv (results);
   lines = g_strsplit (csv, "\n", -1);
   g_assert_cmpuint (g_strv_length (lines), ==, 4);   /* header, two rows, "" */
-  g_assert_true (g_str_has_prefix (lines[0], "configuration,mode,preset,rank,tokens,tokens_per_s,forward_ms,"));
+  g_assert_true (g_str_has_prefix (lines[0], "configuration,mode,preset,rank,tokens,decode_tok_s,he_ms_per_module,forward_ms,"));
   for (guint i = 1; i < 3; i++)
     {
       g_auto (GStrv) head = g_strsplit (lines[0], ",", -1);
@@ -157,12 +157,15 @@ test_exports (void)
 
   json = ts_bench_results_to_json (results);
   g_assert_true (json_parser_load_from_data (parser, json, -1, &error));
-  configs = json_object_get_array_member (json_node_get_object (json_parser_get_root (parser)),
-                                          "configurations");
+  configs = json_node_get_array (json_parser_get_root (parser));
   g_assert_cmpuint (json_array_get_length (configs), ==, 2);
   first = json_array_get_object_element (configs, 0);
   g_assert_cmpstr (json_object_get_string_member (first, "mode"), ==, "plain");
   g_assert_cmpint (json_object_get_int_member (first, "tokens"), ==, 2);
+  g_assert_cmpfloat (json_object_get_double_member (first, "decode_tok_s"), >, 0.0);
+  g_assert_cmpfloat (json_object_get_double_member (first, "he_ms_per_module"), ==, 0.0);
+  g_assert_cmpfloat (json_object_get_double_member (json_array_get_object_element (configs, 1),
+                                                    "he_ms_per_module"), >, 0.0);
   g_assert_true (json_object_has_member (json_object_get_object_member (first, "median_ms"),
                                          "lm_head"));
 }

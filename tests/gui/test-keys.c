@@ -4,6 +4,7 @@
 #include <adwaita.h>
 #include <glib/gstdio.h>
 
+#include "gui-test-util.h"
 #include "ts-application.h"
 #include "ts-keys-page-private.h"
 #include "ts-window.h"
@@ -11,26 +12,10 @@
 static const TsScryptParams cheap_kdf = { .log2_n = 10, .r = 8, .p = 1 };
 static char *data_home;
 
-typedef gboolean (*Condition) (gpointer data);
-
-static gboolean
-timeout_cb (gpointer data)
-{
-  *(gboolean *) data = TRUE;
-  return G_SOURCE_REMOVE;
-}
-
 static void
-wait_until (Condition condition, gpointer data, const char *what)
+wait_until (GuiCondition condition, gpointer data, const char *what)
 {
-  gboolean timed_out = FALSE;
-  guint id = g_timeout_add_seconds (20, timeout_cb, &timed_out);
-
-  while (!condition (data) && !timed_out)
-    g_main_context_iteration (NULL, TRUE);
-  if (timed_out)
-    g_error ("timed out waiting for %s", what);
-  g_source_remove (id);
+  gui_wait_until (condition, data, 20, what);
 }
 
 typedef struct {
@@ -39,22 +24,6 @@ typedef struct {
   TsKeysPage *page;
   TsKeyVault *vault;
 } Running;
-
-static GtkWidget *
-find_descendant (GtkWidget *widget, GType type)
-{
-  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
-    return widget;
-  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
-       child = gtk_widget_get_next_sibling (child))
-    {
-      GtkWidget *found = find_descendant (child, type);
-
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
 
 static gboolean
 mapped (gpointer widget)
@@ -77,7 +46,7 @@ start (Running *r)
   r->window = TS_WINDOW (gtk_application_get_active_window (GTK_APPLICATION (r->app)));
   wait_until (mapped, r->window, "the window");
   ts_window_set_visible_page (r->window, "keys");
-  r->page = TS_KEYS_PAGE (find_descendant (GTK_WIDGET (r->window), TS_TYPE_KEYS_PAGE));
+  r->page = TS_KEYS_PAGE (gui_find_descendant (GTK_WIDGET (r->window), TS_TYPE_KEYS_PAGE));
   g_assert_true (ts_keys_page_get_vault (r->page) == r->vault);
 }
 
@@ -137,6 +106,8 @@ test_generate_restart_unlock (void)
   g_assert_cmpstr (_ts_keys_page_get_view (r.page), ==, "none");
   g_assert_cmpint (ts_key_vault_get_state (r.vault), ==, TS_KEY_STATE_NONE);
 
+  /* The preset chosen in the preferences is the one proposed. */
+  g_settings_set_string (ts_application_get_settings (r.app), "ckks-preset", "n8192");
   /* Generate: mismatching confirmation keeps the button off. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (r.page), "keys.generate", NULL));
   wait_until (dialog_shown, r.page, "the generate dialog");
@@ -149,6 +120,7 @@ test_generate_restart_unlock (void)
   g_assert_cmpint (ts_key_vault_get_state (r.vault), ==, TS_KEY_STATE_UNLOCKED);
   g_assert_cmpstr (_ts_keys_page_get_view (r.page), ==, "key");
   g_assert_cmpstr (_ts_keys_page_get_last_toast (r.page), ==, "Key generated and sealed");
+  g_assert_cmpstr (ts_key_vault_get_preset (r.vault), ==, "fast");
   fingerprint = g_strdup (ts_key_vault_get_fingerprint (r.vault));
   g_assert_cmpstr (_ts_keys_page_get_row_text (r.page, "fingerprint"), ==, fingerprint);
   g_assert_cmpuint (strlen (_ts_keys_page_get_row_text (r.page, "created")), >, 0);
@@ -208,12 +180,6 @@ test_damaged_key_file (void)
   stop (&r);
 }
 
-static void
-test_no_display (void)
-{
-  g_test_skip ("no display: run the gui suite under xvfb-run");
-}
-
 int
 main (int argc, char **argv)
 {
@@ -228,8 +194,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   if (!gtk_init_check ())
     {
-      g_test_add_func ("/keys/no-display", test_no_display);
-      return g_test_run ();
+      return gui_run_without_display ("/keys/no-display");
     }
   g_test_add_func ("/keys/generate-restart-unlock", test_generate_restart_unlock);
   g_test_add_func ("/keys/damaged-key-file", test_damaged_key_file);

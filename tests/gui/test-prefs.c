@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <adwaita.h>
 
+#include "gui-test-util.h"
 #include "ts-application.h"
 #include "ts-config.h"
 #include "ts-gpu.h"
@@ -132,11 +133,8 @@ test_gpu_row (void)
   TsPreferencesWindow *window = g_object_ref_sink (ts_preferences_window_new (NULL, settings));
   g_autoptr (TsGpuInfo) info = ts_gpu_probe ();
   GtkWidget *row = child (window, "gpu_row");
-  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
 
-  while (!probed (row) && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  g_assert_true (probed (row));
+  gui_wait_until (probed, row, 10, "the GPU probe");
   if (TS_HAVE_CUDA && info->n_devices > 0)
     g_assert_true (gtk_widget_get_sensitive (row));
   else
@@ -150,28 +148,55 @@ test_gpu_row (void)
   g_assert_finalize_object (window);
 }
 
-static void
-test_no_display (void)
+static gboolean
+no_windows (gpointer app)
 {
-  g_test_skip ("no display: run the gui suite under xvfb-run");
+  return gtk_application_get_windows (app) == NULL;
+}
+
+static gboolean
+find_prefs_window (gpointer app)
+{
+  for (GList *l = gtk_application_get_windows (app); l != NULL; l = l->next)
+    if (TS_IS_PREFERENCES_WINDOW (l->data) && gtk_widget_get_mapped (l->data))
+      return TRUE;
+  return FALSE;
+}
+
+/* The main menu's Preferences item opens the window over the main window. */
+static void
+test_window_action (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  GtkWindow *window;
+
+  g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
+  g_application_activate (G_APPLICATION (app));
+  window = gtk_application_get_active_window (GTK_APPLICATION (app));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.preferences", NULL));
+  gui_wait_until (find_prefs_window, app, 10, "the preferences window");
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l != NULL; l = l->next)
+    if (TS_IS_PREFERENCES_WINDOW (l->data))
+      g_assert_true (gtk_window_get_transient_for (l->data) == window);
+  g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
+  gui_wait_until (no_windows, app, 10, "quit to close every window");
 }
 
 int
 main (int argc, char **argv)
 {
-  g_autoptr (TsApplication) app = NULL;
-
   g_test_init (&argc, &argv, NULL);
   if (!gtk_init_check ())
     {
-      g_test_add_func ("/prefs/no-display", test_no_display);
-      return g_test_run ();
+      return gui_run_without_display ("/prefs/no-display");
     }
   adw_init ();
-  app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  /* The application class registers the resources the templates load from. */
+  g_type_class_unref (g_type_class_ref (TS_TYPE_APPLICATION));
   g_test_add_func ("/prefs/settings-to-rows", test_settings_to_rows);
   g_test_add_func ("/prefs/rows-to-settings", test_rows_to_settings);
   g_test_add_func ("/prefs/color-scheme", test_color_scheme);
   g_test_add_func ("/prefs/gpu-row", test_gpu_row);
+  g_test_add_func ("/prefs/window-action", test_window_action);
   return g_test_run ();
 }
