@@ -7,7 +7,6 @@
 #include "ts-bench-page.h"
 #include "ts-chat-page.h"
 #include "ts-keys-page.h"
-#include "ts-market-page.h"
 
 static void
 test_page_lifecycle (gconstpointer data)
@@ -59,8 +58,6 @@ main (int argc, char **argv)
   app = ts_application_new (G_APPLICATION_NON_UNIQUE);
 
   g_test_add_data_func ("/pages/chat", GSIZE_TO_POINTER (TS_TYPE_CHAT_PAGE),
-                        test_page_lifecycle);
-  g_test_add_data_func ("/pages/market", GSIZE_TO_POINTER (TS_TYPE_MARKET_PAGE),
                         test_page_lifecycle);
   g_test_add_data_func ("/pages/keys", GSIZE_TO_POINTER (TS_TYPE_KEYS_PAGE),
                         test_page_lifecycle);

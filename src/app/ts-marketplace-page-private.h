@@ -1,0 +1,19 @@
+/* ts-marketplace-page-private.h: the marketplace page's parts, for tests.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include "ts-market-details.h"
+#include "ts-marketplace-page.h"
+
+G_BEGIN_DECLS
+
+GtkEditable *_ts_marketplace_page_get_search_entry (TsMarketplacePage *self);
+GtkFlowBox *_ts_marketplace_page_get_grid (TsMarketplacePage *self);
+GtkListBox *_ts_marketplace_page_get_installed_list (TsMarketplacePage *self);
+TsMarketDetails *_ts_marketplace_page_get_details (TsMarketplacePage *self);
+GtkRevealer *_ts_marketplace_page_get_banner (TsMarketplacePage *self);
+/* TRUE until the catalogue was asked for and answered (or failed), and
+ * while a newer search waits or runs. */
+gboolean _ts_marketplace_page_get_busy (TsMarketplacePage *self);
+
+G_END_DECLS
