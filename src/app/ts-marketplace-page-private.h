@@ -12,6 +12,10 @@ GtkFlowBox *_ts_marketplace_page_get_grid (TsMarketplacePage *self);
 GtkListBox *_ts_marketplace_page_get_installed_list (TsMarketplacePage *self);
 TsMarketDetails *_ts_marketplace_page_get_details (TsMarketplacePage *self);
 GtkRevealer *_ts_marketplace_page_get_banner (TsMarketplacePage *self);
+/* The filter menu @name: "base-model", "rank", "license", "price" or "sort". */
+GtkDropDown *_ts_marketplace_page_get_filter (TsMarketplacePage *self, const char *name);
+/* Cards asked for per request (0: the server's default). */
+void _ts_marketplace_page_set_page_size (TsMarketplacePage *self, guint page_size);
 /* TRUE until the catalogue was asked for and answered (or failed), and
  * while a newer search waits or runs. */
 gboolean _ts_marketplace_page_get_busy (TsMarketplacePage *self);

@@ -32,6 +32,7 @@ struct _TsMarketplacePage
 
   GCancellable *search_cancellable;
   char *cursor;            /* next page of the current search, NULL at the end */
+  guint page_size;         /* 0: the server's default */
   guint search_timeout_id;
   gboolean loaded;         /* the catalogue was asked for since the URL was set */
   GHashTable *installed;   /* id → TsMarketInstalled* */
@@ -215,6 +216,7 @@ start_search (TsMarketplacePage *self, gboolean next_page)
     price_choices[dropdown_index (self->price_dropdown, G_N_ELEMENTS (price_choices))];
   search.sort = sort_choices[dropdown_index (self->sort_dropdown, G_N_ELEMENTS (sort_choices))];
   search.cursor = next_page ? self->cursor : NULL;
+  search.limit = self->page_size;
   self->loaded = TRUE;
   self->search_cancellable = g_cancellable_new ();
   /* search_cb returns at once when cancelled, and dispose cancels. */
@@ -768,6 +770,27 @@ GtkRevealer *
 _ts_marketplace_page_get_banner (TsMarketplacePage *self)
 {
   return self->banner;
+}
+
+GtkDropDown *
+_ts_marketplace_page_get_filter (TsMarketplacePage *self, const char *name)
+{
+  const struct { const char *name; GtkDropDown *dropdown; } filters[] = {
+    { "base-model", self->base_model_dropdown }, { "rank", self->rank_dropdown },
+    { "license", self->license_dropdown }, { "price", self->price_dropdown },
+    { "sort", self->sort_dropdown },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (filters); i++)
+    if (g_strcmp0 (filters[i].name, name) == 0)
+      return filters[i].dropdown;
+  return NULL;
+}
+
+void
+_ts_marketplace_page_set_page_size (TsMarketplacePage *self, guint page_size)
+{
+  self->page_size = page_size;
 }
 
 gboolean

@@ -93,7 +93,7 @@ card_adapter (TsMarketplacePage *page, int index)
 /* A page in a window of its own, with the marketplace address in the
  * settings (as the Preferences window writes it). */
 static TsMarketplacePage *
-show_page (const char *url, GtkWindow **window_out)
+show_page_sized (const char *url, guint page_size, GtkWindow **window_out)
 {
   g_autoptr (GSettings) settings = g_settings_new ("org.tensafe.Desktop");
   GtkWindow *window = GTK_WINDOW (adw_window_new ());
@@ -103,6 +103,7 @@ show_page (const char *url, GtkWindow **window_out)
   g_settings_set_string (settings, "marketplace-url", url);
   page = g_object_new (TS_TYPE_MARKETPLACE_PAGE, NULL);
   g_assert_cmpstr (ts_marketplace_page_get_marketplace_url (TS_MARKETPLACE_PAGE (page)), ==, url);
+  _ts_marketplace_page_set_page_size (TS_MARKETPLACE_PAGE (page), page_size);
   gtk_window_set_title (window, "Marketplace");
   gtk_window_set_default_size (window, 1100, 720);
   gtk_widget_set_vexpand (page, TRUE);
@@ -112,6 +113,12 @@ show_page (const char *url, GtkWindow **window_out)
   gtk_window_present (window);
   *window_out = window;
   return TS_MARKETPLACE_PAGE (page);
+}
+
+static TsMarketplacePage *
+show_page (const char *url, GtkWindow **window_out)
+{
+  return show_page_sized (url, 0, window_out);
 }
 
 static gboolean
@@ -277,6 +284,22 @@ check_remove (TsMarketplacePage *page, const char *id)
                     ==, 0);
 }
 
+/* The key is pinned now, so Install starts at once; a cancel right away
+ * leaves nothing installed, and the next Install completes. */
+static void
+check_cancel_and_resume (TsMarketDetails *details, const char *id)
+{
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (details), "details.install", NULL));
+  g_assert_true (ts_market_details_get_installing (details));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (details), "details.cancel", NULL));
+  wait_until (install_done, details, "the cancelled install");
+  g_assert_false (ts_market_details_get_installed (details));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (details), "details.install", NULL));
+  wait_until (install_done, details, "the resumed install");
+  g_assert_true (ts_market_details_get_installed (details));
+  check_installed_files (id);
+}
+
 static gboolean
 banner_shown (gpointer page)
 {
@@ -331,6 +354,8 @@ test_browse_install_remove (void)
       gtk_flow_box_get_child_at_index (_ts_marketplace_page_get_grid (page), 0)))));
   check_installed_view (page, "tiny-pirate");
   check_remove (page, "tiny-pirate");
+  check_cancel_and_resume (details, "tiny-pirate");
+  check_remove (page, "tiny-pirate");
   close_window (window);
 
   /* The server goes away: the catalogue seen before stays browsable under
@@ -346,6 +371,57 @@ test_browse_install_remove (void)
   wait_until (details_loaded, details, "the cached details");
   check_details_files (details, "tiny-pirate");
   close_window (window);
+}
+
+static void
+choose (TsMarketplacePage *page, const char *filter, const char *item)
+{
+  GtkDropDown *dropdown = _ts_marketplace_page_get_filter (page, filter);
+  GListModel *items = gtk_drop_down_get_model (dropdown);
+
+  for (guint i = 0; i < g_list_model_get_n_items (items); i++)
+    if (g_strcmp0 (gtk_string_list_get_string (GTK_STRING_LIST (items), i), item) == 0)
+      {
+        gtk_drop_down_set_selected (dropdown, i);
+        g_assert_true (_ts_marketplace_page_get_busy (page));
+        return;
+      }
+  g_error ("no item %s in the %s filter", item, filter);
+}
+
+/* Two cards a page: "Load more" follows the cursor; the filter menus offer
+ * what the catalogue holds and narrow the list; sorting orders it. */
+static void
+test_filters_and_pages (void)
+{
+  const char *imports[] = { market_demo_dir (), NULL };
+  MarketServer *server = market_server_start (imports, NULL);
+  GtkWindow *window = NULL;
+  TsMarketplacePage *page = show_page_sized (server->url, 2, &window);
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+
+  wait_for_catalogue (page, 2);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "market.load-more", NULL));
+  wait_for_catalogue (page, 4);
+  for (int i = 0; i < 4; i++)
+    g_hash_table_add (seen, card_adapter (page, i)->id);
+  g_assert_cmpuint (g_hash_table_size (seen), ==, 4);
+
+  choose (page, "license", "MIT");
+  wait_for_catalogue (page, 1);
+  g_assert_cmpstr (card_adapter (page, 0)->id, ==, "tiny-poet");
+  choose (page, "license", "Any License");
+  choose (page, "rank", "Rank 16");
+  wait_for_catalogue (page, 1);
+  g_assert_cmpstr (card_adapter (page, 0)->id, ==, "tiny-formal");
+  choose (page, "rank", "Any Rank");
+  choose (page, "price", "Up to 0.01");
+  choose (page, "sort", "Lowest Price");
+  wait_for_catalogue (page, 2);
+  g_assert_cmpstr (card_adapter (page, 0)->id, ==, "tiny-golden");
+  g_assert_cmpstr (card_adapter (page, 1)->id, ==, "tiny-poet");
+  close_window (window);
+  market_server_stop (server);
 }
 
 /* A marketplace never reached: the banner says so and nothing is listed. */
@@ -419,6 +495,7 @@ main (int argc, char **argv)
   load_app_style ();
   g_test_add_func ("/market-page/lifecycle", test_lifecycle);
   g_test_add_func ("/market-page/browse-install-remove", test_browse_install_remove);
+  g_test_add_func ("/market-page/filters-and-pages", test_filters_and_pages);
   g_test_add_func ("/market-page/unreachable", test_unreachable);
   status = g_test_run ();
   market_rm_rf (tmp_root);
