@@ -217,6 +217,7 @@ install_with_trust (TsMarketDetails *details)
   dialog = find_trust_dialog ();
   g_assert_true (g_str_has_prefix (adw_message_dialog_get_body (dialog), "“TenSafe Demo Publisher”"));
   g_assert_nonnull (strstr (adw_message_dialog_get_body (dialog), "ed25519:"));
+  save_screenshot (GTK_WIDGET (dialog), "screenshot-market-trust.png");
   adw_message_dialog_response (dialog, TS_MARKET_TRUST_RESPONSE_TRUST);
   wait_until (install_done, details, "the install");
   g_assert_true (ts_market_details_get_installed (details));
@@ -365,6 +366,7 @@ test_browse_install_remove (void)
   wait_for_catalogue (page, 4);
   g_assert_true (banner_shown (page));
   g_assert_true (ts_marketplace_page_get_offline (page));
+  save_screenshot (GTK_WIDGET (window), "screenshot-market-offline.png");
   details = _ts_marketplace_page_get_details (page);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "market.show-details", "s",
                                              "tiny-pirate"));
