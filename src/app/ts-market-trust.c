@@ -34,6 +34,9 @@ trust_response_cb (AdwMessageDialog *dialog, const char *response, gpointer user
   TrustRequest *req = g_task_get_task_data (task);
   GError *error = NULL;
 
+  /* The dialog may answer again as it closes (its close response): the
+   * first answer is the user's, and the task is finished by it. */
+  g_signal_handlers_disconnect_by_func (dialog, trust_response_cb, user_data);
   if (g_strcmp0 (response, TS_MARKET_TRUST_RESPONSE_TRUST) != 0)
     {
       g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ts-market-details.h"
+#include "ts-market-usage.h"
 #include "ts-marketplace-page.h"
 
 G_BEGIN_DECLS
@@ -14,6 +15,9 @@ TsMarketDetails *_ts_marketplace_page_get_details (TsMarketplacePage *self);
 GtkRevealer *_ts_marketplace_page_get_banner (TsMarketplacePage *self);
 /* The filter menu @name: "base-model", "rank", "license", "price" or "sort". */
 GtkDropDown *_ts_marketplace_page_get_filter (TsMarketplacePage *self, const char *name);
+/* The usage reporter behind ts_marketplace_page_report_usage() (borrowed;
+ * made on first use). */
+TsMarketUsage *_ts_marketplace_page_get_usage (TsMarketplacePage *self);
 /* Cards asked for per request (0: the server's default). */
 void _ts_marketplace_page_set_page_size (TsMarketplacePage *self, guint page_size);
 /* TRUE until the catalogue was asked for and answered (or failed), and

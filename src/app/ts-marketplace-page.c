@@ -787,6 +787,12 @@ _ts_marketplace_page_get_filter (TsMarketplacePage *self, const char *name)
   return NULL;
 }
 
+TsMarketUsage *
+_ts_marketplace_page_get_usage (TsMarketplacePage *self)
+{
+  return ensure_usage (self);
+}
+
 void
 _ts_marketplace_page_set_page_size (TsMarketplacePage *self, guint page_size)
 {

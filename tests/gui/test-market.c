@@ -17,6 +17,10 @@
 
 static char *tmp_root;
 
+/* The metering token of the test account. */
+#define USAGE_TOKEN "gui-test-token-0123456789abcdef"
+
+
 typedef gboolean (*Condition) (gpointer data);
 
 static gboolean
@@ -187,6 +191,33 @@ find_trust_dialog (void)
   return NULL;
 }
 
+static GtkWidget *
+find_button (GtkWidget *widget, const char *label)
+{
+  if (GTK_IS_BUTTON (widget) && g_strcmp0 (gtk_button_get_label (GTK_BUTTON (widget)), label) == 0)
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_button (c, label);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* Answers the dialog as a click on its button does (which also closes it). */
+static void
+click_response (AdwMessageDialog *dialog, const char *label)
+{
+  GtkWidget *button = find_button (GTK_WIDGET (dialog), label);
+
+  g_assert_nonnull (button);
+  g_signal_emit_by_name (button, "clicked");
+  g_assert_null (find_trust_dialog ());
+}
+
 static gboolean
 trust_dialog_shown (gpointer unused)
 {
@@ -212,13 +243,24 @@ install_with_trust (TsMarketDetails *details)
 {
   AdwMessageDialog *dialog;
 
+  g_autofree char *keyring = g_build_filename (g_get_user_data_dir (), "tensafe",
+                                               "market-keyring.json", NULL);
+
+  /* Declined: nothing is pinned and nothing installed. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (details), "details.install", NULL));
+  wait_until (trust_dialog_shown, NULL, "the trust dialog");
+  click_response (find_trust_dialog (), "_Cancel");
+  wait_until (install_done, details, "the declined install");
+  g_assert_false (ts_market_details_get_installed (details));
+  g_assert_false (g_file_test (keyring, G_FILE_TEST_EXISTS));
+
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (details), "details.install", NULL));
   wait_until (trust_dialog_shown, NULL, "the trust dialog");
   dialog = find_trust_dialog ();
   g_assert_true (g_str_has_prefix (adw_message_dialog_get_body (dialog), "“TenSafe Demo Publisher”"));
   g_assert_nonnull (strstr (adw_message_dialog_get_body (dialog), "ed25519:"));
   save_screenshot (GTK_WIDGET (dialog), "screenshot-market-trust.png");
-  adw_message_dialog_response (dialog, TS_MARKET_TRUST_RESPONSE_TRUST);
+  click_response (dialog, "_Trust and Install");
   wait_until (install_done, details, "the install");
   g_assert_true (ts_market_details_get_installed (details));
   g_assert_cmpfloat (ts_market_details_get_progress (details), ==, 1.0);
@@ -301,6 +343,27 @@ check_cancel_and_resume (TsMarketDetails *details, const char *id)
   check_installed_files (id);
 }
 
+/* A chat turn's usage reaches the marketplace (the server accepts only
+ * records for adapters it has, with the account's token). */
+static void
+check_usage_report (TsMarketplacePage *page, const char *id)
+{
+  TsMarketUsage *usage;
+  g_autoptr (GAsyncResult) result = NULL;
+  g_autoptr (GError) error = NULL;
+
+  g_setenv ("TENSAFE_MARKET_TOKEN", USAGE_TOKEN, TRUE);
+  ts_marketplace_page_report_usage (page, id, "1.0.0", 42);
+  usage = _ts_marketplace_page_get_usage (page);
+  g_assert_cmpuint (ts_market_usage_get_pending (usage), ==, 1);
+  ts_market_usage_flush_async (usage, NULL, market_store_result, &result);
+  market_wait (&result);
+  g_assert_true (ts_market_usage_flush_finish (usage, result, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (ts_market_usage_get_pending (usage), ==, 0);
+  g_unsetenv ("TENSAFE_MARKET_TOKEN");
+}
+
 static gboolean
 banner_shown (gpointer page)
 {
@@ -327,7 +390,7 @@ static void
 test_browse_install_remove (void)
 {
   const char *imports[] = { market_demo_dir (), NULL };
-  MarketServer *server = market_server_start (imports, NULL);
+  MarketServer *server = market_server_start (imports, "demo-account " USAGE_TOKEN "\n");
   GtkWindow *window = NULL;
   TsMarketplacePage *page = show_page (server->url, &window);
   TsMarketDetails *details = _ts_marketplace_page_get_details (page);
@@ -354,6 +417,7 @@ test_browse_install_remove (void)
     TS_MARKET_CARD (gtk_flow_box_child_get_child (
       gtk_flow_box_get_child_at_index (_ts_marketplace_page_get_grid (page), 0)))));
   check_installed_view (page, "tiny-pirate");
+  check_usage_report (page, "tiny-pirate");
   check_remove (page, "tiny-pirate");
   check_cancel_and_resume (details, "tiny-pirate");
   check_remove (page, "tiny-pirate");
