@@ -1,7 +1,8 @@
 /* ts-marketplace-page.h: the marketplace page: browse, verify, install and pick LoRA adapters.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Main-thread only.
+ * Main-thread only.  (Named "Marketplace" because TsMarketPage is the
+ * core's page of search results, ts-market-types.h.)
  *
  * Marketplace address: the GSettings key "marketplace-url" (bound to the
  * property of the same name), or the environment variable
@@ -10,7 +11,8 @@
  * Files: adapters go to $XDG_DATA_HOME/tensafe/adapters/<id>/, pinned
  * publisher keys to $XDG_DATA_HOME/tensafe/market-keyring.json, queued usage
  * records to $XDG_DATA_HOME/tensafe/market-usage.json, the last catalogue
- * answers (browsable offline) to $XDG_CACHE_HOME/tensafe/market/.
+ * answers (browsable offline) to $XDG_CACHE_HOME/tensafe/market/<address
+ * hash>/, one cache per marketplace.
  *
  * Nothing is fetched until the page is first shown.  When the marketplace
  * cannot be reached a banner says so (property "offline") and the cached
