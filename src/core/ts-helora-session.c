@@ -312,8 +312,10 @@ _ts_helora_session_encrypt_row (TsHeloraSession *self, SessionGroup *g, const fl
   const SessionModule *first = &g_array_index (self->modules, SessionModule,
                                                g_array_index (g->members, guint, 0));
   CkksStatus st = self->pk != NULL
-    ? ckks_helora_encrypt_pk (first->layout, self->pk, h, g->inputs, h_factor)
-    : ckks_helora_encrypt_sk (first->layout, self->sk, h, g->inputs, h_factor);
+    ? ckks_helora_encrypt_pk (first->layout, self->pk, h, g->inputs,
+                              ckks_helora_layout_n_inputs (first->layout), h_factor)
+    : ckks_helora_encrypt_sk (first->layout, self->sk, h, g->inputs,
+                              ckks_helora_layout_n_inputs (first->layout), h_factor);
 
   return ts_helora_ckks_check (st, "Encrypting h", error);
 }
@@ -374,6 +376,7 @@ _ts_helora_session_decrypt_row (TsHeloraSession *self, SessionGroup *g, guint ro
       float *u = m->u + (gsize) row * m->lm->rank;
 
       if (!ts_helora_ckks_check (ckks_helora_decrypt (m->layout, self->sk, m->outputs,
+                                                      ckks_helora_layout_n_outputs (m->layout),
                                                       h_factor, m->u_row),
                                  "Decrypting u", error))
         return FALSE;
