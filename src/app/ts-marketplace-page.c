@@ -165,6 +165,10 @@ search_cb (GObject *source, GAsyncResult *result, gpointer user_data)
     }
   else
     {
+      /* A fresh answer clears an earlier error; a cached one keeps the
+       * offline banner. */
+      if (self->client != NULL && !ts_market_client_get_offline (self->client))
+        gtk_revealer_set_reveal_child (self->banner, FALSE);
       add_cards (self, page->adapters);
       g_free (self->cursor);
       self->cursor = g_strdup (page->next_cursor);

@@ -378,6 +378,16 @@ close_window (GtkWindow *window)
     g_main_context_iteration (NULL, FALSE);
 }
 
+/* Opens the filter bar, as the Filters button does. */
+static void
+show_filters (TsMarketplacePage *page)
+{
+  GtkWidget *button = find_button (GTK_WIDGET (page), "_Filters");
+
+  g_assert_nonnull (button);
+  gtk_toggle_button_set_active (GTK_TOGGLE_BUTTON (button), TRUE);
+}
+
 static void
 search (TsMarketplacePage *page, const char *text)
 {
@@ -398,6 +408,7 @@ test_browse_install_remove (void)
 
   wait_for_catalogue (page, 4);
   g_assert_false (gtk_revealer_get_reveal_child (_ts_marketplace_page_get_banner (page)));
+  show_filters (page);
   save_screenshot (GTK_WIDGET (window), "screenshot-market.png");
 
   search (page, "pirate");
