@@ -298,8 +298,32 @@ use_in_chat_cb (TsMarketplacePage *page, const char *id, const char *path, char 
   *out = g_strconcat (id, " ", path, NULL);
 }
 
+static GtkStack *
+find_stack_with (GtkWidget *widget, const char *child_name)
+{
+  if (GTK_IS_STACK (widget) && gtk_stack_get_child_by_name (GTK_STACK (widget), child_name))
+    return GTK_STACK (widget);
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    {
+      GtkStack *found = find_stack_with (c, child_name);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* Shows the catalogue or the installed view, as the view switcher does. */
 static void
-check_installed_view (TsMarketplacePage *page, const char *id)
+show_view (TsMarketplacePage *page, const char *view)
+{
+  gtk_stack_set_visible_child_name (find_stack_with (GTK_WIDGET (page), "browse"), "browse");
+  gtk_stack_set_visible_child_name (find_stack_with (GTK_WIDGET (page), "installed"), view);
+}
+
+static void
+check_installed_view (TsMarketplacePage *page, const char *id, const char *name)
 {
   GtkWidget *list = GTK_WIDGET (_ts_marketplace_page_get_installed_list (page));
   g_autofree char *dir = adapters_dir ();
@@ -307,7 +331,11 @@ check_installed_view (TsMarketplacePage *page, const char *id)
   g_autofree char *chosen = NULL;
 
   g_assert_cmpuint (count_children (list), ==, 1);
-  g_assert_nonnull (find_row (list, id));
+  g_assert_nonnull (find_row (list, name));
+  show_view (page, "installed");
+  save_screenshot (gtk_widget_get_ancestor (GTK_WIDGET (page), GTK_TYPE_WINDOW),
+                   "screenshot-market-installed.png");
+  show_view (page, "catalogue");
   g_signal_connect (page, "use-in-chat", G_CALLBACK (use_in_chat_cb), &chosen);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "market.use-installed", "s", id));
   g_assert_cmpstr (chosen, ==, expected);
@@ -427,7 +455,7 @@ test_browse_install_remove (void)
   g_assert_true (ts_market_card_get_installed (
     TS_MARKET_CARD (gtk_flow_box_child_get_child (
       gtk_flow_box_get_child_at_index (_ts_marketplace_page_get_grid (page), 0)))));
-  check_installed_view (page, "tiny-pirate");
+  check_installed_view (page, "tiny-pirate", "Pirate talk (tiny)");
   check_usage_report (page, "tiny-pirate");
   check_remove (page, "tiny-pirate");
   check_cancel_and_resume (details, "tiny-pirate");
