@@ -30,12 +30,12 @@ timeout_cb (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
-/* Iterates the main loop until @condition holds; fails after 60 s. */
+/* Iterates the main loop until @condition holds; fails after 30 s. */
 static void
 wait_until (Condition condition, gpointer data, const char *what)
 {
   gboolean timed_out = FALSE;
-  guint id = g_timeout_add_seconds (60, timeout_cb, &timed_out);
+  guint id = g_timeout_add_seconds (30, timeout_cb, &timed_out);
 
   while (!condition (data) && !timed_out)
     g_main_context_iteration (NULL, TRUE);
@@ -299,6 +299,90 @@ test_regenerate_and_edit (void)
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.edit-last", NULL));
   g_assert_cmpstr (ts_chat_page_get_prompt (page), ==, PROMPT);
   g_assert_null (ts_chat_pane_get_reply (he));
+  quit_app (app);
+}
+
+/* Sampling with one seed draws the same tokens on both sides: the HE error
+ * is far too small to move a draw. */
+static void
+test_sampling_same_seed (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  TsChatPage *page = start_app (app);
+
+  g_object_set (page, "temperature", 0.9, "top-p", 0.95, "seed", 1234u, NULL);
+  send_prompt (page, PROMPT);
+  g_assert_cmpstr (ts_chat_pane_get_reply (ts_chat_page_get_pane (page, TRUE)), ==,
+                   ts_chat_pane_get_reply (ts_chat_page_get_pane (page, FALSE)));
+  g_assert_cmpint (ts_chat_pane_get_diverged_at (ts_chat_page_get_pane (page, TRUE)), ==, -1);
+  quit_app (app);
+}
+
+static AdwMessageDialog *
+find_dialog (void)
+{
+  g_autoptr (GList) toplevels = gtk_window_list_toplevels ();
+
+  for (GList *l = toplevels; l != NULL; l = l->next)
+    if (ADW_IS_MESSAGE_DIALOG (l->data) && gtk_widget_get_visible (l->data))
+      return l->data;
+  return NULL;
+}
+
+static gboolean
+dialog_shown (gpointer unused)
+{
+  return find_dialog () != NULL;
+}
+
+static char *
+stored_title (gint64 conversation)
+{
+  g_autofree char *path = ts_history_default_path ();
+  g_autoptr (TsHistory) history = ts_history_open (path, NULL);
+  g_autoptr (GPtrArray) list = ts_history_list (history, NULL);
+
+  for (guint i = 0; list != NULL && i < list->len; i++)
+    {
+      TsHistoryConversation *c = g_ptr_array_index (list, i);
+
+      if (c->id == conversation)
+        return g_strdup (c->title);
+    }
+  return NULL;
+}
+
+/* Rename through the sidebar's dialog, then delete: both reach the database
+ * and the sidebar. */
+static void
+test_rename_and_delete (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  TsChatPage *page = start_app (app);
+  AdwMessageDialog *dialog;
+  g_autofree char *title = NULL;
+  guint n;
+  gint64 id;
+
+  send_prompt (page, PROMPT);
+  id = ts_chat_page_get_conversation (page);
+  n = ts_chat_page_get_n_conversations (page);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.rename-conversation",
+                                             "x", id));
+  wait_until (dialog_shown, NULL, "the rename dialog");
+  dialog = find_dialog ();
+  gtk_editable_set_text (GTK_EDITABLE (adw_message_dialog_get_extra_child (dialog)), "  Renamed  ");
+  adw_message_dialog_response (dialog, "rename");
+  title = stored_title (id);
+  g_assert_cmpstr (title, ==, "Renamed");
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.delete-conversation",
+                                             "x", id));
+  g_assert_null (stored_title (id));
+  g_assert_cmpuint (ts_chat_page_get_n_conversations (page), ==, n - 1);
+  /* The conversation shown was the one deleted: the page starts afresh. */
+  g_assert_cmpint (ts_chat_page_get_conversation (page), ==, 0);
+  g_assert_null (ts_chat_pane_get_reply (ts_chat_page_get_pane (page, TRUE)));
   quit_app (app);
 }
 
@@ -571,6 +655,8 @@ main (int argc, char **argv)
   g_test_add_func ("/chat/send-and-restart", test_send_and_restart);
   g_test_add_func ("/chat/regenerate-and-edit", test_regenerate_and_edit);
   g_test_add_func ("/chat/stop", test_stop);
+  g_test_add_func ("/chat/sampling-same-seed", test_sampling_same_seed);
+  g_test_add_func ("/chat/rename-and-delete", test_rename_and_delete);
   g_test_add_func ("/chat/remote-evaluator", test_remote_evaluator);
   g_test_add_func ("/chat/saved-while-streaming", test_saved_while_streaming);
   g_test_add_func ("/chat/page-lifecycle", test_page_lifecycle);
