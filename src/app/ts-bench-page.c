@@ -6,6 +6,7 @@
 #include "ts-bench-chart.h"
 #include "ts-bench-item.h"
 #include "ts-bench-page-private.h"
+#include "ts-chat-page.h"
 #include "ts-config.h"
 #include "ts-file-chooser.h"
 #include "ts-gpu.h"
@@ -105,6 +106,15 @@ load_paths (TsBenchPage *self)
       self->model_path = g_settings_get_string (settings, "bench-model");
       self->adapter_path = g_settings_get_string (settings, "bench-adapter");
       url = g_settings_get_string (settings, "evaluator-url");
+    }
+  /* Until the user picks files: the demo model and adapter the chat page
+   * also starts with, so a first run works out of the box. */
+  if (self->model_path == NULL || *self->model_path == '\0')
+    {
+      g_free (self->model_path);
+      g_free (self->adapter_path);
+      self->model_path = ts_chat_page_find_demo_file ("tiny-qwen35moe-f32.gguf");
+      self->adapter_path = ts_chat_page_find_demo_file ("tiny-qwen35moe-lora-f32.gguf");
     }
   show_path (self->model_row, self->model_path);
   show_path (self->adapter_row, self->adapter_path);
