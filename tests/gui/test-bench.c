@@ -174,6 +174,26 @@ test_demo_by_default (void)
     ;
 }
 
+/* The remote row follows the evaluator address in the preferences. */
+static void
+test_remote_row (void)
+{
+  GSettings *settings = ts_application_get_settings (TS_APPLICATION (g_application_get_default ()));
+  TsBenchPage *page = g_object_ref_sink (g_object_new (TS_TYPE_BENCH_PAGE, NULL));
+  GtkWidget *row = GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (page), TS_TYPE_BENCH_PAGE,
+                                                              "remote_row"));
+
+  g_settings_set_string (settings, "evaluator-url", "");
+  g_assert_false (gtk_widget_get_sensitive (row));
+  g_settings_set_string (settings, "evaluator-url", "ws://127.0.0.1:9/v1/helora");
+  g_assert_true (gtk_widget_get_sensitive (row));
+  g_assert_cmpstr (adw_action_row_get_subtitle (ADW_ACTION_ROW (row)), ==, "ws://127.0.0.1:9/v1/helora");
+  g_settings_reset (settings, "evaluator-url");
+  g_assert_finalize_object (page);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+}
+
 static void
 test_needs_model (void)
 {
@@ -212,5 +232,6 @@ main (int argc, char **argv)
 #undef ADD
   g_test_add_func ("/bench/demo-by-default", test_demo_by_default);
   g_test_add_func ("/bench/needs-model", test_needs_model);
+  g_test_add_func ("/bench/remote-row", test_remote_row);
   return g_test_run ();
 }
