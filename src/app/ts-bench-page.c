@@ -6,6 +6,7 @@
 #include "ts-bench-chart.h"
 #include "ts-bench-item.h"
 #include "ts-bench-page-private.h"
+#include "ts-chat-page.h"
 #include "ts-config.h"
 #include "ts-file-chooser.h"
 #include "ts-gpu.h"
@@ -94,22 +95,41 @@ set_path (TsBenchPage *self, gboolean model, const char *path)
     g_settings_set_string (settings, model ? "bench-model" : "bench-adapter", path ? path : "");
 }
 
+/* The remote evaluator row follows the address in the preferences. */
+static void
+show_evaluator (TsBenchPage *self, const char *key, GSettings *settings)
+{
+  g_autofree char *url = g_settings_get_string (settings, "evaluator-url");
+
+  adw_action_row_set_subtitle (self->remote_row, *url != '\0' ? url : _("No evaluator address set"));
+  gtk_widget_set_sensitive (GTK_WIDGET (self->remote_row), *url != '\0');
+}
+
 static void
 load_paths (TsBenchPage *self)
 {
   GSettings *settings = app_settings ();
-  g_autofree char *url = NULL;
 
+  gtk_widget_set_sensitive (GTK_WIDGET (self->remote_row), FALSE);
   if (settings != NULL)
     {
       self->model_path = g_settings_get_string (settings, "bench-model");
       self->adapter_path = g_settings_get_string (settings, "bench-adapter");
-      url = g_settings_get_string (settings, "evaluator-url");
+      show_evaluator (self, NULL, settings);
+      g_signal_connect_object (settings, "changed::evaluator-url", G_CALLBACK (show_evaluator),
+                               self, G_CONNECT_SWAPPED);
+    }
+  /* Until the user picks files: the demo model and adapter the chat page
+   * also starts with, so a first run works out of the box. */
+  if (self->model_path == NULL || *self->model_path == '\0')
+    {
+      g_free (self->model_path);
+      g_free (self->adapter_path);
+      self->model_path = ts_chat_page_find_demo_file ("tiny-qwen35moe-f32.gguf");
+      self->adapter_path = ts_chat_page_find_demo_file ("tiny-qwen35moe-lora-f32.gguf");
     }
   show_path (self->model_row, self->model_path);
   show_path (self->adapter_row, self->adapter_path);
-  adw_action_row_set_subtitle (self->remote_row, url != NULL ? url : "");
-  gtk_widget_set_sensitive (GTK_WIDGET (self->remote_row), url != NULL && *url != '\0');
 }
 
 static void

@@ -350,6 +350,15 @@ run_rank (const TsBenchOptions *options, const Loaded *l, guint rank, const char
       Adapter same = { l->lora, options->adapter_path, l->rank };
       return run_configs (options, l, &same, r, results, cancellable, error);
     }
+  for (guint i = 0; i < options->configs->len; i++)
+    if (g_array_index (options->configs, TsBenchConfig, i).mode == TS_HELORA_MODE_REMOTE)
+      {
+        /* The server holds only the adapters installed on it. */
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                     "Rank %u differs from the adapter's (%u): resized adapters run locally only",
+                     rank, l->rank);
+        return FALSE;
+      }
   if (!ts_bench_write_adapter_rank (l->lora, rank, path, error))
     return FALSE;
   if ((st = lm_lora_load (l->model, path, 1.0f, &lora, &msg)) != LM_OK)

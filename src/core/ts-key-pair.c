@@ -116,6 +116,26 @@ ts_key_pair_seal (const TsKeyPair *pair, const char *passphrase, const TsScryptP
   return g_steal_pointer (&file);
 }
 
+GBytes *
+ts_key_pair_seal_for_handover (const TsKeyPair *pair, guint8 key_out[32], GError **error)
+{
+  guint8 *sealed = NULL;
+  size_t sealed_len = 0;
+
+  if (RAND_priv_bytes (key_out, 32) != 1)
+    {
+      g_set_error (error, TS_KEY_ERROR, TS_KEY_ERROR_FAILED, "The random generator failed");
+      return NULL;
+    }
+  if (!ts_key_check (ckks_secret_key_seal (pair->sk, key_out, &sealed, &sealed_len),
+                     "sealing the secret key", error))
+    {
+      OPENSSL_cleanse (key_out, 32);
+      return NULL;
+    }
+  return g_bytes_new_with_free_func (sealed, sealed_len, free, sealed);
+}
+
 static gboolean
 load_public (const TsKeyFile *file, TsKeyPair *pair, GError **error)
 {

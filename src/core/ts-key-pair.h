@@ -43,4 +43,12 @@ TsKeyFile *ts_key_pair_seal (const TsKeyPair *pair, const char *passphrase,
 TsKeyPair *ts_key_file_unlock (const TsKeyFile *file, const char *passphrase,
                                TsKeyProgressFunc progress, gpointer user_data, GError **error);
 
+/* Hands the secret key to a TsHeloraSession without the passphrase: seals
+ * it under a fresh random 256-bit key written to @key_out. Pass the result
+ * as TsHeloraOptions.sealed_key / sealed_key_len and @key_out as
+ * unseal_key (with params_preset = pair->preset), then wipe @key_out with
+ * OPENSSL_cleanse. The returned bytes are ciphertext (transfer full). */
+GBytes *ts_key_pair_seal_for_handover (const TsKeyPair *pair, guint8 key_out[32],
+                                       GError **error);
+
 G_END_DECLS

@@ -13,8 +13,11 @@
  * state is TS_KEY_STATE_UNLOCKED, ts_key_vault_get_key_pair() returns the
  * CKKS context, secret and public key (transfer none, valid until the next
  * state change: take what you need on the main thread, and do not keep the
- * pointer across a notify::state). The secret key is never displayed,
- * logged or exported by the vault.
+ * pointer across a notify::state). To encrypt with it in a TsHeloraSession
+ * on a worker thread, hand it over sealed: ts_key_pair_seal_for_handover()
+ * gives the sealed bytes and a one-time key for TsHeloraOptions.sealed_key /
+ * unseal_key (params_preset = the pair's preset). The secret key is never
+ * displayed, logged or exported by the vault.
  *
  * Threads: the object is main-thread only. The slow operations (scrypt,
  * key generation) run on a worker thread through the _async/_finish pairs;

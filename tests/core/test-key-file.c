@@ -327,6 +327,32 @@ test_export_has_no_secret (void)
     g_assert_null (memmem (data, len, sealed + i, 16));
 }
 
+/* The handover blob opens with its one-time key, and only with it. */
+static void
+test_handover (void)
+{
+  g_autoptr (GError) error = NULL;
+  guint8 key[32];
+  g_autoptr (GBytes) sealed = ts_key_pair_seal_for_handover (shared.pair, key, &error);
+  CkksSecretKey *sk = NULL;
+  gsize len;
+  const guint8 *data;
+
+  g_assert_no_error (error);
+  data = g_bytes_get_data (sealed, &len);
+  g_assert_cmpint (ckks_secret_key_unseal (shared.pair->ctx, key, data, len, &sk), ==, CKKS_OK);
+  {
+    /* The handed-over key decrypts what the vault's key encrypted. */
+    TsKeyPair view = { shared.pair->ctx, sk, shared.pair->pk, NULL };
+    assert_decrypts (shared.pair, &view);
+  }
+  ckks_secret_key_free (sk);
+  key[5] ^= 0x10;
+  sk = NULL;
+  g_assert_cmpint (ckks_secret_key_unseal (shared.pair->ctx, key, data, len, &sk), ==, CKKS_ERR_AUTH);
+  g_assert_null (sk);
+}
+
 static char *
 make_temp_dir (void)
 {
@@ -445,6 +471,7 @@ main (int argc, char **argv)
   g_test_add_func ("/key-file/unreasonable-kdf-refused", test_unreasonable_kdf_refused);
   g_test_add_func ("/key-file/export-has-no-secret", test_export_has_no_secret);
   g_test_add_func ("/key-file/atomic-replace", test_atomic_replace);
+  g_test_add_func ("/key-file/handover", test_handover);
   g_test_add_func ("/key-file/missing", test_missing_file);
   rc = g_test_run ();
   ts_key_pair_free (shared.pair);

@@ -153,6 +153,47 @@ test_ranks (Fixture *f, gconstpointer data)
   g_assert_cmpint (ts_bench_item_get_result (last)->mode, ==, TS_HELORA_MODE_LOCAL);
 }
 
+/* A first run needs no choice: the demo model and adapter are preselected. */
+static void
+test_demo_by_default (void)
+{
+  GSettings *settings = ts_application_get_settings (TS_APPLICATION (g_application_get_default ()));
+  TsBenchPage *page;
+  AdwActionRow *model_row;
+
+  g_settings_reset (settings, "bench-model");
+  g_settings_reset (settings, "bench-adapter");
+  page = g_object_ref_sink (g_object_new (TS_TYPE_BENCH_PAGE, NULL));
+  model_row = ADW_ACTION_ROW (gtk_widget_get_template_child (GTK_WIDGET (page), TS_TYPE_BENCH_PAGE,
+                                                             "model_row"));
+  g_assert_true (g_str_has_suffix (adw_action_row_get_subtitle (model_row),
+                                   "/demo/tiny-qwen35moe-f32.gguf"));
+  g_assert_true (g_file_test (adw_action_row_get_subtitle (model_row), G_FILE_TEST_IS_REGULAR));
+  g_assert_finalize_object (page);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+}
+
+/* The remote row follows the evaluator address in the preferences. */
+static void
+test_remote_row (void)
+{
+  GSettings *settings = ts_application_get_settings (TS_APPLICATION (g_application_get_default ()));
+  TsBenchPage *page = g_object_ref_sink (g_object_new (TS_TYPE_BENCH_PAGE, NULL));
+  GtkWidget *row = GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (page), TS_TYPE_BENCH_PAGE,
+                                                              "remote_row"));
+
+  g_settings_set_string (settings, "evaluator-url", "");
+  g_assert_false (gtk_widget_get_sensitive (row));
+  g_settings_set_string (settings, "evaluator-url", "ws://127.0.0.1:9/v1/helora");
+  g_assert_true (gtk_widget_get_sensitive (row));
+  g_assert_cmpstr (adw_action_row_get_subtitle (ADW_ACTION_ROW (row)), ==, "ws://127.0.0.1:9/v1/helora");
+  g_settings_reset (settings, "evaluator-url");
+  g_assert_finalize_object (page);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+}
+
 static void
 test_needs_model (void)
 {
@@ -189,6 +230,8 @@ main (int argc, char **argv)
   ADD ("cancel", test_cancel);
   ADD ("ranks", test_ranks);
 #undef ADD
+  g_test_add_func ("/bench/demo-by-default", test_demo_by_default);
   g_test_add_func ("/bench/needs-model", test_needs_model);
+  g_test_add_func ("/bench/remote-row", test_remote_row);
   return g_test_run ();
 }

@@ -1,0 +1,133 @@
+/* test-bench-remote.c: the benchmark against a real tensafe-he-server on 127.0.0.1.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Remote mode must give the golden adapter's greedy tokens like plaintext,
+ * with upload and download timed and ciphertext bytes counted.
+ */
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+
+#include "ts-bench-runner.h"
+#include "ts-test-util.h"
+
+#define GOLDEN_DIR "qwen35/tiny-qwen35moe-f32/"
+#define LORA_NAME "tiny-qwen35moe-lora-f32.gguf"
+#define N_TOKENS 4
+
+typedef struct {
+  GSubprocess *process;
+  char *dir;
+  char *lora;
+  char *ws_url;
+} Server;
+
+static void
+die_with_parent (gpointer data)
+{
+  prctl (PR_SET_PDEATHSIG, SIGTERM);
+}
+
+/* tensafe-he-server on port 0 over a folder holding the golden adapter. */
+static void
+server_start (Server *s)
+{
+  g_autofree char *golden = ts_test_data_path (GOLDEN_DIR "lora/" LORA_NAME);
+  g_autoptr (GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autoptr (GDataInputStream) out = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *contents = NULL, *line = NULL;
+  gsize len;
+  guint port;
+
+  s->dir = g_dir_make_tmp ("ts-bench-remote-XXXXXX", &error);
+  g_assert_no_error (error);
+  s->lora = g_build_filename (s->dir, LORA_NAME, NULL);
+  g_assert_true (g_file_get_contents (golden, &contents, &len, NULL));
+  g_assert_true (g_file_set_contents (s->lora, contents, (gssize) len, NULL));
+  g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
+  s->process = g_subprocess_launcher_spawn (launcher, &error, HE_SERVER_PATH, "--listen",
+                                            "127.0.0.1:0", "--adapters", s->dir, "--threads", "1",
+                                            NULL);
+  g_assert_no_error (error);
+  out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (s->process));
+  line = g_data_input_stream_read_line_utf8 (out, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (line);
+  g_assert_cmpint (sscanf (line, "listening on http://127.0.0.1:%u/", &port), ==, 1);
+  s->ws_url = g_strdup_printf ("ws://127.0.0.1:%u/v1/helora", port);
+}
+
+static void
+server_stop (Server *s)
+{
+  g_subprocess_send_signal (s->process, SIGTERM);
+  g_subprocess_wait (s->process, NULL, NULL);
+  g_object_unref (s->process);
+  g_unlink (s->lora);
+  g_rmdir (s->dir);
+  g_free (s->lora);
+  g_free (s->dir);
+  g_free (s->ws_url);
+}
+
+static TsBenchOptions *
+options_for (const Server *s)
+{
+  g_autofree char *model = ts_test_data_path (GOLDEN_DIR "tiny-qwen35moe-f32.gguf");
+  TsBenchOptions *options = ts_bench_options_new (model, s->lora, N_TOKENS);
+  g_autofree gint32 *prompt = NULL;
+  gsize len;
+
+  prompt = (gint32 *) ts_test_read_data (GOLDEN_DIR "prompt_tokens.bin", &len);
+  options->prompt_tokens = g_array_sized_new (FALSE, FALSE, sizeof (gint32), len / 4);
+  g_array_append_vals (options->prompt_tokens, prompt, len / 4);
+  options->n_threads = 1;
+  return options;
+}
+
+static void
+test_remote (void)
+{
+  Server server = { 0 };
+  g_autoptr (TsBenchOptions) options = NULL;
+  g_autoptr (GPtrArray) results = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree gint32 *golden = NULL;
+  TsBenchResult *remote;
+  gsize len;
+
+  server_start (&server);
+  options = options_for (&server);
+  ts_bench_options_add (options, TS_HELORA_MODE_PLAIN, NULL, NULL);
+  ts_bench_options_add (options, TS_HELORA_MODE_REMOTE, "fast", server.ws_url);
+  results = ts_bench_run (options, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (results->len, ==, 2);
+
+  golden = (gint32 *) ts_test_read_data (GOLDEN_DIR "lora_greedy_tokens.bin", &len);
+  remote = g_ptr_array_index (results, 1);
+  g_assert_cmpmem (remote->tokens->data, N_TOKENS * 4, golden, N_TOKENS * 4);
+  g_assert_cmpfloat (ts_timing_series_median_ms (remote->series, TS_STAGE_UPLOAD), >, 0.0);
+  g_assert_cmpfloat (ts_timing_series_median_ms (remote->series, TS_STAGE_DOWNLOAD), >, 0.0);
+  g_assert_cmpuint (remote->bytes_up, >, 0);
+  g_assert_cmpuint (remote->bytes_down, >, 0);
+
+  /* A rank sweep cannot run remotely: the server has only the adapter itself. */
+  g_clear_pointer (&results, g_ptr_array_unref);
+  options->ranks = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_array_append_val (options->ranks, (guint) { 1 });
+  results = ts_bench_run (options, NULL, NULL, NULL, &error);
+  g_assert_null (results);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED);
+  server_stop (&server);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/bench-remote/plain-and-remote", test_remote);
+  return g_test_run ();
+}
