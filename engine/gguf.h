@@ -49,8 +49,10 @@ typedef struct {
 
 typedef struct GgufFile GgufFile;
 
-/* Opens and validates @path. On failure returns an LmStatus and, if @error_out is
- * non-NULL, a newly allocated message naming what is wrong (free() it). */
+/* Opens and validates @path. On failure returns an LmStatus (LM_ERR_IO: cannot
+ * read the file; LM_ERR_FORMAT: corrupt or truncated; LM_ERR_UNSUPPORTED: a
+ * tensor type this runtime lacks) and, if @error_out is non-NULL, a newly
+ * allocated message naming what is wrong (free() it). */
 LmStatus gguf_open (const char *path, GgufFile **out, char **error_out);
 /* Same, over a caller-owned buffer that must outlive the GgufFile (for fuzzing). */
 LmStatus gguf_open_memory (const void *data, size_t size, GgufFile **out, char **error_out);
@@ -65,7 +67,9 @@ int64_t gguf_find_key (const GgufFile *file, const char *key);
 GgufString gguf_key_name (const GgufFile *file, int64_t index);
 GgufValueType gguf_value_type (const GgufFile *file, int64_t index);
 /* Typed getters return false when the key is absent or of another type.
- * Integer getters accept any integer type whose value fits. */
+ * Integer getters accept any integer type whose value fits; gguf_get_f32
+ * also reads an f64 (rounded). Tensors with a zero dimension, unknown types
+ * or rows that are not whole blocks are rejected when the file is opened. */
 bool gguf_get_u32 (const GgufFile *file, const char *key, uint32_t *out);
 bool gguf_get_u64 (const GgufFile *file, const char *key, uint64_t *out);
 bool gguf_get_i32 (const GgufFile *file, const char *key, int32_t *out);
@@ -77,10 +81,24 @@ bool gguf_get_string (const GgufFile *file, const char *key, GgufString *out);
 bool gguf_get_array (const GgufFile *file, const char *key, GgufValueType *elem_type,
                      uint64_t *count, const void **data);
 bool gguf_get_array_string (const GgufFile *file, const char *key, uint64_t i, GgufString *out);
+/* Numeric array elements returned by gguf_get_array() are a naturally aligned
+ * copy owned by the GgufFile (so int32_t / float casts are safe); string arrays
+ * and arrays of arrays return data = NULL. */
 
 /* Tensor lookup by name; NULL when absent. */
 const GgufTensorInfo *gguf_find_tensor (const GgufFile *file, const char *name);
 const GgufTensorInfo *gguf_tensor (const GgufFile *file, uint64_t index);
+
+/* Layout facts. */
+uint32_t gguf_alignment (const GgufFile *file);
+uint64_t gguf_data_offset (const GgufFile *file);   /* file offset of the data section */
+/* Block size (values) and block bytes of @type; false for a type we do not know. */
+bool gguf_type_layout (LmTensorType type, uint32_t *block_values, uint32_t *block_bytes);
+/* "F32", "Q4_K", ...; "?" for a type we do not know. */
+const char *gguf_type_name (LmTensorType type);
+const char *gguf_value_type_name (GgufValueType type);
+/* True when @s equals the NUL-terminated @cstr. */
+bool gguf_string_eq (GgufString s, const char *cstr);
 
 #ifdef __cplusplus
 }

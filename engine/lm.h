@@ -3,8 +3,21 @@
  *
  * Plain C17 + pthreads; no GLib. Functions return an LmStatus; lm_status_message()
  * turns one into text.
+ *
+ * Objects and ownership:
+ *   LmModel    loaded weights (memory-mapped GGUF). Read-only once loaded: any
+ *              number of sessions on any threads may use one model at once.
+ *   LmSession  one sequence: KV cache, recurrent state, scratch buffers, timings.
+ *              A session is used by one thread at a time; it borrows its model
+ *              (and its LoRA adapter, if any), which must outlive it.
+ *   LmLora     a LoRA adapter bound to a model's shapes. Read-only once loaded;
+ *              shared by any number of sessions.
  */
 #pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -14,10 +27,257 @@ typedef enum {
   LM_OK = 0,
   LM_ERR_INVALID_ARGUMENT,
   LM_ERR_NO_MEMORY,
+  LM_ERR_IO,             /* a file could not be opened or read */
+  LM_ERR_FORMAT,         /* a file is corrupt, truncated or not what it claims */
+  LM_ERR_UNSUPPORTED,    /* valid, but an architecture/type this runtime lacks */
+  LM_ERR_SHAPE,          /* tensor or adapter shapes do not fit the model */
+  LM_ERR_CONTEXT_FULL,   /* the session's context length would be exceeded */
+  LM_ERR_HOOK,           /* a LoRA hook callback reported failure */
+  LM_ERR_CANCELLED,      /* the session's abort callback asked to stop */
 } LmStatus;
 
 /* Returns a static, human-readable description of @status. */
 const char *lm_status_message (LmStatus status);
+
+/* ------------------------------------------------------------------------ */
+/* Timings: the stage names of the HE-LoRA token pipeline (DESIGN.md §2).     */
+
+typedef enum {
+  LM_STAGE_FORWARD = 0,  /* base model compute (everything not listed below) */
+  LM_STAGE_ENCRYPT,      /* filled by a LoRA hook */
+  LM_STAGE_UPLOAD,       /* filled by a LoRA hook */
+  LM_STAGE_EVALUATE,     /* filled by a LoRA hook */
+  LM_STAGE_DOWNLOAD,     /* filled by a LoRA hook */
+  LM_STAGE_DECRYPT,      /* filled by a LoRA hook */
+  LM_STAGE_LORA_B,       /* the engine's B·u and scale (and A·h for built-in LoRA) */
+  LM_STAGE_LM_HEAD,      /* final norm + output projection */
+  LM_STAGE_SAMPLE,       /* filled by the caller around its sampler */
+  LM_N_STAGES
+} LmStage;
+
+typedef struct {
+  double ms[LM_N_STAGES];  /* milliseconds spent per stage */
+  uint32_t n_tokens;       /* tokens these timings cover */
+} LmTimings;
+
+/* "forward", "encrypt", "upload", "evaluate", "download", "decrypt", "lora_b",
+ * "lm_head", "sample"; NULL for an out-of-range stage. */
+const char *lm_stage_name (LmStage stage);
+/* Adds @ms to @stage of @timings (NULL-safe). */
+void lm_timings_add (LmTimings *timings, LmStage stage, double ms);
+/* Monotonic clock in milliseconds, for callers timing their own stages. */
+double lm_time_ms (void);
+
+/* ------------------------------------------------------------------------ */
+/* Models                                                                     */
+
+typedef enum {
+  LM_ARCH_QWEN35 = 0,     /* dense SwiGLU FFN */
+  LM_ARCH_QWEN35MOE = 1,  /* routed experts + shared expert */
+} LmArch;
+
+#define LM_MAX_LAYERS 256
+
+/* Hyper-parameters as read from the GGUF (FORMAT.md §1). */
+typedef struct {
+  LmArch arch;
+  uint32_t n_vocab, n_embd;
+  uint32_t n_layer;            /* main layers (MTP blocks excluded) */
+  uint32_t n_ctx_train;
+  uint32_t n_head, n_head_kv, head_dim, n_rot;
+  float rope_base;
+  int32_t rope_sections[4];
+  float rms_eps;
+  uint32_t ssm_conv_kernel;    /* K */
+  uint32_t ssm_state;          /* S: linear-attention head dim */
+  uint32_t ssm_groups;         /* Hk: key heads */
+  uint32_t ssm_heads;          /* Hv: value heads */
+  uint32_t n_ff;               /* dense FFN width (qwen35) */
+  uint32_t n_expert, n_expert_used, n_ff_exp, n_ff_shexp;  /* qwen35moe */
+  bool tied_embeddings;        /* LM head is token_embd.weight */
+  bool is_linear[LM_MAX_LAYERS];  /* layer il is Gated DeltaNet (else full attention) */
+} LmModelInfo;
+
+typedef struct LmModel LmModel;
+
+/* Loads the GGUF model at @path, checks every tensor the forward pass uses
+ * (names, shapes, types). On failure returns a status and, when @error_out is
+ * non-NULL, a newly allocated message naming what is wrong (free() it). */
+LmStatus lm_model_load (const char *path, LmModel **out, char **error_out);
+void lm_model_free (LmModel *model);
+/* Borrowed; valid while the model lives. */
+const LmModelInfo *lm_model_info (const LmModel *model);
+/* The underlying GGUF file (for the tokenizer); borrowed. */
+const struct GgufFile *lm_model_gguf (const LmModel *model);
+/* Bytes of weight data the model maps. */
+size_t lm_model_weight_bytes (const LmModel *model);
+/* Weight bytes one decode step reads (every dense weight, the LM head, and
+ * n_expert_used of n_expert experts per MoE layer): with the memory bandwidth
+ * this gives the decode speed's upper bound. */
+size_t lm_model_decode_bytes (const LmModel *model);
+
+/* ------------------------------------------------------------------------ */
+/* Adapted modules: the 2-D projections a LoRA may target.                    */
+
+typedef enum {
+  LM_MODULE_ATTN_Q = 0,   /* blk.N.attn_q.weight        self_attn.q_proj */
+  LM_MODULE_ATTN_K,       /* blk.N.attn_k.weight        self_attn.k_proj */
+  LM_MODULE_ATTN_V,       /* blk.N.attn_v.weight        self_attn.v_proj */
+  LM_MODULE_ATTN_OUTPUT,  /* blk.N.attn_output.weight   self_attn.o_proj */
+  LM_MODULE_ATTN_QKV,     /* blk.N.attn_qkv.weight      linear_attn.in_proj_qkv */
+  LM_MODULE_ATTN_GATE,    /* blk.N.attn_gate.weight     linear_attn.in_proj_z */
+  LM_MODULE_SSM_ALPHA,    /* blk.N.ssm_alpha.weight     linear_attn.in_proj_a */
+  LM_MODULE_SSM_BETA,     /* blk.N.ssm_beta.weight      linear_attn.in_proj_b */
+  LM_MODULE_SSM_OUT,      /* blk.N.ssm_out.weight       linear_attn.out_proj */
+  LM_MODULE_FFN_GATE,     /* blk.N.ffn_gate.weight      mlp.gate_proj */
+  LM_MODULE_FFN_UP,       /* blk.N.ffn_up.weight        mlp.up_proj */
+  LM_MODULE_FFN_DOWN,     /* blk.N.ffn_down.weight      mlp.down_proj */
+  LM_MODULE_FFN_GATE_SHEXP, /* blk.N.ffn_gate_shexp.weight mlp.shared_expert.gate_proj */
+  LM_MODULE_FFN_UP_SHEXP,   /* blk.N.ffn_up_shexp.weight   mlp.shared_expert.up_proj */
+  LM_MODULE_FFN_DOWN_SHEXP, /* blk.N.ffn_down_shexp.weight mlp.shared_expert.down_proj */
+  LM_N_MODULE_KINDS
+} LmModuleKind;
+
+/* "attn_q", "attn_output", "ssm_out", ... (the GGUF tensor stem). */
+const char *lm_module_kind_name (LmModuleKind kind);
+
+/* ------------------------------------------------------------------------ */
+/* LoRA adapters                                                              */
+
+typedef struct LmLora LmLora;
+
+/* One adapted module, y = W·h + scale·B·(A·h). A and B are f32, row-major,
+ * owned by the adapter (valid while it lives): this is what an HE-LoRA layer
+ * reads to build its packed plaintexts. */
+typedef struct {
+  const char *name;      /* GGUF base tensor name, "blk.3.attn_output.weight" */
+  LmModuleKind kind;
+  uint32_t layer;
+  uint32_t d_in;         /* d: length of h */
+  uint32_t d_out;        /* length of the module output */
+  uint32_t rank;         /* r: length of u */
+  float scale;           /* alpha / r, times the user scale given at load */
+  const float *a;        /* A: rank x d_in (in GGUF order: PEFT columns already permuted) */
+  const float *b;        /* B: d_out x rank */
+} LmLoraModule;
+
+/* Loads an adapter for @model: a llama.cpp GGUF LoRA file, or a Hugging Face
+ * PEFT directory (adapter_config.json + adapter_model.safetensors). @path is a
+ * directory -> PEFT, a file -> GGUF. The effective factor of every module is
+ * @user_scale * alpha / r (alpha absent or 0 -> @user_scale). Unknown module
+ * names or shapes that do not fit the model are errors (message in @error_out,
+ * free() it). */
+LmStatus lm_lora_load (const LmModel *model, const char *path, float user_scale,
+                       LmLora **out, char **error_out);
+LmStatus lm_lora_load_gguf (const LmModel *model, const char *path, float user_scale,
+                            LmLora **out, char **error_out);
+LmStatus lm_lora_load_peft (const LmModel *model, const char *dir, float user_scale,
+                            LmLora **out, char **error_out);
+void lm_lora_free (LmLora *lora);
+size_t lm_lora_n_modules (const LmLora *lora);
+/* Borrowed; NULL when @index is out of range. */
+const LmLoraModule *lm_lora_module (const LmLora *lora, size_t index);
+/* Index of the module adapting GGUF tensor @name, or -1. */
+int64_t lm_lora_find (const LmLora *lora, const char *name);
+
+/* ------------------------------------------------------------------------ */
+/* The LoRA hook: external evaluation of u = A·h (the HE-LoRA path).          */
+
+/* What the engine tells the hook about one call. */
+typedef struct {
+  size_t module_index;   /* index in the session's adapter (lm_lora_module()) */
+  const LmLoraModule *module;  /* name, kind, layer, d_in, rank, A, B */
+  uint32_t pos;          /* position of the first token of this call */
+  uint32_t n_tokens;     /* rows of h and u (1 in decode, more in prefill) */
+  LmTimings *timings;    /* the session's current timings: add encrypt,
+                            upload, evaluate, download, decrypt here */
+} LmLoraHookCall;
+
+/* Called on the session's thread with h = the module input, n_tokens rows of
+ * module->d_in floats; must write u = A·h, n_tokens rows of module->rank floats.
+ * The engine then adds module->scale · B·u to the module output. Return LM_OK,
+ * or any other status to abort the forward call (it then returns LM_ERR_HOOK and
+ * the session must be reset or rewound). @h is valid only during the call. */
+typedef LmStatus (*LmLoraHookFunc) (const LmLoraHookCall *call, const float *h,
+                                    float *u, void *user_data);
+
+/* ------------------------------------------------------------------------ */
+/* Sessions                                                                   */
+
+typedef struct LmSession LmSession;
+
+typedef struct {
+  uint32_t n_ctx;      /* max positions (0: the training context, at most 4096);
+                          the K/V cache is allocated for all of them */
+  uint32_t n_batch;    /* max tokens per internal prefill step (0: 64) */
+  uint32_t n_threads;  /* worker threads of the session's own pool (0: all online cores) */
+  /* Optional pool shared with other sessions (borrowed; must outlive the
+   * session). Jobs of sessions sharing a pool run one after another, which
+   * avoids oversubscribing the cores when several sessions generate at once.
+   * NULL: the session starts its own pool of n_threads. */
+  struct LmThreadPool *pool;
+  /* Quantized weights are multiplied with 8-bit activation blocks, as llama.cpp
+   * does (fast; the default). true keeps activations in f32 against the
+   * decoded weights (slower; equals an f32 model with the dequantized weights). */
+  bool exact_activations;
+} LmSessionParams;
+
+/* Creates a session on @model; every buffer (KV cache, recurrent state,
+ * scratch) is allocated here, none per token. @params may be NULL. */
+LmStatus lm_session_new (const LmModel *model, const LmSessionParams *params,
+                         LmSession **out);
+void lm_session_free (LmSession *session);
+
+/* The model the session runs (borrowed). */
+const LmModel *lm_session_model (const LmSession *session);
+/* Bytes this session holds (state + cache + scratch): bounded by n_ctx. */
+size_t lm_session_memory_bytes (const LmSession *session);
+uint32_t lm_session_n_ctx (const LmSession *session);
+/* Tokens in the sequence so far (= the next position). */
+uint32_t lm_session_pos (const LmSession *session);
+
+/* Attaches @lora (NULL detaches) to the session; applied from the next call
+ * (usually right after creation or lm_session_reset(): tokens already fed keep
+ * the state they produced). @lora must have been loaded for this session's
+ * model (LM_ERR_INVALID_ARGUMENT otherwise). Clears the hooks. */
+LmStatus lm_session_set_lora (LmSession *session, const LmLora *lora);
+/* Routes module @module_index of the attached adapter through @hook (NULL:
+ * back to the built-in A·h); LM_LORA_ALL_MODULES sets every module. Set after
+ * lm_session_set_lora() (attaching an adapter clears the hooks). */
+#define LM_LORA_ALL_MODULES SIZE_MAX
+LmStatus lm_session_set_lora_hook (LmSession *session, size_t module_index,
+                                   LmLoraHookFunc hook, void *user_data);
+
+/* Asked before every prefill step of up to n_batch tokens; returning true
+ * stops the prefill with LM_ERR_CANCELLED, the steps already done kept (the
+ * session stays usable at lm_session_pos()). Called on the session's thread;
+ * may be NULL. */
+typedef bool (*LmAbortFunc) (void *user_data);
+void lm_session_set_abort (LmSession *session, LmAbortFunc abort_fn, void *user_data);
+
+/* Feeds @n tokens in batches. If @logits_all is non-NULL it receives n rows of
+ * n_vocab logits (row i after token i); the logits after the last token are
+ * always available from lm_session_logits(). */
+LmStatus lm_session_prefill (LmSession *session, const int32_t *tokens, size_t n,
+                             float *logits_all);
+/* Feeds one token (the decode step).
+ * If a prefill or decode fails inside the layers (LM_ERR_HOOK), the recurrent
+ * state is half-updated: later calls return LM_ERR_INVALID_ARGUMENT until
+ * lm_session_rewind() (to any kept position, lm_session_pos() included) or
+ * lm_session_reset(). */
+LmStatus lm_session_decode (LmSession *session, int32_t token);
+/* Logits (n_vocab) after the last token fed; borrowed until the next call. */
+const float *lm_session_logits (const LmSession *session);
+/* Keeps only the first @pos tokens. The Gated DeltaNet state cannot be
+ * un-applied, so the kept tokens are replayed from the session's own history
+ * (one batched prefill; LoRA hooks are called again for them). */
+LmStatus lm_session_rewind (LmSession *session, uint32_t pos);
+/* Forgets the sequence (keeps the adapter and hooks). */
+void lm_session_reset (LmSession *session);
+
+/* Timings of the last prefill/decode call; the caller may add its own stages
+ * (sample) to it. Borrowed. */
+LmTimings *lm_session_timings (LmSession *session);
 
 #ifdef __cplusplus
 }

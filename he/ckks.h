@@ -1,28 +1,24 @@
 /* ckks.h: public API of libtensafe-he, an RNS-CKKS engine for HE-LoRA.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Plain C17; no GLib. Every function returns a CkksStatus; ckks_status_message()
- * turns one into text. Contexts are read-only after creation and safe to share
- * between threads.
+ * Plain C17 + OpenSSL; no GLib. Every function returns a CkksStatus (or a
+ * plain value for getters); ckks_status_message() turns a status into text.
+ *
+ *   ckks-params.h   parameters, presets, security bound, contexts
+ *   ckks-cipher.h   plaintexts, ciphertexts, encoding, key-free operations
+ *   ckks-keys.h     secret/public keys, encryption, decryption, sealing
+ *   ckks-serial.h   versioned binary formats (params, pk, ct, pt)
+ *   ckks-helora.h   the HE-LoRA packed product (client and evaluator sides)
+ *
+ * An evaluator that must hold no secret-key code includes ckks-params.h,
+ * ckks-cipher.h, ckks-serial.h and ckks-helora.h only and calls no function
+ * of ckks-keys.h; a static link then pulls no secret-key object.
  */
 #pragma once
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-typedef enum {
-  CKKS_OK = 0,
-  CKKS_ERR_INVALID_ARGUMENT,
-  CKKS_ERR_NO_MEMORY,
-} CkksStatus;
-
-/* Returns a static, human-readable description of @status. */
-const char *ckks_status_message (CkksStatus status);
-
-/* Returns the library version as a static string. */
-const char *ckks_version (void);
-
-#ifdef __cplusplus
-}
-#endif
+#include "ckks-status.h"
+#include "ckks-params.h"
+#include "ckks-cipher.h"
+#include "ckks-keys.h"
+#include "ckks-helora.h"
+#include "ckks-serial.h"

@@ -1,9 +1,349 @@
-/* cli-generate.c: tensafe-cli generate.
+/* cli-generate.c: tensafe-cli generate: prompt -> tokens with a model (+ LoRA).
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <errno.h>
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chat.h"
 #include "cli.h"
+#include "lm.h"
+#include "sampler.h"
+#include "tokenizer.h"
+#include "ts-helora-session.h"
+
+#define CMD "tensafe-cli generate"
+
+typedef struct {
+  char *model, *lora, *prompt, *tokens, *dump_logits, *timings, *he, *he_params;
+  int threads, n_predict, top_k;
+  gboolean chat, greedy, print_ids;
+  double temp, top_p;
+  gint64 seed;
+} GenerateOptions;
+
+typedef struct {
+  LmModel *model;
+  LmLora *lora;
+  LmTokenizer *tok;
+  LmSession *session;
+  LmSampler *sampler;
+  int32_t *prompt;
+  size_t n_prompt;
+  int32_t *generated;
+  size_t n_generated;
+  LmTimings prefill_timings;
+  LmTimings *token_timings;   /* per generated token */
+  TsHeloraSession *helora;    /* --he */
+} Generation;
+
+static int
+fail (const char *what, const char *detail)
+{
+  fprintf (stderr, CMD ": %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+  return 1;
+}
+
+static int
+fail_status (const char *what, LmStatus st, char *msg)
+{
+  fprintf (stderr, CMD ": %s: %s\n", what, msg ? msg : lm_status_message (st));
+  free (msg);
+  return 1;
+}
+
+/* Any sampling option given (they default to -1). */
+static bool
+wants_sampling (const GenerateOptions *o)
+{
+  return o->temp >= 0.0 || o->top_k >= 0 || o->top_p >= 0.0 || o->seed >= 0;
+}
+
+static bool
+parse_options (int *argc, char ***argv, GenerateOptions *o)
+{
+  GOptionEntry entries[] = {
+    { "model", 'm', 0, G_OPTION_ARG_FILENAME, &o->model, "GGUF model file", "FILE" },
+    { "lora", 0, 0, G_OPTION_ARG_FILENAME, &o->lora, "LoRA adapter: GGUF file or PEFT directory", "PATH" },
+    { "threads", 't', 0, G_OPTION_ARG_INT, &o->threads, "Worker threads (default: all cores)", "N" },
+    { "prompt", 'p', 0, G_OPTION_ARG_STRING, &o->prompt, "Prompt text", "TEXT" },
+    { "chat", 0, 0, G_OPTION_ARG_NONE, &o->chat, "Wrap the prompt as a ChatML user turn", NULL },
+    { "tokens", 0, 0, G_OPTION_ARG_STRING, &o->tokens, "Prompt as token ids", "ID,ID,..." },
+    { "n-predict", 'n', 0, G_OPTION_ARG_INT, &o->n_predict, "Tokens to generate (default 32)", "N" },
+    { "greedy", 0, 0, G_OPTION_ARG_NONE, &o->greedy, "Argmax sampling (the default)", NULL },
+    { "temp", 0, 0, G_OPTION_ARG_DOUBLE, &o->temp, "Sampling temperature", "T" },
+    { "top-k", 0, 0, G_OPTION_ARG_INT, &o->top_k, "Top-k", "K" },
+    { "top-p", 0, 0, G_OPTION_ARG_DOUBLE, &o->top_p, "Top-p", "P" },
+    { "seed", 0, 0, G_OPTION_ARG_INT64, &o->seed, "Sampling seed", "S" },
+    { "print-ids", 0, 0, G_OPTION_ARG_NONE, &o->print_ids, "Print generated ids instead of text", NULL },
+    { "dump-logits", 0, 0, G_OPTION_ARG_FILENAME, &o->dump_logits,
+      "Write the prompt's logits (float32 LE, n_prompt x n_vocab)", "FILE" },
+    { "timings", 0, 0, G_OPTION_ARG_FILENAME, &o->timings, "Write per-token stage timings (JSON)", "FILE" },
+    { "he", 0, 0, G_OPTION_ARG_STRING, &o->he, "Evaluate the adapter under CKKS: plain, local or ws://HOST:PORT", "MODE" },
+    { "he-params", 0, 0, G_OPTION_ARG_STRING, &o->he_params, "CKKS parameter preset (fast, default, wide)", "PRESET" },
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("- generate tokens with a model");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, argc, argv, &error))
+    {
+      fprintf (stderr, CMD ": %s\n", error->message);
+      return false;
+    }
+  if (o->model == NULL || (o->prompt == NULL) == (o->tokens == NULL) || *argc != 1 ||
+      o->n_predict < 0 || o->threads < 0 || (o->greedy && wants_sampling (o)))
+    {
+      fprintf (stderr, "Usage: " CMD " --model FILE [--lora PATH] [--threads N]\n"
+               "    (--prompt TEXT [--chat] | --tokens ID,ID,...) [-n N]\n"
+               "    [--greedy | --temp T --top-k K --top-p P --seed S]\n"
+               "    [--print-ids] [--dump-logits FILE] [--timings FILE]\n"
+               "    [--he plain|local|ws://HOST:PORT [--he-params PRESET]]\n");
+      return false;
+    }
+  return true;
+}
+
+/* "1,2,3" -> ids, each checked against the vocabulary. */
+static int
+parse_token_list (const char *text, int32_t n_vocab, Generation *g)
+{
+  g_auto (GStrv) parts = g_strsplit (text, ",", -1);
+  g->n_prompt = g_strv_length (parts);
+  g->prompt = calloc (g->n_prompt ? g->n_prompt : 1, sizeof (int32_t));
+  for (size_t i = 0; i < g->n_prompt; i++)
+    {
+      char *end;
+      errno = 0;
+      long v = strtol (parts[i], &end, 10);
+      if (errno != 0 || end == parts[i] || *end != '\0' || v < 0 || v >= n_vocab)
+        return fail ("bad token id", parts[i]);
+      g->prompt[i] = (int32_t) v;
+    }
+  return 0;
+}
+
+static int
+tokenize_prompt (const GenerateOptions *o, Generation *g)
+{
+  if (o->tokens != NULL)
+    return parse_token_list (o->tokens, (int32_t) lm_model_info (g->model)->n_vocab, g);
+  LmStatus st;
+  if (o->chat)
+    {
+      LmChatMessage msg = { LM_ROLE_USER, o->prompt };
+      st = lm_chat_tokenize (g->tok, &msg, 1, LM_CHAT_GENERATION_PROMPT, &g->prompt, &g->n_prompt);
+    }
+  else
+    st = lm_tokenize (g->tok, o->prompt, strlen (o->prompt), true, &g->prompt, &g->n_prompt);
+  return st == LM_OK ? 0 : fail_status ("cannot tokenize the prompt", st, NULL);
+}
+
+static int
+load (const GenerateOptions *o, Generation *g)
+{
+  char *msg = NULL;
+  LmStatus st = lm_model_load (o->model, &g->model, &msg);
+  if (st != LM_OK)
+    return fail_status (o->model, st, msg);
+  if ((st = lm_tokenizer_new_from_gguf (lm_model_gguf (g->model), &g->tok, &msg)) != LM_OK)
+    return fail_status ("tokenizer", st, msg);
+  if (o->lora != NULL && (st = lm_lora_load (g->model, o->lora, 1.0f, &g->lora, &msg)) != LM_OK)
+    return fail_status (o->lora, st, msg);
+  if (tokenize_prompt (o, g) != 0)
+    return 1;
+  if (g->n_prompt == 0)
+    return fail ("the prompt is empty", NULL);
+  LmSessionParams params = { .n_ctx = (uint32_t) (g->n_prompt + (size_t) o->n_predict + 1),
+                             .n_threads = (uint32_t) o->threads };
+  if ((st = lm_session_new (g->model, &params, &g->session)) != LM_OK ||
+      (st = lm_session_set_lora (g->session, g->lora)) != LM_OK)
+    return fail_status ("cannot create a session", st, NULL);
+  g_autoptr (GError) he_error = NULL;
+  if (o->he != NULL &&
+      (g->helora = ts_helora_attach (g->session, g->lora, o->lora, o->he, o->he_params, &he_error)) == NULL)
+    return fail ("--he", he_error->message);
+  /* Greedy unless a sampling option is given; unset ones keep the defaults,
+   * and without --seed the run is seeded from the clock. */
+  LmSamplerParams sp = lm_sampler_params_greedy ();
+  if (wants_sampling (o))
+    {
+      sp = lm_sampler_params_default (o->seed >= 0 ? (uint64_t) o->seed
+                                                   : (uint64_t) g_get_real_time ());
+      if (o->temp >= 0.0)
+        sp.temperature = (float) o->temp;
+      if (o->top_k >= 0)
+        sp.top_k = o->top_k;
+      if (o->top_p >= 0.0)
+        sp.top_p = (float) o->top_p;
+    }
+  g->sampler = lm_sampler_new (&sp, (int32_t) lm_model_info (g->model)->n_vocab);
+  g->generated = calloc ((size_t) o->n_predict + 1, sizeof (int32_t));
+  g->token_timings = calloc ((size_t) o->n_predict + 1, sizeof (LmTimings));
+  if (g->sampler == NULL || g->generated == NULL || g->token_timings == NULL)
+    return fail ("out of memory", NULL);
+  return 0;
+}
+
+static int
+write_file (const char *path, const void *data, size_t len)
+{
+  FILE *f = fopen (path, "wb");
+  if (f == NULL || fwrite (data, 1, len, f) != len)
+    {
+      if (f != NULL)
+        fclose (f);
+      return fail ("cannot write", path);
+    }
+  return fclose (f) == 0 ? 0 : fail ("cannot write", path);
+}
+
+static int
+prefill (const GenerateOptions *o, Generation *g)
+{
+  size_t V = lm_model_info (g->model)->n_vocab;
+  float *all = NULL;
+  if (o->dump_logits != NULL && (all = malloc (g->n_prompt * V * sizeof (float))) == NULL)
+    return fail ("out of memory", NULL);
+  LmStatus st = lm_session_prefill (g->session, g->prompt, g->n_prompt, all);
+  int rc = st == LM_OK ? 0 : fail_status ("prefill failed", st, NULL);
+  if (rc == 0 && all != NULL)
+    rc = write_file (o->dump_logits, all, g->n_prompt * V * sizeof (float));
+  free (all);
+  g->prefill_timings = *lm_session_timings (g->session);
+  for (size_t i = 0; i < g->n_prompt; i++)
+    lm_sampler_accept (g->sampler, g->prompt[i]);
+  return rc;
+}
+
+/* Writes the text of @id (chat mode hides the thinking part). */
+static void
+emit_text (const GenerateOptions *o, Generation *g, LmChatStream *stream, int32_t id)
+{
+  char buf[1024];
+  size_t len = 0;
+  bool thinking = false;
+  if (o->chat)
+    lm_chat_stream_push (stream, id, buf, sizeof buf, &len, &thinking);
+  else
+    len = lm_detokenizer_push (&stream->detok, g->tok, id, false, buf, sizeof buf);
+  fwrite (buf, 1, len, stdout);
+  fflush (stdout);
+}
+
+static int
+generate (const GenerateOptions *o, Generation *g)
+{
+  LmChatStream stream;
+  lm_chat_stream_init (&stream, g->tok, false, false);
+  for (int k = 0; k < o->n_predict; k++)
+    {
+      double t0 = lm_time_ms ();
+      int32_t id = lm_sampler_sample (g->sampler, lm_session_logits (g->session));
+      lm_sampler_accept (g->sampler, id);
+      LmTimings *t = &g->token_timings[k];
+      lm_timings_add (t, LM_STAGE_SAMPLE, lm_time_ms () - t0);
+      g->generated[g->n_generated++] = id;
+      if (!o->print_ids)
+        emit_text (o, g, &stream, id);
+      if (lm_tokenizer_is_end (g->tok, id) || k + 1 == o->n_predict)
+        break;
+      LmStatus st = lm_session_decode (g->session, id);
+      if (st != LM_OK)
+        return fail_status ("decode failed", st, NULL);
+      const LmTimings *d = lm_session_timings (g->session);
+      for (int s = 0; s < LM_N_STAGES; s++)
+        t->ms[s] += d->ms[s];
+      t->n_tokens = d->n_tokens;
+    }
+  char tail[64];
+  size_t len = o->chat ? lm_chat_stream_finish (&stream, tail, sizeof tail)
+                       : lm_detokenizer_flush (&stream.detok, tail, sizeof tail);
+  if (!o->print_ids)
+    {
+      fwrite (tail, 1, len, stdout);
+      printf ("\n");
+    }
+  return 0;
+}
+
+static void
+write_stages (FILE *f, const LmTimings *t)
+{
+  fprintf (f, "{");
+  for (int s = 0; s < LM_N_STAGES; s++)
+    fprintf (f, "%s\"%s\": %.4f", s ? ", " : "", lm_stage_name ((LmStage) s), t->ms[s]);
+  fprintf (f, "}");
+}
+
+/* {"prompt_tokens": N, "prefill": {stage: ms}, "tokens": [{"id": ID, stage: ms...}]} */
+static int
+write_timings (const char *path, const Generation *g)
+{
+  FILE *f = fopen (path, "w");
+  if (f == NULL)
+    return fail ("cannot write", path);
+  fprintf (f, "{\"prompt_tokens\": %zu, \"prefill\": ", g->n_prompt);
+  write_stages (f, &g->prefill_timings);
+  fprintf (f, ",\n \"tokens\": [");
+  for (size_t k = 0; k < g->n_generated; k++)
+    {
+      fprintf (f, "%s\n  {\"id\": %d, \"ms\": ", k ? "," : "", g->generated[k]);
+      write_stages (f, &g->token_timings[k]);
+      fprintf (f, "}");
+    }
+  fprintf (f, "\n]}\n");
+  return fclose (f) == 0 ? 0 : fail ("cannot write", path);
+}
+
+static void
+generation_clear (Generation *g)
+{
+  lm_sampler_free (g->sampler);
+  lm_session_free (g->session);
+  ts_helora_session_free (g->helora);
+  lm_lora_free (g->lora);
+  lm_tokenizer_free (g->tok);
+  lm_model_free (g->model);
+  free (g->prompt);
+  free (g->generated);
+  free (g->token_timings);
+}
 
 int
 cli_generate (int argc, char **argv)
 {
-  return cli_not_available ("generate");
+  GenerateOptions o = { .n_predict = 32, .temp = -1.0, .top_k = -1, .top_p = -1.0, .seed = -1 };
+  if (!parse_options (&argc, &argv, &o))
+    return 2;
+  Generation g = { 0 };
+  int rc = load (&o, &g);
+  if (rc == 0)
+    rc = prefill (&o, &g);
+  if (rc == 0)
+    rc = generate (&o, &g);
+  if (rc == 0 && o.print_ids)
+    {
+      for (size_t k = 0; k < g.n_generated; k++)
+        printf (k ? " %d" : "%d", g.generated[k]);
+      printf ("\n");
+    }
+  if (rc == 0 && o.timings != NULL)
+    rc = write_timings (o.timings, &g);
+  if (g.helora != NULL)
+    {
+      g_autofree char *summary = ts_helora_session_summary (g.helora);
+      fprintf (stderr, "%s\n", summary);
+    }
+  generation_clear (&g);
+  g_free (o.model);
+  g_free (o.lora);
+  g_free (o.prompt);
+  g_free (o.tokens);
+  g_free (o.dump_logits);
+  g_free (o.timings);
+  g_free (o.he);
+  g_free (o.he_params);
+  return rc;
 }

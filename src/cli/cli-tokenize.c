@@ -1,9 +1,64 @@
-/* cli-tokenize.c: tensafe-cli tokenize.
+/* cli-tokenize.c: tensafe-cli tokenize --model FILE [--no-special] TEXT.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
+#include "gguf.h"
+#include "tokenizer.h"
 
 int
 cli_tokenize (int argc, char **argv)
 {
-  return cli_not_available ("tokenize");
+  g_autofree char *model = NULL;
+  gboolean no_special = FALSE;
+  GOptionEntry entries[] = {
+    { "model", 'm', 0, G_OPTION_ARG_FILENAME, &model, "GGUF model file", "FILE" },
+    { "no-special", 0, 0, G_OPTION_ARG_NONE, &no_special,
+      "Do not recognise control tokens such as <|im_start|> in the text", NULL },
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("TEXT - print the token ids of TEXT");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    {
+      fprintf (stderr, "tensafe-cli tokenize: %s\n", error->message);
+      return 2;
+    }
+  if (model == NULL || argc != 2)
+    {
+      fprintf (stderr, "Usage: tensafe-cli tokenize --model FILE [--no-special] TEXT\n");
+      return 2;
+    }
+
+  GgufFile *file = NULL;
+  LmTokenizer *tok = NULL;
+  char *msg = NULL;
+  int status = 1;
+  if (gguf_open (model, &file, &msg) != LM_OK
+      || lm_tokenizer_new_from_gguf (file, &tok, &msg) != LM_OK)
+    {
+      fprintf (stderr, "tensafe-cli tokenize: %s\n", msg ? msg : "cannot load the tokenizer");
+      goto out;
+    }
+  int32_t *ids = NULL;
+  size_t n = 0;
+  if (lm_tokenize (tok, argv[1], strlen (argv[1]), !no_special, &ids, &n) != LM_OK)
+    {
+      fprintf (stderr, "tensafe-cli tokenize: out of memory\n");
+      goto out;
+    }
+  for (size_t i = 0; i < n; i++)
+    printf (i ? " %d" : "%d", ids[i]);
+  printf ("\n");
+  free (ids);
+  status = 0;
+out:
+  free (msg);
+  lm_tokenizer_free (tok);
+  gguf_close (file);
+  return status;
 }

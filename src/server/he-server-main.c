@@ -1,18 +1,135 @@
-/* he-server-main.c: tensafe-he-server, the remote HE-LoRA evaluator.
+/* he-server-main.c: tensafe-he-server, the remote HE-LoRA evaluator: options and main loop.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <glib-unix.h>
+#include <locale.h>
 #include <stdio.h>
-#include <string.h>
+#include <stdlib.h>
 
+#include "he-server-service.h"
+#include "lm.h"
 #include "ts-core.h"
+#include "ts-helora-ckks-evaluator.h"
+
+typedef struct {
+  char *listen;
+  char *adapters;
+  char *model;
+  int threads;
+  char *tls_cert;
+  char *tls_key;
+  int max_frame_mib;
+  int max_in_flight;
+  int idle_timeout_s;
+  gboolean version;
+} Options;
+
+static gboolean
+quit_cb (gpointer loop)
+{
+  g_main_loop_quit (loop);
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+parse_options (Options *o, int *argc, char ***argv, GError **error)
+{
+  GOptionEntry entries[] = {
+    { "listen", 0, 0, G_OPTION_ARG_STRING, &o->listen, "Address to listen on (default 127.0.0.1:8765; port 0 picks one)", "ADDR:PORT" },
+    { "adapters", 0, 0, G_OPTION_ARG_FILENAME, &o->adapters, "Directory of adapters (GGUF LoRA files or PEFT folders)", "DIR" },
+    { "model", 0, 0, G_OPTION_ARG_FILENAME, &o->model, "Base model: check adapter shapes and accept PEFT folders", "FILE" },
+    { "threads", 0, 0, G_OPTION_ARG_INT, &o->threads, "Evaluation worker threads (default: one per CPU)", "N" },
+    { "tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_cert, "TLS certificate (PEM)", "FILE" },
+    { "tls-key", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_key, "TLS private key (PEM)", "FILE" },
+    { "max-frame-mib", 0, 0, G_OPTION_ARG_INT, &o->max_frame_mib, "Largest frame accepted (default 64)", "MIB" },
+    { "max-in-flight", 0, 0, G_OPTION_ARG_INT, &o->max_in_flight, "Evaluate requests in flight per client (default 8)", "N" },
+    { "idle-timeout", 0, 0, G_OPTION_ARG_INT, &o->idle_timeout_s, "Close clients idle this long (default 120)", "SECONDS" },
+    { "version", 0, 0, G_OPTION_ARG_NONE, &o->version, "Print the version", NULL },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("- remote HE-LoRA evaluator");
+
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (!g_option_context_parse (ctx, argc, argv, error))
+    return FALSE;
+  if (!o->version && o->adapters == NULL)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "--adapters DIR is required");
+      return FALSE;
+    }
+  if (o->threads < 0 || o->max_frame_mib < 0 || o->max_frame_mib > 1024
+      || o->max_in_flight < 0 || o->idle_timeout_s < 0)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "A numeric option is out of range");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static HeServer *
+start (const Options *o, LmModel *model, GError **error)
+{
+  HeServerOptions so = {
+    .adapters_dir = o->adapters,
+    .n_threads = o->threads,
+    .max_frame_bytes = (guint) o->max_frame_mib << 20,
+    .max_in_flight = o->max_in_flight,
+    .idle_timeout_ms = (guint) o->idle_timeout_s * 1000,
+    .tls_cert = o->tls_cert,
+    .tls_key = o->tls_key,
+    .open_evaluator = ts_helora_ckks_evaluator_open,
+    .open_data = model,
+  };
+  HeServer *server = he_server_new (&so, error);
+
+  if (server != NULL && !he_server_listen (server, o->listen ? o->listen : "127.0.0.1:8765", error))
+    g_clear_pointer (&server, he_server_free);
+  return server;
+}
 
 int
 main (int argc, char **argv)
 {
-  if (argc > 1 && strcmp (argv[1], "--version") == 0)
+  Options o = { 0 };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GMainLoop) loop = NULL;
+  g_autofree char *url = NULL;
+  LmModel *model = NULL;
+  char *msg = NULL;
+  HeServer *server;
+
+  setlocale (LC_ALL, "");
+  if (!parse_options (&o, &argc, &argv, &error))
+    {
+      fprintf (stderr, "tensafe-he-server: %s\n", error->message);
+      return 2;
+    }
+  if (o.version)
     {
       printf ("tensafe-he-server %s\n", ts_version ());
       return 0;
     }
-  fprintf (stderr, "tensafe-he-server: not implemented yet\n");
-  return 1;
+  if (o.model != NULL && lm_model_load (o.model, &model, &msg) != LM_OK)
+    {
+      fprintf (stderr, "tensafe-he-server: %s: %s\n", o.model, msg ? msg : "cannot load");
+      free (msg);
+      return 1;
+    }
+  server = start (&o, model, &error);
+  if (server == NULL)
+    {
+      fprintf (stderr, "tensafe-he-server: %s\n", error->message);
+      lm_model_free (model);
+      return 1;
+    }
+  url = he_server_get_url (server);
+  printf ("listening on %s\n", url);
+  fflush (stdout);
+  loop = g_main_loop_new (NULL, FALSE);
+  g_unix_signal_add (SIGTERM, quit_cb, loop);
+  g_unix_signal_add (SIGINT, quit_cb, loop);
+  g_main_loop_run (loop);
+  he_server_free (server);
+  lm_model_free (model);
+  g_message ("stopped");
+  return 0;
 }

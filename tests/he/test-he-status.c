@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib.h>
 
-#include "ckks.h"
+#include "ckks-status.h"
 
 static void
 test_messages_distinct (void)

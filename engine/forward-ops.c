@@ -1,0 +1,118 @@
+/* forward-ops.c: element-wise and per-row primitives of the Qwen3.5 layers.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <math.h>
+#include <string.h>
+
+#include "forward-ops.h"
+
+void
+lm_rms_norm (const float *x, const float *w, float eps, uint32_t n, float *y)
+{
+  double ss = 0.0;
+  for (uint32_t i = 0; i < n; i++)
+    ss += (double) x[i] * x[i];
+  float scale = (float) (1.0 / sqrt (ss / n + eps));
+  for (uint32_t i = 0; i < n; i++)
+    y[i] = x[i] * scale * w[i];
+}
+
+void
+lm_l2_norm (float *x, float eps, uint32_t n)
+{
+  double ss = 0.0;
+  for (uint32_t i = 0; i < n; i++)
+    ss += (double) x[i] * x[i];
+  double norm = sqrt (ss);
+  float scale = (float) (1.0 / (norm > eps ? norm : eps));
+  for (uint32_t i = 0; i < n; i++)
+    x[i] *= scale;
+}
+
+float
+lm_silu (float x)
+{
+  return x / (1.0f + expf (-x));
+}
+
+float
+lm_sigmoid (float x)
+{
+  return 1.0f / (1.0f + expf (-x));
+}
+
+float
+lm_softplus (float x)
+{
+  return x > 20.0f ? x : log1pf (expf (x));
+}
+
+void
+lm_add (float *x, const float *y, uint32_t n)
+{
+  for (uint32_t i = 0; i < n; i++)
+    x[i] += y[i];
+}
+
+/* Eight floats as one value: GCC/Clang lower it to the widest vectors the
+ * build targets (two SSE registers on baseline x86-64). Lane-wise only, so
+ * the result is the same as the scalar loop. */
+typedef float LmVec8 __attribute__ ((vector_size (32)));
+
+void
+lm_scale_axpy (float *restrict y, float b, float a, const float *restrict x, uint32_t n)
+{
+  uint32_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    {
+      LmVec8 vy, vx;
+      memcpy (&vy, y + i, sizeof vy);
+      memcpy (&vx, x + i, sizeof vx);
+      vy = b * vy + a * vx;
+      memcpy (y + i, &vy, sizeof vy);
+    }
+  for (; i < n; i++)
+    y[i] = b * y[i] + a * x[i];
+}
+
+/* Which position component pair @i follows; text tokens have (p, p, p, 0), so
+ * only pairs assigned to the fourth section stay unrotated. */
+static int
+rope_pair_is_text (uint32_t i, const int32_t s[4])
+{
+  int32_t total = s[0] + s[1] + s[2] + s[3];
+  if (total <= 0)
+    return 1;
+  int32_t sector = (int32_t) (i % (uint32_t) total);
+  if (sector % 3 == 0 && sector < 3 * s[0])
+    return 1;
+  if (sector % 3 == 1 && sector < 3 * s[1])
+    return 1;
+  if (sector % 3 == 2 && sector < 3 * s[2])
+    return 1;
+  return 0;
+}
+
+void
+lm_rope_table (uint32_t pos, uint32_t n_rot, float base, const int32_t sections[4],
+               float *cs)
+{
+  for (uint32_t i = 0; i < n_rot / 2; i++)
+    {
+      double p = rope_pair_is_text (i, sections) ? pos : 0.0;
+      double theta = p * pow (base, -2.0 * i / n_rot);
+      cs[2 * i] = (float) cos (theta);
+      cs[2 * i + 1] = (float) sin (theta);
+    }
+}
+
+void
+lm_rope_apply (float *x, uint32_t n_rot, const float *cs)
+{
+  uint32_t half = n_rot / 2;
+  for (uint32_t i = 0; i < half; i++)
+    {
+      float a = x[i], b = x[i + half];
+      x[i] = a * cs[2 * i] - b * cs[2 * i + 1];
+      x[i + half] = a * cs[2 * i + 1] + b * cs[2 * i];
+    }
+}

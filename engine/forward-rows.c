@@ -1,0 +1,114 @@
+/* forward-rows.c: several matrix-vector products of one decode step in one pool job.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include "forward-rows.h"
+
+#define ROW_TILE 16
+#define TASKS_PER_THREAD 4
+#define MAX_FUSED_N_IN 16384   /* longer rows: lm_matvec sums them in segments */
+#define ACT_ALIGN 64
+
+typedef struct {
+  LmSession *s;
+  const LmRowsItem *items;
+  const void *act[LM_ROWS_MAX_ITEMS];
+  uint32_t first_tile[LM_ROWS_MAX_ITEMS + 1];
+  uint32_t n_items, tiles_per_task, n_tiles;
+} RowsJob;
+
+size_t
+lm_rows_scratch_bytes (size_t max_n_in)
+{
+  /* f32 activations are the largest form (4 bytes a value), plus alignment. */
+  return LM_ROWS_MAX_ITEMS * (max_n_in * sizeof (float) + ACT_ALIGN);
+}
+
+static void
+rows_task_cb (void *ctx, uint32_t task)
+{
+  const RowsJob *job = ctx;
+  LmSession *s = job->s;
+  uint32_t t0 = task * job->tiles_per_task;
+  uint32_t t1 = t0 + job->tiles_per_task < job->n_tiles ? t0 + job->tiles_per_task : job->n_tiles;
+  uint32_t i = 0;
+  for (uint32_t t = t0; t < t1; t++)
+    {
+      while (t >= job->first_tile[i + 1])
+        i++;
+      const LmRowsItem *it = &job->items[i];
+      const LmWeight *w = it->w;
+      uint32_t r0 = (t - job->first_tile[i]) * ROW_TILE;
+      uint32_t rows = w->n_out - r0 < ROW_TILE ? w->n_out - r0 : ROW_TILE;
+      size_t row_bytes = lm_row_bytes (w->type, w->n_in);
+      const char *rows_ptr = (const char *) w->data + (size_t) it->mat * w->mat_stride
+                             + (size_t) r0 * row_bytes;
+      lm_dot_rows (s->kernels, w->type, s->act_mode, rows_ptr, row_bytes, rows, job->act[i],
+                   w->n_in, it->y + r0);
+    }
+}
+
+/* Converts each item's input to the activation form its weight type takes,
+ * once per distinct (input, form). */
+static void
+prepare_acts (RowsJob *job)
+{
+  LmSession *s = job->s;
+  size_t used = 0;
+  for (uint32_t i = 0; i < job->n_items; i++)
+    {
+      const LmRowsItem *it = &job->items[i];
+      LmTensorType form = lm_act_type (it->w->type, s->act_mode);
+      job->act[i] = NULL;
+      if (form == LM_TYPE_F32)
+        job->act[i] = it->x;
+      for (uint32_t j = 0; j < i && job->act[i] == NULL; j++)
+        if (job->items[j].x == it->x && lm_act_type (job->items[j].w->type, s->act_mode) == form)
+          job->act[i] = job->act[j];
+      if (job->act[i] != NULL)
+        continue;
+      uint8_t *act = s->act_buf + used;
+      lm_quantize_act (s->kernels, it->w->type, s->act_mode, it->x, act, it->w->n_in);
+      used += (lm_act_row_bytes (it->w->type, s->act_mode, it->w->n_in) + ACT_ALIGN - 1)
+              / ACT_ALIGN * ACT_ALIGN;
+      job->act[i] = act;
+    }
+}
+
+static void
+run_group (LmSession *s, const LmRowsItem *items, uint32_t n_items)
+{
+  RowsJob job = { .s = s, .items = items, .n_items = n_items };
+  for (uint32_t i = 0; i < n_items; i++)
+    job.first_tile[i + 1] = job.first_tile[i] + (items[i].w->n_out + ROW_TILE - 1) / ROW_TILE;
+  job.n_tiles = job.first_tile[n_items];
+  prepare_acts (&job);
+  uint32_t threads = (uint32_t) lm_thread_pool_size (s->pool);
+  uint32_t tasks = threads <= 1 ? 1 : threads * TASKS_PER_THREAD;
+  job.tiles_per_task = (job.n_tiles + tasks - 1) / tasks;
+  if (job.tiles_per_task == 0)
+    return;
+  tasks = (job.n_tiles + job.tiles_per_task - 1) / job.tiles_per_task;
+  lm_parallel_for (s->pool, tasks, rows_task_cb, &job);
+}
+
+void
+lm_rows_run (LmSession *s, const LmRowsItem *items, uint32_t n_items)
+{
+  LmRowsItem group[LM_ROWS_MAX_ITEMS];
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < n_items; i++)
+    {
+      if (items[i].w->n_in > MAX_FUSED_N_IN)
+        {
+          lm_linear (s, items[i].w, items[i].mat, items[i].x, 1, items[i].y);
+          continue;
+        }
+      group[n++] = items[i];
+      if (n == LM_ROWS_MAX_ITEMS)
+        {
+          run_group (s, group, n);
+          n = 0;
+        }
+    }
+  if (n > 0)
+    run_group (s, group, n);
+}

@@ -1,0 +1,166 @@
+/* forward.c: the Qwen3.5 layer loop over one batch of tokens (FORMAT.md 3.2).
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <string.h>
+
+#include "forward-ops.h"
+#include "forward-rows.h"
+#include "lora-private.h"
+#include "session-private.h"
+
+void
+lm_linear (LmSession *s, const LmWeight *w, uint32_t mat, const float *x, uint32_t n,
+           float *y)
+{
+  const char *data = (const char *) w->data + (size_t) mat * w->mat_stride;
+  if (n == 1)
+    lm_matvec_ex (s->kernels, s->act_mode, s->pool, w->type, data, w->n_in, w->n_out, x, y);
+  else
+    lm_matmul_ex (s->kernels, s->act_mode, s->pool, w->type, data, w->n_in, w->n_out, x, n, y);
+}
+
+LmStatus
+lm_project_lora (LmSession *s, uint32_t layer, LmModuleKind kind, const float *x, uint32_t n,
+                 float *y)
+{
+  int32_t index = s->module_slot[layer * LM_N_MODULE_KINDS + kind];
+  return index < 0 ? LM_OK : lm_lora_apply (s, (size_t) index, x, n, y);
+}
+
+LmStatus
+lm_project (LmSession *s, uint32_t layer, LmModuleKind kind, const LmWeight *w,
+            const float *x, uint32_t n, float *y)
+{
+  lm_linear (s, w, 0, x, n, y);
+  return lm_project_lora (s, layer, kind, x, n, y);
+}
+
+LmStatus
+lm_project_many (LmSession *s, uint32_t layer, const LmProj *projs, uint32_t n_projs,
+                 const float *x, uint32_t n)
+{
+  if (n == 1 && n_projs <= LM_ROWS_MAX_ITEMS)
+    {
+      LmRowsItem items[LM_ROWS_MAX_ITEMS] = { 0 };
+      for (uint32_t i = 0; i < n_projs; i++)
+        items[i] = (LmRowsItem) { projs[i].w, 0, x, projs[i].y };
+      lm_rows_run (s, items, n_projs);
+    }
+  else
+    for (uint32_t i = 0; i < n_projs; i++)
+      lm_linear (s, projs[i].w, 0, x, n, projs[i].y);
+  for (uint32_t i = 0; i < n_projs; i++)
+    {
+      LmStatus st = lm_project_lora (s, layer, projs[i].kind, x, n, projs[i].y);
+      if (st != LM_OK)
+        return st;
+    }
+  return LM_OK;
+}
+
+static LmStatus
+embed (LmSession *s, const int32_t *tokens, uint32_t n)
+{
+  const LmModel *m = s->model;
+  uint32_t E = m->info.n_embd;
+  for (uint32_t t = 0; t < n; t++)
+    {
+      if (tokens[t] < 0 || (uint32_t) tokens[t] >= m->info.n_vocab)
+        return LM_ERR_INVALID_ARGUMENT;
+      const char *row = (const char *) m->tok_embd.data
+                        + (size_t) tokens[t] * lm_row_bytes (m->tok_embd.type, E);
+      LmStatus st = lm_dequantize_row (m->tok_embd.type, row, s->x + (size_t) t * E, E);
+      if (st != LM_OK)
+        return st;
+    }
+  return LM_OK;
+}
+
+static void
+norm_rows (const float *x, const float *w, float eps, uint32_t n, uint32_t width, float *y)
+{
+  for (uint32_t t = 0; t < n; t++)
+    lm_rms_norm (x + (size_t) t * width, w, eps, width, y + (size_t) t * width);
+}
+
+static void
+debug_rows (LmSession *s, uint32_t layer, int which, uint32_t n, const float *x)
+{
+  if (s->debug_fn != NULL)
+    s->debug_fn (s->debug_data, layer, which, s->pos, n, x);
+}
+
+static LmStatus
+run_layer (LmSession *s, uint32_t il, uint32_t n)
+{
+  const LmModel *m = s->model;
+  const LmLayer *l = &m->layers[il];
+  uint32_t E = m->info.n_embd;
+  size_t count = (size_t) n * E;
+  norm_rows (s->x, l->attn_norm, m->info.rms_eps, n, E, s->h);
+  LmStatus st = l->is_linear ? lm_forward_linear_attention (s, il, n)
+                             : lm_forward_full_attention (s, il, n);
+  if (st != LM_OK)
+    return st;
+  lm_add (s->x, s->o, (uint32_t) count);
+  debug_rows (s, il, 0, n, s->x);
+  norm_rows (s->x, l->post_norm, m->info.rms_eps, n, E, s->h);
+  if ((st = lm_forward_ffn (s, il, n)) != LM_OK)
+    return st;
+  lm_add (s->x, s->o, (uint32_t) count);
+  debug_rows (s, il, 1, n, s->x);
+  return LM_OK;
+}
+
+/* Final norm and LM head: every row into @logits_all, or the last row only. */
+static void
+lm_head (LmSession *s, uint32_t n, float *logits_all)
+{
+  const LmModel *m = s->model;
+  uint32_t E = m->info.n_embd, V = m->info.n_vocab;
+  double t0 = lm_time_ms ();
+  if (logits_all != NULL)
+    {
+      norm_rows (s->x, m->output_norm, m->info.rms_eps, n, E, s->h);
+      debug_rows (s, m->info.n_layer, 2, n, s->h);
+      lm_linear (s, &m->output, 0, s->h, n, logits_all);
+      memcpy (s->logits, logits_all + (size_t) (n - 1) * V, V * sizeof (float));
+    }
+  else
+    {
+      const float *last = s->x + (size_t) (n - 1) * E;
+      lm_rms_norm (last, m->output_norm, m->info.rms_eps, E, s->h);
+      lm_linear (s, &m->output, 0, s->h, 1, s->logits);
+    }
+  double ms = lm_time_ms () - t0;
+  lm_timings_add (&s->timings, LM_STAGE_LM_HEAD, ms);
+  s->excluded_ms += ms;
+}
+
+LmStatus
+lm_forward_batch (LmSession *s, const int32_t *tokens, uint32_t n, float *logits_all)
+{
+  if (n == 0 || n > s->n_batch)
+    return LM_ERR_INVALID_ARGUMENT;
+  if (s->pos + n > s->n_ctx)
+    return LM_ERR_CONTEXT_FULL;
+  if (s->broken)
+    return LM_ERR_INVALID_ARGUMENT;
+  double t0 = lm_time_ms ();
+  s->excluded_ms = 0.0;
+  LmStatus st = embed (s, tokens, n);
+  if (st != LM_OK)
+    return st;   /* nothing changed yet */
+  for (uint32_t il = 0; il < s->model->info.n_layer; il++)
+    if ((st = run_layer (s, il, n)) != LM_OK)
+      {
+        /* Earlier layers already advanced their state: only a replay helps. */
+        s->broken = true;
+        return st;
+      }
+  lm_head (s, n, logits_all);
+  memmove (s->history + s->pos, tokens, n * sizeof *tokens);
+  s->pos += n;
+  s->timings.n_tokens += n;
+  lm_timings_add (&s->timings, LM_STAGE_FORWARD, lm_time_ms () - t0 - s->excluded_ms);
+  return LM_OK;
+}

@@ -1,0 +1,63 @@
+/* gguf-writer.h: writes GGUF v3 files, streaming the tensor data.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Usage: add metadata and declare every tensor (name, type, shape), then
+ * gguf_writer_begin() writes the header and tensor infos, gguf_writer_write()
+ * appends the tensors' bytes in declaration order in chunks of any size (the
+ * writer inserts the alignment padding between tensors), and
+ * gguf_writer_finish() checks that every byte came and closes the file.
+ * Multi-gigabyte models can thus be written without holding them in memory.
+ *
+ * Ownership: the writer copies every key, string and array it is given.
+ * Thread-safety: one writer per thread.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gguf.h"
+#include "lm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct GgufWriter GgufWriter;
+
+GgufWriter *gguf_writer_new (void);
+/* Closes (and leaves incomplete) a file that was not finished. */
+void gguf_writer_free (GgufWriter *writer);
+
+/* Alignment of the tensor data (power of two; default 32). A value other than
+ * 32 is also recorded as general.alignment. Must precede gguf_writer_add_tensor(). */
+LmStatus gguf_writer_set_alignment (GgufWriter *writer, uint32_t alignment);
+
+/* Metadata, in the order given. A key added twice is LM_ERR_INVALID_ARGUMENT. */
+LmStatus gguf_writer_add_u32 (GgufWriter *writer, const char *key, uint32_t value);
+LmStatus gguf_writer_add_i32 (GgufWriter *writer, const char *key, int32_t value);
+LmStatus gguf_writer_add_u64 (GgufWriter *writer, const char *key, uint64_t value);
+LmStatus gguf_writer_add_f32 (GgufWriter *writer, const char *key, float value);
+LmStatus gguf_writer_add_bool (GgufWriter *writer, const char *key, bool value);
+LmStatus gguf_writer_add_string (GgufWriter *writer, const char *key, const char *value);
+/* @elem_type: a fixed-size type; @data: @count little-endian elements. */
+LmStatus gguf_writer_add_array (GgufWriter *writer, const char *key, GgufValueType elem_type,
+                                const void *data, uint64_t count);
+LmStatus gguf_writer_add_string_array (GgufWriter *writer, const char *key,
+                                       const char *const *strings, uint64_t count);
+
+/* Declares a tensor; @ne[0] is the contiguous dimension and must be a
+ * multiple of the type's block size. */
+LmStatus gguf_writer_add_tensor (GgufWriter *writer, const char *name, LmTensorType type,
+                                 uint32_t n_dims, const uint64_t *ne);
+/* Bytes tensor @index (declaration order) takes, or 0. */
+uint64_t gguf_writer_tensor_bytes (const GgufWriter *writer, uint64_t index);
+
+LmStatus gguf_writer_begin (GgufWriter *writer, const char *path, char **error_out);
+LmStatus gguf_writer_write (GgufWriter *writer, const void *data, size_t n);
+LmStatus gguf_writer_finish (GgufWriter *writer, char **error_out);
+
+#ifdef __cplusplus
+}
+#endif

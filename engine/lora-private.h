@@ -1,0 +1,28 @@
+/* lora-private.h: the adapter's module table and how sessions apply it.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include "model-private.h"
+
+typedef struct LmSession LmSession;
+
+struct LmLora {
+  const LmModel *model;
+  LmLoraModule *modules;
+  size_t n_modules, cap_modules;
+  uint32_t max_rank, max_d_out;
+};
+
+/* An empty adapter for @model. */
+LmLora *lm_lora_new (const LmModel *model);
+/* Parses "blk.N.STEM.weight" into a layer and module kind; false if unknown. */
+bool lm_lora_parse_name (const char *name, size_t len, uint32_t *layer, LmModuleKind *kind);
+/* Adds a module of @rank with copies of @a (rank x d_in) and @b (d_out x rank),
+ * checking the shapes against the model's weight. */
+LmStatus lm_lora_add (LmLora *lora, uint32_t layer, LmModuleKind kind, uint32_t rank,
+                      uint32_t a_cols, uint32_t b_rows, const float *a, const float *b,
+                      float scale, char **error_out);
+
+/* y[n][d_out] += scale · B · (A · x) for module @index of the session's adapter,
+ * through the session's hook for that module when one is set. */
+LmStatus lm_lora_apply (LmSession *s, size_t index, const float *x, uint32_t n, float *y);

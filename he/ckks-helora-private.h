@@ -1,0 +1,41 @@
+/* ckks-helora-private.h: HE-LoRA layout internals shared by plan and client.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include "ckks-helora.h"
+#include "ckks-objects.h"
+
+/* Up to this many copies a result decrypts through the trace (no inverse
+ * NTT, see ckks-helora-client.c); above, it is decoded with the FFT. */
+#define CKKS_HELORA_MAX_TRACE_COPIES 64
+#define CKKS_HELORA_CT_SCALE 0x1p48
+#define CKKS_HELORA_PT_SCALE 0x1p48
+
+struct CkksHeloraLayout {
+  const CkksContext *ctx;
+  size_t d, r;
+  size_t chunks;          /* K */
+  size_t chunk_len;       /* L */
+  size_t span;            /* L' = the power of two >= L */
+  size_t copies;          /* c = (N/2) / L'; copy t, value i in slot t + i c */
+  size_t n_outputs;       /* B */
+  uint32_t limbs;
+  /* Trace decryption (c <= CKKS_HELORA_MAX_TRACE_COPIES), with G = 2c:
+   * trace_w[limb][kappa][beta] = N^-1 psi^(-(2 bitrev(beta) + 1) L' kappa)
+   * mod q_limb (G x G per limb), and trace_re[t][kappa] =
+   * cos(pi 5^t L' kappa / N) (c x G). NULL otherwise. */
+  uint64_t *trace_w;
+  double *trace_re;
+};
+
+/* The 2c NTT block sums of c0, limb @i, of a result: read from the block
+ * starts of a trace-only ciphertext, summed otherwise. */
+void ckks_helora_c0_sums (const CkksHeloraLayout *l, const CkksCiphertext *ct, uint32_t i,
+                          uint64_t *sums);
+
+/* Slot of value i of copy t. */
+static inline size_t
+ckks_helora_slot (const CkksHeloraLayout *l, size_t t, size_t i)
+{
+  return t + i * l->copies;
+}

@@ -1,0 +1,164 @@
+/* ts-application.c: application lifetime, --version, app-wide actions.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <glib/gi18n.h>
+
+#include "ts-application.h"
+#include "ts-config.h"
+#include "ts-core.h"
+#include "ts-preferences-window.h"
+#include "ts-resources.h"
+#include "ts-window.h"
+
+struct _TsApplication
+{
+  AdwApplication parent_instance;
+
+  GSettings *settings;
+  TsKeyVault *key_vault;
+};
+
+G_DEFINE_FINAL_TYPE (TsApplication, ts_application, ADW_TYPE_APPLICATION)
+
+static gpointer
+ref_object (gconstpointer object, gpointer unused)
+{
+  return g_object_ref ((gpointer) object);
+}
+
+static void
+ts_application_quit_action (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  GApplication *app = G_APPLICATION (user_data);
+  GList *windows = g_list_copy_deep (gtk_application_get_windows (GTK_APPLICATION (app)),
+                                     ref_object, NULL);
+
+  /* Close windows first so each one is torn down in order; then leave. */
+  for (GList *l = windows; l != NULL; l = l->next)
+    gtk_window_close (GTK_WINDOW (l->data));
+  g_list_free_full (windows, g_object_unref);
+  g_application_quit (app);
+}
+
+static const GActionEntry app_actions[] = {
+  { .name = "quit", .activate = ts_application_quit_action },
+};
+
+static GSettings *
+settings_new_if_installed (void)
+{
+  GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
+  g_autoptr (GSettingsSchema) schema = NULL;
+
+  if (source != NULL)
+    schema = g_settings_schema_source_lookup (source, TS_APP_ID, TRUE);
+  if (schema == NULL)
+    {
+      g_message ("Settings schema %s is not installed; settings will not be kept",
+                 TS_APP_ID);
+      return NULL;
+    }
+  return g_settings_new_full (schema, NULL, NULL);
+}
+
+static void
+ts_application_startup (GApplication *app)
+{
+  TsApplication *self = TS_APPLICATION (app);
+  static const char *quit_accels[] = { "<Control>q", NULL };
+
+  G_APPLICATION_CLASS (ts_application_parent_class)->startup (app);
+
+  self->settings = settings_new_if_installed ();
+  if (self->settings != NULL)
+    ts_preferences_follow_color_scheme (self->settings);
+  g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions,
+                                   G_N_ELEMENTS (app_actions), app);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.quit", quit_accels);
+  gtk_window_set_default_icon_name (TS_APP_ID);
+}
+
+static void
+ts_application_activate (GApplication *app)
+{
+  GtkWindow *window = gtk_application_get_active_window (GTK_APPLICATION (app));
+
+  if (window == NULL)
+    window = GTK_WINDOW (ts_window_new (TS_APPLICATION (app)));
+  gtk_window_present (window);
+}
+
+static int
+ts_application_handle_local_options (GApplication *app, GVariantDict *options)
+{
+  if (g_variant_dict_contains (options, "version"))
+    {
+      g_print ("tensafe %s\n", ts_version ());
+      return 0;
+    }
+  return -1;
+}
+
+static void
+ts_application_dispose (GObject *object)
+{
+  TsApplication *self = TS_APPLICATION (object);
+
+  g_clear_object (&self->settings);
+  g_clear_object (&self->key_vault);
+  G_OBJECT_CLASS (ts_application_parent_class)->dispose (object);
+}
+
+static void
+ts_application_class_init (TsApplicationClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GApplicationClass *app_class = G_APPLICATION_CLASS (klass);
+
+  object_class->dispose = ts_application_dispose;
+  app_class->startup = ts_application_startup;
+  app_class->activate = ts_application_activate;
+  app_class->handle_local_options = ts_application_handle_local_options;
+
+  /* Templates load from these resources, so they must be there before any
+   * widget class of ours is initialised. */
+  ts_register_resource ();
+}
+
+static void
+ts_application_init (TsApplication *self)
+{
+  static const GOptionEntry entries[] = {
+    { "version", 0, 0, G_OPTION_ARG_NONE, NULL, N_("Print the version and exit"), NULL },
+    { NULL },
+  };
+
+  g_application_add_main_option_entries (G_APPLICATION (self), entries);
+}
+
+TsApplication *
+ts_application_new (GApplicationFlags flags)
+{
+  return g_object_new (TS_TYPE_APPLICATION,
+                       "application-id", TS_APP_ID,
+                       "flags", flags,
+                       "resource-base-path", "/org/tensafe/Desktop",
+                       NULL);
+}
+
+TsKeyVault *
+ts_application_get_key_vault (TsApplication *self)
+{
+  g_return_val_if_fail (TS_IS_APPLICATION (self), NULL);
+
+  /* Made on first use, so --version never touches the key folder. */
+  if (self->key_vault == NULL)
+    self->key_vault = ts_key_vault_new (NULL);
+  return self->key_vault;
+}
+
+GSettings *
+ts_application_get_settings (TsApplication *self)
+{
+  g_return_val_if_fail (TS_IS_APPLICATION (self), NULL);
+  return self->settings;
+}

@@ -1,0 +1,585 @@
+/* ts-bench-page.c: the benchmark page: plaintext vs HE-LoRA per stage, table, chart, export.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <glib/gi18n.h>
+
+#include "ts-application.h"
+#include "ts-bench-chart.h"
+#include "ts-bench-item.h"
+#include "ts-bench-page-private.h"
+#include "ts-config.h"
+#include "ts-file-chooser.h"
+#include "ts-gpu.h"
+
+struct _TsBenchPage
+{
+  AdwBin parent_instance;
+
+  AdwToastOverlay *toast_overlay;
+  AdwActionRow *model_row;
+  AdwActionRow *adapter_row;
+  GtkCheckButton *fast_check;
+  GtkCheckButton *default_check;
+  GtkCheckButton *wide_check;
+  AdwEntryRow *ranks_row;
+  AdwActionRow *remote_row;
+  GtkSwitch *remote_switch;
+  GtkSpinButton *tokens_spin;
+  GtkProgressBar *progress_bar;
+  GtkColumnView *results_view;
+  TsBenchChart *chart;
+  AdwActionRow *cpu_row;
+  AdwActionRow *gpu_row;
+  AdwActionRow *kernels_row;
+
+  GCancellable *cancellable;    /* the GPU probe */
+  GCancellable *run_cancellable;  /* the running benchmark, or NULL */
+  GListStore *store;            /* of TsBenchItem */
+  GPtrArray *results;
+  char *model_path;
+  char *adapter_path;
+  char *last_toast;
+};
+
+G_DEFINE_FINAL_TYPE (TsBenchPage, ts_bench_page, ADW_TYPE_BIN)
+
+static const char *const presets[] = { "fast", "default", "wide" };
+
+static void
+toast (TsBenchPage *self, const char *text)
+{
+  g_free (self->last_toast);
+  self->last_toast = g_strdup (text);
+  adw_toast_overlay_add_toast (self->toast_overlay, adw_toast_new (text));
+}
+
+static GSettings *
+app_settings (void)
+{
+  GApplication *app = g_application_get_default ();
+
+  return TS_IS_APPLICATION (app) ? ts_application_get_settings (TS_APPLICATION (app)) : NULL;
+}
+
+/* ---- Inputs ----------------------------------------------------------- */
+
+static void
+show_path (AdwActionRow *row, const char *path)
+{
+  adw_action_row_set_subtitle (row, path != NULL && *path != '\0' ? path : _("None chosen"));
+}
+
+static void
+update_actions (TsBenchPage *self)
+{
+  gboolean running = self->run_cancellable != NULL;
+
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "bench.run", !running);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "bench.cancel", running);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "bench.export",
+                                 !running && self->results != NULL);
+}
+
+static void
+set_path (TsBenchPage *self, gboolean model, const char *path)
+{
+  GSettings *settings = app_settings ();
+
+  g_free (model ? self->model_path : self->adapter_path);
+  if (model)
+    self->model_path = g_strdup (path);
+  else
+    self->adapter_path = g_strdup (path);
+  show_path (model ? self->model_row : self->adapter_row, path);
+  if (settings != NULL)
+    g_settings_set_string (settings, model ? "bench-model" : "bench-adapter", path ? path : "");
+}
+
+static void
+load_paths (TsBenchPage *self)
+{
+  GSettings *settings = app_settings ();
+  g_autofree char *url = NULL;
+
+  if (settings != NULL)
+    {
+      self->model_path = g_settings_get_string (settings, "bench-model");
+      self->adapter_path = g_settings_get_string (settings, "bench-adapter");
+      url = g_settings_get_string (settings, "evaluator-url");
+    }
+  show_path (self->model_row, self->model_path);
+  show_path (self->adapter_row, self->adapter_path);
+  adw_action_row_set_subtitle (self->remote_row, url != NULL ? url : "");
+  gtk_widget_set_sensitive (GTK_WIDGET (self->remote_row), url != NULL && *url != '\0');
+}
+
+static void
+input_chosen_cb (GtkWidget *owner, const char *path, gpointer user_data)
+{
+  TsBenchPage *self = TS_BENCH_PAGE (owner);
+
+  if (path == NULL)
+    toast (self, _("Only local files can be benchmarked"));
+  else
+    set_path (self, user_data == self->model_row, path);
+}
+
+static void
+choose_file (TsBenchPage *self, gboolean model)
+{
+  g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
+
+  gtk_file_filter_set_name (filter, _("GGUF files"));
+  gtk_file_filter_add_suffix (filter, "gguf");
+  ts_file_chooser_run (GTK_WIDGET (self), GTK_FILE_CHOOSER_ACTION_OPEN,
+                       model ? _("Choose a Model") : _("Choose an Adapter"), _("_Open"), NULL,
+                       filter, input_chosen_cb, model ? self->model_row : self->adapter_row);
+}
+
+/* ---- Running ---------------------------------------------------------- */
+
+/* "8, 16,32" → ranks; empty text → NULL (the adapter's own rank). */
+static GArray *
+parse_ranks (const char *text, GError **error)
+{
+  g_auto (GStrv) parts = g_strsplit_set (text, ", ", -1);
+  g_autoptr (GArray) ranks = g_array_new (FALSE, FALSE, sizeof (guint));
+
+  for (guint i = 0; parts[i] != NULL; i++)
+    {
+      guint64 rank;
+
+      if (*parts[i] == '\0')
+        continue;
+      if (!g_ascii_string_to_unsigned (parts[i], 10, 1, 4096, &rank, NULL))
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                       _("“%s” is not a rank between 1 and 4096"), parts[i]);
+          return NULL;
+        }
+      g_array_append_val (ranks, rank);
+    }
+  return g_steal_pointer (&ranks);
+}
+
+static TsBenchOptions *
+collect_options (TsBenchPage *self, GError **error)
+{
+  GtkCheckButton *checks[] = { self->fast_check, self->default_check, self->wide_check };
+  GSettings *settings = app_settings ();
+  g_autofree char *url = settings ? g_settings_get_string (settings, "evaluator-url") : NULL;
+  gboolean remote = gtk_switch_get_active (self->remote_switch) && url != NULL && *url != '\0';
+  g_autoptr (TsBenchOptions) options = NULL;
+  g_autoptr (GArray) ranks = parse_ranks (gtk_editable_get_text (GTK_EDITABLE (self->ranks_row)),
+                                          error);
+
+  if (ranks == NULL)
+    return NULL;
+  if (self->model_path == NULL || *self->model_path == '\0'
+      || self->adapter_path == NULL || *self->adapter_path == '\0')
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                           _("Choose a model and an adapter first"));
+      return NULL;
+    }
+  options = ts_bench_options_new (self->model_path, self->adapter_path,
+                                  (guint) gtk_spin_button_get_value_as_int (self->tokens_spin));
+  options->n_threads = settings ? (guint) g_settings_get_int (settings, "threads") : 0;
+  if (ranks->len > 0)
+    options->ranks = g_steal_pointer (&ranks);
+  ts_bench_options_add (options, TS_HELORA_MODE_PLAIN, NULL, NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (checks); i++)
+    if (gtk_check_button_get_active (checks[i]))
+      {
+        ts_bench_options_add (options, TS_HELORA_MODE_LOCAL, presets[i], NULL);
+        if (remote)
+          ts_bench_options_add (options, TS_HELORA_MODE_REMOTE, presets[i], url);
+      }
+  return g_steal_pointer (&options);
+}
+
+typedef struct {
+  TsBenchPage *page;   /* ref */
+  double fraction;
+  char *label;
+} Progress;
+
+static gboolean
+progress_apply (gpointer data)
+{
+  Progress *p = data;
+  g_autofree char *text = NULL;
+
+  if (p->page->run_cancellable == NULL)
+    return G_SOURCE_REMOVE;
+  gtk_progress_bar_set_fraction (p->page->progress_bar, p->fraction);
+  text = p->label != NULL ? g_strdup_printf (_("Running %s…"), p->label) : g_strdup (_("Done"));
+  gtk_progress_bar_set_text (p->page->progress_bar, text);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+progress_free (gpointer data)
+{
+  Progress *p = data;
+
+  g_object_unref (p->page);
+  g_free (p->label);
+  g_free (p);
+}
+
+/* On the worker thread. */
+static void
+progress_cb (double fraction, const char *label, gpointer user_data)
+{
+  GTask *task = user_data;
+  Progress *p = g_new0 (Progress, 1);
+
+  p->page = g_object_ref (g_task_get_source_object (task));
+  p->fraction = fraction;
+  p->label = g_strdup (label);
+  g_main_context_invoke_full (g_task_get_context (task), G_PRIORITY_DEFAULT, progress_apply, p,
+                              progress_free);
+}
+
+static void
+run_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  GError *error = NULL;
+  GPtrArray *results = ts_bench_run (task_data, progress_cb, task, cancellable, &error);
+
+  if (results != NULL)
+    g_task_return_pointer (task, results, (GDestroyNotify) g_ptr_array_unref);
+  else
+    g_task_return_error (task, error);
+}
+
+static void
+show_results (TsBenchPage *self, GPtrArray *results)
+{
+  g_clear_pointer (&self->results, g_ptr_array_unref);
+  self->results = results;
+  g_list_store_remove_all (self->store);
+  for (guint i = 0; results != NULL && i < results->len; i++)
+    {
+      g_autoptr (TsBenchItem) item = ts_bench_item_new (results, g_ptr_array_index (results, i));
+      g_list_store_append (self->store, item);
+    }
+  ts_bench_chart_set_results (self->chart, results);
+}
+
+static void
+run_done_cb (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  TsBenchPage *self = TS_BENCH_PAGE (source);
+  g_autoptr (GError) error = NULL;
+  GPtrArray *results = g_task_propagate_pointer (G_TASK (result), &error);
+
+  g_clear_object (&self->run_cancellable);
+  if (self->store == NULL)
+    {
+      /* The page was disposed while the run finished. */
+      g_clear_pointer (&results, g_ptr_array_unref);
+      return;
+    }
+  if (results != NULL)
+    {
+      show_results (self, results);
+      gtk_progress_bar_set_fraction (self->progress_bar, 1.0);
+      gtk_progress_bar_set_text (self->progress_bar, _("Done"));
+    }
+  else if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      gtk_progress_bar_set_text (self->progress_bar, _("Stopped"));
+      toast (self, _("Benchmark stopped"));
+    }
+  else
+    {
+      g_autofree char *text = g_strdup_printf (_("Benchmark failed: %s"), error->message);
+      gtk_progress_bar_set_text (self->progress_bar, _("Failed"));
+      toast (self, text);
+    }
+  update_actions (self);
+}
+
+static void
+run_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  TsBenchPage *self = TS_BENCH_PAGE (widget);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GTask) task = NULL;
+  TsBenchOptions *options = collect_options (self, &error);
+
+  if (options == NULL)
+    {
+      toast (self, error->message);
+      return;
+    }
+  self->run_cancellable = g_cancellable_new ();
+  show_results (self, NULL);
+  gtk_progress_bar_set_fraction (self->progress_bar, 0.0);
+  gtk_progress_bar_set_text (self->progress_bar, _("Loading the model…"));
+  task = g_task_new (self, self->run_cancellable, run_done_cb, NULL);
+  g_task_set_task_data (task, options, (GDestroyNotify) ts_bench_options_free);
+  g_task_run_in_thread (task, run_thread);
+  update_actions (self);
+}
+
+static void
+cancel_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  TsBenchPage *self = TS_BENCH_PAGE (widget);
+
+  if (self->run_cancellable != NULL)
+    g_cancellable_cancel (self->run_cancellable);
+}
+
+/* ---- Export ----------------------------------------------------------- */
+
+gboolean
+_ts_bench_page_export_to (TsBenchPage *self, const char *path, const char *format,
+                          GError **error)
+{
+  g_autofree char *text = NULL;
+
+  if (self->results == NULL)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, _("Nothing to export yet"));
+      return FALSE;
+    }
+  text = g_str_equal (format, "json") ? ts_bench_results_to_json (self->results)
+                                      : ts_bench_results_to_csv (self->results);
+  return g_file_set_contents (path, text, -1, error);
+}
+
+static void
+export_chosen_cb (GtkWidget *owner, const char *path, gpointer user_data)
+{
+  TsBenchPage *self = TS_BENCH_PAGE (owner);
+  const char *format = user_data;
+  g_autoptr (GError) error = NULL;
+
+  if (path == NULL)
+    toast (self, _("Results can only be saved to a local file"));
+  else if (!_ts_bench_page_export_to (self, path, format, &error))
+    toast (self, error->message);
+  else
+    toast (self, _("Results exported"));
+}
+
+static void
+export_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  /* Static strings: they outlive the dialog. */
+  const char *format = g_str_equal (g_variant_get_string (param, NULL), "json") ? "json" : "csv";
+  g_autofree char *name = g_strdup_printf ("tensafe-bench.%s", format);
+
+  ts_file_chooser_run (widget, GTK_FILE_CHOOSER_ACTION_SAVE, _("Export Results"), _("_Export"),
+                       name, NULL, export_chosen_cb, (gpointer) format);
+}
+
+static void
+choose_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  choose_file (TS_BENCH_PAGE (widget), g_str_equal (action_name, "bench.choose-model"));
+}
+
+/* ---- Table ------------------------------------------------------------ */
+
+static void
+cell_setup_cb (GtkSignalListItemFactory *factory, GtkListItem *item)
+{
+  GtkWidget *label = gtk_label_new (NULL);
+
+  gtk_label_set_xalign (GTK_LABEL (label), 1.0);
+  gtk_widget_add_css_class (label, "numeric");
+  gtk_list_item_set_child (item, label);
+}
+
+static void
+cell_bind_cb (GtkSignalListItemFactory *factory, GtkListItem *item, const char *column)
+{
+  g_autofree char *text = ts_bench_item_format (gtk_list_item_get_item (item), column);
+  GtkLabel *label = GTK_LABEL (gtk_list_item_get_child (item));
+
+  /* Names read from the left, numbers line up on the right. */
+  gtk_label_set_xalign (label, g_str_equal (column, "label") ? 0.0f : 1.0f);
+  gtk_label_set_text (label, text);
+}
+
+static void
+add_column (TsBenchPage *self, const char *title, const char *column)
+{
+  GtkListItemFactory *factory = gtk_signal_list_item_factory_new ();
+  g_autoptr (GtkColumnViewColumn) view_column = NULL;
+
+  g_signal_connect (factory, "setup", G_CALLBACK (cell_setup_cb), NULL);
+  /* @column is a literal or a stage name: static strings. */
+  g_signal_connect (factory, "bind", G_CALLBACK (cell_bind_cb), (gpointer) column);
+  view_column = gtk_column_view_column_new (title, factory);
+  gtk_column_view_column_set_expand (view_column, g_str_equal (column, "label"));
+  gtk_column_view_append_column (self->results_view, view_column);
+}
+
+static void
+setup_table (TsBenchPage *self)
+{
+  self->store = g_list_store_new (TS_TYPE_BENCH_ITEM);
+  gtk_column_view_set_model (self->results_view,
+                             GTK_SELECTION_MODEL (gtk_no_selection_new (
+                               G_LIST_MODEL (g_object_ref (self->store)))));
+  add_column (self, _("Configuration"), "label");
+  add_column (self, _("Rank"), "rank");
+  add_column (self, _("Tokens/s"), "tokens-per-s");
+  add_column (self, _("ms/Token"), "total");
+  add_column (self, _("HE ms/Module"), "he-per-module");
+  for (int s = 0; s < TS_N_STAGES; s++)
+    add_column (self, ts_stage_name ((TsStage) s), ts_stage_name ((TsStage) s));
+  add_column (self, _("Ciphertext/Token"), "bytes");
+  add_column (self, _("Max |Δ| Error"), "error");
+}
+
+/* ---- Devices ---------------------------------------------------------- */
+
+static void
+gpu_probe_cb (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr (TsGpuInfo) info = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *text = NULL;
+  TsBenchPage *self;
+
+  info = ts_gpu_probe_finish (result, &error);
+  if (info == NULL)
+    return;  /* Cancelled: the page is gone. */
+
+  self = TS_BENCH_PAGE (user_data);
+  text = ts_gpu_info_describe (info);
+  adw_action_row_set_subtitle (self->gpu_row, text);
+}
+
+/* ---- Test access ------------------------------------------------------ */
+
+GListModel *
+_ts_bench_page_get_results_model (TsBenchPage *self)
+{
+  return G_LIST_MODEL (self->store);
+}
+
+TsBenchChart *
+_ts_bench_page_get_chart (TsBenchPage *self)
+{
+  return self->chart;
+}
+
+gboolean
+_ts_bench_page_get_running (TsBenchPage *self)
+{
+  return self->run_cancellable != NULL;
+}
+
+const char *
+_ts_bench_page_get_last_toast (TsBenchPage *self)
+{
+  return self->last_toast;
+}
+
+void
+_ts_bench_page_set_ranks (TsBenchPage *self, const char *ranks)
+{
+  gtk_editable_set_text (GTK_EDITABLE (self->ranks_row), ranks);
+}
+
+void
+_ts_bench_page_set_inputs (TsBenchPage *self, const char *model, const char *adapter,
+                           guint n_tokens, const char *const *presets_on)
+{
+  GtkCheckButton *checks[] = { self->fast_check, self->default_check, self->wide_check };
+
+  set_path (self, TRUE, model);
+  set_path (self, FALSE, adapter);
+  gtk_spin_button_set_value (self->tokens_spin, n_tokens);
+  for (guint i = 0; i < G_N_ELEMENTS (checks); i++)
+    gtk_check_button_set_active (checks[i], g_strv_contains (presets_on, presets[i]));
+}
+
+/* ---- GObject ---------------------------------------------------------- */
+
+static void
+ts_bench_page_dispose (GObject *object)
+{
+  TsBenchPage *self = TS_BENCH_PAGE (object);
+
+  g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+  if (self->run_cancellable != NULL)
+    g_cancellable_cancel (self->run_cancellable);
+  g_clear_object (&self->store);
+  g_clear_pointer (&self->results, g_ptr_array_unref);
+  g_clear_pointer (&self->model_path, g_free);
+  g_clear_pointer (&self->adapter_path, g_free);
+  g_clear_pointer (&self->last_toast, g_free);
+  /* AdwBin drops its child, the toast overlay, with everything in it. */
+  G_OBJECT_CLASS (ts_bench_page_parent_class)->dispose (object);
+}
+
+static void
+ts_bench_page_class_init (TsBenchPageClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = ts_bench_page_dispose;
+
+  g_type_ensure (TS_TYPE_BENCH_CHART);
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/org/tensafe/Desktop/ui/ts-bench-page.ui");
+  gtk_widget_class_bind_template_child (widget_class, TsBenchPage, toast_overlay);
+  gtk_widget_class_bind_template_child (widget_class, TsBenchPage, model_row);
+  gtk_widget_class_bind_template_child (widget_class, TsBenchPage, adapter_row);
+  gtk_widget_class_bind_template_child (widget_class, TsBenchPage, fast_check);
+  gtk_widget_class_bind_template_child (widget_class, TsBenchPage, default_check);
+  gtk_widget_class_bind_template_child (widget_class, TsBenchPage, wide_check);
+  gtk_widget_class_bind_template_child (widget_class, TsBenchPage, ranks_row);
+  gtk_widget_class_bind_template_child (widget_class, TsBenchPage, remote_row);
+  gtk_widget_class_bind_template_child (widget_class, TsBenchPage, remote_switch);
+  gtk_widget_class_bind_template_child (widget_class, TsBenchPage, tokens_spin);
+  gtk_widget_class_bind_template_child (widget_class, TsBenchPage, progress_bar);
+  gtk_widget_class_bind_template_child (widget_class, TsBenchPage, results_view);
+  gtk_widget_class_bind_template_child (widget_class, TsBenchPage, chart);
+  gtk_widget_class_bind_template_child (widget_class, TsBenchPage, cpu_row);
+  gtk_widget_class_bind_template_child (widget_class, TsBenchPage, gpu_row);
+  gtk_widget_class_bind_template_child (widget_class, TsBenchPage, kernels_row);
+
+  gtk_widget_class_install_action (widget_class, "bench.run", NULL, run_action);
+  gtk_widget_class_install_action (widget_class, "bench.cancel", NULL, cancel_action);
+  gtk_widget_class_install_action (widget_class, "bench.export", "s", export_action);
+  gtk_widget_class_install_action (widget_class, "bench.choose-model", NULL, choose_action);
+  gtk_widget_class_install_action (widget_class, "bench.choose-adapter", NULL, choose_action);
+}
+
+static void
+ts_bench_page_init (TsBenchPage *self)
+{
+  g_autofree char *cpu = ts_cpu_features_describe ();
+
+  gtk_widget_init_template (GTK_WIDGET (self));
+
+  adw_action_row_set_subtitle (self->cpu_row, cpu);
+  adw_action_row_set_subtitle (self->kernels_row,
+                               TS_HAVE_CUDA ? _("Built with CUDA kernels")
+                                            : _("Built without CUDA kernels"));
+  adw_action_row_set_subtitle (self->gpu_row, _("Probing…"));
+
+  setup_table (self);
+  load_paths (self);
+  update_actions (self);
+  self->cancellable = g_cancellable_new ();
+  ts_gpu_probe_async (self->cancellable, gpu_probe_cb, self);
+}
+
+const char *
+ts_bench_page_get_gpu_summary (TsBenchPage *self)
+{
+  g_return_val_if_fail (TS_IS_BENCH_PAGE (self), NULL);
+  return adw_action_row_get_subtitle (self->gpu_row);
+}

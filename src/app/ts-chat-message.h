@@ -1,0 +1,32 @@
+/* ts-chat-message.h: one chat message, rendered as light markdown.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Paragraphs, bullet and numbered lists, `inline code`, **bold**, and fenced
+ * code blocks (monospace, with a copy button). The text may grow while a
+ * reply streams in: blocks already shown are reused, so appending is cheap.
+ *
+ * Main-thread only.
+ */
+#pragma once
+
+#include <adwaita.h>
+
+G_BEGIN_DECLS
+
+#define TS_TYPE_CHAT_MESSAGE (ts_chat_message_get_type ())
+G_DECLARE_FINAL_TYPE (TsChatMessage, ts_chat_message, TS, CHAT_MESSAGE, AdwBin)
+
+GtkWidget *ts_chat_message_new (gboolean is_user, const char *text);
+const char *ts_chat_message_get_text (TsChatMessage *self);
+void ts_chat_message_set_text (TsChatMessage *self, const char *text);
+void ts_chat_message_append (TsChatMessage *self, const char *text);
+gboolean ts_chat_message_get_is_user (TsChatMessage *self);
+/* Number of rendered blocks of each kind (for tests and accessibility). */
+guint ts_chat_message_count_code_blocks (TsChatMessage *self);
+guint ts_chat_message_count_list_items (TsChatMessage *self);
+
+/* Pango markup for one line of text: escapes it, `code` → monospace,
+ * **bold** → bold. Newly allocated. */
+char *ts_chat_message_inline_markup (const char *text);
+
+G_END_DECLS

@@ -1,0 +1,302 @@
+/* ts-chat-page-history.c: the chat page's conversation sidebar, kept in history.sqlite.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <glib/gi18n.h>
+#include <string.h>
+
+#include "ts-chat-page-private.h"
+
+#define TITLE_CHARS 48
+
+static void
+history_failed (TsChatPage *self, const GError *error)
+{
+  g_debug ("history: %s", error->message);
+  _ts_chat_page_toast (self, error->message);
+}
+
+static GtkWidget *
+conversation_row_new (const TsHistoryConversation *c)
+{
+  GtkWidget *row = adw_action_row_new ();
+  GtkWidget *menu_button = gtk_menu_button_new ();
+  g_autoptr (GMenu) menu = g_menu_new ();
+  g_autoptr (GMenuItem) rename = g_menu_item_new (_("_Rename…"), NULL);
+  g_autoptr (GMenuItem) delete = g_menu_item_new (_("_Delete"), NULL);
+  g_autoptr (GDateTime) when = g_date_time_new_from_unix_local (c->updated);
+  g_autofree char *subtitle = when != NULL ? g_date_time_format (when, "%x %H:%M") : NULL;
+
+  adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), c->title);
+  adw_action_row_set_title_lines (ADW_ACTION_ROW (row), 1);
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle != NULL ? subtitle : "");
+  g_menu_item_set_action_and_target (rename, "chat.rename-conversation", "x", c->id);
+  g_menu_item_set_action_and_target (delete, "chat.delete-conversation", "x", c->id);
+  g_menu_append_item (menu, rename);
+  g_menu_append_item (menu, delete);
+  gtk_menu_button_set_menu_model (GTK_MENU_BUTTON (menu_button), G_MENU_MODEL (menu));
+  gtk_menu_button_set_icon_name (GTK_MENU_BUTTON (menu_button), "view-more-symbolic");
+  gtk_widget_set_valign (menu_button, GTK_ALIGN_CENTER);
+  gtk_widget_add_css_class (menu_button, "flat");
+  gtk_widget_set_tooltip_text (menu_button, _("Conversation Menu"));
+  adw_action_row_add_suffix (ADW_ACTION_ROW (row), menu_button);
+  gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), TRUE);
+  g_object_set_data_full (G_OBJECT (row), "ts-conversation",
+                          g_memdup2 (&c->id, sizeof c->id), g_free);
+  return row;
+}
+
+static gint64
+row_conversation (GtkListBoxRow *row)
+{
+  gint64 *id = g_object_get_data (G_OBJECT (row), "ts-conversation");
+
+  return id != NULL ? *id : 0;
+}
+
+void
+_ts_chat_page_history_refresh (TsChatPage *self)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) list = NULL;
+  GtkWidget *child;
+
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->history_list))) != NULL)
+    gtk_list_box_remove (self->history_list, child);
+  if (self->history == NULL)
+    return;
+  if ((list = ts_history_list (self->history, &error)) == NULL)
+    {
+      history_failed (self, error);
+      return;
+    }
+  for (guint i = 0; i < list->len; i++)
+    {
+      TsHistoryConversation *c = g_ptr_array_index (list, i);
+      GtkWidget *row = conversation_row_new (c);
+
+      gtk_list_box_append (self->history_list, row);
+      if (c->id == self->conversation)
+        gtk_list_box_select_row (self->history_list, GTK_LIST_BOX_ROW (row));
+    }
+}
+
+guint
+ts_chat_page_get_n_conversations (TsChatPage *self)
+{
+  guint n = 0;
+
+  g_return_val_if_fail (TS_IS_CHAT_PAGE (self), 0);
+  for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (self->history_list)); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    n += GTK_IS_LIST_BOX_ROW (c);
+  return n;
+}
+
+/* Remembers the ids the next save, regenerate or edit works on. */
+static void
+note_last_ids (TsChatPage *self, GPtrArray *messages)
+{
+  self->last_user_message = self->plain_reply_message = self->he_reply_message = 0;
+  for (guint i = 0; i < messages->len; i++)
+    {
+      TsHistoryMessage *m = g_ptr_array_index (messages, i);
+
+      if (m->is_user)
+        self->last_user_message = m->id, self->plain_reply_message = self->he_reply_message = 0;
+      else if (m->pane == TS_HISTORY_PANE_HE)
+        self->he_reply_message = m->id;
+      else
+        self->plain_reply_message = m->id;
+    }
+}
+
+gboolean
+ts_chat_page_load_conversation (TsChatPage *self, gint64 id, GError **error)
+{
+  g_autoptr (GPtrArray) messages = NULL;
+
+  g_return_val_if_fail (TS_IS_CHAT_PAGE (self), FALSE);
+  if (self->history == NULL || (messages = ts_history_messages (self->history, id, error)) == NULL)
+    return FALSE;
+  gtk_widget_activate_action (GTK_WIDGET (self), "chat.clear", NULL);
+  self->conversation = id;
+  for (guint i = 0; i < messages->len; i++)
+    {
+      TsHistoryMessage *m = g_ptr_array_index (messages, i);
+
+      if (m->pane != TS_HISTORY_PANE_HE)
+        ts_chat_pane_add_message (self->plain_pane, m->is_user, m->content);
+      if (m->pane != TS_HISTORY_PANE_PLAIN)
+        ts_chat_pane_add_message (self->he_pane, m->is_user, m->content);
+    }
+  note_last_ids (self, messages);
+  _ts_chat_page_update_actions (self);
+  _ts_chat_page_update_empty_state (self);
+  return TRUE;
+}
+
+static void
+row_activated_cb (GtkListBox *list, GtkListBoxRow *row, TsChatPage *self)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (self->busy)
+    {
+      _ts_chat_page_toast (self, _("Stop the answer in progress first"));
+      return;
+    }
+  if (!ts_chat_page_load_conversation (self, row_conversation (row), &error))
+    history_failed (self, error);
+}
+
+static char *
+title_from_prompt (const char *prompt)
+{
+  g_autofree char *line = g_strndup (prompt, strcspn (prompt, "\n"));
+  glong n = g_utf8_strlen (line, -1);
+
+  if (n <= TITLE_CHARS)
+    return g_steal_pointer (&line);
+  *g_utf8_offset_to_pointer (line, TITLE_CHARS - 1) = '\0';
+  return g_strconcat (line, "…", NULL);
+}
+
+void
+_ts_chat_page_history_begin_exchange (TsChatPage *self, const char *prompt)
+{
+  g_autoptr (GError) error = NULL;
+  gboolean created = FALSE;
+
+  if (self->history == NULL)
+    return;
+  if (self->conversation == 0)
+    {
+      g_autofree char *title = title_from_prompt (prompt);
+
+      if ((self->conversation = ts_history_create (self->history, title, &error)) == 0)
+        return history_failed (self, error);
+      created = TRUE;
+    }
+  self->last_user_message = ts_history_add_message (self->history, self->conversation, TRUE,
+                                                    TS_HISTORY_PANE_BOTH, prompt, TRUE, &error);
+  if (self->last_user_message != 0)
+    self->plain_reply_message = ts_history_add_message (self->history, self->conversation, FALSE,
+                                                        TS_HISTORY_PANE_PLAIN, "", FALSE, &error);
+  if (self->plain_reply_message != 0)
+    self->he_reply_message = ts_history_add_message (self->history, self->conversation, FALSE,
+                                                     TS_HISTORY_PANE_HE, "", FALSE, &error);
+  if (error != NULL)
+    history_failed (self, error);
+  if (created)
+    _ts_chat_page_history_refresh (self);
+}
+
+void
+_ts_chat_page_history_save_reply (TsChatPage *self, gboolean he, gboolean complete)
+{
+  gint64 id = he ? self->he_reply_message : self->plain_reply_message;
+  const char *text = ts_chat_pane_get_reply (ts_chat_page_get_pane (self, he));
+  g_autoptr (GError) error = NULL;
+
+  if (self->history == NULL || id == 0 || text == NULL)
+    return;
+  if (!ts_history_update_message (self->history, id, text, complete, &error))
+    history_failed (self, error);
+}
+
+void
+_ts_chat_page_history_drop_exchange (TsChatPage *self)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) messages = NULL;
+
+  if (self->history == NULL || self->conversation == 0 || self->last_user_message == 0)
+    return;
+  if (!ts_history_truncate (self->history, self->conversation, self->last_user_message, &error) ||
+      (messages = ts_history_messages (self->history, self->conversation, &error)) == NULL)
+    return history_failed (self, error);
+  note_last_ids (self, messages);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Rename and delete                                                          */
+
+static void
+rename_response_cb (AdwMessageDialog *dialog, const char *response, TsChatPage *self)
+{
+  GtkEditable *entry = GTK_EDITABLE (adw_message_dialog_get_extra_child (dialog));
+  gint64 *id = g_object_get_data (G_OBJECT (dialog), "ts-conversation");
+  g_autofree char *title = g_strstrip (g_strdup (gtk_editable_get_text (entry)));
+  g_autoptr (GError) error = NULL;
+
+  if (g_str_equal (response, "rename") && *title != '\0' && self->history != NULL)
+    {
+      if (!ts_history_rename (self->history, *id, title, &error))
+        history_failed (self, error);
+      _ts_chat_page_history_refresh (self);
+    }
+}
+
+static void
+rename_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  TsChatPage *self = TS_CHAT_PAGE (widget);
+  GtkRoot *root = gtk_widget_get_root (widget);
+  GtkWidget *dialog = adw_message_dialog_new (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+                                              _("Rename Conversation"), NULL);
+  GtkWidget *entry = gtk_entry_new ();
+  gint64 id = g_variant_get_int64 (param);
+
+  gtk_entry_set_activates_default (GTK_ENTRY (entry), TRUE);
+  adw_message_dialog_set_extra_child (ADW_MESSAGE_DIALOG (dialog), entry);
+  adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog), "cancel", _("_Cancel"),
+                                    "rename", _("_Rename"), NULL);
+  adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "rename",
+                                              ADW_RESPONSE_SUGGESTED);
+  adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (dialog), "rename");
+  g_object_set_data_full (G_OBJECT (dialog), "ts-conversation", g_memdup2 (&id, sizeof id), g_free);
+  g_signal_connect_object (dialog, "response", G_CALLBACK (rename_response_cb), self, 0);
+  gtk_window_present (GTK_WINDOW (dialog));
+}
+
+static void
+delete_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  TsChatPage *self = TS_CHAT_PAGE (widget);
+  gint64 id = g_variant_get_int64 (param);
+  g_autoptr (GError) error = NULL;
+
+  if (self->history == NULL)
+    return;
+  if (id == self->conversation)
+    {
+      if (self->busy)
+        return _ts_chat_page_toast (self, _("Stop the answer in progress first"));
+      gtk_widget_activate_action (widget, "chat.clear", NULL);
+    }
+  if (!ts_history_delete (self->history, id, &error))
+    history_failed (self, error);
+  else
+    _ts_chat_page_toast (self, _("Conversation deleted"));
+  _ts_chat_page_history_refresh (self);
+}
+
+void
+_ts_chat_page_history_class_init (GtkWidgetClass *widget_class)
+{
+  gtk_widget_class_install_action (widget_class, "chat.rename-conversation", "x", rename_action);
+  gtk_widget_class_install_action (widget_class, "chat.delete-conversation", "x", delete_action);
+}
+
+void
+_ts_chat_page_history_init (TsChatPage *self)
+{
+  g_autofree char *path = ts_history_default_path ();
+  g_autoptr (GError) error = NULL;
+
+  g_signal_connect (self->history_list, "row-activated", G_CALLBACK (row_activated_cb), self);
+  self->history = ts_history_open (path, &error);
+  if (self->history == NULL)
+    history_failed (self, error);
+  _ts_chat_page_history_refresh (self);
+}

@@ -1,0 +1,371 @@
+/* ts-chat-page-models.c: the chat page's model and adapter pickers, loading and exports.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <glib/gi18n.h>
+#include <string.h>
+
+#include "ts-chat-page-private.h"
+#include "ts-config.h"
+#include "ts-market-install.h"
+
+char *
+ts_chat_page_find_demo_file (const char *name)
+{
+  const char *dirs[] = { g_getenv ("TENSAFE_DEMO_DIR"), TS_PKGDATADIR "/demo", TS_DEMO_SOURCE_DIR };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (dirs); i++)
+    {
+      g_autofree char *path = NULL;
+
+      if (dirs[i] == NULL)
+        continue;
+      path = g_build_filename (dirs[i], name, NULL);
+      if (g_file_test (path, G_FILE_TEST_IS_REGULAR))
+        return g_steal_pointer (&path);
+    }
+  return NULL;
+}
+
+static gboolean
+is_demo (const char *path, const char *name)
+{
+  g_autofree char *demo = ts_chat_page_find_demo_file (name);
+
+  return path != NULL && demo != NULL && g_str_equal (path, demo);
+}
+
+static char *
+display_name (const char *path)
+{
+  g_autofree char *base = g_path_get_basename (path);
+  char *dot = g_str_has_suffix (base, ".gguf") ? strrchr (base, '.') : NULL;
+
+  if (dot != NULL)
+    *dot = '\0';
+  return g_steal_pointer (&base);
+}
+
+void
+_ts_chat_page_update_subtitles (TsChatPage *self)
+{
+  g_autofree char *model = self->model_path != NULL ? display_name (self->model_path) : NULL;
+  g_autofree char *adapter = self->adapter_path != NULL ? display_name (self->adapter_path)
+                                                        : g_strdup (_("no adapter"));
+  g_autofree char *evaluator = _ts_chat_page_describe_evaluator (self);
+  g_autofree char *he = NULL;
+  const char *plain;
+
+  if (is_demo (self->model_path, TS_DEMO_MODEL))
+    plain = _("Demo model: tiny and random, so its text is gibberish");
+  else
+    plain = model != NULL ? model : _("No model");
+  he = g_strdup_printf ("%s · %s", evaluator, plain);
+  ts_chat_pane_set_subtitle (self->plain_pane, plain);
+  ts_chat_pane_set_subtitle (self->he_pane, he);
+  gtk_menu_button_set_label (self->model_button,
+                             is_demo (self->model_path, TS_DEMO_MODEL) ? _("Demo Model")
+                             : model != NULL ? model : _("Choose Model"));
+  gtk_menu_button_set_label (self->adapter_button,
+                             is_demo (self->adapter_path, TS_DEMO_ADAPTER) ? _("Demo Adapter")
+                             : adapter);
+}
+
+typedef struct {
+  char *model_path;
+  char *adapter_path;
+} LoadRequest;
+
+static void
+load_request_free (gpointer data)
+{
+  LoadRequest *r = data;
+
+  g_free (r->model_path);
+  g_free (r->adapter_path);
+  g_free (r);
+}
+
+static void
+load_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  LoadRequest *r = data;
+  GError *error = NULL;
+  TsGenerationModel *model = ts_generation_model_load (r->model_path, r->adapter_path, &error);
+
+  if (model == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, model, (GDestroyNotify) ts_generation_model_unref);
+}
+
+/* The task holds no reference on the page: a page dropped mid-load cancels
+ * it, and then this callback returns before touching the page. */
+static void
+load_done_cb (GObject *source, GAsyncResult *result, gpointer data)
+{
+  LoadRequest *r = g_task_get_task_data (G_TASK (result));
+  g_autoptr (GError) error = NULL;
+  TsGenerationModel *model = g_task_propagate_pointer (G_TASK (result), &error);
+  TsChatPage *self = data;
+
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+  if (model == NULL)
+    {
+      _ts_chat_page_toast (self, error->message);
+      return;
+    }
+  g_clear_pointer (&self->model, ts_generation_model_unref);
+  self->model = model;
+  g_free (self->model_path);
+  self->model_path = g_strdup (r->model_path);
+  g_free (self->adapter_path);
+  self->adapter_path = g_strdup (r->adapter_path);
+  _ts_chat_page_update_subtitles (self);
+  _ts_chat_page_update_actions (self);
+}
+
+void
+_ts_chat_page_load_model (TsChatPage *self, const char *model_path, const char *adapter_path)
+{
+  g_autoptr (GTask) task = NULL;
+  LoadRequest *r = g_new0 (LoadRequest, 1);
+
+  if (model_path == NULL)
+    {
+      load_request_free (r);
+      _ts_chat_page_toast (self, _("No model: choose a GGUF file"));
+      return;
+    }
+  g_cancellable_cancel (self->load_cancellable);
+  g_clear_object (&self->load_cancellable);
+  self->load_cancellable = g_cancellable_new ();
+  r->model_path = g_strdup (model_path);
+  r->adapter_path = g_strdup (adapter_path);
+  task = g_task_new (NULL, self->load_cancellable, load_done_cb, self);
+  g_task_set_return_on_cancel (task, TRUE);
+  g_task_set_task_data (task, r, load_request_free);
+  g_task_run_in_thread (task, load_thread);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Pickers                                                                    */
+
+static char *
+adapters_dir (void)
+{
+  return g_build_filename (g_get_user_data_dir (), "tensafe", "adapters", NULL);
+}
+
+/* Demo adapter, then each installed marketplace adapter, then "Open…". */
+static void
+rebuild_adapter_menu (TsChatPage *self)
+{
+  g_autoptr (GMenu) menu = g_menu_new ();
+  g_autoptr (GMenu) installed = g_menu_new ();
+  g_autoptr (GMenu) other = g_menu_new ();
+  g_autofree char *demo = ts_chat_page_find_demo_file (TS_DEMO_ADAPTER);
+  g_autofree char *dir = adapters_dir ();
+  g_autoptr (GPtrArray) list = ts_market_list_installed (dir, NULL);
+
+  if (demo != NULL)
+    {
+      g_autoptr (GMenuItem) item = g_menu_item_new (_("Demo Adapter"), NULL);
+
+      g_menu_item_set_action_and_target (item, "chat.use-adapter", "s", demo);
+      g_menu_append_item (installed, item);
+    }
+  for (guint i = 0; list != NULL && i < list->len; i++)
+    {
+      TsMarketInstalled *a = g_ptr_array_index (list, i);
+      g_autofree char *label = g_strdup_printf ("%s %s", a->id, a->version);
+      g_autoptr (GMenuItem) item = g_menu_item_new (label, NULL);
+
+      g_menu_item_set_action_and_target (item, "chat.use-adapter", "s", a->path);
+      g_menu_append_item (installed, item);
+    }
+  g_menu_append (other, _("Open Adapter File…"), "chat.open-adapter");
+  g_menu_append_section (menu, _("Installed Adapters"), G_MENU_MODEL (installed));
+  g_menu_append_section (menu, NULL, G_MENU_MODEL (other));
+  gtk_menu_button_set_menu_model (self->adapter_button, G_MENU_MODEL (menu));
+}
+
+static void
+build_model_menu (TsChatPage *self)
+{
+  g_autoptr (GMenu) menu = g_menu_new ();
+
+  g_menu_append (menu, _("Demo Model"), "chat.use-demo");
+  g_menu_append (menu, _("Open Model File…"), "chat.open-model");
+  gtk_menu_button_set_menu_model (self->model_button, G_MENU_MODEL (menu));
+}
+
+static void
+use_demo_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  TsChatPage *self = TS_CHAT_PAGE (widget);
+  g_autofree char *model = ts_chat_page_find_demo_file (TS_DEMO_MODEL);
+  g_autofree char *adapter = ts_chat_page_find_demo_file (TS_DEMO_ADAPTER);
+
+  _ts_chat_page_load_model (self, model, adapter);
+}
+
+static void
+use_adapter_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  TsChatPage *self = TS_CHAT_PAGE (widget);
+
+  _ts_chat_page_load_model (self, self->model_path, g_variant_get_string (param, NULL));
+}
+
+typedef void (*FileChosen) (TsChatPage *self, GFile *file);
+
+static void
+file_response_cb (GtkNativeDialog *dialog, int response, TsChatPage *self)
+{
+  FileChosen chosen = g_object_get_data (G_OBJECT (dialog), "ts-chosen");
+  g_autoptr (GFile) file = NULL;
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+  if (file != NULL)
+    chosen (self, file);
+  gtk_native_dialog_destroy (dialog);
+  g_object_unref (dialog);
+  g_object_unref (self);
+}
+
+/* A portal-friendly file chooser; @pattern filters opened files. */
+static void
+choose_file (TsChatPage *self, const char *title, GtkFileChooserAction action,
+             const char *pattern, const char *suggested, FileChosen chosen)
+{
+  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
+  GtkFileChooserNative *dialog =
+    gtk_file_chooser_native_new (title, GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL, action,
+                                 NULL, NULL);
+
+  if (pattern != NULL)
+    {
+      g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
+
+      gtk_file_filter_set_name (filter, _("GGUF files"));
+      gtk_file_filter_add_pattern (filter, pattern);
+      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (dialog), filter);
+    }
+  if (suggested != NULL)
+    gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (dialog), suggested);
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (dialog), TRUE);
+  g_object_set_data (G_OBJECT (dialog), "ts-chosen", chosen);
+  g_signal_connect (dialog, "response", G_CALLBACK (file_response_cb), g_object_ref (self));
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (dialog));
+}
+
+static void
+model_chosen (TsChatPage *self, GFile *file)
+{
+  g_autofree char *path = g_file_get_path (file);
+
+  /* The current adapter may not fit another model: start without one. */
+  _ts_chat_page_load_model (self, path, NULL);
+}
+
+static void
+adapter_chosen (TsChatPage *self, GFile *file)
+{
+  g_autofree char *path = g_file_get_path (file);
+
+  _ts_chat_page_load_model (self, self->model_path, path);
+}
+
+static void
+open_model_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  choose_file (TS_CHAT_PAGE (widget), _("Open Model"), GTK_FILE_CHOOSER_ACTION_OPEN, "*.gguf",
+               NULL, model_chosen);
+}
+
+static void
+open_adapter_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  choose_file (TS_CHAT_PAGE (widget), _("Open Adapter"), GTK_FILE_CHOOSER_ACTION_OPEN, "*.gguf",
+               NULL, adapter_chosen);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Exports                                                                    */
+
+/* Both panes' bars in one table, with a first column naming the pane. */
+static char *
+runs_csv (TsChatPage *self)
+{
+  GString *csv = g_string_new (NULL);
+
+  for (int he = 0; he <= 1; he++)
+    {
+      g_autofree char *one = ts_latency_chart_to_csv (ts_chat_pane_get_chart (ts_chat_page_get_pane (self, he)));
+      g_auto (GStrv) lines = g_strsplit (one, "\n", -1);
+
+      for (guint i = he ? 1 : 0; lines[i] != NULL && *lines[i] != '\0'; i++)
+        g_string_append_printf (csv, "%s,%s\n", i == 0 ? "pane" : he ? "he" : "plain", lines[i]);
+    }
+  return g_string_free (csv, FALSE);
+}
+
+static void
+csv_chosen (TsChatPage *self, GFile *file)
+{
+  g_autofree char *csv = runs_csv (self);
+  g_autoptr (GError) error = NULL;
+
+  if (!g_file_replace_contents (file, csv, strlen (csv), NULL, FALSE, G_FILE_CREATE_NONE, NULL,
+                                NULL, &error))
+    _ts_chat_page_toast (self, error->message);
+}
+
+static void
+png_chosen (TsChatPage *self, GFile *file)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (!ts_latency_chart_save_png (ts_chat_pane_get_chart (self->he_pane), file, &error))
+    _ts_chat_page_toast (self, error->message);
+}
+
+static void
+export_csv_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  choose_file (TS_CHAT_PAGE (widget), _("Export Run as CSV"), GTK_FILE_CHOOSER_ACTION_SAVE,
+               NULL, "tensafe-run.csv", csv_chosen);
+}
+
+static void
+export_png_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  choose_file (TS_CHAT_PAGE (widget), _("Export HE-LoRA Chart as PNG"),
+               GTK_FILE_CHOOSER_ACTION_SAVE, NULL, "tensafe-latency.png", png_chosen);
+}
+
+void
+_ts_chat_page_models_class_init (GtkWidgetClass *widget_class)
+{
+  gtk_widget_class_install_action (widget_class, "chat.use-demo", NULL, use_demo_action);
+  gtk_widget_class_install_action (widget_class, "chat.use-adapter", "s", use_adapter_action);
+  gtk_widget_class_install_action (widget_class, "chat.open-model", NULL, open_model_action);
+  gtk_widget_class_install_action (widget_class, "chat.open-adapter", NULL, open_adapter_action);
+  gtk_widget_class_install_action (widget_class, "chat.export-csv", NULL, export_csv_action);
+  gtk_widget_class_install_action (widget_class, "chat.export-png", NULL, export_png_action);
+}
+
+
+void
+_ts_chat_page_models_init (TsChatPage *self)
+{
+  build_model_menu (self);
+  rebuild_adapter_menu (self);
+  /* Adapters installed from the marketplace meanwhile show up when the
+   * page is shown again. */
+  g_signal_connect (self, "map", G_CALLBACK (rebuild_adapter_menu), NULL);
+  g_signal_connect (self, "map", G_CALLBACK (_ts_chat_page_update_subtitles), NULL);
+  _ts_chat_page_update_subtitles (self);
+  use_demo_action (GTK_WIDGET (self), NULL, NULL);
+}

@@ -1,0 +1,494 @@
+/* ts-chat-page.c: the chat page: the same conversation in plaintext and under HE-LoRA.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <glib/gi18n.h>
+
+#include "ts-application.h"
+#include "ts-chat-page-private.h"
+
+G_DEFINE_FINAL_TYPE (TsChatPage, ts_chat_page, ADW_TYPE_BIN)
+
+enum {
+  PROP_0,
+  PROP_READY,
+  PROP_BUSY,
+  PROP_TEMPERATURE,
+  PROP_TOP_P,
+  PROP_MAX_TOKENS,
+  PROP_SEED,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+#define SAVE_INTERVAL_MS 400
+
+void
+_ts_chat_page_toast (TsChatPage *self, const char *message)
+{
+  AdwToast *toast = adw_toast_new (message);
+
+  adw_toast_set_timeout (toast, 6);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+}
+
+void
+_ts_chat_page_update_actions (TsChatPage *self)
+{
+  gboolean ready = ts_chat_page_get_ready (self);
+  gboolean has_exchange = ts_chat_pane_get_reply (self->plain_pane) != NULL;
+  GtkWidget *widget = GTK_WIDGET (self);
+
+  gtk_widget_action_set_enabled (widget, "chat.send", ready);
+  gtk_widget_action_set_enabled (widget, "chat.stop", self->busy);
+  gtk_widget_action_set_enabled (widget, "chat.regenerate", ready && has_exchange);
+  gtk_widget_action_set_enabled (widget, "chat.edit-last", !self->busy && has_exchange);
+  gtk_widget_action_set_enabled (widget, "chat.clear", !self->busy);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_READY]);
+}
+
+void
+_ts_chat_page_update_empty_state (TsChatPage *self)
+{
+  gboolean empty = !self->busy && ts_chat_pane_get_reply (self->plain_pane) == NULL &&
+                   ts_chat_pane_get_reply (self->he_pane) == NULL;
+
+  gtk_stack_set_visible_child_name (self->content_stack, empty ? "empty" : "chat");
+}
+
+static GSettings *
+page_settings (TsChatPage *self)
+{
+  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
+  GtkApplication *app = GTK_IS_WINDOW (root) ? gtk_window_get_application (GTK_WINDOW (root)) : NULL;
+
+  return TS_IS_APPLICATION (app) ? ts_application_get_settings (TS_APPLICATION (app)) : NULL;
+}
+
+/* "local", the evaluator URL, or "plain", as the settings say. */
+static char *
+he_mode_from_settings (GSettings *settings)
+{
+  g_autofree char *mode = settings != NULL ? g_settings_get_string (settings, "evaluator-mode")
+                                           : g_strdup ("local");
+
+  if (g_str_equal (mode, "remote"))
+    return g_settings_get_string (settings, "evaluator-url");
+  return g_steal_pointer (&mode);
+}
+
+char *
+_ts_chat_page_describe_evaluator (TsChatPage *self)
+{
+  g_autofree char *mode = he_mode_from_settings (page_settings (self));
+
+  if (g_str_equal (mode, "local"))
+    return g_strdup (_("CKKS, local evaluator"));
+  if (g_str_equal (mode, "plain"))
+    return g_strdup (_("Encryption off in Preferences"));
+  return g_strdup_printf (_("CKKS, evaluator at %s"), mode);
+}
+
+static char *
+he_preset_from_settings (GSettings *settings)
+{
+  static const char *const presets[][2] = {
+    { "n8192", "fast" }, { "n16384", "default" }, { "n32768", "wide" },
+  };
+  g_autofree char *nick = settings != NULL ? g_settings_get_string (settings, "ckks-preset") : NULL;
+
+  for (gsize i = 0; nick != NULL && i < G_N_ELEMENTS (presets); i++)
+    if (g_str_equal (nick, presets[i][0]))
+      return g_strdup (presets[i][1]);
+  return NULL;
+}
+
+static TsGenerationRequest *
+build_request (TsChatPage *self)
+{
+  GSettings *settings = page_settings (self);
+  TsGenerationRequest *r = ts_generation_request_new ();
+  guint threads = settings != NULL ? (guint) g_settings_get_int (settings, "threads") : 0;
+
+  r->system_prompt = g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->system_entry)));
+  r->temperature = self->temperature;
+  r->top_p = self->top_p;
+  r->max_tokens = self->max_tokens;
+  r->seed = self->seed;
+  /* Two panes generate at once: each gets half the cores unless told. */
+  r->n_threads = threads > 0 ? threads : MAX (g_get_num_processors () / 2, 1);
+  r->he_mode = he_mode_from_settings (settings);
+  r->he_preset = he_preset_from_settings (settings);
+  return r;
+}
+
+static void
+set_busy (TsChatPage *self, gboolean busy)
+{
+  if (self->busy == busy)
+    return;
+  self->busy = busy;
+  if (!busy)
+    g_clear_handle_id (&self->save_timeout, g_source_remove);
+  _ts_chat_page_update_actions (self);
+  _ts_chat_page_update_empty_state (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
+}
+
+static gboolean
+save_timeout_cb (gpointer data)
+{
+  TsChatPage *self = TS_CHAT_PAGE (data);
+
+  /* Throttled: what streamed so far survives a crash. */
+  if (ts_chat_pane_get_busy (self->plain_pane))
+    _ts_chat_page_history_save_reply (self, FALSE, FALSE);
+  if (ts_chat_pane_get_busy (self->he_pane))
+    _ts_chat_page_history_save_reply (self, TRUE, FALSE);
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+start_exchange (TsChatPage *self, const char *prompt)
+{
+  g_autoptr (TsGenerationRequest) request = build_request (self);
+
+  g_array_set_size (self->plain_ids, 0);
+  g_array_set_size (self->he_ids, 0);
+  _ts_chat_page_update_subtitles (self);
+  _ts_chat_page_history_begin_exchange (self, prompt);
+  ts_chat_pane_generate (self->plain_pane, self->model, request, prompt);
+  ts_chat_pane_generate (self->he_pane, self->model, request, prompt);
+  self->save_timeout = g_timeout_add (SAVE_INTERVAL_MS, save_timeout_cb, self);
+  set_busy (self, TRUE);
+}
+
+static void
+send_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  TsChatPage *self = TS_CHAT_PAGE (widget);
+  g_autofree char *prompt = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->prompt_entry))));
+
+  if (*prompt == '\0' || !ts_chat_page_get_ready (self))
+    return;
+  gtk_editable_set_text (GTK_EDITABLE (self->prompt_entry), "");
+  start_exchange (self, prompt);
+}
+
+static void
+prompt_activate_cb (TsChatPage *self)
+{
+  gtk_widget_activate_action (GTK_WIDGET (self), "chat.send", NULL);
+}
+
+static void
+stop_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  TsChatPage *self = TS_CHAT_PAGE (widget);
+
+  ts_chat_pane_stop (self->plain_pane);
+  ts_chat_pane_stop (self->he_pane);
+}
+
+/* Takes the last exchange off both panes and history; returns its prompt. */
+static char *
+pop_exchange (TsChatPage *self)
+{
+  g_autofree char *prompt = ts_chat_pane_pop_exchange (self->plain_pane);
+  g_autofree char *he_prompt = ts_chat_pane_pop_exchange (self->he_pane);
+
+  _ts_chat_page_history_drop_exchange (self);
+  return g_steal_pointer (&prompt);
+}
+
+static void
+regenerate_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  TsChatPage *self = TS_CHAT_PAGE (widget);
+  g_autofree char *prompt = NULL;
+
+  if (!ts_chat_page_get_ready (self) || (prompt = pop_exchange (self)) == NULL)
+    return;
+  start_exchange (self, prompt);
+}
+
+static void
+edit_last_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  TsChatPage *self = TS_CHAT_PAGE (widget);
+  g_autofree char *prompt = NULL;
+
+  if (self->busy || (prompt = pop_exchange (self)) == NULL)
+    return;
+  gtk_editable_set_text (GTK_EDITABLE (self->prompt_entry), prompt);
+  gtk_widget_grab_focus (GTK_WIDGET (self->prompt_entry));
+  gtk_editable_set_position (GTK_EDITABLE (self->prompt_entry), -1);
+  _ts_chat_page_update_actions (self);
+  _ts_chat_page_update_empty_state (self);
+}
+
+static void
+clear_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  TsChatPage *self = TS_CHAT_PAGE (widget);
+
+  ts_chat_pane_clear (self->plain_pane);
+  ts_chat_pane_clear (self->he_pane);
+  self->conversation = 0;
+  self->last_user_message = 0;
+  gtk_list_box_unselect_all (self->history_list);
+  set_busy (self, FALSE);
+  _ts_chat_page_update_actions (self);
+  _ts_chat_page_update_empty_state (self);
+}
+
+/* Marks the first token where the panes chose differently. */
+static void
+pane_token_cb (TsChatPane *pane, guint index, int token_id, TsChatPage *self)
+{
+  GArray *mine = pane == self->he_pane ? self->he_ids : self->plain_ids;
+  guint n;
+
+  g_array_append_val (mine, token_id);
+  n = MIN (self->plain_ids->len, self->he_ids->len);
+  if (ts_chat_pane_get_diverged_at (self->he_pane) >= 0 || index >= n)
+    return;
+  if (g_array_index (self->plain_ids, int, index) != g_array_index (self->he_ids, int, index))
+    ts_chat_pane_set_diverged_at (self->he_pane, (int) index);
+}
+
+static void
+pane_finished_cb (TsChatPane *pane, int kind, const char *message, TsChatPage *self)
+{
+  gboolean he = pane == self->he_pane;
+
+  _ts_chat_page_history_save_reply (self, he, kind == TS_GENERATION_EVENT_DONE);
+  if (kind == TS_GENERATION_EVENT_ERROR)
+    {
+      g_autofree char *text = g_strdup_printf (he ? _("HE-LoRA: %s") : _("Plaintext LoRA: %s"),
+                                               message);
+      _ts_chat_page_toast (self, text);
+    }
+  if (!ts_chat_pane_get_busy (self->plain_pane) && !ts_chat_pane_get_busy (self->he_pane))
+    {
+      set_busy (self, FALSE);
+      _ts_chat_page_history_refresh (self);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+
+TsChatPane *
+ts_chat_page_get_pane (TsChatPage *self, gboolean he)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PAGE (self), NULL);
+  return he ? self->he_pane : self->plain_pane;
+}
+
+void
+ts_chat_page_set_prompt (TsChatPage *self, const char *text)
+{
+  g_return_if_fail (TS_IS_CHAT_PAGE (self));
+  gtk_editable_set_text (GTK_EDITABLE (self->prompt_entry), text);
+}
+
+const char *
+ts_chat_page_get_prompt (TsChatPage *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PAGE (self), NULL);
+  return gtk_editable_get_text (GTK_EDITABLE (self->prompt_entry));
+}
+
+gboolean
+ts_chat_page_get_ready (TsChatPage *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PAGE (self), FALSE);
+  return self->model != NULL && !self->busy;
+}
+
+gboolean
+ts_chat_page_get_busy (TsChatPage *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PAGE (self), FALSE);
+  return self->busy;
+}
+
+gint64
+ts_chat_page_get_conversation (TsChatPage *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PAGE (self), 0);
+  return self->conversation;
+}
+
+static void
+ts_chat_page_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  TsChatPage *self = TS_CHAT_PAGE (object);
+
+  switch (prop_id)
+    {
+    case PROP_READY:
+      g_value_set_boolean (value, ts_chat_page_get_ready (self));
+      break;
+    case PROP_BUSY:
+      g_value_set_boolean (value, self->busy);
+      break;
+    case PROP_TEMPERATURE:
+      g_value_set_double (value, self->temperature);
+      break;
+    case PROP_TOP_P:
+      g_value_set_double (value, self->top_p);
+      break;
+    case PROP_MAX_TOKENS:
+      g_value_set_uint (value, self->max_tokens);
+      break;
+    case PROP_SEED:
+      g_value_set_uint (value, self->seed);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+set_double (TsChatPage *self, double *field, double value, guint prop)
+{
+  if (*field == value)
+    return;
+  *field = value;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[prop]);
+}
+
+static void
+set_uint (TsChatPage *self, guint *field, guint value, guint prop)
+{
+  if (*field == value)
+    return;
+  *field = value;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[prop]);
+}
+
+static void
+ts_chat_page_set_property (GObject *object, guint prop_id, const GValue *value,
+                           GParamSpec *pspec)
+{
+  TsChatPage *self = TS_CHAT_PAGE (object);
+
+  switch (prop_id)
+    {
+    case PROP_TEMPERATURE:
+      set_double (self, &self->temperature, g_value_get_double (value), prop_id);
+      break;
+    case PROP_TOP_P:
+      set_double (self, &self->top_p, g_value_get_double (value), prop_id);
+      break;
+    case PROP_MAX_TOKENS:
+      set_uint (self, &self->max_tokens, g_value_get_uint (value), prop_id);
+      break;
+    case PROP_SEED:
+      set_uint (self, &self->seed, g_value_get_uint (value), prop_id);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+ts_chat_page_dispose (GObject *object)
+{
+  TsChatPage *self = TS_CHAT_PAGE (object);
+
+  g_cancellable_cancel (self->load_cancellable);
+  g_clear_object (&self->load_cancellable);
+  g_clear_handle_id (&self->save_timeout, g_source_remove);
+  G_OBJECT_CLASS (ts_chat_page_parent_class)->dispose (object);
+}
+
+static void
+ts_chat_page_finalize (GObject *object)
+{
+  TsChatPage *self = TS_CHAT_PAGE (object);
+
+  g_clear_pointer (&self->model, ts_generation_model_unref);
+  g_free (self->model_path);
+  g_free (self->adapter_path);
+  g_array_unref (self->plain_ids);
+  g_array_unref (self->he_ids);
+  g_clear_pointer (&self->history, ts_history_close);
+  G_OBJECT_CLASS (ts_chat_page_parent_class)->finalize (object);
+}
+
+static void
+install_properties (GObjectClass *object_class)
+{
+  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
+  const GParamFlags ro = G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
+
+  properties[PROP_READY] = g_param_spec_boolean ("ready", NULL, NULL, FALSE, ro);
+  properties[PROP_BUSY] = g_param_spec_boolean ("busy", NULL, NULL, FALSE, ro);
+  properties[PROP_TEMPERATURE] = g_param_spec_double ("temperature", NULL, NULL, 0, 2, 0, rw);
+  properties[PROP_TOP_P] = g_param_spec_double ("top-p", NULL, NULL, 0.05, 1, 1, rw);
+  properties[PROP_MAX_TOKENS] = g_param_spec_uint ("max-tokens", NULL, NULL, 1, 4096, 128, rw);
+  properties[PROP_SEED] = g_param_spec_uint ("seed", NULL, NULL, 0, G_MAXINT32, 0, rw);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+ts_chat_page_class_init (TsChatPageClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->get_property = ts_chat_page_get_property;
+  object_class->set_property = ts_chat_page_set_property;
+  object_class->dispose = ts_chat_page_dispose;
+  object_class->finalize = ts_chat_page_finalize;
+  install_properties (object_class);
+
+  g_type_ensure (TS_TYPE_CHAT_PANE);
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/org/tensafe/Desktop/ui/ts-chat-page.ui");
+  gtk_widget_class_bind_template_child (widget_class, TsChatPage, toast_overlay);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPage, history_list);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPage, model_button);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPage, adapter_button);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPage, content_stack);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPage, plain_pane);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPage, he_pane);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPage, prompt_entry);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPage, system_entry);
+  gtk_widget_class_bind_template_callback (widget_class, prompt_activate_cb);
+
+  gtk_widget_class_install_action (widget_class, "chat.send", NULL, send_action);
+  gtk_widget_class_install_action (widget_class, "chat.stop", NULL, stop_action);
+  gtk_widget_class_install_action (widget_class, "chat.regenerate", NULL, regenerate_action);
+  gtk_widget_class_install_action (widget_class, "chat.edit-last", NULL, edit_last_action);
+  gtk_widget_class_install_action (widget_class, "chat.clear", NULL, clear_action);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "chat.stop", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_r, GDK_CONTROL_MASK | GDK_SHIFT_MASK,
+                                       "chat.regenerate", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Up, GDK_CONTROL_MASK,
+                                       "chat.edit-last", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_n, GDK_CONTROL_MASK,
+                                       "chat.clear", NULL);
+  _ts_chat_page_models_class_init (widget_class);
+  _ts_chat_page_history_class_init (widget_class);
+}
+
+static void
+ts_chat_page_init (TsChatPage *self)
+{
+  self->temperature = 0;
+  self->top_p = 1;
+  self->max_tokens = 128;
+  self->plain_ids = g_array_new (FALSE, FALSE, sizeof (int));
+  self->he_ids = g_array_new (FALSE, FALSE, sizeof (int));
+  gtk_widget_init_template (GTK_WIDGET (self));
+  g_signal_connect (self->plain_pane, "token", G_CALLBACK (pane_token_cb), self);
+  g_signal_connect (self->he_pane, "token", G_CALLBACK (pane_token_cb), self);
+  g_signal_connect (self->plain_pane, "finished", G_CALLBACK (pane_finished_cb), self);
+  g_signal_connect (self->he_pane, "finished", G_CALLBACK (pane_finished_cb), self);
+  _ts_chat_page_history_init (self);
+  _ts_chat_page_models_init (self);
+  _ts_chat_page_update_actions (self);
+  _ts_chat_page_update_empty_state (self);
+}

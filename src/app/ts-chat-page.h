@@ -1,0 +1,48 @@
+/* ts-chat-page.h: the chat page: the same conversation in plaintext and under HE-LoRA.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * One prompt drives two TsChatPanes side by side: "Plaintext LoRA" and
+ * "HE-LoRA" (local or remote evaluator, from the settings). A sidebar lists
+ * the conversations kept in history.sqlite; the bar above the panes picks the
+ * model and adapter (the bundled demo ones by default) and holds the
+ * generation settings.
+ *
+ * Actions (on the page, so tests and shortcuts reach them): chat.send,
+ * chat.stop (Esc), chat.regenerate, chat.edit-last, chat.clear,
+ * chat.export-csv, chat.export-png, chat.open-model, chat.use-demo,
+ * chat.open-adapter, chat.use-adapter (s: path),
+ * chat.rename-conversation (x), chat.delete-conversation (x).
+ *
+ * Main-thread only.
+ */
+#pragma once
+
+#include <adwaita.h>
+
+#include "ts-chat-pane.h"
+
+G_BEGIN_DECLS
+
+#define TS_TYPE_CHAT_PAGE (ts_chat_page_get_type ())
+G_DECLARE_FINAL_TYPE (TsChatPage, ts_chat_page, TS, CHAT_PAGE, AdwBin)
+
+/* The plaintext pane (@he FALSE) or the HE-LoRA pane. */
+TsChatPane *ts_chat_page_get_pane (TsChatPage *self, gboolean he);
+void ts_chat_page_set_prompt (TsChatPage *self, const char *text);
+const char *ts_chat_page_get_prompt (TsChatPage *self);
+/* TRUE once a model is loaded and nothing is generating. */
+gboolean ts_chat_page_get_ready (TsChatPage *self);
+gboolean ts_chat_page_get_busy (TsChatPage *self);
+/* The conversation shown (0: a new one, not stored yet). */
+gint64 ts_chat_page_get_conversation (TsChatPage *self);
+/* Shows stored conversation @id in both panes. */
+gboolean ts_chat_page_load_conversation (TsChatPage *self, gint64 id, GError **error);
+/* Conversations in the sidebar. */
+guint ts_chat_page_get_n_conversations (TsChatPage *self);
+
+/* The demo model and adapter: installed under pkgdatadir/demo, or found in
+ * the source tree when run uninstalled; $TENSAFE_DEMO_DIR overrides both.
+ * Newly allocated; NULL when missing. */
+char *ts_chat_page_find_demo_file (const char *name);
+
+G_END_DECLS

@@ -1,0 +1,562 @@
+/* ts-chat-pane.c: one side of the chat: messages, live footer and latency chart.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <glib/gi18n.h>
+
+#include "ts-chat-message.h"
+#include "ts-chat-pane.h"
+
+struct _TsChatPane
+{
+  AdwBin parent_instance;
+
+  GtkLabel *title_label;
+  GtkLabel *subtitle_label;
+  GtkWidget *lock_badge;
+  GtkLabel *fingerprint_label;
+  GtkScrolledWindow *scroller;
+  GtkBox *messages;
+  GtkLabel *tokens_label;
+  GtkLabel *rate_label;
+  GtkLabel *ttft_label;
+  GtkLabel *bytes_label;
+  GtkLabel *delta_label;
+  GtkLabel *diverged_label;
+  TsLatencyChart *chart;
+
+  gboolean he;
+  TsGenerationJob *job;
+  TsChatMessage *reply;          /* the reply being streamed */
+  GString *pending;              /* text not shown yet */
+  guint flush_tick;
+  guint n_tokens;
+  double tokens_per_second;
+  double first_token_ms;
+  double max_delta_error;
+  double bytes_per_token;
+  int diverged_at;
+};
+
+G_DEFINE_FINAL_TYPE (TsChatPane, ts_chat_pane, ADW_TYPE_BIN)
+
+enum {
+  PROP_0,
+  PROP_TITLE,
+  PROP_HE,
+  PROP_BUSY,
+  PROP_N_TOKENS,
+  PROP_TOKENS_PER_SECOND,
+  PROP_FIRST_TOKEN_MS,
+  PROP_MAX_DELTA_ERROR,
+  PROP_DIVERGED_AT,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+enum {
+  SIGNAL_TOKEN,
+  SIGNAL_FINISHED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+static void
+notify (TsChatPane *self, guint prop)
+{
+  g_object_notify_by_pspec (G_OBJECT (self), properties[prop]);
+}
+
+static void
+update_footer (TsChatPane *self)
+{
+  g_autofree char *tokens = g_strdup_printf (g_dngettext (NULL, "%u token", "%u tokens",
+                                                          self->n_tokens), self->n_tokens);
+  g_autofree char *rate = g_strdup_printf (_("%.1f tokens/s"), self->tokens_per_second);
+  g_autofree char *ttft = g_strdup_printf (_("first token %.0f ms"), self->first_token_ms);
+  g_autofree char *size = g_format_size ((guint64) self->bytes_per_token);
+  g_autofree char *bytes = !self->he ? g_strdup (_("adapter applied in plaintext, nothing encrypted"))
+    : self->bytes_per_token > 0 ? g_strdup_printf (_("%s of ciphertext per token"), size)
+    : g_strdup (_("ciphertexts stay in-process"));
+  g_autofree char *delta = g_strdup_printf (_("max |Δhe − Δplain| %.2e"), self->max_delta_error);
+
+  gtk_label_set_text (self->tokens_label, tokens);
+  gtk_label_set_text (self->rate_label, rate);
+  gtk_label_set_text (self->ttft_label, ttft);
+  gtk_label_set_text (self->bytes_label, bytes);
+  gtk_label_set_text (self->delta_label, delta);
+}
+
+static void
+scroll_to_end (TsChatPane *self)
+{
+  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment (self->scroller);
+
+  gtk_adjustment_set_value (adj, gtk_adjustment_get_upper (adj));
+}
+
+static void
+flush_pending (TsChatPane *self)
+{
+  if (self->reply != NULL && self->pending->len > 0)
+    ts_chat_message_append (self->reply, self->pending->str);
+  g_string_truncate (self->pending, 0);
+  update_footer (self);
+  scroll_to_end (self);
+}
+
+static gboolean
+flush_tick_cb (GtkWidget *widget, GdkFrameClock *clock, gpointer data)
+{
+  TsChatPane *self = TS_CHAT_PANE (widget);
+
+  self->flush_tick = 0;
+  flush_pending (self);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_token (TsChatPane *self, const TsGenerationEvent *event)
+{
+  double decode_ms = event->elapsed_ms - event->first_token_ms;
+
+  g_string_append (self->pending, event->text);
+  ts_latency_chart_append (self->chart, &event->timings, event->is_end ? "⏎" : event->text);
+  self->n_tokens = event->index + 1;
+  self->first_token_ms = event->first_token_ms;
+  self->tokens_per_second = self->n_tokens > 1 && decode_ms > 0
+    ? 1000.0 * (self->n_tokens - 1) / decode_ms
+    : 1000.0 / MAX (event->first_token_ms, 1e-3);
+  if (event->has_he)
+    {
+      self->max_delta_error = event->he_stats.max_abs_delta_error;
+      self->bytes_per_token = (double) (event->he_stats.bytes_up + event->he_stats.bytes_down)
+                              / self->n_tokens;
+      notify (self, PROP_MAX_DELTA_ERROR);
+    }
+  notify (self, PROP_N_TOKENS);
+  notify (self, PROP_TOKENS_PER_SECOND);
+  notify (self, PROP_FIRST_TOKEN_MS);
+  if (self->flush_tick == 0)
+    self->flush_tick = gtk_widget_add_tick_callback (GTK_WIDGET (self), flush_tick_cb, NULL, NULL);
+  g_signal_emit (self, signals[SIGNAL_TOKEN], 0, event->index, event->token_id);
+}
+
+static void
+set_busy (TsChatPane *self, gboolean busy)
+{
+  if (!busy)
+    g_clear_pointer (&self->job, ts_generation_job_unref);
+  gtk_widget_remove_css_class (GTK_WIDGET (self), "ts-busy");
+  if (busy)
+    gtk_widget_add_css_class (GTK_WIDGET (self), "ts-busy");
+  notify (self, PROP_BUSY);
+}
+
+static void
+generation_cb (TsGenerationJob *job, const TsGenerationEvent *event, gpointer user_data)
+{
+  TsChatPane *self = TS_CHAT_PANE (user_data);
+
+  switch (event->kind)
+    {
+    case TS_GENERATION_EVENT_STARTED:
+      if (event->key_fingerprint != NULL && *event->key_fingerprint != '\0')
+        {
+          g_autofree char *shown = g_strndup (event->key_fingerprint, 16);
+
+          gtk_label_set_text (self->fingerprint_label, shown);
+          gtk_widget_set_tooltip_text (self->lock_badge, event->key_fingerprint);
+          gtk_widget_set_visible (self->lock_badge, TRUE);
+        }
+      break;
+    case TS_GENERATION_EVENT_TOKEN:
+      on_token (self, event);
+      break;
+    default:
+      flush_pending (self);
+      set_busy (self, FALSE);
+      g_signal_emit (self, signals[SIGNAL_FINISHED], 0, event->kind,
+                     event->error != NULL ? event->error->message : NULL);
+      break;
+    }
+}
+
+static void
+reset_numbers (TsChatPane *self)
+{
+  self->n_tokens = 0;
+  self->tokens_per_second = 0;
+  self->first_token_ms = 0;
+  self->max_delta_error = 0;
+  self->bytes_per_token = 0;
+  ts_chat_pane_set_diverged_at (self, -1);
+  ts_latency_chart_clear (self->chart);
+  notify (self, PROP_N_TOKENS);
+  update_footer (self);
+}
+
+void
+ts_chat_pane_stop (TsChatPane *self)
+{
+  g_return_if_fail (TS_IS_CHAT_PANE (self));
+  if (self->job == NULL)
+    return;
+  /* The job still reports CANCELLED, which ends the pane's busy state. */
+  ts_generation_job_cancel (self->job);
+}
+
+void
+ts_chat_pane_clear (TsChatPane *self)
+{
+  GtkWidget *child;
+
+  g_return_if_fail (TS_IS_CHAT_PANE (self));
+  if (self->job != NULL)
+    {
+      ts_generation_job_detach (self->job);
+      set_busy (self, FALSE);
+    }
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->messages))) != NULL)
+    gtk_box_remove (self->messages, child);
+  self->reply = NULL;
+  g_string_truncate (self->pending, 0);
+  reset_numbers (self);
+}
+
+void
+ts_chat_pane_add_message (TsChatPane *self, gboolean is_user, const char *text)
+{
+  GtkWidget *message;
+
+  g_return_if_fail (TS_IS_CHAT_PANE (self));
+  message = ts_chat_message_new (is_user, text);
+  gtk_box_append (self->messages, message);
+  if (!is_user)
+    self->reply = TS_CHAT_MESSAGE (message);
+}
+
+GPtrArray *
+ts_chat_pane_get_turns (TsChatPane *self)
+{
+  GPtrArray *turns = g_ptr_array_new_with_free_func (g_free);
+
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), turns);
+  for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (self->messages)); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    {
+      TsChatMessage *m = TS_CHAT_MESSAGE (c);
+
+      /* Keep user/assistant alternating even after a failed reply. */
+      if (ts_chat_message_get_is_user (m) == (turns->len % 2 == 1))
+        g_ptr_array_add (turns, g_strdup (""));
+      g_ptr_array_add (turns, g_strdup (ts_chat_message_get_text (m)));
+    }
+  return turns;
+}
+
+const char *
+ts_chat_pane_get_reply (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
+  /* Text waiting for the next frame belongs to the answer already: callers
+   * (history saves) must not depend on the frame clock. */
+  if (self->pending->len > 0)
+    flush_pending (self);
+  return self->reply != NULL ? ts_chat_message_get_text (self->reply) : NULL;
+}
+
+char *
+ts_chat_pane_pop_exchange (TsChatPane *self)
+{
+  GtkWidget *last_user = NULL;
+  char *text;
+
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
+  for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (self->messages)); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    if (ts_chat_message_get_is_user (TS_CHAT_MESSAGE (c)))
+      last_user = c;
+  if (last_user == NULL)
+    return NULL;
+  text = g_strdup (ts_chat_message_get_text (TS_CHAT_MESSAGE (last_user)));
+  while (gtk_widget_get_next_sibling (last_user) != NULL)
+    gtk_box_remove (self->messages, gtk_widget_get_next_sibling (last_user));
+  gtk_box_remove (self->messages, last_user);
+  self->reply = NULL;
+  for (GtkWidget *c = gtk_widget_get_last_child (GTK_WIDGET (self->messages)); c != NULL;
+       c = gtk_widget_get_prev_sibling (c))
+    if (!ts_chat_message_get_is_user (TS_CHAT_MESSAGE (c)))
+      {
+        self->reply = TS_CHAT_MESSAGE (c);
+        break;
+      }
+  return text;
+}
+
+void
+ts_chat_pane_generate (TsChatPane *self, TsGenerationModel *model,
+                       const TsGenerationRequest *request, const char *prompt)
+{
+  g_autoptr (TsGenerationRequest) r = NULL;
+  g_autoptr (GPtrArray) turns = NULL;
+
+  g_return_if_fail (TS_IS_CHAT_PANE (self));
+  g_return_if_fail (self->job == NULL);
+  ts_chat_pane_add_message (self, TRUE, prompt);
+  turns = ts_chat_pane_get_turns (self);
+  ts_chat_pane_add_message (self, FALSE, "");
+  r = ts_generation_request_copy (request);
+  g_ptr_array_set_size (r->turns, 0);
+  for (guint i = 0; i < turns->len; i++)
+    g_ptr_array_add (r->turns, g_strdup (g_ptr_array_index (turns, i)));
+  if (!self->he)
+    g_clear_pointer (&r->he_mode, g_free);
+  reset_numbers (self);
+  self->job = ts_generation_job_start (model, r, NULL, generation_cb, self);
+  set_busy (self, TRUE);
+}
+
+gboolean
+ts_chat_pane_get_busy (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), FALSE);
+  return self->job != NULL;
+}
+
+gboolean
+ts_chat_pane_get_he (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), FALSE);
+  return self->he;
+}
+
+void
+ts_chat_pane_set_subtitle (TsChatPane *self, const char *subtitle)
+{
+  g_return_if_fail (TS_IS_CHAT_PANE (self));
+  gtk_label_set_text (self->subtitle_label, subtitle);
+}
+
+guint
+ts_chat_pane_get_n_tokens (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), 0);
+  return self->n_tokens;
+}
+
+double
+ts_chat_pane_get_tokens_per_second (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), 0);
+  return self->tokens_per_second;
+}
+
+double
+ts_chat_pane_get_first_token_ms (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), 0);
+  return self->first_token_ms;
+}
+
+double
+ts_chat_pane_get_max_delta_error (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), 0);
+  return self->max_delta_error;
+}
+
+int
+ts_chat_pane_get_diverged_at (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), -1);
+  return self->diverged_at;
+}
+
+void
+ts_chat_pane_set_diverged_at (TsChatPane *self, int index)
+{
+  g_return_if_fail (TS_IS_CHAT_PANE (self));
+  if (self->diverged_at == index)
+    return;
+  self->diverged_at = index;
+  if (index >= 0)
+    {
+      g_autofree char *text = g_strdup_printf (_("Differs from plaintext at token %d"), index + 1);
+
+      gtk_label_set_text (self->diverged_label, text);
+    }
+  gtk_widget_set_visible (GTK_WIDGET (self->diverged_label), index >= 0);
+  notify (self, PROP_DIVERGED_AT);
+}
+
+TsLatencyChart *
+ts_chat_pane_get_chart (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
+  return self->chart;
+}
+
+static void
+copy_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  const char *reply = ts_chat_pane_get_reply (TS_CHAT_PANE (widget));
+
+  if (reply != NULL)
+    gdk_clipboard_set_text (gtk_widget_get_clipboard (widget), reply);
+}
+
+static void
+ts_chat_pane_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  TsChatPane *self = TS_CHAT_PANE (object);
+
+  switch (prop_id)
+    {
+    case PROP_TITLE:
+      g_value_set_string (value, gtk_label_get_text (self->title_label));
+      break;
+    case PROP_HE:
+      g_value_set_boolean (value, self->he);
+      break;
+    case PROP_BUSY:
+      g_value_set_boolean (value, self->job != NULL);
+      break;
+    case PROP_N_TOKENS:
+      g_value_set_uint (value, self->n_tokens);
+      break;
+    case PROP_TOKENS_PER_SECOND:
+      g_value_set_double (value, self->tokens_per_second);
+      break;
+    case PROP_FIRST_TOKEN_MS:
+      g_value_set_double (value, self->first_token_ms);
+      break;
+    case PROP_MAX_DELTA_ERROR:
+      g_value_set_double (value, self->max_delta_error);
+      break;
+    case PROP_DIVERGED_AT:
+      g_value_set_int (value, self->diverged_at);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+ts_chat_pane_set_property (GObject *object, guint prop_id, const GValue *value,
+                           GParamSpec *pspec)
+{
+  TsChatPane *self = TS_CHAT_PANE (object);
+
+  switch (prop_id)
+    {
+    case PROP_TITLE:
+      gtk_label_set_text (self->title_label, g_value_get_string (value));
+      gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                      g_value_get_string (value), -1);
+      break;
+    case PROP_HE:
+      self->he = g_value_get_boolean (value);
+      gtk_widget_set_visible (GTK_WIDGET (self->delta_label), self->he);
+      update_footer (self);
+      break;
+    case PROP_DIVERGED_AT:
+      ts_chat_pane_set_diverged_at (self, g_value_get_int (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+ts_chat_pane_dispose (GObject *object)
+{
+  TsChatPane *self = TS_CHAT_PANE (object);
+
+  if (self->job != NULL)
+    ts_generation_job_detach (self->job);
+  g_clear_pointer (&self->job, ts_generation_job_unref);
+  G_OBJECT_CLASS (ts_chat_pane_parent_class)->dispose (object);
+}
+
+static void
+ts_chat_pane_finalize (GObject *object)
+{
+  TsChatPane *self = TS_CHAT_PANE (object);
+
+  g_string_free (self->pending, TRUE);
+  G_OBJECT_CLASS (ts_chat_pane_parent_class)->finalize (object);
+}
+
+static void
+install_properties (GObjectClass *object_class)
+{
+  const GParamFlags ro = G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
+
+  properties[PROP_TITLE] =
+    g_param_spec_string ("title", NULL, NULL, NULL,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS);
+  properties[PROP_HE] =
+    g_param_spec_boolean ("he", NULL, NULL, FALSE,
+                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_BUSY] = g_param_spec_boolean ("busy", NULL, NULL, FALSE, ro);
+  properties[PROP_N_TOKENS] = g_param_spec_uint ("n-tokens", NULL, NULL, 0, G_MAXUINT, 0, ro);
+  properties[PROP_TOKENS_PER_SECOND] =
+    g_param_spec_double ("tokens-per-second", NULL, NULL, 0, G_MAXDOUBLE, 0, ro);
+  properties[PROP_FIRST_TOKEN_MS] =
+    g_param_spec_double ("first-token-ms", NULL, NULL, 0, G_MAXDOUBLE, 0, ro);
+  properties[PROP_MAX_DELTA_ERROR] =
+    g_param_spec_double ("max-delta-error", NULL, NULL, 0, G_MAXDOUBLE, 0, ro);
+  properties[PROP_DIVERGED_AT] =
+    g_param_spec_int ("diverged-at", NULL, NULL, -1, G_MAXINT, -1,
+                      G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+ts_chat_pane_class_init (TsChatPaneClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->get_property = ts_chat_pane_get_property;
+  object_class->set_property = ts_chat_pane_set_property;
+  object_class->dispose = ts_chat_pane_dispose;
+  object_class->finalize = ts_chat_pane_finalize;
+  install_properties (object_class);
+
+  signals[SIGNAL_TOKEN] = g_signal_new ("token", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                        0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_UINT,
+                                        G_TYPE_INT);
+  signals[SIGNAL_FINISHED] = g_signal_new ("finished", G_TYPE_FROM_CLASS (klass),
+                                           G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                           G_TYPE_NONE, 2, G_TYPE_INT, G_TYPE_STRING);
+
+  g_type_ensure (TS_TYPE_LATENCY_CHART);
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/org/tensafe/Desktop/ui/ts-chat-pane.ui");
+  gtk_widget_class_bind_template_child (widget_class, TsChatPane, title_label);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPane, subtitle_label);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPane, lock_badge);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPane, fingerprint_label);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPane, scroller);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPane, messages);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPane, tokens_label);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPane, rate_label);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPane, ttft_label);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPane, bytes_label);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPane, delta_label);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPane, diverged_label);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPane, chart);
+  gtk_widget_class_install_action (widget_class, "pane.copy", NULL, copy_action);
+  gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_GROUP);
+}
+
+static void
+ts_chat_pane_init (TsChatPane *self)
+{
+  self->pending = g_string_new (NULL);
+  self->diverged_at = -1;
+  gtk_widget_init_template (GTK_WIDGET (self));
+  update_footer (self);
+}

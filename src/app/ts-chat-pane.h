@@ -1,0 +1,56 @@
+/* ts-chat-pane.h: one side of the chat: messages, live footer and latency chart.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A pane shows the conversation as one way of applying the adapter sees it
+ * (plaintext LoRA, or HE-LoRA when "he" is set) and generates its replies on
+ * its own worker thread (TsGenerationJob). Tokens reach the pane on the main
+ * thread; their text is shown at most once per frame. Live numbers are
+ * properties: n-tokens, tokens-per-second, first-token-ms and, for HE,
+ * max-delta-error, bytes-per-token and diverged-at.
+ *
+ * Signals: "token" (index, token id) for each token; "finished" (a
+ * TsGenerationEventKind: DONE, CANCELLED or ERROR, and the error message).
+ *
+ * Main-thread only.
+ */
+#pragma once
+
+#include <adwaita.h>
+
+#include "ts-generation.h"
+#include "ts-latency-chart.h"
+
+G_BEGIN_DECLS
+
+#define TS_TYPE_CHAT_PANE (ts_chat_pane_get_type ())
+G_DECLARE_FINAL_TYPE (TsChatPane, ts_chat_pane, TS, CHAT_PANE, AdwBin)
+
+/* Removes every message and chart bar and resets the numbers. */
+void ts_chat_pane_clear (TsChatPane *self);
+void ts_chat_pane_add_message (TsChatPane *self, gboolean is_user, const char *text);
+/* Removes the last user message and everything after it; returns its text. */
+char *ts_chat_pane_pop_exchange (TsChatPane *self);
+/* user, reply, user, reply, … (a GPtrArray of char*). */
+GPtrArray *ts_chat_pane_get_turns (TsChatPane *self);
+/* Text of the last reply, or NULL when the pane has none. */
+const char *ts_chat_pane_get_reply (TsChatPane *self);
+
+/* Adds @prompt as a user message and generates the reply: @request's turns
+ * are filled from the pane's own history. */
+void ts_chat_pane_generate (TsChatPane *self, TsGenerationModel *model,
+                            const TsGenerationRequest *request, const char *prompt);
+void ts_chat_pane_stop (TsChatPane *self);
+gboolean ts_chat_pane_get_busy (TsChatPane *self);
+
+gboolean ts_chat_pane_get_he (TsChatPane *self);
+void ts_chat_pane_set_subtitle (TsChatPane *self, const char *subtitle);
+guint ts_chat_pane_get_n_tokens (TsChatPane *self);
+double ts_chat_pane_get_tokens_per_second (TsChatPane *self);
+double ts_chat_pane_get_first_token_ms (TsChatPane *self);
+double ts_chat_pane_get_max_delta_error (TsChatPane *self);
+/* First token index where the other pane chose another token; -1 if none. */
+int ts_chat_pane_get_diverged_at (TsChatPane *self);
+void ts_chat_pane_set_diverged_at (TsChatPane *self, int index);
+TsLatencyChart *ts_chat_pane_get_chart (TsChatPane *self);
+
+G_END_DECLS

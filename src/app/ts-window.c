@@ -1,0 +1,194 @@
+/* ts-window.c: the main window, its pages, actions and remembered size.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <glib/gi18n.h>
+
+#include "ts-about.h"
+#include "ts-bench-page.h"
+#include "ts-chat-page.h"
+#include "ts-keys-page.h"
+#include "ts-marketplace-page.h"
+#include "ts-preferences-window.h"
+#include "ts-window.h"
+
+struct _TsWindow
+{
+  AdwApplicationWindow parent_instance;
+
+  AdwToastOverlay *toast_overlay;
+  AdwViewStack *stack;
+  TsKeysPage *keys_page;
+};
+
+G_DEFINE_FINAL_TYPE (TsWindow, ts_window, ADW_TYPE_APPLICATION_WINDOW)
+
+enum {
+  PROP_0,
+  PROP_VISIBLE_PAGE,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void
+show_page_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  ts_window_set_visible_page (TS_WINDOW (widget), g_variant_get_string (param, NULL));
+}
+
+static void
+about_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  ts_about_present (GTK_WINDOW (widget));
+}
+
+static void
+preferences_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  TsWindow *self = TS_WINDOW (widget);
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
+  GSettings *settings = app != NULL ? ts_application_get_settings (TS_APPLICATION (app)) : NULL;
+
+  if (settings == NULL)
+    {
+      adw_toast_overlay_add_toast (self->toast_overlay,
+                                   adw_toast_new (_("Settings are not installed; preferences cannot be kept")));
+      return;
+    }
+  gtk_window_present (GTK_WINDOW (ts_preferences_window_new (GTK_WINDOW (self), settings)));
+}
+
+static void
+stack_visible_child_cb (TsWindow *self)
+{
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_VISIBLE_PAGE]);
+}
+
+/* Window size and state follow the settings both ways, so the next start
+ * opens the window as the user left it. */
+static void
+ts_window_bind_settings (TsWindow *self, TsApplication *app)
+{
+  GSettings *settings = ts_application_get_settings (app);
+
+  if (settings == NULL)
+    return;
+  g_settings_bind (settings, "window-width", self, "default-width", G_SETTINGS_BIND_DEFAULT);
+  g_settings_bind (settings, "window-height", self, "default-height", G_SETTINGS_BIND_DEFAULT);
+  g_settings_bind (settings, "window-maximized", self, "maximized", G_SETTINGS_BIND_DEFAULT);
+}
+
+static void
+ts_window_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  TsWindow *self = TS_WINDOW (object);
+
+  switch (prop_id)
+    {
+    case PROP_VISIBLE_PAGE:
+      g_value_set_string (value, ts_window_get_visible_page (self));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+ts_window_set_property (GObject *object, guint prop_id, const GValue *value,
+                        GParamSpec *pspec)
+{
+  TsWindow *self = TS_WINDOW (object);
+
+  switch (prop_id)
+    {
+    case PROP_VISIBLE_PAGE:
+      ts_window_set_visible_page (self, g_value_get_string (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+ts_window_add_page_shortcut (GtkWidgetClass *widget_class, guint key, const char *page)
+{
+  gtk_widget_class_add_binding_action (widget_class, key, GDK_ALT_MASK,
+                                       "win.show-page", "s", page);
+}
+
+static void
+ts_window_class_init (TsWindowClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->get_property = ts_window_get_property;
+  object_class->set_property = ts_window_set_property;
+
+  properties[PROP_VISIBLE_PAGE] =
+    g_param_spec_string ("visible-page", NULL, NULL, NULL,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  g_type_ensure (TS_TYPE_CHAT_PAGE);
+  g_type_ensure (TS_TYPE_MARKETPLACE_PAGE);
+  g_type_ensure (TS_TYPE_KEYS_PAGE);
+  g_type_ensure (TS_TYPE_BENCH_PAGE);
+
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/org/tensafe/Desktop/ui/ts-window.ui");
+  gtk_widget_class_bind_template_child (widget_class, TsWindow, toast_overlay);
+  gtk_widget_class_bind_template_child (widget_class, TsWindow, stack);
+  gtk_widget_class_bind_template_child (widget_class, TsWindow, keys_page);
+  gtk_widget_class_bind_template_callback (widget_class, stack_visible_child_cb);
+
+  gtk_widget_class_install_action (widget_class, "win.show-page", "s", show_page_action);
+  gtk_widget_class_install_action (widget_class, "win.about", NULL, about_action);
+  gtk_widget_class_install_action (widget_class, "win.preferences", NULL, preferences_action);
+
+  ts_window_add_page_shortcut (widget_class, GDK_KEY_1, "chat");
+  ts_window_add_page_shortcut (widget_class, GDK_KEY_2, "market");
+  ts_window_add_page_shortcut (widget_class, GDK_KEY_3, "keys");
+  ts_window_add_page_shortcut (widget_class, GDK_KEY_4, "bench");
+}
+
+static void
+ts_window_init (TsWindow *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+}
+
+TsWindow *
+ts_window_new (TsApplication *app)
+{
+  TsWindow *self;
+
+  g_return_val_if_fail (TS_IS_APPLICATION (app), NULL);
+
+  self = g_object_new (TS_TYPE_WINDOW, "application", app, NULL);
+  ts_window_bind_settings (self, app);
+  ts_keys_page_set_vault (self->keys_page, ts_application_get_key_vault (app));
+  return self;
+}
+
+const char *
+ts_window_get_visible_page (TsWindow *self)
+{
+  g_return_val_if_fail (TS_IS_WINDOW (self), NULL);
+  return adw_view_stack_get_visible_child_name (self->stack);
+}
+
+void
+ts_window_set_visible_page (TsWindow *self, const char *name)
+{
+  g_return_if_fail (TS_IS_WINDOW (self));
+  g_return_if_fail (name != NULL);
+
+  if (adw_view_stack_get_child_by_name (self->stack, name) == NULL)
+    {
+      g_warning ("TsWindow has no page named '%s'", name);
+      return;
+    }
+  /* The stack's notify::visible-child-name reaches stack_visible_child_cb,
+   * which notifies visible-page only when the page really changed. */
+  adw_view_stack_set_visible_child_name (self->stack, name);
+}

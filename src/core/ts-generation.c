@@ -1,0 +1,488 @@
+/* ts-generation.c: a chat reply generated on a worker thread, streamed to a main context.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <stdlib.h>
+#include <string.h>
+
+#include "chat.h"
+#include "ckks-params.h"
+#include "sampler.h"
+#include "tokenizer.h"
+#include "ts-generation.h"
+#include "ts-helora-ckks.h"
+
+G_DEFINE_QUARK (ts-generation-error-quark, ts_generation_error)
+
+struct _TsGenerationModel
+{
+  gatomicrefcount ref_count;
+  char *model_path;
+  char *adapter_path;
+  LmModel *model;
+  LmTokenizer *tok;
+  LmLora *lora;
+};
+
+static gboolean
+set_lm_error (GError **error, int code, const char *what, LmStatus status, char *message)
+{
+  g_set_error (error, TS_GENERATION_ERROR, code, "%s: %s", what,
+               message != NULL ? message : lm_status_message (status));
+  free (message);
+  return FALSE;
+}
+
+TsGenerationModel *
+ts_generation_model_load (const char *model_path, const char *adapter_path, GError **error)
+{
+  g_autoptr (TsGenerationModel) self = g_new0 (TsGenerationModel, 1);
+  g_autofree char *model_name = g_filename_display_basename (model_path);
+  char *message = NULL;
+  LmStatus st;
+
+  g_atomic_ref_count_init (&self->ref_count);
+  self->model_path = g_strdup (model_path);
+  self->adapter_path = g_strdup (adapter_path);
+  if ((st = lm_model_load (model_path, &self->model, &message)) != LM_OK)
+    return set_lm_error (error, TS_GENERATION_ERROR_MODEL, model_name, st, message), NULL;
+  if ((st = lm_tokenizer_new_from_gguf (lm_model_gguf (self->model), &self->tok, &message)) != LM_OK)
+    return set_lm_error (error, TS_GENERATION_ERROR_MODEL, model_name, st, message), NULL;
+  if (adapter_path != NULL &&
+      (st = lm_lora_load (self->model, adapter_path, 1.0f, &self->lora, &message)) != LM_OK)
+    {
+      g_autofree char *adapter_name = g_filename_display_basename (adapter_path);
+      return set_lm_error (error, TS_GENERATION_ERROR_MODEL, adapter_name, st, message), NULL;
+    }
+  return g_steal_pointer (&self);
+}
+
+TsGenerationModel *
+ts_generation_model_ref (TsGenerationModel *self)
+{
+  g_atomic_ref_count_inc (&self->ref_count);
+  return self;
+}
+
+void
+ts_generation_model_unref (TsGenerationModel *self)
+{
+  if (self == NULL || !g_atomic_ref_count_dec (&self->ref_count))
+    return;
+  lm_lora_free (self->lora);
+  lm_tokenizer_free (self->tok);
+  lm_model_free (self->model);
+  g_free (self->model_path);
+  g_free (self->adapter_path);
+  g_free (self);
+}
+
+const char *
+ts_generation_model_get_model_path (TsGenerationModel *self)
+{
+  return self->model_path;
+}
+
+const char *
+ts_generation_model_get_adapter_path (TsGenerationModel *self)
+{
+  return self->adapter_path;
+}
+
+const LmModelInfo *
+ts_generation_model_get_info (TsGenerationModel *self)
+{
+  return lm_model_info (self->model);
+}
+
+/* ------------------------------------------------------------------------ */
+
+TsGenerationRequest *
+ts_generation_request_new (void)
+{
+  TsGenerationRequest *request = g_new0 (TsGenerationRequest, 1);
+
+  request->turns = g_ptr_array_new_with_free_func (g_free);
+  request->top_p = 1.0;
+  request->max_tokens = 128;
+  return request;
+}
+
+TsGenerationRequest *
+ts_generation_request_copy (const TsGenerationRequest *request)
+{
+  TsGenerationRequest *copy = g_memdup2 (request, sizeof *request);
+
+  copy->system_prompt = g_strdup (request->system_prompt);
+  copy->he_mode = g_strdup (request->he_mode);
+  copy->he_preset = g_strdup (request->he_preset);
+  copy->turns = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; i < request->turns->len; i++)
+    g_ptr_array_add (copy->turns, g_strdup (g_ptr_array_index (request->turns, i)));
+  return copy;
+}
+
+void
+ts_generation_request_free (TsGenerationRequest *request)
+{
+  if (request == NULL)
+    return;
+  g_free (request->system_prompt);
+  g_free (request->he_mode);
+  g_free (request->he_preset);
+  g_ptr_array_unref (request->turns);
+  g_free (request);
+}
+
+/* ------------------------------------------------------------------------ */
+
+struct _TsGenerationJob
+{
+  gatomicrefcount ref_count;
+  TsGenerationModel *model;
+  TsGenerationRequest *request;
+  GCancellable *cancellable;
+  GMainContext *context;
+  TsGenerationFunc callback;     /* main context only; NULL once detached */
+  gpointer user_data;
+  GThread *thread;
+
+  /* Worker-only state. */
+  LmSession *session;
+  LmSampler *sampler;
+  TsHeloraSession *helora;
+  double start_ms;
+  double first_token_ms;
+};
+
+/* One event on its way to the main context; owns copies of its strings. */
+typedef struct {
+  TsGenerationJob *job;
+  TsGenerationEvent event;
+  char *text;
+  GError *error;
+} Delivery;
+
+static void
+delivery_free (gpointer data)
+{
+  Delivery *d = data;
+
+  ts_generation_job_unref (d->job);
+  g_free (d->text);
+  g_free (d->event.key_fingerprint);
+  g_clear_error (&d->error);
+  g_free (d);
+}
+
+static gboolean
+delivery_dispatch (gpointer data)
+{
+  Delivery *d = data;
+
+  d->event.text = d->text;
+  d->event.error = d->error;
+  if (d->job->callback != NULL)
+    d->job->callback (d->job, &d->event, d->job->user_data);
+  return G_SOURCE_REMOVE;
+}
+
+/* Sends @event (copied; @text and @error too) to the main context. */
+static void
+deliver (TsGenerationJob *self, const TsGenerationEvent *event, const char *text,
+         const GError *error)
+{
+  Delivery *d = g_new0 (Delivery, 1);
+
+  d->job = ts_generation_job_ref (self);
+  d->event = *event;
+  d->event.key_fingerprint = g_strdup (event->key_fingerprint);
+  /* A random or truncated model can emit bytes that are not UTF-8. */
+  d->text = text != NULL ? g_utf8_make_valid (text, -1) : NULL;
+  d->error = error != NULL ? g_error_copy (error) : NULL;
+  d->event.elapsed_ms = ts_now_ms () - self->start_ms;
+  d->event.first_token_ms = self->first_token_ms;
+  if (self->helora != NULL)
+    {
+      d->event.has_he = TRUE;
+      ts_helora_session_get_stats (self->helora, &d->event.he_stats);
+    }
+  g_main_context_invoke_full (self->context, G_PRIORITY_DEFAULT, delivery_dispatch, d,
+                              delivery_free);
+}
+
+static void
+deliver_kind (TsGenerationJob *self, TsGenerationEventKind kind, const GError *error)
+{
+  TsGenerationEvent event = { .kind = kind };
+
+  deliver (self, &event, NULL, error);
+}
+
+/* Hex SHA-256 of the CKKS parameters the HE session uses: what the lock
+ * badge shows, and what a remote evaluator checks in its hello. */
+static char *
+params_fingerprint (const char *preset)
+{
+  g_autoptr (GError) error = NULL;
+  CkksContext *ctx = ts_helora_ckks_context_new (preset != NULL ? preset : TS_HELORA_DEFAULT_PRESET,
+                                                 &error);
+  GString *hex = g_string_new (NULL);
+
+  if (ctx == NULL)
+    return g_string_free (hex, FALSE);
+  for (int i = 0; i < 32; i++)
+    g_string_append_printf (hex, "%02x", ckks_context_fingerprint (ctx)[i]);
+  ckks_context_free (ctx);
+  return g_string_free (hex, FALSE);
+}
+
+static gboolean
+job_tokenize (TsGenerationJob *self, int32_t **ids, size_t *n_ids, GError **error)
+{
+  TsGenerationRequest *r = self->request;
+  g_autoptr (GArray) messages = g_array_new (FALSE, FALSE, sizeof (LmChatMessage));
+  LmStatus st;
+
+  if (r->system_prompt != NULL && *r->system_prompt != '\0')
+    g_array_append_val (messages, ((LmChatMessage) { LM_ROLE_SYSTEM, r->system_prompt }));
+  for (guint i = 0; i < r->turns->len; i++)
+    {
+      LmChatMessage m = { i % 2 == 0 ? LM_ROLE_USER : LM_ROLE_ASSISTANT,
+                          g_ptr_array_index (r->turns, i) };
+      g_array_append_val (messages, m);
+    }
+  if (r->turns->len % 2 != 1)
+    {
+      g_set_error (error, TS_GENERATION_ERROR, TS_GENERATION_ERROR_PROMPT,
+                   "A conversation must end with a user turn");
+      return FALSE;
+    }
+  st = lm_chat_tokenize (self->model->tok, (LmChatMessage *) messages->data, messages->len,
+                         LM_CHAT_GENERATION_PROMPT | LM_CHAT_NO_THINKING, ids, n_ids);
+  if (st != LM_OK)
+    return set_lm_error (error, TS_GENERATION_ERROR_PROMPT, "Prompt", st, NULL);
+  return TRUE;
+}
+
+static gboolean
+job_prepare (TsGenerationJob *self, int32_t *ids, size_t n_ids, GError **error)
+{
+  TsGenerationRequest *r = self->request;
+  const LmModelInfo *info = lm_model_info (self->model->model);
+  LmSessionParams params = { .n_ctx = (uint32_t) (n_ids + r->max_tokens + 1),
+                             .n_threads = MAX (r->n_threads, 1) };
+  LmSamplerParams sp = lm_sampler_params_greedy ();
+  LmStatus st;
+
+  if (info->n_ctx_train > 0 && params.n_ctx > info->n_ctx_train)
+    {
+      g_set_error (error, TS_GENERATION_ERROR, TS_GENERATION_ERROR_PROMPT,
+                   "The conversation is longer than the model's context (%u tokens)",
+                   info->n_ctx_train);
+      return FALSE;
+    }
+  if ((st = lm_session_new (self->model->model, &params, &self->session)) != LM_OK ||
+      (st = lm_session_set_lora (self->session, self->model->lora)) != LM_OK)
+    return set_lm_error (error, TS_GENERATION_ERROR_ENGINE, "Session", st, NULL);
+  if (r->he_mode != NULL && self->model->lora != NULL)
+    {
+      self->helora = ts_helora_attach (self->session, self->model->lora, self->model->adapter_path,
+                                       r->he_mode, r->he_preset, error);
+      if (self->helora == NULL)
+        return FALSE;
+    }
+  if (r->temperature > 0)
+    {
+      sp = lm_sampler_params_default (r->seed);
+      sp.temperature = (float) r->temperature;
+      sp.top_p = (float) CLAMP (r->top_p, 0.01, 1.0);
+    }
+  self->sampler = lm_sampler_new (&sp, (int32_t) info->n_vocab);
+  for (size_t i = 0; i < n_ids; i++)
+    lm_sampler_accept (self->sampler, ids[i]);
+  return TRUE;
+}
+
+static gboolean
+check_engine (TsGenerationJob *self, LmStatus st, GError **error)
+{
+  const GError *he_error = self->helora != NULL ? ts_helora_session_last_error (self->helora) : NULL;
+
+  if (st == LM_OK)
+    return TRUE;
+  if (st == LM_ERR_HOOK && he_error != NULL)
+    {
+      g_set_error (error, TS_GENERATION_ERROR, TS_GENERATION_ERROR_ENGINE, "HE-LoRA: %s",
+                   he_error->message);
+      return FALSE;
+    }
+  return set_lm_error (error, TS_GENERATION_ERROR_ENGINE, "Generation", st, NULL);
+}
+
+/* Adds the engine's stages of the last call to @t; the byte counters come
+ * from the HE session's totals, @last holding the previous ones. */
+static void
+collect_timings (TsGenerationJob *self, TsTokenTimings *t, TsHeloraStats *last)
+{
+  const LmTimings *lt = lm_session_timings (self->session);
+
+  for (int s = 0; s < LM_N_STAGES && s < TS_N_STAGES; s++)
+    t->ms[s] += lt->ms[s];
+  if (self->helora != NULL)
+    {
+      TsHeloraStats now;
+
+      ts_helora_session_get_stats (self->helora, &now);
+      t->bytes_up += now.bytes_up - last->bytes_up;
+      t->bytes_down += now.bytes_down - last->bytes_down;
+      *last = now;
+    }
+}
+
+/* Samples, delivers and feeds back tokens; @t holds the prefill's stages,
+ * which belong to the first token. */
+static gboolean
+job_decode_loop (TsGenerationJob *self, TsTokenTimings *t, TsHeloraStats *last, GError **error)
+{
+  size_t cap = lm_tokenizer_max_piece (self->model->tok) + 8;
+  g_autofree char *piece = g_malloc (cap);
+  LmChatStream stream;
+
+  lm_chat_stream_init (&stream, self->model->tok, FALSE, FALSE);
+  for (guint k = 0; k < self->request->max_tokens; k++)
+    {
+      TsGenerationEvent event = { .kind = TS_GENERATION_EVENT_TOKEN, .index = k };
+      double t0 = ts_now_ms ();
+      size_t len = 0;
+      int32_t id;
+      LmChatEvent chat_event;
+      LmStatus st;
+
+      if (g_cancellable_is_cancelled (self->cancellable))
+        return TRUE;
+      id = lm_sampler_sample (self->sampler, lm_session_logits (self->session));
+      lm_sampler_accept (self->sampler, id);
+      chat_event = lm_chat_stream_push (&stream, id, piece, cap, &len, NULL);
+      if (chat_event == LM_CHAT_STOP || k + 1 == self->request->max_tokens)
+        len += lm_chat_stream_finish (&stream, piece + len, cap - len);
+      piece[len] = '\0';
+      t->ms[TS_STAGE_SAMPLE] += ts_now_ms () - t0;
+      if (self->first_token_ms == 0)
+        self->first_token_ms = ts_now_ms () - self->start_ms;
+      event.token_id = id;
+      event.is_end = chat_event == LM_CHAT_STOP;
+      event.timings = *t;
+      deliver (self, &event, piece, NULL);
+      if (event.is_end || k + 1 == self->request->max_tokens)
+        return TRUE;
+      memset (t, 0, sizeof *t);
+      st = lm_session_decode (self->session, id);
+      collect_timings (self, t, last);
+      if (!check_engine (self, st, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+job_run (TsGenerationJob *self, GError **error)
+{
+  g_autofree int32_t *ids = NULL;
+  size_t n_ids = 0;
+  TsTokenTimings t = { 0 };
+  TsHeloraStats last = { 0 };
+  TsGenerationEvent started = { .kind = TS_GENERATION_EVENT_STARTED };
+  g_autofree char *fingerprint = NULL;
+  LmStatus st;
+
+  if (!job_tokenize (self, (int32_t **) &ids, &n_ids, error) ||
+      !job_prepare (self, ids, n_ids, error))
+    return FALSE;
+  if (self->helora != NULL)
+    fingerprint = params_fingerprint (self->request->he_preset);
+  started.key_fingerprint = fingerprint;
+  deliver (self, &started, NULL, NULL);
+  if (self->request->max_tokens == 0 || g_cancellable_is_cancelled (self->cancellable))
+    return TRUE;
+  st = lm_session_prefill (self->session, ids, n_ids, NULL);
+  collect_timings (self, &t, &last);
+  if (!check_engine (self, st, error))
+    return FALSE;
+  return job_decode_loop (self, &t, &last, error);
+}
+
+static gpointer
+job_thread (gpointer data)
+{
+  TsGenerationJob *self = data;
+  g_autoptr (GError) error = NULL;
+  gboolean ok;
+
+  self->start_ms = ts_now_ms ();
+  ok = job_run (self, &error);
+  if (!ok)
+    deliver_kind (self, TS_GENERATION_EVENT_ERROR, error);
+  else if (g_cancellable_is_cancelled (self->cancellable))
+    deliver_kind (self, TS_GENERATION_EVENT_CANCELLED, NULL);
+  else
+    deliver_kind (self, TS_GENERATION_EVENT_DONE, NULL);
+  /* Free the engine state here: the HE key is wiped as soon as it is done. */
+  lm_sampler_free (g_steal_pointer (&self->sampler));
+  lm_session_free (g_steal_pointer (&self->session));
+  g_clear_pointer (&self->helora, ts_helora_session_free);
+  ts_generation_job_unref (self);
+  return NULL;
+}
+
+TsGenerationJob *
+ts_generation_job_start (TsGenerationModel *model, const TsGenerationRequest *request,
+                         GCancellable *cancellable, TsGenerationFunc callback,
+                         gpointer user_data)
+{
+  TsGenerationJob *self = g_new0 (TsGenerationJob, 1);
+
+  g_atomic_ref_count_init (&self->ref_count);
+  self->model = ts_generation_model_ref (model);
+  self->request = ts_generation_request_copy (request);
+  self->cancellable = cancellable != NULL ? g_object_ref (cancellable) : g_cancellable_new ();
+  self->context = g_main_context_ref_thread_default ();
+  self->callback = callback;
+  self->user_data = user_data;
+  /* The thread holds its own reference until its last event is queued. */
+  self->thread = g_thread_new ("ts-generation", job_thread, ts_generation_job_ref (self));
+  return self;
+}
+
+TsGenerationJob *
+ts_generation_job_ref (TsGenerationJob *self)
+{
+  g_atomic_ref_count_inc (&self->ref_count);
+  return self;
+}
+
+void
+ts_generation_job_unref (TsGenerationJob *self)
+{
+  if (self == NULL || !g_atomic_ref_count_dec (&self->ref_count))
+    return;
+  /* The last reference is dropped either by the thread itself or after its
+   * last event ran; in both cases the thread has finished its work. */
+  g_thread_unref (self->thread);
+  ts_generation_model_unref (self->model);
+  ts_generation_request_free (self->request);
+  g_object_unref (self->cancellable);
+  g_main_context_unref (self->context);
+  g_free (self);
+}
+
+void
+ts_generation_job_cancel (TsGenerationJob *self)
+{
+  g_cancellable_cancel (self->cancellable);
+}
+
+void
+ts_generation_job_detach (TsGenerationJob *self)
+{
+  g_cancellable_cancel (self->cancellable);
+  self->callback = NULL;
+}

@@ -1,0 +1,116 @@
+/* ts-generation.h: a chat reply generated on a worker thread, streamed to a main context.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A TsGenerationModel holds what every reply on one model shares, read-only:
+ * the weights, the tokenizer and the LoRA adapter. It is reference counted
+ * and may be used from any thread.
+ *
+ * A TsGenerationJob renders a conversation to ChatML, creates its own
+ * LmSession (and, for HE-LoRA, its own TsHeloraSession with a fresh key) on
+ * a worker thread, and generates the reply token by token. Each token, with
+ * its text and per-stage timings, reaches the GMainContext that was current
+ * when the job started through g_main_context_invoke_full(); the payload
+ * holds a reference on the job, so the job outlives every pending event.
+ * Events arrive in order; the last one is DONE, CANCELLED or ERROR. A
+ * GCancellable stops the job before the next token.
+ *
+ * A job is created and released on its main context; its callback runs
+ * there and never after ts_generation_job_detach().
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "lm.h"
+#include "ts-helora-session.h"
+#include "ts-timings.h"
+
+G_BEGIN_DECLS
+
+#define TS_GENERATION_ERROR (ts_generation_error_quark ())
+GQuark ts_generation_error_quark (void);
+
+typedef enum {
+  TS_GENERATION_ERROR_MODEL,     /* the model or adapter could not be loaded */
+  TS_GENERATION_ERROR_PROMPT,    /* empty, or longer than the context */
+  TS_GENERATION_ERROR_ENGINE,    /* the engine failed while generating */
+} TsGenerationError;
+
+typedef struct _TsGenerationModel TsGenerationModel;
+
+/* Loads @model_path (GGUF) and, when @adapter_path is non-NULL, the adapter
+ * (GGUF file or PEFT folder). Slow for big models: call it on a worker. */
+TsGenerationModel *ts_generation_model_load (const char *model_path, const char *adapter_path,
+                                             GError **error);
+TsGenerationModel *ts_generation_model_ref (TsGenerationModel *self);
+void ts_generation_model_unref (TsGenerationModel *self);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsGenerationModel, ts_generation_model_unref)
+
+const char *ts_generation_model_get_model_path (TsGenerationModel *self);
+/* NULL when the model has no adapter. */
+const char *ts_generation_model_get_adapter_path (TsGenerationModel *self);
+const LmModelInfo *ts_generation_model_get_info (TsGenerationModel *self);
+
+/* Turns and settings of one reply. */
+typedef struct {
+  char *system_prompt;          /* NULL or empty: no system turn */
+  GPtrArray *turns;             /* of char*: user, assistant, user, … ending with user */
+  double temperature;           /* <= 0: greedy */
+  double top_p;                 /* >= 1: off */
+  guint max_tokens;
+  guint64 seed;
+  guint n_threads;              /* engine threads (0: 1) */
+  /* HE-LoRA: NULL → the engine's own plaintext LoRA; else "local" or "ws://…". */
+  char *he_mode;
+  char *he_preset;              /* CKKS preset; NULL: default */
+} TsGenerationRequest;
+
+TsGenerationRequest *ts_generation_request_new (void);
+TsGenerationRequest *ts_generation_request_copy (const TsGenerationRequest *request);
+void ts_generation_request_free (TsGenerationRequest *request);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsGenerationRequest, ts_generation_request_free)
+
+typedef enum {
+  TS_GENERATION_EVENT_STARTED,   /* HE key made; prefill begins */
+  TS_GENERATION_EVENT_TOKEN,
+  TS_GENERATION_EVENT_DONE,
+  TS_GENERATION_EVENT_CANCELLED,
+  TS_GENERATION_EVENT_ERROR,
+} TsGenerationEventKind;
+
+typedef struct {
+  TsGenerationEventKind kind;
+  guint index;                  /* TOKEN: 0, 1, … */
+  gint32 token_id;              /* TOKEN */
+  const char *text;             /* TOKEN: text to append (may be empty) */
+  gboolean is_end;              /* TOKEN: an end-of-turn token (no text) */
+  TsTokenTimings timings;       /* TOKEN: this token's stages and bytes */
+  double elapsed_ms;            /* since the job started */
+  double first_token_ms;        /* time to first token (0 before it) */
+  gboolean has_he;              /* HE-LoRA statistics below are valid */
+  TsHeloraStats he_stats;       /* totals so far */
+  char *key_fingerprint;        /* STARTED with HE: hex SHA-256 of the CKKS parameters */
+  const GError *error;          /* ERROR */
+} TsGenerationEvent;
+
+typedef struct _TsGenerationJob TsGenerationJob;
+
+typedef void (*TsGenerationFunc) (TsGenerationJob *job, const TsGenerationEvent *event,
+                                  gpointer user_data);
+
+/* Starts generating on a new thread. @request is copied. @callback runs on
+ * the thread-default main context of the caller. */
+TsGenerationJob *ts_generation_job_start (TsGenerationModel *model,
+                                          const TsGenerationRequest *request,
+                                          GCancellable *cancellable,
+                                          TsGenerationFunc callback, gpointer user_data);
+TsGenerationJob *ts_generation_job_ref (TsGenerationJob *self);
+void ts_generation_job_unref (TsGenerationJob *self);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsGenerationJob, ts_generation_job_unref)
+
+/* Stops before the next token; the job then reports CANCELLED. */
+void ts_generation_job_cancel (TsGenerationJob *self);
+/* Cancels and drops the callback: nothing more is delivered. Main context only. */
+void ts_generation_job_detach (TsGenerationJob *self);
+
+G_END_DECLS

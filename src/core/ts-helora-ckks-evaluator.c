@@ -1,0 +1,175 @@
+/* ts-helora-ckks-evaluator.c: the CKKS evaluator: packed plaintexts per module, ct × pt.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ckks-helora.h"
+#include "lm.h"
+#include "ts-helora-adapter.h"
+#include "ts-helora-ckks.h"
+#include "ts-helora-ckks-evaluator.h"
+
+typedef struct {
+  char *name;
+  CkksHeloraPlan *plan;
+} CkksModule;
+
+typedef struct {
+  TsHeloraEvaluator parent;
+  CkksContext *ctx;
+  GArray *modules;             /* of CkksModule */
+} CkksEvaluator;
+
+static gboolean
+ckks_find_module (TsHeloraEvaluator *base, const char *name, guint *index,
+                  TsHeloraModuleShape *shape, GError **error)
+{
+  CkksEvaluator *self = (CkksEvaluator *) base;
+
+  for (guint i = 0; i < self->modules->len; i++)
+    {
+      CkksModule *m = &g_array_index (self->modules, CkksModule, i);
+      const CkksHeloraLayout *l = ckks_helora_plan_layout (m->plan);
+      if (strcmp (m->name, name) == 0)
+        {
+          *index = i;
+          shape->d_in = ckks_helora_layout_d (l);
+          shape->rank = ckks_helora_layout_r (l);
+          shape->n_results = ckks_helora_layout_n_outputs (l);
+          return TRUE;
+        }
+    }
+  g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_MODULE,
+               "The adapter has no module '%s'", name);
+  return FALSE;
+}
+
+/* Scratch ciphertexts are per call: calls run concurrently on the pool. */
+static gboolean
+ckks_evaluate (TsHeloraEvaluator *base, guint index, GPtrArray *cts, GPtrArray *results,
+               GError **error)
+{
+  CkksEvaluator *self = (CkksEvaluator *) base;
+  const CkksHeloraPlan *plan = g_array_index (self->modules, CkksModule, index).plan;
+  const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
+  gsize n_in = ckks_helora_layout_n_inputs (l), n_out = ckks_helora_layout_n_outputs (l);
+  CkksCiphertext **in = NULL, **out = NULL;
+  gboolean ok = cts->len == n_in;
+
+  if (!ok)
+    g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_BAD_CIPHERTEXT,
+                 "Expected %zu input ciphertexts, got %u", n_in, cts->len);
+  ok = ok && ts_helora_ckks_check (ckks_helora_ciphertexts_new (l, n_in, &in), "Inputs", error)
+       && ts_helora_ckks_check (ckks_helora_ciphertexts_new (l, n_out, &out), "Outputs", error);
+  for (gsize k = 0; ok && k < n_in; k++)
+    ok = ts_helora_ckks_ciphertext_from_bytes (g_ptr_array_index (cts, k), in[k],
+                                               ckks_helora_layout_limbs (l), error);
+  ok = ok && ts_helora_ckks_check (ckks_helora_evaluate (plan, in, n_in, out, n_out), "Evaluating", error);
+  for (gsize b = 0; ok && b < n_out; b++)
+    {
+      GBytes *bytes = ts_helora_ckks_result_to_bytes (l, out[b], error);
+      ok = bytes != NULL;
+      if (ok)
+        g_ptr_array_add (results, bytes);
+    }
+  if (in != NULL)
+    ckks_helora_ciphertexts_free (in, n_in);
+  if (out != NULL)
+    ckks_helora_ciphertexts_free (out, n_out);
+  return ok;
+}
+
+static void
+ckks_module_clear (gpointer data)
+{
+  CkksModule *m = data;
+
+  g_free (m->name);
+  g_clear_pointer (&m->plan, ckks_helora_plan_free);
+}
+
+static void
+ckks_finalize (TsHeloraEvaluator *base)
+{
+  CkksEvaluator *self = (CkksEvaluator *) base;
+
+  g_array_unref (self->modules);
+  if (self->ctx != NULL)
+    ckks_context_free (self->ctx);
+  g_free (self);
+}
+
+static const TsHeloraEvaluatorClass ckks_class = {
+  ckks_find_module, ckks_evaluate, ckks_finalize,
+};
+
+static gboolean
+encode_modules (CkksEvaluator *self, GPtrArray *adapter, GError **error)
+{
+  for (guint i = 0; i < adapter->len; i++)
+    {
+      TsHeloraAdapterModule *am = g_ptr_array_index (adapter, i);
+      CkksModule m = { .name = g_strdup (am->name) };
+      CkksStatus st = ckks_helora_plan_new (self->ctx, am->d_in, am->rank, am->a, &m.plan);
+
+      g_array_append_val (self->modules, m);
+      if (!ts_helora_ckks_check (st, am->name, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Through the engine's loaders: PEFT folders too, A in GGUF column order. */
+static GPtrArray *
+read_with_model (const LmModel *model, const char *path, GError **error)
+{
+  GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) ts_helora_adapter_module_free);
+  LmLora *lora = NULL;
+  char *msg = NULL;
+
+  if (lm_lora_load (model, path, 1.0f, &lora, &msg) != LM_OK)
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_ADAPTER, "%s: %s", path,
+                   msg ? msg : "cannot load the adapter");
+      free (msg);
+      g_ptr_array_unref (out);
+      return NULL;
+    }
+  for (gsize i = 0; i < lm_lora_n_modules (lora); i++)
+    {
+      const LmLoraModule *lm = lm_lora_module (lora, i);
+      TsHeloraAdapterModule *m = g_new0 (TsHeloraAdapterModule, 1);
+      m->name = g_str_has_suffix (lm->name, ".weight")
+                  ? g_strndup (lm->name, strlen (lm->name) - 7) : g_strdup (lm->name);
+      m->d_in = lm->d_in;
+      m->rank = lm->rank;
+      m->a = g_memdup2 (lm->a, (gsize) lm->rank * lm->d_in * sizeof (float));
+      g_ptr_array_add (out, m);
+    }
+  lm_lora_free (lora);
+  return out;
+}
+
+TsHeloraEvaluator *
+ts_helora_ckks_evaluator_open (const char *path, const char *params_id,
+                               gpointer user_data, GError **error)
+{
+  g_autoptr (GPtrArray) adapter = user_data != NULL ? read_with_model (user_data, path, error)
+                                                    : ts_helora_adapter_read (path, error);
+  CkksEvaluator *self;
+
+  if (adapter == NULL)
+    return NULL;
+  self = g_new0 (CkksEvaluator, 1);
+  ts_helora_evaluator_init (&self->parent, &ckks_class);
+  self->modules = g_array_new (FALSE, TRUE, sizeof (CkksModule));
+  g_array_set_clear_func (self->modules, ckks_module_clear);
+  self->ctx = ts_helora_ckks_context_new (params_id, error);
+  if (self->ctx == NULL || !encode_modules (self, adapter, error))
+    {
+      ts_helora_evaluator_unref (&self->parent);
+      return NULL;
+    }
+  memcpy (self->parent.params_sha256, ckks_context_fingerprint (self->ctx), TS_HELORA_HASH_SIZE);
+  return &self->parent;
+}

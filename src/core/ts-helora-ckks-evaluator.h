@@ -1,0 +1,19 @@
+/* ts-helora-ckks-evaluator.h: the CKKS implementation of the evaluator interface.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Holds an adapter's packed plaintexts and computes ct × pt; links no
+ * secret-key code, so the server can use it.
+ */
+#pragma once
+
+#include "ts-helora-evaluator.h"
+
+G_BEGIN_DECLS
+
+/* A TsHeloraEvaluatorOpenFunc. @user_data: an LmModel * (borrowed, outliving
+ * the evaluators) to load adapters through the engine (GGUF and PEFT, shapes
+ * checked against the model), or NULL to read GGUF adapters on their own. */
+TsHeloraEvaluator *ts_helora_ckks_evaluator_open (const char *path, const char *params_id,
+                                                  gpointer user_data, GError **error);
+
+G_END_DECLS

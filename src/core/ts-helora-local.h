@@ -1,0 +1,33 @@
+/* ts-helora-local.h: the in-process HE-LoRA evaluator: packed plaintexts and a worker pool.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Holds the adapter's packed plaintexts (A) and nothing else: no key. Local
+ * mode of the session hands it ciphertexts directly (no serialisation).
+ * Modules are added before the first evaluate; evaluate may then be called
+ * from any thread, one call at a time per output set.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "ckks-helora.h"
+
+G_BEGIN_DECLS
+
+typedef struct _TsHeloraLocal TsHeloraLocal;
+
+/* @ctx must outlive the evaluator. @n_threads: worker threads (0: 1). */
+TsHeloraLocal *ts_helora_local_new (const CkksContext *ctx, guint n_threads, GError **error);
+void ts_helora_local_free (TsHeloraLocal *self);
+
+/* Encodes A (@r x @d, row-major) once; returns the module's index. */
+gboolean ts_helora_local_add_module (TsHeloraLocal *self, guint d, guint r, const float *a,
+                                     guint *index, GError **error);
+
+/* Evaluates modules @modules[0..@n) on the same encrypted h (@inputs) at
+ * once on the pool; the B results of module i go to @outputs[i]. */
+gboolean ts_helora_local_evaluate (TsHeloraLocal *self, const guint *modules, guint n,
+                                   CkksCiphertext *const *inputs,
+                                   CkksCiphertext **const *outputs, GError **error);
+
+G_END_DECLS

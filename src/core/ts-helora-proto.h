@@ -1,0 +1,146 @@
+/* ts-helora-proto.h: frames of the HE-LoRA evaluator protocol (docs/protocol.md).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Encoding and strict, bounds-checked decoding of every frame. Pure functions
+ * on caller-owned data: safe from any thread. No frame type can carry key
+ * material; see docs/protocol.md.
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define TS_HELORA_PATH "/v1/helora"
+#define TS_HELORA_VERSION 1
+#define TS_HELORA_HEADER_SIZE 20
+#define TS_HELORA_HASH_SIZE 32
+
+/* Field limits of version 1. */
+#define TS_HELORA_MAX_PARAMS_ID 64
+#define TS_HELORA_MAX_NAME 128
+#define TS_HELORA_MAX_TEXT 1024
+#define TS_HELORA_MAX_MODULES 1024
+#define TS_HELORA_MAX_CIPHERTEXTS 64
+#define TS_HELORA_MAX_RESULT_BLOBS 4096
+
+typedef enum {
+  TS_HELORA_FRAME_HELLO = 1,
+  TS_HELORA_FRAME_HELLO_ACK = 2,
+  TS_HELORA_FRAME_EVALUATE = 3,
+  TS_HELORA_FRAME_RESULT = 4,
+  TS_HELORA_FRAME_ERROR = 5,
+  TS_HELORA_FRAME_CLOSE = 6,
+} TsHeloraFrameType;
+
+/* Error codes; the same numbers travel in error and close frames. */
+#define TS_HELORA_ERROR (ts_helora_error_quark ())
+typedef enum {
+  TS_HELORA_ERROR_MALFORMED = 1,
+  TS_HELORA_ERROR_TRUNCATED = 2,
+  TS_HELORA_ERROR_TOO_LARGE = 3,
+  TS_HELORA_ERROR_VERSION = 4,
+  TS_HELORA_ERROR_UNKNOWN_TYPE = 5,
+  TS_HELORA_ERROR_NOT_READY = 6,
+  TS_HELORA_ERROR_UNKNOWN_ADAPTER = 7,
+  TS_HELORA_ERROR_ADAPTER_HASH = 8,
+  TS_HELORA_ERROR_PARAMS = 9,
+  TS_HELORA_ERROR_UNKNOWN_MODULE = 10,
+  TS_HELORA_ERROR_BAD_CIPHERTEXT = 11,
+  TS_HELORA_ERROR_BUSY = 12,
+  TS_HELORA_ERROR_TIMEOUT = 13,
+  TS_HELORA_ERROR_UNAVAILABLE = 14,
+  TS_HELORA_ERROR_INTERNAL = 15,
+  TS_HELORA_ERROR_SHUTTING_DOWN = 16,
+  TS_HELORA_ERROR_CLOSED = 17,
+} TsHeloraError;
+#define TS_HELORA_ERROR_LAST TS_HELORA_ERROR_CLOSED
+
+GQuark ts_helora_error_quark (void);
+
+/* Returns the short name of @code ("malformed", ...) or "unknown" (static). */
+const char *ts_helora_error_name (guint code);
+
+typedef struct {
+  char *params_id;
+  guint8 params_sha256[TS_HELORA_HASH_SIZE];
+  char *adapter_id;
+  guint8 adapter_sha256[TS_HELORA_HASH_SIZE];
+  GPtrArray *modules;          /* of char *, owned */
+} TsHeloraHello;
+
+typedef struct {
+  guint32 d_in;
+  guint32 rank;
+  guint16 n_results;
+} TsHeloraModuleShape;
+
+typedef struct {
+  guint32 max_frame_bytes;
+  guint16 max_in_flight;
+  guint32 idle_timeout_ms;
+  GArray *modules;             /* of TsHeloraModuleShape */
+} TsHeloraHelloAck;
+
+typedef struct {
+  guint32 token_index;
+  GArray *modules;             /* of guint16 module indices */
+  GPtrArray *ciphertexts;      /* of GBytes *, owned */
+} TsHeloraEvaluate;
+
+typedef struct {
+  guint16 module;
+  GPtrArray *blobs;            /* of GBytes *, owned */
+} TsHeloraModuleResult;
+
+typedef struct {
+  guint32 token_index;
+  GArray *modules;             /* of TsHeloraModuleResult, cleared on free */
+} TsHeloraResult;
+
+/* Body of error and close frames. */
+typedef struct {
+  guint16 code;
+  char *text;
+} TsHeloraStatus;
+
+typedef struct {
+  TsHeloraFrameType type;
+  guint64 request_id;
+  union {
+    TsHeloraHello hello;
+    TsHeloraHelloAck ack;
+    TsHeloraEvaluate evaluate;
+    TsHeloraResult result;
+    TsHeloraStatus status;     /* error and close */
+  } u;
+} TsHeloraFrame;
+
+/* Returns a new, empty frame of @type with its arrays allocated. */
+TsHeloraFrame *ts_helora_frame_new (TsHeloraFrameType type, guint64 request_id);
+void ts_helora_frame_free (TsHeloraFrame *frame);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsHeloraFrame, ts_helora_frame_free)
+
+/* Returns a new error (or close) frame with @code and a copy of @text. */
+TsHeloraFrame *ts_helora_frame_new_status (TsHeloraFrameType type, guint64 request_id,
+                                           guint16 code, const char *text);
+
+/* Appends a module result with no blobs yet; returns it for filling in. */
+TsHeloraModuleResult *ts_helora_result_add_module (TsHeloraFrame *frame, guint16 module);
+
+/* Serialises @frame. Fails (TS_HELORA_ERROR_MALFORMED) when a field breaks
+ * the limits above, so a sender can never produce a frame its peer rejects. */
+GBytes *ts_helora_frame_encode (const TsHeloraFrame *frame, GError **error);
+
+/* Parses one message. @max_frame_bytes bounds the whole message. Every
+ * truncation, oversized length, unknown type or version, trailing byte and
+ * out-of-range count is an error in TS_HELORA_ERROR. Blobs of the returned
+ * frame are slices of @message (no copy). */
+TsHeloraFrame *ts_helora_frame_decode (GBytes *message, gsize max_frame_bytes,
+                                       GError **error);
+
+/* Returns the request id of a message that has at least a header's worth of
+ * bytes, 0 otherwise; lets a peer address an error to a frame it rejected. */
+guint64 ts_helora_peek_request_id (GBytes *message);
+
+G_END_DECLS

@@ -1,0 +1,71 @@
+/* ts-helora-session-private.h: internals of the HE-LoRA session shared by its files.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include "ckks-helora.h"
+#include "ckks-keys.h"
+#include "ts-helora-local.h"
+#include "ts-helora-remote.h"
+#include "ts-helora-session.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  const LmLoraModule *lm;
+  guint group;
+  guint local_index;           /* local mode */
+  guint16 remote_index;        /* remote mode: position in the hello's list */
+  CkksHeloraLayout *layout;    /* the client's view of (d, r) */
+  CkksCiphertext **outputs;    /* B results, reused token after token */
+  guint n_outputs;
+  float *u;                    /* cached rows of u (rank floats each) */
+  double *u_row;               /* decrypt scratch */
+} SessionModule;
+
+/* Modules of one layer reading the same h: one encryption serves them all. */
+typedef struct {
+  GArray *members;             /* of guint module index */
+  guint d;
+  CkksCiphertext **inputs;     /* K ciphertexts of the encrypted h */
+  guint n_inputs;
+  float *h;                    /* rows of h the cached u belong to */
+  guint cached_rows;
+  guint capacity_rows;
+} SessionGroup;
+
+struct _TsHeloraSession {
+  TsHeloraMode mode;
+  gboolean public_key;
+  gboolean track_error;
+  gboolean thread_clock;
+  const LmLora *lora;
+  char *preset;                /* CKKS preset name */
+  CkksContext *ctx;
+  CkksSecretKey *sk;
+  CkksPublicKey *pk;
+  TsHeloraLocal *local;
+  TsHeloraRemote *remote;
+  GArray *modules;             /* of SessionModule, indexed like the adapter */
+  GPtrArray *groups;           /* of SessionGroup * */
+  guint max_in_flight;         /* remote: from the hello-ack */
+  GError *last_error;
+  GMutex stats_lock;
+  TsHeloraStats stats;
+};
+
+/* ts-helora-session.c: encrypt one row of h for a group; decrypt every
+ * member's results into its row of u. */
+gboolean _ts_helora_session_encrypt_row (TsHeloraSession *self, SessionGroup *g, const float *h,
+                                         double *h_factor, GError **error);
+gboolean _ts_helora_session_decrypt_row (TsHeloraSession *self, SessionGroup *g, guint row,
+                                         double h_factor, GError **error);
+
+/* ts-helora-session-remote.c: hello with the adapter's modules; every row of
+ * a call for a group, pipelined up to the server's in-flight limit. */
+gboolean _ts_helora_session_hello (TsHeloraSession *self, const TsHeloraOptions *options,
+                                   GError **error);
+gboolean _ts_helora_session_remote_rows (TsHeloraSession *self, SessionGroup *g,
+                                         const LmLoraHookCall *call, const float *h,
+                                         GError **error);
+
+G_END_DECLS

@@ -1,0 +1,220 @@
+/* ts-helora-session-remote.c: the session's remote evaluator: hello and evaluate round trips.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <string.h>
+
+#include "ts-helora-ckks.h"
+#include "ts-helora-evaluator.h"
+#include "ts-helora-session-private.h"
+
+static char *
+module_base_name (const char *name)
+{
+  return g_str_has_suffix (name, ".weight") ? g_strndup (name, strlen (name) - 7) : g_strdup (name);
+}
+
+static gboolean
+fill_hello (TsHeloraSession *self, TsHeloraHello *hello, const char *adapter_path,
+            GError **error)
+{
+  if (adapter_path == NULL)
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_ADAPTER,
+                   "Remote HE-LoRA needs the adapter's path (its id and hash)");
+      return FALSE;
+    }
+  if (!ts_helora_adapter_sha256 (adapter_path, hello->adapter_sha256, error))
+    return FALSE;
+  hello->adapter_id = ts_helora_adapter_id (adapter_path);
+  hello->params_id = g_strdup (self->preset);
+  memcpy (hello->params_sha256, ckks_context_fingerprint (self->ctx), TS_HELORA_HASH_SIZE);
+  for (guint i = 0; i < self->modules->len; i++)
+    g_ptr_array_add (hello->modules,
+                     module_base_name (g_array_index (self->modules, SessionModule, i).lm->name));
+  return TRUE;
+}
+
+/* The server must see the same shapes we packed for. */
+static gboolean
+check_ack (TsHeloraSession *self, const TsHeloraHelloAck *ack, GError **error)
+{
+  if (ack->modules->len != self->modules->len)
+    goto mismatch;
+  for (guint i = 0; i < self->modules->len; i++)
+    {
+      SessionModule *m = &g_array_index (self->modules, SessionModule, i);
+      const TsHeloraModuleShape *s = &g_array_index (ack->modules, TsHeloraModuleShape, i);
+      if (s->d_in != m->lm->d_in || s->rank != m->lm->rank || s->n_results != m->n_outputs)
+        goto mismatch;
+      m->remote_index = (guint16) i;
+    }
+  self->max_in_flight = MAX (ack->max_in_flight, 1);
+  return TRUE;
+mismatch:
+  g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_MODULE,
+               "The evaluator's adapter modules differ from ours");
+  return FALSE;
+}
+
+gboolean
+_ts_helora_session_hello (TsHeloraSession *self, const TsHeloraOptions *options, GError **error)
+{
+  g_autoptr (TsHeloraFrame) hello = ts_helora_frame_new (TS_HELORA_FRAME_HELLO, 0);
+  g_autoptr (TsHeloraFrame) ack = NULL;
+
+  if (!fill_hello (self, &hello->u.hello, options->adapter_path, error))
+    return FALSE;
+  self->remote = ts_helora_remote_connect (options->remote_url, options->timeout_ms, error);
+  if (self->remote == NULL)
+    return FALSE;
+  if (options->tap != NULL)
+    ts_helora_remote_set_tap (self->remote, options->tap, options->tap_data);
+  ack = ts_helora_remote_hello (self->remote, &hello->u.hello, error);
+  return ack != NULL && check_ack (self, &ack->u.ack, error);
+}
+
+static GPtrArray *
+serialise_inputs (SessionGroup *g, GError **error)
+{
+  g_autoptr (GPtrArray) cts = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
+
+  for (guint k = 0; k < g->n_inputs; k++)
+    {
+      GBytes *bytes = ts_helora_ckks_ciphertext_to_bytes (g->inputs[k], error);
+      if (bytes == NULL)
+        return NULL;
+      g_ptr_array_add (cts, bytes);
+    }
+  return g_steal_pointer (&cts);
+}
+
+static SessionModule *
+member_by_remote_index (TsHeloraSession *self, SessionGroup *g, guint16 index)
+{
+  for (guint i = 0; i < g->members->len; i++)
+    {
+      SessionModule *m = &g_array_index (self->modules, SessionModule,
+                                         g_array_index (g->members, guint, i));
+      if (m->remote_index == index)
+        return m;
+    }
+  return NULL;
+}
+
+static gboolean
+parse_results (TsHeloraSession *self, SessionGroup *g, const TsHeloraResult *result,
+               GError **error)
+{
+  if (result->modules->len != g->members->len)
+    goto bad;
+  for (guint i = 0; i < result->modules->len; i++)
+    {
+      const TsHeloraModuleResult *mr = &g_array_index (result->modules, TsHeloraModuleResult, i);
+      SessionModule *m = member_by_remote_index (self, g, mr->module);
+      if (m == NULL || mr->blobs->len != m->n_outputs)
+        goto bad;
+      for (guint b = 0; b < m->n_outputs; b++)
+        if (!ts_helora_ckks_result_from_bytes (m->layout, g_ptr_array_index (mr->blobs, b),
+                                               m->outputs[b], error))
+          return FALSE;
+    }
+  return TRUE;
+bad:
+  g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_MALFORMED,
+               "The evaluator's result does not match the request");
+  return FALSE;
+}
+
+static void
+count_bytes (TsHeloraSession *self, guint64 up0, guint64 down0)
+{
+  guint64 up1, down1;
+
+  ts_helora_remote_get_bytes (self->remote, &up1, &down1);
+  g_mutex_lock (&self->stats_lock);
+  self->stats.bytes_up += up1 - up0;
+  self->stats.bytes_down += down1 - down0;
+  g_mutex_unlock (&self->stats_lock);
+}
+
+/* Encrypts row @row and sends it; returns the request id (0 on error). */
+static guint64
+start_row (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call, guint row,
+           const float *h, double *h_factor, GError **error)
+{
+  g_autoptr (TsHeloraFrame) frame = ts_helora_frame_new (TS_HELORA_FRAME_EVALUATE, 0);
+  g_autoptr (GPtrArray) cts = NULL;
+  double t0 = lm_time_ms (), t1;
+  guint64 id;
+
+  if (!_ts_helora_session_encrypt_row (self, g, h, h_factor, error))
+    return 0;
+  t1 = lm_time_ms ();
+  lm_timings_add (call->timings, LM_STAGE_ENCRYPT, t1 - t0);
+  cts = serialise_inputs (g, error);
+  if (cts == NULL)
+    return 0;
+  frame->u.evaluate.token_index = call->pos + row;
+  for (guint i = 0; i < g->members->len; i++)
+    g_array_append_val (frame->u.evaluate.modules,
+                        g_array_index (self->modules, SessionModule,
+                                       g_array_index (g->members, guint, i)).remote_index);
+  g_ptr_array_extend_and_steal (frame->u.evaluate.ciphertexts, g_steal_pointer (&cts));
+  id = ts_helora_remote_send_frame (self->remote, frame, error);
+  lm_timings_add (call->timings, LM_STAGE_UPLOAD, lm_time_ms () - t1);
+  return id;
+}
+
+/* Waits for row @row's result, parses and decrypts it. */
+static gboolean
+finish_row (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call, guint row,
+            guint64 id, double h_factor, GError **error)
+{
+  double t0 = lm_time_ms (), t1, t2;
+  g_autoptr (TsHeloraFrame) result = ts_helora_remote_wait_for (self->remote, id,
+                                                                TS_HELORA_FRAME_RESULT, error);
+
+  if (result == NULL)
+    return FALSE;
+  t1 = lm_time_ms ();
+  lm_timings_add (call->timings, LM_STAGE_EVALUATE, t1 - t0);
+  if (!parse_results (self, g, &result->u.result, error))
+    return FALSE;
+  t2 = lm_time_ms ();
+  lm_timings_add (call->timings, LM_STAGE_DOWNLOAD, t2 - t1);
+  if (!_ts_helora_session_decrypt_row (self, g, row, h_factor, error))
+    return FALSE;
+  lm_timings_add (call->timings, LM_STAGE_DECRYPT, lm_time_ms () - t2);
+  return TRUE;
+}
+
+/* Row t is sent once row t − window is done: a prefill keeps the server busy
+ * while this thread encrypts and decrypts. In decode (one row) it is a plain
+ * round trip. */
+gboolean
+_ts_helora_session_remote_rows (TsHeloraSession *self, SessionGroup *g,
+                                const LmLoraHookCall *call, const float *h, GError **error)
+{
+  guint n = call->n_tokens, window = self->max_in_flight;
+  g_autofree guint64 *ids = g_new0 (guint64, n);
+  g_autofree double *h_factors = g_new0 (double, n);
+  guint64 up0, down0;
+
+  ts_helora_remote_get_bytes (self->remote, &up0, &down0);
+  for (guint t = 0; t < n + window; t++)
+    {
+      if (t >= window && t - window < n)
+        {
+          guint r = t - window;
+          if (!finish_row (self, g, call, r, ids[r], h_factors[r], error))
+            return FALSE;
+        }
+      if (t < n)
+        {
+          ids[t] = start_row (self, g, call, t, h + (gsize) t * g->d, &h_factors[t], error);
+          if (ids[t] == 0)
+            return FALSE;
+        }
+    }
+  count_bytes (self, up0, down0);
+  return TRUE;
+}

@@ -1,0 +1,114 @@
+/* ts-helora-session.h: HE-LoRA for an engine session: encrypt h, evaluate, decrypt u.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A TsHeloraSession implements the engine's LoRA hook (engine/lm.h) for every
+ * module of an adapter: it encrypts h under a CKKS secret key it generates
+ * (or unseals from the key vault) and keeps in memory (wiped on free, never
+ * serialised, never sent), has an
+ * evaluator compute the packed ct × pt products, decrypts and returns
+ * u = A·h; the engine applies B and the scale. Modules of a layer that read
+ * the same h share one encryption (and one upload). Every hook call adds its
+ * stages (encrypt, upload, evaluate, download, decrypt) to the engine's
+ * timings and its ciphertext bytes to the session's statistics.
+ *
+ * Modes: plain (no hook: the engine's exact LoRA), local (evaluator in this
+ * process on its own thread pool, holding only the packed adapter) and remote
+ * (a tensafe-he-server over ws:// or wss://).
+ *
+ * Threads: the hook runs on the engine session's thread; one TsHeloraSession
+ * serves one LmSession. Statistics may be read from any thread.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "lm.h"
+#include "ts-key-pair.h"
+#include "ts-helora-proto.h"
+#include "ts-helora-remote.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  TS_HELORA_MODE_PLAIN,
+  TS_HELORA_MODE_LOCAL,
+  TS_HELORA_MODE_REMOTE,
+} TsHeloraMode;
+
+typedef struct {
+  TsHeloraMode mode;
+  const char *remote_url;      /* remote: ws://HOST:PORT[/v1/helora] */
+  const char *params_preset;   /* CKKS preset; NULL: "default" */
+  gboolean public_key;         /* encrypt with a public key instead of sk */
+  guint n_threads;             /* local evaluator threads (0: 1) */
+  const char *adapter_path;    /* remote: the adapter file or PEFT folder (id and hash) */
+  gboolean track_error;        /* also compute Δ in plaintext and keep the max error */
+  guint timeout_ms;            /* remote: per request (0: 30 s) */
+  /* Local mode: time the HE stages by this thread's CPU clock instead of the
+   * wall clock (benchmarks on a busy machine; products of several modules
+   * running on the pool are then counted only for the caller's share). */
+  gboolean thread_clock;
+  /* The key vault's unlocked key pair instead of a fresh key (borrowed for
+   * the call only: the session keeps its own copy). Its preset is used when
+   * params_preset is NULL, and must match otherwise. */
+  const TsKeyPair *key_pair;
+  /* Or a secret key sealed by ckks_secret_key_seal() for the same preset, and
+   * the 32-byte sealing key. Both borrowed for the call only. */
+  const guint8 *sealed_key;
+  gsize sealed_key_len;
+  const guint8 *unseal_key;
+  /* Remote: sees every message the session sends (audits and tests). */
+  TsHeloraTapFunc tap;
+  gpointer tap_data;
+} TsHeloraOptions;
+
+typedef struct {
+  guint64 bytes_up;            /* ciphertext frames sent */
+  guint64 bytes_down;          /* result frames received */
+  guint64 module_evaluations;  /* (module, token) pairs evaluated under encryption */
+  guint64 encryptions;         /* encryptions of h (shared by modules) */
+  double he_ms;                /* encrypt + upload + evaluate + download + decrypt */
+  double max_abs_delta_error;  /* max |Δ_he − Δ_plain| (track_error) */
+  double max_abs_delta_plain;  /* max |Δ_plain| (track_error) */
+} TsHeloraStats;
+
+typedef struct _TsHeloraSession TsHeloraSession;
+
+/* Parses "plain", "local" or "ws://…"/"wss://…" into @options->mode and
+ * remote_url (pointing into @text). */
+gboolean ts_helora_mode_parse (const char *text, TsHeloraOptions *options, GError **error);
+
+/* Prepares HE-LoRA for @lora (borrowed; must outlive the session): creates
+ * the CKKS context and a fresh key, and connects to / builds the evaluator. */
+TsHeloraSession *ts_helora_session_new (const LmLora *lora, const TsHeloraOptions *options,
+                                        GError **error);
+/* Wipes the key and frees. Detach it from the LmSession first (or free that). */
+void ts_helora_session_free (TsHeloraSession *self);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsHeloraSession, ts_helora_session_free)
+
+/* Routes every module of the adapter through the session (after
+ * lm_session_set_lora()). Plain mode installs nothing. */
+gboolean ts_helora_session_attach (TsHeloraSession *self, LmSession *lm, GError **error);
+
+TsHeloraMode ts_helora_session_mode (TsHeloraSession *self);
+void ts_helora_session_get_stats (TsHeloraSession *self, TsHeloraStats *out);
+void ts_helora_session_reset_stats (TsHeloraSession *self);
+/* From any thread: a remote session stops waiting for its evaluator at once
+ * (the hook then fails with TS_HELORA_ERROR_CLOSED) and cannot be used again.
+ * Local work finishes its current product. */
+void ts_helora_session_cancel (TsHeloraSession *self);
+
+/* Why the last hook call failed (the engine only says LM_ERR_HOOK); NULL if none. */
+const GError *ts_helora_session_last_error (TsHeloraSession *self);
+
+/* For front ends: parses @mode_text ("plain", "local", "ws://…"), creates a
+ * session for @lora (loaded from @lora_path) with CKKS preset @params_preset
+ * (NULL: default) and attaches it to @lm. */
+TsHeloraSession *ts_helora_attach (LmSession *lm, const LmLora *lora, const char *lora_path,
+                                   const char *mode_text, const char *params_preset,
+                                   GError **error);
+
+/* One line for people: mode, encryptions, bytes each way, max Δ error. */
+char *ts_helora_session_summary (TsHeloraSession *self);
+
+G_END_DECLS

@@ -1,0 +1,411 @@
+/* he-server-conn.c: one evaluator client: frames in, jobs to the pool, answers out.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Everything here runs on the server's main context except he_conn_run_job(),
+ * which runs on a worker and only touches its job and the evaluator. A job
+ * holds a reference on its connection, so a client that vanishes mid-request
+ * leaves the job to finish and its answer to be dropped.
+ */
+#include "he-server-private.h"
+
+struct _HeConn {
+  gatomicrefcount ref_count;
+  HeServer *server;
+  SoupWebsocketConnection *ws;
+  TsHeloraEvaluator *evaluator;  /* after a successful hello */
+  GArray *module_map;            /* hello's module i → evaluator index */
+  guint in_flight;
+  gboolean hello_pending;
+  gboolean closed;
+  gint64 last_activity_us;
+  GSource *idle_source;
+};
+
+typedef struct {
+  HeConn *conn;
+  TsHeloraFrame *request;
+  TsHeloraEvaluator *evaluator;  /* evaluate jobs: the connection's at submit time */
+  GArray *module_map;
+  gint64 received_us;
+  /* Outputs, read back on the main thread. */
+  GBytes *reply;
+  guint error_code;
+  TsHeloraEvaluator *opened;     /* hello jobs */
+  GArray *opened_map;
+} HeJob;
+
+static HeConn *
+conn_ref (HeConn *conn)
+{
+  g_atomic_ref_count_inc (&conn->ref_count);
+  return conn;
+}
+
+void
+he_conn_unref (HeConn *conn)
+{
+  if (!g_atomic_ref_count_dec (&conn->ref_count))
+    return;
+  g_clear_object (&conn->ws);
+  g_clear_pointer (&conn->evaluator, ts_helora_evaluator_unref);
+  g_clear_pointer (&conn->module_map, g_array_unref);
+  g_free (conn);
+}
+
+static void
+job_free (HeJob *job)
+{
+  he_conn_unref (job->conn);
+  ts_helora_frame_free (job->request);
+  g_clear_pointer (&job->evaluator, ts_helora_evaluator_unref);
+  g_clear_pointer (&job->module_map, g_array_unref);
+  g_clear_pointer (&job->reply, g_bytes_unref);
+  g_clear_pointer (&job->opened, ts_helora_evaluator_unref);
+  g_clear_pointer (&job->opened_map, g_array_unref);
+  g_free (job);
+}
+
+/* ---- sending ---- */
+
+static void
+conn_send (HeConn *conn, GBytes *message)
+{
+  gsize len = g_bytes_get_size (message);
+
+  if (conn->closed || soup_websocket_connection_get_state (conn->ws) != SOUP_WEBSOCKET_STATE_OPEN)
+    return;
+  soup_websocket_connection_send_binary (conn->ws, g_bytes_get_data (message, NULL), len);
+  he_metrics_count_bytes (conn->server->metrics, 0, len);
+}
+
+static GBytes *
+encode_status (TsHeloraFrameType type, guint64 request_id, guint code, const char *text)
+{
+  g_autoptr (TsHeloraFrame) frame = ts_helora_frame_new_status (type, request_id, code, NULL);
+  g_autofree char *clipped = g_utf8_substring (text, 0, MIN (g_utf8_strlen (text, -1), 900));
+
+  g_free (frame->u.status.text);
+  frame->u.status.text = g_steal_pointer (&clipped);
+  return ts_helora_frame_encode (frame, NULL);
+}
+
+static void
+conn_send_error (HeConn *conn, guint64 request_id, guint code, const char *text)
+{
+  g_autoptr (GBytes) message = encode_status (TS_HELORA_FRAME_ERROR, request_id, code, text);
+
+  he_metrics_count_error (conn->server->metrics, code);
+  conn_send (conn, message);
+}
+
+/* ---- lifetime ---- */
+
+/* Forgets the connection; the table's reference goes, jobs may hold more. */
+void
+he_conn_unregister (HeConn *conn)
+{
+  if (conn->closed)
+    return;
+  conn->closed = TRUE;
+  g_signal_handlers_disconnect_by_data (conn->ws, conn);
+  if (conn->idle_source != NULL)
+    {
+      g_source_destroy (conn->idle_source);
+      g_clear_pointer (&conn->idle_source, g_source_unref);
+    }
+  he_metrics_clients_changed (conn->server->metrics, -1);
+  g_hash_table_remove (conn->server->conns, conn);  /* drops the table's ref */
+}
+
+/* The connection stays registered until the closing handshake ends
+ * ("closed"), so the close frame is flushed before the socket goes. */
+void
+he_conn_shutdown (HeConn *conn, guint16 code, const char *text)
+{
+  g_autoptr (GBytes) message = encode_status (TS_HELORA_FRAME_CLOSE, 0, code, text);
+
+  conn_send (conn, message);
+  if (soup_websocket_connection_get_state (conn->ws) == SOUP_WEBSOCKET_STATE_OPEN)
+    soup_websocket_connection_close (conn->ws, SOUP_WEBSOCKET_CLOSE_GOING_AWAY, NULL);
+}
+
+static void
+on_closed (SoupWebsocketConnection *ws, HeConn *conn)
+{
+  he_conn_unregister (conn);
+}
+
+static gboolean
+check_idle_cb (gpointer data)
+{
+  HeConn *conn = data;
+  gint64 idle_ms = (g_get_monotonic_time () - conn->last_activity_us) / 1000;
+
+  if (conn->in_flight == 0 && conn->hello_pending == FALSE
+      && idle_ms >= conn->server->idle_timeout_ms)
+    {
+      g_autofree char *text = g_strdup_printf ("Idle for %u ms", conn->server->idle_timeout_ms);
+      he_conn_shutdown (conn, TS_HELORA_ERROR_TIMEOUT, text);
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+/* ---- worker side ---- */
+
+static void
+job_fail (HeJob *job, const GError *error)
+{
+  job->error_code = error->domain == TS_HELORA_ERROR ? (guint) error->code
+                                                      : TS_HELORA_ERROR_INTERNAL;
+  job->reply = encode_status (TS_HELORA_FRAME_ERROR, job->request->request_id,
+                              job->error_code, error->message);
+}
+
+static void
+run_hello (HeJob *job, HeServer *server)
+{
+  const TsHeloraHello *hello = &job->request->u.hello;
+  g_autoptr (TsHeloraFrame) ack = ts_helora_frame_new (TS_HELORA_FRAME_HELLO_ACK,
+                                                       job->request->request_id);
+  g_autoptr (GError) error = NULL;
+
+  job->opened = he_adapters_open (server->adapters, hello, &error);
+  job->opened_map = g_array_new (FALSE, FALSE, sizeof (guint));
+  for (guint i = 0; job->opened != NULL && i < hello->modules->len; i++)
+    {
+      TsHeloraModuleShape shape;
+      guint index;
+
+      if (!ts_helora_evaluator_find_module (job->opened, g_ptr_array_index (hello->modules, i),
+                                            &index, &shape, &error))
+        break;
+      g_array_append_val (job->opened_map, index);
+      g_array_append_val (ack->u.ack.modules, shape);
+    }
+  if (error != NULL)
+    {
+      g_clear_pointer (&job->opened, ts_helora_evaluator_unref);
+      job_fail (job, error);
+      return;
+    }
+  ack->u.ack.max_frame_bytes = server->max_frame_bytes;
+  ack->u.ack.max_in_flight = server->max_in_flight;
+  ack->u.ack.idle_timeout_ms = server->idle_timeout_ms;
+  job->reply = ts_helora_frame_encode (ack, NULL);
+}
+
+static gboolean
+evaluate_modules (HeJob *job, TsHeloraFrame *result, GError **error)
+{
+  const TsHeloraEvaluate *req = &job->request->u.evaluate;
+
+  for (guint i = 0; i < req->modules->len; i++)
+    {
+      guint16 m = g_array_index (req->modules, guint16, i);
+      TsHeloraModuleResult *mr = ts_helora_result_add_module (result, m);
+
+      if (!ts_helora_evaluator_evaluate (job->evaluator, g_array_index (job->module_map, guint, m),
+                                         req->ciphertexts, mr->blobs, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+run_evaluate (HeJob *job, HeServer *server)
+{
+  g_autoptr (TsHeloraFrame) result = ts_helora_frame_new (TS_HELORA_FRAME_RESULT,
+                                                          job->request->request_id);
+  g_autoptr (GError) error = NULL;
+  double t0 = g_get_monotonic_time () / 1e6, t1;
+
+  result->u.result.token_index = job->request->u.evaluate.token_index;
+  if (!evaluate_modules (job, result, &error))
+    {
+      job_fail (job, error);
+      return;
+    }
+  t1 = g_get_monotonic_time () / 1e6;
+  he_metrics_observe (server->metrics, HE_STAGE_EVALUATE, t1 - t0);
+  job->reply = ts_helora_frame_encode (result, &error);
+  if (job->reply == NULL)
+    {
+      job_fail (job, error);
+      return;
+    }
+  he_metrics_observe (server->metrics, HE_STAGE_ENCODE, g_get_monotonic_time () / 1e6 - t1);
+}
+
+static void
+adopt_hello (HeConn *conn, HeJob *job)
+{
+  conn->hello_pending = FALSE;
+  if (job->opened == NULL)
+    return;
+  g_clear_pointer (&conn->evaluator, ts_helora_evaluator_unref);
+  g_clear_pointer (&conn->module_map, g_array_unref);
+  conn->evaluator = g_steal_pointer (&job->opened);
+  conn->module_map = g_steal_pointer (&job->opened_map);
+}
+
+/* Main context: hand the job's answer to its client, if still there. */
+static gboolean
+job_done_cb (gpointer data)
+{
+  HeJob *job = data;
+  HeConn *conn = job->conn;
+  HeServer *server = conn->server;
+
+  if (job->request->type == TS_HELORA_FRAME_HELLO)
+    adopt_hello (conn, job);
+  else
+    {
+      conn->in_flight--;
+      he_metrics_observe (server->metrics, HE_STAGE_TOTAL,
+                          (g_get_monotonic_time () - job->received_us) / 1e6);
+    }
+  if (job->error_code != 0)
+    he_metrics_count_error (server->metrics, job->error_code);
+  if (job->reply != NULL)
+    conn_send (conn, job->reply);
+  conn->last_activity_us = g_get_monotonic_time ();
+  return G_SOURCE_REMOVE;
+}
+
+void
+he_conn_run_job (gpointer data, gpointer user_data)
+{
+  HeJob *job = data;
+  HeServer *server = user_data;
+
+  if (job->request->type == TS_HELORA_FRAME_HELLO)
+    run_hello (job, server);
+  else
+    run_evaluate (job, server);
+  g_main_context_invoke_full (server->context, G_PRIORITY_DEFAULT, job_done_cb, job,
+                              (GDestroyNotify) job_free);
+}
+
+/* ---- receiving ---- */
+
+static void
+submit (HeConn *conn, TsHeloraFrame *frame)
+{
+  HeJob *job = g_new0 (HeJob, 1);
+
+  job->conn = conn_ref (conn);
+  job->request = frame;
+  job->received_us = g_get_monotonic_time ();
+  if (frame->type == TS_HELORA_FRAME_EVALUATE)
+    {
+      job->evaluator = ts_helora_evaluator_ref (conn->evaluator);
+      job->module_map = g_array_ref (conn->module_map);
+      conn->in_flight++;
+      he_metrics_count_request (conn->server->metrics);
+    }
+  else
+    conn->hello_pending = TRUE;
+  g_thread_pool_push (conn->server->pool, job, NULL);
+}
+
+/* Returns NULL when the evaluate may run, else the reason. */
+static const char *
+evaluate_refusal (HeConn *conn, const TsHeloraEvaluate *req, guint *code)
+{
+  *code = TS_HELORA_ERROR_NOT_READY;
+  if (conn->hello_pending || conn->evaluator == NULL)
+    return "Evaluate before a successful hello";
+  *code = TS_HELORA_ERROR_UNKNOWN_MODULE;
+  for (guint i = 0; i < req->modules->len; i++)
+    if (g_array_index (req->modules, guint16, i) >= conn->module_map->len)
+      return "Module index out of range of the hello's list";
+  *code = TS_HELORA_ERROR_BUSY;
+  if (conn->in_flight >= conn->server->max_in_flight)
+    return "Too many evaluate requests in flight";
+  return NULL;
+}
+
+static void
+handle_frame (HeConn *conn, TsHeloraFrame *frame)
+{
+  const char *why;
+  guint code;
+
+  switch (frame->type)
+    {
+    case TS_HELORA_FRAME_HELLO:
+      if (conn->hello_pending)
+        break;
+      submit (conn, frame);
+      return;
+    case TS_HELORA_FRAME_EVALUATE:
+      why = evaluate_refusal (conn, &frame->u.evaluate, &code);
+      if (why == NULL)
+        {
+          submit (conn, frame);
+          return;
+        }
+      conn_send_error (conn, frame->request_id, code, why);
+      ts_helora_frame_free (frame);
+      return;
+    case TS_HELORA_FRAME_CLOSE:
+      soup_websocket_connection_close (conn->ws, SOUP_WEBSOCKET_CLOSE_NORMAL, NULL);
+      ts_helora_frame_free (frame);
+      return;
+    default:
+      conn_send_error (conn, frame->request_id, TS_HELORA_ERROR_UNKNOWN_TYPE,
+                       "This frame type is not accepted by the server");
+      ts_helora_frame_free (frame);
+      return;
+    }
+  conn_send_error (conn, frame->request_id, TS_HELORA_ERROR_BUSY, "A hello is already pending");
+  ts_helora_frame_free (frame);
+}
+
+static void
+on_message (SoupWebsocketConnection *ws, int type, GBytes *message, HeConn *conn)
+{
+  g_autoptr (GError) error = NULL;
+  gint64 t0 = g_get_monotonic_time ();
+  TsHeloraFrame *frame;
+
+  conn->last_activity_us = t0;
+  he_metrics_count_bytes (conn->server->metrics, g_bytes_get_size (message), 0);
+  if (type != SOUP_WEBSOCKET_DATA_BINARY)
+    {
+      conn_send_error (conn, 0, TS_HELORA_ERROR_MALFORMED, "Text messages are not part of the protocol");
+      return;
+    }
+  frame = ts_helora_frame_decode (message, conn->server->max_frame_bytes, &error);
+  he_metrics_observe (conn->server->metrics, HE_STAGE_DECODE, (g_get_monotonic_time () - t0) / 1e6);
+  if (frame == NULL)
+    {
+      conn_send_error (conn, ts_helora_peek_request_id (message), error->code, error->message);
+      if (error->code == TS_HELORA_ERROR_VERSION)
+        he_conn_shutdown (conn, TS_HELORA_ERROR_VERSION, error->message);
+      return;
+    }
+  handle_frame (conn, frame);
+}
+
+void
+he_conn_accept (HeServer *server, SoupWebsocketConnection *ws)
+{
+  HeConn *conn = g_new0 (HeConn, 1);
+  guint period = CLAMP (server->idle_timeout_ms / 4, 10, 1000);
+
+  g_atomic_ref_count_init (&conn->ref_count);
+  conn->server = server;
+  conn->ws = g_object_ref (ws);
+  conn->last_activity_us = g_get_monotonic_time ();
+  /* Up to twice the frame limit still reaches us, so an oversized frame gets
+   * a readable error; beyond that the WebSocket layer refuses it (1009). */
+  soup_websocket_connection_set_max_incoming_payload_size (ws, 2 * (guint64) server->max_frame_bytes);
+  g_signal_connect (ws, "message", G_CALLBACK (on_message), conn);
+  g_signal_connect (ws, "closed", G_CALLBACK (on_closed), conn);
+  conn->idle_source = g_timeout_source_new (period);
+  g_source_set_callback (conn->idle_source, check_idle_cb, conn, NULL);
+  g_source_attach (conn->idle_source, server->context);
+  g_hash_table_add (server->conns, conn);
+  he_metrics_clients_changed (server->metrics, +1);
+}

@@ -1,0 +1,54 @@
+/* he-server-private.h: internals shared by the server's files.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <libsoup/soup.h>
+
+#include "he-server-service.h"
+
+G_BEGIN_DECLS
+
+/* ---- adapters (he-server-adapters.c): thread-safe ---- */
+
+typedef struct _HeAdapters HeAdapters;
+
+HeAdapters *he_adapters_new (const char *dir, TsHeloraEvaluatorOpenFunc open_func,
+                             gpointer open_data, GError **error);
+void he_adapters_free (HeAdapters *self);
+guint he_adapters_count (HeAdapters *self);
+/* Checks the hello's adapter id and hash and returns a shared evaluator for its
+ * parameter set (opened once, then cached). */
+TsHeloraEvaluator *he_adapters_open (HeAdapters *self, const TsHeloraHello *hello,
+                                     GError **error);
+
+/* ---- the server (he-server-service.c) ---- */
+
+struct _HeServer {
+  GMainContext *context;
+  SoupServer *soup;
+  GThreadPool *pool;
+  HeMetrics *metrics;
+  HeAdapters *adapters;
+  GHashTable *conns;           /* HeConn * → itself; main thread only */
+  guint max_frame_bytes;
+  guint max_in_flight;
+  guint idle_timeout_ms;
+  gboolean shut_down;
+};
+
+/* ---- one client connection (he-server-conn.c): main thread only ---- */
+
+typedef struct _HeConn HeConn;
+
+/* Takes over @ws and registers the connection in self->conns. */
+void he_conn_accept (HeServer *server, SoupWebsocketConnection *ws);
+/* Sends a close frame with @code and starts the closing handshake. */
+void he_conn_shutdown (HeConn *conn, guint16 code, const char *text);
+/* Forgets the connection at once (end of the handshake, or server teardown). */
+void he_conn_unregister (HeConn *conn);
+void he_conn_unref (HeConn *conn);
+
+/* Runs on a worker: the pool's GFunc. */
+void he_conn_run_job (gpointer job, gpointer server);
+
+G_END_DECLS

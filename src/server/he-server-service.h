@@ -1,0 +1,54 @@
+/* he-server-service.h: tensafe-he-server as a library: the remote HE-LoRA evaluator.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A HeServer lives on the thread whose thread-default GMainContext was
+ * current at he_server_new(); all its functions must be called there.
+ * Evaluation runs on its own worker pool. It holds adapters and never a key.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "he-server-metrics.h"
+#include "ts-helora-evaluator.h"
+
+G_BEGIN_DECLS
+
+#define HE_SERVER_DEFAULT_MAX_FRAME (64u << 20)
+#define HE_SERVER_DEFAULT_MAX_IN_FLIGHT 8
+#define HE_SERVER_DEFAULT_IDLE_TIMEOUT_MS 120000
+
+typedef struct {
+  const char *adapters_dir;    /* required */
+  guint n_threads;             /* 0: one per CPU */
+  guint max_frame_bytes;       /* 0: HE_SERVER_DEFAULT_MAX_FRAME */
+  guint max_in_flight;         /* 0: HE_SERVER_DEFAULT_MAX_IN_FLIGHT */
+  guint idle_timeout_ms;       /* 0: HE_SERVER_DEFAULT_IDLE_TIMEOUT_MS */
+  const char *tls_cert;        /* PEM files; both or neither */
+  const char *tls_key;
+  TsHeloraEvaluatorOpenFunc open_evaluator;  /* required */
+  gpointer open_data;
+} HeServerOptions;
+
+typedef struct _HeServer HeServer;
+
+/* Scans the adapter directory (hashing every adapter) and builds the server.
+ * Copies what it needs from @options. */
+HeServer *he_server_new (const HeServerOptions *options, GError **error);
+
+/* Listens on "ADDR:PORT" (IPv4, or [IPv6]:PORT); port 0 picks a free one. */
+gboolean he_server_listen (HeServer *self, const char *address, GError **error);
+
+/* Returns the first listening URL, "http://127.0.0.1:PORT/" (or https). */
+char *he_server_get_url (HeServer *self);
+guint16 he_server_get_port (HeServer *self);
+HeMetrics *he_server_get_metrics (HeServer *self);
+
+/* Stops accepting, closes every client with a close frame, waits for the
+ * workers and drains their answers. Idempotent. */
+void he_server_shutdown (HeServer *self);
+
+/* Shuts down if needed and frees. */
+void he_server_free (HeServer *self);
+
+G_END_DECLS

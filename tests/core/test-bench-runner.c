@@ -1,0 +1,211 @@
+/* test-bench-runner.c: the benchmark runs plaintext and HE-LoRA on the golden model.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The greedy tokens of every configuration must be the golden adapter's
+ * tokens (computed independently when the test data was made), every token
+ * must carry its stages, and the exports must describe what was run.
+ */
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+#include "ts-bench-runner.h"
+#include "ts-test-util.h"
+
+#define GOLDEN_DIR "qwen35/tiny-qwen35moe-f32/"
+#define N_TOKENS 4
+
+static TsBenchOptions *
+golden_options (void)
+{
+  g_autofree char *model = ts_test_data_path (GOLDEN_DIR "tiny-qwen35moe-f32.gguf");
+  g_autofree char *lora = ts_test_data_path (GOLDEN_DIR "lora/tiny-qwen35moe-lora-f32.gguf");
+  TsBenchOptions *options = ts_bench_options_new (model, lora, N_TOKENS);
+  g_autofree gint32 *prompt = NULL;
+  gsize len;
+
+  prompt = (gint32 *) ts_test_read_data (GOLDEN_DIR "prompt_tokens.bin", &len);
+  options->prompt_tokens = g_array_sized_new (FALSE, FALSE, sizeof (gint32), len / 4);
+  g_array_append_vals (options->prompt_tokens, prompt, len / 4);
+  options->n_threads = 1;
+  return options;
+}
+
+static void
+count_progress (double fraction, const char *label, gpointer user_data)
+{
+  double *last = user_data;
+
+  g_assert_cmpfloat (fraction, >=, *last);
+  g_assert_cmpfloat (fraction, <=, 1.0);
+  *last = fraction;
+}
+
+static void
+test_plain_and_local (void)
+{
+  g_autoptr (TsBenchOptions) options = golden_options ();
+  g_autoptr (GPtrArray) results = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree gint32 *golden = NULL;
+  double last = 0.0;
+  gsize len;
+
+  ts_bench_options_add (options, TS_HELORA_MODE_PLAIN, NULL, NULL);
+  ts_bench_options_add (options, TS_HELORA_MODE_LOCAL, "fast", NULL);
+  results = ts_bench_run (options, count_progress, &last, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (results->len, ==, 2);
+  g_assert_cmpfloat (last, ==, 1.0);
+
+  golden = (gint32 *) ts_test_read_data (GOLDEN_DIR "lora_greedy_tokens.bin", &len);
+  for (guint i = 0; i < results->len; i++)
+    {
+      TsBenchResult *r = g_ptr_array_index (results, i);
+
+      g_assert_cmpuint (r->n_tokens, ==, N_TOKENS);
+      g_assert_cmpuint (ts_timing_series_len (r->series), ==, N_TOKENS);
+      g_assert_cmpmem (r->tokens->data, N_TOKENS * 4, golden, N_TOKENS * 4);
+      g_assert_cmpfloat (r->tokens_per_s, >, 0.0);
+      g_assert_cmpuint (r->rank, >, 0);
+      g_assert_cmpfloat (ts_timing_series_median_ms (r->series, TS_STAGE_FORWARD), >, 0.0);
+      g_assert_cmpfloat (ts_timing_series_median_ms (r->series, TS_STAGE_LM_HEAD), >, 0.0);
+    }
+  /* Only the encrypted configuration encrypts, evaluates and decrypts. */
+  TsBenchResult *plain = g_ptr_array_index (results, 0), *local = g_ptr_array_index (results, 1);
+  g_assert_cmpfloat (ts_timing_series_median_ms (plain->series, TS_STAGE_ENCRYPT), ==, 0.0);
+  g_assert_cmpfloat (ts_timing_series_median_ms (local->series, TS_STAGE_ENCRYPT), >, 0.0);
+  g_assert_cmpfloat (ts_timing_series_median_ms (local->series, TS_STAGE_EVALUATE), >, 0.0);
+  g_assert_cmpfloat (ts_timing_series_median_ms (local->series, TS_STAGE_DECRYPT), >, 0.0);
+  g_assert_cmpfloat (local->max_abs_delta_error, <, 1e-2);
+  g_assert_cmpstr (local->preset, ==, "fast");
+  g_assert_null (plain->preset);
+}
+
+/* A padded adapter computes the same Δ: the golden tokens again; a cut one
+ * runs at its smaller rank. */
+static void
+test_rank_sweep (void)
+{
+  g_autoptr (TsBenchOptions) options = golden_options ();
+  g_autoptr (GPtrArray) results = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree gint32 *golden = NULL;
+  guint rank = 0, ranks[2];
+  gsize len;
+
+  ts_bench_options_add (options, TS_HELORA_MODE_PLAIN, NULL, NULL);
+  ts_bench_options_add (options, TS_HELORA_MODE_LOCAL, "fast", NULL);
+  options->ranks = g_array_new (FALSE, FALSE, sizeof (guint));
+  {
+    g_autoptr (TsBenchOptions) probe = golden_options ();
+    g_autoptr (GPtrArray) one = NULL;
+    ts_bench_options_add (probe, TS_HELORA_MODE_PLAIN, NULL, NULL);
+    probe->n_tokens = 1;
+    one = ts_bench_run (probe, NULL, NULL, NULL, &error);
+    g_assert_no_error (error);
+    rank = ((TsBenchResult *) g_ptr_array_index (one, 0))->rank;
+  }
+  ranks[0] = rank * 2;
+  ranks[1] = 1;
+  g_array_append_vals (options->ranks, ranks, 2);
+  results = ts_bench_run (options, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (results->len, ==, 4);
+
+  golden = (gint32 *) ts_test_read_data (GOLDEN_DIR "lora_greedy_tokens.bin", &len);
+  for (guint i = 0; i < 4; i++)
+    {
+      TsBenchResult *r = g_ptr_array_index (results, i);
+
+      g_assert_cmpuint (r->rank, ==, ranks[i / 2]);
+      g_assert_cmpuint (r->n_tokens, ==, N_TOKENS);
+      g_assert_cmpint (r->mode, ==, i % 2 == 0 ? TS_HELORA_MODE_PLAIN : TS_HELORA_MODE_LOCAL);
+      if (i < 2)
+        g_assert_cmpmem (r->tokens->data, N_TOKENS * 4, golden, N_TOKENS * 4);
+    }
+}
+
+static void
+test_exports (void)
+{
+  g_autoptr (TsBenchOptions) options = golden_options ();
+  g_autoptr (GPtrArray) results = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *csv = NULL, *json = NULL;
+  g_auto (GStrv) lines = NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  JsonArray *configs;
+  JsonObject *first;
+
+  options->n_tokens = 2;
+  ts_bench_options_add (options, TS_HELORA_MODE_PLAIN, NULL, NULL);
+  ts_bench_options_add (options, TS_HELORA_MODE_LOCAL, "fast", NULL);
+  results = ts_bench_run (options, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+
+  csv = ts_bench_results_to_csv (results);
+  lines = g_strsplit (csv, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 4);   /* header, two rows, "" */
+  g_assert_true (g_str_has_prefix (lines[0], "configuration,mode,preset,rank,tokens,decode_tok_s,he_ms_per_module,forward_ms,"));
+  for (guint i = 1; i < 3; i++)
+    {
+      g_auto (GStrv) head = g_strsplit (lines[0], ",", -1);
+      g_auto (GStrv) row = g_strsplit (lines[i], ",", -1);
+      g_assert_cmpuint (g_strv_length (row), ==, g_strv_length (head));
+    }
+  g_assert_true (g_str_has_prefix (lines[2], "\"HE local · fast\",local,fast,"));
+
+  json = ts_bench_results_to_json (results);
+  g_assert_true (json_parser_load_from_data (parser, json, -1, &error));
+  configs = json_node_get_array (json_parser_get_root (parser));
+  g_assert_cmpuint (json_array_get_length (configs), ==, 2);
+  first = json_array_get_object_element (configs, 0);
+  g_assert_cmpstr (json_object_get_string_member (first, "mode"), ==, "plain");
+  g_assert_cmpint (json_object_get_int_member (first, "tokens"), ==, 2);
+  g_assert_cmpfloat (json_object_get_double_member (first, "decode_tok_s"), >, 0.0);
+  g_assert_cmpfloat (json_object_get_double_member (first, "he_ms_per_module"), ==, 0.0);
+  g_assert_cmpfloat (json_object_get_double_member (json_array_get_object_element (configs, 1),
+                                                    "he_ms_per_module"), >, 0.0);
+  g_assert_true (json_object_has_member (json_object_get_object_member (first, "median_ms"),
+                                         "lm_head"));
+}
+
+static void
+test_cancelled (void)
+{
+  g_autoptr (TsBenchOptions) options = golden_options ();
+  g_autoptr (GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr (GError) error = NULL;
+
+  ts_bench_options_add (options, TS_HELORA_MODE_PLAIN, NULL, NULL);
+  g_cancellable_cancel (cancellable);
+  g_assert_null (ts_bench_run (options, NULL, NULL, cancellable, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+}
+
+static void
+test_bad_inputs (void)
+{
+  g_autoptr (TsBenchOptions) options = ts_bench_options_new ("/nonexistent.gguf", "/x", 2);
+  g_autoptr (TsBenchOptions) empty = golden_options ();
+  g_autoptr (GError) error = NULL;
+
+  ts_bench_options_add (options, TS_HELORA_MODE_PLAIN, NULL, NULL);
+  g_assert_null (ts_bench_run (options, NULL, NULL, NULL, &error));
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+  g_assert_null (ts_bench_run (empty, NULL, NULL, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/bench-runner/plain-and-local", test_plain_and_local);
+  g_test_add_func ("/bench-runner/rank-sweep", test_rank_sweep);
+  g_test_add_func ("/bench-runner/exports", test_exports);
+  g_test_add_func ("/bench-runner/cancelled", test_cancelled);
+  g_test_add_func ("/bench-runner/bad-inputs", test_bad_inputs);
+  return g_test_run ();
+}

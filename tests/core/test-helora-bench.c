@@ -1,0 +1,84 @@
+/* test-helora-bench.c: tensafe-cli bench helora --json has the documented shape.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+
+#include "ts-test-util.h"
+
+#define GOLDEN "qwen35/tiny-qwen35moe-f32/"
+
+static JsonArray *
+run_bench (JsonParser *parser, const char *adapter_option, const char *adapter)
+{
+  g_autofree char *model = ts_test_data_path (GOLDEN "tiny-qwen35moe-f32.gguf");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GSubprocess) p = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                                                g_getenv ("TENSAFE_CLI"), "bench", "helora",
+                                                "--model", model, adapter_option, adapter,
+                                                "-n", "3", "--threads", "1", "--json", NULL);
+  g_autofree char *out = NULL;
+
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_communicate_utf8 (p, NULL, NULL, &out, NULL, &error));
+  g_assert_cmpint (g_subprocess_get_exit_status (p), ==, 0);
+  g_assert_true (json_parser_load_from_data (parser, out, -1, &error));
+  g_assert_no_error (error);
+  return json_node_get_array (json_parser_get_root (parser));
+}
+
+static void
+check_modes (JsonArray *modes)
+{
+  const char *stages[] = { "forward", "encrypt", "upload", "evaluate", "download", "decrypt",
+                           "lora_b", "lm_head", "sample" };
+  JsonObject *plain, *local;
+
+  g_assert_cmpuint (json_array_get_length (modes), ==, 2);
+  plain = json_array_get_object_element (modes, 0);
+  local = json_array_get_object_element (modes, 1);
+  g_assert_cmpstr (json_object_get_string_member (plain, "mode"), ==, "plain");
+  g_assert_cmpstr (json_object_get_string_member (local, "mode"), ==, "local");
+  for (guint i = 0; i < G_N_ELEMENTS (stages); i++)
+    g_assert_true (json_object_has_member (json_object_get_object_member (local, "median_ms"),
+                                           stages[i]));
+  g_assert_cmpfloat (json_object_get_double_member (plain, "decode_tok_s"), >, 0);
+  g_assert_cmpfloat (json_object_get_double_member (local, "he_ms_per_module"), >, 0);
+  g_assert_cmpfloat (json_object_get_double_member (
+                       json_object_get_object_member (local, "median_ms"), "encrypt"), >, 0);
+  g_assert_cmpint (json_object_get_int_member (local, "bytes_up"), ==, 0);
+  g_assert_cmpfloat (json_object_get_double_member (local, "max_abs_delta_error"), <, 1e-5);
+}
+
+static void
+test_golden_adapter (void)
+{
+  g_autofree char *lora = ts_test_data_path (GOLDEN "lora/tiny-qwen35moe-lora-f32.gguf");
+  g_autoptr (JsonParser) parser = json_parser_new ();
+
+  check_modes (run_bench (parser, "--lora", lora));
+}
+
+/* --make-lora writes a rank-32 adapter on the full-attention layer that
+ * loads and runs like any other. */
+static void
+test_made_adapter (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("helora-bench-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "r32.gguf", NULL);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+
+  check_modes (run_bench (parser, "--make-lora", path));
+  g_assert_true (g_file_test (path, G_FILE_TEST_IS_REGULAR));
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/helora/bench/golden-adapter", test_golden_adapter);
+  g_test_add_func ("/helora/bench/made-adapter", test_made_adapter);
+  return g_test_run ();
+}

@@ -1,0 +1,356 @@
+/* test-helora-proto.c: evaluator protocol frames round-trip and bad input is refused.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <string.h>
+
+#include "ts-helora-proto.h"
+#include "ts-test-util.h"
+
+#define MAX_FRAME (1u << 20)
+
+static GBytes *
+random_blob (GRand *rng, gsize len)
+{
+  guint8 *data = g_malloc (len);
+
+  for (gsize i = 0; i < len; i++)
+    data[i] = (guint8) g_rand_int (rng);
+  return g_bytes_new_take (data, len);
+}
+
+static TsHeloraFrame *
+make_hello (void)
+{
+  TsHeloraFrame *f = ts_helora_frame_new (TS_HELORA_FRAME_HELLO, 7);
+
+  f->u.hello.params_id = g_strdup ("default");
+  memset (f->u.hello.params_sha256, 0xab, TS_HELORA_HASH_SIZE);
+  f->u.hello.adapter_id = g_strdup ("tiny-lora");
+  for (int i = 0; i < TS_HELORA_HASH_SIZE; i++)
+    f->u.hello.adapter_sha256[i] = (guint8) i;
+  g_ptr_array_add (f->u.hello.modules, g_strdup ("blk.3.attn_output"));
+  g_ptr_array_add (f->u.hello.modules, g_strdup ("blk.0.ssm_out"));
+  return f;
+}
+
+static TsHeloraFrame *
+make_ack (void)
+{
+  TsHeloraFrame *f = ts_helora_frame_new (TS_HELORA_FRAME_HELLO_ACK, 7);
+  TsHeloraModuleShape s1 = { 2048, 32, 8 }, s2 = { 128, 8, 1 };
+
+  f->u.ack.max_frame_bytes = 64u << 20;
+  f->u.ack.max_in_flight = 8;
+  f->u.ack.idle_timeout_ms = 120000;
+  g_array_append_val (f->u.ack.modules, s1);
+  g_array_append_val (f->u.ack.modules, s2);
+  return f;
+}
+
+static TsHeloraFrame *
+make_evaluate (GRand *rng)
+{
+  TsHeloraFrame *f = ts_helora_frame_new (TS_HELORA_FRAME_EVALUATE, G_MAXUINT64 - 3);
+  guint16 m[] = { 0, 1 };
+
+  f->u.evaluate.token_index = 31;
+  g_array_append_vals (f->u.evaluate.modules, m, 2);
+  g_ptr_array_add (f->u.evaluate.ciphertexts, random_blob (rng, 300));
+  g_ptr_array_add (f->u.evaluate.ciphertexts, random_blob (rng, 5));
+  return f;
+}
+
+static TsHeloraFrame *
+make_result (GRand *rng)
+{
+  TsHeloraFrame *f = ts_helora_frame_new (TS_HELORA_FRAME_RESULT, 99);
+  TsHeloraModuleResult *mr;
+
+  f->u.result.token_index = 4;
+  mr = ts_helora_result_add_module (f, 1);
+  g_ptr_array_add (mr->blobs, random_blob (rng, 17));
+  mr = ts_helora_result_add_module (f, 0);
+  for (int i = 0; i < 3; i++)
+    g_ptr_array_add (mr->blobs, random_blob (rng, 40 + i));
+  return f;
+}
+
+static void
+assert_blobs_equal (GPtrArray *a, GPtrArray *b)
+{
+  g_assert_cmpuint (a->len, ==, b->len);
+  for (guint i = 0; i < a->len; i++)
+    g_assert_true (g_bytes_equal (g_ptr_array_index (a, i), g_ptr_array_index (b, i)));
+}
+
+static void
+assert_hello_equal (const TsHeloraHello *a, const TsHeloraHello *b)
+{
+  g_assert_cmpstr (a->params_id, ==, b->params_id);
+  g_assert_cmpmem (a->params_sha256, 32, b->params_sha256, 32);
+  g_assert_cmpstr (a->adapter_id, ==, b->adapter_id);
+  g_assert_cmpmem (a->adapter_sha256, 32, b->adapter_sha256, 32);
+  g_assert_cmpuint (a->modules->len, ==, b->modules->len);
+  for (guint i = 0; i < a->modules->len; i++)
+    g_assert_cmpstr (g_ptr_array_index (a->modules, i), ==, g_ptr_array_index (b->modules, i));
+}
+
+static void
+assert_ack_equal (const TsHeloraHelloAck *a, const TsHeloraHelloAck *b)
+{
+  g_assert_cmpuint (a->max_frame_bytes, ==, b->max_frame_bytes);
+  g_assert_cmpuint (a->max_in_flight, ==, b->max_in_flight);
+  g_assert_cmpuint (a->idle_timeout_ms, ==, b->idle_timeout_ms);
+  g_assert_cmpuint (a->modules->len, ==, b->modules->len);
+  for (guint i = 0; i < a->modules->len; i++)
+    {
+      TsHeloraModuleShape *x = &g_array_index (a->modules, TsHeloraModuleShape, i);
+      TsHeloraModuleShape *y = &g_array_index (b->modules, TsHeloraModuleShape, i);
+      g_assert_cmpuint (x->d_in, ==, y->d_in);
+      g_assert_cmpuint (x->rank, ==, y->rank);
+      g_assert_cmpuint (x->n_results, ==, y->n_results);
+    }
+}
+
+static void
+assert_result_equal (const TsHeloraResult *a, const TsHeloraResult *b)
+{
+  g_assert_cmpuint (a->token_index, ==, b->token_index);
+  g_assert_cmpuint (a->modules->len, ==, b->modules->len);
+  for (guint i = 0; i < a->modules->len; i++)
+    {
+      TsHeloraModuleResult *x = &g_array_index (a->modules, TsHeloraModuleResult, i);
+      TsHeloraModuleResult *y = &g_array_index (b->modules, TsHeloraModuleResult, i);
+      g_assert_cmpuint (x->module, ==, y->module);
+      assert_blobs_equal (x->blobs, y->blobs);
+    }
+}
+
+static void
+assert_frames_equal (const TsHeloraFrame *a, const TsHeloraFrame *b)
+{
+  g_assert_cmpint (a->type, ==, b->type);
+  g_assert_cmpuint (a->request_id, ==, b->request_id);
+  switch (a->type)
+    {
+    case TS_HELORA_FRAME_HELLO:
+      assert_hello_equal (&a->u.hello, &b->u.hello);
+      break;
+    case TS_HELORA_FRAME_HELLO_ACK:
+      assert_ack_equal (&a->u.ack, &b->u.ack);
+      break;
+    case TS_HELORA_FRAME_EVALUATE:
+      g_assert_cmpuint (a->u.evaluate.token_index, ==, b->u.evaluate.token_index);
+      g_assert_cmpmem (a->u.evaluate.modules->data, a->u.evaluate.modules->len * 2,
+                       b->u.evaluate.modules->data, b->u.evaluate.modules->len * 2);
+      assert_blobs_equal (a->u.evaluate.ciphertexts, b->u.evaluate.ciphertexts);
+      break;
+    case TS_HELORA_FRAME_RESULT:
+      assert_result_equal (&a->u.result, &b->u.result);
+      break;
+    default:
+      g_assert_cmpuint (a->u.status.code, ==, b->u.status.code);
+      g_assert_cmpstr (a->u.status.text, ==, b->u.status.text);
+      break;
+    }
+}
+
+/* One frame of every type, freshly built. */
+static GPtrArray *
+all_frames (GRand *rng)
+{
+  GPtrArray *frames = g_ptr_array_new_with_free_func ((GDestroyNotify) ts_helora_frame_free);
+
+  g_ptr_array_add (frames, make_hello ());
+  g_ptr_array_add (frames, make_ack ());
+  g_ptr_array_add (frames, make_evaluate (rng));
+  g_ptr_array_add (frames, make_result (rng));
+  g_ptr_array_add (frames, ts_helora_frame_new_status (TS_HELORA_FRAME_ERROR, 3,
+                                                       TS_HELORA_ERROR_PARAMS, "wrong «params»"));
+  g_ptr_array_add (frames, ts_helora_frame_new_status (TS_HELORA_FRAME_CLOSE, 0, 0, ""));
+  return frames;
+}
+
+static GBytes *
+encode_ok (const TsHeloraFrame *frame)
+{
+  g_autoptr (GError) error = NULL;
+  GBytes *bytes = ts_helora_frame_encode (frame, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (bytes);
+  return bytes;
+}
+
+static void
+assert_rejected (GBytes *msg, gsize max_frame, int code)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraFrame) frame = ts_helora_frame_decode (msg, max_frame, &error);
+
+  g_assert_null (frame);
+  g_assert_error (error, TS_HELORA_ERROR, code);
+}
+
+static void
+test_round_trip (void)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  g_autoptr (GPtrArray) frames = all_frames (rng);
+
+  for (guint i = 0; i < frames->len; i++)
+    {
+      TsHeloraFrame *frame = g_ptr_array_index (frames, i);
+      g_autoptr (GBytes) bytes = encode_ok (frame);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (TsHeloraFrame) back = ts_helora_frame_decode (bytes, MAX_FRAME, &error);
+
+      g_assert_no_error (error);
+      assert_frames_equal (frame, back);
+      g_assert_cmpuint (ts_helora_peek_request_id (bytes), ==, frame->request_id);
+    }
+}
+
+static GBytes *
+patch (GBytes *bytes, gsize offset, guint8 value)
+{
+  gsize len;
+  guint8 *copy = g_bytes_unref_to_data (g_bytes_ref (bytes), &len);
+
+  g_assert_cmpuint (offset, <, len);
+  copy[offset] = value;
+  return g_bytes_new_take (copy, len);
+}
+
+/* Every prefix of every frame is refused as truncated, both as it is and with
+ * the header's payload length rewritten to match the shorter message. */
+static void
+test_truncations (void)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  g_autoptr (GPtrArray) frames = all_frames (rng);
+
+  for (guint i = 0; i < frames->len; i++)
+    {
+      g_autoptr (GBytes) bytes = encode_ok (g_ptr_array_index (frames, i));
+      gsize len = g_bytes_get_size (bytes);
+
+      for (gsize cut = 0; cut < len; cut++)
+        {
+          g_autoptr (GBytes) prefix = g_bytes_new_from_bytes (bytes, 0, cut);
+          assert_rejected (prefix, MAX_FRAME, TS_HELORA_ERROR_TRUNCATED);
+          if (cut >= TS_HELORA_HEADER_SIZE)
+            {
+              guint32 pl = (guint32) (cut - TS_HELORA_HEADER_SIZE);
+              g_autoptr (GBytes) a = patch (prefix, 16, pl & 0xff);
+              g_autoptr (GBytes) b = patch (a, 17, (pl >> 8) & 0xff);
+              g_autoptr (GBytes) c = patch (b, 18, (pl >> 16) & 0xff);
+              assert_rejected (c, MAX_FRAME, TS_HELORA_ERROR_TRUNCATED);
+            }
+        }
+    }
+}
+
+static void
+test_header_errors (void)
+{
+  g_autoptr (TsHeloraFrame) frame = make_hello ();
+  g_autoptr (GBytes) bytes = encode_ok (frame);
+  g_autoptr (GBytes) bad_magic = patch (bytes, 0, 'X');
+  g_autoptr (GBytes) v2 = patch (bytes, 4, 2);
+  g_autoptr (GBytes) type0 = patch (bytes, 5, 0);
+  g_autoptr (GBytes) type9 = patch (bytes, 5, 9);
+  g_autoptr (GBytes) flags = patch (bytes, 7, 1);
+  g_autoptr (GBytes) huge_len = patch (bytes, 19, 0x7f);
+  g_autoptr (GByteArray) longer = g_byte_array_new ();
+  g_autoptr (GBytes) trailing = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraFrame) none = NULL;
+
+  assert_rejected (bad_magic, MAX_FRAME, TS_HELORA_ERROR_MALFORMED);
+  assert_rejected (v2, MAX_FRAME, TS_HELORA_ERROR_VERSION);
+  assert_rejected (type0, MAX_FRAME, TS_HELORA_ERROR_UNKNOWN_TYPE);
+  assert_rejected (type9, MAX_FRAME, TS_HELORA_ERROR_UNKNOWN_TYPE);
+  assert_rejected (flags, MAX_FRAME, TS_HELORA_ERROR_MALFORMED);
+  assert_rejected (huge_len, MAX_FRAME, TS_HELORA_ERROR_TOO_LARGE);
+  /* The whole message over the limit, and just at it. */
+  assert_rejected (bytes, g_bytes_get_size (bytes) - 1, TS_HELORA_ERROR_TOO_LARGE);
+  none = ts_helora_frame_decode (bytes, g_bytes_get_size (bytes), &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (none);
+
+  g_byte_array_append (longer, g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes));
+  g_byte_array_append (longer, (const guint8 *) "x", 1);
+  trailing = g_byte_array_free_to_bytes (g_steal_pointer (&longer));
+  assert_rejected (trailing, MAX_FRAME, TS_HELORA_ERROR_MALFORMED);
+}
+
+/* Length and count fields inside payloads that claim too much. */
+static void
+test_oversized_fields (void)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed (1);
+  g_autoptr (TsHeloraFrame) eval = make_evaluate (rng);
+  g_autoptr (GBytes) bytes = encode_ok (eval);
+  /* Evaluate payload: token u32 @20, count u16 @24, 2 indices @26, ct count @30,
+   * first blob length @32. */
+  g_autoptr (GBytes) blob_len = patch (bytes, 35, 0xff);
+  g_autoptr (GBytes) mod_count = patch (bytes, 25, 0xff);
+  g_autoptr (GBytes) zero_count = patch (bytes, 24, 0);
+  g_autoptr (GBytes) ct_count = patch (bytes, 30, 65);
+  g_autoptr (TsHeloraFrame) hello = make_hello ();
+  g_autoptr (GBytes) hb = encode_ok (hello);
+  /* Hello payload starts with the params id length u16 @20. */
+  g_autoptr (GBytes) str_len = patch (hb, 20, 65);
+  g_autoptr (GBytes) bad_utf8 = patch (hb, 22, 0xff);
+
+  assert_rejected (blob_len, MAX_FRAME, TS_HELORA_ERROR_TRUNCATED);
+  assert_rejected (mod_count, MAX_FRAME, TS_HELORA_ERROR_MALFORMED);
+  assert_rejected (zero_count, MAX_FRAME, TS_HELORA_ERROR_MALFORMED);
+  assert_rejected (ct_count, MAX_FRAME, TS_HELORA_ERROR_MALFORMED);
+  assert_rejected (str_len, MAX_FRAME, TS_HELORA_ERROR_MALFORMED);
+  assert_rejected (bad_utf8, MAX_FRAME, TS_HELORA_ERROR_MALFORMED);
+}
+
+/* The encoder refuses what the decoder would refuse. */
+static void
+test_encode_limits (void)
+{
+  g_autoptr (TsHeloraFrame) hello = make_hello ();
+  g_autoptr (TsHeloraFrame) eval = ts_helora_frame_new (TS_HELORA_FRAME_EVALUATE, 1);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) bytes = NULL;
+
+  g_free (hello->u.hello.adapter_id);
+  hello->u.hello.adapter_id = g_strnfill (TS_HELORA_MAX_NAME + 1, 'a');
+  bytes = ts_helora_frame_encode (hello, &error);
+  g_assert_null (bytes);
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_MALFORMED);
+  g_clear_error (&error);
+
+  /* No modules and no ciphertext. */
+  bytes = ts_helora_frame_encode (eval, &error);
+  g_assert_null (bytes);
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_MALFORMED);
+}
+
+static void
+test_error_names (void)
+{
+  g_assert_cmpstr (ts_helora_error_name (TS_HELORA_ERROR_PARAMS), ==, "params");
+  g_assert_cmpstr (ts_helora_error_name (TS_HELORA_ERROR_CLOSED), ==, "closed");
+  g_assert_cmpstr (ts_helora_error_name (0), ==, "ok");
+  g_assert_cmpstr (ts_helora_error_name (999), ==, "unknown");
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/helora/proto/round-trip", test_round_trip);
+  g_test_add_func ("/helora/proto/truncations", test_truncations);
+  g_test_add_func ("/helora/proto/header-errors", test_header_errors);
+  g_test_add_func ("/helora/proto/oversized-fields", test_oversized_fields);
+  g_test_add_func ("/helora/proto/encode-limits", test_encode_limits);
+  g_test_add_func ("/helora/proto/error-names", test_error_names);
+  return g_test_run ();
+}

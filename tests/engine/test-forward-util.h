@@ -1,0 +1,45 @@
+/* test-forward-util.h: golden-file helpers shared by the model/forward/LoRA/session tests.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <glib.h>
+
+#include "session-private.h"
+
+/* README pass criteria for an fp32 implementation. */
+#define LOGITS_TOL 2e-3
+
+/* Reads tests/data/qwen35/@model/@file as float32 / int32; *count = elements. */
+float *golden_floats (const char *model, const char *file, gsize *count);
+int32_t *golden_ints (const char *model, const char *file, gsize *count);
+/* Loads tests/data/qwen35/@model/@model.gguf; fails the test on error. */
+LmModel *golden_model (const char *model);
+/* A session with @n_threads threads and @n_batch rows per step. */
+LmSession *golden_session (const LmModel *model, uint32_t n_threads, uint32_t n_batch);
+/* Largest |a - b| over @n values. */
+double max_abs_diff (const float *a, const float *b, gsize n);
+/* Index of the largest value. */
+int32_t argmax (const float *x, gsize n);
+/* Asserts max |a - b| <= @tol over @n values; logs the measured error under @what. */
+void assert_close (const char *what, const float *a, const float *b, gsize n, double tol);
+/* Prefills the prompt, then 32 argmax steps: the tokens must equal
+ * @prefix greedy_tokens.bin and the logits @prefix greedy_logits.bin. */
+void run_greedy (const LmModel *m, LmSession *s, const char *name, const char *prefix);
+/* Prefills @tokens (n) in one call and returns the logits of every position
+ * (n x n_vocab, g_free()). */
+float *prefill_all (LmSession *s, const int32_t *tokens, gsize n);
+/* Feeds @tokens one at a time; returns max |logits - @rows| over all steps
+ * (row t of @rows, n_vocab wide, after token t). */
+double decode_max_diff (LmSession *s, const int32_t *tokens, gsize n, const float *rows);
+
+/* The residual stream of a prefill, laid out like the golden hidden files:
+ * [n_layer][n_tok][n_embd] after each half of each layer, [n_tok][n_embd]
+ * after the final norm. */
+typedef struct {
+  uint32_t n_embd, n_layer, n_tok;
+  float *attn_residual, *l_out, *final_norm;
+} Hidden;
+
+/* Starts recording the first @n_tok positions of @s into @h. */
+void hidden_capture (Hidden *h, LmSession *s, uint32_t n_tok);
+void hidden_clear (Hidden *h);

@@ -1,0 +1,126 @@
+/* test-model.c: model loading: hyper-parameters against each manifest, and
+ * clean refusal of files that are not a usable Qwen3.5 model.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test-forward-util.h"
+#include "test-lora-util.h"
+#include "ts-test-util.h"
+
+static const char *const models[] = {
+  "tiny-qwen35moe-f32", "tiny-qwen35-f32", "tiny-qwen35moe-e256-q8_0",
+  "tiny-qwen35moe-e256-q4_k_m",
+};
+
+static gint64
+member_int (JsonObject *o, const char *key)
+{
+  g_assert_true (json_object_has_member (o, key));
+  return json_object_get_int_member (o, key);
+}
+
+static void
+test_hparams (gconstpointer data)
+{
+  const char *name = data;
+  g_autofree char *rel = g_strdup_printf ("qwen35/%s/manifest.json", name);
+  g_autofree char *path = ts_test_data_path (rel);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_assert_true (json_parser_load_from_file (parser, path, NULL));
+  JsonObject *hp = json_object_get_object_member (json_node_get_object (json_parser_get_root (parser)),
+                                                  "hparams");
+  LmModel *m = golden_model (name);
+  const LmModelInfo *in = lm_model_info (m);
+  const char *arch = json_object_get_string_member (hp, "arch");
+  g_assert_cmpint (in->arch, ==, strcmp (arch, "qwen35") == 0 ? LM_ARCH_QWEN35 : LM_ARCH_QWEN35MOE);
+  g_assert_cmpint (in->n_vocab, ==, member_int (hp, "n_vocab"));
+  g_assert_cmpint (in->n_embd, ==, member_int (hp, "n_embd"));
+  g_assert_cmpint (in->n_layer, ==, member_int (hp, "n_layer"));
+  g_assert_cmpint (in->n_head, ==, member_int (hp, "n_head"));
+  g_assert_cmpint (in->n_head_kv, ==, member_int (hp, "n_head_kv"));
+  g_assert_cmpint (in->head_dim, ==, member_int (hp, "head_dim"));
+  g_assert_cmpint (in->n_rot, ==, member_int (hp, "n_rot"));
+  g_assert_cmpint (in->n_ctx_train, ==, member_int (hp, "n_ctx"));
+  g_assert_cmpint (in->ssm_groups, ==, member_int (hp, "lin_k_heads"));
+  g_assert_cmpint (in->ssm_heads, ==, member_int (hp, "lin_v_heads"));
+  g_assert_cmpint (in->ssm_state, ==, member_int (hp, "lin_head_dim"));
+  g_assert_cmpint (in->ssm_conv_kernel, ==, member_int (hp, "conv_kernel"));
+  g_assert_cmpfloat_with_epsilon (in->rope_base, json_object_get_double_member (hp, "rope_base"), 1.0);
+  g_assert_cmpfloat_with_epsilon (in->rms_eps, json_object_get_double_member (hp, "rms_eps"), 1e-12);
+  g_assert_cmpint (in->tied_embeddings, ==, json_object_get_boolean_member (hp, "tied"));
+  JsonArray *sections = json_object_get_array_member (hp, "rope_sections");
+  for (guint i = 0; i < 4; i++)
+    g_assert_cmpint (in->rope_sections[i], ==, json_array_get_int_element (sections, i));
+  if (in->arch == LM_ARCH_QWEN35)
+    g_assert_cmpint (in->n_ff, ==, member_int (hp, "n_ff"));
+  else
+    {
+      g_assert_cmpint (in->n_expert, ==, member_int (hp, "n_expert"));
+      g_assert_cmpint (in->n_expert_used, ==, member_int (hp, "n_expert_used"));
+      g_assert_cmpint (in->n_ff_exp, ==, member_int (hp, "n_ff_exp"));
+      g_assert_cmpint (in->n_ff_shexp, ==, member_int (hp, "n_ff_shexp"));
+    }
+  JsonArray *linear = json_object_get_array_member (hp, "recurrent_layers");
+  guint n_linear = 0;
+  for (uint32_t il = 0; il < in->n_layer; il++)
+    n_linear += in->is_linear[il];
+  g_assert_cmpuint (n_linear, ==, json_array_get_length (linear));
+  for (guint i = 0; i < json_array_get_length (linear); i++)
+    g_assert_true (in->is_linear[json_array_get_int_element (linear, i)]);
+  g_assert_cmpuint (lm_model_weight_bytes (m), >, 0);
+  lm_model_free (m);
+}
+
+static void
+expect_failure (const char *path, const char *needle)
+{
+  LmModel *m = NULL;
+  char *error = NULL;
+  LmStatus st = lm_model_load (path, &m, &error);
+  g_test_message ("%s: %s (%s)", path, lm_status_message (st), error ? error : "");
+  g_assert_cmpint (st, !=, LM_OK);
+  g_assert_null (m);
+  g_assert_nonnull (error);
+  if (needle != NULL)
+    g_assert_nonnull (strstr (error, needle));
+  free (error);
+}
+
+/* Missing, truncated, and non-model files: an error with a message, no crash. */
+static void
+test_rejects (void)
+{
+  expect_failure ("/nonexistent/model.gguf", NULL);
+  g_autofree char *dir = g_dir_make_tmp ("tensafe-model-XXXXXX", NULL);
+  g_autofree char *adapter = g_build_filename (dir, "adapter.gguf", NULL);
+  write_lora_gguf (adapter, "blk.3.attn_output.weight", 128, 4, 128);
+  expect_failure (adapter, "qwen35moe.embedding_length");
+  gsize len;
+  g_autofree guint8 *model = ts_test_read_data ("qwen35/tiny-qwen35-f32/tiny-qwen35-f32.gguf", &len);
+  g_autofree char *cut = g_build_filename (dir, "cut.gguf", NULL);
+  const gsize sizes[] = { 0, 3, 24, 1000, len / 2, len - 1 };
+  for (size_t i = 0; i < G_N_ELEMENTS (sizes); i++)
+    {
+      g_assert_true (g_file_set_contents (cut, (const char *) model, (gssize) sizes[i], NULL));
+      expect_failure (cut, NULL);
+    }
+  g_remove (adapter);
+  g_remove (cut);
+  g_rmdir (dir);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  for (size_t i = 0; i < G_N_ELEMENTS (models); i++)
+    {
+      g_autofree char *p = g_strdup_printf ("/engine/model/%s/hparams", models[i]);
+      g_test_add_data_func (p, models[i], test_hparams);
+    }
+  g_test_add_func ("/engine/model/rejects", test_rejects);
+  return g_test_run ();
+}

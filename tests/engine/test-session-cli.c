@@ -1,0 +1,193 @@
+/* test-session-cli.c: tensafe-cli generate and bench engine, run as a program
+ * ($TENSAFE_CLI) on the golden models.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "test-forward-util.h"
+#include "ts-test-util.h"
+
+#define MODEL "tiny-qwen35moe-f32"
+
+/* Runs tensafe-cli with @args (NULL-terminated); returns the exit status. */
+static int
+run_cli (const char *const *args, char **out, char **err)
+{
+  const char *cli = g_getenv ("TENSAFE_CLI");
+  g_assert_nonnull (cli);
+  GPtrArray *argv = g_ptr_array_new ();
+  g_ptr_array_add (argv, (gpointer) cli);
+  for (size_t i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+  int wait_status = 0;
+  g_autoptr (GError) error = NULL;
+  gboolean ok = g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                              out, err, &wait_status, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  g_ptr_array_free (argv, TRUE);
+  return g_spawn_check_wait_status (wait_status, NULL) ? 0 : 1;
+}
+
+/* "1,2,3" from an int array. */
+static char *
+join_ids (const int32_t *ids, gsize n)
+{
+  GString *s = g_string_new (NULL);
+  for (gsize i = 0; i < n; i++)
+    g_string_append_printf (s, i ? ",%d" : "%d", ids[i]);
+  return g_string_free (s, FALSE);
+}
+
+static char *
+join_ids_spaces (const int32_t *ids, gsize n)
+{
+  char *commas = join_ids (ids, n);
+  g_strdelimit (commas, ",", ' ');
+  return commas;
+}
+
+static void
+check_generate (const char *name, const char *lora_rel, const char *prefix)
+{
+  g_autofree char *rel = g_strdup_printf ("qwen35/%s/%s.gguf", name, name);
+  g_autofree char *model = ts_test_data_path (rel);
+  g_autofree char *lora = lora_rel ? ts_test_data_path (lora_rel) : NULL;
+  gsize n_tok, n_gold, n_greedy;
+  g_autofree int32_t *tokens = golden_ints (name, "prompt_tokens.bin", &n_tok);
+  g_autofree char *f_logits = g_strdup_printf ("%slogits_batched.bin", prefix);
+  g_autofree char *f_greedy = g_strdup_printf ("%sgreedy_tokens.bin", prefix);
+  g_autofree float *gold = golden_floats (name, f_logits, &n_gold);
+  g_autofree int32_t *greedy = golden_ints (name, f_greedy, &n_greedy);
+  g_autofree char *ids = join_ids (tokens, n_tok);
+  g_autofree char *dir = g_dir_make_tmp ("tensafe-cli-XXXXXX", NULL);
+  g_autofree char *dump = g_build_filename (dir, "logits.bin", NULL);
+  g_autofree char *timings = g_build_filename (dir, "timings.json", NULL);
+  const char *args[] = { "generate", "--model", model, "--tokens", ids, "-n", "32", "--greedy",
+                         "--threads", "2", "--print-ids", "--dump-logits", dump,
+                         "--timings", timings, lora ? "--lora" : NULL, lora, NULL };
+  g_autofree char *out = NULL, *err = NULL;
+  g_assert_cmpint (run_cli (args, &out, &err), ==, 0);
+  g_autofree char *want = join_ids_spaces (greedy, n_greedy);
+  g_assert_cmpstr (g_strstrip (out), ==, want);
+  g_autofree char *logits = NULL;
+  gsize len = 0;
+  g_assert_true (g_file_get_contents (dump, &logits, &len, NULL));
+  g_assert_cmpuint (len, ==, n_gold * sizeof (float));
+  assert_close ("cli --dump-logits", (const float *) logits, gold, n_gold, LOGITS_TOL);
+  g_autofree char *json = NULL;
+  g_assert_true (g_file_get_contents (timings, &json, NULL, NULL));
+  g_assert_nonnull (strstr (json, "\"forward\""));
+  g_assert_nonnull (strstr (json, "\"sample\""));
+  g_remove (dump);
+  g_remove (timings);
+  g_rmdir (dir);
+}
+
+static void
+test_generate (void)
+{
+  check_generate (MODEL, NULL, "");
+  check_generate ("tiny-qwen35-f32", NULL, "");
+}
+
+static void
+test_generate_lora (void)
+{
+  check_generate (MODEL, "qwen35/" MODEL "/lora/tiny-qwen35moe-lora-f32.gguf", "lora_");
+  check_generate (MODEL, "qwen35/" MODEL "/lora/peft", "lora_");
+}
+
+/* A chat prompt renders to the golden prompt tokens (ChatML user turn plus
+ * the assistant header), so its greedy ids are the golden ones; so are those
+ * of the raw prompt text with its special tokens. */
+static void
+test_generate_prompt (void)
+{
+  g_autofree char *model = ts_test_data_path ("qwen35/" MODEL "/" MODEL ".gguf");
+  gsize n_greedy;
+  g_autofree int32_t *greedy = golden_ints (MODEL, "greedy_tokens.bin", &n_greedy);
+  g_autofree char *want = join_ids_spaces (greedy, 8);
+  const char *chat[] = { "generate", "--model", model, "--prompt",
+                         "What is free software? Explain it briefly.", "--chat", "-n", "8",
+                         "--print-ids", NULL };
+  const char *raw[] = { "generate", "--model", model, "--prompt",
+                        "<|im_start|>user\nWhat is free software? Explain it briefly.<|im_end|>\n"
+                        "<|im_start|>assistant\n", "-n", "8", "--print-ids", NULL };
+  const char *const *cases[] = { chat, raw };
+  for (size_t i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *out = NULL, *err = NULL;
+      g_assert_cmpint (run_cli (cases[i], &out, &err), ==, 0);
+      g_assert_cmpstr (g_strstrip (out), ==, want);
+    }
+}
+
+/* Sampling with a seed is reproducible, and different seeds differ. */
+static void
+test_generate_sampling (void)
+{
+  g_autofree char *model = ts_test_data_path ("qwen35/" MODEL "/" MODEL ".gguf");
+  const char *seed1[] = { "generate", "--model", model, "--tokens", "999,716,260", "-n", "24",
+                          "--temp", "1.5", "--top-k", "200", "--top-p", "0.99", "--seed", "1",
+                          "--print-ids", NULL };
+  const char *seed2[] = { "generate", "--model", model, "--tokens", "999,716,260", "-n", "24",
+                          "--temp", "1.5", "--top-k", "200", "--top-p", "0.99", "--seed", "2",
+                          "--print-ids", NULL };
+  g_autofree char *a = NULL, *b = NULL, *c = NULL, *err = NULL;
+  g_assert_cmpint (run_cli (seed1, &a, NULL), ==, 0);
+  g_assert_cmpint (run_cli (seed1, &b, NULL), ==, 0);
+  g_assert_cmpint (run_cli (seed2, &c, NULL), ==, 0);
+  g_assert_cmpstr (a, ==, b);
+  g_assert_cmpstr (a, !=, c);
+  const char *both[] = { "generate", "--model", model, "--tokens", "1", "--greedy", "--temp", "1",
+                         NULL };
+  g_autofree char *out = NULL;
+  g_assert_cmpint (run_cli (both, &out, &err), !=, 0);
+}
+
+/* Bad input ends with a message on stderr and a non-zero status. */
+static void
+test_errors (void)
+{
+  g_autofree char *model = ts_test_data_path ("qwen35/" MODEL "/" MODEL ".gguf");
+  const char *missing[] = { "generate", "--model", "/nonexistent.gguf", "--tokens", "1", NULL };
+  const char *bad_id[] = { "generate", "--model", model, "--tokens", "1,99999", NULL };
+  const char *no_prompt[] = { "generate", "--model", model, NULL };
+  const char *bad_backend[] = { "bench", "engine", "--model", model, "--backend", "tpu", NULL };
+  const char *const *cases[] = { missing, bad_id, no_prompt, bad_backend };
+  for (size_t i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *out = NULL, *err = NULL;
+      g_assert_cmpint (run_cli (cases[i], &out, &err), !=, 0);
+      g_assert_cmpuint (strlen (err), >, 0);
+    }
+}
+
+static void
+test_bench_json (void)
+{
+  g_autofree char *model = ts_test_data_path ("qwen35/" MODEL "/" MODEL ".gguf");
+  const char *args[] = { "bench", "engine", "--model", model, "--threads", "1", "--json",
+                         "--prompt-tokens", "16", "--decode-tokens", "8", "--runs", "1", NULL };
+  g_autofree char *out = NULL, *err = NULL;
+  g_assert_cmpint (run_cli (args, &out, &err), ==, 0);
+  const char *keys[] = { "\"model\"", "\"threads\": 1", "\"backend\": \"cpu\"", "\"prefill_tok_s\"",
+                         "\"decode_tok_s\"", "\"peak_rss_mib\"" };
+  for (size_t i = 0; i < G_N_ELEMENTS (keys); i++)
+    g_assert_nonnull (strstr (out, keys[i]));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/engine/cli/generate", test_generate);
+  g_test_add_func ("/engine/cli/generate-lora", test_generate_lora);
+  g_test_add_func ("/engine/cli/generate-prompt", test_generate_prompt);
+  g_test_add_func ("/engine/cli/generate-sampling", test_generate_sampling);
+  g_test_add_func ("/engine/cli/errors", test_errors);
+  g_test_add_func ("/engine/cli/bench-json", test_bench_json);
+  return g_test_run ();
+}

@@ -1,0 +1,336 @@
+/* test-app.c: smoke test of the application: the window maps, every page is
+ * reachable through its action, About and the shortcuts window open and
+ * close, the window size reaches the settings, and quitting closes it all.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * With TS_SCREENSHOT_DIR set, the window is also rendered to PNG files there
+ * (used to make docs/screenshot-main.png).
+ */
+#include <adwaita.h>
+#include <glib/gi18n.h>
+#include <locale.h>
+
+#include "ts-application.h"
+#include "ts-bench-page.h"
+#include "ts-config.h"
+#include "ts-core.h"
+#include "ts-gpu.h"
+#include "ts-window.h"
+
+typedef gboolean (*Condition) (gpointer data);
+
+static gboolean
+timeout_cb (gpointer data)
+{
+  *(gboolean *) data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* Iterates the main loop until @condition holds; fails after 10 s. */
+static void
+wait_until (Condition condition, gpointer data, const char *what)
+{
+  gboolean timed_out = FALSE;
+  guint id = g_timeout_add_seconds (10, timeout_cb, &timed_out);
+
+  while (!condition (data) && !timed_out)
+    g_main_context_iteration (NULL, TRUE);
+  if (timed_out)
+    g_error ("timed out waiting for %s", what);
+  g_source_remove (id);
+}
+
+static gboolean
+widget_is_mapped (gpointer widget)
+{
+  return gtk_widget_get_mapped (GTK_WIDGET (widget));
+}
+
+static GtkWidget *
+find_descendant (GtkWidget *widget, GType type)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
+    return widget;
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    {
+      GtkWidget *found = find_descendant (child, type);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+typedef struct {
+  GtkApplication *app;
+  GType type;
+} WindowQuery;
+
+static GtkWindow *
+find_app_window (GtkApplication *app, GType type)
+{
+  for (GList *l = gtk_application_get_windows (app); l != NULL; l = l->next)
+    if (G_TYPE_CHECK_INSTANCE_TYPE (l->data, type))
+      return l->data;
+  return NULL;
+}
+
+static gboolean
+app_window_shown (gpointer data)
+{
+  WindowQuery *query = data;
+  GtkWindow *window = find_app_window (query->app, query->type);
+
+  return window != NULL && gtk_widget_get_mapped (GTK_WIDGET (window));
+}
+
+static gboolean
+app_window_gone (gpointer data)
+{
+  WindowQuery *query = data;
+
+  return find_app_window (query->app, query->type) == NULL;
+}
+
+static gboolean
+no_windows_left (gpointer app)
+{
+  return gtk_application_get_windows (GTK_APPLICATION (app)) == NULL;
+}
+
+static void
+save_screenshot (GtkWidget *widget, const char *name)
+{
+  const char *dir = g_getenv ("TS_SCREENSHOT_DIR");
+  g_autoptr (GdkPaintable) paintable = NULL;
+  g_autoptr (GtkSnapshot) snapshot = NULL;
+  g_autoptr (GskRenderNode) node = NULL;
+  g_autoptr (GdkTexture) texture = NULL;
+  g_autofree char *path = NULL;
+
+  if (dir == NULL)
+    return;
+  /* Let layout and the GPU probe settle before drawing. */
+  for (int i = 0; i < 50; i++)
+    g_main_context_iteration (NULL, FALSE);
+
+  paintable = gtk_widget_paintable_new (widget);
+  snapshot = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, snapshot, gtk_widget_get_width (widget),
+                          gtk_widget_get_height (widget));
+  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
+  texture = gsk_renderer_render_texture (gtk_native_get_renderer (GTK_NATIVE (widget)),
+                                         node, NULL);
+  path = g_build_filename (dir, name, NULL);
+  g_assert_true (gdk_texture_save_to_png (texture, path));
+  g_test_message ("screenshot: %s", path);
+}
+
+static void
+visit_pages (TsWindow *window)
+{
+  static const char *pages[] = { "market", "keys", "bench", "chat" };
+  guint notified = 0;
+  gulong id;
+
+  id = g_signal_connect_swapped (window, "notify::visible-page",
+                                 G_CALLBACK (g_atomic_int_inc), &notified);
+  for (gsize i = 0; i < G_N_ELEMENTS (pages); i++)
+    {
+      g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.show-page",
+                                                 "s", pages[i]));
+      g_assert_cmpstr (ts_window_get_visible_page (window), ==, pages[i]);
+    }
+  g_assert_cmpuint (notified, ==, G_N_ELEMENTS (pages));
+  g_signal_handler_disconnect (window, id);
+}
+
+static gboolean
+gpu_row_filled (gpointer page)
+{
+  return g_strcmp0 (ts_bench_page_get_gpu_summary (page), "Probing…") != 0;
+}
+
+/* The benchmark page shows what the core's probe reports. */
+static void
+check_bench_page (TsWindow *window)
+{
+  GtkWidget *page = find_descendant (GTK_WIDGET (window), TS_TYPE_BENCH_PAGE);
+  g_autoptr (TsGpuInfo) info = ts_gpu_probe ();
+  g_autofree char *expected = ts_gpu_info_describe (info);
+
+  g_assert_nonnull (page);
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.show-page", "s", "bench");
+  wait_until (gpu_row_filled, page, "the GPU probe");
+  g_assert_cmpstr (ts_bench_page_get_gpu_summary (TS_BENCH_PAGE (page)), ==, expected);
+  save_screenshot (GTK_WIDGET (window), "screenshot-bench.png");
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.show-page", "s", "chat");
+}
+
+static void
+open_and_close (TsWindow *window, const char *action, GType type)
+{
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (window));
+  WindowQuery query = { app, type };
+  GtkWindow *shown;
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), action, NULL));
+  wait_until (app_window_shown, &query, action);
+  shown = find_app_window (app, type);
+  g_assert_true (gtk_window_get_transient_for (shown) == GTK_WINDOW (window));
+  if (ADW_IS_ABOUT_WINDOW (shown))
+    {
+      g_autofree char *prefix = g_strdup_printf ("TenSafe %s\n", TS_VERSION);
+
+      g_assert_cmpstr (adw_about_window_get_version (ADW_ABOUT_WINDOW (shown)), ==,
+                       TS_VERSION);
+      g_assert_true (g_str_has_prefix (
+        adw_about_window_get_debug_info (ADW_ABOUT_WINDOW (shown)), prefix));
+      g_assert_cmpint (adw_about_window_get_license_type (ADW_ABOUT_WINDOW (shown)), ==,
+                       GTK_LICENSE_GPL_3_0);
+      save_screenshot (GTK_WIDGET (shown), "screenshot-about.png");
+    }
+  gtk_window_close (shown);
+  wait_until (app_window_gone, &query, "the window to close");
+}
+
+static gboolean
+widget_is_unmapped (gpointer widget)
+{
+  return !gtk_widget_get_mapped (GTK_WIDGET (widget));
+}
+
+/* GtkApplicationWindow keeps its shortcuts window aside from the
+ * application's window list, and hides it on close. */
+static void
+open_and_close_shortcuts (TsWindow *window)
+{
+  GtkShortcutsWindow *shortcuts =
+    gtk_application_window_get_help_overlay (GTK_APPLICATION_WINDOW (window));
+
+  g_assert_nonnull (shortcuts);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window),
+                                             "win.show-help-overlay", NULL));
+  wait_until (widget_is_mapped, shortcuts, "the shortcuts window");
+  gtk_window_close (GTK_WINDOW (shortcuts));
+  wait_until (widget_is_unmapped, shortcuts, "the shortcuts window to close");
+}
+
+static void
+check_size_reaches_settings (TsApplication *app, TsWindow *window)
+{
+  GSettings *settings = ts_application_get_settings (app);
+
+  g_assert_nonnull (settings);
+  gtk_window_set_default_size (GTK_WINDOW (window), 1000, 650);
+  g_assert_cmpint (g_settings_get_int (settings, "window-width"), ==, 1000);
+  g_assert_cmpint (g_settings_get_int (settings, "window-height"), ==, 650);
+}
+
+static void
+check_quit_accel (TsApplication *app)
+{
+  g_auto (GStrv) accels = gtk_application_get_accels_for_action (GTK_APPLICATION (app),
+                                                                 "app.quit");
+
+  g_assert_true (g_strv_contains ((const char * const *) accels, "<Control>q"));
+}
+
+static void
+test_smoke (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  g_autoptr (GError) error = NULL;
+  TsWindow *window;
+
+  g_assert_true (g_application_register (G_APPLICATION (app), NULL, &error));
+  g_assert_no_error (error);
+  g_application_activate (G_APPLICATION (app));
+
+  window = TS_WINDOW (gtk_application_get_active_window (GTK_APPLICATION (app)));
+  g_assert_nonnull (window);
+  wait_until (widget_is_mapped, window, "the main window to map");
+  g_assert_cmpstr (ts_window_get_visible_page (window), ==, "chat");
+  save_screenshot (GTK_WIDGET (window), "screenshot-main.png");
+
+  visit_pages (window);
+  check_bench_page (window);
+  open_and_close (window, "win.about", ADW_TYPE_ABOUT_WINDOW);
+  open_and_close_shortcuts (window);
+  check_size_reaches_settings (app, window);
+  check_quit_accel (app);
+
+  g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
+  wait_until (no_windows_left, app, "quit to close every window");
+}
+
+static void
+test_version (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+      char *argv[] = { (char *) "tensafe", (char *) "--version", NULL };
+
+      exit (g_application_run (G_APPLICATION (app), 2, argv));
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  g_test_trap_assert_stdout ("tensafe " TS_VERSION "\n");
+}
+
+/* The templates and code use the translation domain: with the German
+ * catalogue built in this tree, the pages speak German. */
+static void
+test_german (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+      GtkWidget *page;
+      GtkWidget *status;
+      TsWindow *window;
+
+      g_setenv ("LANGUAGE", "de", TRUE);
+      setlocale (LC_ALL, "C.UTF-8");
+      bindtextdomain (TS_GETTEXT_PACKAGE, TS_TEST_LOCALEDIR);
+      bind_textdomain_codeset (TS_GETTEXT_PACKAGE, "UTF-8");
+      textdomain (TS_GETTEXT_PACKAGE);
+
+      g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
+      g_application_activate (G_APPLICATION (app));
+      window = TS_WINDOW (gtk_application_get_active_window (GTK_APPLICATION (app)));
+      page = find_descendant (GTK_WIDGET (window), TS_TYPE_BENCH_PAGE);
+      status = find_descendant (page, ADW_TYPE_STATUS_PAGE);
+      g_print ("%s\n", adw_status_page_get_title (ADW_STATUS_PAGE (status)));
+      gtk_window_destroy (GTK_WINDOW (window));
+      exit (0);
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  g_test_trap_assert_stdout ("Verschlüsselte Inferenz messen\n");
+}
+
+static void
+test_no_display (void)
+{
+  g_test_skip ("no display: run the gui suite under xvfb-run");
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  if (!gtk_init_check ())
+    {
+      /* `make check` runs this suite under Xvfb; a bare `meson test` on a
+       * machine without a display reports it skipped rather than broken. */
+      g_test_add_func ("/gui/no-display", test_no_display);
+      return g_test_run ();
+    }
+  g_test_add_func ("/gui/smoke", test_smoke);
+  g_test_add_func ("/gui/version", test_version);
+  g_test_add_func ("/gui/german", test_german);
+  return g_test_run ();
+}

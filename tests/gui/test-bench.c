@@ -1,0 +1,194 @@
+/* test-bench.c: the benchmark page runs the golden model to completion, fills the
+ * table and the chart, exports, and stops when asked.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <adwaita.h>
+#include <glib/gstdio.h>
+
+#include "gui-test-util.h"
+#include "ts-application.h"
+#include "ts-bench-item.h"
+#include "ts-bench-page-private.h"
+#include "ts-test-util.h"
+
+#define GOLDEN_DIR "qwen35/tiny-qwen35moe-f32/"
+
+typedef struct {
+  GtkWindow *window;
+  TsBenchPage *page;
+} Fixture;
+
+static void
+fixture_setup (Fixture *f, gconstpointer data)
+{
+  g_autofree char *model = ts_test_data_path (GOLDEN_DIR "tiny-qwen35moe-f32.gguf");
+  g_autofree char *lora = ts_test_data_path (GOLDEN_DIR "lora/tiny-qwen35moe-lora-f32.gguf");
+  const char *const *presets = data;
+
+  f->window = GTK_WINDOW (gtk_window_new ());
+  f->page = TS_BENCH_PAGE (g_object_new (TS_TYPE_BENCH_PAGE, NULL));
+  gtk_window_set_child (f->window, GTK_WIDGET (f->page));
+  gtk_window_present (f->window);
+  _ts_bench_page_set_inputs (f->page, model, lora, 3, presets);
+}
+
+static void
+fixture_teardown (Fixture *f, gconstpointer data)
+{
+  gtk_window_destroy (f->window);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+}
+
+static gboolean
+finished (gpointer page)
+{
+  return !_ts_bench_page_get_running (page);
+}
+
+static void
+wait_for_run (TsBenchPage *page)
+{
+  gui_wait_until (finished, page, 60, "the benchmark to finish");
+}
+
+static const char *const fast_only[] = { "fast", NULL };
+
+static void
+test_run_fills_table (Fixture *f, gconstpointer data)
+{
+  GListModel *rows = _ts_bench_page_get_results_model (f->page);
+  g_autoptr (TsBenchItem) plain = NULL, local = NULL;
+  g_autofree char *plain_label = NULL, *local_label = NULL, *encrypt = NULL;
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->page), "bench.run", NULL));
+  g_assert_true (_ts_bench_page_get_running (f->page));
+  wait_for_run (f->page);
+  g_assert_null (_ts_bench_page_get_last_toast (f->page));
+
+  /* Plaintext, then HE local with the fast preset. */
+  g_assert_cmpuint (g_list_model_get_n_items (rows), ==, 2);
+  g_assert_cmpuint (ts_bench_chart_get_n_bars (_ts_bench_page_get_chart (f->page)), ==, 2);
+  plain = g_list_model_get_item (rows, 0);
+  local = g_list_model_get_item (rows, 1);
+  plain_label = ts_bench_item_format (plain, "label");
+  local_label = ts_bench_item_format (local, "label");
+  g_assert_cmpstr (plain_label, ==, "Plaintext");
+  g_assert_cmpstr (local_label, ==, "HE local · fast");
+  g_assert_cmpuint (ts_bench_item_get_result (plain)->n_tokens, ==, 3);
+  g_assert_cmpuint (ts_bench_item_get_result (local)->n_tokens, ==, 3);
+  encrypt = ts_bench_item_format (local, "encrypt");
+  g_assert_cmpfloat (g_ascii_strtod (encrypt, NULL), >, 0.0);
+  /* Both configurations generate the same greedy tokens. */
+  g_assert_cmpmem (ts_bench_item_get_result (plain)->tokens->data, 3 * 4,
+                   ts_bench_item_get_result (local)->tokens->data, 3 * 4);
+}
+
+static void
+test_export (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("ts-bench-XXXXXX", &error);
+  g_autofree char *csv_path = g_build_filename (dir, "bench.csv", NULL);
+  g_autofree char *json_path = g_build_filename (dir, "bench.json", NULL);
+  g_autofree char *csv = NULL, *json = NULL;
+
+  g_assert_false (_ts_bench_page_export_to (f->page, csv_path, "csv", &error));
+  g_clear_error (&error);
+  gtk_widget_activate_action (GTK_WIDGET (f->page), "bench.run", NULL);
+  wait_for_run (f->page);
+  g_assert_true (_ts_bench_page_export_to (f->page, csv_path, "csv", &error));
+  g_assert_true (_ts_bench_page_export_to (f->page, json_path, "json", &error));
+  g_assert_no_error (error);
+  g_assert_true (g_file_get_contents (csv_path, &csv, NULL, NULL));
+  g_assert_true (g_file_get_contents (json_path, &json, NULL, NULL));
+  g_assert_true (g_str_has_prefix (csv, "configuration,mode,preset,rank,tokens,decode_tok_s,"));
+  g_assert_nonnull (strstr (csv, "\n\"plaintext\",plain,,"));
+  g_assert_nonnull (strstr (csv, "\n\"HE local · fast\",local,fast,"));
+  g_assert_nonnull (strstr (json, "\"decode_tok_s\""));
+  g_unlink (csv_path);
+  g_unlink (json_path);
+  g_rmdir (dir);
+}
+
+/* Many tokens on every preset: the stop button ends it early, and the
+ * table stays empty rather than half-filled. */
+static void
+test_cancel (Fixture *f, gconstpointer data)
+{
+  GtkSpinButton *tokens = GTK_SPIN_BUTTON (gtk_widget_get_template_child (
+    GTK_WIDGET (f->page), TS_TYPE_BENCH_PAGE, "tokens_spin"));
+
+  gtk_spin_button_set_value (tokens, 1000);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->page), "bench.run", NULL));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->page), "bench.cancel", NULL));
+  wait_for_run (f->page);
+  g_assert_cmpstr (_ts_bench_page_get_last_toast (f->page), ==, "Benchmark stopped");
+  g_assert_cmpuint (g_list_model_get_n_items (_ts_bench_page_get_results_model (f->page)), ==, 0);
+  /* And it can run again afterwards. */
+  gtk_spin_button_set_value (tokens, 2);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->page), "bench.run", NULL));
+  wait_for_run (f->page);
+  g_assert_cmpuint (g_list_model_get_n_items (_ts_bench_page_get_results_model (f->page)), >, 0);
+}
+
+/* Two ranks, each with plaintext and HE local. */
+static void
+test_ranks (Fixture *f, gconstpointer data)
+{
+  GListModel *rows = _ts_bench_page_get_results_model (f->page);
+  g_autoptr (TsBenchItem) last = NULL;
+
+  _ts_bench_page_set_ranks (f->page, "x");
+  gtk_widget_activate_action (GTK_WIDGET (f->page), "bench.run", NULL);
+  g_assert_false (_ts_bench_page_get_running (f->page));
+  g_assert_cmpstr (_ts_bench_page_get_last_toast (f->page), ==, "“x” is not a rank between 1 and 4096");
+
+  _ts_bench_page_set_ranks (f->page, "1, 3");
+  gtk_widget_activate_action (GTK_WIDGET (f->page), "bench.run", NULL);
+  wait_for_run (f->page);
+  g_assert_cmpuint (g_list_model_get_n_items (rows), ==, 4);
+  g_assert_cmpuint (ts_bench_chart_get_n_bars (_ts_bench_page_get_chart (f->page)), ==, 4);
+  last = g_list_model_get_item (rows, 3);
+  g_assert_cmpuint (ts_bench_item_get_result (last)->rank, ==, 3);
+  g_assert_cmpint (ts_bench_item_get_result (last)->mode, ==, TS_HELORA_MODE_LOCAL);
+}
+
+static void
+test_needs_model (void)
+{
+  TsBenchPage *page = g_object_ref_sink (g_object_new (TS_TYPE_BENCH_PAGE, NULL));
+  const char *none[] = { NULL };
+
+  _ts_bench_page_set_inputs (page, "", "", 3, none);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "bench.run", NULL));
+  g_assert_false (_ts_bench_page_get_running (page));
+  g_assert_cmpstr (_ts_bench_page_get_last_toast (page), ==, "Choose a model and an adapter first");
+  g_assert_finalize_object (page);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+}
+
+int
+main (int argc, char **argv)
+{
+  g_autoptr (TsApplication) app = NULL;
+
+  g_test_init (&argc, &argv, NULL);
+  if (!gtk_init_check ())
+    {
+      return gui_run_without_display ("/bench/no-display");
+    }
+  adw_init ();
+  /* The page reads its settings through the default application. */
+  app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
+#define ADD(path, func) \
+  g_test_add ("/bench/" path, Fixture, fast_only, fixture_setup, func, fixture_teardown)
+  ADD ("run-fills-table", test_run_fills_table);
+  ADD ("export", test_export);
+  ADD ("cancel", test_cancel);
+  ADD ("ranks", test_ranks);
+#undef ADD
+  g_test_add_func ("/bench/needs-model", test_needs_model);
+  return g_test_run ();
+}

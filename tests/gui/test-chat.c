@@ -1,0 +1,412 @@
+/* test-chat.c: the chat page end to end on the demo model: one prompt through the
+ * real page answered by both panes (plaintext LoRA and HE-LoRA, local evaluator),
+ * greedy texts equal, one chart bar per token with every HE stage timed, the
+ * conversation in history.sqlite after a restart; stop, regenerate, edit.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A screenshot of the chat page after the run is saved as
+ * TS_TEST_BUILDDIR/screenshot-chat.png (or in $TS_SCREENSHOT_DIR).
+ */
+#include <adwaita.h>
+#include <glib/gstdio.h>
+
+#include "ts-application.h"
+#include "ts-chat-page.h"
+#include "ts-history.h"
+#include "ts-window.h"
+
+#define PROMPT "Tell me about encrypted adapters."
+#define N_TOKENS 6
+
+typedef gboolean (*Condition) (gpointer data);
+
+static gboolean
+timeout_cb (gpointer data)
+{
+  *(gboolean *) data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* Iterates the main loop until @condition holds; fails after 60 s. */
+static void
+wait_until (Condition condition, gpointer data, const char *what)
+{
+  gboolean timed_out = FALSE;
+  guint id = g_timeout_add_seconds (60, timeout_cb, &timed_out);
+
+  while (!condition (data) && !timed_out)
+    g_main_context_iteration (NULL, TRUE);
+  if (timed_out)
+    g_error ("timed out waiting for %s", what);
+  g_source_remove (id);
+}
+
+static gboolean
+page_ready (gpointer page)
+{
+  return ts_chat_page_get_ready (TS_CHAT_PAGE (page));
+}
+
+static gboolean
+page_idle (gpointer page)
+{
+  return !ts_chat_page_get_busy (TS_CHAT_PAGE (page));
+}
+
+static gboolean
+widget_is_mapped (gpointer widget)
+{
+  return gtk_widget_get_mapped (GTK_WIDGET (widget));
+}
+
+static GtkWidget *
+find_descendant (GtkWidget *widget, GType type)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
+    return widget;
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    {
+      GtkWidget *found = find_descendant (child, type);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+static gboolean
+no_windows_left (gpointer app)
+{
+  return gtk_application_get_windows (GTK_APPLICATION (app)) == NULL;
+}
+
+/* Starts the app, waits for its window and the demo model; returns the page. */
+static TsChatPage *
+start_app (TsApplication *app)
+{
+  GtkWindow *window;
+  TsChatPage *page;
+
+  g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
+  g_application_activate (G_APPLICATION (app));
+  window = gtk_application_get_active_window (GTK_APPLICATION (app));
+  wait_until (widget_is_mapped, window, "the main window to map");
+  page = TS_CHAT_PAGE (find_descendant (GTK_WIDGET (window), TS_TYPE_CHAT_PAGE));
+  g_assert_nonnull (page);
+  wait_until (page_ready, page, "the demo model to load");
+  g_object_set (page, "max-tokens", N_TOKENS, "temperature", 0.0, NULL);
+  return page;
+}
+
+static void
+quit_app (TsApplication *app)
+{
+  g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
+  wait_until (no_windows_left, app, "quit to close every window");
+}
+
+static void
+send_prompt (TsChatPage *page, const char *prompt)
+{
+  ts_chat_page_set_prompt (page, prompt);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.send", NULL));
+  g_assert_true (ts_chat_page_get_busy (page));
+  wait_until (page_idle, page, "both panes to finish");
+}
+
+static void
+save_screenshot (GtkWidget *widget, const char *name)
+{
+  const char *dir = g_getenv ("TS_SCREENSHOT_DIR");
+  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
+  g_autoptr (GtkSnapshot) snapshot = gtk_snapshot_new ();
+  g_autoptr (GskRenderNode) node = NULL;
+  g_autoptr (GdkTexture) texture = NULL;
+  g_autofree char *path = NULL;
+
+  /* Let the last tokens reach the labels and the charts draw. */
+  for (int i = 0; i < 50; i++)
+    g_main_context_iteration (NULL, FALSE);
+  gdk_paintable_snapshot (paintable, snapshot, gtk_widget_get_width (widget),
+                          gtk_widget_get_height (widget));
+  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
+  texture = gsk_renderer_render_texture (gtk_native_get_renderer (GTK_NATIVE (widget)), node, NULL);
+  path = g_build_filename (dir != NULL ? dir : TS_TEST_BUILDDIR, name, NULL);
+  g_assert_true (gdk_texture_save_to_png (texture, path));
+  g_test_message ("screenshot: %s", path);
+}
+
+/* One bar per token; the HE pane times every stage its mode has. */
+static void
+check_chart (TsChatPane *pane)
+{
+  TsLatencyChart *chart = ts_chat_pane_get_chart (pane);
+  g_autofree char *csv = ts_latency_chart_to_csv (chart);
+  g_auto (GStrv) lines = g_strsplit (csv, "\n", -1);
+  TsStage timed[] = { TS_STAGE_FORWARD, TS_STAGE_LORA_B, TS_STAGE_LM_HEAD, TS_STAGE_SAMPLE };
+  TsStage he_timed[] = { TS_STAGE_ENCRYPT, TS_STAGE_EVALUATE, TS_STAGE_DECRYPT };
+
+  g_assert_cmpuint (ts_latency_chart_get_n_bars (chart), ==, ts_chat_pane_get_n_tokens (pane));
+  /* The header names every stage; one line per bar follows. */
+  for (int s = 0; s < TS_N_STAGES; s++)
+    {
+      g_autofree char *column = g_strdup_printf (",%s_ms", ts_stage_name (s));
+      g_assert_nonnull (strstr (lines[0], column));
+    }
+  g_assert_cmpuint (g_strv_length (lines), ==, ts_chat_pane_get_n_tokens (pane) + 2);
+  for (guint i = 0; i < ts_latency_chart_get_n_bars (chart); i++)
+    {
+      const TsTokenTimings *t = ts_latency_chart_get_bar (chart, i);
+
+      for (gsize k = 0; k < G_N_ELEMENTS (timed); k++)
+        g_assert_cmpfloat (t->ms[timed[k]], >, 0);
+      for (gsize k = 0; k < G_N_ELEMENTS (he_timed); k++)
+        if (ts_chat_pane_get_he (pane))
+          g_assert_cmpfloat (t->ms[he_timed[k]], >, 0);
+        else
+          g_assert_cmpfloat (t->ms[he_timed[k]], ==, 0);
+      /* Local evaluation: nothing crosses a wire. */
+      g_assert_cmpfloat (t->ms[TS_STAGE_UPLOAD], ==, 0);
+      g_assert_cmpfloat (t->ms[TS_STAGE_DOWNLOAD], ==, 0);
+    }
+}
+
+static void
+check_stored (gint64 conversation, const char *plain, const char *he, gboolean complete)
+{
+  g_autofree char *path = ts_history_default_path ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHistory) history = ts_history_open (path, &error);
+  g_autoptr (GPtrArray) messages = NULL;
+  TsHistoryMessage *m;
+
+  g_assert_no_error (error);
+  messages = ts_history_messages (history, conversation, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (messages->len, ==, 3);
+  m = g_ptr_array_index (messages, 0);
+  g_assert_true (m->is_user);
+  g_assert_cmpstr (m->content, ==, PROMPT);
+  m = g_ptr_array_index (messages, 1);
+  g_assert_cmpint (m->pane, ==, TS_HISTORY_PANE_PLAIN);
+  g_assert_cmpstr (m->content, ==, plain);
+  g_assert_cmpint (m->complete, ==, complete);
+  m = g_ptr_array_index (messages, 2);
+  g_assert_cmpint (m->pane, ==, TS_HISTORY_PANE_HE);
+  g_assert_cmpstr (m->content, ==, he);
+  g_assert_cmpint (m->complete, ==, complete);
+}
+
+static void
+test_send_and_restart (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  g_autoptr (TsApplication) app2 = NULL;
+  TsChatPage *page = start_app (app);
+  TsChatPane *plain = ts_chat_page_get_pane (page, FALSE);
+  TsChatPane *he = ts_chat_page_get_pane (page, TRUE);
+  g_autofree char *plain_text = NULL;
+  g_autofree char *he_text = NULL;
+  guint n_before = ts_chat_page_get_n_conversations (page);
+  gint64 conversation;
+
+  send_prompt (page, PROMPT);
+  plain_text = g_strdup (ts_chat_pane_get_reply (plain));
+  he_text = g_strdup (ts_chat_pane_get_reply (he));
+  g_test_message ("%u tokens: “%s”; HE %.1f tokens/s, max |Δhe − Δplain| %.3g",
+                  ts_chat_pane_get_n_tokens (he), he_text,
+                  ts_chat_pane_get_tokens_per_second (he), ts_chat_pane_get_max_delta_error (he));
+
+  /* Greedy: encryption must not change a single token. */
+  g_assert_cmpstr (plain_text, ==, he_text);
+  g_assert_cmpuint (ts_chat_pane_get_n_tokens (plain), ==, ts_chat_pane_get_n_tokens (he));
+  g_assert_cmpuint (ts_chat_pane_get_n_tokens (he), >=, 1);
+  g_assert_cmpuint (ts_chat_pane_get_n_tokens (he), <=, N_TOKENS);
+  g_assert_cmpint (ts_chat_pane_get_diverged_at (he), ==, -1);
+  g_assert_cmpfloat (ts_chat_pane_get_max_delta_error (he), >, 0);
+  g_assert_cmpfloat (ts_chat_pane_get_max_delta_error (he), <, 1e-3);
+  g_assert_cmpfloat (ts_chat_pane_get_first_token_ms (he), >, 0);
+  check_chart (plain);
+  check_chart (he);
+  save_screenshot (gtk_widget_get_ancestor (GTK_WIDGET (page), GTK_TYPE_WINDOW), "screenshot-chat.png");
+
+  conversation = ts_chat_page_get_conversation (page);
+  g_assert_cmpint (conversation, >, 0);
+  g_assert_cmpuint (ts_chat_page_get_n_conversations (page), ==, n_before + 1);
+  quit_app (app);
+
+  /* A new instance on the same data dir finds the conversation. */
+  check_stored (conversation, plain_text, he_text, TRUE);
+  app2 = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  page = start_app (app2);
+  g_assert_cmpuint (ts_chat_page_get_n_conversations (page), ==, n_before + 1);
+  g_assert_true (ts_chat_page_load_conversation (page, conversation, NULL));
+  g_assert_cmpstr (ts_chat_pane_get_reply (ts_chat_page_get_pane (page, FALSE)), ==, plain_text);
+  g_assert_cmpstr (ts_chat_pane_get_reply (ts_chat_page_get_pane (page, TRUE)), ==, he_text);
+  quit_app (app2);
+}
+
+/* Regenerate gives the same greedy answer in place; edit takes the exchange
+ * back into the prompt box; both keep history in step. */
+static void
+test_regenerate_and_edit (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  TsChatPage *page = start_app (app);
+  TsChatPane *he = ts_chat_page_get_pane (page, TRUE);
+  g_autofree char *first = NULL;
+  g_autoptr (GPtrArray) turns = NULL;
+
+  send_prompt (page, PROMPT);
+  first = g_strdup (ts_chat_pane_get_reply (he));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.regenerate", NULL));
+  wait_until (page_idle, page, "the regenerated answer");
+  g_assert_cmpstr (ts_chat_pane_get_reply (he), ==, first);
+  turns = ts_chat_pane_get_turns (he);
+  g_assert_cmpuint (turns->len, ==, 2);
+  check_stored (ts_chat_page_get_conversation (page), first, first, TRUE);
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.edit-last", NULL));
+  g_assert_cmpstr (ts_chat_page_get_prompt (page), ==, PROMPT);
+  g_assert_null (ts_chat_pane_get_reply (he));
+  quit_app (app);
+}
+
+/* Stop ends both panes early; what streamed is kept, marked incomplete. */
+static void
+test_stop (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  TsChatPage *page = start_app (app);
+  TsChatPane *plain = ts_chat_page_get_pane (page, FALSE);
+  TsChatPane *he = ts_chat_page_get_pane (page, TRUE);
+
+  g_object_set (page, "max-tokens", 200, NULL);
+  ts_chat_page_set_prompt (page, PROMPT);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.send", NULL));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.stop", NULL));
+  wait_until (page_idle, page, "both panes to stop");
+  g_assert_cmpuint (ts_chat_pane_get_n_tokens (he), <, 200);
+  check_stored (ts_chat_page_get_conversation (page), ts_chat_pane_get_reply (plain),
+                ts_chat_pane_get_reply (he), FALSE);
+  quit_app (app);
+}
+
+typedef struct {
+  TsChatPage *page;
+  TsHistory *history;
+  char *seen;              /* HE text found in the database mid-answer */
+} StreamWatch;
+
+static gboolean
+he_reply_stored_while_busy (gpointer data)
+{
+  StreamWatch *w = data;
+  g_autoptr (GPtrArray) messages = NULL;
+  TsHistoryMessage *he;
+
+  g_usleep (20000);
+  messages = ts_history_messages (w->history, ts_chat_page_get_conversation (w->page), NULL);
+  if (messages == NULL || messages->len != 3 || !ts_chat_page_get_busy (w->page))
+    return FALSE;
+  he = g_ptr_array_index (messages, 2);
+  if (he->complete || *he->content == '\0')
+    return FALSE;
+  w->seen = g_strdup (he->content);
+  return TRUE;
+}
+
+/* While an answer streams, what arrived so far is already in the database
+ * (read through a second connection, as after a crash). */
+static void
+test_saved_while_streaming (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  TsChatPage *page = start_app (app);
+  g_autofree char *path = ts_history_default_path ();
+  StreamWatch watch = { page, ts_history_open (path, NULL), NULL };
+
+  g_assert_nonnull (watch.history);
+  g_object_set (page, "max-tokens", 200, NULL);
+  ts_chat_page_set_prompt (page, PROMPT);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.send", NULL));
+  wait_until (he_reply_stored_while_busy, &watch, "the streamed answer to reach history.sqlite");
+  g_test_message ("stored mid-answer: %zu bytes", strlen (watch.seen));
+  g_assert_true (g_str_has_prefix (ts_chat_pane_get_reply (ts_chat_page_get_pane (page, TRUE)),
+                                   watch.seen));
+  gtk_widget_activate_action (GTK_WIDGET (page), "chat.stop", NULL);
+  wait_until (page_idle, page, "both panes to stop");
+  ts_history_close (watch.history);
+  g_free (watch.seen);
+  quit_app (app);
+}
+
+/* A page dropped while its model loads is freed, and the late load is ignored. */
+static void
+test_page_lifecycle (void)
+{
+  GtkWidget *page = g_object_ref_sink (g_object_new (TS_TYPE_CHAT_PAGE, NULL));
+
+  g_assert_false (ts_chat_page_get_busy (TS_CHAT_PAGE (page)));
+  g_assert_finalize_object (page);
+  for (int i = 0; i < 100; i++)
+    g_main_context_iteration (NULL, FALSE);
+}
+
+static void
+remove_tree (const char *path)
+{
+  g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (path, name, NULL);
+
+      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
+        remove_tree (child);
+      else
+        g_remove (child);
+    }
+  g_rmdir (path);
+}
+
+static void
+test_no_display (void)
+{
+  g_test_skip ("no display: run the gui suite under xvfb-run");
+}
+
+int
+main (int argc, char **argv)
+{
+  g_autoptr (TsApplication) app = NULL;
+  g_autofree char *data_home = NULL;
+  int status;
+
+  g_test_init (&argc, &argv, NULL);
+  /* A data dir of our own for history.sqlite (not G_TEST_OPTION_ISOLATE_DIRS:
+   * it hides the system's MIME database, which icon loading needs). */
+  data_home = g_dir_make_tmp ("tensafe-chat-XXXXXX", NULL);
+  g_assert_nonnull (data_home);
+  g_setenv ("XDG_DATA_HOME", data_home, TRUE);
+  if (!gtk_init_check ())
+    {
+      g_test_add_func ("/chat/no-display", test_no_display);
+      status = g_test_run ();
+      remove_tree (data_home);
+      return status;
+    }
+  adw_init ();
+  /* Creating the application registers the resources the templates load from. */
+  app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  g_test_add_func ("/chat/send-and-restart", test_send_and_restart);
+  g_test_add_func ("/chat/regenerate-and-edit", test_regenerate_and_edit);
+  g_test_add_func ("/chat/stop", test_stop);
+  g_test_add_func ("/chat/saved-while-streaming", test_saved_while_streaming);
+  g_test_add_func ("/chat/page-lifecycle", test_page_lifecycle);
+  status = g_test_run ();
+  remove_tree (data_home);
+  return status;
+}

@@ -1,0 +1,202 @@
+/* test-prefs.c: the preferences window reads and writes org.tensafe.Desktop both ways.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <adwaita.h>
+
+#include "gui-test-util.h"
+#include "ts-application.h"
+#include "ts-config.h"
+#include "ts-gpu.h"
+#include "ts-preferences-window.h"
+#include "ts-window.h"
+
+static GtkWidget *
+child (TsPreferencesWindow *window, const char *name)
+{
+  GObject *object = gtk_widget_get_template_child (GTK_WIDGET (window),
+                                                   TS_TYPE_PREFERENCES_WINDOW, name);
+
+  g_assert_nonnull (object);
+  return GTK_WIDGET (object);
+}
+
+static GSettings *
+fresh_settings (void)
+{
+  GSettings *settings = g_settings_new (TS_APP_ID);
+  g_autoptr (GSettingsSchema) schema = NULL;
+  g_auto (GStrv) keys = NULL;
+
+  /* The memory backend keeps values for the whole process: start clean. */
+  g_object_get (settings, "settings-schema", &schema, NULL);
+  keys = g_settings_schema_list_keys (schema);
+  for (guint i = 0; keys[i] != NULL; i++)
+    g_settings_reset (settings, keys[i]);
+  return settings;
+}
+
+static void
+test_settings_to_rows (void)
+{
+  g_autoptr (GSettings) settings = fresh_settings ();
+  TsPreferencesWindow *window;
+
+  g_settings_set_string (settings, "evaluator-mode", "remote");
+  g_settings_set_string (settings, "evaluator-url", "ws://10.0.0.7:9000/v1/helora");
+  g_settings_set_string (settings, "ckks-preset", "n32768");
+  g_settings_set_int (settings, "threads", 6);
+  g_settings_set_boolean (settings, "use-gpu", FALSE);
+  g_settings_set_string (settings, "marketplace-url", "http://market.example:8766");
+  g_settings_set_string (settings, "color-scheme", "dark");
+
+  window = g_object_ref_sink (ts_preferences_window_new (NULL, settings));
+  g_assert_cmpuint (adw_combo_row_get_selected (ADW_COMBO_ROW (child (window, "mode_row"))), ==, 2);
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (child (window, "url_row"))), ==,
+                   "ws://10.0.0.7:9000/v1/helora");
+  g_assert_true (gtk_widget_get_sensitive (child (window, "url_row")));
+  g_assert_cmpuint (adw_combo_row_get_selected (ADW_COMBO_ROW (child (window, "preset_row"))), ==, 3);
+  g_assert_cmpint (gtk_spin_button_get_value_as_int (GTK_SPIN_BUTTON (child (window, "threads_spin"))), ==, 6);
+  g_assert_false (gtk_switch_get_active (GTK_SWITCH (child (window, "gpu_switch"))));
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (child (window, "market_row"))), ==,
+                   "http://market.example:8766");
+  g_assert_cmpuint (adw_combo_row_get_selected (ADW_COMBO_ROW (child (window, "theme_row"))), ==, 2);
+
+  /* Changes made elsewhere show at once. */
+  g_settings_set_string (settings, "evaluator-mode", "plain");
+  g_assert_cmpuint (adw_combo_row_get_selected (ADW_COMBO_ROW (child (window, "mode_row"))), ==, 0);
+  g_assert_false (gtk_widget_get_sensitive (child (window, "url_row")));
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  g_assert_finalize_object (window);
+  g_settings_reset (settings, "evaluator-mode");
+}
+
+static void
+test_rows_to_settings (void)
+{
+  g_autoptr (GSettings) settings = fresh_settings ();
+  TsPreferencesWindow *window = g_object_ref_sink (ts_preferences_window_new (NULL, settings));
+  g_autofree char *mode = NULL, *preset = NULL, *url = NULL, *market = NULL, *scheme = NULL;
+
+  adw_combo_row_set_selected (ADW_COMBO_ROW (child (window, "mode_row")), 1);
+  adw_combo_row_set_selected (ADW_COMBO_ROW (child (window, "preset_row")), 1);
+  gtk_editable_set_text (GTK_EDITABLE (child (window, "url_row")), "wss://eval.example/v1/helora");
+  gtk_editable_set_text (GTK_EDITABLE (child (window, "market_row")), "https://m.example");
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (child (window, "threads_spin")), 12);
+  gtk_switch_set_active (GTK_SWITCH (child (window, "gpu_switch")), TRUE);
+  adw_combo_row_set_selected (ADW_COMBO_ROW (child (window, "theme_row")), 1);
+
+  mode = g_settings_get_string (settings, "evaluator-mode");
+  preset = g_settings_get_string (settings, "ckks-preset");
+  url = g_settings_get_string (settings, "evaluator-url");
+  market = g_settings_get_string (settings, "marketplace-url");
+  scheme = g_settings_get_string (settings, "color-scheme");
+  g_assert_cmpstr (mode, ==, "local");
+  g_assert_cmpstr (preset, ==, "n8192");
+  g_assert_cmpstr (url, ==, "wss://eval.example/v1/helora");
+  g_assert_cmpstr (market, ==, "https://m.example");
+  g_assert_cmpint (g_settings_get_int (settings, "threads"), ==, 12);
+  g_assert_true (g_settings_get_boolean (settings, "use-gpu"));
+  g_assert_cmpstr (scheme, ==, "light");
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  g_assert_finalize_object (window);
+}
+
+/* The application applies the style setting to AdwStyleManager. */
+static void
+test_color_scheme (void)
+{
+  g_autoptr (GSettings) settings = fresh_settings ();
+  AdwStyleManager *style = adw_style_manager_get_default ();
+
+  ts_preferences_follow_color_scheme (settings);
+  g_settings_set_string (settings, "color-scheme", "dark");
+  g_assert_cmpint (adw_style_manager_get_color_scheme (style), ==, ADW_COLOR_SCHEME_FORCE_DARK);
+  g_settings_set_string (settings, "color-scheme", "light");
+  g_assert_cmpint (adw_style_manager_get_color_scheme (style), ==, ADW_COLOR_SCHEME_FORCE_LIGHT);
+  g_settings_set_string (settings, "color-scheme", "default");
+  g_assert_cmpint (adw_style_manager_get_color_scheme (style), ==, ADW_COLOR_SCHEME_DEFAULT);
+  g_signal_handlers_disconnect_matched (settings, G_SIGNAL_MATCH_DATA, 0, 0, NULL, NULL, NULL);
+}
+
+static gboolean
+probed (gpointer row)
+{
+  return g_strcmp0 (adw_action_row_get_subtitle (row), "Probing…") != 0;
+}
+
+/* Without a usable GPU the switch is greyed out and says why. */
+static void
+test_gpu_row (void)
+{
+  g_autoptr (GSettings) settings = fresh_settings ();
+  TsPreferencesWindow *window = g_object_ref_sink (ts_preferences_window_new (NULL, settings));
+  g_autoptr (TsGpuInfo) info = ts_gpu_probe ();
+  GtkWidget *row = child (window, "gpu_row");
+
+  gui_wait_until (probed, row, 10, "the GPU probe");
+  if (TS_HAVE_CUDA && info->n_devices > 0)
+    g_assert_true (gtk_widget_get_sensitive (row));
+  else
+    {
+      g_assert_false (gtk_widget_get_sensitive (row));
+      g_assert_cmpuint (strlen (adw_action_row_get_subtitle (ADW_ACTION_ROW (row))), >, 0);
+      if (TS_HAVE_CUDA)
+        g_assert_cmpstr (adw_action_row_get_subtitle (ADW_ACTION_ROW (row)), ==, info->reason);
+    }
+  gtk_window_destroy (GTK_WINDOW (window));
+  g_assert_finalize_object (window);
+}
+
+static gboolean
+no_windows (gpointer app)
+{
+  return gtk_application_get_windows (app) == NULL;
+}
+
+static gboolean
+find_prefs_window (gpointer app)
+{
+  for (GList *l = gtk_application_get_windows (app); l != NULL; l = l->next)
+    if (TS_IS_PREFERENCES_WINDOW (l->data) && gtk_widget_get_mapped (l->data))
+      return TRUE;
+  return FALSE;
+}
+
+/* The main menu's Preferences item opens the window over the main window. */
+static void
+test_window_action (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  GtkWindow *window;
+
+  g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
+  g_application_activate (G_APPLICATION (app));
+  window = gtk_application_get_active_window (GTK_APPLICATION (app));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.preferences", NULL));
+  gui_wait_until (find_prefs_window, app, 10, "the preferences window");
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l != NULL; l = l->next)
+    if (TS_IS_PREFERENCES_WINDOW (l->data))
+      g_assert_true (gtk_window_get_transient_for (l->data) == window);
+  g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
+  gui_wait_until (no_windows, app, 10, "quit to close every window");
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  if (!gtk_init_check ())
+    {
+      return gui_run_without_display ("/prefs/no-display");
+    }
+  adw_init ();
+  /* The application class registers the resources the templates load from. */
+  g_type_class_unref (g_type_class_ref (TS_TYPE_APPLICATION));
+  g_test_add_func ("/prefs/settings-to-rows", test_settings_to_rows);
+  g_test_add_func ("/prefs/rows-to-settings", test_rows_to_settings);
+  g_test_add_func ("/prefs/color-scheme", test_color_scheme);
+  g_test_add_func ("/prefs/gpu-row", test_gpu_row);
+  g_test_add_func ("/prefs/window-action", test_window_action);
+  return g_test_run ();
+}

@@ -1,0 +1,79 @@
+/* test-he-bench-cli.c: `tensafe-cli bench he --json` prints the documented
+ * JSON (the numbers themselves are not judged here), bad options fail.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <json-glib/json-glib.h>
+
+#include "ts-test-util.h"
+
+static char *
+run_cli (const char *const *args, int *status)
+{
+  const char *cli = g_getenv ("TENSAFE_CLI");
+  g_assert_nonnull (cli);
+  GPtrArray *argv = g_ptr_array_new ();
+  g_ptr_array_add (argv, (gpointer) cli);
+  for (size_t i = 0; args[i]; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+  char *out = NULL;
+  GError *error = NULL;
+  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_STDERR_TO_DEV_NULL,
+                               NULL, NULL, &out, NULL, status, &error));
+  g_assert_no_error (error);
+  g_ptr_array_free (argv, TRUE);
+  return out;
+}
+
+static void
+test_json (void)
+{
+  const char *args[] = { "bench", "he", "--preset", "fast", "--encrypt", "sk", "--runs", "30",
+                         "--json", NULL };
+  int status;
+  g_autofree char *out = run_cli (args, &status);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_assert_true (json_parser_load_from_data (parser, out, -1, NULL));
+  JsonArray *array = json_node_get_array (json_parser_get_root (parser));
+  g_assert_cmpuint (json_array_get_length (array), ==, 1);
+  JsonObject *o = json_array_get_object_element (array, 0);
+  g_assert_cmpstr (json_object_get_string_member (o, "preset"), ==, "fast");
+  g_assert_cmpint (json_object_get_int_member (o, "ring_degree"), ==, 8192);
+  g_assert_cmpint (json_object_get_int_member (o, "log_q"), ==, 200);
+  g_assert_cmpstr (json_object_get_string_member (o, "encrypt"), ==, "sk");
+  g_assert_cmpint (json_object_get_int_member (o, "d"), ==, 2048);
+  g_assert_cmpint (json_object_get_int_member (o, "r"), ==, 32);
+  const char *stages[] = { "encrypt", "evaluate", "decrypt", "total" };
+  for (int m = 0; m < 2; m++)
+    {
+      JsonObject *t = json_object_get_object_member (o, m ? "min_ms" : "median_ms");
+      for (size_t s = 0; s < G_N_ELEMENTS (stages); s++)
+        g_assert_cmpfloat (json_object_get_double_member (t, stages[s]), >, 0);
+    }
+  g_assert_cmpfloat (json_object_get_double_member (o, "max_abs_error"), <=, 1e-6);
+}
+
+static void
+test_bad_options (void)
+{
+  const char *cuda[] = { "bench", "he", "--backend", "cuda", NULL };
+  const char *few[] = { "bench", "he", "--runs", "10", NULL };
+  const char *kind[] = { "bench", "he", "--encrypt", "xx", NULL };
+  const char *const *cases[] = { cuda, few, kind };
+  for (size_t i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      int status;
+      char *out = run_cli (cases[i], &status);
+      g_assert_false (g_spawn_check_wait_status (status, NULL));
+      g_free (out);
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/he/bench-cli/json", test_json);
+  g_test_add_func ("/he/bench-cli/bad-options", test_bad_options);
+  return g_test_run ();
+}

@@ -1,0 +1,404 @@
+/* test-market-daemon.c: tensafe-marketd's store: migrations, restarts, versions, GGUF import, refusals, limits.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <glib/gstdio.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+#include <sqlite3.h>
+#include <string.h>
+
+#include "market-test-util.h"
+
+static char *work;
+
+static char *
+folder (const char *name)
+{
+  return g_build_filename (work, name, NULL);
+}
+
+static gint64
+sql_int (const char *db_path, const char *sql)
+{
+  sqlite3 *db = NULL;
+  sqlite3_stmt *s = NULL;
+  gint64 v;
+
+  g_assert_cmpint (sqlite3_open_v2 (db_path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &s, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_step (s), ==, SQLITE_ROW);
+  v = sqlite3_column_int64 (s, 0);
+  sqlite3_finalize (s);
+  sqlite3_close (db);
+  return v;
+}
+
+static GPtrArray *
+keys_of (TsMarketClient *client, const char *publisher)
+{
+  g_autoptr(GAsyncResult) res = NULL;
+  g_autoptr(GError) error = NULL;
+  GPtrArray *keys;
+
+  ts_market_client_get_publisher_keys_async (client, publisher, NULL, market_store_result, &res);
+  market_wait (&res);
+  keys = ts_market_client_get_publisher_keys_finish (client, res, &error);
+  g_assert_no_error (error);
+  return keys;
+}
+
+static void
+write_gguf_adapter (const char *dir)
+{
+  g_autofree char *gguf = g_build_filename (dir, "lora.gguf", NULL);
+  g_autofree char *meta = g_build_filename (dir, "metadata.json", NULL);
+  char bytes[128] = "GGUF\x03";
+
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
+  g_assert_true (g_file_set_contents (gguf, bytes, sizeof bytes, NULL));
+  g_assert_true (g_file_set_contents (meta, "{\"id\":\"gguf-lora\",\"name\":\"GGUF LoRA\","
+      "\"publisher\":\"acme\",\"version\":\"0.1.0\",\"base_model\":\"test-base\","
+      "\"rank\":8,\"alpha\":16,\"target_modules\":[\"o_proj\"]}", -1, NULL));
+}
+
+static void
+test_migrations_versions_restart (void)
+{
+  g_autofree char *v1 = folder ("evolving-1"), *v2 = folder ("evolving-2");
+  g_autofree char *gguf = folder ("gguf"), *pem = NULL;
+  const char *first[] = { v1, NULL }, *second[] = { v1, v2, gguf, NULL };
+  MarketServer *s;
+  g_autoptr(TsMarketClient) client = NULL;
+  g_autoptr(TsMarketKeyring) keyring = ts_market_keyring_new (NULL);
+  g_autoptr(TsMarketAdapter) a = NULL, g = NULL;
+  g_autoptr(GPtrArray) keys1 = NULL, keys2 = NULL;
+  g_autoptr(GError) error = NULL;
+  GStatBuf st;
+
+  market_write_adapter (v1, "evolving", "acme", "1.0.0", 1000);
+  market_write_adapter (v2, "evolving", "acme", "1.1.0", 2000);
+  write_gguf_adapter (gguf);
+  s = market_server_start (first, NULL);
+  g_assert_cmpint (sql_int (s->db_path, "PRAGMA user_version"), ==, 2);
+  g_assert_cmpint (sql_int (s->db_path, "SELECT count(*) FROM sqlite_master WHERE name IN "
+                            "('adapters', 'usage', 'adapters_fts')"), ==, 3);
+  pem = g_build_filename (s->keys_dir, "acme.pem", NULL);
+  g_assert_cmpint (g_stat (pem, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 0777, ==, 0600);
+  client = ts_market_client_new (s->url, NULL);
+  keys1 = keys_of (client, "acme");
+  g_assert_cmpuint (keys1->len, ==, 1);
+
+  /* Same folder again (no change), a new version, a GGUF adapter. */
+  market_server_restart (s, second);
+  g_clear_object (&client);
+  client = ts_market_client_new (s->url, NULL);
+  keys2 = keys_of (client, "acme");
+  g_assert_cmpuint (keys2->len, ==, 1);
+  g_assert_cmpstr (((TsMarketPublisherKey *) keys2->pdata[0])->key_id, ==,
+                   ((TsMarketPublisherKey *) keys1->pdata[0])->key_id);
+  market_pin_publisher (client, keyring, "acme");
+  a = market_get_adapter (client, "evolving", &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (a->latest_version, ==, "1.1.0");
+  g_assert_cmpuint (a->versions->len, ==, 2);
+  for (guint i = 0; i < a->versions->len; i++)
+    {
+      TsMarketVersion *v = g_ptr_array_index (a->versions, i);
+      ts_market_keyring_verify (keyring, v->manifest, v->key_id, v->signature, &error);
+      g_assert_no_error (error);
+    }
+  g = market_get_adapter (client, "gguf-lora", &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (g->format, ==, "gguf");
+  g_assert_cmpint (g->rank, ==, 8);
+
+  /* A restart without imports serves the same catalogue. */
+  market_server_restart (s, NULL);
+  g_assert_cmpint (sql_int (s->db_path, "SELECT count(*) FROM versions"), ==, 3);
+  g_assert_cmpint (sql_int (s->db_path, "PRAGMA user_version"), ==, 2);
+  market_server_stop (s);
+}
+
+static void
+expect_refused (MarketServer *s, const char *dir, const char *message)
+{
+  const char *imports[] = { dir, NULL };
+  g_autofree char *err = NULL;
+  int status = market_server_run_once (s, imports, &err);
+
+  g_test_message ("%s → %d: %s", dir, status, err);
+  g_assert_cmpint (status, !=, 0);
+  g_assert_nonnull (strstr (err, message));
+}
+
+static void
+test_import_refusals (void)
+{
+  g_autofree char *ok = folder ("owner"), *changed = folder ("owner-changed");
+  g_autofree char *thief = folder ("thief"), *nometa = folder ("nometa");
+  g_autofree char *empty = folder ("empty"), *unsafe = folder ("unsafe");
+  g_autofree char *meta = NULL, *bad_file = NULL;
+  const char *imports[] = { ok, NULL };
+  MarketServer *s;
+
+  market_write_adapter (ok, "owned", "acme", "1.0.0", 0);
+  market_write_adapter (changed, "owned", "acme", "1.0.0", 10);
+  market_write_adapter (thief, "owned", "mallory", "2.0.0", 0);
+  market_write_adapter (nometa, "x", "acme", "1.0.0", 0);
+  meta = g_build_filename (nometa, "metadata.json", NULL);
+  g_assert_true (g_file_set_contents (meta, "{\"name\":\"no id\"}", -1, NULL));
+  g_assert_cmpint (g_mkdir_with_parents (empty, 0755), ==, 0);
+  g_clear_pointer (&meta, g_free);
+  meta = g_build_filename (empty, "metadata.json", NULL);
+  g_assert_true (g_file_set_contents (meta, "{\"id\":\"e\",\"name\":\"E\",\"publisher\":\"acme\","
+                                      "\"version\":\"1\",\"base_model\":\"b\"}", -1, NULL));
+  market_write_adapter (unsafe, "unsafe", "acme", "1.0.0", 0);
+  bad_file = g_build_filename (unsafe, "-rf", NULL);
+  g_assert_true (g_file_set_contents (bad_file, "x", 1, NULL));
+
+  s = market_server_start (imports, NULL);
+  expect_refused (s, changed, "already published with other files");
+  expect_refused (s, thief, "belongs to another publisher");
+  expect_refused (s, nometa, "metadata.json needs id");
+  expect_refused (s, empty, "neither a PEFT folder nor a GGUF");
+  expect_refused (s, unsafe, "unsafe file name");
+  g_assert_cmpint (sql_int (s->db_path, "SELECT count(*) FROM versions"), ==, 1);
+  g_assert_cmpint (sql_int (s->db_path, "SELECT count(*) FROM publishers"), ==, 1);
+  market_server_stop (s);
+}
+
+static void
+test_newer_schema_refused (void)
+{
+  MarketServer *s = market_server_start (NULL, NULL);
+  g_autofree char *err = NULL;
+  sqlite3 *db = NULL;
+
+  market_server_restart (s, NULL);
+  g_assert_cmpint (sqlite3_open (s->db_path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, "PRAGMA user_version = 99", NULL, NULL, NULL), ==,
+                   SQLITE_OK);
+  sqlite3_close (db);
+  g_assert_cmpint (market_server_run_once (s, NULL, &err), !=, 0);
+  g_assert_nonnull (strstr (err, "newer than this server"));
+  g_assert_cmpint (sql_int (s->db_path, "PRAGMA user_version"), ==, 99);
+  market_server_stop (s);
+}
+
+static guint
+post (const char *base, GInputStream *stream, gssize length)
+{
+  g_autoptr(SoupSession) session = soup_session_new ();
+  g_autofree char *url = g_strconcat (base, "v1/usage", NULL);
+  g_autoptr(SoupMessage) msg = soup_message_new ("POST", url);
+  g_autoptr(GBytes) body = NULL;
+
+  soup_message_set_request_body (msg, "application/json", stream, length);
+  body = soup_session_send_and_read (session, msg, NULL, NULL);
+  return soup_message_get_status (msg);
+}
+
+static void
+test_body_limits (void)
+{
+  MarketServer *s = market_server_start (NULL, "alice tok-alice-0123456789abcdef\n");
+  g_autofree char *big = g_strnfill (100 * 1024, ' ');
+  g_autoptr(GInputStream) a = g_memory_input_stream_new_from_data (big, strlen (big), NULL);
+  g_autoptr(GInputStream) b = g_memory_input_stream_new_from_data ("{}", 2, NULL);
+
+  g_assert_cmpuint (post (s->url, a, strlen (big)), ==, 413);
+  g_assert_cmpuint (post (s->url, b, -1), ==, 411);  /* chunked: length unknown */
+  market_server_stop (s);
+}
+
+static void
+test_bad_options (void)
+{
+  const char *argv[] = { MARKETD_PATH, "--listen=127.0.0.1:0", NULL };
+  g_autoptr(GSubprocess) proc = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *err = NULL;
+
+  proc = g_subprocess_newv (argv, G_SUBPROCESS_FLAGS_STDOUT_SILENCE
+                            | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (proc, NULL, NULL, NULL, &err, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (g_subprocess_get_exit_status (proc), !=, 0);
+  g_assert_nonnull (strstr (err, "--db, --blobs and --keys are required"));
+}
+
+static void
+add_extension (X509 *x, int nid, const char *value)
+{
+  X509V3_CTX ctx;
+  X509_EXTENSION *ext;
+
+  X509V3_set_ctx_nodb (&ctx);
+  X509V3_set_ctx (&ctx, x, x, NULL, NULL, 0);
+  ext = X509V3_EXT_conf_nid (NULL, &ctx, nid, value);
+  g_assert_nonnull (ext);
+  X509_add_ext (x, ext, -1);
+  X509_EXTENSION_free (ext);
+}
+
+/* A self-signed P-256 certificate for IP 127.0.0.1, valid for an hour. */
+static void
+write_self_signed (const char *cert_path, const char *key_path)
+{
+  EVP_PKEY *pkey = EVP_PKEY_Q_keygen (NULL, NULL, "EC", "P-256");
+  X509 *x = X509_new ();
+  X509_NAME *name;
+  FILE *f;
+
+  g_assert_nonnull (pkey);
+  X509_set_version (x, 2);
+  ASN1_INTEGER_set (X509_get_serialNumber (x), 1);
+  X509_gmtime_adj (X509_getm_notBefore (x), -60);
+  X509_gmtime_adj (X509_getm_notAfter (x), 3600);
+  X509_set_pubkey (x, pkey);
+  name = X509_get_subject_name (x);
+  X509_NAME_add_entry_by_txt (name, "CN", MBSTRING_ASC, (const guchar *) "127.0.0.1", -1, -1, 0);
+  X509_set_issuer_name (x, name);
+  add_extension (x, NID_subject_alt_name, "IP:127.0.0.1");
+  add_extension (x, NID_basic_constraints, "critical,CA:TRUE");
+  g_assert_cmpint (X509_sign (x, pkey, EVP_sha256 ()), >, 0);
+  f = fopen (cert_path, "w");
+  g_assert_nonnull (f);
+  PEM_write_X509 (f, x);
+  fclose (f);
+  f = fopen (key_path, "w");
+  g_assert_nonnull (f);
+  PEM_write_PrivateKey (f, pkey, NULL, NULL, 0, NULL, NULL);
+  fclose (f);
+  X509_free (x);
+  EVP_PKEY_free (pkey);
+}
+
+static void
+test_tls (void)
+{
+  g_autofree char *cert = folder ("cert.pem"), *key = folder ("key.pem");
+  g_autofree char *cert_arg = NULL, *key_arg = NULL;
+  const char *imports[] = { market_demo_dir (), NULL };
+  const char *args[3];
+  g_autoptr(TsMarketClient) trusting = NULL, plain = NULL;
+  g_autoptr(GTlsDatabase) anchors = NULL;
+  g_autoptr(TsMarketPage) page = NULL, refused = NULL;
+  g_autoptr(GError) error = NULL;
+  MarketServer *s;
+
+  write_self_signed (cert, key);
+  cert_arg = g_strconcat ("--tls-cert=", cert, NULL);
+  key_arg = g_strconcat ("--tls-key=", key, NULL);
+  args[0] = cert_arg;
+  args[1] = key_arg;
+  args[2] = NULL;
+  s = market_server_start_with_args (imports, NULL, args);
+  g_assert_true (g_str_has_prefix (s->url, "https://127.0.0.1:"));
+  trusting = ts_market_client_new (s->url, &error);
+  anchors = g_tls_file_database_new (cert, &error);
+  g_assert_no_error (error);
+  soup_session_set_tls_database (ts_market_client_get_session (trusting), anchors);
+  page = market_search (trusting, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (page->adapters->len, ==, 4);
+  /* Without the anchor the self-signed certificate is refused. */
+  plain = ts_market_client_new (s->url, &error);
+  refused = market_search (plain, NULL, &error);
+  g_assert_null (refused);
+  g_assert_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_NETWORK);
+  market_server_stop (s);
+}
+
+/* A peer that connects and says nothing is dropped after --io-timeout. */
+static void
+test_idle_timeout (void)
+{
+  const char *args[] = { "--io-timeout=1", NULL };
+  MarketServer *s = market_server_start_with_args (NULL, NULL, args);
+  g_autoptr(GUri) uri = g_uri_parse (s->url, G_URI_FLAGS_NONE, NULL);
+  g_autoptr(GSocketClient) sc = g_socket_client_new ();
+  g_autoptr(GSocketConnection) conn = NULL;
+  g_autoptr(GError) error = NULL;
+  gint64 start = g_get_monotonic_time ();
+  char buf[64];
+  gssize n;
+
+  conn = g_socket_client_connect_to_host (sc, "127.0.0.1", g_uri_get_port (uri), NULL, &error);
+  g_assert_no_error (error);
+  /* Also a guard: the read itself gives up after 20 s. */
+  g_socket_set_timeout (g_socket_connection_get_socket (conn), 20);
+  n = g_input_stream_read (g_io_stream_get_input_stream (G_IO_STREAM (conn)), buf, sizeof buf,
+                           NULL, NULL);
+  g_test_message ("closed after %.2f s (read %" G_GSSIZE_FORMAT ")",
+                  (g_get_monotonic_time () - start) / 1e6, n);
+  g_assert_cmpint (n, <=, 0);
+  g_assert_cmpint (g_get_monotonic_time () - start, <, 15 * G_USEC_PER_SEC);
+  market_server_stop (s);
+}
+
+static void
+count_notify_cb (GObject *object, GParamSpec *pspec, gpointer user_data)
+{
+  (*(guint *) user_data)++;
+}
+
+/* With a cache, the catalogue stays browsable when the server goes away. */
+static void
+test_offline_cache (void)
+{
+  const char *imports[] = { market_demo_dir (), NULL };
+  MarketServer *s = market_server_start (imports, NULL);
+  g_autofree char *cache = folder ("cache");
+  g_autoptr(TsMarketClient) client = ts_market_client_new (s->url, NULL);
+  g_autoptr(TsMarketPage) online = NULL, offline = NULL, uncached = NULL;
+  g_autoptr(TsMarketAdapter) details = NULL, cached_details = NULL;
+  g_autoptr(GError) error = NULL;
+  TsMarketSearch q = TS_MARKET_SEARCH_INIT;
+  guint notified = 0;
+
+  ts_market_client_set_cache_dir (client, cache);
+  g_signal_connect (client, "notify::offline", G_CALLBACK (count_notify_cb), &notified);
+  online = market_search (client, NULL, &error);
+  g_assert_no_error (error);
+  details = market_get_adapter (client, "tiny-poet", &error);
+  g_assert_no_error (error);
+  g_assert_false (ts_market_client_get_offline (client));
+  market_server_stop (s);
+
+  offline = market_search (client, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (ts_market_client_get_offline (client));
+  g_assert_cmpuint (notified, ==, 1);
+  g_assert_cmpuint (offline->adapters->len, ==, online->adapters->len);
+  for (guint i = 0; i < online->adapters->len; i++)
+    g_assert_cmpstr (((TsMarketAdapter *) offline->adapters->pdata[i])->id, ==,
+                     ((TsMarketAdapter *) online->adapters->pdata[i])->id);
+  cached_details = market_get_adapter (client, "tiny-poet", &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (cached_details->versions->len, ==, 1);
+  q.query = "never asked before";
+  uncached = market_search (client, &q, &error);
+  g_assert_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_NETWORK);
+}
+
+int
+main (int argc, char **argv)
+{
+  int rc;
+
+  g_test_init (&argc, &argv, NULL);
+  work = market_tmpdir ();
+  g_test_add_func ("/market/daemon/migrations-versions-restart", test_migrations_versions_restart);
+  g_test_add_func ("/market/daemon/import-refusals", test_import_refusals);
+  g_test_add_func ("/market/daemon/newer-schema-refused", test_newer_schema_refused);
+  g_test_add_func ("/market/daemon/body-limits", test_body_limits);
+  g_test_add_func ("/market/daemon/bad-options", test_bad_options);
+  g_test_add_func ("/market/daemon/tls", test_tls);
+  g_test_add_func ("/market/daemon/offline-cache", test_offline_cache);
+  g_test_add_func ("/market/daemon/idle-timeout", test_idle_timeout);
+  rc = g_test_run ();
+  market_rm_rf (work);
+  return rc;
+}

@@ -1,0 +1,301 @@
+/* test-he-server-binary.c: the tensafe-he-server executable: startup line, health, SIGTERM.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <signal.h>
+#include <string.h>
+
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <libsoup/soup.h>
+
+#include "server-fixture.h"
+#include "ts-helora-remote.h"
+#include "ts-test-util.h"
+
+#define GOLDEN "qwen35/tiny-qwen35moe-f32/"
+#define GGUF_LORA GOLDEN "lora/tiny-qwen35moe-lora-f32.gguf"
+#define PEFT_LORA GOLDEN "lora/peft"
+
+typedef struct {
+  GSubprocess *process;
+  char *url;
+  char *dir;
+  char *adapter;
+  char *peft_dir;
+} Server;
+
+/* Copies tests/data/@relative into @dir under @name. */
+static char *
+copy_data (const char *dir, const char *relative, const char *name)
+{
+  gsize len;
+  g_autofree guint8 *data = ts_test_read_data (relative, &len);
+  char *path = g_build_filename (dir, name, NULL);
+
+  g_assert_true (g_file_set_contents (path, (const char *) data, len, NULL));
+  return path;
+}
+
+static void
+server_start (Server *s, const char *const *extra)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr (GDataInputStream) out = NULL;
+  g_autofree char *line = NULL;
+
+  s->dir = g_dir_make_tmp ("he-server-bin-XXXXXX", &error);
+  g_assert_no_error (error);
+  s->adapter = copy_data (s->dir, GOLDEN "lora/tiny-qwen35moe-lora-f32.gguf",
+                          "tiny-qwen35moe-lora-f32.gguf");
+  s->peft_dir = g_build_filename (s->dir, "peft", NULL);
+  g_mkdir (s->peft_dir, 0700);
+  g_free (copy_data (s->peft_dir, GOLDEN "lora/peft/adapter_config.json", "adapter_config.json"));
+  g_free (copy_data (s->peft_dir, GOLDEN "lora/peft/adapter_model.safetensors",
+                     "adapter_model.safetensors"));
+  g_ptr_array_add (argv, (gpointer) HE_SERVER_PATH);
+  g_ptr_array_add (argv, (gpointer) "--listen");
+  g_ptr_array_add (argv, (gpointer) "127.0.0.1:0");
+  g_ptr_array_add (argv, (gpointer) "--adapters");
+  g_ptr_array_add (argv, s->dir);
+  for (guint i = 0; extra != NULL && extra[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) extra[i]);
+  g_ptr_array_add (argv, NULL);
+  s->process = g_subprocess_newv ((const char *const *) argv->pdata,
+                                  G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error);
+  g_assert_no_error (error);
+  out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (s->process));
+  line = g_data_input_stream_read_line_utf8 (out, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (line);
+  g_assert_true (g_str_has_prefix (line, "listening on http://127.0.0.1:")
+                 || g_str_has_prefix (line, "listening on https://127.0.0.1:"));
+  s->url = g_strdup (line + strlen ("listening on "));
+}
+
+static void
+server_stop (Server *s, int expected_status)
+{
+  g_autoptr (GError) error = NULL;
+
+  g_subprocess_send_signal (s->process, SIGTERM);
+  g_assert_true (g_subprocess_wait (s->process, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_get_if_exited (s->process));
+  g_assert_cmpint (g_subprocess_get_exit_status (s->process), ==, expected_status);
+  g_object_unref (s->process);
+  if (s->adapter != NULL)
+    g_unlink (s->adapter);
+  g_free (s->adapter);
+  if (s->peft_dir != NULL)
+    {
+      g_autofree char *config = g_build_filename (s->peft_dir, "adapter_config.json", NULL);
+      g_autofree char *weights = g_build_filename (s->peft_dir, "adapter_model.safetensors", NULL);
+      g_unlink (config);
+      g_unlink (weights);
+      g_rmdir (s->peft_dir);
+      g_free (s->peft_dir);
+    }
+  g_rmdir (s->dir);
+  g_free (s->dir);
+  g_free (s->url);
+}
+
+static void
+test_health_and_sigterm (void)
+{
+  Server s = { 0 };
+  g_autofree char *health = NULL;
+  g_autofree char *metrics = NULL;
+  g_autofree char *ws = NULL;
+  g_autoptr (GError) error = NULL;
+  TsHeloraRemote *remote;
+
+  server_start (&s, NULL);
+  health = http_get (s.url, "healthz");
+  g_assert_cmpstr (health, ==, "ok\n");
+  /* A client still connected at SIGTERM gets a close and the server exits 0. */
+  ws = g_strdup_printf ("ws%s", s.url + 4);
+  remote = ts_helora_remote_connect (ws, 5000, &error);
+  g_assert_no_error (error);
+  metrics = http_get (s.url, "metrics");
+  g_assert_nonnull (strstr (metrics, "tensafe_he_connected_clients 1\n"));
+  server_stop (&s, 0);
+  for (int i = 0; i < 200 && !ts_helora_remote_is_closed (remote); i++)
+    g_usleep (10000);
+  g_assert_true (ts_helora_remote_is_closed (remote));
+  ts_helora_remote_free (remote);
+}
+
+static void
+test_bad_options (void)
+{
+  const char *argv[] = { HE_SERVER_PATH, "--adapters", "/nonexistent/dir", "--listen", "127.0.0.1:0", NULL };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GSubprocess) p = g_subprocess_newv (argv, G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error);
+
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_wait (p, NULL, &error));
+  g_assert_cmpint (g_subprocess_get_exit_status (p), ==, 1);
+}
+
+/* tensafe-cli generate --he MODE: the generated ids, one line. */
+static char *
+generate_ids (const char *mode, const char *adapter)
+{
+  g_autofree char *model = ts_test_data_path (GOLDEN "tiny-qwen35moe-f32.gguf");
+  g_autofree char *lora = ts_test_data_path (adapter);
+  gsize len;
+  g_autofree gint32 *prompt = (gint32 *) ts_test_read_data (GOLDEN "prompt_tokens.bin", &len);
+  g_autoptr (GString) tokens = g_string_new (NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GSubprocess) p = NULL;
+  char *out = NULL, *err = NULL;
+
+  for (gsize i = 0; i < len / 4; i++)
+    g_string_append_printf (tokens, "%s%d", i ? "," : "", prompt[i]);
+  p = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
+                        g_getenv ("TENSAFE_CLI"), "generate", "--model", model, "--lora", lora,
+                        "--tokens", tokens->str, "-n", "32", "--print-ids", "--threads", "1",
+                        "--he", mode, NULL);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_communicate_utf8 (p, NULL, NULL, &out, &err, &error));
+  g_assert_no_error (error);
+  g_test_message ("--he %s: %s", mode, err);
+  g_assert_cmpint (g_subprocess_get_exit_status (p), ==, 0);
+  g_free (err);
+  return g_strstrip (out);
+}
+
+/* The same greedy tokens with the adapter in plaintext, evaluated in-process
+ * under CKKS, and evaluated by the real server on an ephemeral port; all
+ * equal to the golden LoRA tokens of an independent implementation. */
+static void
+test_generate_remote (void)
+{
+  Server s = { 0 };
+  g_autofree char *plain = generate_ids ("plain", GGUF_LORA);
+  g_autofree char *local = generate_ids ("local", GGUF_LORA);
+  g_autofree char *remote = NULL;
+  g_autofree char *ws = NULL;
+  gsize len;
+  g_autofree gint32 *golden = (gint32 *) ts_test_read_data (GOLDEN "lora_greedy_tokens.bin", &len);
+  g_autoptr (GString) expected = g_string_new (NULL);
+
+  for (gsize i = 0; i < len / 4; i++)
+    g_string_append_printf (expected, "%s%d", i ? " " : "", golden[i]);
+  server_start (&s, NULL);
+  ws = g_strdup_printf ("ws%s", s.url + 4);
+  remote = generate_ids (ws, GGUF_LORA);
+  server_stop (&s, 0);
+  g_assert_cmpstr (plain, ==, expected->str);
+  g_assert_cmpstr (local, ==, plain);
+  g_assert_cmpstr (remote, ==, plain);
+}
+
+/* Given the base model, the server also serves PEFT folders. */
+static void
+test_generate_remote_peft (void)
+{
+  g_autofree char *model = ts_test_data_path (GOLDEN "tiny-qwen35moe-f32.gguf");
+  const char *extra[] = { "--model", model, NULL };
+  Server s = { 0 };
+  g_autofree char *plain = generate_ids ("plain", PEFT_LORA);
+  g_autofree char *remote = NULL;
+  g_autofree char *ws = NULL;
+
+  server_start (&s, extra);
+  ws = g_strdup_printf ("ws%s", s.url + 4);
+  remote = generate_ids (ws, PEFT_LORA);
+  server_stop (&s, 0);
+  g_assert_cmpstr (remote, ==, plain);
+}
+
+static gboolean
+accept_certificate_cb (SoupMessage *msg, GTlsCertificate *cert, GTlsCertificateFlags errors,
+                       gpointer data)
+{
+  return TRUE;                   /* our own self-signed test certificate */
+}
+
+/* With a certificate and key the server speaks HTTPS (and so wss://). */
+static void
+test_tls (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("he-server-tls-XXXXXX", NULL);
+  g_autofree char *cert = g_build_filename (dir, "cert.pem", NULL);
+  g_autofree char *key = g_build_filename (dir, "key.pem", NULL);
+  const char *extra[] = { "--tls-cert", cert, "--tls-key", key, NULL };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GSubprocess) openssl = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE
+                                                      | G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                                                      "openssl", "req", "-x509", "-newkey", "rsa:2048",
+                                                      "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                                                      "-keyout", key, "-out", cert, NULL);
+  g_autoptr (SoupSession) session = soup_session_new ();
+  g_autoptr (SoupMessage) msg = NULL;
+  g_autoptr (GBytes) body = NULL;
+  g_autofree char *url = NULL;
+  Server s = { 0 };
+
+  if (openssl == NULL || !g_subprocess_wait_check (openssl, NULL, NULL))
+    {
+      g_test_skip ("openssl cannot make a test certificate");
+      return;
+    }
+  server_start (&s, extra);
+  g_assert_true (g_str_has_prefix (s.url, "https://"));
+  url = g_strconcat (s.url, "healthz", NULL);
+  msg = soup_message_new ("GET", url);
+  g_signal_connect (msg, "accept-certificate", G_CALLBACK (accept_certificate_cb), NULL);
+  body = soup_session_send_and_read (session, msg, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (soup_message_get_status (msg), ==, SOUP_STATUS_OK);
+  server_stop (&s, 0);
+  g_unlink (cert);
+  g_unlink (key);
+  g_rmdir (dir);
+}
+
+/* The server holds no key: no secret-key function is linked into it. */
+static void
+test_links_no_secret_key_code (void)
+{
+  const char *argv[] = { "nm", HE_SERVER_PATH, NULL };
+  const char *forbidden[] = { "ckks_secret_key_new", "ckks_secret_key_unseal", "ckks_encrypt_sk",
+                              "ckks_decrypt", "ckks_helora_encrypt_sk", "ckks_helora_decrypt" };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GSubprocess) p = g_subprocess_newv (argv, G_SUBPROCESS_FLAGS_STDOUT_PIPE
+                                                       | G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error);
+  g_autofree char *out = NULL;
+  g_auto (GStrv) lines = NULL;
+
+  if (p == NULL)
+    {
+      g_test_skip ("nm is not installed");
+      return;
+    }
+  g_assert_true (g_subprocess_communicate_utf8 (p, NULL, NULL, &out, NULL, &error));
+  g_assert_no_error (error);
+  lines = g_strsplit (out, "\n", -1);
+  /* The evaluation code is there, so the symbol table is readable. */
+  g_assert_nonnull (strstr (out, " ckks_helora_evaluate\n"));
+  for (guint i = 0; lines[i] != NULL; i++)
+    for (guint k = 0; k < G_N_ELEMENTS (forbidden); k++)
+      {
+        const char *name = strrchr (lines[i], ' ');
+        g_assert_false (name != NULL && g_str_equal (name + 1, forbidden[k]));
+      }
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/he-server-binary/health-and-sigterm", test_health_and_sigterm);
+  g_test_add_func ("/he-server-binary/bad-options", test_bad_options);
+  g_test_add_func ("/he-server-binary/tls", test_tls);
+  g_test_add_func ("/he-server-binary/generate-remote", test_generate_remote);
+  g_test_add_func ("/he-server-binary/generate-remote-peft", test_generate_remote_peft);
+  g_test_add_func ("/he-server-binary/links-no-secret-key-code", test_links_no_secret_key_code);
+  return g_test_run ();
+}
