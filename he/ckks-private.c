@@ -66,9 +66,13 @@ add_flood (const CkksHeloraLayout *l, CkksCiphertext *ct, int f)
   size_t n = ctx->n;
   unsigned __int128 *x = ckks_alloc (n * sizeof *x);
   uint64_t *limb = ckks_alloc (n * sizeof (uint64_t));
-  CkksStatus st = x && limb ? CKKS_OK : CKKS_ERR_NO_MEMORY;
-  if (st == CKKS_OK && RAND_priv_bytes ((unsigned char *) x, (int) (n * sizeof *x)) != 1)
-    st = CKKS_ERR_RANDOM;
+  CkksPrng prng;
+  CkksStatus st = x && limb ? ckks_prng_init_random (&prng) : CKKS_ERR_NO_MEMORY;
+  if (st == CKKS_OK)
+    {
+      st = ckks_prng_bytes (&prng, x, n * sizeof *x);
+      ckks_prng_clear (&prng);
+    }
   unsigned __int128 mask = ((unsigned __int128) 1 << (f + 1)) - 1;
   unsigned __int128 offset = (unsigned __int128) 1 << f;
   for (uint32_t i = 0; st == CKKS_OK && i < ct->n_limbs; i++)
@@ -149,69 +153,174 @@ check_outputs (const CkksHeloraLayout *l, CkksCiphertext *const *outputs, size_t
   return CKKS_OK;
 }
 
+/* c0 += a uniform polynomial (NTT values) whose 2c blocks each sum to 0. */
+static CkksStatus
+mask_one (const CkksHeloraLayout *l, CkksCiphertext *ct, CkksPrng *prng, uint64_t *m)
+{
+  size_t n = l->ctx->n, g = 2 * l->copies;
+  CkksStatus st = CKKS_OK;
+  for (uint32_t i = 0; st == CKKS_OK && i < ct->n_limbs; i++)
+    {
+      uint64_t q = l->ctx->ntt[i].mod.q;
+      st = ckks_sample_uniform_mod (prng, q, m, n);
+      /* the last value of each block balances it */
+      for (size_t beta = 0; st == CKKS_OK && beta < g; beta++)
+        {
+          uint64_t *blk = m + beta * l->span, sum = 0;
+          for (size_t k = 0; k + 1 < l->span; k++)
+            sum = ckks_add_mod (sum, blk[k], q);
+          blk[l->span - 1] = ckks_neg_mod (sum, q);
+        }
+      uint64_t *c0 = ct->c0 + (size_t) i * n;
+      for (size_t k = 0; st == CKKS_OK && k < n; k++)
+        c0[k] = ckks_add_mod (c0[k], m[k], q);
+    }
+  return st;
+}
+
+/* Runs mask_one on @count ciphertexts with one CSPRNG stream. */
+static CkksStatus
+mask_all (const CkksHeloraLayout *l, CkksCiphertext *const *cts, size_t count)
+{
+  if (l->trace_w == NULL)
+    return CKKS_ERR_UNSUPPORTED;
+  uint64_t *m = ckks_alloc (l->ctx->n * sizeof (uint64_t));
+  CkksPrng prng;
+  CkksStatus st = m ? ckks_prng_init_random (&prng) : CKKS_ERR_NO_MEMORY;
+  if (st != CKKS_OK)
+    {
+      ckks_free (m);
+      return st;
+    }
+  for (size_t b = 0; st == CKKS_OK && b < count; b++)
+    st = mask_one (l, cts[b], &prng, m);
+  ckks_prng_clear (&prng);
+  OPENSSL_cleanse (m, l->ctx->n * sizeof (uint64_t));
+  ckks_free (m);
+  return st;
+}
+
 CkksStatus
 ckks_private_mask (const CkksHeloraLayout *l, CkksCiphertext *const *outputs, size_t n_outputs)
+{
+  CkksStatus st = check_outputs (l, outputs, n_outputs);
+  return st != CKKS_OK ? st : mask_all (l, outputs, n_outputs);
+}
+
+static uint64_t
+pow_mod (uint64_t x, uint64_t e, const CkksModulus *mod)
+{
+  uint64_t r = 1;
+  for (; e; e >>= 1, x = ckks_mul_mod (x, x, mod))
+    if (e & 1)
+      r = ckks_mul_mod (r, x, mod);
+  return r;
+}
+
+/* The NTT value, per block, of the polynomial sum_kappa m_kappa X^(L' kappa)
+ * whose segment sums (real parts) are @noise (c values) at @scale: m from
+ * the orthogonality of the trace cosines, sum_kappa cos_t cos_t' = c
+ * delta_tt'; the value of X^(L' kappa) on block beta is w_beta^kappa with
+ * w_beta = psi^(e_beta L') = (N trace_w[1][beta])^-1 (the client's own
+ * matrix, so both sides agree on the slot order). */
+static void
+noise_block_values (const CkksHeloraLayout *l, uint32_t limb, const double *noise, double scale,
+                    uint64_t *values)
+{
+  size_t g = 2 * l->copies;
+  const CkksModulus *mod = &l->ctx->ntt[limb].mod;
+  const uint64_t *w = l->trace_w + (size_t) limb * g * g;
+  uint64_t m[2 * CKKS_HELORA_MAX_TRACE_COPIES];
+  for (size_t kappa = 0; kappa < g; kappa++)
+    {
+      double x = 0.0;
+      for (size_t t = 0; t < l->copies; t++)
+        x += noise[t] * l->trace_re[t * g + kappa];
+      __int128 v = (__int128) nearbyint (x * scale / ((double) l->span * (double) l->copies));
+      __int128 r = v % (__int128) mod->q;
+      m[kappa] = (uint64_t) (r < 0 ? r + (__int128) mod->q : r);
+    }
+  uint64_t n_mod = (uint64_t) (l->ctx->n % mod->q);
+  for (size_t beta = 0; beta < g; beta++)
+    {
+      uint64_t wb = pow_mod (ckks_mul_mod (n_mod, w[g + beta], mod), mod->q - 2, mod);
+      uint64_t acc = 0, pw = 1;
+      for (size_t kappa = 0; kappa < g; kappa++, pw = ckks_mul_mod (pw, wb, mod))
+        acc = ckks_add_mod (acc, ckks_mul_mod (m[kappa], pw, mod), mod->q);
+      values[beta] = acc;
+    }
+}
+
+/* c0 (+)= pad.c0 + noise block values, c1 += pad.c1, in one pass (pad or
+ * noise may be NULL). */
+static void
+apply_one (const CkksHeloraLayout *l, CkksCiphertext *ct, const CkksCiphertext *pad,
+           const double *noise)
+{
+  size_t n = l->ctx->n, g = 2 * l->copies;
+  uint64_t values[2 * CKKS_HELORA_MAX_TRACE_COPIES] = { 0 };
+  for (uint32_t i = 0; i < ct->n_limbs; i++)
+    {
+      uint64_t q = l->ctx->ntt[i].mod.q;
+      if (noise != NULL)
+        noise_block_values (l, i, noise, ct->scale, values);
+      uint64_t *c0 = ct->c0 + (size_t) i * n, *c1 = ct->c1 + (size_t) i * n;
+      const uint64_t *p0 = pad ? pad->c0 + (size_t) i * n : NULL;
+      const uint64_t *p1 = pad ? pad->c1 + (size_t) i * n : NULL;
+      for (size_t beta = 0; beta < g; beta++)
+        {
+          size_t from = beta * l->span, to = from + l->span;
+          for (size_t k = from; p0 && k < to; k++)
+            {
+              c0[k] = ckks_add_mod (c0[k], ckks_add_mod (p0[k], values[beta], q), q);
+              c1[k] = ckks_add_mod (c1[k], p1[k], q);
+            }
+          for (size_t k = from; !p0 && k < to; k++)
+            c0[k] = ckks_add_mod (c0[k], values[beta], q);
+        }
+    }
+  if (pad != NULL)
+    ct->seeded = false;
+}
+
+CkksStatus
+ckks_private_pad_new (const CkksHeloraLayout *l, const CkksPublicKey *pk, unsigned lambda_s,
+                      CkksCiphertext **out)
+{
+  CkksStatus st = ckks_private_zero_new (l, pk, lambda_s, out);
+  if (st == CKKS_OK && (st = mask_all (l, out, 1)) != CKKS_OK)
+    {
+      ckks_ciphertext_free (*out);
+      *out = NULL;
+    }
+  return st;
+}
+
+CkksStatus
+ckks_private_apply (const CkksHeloraLayout *l, CkksCiphertext *const *outputs, size_t n_outputs,
+                    CkksCiphertext *const *pads, const double *noise)
 {
   CkksStatus st = check_outputs (l, outputs, n_outputs);
   if (st != CKKS_OK)
     return st;
   if (l->trace_w == NULL)
     return CKKS_ERR_UNSUPPORTED;
-  size_t n = l->ctx->n, g = 2 * l->copies;
-  uint64_t *m = ckks_alloc (n * sizeof (uint64_t));
-  CkksPrng prng;
-  st = m ? ckks_prng_init_random (&prng) : CKKS_ERR_NO_MEMORY;
-  if (st != CKKS_OK)
+  for (size_t b = 0; pads && b < n_outputs; b++)
+    if (pads[b] == NULL || pads[b]->ctx != l->ctx || pads[b]->n_limbs != l->limbs)
+      return CKKS_ERR_MISMATCH;
+  for (size_t r = 0; noise && r < l->r; r++)
+    if (!isfinite (noise[r]))
+      return CKKS_ERR_INVALID_ARGUMENT;
+  double *row_noise = NULL;
+  if (noise != NULL && (row_noise = ckks_alloc0 (l->copies * sizeof (double))) == NULL)
+    return CKKS_ERR_NO_MEMORY;
+  for (size_t b = 0; b < n_outputs; b++)
     {
-      ckks_free (m);
-      return st;
+      for (size_t t = 0; row_noise && t < l->copies; t++)
+        row_noise[t] = b * l->copies + t < l->r ? noise[b * l->copies + t] : 0.0;
+      apply_one (l, outputs[b], pads ? pads[b] : NULL, row_noise);
     }
-  for (size_t b = 0; st == CKKS_OK && b < n_outputs; b++)
-    for (uint32_t i = 0; st == CKKS_OK && i < l->limbs; i++)
-      {
-        uint64_t q = l->ctx->ntt[i].mod.q;
-        st = ckks_sample_uniform_mod (&prng, q, m, n);
-        /* the last value of each block balances it: every block sums to 0 */
-        for (size_t beta = 0; st == CKKS_OK && beta < g; beta++)
-          {
-            uint64_t *blk = m + beta * l->span, sum = 0;
-            for (size_t k = 0; k + 1 < l->span; k++)
-              sum = ckks_add_mod (sum, blk[k], q);
-            blk[l->span - 1] = ckks_neg_mod (sum, q);
-          }
-        uint64_t *c0 = outputs[b]->c0 + (size_t) i * n;
-        for (size_t k = 0; st == CKKS_OK && k < n; k++)
-          c0[k] = ckks_add_mod (c0[k], m[k], q);
-      }
-  ckks_prng_clear (&prng);
-  OPENSSL_cleanse (m, n * sizeof (uint64_t));
-  ckks_free (m);
-  return st;
-}
-
-/* c0 of @ct += the encoding of @slots at ct's own scale: encoded at
- * scale / F (F an integer near sqrt(scale)) so the coefficients fit 62 bits,
- * then multiplied by F in every limb. */
-static CkksStatus
-add_slots_at_scale (CkksCiphertext *ct, const double *slots, int64_t *coeffs, uint64_t *poly)
-{
-  const CkksContext *ctx = ct->ctx;
-  size_t n = ctx->n;
-  double f = nearbyint (sqrt (ct->scale));
-  if (!(f >= 1.0) || f > 0x1p62)
-    return CKKS_ERR_SCALE;
-  CkksStatus st = ckks_encode_coeffs (ctx, slots, NULL, ctx->slots, ct->scale / f, coeffs);
-  if (st != CKKS_OK)
-    return st;
-  ckks_coeffs_to_ntt (ctx, coeffs, ct->n_limbs, poly);
-  for (uint32_t i = 0; i < ct->n_limbs; i++)
-    {
-      const CkksModulus *mod = &ctx->ntt[i].mod;
-      uint64_t fq = (uint64_t) ((unsigned __int128) (uint64_t) f % mod->q);
-      uint64_t *c0 = ct->c0 + (size_t) i * n, *p = poly + (size_t) i * n;
-      for (size_t k = 0; k < n; k++)
-        c0[k] = ckks_add_mod (c0[k], ckks_mul_mod (p[k], fq, mod), mod->q);
-    }
+  ckks_free (row_noise);
   return CKKS_OK;
 }
 
@@ -219,35 +328,9 @@ CkksStatus
 ckks_private_add_segment_noise (const CkksHeloraLayout *l, CkksCiphertext *const *outputs,
                                 size_t n_outputs, const double *noise)
 {
-  CkksStatus st = check_outputs (l, outputs, n_outputs);
-  if (st != CKKS_OK)
-    return st;
   if (noise == NULL)
     return CKKS_ERR_INVALID_ARGUMENT;
-  const CkksContext *ctx = l->ctx;
-  double *slots = ckks_alloc0 (ctx->slots * sizeof (double));
-  int64_t *coeffs = ckks_alloc (ctx->n * sizeof (int64_t));
-  uint64_t *poly = ckks_alloc ((size_t) l->limbs * ctx->n * sizeof (uint64_t));
-  st = slots && coeffs && poly ? CKKS_OK : CKKS_ERR_NO_MEMORY;
-  for (size_t b = 0; st == CKKS_OK && b < n_outputs; b++)
-    {
-      bool any = false;
-      for (size_t t = 0; t < l->copies; t++)
-        {
-          size_t row = b * l->copies + t;
-          double v = row < l->r ? noise[row] : 0.0;
-          if (!isfinite (v))
-            st = CKKS_ERR_INVALID_ARGUMENT;
-          slots[ckks_helora_slot (l, t, 0)] = v;
-          any = any || v != 0.0;
-        }
-      if (st == CKKS_OK && any)
-        st = add_slots_at_scale (outputs[b], slots, coeffs, poly);
-    }
-  ckks_free (slots);
-  ckks_free (coeffs);
-  ckks_free (poly);
-  return st;
+  return ckks_private_apply (l, outputs, n_outputs, NULL, noise);
 }
 
 CkksStatus

@@ -65,11 +65,26 @@ CkksStatus ckks_private_add_zero (CkksCiphertext *result, const CkksCiphertext *
 CkksStatus ckks_private_mask (const CkksHeloraLayout *layout,
                               CkksCiphertext *const *outputs, size_t n_outputs);
 
-/* Adds noise[i] (r values, ciphertext units) to segment sum i: one slot per
- * segment, at each result's own scale. */
+/* Adds noise[i] (r values, ciphertext units) to segment sum i, at each
+ * result's own scale: a polynomial on the trace coefficients only (c <= 64),
+ * whose NTT values are constant on each block -- no FFT, no NTT. */
 CkksStatus ckks_private_add_segment_noise (const CkksHeloraLayout *layout,
                                            CkksCiphertext *const *outputs,
                                            size_t n_outputs, const double *noise);
+
+/* Everything the private mode adds that does not depend on the token, made
+ * ahead of time: a flooded encryption of zero (as ckks_private_zero_new) with
+ * a zero-sum mask already in its c0. One pad per result, never reused. */
+CkksStatus ckks_private_pad_new (const CkksHeloraLayout *layout,
+                                 const struct CkksPublicKey *pk, unsigned lambda_s,
+                                 CkksCiphertext **out);
+
+/* The online step, one pass over each result: outputs[b] += pads[b] (NULL:
+ * no pads) and @noise (r values as in ckks_private_add_segment_noise; NULL:
+ * none). */
+CkksStatus ckks_private_apply (const CkksHeloraLayout *layout, CkksCiphertext *const *outputs,
+                               size_t n_outputs, CkksCiphertext *const *pads,
+                               const double *noise);
 
 /* @n samples of N(0, sigma^2) from OpenSSL's CSPRNG (Box-Muller on 53-bit
  * uniforms). */

@@ -1,4 +1,4 @@
-/* cli-adapter.c: tensafe-cli adapter reduce --rank R [--json] IN OUT.
+/* cli-adapter.c: tensafe-cli adapter reduce --rank R [--json] IN OUT, adapter bench.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib.h>
 #include <stdio.h>
@@ -79,6 +79,10 @@ cli_adapter (int argc, char **argv)
 {
   if (argc >= 2 && strcmp (argv[1], "reduce") == 0)
     return adapter_reduce (argc - 1, argv + 1);
-  fprintf (stderr, "Usage: tensafe-cli adapter reduce --rank R [--json] IN OUT\n");
+  if (argc >= 2 && strcmp (argv[1], "bench") == 0)
+    return cli_adapter_bench (argc - 1, argv + 1);
+  fprintf (stderr, "Usage: tensafe-cli adapter reduce --rank R [--json] IN OUT\n"
+           "       tensafe-cli adapter bench [--preset NAME] [--d D] [--ranks R,...] "
+           "[--tokens N] [--lambda BITS] [--json]\n");
   return 2;
 }

@@ -7,7 +7,7 @@
 #include "ckks-objects.h"
 #include "ckks-private.h"
 #include "ckks.h"
-#include "he-helora-compat.h"
+#include "ckks-helora-compat.h"
 #include "he-test-common.h"
 
 #define D 512
@@ -248,6 +248,33 @@ test_segment_noise (void)
   token_free (&t);
 }
 
+/* The offline pads plus the online pass: products hidden, u = A·h + noise
+ * within the flooding error the model predicts. */
+static void
+test_pads_apply (void)
+{
+  g_autoptr (GRand) rng = he_test_rng_new ();
+  Token t;
+  token_setup (&t, rng);
+  double noise[R], u[R];
+  g_assert_cmpint (ckks_private_gaussian (0.02, noise, R), ==, CKKS_OK);
+  g_autofree CkksCiphertext **pads = g_new0 (CkksCiphertext *, t.b);
+  for (size_t b = 0; b < t.b; b++)
+    g_assert_cmpint (ckks_private_pad_new (t.lay, t.pk, 16, &pads[b]), ==, CKKS_OK);
+  token_run (&t);
+  g_assert_cmpint (ckks_private_apply (t.lay, t.out, t.b, pads, noise), ==, CKKS_OK);
+  g_assert_cmpfloat (fabs (slot_correlation (&t)), <, 5.0 / sqrt ((double) ckks_context_slots (t.ctx) * t.b));
+  token_decrypt (&t, u);
+  double sd = ckks_private_flood_stddev (t.lay, 16, ckks_ciphertext_scale (t.out[0]));
+  for (size_t i = 0; i < R; i++)
+    g_assert_cmpfloat (fabs ((u[i] - t.u_plain[i]) / t.factor - noise[i]), <, 6.0 * sd);
+  g_assert_cmpint (ckks_private_apply (t.lay, t.out, t.b - 1, pads, noise), ==,
+                   CKKS_ERR_INVALID_ARGUMENT);
+  for (size_t b = 0; b < t.b; b++)
+    ckks_ciphertext_free (pads[b]);
+  token_free (&t);
+}
+
 /* The sampler: mean 0, standard deviation sigma. */
 static void
 test_gaussian (void)
@@ -272,6 +299,7 @@ main (int argc, char **argv)
   g_test_add_func ("/he-private/rerandomisation-hides-c1", test_rerandomisation_hides_c1);
   g_test_add_func ("/he-private/flooding-precision", test_flooding_precision);
   g_test_add_func ("/he-private/segment-noise", test_segment_noise);
+  g_test_add_func ("/he-private/pads-apply", test_pads_apply);
   g_test_add_func ("/he-private/gaussian", test_gaussian);
   return g_test_run ();
 }

@@ -1,13 +1,16 @@
-/* he-helora-compat.h: HE-LoRA token calls that compile against both forms of
+/* ckks-helora-compat.h: HE-LoRA token calls that compile against both forms of
  * ckks-helora.h (with and without explicit ciphertext counts).
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * _Generic picks the form the header declares; the other branch is never
- * evaluated (the call goes through a variable so that it type-checks). Once every branch has the counted form, replace these with
- * direct calls. */
+ * evaluated (the call goes through a variable so that it type-checks).
+ * Used by the adapter-private tests and benchmark while both forms are
+ * about; once every branch has the counted form, call the functions
+ * directly and delete this header. */
 #pragma once
 
-#include "ckks.h"
+#include "ckks-helora.h"
+#include "ckks-keys.h"
 
 typedef void (*HeAnyFunc) (void);
 typedef CkksStatus (*HeEvalCounted) (const CkksHeloraPlan *, CkksCiphertext *const *, size_t,
