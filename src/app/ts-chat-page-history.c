@@ -161,12 +161,28 @@ title_from_prompt (const char *prompt)
   return g_strconcat (line, "…", NULL);
 }
 
+/* Opens history.sqlite; @create: also when it does not exist yet (the file
+ * appears with the first conversation, not when the app merely starts). */
+static void
+open_history (TsChatPage *self, gboolean create)
+{
+  g_autofree char *path = ts_history_default_path ();
+  g_autoptr (GError) error = NULL;
+
+  if (self->history != NULL || (!create && !g_file_test (path, G_FILE_TEST_EXISTS)))
+    return;
+  self->history = ts_history_open (path, &error);
+  if (self->history == NULL)
+    history_failed (self, error);
+}
+
 void
 _ts_chat_page_history_begin_exchange (TsChatPage *self, const char *prompt)
 {
   g_autoptr (GError) error = NULL;
   gboolean created = FALSE;
 
+  open_history (self, TRUE);
   if (self->history == NULL)
     return;
   if (self->conversation == 0)
@@ -291,12 +307,7 @@ _ts_chat_page_history_class_init (GtkWidgetClass *widget_class)
 void
 _ts_chat_page_history_init (TsChatPage *self)
 {
-  g_autofree char *path = ts_history_default_path ();
-  g_autoptr (GError) error = NULL;
-
   g_signal_connect (self->history_list, "row-activated", G_CALLBACK (row_activated_cb), self);
-  self->history = ts_history_open (path, &error);
-  if (self->history == NULL)
-    history_failed (self, error);
+  open_history (self, FALSE);
   _ts_chat_page_history_refresh (self);
 }

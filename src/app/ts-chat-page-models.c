@@ -294,9 +294,8 @@ open_adapter_action (GtkWidget *widget, const char *action_name, GVariant *param
 /* ------------------------------------------------------------------------ */
 /* Exports                                                                    */
 
-/* Both panes' bars in one table, with a first column naming the pane. */
-static char *
-runs_csv (TsChatPage *self)
+char *
+ts_chat_page_runs_csv (TsChatPage *self)
 {
   GString *csv = g_string_new (NULL);
 
@@ -314,7 +313,7 @@ runs_csv (TsChatPage *self)
 static void
 csv_chosen (TsChatPage *self, GFile *file)
 {
-  g_autofree char *csv = runs_csv (self);
+  g_autofree char *csv = ts_chat_page_runs_csv (self);
   g_autoptr (GError) error = NULL;
 
   if (!g_file_replace_contents (file, csv, strlen (csv), NULL, FALSE, G_FILE_CREATE_NONE, NULL,

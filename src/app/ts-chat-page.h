@@ -40,6 +40,10 @@ gboolean ts_chat_page_load_conversation (TsChatPage *self, gint64 id, GError **e
 /* Conversations in the sidebar. */
 guint ts_chat_page_get_n_conversations (TsChatPage *self);
 
+/* Both panes' latency bars as one CSV table (what chat.export-csv writes):
+ * the chart's columns after a first column "pane" (plain or he). */
+char *ts_chat_page_runs_csv (TsChatPage *self);
+
 /* The demo model and adapter: installed under pkgdatadir/demo, or found in
  * the source tree when run uninstalled; $TENSAFE_DEMO_DIR overrides both.
  * Newly allocated; NULL when missing. */

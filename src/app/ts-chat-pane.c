@@ -98,9 +98,13 @@ scroll_to_end (TsChatPane *self)
 static void
 flush_pending (TsChatPane *self)
 {
-  if (self->reply != NULL && self->pending->len > 0)
-    ts_chat_message_append (self->reply, self->pending->str);
+  /* Take the text out first: whatever runs while it is shown sees an empty
+   * queue, so no piece can be appended twice. */
+  g_autofree char *text = g_strndup (self->pending->str, self->pending->len);
+
   g_string_truncate (self->pending, 0);
+  if (self->reply != NULL && *text != '\0')
+    ts_chat_message_append (self->reply, text);
   update_footer (self);
   scroll_to_end (self);
 }

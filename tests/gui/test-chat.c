@@ -201,6 +201,23 @@ check_chart (TsChatPane *pane)
     }
 }
 
+/* The exported run: a header, then each pane's bars in order. */
+static void
+check_runs_csv (TsChatPage *page)
+{
+  g_autofree char *csv = ts_chat_page_runs_csv (page);
+  g_auto (GStrv) lines = g_strsplit (csv, "\n", -1);
+  guint n_plain = ts_chat_pane_get_n_tokens (ts_chat_page_get_pane (page, FALSE));
+  guint n_he = ts_chat_pane_get_n_tokens (ts_chat_page_get_pane (page, TRUE));
+
+  g_assert_true (g_str_has_prefix (lines[0], "pane,token,text,forward_ms,"));
+  g_assert_cmpuint (g_strv_length (lines), ==, 1 + n_plain + n_he + 1);
+  g_assert_true (g_str_has_prefix (lines[1], "plain,1,"));
+  g_assert_true (g_str_has_prefix (lines[n_plain], "plain,"));
+  g_assert_true (g_str_has_prefix (lines[n_plain + 1], "he,1,"));
+  g_assert_cmpstr (lines[1 + n_plain + n_he], ==, "");
+}
+
 static void
 check_stored (gint64 conversation, const char *plain, const char *he, gboolean complete)
 {
@@ -258,6 +275,7 @@ test_send_and_restart (void)
   g_assert_cmpfloat (ts_chat_pane_get_first_token_ms (he), >, 0);
   check_chart (plain);
   check_chart (he);
+  check_runs_csv (page);
   save_screenshot (gtk_widget_get_ancestor (GTK_WIDGET (page), GTK_TYPE_WINDOW), "screenshot-chat.png");
 
   conversation = ts_chat_page_get_conversation (page);
