@@ -1,11 +1,12 @@
 # Makefile: a thin wrapper around meson for the two everyday commands.
 #   make demo   install missing Debian packages, build, start the app
 #   make check  install missing Debian packages, build, run every test
+#   make market-demo  the app with a local marketplace on the demo catalogue
 BUILD ?= build
 MESON_OPTIONS ?=
 MESON_TEST_OPTIONS ?=
 
-.PHONY: all deps setup compile check check-asan demo clean
+.PHONY: all deps setup compile check check-asan demo market-demo clean
 
 all: compile
 
@@ -38,6 +39,17 @@ check-asan:
 # Runs the app from the build tree; its settings schema is compiled there.
 demo: compile
 	GSETTINGS_SCHEMA_DIR=$(BUILD)/data $(BUILD)/src/app/tensafe
+
+# The same, with tensafe-marketd serving data/market on 127.0.0.1:8766 (its
+# store in $(BUILD)/market-demo/) for as long as the app runs.
+MARKET_DEMO_LISTEN ?= 127.0.0.1:8766
+market-demo: compile
+	@store=$(BUILD)/market-demo; mkdir -p $$store; \
+	$(BUILD)/src/server/tensafe-marketd --listen $(MARKET_DEMO_LISTEN) --db $$store/market.db \
+	  --blobs $$store/blobs --keys $$store/keys --import data/market & pid=$$!; \
+	trap "kill $$pid" EXIT INT TERM; \
+	TENSAFE_MARKETPLACE_URL=http://$(MARKET_DEMO_LISTEN)/ GSETTINGS_SCHEMA_DIR=$(BUILD)/data \
+	  $(BUILD)/src/app/tensafe
 
 clean:
 	rm -rf $(BUILD)

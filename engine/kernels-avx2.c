@@ -119,6 +119,7 @@ k4_block (const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, float d, 
   lm_k4_unpack_scales (scales, sm);
   __m256i high = qh ? _mm256_loadu_si256 ((const __m256i *) qh) : _mm256_setzero_si256 ();
   __m256i sumi = _mm256_setzero_si256 ();
+  #pragma GCC unroll 4
   for (int g = 0; g < 4; g++)
     {
       __m256i q = _mm256_loadu_si256 ((const __m256i *) (qs + 32 * g));
@@ -174,6 +175,7 @@ dot_q6_K (const LmBlockQ6_K *w, const LmBlockQ8_K *a, int64_t nb)
   for (int64_t b = 0; b < nb; b++)
     {
       __m256i sumi = _mm256_setzero_si256 ();
+      #pragma GCC unroll 2
       for (int half = 0; half < 2; half++)
         {
           const uint8_t *ql = w[b].ql + 64 * half;
@@ -288,6 +290,7 @@ quantize_q8_K (const float *x, void *out, int64_t n)
       for (int i = 0; i < LM_QK_K; i += 32)
         {
           __m256i q[4];
+          #pragma GCC unroll 4
           for (int k = 0; k < 4; k++)
             q[k] = _mm256_min_epi32 (round_to_i32 (_mm256_mul_ps (_mm256_loadu_ps (xb + i + 8 * k), s)),
                                      limit);

@@ -132,6 +132,7 @@ k4_unpack (const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, uint16_t
   __m512i sc16 = k4_scales16 (sm);
   __m512i high = qh ? _mm512_broadcast_i64x4 (_mm256_loadu_si256 ((const __m256i *) qh))
                     : _mm512_setzero_si512 ();
+  #pragma GCC unroll 4
   for (int g = 0; g < 4; g++)
     {
       __m512i q = k4_group (qs, g, shifts);
@@ -156,6 +157,7 @@ TARGET static inline __attribute__ ((always_inline)) void
 k4_accumulate (const K4Block *u, const LmBlockQ8_K *a, __m512 *acc, __m256 *acc_min)
 {
   __m512i sumi = _mm512_setzero_si512 ();
+  #pragma GCC unroll 4
   for (int g = 0; g < 4; g++)
     sumi = _mm512_dpwssd_epi32 (sumi, _mm512_maddubs_epi16 (u->q[g], _mm512_loadu_si512 (a->qs + 64 * g)),
                                 u->scale[g]);
@@ -197,6 +199,7 @@ q6_unpack (const LmBlockQ6_K *w, Q6Block *u)
   const __m512i shr_v1 = _mm512_inserti64x4 (_mm512_setzero_si512 (), _mm256_set1_epi16 (2), 1);
   u->sc16 = _mm256_cvtepi8_epi16 (_mm_loadu_si128 ((const __m128i *) w->scales));
   __m512i sc16 = _mm512_castsi256_si512 (u->sc16);
+  #pragma GCC unroll 2
   for (int half = 0; half < 2; half++)
     {
       __m512i ql = _mm512_loadu_si512 (w->ql + 64 * half);
@@ -215,6 +218,7 @@ TARGET static inline __attribute__ ((always_inline)) void
 q6_accumulate (const Q6Block *u, const LmBlockQ8_K *a, __m512 *acc)
 {
   __m512i sumi = _mm512_setzero_si512 ();
+  #pragma GCC unroll 4
   for (int k = 0; k < 4; k++)
     sumi = _mm512_dpwssd_epi32 (sumi, _mm512_maddubs_epi16 (u->q[k], _mm512_loadu_si512 (a->qs + 64 * k)),
                                 u->scale[k]);
@@ -314,16 +318,19 @@ tile_q6_K (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
     {
       const LmBlockQ6_K *w = (const LmBlockQ6_K *) ((const uint8_t *) W + r * row_bytes);
       __m512 acc[T];
+      #pragma GCC unroll 4
       for (int t = 0; t < T; t++)
         acc[t] = _mm512_setzero_ps ();
       Q6Block u;
       for (int64_t b = 0; b < n / LM_QK_K; b++)
         {
           q6_unpack (&w[b], &u);
+          #pragma GCC unroll 4
           for (int t = 0; t < T; t++)
             q6_accumulate (&u, (const LmBlockQ8_K *) ((const uint8_t *) act + t * act_stride) + b,
                            &acc[t]);
         }
+      #pragma GCC unroll 4
       for (int t = 0; t < T; t++)
         Y[t * y_stride + (size_t) r] = _mm512_reduce_add_ps (acc[t]);
     }
@@ -366,6 +373,7 @@ dot_q4_K_f32 (const LmBlockQ4_K *w, const float *x, int64_t nb)
       lm_k4_unpack_scales (w[b].scales, sm);
       float d = fp16 (w[b].d), dmin = fp16 (w[b].dmin);
       const float *xb = x + 256 * b;
+      #pragma GCC unroll 4
       for (int g = 0; g < 4; g++)
         {
           __m512i q = k4_group (w[b].qs, g, shifts);

@@ -25,9 +25,9 @@ encrypt_values_pk (const void *key, const double *re, size_t count, CkksCipherte
 static CkksStatus
 encrypt_h (const CkksHeloraLayout *l, const CkksContext *key_ctx, const void *key,
            EncryptValues encrypt, const float *h, CkksCiphertext *const *inputs,
-           double *h_factor)
+           size_t n_inputs, double *h_factor)
 {
-  if (!l || !key || !h || !inputs || !h_factor)
+  if (!l || !key || !h || !inputs || !h_factor || n_inputs != l->chunks)
     return CKKS_ERR_INVALID_ARGUMENT;
   if (key_ctx != l->ctx)
     return CKKS_ERR_MISMATCH;
@@ -70,18 +70,20 @@ encrypt_h (const CkksHeloraLayout *l, const CkksContext *key_ctx, const void *ke
 
 CkksStatus
 ckks_helora_encrypt_sk (const CkksHeloraLayout *layout, const CkksSecretKey *sk,
-                        const float *h, CkksCiphertext *const *inputs, double *h_factor)
+                        const float *h, CkksCiphertext *const *inputs, size_t n_inputs,
+                        double *h_factor)
 {
   return encrypt_h (layout, sk ? sk->ctx : NULL, sk, encrypt_values_sk, h, inputs,
-                    h_factor);
+                    n_inputs, h_factor);
 }
 
 CkksStatus
 ckks_helora_encrypt_pk (const CkksHeloraLayout *layout, const CkksPublicKey *pk,
-                        const float *h, CkksCiphertext *const *inputs, double *h_factor)
+                        const float *h, CkksCiphertext *const *inputs, size_t n_inputs,
+                        double *h_factor)
 {
   return encrypt_h (layout, pk ? pk->ctx : NULL, pk, encrypt_values_pk, h, inputs,
-                    h_factor);
+                    n_inputs, h_factor);
 }
 
 /* u for the rows of result @b from its decryption @poly (NTT form, limbs
@@ -91,8 +93,8 @@ ckks_helora_encrypt_pk (const CkksHeloraLayout *layout, const CkksPublicKey *pk,
  * = sum_beta W[kappa][beta] B_beta, CRT, and the segment sums
  * Re S_t = (L' / scale) sum_kappa m_{L' kappa} cos(pi 5^t L' kappa / N). */
 static void
-trace_sums (const CkksHeloraLayout *l, const uint64_t *poly, double scale, size_t b,
-            double h_factor, double *u)
+trace_sums (const CkksHeloraLayout *l, const CkksSecretKey *sk, const CkksCiphertext *ct,
+            uint64_t *poly, size_t b, double h_factor, double *u)
 {
   const CkksContext *ctx = l->ctx;
   size_t g = 2 * l->copies, n = ctx->n;
@@ -101,8 +103,14 @@ trace_sums (const CkksHeloraLayout *l, const uint64_t *poly, double scale, size_
   for (uint32_t i = 0; i < l->limbs; i++)
     {
       const CkksModulus *mod = &ctx->ntt[i].mod;
-      uint64_t sums[2 * CKKS_HELORA_MAX_TRACE_COPIES];
-      ckks_block_sums (poly + i * n, g, l->span, mod, sums);
+      uint64_t sums[2 * CKKS_HELORA_MAX_TRACE_COPIES], c0_sums[2 * CKKS_HELORA_MAX_TRACE_COPIES];
+      /* block sums of c0 + c1 s = those of c0 plus those of c1 s */
+      ctx->k.mul_fixed (poly, ct->c1 + i * n, CKKS_FIXED_W (&sk->s_fixed, i, n),
+                        CKKS_FIXED_C (&sk->s_fixed, i, n), mod->q, n);
+      ckks_block_sums (poly, g, l->span, mod, sums);
+      ckks_helora_c0_sums (l, ct, i, c0_sums);
+      for (size_t beta = 0; beta < g; beta++)
+        sums[beta] = ckks_add_mod (sums[beta], c0_sums[beta], mod->q);
       const uint64_t *w = l->trace_w + (size_t) i * g * g;
       for (size_t kappa = 0; kappa < g; kappa++)
         {
@@ -113,7 +121,7 @@ trace_sums (const CkksHeloraLayout *l, const uint64_t *poly, double scale, size_
         }
     }
   ckks_crt_to_real (ctx, res, g, l->limbs, g, m);
-  double factor = (double) l->span / scale * h_factor;
+  double factor = (double) l->span / ct->scale * h_factor;
   for (size_t t = 0; t < l->copies && b * l->copies + t < l->r; t++)
     {
       double s = 0;
@@ -143,9 +151,10 @@ decoded_sums (const CkksHeloraLayout *l, uint64_t *poly, double scale, size_t b,
 
 CkksStatus
 ckks_helora_decrypt (const CkksHeloraLayout *l, const CkksSecretKey *sk,
-                     CkksCiphertext *const *outputs, double h_factor, double *u)
+                     CkksCiphertext *const *outputs, size_t n_outputs, double h_factor,
+                     double *u)
 {
-  if (!l || !sk || !outputs || !u || !(h_factor > 0))
+  if (!l || !sk || !outputs || !u || !(h_factor > 0) || n_outputs != l->n_outputs)
     return CKKS_ERR_INVALID_ARGUMENT;
   if (sk->ctx != l->ctx)
     return CKKS_ERR_MISMATCH;
@@ -175,11 +184,13 @@ ckks_helora_decrypt (const CkksHeloraLayout *l, const CkksSecretKey *sk,
           st = CKKS_ERR_MISMATCH;
           break;
         }
-      ckks_decrypt_poly (sk, ct, poly);
       if (l->trace_w)
-        trace_sums (l, poly, ct->scale, b, h_factor, u);
+        trace_sums (l, sk, ct, poly, b, h_factor, u);
       else
-        st = decoded_sums (l, poly, ct->scale, b, h_factor, u, coeffs, slot_buf);
+        {
+          ckks_decrypt_poly (sk, ct, poly);
+          st = decoded_sums (l, poly, ct->scale, b, h_factor, u, coeffs, slot_buf);
+        }
     }
   ckks_free (poly);
   ckks_free (coeffs);

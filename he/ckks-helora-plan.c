@@ -275,42 +275,74 @@ check_inputs (const CkksHeloraLayout *l, CkksCiphertext *const *inputs)
   return CKKS_OK;
 }
 
-CkksStatus
-ckks_helora_evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs,
-                      CkksCiphertext *const *outputs)
+/* Both evaluations: full results, or (compact) c1 in full and c0 only as
+ * its 2c NTT block sums, stored at the start of each block (the rest of c0
+ * is left as it was: a trace-only ciphertext never reads it). */
+static CkksStatus
+evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs, size_t n_inputs,
+          CkksCiphertext *const *outputs, size_t n_outputs, bool compact)
 {
-  if (!plan || !inputs || !outputs)
+  if (!plan || !inputs || !outputs || n_inputs != plan->layout->chunks
+      || n_outputs != plan->layout->n_outputs)
     return CKKS_ERR_INVALID_ARGUMENT;
   const CkksHeloraLayout *l = plan->layout;
   const CkksContext *ctx = l->ctx;
+  if (compact && !l->trace_w)
+    return CKKS_ERR_UNSUPPORTED;
   CkksStatus st = check_inputs (l, inputs);
   for (size_t b = 0; st == CKKS_OK && b < l->n_outputs; b++)
     if (!outputs[b] || outputs[b]->ctx != ctx || outputs[b]->capacity < l->limbs)
       st = outputs[b] ? CKKS_ERR_MISMATCH : CKKS_ERR_INVALID_ARGUMENT;
   if (st != CKKS_OK)
     return st;
-  size_t n = ctx->n, words = (size_t) l->limbs * n;
+  size_t n = ctx->n, words = (size_t) l->limbs * n, g = 2 * l->copies;
+  uint64_t *scratch = compact ? ckks_alloc (n * sizeof (uint64_t)) : NULL;
+  if (compact && !scratch)
+    return CKKS_ERR_NO_MEMORY;
   for (size_t b = 0; b < l->n_outputs; b++)
     {
       CkksCiphertext *out = outputs[b];
-      for (size_t k = 0; k < l->chunks; k++)
+      for (uint32_t i = 0; i < l->limbs; i++)
         {
-          const uint64_t *pt = plan->pts + (b * l->chunks + k) * pt_words (l);
-          const CkksCiphertext *in = inputs[k];
-          for (uint32_t i = 0; i < l->limbs; i++)
+          uint64_t q = ctx->params.moduli[i];
+          uint64_t *o0 = compact ? scratch : out->c0 + i * n, *o1 = out->c1 + i * n;
+          for (size_t k = 0; k < l->chunks; k++)
             {
-              uint64_t q = ctx->params.moduli[i];
+              const uint64_t *pt = plan->pts + (b * l->chunks + k) * pt_words (l);
+              const CkksCiphertext *in = inputs[k];
               const uint64_t *w = pt + i * n;
               const uint64_t *ws = ctx->k.fixed_has_companion ? pt + words + i * n : NULL;
-              uint64_t *o0 = out->c0 + i * n, *o1 = out->c1 + i * n;
               ctx->k.mul_fixed_pair (o0, o1, k ? o0 : NULL, k ? o1 : NULL,
                                      in->c0 + i * n, in->c1 + i * n, w, ws, q, n);
+            }
+          if (compact)
+            {
+              uint64_t sums[2 * CKKS_HELORA_MAX_TRACE_COPIES];
+              ckks_block_sums (scratch, g, l->span, &ctx->ntt[i].mod, sums);
+              for (size_t beta = 0; beta < g; beta++)
+                out->c0[i * n + beta * l->span] = sums[beta];
             }
         }
       out->n_limbs = l->limbs;
       out->scale = inputs[0]->scale * plan->scale;
       out->seeded = false;
-      out->trace_only = false;
+      out->trace_only = compact;
     }
+  ckks_free (scratch);
   return CKKS_OK;
+}
+
+CkksStatus
+ckks_helora_evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs,
+                      size_t n_inputs, CkksCiphertext *const *outputs, size_t n_outputs)
+{
+  return evaluate (plan, inputs, n_inputs, outputs, n_outputs, false);
+}
+
+CkksStatus
+ckks_helora_evaluate_compact (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs,
+                              size_t n_inputs, CkksCiphertext *const *outputs,
+                              size_t n_outputs)
+{
+  return evaluate (plan, inputs, n_inputs, outputs, n_outputs, true);
 }

@@ -28,6 +28,11 @@ struct CkksHeloraLayout {
   double *trace_re;
 };
 
+/* The 2c NTT block sums of c0, limb @i, of a result: read from the block
+ * starts of a trace-only ciphertext, summed otherwise. */
+void ckks_helora_c0_sums (const CkksHeloraLayout *l, const CkksCiphertext *ct, uint32_t i,
+                          uint64_t *sums);
+
 /* Slot of value i of copy t. */
 static inline size_t
 ckks_helora_slot (const CkksHeloraLayout *l, size_t t, size_t i)

@@ -6,6 +6,19 @@
 #include "ckks-helora-private.h"
 #include "ckks-serial-poly.h"
 
+void
+ckks_helora_c0_sums (const CkksHeloraLayout *l, const CkksCiphertext *ct, uint32_t i,
+                     uint64_t *sums)
+{
+  const CkksContext *ctx = l->ctx;
+  size_t g = 2 * l->copies;
+  if (ct->trace_only)
+    for (size_t beta = 0; beta < g; beta++)
+      sums[beta] = ct->c0[i * ctx->n + beta * l->span];
+  else
+    ckks_block_sums (ct->c0 + i * ctx->n, g, l->span, &ctx->ntt[i].mod, sums);
+}
+
 static size_t
 sums_words (const CkksHeloraLayout *l)
 {
@@ -27,7 +40,7 @@ ckks_helora_result_serialize (const CkksHeloraLayout *l, const CkksCiphertext *c
 {
   if (!l || !ct || !buf || len == 0 || len != ckks_helora_result_serialized_size (l))
     return CKKS_ERR_INVALID_ARGUMENT;
-  if (ct->ctx != l->ctx || ct->trace_only)
+  if (ct->ctx != l->ctx)
     return CKKS_ERR_MISMATCH;
   if (ct->n_limbs != l->limbs)
     return CKKS_ERR_LEVEL;
@@ -39,7 +52,7 @@ ckks_helora_result_serialize (const CkksHeloraLayout *l, const CkksCiphertext *c
   for (uint32_t i = 0; i < l->limbs; i++)
     {
       uint64_t sums[2 * CKKS_HELORA_MAX_TRACE_COPIES];
-      ckks_block_sums (ct->c0 + i * ctx->n, g, l->span, &ctx->ntt[i].mod, sums);
+      ckks_helora_c0_sums (l, ct, i, sums);
       for (size_t beta = 0; beta < g; beta++)
         ckks_put_u64 (&w, sums[beta]);
     }
@@ -68,9 +81,8 @@ ckks_helora_result_deserialize_into (const CkksHeloraLayout *l, CkksCiphertext *
   if (head.n_limbs != l->limbs || head.flags != g
       || r.left != 8 * sums_words (l) + ckks_poly_serialized_bytes (ctx, l->limbs))
     return CKKS_ERR_FORMAT;
-  /* c0 carries each block sum in the block's first value, zeros elsewhere:
-   * the block sums, all the trace decryption reads, are the sent ones */
-  memset (ct->c0, 0, (size_t) l->limbs * n * sizeof (uint64_t));
+  /* a trace-only c0 carries each block sum in the block's first value; the
+   * rest is never read */
   for (uint32_t i = 0; i < l->limbs; i++)
     for (size_t beta = 0; beta < g; beta++)
       {

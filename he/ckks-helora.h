@@ -89,10 +89,20 @@ const CkksHeloraLayout *ckks_helora_plan_layout (const CkksHeloraPlan *plan);
 /* outputs[b] = sum_k inputs[k] x pt[b][k] for b < B: ct x pt only, in NTT
  * form, no key. @inputs: K ciphertexts from ckks_helora_encrypt_* with the
  * same context and d; @outputs: B ciphertexts from
- * ckks_helora_ciphertexts_new (overwritten). */
+ * ckks_helora_ciphertexts_new (overwritten). The counts must be K and B
+ * (CKKS_ERR_INVALID_ARGUMENT otherwise). */
 CkksStatus ckks_helora_evaluate (const CkksHeloraPlan *plan,
-                                 CkksCiphertext *const *inputs,
-                                 CkksCiphertext *const *outputs);
+                                 CkksCiphertext *const *inputs, size_t n_inputs,
+                                 CkksCiphertext *const *outputs, size_t n_outputs);
+
+/* The same products, but the results come out trace-only: c1 in full and c0
+ * reduced to the 2c NTT block sums the trace decryption reads. Less memory
+ * traffic for both sides; the results are good for ckks_helora_decrypt and
+ * ckks_helora_result_serialize only. CKKS_ERR_UNSUPPORTED for layouts
+ * decoded in full (c > 64): use ckks_helora_evaluate there. */
+CkksStatus ckks_helora_evaluate_compact (const CkksHeloraPlan *plan,
+                                         CkksCiphertext *const *inputs, size_t n_inputs,
+                                         CkksCiphertext *const *outputs, size_t n_outputs);
 
 /* Compact results for the trip evaluator -> client: c0 shrinks to the sums
  * of its 2c NTT blocks per limb, all the trace decryption reads (about half
@@ -115,22 +125,22 @@ CkksStatus ckks_helora_result_deserialize_into (const CkksHeloraLayout *layout,
 /* ---- client ---- */
 
 /* Encrypts h (length d) into the K ciphertexts @inputs (secret-key: seeded,
- * half the upload; or public-key). *h_factor receives max|h| (1 if h = 0):
- * keep it for ckks_helora_decrypt, never send it. */
+ * half the upload; or public-key); @n_inputs must be K. *h_factor receives
+ * max|h| (1 if h = 0): keep it for ckks_helora_decrypt, never send it. */
 CkksStatus ckks_helora_encrypt_sk (const CkksHeloraLayout *layout,
-                                   const struct CkksSecretKey *sk,
-                                   const float *h, CkksCiphertext *const *inputs,
+                                   const struct CkksSecretKey *sk, const float *h,
+                                   CkksCiphertext *const *inputs, size_t n_inputs,
                                    double *h_factor);
 CkksStatus ckks_helora_encrypt_pk (const CkksHeloraLayout *layout,
-                                   const struct CkksPublicKey *pk,
-                                   const float *h, CkksCiphertext *const *inputs,
+                                   const struct CkksPublicKey *pk, const float *h,
+                                   CkksCiphertext *const *inputs, size_t n_inputs,
                                    double *h_factor);
-/* Decrypts the B results of an evaluation and sums the segments: u (length
- * r) = A * h. @layout must have the plan's d and r. */
+/* Decrypts the B results of an evaluation (@n_outputs must be B) and sums
+ * the segments: u (length r) = A * h. @layout must have the plan's d and r. */
 CkksStatus ckks_helora_decrypt (const CkksHeloraLayout *layout,
                                 const struct CkksSecretKey *sk,
-                                CkksCiphertext *const *outputs, double h_factor,
-                                double *u);
+                                CkksCiphertext *const *outputs, size_t n_outputs,
+                                double h_factor, double *u);
 
 #ifdef __cplusplus
 }

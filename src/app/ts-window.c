@@ -6,7 +6,7 @@
 #include "ts-bench-page.h"
 #include "ts-chat-page.h"
 #include "ts-keys-page.h"
-#include "ts-market-page.h"
+#include "ts-marketplace-page.h"
 #include "ts-preferences-window.h"
 #include "ts-window.h"
 
@@ -130,7 +130,7 @@ ts_window_class_init (TsWindowClass *klass)
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   g_type_ensure (TS_TYPE_CHAT_PAGE);
-  g_type_ensure (TS_TYPE_MARKET_PAGE);
+  g_type_ensure (TS_TYPE_MARKETPLACE_PAGE);
   g_type_ensure (TS_TYPE_KEYS_PAGE);
   g_type_ensure (TS_TYPE_BENCH_PAGE);
 

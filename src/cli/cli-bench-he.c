@@ -3,7 +3,8 @@
  *
  * Single thread, d = 2048, r = 32, |h| <= 1, |A| <= 0.1; for each preset and
  * encryption kind, after warm-up runs, the median and min over --runs tokens
- * of: encrypt (encode + encrypt h), evaluate (every ct x pt), decrypt
+ * of: encrypt (encode + encrypt h), evaluate (every ct x pt, compact
+ * results: what a client needs and what the evaluator sends back), decrypt
  * (decrypt + segment sums -> u) and their total; plus one forward NTT of one
  * limb at N = 16384.
  */
@@ -33,6 +34,7 @@ typedef struct {
   gboolean pk;
   double median[N_STAGES], min[N_STAGES];
   double max_abs_error;
+  size_t upload_bytes, download_bytes;   /* per token, serialised */
 } BenchResult;
 
 /* CLOCK_MONOTONIC (wall time, the default) or CLOCK_THREAD_CPUTIME_ID (this
@@ -131,14 +133,15 @@ run_token (BenchSetup *s, gboolean pk, GRand *rng, double t[N_STAGES], double *e
   float *h = random_floats (rng, BENCH_D, 1.0);
   double u[BENCH_R], factor;
   double t0 = now_ms ();
-  CkksStatus st = pk ? ckks_helora_encrypt_pk (l, s->pk, h, s->in, &factor)
-                     : ckks_helora_encrypt_sk (l, s->sk, h, s->in, &factor);
+  CkksStatus st = pk ? ckks_helora_encrypt_pk (l, s->pk, h, s->in, ckks_helora_layout_n_inputs (l), &factor)
+                     : ckks_helora_encrypt_sk (l, s->sk, h, s->in, ckks_helora_layout_n_inputs (l), &factor);
   double t1 = now_ms ();
   if (st == CKKS_OK)
-    st = ckks_helora_evaluate (s->plan, s->in, s->out);
+    st = ckks_helora_evaluate_compact (s->plan, s->in, ckks_helora_layout_n_inputs (l),
+                                         s->out, ckks_helora_layout_n_outputs (l));
   double t2 = now_ms ();
   if (st == CKKS_OK)
-    st = ckks_helora_decrypt (l, s->sk, s->out, factor, u);
+    st = ckks_helora_decrypt (l, s->sk, s->out, ckks_helora_layout_n_outputs (l), factor, u);
   double t3 = now_ms ();
   t[STAGE_ENCRYPT] = t1 - t0;
   t[STAGE_EVALUATE] = t2 - t1;
@@ -179,6 +182,11 @@ bench_one (const char *preset, gboolean pk, int runs, GRand *rng, BenchResult *r
       res->ring_degree = ckks_context_ring_degree (s.ctx);
       res->log_q = ckks_params_log2_q (ckks_context_params (s.ctx));
       res->backend = ckks_context_backend_name (s.ctx);
+      const CkksHeloraLayout *l = ckks_helora_plan_layout (s.plan);
+      size_t n_in = ckks_helora_layout_n_inputs (l), n_out = ckks_helora_layout_n_outputs (l);
+      size_t compact = ckks_helora_result_serialized_size (l);
+      res->upload_bytes = n_in * ckks_ciphertext_serialized_size (s.in[0]);
+      res->download_bytes = n_out * (compact ? compact : ckks_ciphertext_serialized_size (s.out[0]));
       for (int k = 0; k < N_STAGES; k++)
         median_min (samples + k * runs, runs, &res->median[k], &res->min[k]);
     }
@@ -248,8 +256,9 @@ print_text (const BenchResult *res, int count, double ntt_med, double ntt_min, i
 {
   printf ("HE-LoRA token, d = %d, r = %d, single thread, %d runs (median / min, ms)\n\n",
           BENCH_D, BENCH_R, runs);
-  printf ("%-8s %6s %5s %-4s %-10s %17s %17s %17s %17s %10s\n", "preset", "N", "logQ",
-          "enc", "backend", "encrypt", "evaluate", "decrypt", "total", "max err");
+  printf ("%-8s %6s %5s %-4s %-10s %17s %17s %17s %17s %10s %9s %9s\n", "preset", "N", "logQ",
+          "enc", "backend", "encrypt", "evaluate", "decrypt", "total", "max err", "up KiB",
+          "down KiB");
   for (int i = 0; i < count; i++)
     {
       const BenchResult *r = &res[i];
@@ -257,9 +266,12 @@ print_text (const BenchResult *res, int count, double ntt_med, double ntt_min, i
               r->pk ? "pk" : "sk", r->backend);
       for (int k = 0; k < N_STAGES; k++)
         printf ("   %6.3f / %6.3f", r->median[k], r->min[k]);
-      printf (" %10.2g\n", r->max_abs_error);
+      printf (" %10.2g %9zu %9zu\n", r->max_abs_error, r->upload_bytes / 1024,
+              r->download_bytes / 1024);
     }
   printf ("\nforward NTT, one limb, N = 16384: %.4f / %.4f ms\n", ntt_med, ntt_min);
+  printf ("up: the encrypted h as sent (seeded for sk); down: the results in the "
+          "compact HE-LoRA format\n");
 }
 
 int

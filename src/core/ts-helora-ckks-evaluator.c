@@ -64,10 +64,10 @@ ckks_evaluate (TsHeloraEvaluator *base, guint index, GPtrArray *cts, GPtrArray *
   for (gsize k = 0; ok && k < n_in; k++)
     ok = ts_helora_ckks_ciphertext_from_bytes (g_ptr_array_index (cts, k), in[k],
                                                ckks_helora_layout_limbs (l), error);
-  ok = ok && ts_helora_ckks_check (ckks_helora_evaluate (plan, in, out), "Evaluating", error);
+  ok = ok && ts_helora_ckks_check (ckks_helora_evaluate (plan, in, n_in, out, n_out), "Evaluating", error);
   for (gsize b = 0; ok && b < n_out; b++)
     {
-      GBytes *bytes = ts_helora_ckks_ciphertext_to_bytes (out[b], error);
+      GBytes *bytes = ts_helora_ckks_result_to_bytes (l, out[b], error);
       ok = bytes != NULL;
       if (ok)
         g_ptr_array_add (results, bytes);

@@ -71,3 +71,36 @@ ts_helora_ckks_ciphertext_from_bytes (GBytes *bytes, CkksCiphertext *ct, guint l
     }
   return TRUE;
 }
+
+GBytes *
+ts_helora_ckks_result_to_bytes (const CkksHeloraLayout *layout, const CkksCiphertext *ct,
+                                GError **error)
+{
+  gsize len = ckks_helora_result_serialized_size (layout);
+  guint8 *buf;
+
+  if (len == 0)
+    return ts_helora_ckks_ciphertext_to_bytes (ct, error);
+  buf = g_malloc (len);
+  if (!ts_helora_ckks_check (ckks_helora_result_serialize (layout, ct, buf, len),
+                             "Serialising a result", error))
+    {
+      g_free (buf);
+      return NULL;
+    }
+  return g_bytes_new_take (buf, len);
+}
+
+gboolean
+ts_helora_ckks_result_from_bytes (const CkksHeloraLayout *layout, GBytes *bytes,
+                                  CkksCiphertext *ct, GError **error)
+{
+  gsize len = 0;
+  const guint8 *data = g_bytes_get_data (bytes, &len);
+
+  if (ckks_helora_result_serialized_size (layout) == 0)
+    return ts_helora_ckks_ciphertext_from_bytes (bytes, ct, ckks_helora_layout_limbs (layout),
+                                                 error);
+  return ts_helora_ckks_check (ckks_helora_result_deserialize_into (layout, ct, data, len),
+                               "Result", error);
+}

@@ -8,6 +8,7 @@
 #include <glib.h>
 
 #include "ckks-cipher.h"
+#include "ckks-helora.h"
 #include "ckks-params.h"
 
 G_BEGIN_DECLS
@@ -28,5 +29,14 @@ GBytes *ts_helora_ckks_ciphertext_to_bytes (const CkksCiphertext *ct, GError **e
  * of @ct's context with exactly @limbs limbs is BAD_CIPHERTEXT. */
 gboolean ts_helora_ckks_ciphertext_from_bytes (GBytes *bytes, CkksCiphertext *ct, guint limbs,
                                                GError **error);
+
+/* Result ciphertexts on the wire: the he library's compact HE-LoRA result
+ * format ("CKHR", what trace decryption reads, about half the bytes) when
+ * @layout has one, else the full ciphertext. Both ends know the layout, so
+ * both pick the same. */
+GBytes *ts_helora_ckks_result_to_bytes (const CkksHeloraLayout *layout,
+                                        const CkksCiphertext *ct, GError **error);
+gboolean ts_helora_ckks_result_from_bytes (const CkksHeloraLayout *layout, GBytes *bytes,
+                                           CkksCiphertext *ct, GError **error);
 
 G_END_DECLS

@@ -30,7 +30,9 @@ run_task (gpointer data, gpointer user_data)
 {
   Task *task = data;
   Batch *batch = task->batch;
-  CkksStatus st = ckks_helora_evaluate (task->plan, task->inputs, task->outputs);
+  const CkksHeloraLayout *layout = ckks_helora_plan_layout (task->plan);
+  CkksStatus st = ckks_helora_evaluate (task->plan, task->inputs, ckks_helora_layout_n_inputs (layout),
+                                          task->outputs, ckks_helora_layout_n_outputs (layout));
 
   g_mutex_lock (&batch->lock);
   if (st != CKKS_OK)

@@ -196,6 +196,8 @@ static gboolean
 shutdown_cb (gpointer data)
 {
   TsHeloraRemote *self = data;
+  g_autoptr (TsHeloraFrame) close_frame = NULL;
+  g_autoptr (GBytes) message = NULL;
   GSource *timeout;
 
   self->quitting = TRUE;
@@ -204,6 +206,11 @@ shutdown_cb (gpointer data)
       g_main_loop_quit (self->loop);
       return G_SOURCE_REMOVE;
     }
+  close_frame = ts_helora_frame_new_status (TS_HELORA_FRAME_CLOSE, 0, 0, "Client done");
+  message = ts_helora_frame_encode (close_frame, NULL);
+  if (message != NULL)
+    soup_websocket_connection_send_binary (self->ws, g_bytes_get_data (message, NULL),
+                                           g_bytes_get_size (message));
   soup_websocket_connection_close (self->ws, SOUP_WEBSOCKET_CLOSE_NORMAL, NULL);
   /* Do not wait long for a peer that does not finish the handshake. */
   timeout = g_timeout_source_new (1000);
@@ -460,6 +467,23 @@ ts_helora_remote_get_bytes (TsHeloraRemote *self, guint64 *up, guint64 *down)
   if (down != NULL)
     *down = self->bytes_down;
   g_mutex_unlock (&self->lock);
+}
+
+static gboolean
+close_cb (gpointer data)
+{
+  TsHeloraRemote *self = data;
+
+  if (self->ws != NULL && soup_websocket_connection_get_state (self->ws) == SOUP_WEBSOCKET_STATE_OPEN)
+    soup_websocket_connection_close (self->ws, SOUP_WEBSOCKET_CLOSE_NORMAL, NULL);
+  return G_SOURCE_REMOVE;
+}
+
+void
+ts_helora_remote_cancel (TsHeloraRemote *self)
+{
+  fail_all_waiters (self, "Cancelled");
+  g_main_context_invoke (self->context, close_cb, self);
 }
 
 gboolean

@@ -62,6 +62,11 @@ TsHeloraFrame *ts_helora_remote_wait_for (TsHeloraRemote *self, guint64 request_
 /* Bytes of messages sent and received so far. */
 void ts_helora_remote_get_bytes (TsHeloraRemote *self, guint64 *up, guint64 *down);
 
+/* From any thread: fails every wait, now and later, with
+ * TS_HELORA_ERROR_CLOSED ("Cancelled"), e.g. when a user stops a generation
+ * that waits on a slow evaluator. The connection is closed. */
+void ts_helora_remote_cancel (TsHeloraRemote *self);
+
 /* Whether the connection is gone (closed by either side or dropped). */
 gboolean ts_helora_remote_is_closed (TsHeloraRemote *self);
 

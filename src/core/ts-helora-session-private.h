@@ -39,6 +39,7 @@ struct _TsHeloraSession {
   gboolean track_error;
   gboolean thread_clock;
   const LmLora *lora;
+  char *preset;                /* CKKS preset name */
   CkksContext *ctx;
   CkksSecretKey *sk;
   CkksPublicKey *pk;

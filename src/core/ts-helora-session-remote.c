@@ -14,7 +14,7 @@ module_base_name (const char *name)
 
 static gboolean
 fill_hello (TsHeloraSession *self, TsHeloraHello *hello, const char *adapter_path,
-            const char *params_preset, GError **error)
+            GError **error)
 {
   if (adapter_path == NULL)
     {
@@ -25,7 +25,7 @@ fill_hello (TsHeloraSession *self, TsHeloraHello *hello, const char *adapter_pat
   if (!ts_helora_adapter_sha256 (adapter_path, hello->adapter_sha256, error))
     return FALSE;
   hello->adapter_id = ts_helora_adapter_id (adapter_path);
-  hello->params_id = g_strdup (params_preset ? params_preset : TS_HELORA_DEFAULT_PRESET);
+  hello->params_id = g_strdup (self->preset);
   memcpy (hello->params_sha256, ckks_context_fingerprint (self->ctx), TS_HELORA_HASH_SIZE);
   for (guint i = 0; i < self->modules->len; i++)
     g_ptr_array_add (hello->modules,
@@ -61,7 +61,7 @@ _ts_helora_session_hello (TsHeloraSession *self, const TsHeloraOptions *options,
   g_autoptr (TsHeloraFrame) hello = ts_helora_frame_new (TS_HELORA_FRAME_HELLO, 0);
   g_autoptr (TsHeloraFrame) ack = NULL;
 
-  if (!fill_hello (self, &hello->u.hello, options->adapter_path, options->params_preset, error))
+  if (!fill_hello (self, &hello->u.hello, options->adapter_path, error))
     return FALSE;
   self->remote = ts_helora_remote_connect (options->remote_url, options->timeout_ms, error);
   if (self->remote == NULL)
@@ -113,8 +113,8 @@ parse_results (TsHeloraSession *self, SessionGroup *g, const TsHeloraResult *res
       if (m == NULL || mr->blobs->len != m->n_outputs)
         goto bad;
       for (guint b = 0; b < m->n_outputs; b++)
-        if (!ts_helora_ckks_ciphertext_from_bytes (g_ptr_array_index (mr->blobs, b), m->outputs[b],
-                                                   ckks_helora_layout_limbs (m->layout), error))
+        if (!ts_helora_ckks_result_from_bytes (m->layout, g_ptr_array_index (mr->blobs, b),
+                                               m->outputs[b], error))
           return FALSE;
     }
   return TRUE;

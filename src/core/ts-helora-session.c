@@ -1,8 +1,12 @@
 /* ts-helora-session.c: HE-LoRA for an engine session: keys, modules, the hook.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
 
 #include "ts-helora-ckks.h"
 #include "ts-helora-proto.h"
@@ -140,14 +144,53 @@ module_clear (gpointer data)
 
 /* ---- setup ---- */
 
+/* The vault's key, copied into this session's context through a sealed blob
+ * under a one-time key, so the session does not depend on the vault's
+ * lifetime. The copy's fingerprint check refuses another preset. */
+static gboolean
+copy_vault_key (TsHeloraSession *self, const TsKeyPair *pair, GError **error)
+{
+  guint8 once[32], *blob = NULL;
+  gsize len = 0;
+  CkksStatus st;
+
+  if (RAND_priv_bytes (once, sizeof once) != 1)
+    return ts_helora_ckks_check (CKKS_ERR_RANDOM, "Secret key", error);
+  st = ckks_secret_key_seal (pair->sk, once, &blob, &len);
+  if (st == CKKS_OK)
+    st = ckks_secret_key_unseal (self->ctx, once, blob, len, &self->sk);
+  OPENSSL_cleanse (once, sizeof once);
+  if (blob != NULL)
+    {
+      OPENSSL_cleanse (blob, len);
+      free (blob);
+    }
+  if (st != CKKS_OK)
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS,
+                   "The key vault's key (preset %s) does not fit these parameters: %s",
+                   pair->preset ? pair->preset : "?", ckks_status_message (st));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 make_keys (TsHeloraSession *self, const TsHeloraOptions *options, GError **error)
 {
-  CkksStatus st = options->sealed_key != NULL
-    ? ckks_secret_key_unseal (self->ctx, options->unseal_key, options->sealed_key,
-                              options->sealed_key_len, &self->sk)
-    : ckks_secret_key_new (self->ctx, &self->sk);
+  CkksStatus st;
 
+  if (options->key_pair != NULL)
+    {
+      if (!copy_vault_key (self, options->key_pair, error))
+        return FALSE;
+      st = CKKS_OK;
+    }
+  else
+    st = options->sealed_key != NULL
+      ? ckks_secret_key_unseal (self->ctx, options->unseal_key, options->sealed_key,
+                                options->sealed_key_len, &self->sk)
+      : ckks_secret_key_new (self->ctx, &self->sk);
   if (st == CKKS_ERR_AUTH || (st != CKKS_OK && options->sealed_key != NULL))
     {
       g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS,
@@ -193,7 +236,10 @@ ts_helora_session_new (const LmLora *lora, const TsHeloraOptions *options, GErro
   g_mutex_init (&self->stats_lock);
   if (self->mode == TS_HELORA_MODE_PLAIN)
     return g_steal_pointer (&self);
-  self->ctx = ts_helora_ckks_context_new (options->params_preset, error);
+  self->preset = g_strdup (options->params_preset != NULL ? options->params_preset
+                           : options->key_pair != NULL ? options->key_pair->preset
+                           : TS_HELORA_DEFAULT_PRESET);
+  self->ctx = ts_helora_ckks_context_new (self->preset, error);
   if (self->ctx == NULL || !make_keys (self, options, error) || !build_modules (self, error))
     return NULL;
   if (self->mode == TS_HELORA_MODE_LOCAL && !build_local (self, options->n_threads, error))
@@ -217,6 +263,7 @@ ts_helora_session_free (TsHeloraSession *self)
   g_clear_pointer (&self->sk, ckks_secret_key_free);   /* wipes the key */
   g_clear_pointer (&self->ctx, ckks_context_free);
   g_clear_error (&self->last_error);
+  g_free (self->preset);
   g_mutex_clear (&self->stats_lock);
   g_free (self);
 }
@@ -243,6 +290,13 @@ ts_helora_session_reset_stats (TsHeloraSession *self)
   g_mutex_unlock (&self->stats_lock);
 }
 
+void
+ts_helora_session_cancel (TsHeloraSession *self)
+{
+  if (self->remote != NULL)
+    ts_helora_remote_cancel (self->remote);
+}
+
 const GError *
 ts_helora_session_last_error (TsHeloraSession *self)
 {
@@ -258,8 +312,10 @@ _ts_helora_session_encrypt_row (TsHeloraSession *self, SessionGroup *g, const fl
   const SessionModule *first = &g_array_index (self->modules, SessionModule,
                                                g_array_index (g->members, guint, 0));
   CkksStatus st = self->pk != NULL
-    ? ckks_helora_encrypt_pk (first->layout, self->pk, h, g->inputs, h_factor)
-    : ckks_helora_encrypt_sk (first->layout, self->sk, h, g->inputs, h_factor);
+    ? ckks_helora_encrypt_pk (first->layout, self->pk, h, g->inputs,
+                              ckks_helora_layout_n_inputs (first->layout), h_factor)
+    : ckks_helora_encrypt_sk (first->layout, self->sk, h, g->inputs,
+                              ckks_helora_layout_n_inputs (first->layout), h_factor);
 
   return ts_helora_ckks_check (st, "Encrypting h", error);
 }
@@ -320,6 +376,7 @@ _ts_helora_session_decrypt_row (TsHeloraSession *self, SessionGroup *g, guint ro
       float *u = m->u + (gsize) row * m->lm->rank;
 
       if (!ts_helora_ckks_check (ckks_helora_decrypt (m->layout, self->sk, m->outputs,
+                                                      ckks_helora_layout_n_outputs (m->layout),
                                                       h_factor, m->u_row),
                                  "Decrypting u", error))
         return FALSE;

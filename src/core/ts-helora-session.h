@@ -23,6 +23,7 @@
 #include <glib.h>
 
 #include "lm.h"
+#include "ts-key-pair.h"
 #include "ts-helora-proto.h"
 #include "ts-helora-remote.h"
 
@@ -47,9 +48,12 @@ typedef struct {
    * wall clock (benchmarks on a busy machine; products of several modules
    * running on the pool are then counted only for the caller's share). */
   gboolean thread_clock;
-  /* A key from the key vault instead of a fresh one: the secret key sealed by
-   * ckks_secret_key_seal() for the same preset, and the 32-byte sealing key.
-   * Both borrowed for the call only. */
+  /* The key vault's unlocked key pair instead of a fresh key (borrowed for
+   * the call only: the session keeps its own copy). Its preset is used when
+   * params_preset is NULL, and must match otherwise. */
+  const TsKeyPair *key_pair;
+  /* Or a secret key sealed by ckks_secret_key_seal() for the same preset, and
+   * the 32-byte sealing key. Both borrowed for the call only. */
   const guint8 *sealed_key;
   gsize sealed_key_len;
   const guint8 *unseal_key;
@@ -89,6 +93,11 @@ gboolean ts_helora_session_attach (TsHeloraSession *self, LmSession *lm, GError 
 TsHeloraMode ts_helora_session_mode (TsHeloraSession *self);
 void ts_helora_session_get_stats (TsHeloraSession *self, TsHeloraStats *out);
 void ts_helora_session_reset_stats (TsHeloraSession *self);
+/* From any thread: a remote session stops waiting for its evaluator at once
+ * (the hook then fails with TS_HELORA_ERROR_CLOSED) and cannot be used again.
+ * Local work finishes its current product. */
+void ts_helora_session_cancel (TsHeloraSession *self);
+
 /* Why the last hook call failed (the engine only says LM_ERR_HOOK); NULL if none. */
 const GError *ts_helora_session_last_error (TsHeloraSession *self);
 

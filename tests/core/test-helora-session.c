@@ -92,12 +92,13 @@ test_swapped_keys (void)
   g_assert_cmpint (ckks_secret_key_new (ctx, &sk2), ==, CKKS_OK);
   g_assert_cmpint (ckks_helora_plan_new (ctx, m->d_in, m->rank, m->a, &plan), ==, CKKS_OK);
   g_assert_cmpint (ckks_helora_layout_new (ctx, m->d_in, m->rank, &layout), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_ciphertexts_new (layout, ckks_helora_layout_n_inputs (layout), &in), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_ciphertexts_new (layout, ckks_helora_layout_n_outputs (layout), &out), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_encrypt_sk (layout, sk1, h, in, &hf), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_evaluate (plan, in, out), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_decrypt (layout, sk1, out, hf, u_own), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_decrypt (layout, sk2, out, hf, u_other), ==, CKKS_OK);
+  gsize n_in = ckks_helora_layout_n_inputs (layout), n_out = ckks_helora_layout_n_outputs (layout);
+  g_assert_cmpint (ckks_helora_ciphertexts_new (layout, n_in, &in), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_ciphertexts_new (layout, n_out, &out), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_encrypt_sk (layout, sk1, h, in, n_in, &hf), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_evaluate (plan, in, n_in, out, n_out), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_decrypt (layout, sk1, out, n_out, hf, u_own), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_decrypt (layout, sk2, out, n_out, hf, u_other), ==, CKKS_OK);
   for (guint i = 0; i < m->rank; i++)
     {
       double ref = 0;
@@ -111,8 +112,8 @@ test_swapped_keys (void)
   /* A wrong key decrypts to values spread over the whole modulus range;
    * the true |A·h| here is below 10, so anything past 10 is garbage. */
   g_assert_cmpfloat (err_other, >, 10.0);
-  ckks_helora_ciphertexts_free (in, ckks_helora_layout_n_inputs (layout));
-  ckks_helora_ciphertexts_free (out, ckks_helora_layout_n_outputs (layout));
+  ckks_helora_ciphertexts_free (in, n_in);
+  ckks_helora_ciphertexts_free (out, n_out);
   ckks_helora_layout_free (layout);
   ckks_helora_plan_free (plan);
   ckks_secret_key_free (sk1);
@@ -198,6 +199,29 @@ test_shared_encryption (void)
   g_rmdir (dir);
 }
 
+/* The key vault's unlocked pair: the session takes a copy and keeps working
+ * after the pair is gone; a pair of another preset is refused. */
+static void
+test_vault_key_pair (void)
+{
+  g_autoptr (GError) error = NULL;
+  TsKeyPair *pair = ts_key_pair_generate ("fast", NULL, NULL, &error);
+  TsHeloraOptions options = { .mode = TS_HELORA_MODE_LOCAL };
+  g_autoptr (TsHeloraSession) helora = NULL;
+  g_autofree gint32 *tokens = NULL;
+
+  g_assert_no_error (error);
+  options.key_pair = pair;
+  helora = ts_helora_session_new (golden.lora, &options, &error);
+  g_assert_no_error (error);
+  options.params_preset = "default";
+  g_assert_null (ts_helora_session_new (golden.lora, &options, &error));
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS);
+  ts_key_pair_free (pair);
+  tokens = golden_greedy (&golden, helora);
+  g_assert_cmpmem (tokens, GOLDEN_STEPS * 4, golden.lora_greedy, GOLDEN_STEPS * 4);
+}
+
 static void
 test_mode_parse (void)
 {
@@ -241,6 +265,7 @@ main (int argc, char **argv)
   g_test_add_func ("/helora/session/swapped-keys", test_swapped_keys);
   g_test_add_func ("/helora/session/sealed-key", test_sealed_key);
   g_test_add_func ("/helora/session/shared-encryption", test_shared_encryption);
+  g_test_add_func ("/helora/session/vault-key-pair", test_vault_key_pair);
   rc = g_test_run ();
   golden_clear (&golden);
   return rc;

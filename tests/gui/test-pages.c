@@ -6,7 +6,6 @@
 #include "ts-application.h"
 #include "ts-bench-page.h"
 #include "ts-keys-page.h"
-#include "ts-market-page.h"
 
 static GtkWidget *
 find_status_page (GtkWidget *widget)
@@ -74,8 +73,6 @@ main (int argc, char **argv)
   /* Creating the application registers the resources the templates load from. */
   app = ts_application_new (G_APPLICATION_NON_UNIQUE);
 
-  g_test_add_data_func ("/pages/market", GSIZE_TO_POINTER (TS_TYPE_MARKET_PAGE),
-                        test_page_lifecycle);
   g_test_add_data_func ("/pages/keys", GSIZE_TO_POINTER (TS_TYPE_KEYS_PAGE),
                         test_page_lifecycle);
   g_test_add_data_func ("/pages/bench", GSIZE_TO_POINTER (TS_TYPE_BENCH_PAGE),

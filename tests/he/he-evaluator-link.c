@@ -26,8 +26,8 @@ main (int argc, char **argv)
     return 1;
   free (a);
   const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
-  size_t n_in = ckks_helora_layout_n_inputs (l), n_out = ckks_helora_layout_n_outputs (l);
-  if (ckks_helora_ciphertexts_new (l, n_in, &in) != CKKS_OK
+  size_t n_out = ckks_helora_layout_n_outputs (l);
+  if (ckks_helora_ciphertexts_new (l, 1, &in) != CKKS_OK
       || ckks_helora_ciphertexts_new (l, n_out, &out) != CKKS_OK)
     return 1;
   /* a request that is not a ciphertext is refused, the server goes on */
@@ -38,7 +38,7 @@ main (int argc, char **argv)
   uint8_t *buf = malloc (len);
   if (!buf || ckks_ciphertext_serialize (in[0], buf, len) != CKKS_OK
       || ckks_ciphertext_deserialize_into (in[0], buf, len) != CKKS_OK
-      || ckks_helora_evaluate (plan, in, out) != CKKS_OK)
+      || ckks_helora_evaluate (plan, in, 1, out, n_out) != CKKS_OK)
     return 1;
   free (buf);
   /* results go back in the compact format */
@@ -47,7 +47,7 @@ main (int argc, char **argv)
   if (!buf || ckks_helora_result_serialize (l, out[0], buf, len) != CKKS_OK)
     return 1;
   free (buf);
-  ckks_helora_ciphertexts_free (in, n_in);
+  ckks_helora_ciphertexts_free (in, 1);
   ckks_helora_ciphertexts_free (out, n_out);
   ckks_helora_plan_free (plan);
   ckks_context_free (ctx);

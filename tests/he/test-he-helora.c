@@ -18,6 +18,32 @@ context_for (const char *preset, CkksBackend backend)
   return ctx;
 }
 
+/* Evaluates with the counts the plan's layout says. */
+static CkksStatus
+evaluate_all (const CkksHeloraPlan *plan, CkksCiphertext *const *in, CkksCiphertext *const *out)
+{
+  const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
+  return ckks_helora_evaluate (plan, in, ckks_helora_layout_n_inputs (l), out,
+                               ckks_helora_layout_n_outputs (l));
+}
+
+/* One token through the whole pipeline (sk encryption): u = A h. */
+static void
+token_product (const CkksHeloraPlan *plan, const CkksSecretKey *sk, const float *h, double *u)
+{
+  const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
+  size_t k = ckks_helora_layout_n_inputs (l), b = ckks_helora_layout_n_outputs (l);
+  CkksCiphertext **in, **out;
+  double factor;
+  g_assert_cmpint (ckks_helora_ciphertexts_new (l, k, &in), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_ciphertexts_new (l, b, &out), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_encrypt_sk (l, sk, h, in, k, &factor), ==, CKKS_OK);
+  g_assert_cmpint (evaluate_all (plan, in, out), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_decrypt (l, sk, out, b, factor, u), ==, CKKS_OK);
+  ckks_helora_ciphertexts_free (in, k);
+  ckks_helora_ciphertexts_free (out, b);
+}
+
 static float *
 random_floats (size_t n, double bound)
 {
@@ -60,9 +86,9 @@ run_product (CkksContext *ctx, CkksSecretKey *sk, CkksPublicKey *pk, size_t d,
   g_assert_cmpint (ckks_helora_ciphertexts_new (l0, k, &in), ==, CKKS_OK);
   double factor = 0;
   if (pk)
-    g_assert_cmpint (ckks_helora_encrypt_pk (l0, pk, h, in, &factor), ==, CKKS_OK);
+    g_assert_cmpint (ckks_helora_encrypt_pk (l0, pk, h, in, ckks_helora_layout_n_inputs (l0), &factor), ==, CKKS_OK);
   else
-    g_assert_cmpint (ckks_helora_encrypt_sk (l0, sk, h, in, &factor), ==, CKKS_OK);
+    g_assert_cmpint (ckks_helora_encrypt_sk (l0, sk, h, in, ckks_helora_layout_n_inputs (l0), &factor), ==, CKKS_OK);
   double worst = 0;
   for (size_t p = 0; p < n_plans; p++)
     {
@@ -71,9 +97,9 @@ run_product (CkksContext *ctx, CkksSecretKey *sk, CkksPublicKey *pk, size_t d,
       g_assert_cmpuint (b, ==, (r + ckks_helora_layout_copies (l) - 1) / ckks_helora_layout_copies (l));
       CkksCiphertext **out;
       g_assert_cmpint (ckks_helora_ciphertexts_new (l, b, &out), ==, CKKS_OK);
-      g_assert_cmpint (ckks_helora_evaluate (plans[p], in, out), ==, CKKS_OK);
+      g_assert_cmpint (evaluate_all (plans[p], in, out), ==, CKKS_OK);
       double *u = g_new (double, r), *ref = g_new (double, r);
-      g_assert_cmpint (ckks_helora_decrypt (l, sk, out, factor, u), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_decrypt (l, sk, out, ckks_helora_layout_n_outputs (l), factor, u), ==, CKKS_OK);
       plain_product (as[p], h, d, r, ref);
       worst = fmax (worst, he_test_max_abs_diff (u, ref, r));
       g_free (u); g_free (ref);
@@ -183,19 +209,11 @@ test_product_zeros (void)
       if (round == 2)
         memset (h, 0, d * sizeof (float));
       CkksHeloraPlan *plan;
+      double u[7], ref[7];
       g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, a, &plan), ==, CKKS_OK);
-      const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
-      CkksCiphertext **in, **out;
-      double factor, u[7], ref[7];
-      g_assert_cmpint (ckks_helora_ciphertexts_new (l, 1, &in), ==, CKKS_OK);
-      g_assert_cmpint (ckks_helora_ciphertexts_new (l, ckks_helora_layout_n_outputs (l), &out), ==, CKKS_OK);
-      g_assert_cmpint (ckks_helora_encrypt_sk (l, sk, h, in, &factor), ==, CKKS_OK);
-      g_assert_cmpint (ckks_helora_evaluate (plan, in, out), ==, CKKS_OK);
-      g_assert_cmpint (ckks_helora_decrypt (l, sk, out, factor, u), ==, CKKS_OK);
+      token_product (plan, sk, h, u);
       plain_product (a, h, d, r, ref);
       g_assert_cmpfloat (he_test_max_abs_diff (u, ref, r), <=, 1e-6);
-      ckks_helora_ciphertexts_free (in, 1);
-      ckks_helora_ciphertexts_free (out, ckks_helora_layout_n_outputs (l));
       ckks_helora_plan_free (plan);
     }
   g_free (a); g_free (h);
@@ -221,22 +239,13 @@ test_product_extremes (void)
       for (size_t j = 0; j < r * d; j++)
         a[j] = j < d ? -0.1f : 0.1f;
       CkksHeloraPlan *plan;
+      double u[3], ref[3];
       g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, a, &plan), ==, CKKS_OK);
-      const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
-      size_t k = ckks_helora_layout_n_inputs (l), b = ckks_helora_layout_n_outputs (l);
-      CkksCiphertext **in, **out;
-      double factor, u[3], ref[3];
-      g_assert_cmpint (ckks_helora_ciphertexts_new (l, k, &in), ==, CKKS_OK);
-      g_assert_cmpint (ckks_helora_ciphertexts_new (l, b, &out), ==, CKKS_OK);
-      g_assert_cmpint (ckks_helora_encrypt_sk (l, sk, h, in, &factor), ==, CKKS_OK);
-      g_assert_cmpint (ckks_helora_evaluate (plan, in, out), ==, CKKS_OK);
-      g_assert_cmpint (ckks_helora_decrypt (l, sk, out, factor, u), ==, CKKS_OK);
+      token_product (plan, sk, h, u);
       plain_product (a, h, d, r, ref);
       g_test_message ("d=%zu all-aligned: u = %.6f, %.6f, error %.3g", d, u[0], u[1],
                       he_test_max_abs_diff (u, ref, r));
       g_assert_cmpfloat (he_test_max_abs_diff (u, ref, r), <=, 1e-6 * (double) d / 2048);
-      ckks_helora_ciphertexts_free (in, k);
-      ckks_helora_ciphertexts_free (out, b);
       ckks_helora_plan_free (plan);
       g_free (a); g_free (h);
     }
@@ -263,9 +272,9 @@ test_trace_matches_decode (void)
   double factor, u[16];
   g_assert_cmpint (ckks_helora_ciphertexts_new (l, 1, &in), ==, CKKS_OK);
   g_assert_cmpint (ckks_helora_ciphertexts_new (l, b, &out), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_encrypt_sk (l, sk, h, in, &factor), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_evaluate (plan, in, out), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_decrypt (l, sk, out, factor, u), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_encrypt_sk (l, sk, h, in, ckks_helora_layout_n_inputs (l), &factor), ==, CKKS_OK);
+  g_assert_cmpint (evaluate_all (plan, in, out), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_decrypt (l, sk, out, ckks_helora_layout_n_outputs (l), factor, u), ==, CKKS_OK);
   size_t slots = ckks_context_slots (ctx);
   double *z = g_new (double, slots);
   CkksPlaintext *pt;
@@ -288,6 +297,68 @@ test_trace_matches_decode (void)
   ckks_helora_ciphertexts_free (out, b);
   ckks_helora_plan_free (plan);
   g_free (a); g_free (h);
+  ckks_secret_key_free (sk);
+  ckks_context_free (ctx);
+}
+
+/* The compact evaluation gives the same u bit for bit, and serialises to the
+ * same bytes, as the full one. */
+static void
+test_compact_matches_full (void)
+{
+  CkksContext *ctx = context_for ("fast", CKKS_BACKEND_AUTO);
+  CkksSecretKey *sk;
+  g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
+  const size_t ds[] = { 2048, 20000 }, r = 7;
+  for (size_t di = 0; di < G_N_ELEMENTS (ds); di++)
+    {
+      size_t d = ds[di];
+      float *a = random_floats (r * d, 0.1), *h = random_floats (d, 1.0);
+      CkksHeloraPlan *plan;
+      g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, a, &plan), ==, CKKS_OK);
+      const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
+      size_t k = ckks_helora_layout_n_inputs (l), b = ckks_helora_layout_n_outputs (l);
+      CkksCiphertext **in, **full, **compact;
+      double factor, u_full[7], u_compact[7];
+      g_assert_cmpint (ckks_helora_ciphertexts_new (l, k, &in), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_ciphertexts_new (l, b, &full), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_ciphertexts_new (l, b, &compact), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_encrypt_sk (l, sk, h, in, k, &factor), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_evaluate (plan, in, k, full, b), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_evaluate_compact (plan, in, k, compact, b), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_decrypt (l, sk, full, b, factor, u_full), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_decrypt (l, sk, compact, b, factor, u_compact), ==, CKKS_OK);
+      g_assert_cmpmem (u_full, r * 8, u_compact, r * 8);
+      double ref[7];
+      plain_product (a, h, d, r, ref);
+      g_assert_cmpfloat (he_test_max_abs_diff (u_compact, ref, r), <=, 1e-6);
+      size_t len = ckks_helora_result_serialized_size (l);
+      uint8_t *x = g_malloc (len), *y = g_malloc (len);
+      for (size_t i = 0; i < b; i++)
+        {
+          g_assert_cmpint (ckks_helora_result_serialize (l, full[i], x, len), ==, CKKS_OK);
+          g_assert_cmpint (ckks_helora_result_serialize (l, compact[i], y, len), ==, CKKS_OK);
+          g_assert_cmpmem (x, len, y, len);
+        }
+      g_free (x); g_free (y);
+      ckks_helora_ciphertexts_free (in, k);
+      ckks_helora_ciphertexts_free (full, b);
+      ckks_helora_ciphertexts_free (compact, b);
+      ckks_helora_plan_free (plan);
+      g_free (a); g_free (h);
+    }
+  /* layouts decoded in full have no compact evaluation */
+  float tiny_a[2 * 3] = { 0.1f };
+  CkksHeloraPlan *tiny;
+  CkksCiphertext **in, **out;
+  g_assert_cmpint (ckks_helora_plan_new (ctx, 3, 2, tiny_a, &tiny), ==, CKKS_OK);
+  const CkksHeloraLayout *tl = ckks_helora_plan_layout (tiny);
+  g_assert_cmpint (ckks_helora_ciphertexts_new (tl, 1, &in), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_ciphertexts_new (tl, 1, &out), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_evaluate_compact (tiny, in, 1, out, 1), ==, CKKS_ERR_UNSUPPORTED);
+  ckks_helora_ciphertexts_free (in, 1);
+  ckks_helora_ciphertexts_free (out, 1);
+  ckks_helora_plan_free (tiny);
   ckks_secret_key_free (sk);
   ckks_context_free (ctx);
 }
@@ -321,13 +392,13 @@ test_evaluate_simd_matches_scalar (void)
   g_assert_cmpint (ckks_helora_ciphertexts_new (lf, 1, &in_fast), ==, CKKS_OK);
   g_assert_cmpint (ckks_helora_ciphertexts_new (lr, b, &out_ref), ==, CKKS_OK);
   g_assert_cmpint (ckks_helora_ciphertexts_new (lf, b, &out_fast), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_encrypt_sk (lr, sk, h, in_ref, &factor), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_encrypt_sk (lr, sk, h, in_ref, ckks_helora_layout_n_inputs (lr), &factor), ==, CKKS_OK);
   size_t words = (size_t) ckks_helora_layout_limbs (lr) * ckks_context_ring_degree (ref);
   memcpy (in_fast[0]->c0, in_ref[0]->c0, words * 8);
   memcpy (in_fast[0]->c1, in_ref[0]->c1, words * 8);
   in_fast[0]->scale = in_ref[0]->scale;
-  g_assert_cmpint (ckks_helora_evaluate (plan_ref, in_ref, out_ref), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_evaluate (plan_fast, in_fast, out_fast), ==, CKKS_OK);
+  g_assert_cmpint (evaluate_all (plan_ref, in_ref, out_ref), ==, CKKS_OK);
+  g_assert_cmpint (evaluate_all (plan_fast, in_fast, out_fast), ==, CKKS_OK);
   for (size_t i = 0; i < b; i++)
     {
       g_assert_cmpmem (out_ref[i]->c0, words * 8, out_fast[i]->c0, words * 8);
@@ -367,9 +438,9 @@ thread_product (gpointer data)
       || ckks_helora_ciphertexts_new (l, ckks_helora_layout_n_outputs (l), &out) != CKKS_OK)
     return NULL;
   for (int round = 0; round < 3; round++)
-    if (ckks_helora_encrypt_sk (l, job->sk, job->h, in, &factor) != CKKS_OK
-        || ckks_helora_evaluate (job->plan, in, out) != CKKS_OK
-        || ckks_helora_decrypt (l, job->sk, out, factor, u) != CKKS_OK)
+    if (ckks_helora_encrypt_sk (l, job->sk, job->h, in, 1, &factor) != CKKS_OK
+        || evaluate_all (job->plan, in, out) != CKKS_OK
+        || ckks_helora_decrypt (l, job->sk, out, ckks_helora_layout_n_outputs (l), factor, u) != CKKS_OK)
       return NULL;
   plain_product (job->a, job->h, d, r, ref);
   job->err = he_test_max_abs_diff (u, ref, r);
@@ -420,6 +491,28 @@ test_bad_arguments (void)
   g_assert_cmpint (ckks_helora_layout_new (ctx, 0, 4, &l), ==, CKKS_ERR_INVALID_ARGUMENT);
   g_assert_cmpint (ckks_helora_layout_new (ctx, 4, 0, &l), ==, CKKS_ERR_INVALID_ARGUMENT);
   g_assert_cmpint (ckks_helora_plan_new (ctx, 2, 2, bad, &plan), ==, CKKS_ERR_INVALID_ARGUMENT);
+  /* counts that do not match the layout */
+  float a[2 * 64] = { 0.5f };
+  CkksCiphertext **in, **out;
+  double factor, u[2];
+  const float h[64] = { 1.0f };
+  CkksSecretKey *sk;
+  g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_plan_new (ctx, 64, 2, a, &plan), ==, CKKS_OK);
+  const CkksHeloraLayout *pl = ckks_helora_plan_layout (plan);
+  g_assert_cmpint (ckks_helora_ciphertexts_new (pl, 2, &in), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_ciphertexts_new (pl, 2, &out), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_encrypt_sk (pl, sk, h, in, 2, &factor), ==, CKKS_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (ckks_helora_encrypt_sk (pl, sk, h, in, 1, &factor), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_evaluate (plan, in, 1, out, 2), ==, CKKS_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (ckks_helora_evaluate (plan, in, 1, out, 1), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_decrypt (pl, sk, out, 0, factor, u), ==, CKKS_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (ckks_helora_decrypt (pl, sk, out, 1, factor, u), ==, CKKS_OK);
+  g_assert_cmpfloat (fabs (u[0] - 0.5), <, 1e-9);
+  ckks_helora_ciphertexts_free (in, 2);
+  ckks_helora_ciphertexts_free (out, 2);
+  ckks_helora_plan_free (plan);
+  ckks_secret_key_free (sk);
   ckks_context_free (ctx);
 }
 
@@ -434,6 +527,7 @@ main (int argc, char **argv)
   g_test_add_func ("/he/helora/extremes", test_product_extremes);
   g_test_add_func ("/he/helora/trace-matches-decode", test_trace_matches_decode);
   g_test_add_func ("/he/helora/simd-matches-scalar", test_evaluate_simd_matches_scalar);
+  g_test_add_func ("/he/helora/compact-matches-full", test_compact_matches_full);
   g_test_add_func ("/he/helora/bad-arguments", test_bad_arguments);
   g_test_add_func ("/he/helora/threads", test_threads_share_plan);
   int rc = g_test_run ();

@@ -95,7 +95,7 @@ ckks_client_encrypt (CkksClient *self, guint module, const float *h, double *h_f
   GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
 
   g_assert_cmpint (ckks_helora_ciphertexts_new (l, n, &in), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_encrypt_sk (l, self->sk, h, in, h_factor), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_encrypt_sk (l, self->sk, h, in, n, h_factor), ==, CKKS_OK);
   for (gsize k = 0; k < n; k++)
     g_ptr_array_add (out, ts_helora_ckks_ciphertext_to_bytes (in[k], NULL));
   ckks_helora_ciphertexts_free (in, n);
@@ -115,11 +115,11 @@ ckks_client_decrypt (CkksClient *self, const CkksSecretKey *key, guint module,
   g_assert_cmpint (ckks_helora_ciphertexts_new (l, n, &out), ==, CKKS_OK);
   for (gsize b = 0; b < n; b++)
     {
-      g_assert_true (ts_helora_ckks_ciphertext_from_bytes (g_ptr_array_index (blobs, b), out[b],
-                                                           ckks_helora_layout_limbs (l), &error));
+      g_assert_true (ts_helora_ckks_result_from_bytes (l, g_ptr_array_index (blobs, b), out[b],
+                                                       &error));
       g_assert_no_error (error);
     }
-  g_assert_cmpint (ckks_helora_decrypt (l, key ? key : self->sk, out, h_factor, u), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_decrypt (l, key ? key : self->sk, out, n, h_factor, u), ==, CKKS_OK);
   ckks_helora_ciphertexts_free (out, n);
 }
 

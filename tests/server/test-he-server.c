@@ -64,7 +64,8 @@ write_adapter (Fixture *f)
   g_autoptr (GError) error = NULL;
   const char *text = "module blk.3.attn_output 48 6 1\n"
                      "module blk.0.ssm_out 48 6 2\n"
-                     "module slow 48 6 3 300\n";
+                     "module slow 48 6 3 300\n"
+                     "module glacial 48 6 4 2000\n";
 
   g_assert_true (g_file_set_contents (path, text, -1, &error));
   g_assert_no_error (error);
@@ -121,7 +122,8 @@ make_hello (Fixture *f, const char *adapter, const char *params, const char *con
   return frame;
 }
 
-static const char *const default_modules[] = { "blk.3.attn_output", "blk.0.ssm_out", "slow", NULL };
+static const char *const default_modules[] = { "blk.3.attn_output", "blk.0.ssm_out", "slow",
+                                               "glacial", NULL };
 
 static TsHeloraRemote *
 connect_client (Fixture *f)
@@ -146,7 +148,7 @@ connect_and_hello (Fixture *f)
   g_assert_no_error (error);
   g_assert_cmpuint (ack->u.ack.max_frame_bytes, ==, MAX_FRAME);
   g_assert_cmpuint (ack->u.ack.max_in_flight, ==, 4);
-  g_assert_cmpuint (ack->u.ack.modules->len, ==, 3);
+  g_assert_cmpuint (ack->u.ack.modules->len, ==, 4);
   shape = &g_array_index (ack->u.ack.modules, TsHeloraModuleShape, 0);
   g_assert_cmpuint (shape->d_in, ==, D);
   g_assert_cmpuint (shape->rank, ==, R);
@@ -481,10 +483,10 @@ test_busy (Fixture *f, gconstpointer data)
   g_autoptr (GRand) rng = g_rand_new_with_seed (3);
   guint busy = 0, ok = 0;
 
-  /* Max in flight is 4: of 6 slow requests sent at once, 2 are refused. */
+  /* Max in flight is 4: of 6 two-second requests sent at once, 2 are refused. */
   for (guint64 id = 100; id < 106; id++)
     {
-      g_autoptr (GBytes) msg = evaluate_message (id, 2, D * sizeof (float));
+      g_autoptr (GBytes) msg = evaluate_message (id, 3, D * sizeof (float));
       ts_helora_remote_send (remote, msg, id);
     }
   for (guint64 id = 100; id < 106; id++)
@@ -676,6 +678,14 @@ test_idle_timeout (Fixture *f, gconstpointer data)
   wait_for_clients (f, 0);
 }
 
+static gpointer
+cancel_soon (gpointer remote)
+{
+  g_usleep (20000);
+  ts_helora_remote_cancel (remote);
+  return NULL;
+}
+
 /* The client's errors: nobody listening, no answer in time, a dropped server. */
 static void
 test_client_errors (Fixture *f, gconstpointer data)
@@ -699,6 +709,23 @@ test_client_errors (Fixture *f, gconstpointer data)
   g_assert_null (reply);
   g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_TIMEOUT);
   g_clear_error (&error);
+  /* Cancelled from another thread while waiting. */
+  {
+    g_autoptr (TsHeloraRemote) other = connect_and_hello (f);
+    g_autoptr (GBytes) glacial = evaluate_message (62, 3, D * sizeof (float));
+    g_autoptr (GThread) canceller = NULL;
+    gint64 t0 = g_get_monotonic_time ();
+
+    ts_helora_remote_send (other, glacial, 62);
+    canceller = g_thread_new ("cancel", cancel_soon, other);
+    reply = ts_helora_remote_wait (other, 62, &error);
+    g_assert_null (reply);
+    g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_CLOSED);
+    g_assert_nonnull (strstr (error->message, "Cancelled"));
+    g_assert_cmpint (g_get_monotonic_time () - t0, <, 1500000);  /* before the 2 s product */
+    g_clear_error (&error);
+    g_thread_join (g_steal_pointer (&canceller));
+  }
   /* The server goes away while a request is in flight. */
   ts_helora_remote_set_timeout (remote, 10000);
   ts_helora_remote_send (remote, slow, 61);
@@ -710,91 +737,96 @@ test_client_errors (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (error->message, "shutting down"));
 }
 
-/* An engine session using the server: a drop fails the forward pass with
- * LM_ERR_HOOK, and the HE-LoRA session says why. */
+/* An engine session on the tiny golden model whose adapter runs on the server. */
+typedef struct {
+  LmModel *model;
+  LmLora *lora;
+  LmSession *session;
+  TsHeloraSession *helora;
+} RemoteGeneration;
+
+static void
+remote_generation_start (Fixture *f, RemoteGeneration *g, TsHeloraOptions *options,
+                         const gint32 *prompt, gsize n_prompt)
+{
+  g_autofree char *model_path = ts_test_data_path ("qwen35/tiny-qwen35moe-f32/tiny-qwen35moe-f32.gguf");
+  g_autoptr (GError) error = NULL;
+
+  options->mode = TS_HELORA_MODE_REMOTE;
+  options->params_preset = PRESET;
+  options->adapter_path = f->lora_path;
+  options->remote_url = server_fixture_ws_url (f->server);
+  g_assert_cmpint (lm_model_load (model_path, &g->model, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_lora_load (g->model, f->lora_path, 1.0f, &g->lora, NULL), ==, LM_OK);
+  g->helora = ts_helora_session_new (g->lora, options, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (lm_session_new (g->model, NULL, &g->session), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora (g->session, g->lora), ==, LM_OK);
+  g_assert_true (ts_helora_session_attach (g->helora, g->session, &error));
+  g_assert_cmpint (lm_session_prefill (g->session, prompt, n_prompt, NULL), ==, LM_OK);
+}
+
+static void
+remote_generation_clear (RemoteGeneration *g)
+{
+  g_clear_pointer (&g->session, lm_session_free);
+  g_clear_pointer (&g->helora, ts_helora_session_free);
+  g_clear_pointer (&g->lora, lm_lora_free);
+  g_clear_pointer (&g->model, lm_model_free);
+}
+
+/* A drop fails the forward pass with LM_ERR_HOOK, and the HE-LoRA session
+ * says why. */
 static void
 test_session_drop (Fixture *f, gconstpointer data)
 {
-  g_autofree char *model_path = ts_test_data_path ("qwen35/tiny-qwen35moe-f32/tiny-qwen35moe-f32.gguf");
-  TsHeloraOptions options = { .mode = TS_HELORA_MODE_REMOTE, .params_preset = PRESET,
-                              .adapter_path = f->lora_path, .timeout_ms = 5000 };
-  g_autoptr (GError) error = NULL;
-  g_autoptr (TsHeloraSession) helora = NULL;
+  TsHeloraOptions options = { .timeout_ms = 5000 };
   const gint32 prompt[] = { 999, 716, 260, 198 };
-  LmModel *model = NULL;
-  LmLora *lora = NULL;
-  LmSession *s = NULL;
+  RemoteGeneration g = { 0 };
   TsHeloraStats stats;
+  const GError *why;
 
-  options.remote_url = server_fixture_ws_url (f->server);
-  g_assert_cmpint (lm_model_load (model_path, &model, NULL), ==, LM_OK);
-  g_assert_cmpint (lm_lora_load (model, f->lora_path, 1.0f, &lora, NULL), ==, LM_OK);
-  helora = ts_helora_session_new (lora, &options, &error);
-  g_assert_no_error (error);
-  g_assert_cmpint (lm_session_new (model, NULL, &s), ==, LM_OK);
-  g_assert_cmpint (lm_session_set_lora (s, lora), ==, LM_OK);
-  g_assert_true (ts_helora_session_attach (helora, s, &error));
-  g_assert_cmpint (lm_session_prefill (s, prompt, G_N_ELEMENTS (prompt), NULL), ==, LM_OK);
-  ts_helora_session_get_stats (helora, &stats);
+  remote_generation_start (f, &g, &options, prompt, G_N_ELEMENTS (prompt));
+  ts_helora_session_get_stats (g.helora, &stats);
   g_assert_cmpuint (stats.module_evaluations, ==, 4 * G_N_ELEMENTS (prompt));
   g_assert_cmpuint (stats.bytes_up, >, 0);
   server_fixture_stop (f->server);
   f->server = NULL;
-  g_assert_cmpint (lm_session_decode (s, 42), ==, LM_ERR_HOOK);
-  g_assert_nonnull (ts_helora_session_last_error (helora));
-  g_assert_true (ts_helora_session_last_error (helora)->domain == TS_HELORA_ERROR);
-  g_assert_cmpint (ts_helora_session_last_error (helora)->code, ==, TS_HELORA_ERROR_CLOSED);
-  lm_session_free (s);
-  g_clear_pointer (&helora, ts_helora_session_free);
-  lm_lora_free (lora);
-  lm_model_free (model);
+  g_assert_cmpint (lm_session_decode (g.session, 42), ==, LM_ERR_HOOK);
+  why = ts_helora_session_last_error (g.helora);
+  g_assert_nonnull (why);
+  g_assert_true (why->domain == TS_HELORA_ERROR);
+  g_assert_cmpint (why->code, ==, TS_HELORA_ERROR_CLOSED);
+  remote_generation_clear (&g);
 }
 
-/* The real client: a session generating through the server, with a key from
- * the vault (so the test knows it), sends no byte run of that key. */
+/* The real client: a session generating through the server, with a sealed
+ * key (so the test knows it), sends no byte run of that key. */
 static void
 test_session_sends_no_secret_key (Fixture *f, gconstpointer data)
 {
-  g_autofree char *model_path = ts_test_data_path ("qwen35/tiny-qwen35moe-f32/tiny-qwen35moe-f32.gguf");
   g_autoptr (GByteArray) sent = g_byte_array_new ();
   guint8 seal_key[32] = { 7 }, *sealed = NULL;
   gsize sealed_len = 0;
-  TsHeloraOptions options = { .mode = TS_HELORA_MODE_REMOTE, .params_preset = PRESET,
-                              .adapter_path = f->lora_path, .unseal_key = seal_key,
-                              .tap = capture_cb, .tap_data = sent };
-  g_autoptr (GError) error = NULL;
-  g_autoptr (TsHeloraSession) helora = NULL;
+  TsHeloraOptions options = { .unseal_key = seal_key, .tap = capture_cb, .tap_data = sent };
   const gint32 prompt[] = { 999, 716, 260, 198, 54, 71 };
   const CkksSecretKey *sk = f->client->sk;
   gsize n = ckks_context_ring_degree (f->client->ctx);
   guint limbs = ckks_context_params (f->client->ctx)->n_moduli;
-  LmModel *model = NULL;
-  LmLora *lora = NULL;
-  LmSession *s = NULL;
+  RemoteGeneration g = { 0 };
 
   g_assert_cmpint (ckks_secret_key_seal (sk, seal_key, &sealed, &sealed_len), ==, CKKS_OK);
   options.sealed_key = sealed;
   options.sealed_key_len = sealed_len;
-  options.remote_url = server_fixture_ws_url (f->server);
-  g_assert_cmpint (lm_model_load (model_path, &model, NULL), ==, LM_OK);
-  g_assert_cmpint (lm_lora_load (model, f->lora_path, 1.0f, &lora, NULL), ==, LM_OK);
-  helora = ts_helora_session_new (lora, &options, &error);
-  g_assert_no_error (error);
-  g_assert_cmpint (lm_session_new (model, NULL, &s), ==, LM_OK);
-  g_assert_cmpint (lm_session_set_lora (s, lora), ==, LM_OK);
-  g_assert_true (ts_helora_session_attach (helora, s, &error));
-  g_assert_cmpint (lm_session_prefill (s, prompt, G_N_ELEMENTS (prompt), NULL), ==, LM_OK);
+  remote_generation_start (f, &g, &options, prompt, G_N_ELEMENTS (prompt));
   for (int k = 0; k < 4; k++)
-    g_assert_cmpint (lm_session_decode (s, 100 + k), ==, LM_OK);
-  lm_session_free (s);
-  g_clear_pointer (&helora, ts_helora_session_free);
+    g_assert_cmpint (lm_session_decode (g.session, 100 + k), ==, LM_OK);
+  remote_generation_clear (&g);
   g_assert_cmpuint (sent->len, >, 40 * n * 8);
   g_assert_false (leaks (sent, (const guint8 *) sk->coeffs, n, 64, 61));
   g_assert_false (leaks (sent, (const guint8 *) sk->s, (gsize) limbs * n * 8, 16, 104));
   g_assert_null (memmem (sent->data, sent->len, sealed, 64));
   free (sealed);
-  lm_lora_free (lora);
-  lm_model_free (model);
 }
 
 static void
