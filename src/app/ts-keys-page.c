@@ -78,6 +78,7 @@ update_actions (TsKeysPage *self)
   gtk_widget_action_set_enabled (widget, "keys.change-passphrase", idle && has_key);
   gtk_widget_action_set_enabled (widget, "keys.rotate", idle && has_key);
   gtk_widget_action_set_enabled (widget, "keys.export", idle && has_key);
+  gtk_widget_action_set_enabled (widget, "keys.copy-fingerprint", has_key);
   gtk_widget_action_set_enabled (widget, "keys.delete", idle && state != TS_KEY_STATE_NONE);
 }
 
@@ -470,6 +471,13 @@ key_action (GtkWidget *widget, const char *action_name, GVariant *param)
     ask_delete (self);
   else if (g_str_equal (action_name, "keys.export"))
     export_public_key (self);
+  else if (g_str_equal (action_name, "keys.copy-fingerprint"))
+    {
+      /* Public: for comparing with what a remote evaluator was given. */
+      gdk_clipboard_set_text (gtk_widget_get_clipboard (widget),
+                              ts_key_vault_get_fingerprint (self->vault));
+      toast (self, _("Fingerprint copied"));
+    }
 }
 
 /* Once the page sits in a shown window, ask for the passphrase of a sealed key. */
@@ -596,7 +604,7 @@ ts_keys_page_class_init (TsKeysPageClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   static const char *const actions[] = {
     "keys.generate", "keys.unlock", "keys.lock", "keys.change-passphrase",
-    "keys.rotate", "keys.delete", "keys.export",
+    "keys.rotate", "keys.delete", "keys.export", "keys.copy-fingerprint",
   };
 
   object_class->dispose = ts_keys_page_dispose;

@@ -93,6 +93,19 @@ vault_idle (gpointer vault)
 }
 
 static void
+check_copy_fingerprint (Running *r, const char *fingerprint)
+{
+  GdkClipboard *clipboard = gtk_widget_get_clipboard (GTK_WIDGET (r->page));
+  GValue value = G_VALUE_INIT;
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (r->page), "keys.copy-fingerprint", NULL));
+  g_value_init (&value, G_TYPE_STRING);
+  g_assert_true (gdk_content_provider_get_value (gdk_clipboard_get_content (clipboard), &value, NULL));
+  g_assert_cmpstr (g_value_get_string (&value), ==, fingerprint);
+  g_value_unset (&value);
+}
+
+static void
 test_generate_restart_unlock (void)
 {
   Running r = { NULL };
@@ -124,6 +137,7 @@ test_generate_restart_unlock (void)
   fingerprint = g_strdup (ts_key_vault_get_fingerprint (r.vault));
   g_assert_cmpstr (_ts_keys_page_get_row_text (r.page, "fingerprint"), ==, fingerprint);
   g_assert_cmpuint (strlen (_ts_keys_page_get_row_text (r.page, "created")), >, 0);
+  check_copy_fingerprint (&r, fingerprint);
   stop (&r);
 
   /* Restart: the sealed key is found and the passphrase asked for. */
