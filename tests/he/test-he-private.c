@@ -146,6 +146,17 @@ test_masks_hide_products (void)
   token_free (&t);
 }
 
+/* out.c1[k] / in.c1[k] mod q (Fermat's little theorem for the inverse). */
+static uint64_t
+c1_ratio (const Token *t, size_t k, uint64_t q)
+{
+  unsigned __int128 inv = 1, base = t->in[0]->c1[k];
+  for (uint64_t e = q - 2; e; e >>= 1, base = base * base % q)
+    if (e & 1)
+      inv = inv * base % q;
+  return (uint64_t) ((unsigned __int128) t->out[0]->c1[k] * inv % q);
+}
+
 /* Without re-randomisation, out.c1 / in.c1 (NTT values, mod q_0) is the same
  * for every token: the encoded A itself. With it, the ratio changes. */
 static void
@@ -160,14 +171,7 @@ test_rerandomisation_hides_c1 (void)
     {
       token_run (&t);
       for (size_t k = 0; k < 4; k++)
-        {
-          /* ratio = out / in mod q by Fermat's little theorem */
-          unsigned __int128 inv = 1, base = t.in[0]->c1[k];
-          for (uint64_t e = q - 2; e; e >>= 1, base = base * base % q)
-            if (e & 1)
-              inv = inv * base % q;
-          ratio[run][k] = (uint64_t) ((unsigned __int128) t.out[0]->c1[k] * inv % q);
-        }
+        ratio[run][k] = c1_ratio (&t, k, q);
     }
   g_assert_cmpmem (ratio[0], sizeof ratio[0], ratio[1], sizeof ratio[1]);   /* the leak */
   CkksCiphertext *zero = NULL;
@@ -176,13 +180,7 @@ test_rerandomisation_hides_c1 (void)
   ckks_ciphertext_free (zero);
   unsigned same = 0;
   for (size_t k = 0; k < 4; k++)
-    {
-      unsigned __int128 inv = 1, base = t.in[0]->c1[k];
-      for (uint64_t e = q - 2; e; e >>= 1, base = base * base % q)
-        if (e & 1)
-          inv = inv * base % q;
-      same += (uint64_t) ((unsigned __int128) t.out[0]->c1[k] * inv % q) == ratio[0][k];
-    }
+    same += c1_ratio (&t, k, q) == ratio[0][k];
   g_assert_cmpuint (same, ==, 0);
   token_free (&t);
 }
