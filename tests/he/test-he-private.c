@@ -273,6 +273,38 @@ test_pads_apply (void)
   token_free (&t);
 }
 
+/* Compact results (c0 as block sums, as the evaluator sends them) take the
+ * same pads: u = A·h + noise within the flooding error. */
+static void
+test_compact_results (void)
+{
+  g_autoptr (GRand) rng = he_test_rng_new ();
+  Token t;
+  token_setup (&t, rng);
+  double noise[R], u[R];
+  g_assert_cmpint (ckks_private_gaussian (0.02, noise, R), ==, CKKS_OK);
+  token_run (&t);
+  size_t len = ckks_helora_result_serialized_size (t.lay);
+  g_assert_cmpuint (len, >, 0);
+  g_autofree uint8_t *buf = g_malloc (len);
+  g_autofree CkksCiphertext **pads = g_new0 (CkksCiphertext *, t.b);
+  for (size_t b = 0; b < t.b; b++)
+    {
+      g_assert_cmpint (ckks_helora_result_serialize (t.lay, t.out[b], buf, len), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_result_deserialize_into (t.lay, t.out[b], buf, len), ==, CKKS_OK);
+      g_assert_cmpint (ckks_private_pad_new (t.lay, t.pk, 16, &pads[b]), ==, CKKS_OK);
+    }
+  g_assert_cmpint (ckks_private_mask (t.lay, t.out, t.b), ==, CKKS_ERR_MISMATCH);
+  g_assert_cmpint (ckks_private_apply (t.lay, t.out, t.b, pads, noise), ==, CKKS_OK);
+  token_decrypt (&t, u);
+  double sd = ckks_private_flood_stddev (t.lay, 16, ckks_ciphertext_scale (t.out[0]));
+  for (size_t i = 0; i < R; i++)
+    g_assert_cmpfloat (fabs ((u[i] - t.u_plain[i]) / t.factor - noise[i]), <, 6.0 * sd);
+  for (size_t b = 0; b < t.b; b++)
+    ckks_ciphertext_free (pads[b]);
+  token_free (&t);
+}
+
 /* The sampler: mean 0, standard deviation sigma. */
 static void
 test_gaussian (void)
@@ -298,6 +330,7 @@ main (int argc, char **argv)
   g_test_add_func ("/he-private/flooding-precision", test_flooding_precision);
   g_test_add_func ("/he-private/segment-noise", test_segment_noise);
   g_test_add_func ("/he-private/pads-apply", test_pads_apply);
+  g_test_add_func ("/he-private/compact-results", test_compact_results);
   g_test_add_func ("/he-private/gaussian", test_gaussian);
   return g_test_run ();
 }
