@@ -6,9 +6,8 @@
 #include "forward-kern.h"
 #include "lora-private.h"
 
-/* Decodes a 2-D tensor of any supported type into a new f32 buffer. */
-static LmStatus
-tensor_to_f32 (const GgufTensorInfo *t, float **out)
+LmStatus
+lm_lora_tensor_to_f32 (const GgufTensorInfo *t, float **out)
 {
   uint64_t cols = t->ne[0], rows = t->ne[1];
   size_t row_bytes = lm_row_bytes (t->type, (int64_t) cols);
@@ -68,9 +67,9 @@ add_pair (LmLora *lora, const GgufFile *g, const GgufTensorInfo *ta, float alpha
       ta->ne[0] > UINT32_MAX || tb->ne[1] > UINT32_MAX)
     return lm_fail (error_out, LM_ERR_SHAPE, "LoRA target %s: lora_a/lora_b shapes do not match", name);
   float *a = NULL, *b = NULL;
-  LmStatus st = tensor_to_f32 (ta, &a);
+  LmStatus st = lm_lora_tensor_to_f32 (ta, &a);
   if (st == LM_OK)
-    st = tensor_to_f32 (tb, &b);
+    st = lm_lora_tensor_to_f32 (tb, &b);
   if (st == LM_OK)
     {
       float scale = alpha != 0.0f ? user_scale * alpha / (float) rank : user_scale;

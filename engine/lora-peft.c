@@ -53,8 +53,8 @@ typedef struct {
   bool rslora;
 } PeftConfig;
 
-static char *
-read_small_file (const char *path, size_t *len)
+char *
+lm_lora_read_small_file (const char *path, size_t *len)
 {
   FILE *f = fopen (path, "rb");
   if (f == NULL)
@@ -79,7 +79,7 @@ read_config (const char *dir, PeftConfig *cfg, char **error_out)
   char path[4096];
   snprintf (path, sizeof path, "%s/adapter_config.json", dir);
   size_t len = 0;
-  char *text = read_small_file (path, &len);
+  char *text = lm_lora_read_small_file (path, &len);
   if (text == NULL)
     return lm_fail (error_out, LM_ERR_IO, "cannot read %s", path);
   char *msg = NULL;
@@ -183,9 +183,8 @@ to_gguf_order (const PeftModule *pm, float *a, float *b, uint32_t rank, uint32_t
     permute_heads (b, tmp, d_out, rank, false, 0, 1, in);
 }
 
-/* Reads one F32/F16/BF16 2-D tensor into a new buffer. */
-static LmStatus
-read_matrix (const SafetensorsTensor *t, uint32_t *rows, uint32_t *cols, float **out)
+LmStatus
+lm_lora_read_matrix (const SafetensorsTensor *t, uint32_t *rows, uint32_t *cols, float **out)
 {
   if (t->n_dims != 2 || t->shape[0] == 0 || t->shape[1] == 0 || t->shape[0] > UINT32_MAX ||
       t->shape[1] > UINT32_MAX)
@@ -219,9 +218,9 @@ add_module (LmLora *lora, const SafetensorsFile *st, const SafetensorsTensor *ta
     return lm_fail (error_out, LM_ERR_FORMAT, "PEFT tensor %s has no lora_B", ta->name);
   float *a = NULL, *b = NULL, *tmp = NULL;
   uint32_t rank, d_in, d_out, rank_b;
-  LmStatus s = read_matrix (ta, &rank, &d_in, &a);
+  LmStatus s = lm_lora_read_matrix (ta, &rank, &d_in, &a);
   if (s == LM_OK)
-    s = read_matrix (tb, &d_out, &rank_b, &b);
+    s = lm_lora_read_matrix (tb, &d_out, &rank_b, &b);
   if (s != LM_OK || rank_b != rank)
     s = lm_fail (error_out, s != LM_OK ? s : LM_ERR_SHAPE,
                  "PEFT module %s: lora_A/lora_B cannot be read as matching f32 matrices", key_b);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "model-private.h"
+#include "safetensors.h"
 
 typedef struct LmSession LmSession;
 
@@ -26,3 +27,12 @@ LmStatus lm_lora_add (LmLora *lora, uint32_t layer, LmModuleKind kind, uint32_t 
 /* y[n][d_out] += scale · B · (A · x) for module @index of the session's adapter,
  * through the session's hook for that module when one is set. */
 LmStatus lm_lora_apply (LmSession *s, size_t index, const float *x, uint32_t n, float *y);
+
+/* Shared by the loaders and the adapter writers (lora-write*.c): */
+/* A 2-D GGUF tensor of any supported type as a new f32 buffer (free()). */
+LmStatus lm_lora_tensor_to_f32 (const GgufTensorInfo *t, float **out);
+/* A file of at most 1 MiB as a new NUL-terminated buffer, or NULL. */
+char *lm_lora_read_small_file (const char *path, size_t *len);
+/* One F32/F16/BF16 2-D safetensors tensor as a new f32 buffer (free()). */
+LmStatus lm_lora_read_matrix (const SafetensorsTensor *t, uint32_t *rows, uint32_t *cols,
+                              float **out);

@@ -6,32 +6,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lora-private.h"
 #include "lora-write-private.h"
 #include "model-private.h"
 #include "safetensors-json.h"
 #include "safetensors.h"
 
 /* ---- adapter_config.json: read, and write back with r and lora_alpha replaced ---- */
-
-static char *
-read_text (const char *path, size_t *len)
-{
-  FILE *f = fopen (path, "rb");
-  if (f == NULL)
-    return NULL;
-  char *buf = malloc (1 << 20);
-  size_t n = buf ? fread (buf, 1, (1 << 20) - 1, f) : 0;
-  bool too_big = buf && !feof (f);
-  fclose (f);
-  if (buf == NULL || too_big)
-    {
-      free (buf);
-      return NULL;
-    }
-  buf[n] = '\0';
-  *len = n;
-  return buf;
-}
 
 static void
 write_json_string (FILE *f, const char *s, size_t len)
@@ -109,7 +90,7 @@ read_config (const char *dir, PeftConfigFile *cfg, char **error_out)
   char path[4096];
   snprintf (path, sizeof path, "%s/adapter_config.json", dir);
   size_t len = 0;
-  char *text = read_text (path, &len);
+  char *text = lm_lora_read_small_file (path, &len);
   if (text == NULL)
     return lm_fail (error_out, LM_ERR_IO, "cannot read %s", path);
   char *msg = NULL;
@@ -163,24 +144,6 @@ ends_with (const char *s, const char *suffix)
 }
 
 static LmStatus
-read_matrix (const SafetensorsTensor *t, float **out)
-{
-  if (t->n_dims != 2 || t->shape[0] == 0 || t->shape[1] == 0 || t->shape[0] > UINT32_MAX ||
-      t->shape[1] > UINT32_MAX)
-    return LM_ERR_SHAPE;
-  float *m = malloc ((size_t) t->n_elements * sizeof (float));
-  if (m == NULL)
-    return LM_ERR_NO_MEMORY;
-  if (safetensors_read_f32 (t, m) != LM_OK)
-    {
-      free (m);
-      return LM_ERR_UNSUPPORTED;
-    }
-  *out = m;
-  return LM_OK;
-}
-
-static LmStatus
 reduce_peft_pair (PeftReduction *red, size_t ia, const LmLoraFactorRule *old_rule,
                   LmLoraFactorRule *new_rule, uint32_t rank, LmLoraReduceReportFunc report,
                   void *user_data, char **error_out)
@@ -194,18 +157,18 @@ reduce_peft_pair (PeftReduction *red, size_t ia, const LmLoraFactorRule *old_rul
   snprintf (key_b, sizeof key_b, "%s.lora_B.weight", name);
   const SafetensorsTensor *tb = safetensors_find (red->st, key_b);
   float *a = NULL, *b = NULL;
-  LmStatus st = tb == NULL ? LM_ERR_FORMAT : read_matrix (ta, &a);
+  uint32_t r, d_in, d_out, r_b;
+  LmStatus st = tb == NULL ? LM_ERR_FORMAT : lm_lora_read_matrix (ta, &r, &d_in, &a);
   if (st == LM_OK)
-    st = read_matrix (tb, &b);
-  if (st == LM_OK && tb->shape[1] != ta->shape[0])
+    st = lm_lora_read_matrix (tb, &d_out, &r_b, &b);
+  if (st == LM_OK && r_b != r)
     st = LM_ERR_SHAPE;
   if (st == LM_OK)
     {
       for (size_t i = 0; i < safetensors_n_tensors (red->st); i++)
         if (safetensors_tensor (red->st, i) == tb)
           red->pair[i] = (int64_t) ia;
-      st = lm_reduce_one (name, a, b, (uint32_t) ta->shape[0], (uint32_t) ta->shape[1],
-                          (uint32_t) tb->shape[0], old_rule, new_rule, rank, &red->mods[ia],
+      st = lm_reduce_one (name, a, b, r, d_in, d_out, old_rule, new_rule, rank, &red->mods[ia],
                           report, user_data, error_out);
     }
   else

@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "gguf-writer.h"
+#include "lora-private.h"
 #include "lora-write-private.h"
 #include "model-private.h"
-#include "quant.h"
 
 double
 lm_lora_factor (const LmLoraFactorRule *rule, uint32_t rank)
@@ -88,27 +88,6 @@ typedef struct {
   int64_t *pair;           /* lora_b index -> lora_a index, lora_a -> itself */
 } GgufReduction;
 
-static LmStatus
-decode_f32 (const GgufTensorInfo *t, float **out)
-{
-  uint64_t cols = t->ne[0], rows = t->ne[1];
-  size_t row_bytes = lm_row_bytes (t->type, (int64_t) cols);
-  if (t->n_dims != 2 || row_bytes == 0 || t->n_bytes < row_bytes * rows)
-    return LM_ERR_FORMAT;
-  float *dst = malloc ((size_t) (cols * rows) * sizeof (float));
-  if (dst == NULL)
-    return LM_ERR_NO_MEMORY;
-  for (uint64_t r = 0; r < rows; r++)
-    if (lm_dequantize_row (t->type, (const char *) t->data + r * row_bytes, dst + r * cols,
-                           (int64_t) cols) != LM_OK)
-      {
-        free (dst);
-        return LM_ERR_FORMAT;
-      }
-  *out = dst;
-  return LM_OK;
-}
-
 static bool
 has_suffix (GgufString s, const char *suffix)
 {
@@ -135,9 +114,9 @@ reduce_gguf_pair (GgufReduction *red, uint64_t ia, const LmLoraFactorRule *old_r
     return lm_fail (error_out, LM_ERR_SHAPE, "LoRA target %s: no matching lora_b", name);
   red->pair[tb - gguf_tensor (red->g, 0)] = (int64_t) ia;
   float *a = NULL, *b = NULL;
-  LmStatus st = decode_f32 (ta, &a);
+  LmStatus st = lm_lora_tensor_to_f32 (ta, &a);
   if (st == LM_OK)
-    st = decode_f32 (tb, &b);
+    st = lm_lora_tensor_to_f32 (tb, &b);
   if (st == LM_OK)
     st = lm_reduce_one (name, a, b, (uint32_t) ta->ne[1], (uint32_t) ta->ne[0],
                         (uint32_t) tb->ne[1], old_rule, new_rule, rank, &red->mods[ia], report,

@@ -141,14 +141,16 @@ ckks_private_add_zero (CkksCiphertext *result, const CkksCiphertext *zero)
   return CKKS_OK;
 }
 
+/* @compact_ok: whether trace-only (compact) results are accepted. */
 static CkksStatus
-check_outputs (const CkksHeloraLayout *l, CkksCiphertext *const *outputs, size_t n_outputs)
+check_outputs (const CkksHeloraLayout *l, CkksCiphertext *const *outputs, size_t n_outputs,
+               bool compact_ok)
 {
   if (l == NULL || outputs == NULL || n_outputs != l->n_outputs)
     return CKKS_ERR_INVALID_ARGUMENT;
   for (size_t b = 0; b < n_outputs; b++)
     if (outputs[b] == NULL || outputs[b]->ctx != l->ctx || outputs[b]->n_limbs != l->limbs ||
-        outputs[b]->trace_only)
+        (outputs[b]->trace_only && !compact_ok))
       return CKKS_ERR_MISMATCH;
   return CKKS_OK;
 }
@@ -203,7 +205,7 @@ mask_all (const CkksHeloraLayout *l, CkksCiphertext *const *cts, size_t count)
 CkksStatus
 ckks_private_mask (const CkksHeloraLayout *l, CkksCiphertext *const *outputs, size_t n_outputs)
 {
-  CkksStatus st = check_outputs (l, outputs, n_outputs);
+  CkksStatus st = check_outputs (l, outputs, n_outputs, false);
   return st != CKKS_OK ? st : mask_all (l, outputs, n_outputs);
 }
 
@@ -251,6 +253,25 @@ noise_block_values (const CkksHeloraLayout *l, uint32_t limb, const double *nois
     }
 }
 
+/* A compact (trace-only) result keeps each block's NTT sum in the block's
+ * first value: it takes the block sums of the pad's c0 (its mask sums to
+ * zero, so only the flooded zero remains) and L' times the noise value. */
+static void
+apply_compact_c0 (const CkksHeloraLayout *l, uint64_t *c0, const uint64_t *p0,
+                  const uint64_t *values, const CkksModulus *mod)
+{
+  size_t g = 2 * l->copies;
+  uint64_t sums[2 * CKKS_HELORA_MAX_TRACE_COPIES] = { 0 };
+  if (p0 != NULL)
+    ckks_block_sums (p0, g, l->span, mod, sums);
+  uint64_t span = (uint64_t) (l->span % mod->q);
+  for (size_t beta = 0; beta < g; beta++)
+    c0[beta * l->span] = ckks_add_mod (c0[beta * l->span],
+                                       ckks_add_mod (sums[beta],
+                                                     ckks_mul_mod (values[beta], span, mod),
+                                                     mod->q), mod->q);
+}
+
 /* c0 (+)= pad.c0 + noise block values, c1 += pad.c1, in one pass (pad or
  * noise may be NULL). */
 static void
@@ -261,12 +282,20 @@ apply_one (const CkksHeloraLayout *l, CkksCiphertext *ct, const CkksCiphertext *
   uint64_t values[2 * CKKS_HELORA_MAX_TRACE_COPIES] = { 0 };
   for (uint32_t i = 0; i < ct->n_limbs; i++)
     {
-      uint64_t q = l->ctx->ntt[i].mod.q;
+      const CkksModulus *mod = &l->ctx->ntt[i].mod;
+      uint64_t q = mod->q;
       if (noise != NULL)
         noise_block_values (l, i, noise, ct->scale, values);
       uint64_t *c0 = ct->c0 + (size_t) i * n, *c1 = ct->c1 + (size_t) i * n;
       const uint64_t *p0 = pad ? pad->c0 + (size_t) i * n : NULL;
       const uint64_t *p1 = pad ? pad->c1 + (size_t) i * n : NULL;
+      if (ct->trace_only)
+        {
+          apply_compact_c0 (l, c0, p0, values, mod);
+          for (size_t k = 0; p1 && k < n; k++)
+            c1[k] = ckks_add_mod (c1[k], p1[k], q);
+          continue;
+        }
       for (size_t beta = 0; beta < g; beta++)
         {
           size_t from = beta * l->span, to = from + l->span;
@@ -300,7 +329,7 @@ CkksStatus
 ckks_private_apply (const CkksHeloraLayout *l, CkksCiphertext *const *outputs, size_t n_outputs,
                     CkksCiphertext *const *pads, const double *noise)
 {
-  CkksStatus st = check_outputs (l, outputs, n_outputs);
+  CkksStatus st = check_outputs (l, outputs, n_outputs, true);
   if (st != CKKS_OK)
     return st;
   if (l->trace_w == NULL)

@@ -81,7 +81,10 @@ CkksStatus ckks_private_pad_new (const CkksHeloraLayout *layout,
 
 /* The online step, one pass over each result: outputs[b] += pads[b] (NULL:
  * no pads) and @noise (r values as in ckks_private_add_segment_noise; NULL:
- * none). */
+ * none). Also takes compact (trace-only) results, from
+ * ckks_helora_result_deserialize_into or a compact evaluation: their c0
+ * gets the block sums of the pad's c0 (no mask needed: the key holder reads
+ * block sums only), their c1 the pad's c1. */
 CkksStatus ckks_private_apply (const CkksHeloraLayout *layout, CkksCiphertext *const *outputs,
                                size_t n_outputs, CkksCiphertext *const *pads,
                                const double *noise);

@@ -7,77 +7,8 @@
 #include "ckks-objects.h"
 #include "ckks-private.h"
 #include "ckks.h"
-#include "ckks-helora-compat.h"
+#include "he-private-token.h"
 #include "he-test-common.h"
-
-#define D 512
-#define R 32
-
-typedef struct {
-  CkksContext *ctx;
-  CkksSecretKey *sk;
-  CkksPublicKey *pk;
-  CkksHeloraLayout *lay;
-  CkksHeloraPlan *plan;
-  CkksCiphertext **in, **out;
-  size_t k, b;
-  float a[R * D], h[D];
-  double factor;
-  double u_plain[R];     /* A·h in double */
-} Token;
-
-static void
-token_setup (Token *t, GRand *rng)
-{
-  CkksParams p;
-  g_assert_cmpint (ckks_params_preset ("fast", &p), ==, CKKS_OK);
-  g_assert_cmpint (ckks_context_new (&p, &t->ctx), ==, CKKS_OK);
-  g_assert_cmpint (ckks_secret_key_new (t->ctx, &t->sk), ==, CKKS_OK);
-  g_assert_cmpint (ckks_public_key_new (t->sk, &t->pk), ==, CKKS_OK);
-  for (size_t i = 0; i < R * D; i++)
-    t->a[i] = (float) g_rand_double_range (rng, -0.05, 0.05);
-  for (size_t j = 0; j < D; j++)
-    t->h[j] = (float) g_rand_double_range (rng, -3.0, 3.0);
-  for (size_t i = 0; i < R; i++)
-    {
-      t->u_plain[i] = 0.0;
-      for (size_t j = 0; j < D; j++)
-        t->u_plain[i] += (double) t->a[i * D + j] * t->h[j];
-    }
-  g_assert_cmpint (ckks_helora_layout_new (t->ctx, D, R, &t->lay), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_plan_new (t->ctx, D, R, t->a, &t->plan), ==, CKKS_OK);
-  t->k = ckks_helora_layout_n_inputs (t->lay);
-  t->b = ckks_helora_layout_n_outputs (t->lay);
-  g_assert_cmpint (ckks_helora_ciphertexts_new (t->lay, t->k, &t->in), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_ciphertexts_new (t->lay, t->b, &t->out), ==, CKKS_OK);
-}
-
-/* A fresh encryption of h and its evaluation into t->out. */
-static void
-token_run (Token *t)
-{
-  g_assert_cmpint (he_compat_encrypt_sk (t->lay, t->sk, t->h, t->in, t->k, &t->factor), ==,
-                   CKKS_OK);
-  g_assert_cmpint (he_compat_evaluate (t->plan, t->in, t->k, t->out, t->b), ==, CKKS_OK);
-}
-
-static void
-token_decrypt (Token *t, double *u)
-{
-  g_assert_cmpint (he_compat_decrypt (t->lay, t->sk, t->out, t->b, t->factor, u), ==, CKKS_OK);
-}
-
-static void
-token_free (Token *t)
-{
-  ckks_helora_ciphertexts_free (t->in, t->k);
-  ckks_helora_ciphertexts_free (t->out, t->b);
-  ckks_helora_plan_free (t->plan);
-  ckks_helora_layout_free (t->lay);
-  ckks_public_key_free (t->pk);
-  ckks_secret_key_free (t->sk);
-  ckks_context_free (t->ctx);
-}
 
 /* Pearson correlation of every decrypted slot of every result with the
  * product h_j·A_ij it holds in the plain evaluation (0 for padding slots). */
@@ -146,6 +77,17 @@ test_masks_hide_products (void)
   token_free (&t);
 }
 
+/* out.c1[k] / in.c1[k] mod q (Fermat's little theorem for the inverse). */
+static uint64_t
+c1_ratio (const Token *t, size_t k, uint64_t q)
+{
+  unsigned __int128 inv = 1, base = t->in[0]->c1[k];
+  for (uint64_t e = q - 2; e; e >>= 1, base = base * base % q)
+    if (e & 1)
+      inv = inv * base % q;
+  return (uint64_t) ((unsigned __int128) t->out[0]->c1[k] * inv % q);
+}
+
 /* Without re-randomisation, out.c1 / in.c1 (NTT values, mod q_0) is the same
  * for every token: the encoded A itself. With it, the ratio changes. */
 static void
@@ -160,14 +102,7 @@ test_rerandomisation_hides_c1 (void)
     {
       token_run (&t);
       for (size_t k = 0; k < 4; k++)
-        {
-          /* ratio = out / in mod q by Fermat's little theorem */
-          unsigned __int128 inv = 1, base = t.in[0]->c1[k];
-          for (uint64_t e = q - 2; e; e >>= 1, base = base * base % q)
-            if (e & 1)
-              inv = inv * base % q;
-          ratio[run][k] = (uint64_t) ((unsigned __int128) t.out[0]->c1[k] * inv % q);
-        }
+        ratio[run][k] = c1_ratio (&t, k, q);
     }
   g_assert_cmpmem (ratio[0], sizeof ratio[0], ratio[1], sizeof ratio[1]);   /* the leak */
   CkksCiphertext *zero = NULL;
@@ -176,13 +111,7 @@ test_rerandomisation_hides_c1 (void)
   ckks_ciphertext_free (zero);
   unsigned same = 0;
   for (size_t k = 0; k < 4; k++)
-    {
-      unsigned __int128 inv = 1, base = t.in[0]->c1[k];
-      for (uint64_t e = q - 2; e; e >>= 1, base = base * base % q)
-        if (e & 1)
-          inv = inv * base % q;
-      same += (uint64_t) ((unsigned __int128) t.out[0]->c1[k] * inv % q) == ratio[0][k];
-    }
+    same += c1_ratio (&t, k, q) == ratio[0][k];
   g_assert_cmpuint (same, ==, 0);
   token_free (&t);
 }
@@ -275,6 +204,38 @@ test_pads_apply (void)
   token_free (&t);
 }
 
+/* Compact results (c0 as block sums, as the evaluator sends them) take the
+ * same pads: u = A·h + noise within the flooding error. */
+static void
+test_compact_results (void)
+{
+  g_autoptr (GRand) rng = he_test_rng_new ();
+  Token t;
+  token_setup (&t, rng);
+  double noise[R], u[R];
+  g_assert_cmpint (ckks_private_gaussian (0.02, noise, R), ==, CKKS_OK);
+  token_run (&t);
+  size_t len = ckks_helora_result_serialized_size (t.lay);
+  g_assert_cmpuint (len, >, 0);
+  g_autofree uint8_t *buf = g_malloc (len);
+  g_autofree CkksCiphertext **pads = g_new0 (CkksCiphertext *, t.b);
+  for (size_t b = 0; b < t.b; b++)
+    {
+      g_assert_cmpint (ckks_helora_result_serialize (t.lay, t.out[b], buf, len), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_result_deserialize_into (t.lay, t.out[b], buf, len), ==, CKKS_OK);
+      g_assert_cmpint (ckks_private_pad_new (t.lay, t.pk, 16, &pads[b]), ==, CKKS_OK);
+    }
+  g_assert_cmpint (ckks_private_mask (t.lay, t.out, t.b), ==, CKKS_ERR_MISMATCH);
+  g_assert_cmpint (ckks_private_apply (t.lay, t.out, t.b, pads, noise), ==, CKKS_OK);
+  token_decrypt (&t, u);
+  double sd = ckks_private_flood_stddev (t.lay, 16, ckks_ciphertext_scale (t.out[0]));
+  for (size_t i = 0; i < R; i++)
+    g_assert_cmpfloat (fabs ((u[i] - t.u_plain[i]) / t.factor - noise[i]), <, 6.0 * sd);
+  for (size_t b = 0; b < t.b; b++)
+    ckks_ciphertext_free (pads[b]);
+  token_free (&t);
+}
+
 /* The sampler: mean 0, standard deviation sigma. */
 static void
 test_gaussian (void)
@@ -300,6 +261,7 @@ main (int argc, char **argv)
   g_test_add_func ("/he-private/flooding-precision", test_flooding_precision);
   g_test_add_func ("/he-private/segment-noise", test_segment_noise);
   g_test_add_func ("/he-private/pads-apply", test_pads_apply);
+  g_test_add_func ("/he-private/compact-results", test_compact_results);
   g_test_add_func ("/he-private/gaussian", test_gaussian);
   return g_test_run ();
 }

@@ -1,0 +1,157 @@
+/* ts-helora-private.c: pads pool, DP charge and noise around ckks_private_apply.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include "ts-helora-private.h"
+
+#include <math.h>
+
+#include "ckks-private.h"
+#include "ts-helora-ckks.h"
+
+struct TsHeloraPrivate {
+  TsHeloraPrivateConfig config;
+  const CkksPublicKey *pk;
+  TsPrivacyAccountant *accountant;
+  char *client_id;
+  GMutex lock;
+  GHashTable *pools;       /* layout -> GQueue of CkksCiphertext * */
+};
+
+static void
+pool_free (gpointer data)
+{
+  GQueue *q = data;
+  g_queue_free_full (q, (GDestroyNotify) ckks_ciphertext_free);
+}
+
+TsHeloraPrivate *
+ts_helora_private_new (const TsHeloraPrivateConfig *config, const CkksPublicKey *pk,
+                       TsPrivacyAccountant *accountant, const char *client_id, GError **error)
+{
+  if (config == NULL || pk == NULL || client_id == NULL || config->lambda_s > 100
+      || (config->dp && (accountant == NULL || !(config->rho_per_answer > 0.0)))
+      || !(config->h_bound >= 0.0))
+    {
+      g_set_error (error, TS_PRIVACY_ERROR, TS_PRIVACY_ERROR_INVALID,
+                   "Invalid adapter-private configuration");
+      return NULL;
+    }
+  TsHeloraPrivate *p = g_new0 (TsHeloraPrivate, 1);
+  p->config = *config;
+  p->pk = pk;
+  p->accountant = accountant;
+  p->client_id = g_strdup (client_id);
+  g_mutex_init (&p->lock);
+  p->pools = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, pool_free);
+  return p;
+}
+
+void
+ts_helora_private_free (TsHeloraPrivate *p)
+{
+  if (p == NULL)
+    return;
+  g_hash_table_destroy (p->pools);
+  g_mutex_clear (&p->lock);
+  g_free (p->client_id);
+  g_free (p);
+}
+
+static GQueue *
+pool_for (TsHeloraPrivate *p, const CkksHeloraLayout *layout)
+{
+  GQueue *q = g_hash_table_lookup (p->pools, layout);
+  if (q == NULL)
+    {
+      q = g_queue_new ();
+      g_hash_table_insert (p->pools, (gpointer) layout, q);
+    }
+  return q;
+}
+
+guint
+ts_helora_private_pooled (TsHeloraPrivate *p, const CkksHeloraLayout *layout)
+{
+  g_mutex_lock (&p->lock);
+  guint n = pool_for (p, layout)->length;
+  g_mutex_unlock (&p->lock);
+  return n;
+}
+
+static CkksCiphertext *
+make_pad (TsHeloraPrivate *p, const CkksHeloraLayout *layout, GError **error)
+{
+  CkksCiphertext *pad = NULL;
+  if (!ts_helora_ckks_check (ckks_private_pad_new (layout, p->pk, p->config.lambda_s, &pad),
+                             "Making a privacy pad", error))
+    return NULL;
+  return pad;
+}
+
+gboolean
+ts_helora_private_prefill (TsHeloraPrivate *p, const CkksHeloraLayout *layout, guint count,
+                           GError **error)
+{
+  while (ts_helora_private_pooled (p, layout) < count)
+    {
+      CkksCiphertext *pad = make_pad (p, layout, error);
+      if (pad == NULL)
+        return FALSE;
+      g_mutex_lock (&p->lock);
+      g_queue_push_tail (pool_for (p, layout), pad);
+      g_mutex_unlock (&p->lock);
+    }
+  return TRUE;
+}
+
+/* A pooled pad, or a new one. */
+static CkksCiphertext *
+take_pad (TsHeloraPrivate *p, const CkksHeloraLayout *layout, GError **error)
+{
+  g_mutex_lock (&p->lock);
+  CkksCiphertext *pad = g_queue_pop_head (pool_for (p, layout));
+  g_mutex_unlock (&p->lock);
+  return pad != NULL ? pad : make_pad (p, layout, error);
+}
+
+double
+ts_helora_private_sigma (TsHeloraPrivate *p, const CkksHeloraLayout *layout, double a_row_norm)
+{
+  if (!p->config.dp)
+    return 0.0;
+  double h = p->config.h_bound > 0.0 ? p->config.h_bound
+                                     : sqrt ((double) ckks_helora_layout_d (layout));
+  return ts_privacy_sigma (a_row_norm * h, p->config.rho_per_answer);
+}
+
+gboolean
+ts_helora_private_protect (TsHeloraPrivate *p, const CkksHeloraLayout *layout, double a_row_norm,
+                           CkksCiphertext *const *outputs, gsize n_outputs, GError **error)
+{
+  gsize r = ckks_helora_layout_r (layout);
+  g_autofree double *noise = NULL;
+  if (p->config.dp)
+    {
+      double sigma = ts_helora_private_sigma (p, layout, a_row_norm);
+      if (!isfinite (sigma))
+        {
+          g_set_error (error, TS_PRIVACY_ERROR, TS_PRIVACY_ERROR_INVALID,
+                       "Invalid sensitivity for the DP noise");
+          return FALSE;
+        }
+      if (!ts_privacy_accountant_charge (p->accountant, p->client_id, p->config.rho_per_answer,
+                                         error))
+        return FALSE;
+      noise = g_new (double, r);
+      if (!ts_helora_ckks_check (ckks_private_gaussian (sigma, noise, r), "DP noise", error))
+        return FALSE;
+    }
+  g_autofree CkksCiphertext **pads = g_new0 (CkksCiphertext *, n_outputs ? n_outputs : 1);
+  gboolean ok = TRUE;
+  for (gsize b = 0; ok && b < n_outputs; b++)
+    ok = (pads[b] = take_pad (p, layout, error)) != NULL;
+  ok = ok && ts_helora_ckks_check (ckks_private_apply (layout, outputs, n_outputs, pads, noise),
+                                   "Adapter-private results", error);
+  for (gsize b = 0; b < n_outputs; b++)
+    ckks_ciphertext_free (pads[b]);      /* never reused */
+  return ok;
+}

@@ -1,0 +1,63 @@
+/* ts-helora-private.h: the evaluator's adapter-private mode for one client.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Glue between the CKKS layers (he/ckks-private.h), the privacy accountant
+ * (ts-privacy-accountant.h) and an evaluator: after ckks_helora_evaluate()
+ * and before the results are serialised, the evaluator calls
+ * ts_helora_private_protect() on them. That charges the client's DP budget
+ * (if DP is on), then adds to every result one pad -- a flooded encryption
+ * of zero under the client's public key with a zero-sum mask -- and the
+ * Gaussian noise, in one pass. Pads do not depend on the token: keep a pool
+ * filled from idle time with ts_helora_private_prefill(); an empty pool
+ * makes them inline (correct, ~1-3 ms per result slower). What each layer
+ * protects and costs: docs/security.md.
+ *
+ * Ownership: the object keeps pointers to @pk and @accountant (both must
+ * outlive it) and owns its pads. Thread-safety: every function may be called
+ * from any thread; the pool is locked, the CKKS work runs unlocked.
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "ckks.h"
+#include "ts-privacy-accountant.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  guint lambda_s;          /* flooding: statistical security bits (16 recommended) */
+  gboolean dp;             /* add Gaussian noise to every segment sum */
+  double rho_per_answer;   /* zCDP cost of one module answer when dp (sets sigma) */
+  double h_bound;          /* ||h / max|h|||_2 bound the sensitivity assumes; 0: sqrt(d) */
+} TsHeloraPrivateConfig;
+
+typedef struct TsHeloraPrivate TsHeloraPrivate;
+
+/* NULL with an error for an invalid configuration. @accountant may be NULL
+ * only when @config->dp is off. */
+TsHeloraPrivate *ts_helora_private_new (const TsHeloraPrivateConfig *config,
+                                        const CkksPublicKey *pk,
+                                        TsPrivacyAccountant *accountant,
+                                        const char *client_id, GError **error);
+void ts_helora_private_free (TsHeloraPrivate *priv);
+
+/* Makes pads for @layout until @count are pooled. */
+gboolean ts_helora_private_prefill (TsHeloraPrivate *priv, const CkksHeloraLayout *layout,
+                                    guint count, GError **error);
+guint ts_helora_private_pooled (TsHeloraPrivate *priv, const CkksHeloraLayout *layout);
+
+/* Protects the @n_outputs results of one evaluation of a module whose A has
+ * largest row norm @a_row_norm (ts_privacy_sensitivity (a, r, d, 1.0)).
+ * FALSE with TS_PRIVACY_ERROR_BUDGET when the client's budget is spent: the
+ * results are then untouched and must not be sent (answer with an error). */
+gboolean ts_helora_private_protect (TsHeloraPrivate *priv, const CkksHeloraLayout *layout,
+                                    double a_row_norm, CkksCiphertext *const *outputs,
+                                    gsize n_outputs, GError **error);
+
+/* The noise standard deviation used for a module (ciphertext units, 0 when
+ * DP is off). */
+double ts_helora_private_sigma (TsHeloraPrivate *priv, const CkksHeloraLayout *layout,
+                                double a_row_norm);
+
+G_END_DECLS

@@ -1,0 +1,119 @@
+/* test-helora-private.c: the evaluator's adapter-private glue on a real
+ * CKKS token: pads from the pool, DP noise of the stated sigma, refusal
+ * once the client's budget is spent.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <math.h>
+
+#include "../he/he-private-token.h"
+#include "ckks-private.h"
+#include "ts-helora-private.h"
+#include "ts-test-util.h"
+
+static void
+token_init (Token *t)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  token_setup (t, rng);
+}
+
+/* (u - A·h) / max|h| for the current results. */
+static void
+errors (Token *t, double *err)
+{
+  double u[R];
+  token_decrypt (t, u);
+  for (size_t i = 0; i < R; i++)
+    err[i] = (u[i] - t->u_plain[i]) / t->factor;
+}
+
+/* DP off: pads only, from the pool; u within the flooding error. */
+static void
+test_pads_only (void)
+{
+  Token f;
+  token_init (&f);
+  double a_row_norm = ts_privacy_sensitivity (f.a, R, D, 1.0);
+  TsHeloraPrivateConfig cfg = { .lambda_s = 16 };
+  g_autoptr (GError) error = NULL;
+  TsHeloraPrivate *p = ts_helora_private_new (&cfg, f.pk, NULL, "client", &error);
+  g_assert_no_error (error);
+  g_assert_true (ts_helora_private_prefill (p, f.lay, 2 * (guint) f.b, &error));
+  g_assert_cmpuint (ts_helora_private_pooled (p, f.lay), ==, 2 * f.b);
+  double err[R];
+  token_run (&f);
+  g_assert_true (ts_helora_private_protect (p, f.lay, a_row_norm, f.out, f.b, &error));
+  g_assert_cmpuint (ts_helora_private_pooled (p, f.lay), ==, f.b);
+  errors (&f, err);
+  double sd = ckks_private_flood_stddev (f.lay, 16, ckks_ciphertext_scale (f.out[0]));
+  for (size_t i = 0; i < R; i++)
+    g_assert_cmpfloat (fabs (err[i]), <, 6.0 * sd);
+  g_assert_cmpfloat (ts_helora_private_sigma (p, f.lay, a_row_norm), ==, 0.0);
+  ts_helora_private_free (p);
+  token_free (&f);
+}
+
+/* DP on: three answers fit the budget with noise of the stated sigma; the
+ * fourth is refused and leaves the results as they were. */
+static void
+test_dp_budget (void)
+{
+  Token f;
+  token_init (&f);
+  double a_row_norm = ts_privacy_sensitivity (f.a, R, D, 1.0);
+  TsPrivacyAccountant *acc = ts_privacy_accountant_new (1.0, 1e-6);
+  TsHeloraPrivateConfig cfg = { .lambda_s = 8, .dp = TRUE,
+                                .rho_per_answer = ts_privacy_rho_for_epsilon (1.0, 1e-6) / 3 };
+  g_autoptr (GError) error = NULL;
+  TsHeloraPrivate *p = ts_helora_private_new (&cfg, f.pk, acc, "alice", &error);
+  g_assert_no_error (error);
+  double sigma = ts_helora_private_sigma (p, f.lay, a_row_norm);
+  g_assert_cmpfloat (fabs (sigma - a_row_norm * sqrt (D) / sqrt (2 * cfg.rho_per_answer)), <,
+                     1e-12 * sigma);
+  double z2 = 0.0, err[R];
+  for (int answer = 0; answer < 3; answer++)
+    {
+      token_run (&f);
+      g_assert_true (ts_helora_private_protect (p, f.lay, a_row_norm, f.out, f.b, &error));
+      errors (&f, err);
+      for (size_t i = 0; i < R; i++)
+        z2 += err[i] * err[i] / (sigma * sigma);
+    }
+  z2 /= 3 * R;   /* chi-square / 96 degrees of freedom: outside 0.4 .. 2.0 below 1e-4 */
+  g_test_message ("mean squared z of the DP noise: %.3f", z2);
+  g_assert_cmpfloat (z2, >, 0.4);
+  g_assert_cmpfloat (z2, <, 2.0);
+  token_run (&f);
+  g_assert_false (ts_helora_private_protect (p, f.lay, a_row_norm, f.out, f.b, &error));
+  g_assert_error (error, TS_PRIVACY_ERROR, TS_PRIVACY_ERROR_BUDGET);
+  errors (&f, err);
+  for (size_t i = 0; i < R; i++)
+    g_assert_cmpfloat (fabs (err[i]), <, 1e-9);
+  double eps;
+  ts_privacy_accountant_spent (acc, "alice", NULL, &eps);
+  g_assert_cmpfloat (fabs (eps - 1.0), <, 1e-9);
+  ts_helora_private_free (p);
+  ts_privacy_accountant_free (acc);
+  token_free (&f);
+}
+
+static void
+test_invalid (void)
+{
+  Token f;
+  token_init (&f);
+  TsHeloraPrivateConfig cfg = { .lambda_s = 16, .dp = TRUE, .rho_per_answer = 0.1 };
+  g_autoptr (GError) error = NULL;
+  g_assert_null (ts_helora_private_new (&cfg, f.pk, NULL, "x", &error));   /* DP needs a budget */
+  g_assert_error (error, TS_PRIVACY_ERROR, TS_PRIVACY_ERROR_INVALID);
+  token_free (&f);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/helora-private/pads-only", test_pads_only);
+  g_test_add_func ("/helora-private/dp-budget", test_dp_budget);
+  g_test_add_func ("/helora-private/invalid", test_invalid);
+  return g_test_run ();
+}
