@@ -23,6 +23,21 @@ typedef struct {
   gboolean version;
 } Options;
 
+static void options_clear (Options *o);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Options, options_clear)
+
+/* Option strings are owned by us once parsed; freed so that a clean exit
+ * leaves nothing behind for the leak checker. */
+static void
+options_clear (Options *o)
+{
+  g_clear_pointer (&o->listen, g_free);
+  g_clear_pointer (&o->adapters, g_free);
+  g_clear_pointer (&o->model, g_free);
+  g_clear_pointer (&o->tls_cert, g_free);
+  g_clear_pointer (&o->tls_key, g_free);
+}
+
 static gboolean
 quit_cb (gpointer loop)
 {
@@ -89,7 +104,7 @@ start (const Options *o, LmModel *model, GError **error)
 int
 main (int argc, char **argv)
 {
-  Options o = { 0 };
+  g_auto (Options) o = { 0 };
   g_autoptr (GError) error = NULL;
   g_autoptr (GMainLoop) loop = NULL;
   g_autofree char *url = NULL;

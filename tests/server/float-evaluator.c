@@ -59,7 +59,7 @@ float_evaluate (TsHeloraEvaluator *base, guint index, GPtrArray *cts, GPtrArray 
   FloatEvaluator *self = (FloatEvaluator *) base;
   FloatModule *m = &g_array_index (self->modules, FloatModule, index);
   GBytes *ct = g_ptr_array_index (cts, 0);
-  const float *h;
+  g_autofree float *h = NULL;
   float *u;
 
   if (cts->len != 1 || g_bytes_get_size (ct) != m->d * sizeof (float))
@@ -70,7 +70,8 @@ float_evaluate (TsHeloraEvaluator *base, guint index, GPtrArray *cts, GPtrArray 
     }
   if (m->delay_ms)
     g_usleep (m->delay_ms * 1000);
-  h = g_bytes_get_data (ct, NULL);
+  /* Frame payloads carry no alignment promise: copy before reading floats. */
+  h = g_memdup2 (g_bytes_get_data (ct, NULL), m->d * sizeof (float));
   u = g_new0 (float, m->r);
   for (guint i = 0; i < m->r; i++)
     for (guint j = 0; j < m->d; j++)
