@@ -47,7 +47,7 @@ market-demo: compile
 	@store=$(BUILD)/market-demo; mkdir -p $$store; \
 	$(BUILD)/src/server/tensafe-marketd --listen $(MARKET_DEMO_LISTEN) --db $$store/market.db \
 	  --blobs $$store/blobs --keys $$store/keys --import data/market & pid=$$!; \
-	trap "kill $$pid" EXIT INT TERM; \
+	trap "kill $$pid 2>/dev/null || true" EXIT INT TERM; \
 	TENSAFE_MARKETPLACE_URL=http://$(MARKET_DEMO_LISTEN)/ GSETTINGS_SCHEMA_DIR=$(BUILD)/data \
 	  $(BUILD)/src/app/tensafe
 

@@ -109,16 +109,21 @@ q5_high_bits (__m256i qh, int bit)
   return _mm256_and_si256 (set, _mm256_set1_epi8 (16));
 }
 
-/* One Q4_K (@qh NULL) or Q5_K super-block against its Q8_K block. */
+/* One Q4_K (@qh NULL) or Q5_K super-block against the Q8_K blocks a[0..n_act)
+ * (several tokens in a prefill tile): the weights are unpacked once, and each
+ * token gets exactly the operations it would get alone. */
 TARGET static inline __attribute__ ((always_inline)) void
 k4_block (const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, float d, float dmin,
-          const LmBlockQ8_K *a, __m256 *acc, __m256 *acc_min)
+          const LmBlockQ8_K *const a[], int n_act, __m256 acc[], __m256 acc_min[])
 {
   const __m256i low4 = _mm256_set1_epi8 (0x0F);
   uint8_t sm[16];
   lm_k4_unpack_scales (scales, sm);
   __m256i high = qh ? _mm256_loadu_si256 ((const __m256i *) qh) : _mm256_setzero_si256 ();
-  __m256i sumi = _mm256_setzero_si256 ();
+  __m256i sumi[LM_TILE_TOKENS];
+  #pragma GCC unroll 4
+  for (int t = 0; t < n_act; t++)
+    sumi[t] = _mm256_setzero_si256 ();
   #pragma GCC unroll 4
   for (int g = 0; g < 4; g++)
     {
@@ -130,9 +135,15 @@ k4_block (const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, float d, 
           lo = _mm256_or_si256 (lo, q5_high_bits (high, 2 * g));
           hi = _mm256_or_si256 (hi, q5_high_bits (high, 2 * g + 1));
         }
-      sumi = _mm256_add_epi32 (sumi, k4_pair_sum (lo, hi, a->qs + 64 * g, sm[2 * g], sm[2 * g + 1]));
+      #pragma GCC unroll 4
+      for (int t = 0; t < n_act; t++)
+        sumi[t] = _mm256_add_epi32 (sumi[t], k4_pair_sum (lo, hi, a[t]->qs + 64 * g, sm[2 * g],
+                                                          sm[2 * g + 1]));
     }
-  k4_accumulate (acc, acc_min, sumi, k4_min_products (sm, a->bsums), a->d * d, a->d * dmin);
+  #pragma GCC unroll 4
+  for (int t = 0; t < n_act; t++)
+    k4_accumulate (&acc[t], &acc_min[t], sumi[t], k4_min_products (sm, a[t]->bsums),
+                   a[t]->d * d, a[t]->d * dmin);
 }
 
 TARGET static float
@@ -140,7 +151,10 @@ dot_q4_K (const LmBlockQ4_K *w, const LmBlockQ8_K *a, int64_t nb)
 {
   __m256 acc = _mm256_setzero_ps (), acc_min = _mm256_setzero_ps ();
   for (int64_t b = 0; b < nb; b++)
-    k4_block (w[b].scales, w[b].qs, NULL, fp16 (w[b].d), fp16 (w[b].dmin), &a[b], &acc, &acc_min);
+    {
+      const LmBlockQ8_K *ab[1] = { &a[b] };
+      k4_block (w[b].scales, w[b].qs, NULL, fp16 (w[b].d), fp16 (w[b].dmin), ab, 1, &acc, &acc_min);
+    }
   return hsum256_ps (acc) - hsum256_ps (acc_min);
 }
 
@@ -149,7 +163,10 @@ dot_q5_K (const LmBlockQ5_K *w, const LmBlockQ8_K *a, int64_t nb)
 {
   __m256 acc = _mm256_setzero_ps (), acc_min = _mm256_setzero_ps ();
   for (int64_t b = 0; b < nb; b++)
-    k4_block (w[b].scales, w[b].qs, w[b].qh, fp16 (w[b].d), fp16 (w[b].dmin), &a[b], &acc, &acc_min);
+    {
+      const LmBlockQ8_K *ab[1] = { &a[b] };
+      k4_block (w[b].scales, w[b].qs, w[b].qh, fp16 (w[b].d), fp16 (w[b].dmin), ab, 1, &acc, &acc_min);
+    }
   return hsum256_ps (acc) - hsum256_ps (acc_min);
 }
 
@@ -167,43 +184,128 @@ q6_part (__m256i q, const int8_t *q8, const int8_t *sc)
   return _mm256_madd_epi16 (p, q6_scale_pair (sc));
 }
 
+/* One Q6_K super-block against the Q8_K blocks a[0..n_act), as k4_block. */
+TARGET static inline __attribute__ ((always_inline)) void
+q6_block (const LmBlockQ6_K *w, const LmBlockQ8_K *const a[], int n_act, __m256 acc[])
+{
+  const __m256i low4 = _mm256_set1_epi8 (0x0F), two = _mm256_set1_epi8 (3);
+  __m256i sumi[LM_TILE_TOKENS];
+  #pragma GCC unroll 4
+  for (int t = 0; t < n_act; t++)
+    sumi[t] = _mm256_setzero_si256 ();
+  #pragma GCC unroll 2
+  for (int half = 0; half < 2; half++)
+    {
+      const uint8_t *ql = w->ql + 64 * half;
+      const int8_t *sc = w->scales + 8 * half;
+      __m256i l0 = _mm256_loadu_si256 ((const __m256i *) ql);
+      __m256i l1 = _mm256_loadu_si256 ((const __m256i *) (ql + 32));
+      __m256i h = _mm256_loadu_si256 ((const __m256i *) (w->qh + 32 * half));
+      __m256i h0 = _mm256_slli_epi16 (_mm256_and_si256 (h, two), 4);
+      __m256i h1 = _mm256_slli_epi16 (_mm256_and_si256 (_mm256_srli_epi16 (h, 2), two), 4);
+      __m256i h2 = _mm256_slli_epi16 (_mm256_and_si256 (_mm256_srli_epi16 (h, 4), two), 4);
+      __m256i h3 = _mm256_slli_epi16 (_mm256_and_si256 (_mm256_srli_epi16 (h, 6), two), 4);
+      __m256i q0 = _mm256_or_si256 (_mm256_and_si256 (l0, low4), h0);
+      __m256i q1 = _mm256_or_si256 (_mm256_and_si256 (l1, low4), h1);
+      __m256i q2 = _mm256_or_si256 (_mm256_and_si256 (_mm256_srli_epi16 (l0, 4), low4), h2);
+      __m256i q3 = _mm256_or_si256 (_mm256_and_si256 (_mm256_srli_epi16 (l1, 4), low4), h3);
+      #pragma GCC unroll 4
+      for (int t = 0; t < n_act; t++)
+        {
+          const int8_t *q8 = a[t]->qs + 128 * half;
+          sumi[t] = _mm256_add_epi32 (sumi[t], q6_part (q0, q8, sc));
+          sumi[t] = _mm256_add_epi32 (sumi[t], q6_part (q1, q8 + 32, sc + 2));
+          sumi[t] = _mm256_add_epi32 (sumi[t], q6_part (q2, q8 + 64, sc + 4));
+          sumi[t] = _mm256_add_epi32 (sumi[t], q6_part (q3, q8 + 96, sc + 6));
+        }
+    }
+  /* the stored values are q+32: take 32 * sum_s sc_s * bsums_s back out */
+  __m256i sc16 = _mm256_cvtepi8_epi16 (_mm_loadu_si128 ((const __m128i *) w->scales));
+  float d = fp16 (w->d);
+  #pragma GCC unroll 4
+  for (int t = 0; t < n_act; t++)
+    {
+      __m256i offset = _mm256_madd_epi16 (_mm256_loadu_si256 ((const __m256i *) a[t]->bsums), sc16);
+      __m256i s = _mm256_sub_epi32 (sumi[t], _mm256_slli_epi32 (offset, 5));
+      acc[t] = _mm256_fmadd_ps (_mm256_set1_ps (a[t]->d * d), _mm256_cvtepi32_ps (s), acc[t]);
+    }
+}
+
 TARGET static float
 dot_q6_K (const LmBlockQ6_K *w, const LmBlockQ8_K *a, int64_t nb)
 {
   __m256 acc = _mm256_setzero_ps ();
-  const __m256i low4 = _mm256_set1_epi8 (0x0F), two = _mm256_set1_epi8 (3);
   for (int64_t b = 0; b < nb; b++)
     {
-      __m256i sumi = _mm256_setzero_si256 ();
-      #pragma GCC unroll 2
-      for (int half = 0; half < 2; half++)
-        {
-          const uint8_t *ql = w[b].ql + 64 * half;
-          const int8_t *sc = w[b].scales + 8 * half, *q8 = a[b].qs + 128 * half;
-          __m256i l0 = _mm256_loadu_si256 ((const __m256i *) ql);
-          __m256i l1 = _mm256_loadu_si256 ((const __m256i *) (ql + 32));
-          __m256i h = _mm256_loadu_si256 ((const __m256i *) (w[b].qh + 32 * half));
-          __m256i h0 = _mm256_slli_epi16 (_mm256_and_si256 (h, two), 4);
-          __m256i h1 = _mm256_slli_epi16 (_mm256_and_si256 (_mm256_srli_epi16 (h, 2), two), 4);
-          __m256i h2 = _mm256_slli_epi16 (_mm256_and_si256 (_mm256_srli_epi16 (h, 4), two), 4);
-          __m256i h3 = _mm256_slli_epi16 (_mm256_and_si256 (_mm256_srli_epi16 (h, 6), two), 4);
-          __m256i q0 = _mm256_or_si256 (_mm256_and_si256 (l0, low4), h0);
-          __m256i q1 = _mm256_or_si256 (_mm256_and_si256 (l1, low4), h1);
-          __m256i q2 = _mm256_or_si256 (_mm256_and_si256 (_mm256_srli_epi16 (l0, 4), low4), h2);
-          __m256i q3 = _mm256_or_si256 (_mm256_and_si256 (_mm256_srli_epi16 (l1, 4), low4), h3);
-          sumi = _mm256_add_epi32 (sumi, q6_part (q0, q8, sc));
-          sumi = _mm256_add_epi32 (sumi, q6_part (q1, q8 + 32, sc + 2));
-          sumi = _mm256_add_epi32 (sumi, q6_part (q2, q8 + 64, sc + 4));
-          sumi = _mm256_add_epi32 (sumi, q6_part (q3, q8 + 96, sc + 6));
-        }
-      /* the stored values are q+32: take 32 * sum_s sc_s * bsums_s back out */
-      __m256i sc16 = _mm256_cvtepi8_epi16 (_mm_loadu_si128 ((const __m128i *) w[b].scales));
-      __m256i offset = _mm256_madd_epi16 (_mm256_loadu_si256 ((const __m256i *) a[b].bsums), sc16);
-      sumi = _mm256_sub_epi32 (sumi, _mm256_slli_epi32 (offset, 5));
-      acc = _mm256_fmadd_ps (_mm256_set1_ps (a[b].d * fp16 (w[b].d)), _mm256_cvtepi32_ps (sumi), acc);
+      const LmBlockQ8_K *ab[1] = { &a[b] };
+      q6_block (&w[b], ab, 1, &acc);
     }
   return hsum256_ps (acc);
 }
+
+/* ---- tiles of LM_TILE_TOKENS activation rows for prefill ---- */
+
+#define T LM_TILE_TOKENS
+
+/* The Q8_K blocks @b of the T activation rows of a tile. */
+static inline void
+tile_blocks (const void *act, size_t act_stride, int64_t b, const LmBlockQ8_K *ab[T])
+{
+  for (int t = 0; t < T; t++)
+    ab[t] = (const LmBlockQ8_K *) ((const uint8_t *) act + t * act_stride) + b;
+}
+
+#define DEFINE_K4_TILE(name, wtype, qh_of)                                              \
+  TARGET static void name (const void *W, size_t row_bytes, int64_t n_rows,             \
+                           const void *act, size_t act_stride, int64_t n, float *Y,     \
+                           size_t y_stride)                                             \
+  {                                                                                     \
+    for (int64_t r = 0; r < n_rows; r++)                                                \
+      {                                                                                 \
+        const wtype *w = (const wtype *) ((const uint8_t *) W + r * row_bytes);         \
+        __m256 acc[T], acc_min[T];                                                      \
+        for (int t = 0; t < T; t++)                                                     \
+          acc[t] = acc_min[t] = _mm256_setzero_ps ();                                   \
+        for (int64_t b = 0; b < n / LM_QK_K; b++)                                       \
+          {                                                                             \
+            const LmBlockQ8_K *ab[T];                                                   \
+            tile_blocks (act, act_stride, b, ab);                                       \
+            k4_block (w[b].scales, w[b].qs, qh_of (w[b]), fp16 (w[b].d),                \
+                      fp16 (w[b].dmin), ab, T, acc, acc_min);                           \
+          }                                                                             \
+        for (int t = 0; t < T; t++)                                                     \
+          Y[t * y_stride + (size_t) r] = hsum256_ps (acc[t]) - hsum256_ps (acc_min[t]); \
+      }                                                                                 \
+  }
+
+#define NO_QH(block) NULL
+#define QH(block) (block).qh
+
+DEFINE_K4_TILE (tile_q4_K, LmBlockQ4_K, NO_QH)
+DEFINE_K4_TILE (tile_q5_K, LmBlockQ5_K, QH)
+
+TARGET static void
+tile_q6_K (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
+           size_t act_stride, int64_t n, float *Y, size_t y_stride)
+{
+  for (int64_t r = 0; r < n_rows; r++)
+    {
+      const LmBlockQ6_K *w = (const LmBlockQ6_K *) ((const uint8_t *) W + r * row_bytes);
+      __m256 acc[T];
+      for (int t = 0; t < T; t++)
+        acc[t] = _mm256_setzero_ps ();
+      for (int64_t b = 0; b < n / LM_QK_K; b++)
+        {
+          const LmBlockQ8_K *ab[T];
+          tile_blocks (act, act_stride, b, ab);
+          q6_block (&w[b], ab, T, acc);
+        }
+      for (int t = 0; t < T; t++)
+        Y[t * y_stride + (size_t) r] = hsum256_ps (acc[t]);
+    }
+}
+
+#undef T
 
 /* ---- activation quantisation (bit-identical to the scalar reference) ---- */
 
@@ -332,6 +434,9 @@ lm_kernels_fill_avx2 (LmKernels *k)
   k->native[LM_KT_Q4_K] = rows_q4_K;
   k->native[LM_KT_Q5_K] = rows_q5_K;
   k->native[LM_KT_Q6_K] = rows_q6_K;
+  k->native_tile[LM_KT_Q4_K] = tile_q4_K;
+  k->native_tile[LM_KT_Q5_K] = tile_q5_K;
+  k->native_tile[LM_KT_Q6_K] = tile_q6_K;
   k->quantize_q8_0 = quantize_q8_0;
   k->quantize_q8_K = quantize_q8_K;
 }

@@ -25,7 +25,11 @@ static GParamSpec *properties[N_PROPS];
 void
 _ts_chat_page_toast (TsChatPage *self, const char *message)
 {
-  AdwToast *toast = adw_toast_new (message);
+  /* Toast titles are markup; messages can carry '<', '&' or bytes from a
+   * file or a peer. */
+  g_autofree char *valid = g_utf8_make_valid (message, -1);
+  g_autofree char *escaped = g_markup_escape_text (valid, -1);
+  AdwToast *toast = adw_toast_new (escaped);
 
   adw_toast_set_timeout (toast, 6);
   adw_toast_overlay_add_toast (self->toast_overlay, toast);

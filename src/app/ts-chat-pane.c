@@ -165,8 +165,12 @@ generation_cb (TsGenerationJob *job, const TsGenerationEvent *event, gpointer us
         {
           g_autofree char *shown = g_strndup (event->key_fingerprint, 16);
 
+          g_autofree char *tooltip =
+            g_strdup_printf (_("Encrypted under a fresh CKKS key held only in memory for this answer. "
+                               "Parameter fingerprint (SHA-256): %s"), event->key_fingerprint);
+
           gtk_label_set_text (self->fingerprint_label, shown);
-          gtk_widget_set_tooltip_text (self->lock_badge, event->key_fingerprint);
+          gtk_widget_set_tooltip_text (self->lock_badge, tooltip);
           gtk_widget_set_visible (self->lock_badge, TRUE);
         }
       break;

@@ -193,10 +193,15 @@ typedef struct {
   GdkRGBA fg;
 } Frame;
 
+/* Tokens/s over the last RATE_WINDOW bars; the first bar (the prompt's
+ * prefill) only counts for itself. */
 static double
 rolling_rate (TsLatencyChart *self, guint index)
 {
   guint from = index + 1 >= RATE_WINDOW ? index + 1 - RATE_WINDOW : 0;
+
+  if (from == 0 && index > 0)
+    from = 1;
   double ms = 0;
 
   for (guint i = from; i <= index; i++)

@@ -35,7 +35,8 @@ struct _TsMarketplacePage
   guint page_size;         /* 0: the server's default */
   guint search_timeout_id;
   gboolean loaded;         /* the catalogue was asked for since the URL was set */
-  GHashTable *installed;   /* id → TsMarketInstalled* */
+  GHashTable *installed;   /* ids of the installed adapters */
+  GHashTable *names;       /* id → name, of every adapter seen in the catalogue */
 
   GtkRevealer *banner;
   GtkLabel *banner_label;
@@ -139,6 +140,7 @@ add_cards (TsMarketplacePage *self, GPtrArray *adapters)
       ts_market_card_set_installed (TS_MARKET_CARD (card),
                                     g_hash_table_contains (self->installed, adapter->id));
       gtk_flow_box_append (self->grid, card);
+      g_hash_table_replace (self->names, g_strdup (adapter->id), g_strdup (adapter->name));
       remember_choice (self->base_models, adapter->base_model);
       remember_choice (self->licenses, adapter->license);
     }
@@ -165,6 +167,10 @@ search_cb (GObject *source, GAsyncResult *result, gpointer user_data)
     }
   else
     {
+      /* A fresh answer clears an earlier error; a cached one keeps the
+       * offline banner. */
+      if (self->client != NULL && !ts_market_client_get_offline (self->client))
+        gtk_revealer_set_reveal_child (self->banner, FALSE);
       add_cards (self, page->adapters);
       g_free (self->cursor);
       self->cursor = g_strdup (page->next_cursor);
@@ -311,7 +317,7 @@ installed_button_new (const char *label, const char *icon, const char *action, c
 }
 
 static GtkWidget *
-installed_row_new (TsMarketInstalled *inst)
+installed_row_new (TsMarketInstalled *inst, const char *name)
 {
   GtkWidget *row = adw_action_row_new ();
   GtkWidget *use = installed_button_new (_("_Use in Chat"), NULL, "market.use-installed",
@@ -322,7 +328,7 @@ installed_row_new (TsMarketInstalled *inst)
   g_autofree char *subtitle = g_strdup_printf (_("Version %s · %s"), inst->version,
                                                inst->publisher);
 
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), inst->id);
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), name ? name : inst->id);
   adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
   gtk_widget_set_tooltip_text (remove, _("Remove"));
   gtk_widget_add_css_class (remove, "flat");
@@ -370,7 +376,8 @@ refresh_installed (TsMarketplacePage *self)
     {
       TsMarketInstalled *inst = g_ptr_array_index (list, i);
 
-      gtk_list_box_append (self->installed_list, installed_row_new (inst));
+      gtk_list_box_append (self->installed_list,
+                           installed_row_new (inst, g_hash_table_lookup (self->names, inst->id)));
       g_hash_table_insert (self->installed, g_strdup (inst->id), NULL);
     }
   gtk_stack_set_visible_child_name (self->installed_stack, list->len > 0 ? "list" : "empty");
@@ -556,6 +563,7 @@ ts_marketplace_page_finalize (GObject *object)
 
   g_clear_object (&self->keyring);
   g_clear_pointer (&self->installed, g_hash_table_unref);
+  g_clear_pointer (&self->names, g_hash_table_unref);
   g_free (self->url);
   g_free (self->cursor);
   g_free (self->adapters_dir);
@@ -643,6 +651,7 @@ ts_marketplace_page_init (TsMarketplacePage *self)
 
   gtk_widget_init_template (GTK_WIDGET (self));
   self->installed = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   self->adapters_dir = g_build_filename (g_get_user_data_dir (), "tensafe", "adapters", NULL);
   self->cache_dir = g_build_filename (g_get_user_cache_dir (), "tensafe", "market", NULL);
   keyring_path = g_build_filename (g_get_user_data_dir (), "tensafe", "market-keyring.json",

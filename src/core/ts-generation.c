@@ -12,6 +12,10 @@
 
 G_DEFINE_QUARK (ts-generation-error-quark, ts_generation_error)
 
+/* The session's n_batch: prefill steps of this size compute exactly what
+ * one call over the whole prompt would. */
+#define PREFILL_STEP 64
+
 struct _TsGenerationModel
 {
   gatomicrefcount ref_count;
@@ -269,6 +273,7 @@ job_prepare (TsGenerationJob *self, int32_t *ids, size_t n_ids, GError **error)
   TsGenerationRequest *r = self->request;
   const LmModelInfo *info = lm_model_info (self->model->model);
   LmSessionParams params = { .n_ctx = (uint32_t) (n_ids + r->max_tokens + 1),
+                             .n_batch = PREFILL_STEP,
                              .n_threads = MAX (r->n_threads, 1) };
   LmSamplerParams sp = lm_sampler_params_greedy ();
   LmStatus st;
@@ -403,10 +408,17 @@ job_run (TsGenerationJob *self, GError **error)
   deliver (self, &started, NULL, NULL);
   if (self->request->max_tokens == 0 || g_cancellable_is_cancelled (self->cancellable))
     return TRUE;
-  st = lm_session_prefill (self->session, ids, n_ids, NULL);
-  collect_timings (self, &t, &last);
-  if (!check_engine (self, st, error))
-    return FALSE;
+  /* In steps of the engine's own batch size (same arithmetic as one call),
+   * so that Stop is honoured during a long prompt too. */
+  for (size_t done = 0; done < n_ids; done += PREFILL_STEP)
+    {
+      if (g_cancellable_is_cancelled (self->cancellable))
+        return TRUE;
+      st = lm_session_prefill (self->session, ids + done, MIN (PREFILL_STEP, n_ids - done), NULL);
+      collect_timings (self, &t, &last);
+      if (!check_engine (self, st, error))
+        return FALSE;
+    }
   return job_decode_loop (self, &t, &last, error);
 }
 

@@ -191,8 +191,8 @@ bench_case (LmThreadPool *pool, int threads, const LmKernels *k, LmActMode mode,
 
 /* Prefill: lm_matmul of @n_tok tokens, reported per token. */
 static void
-bench_prefill (LmThreadPool *pool, int threads, LmTensorType type, int64_t n_in, int64_t n_out,
-               int64_t n_tok)
+bench_prefill (LmThreadPool *pool, int threads, const LmKernels *k, LmTensorType type,
+               int64_t n_in, int64_t n_out, int64_t n_tok)
 {
   size_t bytes;
   uint8_t *w = make_weights (type, n_in, n_out, &bytes);
@@ -206,13 +206,14 @@ bench_prefill (LmThreadPool *pool, int threads, LmTensorType type, int64_t n_in,
   for (int rep = 0; rep < 5; rep++)
     {
       double t0 = now_s (), c0 = cpu_s ();
-      lm_matmul (pool, type, w, n_in, n_out, X, n_tok, Y);
+      lm_matmul_ex (k, LM_ACT_NATIVE, pool, type, w, n_in, n_out, X, n_tok, Y);
       double t = now_s () - t0, c = cpu_s () - c0;
       best = t < best ? t : best;
       best_cpu = c < best_cpu ? c : best_cpu;
     }
-  printf ("prefill %-5s %lldx%lld, %lld tokens, threads %d: %8.1f us per token, cpu %8.1f us (best of 5)\n",
-          lm_type_name (type), (long long) n_in, (long long) n_out, (long long) n_tok, threads,
+  printf ("prefill %-5s %lldx%lld %-7s %lld tokens, threads %d: %8.1f us per token, cpu %8.1f us (best of 5)\n",
+          lm_type_name (type), (long long) n_in, (long long) n_out, lm_isa_name (lm_kernels_isa (k)),
+          (long long) n_tok, threads,
           best / (double) n_tok * 1e6, best_cpu / (double) n_tok * 1e6);
   fflush (stdout);
   free (Y);
@@ -278,8 +279,15 @@ main (int argc, char **argv)
               }
           }
       if (getenv ("BENCH_PREFILL"))
-        for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
-          bench_prefill (pool, threads, types[t], 2048, 512, 64);
+        for (int isa = LM_ISA_COUNT - 1; isa >= 0; isa--)
+          {
+            const LmKernels *k = lm_kernels_for_isa ((LmIsa) isa);
+            const char *only = getenv ("BENCH_ISA");
+            if (!k || isa == LM_ISA_SCALAR || (only && strcmp (only, lm_isa_name ((LmIsa) isa)) != 0))
+              continue;
+            for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+              bench_prefill (pool, threads, k, types[t], 2048, 512, 64);
+          }
       lm_thread_pool_free (pool);
     }
   return 0;

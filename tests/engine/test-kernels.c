@@ -253,13 +253,20 @@ check_matmul_is_matvec (GRand *rng, LmTensorType type, gint64 n_in, gint64 n_out
   g_autofree guint8 *w = random_rows (rng, type, n_in, n_out);
 
   random_vector (rng, X, n_in * n_tok);
-  lm_matmul (NULL, type, w, n_in, n_out, X, n_tok, Y);
-  for (gint64 t = 0; t < n_tok; t++)
+  for (int isa = 0; isa < LM_ISA_COUNT; isa++)
     {
-      lm_matvec (NULL, type, w, n_in, n_out, X + t * n_in, y);
-      g_assert_cmpmem (y, n_out * sizeof (float), Y + t * n_out, n_out * sizeof (float));
+      const LmKernels *k = lm_kernels_for_isa ((LmIsa) isa);
+      if (!k)
+        continue;
+      lm_matmul_ex (k, LM_ACT_NATIVE, NULL, type, w, n_in, n_out, X, n_tok, Y);
+      for (gint64 t = 0; t < n_tok; t++)
+        {
+          lm_matvec_ex (k, LM_ACT_NATIVE, NULL, type, w, n_in, n_out, X + t * n_in, y);
+          g_assert_cmpmem (y, n_out * sizeof (float), Y + t * n_out, n_out * sizeof (float));
+        }
+      check_against_double (type, LM_ACT_NATIVE, w, n_in, n_out, X + 5 * n_in, Y + 5 * n_out,
+                            lm_isa_name ((LmIsa) isa));
     }
-  check_against_double (type, LM_ACT_NATIVE, w, n_in, n_out, X + 5 * n_in, Y + 5 * n_out, "matmul");
 }
 
 /* n_in above the internal segment length: the partial sums are added. */
@@ -288,6 +295,15 @@ test_odd_blocks (void)
 {
   g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
   check_matmul_is_matvec (rng, LM_TYPE_Q8_0, 288, 19);
+}
+
+/* every type with token tiles, for every ISA */
+static void
+test_token_tiles (void)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  for (gsize t = 0; t < G_N_ELEMENTS (all_types); t++)
+    check_matmul_is_matvec (rng, all_types[t], 512, 21);
 }
 
 /* ---- thread pool ---- */
@@ -342,6 +358,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/kernels/thread-counts", test_thread_counts);
   g_test_add_func ("/engine/kernels/long-rows", test_long_rows);
   g_test_add_func ("/engine/kernels/odd-blocks", test_odd_blocks);
+  g_test_add_func ("/engine/kernels/token-tiles", test_token_tiles);
   g_test_add_func ("/engine/kernels/pool", test_pool);
   return g_test_run ();
 }

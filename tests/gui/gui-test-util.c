@@ -1,4 +1,4 @@
-/* gui-test-util.c: helpers for the GUI tests: waiting on the main loop, finding widgets.
+/* gui-test-util.c: helpers for the GUI tests: waiting on the main loop, finding widgets, screenshots.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include "gui-test-util.h"
 
@@ -49,4 +49,38 @@ gui_run_without_display (const char *path)
 {
   g_test_add_func (path, no_display);
   return g_test_run ();
+}
+static void
+settle (void)
+{
+  for (int i = 0; i < 100; i++)
+    g_main_context_iteration (NULL, FALSE);
+}
+
+void
+gui_save_screenshot (GtkWidget *widget, const char *name)
+{
+  const char *dir = g_getenv ("TS_SCREENSHOT_DIR");
+  g_autoptr (GdkPaintable) paintable = NULL;
+  g_autoptr (GtkSnapshot) snapshot = NULL;
+  g_autoptr (GskRenderNode) node = NULL;
+  g_autoptr (GdkTexture) texture = NULL;
+  g_autofree char *path = NULL;
+
+  if (dir == NULL)
+    return;
+  /* Transitions (stack slides, revealers) take a few hundred milliseconds. */
+  settle ();
+  g_usleep (400000);
+  settle ();
+  paintable = gtk_widget_paintable_new (widget);
+  snapshot = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, snapshot, gtk_widget_get_width (widget),
+                          gtk_widget_get_height (widget));
+  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
+  texture = gsk_renderer_render_texture (gtk_native_get_renderer (GTK_NATIVE (widget)),
+                                         node, NULL);
+  path = g_build_filename (dir, name, NULL);
+  g_assert_true (gdk_texture_save_to_png (texture, path));
+  g_test_message ("screenshot: %s", path);
 }

@@ -1,4 +1,4 @@
-/* gui-test-util.h: helpers for the GUI tests: waiting on the main loop, finding widgets.
+/* gui-test-util.h: helpers for the GUI tests: waiting on the main loop, finding widgets, screenshots.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #pragma once
 
@@ -17,5 +17,9 @@ GtkWidget *gui_find_descendant (GtkWidget *widget, GType type);
 
 /* Registers a skipped test for machines without a display. */
 int gui_run_without_display (const char *path);
+
+/* With TS_SCREENSHOT_DIR set, renders @widget to the PNG file @name there,
+ * after letting layout settle; otherwise does nothing. */
+void gui_save_screenshot (GtkWidget *widget, const char *name);
 
 G_END_DECLS

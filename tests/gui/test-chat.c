@@ -9,6 +9,9 @@
  */
 #include <adwaita.h>
 #include <glib/gstdio.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <stdio.h>
 
 #include "ts-application.h"
 #include "ts-chat-page.h"
@@ -27,12 +30,12 @@ timeout_cb (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
-/* Iterates the main loop until @condition holds; fails after 60 s. */
+/* Iterates the main loop until @condition holds; fails after 30 s. */
 static void
 wait_until (Condition condition, gpointer data, const char *what)
 {
   gboolean timed_out = FALSE;
-  guint id = g_timeout_add_seconds (60, timeout_cb, &timed_out);
+  guint id = g_timeout_add_seconds (30, timeout_cb, &timed_out);
 
   while (!condition (data) && !timed_out)
     g_main_context_iteration (NULL, TRUE);
@@ -107,12 +110,38 @@ quit_app (TsApplication *app)
 }
 
 static void
-send_prompt (TsChatPage *page, const char *prompt)
+finished_cb (TsChatPane *pane, int kind, const char *message, char **error_out)
 {
+  if (message != NULL && *error_out == NULL)
+    *error_out = g_strdup (message);
+}
+
+/* Sends @prompt through the page's own action and waits for both answers;
+ * returns the first error a pane reported, or NULL. */
+static char *
+send_prompt_full (TsChatPage *page, const char *prompt)
+{
+  char *error = NULL;
+  gulong ids[2];
+
+  for (int he = 0; he <= 1; he++)
+    ids[he] = g_signal_connect (ts_chat_page_get_pane (page, he), "finished",
+                                G_CALLBACK (finished_cb), &error);
   ts_chat_page_set_prompt (page, prompt);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.send", NULL));
   g_assert_true (ts_chat_page_get_busy (page));
   wait_until (page_idle, page, "both panes to finish");
+  for (int he = 0; he <= 1; he++)
+    g_signal_handler_disconnect (ts_chat_page_get_pane (page, he), ids[he]);
+  return error;
+}
+
+static void
+send_prompt (TsChatPage *page, const char *prompt)
+{
+  g_autofree char *error = send_prompt_full (page, prompt);
+
+  g_assert_cmpstr (error, ==, NULL);
 }
 
 static void
@@ -273,6 +302,90 @@ test_regenerate_and_edit (void)
   quit_app (app);
 }
 
+/* Sampling with one seed draws the same tokens on both sides: the HE error
+ * is far too small to move a draw. */
+static void
+test_sampling_same_seed (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  TsChatPage *page = start_app (app);
+
+  g_object_set (page, "temperature", 0.9, "top-p", 0.95, "seed", 1234u, NULL);
+  send_prompt (page, PROMPT);
+  g_assert_cmpstr (ts_chat_pane_get_reply (ts_chat_page_get_pane (page, TRUE)), ==,
+                   ts_chat_pane_get_reply (ts_chat_page_get_pane (page, FALSE)));
+  g_assert_cmpint (ts_chat_pane_get_diverged_at (ts_chat_page_get_pane (page, TRUE)), ==, -1);
+  quit_app (app);
+}
+
+static AdwMessageDialog *
+find_dialog (void)
+{
+  g_autoptr (GList) toplevels = gtk_window_list_toplevels ();
+
+  for (GList *l = toplevels; l != NULL; l = l->next)
+    if (ADW_IS_MESSAGE_DIALOG (l->data) && gtk_widget_get_visible (l->data))
+      return l->data;
+  return NULL;
+}
+
+static gboolean
+dialog_shown (gpointer unused)
+{
+  return find_dialog () != NULL;
+}
+
+static char *
+stored_title (gint64 conversation)
+{
+  g_autofree char *path = ts_history_default_path ();
+  g_autoptr (TsHistory) history = ts_history_open (path, NULL);
+  g_autoptr (GPtrArray) list = ts_history_list (history, NULL);
+
+  for (guint i = 0; list != NULL && i < list->len; i++)
+    {
+      TsHistoryConversation *c = g_ptr_array_index (list, i);
+
+      if (c->id == conversation)
+        return g_strdup (c->title);
+    }
+  return NULL;
+}
+
+/* Rename through the sidebar's dialog, then delete: both reach the database
+ * and the sidebar. */
+static void
+test_rename_and_delete (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  TsChatPage *page = start_app (app);
+  AdwMessageDialog *dialog;
+  g_autofree char *title = NULL;
+  guint n;
+  gint64 id;
+
+  send_prompt (page, PROMPT);
+  id = ts_chat_page_get_conversation (page);
+  n = ts_chat_page_get_n_conversations (page);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.rename-conversation",
+                                             "x", id));
+  wait_until (dialog_shown, NULL, "the rename dialog");
+  dialog = find_dialog ();
+  gtk_editable_set_text (GTK_EDITABLE (adw_message_dialog_get_extra_child (dialog)), "  Renamed  ");
+  adw_message_dialog_response (dialog, "rename");
+  title = stored_title (id);
+  g_assert_cmpstr (title, ==, "Renamed");
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.delete-conversation",
+                                             "x", id));
+  g_assert_null (stored_title (id));
+  g_assert_cmpuint (ts_chat_page_get_n_conversations (page), ==, n - 1);
+  /* The conversation shown was the one deleted: the page starts afresh. */
+  g_assert_cmpint (ts_chat_page_get_conversation (page), ==, 0);
+  g_assert_null (ts_chat_pane_get_reply (ts_chat_page_get_pane (page, TRUE)));
+  quit_app (app);
+}
+
 /* Stop ends both panes early; what streamed is kept, marked incomplete. */
 static void
 test_stop (void)
@@ -342,6 +455,144 @@ test_saved_while_streaming (void)
   quit_app (app);
 }
 
+typedef struct {
+  GSubprocess *process;
+  char *dir;
+  char *ws_url;
+} EvaluatorServer;
+
+static void
+die_with_parent (gpointer data)
+{
+  prctl (PR_SET_PDEATHSIG, SIGTERM);
+}
+
+/* Starts tensafe-he-server on 127.0.0.1:0 over a folder holding the demo adapter. */
+static void
+evaluator_start (EvaluatorServer *s)
+{
+  g_autofree char *adapter = ts_chat_page_find_demo_file ("tiny-qwen35moe-lora-f32.gguf");
+  g_autofree char *copy = NULL;
+  g_autofree char *contents = NULL;
+  g_autofree char *line = NULL;
+  g_autoptr (GDataInputStream) out = NULL;
+  g_autoptr (GSubprocessLauncher) launcher = NULL;
+  g_autoptr (GError) error = NULL;
+  gsize len;
+  guint port;
+
+  s->dir = g_dir_make_tmp ("tensafe-evaluator-XXXXXX", &error);
+  g_assert_no_error (error);
+  /* The server names adapters after their file. */
+  copy = g_build_filename (s->dir, "tiny-qwen35moe-lora-f32.gguf", NULL);
+  g_assert_true (g_file_get_contents (adapter, &contents, &len, NULL));
+  g_assert_true (g_file_set_contents (copy, contents, (gssize) len, NULL));
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  /* A failed assertion aborts the test: the server must not outlive it. */
+  g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
+  s->process = g_subprocess_launcher_spawn (launcher, &error, TS_HE_SERVER_PATH,
+                                            "--listen", "127.0.0.1:0", "--adapters", s->dir,
+                                            "--threads", "1", NULL);
+  g_assert_no_error (error);
+  out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (s->process));
+  line = g_data_input_stream_read_line_utf8 (out, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (line);
+  g_assert_cmpint (sscanf (line, "listening on http://127.0.0.1:%u/", &port), ==, 1);
+  s->ws_url = g_strdup_printf ("ws://127.0.0.1:%u/v1/helora", port);
+}
+
+static void
+evaluator_stop (EvaluatorServer *s)
+{
+  g_autofree char *copy = g_build_filename (s->dir, "tiny-qwen35moe-lora-f32.gguf", NULL);
+
+  g_subprocess_send_signal (s->process, SIGTERM);
+  g_assert_true (g_subprocess_wait (s->process, NULL, NULL));
+  g_object_unref (s->process);
+  g_remove (copy);
+  g_rmdir (s->dir);
+  g_free (s->dir);
+  g_free (s->ws_url);
+}
+
+/* Remote mode: ciphertexts go to a real tensafe-he-server, so every stage
+ * of the pipeline, upload and download included, is timed per token. */
+static void
+test_remote_evaluator (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  EvaluatorServer server = { 0 };
+  TsChatPage *page;
+  TsChatPane *he;
+  TsLatencyChart *chart;
+  GSettings *settings;
+  g_autofree char *error = NULL;
+
+  evaluator_start (&server);
+  page = start_app (app);
+  settings = ts_application_get_settings (app);
+  g_settings_set_string (settings, "evaluator-url", server.ws_url);
+  g_settings_set_string (settings, "evaluator-mode", "remote");
+  error = send_prompt_full (page, PROMPT);
+  g_settings_reset (settings, "evaluator-mode");
+  g_settings_reset (settings, "evaluator-url");
+  if (error != NULL && strstr (error, "no CKKS engine") != NULL)
+    {
+      /* A server built without its evaluator says so in its hello. */
+      g_test_skip (error);
+      quit_app (app);
+      evaluator_stop (&server);
+      return;
+    }
+  g_assert_cmpstr (error, ==, NULL);
+  he = ts_chat_page_get_pane (page, TRUE);
+  chart = ts_chat_pane_get_chart (he);
+  g_assert_cmpstr (ts_chat_pane_get_reply (he), ==,
+                   ts_chat_pane_get_reply (ts_chat_page_get_pane (page, FALSE)));
+  g_assert_cmpuint (ts_latency_chart_get_n_bars (chart), ==, ts_chat_pane_get_n_tokens (he));
+  g_assert_cmpuint (ts_latency_chart_get_n_bars (chart), >=, 1);
+  for (guint i = 0; i < ts_latency_chart_get_n_bars (chart); i++)
+    {
+      const TsTokenTimings *t = ts_latency_chart_get_bar (chart, i);
+
+      for (int stage = 0; stage < TS_N_STAGES; stage++)
+        g_assert_cmpfloat (t->ms[stage], >, 0);
+      g_assert_cmpuint (t->bytes_up, >, 0);
+      g_assert_cmpuint (t->bytes_down, >, 0);
+    }
+  quit_app (app);
+  evaluator_stop (&server);
+}
+
+/* The HE pane marks the first token where the panes' choices differ, in
+ * whichever order the two threads report them. */
+static void
+test_divergence_marked (void)
+{
+  GtkWidget *page = g_object_ref_sink (g_object_new (TS_TYPE_CHAT_PAGE, NULL));
+  TsChatPane *plain = ts_chat_page_get_pane (TS_CHAT_PAGE (page), FALSE);
+  TsChatPane *he = ts_chat_page_get_pane (TS_CHAT_PAGE (page), TRUE);
+  const int plain_ids[] = { 5, 7, 9, 4 };
+  const int he_ids[] = { 5, 7, 3, 4 };
+
+  for (guint i = 0; i < 2; i++)
+    g_signal_emit_by_name (plain, "token", i, plain_ids[i]);
+  for (guint i = 0; i < 4; i++)
+    {
+      g_signal_emit_by_name (he, "token", i, he_ids[i]);
+      g_assert_cmpint (ts_chat_pane_get_diverged_at (he), ==, -1);
+    }
+  g_signal_emit_by_name (plain, "token", 2u, plain_ids[2]);
+  g_assert_cmpint (ts_chat_pane_get_diverged_at (he), ==, 2);
+  g_signal_emit_by_name (plain, "token", 3u, plain_ids[3]);
+  g_assert_cmpint (ts_chat_pane_get_diverged_at (he), ==, 2);
+  g_assert_cmpint (ts_chat_pane_get_diverged_at (plain), ==, -1);
+  g_assert_finalize_object (page);
+  for (int i = 0; i < 100; i++)
+    g_main_context_iteration (NULL, FALSE);
+}
+
 /* A page dropped while its model loads is freed, and the late load is ignored. */
 static void
 test_page_lifecycle (void)
@@ -404,8 +655,12 @@ main (int argc, char **argv)
   g_test_add_func ("/chat/send-and-restart", test_send_and_restart);
   g_test_add_func ("/chat/regenerate-and-edit", test_regenerate_and_edit);
   g_test_add_func ("/chat/stop", test_stop);
+  g_test_add_func ("/chat/sampling-same-seed", test_sampling_same_seed);
+  g_test_add_func ("/chat/rename-and-delete", test_rename_and_delete);
+  g_test_add_func ("/chat/remote-evaluator", test_remote_evaluator);
   g_test_add_func ("/chat/saved-while-streaming", test_saved_while_streaming);
   g_test_add_func ("/chat/page-lifecycle", test_page_lifecycle);
+  g_test_add_func ("/chat/divergence-marked", test_divergence_marked);
   status = g_test_run ();
   remove_tree (data_home);
   return status;

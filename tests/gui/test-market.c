@@ -8,6 +8,7 @@
  */
 #include <adwaita.h>
 
+#include "gui-test-util.h"
 #include "market-test-util.h"
 #include "ts-application.h"
 #include "ts-market-card.h"
@@ -20,58 +21,11 @@ static char *tmp_root;
 /* The metering token of the test account. */
 #define USAGE_TOKEN "gui-test-token-0123456789abcdef"
 
-
-typedef gboolean (*Condition) (gpointer data);
-
-static gboolean
-timeout_cb (gpointer data)
-{
-  *(gboolean *) data = TRUE;
-  return G_SOURCE_REMOVE;
-}
-
 /* Iterates the main loop until @condition holds; fails after 20 s. */
 static void
-wait_until (Condition condition, gpointer data, const char *what)
+wait_until (GuiCondition condition, gpointer data, const char *what)
 {
-  gboolean timed_out = FALSE;
-  guint id = g_timeout_add_seconds (20, timeout_cb, &timed_out);
-
-  while (!condition (data) && !timed_out)
-    g_main_context_iteration (NULL, TRUE);
-  if (timed_out)
-    g_error ("timed out waiting for %s", what);
-  g_source_remove (id);
-}
-
-static void
-save_screenshot (GtkWidget *widget, const char *name)
-{
-  const char *dir = g_getenv ("TS_SCREENSHOT_DIR");
-  g_autoptr (GdkPaintable) paintable = NULL;
-  g_autoptr (GtkSnapshot) snapshot = NULL;
-  g_autoptr (GskRenderNode) node = NULL;
-  g_autoptr (GdkTexture) texture = NULL;
-  g_autofree char *path = NULL;
-
-  if (dir == NULL)
-    return;
-  /* Let layout and transitions settle before drawing. */
-  for (int i = 0; i < 100; i++)
-    g_main_context_iteration (NULL, FALSE);
-  g_usleep (400000);
-  for (int i = 0; i < 100; i++)
-    g_main_context_iteration (NULL, FALSE);
-  paintable = gtk_widget_paintable_new (widget);
-  snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, snapshot, gtk_widget_get_width (widget),
-                          gtk_widget_get_height (widget));
-  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
-  texture = gsk_renderer_render_texture (gtk_native_get_renderer (GTK_NATIVE (widget)),
-                                         node, NULL);
-  path = g_build_filename (dir, name, NULL);
-  g_assert_true (gdk_texture_save_to_png (texture, path));
-  g_test_message ("screenshot: %s", path);
+  gui_wait_until (condition, data, 20, what);
 }
 
 static guint
@@ -259,7 +213,7 @@ install_with_trust (TsMarketDetails *details)
   dialog = find_trust_dialog ();
   g_assert_true (g_str_has_prefix (adw_message_dialog_get_body (dialog), "“TenSafe Demo Publisher”"));
   g_assert_nonnull (strstr (adw_message_dialog_get_body (dialog), "ed25519:"));
-  save_screenshot (GTK_WIDGET (dialog), "screenshot-market-trust.png");
+  gui_save_screenshot (GTK_WIDGET (dialog), "screenshot-market-trust.png");
   click_response (dialog, "_Trust and Install");
   wait_until (install_done, details, "the install");
   g_assert_true (ts_market_details_get_installed (details));
@@ -298,8 +252,32 @@ use_in_chat_cb (TsMarketplacePage *page, const char *id, const char *path, char 
   *out = g_strconcat (id, " ", path, NULL);
 }
 
+static GtkStack *
+find_stack_with (GtkWidget *widget, const char *child_name)
+{
+  if (GTK_IS_STACK (widget) && gtk_stack_get_child_by_name (GTK_STACK (widget), child_name))
+    return GTK_STACK (widget);
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    {
+      GtkStack *found = find_stack_with (c, child_name);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* Shows the catalogue or the installed view, as the view switcher does. */
 static void
-check_installed_view (TsMarketplacePage *page, const char *id)
+show_view (TsMarketplacePage *page, const char *view)
+{
+  gtk_stack_set_visible_child_name (find_stack_with (GTK_WIDGET (page), "browse"), "browse");
+  gtk_stack_set_visible_child_name (find_stack_with (GTK_WIDGET (page), "installed"), view);
+}
+
+static void
+check_installed_view (TsMarketplacePage *page, const char *id, const char *name)
 {
   GtkWidget *list = GTK_WIDGET (_ts_marketplace_page_get_installed_list (page));
   g_autofree char *dir = adapters_dir ();
@@ -307,7 +285,11 @@ check_installed_view (TsMarketplacePage *page, const char *id)
   g_autofree char *chosen = NULL;
 
   g_assert_cmpuint (count_children (list), ==, 1);
-  g_assert_nonnull (find_row (list, id));
+  g_assert_nonnull (find_row (list, name));
+  show_view (page, "installed");
+  gui_save_screenshot (gtk_widget_get_ancestor (GTK_WIDGET (page), GTK_TYPE_WINDOW),
+                   "screenshot-market-installed.png");
+  show_view (page, "catalogue");
   g_signal_connect (page, "use-in-chat", G_CALLBACK (use_in_chat_cb), &chosen);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "market.use-installed", "s", id));
   g_assert_cmpstr (chosen, ==, expected);
@@ -378,6 +360,16 @@ close_window (GtkWindow *window)
     g_main_context_iteration (NULL, FALSE);
 }
 
+/* Opens the filter bar, as the Filters button does. */
+static void
+show_filters (TsMarketplacePage *page)
+{
+  GtkWidget *button = find_button (GTK_WIDGET (page), "_Filters");
+
+  g_assert_nonnull (button);
+  gtk_toggle_button_set_active (GTK_TOGGLE_BUTTON (button), TRUE);
+}
+
 static void
 search (TsMarketplacePage *page, const char *text)
 {
@@ -398,7 +390,8 @@ test_browse_install_remove (void)
 
   wait_for_catalogue (page, 4);
   g_assert_false (gtk_revealer_get_reveal_child (_ts_marketplace_page_get_banner (page)));
-  save_screenshot (GTK_WIDGET (window), "screenshot-market.png");
+  show_filters (page);
+  gui_save_screenshot (GTK_WIDGET (window), "screenshot-market.png");
 
   search (page, "pirate");
   wait_for_catalogue (page, 1);
@@ -412,11 +405,11 @@ test_browse_install_remove (void)
 
   install_with_trust (details);
   check_installed_files ("tiny-pirate");
-  save_screenshot (GTK_WIDGET (window), "screenshot-market-details.png");
+  gui_save_screenshot (GTK_WIDGET (window), "screenshot-market-details.png");
   g_assert_true (ts_market_card_get_installed (
     TS_MARKET_CARD (gtk_flow_box_child_get_child (
       gtk_flow_box_get_child_at_index (_ts_marketplace_page_get_grid (page), 0)))));
-  check_installed_view (page, "tiny-pirate");
+  check_installed_view (page, "tiny-pirate", "Pirate talk (tiny)");
   check_usage_report (page, "tiny-pirate");
   check_remove (page, "tiny-pirate");
   check_cancel_and_resume (details, "tiny-pirate");
@@ -430,7 +423,7 @@ test_browse_install_remove (void)
   wait_for_catalogue (page, 4);
   g_assert_true (banner_shown (page));
   g_assert_true (ts_marketplace_page_get_offline (page));
-  save_screenshot (GTK_WIDGET (window), "screenshot-market-offline.png");
+  gui_save_screenshot (GTK_WIDGET (window), "screenshot-market-offline.png");
   details = _ts_marketplace_page_get_details (page);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "market.show-details", "s",
                                              "tiny-pirate"));

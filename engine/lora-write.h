@@ -1,0 +1,42 @@
+/* lora-write.h: rank-reduces a LoRA adapter file into a new one of the same format.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Reads an adapter without a model: a llama.cpp GGUF LoRA file, or a PEFT
+ * folder (adapter_config.json + adapter_model.safetensors). Every module
+ * (pair lora_a/lora_b, or lora_A/lora_B) is replaced by its optimal
+ * rank-min(R, r) approximation (lora-reduce.h), and the result is written in
+ * the input's format: GGUF keeps every key of the input (adapter.lora.alpha
+ * becomes the new rank, or stays 0), tensors become F32; PEFT keeps every key
+ * of adapter_config.json but r and lora_alpha (the new rank) and writes F32
+ * tensors in the file's own (Hugging Face) order: a permutation of A's
+ * columns or B's rows commutes with the factorisation, so the loader's
+ * value-head reordering applies unchanged. The product each module adds,
+ * factor · B·A, is approximated, whatever the old and new factors.
+ *
+ * Outputs are written to a temporary name and renamed (a failed run leaves
+ * no half file). Thread-safety: no shared state.
+ */
+#pragma once
+
+#include <stdint.h>
+
+#include "lora-reduce.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Called once per module in file order: @name is the module's tensor stem
+ * ("blk.0.ssm_out" or "base_model.model...layers.0.linear_attn.out_proj"). */
+typedef void (*LmLoraReduceReportFunc) (const char *name, const LmLoraReduceInfo *info,
+                                        void *user_data);
+
+/* @in: a GGUF file or a PEFT folder; @out: a file or folder (created) of the
+ * same kind. @rank >= 1. */
+LmStatus lm_lora_reduce_file (const char *in, const char *out, uint32_t rank,
+                              LmLoraReduceReportFunc report, void *user_data,
+                              char **error_out);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,95 @@
+/* ckks-private.h: adapter-private HE-LoRA results (evaluator side, no secret key).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The plain HE-LoRA evaluation hands the key holder far more than u = A·h:
+ * the result's c1 is the client's own c1 times the plaintext of A (so c1
+ * divided by the known input c1 IS the encoded A), and every decrypted slot
+ * is one product h_j·A_ij. Three layers, applied to the B results of
+ * ckks_helora_evaluate before they leave the evaluator (see docs/security.md):
+ *
+ *  1. Re-randomisation with noise flooding: result += Enc_pk(0) whose error
+ *     is uniform in [-2^f, 2^f), f = lambda_s + log2 B_comp, B_comp =
+ *     21 sqrt(N) 2^48 the bound on the coefficients of the evaluation's own
+ *     error e·pt_A (e: CBD(21) encryption error, pt_A's slots at most 2^48 in
+ *     total over the chunks). c1 becomes fresh RLWE; the decryption is
+ *     statistically (2^-lambda_s) independent of how the result was made.
+ *     Zero encryptions are independent of the token: make them ahead of time
+ *     (ckks_private_zero_new), spend one per result.
+ *  2. Zero-sum masks: result.c0 += a uniform polynomial mod Q whose NTT
+ *     values sum to zero within each of the 2c blocks of L' values. Those
+ *     block sums are exactly what the segment sums depend on (the trace
+ *     decryption reads nothing else), so every segment sum is unchanged
+ *     while everything else in the decryption -- each slot, each product
+ *     h_j·A_ij -- is uniformly random. Needs c <= 64 (trace layouts).
+ *  3. Differential privacy: Gaussian noise added to each segment sum, in the
+ *     units of the ciphertext (u / max|h|: the client normalises h so that
+ *     every slot is at most 1); calibrate it with ts-privacy-accountant.
+ *
+ * Ownership: ckks_private_zero_new's ciphertext belongs to the caller.
+ * Thread-safety: no shared state; each call draws its own randomness from
+ * OpenSSL's CSPRNG; outputs must not be shared between concurrent calls.
+ */
+#pragma once
+
+#include <stddef.h>
+
+#include "ckks-helora.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct CkksPublicKey;
+
+/* log2 of the flooding bound 2^f for @lambda_s bits of statistical
+ * security (0: re-randomisation only, the usual encryption error). */
+double ckks_private_flood_bits (const CkksHeloraLayout *layout, unsigned lambda_s);
+
+/* Predicted standard deviation of the flooding error in one segment sum, in
+ * ciphertext units (u / max|h|), for a result whose scale is @result_scale. */
+double ckks_private_flood_stddev (const CkksHeloraLayout *layout, unsigned lambda_s,
+                                  double result_scale);
+
+/* An encryption of zero under @pk at the layout's limb count, flooded for
+ * @lambda_s (CKKS_ERR_SCALE when 2^f would not leave the result's scale
+ * 2^96 below q/2). */
+CkksStatus ckks_private_zero_new (const CkksHeloraLayout *layout,
+                                  const struct CkksPublicKey *pk, unsigned lambda_s,
+                                  CkksCiphertext **out);
+
+/* result += zero (c0 and c1; an encryption of zero has no scale to match).
+ * @zero must be at @result's limb count. */
+CkksStatus ckks_private_add_zero (CkksCiphertext *result, const CkksCiphertext *zero);
+
+/* Adds a fresh zero-sum mask to each of the @n_outputs results (B). */
+CkksStatus ckks_private_mask (const CkksHeloraLayout *layout,
+                              CkksCiphertext *const *outputs, size_t n_outputs);
+
+/* Adds noise[i] (r values, ciphertext units) to segment sum i, at each
+ * result's own scale: a polynomial on the trace coefficients only (c <= 64),
+ * whose NTT values are constant on each block -- no FFT, no NTT. */
+CkksStatus ckks_private_add_segment_noise (const CkksHeloraLayout *layout,
+                                           CkksCiphertext *const *outputs,
+                                           size_t n_outputs, const double *noise);
+
+/* Everything the private mode adds that does not depend on the token, made
+ * ahead of time: a flooded encryption of zero (as ckks_private_zero_new) with
+ * a zero-sum mask already in its c0. One pad per result, never reused. */
+CkksStatus ckks_private_pad_new (const CkksHeloraLayout *layout,
+                                 const struct CkksPublicKey *pk, unsigned lambda_s,
+                                 CkksCiphertext **out);
+
+/* The online step, one pass over each result: outputs[b] += pads[b] (NULL:
+ * no pads) and @noise (r values as in ckks_private_add_segment_noise; NULL:
+ * none). */
+CkksStatus ckks_private_apply (const CkksHeloraLayout *layout, CkksCiphertext *const *outputs,
+                               size_t n_outputs, CkksCiphertext *const *pads,
+                               const double *noise);
+
+/* @n samples of N(0, sigma^2) from OpenSSL's CSPRNG (Box-Muller on 53-bit
+ * uniforms). */
+CkksStatus ckks_private_gaussian (double sigma, double *out, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
