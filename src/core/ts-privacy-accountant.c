@@ -3,6 +3,7 @@
 #include "ts-privacy-accountant.h"
 
 #include <math.h>
+#include <string.h>
 
 G_DEFINE_QUARK (ts-privacy-error-quark, ts_privacy_error)
 
@@ -147,4 +148,59 @@ ts_privacy_accountant_remaining (TsPrivacyAccountant *acc, const char *client, d
     return G_MAXUINT64;
   double left = acc->rho_budget * (1.0 + 1e-12) - spent;
   return left <= 0.0 ? 0 : (guint64) floor (left / rho);
+}
+
+gboolean
+ts_privacy_accountant_save (TsPrivacyAccountant *acc, const char *path, GError **error)
+{
+  g_autoptr (GString) text = g_string_new ("# tensafe privacy accountant: rho spent per client\n");
+  g_mutex_lock (&acc->lock);
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init (&it, acc->spent);
+  while (g_hash_table_iter_next (&it, &key, &value))
+    {
+      g_autofree char *id = g_strescape (key, NULL);
+      char num[G_ASCII_DTOSTR_BUF_SIZE];
+      g_string_append_printf (text, "%s\t%s\n", g_ascii_dtostr (num, sizeof num, *(double *) value),
+                              id);
+    }
+  g_mutex_unlock (&acc->lock);
+  return g_file_set_contents_full (path, text->str, (gssize) text->len,
+                                   G_FILE_SET_CONTENTS_CONSISTENT, 0600, error);
+}
+
+gboolean
+ts_privacy_accountant_load (TsPrivacyAccountant *acc, const char *path, GError **error)
+{
+  g_autofree char *text = NULL;
+  g_autoptr (GError) local = NULL;
+  if (!g_file_get_contents (path, &text, NULL, &local))
+    {
+      if (g_error_matches (local, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+        return TRUE;
+      g_propagate_error (error, g_steal_pointer (&local));
+      return FALSE;
+    }
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  g_mutex_lock (&acc->lock);
+  gboolean ok = TRUE;
+  for (guint i = 0; ok && lines[i]; i++)
+    {
+      if (lines[i][0] == '\0' || lines[i][0] == '#')
+        continue;
+      char *tab = strchr (lines[i], '\t'), *end = NULL;
+      double rho = tab ? g_ascii_strtod (lines[i], &end) : NAN;
+      ok = tab != NULL && end == tab && rho >= 0.0 && isfinite (rho);
+      if (ok)
+        {
+          g_autofree char *id = g_strcompress (tab + 1);
+          *slot (acc, id) += rho;
+        }
+    }
+  g_mutex_unlock (&acc->lock);
+  if (!ok)
+    g_set_error (error, TS_PRIVACY_ERROR, TS_PRIVACY_ERROR_INVALID,
+                 "%s is not a privacy accountant file", path);
+  return ok;
 }

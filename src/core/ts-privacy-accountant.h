@@ -17,7 +17,9 @@
  * ln(1/delta)) (Bun & Steinke 2016, Prop. 1.3). A charge that would take a
  * client past its epsilon budget is refused and nothing is spent.
  *
- * Ownership: the accountant owns its per-client table (in memory only).
+ * Ownership: the accountant owns its per-client table; save and load it
+ * (ts_privacy_accountant_save/_load) so that a restart does not reset
+ * anyone's budget.
  * Thread-safety: every function may be called from any thread.
  */
 #pragma once
@@ -61,5 +63,12 @@ void ts_privacy_accountant_spent (TsPrivacyAccountant *acc, const char *client, 
 /* How many more releases of @rho each @client can afford. */
 guint64 ts_privacy_accountant_remaining (TsPrivacyAccountant *acc, const char *client,
                                          double rho);
+
+/* Writes every client's spent rho to @path atomically (one "rho<TAB>id"
+ * line each, the id C-escaped). */
+gboolean ts_privacy_accountant_save (TsPrivacyAccountant *acc, const char *path, GError **error);
+/* Adds the amounts in @path (as written by _save) to the table; a missing
+ * file is not an error (nothing spent yet), a malformed one is. */
+gboolean ts_privacy_accountant_load (TsPrivacyAccountant *acc, const char *path, GError **error);
 
 G_END_DECLS

@@ -5,6 +5,8 @@
 
 #include "ts-privacy-accountant.h"
 
+#include <glib/gstdio.h>
+
 static double
 phi (double x)
 {
@@ -108,6 +110,39 @@ test_concurrent (void)
   ts_privacy_accountant_free (race.acc);
 }
 
+/* Saved and loaded, a budget stays spent (ids with tabs and newlines too);
+ * a malformed file is refused. */
+static void
+test_persistence (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("privacy-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "spent", NULL);
+  TsPrivacyAccountant *acc = ts_privacy_accountant_new (1.0, 1e-6);
+  double rho = ts_privacy_rho_for_epsilon (1.0, 1e-6) / 4.0;
+  g_assert_true (ts_privacy_accountant_load (acc, path, NULL));   /* none yet */
+  for (int i = 0; i < 3; i++)
+    g_assert_true (ts_privacy_accountant_charge (acc, "we\tird\nid", rho, NULL));
+  g_assert_true (ts_privacy_accountant_charge (acc, "bob", rho, NULL));
+  g_assert_true (ts_privacy_accountant_save (acc, path, NULL));
+  ts_privacy_accountant_free (acc);
+  acc = ts_privacy_accountant_new (1.0, 1e-6);
+  g_assert_true (ts_privacy_accountant_load (acc, path, NULL));
+  double spent;
+  ts_privacy_accountant_spent (acc, "we\tird\nid", &spent, NULL);
+  g_assert_cmpfloat (fabs (spent - 3 * rho), <=, 1e-15);
+  g_assert_cmpuint (ts_privacy_accountant_remaining (acc, "we\tird\nid", rho), ==, 1);
+  g_assert_cmpuint (ts_privacy_accountant_remaining (acc, "bob", rho), ==, 3);
+  ts_privacy_accountant_free (acc);
+  g_assert_true (g_file_set_contents (path, "0.5 no tab\n", -1, NULL));
+  acc = ts_privacy_accountant_new (1.0, 1e-6);
+  g_autoptr (GError) error = NULL;
+  g_assert_false (ts_privacy_accountant_load (acc, path, &error));
+  g_assert_error (error, TS_PRIVACY_ERROR, TS_PRIVACY_ERROR_INVALID);
+  ts_privacy_accountant_free (acc);
+  g_remove (path);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -116,5 +151,6 @@ main (int argc, char **argv)
   g_test_add_func ("/privacy/sensitivity", test_sensitivity);
   g_test_add_func ("/privacy/budget", test_budget);
   g_test_add_func ("/privacy/concurrent", test_concurrent);
+  g_test_add_func ("/privacy/persistence", test_persistence);
   return g_test_run ();
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "lora-write.h"
 #include "safetensors-json.h"
@@ -12,6 +13,7 @@
 #include "ts-test-util.h"
 
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 
 #define MODEL "tiny-qwen35moe-f32"
 #define GGUF_REL "qwen35/" MODEL "/lora/tiny-qwen35moe-lora-f32.gguf"
@@ -421,6 +423,71 @@ test_golden_peft (void)
   lm_model_free (m);
 }
 
+/* Runs tensafe-cli with @args (NULL-terminated); returns the exit status. */
+static int
+run_cli (const char *const *args, char **out, char **err)
+{
+  const char *cli = g_getenv ("TENSAFE_CLI");
+  g_assert_nonnull (cli);
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  g_ptr_array_add (argv, (gpointer) cli);
+  for (size_t i = 0; args[i]; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+  int status = 0;
+  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                               out, err, &status, NULL));
+  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+/* tensafe-cli adapter reduce --json: one entry per module, the retained
+ * fractions those of the singular values; bad input fails without output. */
+static void
+test_cli (void)
+{
+  g_autofree char *in = ts_test_data_path (GGUF_REL);
+  g_autofree char *model = ts_test_data_path ("qwen35/" MODEL "/tiny-qwen35moe-f32.gguf");
+  g_autofree char *dir = g_dir_make_tmp ("lora-reduce-XXXXXX", NULL);
+  g_autofree char *out_path = g_build_filename (dir, "r2.gguf", NULL);
+  g_autofree char *out = NULL, *err = NULL;
+  const char *args[] = { "adapter", "reduce", "--rank", "2", "--json", in, out_path, NULL };
+  g_assert_cmpint (run_cli (args, &out, &err), ==, 0);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_assert_true (json_parser_load_from_data (parser, out, -1, NULL));
+  JsonObject *root = json_node_get_object (json_parser_get_root (parser));
+  g_assert_true (json_object_get_boolean_member (root, "ok"));
+  JsonArray *mods = json_object_get_array_member (root, "modules");
+  g_assert_cmpuint (json_array_get_length (mods), ==, 4);
+  LmModel *m = golden_model (MODEL);
+  LmLora *orig = load_original (m, GGUF_REL);
+  for (guint i = 0; i < 4; i++)
+    {
+      JsonObject *o = json_array_get_object_element (mods, i);
+      const LmLoraModule *mod = lm_lora_module (orig, (size_t) lm_lora_find (
+        orig, json_object_get_string_member (o, "module")));
+      g_assert_nonnull (mod);
+      g_assert_cmpint (json_object_get_int_member (o, "rank_out"), ==, 2);
+      double sigma[8], total = 0.0;
+      g_assert_cmpint (lm_lora_singular_values (mod->rank, mod->d_in, mod->d_out, mod->a, mod->b,
+                                                mod->scale, sigma), ==, LM_OK);
+      for (int k = 0; k < 8; k++)
+        total += sigma[k] * sigma[k];
+      double kept = (sigma[0] * sigma[0] + sigma[1] * sigma[1]) / total;
+      g_assert_cmpfloat (fabs (json_object_get_double_member (o, "energy_retained") - kept), <, 1e-6);
+    }
+  lm_lora_free (orig);
+  lm_model_free (m);
+  g_remove (out_path);
+  const char *zero[] = { "adapter", "reduce", "--rank", "0", in, out_path, NULL };
+  g_assert_cmpint (run_cli (zero, NULL, NULL), ==, 2);
+  const char *not_lora[] = { "adapter", "reduce", "--rank", "2", model, out_path, NULL };
+  g_autofree char *err2 = NULL;
+  g_assert_cmpint (run_cli (not_lora, NULL, &err2), ==, 1);
+  g_assert_nonnull (strstr (err2, "unexpected tensor"));
+  g_assert_false (g_file_test (out_path, G_FILE_TEST_EXISTS));
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -429,5 +496,6 @@ main (int argc, char **argv)
   g_test_add_func ("/lora-reduce/degenerate", test_degenerate);
   g_test_add_func ("/lora-reduce/golden-gguf", test_golden_gguf);
   g_test_add_func ("/lora-reduce/golden-peft", test_golden_peft);
+  g_test_add_func ("/lora-reduce/cli", test_cli);
   return g_test_run ();
 }
