@@ -17,49 +17,12 @@
 #include "ts-gpu.h"
 #include "ts-window.h"
 
-typedef gboolean (*Condition) (gpointer data);
-
-static gboolean
-timeout_cb (gpointer data)
-{
-  *(gboolean *) data = TRUE;
-  return G_SOURCE_REMOVE;
-}
-
-/* Iterates the main loop until @condition holds; fails after 10 s. */
-static void
-wait_until (Condition condition, gpointer data, const char *what)
-{
-  gboolean timed_out = FALSE;
-  guint id = g_timeout_add_seconds (10, timeout_cb, &timed_out);
-
-  while (!condition (data) && !timed_out)
-    g_main_context_iteration (NULL, TRUE);
-  if (timed_out)
-    g_error ("timed out waiting for %s", what);
-  g_source_remove (id);
-}
+#include "gui-test-util.h"
 
 static gboolean
 widget_is_mapped (gpointer widget)
 {
   return gtk_widget_get_mapped (GTK_WIDGET (widget));
-}
-
-static GtkWidget *
-find_descendant (GtkWidget *widget, GType type)
-{
-  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
-    return widget;
-  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
-       child = gtk_widget_get_next_sibling (child))
-    {
-      GtkWidget *found = find_descendant (child, type);
-
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
 }
 
 typedef struct {
@@ -156,13 +119,13 @@ gpu_row_filled (gpointer page)
 static void
 check_bench_page (TsWindow *window)
 {
-  GtkWidget *page = find_descendant (GTK_WIDGET (window), TS_TYPE_BENCH_PAGE);
+  GtkWidget *page = gui_find_descendant (GTK_WIDGET (window), TS_TYPE_BENCH_PAGE);
   g_autoptr (TsGpuInfo) info = ts_gpu_probe ();
   g_autofree char *expected = ts_gpu_info_describe (info);
 
   g_assert_nonnull (page);
   gtk_widget_activate_action (GTK_WIDGET (window), "win.show-page", "s", "bench");
-  wait_until (gpu_row_filled, page, "the GPU probe");
+  gui_wait_until (gpu_row_filled, page, 10, "the GPU probe");
   g_assert_cmpstr (ts_bench_page_get_gpu_summary (TS_BENCH_PAGE (page)), ==, expected);
   save_screenshot (GTK_WIDGET (window), "screenshot-bench.png");
   gtk_widget_activate_action (GTK_WIDGET (window), "win.show-page", "s", "chat");
@@ -176,7 +139,7 @@ open_and_close (TsWindow *window, const char *action, GType type)
   GtkWindow *shown;
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), action, NULL));
-  wait_until (app_window_shown, &query, action);
+  gui_wait_until (app_window_shown, &query, 10, action);
   shown = find_app_window (app, type);
   g_assert_true (gtk_window_get_transient_for (shown) == GTK_WINDOW (window));
   if (ADW_IS_ABOUT_WINDOW (shown))
@@ -192,7 +155,7 @@ open_and_close (TsWindow *window, const char *action, GType type)
       save_screenshot (GTK_WIDGET (shown), "screenshot-about.png");
     }
   gtk_window_close (shown);
-  wait_until (app_window_gone, &query, "the window to close");
+  gui_wait_until (app_window_gone, &query, 10, "the window to close");
 }
 
 static gboolean
@@ -212,9 +175,9 @@ open_and_close_shortcuts (TsWindow *window)
   g_assert_nonnull (shortcuts);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window),
                                              "win.show-help-overlay", NULL));
-  wait_until (widget_is_mapped, shortcuts, "the shortcuts window");
+  gui_wait_until (widget_is_mapped, shortcuts, 10, "the shortcuts window");
   gtk_window_close (GTK_WINDOW (shortcuts));
-  wait_until (widget_is_unmapped, shortcuts, "the shortcuts window to close");
+  gui_wait_until (widget_is_unmapped, shortcuts, 10, "the shortcuts window to close");
 }
 
 static void
@@ -250,7 +213,7 @@ test_smoke (void)
 
   window = TS_WINDOW (gtk_application_get_active_window (GTK_APPLICATION (app)));
   g_assert_nonnull (window);
-  wait_until (widget_is_mapped, window, "the main window to map");
+  gui_wait_until (widget_is_mapped, window, 10, "the main window to map");
   g_assert_cmpstr (ts_window_get_visible_page (window), ==, "chat");
   save_screenshot (GTK_WIDGET (window), "screenshot-main.png");
 
@@ -262,7 +225,7 @@ test_smoke (void)
   check_quit_accel (app);
 
   g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
-  wait_until (no_windows_left, app, "quit to close every window");
+  gui_wait_until (no_windows_left, app, 10, "quit to close every window");
 }
 
 static void
@@ -301,8 +264,8 @@ test_german (void)
       g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
       g_application_activate (G_APPLICATION (app));
       window = TS_WINDOW (gtk_application_get_active_window (GTK_APPLICATION (app)));
-      page = find_descendant (GTK_WIDGET (window), TS_TYPE_BENCH_PAGE);
-      status = find_descendant (page, ADW_TYPE_STATUS_PAGE);
+      page = gui_find_descendant (GTK_WIDGET (window), TS_TYPE_BENCH_PAGE);
+      status = gui_find_descendant (page, ADW_TYPE_STATUS_PAGE);
       g_print ("%s\n", adw_status_page_get_title (ADW_STATUS_PAGE (status)));
       gtk_window_destroy (GTK_WINDOW (window));
       exit (0);
