@@ -172,7 +172,6 @@ assert_evaluates (TsHeloraRemote *remote, GRand *rng, guint16 m)
   g_autoptr (GError) error = NULL;
   g_autoptr (TsHeloraFrame) result = NULL;
   TsHeloraModuleResult *mr;
-  const float *u;
 
   g_ptr_array_add (cts, random_h (rng, h));
   result = ts_helora_remote_evaluate (remote, 5, &m, 1, cts, &error);
@@ -181,7 +180,9 @@ assert_evaluates (TsHeloraRemote *remote, GRand *rng, guint16 m)
   mr = &g_array_index (result->u.result.modules, TsHeloraModuleResult, 0);
   g_assert_cmpuint (mr->module, ==, m);
   g_assert_cmpuint (g_bytes_get_size (g_ptr_array_index (mr->blobs, 0)), ==, R * sizeof (float));
-  u = g_bytes_get_data (g_ptr_array_index (mr->blobs, 0), NULL);
+  /* Frame payloads carry no alignment promise: copy before reading floats. */
+  g_autofree float *u = g_memdup2 (g_bytes_get_data (g_ptr_array_index (mr->blobs, 0), NULL),
+                                   R * sizeof (float));
   for (guint i = 0; i < R; i++)
     {
       double expect = 0;
