@@ -21,6 +21,24 @@ guint he_adapters_count (HeAdapters *self);
 TsHeloraEvaluator *he_adapters_open (HeAdapters *self, const TsHeloraHello *hello,
                                      GError **error);
 
+/* Hot-swap. What a reload or unload did: action is "loaded", "replaced",
+ * "unchanged" or "unloaded" (static); id and sha256_hex are owned. */
+typedef struct {
+  char *id;
+  const char *action;
+  char *sha256_hex;            /* the new version's; NULL when unloaded */
+} HeAdapterChange;
+
+/* Rescans the directory for @id: loads it if new, replaces the served
+ * version if its content changed, unloads it if gone. Clients that said
+ * hello to the old version keep it until they disconnect. */
+gboolean he_adapters_reload (HeAdapters *self, const char *id, HeAdapterChange *change,
+                             GError **error);
+/* Stops offering @id to new hellos; connected clients keep their version. */
+gboolean he_adapters_unload (HeAdapters *self, const char *id, HeAdapterChange *change,
+                             GError **error);
+void he_adapter_change_clear (HeAdapterChange *change);
+
 /* ---- the server (he-server-service.c) ---- */
 
 struct _HeServer {
@@ -35,6 +53,11 @@ struct _HeServer {
   guint idle_timeout_ms;
   gboolean shut_down;
 };
+
+/* ---- admin routes (he-server-admin.c) ---- */
+
+/* Adds /admin/adapters/… (loopback peers only) to the server's routes. */
+void he_admin_install (HeServer *self);
 
 /* ---- one client connection (he-server-conn.c): main thread only ---- */
 

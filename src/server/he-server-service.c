@@ -85,6 +85,7 @@ he_server_new (const HeServerOptions *options, GError **error)
     }
   soup_server_add_handler (self->soup, "/healthz", healthz_cb, self, NULL);
   soup_server_add_handler (self->soup, "/metrics", metrics_cb, self, NULL);
+  he_admin_install (self);
   soup_server_add_websocket_handler (self->soup, TS_HELORA_PATH, NULL, NULL,
                                      websocket_cb, self, NULL);
   return self;

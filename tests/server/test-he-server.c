@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <glib/gstdio.h>
+#include <libsoup/soup.h>
 
 #include "ckks-client.h"
 #include "ckks-objects.h"
@@ -163,9 +164,9 @@ random_h (GRand *rng, float *h)
   return g_bytes_new (h, D * sizeof (float));
 }
 
-/* Sends h for module @m (seed m + 1) and checks u = A·h against a schoolbook sum. */
+/* Sends h for module @m and checks u = A·h, A from @seed, against a schoolbook sum. */
 static void
-assert_evaluates (TsHeloraRemote *remote, GRand *rng, guint16 m)
+assert_evaluates_seed (TsHeloraRemote *remote, GRand *rng, guint16 m, guint seed)
 {
   float h[D];
   g_autoptr (GPtrArray) cts = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
@@ -186,9 +187,16 @@ assert_evaluates (TsHeloraRemote *remote, GRand *rng, guint16 m)
     {
       double expect = 0;
       for (guint j = 0; j < D; j++)
-        expect += (double) float_adapter_weight (m + 1, D, i, j) * h[j];
+        expect += (double) float_adapter_weight (seed, D, i, j) * h[j];
       g_assert_cmpfloat_with_epsilon (u[i], expect, 1e-4);
     }
+}
+
+/* The toy adapter's module @m has seed m + 1. */
+static void
+assert_evaluates (TsHeloraRemote *remote, GRand *rng, guint16 m)
+{
+  assert_evaluates_seed (remote, rng, m, m + 1);
 }
 
 static TsHeloraRemote *
@@ -829,6 +837,156 @@ test_session_sends_no_secret_key (Fixture *f, gconstpointer data)
   free (sealed);
 }
 
+/* ---- hot-swap ---- */
+
+#define SWAP_CLIENTS 20
+
+typedef struct {
+  Fixture *f;
+  guint8 sha[2][TS_HELORA_HASH_SIZE];   /* the versions of "swap" */
+  gint swapped;                          /* atomic: the new version is served */
+  gint ready;                            /* atomic: clients pinned to the old one */
+  gint evaluations;                      /* atomic: answers checked */
+} SwapTest;
+
+/* Writes "swap" with A from @seed (atomically: temp file and rename). */
+static void
+write_swap_adapter (Fixture *f, guint seed, guint8 *sha)
+{
+  g_autofree char *path = g_build_filename (f->dir, "swap.adapter", NULL);
+  g_autofree char *text = g_strdup_printf ("module m 48 6 %u\n", seed);
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (g_file_set_contents (path, text, -1, &error));
+  g_assert_no_error (error);
+  g_assert_true (ts_helora_adapter_sha256 (path, sha, &error));
+}
+
+/* Sends @method @path to the server; returns the body, stores the status. */
+static char *
+http_request (Fixture *f, const char *method, const char *path, guint *status)
+{
+  g_autoptr (SoupSession) session = soup_session_new ();
+  g_autofree char *url = g_strconcat (server_fixture_http_url (f->server), path, NULL);
+  g_autoptr (SoupMessage) msg = soup_message_new (method, url);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) body = soup_session_send_and_read (session, msg, NULL, &error);
+
+  g_assert_no_error (error);
+  *status = soup_message_get_status (msg);
+  return g_strndup (g_bytes_get_data (body, NULL), g_bytes_get_size (body));
+}
+
+static void
+assert_admin (Fixture *f, const char *method, const char *path, guint status,
+              const char *needle)
+{
+  guint got;
+  g_autofree char *body = http_request (f, method, path, &got);
+
+  g_assert_cmpuint (got, ==, status);
+  g_assert_nonnull (strstr (body, needle));
+}
+
+static TsHeloraRemote *
+connect_version (Fixture *f, const guint8 *sha, GError **error)
+{
+  static const char *const modules[] = { "m", NULL };
+  TsHeloraRemote *remote = connect_client (f);
+  g_autoptr (TsHeloraFrame) hello = make_hello (f, "swap", FLOAT_PARAMS_ID, modules);
+  g_autoptr (TsHeloraFrame) ack = NULL;
+
+  memcpy (hello->u.hello.adapter_sha256, sha, TS_HELORA_HASH_SIZE);
+  ack = ts_helora_remote_hello (remote, &hello->u.hello, error);
+  if (ack == NULL)
+    g_clear_pointer (&remote, ts_helora_remote_free);
+  return remote;
+}
+
+/* One client: pinned to the old version through the swap, then a new
+ * session that gets the new version. Every request must succeed. */
+static gpointer
+swap_client_thread (gpointer data)
+{
+  SwapTest *t = data;
+  g_autoptr (GRand) rng = g_rand_new ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraRemote) old = connect_version (t->f, t->sha[0], &error);
+  g_autoptr (TsHeloraRemote) fresh = NULL;
+  guint after = 0;
+
+  g_assert_no_error (error);
+  g_atomic_int_inc (&t->ready);
+  while (after < 5)
+    {
+      gboolean swapped = g_atomic_int_get (&t->swapped);
+      assert_evaluates_seed (old, rng, 0, 11);
+      g_atomic_int_inc (&t->evaluations);
+      after += swapped;
+    }
+  fresh = connect_version (t->f, t->sha[1], &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < 5; i++)
+    {
+      assert_evaluates_seed (fresh, rng, 0, 23);
+      assert_evaluates_seed (old, rng, 0, 11);
+      g_atomic_int_add (&t->evaluations, 2);
+    }
+  return NULL;
+}
+
+static void
+test_hot_swap (Fixture *f, gconstpointer data)
+{
+  SwapTest t = { f };
+  GThread *threads[SWAP_CLIENTS];
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraRemote) late = NULL;
+  g_autoptr (GRand) rng = g_rand_new_with_seed (3);
+  g_autofree char *metrics = NULL;
+  g_autofree char *path = g_build_filename (f->dir, "swap.adapter", NULL);
+
+  /* Not there yet: a reload of an unknown name is 404, then a new file loads. */
+  assert_admin (f, "POST", "admin/adapters/swap/reload", 404, "No adapter 'swap'");
+  write_swap_adapter (f, 11, t.sha[0]);
+  assert_admin (f, "POST", "admin/adapters/swap/reload", 200, "\"action\":\"loaded\"");
+  assert_admin (f, "GET", "admin/adapters/swap/reload", 405, "error");
+  assert_admin (f, "POST", "admin/adapters/swap/unknown", 404, "error");
+
+  for (guint i = 0; i < SWAP_CLIENTS; i++)
+    threads[i] = g_thread_new ("swap-client", swap_client_thread, &t);
+  while (g_atomic_int_get (&t.ready) < SWAP_CLIENTS || g_atomic_int_get (&t.evaluations) < 40)
+    g_usleep (1000);
+  /* The file changes first: a hello for the old hash that would open it now
+   * is refused rather than served the new weights. */
+  write_swap_adapter (f, 23, t.sha[1]);
+  assert_admin (f, "POST", "admin/adapters/swap/reload", 200, "\"action\":\"replaced\"");
+  g_atomic_int_set (&t.swapped, TRUE);
+  for (guint i = 0; i < SWAP_CLIENTS; i++)
+    g_thread_join (threads[i]);
+  g_assert_cmpint (t.evaluations, >=, SWAP_CLIENTS * 15);
+
+  /* A new session cannot pin the replaced version. */
+  late = connect_version (f, t.sha[0], &error);
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_ADAPTER_HASH);
+  g_clear_error (&error);
+  metrics = server_fixture_get (f->server, "/metrics");
+  g_assert_nonnull (strstr (metrics, "tensafe_he_errors_total{code=\"internal\"} 0\n"));
+  g_assert_nonnull (strstr (metrics, "tensafe_he_adapter_swaps_total 2\n"));
+
+  /* Unload: connected clients keep their version, new hellos are refused. */
+  late = connect_version (f, t.sha[1], &error);
+  g_assert_no_error (error);
+  assert_admin (f, "DELETE", "admin/adapters/swap", 200, "\"action\":\"unloaded\"");
+  assert_evaluates_seed (late, rng, 0, 23);
+  g_clear_pointer (&late, ts_helora_remote_free);
+  late = connect_version (f, t.sha[1], &error);
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_ADAPTER);
+  assert_admin (f, "DELETE", "admin/adapters/swap", 404, "error");
+  g_unlink (path);
+  assert_server_healthy (f);
+}
+
 static void
 add (const char *path, void (*func) (Fixture *, gconstpointer), guint idle_ms)
 {
@@ -854,5 +1012,6 @@ main (int argc, char **argv)
   add ("/he-server/client-errors", test_client_errors, 0);
   add ("/he-server/session-drop", test_session_drop, 0);
   add ("/he-server/session-sends-no-secret-key", test_session_sends_no_secret_key, 0);
+  add ("/he-server/hot-swap", test_hot_swap, 0);
   return g_test_run ();
 }
