@@ -274,6 +274,12 @@ ts_helora_session_mode (TsHeloraSession *self)
   return self->mode;
 }
 
+guint
+ts_helora_session_n_inputs (TsHeloraSession *self)
+{
+  return self->groups->len;
+}
+
 void
 ts_helora_session_get_stats (TsHeloraSession *self, TsHeloraStats *out)
 {

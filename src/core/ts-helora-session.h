@@ -91,6 +91,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsHeloraSession, ts_helora_session_free)
 gboolean ts_helora_session_attach (TsHeloraSession *self, LmSession *lm, GError **error);
 
 TsHeloraMode ts_helora_session_mode (TsHeloraSession *self);
+/* Distinct inputs h among the adapter's modules (modules of a layer reading
+ * the same h share one): the encryptions per token. 0 in plain mode. */
+guint ts_helora_session_n_inputs (TsHeloraSession *self);
 void ts_helora_session_get_stats (TsHeloraSession *self, TsHeloraStats *out);
 void ts_helora_session_reset_stats (TsHeloraSession *self);
 /* From any thread: a remote session stops waiting for its evaluator at once
