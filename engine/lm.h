@@ -274,6 +274,11 @@ void lm_session_set_abort (LmSession *session, LmAbortFunc abort_fn, void *user_
  * always available from lm_session_logits(). */
 LmStatus lm_session_prefill (LmSession *session, const int32_t *tokens, size_t n,
                              float *logits_all);
+/* Feeds @n tokens like lm_session_prefill() and writes to @out (n_embd
+ * floats) the mean over them of the final-norm hidden state (the LM head's
+ * input): the base model's own embedding of a text, used for routing. */
+LmStatus lm_session_mean_hidden (LmSession *session, const int32_t *tokens, size_t n,
+                                 float *out);
 /* Feeds one token (the decode step).
  * If a prefill or decode fails inside the layers (LM_ERR_HOOK), the recurrent
  * state is half-updated: later calls return LM_ERR_INVALID_ARGUMENT until
