@@ -16,7 +16,8 @@
 #define CMD "tensafe-cli generate"
 
 typedef struct {
-  char *model, *lora, *prompt, *tokens, *dump_logits, *timings, *he, *he_params;
+  char *model, *lora, *prompt, *tokens, *dump_logits, *timings, *he, *he_params,
+       *he_encrypt, *he_ca;
   int threads, n_predict, top_k;
   gboolean chat, greedy, print_ids;
   double temp, top_p;
@@ -82,6 +83,8 @@ parse_options (int *argc, char ***argv, GenerateOptions *o)
     { "timings", 0, 0, G_OPTION_ARG_FILENAME, &o->timings, "Write per-token stage timings (JSON)", "FILE" },
     { "he", 0, 0, G_OPTION_ARG_STRING, &o->he, "Evaluate the adapter under CKKS: plain, local or ws://HOST:PORT", "MODE" },
     { "he-params", 0, 0, G_OPTION_ARG_STRING, &o->he_params, "CKKS parameter preset (fast, default, wide)", "PRESET" },
+    { "he-encrypt", 0, 0, G_OPTION_ARG_STRING, &o->he_encrypt, "Encrypt h with the secret key (sk, default) or a public key (pk)", "sk|pk" },
+    { "he-ca", 0, 0, G_OPTION_ARG_FILENAME, &o->he_ca, "wss://: trust only the CA certificates in this PEM file (e.g. a self-signed server certificate)", "FILE" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- generate tokens with a model");
@@ -93,13 +96,16 @@ parse_options (int *argc, char ***argv, GenerateOptions *o)
       return false;
     }
   if (o->model == NULL || (o->prompt == NULL) == (o->tokens == NULL) || *argc != 1 ||
-      o->n_predict < 0 || o->threads < 0 || (o->greedy && wants_sampling (o)))
+      o->n_predict < 0 || o->threads < 0 || (o->greedy && wants_sampling (o)) ||
+      (o->he_encrypt != NULL && g_strcmp0 (o->he_encrypt, "sk") != 0
+       && g_strcmp0 (o->he_encrypt, "pk") != 0))
     {
       fprintf (stderr, "Usage: " CMD " --model FILE [--lora PATH] [--threads N]\n"
                "    (--prompt TEXT [--chat] | --tokens ID,ID,...) [-n N]\n"
                "    [--greedy | --temp T --top-k K --top-p P --seed S]\n"
                "    [--print-ids] [--dump-logits FILE] [--timings FILE]\n"
-               "    [--he plain|local|ws://HOST:PORT [--he-params PRESET]]\n");
+               "    [--he plain|local|ws://HOST:PORT|wss://HOST:PORT [--he-params PRESET]\n"
+               "     [--he-encrypt sk|pk] [--he-ca FILE]]\n");
       return false;
     }
   return true;
@@ -161,8 +167,12 @@ load (const GenerateOptions *o, Generation *g)
       (st = lm_session_set_lora (g->session, g->lora)) != LM_OK)
     return fail_status ("cannot create a session", st, NULL);
   g_autoptr (GError) he_error = NULL;
+  TsHeloraOptions he_options = { .params_preset = o->he_params,
+                                 .public_key = g_strcmp0 (o->he_encrypt, "pk") == 0,
+                                 .remote_ca_file = o->he_ca };
   if (o->he != NULL &&
-      (g->helora = ts_helora_attach (g->session, g->lora, o->lora, o->he, o->he_params, &he_error)) == NULL)
+      (g->helora = ts_helora_attach_with (g->session, g->lora, o->lora, o->he, &he_options,
+                                          &he_error)) == NULL)
     return fail ("--he", he_error->message);
   /* Greedy unless a sampling option is given; unset ones keep the defaults,
    * and without --seed the run is seeded from the clock. */
@@ -345,5 +355,7 @@ cli_generate (int argc, char **argv)
   g_free (o.timings);
   g_free (o.he);
   g_free (o.he_params);
+  g_free (o.he_encrypt);
+  g_free (o.he_ca);
   return rc;
 }
