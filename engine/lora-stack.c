@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "lora-private.h"
+#include "sampler.h"
 
 typedef struct {
   const LmLoraModule *part;
@@ -104,16 +105,6 @@ lm_lora_stack (const LmLora *const *loras, const float *weights, size_t n, LmLor
   return LM_OK;
 }
 
-/* splitmix64: a fixed, portable stream per (seed, module name). */
-static uint64_t
-next_u64 (uint64_t *state)
-{
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 static uint64_t
 name_seed (const char *name, uint64_t seed)
 {
@@ -123,11 +114,12 @@ name_seed (const char *name, uint64_t seed)
   return h;
 }
 
+/* The sampler's generator: a fixed, portable stream per (seed, module name). */
 static void
-fill_uniform (float *x, size_t n, float amplitude, uint64_t *state)
+fill_uniform (float *x, size_t n, float amplitude, uint64_t state[4])
 {
   for (size_t i = 0; i < n; i++)
-    x[i] = amplitude * (float) ((double) (next_u64 (state) >> 11) / 9007199254740992.0 * 2 - 1);
+    x[i] = amplitude * (float) (lm_rng_uniform (state) * 2 - 1);
 }
 
 static LmStatus
@@ -146,12 +138,13 @@ synth_module (LmLora *lora, const char *stem, uint32_t rank, float amplitude, ui
     return lm_fail (error_out, LM_ERR_SHAPE, "The model has no tensor %s", name);
   float *a = malloc ((size_t) rank * w->n_in * sizeof *a);
   float *b = malloc ((size_t) w->n_out * rank * sizeof *b);
-  uint64_t state = name_seed (name, seed);
+  uint64_t state[4];
   LmStatus st = LM_ERR_NO_MEMORY;
   if (a != NULL && b != NULL)
     {
-      fill_uniform (a, (size_t) rank * w->n_in, amplitude, &state);
-      fill_uniform (b, (size_t) w->n_out * rank, amplitude, &state);
+      lm_rng_seed (state, name_seed (name, seed));
+      fill_uniform (a, (size_t) rank * w->n_in, amplitude, state);
+      fill_uniform (b, (size_t) w->n_out * rank, amplitude, state);
       st = lm_lora_add (lora, layer, kind, rank, w->n_in, w->n_out, a, b, 1.0f, error_out);
     }
   free (a);
