@@ -41,12 +41,15 @@ void he_adapter_change_clear (HeAdapterChange *change);
 
 /* ---- the server (he-server-service.c) ---- */
 
+typedef struct _HeWatch HeWatch;
+
 struct _HeServer {
   GMainContext *context;
   SoupServer *soup;
   GThreadPool *pool;
   HeMetrics *metrics;
   HeAdapters *adapters;
+  HeWatch *watch;              /* NULL unless watch_adapters */
   GHashTable *conns;           /* HeConn * → itself; main thread only */
   guint max_frame_bytes;
   guint max_in_flight;
@@ -58,6 +61,12 @@ struct _HeServer {
 
 /* Adds /admin/adapters/… (loopback peers only) to the server's routes. */
 void he_admin_install (HeServer *self);
+
+/* ---- directory watch (he-server-watch.c): main context ---- */
+
+/* Reloads an adapter of @dir shortly after its entry changes. */
+HeWatch *he_watch_new (HeServer *server, const char *dir, GError **error);
+void he_watch_free (HeWatch *self);
 
 /* ---- one client connection (he-server-conn.c): main thread only ---- */
 

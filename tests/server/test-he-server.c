@@ -987,6 +987,57 @@ test_hot_swap (Fixture *f, gconstpointer data)
   assert_server_healthy (f);
 }
 
+/* Hellos for @sha until one gives @code (0: success), for up to 5 s. */
+static TsHeloraRemote *
+wait_for_hello (Fixture *f, const guint8 *sha, int code)
+{
+  for (int i = 0; i < 500; i++)
+    {
+      g_autoptr (GError) error = NULL;
+      TsHeloraRemote *remote = connect_version (f, sha, &error);
+
+      if (code == 0 && remote != NULL)
+        return remote;
+      if (code != 0 && g_error_matches (error, TS_HELORA_ERROR, code))
+        return NULL;
+      g_clear_pointer (&remote, ts_helora_remote_free);
+      g_usleep (10000);
+    }
+  g_assert_not_reached ();
+}
+
+/* --watch: writing, replacing and deleting a file hot-swaps its adapter;
+ * a client pinned to the first version keeps it throughout. */
+static void
+test_directory_watch (Fixture *f, gconstpointer data)
+{
+  HeServerOptions options = { .n_threads = 2, .open_evaluator = open_evaluator,
+                              .adapters_dir = f->dir, .watch_adapters = TRUE };
+  g_autofree char *path = g_build_filename (f->dir, "swap.adapter", NULL);
+  g_autoptr (GRand) rng = g_rand_new_with_seed (5);
+  g_autoptr (TsHeloraRemote) pinned = NULL;
+  g_autoptr (TsHeloraRemote) fresh = NULL;
+  g_autofree char *metrics = NULL;
+  guint8 sha[2][TS_HELORA_HASH_SIZE];
+
+  server_fixture_stop (f->server);
+  f->server = server_fixture_start (&options);
+  write_swap_adapter (f, 11, sha[0]);
+  pinned = wait_for_hello (f, sha[0], 0);
+  assert_evaluates_seed (pinned, rng, 0, 11);
+  write_swap_adapter (f, 23, sha[1]);
+  fresh = wait_for_hello (f, sha[1], 0);
+  assert_evaluates_seed (fresh, rng, 0, 23);
+  assert_evaluates_seed (pinned, rng, 0, 11);
+  g_unlink (path);
+  wait_for_hello (f, sha[1], TS_HELORA_ERROR_UNKNOWN_ADAPTER);
+  assert_evaluates_seed (pinned, rng, 0, 11);
+  assert_evaluates_seed (fresh, rng, 0, 23);
+  metrics = server_fixture_get (f->server, "/metrics");
+  g_assert_nonnull (strstr (metrics, "tensafe_he_adapter_swaps_total 3\n"));
+  assert_server_healthy (f);
+}
+
 static void
 add (const char *path, void (*func) (Fixture *, gconstpointer), guint idle_ms)
 {
@@ -1013,5 +1064,6 @@ main (int argc, char **argv)
   add ("/he-server/session-drop", test_session_drop, 0);
   add ("/he-server/session-sends-no-secret-key", test_session_sends_no_secret_key, 0);
   add ("/he-server/hot-swap", test_hot_swap, 0);
+  add ("/he-server/directory-watch", test_directory_watch, 0);
   return g_test_run ();
 }
