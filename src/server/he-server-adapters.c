@@ -112,14 +112,13 @@ adapter_id_for (const char *dir, const char *name, char **path_out)
   return id;
 }
 
-/* Reads the directory into a fresh id → version table (hashing every
- * adapter). On duplicates the first name read wins. */
+/* The directory's adapters as id → path; on duplicates the first name read
+ * wins. Nothing is hashed yet. */
 static GHashTable *
-scan (const char *dir, GError **error)
+list_dir (const char *dir, GError **error)
 {
   g_autoptr (GDir) d = g_dir_open (dir, 0, error);
-  g_autoptr (GHashTable) found = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-                                                        version_unref);
+  g_autoptr (GHashTable) found = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   const char *name;
 
   if (d == NULL)
@@ -128,7 +127,6 @@ scan (const char *dir, GError **error)
     {
       char *path = NULL;
       g_autofree char *id = adapter_id_for (dir, name, &path);
-      AdapterVersion *v;
 
       if (id == NULL)
         continue;
@@ -138,10 +136,30 @@ scan (const char *dir, GError **error)
           g_free (path);
           continue;
         }
-      v = version_new (path, error);
+      g_hash_table_insert (found, g_steal_pointer (&id), path);
+    }
+  return g_steal_pointer (&found);
+}
+
+/* Reads the directory into a fresh id → version table, hashing every adapter. */
+static GHashTable *
+scan (const char *dir, GError **error)
+{
+  g_autoptr (GHashTable) paths = list_dir (dir, error);
+  g_autoptr (GHashTable) found = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                        version_unref);
+  GHashTableIter iter;
+  gpointer id, path;
+
+  if (paths == NULL)
+    return NULL;
+  g_hash_table_iter_init (&iter, paths);
+  while (g_hash_table_iter_next (&iter, &id, &path))
+    {
+      AdapterVersion *v = version_new (g_strdup (path), error);
       if (v == NULL)
         return NULL;
-      g_hash_table_insert (found, g_steal_pointer (&id), v);
+      g_hash_table_insert (found, g_strdup (id), v);
     }
   return g_steal_pointer (&found);
 }
@@ -310,13 +328,13 @@ set_outcome (HeAdapterChange *change, const char *id, AdapterVersion *v, const c
 gboolean
 he_adapters_reload (HeAdapters *self, const char *id, HeAdapterChange *change, GError **error)
 {
-  g_autoptr (GHashTable) found = scan (self->dir, error);
-  AdapterVersion *fresh, *old;
+  g_autoptr (GHashTable) paths = list_dir (self->dir, error);
+  const char *path = paths != NULL ? g_hash_table_lookup (paths, id) : NULL;
+  AdapterVersion *fresh = NULL, *old;
   const char *what;
 
-  if (found == NULL)
+  if (paths == NULL || (path != NULL && (fresh = version_new (g_strdup (path), error)) == NULL))
     return FALSE;
-  fresh = g_hash_table_lookup (found, id);
   g_mutex_lock (&self->lock);
   old = g_hash_table_lookup (self->entries, id);
   if (fresh == NULL && old == NULL)
@@ -342,6 +360,7 @@ he_adapters_reload (HeAdapters *self, const char *id, HeAdapterChange *change, G
       return FALSE;
     }
   set_outcome (change, id, fresh, what);
+  g_clear_pointer (&fresh, version_unref);
   return TRUE;
 }
 
