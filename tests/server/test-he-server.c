@@ -987,6 +987,56 @@ test_hot_swap (Fixture *f, gconstpointer data)
   assert_server_healthy (f);
 }
 
+/* A non-loopback IPv4 address of this host, or NULL. */
+static char *
+outside_address (void)
+{
+  g_autoptr (GSocket) probe = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_DATAGRAM,
+                                            G_SOCKET_PROTOCOL_UDP, NULL);
+  g_autoptr (GInetAddress) remote = g_inet_address_new_from_string ("192.0.2.254");
+  g_autoptr (GSocketAddress) to = g_inet_socket_address_new (remote, 9);
+  g_autoptr (GSocketAddress) local = NULL;
+  GInetAddress *ip;
+
+  /* Connecting a UDP socket sends nothing; it picks the outgoing interface. */
+  if (probe == NULL || !g_socket_connect (probe, to, NULL, NULL)
+      || (local = g_socket_get_local_address (probe, NULL)) == NULL)
+    return NULL;
+  ip = g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (local));
+  return g_inet_address_get_is_loopback (ip) ? NULL : g_inet_address_to_string (ip);
+}
+
+/* The admin routes answer loopback peers only, whatever the listen address. */
+static void
+test_admin_loopback_only (Fixture *f, gconstpointer data)
+{
+  HeServerOptions options = { .n_threads = 1, .open_evaluator = open_evaluator,
+                              .adapters_dir = f->dir, .max_frame_bytes = MAX_FRAME,
+                              .max_in_flight = 4 };
+  g_autofree char *ip = outside_address ();
+  g_autofree char *outside = NULL;
+  g_autoptr (SoupSession) session = soup_session_new ();
+  g_autoptr (SoupMessage) msg = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) body = NULL;
+
+  if (ip == NULL)
+    {
+      g_test_skip ("no non-loopback IPv4 address on this host");
+      return;
+    }
+  server_fixture_stop (f->server);
+  f->server = server_fixture_start_on (&options, "0.0.0.0:0");
+  outside = g_strdup_printf ("http://%s:%d/admin/adapters/toy", ip,
+                             atoi (strrchr (server_fixture_http_url (f->server), ':') + 1));
+  msg = soup_message_new ("DELETE", outside);
+  body = soup_session_send_and_read (session, msg, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (soup_message_get_status (msg), ==, SOUP_STATUS_FORBIDDEN);
+  ts_helora_remote_free (connect_and_hello (f));    /* still served */
+  assert_admin (f, "DELETE", "admin/adapters/toy", 200, "\"action\":\"unloaded\"");
+}
+
 /* Hellos for @sha until one gives @code (0: success), for up to 5 s. */
 static TsHeloraRemote *
 wait_for_hello (Fixture *f, const guint8 *sha, int code)
@@ -1065,5 +1115,6 @@ main (int argc, char **argv)
   add ("/he-server/session-sends-no-secret-key", test_session_sends_no_secret_key, 0);
   add ("/he-server/hot-swap", test_hot_swap, 0);
   add ("/he-server/directory-watch", test_directory_watch, 0);
+  add ("/he-server/admin-loopback-only", test_admin_loopback_only, 0);
   return g_test_run ();
 }
