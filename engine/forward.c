@@ -118,6 +118,13 @@ lm_head (LmSession *s, uint32_t n, float *logits_all)
   const LmModel *m = s->model;
   uint32_t E = m->info.n_embd, V = m->info.n_vocab;
   double t0 = lm_time_ms ();
+  if (s->pool_sum != NULL)
+    {
+      norm_rows (s->x, m->output_norm, m->info.rms_eps, n, E, s->h);
+      for (uint32_t t = 0; t < n; t++)
+        for (uint32_t e = 0; e < E; e++)
+          s->pool_sum[e] += s->h[(size_t) t * E + e];
+    }
   if (logits_all != NULL)
     {
       norm_rows (s->x, m->output_norm, m->info.rms_eps, n, E, s->h);

@@ -180,6 +180,20 @@ const LmLoraModule *lm_lora_module (const LmLora *lora, size_t index);
 /* Index of the module adapting GGUF tensor @name, or -1. */
 int64_t lm_lora_find (const LmLora *lora, const char *name);
 
+/* Stacks @n adapters (loaded for the same model) with weights @weights into
+ * one new adapter: every module of any input, and for a module several adapt,
+ * Δ = Σ_k weights[k]·scale_k·B_k·A_k·h as one module of rank Σ r_k (A rows
+ * concatenated, factors folded into B, scale 1). Inputs are only read;
+ * lm_lora_free() the result. */
+LmStatus lm_lora_stack (const LmLora *const *loras, const float *weights, size_t n,
+                        LmLora **out, char **error_out);
+/* A synthetic adapter (tests, benchmarks): modules named by the NULL-ended
+ * @stems ("blk.3.attn_q", ...), rank @rank, A and B uniform in ±@amplitude,
+ * scale 1. The values depend only on (@seed, module name), so a module has
+ * the same A and B in every adapter made with the same seed. */
+LmStatus lm_lora_synth (const LmModel *model, const char *const *stems, uint32_t rank,
+                        float amplitude, uint64_t seed, LmLora **out, char **error_out);
+
 /* ------------------------------------------------------------------------ */
 /* The LoRA hook: external evaluation of u = A·h (the HE-LoRA path).          */
 
@@ -260,6 +274,11 @@ void lm_session_set_abort (LmSession *session, LmAbortFunc abort_fn, void *user_
  * always available from lm_session_logits(). */
 LmStatus lm_session_prefill (LmSession *session, const int32_t *tokens, size_t n,
                              float *logits_all);
+/* Feeds @n tokens like lm_session_prefill() and writes to @out (n_embd
+ * floats) the mean over them of the final-norm hidden state (the LM head's
+ * input): the base model's own embedding of a text, used for routing. */
+LmStatus lm_session_mean_hidden (LmSession *session, const int32_t *tokens, size_t n,
+                                 float *out);
 /* Feeds one token (the decode step).
  * If a prefill or decode fails inside the layers (LM_ERR_HOOK), the recurrent
  * state is half-updated: later calls return LM_ERR_INVALID_ARGUMENT until

@@ -59,6 +59,10 @@ struct LmSession {
   LmAbortFunc abort_fn;
   void *abort_data;
 
+  /* lm_session_mean_hidden(): per-dimension sums of the final-norm rows of
+   * the call in progress (borrowed; NULL otherwise). */
+  double *pool_sum;
+
   LmDebugFunc debug_fn;
   void *debug_data;
 };

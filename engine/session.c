@@ -225,6 +225,24 @@ lm_session_prefill (LmSession *s, const int32_t *tokens, size_t n, float *logits
 }
 
 LmStatus
+lm_session_mean_hidden (LmSession *s, const int32_t *tokens, size_t n, float *out)
+{
+  if (s == NULL || out == NULL || n == 0)
+    return LM_ERR_INVALID_ARGUMENT;
+  uint32_t E = s->model->info.n_embd;
+  double *sum = calloc (E, sizeof *sum);
+  if (sum == NULL)
+    return LM_ERR_NO_MEMORY;
+  s->pool_sum = sum;
+  LmStatus st = lm_session_prefill (s, tokens, n, NULL);
+  s->pool_sum = NULL;
+  for (uint32_t e = 0; st == LM_OK && e < E; e++)
+    out[e] = (float) (sum[e] / (double) n);
+  free (sum);
+  return st;
+}
+
+LmStatus
 lm_session_decode (LmSession *s, int32_t token)
 {
   if (s == NULL)

@@ -16,7 +16,7 @@
 typedef struct {
   char *model, *lora, *remote, *params, *make_lora;
   int threads, he_threads, n_decode, n_prompt, rank;
-  gboolean json, public_key, thread_clock;
+  gboolean json, public_key, thread_clock, stack;
 } BenchOptions;
 
 typedef struct {
@@ -25,6 +25,8 @@ typedef struct {
   double decode_tok_s;
   double he_ms_per_module;
   TsHeloraStats stats;
+  guint n_inputs;              /* distinct h: encryptions per token */
+  guint n_modules;
 } ModeResult;
 
 static gboolean
@@ -46,6 +48,8 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
     { "make-lora", 0, 0, G_OPTION_ARG_FILENAME, &o->make_lora,
       "Write a random adapter on every full-attention output projection to PATH, then bench it", "PATH" },
     { "rank", 0, 0, G_OPTION_ARG_INT, &o->rank, "Rank of --make-lora (default 32)", "R" },
+    { "stack", 0, 0, G_OPTION_ARG_NONE, &o->stack,
+      "Stack two random adapters on the given one (attention q/k/v of every full-attention layer; FFN gate/up of every layer) and bench the stack", NULL },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- HE-LoRA cost per token, per mode");
@@ -62,7 +66,7 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
     {
       fprintf (stderr, "Usage: " CMD " --model FILE (--lora PATH | --make-lora PATH [--rank R])\n"
                "    [--remote ws://HOST:PORT] [--he-params PRESET] [--pk] [-n N] [--threads N]\n"
-               "    [--thread-clock] [--json]\n");
+               "    [--thread-clock] [--json] [--stack]\n");
       return FALSE;
     }
   return TRUE;
@@ -126,6 +130,7 @@ decode_tokens (LmSession *s, const LmModel *model, const BenchOptions *o, TsHelo
   r->decode_tok_s = o->n_decode * 1e3 / (lm_time_ms () - t0);
   ts_helora_session_get_stats (he, &r->stats);
   r->he_ms_per_module = r->stats.module_evaluations ? r->stats.he_ms / r->stats.module_evaluations : 0;
+  r->n_inputs = ts_helora_session_n_inputs (he);
   return TRUE;
 failed:
   g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s",
@@ -162,6 +167,7 @@ bench_mode (const LmModel *model, const LmLora *lora, const BenchOptions *o, con
       return FALSE;
     }
   ok = ts_helora_session_attach (he, s, error) && decode_tokens (s, model, o, he, r, error);
+  r->n_modules = lm_lora_n_modules (lora);
   lm_session_free (s);
   return ok;
 }
@@ -193,6 +199,12 @@ print_json (ModeResult *results, guint n)
       json_builder_add_int_value (b, (gint64) (sum.bytes_up / len));
       json_builder_set_member_name (b, "bytes_down");
       json_builder_add_int_value (b, (gint64) (sum.bytes_down / len));
+      json_builder_set_member_name (b, "modules");
+      json_builder_add_int_value (b, r->n_modules);
+      json_builder_set_member_name (b, "distinct_inputs");
+      json_builder_add_int_value (b, r->n_inputs);
+      json_builder_set_member_name (b, "encryptions_per_token");
+      json_builder_add_double_value (b, (double) r->stats.encryptions / len);
       json_builder_set_member_name (b, "max_abs_delta_error");
       json_builder_add_double_value (b, r->stats.max_abs_delta_error);
       json_builder_end_object (b);
@@ -224,8 +236,68 @@ print_table (ModeResult *results, guint n)
       printf (" %10" G_GUINT64_FORMAT " %10" G_GUINT64_FORMAT " %10.3g\n",
               sum.bytes_up / len, sum.bytes_down / len, r->stats.max_abs_delta_error);
     }
+  for (guint i = 0; i < n; i++)
+    if (results[i].n_inputs > 0)
+      printf ("%s: %u adapted modules reading %u distinct h: %.2f encryptions per token\n",
+              results[i].mode, results[i].n_modules, results[i].n_inputs,
+              (double) results[i].stats.encryptions / MAX (ts_timing_series_len (results[i].tokens), 1));
   printf ("(median ms per token by stage; HE ms/module = encrypt + upload + evaluate + download\n"
           " + decrypt per adapted module per token)\n");
+}
+
+/* Stems of attention q/k/v on full-attention layers, or of FFN gate/up
+ * (shared expert on MoE models) on every layer. */
+static GPtrArray *
+stack_stems (const LmModel *model, gboolean ffn)
+{
+  const LmModelInfo *info = lm_model_info (model);
+  gboolean moe = info->arch == LM_ARCH_QWEN35MOE;
+  static const char *const attn[] = { "attn_q", "attn_k", "attn_v" };
+  const char *const ff[] = { moe ? "ffn_gate_shexp" : "ffn_gate", moe ? "ffn_up_shexp" : "ffn_up" };
+  GPtrArray *stems = g_ptr_array_new_with_free_func (g_free);
+
+  for (guint l = 0; l < info->n_layer; l++)
+    {
+      if (ffn)
+        for (guint k = 0; k < G_N_ELEMENTS (ff); k++)
+          g_ptr_array_add (stems, g_strdup_printf ("blk.%u.%s", l, ff[k]));
+      else if (!info->is_linear[l])
+        for (guint k = 0; k < G_N_ELEMENTS (attn); k++)
+          g_ptr_array_add (stems, g_strdup_printf ("blk.%u.%s", l, attn[k]));
+    }
+  g_ptr_array_add (stems, NULL);
+  return stems;
+}
+
+/* @lora with a random attention adapter and a random FFN adapter stacked on
+ * it (weights 1); replaces *lora. */
+static gboolean
+stack_random (const LmModel *model, guint rank, LmLora **lora, GError **error)
+{
+  LmLora *parts[3] = { *lora, NULL, NULL };
+  const float weights[3] = { 1, 1, 1 };
+  LmLora *stacked = NULL;
+  char *msg = NULL;
+
+  for (guint i = 1; i < 3; i++)
+    {
+      g_autoptr (GPtrArray) stems = stack_stems (model, i == 2);
+      if (lm_lora_synth (model, (const char *const *) stems->pdata, rank, 0.05f, 11 + i,
+                         &parts[i], &msg) != LM_OK)
+        break;
+    }
+  if (parts[2] != NULL
+      && lm_lora_stack ((const LmLora *const *) parts, weights, 3, &stacked, &msg) == LM_OK)
+    {
+      lm_lora_free (*lora);
+      *lora = stacked;
+    }
+  else
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "Cannot stack: %s", msg ? msg : "?");
+  free (msg);
+  lm_lora_free (parts[1]);
+  lm_lora_free (parts[2]);
+  return stacked != NULL;
 }
 
 static int
@@ -257,6 +329,14 @@ run (BenchOptions *o)
       fprintf (stderr, CMD ": %s: %s\n", o->lora, msg ? msg : "cannot load");
       goto out;
     }
+  if (o->stack && o->remote != NULL)
+    {
+      g_set_error (&error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                   "--stack runs plain and local only (a stack is not one adapter file on a server)");
+      goto out;
+    }
+  if (o->stack && !stack_random (model, MIN ((guint) o->rank, 16), &lora, &error))
+    goto out;
   for (guint i = 0; i < n_modes; i++)
     if (!bench_mode (model, lora, o, modes[i], &results[i], &error))
       goto out;

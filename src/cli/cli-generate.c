@@ -11,12 +11,15 @@
 #include "lm.h"
 #include "sampler.h"
 #include "tokenizer.h"
+#include "ts-adapter-stack.h"
 #include "ts-helora-session.h"
 
 #define CMD "tensafe-cli generate"
 
 typedef struct {
-  char *model, *lora, *prompt, *tokens, *dump_logits, *timings, *he, *he_params;
+  char *model, *lora, *prompt, *tokens, *dump_logits, *timings, *he, *he_params,
+       *he_encrypt, *he_ca;
+  char **add_lora;             /* stacked on --lora: PATH[@WEIGHT] */
   int threads, n_predict, top_k;
   gboolean chat, greedy, print_ids;
   double temp, top_p;
@@ -82,6 +85,9 @@ parse_options (int *argc, char ***argv, GenerateOptions *o)
     { "timings", 0, 0, G_OPTION_ARG_FILENAME, &o->timings, "Write per-token stage timings (JSON)", "FILE" },
     { "he", 0, 0, G_OPTION_ARG_STRING, &o->he, "Evaluate the adapter under CKKS: plain, local or ws://HOST:PORT", "MODE" },
     { "he-params", 0, 0, G_OPTION_ARG_STRING, &o->he_params, "CKKS parameter preset (fast, default, wide)", "PRESET" },
+    { "add-lora", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->add_lora, "Stack another adapter on --lora (weight default 1; repeatable; plain and local HE modes)", "PATH[@WEIGHT]" },
+    { "he-encrypt", 0, 0, G_OPTION_ARG_STRING, &o->he_encrypt, "Encrypt h with the secret key (sk, default) or a public key (pk)", "sk|pk" },
+    { "he-ca", 0, 0, G_OPTION_ARG_FILENAME, &o->he_ca, "wss://: trust only the CA certificates in this PEM file (e.g. a self-signed server certificate)", "FILE" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- generate tokens with a model");
@@ -93,13 +99,16 @@ parse_options (int *argc, char ***argv, GenerateOptions *o)
       return false;
     }
   if (o->model == NULL || (o->prompt == NULL) == (o->tokens == NULL) || *argc != 1 ||
-      o->n_predict < 0 || o->threads < 0 || (o->greedy && wants_sampling (o)))
+      o->n_predict < 0 || o->threads < 0 || (o->greedy && wants_sampling (o)) ||
+      (o->he_encrypt != NULL && g_strcmp0 (o->he_encrypt, "sk") != 0
+       && g_strcmp0 (o->he_encrypt, "pk") != 0))
     {
-      fprintf (stderr, "Usage: " CMD " --model FILE [--lora PATH] [--threads N]\n"
+      fprintf (stderr, "Usage: " CMD " --model FILE [--lora PATH [--add-lora PATH[@W]]...] [--threads N]\n"
                "    (--prompt TEXT [--chat] | --tokens ID,ID,...) [-n N]\n"
                "    [--greedy | --temp T --top-k K --top-p P --seed S]\n"
                "    [--print-ids] [--dump-logits FILE] [--timings FILE]\n"
-               "    [--he plain|local|ws://HOST:PORT [--he-params PRESET]]\n");
+               "    [--he plain|local|ws://HOST:PORT|wss://HOST:PORT [--he-params PRESET]\n"
+               "     [--he-encrypt sk|pk] [--he-ca FILE]]\n");
       return false;
     }
   return true;
@@ -140,6 +149,50 @@ tokenize_prompt (const GenerateOptions *o, Generation *g)
   return st == LM_OK ? 0 : fail_status ("cannot tokenize the prompt", st, NULL);
 }
 
+/* Loads --add-lora PATH[@WEIGHT] into @lora and @weight. */
+static int
+load_added (const Generation *g, const char *arg, LmLora **lora, float *weight)
+{
+  const char *at = strrchr (arg, '@');
+  g_autofree char *path = at != NULL ? g_strndup (arg, at - arg) : g_strdup (arg);
+  char *end = NULL, *msg = NULL;
+  LmStatus st;
+
+  *weight = at != NULL ? (float) g_ascii_strtod (at + 1, &end) : 1.0f;
+  if (at != NULL && (end == at + 1 || *end != '\0'))
+    return fail ("--add-lora", "expects PATH or PATH@WEIGHT");
+  if ((st = lm_lora_load (g->model, path, 1.0f, lora, &msg)) != LM_OK)
+    return fail_status (path, st, msg);
+  return 0;
+}
+
+/* Replaces g->lora by --lora (weight 1) stacked with every --add-lora. */
+static int
+stack_adapters (const GenerateOptions *o, Generation *g)
+{
+  guint n = g_strv_length (o->add_lora) + 1, loaded = 1;
+  g_autofree LmLora **loras = g_new0 (LmLora *, n);
+  g_autofree float *weights = g_new (float, n);
+  g_autoptr (GError) error = NULL;
+  LmLora *stacked = NULL;
+
+  if (g->lora == NULL || (o->he != NULL && g_str_has_prefix (o->he, "ws")))
+    return fail ("--add-lora", "needs --lora, and runs in plain or local HE mode only");
+  loras[0] = g->lora;
+  weights[0] = 1.0f;
+  while (loaded < n && load_added (g, o->add_lora[loaded - 1], &loras[loaded], &weights[loaded]) == 0)
+    loaded++;
+  if (loaded == n && (stacked = ts_adapter_stack ((const LmLora *const *) loras, weights, n, &error)) == NULL)
+    fail ("--add-lora", error->message);
+  for (guint i = 1; i < loaded; i++)
+    lm_lora_free (loras[i]);
+  if (stacked == NULL)
+    return 1;
+  lm_lora_free (g->lora);
+  g->lora = stacked;
+  return 0;
+}
+
 static int
 load (const GenerateOptions *o, Generation *g)
 {
@@ -151,6 +204,8 @@ load (const GenerateOptions *o, Generation *g)
     return fail_status ("tokenizer", st, msg);
   if (o->lora != NULL && (st = lm_lora_load (g->model, o->lora, 1.0f, &g->lora, &msg)) != LM_OK)
     return fail_status (o->lora, st, msg);
+  if (o->add_lora != NULL && stack_adapters (o, g) != 0)
+    return 1;
   if (tokenize_prompt (o, g) != 0)
     return 1;
   if (g->n_prompt == 0)
@@ -161,8 +216,12 @@ load (const GenerateOptions *o, Generation *g)
       (st = lm_session_set_lora (g->session, g->lora)) != LM_OK)
     return fail_status ("cannot create a session", st, NULL);
   g_autoptr (GError) he_error = NULL;
+  TsHeloraOptions he_options = { .params_preset = o->he_params,
+                                 .public_key = g_strcmp0 (o->he_encrypt, "pk") == 0,
+                                 .remote_ca_file = o->he_ca };
   if (o->he != NULL &&
-      (g->helora = ts_helora_attach (g->session, g->lora, o->lora, o->he, o->he_params, &he_error)) == NULL)
+      (g->helora = ts_helora_attach_with (g->session, g->lora, o->lora, o->he, &he_options,
+                                          &he_error)) == NULL)
     return fail ("--he", he_error->message);
   /* Greedy unless a sampling option is given; unset ones keep the defaults,
    * and without --seed the run is seeded from the clock. */
@@ -345,5 +404,8 @@ cli_generate (int argc, char **argv)
   g_free (o.timings);
   g_free (o.he);
   g_free (o.he_params);
+  g_free (o.he_encrypt);
+  g_free (o.he_ca);
+  g_strfreev (o.add_lora);
   return rc;
 }

@@ -15,6 +15,7 @@ struct _TsHeloraRemote {
   GMainLoop *loop;
   GThread *thread;
   char *url;
+  GTlsDatabase *tls_db;        /* trusted CAs for wss:// (NULL: the system's) */
   /* I/O thread only. */
   SoupSession *session;
   SoupWebsocketConnection *ws;
@@ -134,6 +135,8 @@ start_connect_cb (gpointer data)
   g_autoptr (SoupMessage) msg = soup_message_new ("GET", self->url);
 
   self->session = soup_session_new ();
+  if (self->tls_db != NULL)
+    soup_session_set_tls_database (self->session, self->tls_db);
   soup_session_websocket_connect_async (self->session, msg, NULL, NULL, G_PRIORITY_DEFAULT,
                                         NULL, connect_cb, self);
   return G_SOURCE_REMOVE;
@@ -257,14 +260,30 @@ deadline (TsHeloraRemote *self)
 TsHeloraRemote *
 ts_helora_remote_connect (const char *url, guint timeout_ms, GError **error)
 {
+  return ts_helora_remote_connect_with_ca (url, timeout_ms, NULL, error);
+}
+
+TsHeloraRemote *
+ts_helora_remote_connect_with_ca (const char *url, guint timeout_ms, const char *ca_file,
+                                  GError **error)
+{
   g_autofree char *http = http_url (url, error);
+  g_autoptr (GTlsDatabase) tls_db = NULL;
+  g_autoptr (GError) ca_error = NULL;
   TsHeloraRemote *self;
   gint64 end;
 
   if (http == NULL)
     return NULL;
+  if (ca_file != NULL && (tls_db = g_tls_file_database_new (ca_file, &ca_error)) == NULL)
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_CLOSED,
+                   "Cannot read the CA certificates in %s: %s", ca_file, ca_error->message);
+      return NULL;
+    }
   self = g_new0 (TsHeloraRemote, 1);
   self->url = g_steal_pointer (&http);
+  self->tls_db = g_steal_pointer (&tls_db);
   self->context = g_main_context_new ();
   self->loop = g_main_loop_new (self->context, FALSE);
   self->waiting = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
@@ -309,6 +328,7 @@ ts_helora_remote_free (TsHeloraRemote *self)
   g_clear_error (&self->connect_error);
   g_free (self->close_reason);
   g_free (self->url);
+  g_clear_object (&self->tls_db);
   g_mutex_clear (&self->lock);
   g_cond_clear (&self->cond);
   g_free (self);

@@ -27,6 +27,10 @@ typedef void (*TsHeloraTapFunc) (GBytes *message, gpointer user_data);
 /* Opens a WebSocket to @url: ws://HOST:PORT or wss://…; the path defaults to
  * /v1/helora. Blocks until open, failed or @timeout_ms passed. */
 TsHeloraRemote *ts_helora_remote_connect (const char *url, guint timeout_ms, GError **error);
+/* The same, trusting for wss:// only the CA certificates in the PEM file
+ * @ca_file (NULL: the system's): e.g. a server's self-signed certificate. */
+TsHeloraRemote *ts_helora_remote_connect_with_ca (const char *url, guint timeout_ms,
+                                                  const char *ca_file, GError **error);
 
 /* Closes the connection (close frame, then the WebSocket) and frees. */
 void ts_helora_remote_free (TsHeloraRemote *self);

@@ -63,7 +63,8 @@ _ts_helora_session_hello (TsHeloraSession *self, const TsHeloraOptions *options,
 
   if (!fill_hello (self, &hello->u.hello, options->adapter_path, error))
     return FALSE;
-  self->remote = ts_helora_remote_connect (options->remote_url, options->timeout_ms, error);
+  self->remote = ts_helora_remote_connect_with_ca (options->remote_url, options->timeout_ms,
+                                                   options->remote_ca_file, error);
   if (self->remote == NULL)
     return FALSE;
   if (options->tap != NULL)

@@ -274,6 +274,12 @@ ts_helora_session_mode (TsHeloraSession *self)
   return self->mode;
 }
 
+guint
+ts_helora_session_n_inputs (TsHeloraSession *self)
+{
+  return self->groups->len;
+}
+
 void
 ts_helora_session_get_stats (TsHeloraSession *self, TsHeloraStats *out)
 {
@@ -518,10 +524,20 @@ TsHeloraSession *
 ts_helora_attach (LmSession *lm, const LmLora *lora, const char *lora_path,
                   const char *mode_text, const char *params_preset, GError **error)
 {
-  TsHeloraOptions options = { .params_preset = params_preset, .adapter_path = lora_path,
-                              .track_error = TRUE };
+  TsHeloraOptions options = { .params_preset = params_preset };
+
+  return ts_helora_attach_with (lm, lora, lora_path, mode_text, &options, error);
+}
+
+TsHeloraSession *
+ts_helora_attach_with (LmSession *lm, const LmLora *lora, const char *lora_path,
+                       const char *mode_text, const TsHeloraOptions *base, GError **error)
+{
+  TsHeloraOptions options = *base;
   g_autoptr (TsHeloraSession) self = NULL;
 
+  options.adapter_path = lora_path;
+  options.track_error = TRUE;
   if (!ts_helora_mode_parse (mode_text, &options, error))
     return NULL;
   if (lora == NULL)
@@ -542,11 +558,14 @@ ts_helora_session_summary (TsHeloraSession *self)
   TsHeloraStats st;
 
   ts_helora_session_get_stats (self, &st);
-  return g_strdup_printf ("he %s: %" G_GUINT64_FORMAT " encryptions, %" G_GUINT64_FORMAT
+  return g_strdup_printf ("he %s (%s encryption): %" G_GUINT64_FORMAT " encryptions, %" G_GUINT64_FORMAT
                           " module evaluations, %.1f ms, %" G_GUINT64_FORMAT " bytes up, %"
                           G_GUINT64_FORMAT " bytes down, max |delta_he - delta_plain| %.3g"
                           " (max |delta_plain| %.3g)",
-                          names[self->mode], st.encryptions, st.module_evaluations, st.he_ms,
+                          names[self->mode],
+                          self->mode == TS_HELORA_MODE_PLAIN ? "no"
+                          : self->public_key ? "public-key" : "secret-key",
+                          st.encryptions, st.module_evaluations, st.he_ms,
                           st.bytes_up, st.bytes_down, st.max_abs_delta_error,
                           st.max_abs_delta_plain);
 }

@@ -60,6 +60,9 @@ typedef struct {
   /* Remote: sees every message the session sends (audits and tests). */
   TsHeloraTapFunc tap;
   gpointer tap_data;
+  /* Remote over wss://: trust only the CA certificates in this PEM file
+   * (a self-signed server certificate); NULL: the system's CAs. */
+  const char *remote_ca_file;
 } TsHeloraOptions;
 
 typedef struct {
@@ -91,6 +94,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsHeloraSession, ts_helora_session_free)
 gboolean ts_helora_session_attach (TsHeloraSession *self, LmSession *lm, GError **error);
 
 TsHeloraMode ts_helora_session_mode (TsHeloraSession *self);
+/* Distinct inputs h among the adapter's modules (modules of a layer reading
+ * the same h share one): the encryptions per token. 0 in plain mode. */
+guint ts_helora_session_n_inputs (TsHeloraSession *self);
 void ts_helora_session_get_stats (TsHeloraSession *self, TsHeloraStats *out);
 void ts_helora_session_reset_stats (TsHeloraSession *self);
 /* From any thread: a remote session stops waiting for its evaluator at once
@@ -107,6 +113,13 @@ const GError *ts_helora_session_last_error (TsHeloraSession *self);
 TsHeloraSession *ts_helora_attach (LmSession *lm, const LmLora *lora, const char *lora_path,
                                    const char *mode_text, const char *params_preset,
                                    GError **error);
+
+/* The same, with @options' other fields (params_preset, public_key,
+ * remote_ca_file, …) for the session; mode and remote_url come from
+ * @mode_text, adapter_path from @lora_path. */
+TsHeloraSession *ts_helora_attach_with (LmSession *lm, const LmLora *lora, const char *lora_path,
+                                        const char *mode_text, const TsHeloraOptions *options,
+                                        GError **error);
 
 /* One line for people: mode, encryptions, bytes each way, max Δ error. */
 char *ts_helora_session_summary (TsHeloraSession *self);

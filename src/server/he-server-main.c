@@ -20,6 +20,7 @@ typedef struct {
   int max_frame_mib;
   int max_in_flight;
   int idle_timeout_s;
+  gboolean watch;
   gboolean version;
 } Options;
 
@@ -58,6 +59,7 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
     { "max-frame-mib", 0, 0, G_OPTION_ARG_INT, &o->max_frame_mib, "Largest frame accepted (default 64)", "MIB" },
     { "max-in-flight", 0, 0, G_OPTION_ARG_INT, &o->max_in_flight, "Evaluate requests in flight per client (default 8)", "N" },
     { "idle-timeout", 0, 0, G_OPTION_ARG_INT, &o->idle_timeout_s, "Close clients idle this long (default 120)", "SECONDS" },
+    { "watch", 0, 0, G_OPTION_ARG_NONE, &o->watch, "Reload an adapter when its file in DIR changes (hot-swap)", NULL },
     { "version", 0, 0, G_OPTION_ARG_NONE, &o->version, "Print the version", NULL },
     { NULL }
   };
@@ -91,6 +93,7 @@ start (const Options *o, LmModel *model, GError **error)
     .idle_timeout_ms = (guint) o->idle_timeout_s * 1000,
     .tls_cert = o->tls_cert,
     .tls_key = o->tls_key,
+    .watch_adapters = o->watch,
     .open_evaluator = ts_helora_ckks_evaluator_open,
     .open_data = model,
   };

@@ -27,6 +27,7 @@ struct _HeMetrics {
   guint64 bytes_received;
   guint64 bytes_sent;
   int clients;
+  guint64 swaps;
 };
 
 HeMetrics *
@@ -95,6 +96,14 @@ he_metrics_clients_changed (HeMetrics *self, int delta)
   g_mutex_unlock (&self->lock);
 }
 
+void
+he_metrics_count_swap (HeMetrics *self)
+{
+  g_mutex_lock (&self->lock);
+  self->swaps++;
+  g_mutex_unlock (&self->lock);
+}
+
 int
 he_metrics_clients (HeMetrics *self)
 {
@@ -158,8 +167,11 @@ render_counters (HeMetrics *self, GString *out)
                           "tensafe_he_bytes_sent_total %" G_GUINT64_FORMAT "\n"
                           "# HELP tensafe_he_connected_clients Open evaluator connections.\n"
                           "# TYPE tensafe_he_connected_clients gauge\n"
-                          "tensafe_he_connected_clients %d\n",
-                          self->bytes_received, self->bytes_sent, self->clients);
+                          "tensafe_he_connected_clients %d\n"
+                          "# HELP tensafe_he_adapter_swaps_total Adapter loads, replacements and unloads.\n"
+                          "# TYPE tensafe_he_adapter_swaps_total counter\n"
+                          "tensafe_he_adapter_swaps_total %" G_GUINT64_FORMAT "\n",
+                          self->bytes_received, self->bytes_sent, self->clients, self->swaps);
 }
 
 char *

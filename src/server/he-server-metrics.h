@@ -27,6 +27,8 @@ void he_metrics_observe (HeMetrics *self, HeStage stage, double seconds);
 void he_metrics_count_request (HeMetrics *self);
 void he_metrics_count_error (HeMetrics *self, guint code);
 void he_metrics_count_bytes (HeMetrics *self, guint64 received, guint64 sent);
+/* An adapter loaded, replaced or unloaded while serving. */
+void he_metrics_count_swap (HeMetrics *self);
 void he_metrics_clients_changed (HeMetrics *self, int delta);
 int he_metrics_clients (HeMetrics *self);
 

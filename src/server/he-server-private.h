@@ -21,7 +21,27 @@ guint he_adapters_count (HeAdapters *self);
 TsHeloraEvaluator *he_adapters_open (HeAdapters *self, const TsHeloraHello *hello,
                                      GError **error);
 
+/* Hot-swap. What a reload or unload did: action is "loaded", "replaced",
+ * "unchanged" or "unloaded" (static); id and sha256_hex are owned. */
+typedef struct {
+  char *id;
+  const char *action;
+  char *sha256_hex;            /* the new version's; NULL when unloaded */
+} HeAdapterChange;
+
+/* Rescans the directory for @id: loads it if new, replaces the served
+ * version if its content changed, unloads it if gone. Clients that said
+ * hello to the old version keep it until they disconnect. */
+gboolean he_adapters_reload (HeAdapters *self, const char *id, HeAdapterChange *change,
+                             GError **error);
+/* Stops offering @id to new hellos; connected clients keep their version. */
+gboolean he_adapters_unload (HeAdapters *self, const char *id, HeAdapterChange *change,
+                             GError **error);
+void he_adapter_change_clear (HeAdapterChange *change);
+
 /* ---- the server (he-server-service.c) ---- */
+
+typedef struct _HeWatch HeWatch;
 
 struct _HeServer {
   GMainContext *context;
@@ -29,12 +49,24 @@ struct _HeServer {
   GThreadPool *pool;
   HeMetrics *metrics;
   HeAdapters *adapters;
+  HeWatch *watch;              /* NULL unless watch_adapters */
   GHashTable *conns;           /* HeConn * → itself; main thread only */
   guint max_frame_bytes;
   guint max_in_flight;
   guint idle_timeout_ms;
   gboolean shut_down;
 };
+
+/* ---- admin routes (he-server-admin.c) ---- */
+
+/* Adds /admin/adapters/… (loopback peers only) to the server's routes. */
+void he_admin_install (HeServer *self);
+
+/* ---- directory watch (he-server-watch.c): main context ---- */
+
+/* Reloads an adapter of @dir shortly after its entry changes. */
+HeWatch *he_watch_new (HeServer *server, const char *dir, GError **error);
+void he_watch_free (HeWatch *self);
 
 /* ---- one client connection (he-server-conn.c): main thread only ---- */
 

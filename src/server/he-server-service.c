@@ -78,13 +78,16 @@ he_server_new (const HeServerOptions *options, GError **error)
                                     options->open_data, error);
   if (self->adapters == NULL
       || (self->pool = g_thread_pool_new (he_conn_run_job, self, threads, FALSE, error)) == NULL
-      || (self->soup = create_soup (options, error)) == NULL)
+      || (self->soup = create_soup (options, error)) == NULL
+      || (options->watch_adapters
+          && (self->watch = he_watch_new (self, options->adapters_dir, error)) == NULL))
     {
       he_server_free (self);
       return NULL;
     }
   soup_server_add_handler (self->soup, "/healthz", healthz_cb, self, NULL);
   soup_server_add_handler (self->soup, "/metrics", metrics_cb, self, NULL);
+  he_admin_install (self);
   soup_server_add_websocket_handler (self->soup, TS_HELORA_PATH, NULL, NULL,
                                      websocket_cb, self, NULL);
   return self;
@@ -195,6 +198,7 @@ he_server_shutdown (HeServer *self)
   if (self->shut_down)
     return;
   self->shut_down = TRUE;
+  g_clear_pointer (&self->watch, he_watch_free);
   if (self->soup != NULL)
     soup_server_disconnect (self->soup);
   if (self->conns != NULL)
@@ -215,6 +219,7 @@ he_server_free (HeServer *self)
   if (self == NULL)
     return;
   he_server_shutdown (self);
+  g_clear_pointer (&self->watch, he_watch_free);
   g_clear_object (&self->soup);
   g_clear_pointer (&self->conns, g_hash_table_unref);
   g_clear_pointer (&self->adapters, he_adapters_free);

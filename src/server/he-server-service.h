@@ -26,6 +26,7 @@ typedef struct {
   guint idle_timeout_ms;       /* 0: HE_SERVER_DEFAULT_IDLE_TIMEOUT_MS */
   const char *tls_cert;        /* PEM files; both or neither */
   const char *tls_key;
+  gboolean watch_adapters;     /* reload adapters when their files change */
   TsHeloraEvaluatorOpenFunc open_evaluator;  /* required */
   gpointer open_data;
 } HeServerOptions;

@@ -8,15 +8,18 @@
 
 #define GOLDEN "qwen35/tiny-qwen35moe-f32/"
 
+/* @extra: one more option, or NULL. */
 static JsonArray *
-run_bench (JsonParser *parser, const char *adapter_option, const char *adapter)
+run_bench_with (JsonParser *parser, const char *adapter_option, const char *adapter,
+                const char *extra)
 {
   g_autofree char *model = ts_test_data_path (GOLDEN "tiny-qwen35moe-f32.gguf");
   g_autoptr (GError) error = NULL;
   g_autoptr (GSubprocess) p = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
                                                 g_getenv ("TENSAFE_CLI"), "bench", "helora",
                                                 "--model", model, adapter_option, adapter,
-                                                "-n", "3", "--threads", "1", "--json", NULL);
+                                                "-n", "3", "--threads", "1", "--json", extra,
+                                                NULL);
   g_autofree char *out = NULL;
 
   g_assert_no_error (error);
@@ -25,6 +28,12 @@ run_bench (JsonParser *parser, const char *adapter_option, const char *adapter)
   g_assert_true (json_parser_load_from_data (parser, out, -1, &error));
   g_assert_no_error (error);
   return json_node_get_array (json_parser_get_root (parser));
+}
+
+static JsonArray *
+run_bench (JsonParser *parser, const char *adapter_option, const char *adapter)
+{
+  return run_bench_with (parser, adapter_option, adapter, NULL);
 }
 
 static void
@@ -74,11 +83,30 @@ test_made_adapter (void)
   g_rmdir (dir);
 }
 
+/* --stack: the golden adapter (4 modules, each its own h) with random
+ * attention q/k/v (layer 3, one h) and FFN gate/up (4 layers, one h each)
+ * stacked on it: 15 modules, 9 encryptions per token instead of 15. */
+static void
+test_stacked (void)
+{
+  g_autofree char *lora = ts_test_data_path (GOLDEN "lora/tiny-qwen35moe-lora-f32.gguf");
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  JsonArray *modes = run_bench_with (parser, "--lora", lora, "--stack");
+  JsonObject *local;
+
+  check_modes (modes);
+  local = json_array_get_object_element (modes, 1);
+  g_assert_cmpint (json_object_get_int_member (local, "modules"), ==, 15);
+  g_assert_cmpint (json_object_get_int_member (local, "distinct_inputs"), ==, 9);
+  g_assert_cmpfloat (json_object_get_double_member (local, "encryptions_per_token"), ==, 9);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/helora/bench/golden-adapter", test_golden_adapter);
   g_test_add_func ("/helora/bench/made-adapter", test_made_adapter);
+  g_test_add_func ("/helora/bench/stacked", test_stacked);
   return g_test_run ();
 }

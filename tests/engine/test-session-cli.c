@@ -102,6 +102,43 @@ test_generate_lora (void)
 /* A chat prompt renders to the golden prompt tokens (ChatML user turn plus
  * the assistant header), so its greedy ids are the golden ones; so are those
  * of the raw prompt text with its special tokens. */
+/* --add-lora stacks adapters: the golden adapter minus itself is no adapter
+ * (the base model's golden tokens); halves of it on top of its PEFT copy
+ * and a cancelling pair give the golden LoRA tokens, also under HE local. */
+static void
+test_generate_stacked (void)
+{
+  g_autofree char *model = ts_test_data_path ("qwen35/" MODEL "/" MODEL ".gguf");
+  g_autofree char *gguf = ts_test_data_path ("qwen35/" MODEL "/lora/tiny-qwen35moe-lora-f32.gguf");
+  g_autofree char *minus = g_strconcat (gguf, "@-1", NULL);
+  g_autofree char *plus_half = g_strconcat (gguf, "@0.5", NULL);
+  g_autofree char *minus_half = g_strconcat (gguf, "@-0.5", NULL);
+  g_autofree char *bad = g_strconcat (gguf, "@x", NULL);
+  gsize n_tok, n_base, n_lora;
+  g_autofree int32_t *tokens = golden_ints (MODEL, "prompt_tokens.bin", &n_tok);
+  g_autofree int32_t *base = golden_ints (MODEL, "greedy_tokens.bin", &n_base);
+  g_autofree int32_t *lora = golden_ints (MODEL, "lora_greedy_tokens.bin", &n_lora);
+  g_autofree char *ids = join_ids (tokens, n_tok);
+  g_autofree char *want_base = join_ids_spaces (base, n_base);
+  g_autofree char *want_lora = join_ids_spaces (lora, n_lora);
+  const char *cancel[] = { "generate", "--model", model, "--tokens", ids, "-n", "32",
+                           "--threads", "2", "--print-ids", "--lora", gguf, "--add-lora", minus, NULL };
+  const char *halves[] = { "generate", "--model", model, "--tokens", ids, "-n", "32",
+                           "--threads", "2", "--print-ids", "--lora", gguf, "--add-lora", minus_half,
+                           "--add-lora", plus_half, "--he", "local", "--he-params", "fast", NULL };
+  const char *wrong[] = { "generate", "--model", model, "--tokens", ids, "--lora", gguf,
+                          "--add-lora", bad, NULL };
+  g_autofree char *out = NULL, *err = NULL, *out2 = NULL, *err2 = NULL, *out3 = NULL, *err3 = NULL;
+
+  g_assert_cmpint (run_cli (cancel, &out, &err), ==, 0);
+  g_assert_cmpstr (g_strstrip (out), ==, want_base);
+  g_assert_cmpint (run_cli (halves, &out2, &err2), ==, 0);
+  g_assert_cmpstr (g_strstrip (out2), ==, want_lora);
+  g_assert_nonnull (strstr (err2, "he local"));
+  g_assert_cmpint (run_cli (wrong, &out3, &err3), !=, 0);
+  g_assert_nonnull (strstr (err3, "PATH@WEIGHT"));
+}
+
 static void
 test_generate_prompt (void)
 {
@@ -183,6 +220,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/engine/cli/generate-stacked", test_generate_stacked);
   g_test_add_func ("/engine/cli/generate", test_generate);
   g_test_add_func ("/engine/cli/generate-lora", test_generate_lora);
   g_test_add_func ("/engine/cli/generate-prompt", test_generate_prompt);

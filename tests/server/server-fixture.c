@@ -6,6 +6,7 @@
 
 struct _ServerFixture {
   HeServerOptions options;
+  const char *address;
   GThread *thread;
   GMainContext *context;
   GMainLoop *loop;
@@ -26,7 +27,7 @@ server_thread (gpointer data)
   g_main_context_push_thread_default (self->context);
   self->server = he_server_new (&self->options, &error);
   g_assert_no_error (error);
-  g_assert_true (he_server_listen (self->server, "127.0.0.1:0", &error));
+  g_assert_true (he_server_listen (self->server, self->address, &error));
   g_assert_no_error (error);
   self->http_url = he_server_get_url (self->server);
   self->ws_url = g_strdup_printf ("ws://127.0.0.1:%u%s", he_server_get_port (self->server),
@@ -44,9 +45,16 @@ server_thread (gpointer data)
 ServerFixture *
 server_fixture_start (const HeServerOptions *options)
 {
+  return server_fixture_start_on (options, "127.0.0.1:0");
+}
+
+ServerFixture *
+server_fixture_start_on (const HeServerOptions *options, const char *address)
+{
   ServerFixture *self = g_new0 (ServerFixture, 1);
 
   self->options = *options;
+  self->address = address;
   self->context = g_main_context_new ();
   self->loop = g_main_loop_new (self->context, FALSE);
   g_mutex_init (&self->lock);

@@ -12,6 +12,8 @@ typedef struct _ServerFixture ServerFixture;
 /* Starts a server over @adapters_dir with @options (adapters_dir and
  * open_evaluator are filled in when unset) on its own thread and main context. */
 ServerFixture *server_fixture_start (const HeServerOptions *options);
+/* The same listening on @address ("0.0.0.0:0" for every interface). */
+ServerFixture *server_fixture_start_on (const HeServerOptions *options, const char *address);
 /* Shuts the server down on its thread and joins it. */
 void server_fixture_stop (ServerFixture *self);
 

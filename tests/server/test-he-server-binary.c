@@ -146,9 +146,11 @@ test_bad_options (void)
   g_assert_cmpint (g_subprocess_get_exit_status (p), ==, 1);
 }
 
-/* tensafe-cli generate --he MODE: the generated ids, one line. */
+/* tensafe-cli generate --he MODE [EXTRA…]: the generated ids, one line;
+ * stderr (the HE summary) into @err_out when non-NULL. */
 static char *
-generate_ids (const char *mode, const char *adapter)
+generate_ids_with (const char *mode, const char *adapter, const char *const *extra,
+                   char **err_out)
 {
   g_autofree char *model = ts_test_data_path (GOLDEN "tiny-qwen35moe-f32.gguf");
   g_autofree char *lora = ts_test_data_path (adapter);
@@ -157,21 +159,38 @@ generate_ids (const char *mode, const char *adapter)
   g_autoptr (GString) tokens = g_string_new (NULL);
   g_autoptr (GError) error = NULL;
   g_autoptr (GSubprocess) p = NULL;
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
   char *out = NULL, *err = NULL;
+  const char *fixed[] = { g_getenv ("TENSAFE_CLI"), "generate", "--model", model, "--lora", lora,
+                          "--tokens", NULL, "-n", "32", "--print-ids", "--threads", "1",
+                          "--he", mode };
 
   for (gsize i = 0; i < len / 4; i++)
     g_string_append_printf (tokens, "%s%d", i ? "," : "", prompt[i]);
-  p = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error,
-                        g_getenv ("TENSAFE_CLI"), "generate", "--model", model, "--lora", lora,
-                        "--tokens", tokens->str, "-n", "32", "--print-ids", "--threads", "1",
-                        "--he", mode, NULL);
+  fixed[7] = tokens->str;
+  for (guint i = 0; i < G_N_ELEMENTS (fixed); i++)
+    g_ptr_array_add (argv, (gpointer) fixed[i]);
+  for (guint i = 0; extra != NULL && extra[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) extra[i]);
+  g_ptr_array_add (argv, NULL);
+  p = g_subprocess_newv ((const char *const *) argv->pdata,
+                         G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error);
   g_assert_no_error (error);
   g_assert_true (g_subprocess_communicate_utf8 (p, NULL, NULL, &out, &err, &error));
   g_assert_no_error (error);
   g_test_message ("--he %s: %s", mode, err);
   g_assert_cmpint (g_subprocess_get_exit_status (p), ==, 0);
-  g_free (err);
+  if (err_out != NULL)
+    *err_out = err;
+  else
+    g_free (err);
   return g_strstrip (out);
+}
+
+static char *
+generate_ids (const char *mode, const char *adapter)
+{
+  return generate_ids_with (mode, adapter, NULL, NULL);
 }
 
 /* The same greedy tokens with the adapter in plaintext, evaluated in-process
@@ -225,6 +244,20 @@ accept_certificate_cb (SoupMessage *msg, GTlsCertificate *cert, GTlsCertificateF
   return TRUE;                   /* our own self-signed test certificate */
 }
 
+/* A self-signed certificate for 127.0.0.1 (also its own CA) and its key. */
+static gboolean
+make_certificate (const char *cert, const char *key)
+{
+  g_autoptr (GSubprocess) openssl = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE
+                                                      | G_SUBPROCESS_FLAGS_STDERR_SILENCE, NULL,
+                                                      "openssl", "req", "-x509", "-newkey", "rsa:2048",
+                                                      "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                                                      "-addext", "subjectAltName=IP:127.0.0.1",
+                                                      "-keyout", key, "-out", cert, NULL);
+
+  return openssl != NULL && g_subprocess_wait_check (openssl, NULL, NULL);
+}
+
 /* With a certificate and key the server speaks HTTPS (and so wss://). */
 static void
 test_tls (void)
@@ -234,18 +267,13 @@ test_tls (void)
   g_autofree char *key = g_build_filename (dir, "key.pem", NULL);
   const char *extra[] = { "--tls-cert", cert, "--tls-key", key, NULL };
   g_autoptr (GError) error = NULL;
-  g_autoptr (GSubprocess) openssl = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE
-                                                      | G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
-                                                      "openssl", "req", "-x509", "-newkey", "rsa:2048",
-                                                      "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                                                      "-keyout", key, "-out", cert, NULL);
   g_autoptr (SoupSession) session = soup_session_new ();
   g_autoptr (SoupMessage) msg = NULL;
   g_autoptr (GBytes) body = NULL;
   g_autofree char *url = NULL;
   Server s = { 0 };
 
-  if (openssl == NULL || !g_subprocess_wait_check (openssl, NULL, NULL))
+  if (!make_certificate (cert, key))
     {
       g_test_skip ("openssl cannot make a test certificate");
       return;
@@ -259,6 +287,52 @@ test_tls (void)
   g_assert_no_error (error);
   g_assert_cmpuint (soup_message_get_status (msg), ==, SOUP_STATUS_OK);
   server_stop (&s, 0);
+  g_unlink (cert);
+  g_unlink (key);
+  g_rmdir (dir);
+}
+
+/* wss:// to a self-signed server: refused by default, trusted with its
+ * certificate as the CA file (API and tensafe-cli --he-ca), and the CLI's
+ * public-key encryption gives the golden tokens over it. */
+static void
+test_tls_trusted_ca (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("he-server-ca-XXXXXX", NULL);
+  g_autofree char *cert = g_build_filename (dir, "cert.pem", NULL);
+  g_autofree char *key = g_build_filename (dir, "key.pem", NULL);
+  g_autofree char *missing = g_build_filename (dir, "missing.pem", NULL);
+  const char *extra[] = { "--tls-cert", cert, "--tls-key", key, NULL };
+  const char *trust[] = { "--he-ca", cert, "--he-encrypt", "pk", NULL };
+  g_autoptr (GError) error = NULL;
+  g_autofree char *wss = NULL, *plain = NULL, *remote = NULL, *err = NULL;
+  TsHeloraRemote *r;
+  Server s = { 0 };
+
+  if (!make_certificate (cert, key))
+    {
+      g_test_skip ("openssl cannot make a test certificate");
+      return;
+    }
+  server_start (&s, extra);
+  wss = g_strdup_printf ("wss%s", s.url + 5);
+  r = ts_helora_remote_connect (wss, 5000, &error);
+  g_assert_null (r);
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_CLOSED);
+  g_clear_error (&error);
+  r = ts_helora_remote_connect_with_ca (wss, 5000, missing, &error);
+  g_assert_null (r);
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+  r = ts_helora_remote_connect_with_ca (wss, 5000, cert, &error);
+  g_assert_no_error (error);
+  g_assert_false (ts_helora_remote_is_closed (r));
+  ts_helora_remote_free (r);
+  plain = generate_ids ("plain", GGUF_LORA);
+  remote = generate_ids_with (wss, GGUF_LORA, trust, &err);
+  server_stop (&s, 0);
+  g_assert_cmpstr (remote, ==, plain);
+  g_assert_nonnull (strstr (err, "public-key encryption"));
   g_unlink (cert);
   g_unlink (key);
   g_rmdir (dir);
@@ -302,6 +376,7 @@ main (int argc, char **argv)
   g_test_add_func ("/he-server-binary/health-and-sigterm", test_health_and_sigterm);
   g_test_add_func ("/he-server-binary/bad-options", test_bad_options);
   g_test_add_func ("/he-server-binary/tls", test_tls);
+  g_test_add_func ("/he-server-binary/tls-trusted-ca", test_tls_trusted_ca);
   g_test_add_func ("/he-server-binary/generate-remote", test_generate_remote);
   g_test_add_func ("/he-server-binary/generate-remote-peft", test_generate_remote_peft);
   g_test_add_func ("/he-server-binary/links-no-secret-key-code", test_links_no_secret_key_code);

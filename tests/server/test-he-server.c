@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <glib/gstdio.h>
+#include <libsoup/soup.h>
 
 #include "ckks-client.h"
 #include "ckks-objects.h"
@@ -163,9 +164,9 @@ random_h (GRand *rng, float *h)
   return g_bytes_new (h, D * sizeof (float));
 }
 
-/* Sends h for module @m (seed m + 1) and checks u = A·h against a schoolbook sum. */
+/* Sends h for module @m and checks u = A·h, A from @seed, against a schoolbook sum. */
 static void
-assert_evaluates (TsHeloraRemote *remote, GRand *rng, guint16 m)
+assert_evaluates_seed (TsHeloraRemote *remote, GRand *rng, guint16 m, guint seed)
 {
   float h[D];
   g_autoptr (GPtrArray) cts = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
@@ -187,9 +188,16 @@ assert_evaluates (TsHeloraRemote *remote, GRand *rng, guint16 m)
     {
       double expect = 0;
       for (guint j = 0; j < D; j++)
-        expect += (double) float_adapter_weight (m + 1, D, i, j) * h[j];
+        expect += (double) float_adapter_weight (seed, D, i, j) * h[j];
       g_assert_cmpfloat_with_epsilon (u[i], expect, 1e-4);
     }
+}
+
+/* The toy adapter's module @m has seed m + 1. */
+static void
+assert_evaluates (TsHeloraRemote *remote, GRand *rng, guint16 m)
+{
+  assert_evaluates_seed (remote, rng, m, m + 1);
 }
 
 static TsHeloraRemote *
@@ -830,6 +838,257 @@ test_session_sends_no_secret_key (Fixture *f, gconstpointer data)
   free (sealed);
 }
 
+/* ---- hot-swap ---- */
+
+#define SWAP_CLIENTS 20
+
+typedef struct {
+  Fixture *f;
+  guint8 sha[2][TS_HELORA_HASH_SIZE];   /* the versions of "swap" */
+  gint swapped;                          /* atomic: the new version is served */
+  gint ready;                            /* atomic: clients pinned to the old one */
+  gint evaluations;                      /* atomic: answers checked */
+} SwapTest;
+
+/* Writes "swap" with A from @seed (atomically: temp file and rename). */
+static void
+write_swap_adapter (Fixture *f, guint seed, guint8 *sha)
+{
+  g_autofree char *path = g_build_filename (f->dir, "swap.adapter", NULL);
+  g_autofree char *text = g_strdup_printf ("module m 48 6 %u\n", seed);
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (g_file_set_contents (path, text, -1, &error));
+  g_assert_no_error (error);
+  g_assert_true (ts_helora_adapter_sha256 (path, sha, &error));
+}
+
+/* Sends @method @path to the server; returns the body, stores the status. */
+static char *
+http_request (Fixture *f, const char *method, const char *path, guint *status)
+{
+  g_autoptr (SoupSession) session = soup_session_new ();
+  g_autofree char *url = g_strconcat (server_fixture_http_url (f->server), path, NULL);
+  g_autoptr (SoupMessage) msg = soup_message_new (method, url);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) body = soup_session_send_and_read (session, msg, NULL, &error);
+
+  g_assert_no_error (error);
+  *status = soup_message_get_status (msg);
+  return g_strndup (g_bytes_get_data (body, NULL), g_bytes_get_size (body));
+}
+
+static void
+assert_admin (Fixture *f, const char *method, const char *path, guint status,
+              const char *needle)
+{
+  guint got;
+  g_autofree char *body = http_request (f, method, path, &got);
+
+  g_assert_cmpuint (got, ==, status);
+  g_assert_nonnull (strstr (body, needle));
+}
+
+static TsHeloraRemote *
+connect_version (Fixture *f, const guint8 *sha, GError **error)
+{
+  static const char *const modules[] = { "m", NULL };
+  TsHeloraRemote *remote = connect_client (f);
+  g_autoptr (TsHeloraFrame) hello = make_hello (f, "swap", FLOAT_PARAMS_ID, modules);
+  g_autoptr (TsHeloraFrame) ack = NULL;
+
+  memcpy (hello->u.hello.adapter_sha256, sha, TS_HELORA_HASH_SIZE);
+  ack = ts_helora_remote_hello (remote, &hello->u.hello, error);
+  if (ack == NULL)
+    g_clear_pointer (&remote, ts_helora_remote_free);
+  return remote;
+}
+
+/* One client: pinned to the old version through the swap, then a new
+ * session that gets the new version. Every request must succeed. */
+static gpointer
+swap_client_thread (gpointer data)
+{
+  SwapTest *t = data;
+  g_autoptr (GRand) rng = g_rand_new ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraRemote) old = connect_version (t->f, t->sha[0], &error);
+  g_autoptr (TsHeloraRemote) fresh = NULL;
+  guint after = 0;
+
+  g_assert_no_error (error);
+  g_atomic_int_inc (&t->ready);
+  while (after < 5)
+    {
+      gboolean swapped = g_atomic_int_get (&t->swapped);
+      assert_evaluates_seed (old, rng, 0, 11);
+      g_atomic_int_inc (&t->evaluations);
+      after += swapped;
+    }
+  fresh = connect_version (t->f, t->sha[1], &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < 5; i++)
+    {
+      assert_evaluates_seed (fresh, rng, 0, 23);
+      assert_evaluates_seed (old, rng, 0, 11);
+      g_atomic_int_add (&t->evaluations, 2);
+    }
+  return NULL;
+}
+
+static void
+test_hot_swap (Fixture *f, gconstpointer data)
+{
+  SwapTest t = { f };
+  GThread *threads[SWAP_CLIENTS];
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraRemote) late = NULL;
+  g_autoptr (GRand) rng = g_rand_new_with_seed (3);
+  g_autofree char *metrics = NULL;
+  g_autofree char *path = g_build_filename (f->dir, "swap.adapter", NULL);
+
+  /* Not there yet: a reload of an unknown name is 404, then a new file loads. */
+  assert_admin (f, "POST", "admin/adapters/swap/reload", 404, "No adapter 'swap'");
+  write_swap_adapter (f, 11, t.sha[0]);
+  assert_admin (f, "POST", "admin/adapters/swap/reload", 200, "\"action\":\"loaded\"");
+  assert_admin (f, "GET", "admin/adapters/swap/reload", 405, "error");
+  assert_admin (f, "POST", "admin/adapters/swap/unknown", 404, "error");
+
+  for (guint i = 0; i < SWAP_CLIENTS; i++)
+    threads[i] = g_thread_new ("swap-client", swap_client_thread, &t);
+  while (g_atomic_int_get (&t.ready) < SWAP_CLIENTS || g_atomic_int_get (&t.evaluations) < 40)
+    g_usleep (1000);
+  /* The file changes first: a hello for the old hash that would open it now
+   * is refused rather than served the new weights. */
+  write_swap_adapter (f, 23, t.sha[1]);
+  assert_admin (f, "POST", "admin/adapters/swap/reload", 200, "\"action\":\"replaced\"");
+  g_atomic_int_set (&t.swapped, TRUE);
+  for (guint i = 0; i < SWAP_CLIENTS; i++)
+    g_thread_join (threads[i]);
+  g_assert_cmpint (t.evaluations, >=, SWAP_CLIENTS * 15);
+
+  /* A new session cannot pin the replaced version. */
+  late = connect_version (f, t.sha[0], &error);
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_ADAPTER_HASH);
+  g_clear_error (&error);
+  metrics = server_fixture_get (f->server, "/metrics");
+  g_assert_nonnull (strstr (metrics, "tensafe_he_errors_total{code=\"internal\"} 0\n"));
+  g_assert_nonnull (strstr (metrics, "tensafe_he_adapter_swaps_total 2\n"));
+
+  /* Unload: connected clients keep their version, new hellos are refused. */
+  late = connect_version (f, t.sha[1], &error);
+  g_assert_no_error (error);
+  assert_admin (f, "DELETE", "admin/adapters/swap", 200, "\"action\":\"unloaded\"");
+  assert_evaluates_seed (late, rng, 0, 23);
+  g_clear_pointer (&late, ts_helora_remote_free);
+  late = connect_version (f, t.sha[1], &error);
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_ADAPTER);
+  assert_admin (f, "DELETE", "admin/adapters/swap", 404, "error");
+  g_unlink (path);
+  assert_server_healthy (f);
+}
+
+/* A non-loopback IPv4 address of this host, or NULL. */
+static char *
+outside_address (void)
+{
+  g_autoptr (GSocket) probe = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_DATAGRAM,
+                                            G_SOCKET_PROTOCOL_UDP, NULL);
+  g_autoptr (GInetAddress) remote = g_inet_address_new_from_string ("192.0.2.254");
+  g_autoptr (GSocketAddress) to = g_inet_socket_address_new (remote, 9);
+  g_autoptr (GSocketAddress) local = NULL;
+  GInetAddress *ip;
+
+  /* Connecting a UDP socket sends nothing; it picks the outgoing interface. */
+  if (probe == NULL || !g_socket_connect (probe, to, NULL, NULL)
+      || (local = g_socket_get_local_address (probe, NULL)) == NULL)
+    return NULL;
+  ip = g_inet_socket_address_get_address (G_INET_SOCKET_ADDRESS (local));
+  return g_inet_address_get_is_loopback (ip) ? NULL : g_inet_address_to_string (ip);
+}
+
+/* The admin routes answer loopback peers only, whatever the listen address. */
+static void
+test_admin_loopback_only (Fixture *f, gconstpointer data)
+{
+  HeServerOptions options = { .n_threads = 1, .open_evaluator = open_evaluator,
+                              .adapters_dir = f->dir, .max_frame_bytes = MAX_FRAME,
+                              .max_in_flight = 4 };
+  g_autofree char *ip = outside_address ();
+  g_autofree char *outside = NULL;
+  g_autoptr (SoupSession) session = soup_session_new ();
+  g_autoptr (SoupMessage) msg = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) body = NULL;
+
+  if (ip == NULL)
+    {
+      g_test_skip ("no non-loopback IPv4 address on this host");
+      return;
+    }
+  server_fixture_stop (f->server);
+  f->server = server_fixture_start_on (&options, "0.0.0.0:0");
+  outside = g_strdup_printf ("http://%s:%d/admin/adapters/toy", ip,
+                             atoi (strrchr (server_fixture_http_url (f->server), ':') + 1));
+  msg = soup_message_new ("DELETE", outside);
+  body = soup_session_send_and_read (session, msg, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (soup_message_get_status (msg), ==, SOUP_STATUS_FORBIDDEN);
+  ts_helora_remote_free (connect_and_hello (f));    /* still served */
+  assert_admin (f, "DELETE", "admin/adapters/toy", 200, "\"action\":\"unloaded\"");
+}
+
+/* Hellos for @sha until one gives @code (0: success), for up to 5 s. */
+static TsHeloraRemote *
+wait_for_hello (Fixture *f, const guint8 *sha, int code)
+{
+  for (int i = 0; i < 500; i++)
+    {
+      g_autoptr (GError) error = NULL;
+      TsHeloraRemote *remote = connect_version (f, sha, &error);
+
+      if (code == 0 && remote != NULL)
+        return remote;
+      if (code != 0 && g_error_matches (error, TS_HELORA_ERROR, code))
+        return NULL;
+      g_clear_pointer (&remote, ts_helora_remote_free);
+      g_usleep (10000);
+    }
+  g_assert_not_reached ();
+}
+
+/* --watch: writing, replacing and deleting a file hot-swaps its adapter;
+ * a client pinned to the first version keeps it throughout. */
+static void
+test_directory_watch (Fixture *f, gconstpointer data)
+{
+  HeServerOptions options = { .n_threads = 2, .open_evaluator = open_evaluator,
+                              .adapters_dir = f->dir, .watch_adapters = TRUE };
+  g_autofree char *path = g_build_filename (f->dir, "swap.adapter", NULL);
+  g_autoptr (GRand) rng = g_rand_new_with_seed (5);
+  g_autoptr (TsHeloraRemote) pinned = NULL;
+  g_autoptr (TsHeloraRemote) fresh = NULL;
+  g_autofree char *metrics = NULL;
+  guint8 sha[2][TS_HELORA_HASH_SIZE];
+
+  server_fixture_stop (f->server);
+  f->server = server_fixture_start (&options);
+  write_swap_adapter (f, 11, sha[0]);
+  pinned = wait_for_hello (f, sha[0], 0);
+  assert_evaluates_seed (pinned, rng, 0, 11);
+  write_swap_adapter (f, 23, sha[1]);
+  fresh = wait_for_hello (f, sha[1], 0);
+  assert_evaluates_seed (fresh, rng, 0, 23);
+  assert_evaluates_seed (pinned, rng, 0, 11);
+  g_unlink (path);
+  wait_for_hello (f, sha[1], TS_HELORA_ERROR_UNKNOWN_ADAPTER);
+  assert_evaluates_seed (pinned, rng, 0, 11);
+  assert_evaluates_seed (fresh, rng, 0, 23);
+  metrics = server_fixture_get (f->server, "/metrics");
+  g_assert_nonnull (strstr (metrics, "tensafe_he_adapter_swaps_total 3\n"));
+  assert_server_healthy (f);
+}
+
 static void
 add (const char *path, void (*func) (Fixture *, gconstpointer), guint idle_ms)
 {
@@ -855,5 +1114,8 @@ main (int argc, char **argv)
   add ("/he-server/client-errors", test_client_errors, 0);
   add ("/he-server/session-drop", test_session_drop, 0);
   add ("/he-server/session-sends-no-secret-key", test_session_sends_no_secret_key, 0);
+  add ("/he-server/hot-swap", test_hot_swap, 0);
+  add ("/he-server/directory-watch", test_directory_watch, 0);
+  add ("/he-server/admin-loopback-only", test_admin_loopback_only, 0);
   return g_test_run ();
 }
