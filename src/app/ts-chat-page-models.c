@@ -120,6 +120,7 @@ load_done_cb (GObject *source, GAsyncResult *result, gpointer data)
   self->model_path = g_strdup (r->model_path);
   g_free (self->adapter_path);
   self->adapter_path = g_strdup (r->adapter_path);
+  _ts_chat_page_market_adapter_loaded (self);
   _ts_chat_page_update_subtitles (self);
   _ts_chat_page_update_actions (self);
 }

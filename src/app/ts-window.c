@@ -17,6 +17,8 @@ struct _TsWindow
   AdwToastOverlay *toast_overlay;
   AdwViewStack *stack;
   TsKeysPage *keys_page;
+  TsChatPage *chat_page;
+  TsMarketplacePage *market_page;
 };
 
 G_DEFINE_FINAL_TYPE (TsWindow, ts_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -55,6 +57,22 @@ preferences_action (GtkWidget *widget, const char *action_name, GVariant *param)
       return;
     }
   gtk_window_present (GTK_WINDOW (ts_preferences_window_new (GTK_WINDOW (self), settings)));
+}
+
+/* The marketplace page already asks for the chat page to be shown; the chat
+ * checks the adapter before it selects it. */
+static void
+use_in_chat_cb (TsWindow *self, const char *id, const char *path)
+{
+  ts_chat_page_use_market_adapter (self->chat_page,
+                                   ts_marketplace_page_get_adapters_dir (self->market_page),
+                                   id, path);
+}
+
+static void
+adapter_used_cb (TsWindow *self, const char *id, const char *version, gint64 tokens)
+{
+  ts_marketplace_page_report_usage (self->market_page, id, version, tokens);
 }
 
 static void
@@ -139,6 +157,8 @@ ts_window_class_init (TsWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TsWindow, toast_overlay);
   gtk_widget_class_bind_template_child (widget_class, TsWindow, stack);
   gtk_widget_class_bind_template_child (widget_class, TsWindow, keys_page);
+  gtk_widget_class_bind_template_child (widget_class, TsWindow, chat_page);
+  gtk_widget_class_bind_template_child (widget_class, TsWindow, market_page);
   gtk_widget_class_bind_template_callback (widget_class, stack_visible_child_cb);
 
   gtk_widget_class_install_action (widget_class, "win.show-page", "s", show_page_action);
@@ -155,6 +175,8 @@ static void
 ts_window_init (TsWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  g_signal_connect_swapped (self->market_page, "use-in-chat", G_CALLBACK (use_in_chat_cb), self);
+  g_signal_connect_swapped (self->chat_page, "adapter-used", G_CALLBACK (adapter_used_cb), self);
 }
 
 TsWindow *
@@ -167,6 +189,7 @@ ts_window_new (TsApplication *app)
   self = g_object_new (TS_TYPE_WINDOW, "application", app, NULL);
   ts_window_bind_settings (self, app);
   ts_keys_page_set_vault (self->keys_page, ts_application_get_key_vault (app));
+  ts_chat_page_set_key_vault (self->chat_page, ts_application_get_key_vault (app));
   return self;
 }
 

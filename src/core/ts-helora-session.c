@@ -8,6 +8,7 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#include "ckks-serial.h"
 #include "ts-helora-ckks.h"
 #include "ts-helora-proto.h"
 #include "ts-helora-session-private.h"
@@ -412,6 +413,30 @@ now_ms (TsHeloraSession *self)
   return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
+/* Local mode: the bytes one row would send to a remote evaluator and get
+ * back (the serialised forms ts-helora-ckks.c writes). */
+static void
+count_local_bytes (TsHeloraSession *self, SessionGroup *g)
+{
+  guint64 up = 0, down = 0;
+
+  for (guint k = 0; k < g->n_inputs; k++)
+    up += ckks_ciphertext_serialized_size (g->inputs[k]);
+  for (guint i = 0; i < g->members->len; i++)
+    {
+      SessionModule *m = &g_array_index (self->modules, SessionModule,
+                                         g_array_index (g->members, guint, i));
+      gsize compact = ckks_helora_result_serialized_size (m->layout);
+
+      for (guint k = 0; k < m->n_outputs; k++)
+        down += compact > 0 ? compact : ckks_ciphertext_serialized_size (m->outputs[k]);
+    }
+  g_mutex_lock (&self->stats_lock);
+  self->stats.ct_bytes_up += up;
+  self->stats.ct_bytes_down += down;
+  g_mutex_unlock (&self->stats_lock);
+}
+
 /* Local mode: encrypt, evaluate on the pool, decrypt, one row at a time. */
 static gboolean
 compute_row_local (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call,
@@ -430,6 +455,7 @@ compute_row_local (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall 
   if (!_ts_helora_session_decrypt_row (self, g, row, h_factor, error))
     return FALSE;
   lm_timings_add (call->timings, LM_STAGE_DECRYPT, now_ms (self) - t2);
+  count_local_bytes (self, g);
   return TRUE;
 }
 
@@ -518,18 +544,26 @@ TsHeloraSession *
 ts_helora_attach (LmSession *lm, const LmLora *lora, const char *lora_path,
                   const char *mode_text, const char *params_preset, GError **error)
 {
-  TsHeloraOptions options = { .params_preset = params_preset, .adapter_path = lora_path,
-                              .track_error = TRUE };
+  TsHeloraOptions options = { .params_preset = params_preset, .adapter_path = lora_path };
+
+  return ts_helora_attach_options (lm, lora, mode_text, &options, error);
+}
+
+TsHeloraSession *
+ts_helora_attach_options (LmSession *lm, const LmLora *lora, const char *mode_text,
+                          TsHeloraOptions *options, GError **error)
+{
   g_autoptr (TsHeloraSession) self = NULL;
 
-  if (!ts_helora_mode_parse (mode_text, &options, error))
+  options->track_error = TRUE;
+  if (!ts_helora_mode_parse (mode_text, options, error))
     return NULL;
   if (lora == NULL)
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "HE-LoRA needs an adapter (--lora)");
       return NULL;
     }
-  self = ts_helora_session_new (lora, &options, error);
+  self = ts_helora_session_new (lora, options, error);
   if (self == NULL || !ts_helora_session_attach (self, lm, error))
     return NULL;
   return g_steal_pointer (&self);

@@ -65,6 +65,10 @@ typedef struct {
 typedef struct {
   guint64 bytes_up;            /* ciphertext frames sent */
   guint64 bytes_down;          /* result frames received */
+  /* Ciphertext bytes each way whatever the mode: remote, the frames above;
+   * local, what would cross a wire (serialised inputs up, results down). */
+  guint64 ct_bytes_up;
+  guint64 ct_bytes_down;
   guint64 module_evaluations;  /* (module, token) pairs evaluated under encryption */
   guint64 encryptions;         /* encryptions of h (shared by modules) */
   double he_ms;                /* encrypt + upload + evaluate + download + decrypt */
@@ -107,6 +111,12 @@ const GError *ts_helora_session_last_error (TsHeloraSession *self);
 TsHeloraSession *ts_helora_attach (LmSession *lm, const LmLora *lora, const char *lora_path,
                                    const char *mode_text, const char *params_preset,
                                    GError **error);
+/* The same with @options filled in beforehand (preset, adapter path, key
+ * material such as sealed_key); mode and remote_url come from @mode_text and
+ * track_error is set. */
+TsHeloraSession *ts_helora_attach_options (LmSession *lm, const LmLora *lora,
+                                           const char *mode_text, TsHeloraOptions *options,
+                                           GError **error);
 
 /* One line for people: mode, encryptions, bytes each way, max Δ error. */
 char *ts_helora_session_summary (TsHeloraSession *self);
