@@ -290,6 +290,13 @@ ts_chat_page_get_pane (TsChatPage *self, gboolean he)
   return he ? self->he_pane : self->plain_pane;
 }
 
+GtkMenuButton *
+ts_chat_page_get_picker (TsChatPage *self, gboolean adapter)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PAGE (self), NULL);
+  return adapter ? self->adapter_button : self->model_button;
+}
+
 void
 ts_chat_page_set_prompt (TsChatPage *self, const char *text)
 {

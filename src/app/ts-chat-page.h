@@ -9,7 +9,8 @@
  *
  * Actions (on the page, so tests and shortcuts reach them): chat.send,
  * chat.stop (Esc), chat.regenerate, chat.edit-last, chat.clear,
- * chat.export-csv, chat.export-png, chat.open-model, chat.use-demo,
+ * chat.export-csv, chat.export-png (HE-LoRA chart), chat.export-plain-png,
+ * chat.open-model, chat.use-demo,
  * chat.open-adapter, chat.use-adapter (s: path),
  * chat.rename-conversation (x), chat.delete-conversation (x).
  *
@@ -55,6 +56,11 @@ void ts_chat_page_use_market_adapter (TsChatPage *self, const char *adapters_dir
                                       const char *id, const char *path);
 /* The adapter in use (file or folder), NULL when none. */
 const char *ts_chat_page_get_adapter_path (TsChatPage *self);
+
+/* The model (@adapter FALSE) or adapter picker: a menu button whose menu
+ * uses the chat.use-demo, chat.open-model, chat.use-adapter and
+ * chat.open-adapter actions (the window mirrors it in its header). */
+GtkMenuButton *ts_chat_page_get_picker (TsChatPage *self, gboolean adapter);
 
 /* Both panes' latency bars as one CSV table (what chat.export-csv writes):
  * the chart's columns after a first column "pane" (plain or he). */

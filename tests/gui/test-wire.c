@@ -220,6 +220,46 @@ adapter_selected (gpointer data)
   return path != NULL && g_str_has_suffix (path, w->suffix) && ts_chat_page_get_ready (w->chat);
 }
 
+static GtkMenuButton *
+find_menu_button (GtkWidget *widget, const char *label)
+{
+  if (GTK_IS_MENU_BUTTON (widget)
+      && g_strcmp0 (gtk_menu_button_get_label (GTK_MENU_BUTTON (widget)), label) == 0)
+    return GTK_MENU_BUTTON (widget);
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    {
+      GtkMenuButton *found = find_menu_button (c, label);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* The window's header mirrors the chat's adapter picker while the chat is
+ * shown, and its menu reaches the chat page's actions. */
+static void
+check_header_pickers (TsWindow *window, TsChatPage *chat)
+{
+  GtkWidget *header = gui_find_descendant (GTK_WIDGET (window), ADW_TYPE_HEADER_BAR);
+  GtkMenuButton *picker = ts_chat_page_get_picker (chat, TRUE);
+  GtkMenuButton *mirror = find_menu_button (header, gtk_menu_button_get_label (picker));
+  AdapterWait demo = { chat, "tiny-qwen35moe-lora-f32.gguf" };
+
+  g_assert_nonnull (mirror);
+  g_assert_cmpstr (gtk_menu_button_get_label (mirror), ==, "tiny-pirate");
+  g_assert_true (gtk_menu_button_get_menu_model (mirror) == gtk_menu_button_get_menu_model (picker));
+  g_assert_true (gtk_widget_is_visible (GTK_WIDGET (mirror)));
+  g_assert_false (gtk_widget_is_visible (GTK_WIDGET (picker)));
+  ts_window_set_visible_page (window, "keys");
+  g_assert_false (gtk_widget_is_visible (GTK_WIDGET (mirror)));
+  ts_window_set_visible_page (window, "chat");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (mirror), "chat.use-demo", NULL));
+  wait_until (adapter_selected, &demo, "the demo adapter again");
+  g_assert_cmpstr (gtk_menu_button_get_label (mirror), ==, "Demo Adapter");
+}
+
 /* Installs @id through the details view, trusting its publisher as a click
  * on "Trust and Install" does. */
 static TsMarketDetails *
@@ -282,6 +322,7 @@ test_use_in_chat (void)
   g_assert_true (ts_market_usage_flush_finish (usage, result, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (ts_market_usage_get_pending (usage), ==, 0);
+  check_header_pickers (window, chat);
   quit_app (app);
   g_unsetenv ("TENSAFE_MARKETPLACE_URL");
   g_unsetenv ("TENSAFE_MARKET_TOKEN");
