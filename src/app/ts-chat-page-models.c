@@ -120,6 +120,7 @@ load_done_cb (GObject *source, GAsyncResult *result, gpointer data)
   self->model_path = g_strdup (r->model_path);
   g_free (self->adapter_path);
   self->adapter_path = g_strdup (r->adapter_path);
+  _ts_chat_page_market_adapter_loaded (self);
   _ts_chat_page_update_subtitles (self);
   _ts_chat_page_update_actions (self);
 }
@@ -322,12 +323,24 @@ csv_chosen (TsChatPage *self, GFile *file)
 }
 
 static void
-png_chosen (TsChatPage *self, GFile *file)
+save_chart_png (TsChatPane *pane, TsChatPage *self, GFile *file)
 {
   g_autoptr (GError) error = NULL;
 
-  if (!ts_latency_chart_save_png (ts_chat_pane_get_chart (self->he_pane), file, &error))
+  if (!ts_latency_chart_save_png (ts_chat_pane_get_chart (pane), file, &error))
     _ts_chat_page_toast (self, error->message);
+}
+
+static void
+png_chosen (TsChatPage *self, GFile *file)
+{
+  save_chart_png (self->he_pane, self, file);
+}
+
+static void
+plain_png_chosen (TsChatPage *self, GFile *file)
+{
+  save_chart_png (self->plain_pane, self, file);
 }
 
 static void
@@ -344,6 +357,13 @@ export_png_action (GtkWidget *widget, const char *action_name, GVariant *param)
                GTK_FILE_CHOOSER_ACTION_SAVE, NULL, "tensafe-latency.png", png_chosen);
 }
 
+static void
+export_plain_png_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  choose_file (TS_CHAT_PAGE (widget), _("Export Plaintext Chart as PNG"),
+               GTK_FILE_CHOOSER_ACTION_SAVE, NULL, "tensafe-latency-plain.png", plain_png_chosen);
+}
+
 void
 _ts_chat_page_models_class_init (GtkWidgetClass *widget_class)
 {
@@ -353,6 +373,8 @@ _ts_chat_page_models_class_init (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "chat.open-adapter", NULL, open_adapter_action);
   gtk_widget_class_install_action (widget_class, "chat.export-csv", NULL, export_csv_action);
   gtk_widget_class_install_action (widget_class, "chat.export-png", NULL, export_png_action);
+  gtk_widget_class_install_action (widget_class, "chat.export-plain-png", NULL,
+                                   export_plain_png_action);
 }
 
 

@@ -5,6 +5,7 @@
 #include "ts-chat-page.h"
 #include "ts-generation.h"
 #include "ts-history.h"
+#include "ts-key-vault.h"
 
 G_BEGIN_DECLS
 
@@ -44,6 +45,14 @@ struct _TsChatPage
   GArray *he_ids;
   guint save_timeout;
 
+  /* The key vault whose unlocked key HE replies use (a reference). */
+  TsKeyVault *key_vault;
+  /* The adapter's marketplace id and version, when it is an installed
+   * marketplace adapter (turns are metered); else NULL. */
+  char *market_id;
+  char *market_version;
+  GCancellable *verify_cancellable;
+
   /* History. */
   TsHistory *history;
   gint64 conversation;
@@ -75,5 +84,15 @@ void _ts_chat_page_history_begin_exchange (TsChatPage *self, const char *prompt)
 void _ts_chat_page_history_save_reply (TsChatPage *self, gboolean he, gboolean complete);
 /* Forgets the last exchange (regenerate, edit and resend). */
 void _ts_chat_page_history_drop_exchange (TsChatPage *self);
+
+/* ts-chat-page-market.c: marketplace adapters and the key vault's key. */
+/* After a model or adapter loaded: finds out whether it is a marketplace one. */
+void _ts_chat_page_market_adapter_loaded (TsChatPage *self);
+/* After a turn: emits "adapter-used" for a marketplace adapter. */
+void _ts_chat_page_market_report_turn (TsChatPage *self);
+/* Makes @request's HE-LoRA session use the vault's unlocked key, if any. */
+void _ts_chat_page_use_vault_key (TsChatPage *self, TsGenerationRequest *request);
+void _ts_chat_page_market_dispose (TsChatPage *self);
+void _ts_chat_page_market_class_init (GObjectClass *object_class);
 
 G_END_DECLS

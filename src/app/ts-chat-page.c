@@ -122,6 +122,7 @@ build_request (TsChatPage *self)
   r->n_threads = threads > 0 ? threads : MAX (g_get_num_processors () / 2, 1);
   r->he_mode = he_mode_from_settings (settings);
   r->he_preset = he_preset_from_settings (settings);
+  _ts_chat_page_use_vault_key (self, r);
   return r;
 }
 
@@ -276,6 +277,7 @@ pane_finished_cb (TsChatPane *pane, int kind, const char *message, TsChatPage *s
     {
       set_busy (self, FALSE);
       _ts_chat_page_history_refresh (self);
+      _ts_chat_page_market_report_turn (self);
     }
 }
 
@@ -286,6 +288,13 @@ ts_chat_page_get_pane (TsChatPage *self, gboolean he)
 {
   g_return_val_if_fail (TS_IS_CHAT_PAGE (self), NULL);
   return he ? self->he_pane : self->plain_pane;
+}
+
+GtkMenuButton *
+ts_chat_page_get_picker (TsChatPage *self, gboolean adapter)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PAGE (self), NULL);
+  return adapter ? self->adapter_button : self->model_button;
 }
 
 void
@@ -404,6 +413,7 @@ ts_chat_page_dispose (GObject *object)
   g_cancellable_cancel (self->load_cancellable);
   g_clear_object (&self->load_cancellable);
   g_clear_handle_id (&self->save_timeout, g_source_remove);
+  _ts_chat_page_market_dispose (self);
   G_OBJECT_CLASS (ts_chat_page_parent_class)->dispose (object);
 }
 
@@ -447,6 +457,7 @@ ts_chat_page_class_init (TsChatPageClass *klass)
   object_class->dispose = ts_chat_page_dispose;
   object_class->finalize = ts_chat_page_finalize;
   install_properties (object_class);
+  _ts_chat_page_market_class_init (object_class);
 
   g_type_ensure (TS_TYPE_CHAT_PANE);
   gtk_widget_class_set_template_from_resource (widget_class,

@@ -9,7 +9,8 @@
  *
  * Actions (on the page, so tests and shortcuts reach them): chat.send,
  * chat.stop (Esc), chat.regenerate, chat.edit-last, chat.clear,
- * chat.export-csv, chat.export-png, chat.open-model, chat.use-demo,
+ * chat.export-csv, chat.export-png (HE-LoRA chart), chat.export-plain-png,
+ * chat.open-model, chat.use-demo,
  * chat.open-adapter, chat.use-adapter (s: path),
  * chat.rename-conversation (x), chat.delete-conversation (x).
  *
@@ -20,6 +21,7 @@
 #include <adwaita.h>
 
 #include "ts-chat-pane.h"
+#include "ts-key-vault.h"
 
 G_BEGIN_DECLS
 
@@ -39,6 +41,26 @@ gint64 ts_chat_page_get_conversation (TsChatPage *self);
 gboolean ts_chat_page_load_conversation (TsChatPage *self, gint64 id, GError **error);
 /* Conversations in the sidebar. */
 guint ts_chat_page_get_n_conversations (TsChatPage *self);
+
+/* The key vault (the application's): while it holds an unlocked key, the
+ * HE pane encrypts under it and its lock badge shows the vault's
+ * fingerprint; otherwise each answer uses an ephemeral key. */
+void ts_chat_page_set_key_vault (TsChatPage *self, TsKeyVault *vault);
+
+/* Selects the installed marketplace adapter @id (folder @path under
+ * @adapters_dir) for the current model, after checking it with
+ * ts_market_verify_installed() on a worker thread; a failure is a toast and
+ * changes nothing. Each later turn with it emits "adapter-used" (char *id,
+ * char *version, gint64 tokens: both panes' tokens). */
+void ts_chat_page_use_market_adapter (TsChatPage *self, const char *adapters_dir,
+                                      const char *id, const char *path);
+/* The adapter in use (file or folder), NULL when none. */
+const char *ts_chat_page_get_adapter_path (TsChatPage *self);
+
+/* The model (@adapter FALSE) or adapter picker: a menu button whose menu
+ * uses the chat.use-demo, chat.open-model, chat.use-adapter and
+ * chat.open-adapter actions (the window mirrors it in its header). */
+GtkMenuButton *ts_chat_page_get_picker (TsChatPage *self, gboolean adapter);
 
 /* Both panes' latency bars as one CSV table (what chat.export-csv writes):
  * the chart's columns after a first column "pane" (plain or he). */

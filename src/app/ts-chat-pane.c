@@ -1,6 +1,7 @@
 /* ts-chat-pane.c: one side of the chat: messages, live footer and latency chart.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib/gi18n.h>
+#include <string.h>
 
 #include "ts-chat-message.h"
 #include "ts-chat-pane.h"
@@ -34,6 +35,8 @@ struct _TsChatPane
   double max_delta_error;
   double bytes_per_token;
   int diverged_at;
+  char *key_fingerprint;         /* what the lock badge shows */
+  gboolean key_from_vault;       /* the reply being generated uses the vault's key */
 };
 
 G_DEFINE_FINAL_TYPE (TsChatPane, ts_chat_pane, ADW_TYPE_BIN)
@@ -134,8 +137,8 @@ on_token (TsChatPane *self, const TsGenerationEvent *event)
   if (event->has_he)
     {
       self->max_delta_error = event->he_stats.max_abs_delta_error;
-      self->bytes_per_token = (double) (event->he_stats.bytes_up + event->he_stats.bytes_down)
-                              / self->n_tokens;
+      self->bytes_per_token = (double) (event->he_stats.ct_bytes_up
+                                        + event->he_stats.ct_bytes_down) / self->n_tokens;
       notify (self, PROP_MAX_DELTA_ERROR);
     }
   notify (self, PROP_N_TOKENS);
@@ -166,17 +169,7 @@ generation_cb (TsGenerationJob *job, const TsGenerationEvent *event, gpointer us
     {
     case TS_GENERATION_EVENT_STARTED:
       if (event->key_fingerprint != NULL && *event->key_fingerprint != '\0')
-        {
-          g_autofree char *shown = g_strndup (event->key_fingerprint, 16);
-
-          g_autofree char *tooltip =
-            g_strdup_printf (_("Encrypted under a fresh CKKS key held only in memory for this answer. "
-                               "Parameter fingerprint (SHA-256): %s"), event->key_fingerprint);
-
-          gtk_label_set_text (self->fingerprint_label, shown);
-          gtk_widget_set_tooltip_text (self->lock_badge, tooltip);
-          gtk_widget_set_visible (self->lock_badge, TRUE);
-        }
+        ts_chat_pane_show_key (self, event->key_fingerprint, self->key_from_vault);
       break;
     case TS_GENERATION_EVENT_TOKEN:
       on_token (self, event);
@@ -320,6 +313,7 @@ ts_chat_pane_generate (TsChatPane *self, TsGenerationModel *model,
     g_ptr_array_add (r->turns, g_strdup (g_ptr_array_index (turns, i)));
   if (!self->he)
     g_clear_pointer (&r->he_mode, g_free);
+  self->key_from_vault = r->he_key_fingerprint != NULL;
   reset_numbers (self);
   self->job = ts_generation_job_start (model, r, NULL, generation_cb, self);
   set_busy (self, TRUE);
@@ -330,6 +324,44 @@ ts_chat_pane_get_busy (TsChatPane *self)
 {
   g_return_val_if_fail (TS_IS_CHAT_PANE (self), FALSE);
   return self->job != NULL;
+}
+
+void
+ts_chat_pane_show_key (TsChatPane *self, const char *fingerprint, gboolean from_vault)
+{
+  g_autofree char *shown = NULL;
+  g_autofree char *tooltip = NULL;
+
+  g_return_if_fail (TS_IS_CHAT_PANE (self));
+  g_free (self->key_fingerprint);
+  self->key_fingerprint = g_strdup (fingerprint);
+  gtk_widget_set_visible (self->lock_badge, fingerprint != NULL);
+  if (fingerprint == NULL)
+    return;
+  /* The vault's fingerprint is grouped ("1A2B 3C4D …"): four groups. */
+  shown = g_strndup (fingerprint, strchr (fingerprint, ' ') != NULL ? 19 : 16);
+  tooltip = from_vault
+    ? g_strdup_printf (_("Encrypted under the key from the Keys page. Key fingerprint: %s"),
+                       fingerprint)
+    : g_strdup_printf (_("Ephemeral key: a fresh CKKS key held only in memory for this answer "
+                         "(no key is unlocked on the Keys page). "
+                         "Parameter fingerprint (SHA-256): %s"), fingerprint);
+  gtk_label_set_text (self->fingerprint_label, shown);
+  gtk_widget_set_tooltip_text (self->lock_badge, tooltip);
+}
+
+const char *
+ts_chat_pane_get_key_fingerprint (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
+  return self->key_fingerprint;
+}
+
+const char *
+ts_chat_pane_get_key_tooltip (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
+  return gtk_widget_get_tooltip_text (self->lock_badge);
 }
 
 gboolean
@@ -365,6 +397,13 @@ ts_chat_pane_get_first_token_ms (TsChatPane *self)
 {
   g_return_val_if_fail (TS_IS_CHAT_PANE (self), 0);
   return self->first_token_ms;
+}
+
+double
+ts_chat_pane_get_bytes_per_token (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), 0);
+  return self->bytes_per_token;
 }
 
 double
@@ -493,6 +532,7 @@ ts_chat_pane_finalize (GObject *object)
   TsChatPane *self = TS_CHAT_PANE (object);
 
   g_string_free (self->pending, TRUE);
+  g_free (self->key_fingerprint);
   G_OBJECT_CLASS (ts_chat_pane_parent_class)->finalize (object);
 }
 

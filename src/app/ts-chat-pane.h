@@ -48,9 +48,19 @@ guint ts_chat_pane_get_n_tokens (TsChatPane *self);
 double ts_chat_pane_get_tokens_per_second (TsChatPane *self);
 double ts_chat_pane_get_first_token_ms (TsChatPane *self);
 double ts_chat_pane_get_max_delta_error (TsChatPane *self);
+/* HE: ciphertext bytes per generated token, both ways; in local mode what
+ * would cross the wire to a remote evaluator. */
+double ts_chat_pane_get_bytes_per_token (TsChatPane *self);
 /* First token index where the other pane chose another token; -1 if none. */
 int ts_chat_pane_get_diverged_at (TsChatPane *self);
 void ts_chat_pane_set_diverged_at (TsChatPane *self, int index);
 TsLatencyChart *ts_chat_pane_get_chart (TsChatPane *self);
+
+/* The HE pane's lock badge: @fingerprint of the key replies are encrypted
+ * under (NULL hides the badge); @from_vault: the Keys page's key, else an
+ * ephemeral one made for each answer (the tooltip says which). */
+void ts_chat_pane_show_key (TsChatPane *self, const char *fingerprint, gboolean from_vault);
+const char *ts_chat_pane_get_key_fingerprint (TsChatPane *self);
+const char *ts_chat_pane_get_key_tooltip (TsChatPane *self);
 
 G_END_DECLS

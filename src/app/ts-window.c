@@ -17,6 +17,10 @@ struct _TsWindow
   AdwToastOverlay *toast_overlay;
   AdwViewStack *stack;
   TsKeysPage *keys_page;
+  TsChatPage *chat_page;
+  TsMarketplacePage *market_page;
+  AdwHeaderBar *header_bar;
+  GtkWidget *header_pickers;     /* the chat's model and adapter pickers */
 };
 
 G_DEFINE_FINAL_TYPE (TsWindow, ts_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -57,9 +61,78 @@ preferences_action (GtkWidget *widget, const char *action_name, GVariant *param)
   gtk_window_present (GTK_WINDOW (ts_preferences_window_new (GTK_WINDOW (self), settings)));
 }
 
+/* The marketplace page already asks for the chat page to be shown; the chat
+ * checks the adapter before it selects it. */
+static void
+use_in_chat_cb (TsWindow *self, const char *id, const char *path)
+{
+  ts_chat_page_use_market_adapter (self->chat_page,
+                                   ts_marketplace_page_get_adapters_dir (self->market_page),
+                                   id, path);
+}
+
+static void
+adapter_used_cb (TsWindow *self, const char *id, const char *version, gint64 tokens)
+{
+  ts_marketplace_page_report_usage (self->market_page, id, version, tokens);
+}
+
+/* The header's pickers run the chat page's actions. */
+static void
+forward_chat_action (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  TsWindow *self = TS_WINDOW (data);
+  g_autofree char *name = g_strconcat ("chat.", g_action_get_name (G_ACTION (action)), NULL);
+
+  gtk_widget_activate_action_variant (GTK_WIDGET (self->chat_page), name, param);
+}
+
+static GtkWidget *
+mirror_picker (GtkMenuButton *source)
+{
+  GtkWidget *button = gtk_menu_button_new ();
+
+  g_object_bind_property (source, "menu-model", button, "menu-model", G_BINDING_SYNC_CREATE);
+  g_object_bind_property (source, "label", button, "label", G_BINDING_SYNC_CREATE);
+  g_object_bind_property (source, "tooltip-text", button, "tooltip-text", G_BINDING_SYNC_CREATE);
+  gtk_widget_set_visible (GTK_WIDGET (source), FALSE);
+  return button;
+}
+
+/* The model and adapter pickers live in the header while the chat is shown. */
+static void
+ts_window_add_header_pickers (TsWindow *self)
+{
+  static const GActionEntry entries[] = {
+    { "use-demo", forward_chat_action, NULL, NULL, NULL },
+    { "open-model", forward_chat_action, NULL, NULL, NULL },
+    { "use-adapter", forward_chat_action, "s", NULL, NULL },
+    { "open-adapter", forward_chat_action, NULL, NULL, NULL },
+  };
+  g_autoptr (GSimpleActionGroup) group = g_simple_action_group_new ();
+
+  g_action_map_add_action_entries (G_ACTION_MAP (group), entries, G_N_ELEMENTS (entries), self);
+  gtk_widget_insert_action_group (GTK_WIDGET (self), "chat", G_ACTION_GROUP (group));
+  self->header_pickers = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+  gtk_box_append (GTK_BOX (self->header_pickers),
+                  mirror_picker (ts_chat_page_get_picker (self->chat_page, FALSE)));
+  gtk_box_append (GTK_BOX (self->header_pickers),
+                  mirror_picker (ts_chat_page_get_picker (self->chat_page, TRUE)));
+  adw_header_bar_pack_start (self->header_bar, self->header_pickers);
+}
+
+static void
+update_header_pickers (TsWindow *self)
+{
+  if (self->header_pickers != NULL)
+    gtk_widget_set_visible (self->header_pickers,
+                            g_strcmp0 (ts_window_get_visible_page (self), "chat") == 0);
+}
+
 static void
 stack_visible_child_cb (TsWindow *self)
 {
+  update_header_pickers (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_VISIBLE_PAGE]);
 }
 
@@ -139,6 +212,9 @@ ts_window_class_init (TsWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TsWindow, toast_overlay);
   gtk_widget_class_bind_template_child (widget_class, TsWindow, stack);
   gtk_widget_class_bind_template_child (widget_class, TsWindow, keys_page);
+  gtk_widget_class_bind_template_child (widget_class, TsWindow, chat_page);
+  gtk_widget_class_bind_template_child (widget_class, TsWindow, market_page);
+  gtk_widget_class_bind_template_child (widget_class, TsWindow, header_bar);
   gtk_widget_class_bind_template_callback (widget_class, stack_visible_child_cb);
 
   gtk_widget_class_install_action (widget_class, "win.show-page", "s", show_page_action);
@@ -155,6 +231,10 @@ static void
 ts_window_init (TsWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  g_signal_connect_swapped (self->market_page, "use-in-chat", G_CALLBACK (use_in_chat_cb), self);
+  g_signal_connect_swapped (self->chat_page, "adapter-used", G_CALLBACK (adapter_used_cb), self);
+  ts_window_add_header_pickers (self);
+  update_header_pickers (self);
 }
 
 TsWindow *
@@ -167,6 +247,7 @@ ts_window_new (TsApplication *app)
   self = g_object_new (TS_TYPE_WINDOW, "application", app, NULL);
   ts_window_bind_settings (self, app);
   ts_keys_page_set_vault (self->keys_page, ts_application_get_key_vault (app));
+  ts_chat_page_set_key_vault (self->chat_page, ts_application_get_key_vault (app));
   return self;
 }
 

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "chat.h"
 #include "ckks-params.h"
 #include "sampler.h"
@@ -118,6 +120,9 @@ ts_generation_request_copy (const TsGenerationRequest *request)
   copy->system_prompt = g_strdup (request->system_prompt);
   copy->he_mode = g_strdup (request->he_mode);
   copy->he_preset = g_strdup (request->he_preset);
+  copy->he_key_fingerprint = g_strdup (request->he_key_fingerprint);
+  if (request->he_sealed_key != NULL)
+    copy->he_sealed_key = g_bytes_ref (request->he_sealed_key);
   copy->turns = g_ptr_array_new_with_free_func (g_free);
   for (guint i = 0; i < request->turns->len; i++)
     g_ptr_array_add (copy->turns, g_strdup (g_ptr_array_index (request->turns, i)));
@@ -132,8 +137,28 @@ ts_generation_request_free (TsGenerationRequest *request)
   g_free (request->system_prompt);
   g_free (request->he_mode);
   g_free (request->he_preset);
+  g_free (request->he_key_fingerprint);
+  g_clear_pointer (&request->he_sealed_key, g_bytes_unref);
+  OPENSSL_cleanse (request->he_unseal_key, sizeof request->he_unseal_key);
   g_ptr_array_unref (request->turns);
   g_free (request);
+}
+
+gboolean
+ts_generation_request_set_key_pair (TsGenerationRequest *request, const TsKeyPair *pair,
+                                    const char *fingerprint, GError **error)
+{
+  GBytes *sealed = ts_key_pair_seal_for_handover (pair, request->he_unseal_key, error);
+
+  if (sealed == NULL)
+    return FALSE;
+  g_clear_pointer (&request->he_sealed_key, g_bytes_unref);
+  request->he_sealed_key = sealed;
+  g_free (request->he_preset);
+  request->he_preset = g_strdup (pair->preset);
+  g_free (request->he_key_fingerprint);
+  request->he_key_fingerprint = g_strdup (fingerprint);
+  return TRUE;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -290,8 +315,16 @@ job_prepare (TsGenerationJob *self, int32_t *ids, size_t n_ids, GError **error)
     return set_lm_error (error, TS_GENERATION_ERROR_ENGINE, "Session", st, NULL);
   if (r->he_mode != NULL && self->model->lora != NULL)
     {
-      self->helora = ts_helora_attach (self->session, self->model->lora, self->model->adapter_path,
-                                       r->he_mode, r->he_preset, error);
+      TsHeloraOptions options = { .params_preset = r->he_preset };
+
+      if (r->he_sealed_key != NULL)
+        {
+          options.sealed_key = g_bytes_get_data (r->he_sealed_key, &options.sealed_key_len);
+          options.unseal_key = r->he_unseal_key;
+        }
+      self->helora = ts_helora_attach_with (self->session, self->model->lora,
+                                            self->model->adapter_path, r->he_mode,
+                                            &options, error);
       if (self->helora == NULL)
         return FALSE;
     }
@@ -403,7 +436,9 @@ job_run (TsGenerationJob *self, GError **error)
       !job_prepare (self, ids, n_ids, error))
     return FALSE;
   if (self->helora != NULL)
-    fingerprint = params_fingerprint (self->request->he_preset);
+    fingerprint = self->request->he_key_fingerprint != NULL
+      ? g_strdup (self->request->he_key_fingerprint)
+      : params_fingerprint (self->request->he_preset);
   started.key_fingerprint = fingerprint;
   deliver (self, &started, NULL, NULL);
   if (self->request->max_tokens == 0 || g_cancellable_is_cancelled (self->cancellable))

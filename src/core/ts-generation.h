@@ -6,7 +6,8 @@
  * and may be used from any thread.
  *
  * A TsGenerationJob renders a conversation to ChatML, creates its own
- * LmSession (and, for HE-LoRA, its own TsHeloraSession with a fresh key) on
+ * LmSession (and, for HE-LoRA, its own TsHeloraSession with a fresh key or
+ * the key vault's) on
  * a worker thread, and generates the reply token by token. Each token, with
  * its text and per-stage timings, reaches the GMainContext that was current
  * when the job started through g_main_context_invoke_full(); the payload
@@ -63,12 +64,25 @@ typedef struct {
   /* HE-LoRA: NULL → the engine's own plaintext LoRA; else "local" or "ws://…". */
   char *he_mode;
   char *he_preset;              /* CKKS preset; NULL: default */
+  /* HE-LoRA under the key vault's key instead of a fresh one (set with
+   * ts_generation_request_set_key_pair): the secret key sealed for handover,
+   * its one-time key (wiped when the request is freed) and the vault's
+   * fingerprint, which the STARTED event then carries. */
+  GBytes *he_sealed_key;
+  guint8 he_unseal_key[32];
+  char *he_key_fingerprint;
 } TsGenerationRequest;
 
 TsGenerationRequest *ts_generation_request_new (void);
 TsGenerationRequest *ts_generation_request_copy (const TsGenerationRequest *request);
 void ts_generation_request_free (TsGenerationRequest *request);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsGenerationRequest, ts_generation_request_free)
+
+/* Makes the HE-LoRA session encrypt under @pair (the key vault's unlocked
+ * key, borrowed for the call; main thread) with @fingerprint shown for it;
+ * he_preset becomes the pair's preset. */
+gboolean ts_generation_request_set_key_pair (TsGenerationRequest *request, const TsKeyPair *pair,
+                                             const char *fingerprint, GError **error);
 
 typedef enum {
   TS_GENERATION_EVENT_STARTED,   /* HE key made; prefill begins */
@@ -89,7 +103,8 @@ typedef struct {
   double first_token_ms;        /* time to first token (0 before it) */
   gboolean has_he;              /* HE-LoRA statistics below are valid */
   TsHeloraStats he_stats;       /* totals so far */
-  char *key_fingerprint;        /* STARTED with HE: hex SHA-256 of the CKKS parameters */
+  char *key_fingerprint;        /* STARTED with HE: the request's he_key_fingerprint, or
+                                 * hex SHA-256 of the CKKS parameters (a fresh key) */
   const GError *error;          /* ERROR */
 } TsGenerationEvent;
 

@@ -134,6 +134,8 @@ count_bytes (TsHeloraSession *self, guint64 up0, guint64 down0)
   g_mutex_lock (&self->stats_lock);
   self->stats.bytes_up += up1 - up0;
   self->stats.bytes_down += down1 - down0;
+  self->stats.ct_bytes_up += up1 - up0;
+  self->stats.ct_bytes_down += down1 - down0;
   g_mutex_unlock (&self->stats_lock);
 }
 

@@ -8,6 +8,7 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#include "ckks-serial.h"
 #include "ts-helora-ckks.h"
 #include "ts-helora-proto.h"
 #include "ts-helora-session-private.h"
@@ -418,6 +419,30 @@ now_ms (TsHeloraSession *self)
   return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
+/* Local mode: the bytes one row would send to a remote evaluator and get
+ * back (the serialised forms ts-helora-ckks.c writes). */
+static void
+count_local_bytes (TsHeloraSession *self, SessionGroup *g)
+{
+  guint64 up = 0, down = 0;
+
+  for (guint k = 0; k < g->n_inputs; k++)
+    up += ckks_ciphertext_serialized_size (g->inputs[k]);
+  for (guint i = 0; i < g->members->len; i++)
+    {
+      SessionModule *m = &g_array_index (self->modules, SessionModule,
+                                         g_array_index (g->members, guint, i));
+      gsize compact = ckks_helora_result_serialized_size (m->layout);
+
+      for (guint k = 0; k < m->n_outputs; k++)
+        down += compact > 0 ? compact : ckks_ciphertext_serialized_size (m->outputs[k]);
+    }
+  g_mutex_lock (&self->stats_lock);
+  self->stats.ct_bytes_up += up;
+  self->stats.ct_bytes_down += down;
+  g_mutex_unlock (&self->stats_lock);
+}
+
 /* Local mode: encrypt, evaluate on the pool, decrypt, one row at a time. */
 static gboolean
 compute_row_local (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call,
@@ -436,6 +461,7 @@ compute_row_local (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall 
   if (!_ts_helora_session_decrypt_row (self, g, row, h_factor, error))
     return FALSE;
   lm_timings_add (call->timings, LM_STAGE_DECRYPT, now_ms (self) - t2);
+  count_local_bytes (self, g);
   return TRUE;
 }
 

@@ -68,6 +68,10 @@ typedef struct {
 typedef struct {
   guint64 bytes_up;            /* ciphertext frames sent */
   guint64 bytes_down;          /* result frames received */
+  /* Ciphertext bytes each way whatever the mode: remote, the frames above;
+   * local, what would cross a wire (serialised inputs up, results down). */
+  guint64 ct_bytes_up;
+  guint64 ct_bytes_down;
   guint64 module_evaluations;  /* (module, token) pairs evaluated under encryption */
   guint64 encryptions;         /* encryptions of h (shared by modules) */
   double he_ms;                /* encrypt + upload + evaluate + download + decrypt */
@@ -113,7 +117,6 @@ const GError *ts_helora_session_last_error (TsHeloraSession *self);
 TsHeloraSession *ts_helora_attach (LmSession *lm, const LmLora *lora, const char *lora_path,
                                    const char *mode_text, const char *params_preset,
                                    GError **error);
-
 /* The same, with @options' other fields (params_preset, public_key,
  * remote_ca_file, …) for the session; mode and remote_url come from
  * @mode_text, adapter_path from @lora_path. */

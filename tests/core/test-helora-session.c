@@ -54,6 +54,11 @@ check_local (gboolean public_key)
   g_assert_cmpfloat (stats.max_abs_delta_plain, >, 0.01);
   g_assert_cmpfloat (stats.max_abs_delta_error, <, 1e-4 * stats.max_abs_delta_plain);
   g_assert_cmpuint (stats.bytes_up, ==, 0);    /* local: nothing crosses a wire */
+  /* … but what would is counted: every encryption of h has the same
+   * serialised size, and each one brings results back. */
+  g_assert_cmpuint (stats.ct_bytes_up, >, 0);
+  g_assert_cmpuint (stats.ct_bytes_up % stats.encryptions, ==, 0);
+  g_assert_cmpuint (stats.ct_bytes_down, >=, stats.encryptions);
 }
 
 static void

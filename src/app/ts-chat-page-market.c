@@ -1,0 +1,217 @@
+/* ts-chat-page-market.c: the chat page's marketplace adapters (checked, metered) and vault key.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <glib/gi18n.h>
+
+#include "ts-chat-page-private.h"
+#include "ts-market-install.h"
+#include "ts-market-keyring.h"
+
+enum {
+  SIGNAL_ADAPTER_USED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+/* ---- the key vault's key ------------------------------------------------ */
+
+/* The badge follows the vault between answers; an answer under way keeps
+ * the key it started with. */
+static void
+key_vault_changed_cb (TsChatPage *self)
+{
+  const char *fingerprint = ts_key_vault_get_state (self->key_vault) == TS_KEY_STATE_UNLOCKED
+    ? ts_key_vault_get_fingerprint (self->key_vault) : NULL;
+
+  if (!ts_chat_pane_get_busy (self->he_pane))
+    ts_chat_pane_show_key (self->he_pane, fingerprint, fingerprint != NULL);
+}
+
+void
+ts_chat_page_set_key_vault (TsChatPage *self, TsKeyVault *vault)
+{
+  g_return_if_fail (TS_IS_CHAT_PAGE (self));
+  g_return_if_fail (vault == NULL || TS_IS_KEY_VAULT (vault));
+
+  if (self->key_vault != NULL)
+    g_signal_handlers_disconnect_by_data (self->key_vault, self);
+  g_set_object (&self->key_vault, vault);
+  if (vault == NULL)
+    return;
+  g_signal_connect_object (vault, "notify::state", G_CALLBACK (key_vault_changed_cb), self,
+                           G_CONNECT_SWAPPED);
+  g_signal_connect_object (vault, "notify::fingerprint", G_CALLBACK (key_vault_changed_cb), self,
+                           G_CONNECT_SWAPPED);
+  key_vault_changed_cb (self);
+}
+
+void
+_ts_chat_page_use_vault_key (TsChatPage *self, TsGenerationRequest *request)
+{
+  const TsKeyPair *pair = self->key_vault != NULL ? ts_key_vault_get_key_pair (self->key_vault)
+                                                  : NULL;
+  g_autoptr (GError) error = NULL;
+
+  if (pair == NULL || request->he_mode == NULL || g_str_equal (request->he_mode, "plain"))
+    return;
+  /* Sealed for the worker thread: the vault's pair is valid only until its
+   * next state change. Without it the answer falls back to a fresh key. */
+  if (!ts_generation_request_set_key_pair (request, pair,
+                                           ts_key_vault_get_fingerprint (self->key_vault), &error))
+    _ts_chat_page_toast (self, error->message);
+}
+
+/* ---- marketplace adapters ------------------------------------------------ */
+
+typedef struct {
+  char *adapters_dir;
+  char *id;
+  char *path;
+} VerifyRequest;
+
+static void
+verify_request_free (gpointer data)
+{
+  VerifyRequest *r = data;
+
+  g_free (r->adapters_dir);
+  g_free (r->id);
+  g_free (r->path);
+  g_free (r);
+}
+
+/* A keyring of its own, read from the file the marketplace page pins
+ * publishers into, so the worker shares nothing with the main thread. */
+static void
+verify_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  VerifyRequest *r = data;
+  g_autofree char *keyring_path = g_build_filename (g_get_user_data_dir (), "tensafe",
+                                                    "market-keyring.json", NULL);
+  g_autoptr (TsMarketKeyring) keyring = ts_market_keyring_new (keyring_path);
+  GError *error = NULL;
+
+  if (ts_market_keyring_load (keyring, &error)
+      && ts_market_verify_installed (r->adapters_dir, r->id, keyring, cancellable, &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+}
+
+static void
+verify_done_cb (GObject *source, GAsyncResult *result, gpointer data)
+{
+  TsChatPage *self = TS_CHAT_PAGE (source);
+  VerifyRequest *r = g_task_get_task_data (G_TASK (result));
+  g_autoptr (GError) error = NULL;
+  g_autofree char *demo_model = NULL;
+
+  if (!g_task_propagate_boolean (G_TASK (result), &error))
+    {
+      g_autofree char *message = NULL;
+
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        return;
+      message = g_strdup_printf (_("“%s” cannot be used: %s"), r->id, error->message);
+      _ts_chat_page_toast (self, message);
+      return;
+    }
+  if (self->model_path == NULL)
+    demo_model = ts_chat_page_find_demo_file (TS_DEMO_MODEL);
+  _ts_chat_page_load_model (self, self->model_path != NULL ? self->model_path : demo_model,
+                            r->path);
+}
+
+void
+ts_chat_page_use_market_adapter (TsChatPage *self, const char *adapters_dir, const char *id,
+                                 const char *path)
+{
+  g_autoptr (GTask) task = NULL;
+  VerifyRequest *r;
+
+  g_return_if_fail (TS_IS_CHAT_PAGE (self));
+  g_return_if_fail (adapters_dir != NULL && id != NULL && path != NULL);
+
+  g_cancellable_cancel (self->verify_cancellable);
+  g_clear_object (&self->verify_cancellable);
+  self->verify_cancellable = g_cancellable_new ();
+  r = g_new0 (VerifyRequest, 1);
+  r->adapters_dir = g_strdup (adapters_dir);
+  r->id = g_strdup (id);
+  r->path = g_strdup (path);
+  task = g_task_new (self, self->verify_cancellable, verify_done_cb, NULL);
+  g_task_set_task_data (task, r, verify_request_free);
+  g_task_run_in_thread (task, verify_thread);
+}
+
+const char *
+ts_chat_page_get_adapter_path (TsChatPage *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PAGE (self), NULL);
+  return self->adapter_path;
+}
+
+static gboolean
+same_file (const char *a, const char *b)
+{
+  g_autofree char *ca = g_canonicalize_filename (a, NULL);
+  g_autofree char *cb = g_canonicalize_filename (b, NULL);
+
+  return g_str_equal (ca, cb);
+}
+
+/* Installed marketplace adapters are metered, however they were picked
+ * (Use in Chat or the adapter menu). */
+void
+_ts_chat_page_market_adapter_loaded (TsChatPage *self)
+{
+  g_autofree char *dir = g_build_filename (g_get_user_data_dir (), "tensafe", "adapters", NULL);
+  g_autoptr (GPtrArray) list = NULL;
+
+  g_clear_pointer (&self->market_id, g_free);
+  g_clear_pointer (&self->market_version, g_free);
+  if (self->adapter_path == NULL || (list = ts_market_list_installed (dir, NULL)) == NULL)
+    return;
+  for (guint i = 0; i < list->len; i++)
+    {
+      TsMarketInstalled *a = g_ptr_array_index (list, i);
+
+      if (same_file (a->path, self->adapter_path))
+        {
+          self->market_id = g_strdup (a->id);
+          self->market_version = g_strdup (a->version);
+          return;
+        }
+    }
+}
+
+void
+_ts_chat_page_market_report_turn (TsChatPage *self)
+{
+  gint64 tokens = (gint64) ts_chat_pane_get_n_tokens (self->plain_pane)
+                  + ts_chat_pane_get_n_tokens (self->he_pane);
+
+  if (self->market_id != NULL && tokens > 0)
+    g_signal_emit (self, signals[SIGNAL_ADAPTER_USED], 0, self->market_id, self->market_version,
+                   tokens);
+}
+
+void
+_ts_chat_page_market_dispose (TsChatPage *self)
+{
+  g_cancellable_cancel (self->verify_cancellable);
+  g_clear_object (&self->verify_cancellable);
+  if (self->key_vault != NULL)
+    g_signal_handlers_disconnect_by_data (self->key_vault, self);
+  g_clear_object (&self->key_vault);
+  g_clear_pointer (&self->market_id, g_free);
+  g_clear_pointer (&self->market_version, g_free);
+}
+
+void
+_ts_chat_page_market_class_init (GObjectClass *object_class)
+{
+  signals[SIGNAL_ADAPTER_USED] =
+    g_signal_new ("adapter-used", G_TYPE_FROM_CLASS (object_class), G_SIGNAL_RUN_LAST, 0, NULL,
+                  NULL, NULL, G_TYPE_NONE, 3, G_TYPE_STRING, G_TYPE_STRING, G_TYPE_INT64);
+}
