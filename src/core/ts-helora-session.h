@@ -60,6 +60,12 @@ typedef struct {
   /* Remote: sees every message the session sends (audits and tests). */
   TsHeloraTapFunc tap;
   gpointer tap_data;
+  /* Remote: ask for the adapter-private mode (docs/security.md): sends the
+   * public key; the server floods with private_lambda_s bits and, when
+   * private_rho > 0, adds DP noise costing that much zCDP per answer. */
+  gboolean private_mode;
+  guint private_lambda_s;
+  double private_rho;
 } TsHeloraOptions;
 
 typedef struct {
