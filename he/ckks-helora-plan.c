@@ -275,12 +275,31 @@ check_inputs (const CkksHeloraLayout *l, CkksCiphertext *const *inputs)
   return CKKS_OK;
 }
 
-/* Both evaluations: full results, or (compact) c1 in full and c0 only as
+/* Full pads for both evaluations; compact (trace-only) pads for the
+ * compact one only. */
+static CkksStatus
+check_pads (const CkksHeloraLayout *l, CkksCiphertext *const *pads, bool compact)
+{
+  for (size_t b = 0; pads && b < l->n_outputs; b++)
+    {
+      if (!pads[b])
+        return CKKS_ERR_INVALID_ARGUMENT;
+      if (pads[b]->ctx != l->ctx || pads[b]->n_limbs != l->limbs
+          || (pads[b]->trace_only && !compact))
+        return CKKS_ERR_MISMATCH;
+    }
+  return CKKS_OK;
+}
+
+/* Every evaluation: full results, or (compact) c1 in full and c0 only as
  * its 2c NTT block sums, stored at the start of each block (the rest of c0
- * is left as it was: a trace-only ciphertext never reads it). */
+ * is left as it was: a trace-only ciphertext never reads it). With @pads,
+ * pads[b] is the accumulator of the first chunk's product, so the results
+ * come out as pad + products in the same pass that writes them. */
 static CkksStatus
 evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs, size_t n_inputs,
-          CkksCiphertext *const *outputs, size_t n_outputs, bool compact)
+          CkksCiphertext *const *outputs, size_t n_outputs, bool compact,
+          CkksCiphertext *const *pads)
 {
   if (!plan || !inputs || !outputs || n_inputs != plan->layout->chunks
       || n_outputs != plan->layout->n_outputs)
@@ -290,6 +309,8 @@ evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs, size_t n_in
   if (compact && !l->trace_w)
     return CKKS_ERR_UNSUPPORTED;
   CkksStatus st = check_inputs (l, inputs);
+  if (st == CKKS_OK)
+    st = check_pads (l, pads, compact);
   for (size_t b = 0; st == CKKS_OK && b < l->n_outputs; b++)
     if (!outputs[b] || outputs[b]->ctx != ctx || outputs[b]->capacity < l->limbs)
       st = outputs[b] ? CKKS_ERR_MISMATCH : CKKS_ERR_INVALID_ARGUMENT;
@@ -306,13 +327,17 @@ evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs, size_t n_in
         {
           uint64_t q = ctx->params.moduli[i];
           uint64_t *o0 = compact ? scratch : out->c0 + i * n, *o1 = out->c1 + i * n;
+          /* a compact pad's c0 is its block sums: added to the sums below */
+          const CkksCiphertext *pad = pads ? pads[b] : NULL;
+          const uint64_t *p0 = pad && !pad->trace_only ? pad->c0 + i * n : NULL;
+          const uint64_t *p1 = pad ? pad->c1 + i * n : NULL;
           for (size_t k = 0; k < l->chunks; k++)
             {
               const uint64_t *pt = plan->pts + (b * l->chunks + k) * pt_words (l);
               const CkksCiphertext *in = inputs[k];
               const uint64_t *w = pt + i * n;
               const uint64_t *ws = ctx->k.fixed_has_companion ? pt + words + i * n : NULL;
-              ctx->k.mul_fixed_pair (o0, o1, k ? o0 : NULL, k ? o1 : NULL,
+              ctx->k.mul_fixed_pair (o0, o1, k ? o0 : p0, k ? o1 : p1,
                                      in->c0 + i * n, in->c1 + i * n, w, ws, q, n);
             }
           if (compact)
@@ -320,7 +345,9 @@ evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs, size_t n_in
               uint64_t sums[2 * CKKS_HELORA_MAX_TRACE_COPIES];
               ckks_block_sums (scratch, g, l->span, &ctx->ntt[i].mod, sums);
               for (size_t beta = 0; beta < g; beta++)
-                out->c0[i * n + beta * l->span] = sums[beta];
+                out->c0[i * n + beta * l->span]
+                  = pad && pad->trace_only
+                    ? ckks_add_mod (sums[beta], pad->c0[i * n + beta * l->span], q) : sums[beta];
             }
         }
       out->n_limbs = l->limbs;
@@ -336,7 +363,7 @@ CkksStatus
 ckks_helora_evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs,
                       size_t n_inputs, CkksCiphertext *const *outputs, size_t n_outputs)
 {
-  return evaluate (plan, inputs, n_inputs, outputs, n_outputs, false);
+  return evaluate (plan, inputs, n_inputs, outputs, n_outputs, false, NULL);
 }
 
 CkksStatus
@@ -344,5 +371,25 @@ ckks_helora_evaluate_compact (const CkksHeloraPlan *plan, CkksCiphertext *const 
                               size_t n_inputs, CkksCiphertext *const *outputs,
                               size_t n_outputs)
 {
-  return evaluate (plan, inputs, n_inputs, outputs, n_outputs, true);
+  return evaluate (plan, inputs, n_inputs, outputs, n_outputs, true, NULL);
+}
+
+CkksStatus
+ckks_helora_evaluate_padded (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs,
+                             size_t n_inputs, CkksCiphertext *const *outputs,
+                             size_t n_outputs, CkksCiphertext *const *pads)
+{
+  if (!pads)
+    return CKKS_ERR_INVALID_ARGUMENT;
+  return evaluate (plan, inputs, n_inputs, outputs, n_outputs, false, pads);
+}
+
+CkksStatus
+ckks_helora_evaluate_compact_padded (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs,
+                                     size_t n_inputs, CkksCiphertext *const *outputs,
+                                     size_t n_outputs, CkksCiphertext *const *pads)
+{
+  if (!pads)
+    return CKKS_ERR_INVALID_ARGUMENT;
+  return evaluate (plan, inputs, n_inputs, outputs, n_outputs, true, pads);
 }

@@ -104,6 +104,26 @@ CkksStatus ckks_helora_evaluate_compact (const CkksHeloraPlan *plan,
                                          CkksCiphertext *const *inputs, size_t n_inputs,
                                          CkksCiphertext *const *outputs, size_t n_outputs);
 
+/* The two evaluations with the adapter-private pads (ckks-private.h) fused
+ * into the output write: outputs[b] = pads[b] + sum_k inputs[k] x pt[b][k],
+ * in the same pass as the products (no second pass over the results).
+ * @pads: B ciphertexts at the layout's limb count, read only; results are
+ * bit for bit those of an evaluation followed by adding the pads (the
+ * compact form: c0's block sums include the pad's). The compact evaluation
+ * also takes compact pads (ckks_private_pad_compact: c0 as its block sums,
+ * so only c1 is read in full). A pad must never be used twice: the caller
+ * frees it after the call. */
+CkksStatus ckks_helora_evaluate_padded (const CkksHeloraPlan *plan,
+                                        CkksCiphertext *const *inputs, size_t n_inputs,
+                                        CkksCiphertext *const *outputs, size_t n_outputs,
+                                        CkksCiphertext *const *pads);
+CkksStatus ckks_helora_evaluate_compact_padded (const CkksHeloraPlan *plan,
+                                                CkksCiphertext *const *inputs,
+                                                size_t n_inputs,
+                                                CkksCiphertext *const *outputs,
+                                                size_t n_outputs,
+                                                CkksCiphertext *const *pads);
+
 /* Compact results for the trip evaluator -> client: c0 shrinks to the sums
  * of its 2c NTT blocks per limb, all the trace decryption reads (about half
  * the bytes of the full ciphertext). Format: "CKHR", u32 version, u32 body

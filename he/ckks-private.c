@@ -326,6 +326,31 @@ ckks_private_pad_new (const CkksHeloraLayout *l, const CkksPublicKey *pk, unsign
 }
 
 CkksStatus
+ckks_private_pad_compact (const CkksHeloraLayout *l, CkksCiphertext *pad)
+{
+  if (l == NULL || pad == NULL)
+    return CKKS_ERR_INVALID_ARGUMENT;
+  if (pad->ctx != l->ctx || pad->n_limbs != l->limbs)
+    return CKKS_ERR_MISMATCH;
+  if (l->trace_w == NULL)
+    return CKKS_ERR_UNSUPPORTED;
+  if (pad->trace_only)
+    return CKKS_OK;
+  size_t n = l->ctx->n, g = 2 * l->copies;
+  uint64_t sums[2 * CKKS_HELORA_MAX_TRACE_COPIES];
+  for (uint32_t i = 0; i < pad->n_limbs; i++)
+    {
+      uint64_t *c0 = pad->c0 + (size_t) i * n;
+      ckks_block_sums (c0, g, l->span, &l->ctx->ntt[i].mod, sums);
+      OPENSSL_cleanse (c0, n * sizeof (uint64_t));
+      for (size_t beta = 0; beta < g; beta++)
+        c0[beta * l->span] = sums[beta];
+    }
+  pad->trace_only = true;
+  return CKKS_OK;
+}
+
+CkksStatus
 ckks_private_apply (const CkksHeloraLayout *l, CkksCiphertext *const *outputs, size_t n_outputs,
                     CkksCiphertext *const *pads, const double *noise)
 {
@@ -350,6 +375,43 @@ ckks_private_apply (const CkksHeloraLayout *l, CkksCiphertext *const *outputs, s
       apply_one (l, outputs[b], pads ? pads[b] : NULL, row_noise);
     }
   ckks_free (row_noise);
+  return CKKS_OK;
+}
+
+/* The noise of a masked result goes into the first value of each block
+ * only (L' times the block's value): the block sums, so the segment sums,
+ * are those of ckks_private_apply, and the difference from spreading it
+ * over the block is a polynomial with zero block sums, which the uniform
+ * zero-sum mask already in the result absorbs (same distribution). O(2c)
+ * per limb instead of a pass over c0. */
+CkksStatus
+ckks_private_add_noise_masked (const CkksHeloraLayout *l, CkksCiphertext *const *outputs,
+                               size_t n_outputs, const double *noise)
+{
+  CkksStatus st = check_outputs (l, outputs, n_outputs, true);
+  if (st != CKKS_OK)
+    return st;
+  if (noise == NULL)
+    return CKKS_ERR_INVALID_ARGUMENT;
+  if (l->trace_w == NULL)
+    return CKKS_ERR_UNSUPPORTED;
+  for (size_t r = 0; r < l->r; r++)
+    if (!isfinite (noise[r]))
+      return CKKS_ERR_INVALID_ARGUMENT;
+  double row_noise[CKKS_HELORA_MAX_TRACE_COPIES];
+  uint64_t values[2 * CKKS_HELORA_MAX_TRACE_COPIES];
+  for (size_t b = 0; b < n_outputs; b++)
+    {
+      CkksCiphertext *ct = outputs[b];
+      for (size_t t = 0; t < l->copies; t++)
+        row_noise[t] = b * l->copies + t < l->r ? noise[b * l->copies + t] : 0.0;
+      for (uint32_t i = 0; i < ct->n_limbs; i++)
+        {
+          const CkksModulus *mod = &l->ctx->ntt[i].mod;
+          noise_block_values (l, i, row_noise, ct->scale, values);
+          apply_compact_c0 (l, ct->c0 + (size_t) i * l->ctx->n, NULL, values, mod);
+        }
+    }
   return CKKS_OK;
 }
 

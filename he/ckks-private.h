@@ -79,6 +79,12 @@ CkksStatus ckks_private_pad_new (const CkksHeloraLayout *layout,
                                  const struct CkksPublicKey *pk, unsigned lambda_s,
                                  CkksCiphertext **out);
 
+/* Turns a pad into its compact form, for ckks_helora_evaluate_compact_padded
+ * only: c0 reduced to its 2c NTT block sums (stored at each block's start,
+ * as a compact result holds them; the mask sums to zero there, so only the
+ * flooded zero remains), c1 unchanged. The online step then reads c1 alone. */
+CkksStatus ckks_private_pad_compact (const CkksHeloraLayout *layout, CkksCiphertext *pad);
+
 /* The online step, one pass over each result: outputs[b] += pads[b] (NULL:
  * no pads) and @noise (r values as in ckks_private_add_segment_noise; NULL:
  * none). Also takes compact (trace-only) results, from
@@ -88,6 +94,15 @@ CkksStatus ckks_private_pad_new (const CkksHeloraLayout *layout,
 CkksStatus ckks_private_apply (const CkksHeloraLayout *layout, CkksCiphertext *const *outputs,
                                size_t n_outputs, CkksCiphertext *const *pads,
                                const double *noise);
+
+/* The DP noise for results that already hold a masked pad (from
+ * ckks_helora_evaluate_padded or _compact_padded): same segment sums as
+ * ckks_private_apply's noise, and the same distribution of everything else
+ * thanks to the mask, but it touches 2c values per limb, not all of c0.
+ * Never on unmasked results (the noise would then show outside the trace). */
+CkksStatus ckks_private_add_noise_masked (const CkksHeloraLayout *layout,
+                                          CkksCiphertext *const *outputs, size_t n_outputs,
+                                          const double *noise);
 
 /* @n samples of N(0, sigma^2) from OpenSSL's CSPRNG (Box-Muller on 53-bit
  * uniforms). */

@@ -8,10 +8,12 @@
 #include "ts-helora-adapter.h"
 #include "ts-helora-ckks.h"
 #include "ts-helora-ckks-evaluator.h"
+#include "ts-privacy-accountant.h"
 
 typedef struct {
   char *name;
   CkksHeloraPlan *plan;
+  double a_row_norm;           /* largest ||A_i||_2: the adapter-private mode's sensitivity */
 } CkksModule;
 
 typedef struct {
@@ -109,7 +111,8 @@ encode_modules (CkksEvaluator *self, GPtrArray *adapter, GError **error)
   for (guint i = 0; i < adapter->len; i++)
     {
       TsHeloraAdapterModule *am = g_ptr_array_index (adapter, i);
-      CkksModule m = { .name = g_strdup (am->name) };
+      CkksModule m = { .name = g_strdup (am->name),
+                       .a_row_norm = ts_privacy_sensitivity (am->a, am->rank, am->d_in, 1.0) };
       CkksStatus st = ckks_helora_plan_new (self->ctx, am->d_in, am->rank, am->a, &m.plan);
 
       g_array_append_val (self->modules, m);
@@ -172,4 +175,22 @@ ts_helora_ckks_evaluator_open (const char *path, const char *params_id,
     }
   memcpy (self->parent.params_sha256, ckks_context_fingerprint (self->ctx), TS_HELORA_HASH_SIZE);
   return &self->parent;
+}
+
+/* For the adapter-private mode (ts-helora-private-eval.c). */
+const CkksContext *
+ts_helora_ckks_evaluator_context (TsHeloraEvaluator *base)
+{
+  return base != NULL && base->klass == &ckks_class ? ((CkksEvaluator *) base)->ctx : NULL;
+}
+
+const CkksHeloraPlan *
+ts_helora_ckks_evaluator_plan (TsHeloraEvaluator *base, guint index, double *a_row_norm)
+{
+  CkksEvaluator *self = (CkksEvaluator *) base;
+  if (ts_helora_ckks_evaluator_context (base) == NULL || index >= self->modules->len)
+    return NULL;
+  CkksModule *m = &g_array_index (self->modules, CkksModule, index);
+  *a_row_norm = m->a_row_norm;
+  return m->plan;
 }

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include "ckks-helora.h"
 #include "ts-helora-evaluator.h"
 
 G_BEGIN_DECLS
@@ -15,5 +16,12 @@ G_BEGIN_DECLS
  * checked against the model), or NULL to read GGUF adapters on their own. */
 TsHeloraEvaluator *ts_helora_ckks_evaluator_open (const char *path, const char *params_id,
                                                   gpointer user_data, GError **error);
+
+/* For the adapter-private mode: the context of a CKKS evaluator (NULL for
+ * any other evaluator), and module @index's plan with its largest row norm
+ * of A (NULL when out of range). Borrowed: valid while @evaluator lives. */
+const CkksContext *ts_helora_ckks_evaluator_context (TsHeloraEvaluator *evaluator);
+const CkksHeloraPlan *ts_helora_ckks_evaluator_plan (TsHeloraEvaluator *evaluator, guint index,
+                                                     double *a_row_norm);
 
 G_END_DECLS

@@ -84,6 +84,9 @@ make_pad (TsHeloraPrivate *p, const CkksHeloraLayout *layout, GError **error)
   if (!ts_helora_ckks_check (ckks_private_pad_new (layout, p->pk, p->config.lambda_s, &pad),
                              "Making a privacy pad", error))
     return NULL;
+  if (p->config.compact
+      && !ts_helora_ckks_check (ckks_private_pad_compact (layout, pad), "Compact pad", error))
+    g_clear_pointer (&pad, ckks_ciphertext_free);
   return pad;
 }
 
@@ -101,6 +104,15 @@ ts_helora_private_prefill (TsHeloraPrivate *p, const CkksHeloraLayout *layout, g
       g_mutex_unlock (&p->lock);
     }
   return TRUE;
+}
+
+/* Pads are never reused: freed after one answer. */
+static void
+drop_pads (CkksCiphertext **pads, gsize n)
+{
+  for (gsize b = 0; pads && b < n; b++)
+    ckks_ciphertext_free (pads[b]);
+  g_free (pads);
 }
 
 /* A pooled pad, or a new one. */
@@ -123,35 +135,89 @@ ts_helora_private_sigma (TsHeloraPrivate *p, const CkksHeloraLayout *layout, dou
   return ts_privacy_sigma (a_row_norm * h, p->config.rho_per_answer);
 }
 
+/* The DP charge and noise of one answer (*noise NULL when DP is off). */
+static gboolean
+charge_noise (TsHeloraPrivate *p, const CkksHeloraLayout *layout, double a_row_norm,
+              double **noise, GError **error)
+{
+  gsize r = ckks_helora_layout_r (layout);
+  *noise = NULL;
+  if (!p->config.dp)
+    return TRUE;
+  double sigma = ts_helora_private_sigma (p, layout, a_row_norm);
+  if (!isfinite (sigma))
+    {
+      g_set_error (error, TS_PRIVACY_ERROR, TS_PRIVACY_ERROR_INVALID,
+                   "Invalid sensitivity for the DP noise");
+      return FALSE;
+    }
+  if (!ts_privacy_accountant_charge (p->accountant, p->client_id, p->config.rho_per_answer,
+                                     error))
+    return FALSE;
+  *noise = g_new (double, r);
+  if (ts_helora_ckks_check (ckks_private_gaussian (sigma, *noise, r), "DP noise", error))
+    return TRUE;
+  g_clear_pointer (noise, g_free);
+  return FALSE;
+}
+
+static CkksCiphertext **
+take_pads (TsHeloraPrivate *p, const CkksHeloraLayout *layout, gsize n, GError **error)
+{
+  CkksCiphertext **pads = g_new0 (CkksCiphertext *, n ? n : 1);
+  for (gsize b = 0; b < n; b++)
+    if ((pads[b] = take_pad (p, layout, error)) == NULL)
+      {
+        drop_pads (pads, n);
+        return NULL;
+      }
+  return pads;
+}
+
 gboolean
 ts_helora_private_protect (TsHeloraPrivate *p, const CkksHeloraLayout *layout, double a_row_norm,
                            CkksCiphertext *const *outputs, gsize n_outputs, GError **error)
 {
-  gsize r = ckks_helora_layout_r (layout);
   g_autofree double *noise = NULL;
-  if (p->config.dp)
+  if (p->config.compact)
     {
-      double sigma = ts_helora_private_sigma (p, layout, a_row_norm);
-      if (!isfinite (sigma))
-        {
-          g_set_error (error, TS_PRIVACY_ERROR, TS_PRIVACY_ERROR_INVALID,
-                       "Invalid sensitivity for the DP noise");
-          return FALSE;
-        }
-      if (!ts_privacy_accountant_charge (p->accountant, p->client_id, p->config.rho_per_answer,
-                                         error))
-        return FALSE;
-      noise = g_new (double, r);
-      if (!ts_helora_ckks_check (ckks_private_gaussian (sigma, noise, r), "DP noise", error))
-        return FALSE;
+      g_set_error (error, TS_PRIVACY_ERROR, TS_PRIVACY_ERROR_INVALID,
+                   "Compact pads are for the fused compact evaluation only");
+      return FALSE;
     }
-  g_autofree CkksCiphertext **pads = g_new0 (CkksCiphertext *, n_outputs ? n_outputs : 1);
-  gboolean ok = TRUE;
-  for (gsize b = 0; ok && b < n_outputs; b++)
-    ok = (pads[b] = take_pad (p, layout, error)) != NULL;
-  ok = ok && ts_helora_ckks_check (ckks_private_apply (layout, outputs, n_outputs, pads, noise),
-                                   "Adapter-private results", error);
-  for (gsize b = 0; b < n_outputs; b++)
-    ckks_ciphertext_free (pads[b]);      /* never reused */
+  if (!charge_noise (p, layout, a_row_norm, &noise, error))
+    return FALSE;
+  CkksCiphertext **pads = take_pads (p, layout, n_outputs, error);
+  gboolean ok = pads != NULL
+                && ts_helora_ckks_check (ckks_private_apply (layout, outputs, n_outputs, pads,
+                                                             noise),
+                                         "Adapter-private results", error);
+  drop_pads (pads, n_outputs);
+  return ok;
+}
+
+gboolean
+ts_helora_private_evaluate (TsHeloraPrivate *p, const CkksHeloraPlan *plan, double a_row_norm,
+                            CkksCiphertext *const *inputs, gsize n_inputs,
+                            CkksCiphertext *const *outputs, gsize n_outputs, gboolean compact,
+                            GError **error)
+{
+  const CkksHeloraLayout *layout = ckks_helora_plan_layout (plan);
+  g_autofree double *noise = NULL;
+  if (!charge_noise (p, layout, a_row_norm, &noise, error))
+    return FALSE;
+  CkksCiphertext **pads = take_pads (p, layout, n_outputs, error);
+  gboolean ok = pads != NULL;
+  if (ok)
+    ok = ts_helora_ckks_check (compact ? ckks_helora_evaluate_compact_padded (plan, inputs,
+                                                                              n_inputs, outputs,
+                                                                              n_outputs, pads)
+                                       : ckks_helora_evaluate_padded (plan, inputs, n_inputs,
+                                                                      outputs, n_outputs, pads),
+                               "Evaluating (private)", error);
+  if (ok && noise != NULL)
+    ok = ts_helora_ckks_check (ckks_private_add_noise_masked (layout, outputs, n_outputs, noise),
+                               "DP noise", error);
+  drop_pads (pads, n_outputs);
   return ok;
 }

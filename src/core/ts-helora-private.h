@@ -30,6 +30,9 @@ typedef struct {
   gboolean dp;             /* add Gaussian noise to every segment sum */
   double rho_per_answer;   /* zCDP cost of one module answer when dp (sets sigma) */
   double h_bound;          /* ||h / max|h|||_2 bound the sensitivity assumes; 0: sqrt(d) */
+  gboolean compact;        /* pool compact pads (ckks_private_pad_compact): for
+                            * ts_helora_private_evaluate (.., compact TRUE) only,
+                            * half the bytes to read online */
 } TsHeloraPrivateConfig;
 
 typedef struct TsHeloraPrivate TsHeloraPrivate;
@@ -54,6 +57,16 @@ guint ts_helora_private_pooled (TsHeloraPrivate *priv, const CkksHeloraLayout *l
 gboolean ts_helora_private_protect (TsHeloraPrivate *priv, const CkksHeloraLayout *layout,
                                     double a_row_norm, CkksCiphertext *const *outputs,
                                     gsize n_outputs, GError **error);
+
+/* The same protection fused into the evaluation (the fast path): charges
+ * the budget, then evaluates @plan with the pads as the accumulators of the
+ * output write (ckks_helora_evaluate_padded, or _compact_padded when
+ * @compact) and adds the DP noise to the block sums only. Errors as
+ * ts_helora_private_protect (on a budget refusal nothing is evaluated). */
+gboolean ts_helora_private_evaluate (TsHeloraPrivate *priv, const CkksHeloraPlan *plan,
+                                     double a_row_norm, CkksCiphertext *const *inputs,
+                                     gsize n_inputs, CkksCiphertext *const *outputs,
+                                     gsize n_outputs, gboolean compact, GError **error);
 
 /* The noise standard deviation used for a module (ciphertext units, 0 when
  * DP is off). */

@@ -26,6 +26,7 @@ static const char *const error_names[] = {
   [TS_HELORA_ERROR_INTERNAL] = "internal",
   [TS_HELORA_ERROR_SHUTTING_DOWN] = "shutting-down",
   [TS_HELORA_ERROR_CLOSED] = "closed",
+  [TS_HELORA_ERROR_PRIVACY_BUDGET] = "privacy-budget",
 };
 
 const char *
@@ -102,6 +103,7 @@ ts_helora_frame_free (TsHeloraFrame *frame)
       g_free (frame->u.hello.params_id);
       g_free (frame->u.hello.adapter_id);
       g_clear_pointer (&frame->u.hello.modules, g_ptr_array_unref);
+      g_clear_pointer (&frame->u.hello.public_key, g_bytes_unref);
       break;
     case TS_HELORA_FRAME_HELLO_ACK:
       g_clear_pointer (&frame->u.ack.modules, g_array_unref);
@@ -241,6 +243,17 @@ encode_hello (Writer *w, const TsHeloraHello *h)
   put_count (w, h->modules->len, 1, TS_HELORA_MAX_MODULES, "module count");
   for (guint i = 0; i < h->modules->len; i++)
     put_str (w, g_ptr_array_index (h->modules, i), TS_HELORA_MAX_NAME, "module name");
+  if (!h->private_mode)
+    return;
+  union { double d; guint64 u; } rho = { .d = h->rho_per_answer };
+  put_u16 (w, h->dp ? 1 : 0);
+  put_u16 (w, h->lambda_s);
+  put_u64 (w, rho.u);
+  if (h->public_key == NULL || g_bytes_get_size (h->public_key) > TS_HELORA_MAX_PUBLIC_KEY
+      || (h->dp && !(h->rho_per_answer > 0.0 && h->rho_per_answer < 1e6)) || h->lambda_s > 100)
+    fail (w, "private-mode request");
+  else
+    put_blob (w, h->public_key);
 }
 
 static void
@@ -292,7 +305,8 @@ ts_helora_frame_encode (const TsHeloraFrame *frame, GError **error)
   put_bytes (&w, magic, sizeof magic);
   put_u8 (&w, TS_HELORA_VERSION);
   put_u8 (&w, (guint8) frame->type);
-  put_u16 (&w, 0);
+  put_u16 (&w, frame->type == TS_HELORA_FRAME_HELLO && frame->u.hello.private_mode
+                 ? TS_HELORA_FLAG_PRIVATE : 0);
   put_u64 (&w, frame->request_id);
   put_u32 (&w, 0);             /* payload length, patched below */
   switch (frame->type)
@@ -481,6 +495,30 @@ decode_hello (Reader *r, TsHeloraHello *h)
     }
 }
 
+/* The adapter-private request after a flagged hello's module list. */
+static void
+decode_hello_private (Reader *r, TsHeloraHello *h)
+{
+  guint16 flags = get_u16 (r, "private flags");
+  h->private_mode = TRUE;
+  h->lambda_s = get_u16 (r, "lambda_s");
+  guint64 lo = get_u32 (r, "rho"), hi = get_u32 (r, "rho");
+  union { guint64 u; double d; } rho = { .u = lo | hi << 32 };
+  h->dp = (flags & 1) != 0;
+  h->rho_per_answer = rho.d;
+  if (r->failed)
+    return;
+  if ((flags & ~1u) != 0 || h->lambda_s > 100
+      || (h->dp && !(rho.d > 0.0 && rho.d < 1e6)) || (!h->dp && rho.u != 0))
+    {
+      reader_fail (r, TS_HELORA_ERROR_MALFORMED, "Frame has a bad %s", "private-mode request");
+      return;
+    }
+  h->public_key = get_blob (r, "public key");
+  if (h->public_key != NULL && g_bytes_get_size (h->public_key) > TS_HELORA_MAX_PUBLIC_KEY)
+    reader_fail (r, TS_HELORA_ERROR_TOO_LARGE, "Frame has a too large %s", "public key");
+}
+
 static void
 decode_ack (Reader *r, TsHeloraHelloAck *a)
 {
@@ -534,7 +572,8 @@ decode_result (Reader *r, TsHeloraFrame *frame)
 
 /* Reads and checks the header; on success r->end is the payload's end. */
 static gboolean
-decode_header (Reader *r, gsize max_frame_bytes, guint8 *type, guint64 *request_id)
+decode_header (Reader *r, gsize max_frame_bytes, guint8 *type, guint64 *request_id,
+               guint16 *flags)
 {
   const guint8 *p;
   guint32 payload_len;
@@ -557,7 +596,9 @@ decode_header (Reader *r, gsize max_frame_bytes, guint8 *type, guint64 *request_
       return FALSE;
     }
   *type = p[1];
-  if (p[2] != 0 || p[3] != 0)
+  *flags = (guint16) (p[2] | p[3] << 8);
+  /* the only flag: a hello with the adapter-private request */
+  if (*flags != 0 && !(*type == TS_HELORA_FRAME_HELLO && *flags == TS_HELORA_FLAG_PRIVATE))
     return reader_fail (r, TS_HELORA_ERROR_MALFORMED, "Frame has non-zero %s", "flags");
   *request_id = 0;
   for (int i = 7; i >= 0; i--)
@@ -575,12 +616,14 @@ decode_header (Reader *r, gsize max_frame_bytes, guint8 *type, guint64 *request_
 }
 
 static gboolean
-decode_payload (Reader *r, TsHeloraFrame *frame)
+decode_payload (Reader *r, TsHeloraFrame *frame, guint16 flags)
 {
   switch (frame->type)
     {
     case TS_HELORA_FRAME_HELLO:
       decode_hello (r, &frame->u.hello);
+      if (flags & TS_HELORA_FLAG_PRIVATE)
+        decode_hello_private (r, &frame->u.hello);
       break;
     case TS_HELORA_FRAME_HELLO_ACK:
       decode_ack (r, &frame->u.ack);
@@ -612,10 +655,11 @@ ts_helora_frame_decode (GBytes *message, gsize max_frame_bytes, GError **error)
   g_autoptr (TsHeloraFrame) frame = NULL;
   guint8 type = 0;
   guint64 request_id = 0;
+  guint16 flags = 0;
 
   r.base = g_bytes_get_data (message, &r.end);
   max_frame_bytes = MAX (max_frame_bytes, TS_HELORA_HEADER_SIZE);
-  if (!decode_header (&r, max_frame_bytes, &type, &request_id))
+  if (!decode_header (&r, max_frame_bytes, &type, &request_id, &flags))
     return NULL;
   if (type < TS_HELORA_FRAME_HELLO || type > TS_HELORA_FRAME_CLOSE)
     {
@@ -624,7 +668,7 @@ ts_helora_frame_decode (GBytes *message, gsize max_frame_bytes, GError **error)
       return NULL;
     }
   frame = ts_helora_frame_new (type, request_id);
-  if (!decode_payload (&r, frame))
+  if (!decode_payload (&r, frame, flags))
     return NULL;
   return g_steal_pointer (&frame);
 }

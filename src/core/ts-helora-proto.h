@@ -53,8 +53,13 @@ typedef enum {
   TS_HELORA_ERROR_INTERNAL = 15,
   TS_HELORA_ERROR_SHUTTING_DOWN = 16,
   TS_HELORA_ERROR_CLOSED = 17,
+  TS_HELORA_ERROR_PRIVACY_BUDGET = 18,   /* adapter-private mode: budget spent */
 } TsHeloraError;
-#define TS_HELORA_ERROR_LAST TS_HELORA_ERROR_CLOSED
+#define TS_HELORA_ERROR_LAST TS_HELORA_ERROR_PRIVACY_BUDGET
+
+/* Header flag of a hello that carries the adapter-private request. */
+#define TS_HELORA_FLAG_PRIVATE 0x0001
+#define TS_HELORA_MAX_PUBLIC_KEY (8u << 20)
 
 GQuark ts_helora_error_quark (void);
 
@@ -67,6 +72,13 @@ typedef struct {
   char *adapter_id;
   guint8 adapter_sha256[TS_HELORA_HASH_SIZE];
   GPtrArray *modules;          /* of char *, owned */
+  /* Adapter-private mode (header flag TS_HELORA_FLAG_PRIVATE), see
+   * docs/security.md: the client's CKKS public key and what it asks for. */
+  gboolean private_mode;
+  guint16 lambda_s;            /* flooding bits */
+  gboolean dp;                 /* DP noise on every answer */
+  double rho_per_answer;       /* zCDP cost of one module answer (> 0 when dp) */
+  GBytes *public_key;          /* owned; ckks_public_key_serialize output */
 } TsHeloraHello;
 
 typedef struct {

@@ -454,6 +454,11 @@ copy_hello (TsHeloraHello *dst, const TsHeloraHello *src)
   memcpy (dst->adapter_sha256, src->adapter_sha256, TS_HELORA_HASH_SIZE);
   for (guint i = 0; i < src->modules->len; i++)
     g_ptr_array_add (dst->modules, g_strdup (g_ptr_array_index (src->modules, i)));
+  dst->private_mode = src->private_mode;
+  dst->lambda_s = src->lambda_s;
+  dst->dp = src->dp;
+  dst->rho_per_answer = src->rho_per_answer;
+  dst->public_key = src->public_key ? g_bytes_ref (src->public_key) : NULL;
 }
 
 TsHeloraFrame *

@@ -62,6 +62,11 @@ gboolean _ts_helora_session_decrypt_row (TsHeloraSession *self, SessionGroup *g,
 
 /* ts-helora-session-remote.c: hello with the adapter's modules; every row of
  * a call for a group, pipelined up to the server's in-flight limit. */
+/* ts-helora-session-private-mode.c: the hello's adapter-private request
+ * (nothing when options->private_mode is off). */
+gboolean _ts_helora_session_private_request (TsHeloraSession *self,
+                                             const TsHeloraOptions *options,
+                                             TsHeloraHello *hello, GError **error);
 gboolean _ts_helora_session_hello (TsHeloraSession *self, const TsHeloraOptions *options,
                                    GError **error);
 gboolean _ts_helora_session_remote_rows (TsHeloraSession *self, SessionGroup *g,

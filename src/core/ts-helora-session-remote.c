@@ -61,7 +61,8 @@ _ts_helora_session_hello (TsHeloraSession *self, const TsHeloraOptions *options,
   g_autoptr (TsHeloraFrame) hello = ts_helora_frame_new (TS_HELORA_FRAME_HELLO, 0);
   g_autoptr (TsHeloraFrame) ack = NULL;
 
-  if (!fill_hello (self, &hello->u.hello, options->adapter_path, error))
+  if (!fill_hello (self, &hello->u.hello, options->adapter_path, error)
+      || !_ts_helora_session_private_request (self, options, &hello->u.hello, error))
     return FALSE;
   self->remote = ts_helora_remote_connect_with_ca (options->remote_url, options->timeout_ms,
                                                    options->remote_ca_file, error);

@@ -63,6 +63,12 @@ typedef struct {
   /* Remote over wss://: trust only the CA certificates in this PEM file
    * (a self-signed server certificate); NULL: the system's CAs. */
   const char *remote_ca_file;
+  /* Remote: ask for the adapter-private mode (docs/security.md): sends the
+   * public key; the server floods with private_lambda_s bits and, when
+   * private_rho > 0, adds DP noise costing that much zCDP per answer. */
+  gboolean private_mode;
+  guint private_lambda_s;
+  double private_rho;
 } TsHeloraOptions;
 
 typedef struct {

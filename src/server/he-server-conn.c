@@ -14,6 +14,7 @@ struct _HeConn {
   SoupWebsocketConnection *ws;
   TsHeloraEvaluator *evaluator;  /* after a successful hello */
   GArray *module_map;            /* hello's module i → evaluator index */
+  TsHeloraPrivateEval *private_eval;  /* a private hello's; NULL: plain */
   guint in_flight;
   gboolean hello_pending;
   gboolean closed;
@@ -32,6 +33,7 @@ typedef struct {
   guint error_code;
   TsHeloraEvaluator *opened;     /* hello jobs */
   GArray *opened_map;
+  TsHeloraPrivateEval *private_eval;  /* evaluate jobs: the connection's; hello: opened */
 } HeJob;
 
 static HeConn *
@@ -49,6 +51,7 @@ he_conn_unref (HeConn *conn)
   g_clear_object (&conn->ws);
   g_clear_pointer (&conn->evaluator, ts_helora_evaluator_unref);
   g_clear_pointer (&conn->module_map, g_array_unref);
+  g_clear_pointer (&conn->private_eval, ts_helora_private_eval_unref);
   g_free (conn);
 }
 
@@ -62,6 +65,7 @@ job_free (HeJob *job)
   g_clear_pointer (&job->reply, g_bytes_unref);
   g_clear_pointer (&job->opened, ts_helora_evaluator_unref);
   g_clear_pointer (&job->opened_map, g_array_unref);
+  g_clear_pointer (&job->private_eval, ts_helora_private_eval_unref);
   g_free (job);
 }
 
@@ -182,6 +186,8 @@ run_hello (HeJob *job, HeServer *server)
       g_array_append_val (job->opened_map, index);
       g_array_append_val (ack->u.ack.modules, shape);
     }
+  if (error == NULL && job->opened != NULL && hello->private_mode)
+    job->private_eval = he_privacy_open (server, job->opened, hello, job->opened_map, &error);
   if (error != NULL)
     {
       g_clear_pointer (&job->opened, ts_helora_evaluator_unref);
@@ -204,8 +210,12 @@ evaluate_modules (HeJob *job, TsHeloraFrame *result, GError **error)
       guint16 m = g_array_index (req->modules, guint16, i);
       TsHeloraModuleResult *mr = ts_helora_result_add_module (result, m);
 
-      if (!ts_helora_evaluator_evaluate (job->evaluator, g_array_index (job->module_map, guint, m),
-                                         req->ciphertexts, mr->blobs, error))
+      guint index = g_array_index (job->module_map, guint, m);
+      if (job->private_eval != NULL
+          ? !he_privacy_evaluate (job->conn->server, job->private_eval, index, req->ciphertexts,
+                                  mr->blobs, error)
+          : !ts_helora_evaluator_evaluate (job->evaluator, index, req->ciphertexts, mr->blobs,
+                                           error))
         return FALSE;
     }
   return TRUE;
@@ -246,6 +256,8 @@ adopt_hello (HeConn *conn, HeJob *job)
   g_clear_pointer (&conn->module_map, g_array_unref);
   conn->evaluator = g_steal_pointer (&job->opened);
   conn->module_map = g_steal_pointer (&job->opened_map);
+  g_clear_pointer (&conn->private_eval, ts_helora_private_eval_unref);
+  conn->private_eval = g_steal_pointer (&job->private_eval);
 }
 
 /* Main context: hand the job's answer to its client, if still there. */
@@ -278,12 +290,24 @@ he_conn_run_job (gpointer data, gpointer user_data)
   HeJob *job = data;
   HeServer *server = user_data;
 
+  g_autoptr (TsHeloraPrivateEval) refill = NULL;
+  g_autoptr (GArray) refill_modules = NULL, refill_map = NULL;
+
   if (job->request->type == TS_HELORA_FRAME_HELLO)
     run_hello (job, server);
   else
     run_evaluate (job, server);
+  if (job->request->type == TS_HELORA_FRAME_EVALUATE && job->private_eval != NULL)
+    {
+      refill = ts_helora_private_eval_ref (job->private_eval);
+      refill_modules = g_array_ref (job->request->u.evaluate.modules);
+      refill_map = g_array_ref (job->module_map);
+    }
   g_main_context_invoke_full (server->context, G_PRIORITY_DEFAULT, job_done_cb, job,
                               (GDestroyNotify) job_free);
+  /* the answer is on its way: the pads for the next ones, off its path */
+  if (refill != NULL)
+    he_privacy_refill (refill, refill_modules, refill_map);
 }
 
 /* ---- receiving ---- */
@@ -300,6 +324,8 @@ submit (HeConn *conn, TsHeloraFrame *frame)
     {
       job->evaluator = ts_helora_evaluator_ref (conn->evaluator);
       job->module_map = g_array_ref (conn->module_map);
+      if (conn->private_eval != NULL)
+        job->private_eval = ts_helora_private_eval_ref (conn->private_eval);
       conn->in_flight++;
       he_metrics_count_request (conn->server->metrics);
     }

@@ -22,6 +22,9 @@ typedef struct {
   int idle_timeout_s;
   gboolean watch;
   gboolean version;
+  char *privacy_state;
+  char *privacy_budget;        /* "EPS,DELTA" */
+  double privacy_epsilon, privacy_delta;
 } Options;
 
 static void options_clear (Options *o);
@@ -37,6 +40,8 @@ options_clear (Options *o)
   g_clear_pointer (&o->model, g_free);
   g_clear_pointer (&o->tls_cert, g_free);
   g_clear_pointer (&o->tls_key, g_free);
+  g_clear_pointer (&o->privacy_state, g_free);
+  g_clear_pointer (&o->privacy_budget, g_free);
 }
 
 static gboolean
@@ -44,6 +49,25 @@ quit_cb (gpointer loop)
 {
   g_main_loop_quit (loop);
   return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+parse_privacy_budget (Options *o, GError **error)
+{
+  char *end = NULL;
+  if (o->privacy_budget == NULL)
+    return TRUE;
+  o->privacy_epsilon = g_ascii_strtod (o->privacy_budget, &end);
+  if (end != NULL && *end == ',')
+    o->privacy_delta = g_ascii_strtod (end + 1, &end);
+  if (end == NULL || *end != '\0' || !(o->privacy_epsilon > 0.0 && o->privacy_epsilon < 1e6)
+      || !(o->privacy_delta > 0.0 && o->privacy_delta < 1.0))
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--privacy-budget wants EPS,DELTA (EPS > 0, 0 < DELTA < 1)");
+      return FALSE;
+    }
+  return TRUE;
 }
 
 static gboolean
@@ -61,6 +85,8 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
     { "idle-timeout", 0, 0, G_OPTION_ARG_INT, &o->idle_timeout_s, "Close clients idle this long (default 120)", "SECONDS" },
     { "watch", 0, 0, G_OPTION_ARG_NONE, &o->watch, "Reload an adapter when its file in DIR changes (hot-swap)", NULL },
     { "version", 0, 0, G_OPTION_ARG_NONE, &o->version, "Print the version", NULL },
+    { "privacy-budget", 0, 0, G_OPTION_ARG_STRING, &o->privacy_budget, "Adapter-private mode: DP budget per client (enables DP requests)", "EPS,DELTA" },
+    { "privacy-state", 0, 0, G_OPTION_ARG_FILENAME, &o->privacy_state, "File the spent budgets are loaded from and saved to", "FILE" },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- remote HE-LoRA evaluator");
@@ -79,7 +105,7 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "A numeric option is out of range");
       return FALSE;
     }
-  return TRUE;
+  return parse_privacy_budget (o, error);
 }
 
 static HeServer *
@@ -96,6 +122,9 @@ start (const Options *o, LmModel *model, GError **error)
     .watch_adapters = o->watch,
     .open_evaluator = ts_helora_ckks_evaluator_open,
     .open_data = model,
+    .privacy_epsilon = o->privacy_epsilon,
+    .privacy_delta = o->privacy_delta,
+    .privacy_state = o->privacy_state,
   };
   HeServer *server = he_server_new (&so, error);
 

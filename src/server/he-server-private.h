@@ -5,6 +5,8 @@
 #include <libsoup/soup.h>
 
 #include "he-server-service.h"
+#include "ts-helora-private-eval.h"
+#include "ts-privacy-accountant.h"
 
 G_BEGIN_DECLS
 
@@ -55,6 +57,10 @@ struct _HeServer {
   guint max_in_flight;
   guint idle_timeout_ms;
   gboolean shut_down;
+  /* adapter-private mode (he-server-privacy.c) */
+  TsPrivacyAccountant *accountant;   /* NULL: no DP budget configured */
+  char *privacy_state;               /* file the accountant is saved to */
+  GMutex privacy_lock;               /* serialises the saves */
 };
 
 /* ---- admin routes (he-server-admin.c) ---- */
@@ -67,6 +73,20 @@ void he_admin_install (HeServer *self);
 /* Reloads an adapter of @dir shortly after its entry changes. */
 HeWatch *he_watch_new (HeServer *server, const char *dir, GError **error);
 void he_watch_free (HeWatch *self);
+
+/* ---- adapter-private mode (he-server-privacy.c) ---- */
+
+gboolean he_privacy_init (HeServer *server, const HeServerOptions *options, GError **error);
+void he_privacy_clear (HeServer *server);
+/* Worker: a private hello's evaluation object (pads for one answer made). */
+TsHeloraPrivateEval *he_privacy_open (HeServer *server, TsHeloraEvaluator *evaluator,
+                                      const TsHeloraHello *hello, GArray *module_map,
+                                      GError **error);
+/* Worker: one module privately; saves the accountant after a charge. */
+gboolean he_privacy_evaluate (HeServer *server, TsHeloraPrivateEval *pe, guint index,
+                              GPtrArray *cts, GPtrArray *results, GError **error);
+/* Worker, after an answer went out: tops up the pads of @modules. */
+void he_privacy_refill (TsHeloraPrivateEval *pe, GArray *modules, GArray *module_map);
 
 /* ---- one client connection (he-server-conn.c): main thread only ---- */
 

@@ -76,7 +76,7 @@ he_server_new (const HeServerOptions *options, GError **error)
                                                    : HE_SERVER_DEFAULT_IDLE_TIMEOUT_MS;
   self->adapters = he_adapters_new (options->adapters_dir, options->open_evaluator,
                                     options->open_data, error);
-  if (self->adapters == NULL
+  if (self->adapters == NULL || !he_privacy_init (self, options, error)
       || (self->pool = g_thread_pool_new (he_conn_run_job, self, threads, FALSE, error)) == NULL
       || (self->soup = create_soup (options, error)) == NULL
       || (options->watch_adapters
@@ -224,6 +224,7 @@ he_server_free (HeServer *self)
   g_clear_pointer (&self->conns, g_hash_table_unref);
   g_clear_pointer (&self->adapters, he_adapters_free);
   g_clear_pointer (&self->metrics, he_metrics_free);
+  he_privacy_clear (self);
   g_main_context_unref (self->context);
   g_free (self);
 }

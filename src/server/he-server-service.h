@@ -29,6 +29,9 @@ typedef struct {
   gboolean watch_adapters;     /* reload adapters when their files change */
   TsHeloraEvaluatorOpenFunc open_evaluator;  /* required */
   gpointer open_data;
+  double privacy_epsilon;      /* adapter-private DP budget per client; 0: no DP */
+  double privacy_delta;
+  const char *privacy_state;   /* accountant file (loaded, saved on change); NULL: memory */
 } HeServerOptions;
 
 typedef struct _HeServer HeServer;

@@ -52,6 +52,47 @@ test_pads_only (void)
   token_free (&f);
 }
 
+/* The fused path as the evaluator runs it (compact pads, compact results,
+ * DP on): u within the noise and the flooding error, the budget charged
+ * once per answer, and a refusal evaluates nothing. */
+static void
+test_fused_compact (void)
+{
+  Token f;
+  token_init (&f);
+  double a_row_norm = ts_privacy_sensitivity (f.a, R, D, 1.0);
+  /* rho 0.2 at delta 1e-6 is epsilon 3.52: one answer fits in 4, two do not */
+  TsPrivacyAccountant *acc = ts_privacy_accountant_new (4.0, 1e-6);
+  TsHeloraPrivateConfig cfg = { .lambda_s = 16, .dp = TRUE, .rho_per_answer = 0.2,
+                                .compact = TRUE };
+  g_autoptr (GError) error = NULL;
+  TsHeloraPrivate *p = ts_helora_private_new (&cfg, f.pk, acc, "client", &error);
+  g_assert_no_error (error);
+  const CkksHeloraLayout *pl = ckks_helora_plan_layout (f.plan);
+  g_assert_true (ts_helora_private_prefill (p, pl, (guint) f.b, &error));
+  g_assert_cmpint (ckks_helora_encrypt_sk (f.lay, f.sk, f.h, f.in, f.k, &f.factor), ==, CKKS_OK);
+  g_assert_true (ts_helora_private_evaluate (p, f.plan, a_row_norm, f.in, f.k, f.out, f.b, TRUE,
+                                             &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (ts_helora_private_pooled (p, pl), ==, 0);
+  double err[R], sigma = ts_helora_private_sigma (p, f.lay, a_row_norm);
+  double sd = ckks_private_flood_stddev (f.lay, 16, ckks_ciphertext_scale (f.out[0]));
+  errors (&f, err);
+  for (size_t i = 0; i < R; i++)
+    g_assert_cmpfloat (fabs (err[i]), <, 6.0 * (sigma + sd));
+  /* full pads do not go through the compact-only object */
+  g_assert_false (ts_helora_private_protect (p, f.lay, a_row_norm, f.out, f.b, &error));
+  g_clear_error (&error);
+  g_assert_true (ts_helora_private_prefill (p, pl, (guint) f.b, &error));
+  g_assert_false (ts_helora_private_evaluate (p, f.plan, a_row_norm, f.in, f.k, f.out, f.b,
+                                              TRUE, &error));
+  g_assert_error (error, TS_PRIVACY_ERROR, TS_PRIVACY_ERROR_BUDGET);
+  g_assert_cmpuint (ts_helora_private_pooled (p, pl), ==, f.b);   /* nothing evaluated */
+  ts_helora_private_free (p);
+  ts_privacy_accountant_free (acc);
+  token_free (&f);
+}
+
 /* DP on: three answers fit the budget with noise of the stated sigma; the
  * fourth is refused and leaves the results as they were. */
 static void
@@ -114,6 +155,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/helora-private/pads-only", test_pads_only);
   g_test_add_func ("/helora-private/dp-budget", test_dp_budget);
+  g_test_add_func ("/helora-private/fused-compact", test_fused_compact);
   g_test_add_func ("/helora-private/invalid", test_invalid);
   return g_test_run ();
 }

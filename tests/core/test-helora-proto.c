@@ -92,7 +92,30 @@ assert_hello_equal (const TsHeloraHello *a, const TsHeloraHello *b)
   g_assert_cmpuint (a->modules->len, ==, b->modules->len);
   for (guint i = 0; i < a->modules->len; i++)
     g_assert_cmpstr (g_ptr_array_index (a->modules, i), ==, g_ptr_array_index (b->modules, i));
+  g_assert_cmpint (a->private_mode, ==, b->private_mode);
+  g_assert_cmpint (a->dp, ==, b->dp);
+  g_assert_cmpuint (a->lambda_s, ==, b->lambda_s);
+  g_assert_cmpfloat (a->rho_per_answer, ==, b->rho_per_answer);
+  g_assert_true (a->public_key == b->public_key
+                 || (a->public_key && b->public_key && g_bytes_equal (a->public_key, b->public_key)));
 }
+
+/* A hello with the adapter-private request (flag in the header). */
+static TsHeloraFrame *
+make_private_hello (GRand *rng)
+{
+  TsHeloraFrame *f = make_hello ();
+  guint8 key[300];
+  for (gsize i = 0; i < sizeof key; i++)
+    key[i] = (guint8) g_rand_int (rng);
+  f->u.hello.private_mode = TRUE;
+  f->u.hello.lambda_s = 16;
+  f->u.hello.dp = TRUE;
+  f->u.hello.rho_per_answer = 0.125;
+  f->u.hello.public_key = g_bytes_new (key, sizeof key);
+  return f;
+}
+
 
 static void
 assert_ack_equal (const TsHeloraHelloAck *a, const TsHeloraHelloAck *b)
@@ -161,6 +184,7 @@ all_frames (GRand *rng)
   GPtrArray *frames = g_ptr_array_new_with_free_func ((GDestroyNotify) ts_helora_frame_free);
 
   g_ptr_array_add (frames, make_hello ());
+  g_ptr_array_add (frames, make_private_hello (rng));
   g_ptr_array_add (frames, make_ack ());
   g_ptr_array_add (frames, make_evaluate (rng));
   g_ptr_array_add (frames, make_result (rng));
@@ -342,6 +366,36 @@ test_error_names (void)
   g_assert_cmpstr (ts_helora_error_name (999), ==, "unknown");
 }
 
+/* The private flag belongs to hellos only; a bad request is malformed. */
+static void
+test_private_hello (void)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed (7);
+  g_autoptr (TsHeloraFrame) hello = make_private_hello (rng);
+  g_autoptr (GBytes) bytes = encode_ok (hello);
+  gsize len = 0;
+  const guint8 *p = g_bytes_get_data (bytes, &len);
+  g_assert_cmpuint (p[6], ==, TS_HELORA_FLAG_PRIVATE);
+  g_autofree guint8 *copy = g_memdup2 (p, len);
+  copy[5] = TS_HELORA_FRAME_CLOSE;     /* the flag on another type */
+  g_autoptr (GBytes) other = g_bytes_new (copy, len);
+  g_autoptr (GError) error = NULL;
+  g_assert_null (ts_helora_frame_decode (other, 1 << 20, &error));
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_MALFORMED);
+  g_clear_error (&error);
+  hello->u.hello.rho_per_answer = -1.0;      /* DP asked with no cost */
+  g_assert_null (ts_helora_frame_encode (hello, &error));
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_MALFORMED);
+  g_clear_error (&error);
+  memcpy (copy, p, len);
+  for (gsize i = 0; i < 8; i++)               /* the same on the wire */
+    copy[len - 300 - 4 - 8 + i] = i == 7 ? 0xbf : 0;
+  g_autoptr (GBytes) neg = g_bytes_new (copy, len);
+  g_assert_null (ts_helora_frame_decode (neg, 1 << 20, &error));
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_MALFORMED);
+  g_assert_cmpstr (ts_helora_error_name (TS_HELORA_ERROR_PRIVACY_BUDGET), ==, "privacy-budget");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -352,5 +406,6 @@ main (int argc, char **argv)
   g_test_add_func ("/helora/proto/oversized-fields", test_oversized_fields);
   g_test_add_func ("/helora/proto/encode-limits", test_encode_limits);
   g_test_add_func ("/helora/proto/error-names", test_error_names);
+  g_test_add_func ("/helora/proto/private-hello", test_private_hello);
   return g_test_run ();
 }

@@ -236,6 +236,90 @@ test_compact_results (void)
   token_free (&t);
 }
 
+static void
+assert_same_ciphertext (const Token *t, const CkksCiphertext *x, const CkksCiphertext *y,
+                        gboolean compact)
+{
+  size_t n = ckks_context_ring_degree (t->ctx), g = 2 * ckks_helora_layout_copies (t->lay);
+  size_t words = (size_t) ckks_helora_layout_limbs (t->lay) * n;
+  g_assert_cmpmem (x->c1, words * 8, y->c1, words * 8);
+  if (!compact)
+    g_assert_cmpmem (x->c0, words * 8, y->c0, words * 8);
+  for (size_t i = 0; compact && i < words / n; i++)
+    for (size_t beta = 0; beta < g; beta++)     /* the block sums, all a compact c0 holds */
+      g_assert_cmpuint (x->c0[i * n + beta * (n / g)], ==, y->c0[i * n + beta * (n / g)]);
+  g_assert_true (ckks_same_scale (x->scale, y->scale));
+}
+
+/* Pads fused into the evaluation's output write give, bit for bit, the
+ * evaluation followed by ckks_private_apply (full and compact, on the
+ * scalar reference and the default backend), and the DP noise on block
+ * sums only decrypts to the same u as the noise spread over c0. */
+static void
+test_fused_pads (void)
+{
+  const CkksBackend backends[] = { CKKS_BACKEND_SCALAR, CKKS_BACKEND_AUTO };
+  for (size_t bk = 0; bk < G_N_ELEMENTS (backends); bk++)
+    for (int compact = 0; compact <= 1; compact++)
+      {
+        g_autoptr (GRand) rng = he_test_rng_new ();
+        Token t;
+        token_setup_backend (&t, rng, backends[bk]);
+        double noise[R], u_sep[R], u_fused[R];
+        g_assert_cmpint (ckks_private_gaussian (0.02, noise, R), ==, CKKS_OK);
+        g_autofree CkksCiphertext **pads = g_new0 (CkksCiphertext *, t.b);
+        CkksCiphertext **fused;
+        for (size_t b = 0; b < t.b; b++)
+          g_assert_cmpint (ckks_private_pad_new (t.lay, t.pk, 16, &pads[b]), ==, CKKS_OK);
+        g_assert_cmpint (ckks_helora_ciphertexts_new (t.lay, t.b, &fused), ==, CKKS_OK);
+        g_assert_cmpint (ckks_helora_encrypt_sk (t.lay, t.sk, t.h, t.in, t.k, &t.factor), ==,
+                         CKKS_OK);
+        g_assert_cmpint ((compact ? ckks_helora_evaluate_compact : ckks_helora_evaluate)
+                         (t.plan, t.in, t.k, t.out, t.b), ==, CKKS_OK);
+        g_assert_cmpint ((compact ? ckks_helora_evaluate_compact_padded
+                                  : ckks_helora_evaluate_padded)
+                         (t.plan, t.in, t.k, fused, t.b, pads), ==, CKKS_OK);
+        g_assert_cmpint (ckks_private_apply (t.lay, t.out, t.b, pads, NULL), ==, CKKS_OK);
+        for (size_t b = 0; b < t.b; b++)
+          assert_same_ciphertext (&t, t.out[b], fused[b], compact);
+        if (compact)      /* compact pads (c0 as block sums) give the same results */
+          {
+            for (size_t b = 0; b < t.b; b++)
+              g_assert_cmpint (ckks_private_pad_compact (t.lay, pads[b]), ==, CKKS_OK);
+            g_assert_cmpint (ckks_helora_evaluate_padded (t.plan, t.in, t.k, fused, t.b, pads),
+                             ==, CKKS_ERR_MISMATCH);
+            g_assert_cmpint (ckks_helora_evaluate_compact_padded (t.plan, t.in, t.k, fused, t.b,
+                                                                  pads), ==, CKKS_OK);
+            for (size_t b = 0; b < t.b; b++)
+              assert_same_ciphertext (&t, t.out[b], fused[b], compact);
+          }
+        g_assert_cmpint (ckks_private_apply (t.lay, t.out, t.b, NULL, noise), ==, CKKS_OK);
+        g_assert_cmpint (ckks_private_add_noise_masked (t.lay, fused, t.b, noise), ==, CKKS_OK);
+        token_decrypt (&t, u_sep);
+        g_assert_cmpint (ckks_helora_decrypt (t.lay, t.sk, fused, t.b, t.factor, u_fused), ==,
+                         CKKS_OK);
+        g_assert_cmpmem (u_sep, sizeof u_sep, u_fused, sizeof u_fused);
+        double sd = ckks_private_flood_stddev (t.lay, 16, ckks_ciphertext_scale (fused[0]));
+        for (size_t i = 0; i < R; i++)
+          g_assert_cmpfloat (fabs ((u_fused[i] - t.u_plain[i]) / t.factor - noise[i]), <,
+                             6.0 * sd);
+        if (!compact)     /* masked: no slot shows its product */
+          {
+            CkksCiphertext **keep = t.out;
+            t.out = fused;
+            g_assert_cmpfloat (fabs (slot_correlation (&t)), <,
+                               5.0 / sqrt ((double) ckks_context_slots (t.ctx) * t.b));
+            t.out = keep;
+          }
+        g_assert_cmpint (ckks_helora_evaluate_padded (t.plan, t.in, t.k, fused, t.b, NULL), ==,
+                         CKKS_ERR_INVALID_ARGUMENT);
+        for (size_t b = 0; b < t.b; b++)
+          ckks_ciphertext_free (pads[b]);
+        ckks_helora_ciphertexts_free (fused, t.b);
+        token_free (&t);
+      }
+}
+
 /* The sampler: mean 0, standard deviation sigma. */
 static void
 test_gaussian (void)
@@ -263,5 +347,6 @@ main (int argc, char **argv)
   g_test_add_func ("/he-private/pads-apply", test_pads_apply);
   g_test_add_func ("/he-private/compact-results", test_compact_results);
   g_test_add_func ("/he-private/gaussian", test_gaussian);
+  g_test_add_func ("/he-private/fused-pads", test_fused_pads);
   return g_test_run ();
 }

@@ -1,0 +1,151 @@
+/* ts-helora-private-eval.c: one client's adapter-private evaluation on a CKKS evaluator.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include "ts-helora-private-eval.h"
+
+#include "ckks-private.h"
+#include "ckks-serial.h"
+#include "ts-helora-ckks.h"
+#include "ts-helora-ckks-evaluator.h"
+#include "ts-helora-private.h"
+
+struct TsHeloraPrivateEval {
+  gatomicrefcount ref_count;
+  TsHeloraEvaluator *evaluator;
+  CkksPublicKey *pk;
+  TsHeloraPrivate *priv;
+  guint lambda_s;
+};
+
+TsHeloraPrivateEval *
+ts_helora_private_eval_ref (TsHeloraPrivateEval *pe)
+{
+  g_atomic_ref_count_inc (&pe->ref_count);
+  return pe;
+}
+
+void
+ts_helora_private_eval_unref (TsHeloraPrivateEval *pe)
+{
+  if (pe == NULL || !g_atomic_ref_count_dec (&pe->ref_count))
+    return;
+  ts_helora_private_free (pe->priv);
+  ckks_public_key_free (pe->pk);
+  ts_helora_evaluator_unref (pe->evaluator);
+  g_free (pe);
+}
+
+TsHeloraPrivateEval *
+ts_helora_private_eval_new (TsHeloraEvaluator *evaluator, const TsHeloraHello *hello,
+                            TsPrivacyAccountant *accountant, const char *client_id,
+                            GError **error)
+{
+  const CkksContext *ctx = ts_helora_ckks_evaluator_context (evaluator);
+  if (ctx == NULL || (hello->dp && accountant == NULL))
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNAVAILABLE,
+                   ctx == NULL ? "This evaluator has no adapter-private mode"
+                               : "This server keeps no privacy budget (DP unavailable)");
+      return NULL;
+    }
+  gsize len = 0;
+  const guint8 *data = hello->public_key ? g_bytes_get_data (hello->public_key, &len) : NULL;
+  TsHeloraPrivateEval *pe = g_new0 (TsHeloraPrivateEval, 1);
+  g_atomic_ref_count_init (&pe->ref_count);
+  pe->evaluator = ts_helora_evaluator_ref (evaluator);
+  pe->lambda_s = hello->lambda_s;
+  if (data == NULL || ckks_public_key_deserialize (ctx, data, len, &pe->pk) != CKKS_OK)
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS,
+                   "The public key does not parse under these parameters");
+      ts_helora_private_eval_unref (pe);
+      return NULL;
+    }
+  TsHeloraPrivateConfig cfg = { .lambda_s = hello->lambda_s, .dp = hello->dp,
+                                .rho_per_answer = hello->rho_per_answer, .compact = TRUE };
+  g_autoptr (GError) local = NULL;
+  pe->priv = ts_helora_private_new (&cfg, pe->pk, hello->dp ? accountant : NULL, client_id,
+                                    &local);
+  if (pe->priv == NULL)
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS, "%s", local->message);
+      ts_helora_private_eval_unref (pe);
+      return NULL;
+    }
+  return pe;
+}
+
+static const CkksHeloraPlan *
+plan_for (TsHeloraPrivateEval *pe, guint index, double *a_row_norm, GError **error)
+{
+  const CkksHeloraPlan *plan = ts_helora_ckks_evaluator_plan (pe->evaluator, index, a_row_norm);
+  if (plan == NULL)
+    g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_MODULE,
+                 "No module %u", index);
+  return plan;
+}
+
+/* Budget refusals travel as their own protocol code; every other failure
+ * of the private layers is the server's. */
+static void
+to_protocol_error (GError **error)
+{
+  if (error == NULL || *error == NULL || (*error)->domain != TS_PRIVACY_ERROR)
+    return;
+  guint code = g_error_matches (*error, TS_PRIVACY_ERROR, TS_PRIVACY_ERROR_BUDGET)
+                 ? TS_HELORA_ERROR_PRIVACY_BUDGET : TS_HELORA_ERROR_INTERNAL;
+  GError *e = g_error_new (TS_HELORA_ERROR, code, "%s", (*error)->message);
+  g_clear_error (error);
+  *error = e;
+}
+
+gboolean
+ts_helora_private_eval_evaluate (TsHeloraPrivateEval *pe, guint index, GPtrArray *cts,
+                                 GPtrArray *results, GError **error)
+{
+  double norm = 0.0;
+  const CkksHeloraPlan *plan = plan_for (pe, index, &norm, error);
+  if (plan == NULL)
+    return FALSE;
+  const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
+  gsize n_in = ckks_helora_layout_n_inputs (l), n_out = ckks_helora_layout_n_outputs (l);
+  CkksCiphertext **in = NULL, **out = NULL;
+  gboolean ok = cts->len == n_in;
+  if (!ok)
+    g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_BAD_CIPHERTEXT,
+                 "Expected %zu input ciphertexts, got %u", n_in, cts->len);
+  ok = ok && ts_helora_ckks_check (ckks_helora_ciphertexts_new (l, n_in, &in), "Inputs", error)
+       && ts_helora_ckks_check (ckks_helora_ciphertexts_new (l, n_out, &out), "Outputs", error);
+  for (gsize k = 0; ok && k < n_in; k++)
+    ok = ts_helora_ckks_ciphertext_from_bytes (g_ptr_array_index (cts, k), in[k],
+                                               ckks_helora_layout_limbs (l), error);
+  ok = ok && ts_helora_private_evaluate (pe->priv, plan, norm, in, n_in, out, n_out, TRUE, error);
+  for (gsize b = 0; ok && b < n_out; b++)
+    {
+      GBytes *bytes = ts_helora_ckks_result_to_bytes (l, out[b], error);
+      ok = bytes != NULL;
+      if (ok)
+        g_ptr_array_add (results, bytes);
+    }
+  if (in != NULL)
+    ckks_helora_ciphertexts_free (in, n_in);
+  if (out != NULL)
+    ckks_helora_ciphertexts_free (out, n_out);
+  to_protocol_error (error);
+  return ok;
+}
+
+gboolean
+ts_helora_private_eval_prefill (TsHeloraPrivateEval *pe, guint index, guint count,
+                                GError **error)
+{
+  double norm = 0.0;
+  const CkksHeloraPlan *plan = plan_for (pe, index, &norm, error);
+  if (plan == NULL)
+    return FALSE;
+  const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
+  gboolean ok = ts_helora_private_prefill (pe->priv, l,
+                                           count * (guint) ckks_helora_layout_n_outputs (l),
+                                           error);
+  to_protocol_error (error);
+  return ok;
+}

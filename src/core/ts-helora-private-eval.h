@@ -1,0 +1,45 @@
+/* ts-helora-private-eval.h: one client's adapter-private evaluation on a CKKS evaluator.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * What a server connection (or the local session) holds after a hello that
+ * asked for the adapter-private mode: the client's public key (owned), its
+ * request (lambda_s, DP cost per answer) and a pad pool (ts-helora-private.h).
+ * Every evaluate goes through the fused path: pads in the evaluation's output
+ * write, compact results, DP noise on the block sums, the budget charged
+ * first. docs/security.md says what it protects.
+ *
+ * Ownership: reference counted; holds a reference on @evaluator; borrows
+ * @accountant (must outlive it). Thread-safety: evaluate and prefill may run concurrently.
+ */
+#pragma once
+
+#include "ts-helora-evaluator.h"
+#include "ts-privacy-accountant.h"
+
+G_BEGIN_DECLS
+
+typedef struct TsHeloraPrivateEval TsHeloraPrivateEval;
+
+/* From a private hello's request. TS_HELORA_ERROR_PARAMS when the key does
+ * not parse under the evaluator's parameters or lambda_s does not fit the
+ * layout; TS_HELORA_ERROR_UNAVAILABLE for an evaluator that is not CKKS or
+ * when DP is asked with no @accountant. */
+TsHeloraPrivateEval *ts_helora_private_eval_new (TsHeloraEvaluator *evaluator,
+                                                 const TsHeloraHello *hello,
+                                                 TsPrivacyAccountant *accountant,
+                                                 const char *client_id, GError **error);
+TsHeloraPrivateEval *ts_helora_private_eval_ref (TsHeloraPrivateEval *pe);
+void ts_helora_private_eval_unref (TsHeloraPrivateEval *pe);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsHeloraPrivateEval, ts_helora_private_eval_unref)
+
+/* As ts_helora_evaluator_evaluate, privately. A spent budget is
+ * TS_HELORA_ERROR_PRIVACY_BUDGET (nothing evaluated). */
+gboolean ts_helora_private_eval_evaluate (TsHeloraPrivateEval *pe, guint index, GPtrArray *cts,
+                                          GPtrArray *results, GError **error);
+
+/* Fills the pad pool of module @index up to @count answers' worth; for idle
+ * time (slow: a public-key encryption per pad). */
+gboolean ts_helora_private_eval_prefill (TsHeloraPrivateEval *pe, guint index, guint count,
+                                         GError **error);
+
+G_END_DECLS

@@ -1,0 +1,280 @@
+/* test-he-server-private.c: the adapter-private mode through tensafe-he-server:
+ * same greedy tokens as plain, c1 no longer reveals A, the budget refusal
+ * arrives as its own error code, and the spent budget survives a restart.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "../core/helora-golden.h"
+#include "ckks-client.h"
+#include "ckks-objects.h"
+#include "ckks-serial.h"
+#include "server-fixture.h"
+#include "ts-helora-adapter.h"
+#include "ts-helora-ckks.h"
+#include "ts-helora-ckks-evaluator.h"
+#include "ts-helora-session.h"
+#include "ts-test-util.h"
+
+#define PRESET "fast"
+/* lambda_s = 16 moves u by ~1e-4 of max|u| (docs/security.md §3.1): far
+ * below what changes a greedy token of the golden model */
+#define LAMBDA_S 16
+
+typedef struct {
+  char *dir;                   /* adapters */
+  char *state_dir;
+  char *state;                 /* the accountant's file */
+  char *lora_path;
+  ServerFixture *server;
+  Golden golden;
+} Fixture;
+
+static void
+start_server (Fixture *f, double epsilon)
+{
+  HeServerOptions options = {
+    .adapters_dir = f->dir, .n_threads = 2, .open_evaluator = ts_helora_ckks_evaluator_open,
+    .privacy_epsilon = epsilon, .privacy_delta = 1e-6, .privacy_state = f->state,
+  };
+  f->server = server_fixture_start (&options);
+}
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  gsize len;
+  golden_load (&f->golden);
+  g_autofree guint8 *bytes = ts_test_read_data (GOLDEN_LORA, &len);
+  f->dir = g_dir_make_tmp ("he-private-XXXXXX", &error);
+  f->state_dir = g_dir_make_tmp ("he-private-state-XXXXXX", &error);
+  g_assert_no_error (error);
+  f->lora_path = g_build_filename (f->dir, "tiny-lora.gguf", NULL);
+  f->state = g_build_filename (f->state_dir, "privacy.tsv", NULL);
+  g_assert_true (g_file_set_contents (f->lora_path, (const char *) bytes, len, &error));
+  start_server (f, GPOINTER_TO_UINT (data) / 1000.0);
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  if (f->server != NULL)
+    server_fixture_stop (f->server);
+  golden_clear (&f->golden);
+  g_unlink (f->lora_path);
+  g_unlink (f->state);
+  g_rmdir (f->dir);
+  g_rmdir (f->state_dir);
+  g_free (f->lora_path);
+  g_free (f->state);
+  g_free (f->dir);
+  g_free (f->state_dir);
+}
+
+static TsHeloraSession *
+remote_session (Fixture *f, gboolean private_mode, double rho, GError **error)
+{
+  TsHeloraOptions options = {
+    .mode = TS_HELORA_MODE_REMOTE, .params_preset = PRESET, .adapter_path = f->lora_path,
+    .remote_url = server_fixture_ws_url (f->server), .timeout_ms = 20000,
+    .private_mode = private_mode, .private_lambda_s = LAMBDA_S, .private_rho = rho,
+  };
+  return ts_helora_session_new (f->golden.lora, &options, error);
+}
+
+/* Private (flooding, masks, no DP) and plain give the golden greedy tokens. */
+static void
+test_greedy_tokens (Fixture *f, gconstpointer data)
+{
+  for (int private_mode = 0; private_mode <= 1; private_mode++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (TsHeloraSession) helora = remote_session (f, private_mode, 0.0, &error);
+      g_assert_no_error (error);
+      g_autofree gint32 *tokens = golden_greedy (&f->golden, helora);
+      g_assert_cmpmem (tokens, GOLDEN_STEPS * 4, f->golden.lora_greedy, GOLDEN_STEPS * 4);
+    }
+}
+
+/* Products c1_out·c1_in' vs c1_out'·c1_in of two tokens' first result: all
+ * equal when c1_out = c1_in·p_A (the plaintext of A leaks), none equal once
+ * re-randomised. Returns the fraction of equal values. */
+static double
+c1_ratio_agreement (CkksClient *c, TsHeloraRemote *remote, GRand *rng)
+{
+  const CkksHeloraLayout *l = g_ptr_array_index (c->layouts, 0);
+  guint limbs = ckks_helora_layout_limbs (l);
+  gsize n = ckks_context_ring_degree (c->ctx);
+  CkksCiphertext **in, **out;
+  g_autoptr (GError) error = NULL;
+  g_assert_cmpint (ckks_helora_ciphertexts_new (l, 2, &in), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_ciphertexts_new (l, 2, &out), ==, CKKS_OK);
+  for (int t = 0; t < 2; t++)
+    {
+      g_autofree float *h = ckks_client_random_h (c, 0, rng);
+      double hf;
+      g_autoptr (GPtrArray) cts = ckks_client_encrypt (c, 0, h, &hf);
+      guint16 index = 0;
+      g_autoptr (TsHeloraFrame) res = ts_helora_remote_evaluate (remote, t, &index, 1, cts,
+                                                                 &error);
+      g_assert_no_error (error);
+      TsHeloraModuleResult *mr = &g_array_index (res->u.result.modules, TsHeloraModuleResult, 0);
+      g_assert_true (ts_helora_ckks_ciphertext_from_bytes (g_ptr_array_index (cts, 0), in[t],
+                                                           limbs, &error));
+      g_assert_true (ts_helora_ckks_result_from_bytes (l, g_ptr_array_index (mr->blobs, 0),
+                                                       out[t], &error));
+    }
+  gsize equal = 0;
+  for (guint i = 0; i < limbs; i++)
+    {
+      unsigned __int128 q = ckks_context_params (c->ctx)->moduli[i];
+      for (gsize k = i * n; k < (i + 1) * n; k++)
+        equal += (unsigned __int128) out[0]->c1[k] * in[1]->c1[k] % q
+                 == (unsigned __int128) out[1]->c1[k] * in[0]->c1[k] % q;
+    }
+  ckks_helora_ciphertexts_free (in, 2);
+  ckks_helora_ciphertexts_free (out, 2);
+  return (double) equal / (double) (limbs * n);
+}
+
+static GBytes *
+public_key_bytes (CkksClient *c)
+{
+  CkksPublicKey *pk;
+  g_assert_cmpint (ckks_public_key_new (c->sk, &pk), ==, CKKS_OK);
+  gsize len = ckks_public_key_serialized_size (pk);
+  guint8 *buf = g_malloc (len);
+  g_assert_cmpint (ckks_public_key_serialize (pk, buf, len), ==, CKKS_OK);
+  ckks_public_key_free (pk);
+  return g_bytes_new_take (buf, len);
+}
+
+static TsHeloraRemote *
+connect_private (Fixture *f, CkksClient *c, GBytes *pk, double rho, GError **error)
+{
+  g_autoptr (TsHeloraFrame) hello = ckks_client_hello (c);
+  TsHeloraRemote *remote = ts_helora_remote_connect (server_fixture_ws_url (f->server), 20000,
+                                                     error);
+  g_assert_nonnull (remote);
+  hello->u.hello.private_mode = TRUE;
+  hello->u.hello.lambda_s = LAMBDA_S;
+  hello->u.hello.dp = rho > 0.0;
+  hello->u.hello.rho_per_answer = rho;
+  hello->u.hello.public_key = g_bytes_ref (pk);
+  g_autoptr (TsHeloraFrame) ack = ts_helora_remote_hello (remote, &hello->u.hello, error);
+  if (ack == NULL)
+    g_clear_pointer (&remote, ts_helora_remote_free);
+  return remote;
+}
+
+/* Through the real server: plain results hand over the plaintext of A
+ * (c1_out / c1_in is the same for every token); private ones do not. */
+static void
+test_c1_hides_a (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  CkksClient *c = ckks_client_new (PRESET, f->lora_path);
+  g_autoptr (GBytes) pk = public_key_bytes (c);
+  g_autoptr (GError) error = NULL;
+  TsHeloraRemote *plain = ckks_client_connect (c, server_fixture_ws_url (f->server));
+  g_assert_cmpfloat (c1_ratio_agreement (c, plain, rng), ==, 1.0);
+  ts_helora_remote_free (plain);
+  TsHeloraRemote *priv = connect_private (f, c, pk, 0.0, &error);
+  g_assert_no_error (error);
+  double agree = c1_ratio_agreement (c, priv, rng);
+  g_test_message ("private: %.2g of the c1 ratios agree", agree);
+  g_assert_cmpfloat (agree, <, 1e-3);
+  /* u survives, within the flooding error of lambda_s = 16 (docs/security.md) */
+  g_autofree float *h = ckks_client_random_h (c, 1, rng);
+  double hf, u[64];
+  g_autoptr (GPtrArray) cts = ckks_client_encrypt (c, 1, h, &hf);
+  guint16 index = 1;
+  g_autoptr (TsHeloraFrame) res = ts_helora_remote_evaluate (priv, 9, &index, 1, cts, &error);
+  g_assert_no_error (error);
+  TsHeloraAdapterModule *m = g_ptr_array_index (c->modules, 1);
+  g_assert_cmpuint (m->rank, <=, G_N_ELEMENTS (u));
+  ckks_client_decrypt (c, NULL, 1,
+                       g_array_index (res->u.result.modules, TsHeloraModuleResult, 0).blobs, hf, u);
+  double err = ckks_client_error (c, 1, h, u);
+  g_test_message ("private: max |u - A·h| = %.3g", err);
+  g_assert_cmpfloat (err, <, 2e-3);
+  ts_helora_remote_free (priv);
+  ckks_client_free (c);
+}
+
+/* The budget (epsilon 4 per client, rho 0.2 per answer = epsilon 3.52):
+ * the first answer fits, the second is refused with privacy-budget; after
+ * a restart the same client (same public key) is still refused. */
+static void
+test_budget_refusal_and_restart (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  CkksClient *c = ckks_client_new (PRESET, f->lora_path);
+  g_autoptr (GBytes) pk = public_key_bytes (c);
+  g_autoptr (GError) error = NULL;
+  for (int run = 0; run < 2; run++)
+    {
+      TsHeloraRemote *remote = connect_private (f, c, pk, 0.2, &error);
+      g_assert_no_error (error);
+      for (int t = run; t < 2; t++)
+        {
+          g_autofree float *h = ckks_client_random_h (c, 0, rng);
+          double hf;
+          g_autoptr (GPtrArray) cts = ckks_client_encrypt (c, 0, h, &hf);
+          guint16 index = 0;
+          g_autoptr (TsHeloraFrame) res = ts_helora_remote_evaluate (remote, t, &index, 1, cts,
+                                                                     &error);
+          if (t == 0)
+            g_assert_no_error (error);
+          else
+            {
+              g_assert_null (res);
+              g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PRIVACY_BUDGET);
+              g_assert_nonnull (strstr (error->message, "budget"));
+              g_clear_error (&error);
+            }
+        }
+      ts_helora_remote_free (remote);
+      g_assert_true (g_file_test (f->state, G_FILE_TEST_IS_REGULAR));
+      server_fixture_stop (f->server);
+      start_server (f, 4.0);
+    }
+  ckks_client_free (c);
+}
+
+/* The session says why it stopped: a budget for less than a token. */
+static void
+test_session_reports_budget (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraSession) helora = remote_session (f, TRUE, 0.2, &error);
+  g_assert_no_error (error);
+  LmSession *session = NULL;
+  LmSessionParams params = { .n_ctx = (guint32) f->golden.n_prompt + 2, .n_threads = 1 };
+  g_assert_cmpint (lm_session_new (f->golden.model, &params, &session), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora (session, f->golden.lora), ==, LM_OK);
+  g_assert_true (ts_helora_session_attach (helora, session, &error));
+  g_assert_cmpint (lm_session_prefill (session, f->golden.prompt, f->golden.n_prompt, NULL), ==,
+                   LM_ERR_HOOK);
+  const GError *why = ts_helora_session_last_error (helora);
+  g_assert_nonnull (why);
+  g_assert_error ((GError *) why, TS_HELORA_ERROR, TS_HELORA_ERROR_PRIVACY_BUDGET);
+  lm_session_free (session);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  /* data: the server's epsilon in thousandths (0: no DP budget) */
+  g_test_add ("/he-server-private/greedy-tokens", Fixture, GUINT_TO_POINTER (0), fixture_set_up,
+              test_greedy_tokens, fixture_tear_down);
+  g_test_add ("/he-server-private/c1-hides-a", Fixture, GUINT_TO_POINTER (0), fixture_set_up,
+              test_c1_hides_a, fixture_tear_down);
+  g_test_add ("/he-server-private/budget-refusal-and-restart", Fixture, GUINT_TO_POINTER (4000),
+              fixture_set_up, test_budget_refusal_and_restart, fixture_tear_down);
+  g_test_add ("/he-server-private/session-reports-budget", Fixture, GUINT_TO_POINTER (4000),
+              fixture_set_up, test_session_reports_budget, fixture_tear_down);
+  return g_test_run ();
+}
