@@ -17,8 +17,8 @@
 
 typedef struct {
   char *model, *lora, *prompt, *tokens, *dump_logits, *timings, *he, *he_params;
-  int threads, n_predict, top_k;
-  gboolean chat, greedy, print_ids;
+  int threads, n_predict, top_k, he_lambda;
+  gboolean chat, greedy, print_ids, he_private;
   double temp, top_p;
   gint64 seed;
 } GenerateOptions;
@@ -82,6 +82,8 @@ parse_options (int *argc, char ***argv, GenerateOptions *o)
     { "timings", 0, 0, G_OPTION_ARG_FILENAME, &o->timings, "Write per-token stage timings (JSON)", "FILE" },
     { "he", 0, 0, G_OPTION_ARG_STRING, &o->he, "Evaluate the adapter under CKKS: plain, local or ws://HOST:PORT", "MODE" },
     { "he-params", 0, 0, G_OPTION_ARG_STRING, &o->he_params, "CKKS parameter preset (fast, default, wide)", "PRESET" },
+    { "he-private", 0, 0, G_OPTION_ARG_NONE, &o->he_private, "Adapter-private mode on the remote evaluator (sends the public key)", NULL },
+    { "he-lambda", 0, 0, G_OPTION_ARG_INT, &o->he_lambda, "Flooding bits of --he-private (default 16)", "N" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- generate tokens with a model");
@@ -161,8 +163,12 @@ load (const GenerateOptions *o, Generation *g)
       (st = lm_session_set_lora (g->session, g->lora)) != LM_OK)
     return fail_status ("cannot create a session", st, NULL);
   g_autoptr (GError) he_error = NULL;
-  if (o->he != NULL &&
-      (g->helora = ts_helora_attach (g->session, g->lora, o->lora, o->he, o->he_params, &he_error)) == NULL)
+  TsHeloraOptions he_options = { .params_preset = o->he_params, .adapter_path = o->lora,
+                                 .track_error = TRUE, .private_mode = o->he_private,
+                                 .private_lambda_s = o->he_lambda > 0 ? (guint) o->he_lambda : 16 };
+  if (o->he != NULL
+      && (g->helora = ts_helora_attach_options (g->session, g->lora, o->he, &he_options,
+                                                &he_error)) == NULL)
     return fail ("--he", he_error->message);
   /* Greedy unless a sampling option is given; unset ones keep the defaults,
    * and without --seed the run is seeded from the clock. */

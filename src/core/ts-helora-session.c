@@ -520,10 +520,25 @@ ts_helora_attach (LmSession *lm, const LmLora *lora, const char *lora_path,
 {
   TsHeloraOptions options = { .params_preset = params_preset, .adapter_path = lora_path,
                               .track_error = TRUE };
+
+  return ts_helora_attach_options (lm, lora, mode_text, &options, error);
+}
+
+TsHeloraSession *
+ts_helora_attach_options (LmSession *lm, const LmLora *lora, const char *mode_text,
+                          TsHeloraOptions *options_in, GError **error)
+{
+  TsHeloraOptions options = *options_in;
   g_autoptr (TsHeloraSession) self = NULL;
 
   if (!ts_helora_mode_parse (mode_text, &options, error))
     return NULL;
+  if (options.private_mode && options.mode != TS_HELORA_MODE_REMOTE)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
+                   "The adapter-private mode needs a remote evaluator (ws://HOST:PORT)");
+      return NULL;
+    }
   if (lora == NULL)
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "HE-LoRA needs an adapter (--lora)");

@@ -113,6 +113,11 @@ const GError *ts_helora_session_last_error (TsHeloraSession *self);
 TsHeloraSession *ts_helora_attach (LmSession *lm, const LmLora *lora, const char *lora_path,
                                    const char *mode_text, const char *params_preset,
                                    GError **error);
+/* The same with more options (@options's adapter_path, params_preset,
+ * private_mode...; its mode and remote_url come from @mode_text). */
+TsHeloraSession *ts_helora_attach_options (LmSession *lm, const LmLora *lora,
+                                           const char *mode_text, TsHeloraOptions *options,
+                                           GError **error);
 
 /* One line for people: mode, encryptions, bytes each way, max Δ error. */
 char *ts_helora_session_summary (TsHeloraSession *self);

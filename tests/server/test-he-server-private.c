@@ -180,6 +180,17 @@ test_c1_hides_a (Fixture *f, gconstpointer data)
   TsHeloraRemote *plain = ckks_client_connect (c, server_fixture_ws_url (f->server));
   g_assert_cmpfloat (c1_ratio_agreement (c, plain, rng), ==, 1.0);
   ts_helora_remote_free (plain);
+  /* lambda_s = 40 does not fit the 2-limb results (docs/security.md §3.1) */
+  g_autoptr (TsHeloraFrame) big = ckks_client_hello (c);
+  TsHeloraRemote *refused = ts_helora_remote_connect (server_fixture_ws_url (f->server), 20000,
+                                                      &error);
+  big->u.hello.private_mode = TRUE;
+  big->u.hello.lambda_s = 40;
+  big->u.hello.public_key = g_bytes_ref (pk);
+  g_assert_null (ts_helora_remote_hello (refused, &big->u.hello, &error));
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS);
+  g_clear_error (&error);
+  ts_helora_remote_free (refused);
   TsHeloraRemote *priv = connect_private (f, c, pk, 0.0, &error);
   g_assert_no_error (error);
   double agree = c1_ratio_agreement (c, priv, rng);
