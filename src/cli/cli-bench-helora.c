@@ -17,6 +17,8 @@ typedef struct {
   char *model, *lora, *remote, *params, *make_lora;
   int threads, he_threads, n_decode, n_prompt, rank;
   gboolean json, public_key, thread_clock, stack;
+  gboolean private_mode;       /* --private: the remote run in adapter-private mode */
+  int lambda_s;
 } BenchOptions;
 
 typedef struct {
@@ -38,6 +40,8 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
     { "remote", 0, 0, G_OPTION_ARG_STRING, &o->remote, "Also run against this evaluator", "ws://HOST:PORT" },
     { "he-params", 0, 0, G_OPTION_ARG_STRING, &o->params, "CKKS preset (default: default)", "PRESET" },
     { "pk", 0, 0, G_OPTION_ARG_NONE, &o->public_key, "Public-key encryption instead of secret-key", NULL },
+    { "private", 0, 0, G_OPTION_ARG_NONE, &o->private_mode, "Also run --remote in the adapter-private mode", NULL },
+    { "he-lambda", 0, 0, G_OPTION_ARG_INT, &o->lambda_s, "Flooding bits of --private (default 16)", "N" },
     { "n-predict", 'n', 0, G_OPTION_ARG_INT, &o->n_decode, "Decode steps per mode (default 32)", "N" },
     { "prompt-tokens", 0, 0, G_OPTION_ARG_INT, &o->n_prompt, "Prompt length (default 16)", "N" },
     { "threads", 't', 0, G_OPTION_ARG_INT, &o->threads, "Engine threads (default: all cores)", "N" },
@@ -65,8 +69,8 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
       || o->n_prompt <= 0 || o->threads < 0 || o->he_threads < 0 || o->rank <= 0)
     {
       fprintf (stderr, "Usage: " CMD " --model FILE (--lora PATH | --make-lora PATH [--rank R])\n"
-               "    [--remote ws://HOST:PORT] [--he-params PRESET] [--pk] [-n N] [--threads N]\n"
-               "    [--thread-clock] [--json] [--stack]\n");
+               "    [--remote ws://HOST:PORT [--private [--he-lambda N]]] [--he-params PRESET] [--pk]\n"
+               "    [-n N] [--threads N] [--thread-clock] [--json] [--stack]\n");
       return FALSE;
     }
   return TRUE;
@@ -141,12 +145,13 @@ failed:
 
 static gboolean
 bench_mode (const LmModel *model, const LmLora *lora, const BenchOptions *o, const char *mode,
-            ModeResult *r, GError **error)
+            gboolean private_mode, ModeResult *r, GError **error)
 {
   TsHeloraOptions options = { .params_preset = o->params, .public_key = o->public_key,
                               .n_threads = o->he_threads ? o->he_threads : 1,
                               .adapter_path = o->lora, .track_error = TRUE,
-                              .thread_clock = o->thread_clock };
+                              .thread_clock = o->thread_clock, .private_mode = private_mode,
+                              .private_lambda_s = o->lambda_s > 0 ? (guint) o->lambda_s : 16 };
   LmSessionParams params = { .n_ctx = (guint32) (o->n_prompt + o->n_decode + 1),
                              .n_threads = (guint32) o->threads };
   g_autoptr (TsHeloraSession) he = NULL;
@@ -156,7 +161,7 @@ bench_mode (const LmModel *model, const LmLora *lora, const BenchOptions *o, con
   r->tokens = ts_timing_series_new ();
   if (!ts_helora_mode_parse (mode, &options, error))
     return FALSE;
-  r->mode = options.mode == TS_HELORA_MODE_REMOTE ? "remote" : mode;
+  r->mode = private_mode ? "remote-private" : options.mode == TS_HELORA_MODE_REMOTE ? "remote" : mode;
   he = ts_helora_session_new (lora, &options, error);
   if (he == NULL)
     return FALSE;
@@ -303,9 +308,9 @@ stack_random (const LmModel *model, guint rank, LmLora **lora, GError **error)
 static int
 run (BenchOptions *o)
 {
-  const char *modes[3] = { "plain", "local", o->remote };
-  guint n_modes = o->remote ? 3 : 2;
-  ModeResult results[3] = { { 0 } };
+  const char *modes[4] = { "plain", "local", o->remote, o->remote };
+  guint n_modes = o->remote ? (o->private_mode ? 4 : 3) : 2;
+  ModeResult results[4] = { { 0 } };
   g_autoptr (GError) error = NULL;
   LmModel *model = NULL;
   LmLora *lora = NULL;
@@ -338,7 +343,7 @@ run (BenchOptions *o)
   if (o->stack && !stack_random (model, MIN ((guint) o->rank, 16), &lora, &error))
     goto out;
   for (guint i = 0; i < n_modes; i++)
-    if (!bench_mode (model, lora, o, modes[i], &results[i], &error))
+    if (!bench_mode (model, lora, o, modes[i], i == 3, &results[i], &error))
       goto out;
   if (o->json)
     print_json (results, n_modes);

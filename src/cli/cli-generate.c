@@ -20,8 +20,8 @@ typedef struct {
   char *model, *lora, *prompt, *tokens, *dump_logits, *timings, *he, *he_params,
        *he_encrypt, *he_ca;
   char **add_lora;             /* stacked on --lora: PATH[@WEIGHT] */
-  int threads, n_predict, top_k;
-  gboolean chat, greedy, print_ids;
+  int threads, n_predict, top_k, he_lambda;
+  gboolean chat, greedy, print_ids, he_private;
   double temp, top_p;
   gint64 seed;
 } GenerateOptions;
@@ -88,6 +88,8 @@ parse_options (int *argc, char ***argv, GenerateOptions *o)
     { "add-lora", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->add_lora, "Stack another adapter on --lora (weight default 1; repeatable; plain and local HE modes)", "PATH[@WEIGHT]" },
     { "he-encrypt", 0, 0, G_OPTION_ARG_STRING, &o->he_encrypt, "Encrypt h with the secret key (sk, default) or a public key (pk)", "sk|pk" },
     { "he-ca", 0, 0, G_OPTION_ARG_FILENAME, &o->he_ca, "wss://: trust only the CA certificates in this PEM file (e.g. a self-signed server certificate)", "FILE" },
+    { "he-private", 0, 0, G_OPTION_ARG_NONE, &o->he_private, "Adapter-private mode on the remote evaluator (sends the public key)", NULL },
+    { "he-lambda", 0, 0, G_OPTION_ARG_INT, &o->he_lambda, "Flooding bits of --he-private (default 16)", "N" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- generate tokens with a model");
@@ -218,7 +220,9 @@ load (const GenerateOptions *o, Generation *g)
   g_autoptr (GError) he_error = NULL;
   TsHeloraOptions he_options = { .params_preset = o->he_params,
                                  .public_key = g_strcmp0 (o->he_encrypt, "pk") == 0,
-                                 .remote_ca_file = o->he_ca };
+                                 .remote_ca_file = o->he_ca,
+                                 .private_mode = o->he_private,
+                                 .private_lambda_s = o->he_lambda > 0 ? (guint) o->he_lambda : 16 };
   if (o->he != NULL &&
       (g->helora = ts_helora_attach_with (g->session, g->lora, o->lora, o->he, &he_options,
                                           &he_error)) == NULL)

@@ -46,39 +46,20 @@ ckks_find_module (TsHeloraEvaluator *base, const char *name, guint *index,
   return FALSE;
 }
 
-/* Scratch ciphertexts are per call: calls run concurrently on the pool. */
+static gboolean
+plain_products (const CkksHeloraPlan *plan, double a_row_norm, CkksCiphertext *const *in,
+                gsize n_in, CkksCiphertext *const *out, gsize n_out, gpointer data,
+                GError **error)
+{
+  return ts_helora_ckks_check (ckks_helora_evaluate (plan, in, n_in, out, n_out), "Evaluating",
+                               error);
+}
+
 static gboolean
 ckks_evaluate (TsHeloraEvaluator *base, guint index, GPtrArray *cts, GPtrArray *results,
                GError **error)
 {
-  CkksEvaluator *self = (CkksEvaluator *) base;
-  const CkksHeloraPlan *plan = g_array_index (self->modules, CkksModule, index).plan;
-  const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
-  gsize n_in = ckks_helora_layout_n_inputs (l), n_out = ckks_helora_layout_n_outputs (l);
-  CkksCiphertext **in = NULL, **out = NULL;
-  gboolean ok = cts->len == n_in;
-
-  if (!ok)
-    g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_BAD_CIPHERTEXT,
-                 "Expected %zu input ciphertexts, got %u", n_in, cts->len);
-  ok = ok && ts_helora_ckks_check (ckks_helora_ciphertexts_new (l, n_in, &in), "Inputs", error)
-       && ts_helora_ckks_check (ckks_helora_ciphertexts_new (l, n_out, &out), "Outputs", error);
-  for (gsize k = 0; ok && k < n_in; k++)
-    ok = ts_helora_ckks_ciphertext_from_bytes (g_ptr_array_index (cts, k), in[k],
-                                               ckks_helora_layout_limbs (l), error);
-  ok = ok && ts_helora_ckks_check (ckks_helora_evaluate (plan, in, n_in, out, n_out), "Evaluating", error);
-  for (gsize b = 0; ok && b < n_out; b++)
-    {
-      GBytes *bytes = ts_helora_ckks_result_to_bytes (l, out[b], error);
-      ok = bytes != NULL;
-      if (ok)
-        g_ptr_array_add (results, bytes);
-    }
-  if (in != NULL)
-    ckks_helora_ciphertexts_free (in, n_in);
-  if (out != NULL)
-    ckks_helora_ciphertexts_free (out, n_out);
-  return ok;
+  return ts_helora_ckks_evaluator_run (base, index, cts, results, plain_products, NULL, error);
 }
 
 static void
@@ -175,6 +156,47 @@ ts_helora_ckks_evaluator_open (const char *path, const char *params_id,
     }
   memcpy (self->parent.params_sha256, ckks_context_fingerprint (self->ctx), TS_HELORA_HASH_SIZE);
   return &self->parent;
+}
+
+/* Scratch ciphertexts are per call: calls run concurrently on the pool. */
+gboolean
+ts_helora_ckks_evaluator_run (TsHeloraEvaluator *base, guint index, GPtrArray *cts,
+                              GPtrArray *results, TsHeloraCkksProductsFunc products,
+                              gpointer data, GError **error)
+{
+  double a_row_norm = 0.0;
+  const CkksHeloraPlan *plan = ts_helora_ckks_evaluator_plan (base, index, &a_row_norm);
+  if (plan == NULL)
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_MODULE, "No module %u", index);
+      return FALSE;
+    }
+  const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
+  gsize n_in = ckks_helora_layout_n_inputs (l), n_out = ckks_helora_layout_n_outputs (l);
+  CkksCiphertext **in = NULL, **out = NULL;
+  gboolean ok = cts->len == n_in;
+
+  if (!ok)
+    g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_BAD_CIPHERTEXT,
+                 "Expected %zu input ciphertexts, got %u", n_in, cts->len);
+  ok = ok && ts_helora_ckks_check (ckks_helora_ciphertexts_new (l, n_in, &in), "Inputs", error)
+       && ts_helora_ckks_check (ckks_helora_ciphertexts_new (l, n_out, &out), "Outputs", error);
+  for (gsize k = 0; ok && k < n_in; k++)
+    ok = ts_helora_ckks_ciphertext_from_bytes (g_ptr_array_index (cts, k), in[k],
+                                               ckks_helora_layout_limbs (l), error);
+  ok = ok && products (plan, a_row_norm, in, n_in, out, n_out, data, error);
+  for (gsize b = 0; ok && b < n_out; b++)
+    {
+      GBytes *bytes = ts_helora_ckks_result_to_bytes (l, out[b], error);
+      ok = bytes != NULL;
+      if (ok)
+        g_ptr_array_add (results, bytes);
+    }
+  if (in != NULL)
+    ckks_helora_ciphertexts_free (in, n_in);
+  if (out != NULL)
+    ckks_helora_ciphertexts_free (out, n_out);
+  return ok;
 }
 
 /* For the adapter-private mode (ts-helora-private-eval.c). */

@@ -24,4 +24,17 @@ const CkksContext *ts_helora_ckks_evaluator_context (TsHeloraEvaluator *evaluato
 const CkksHeloraPlan *ts_helora_ckks_evaluator_plan (TsHeloraEvaluator *evaluator, guint index,
                                                      double *a_row_norm);
 
+/* The products of one module of a CKKS evaluator: @in (parsed from the
+ * request) into @out (serialised as the results). */
+typedef gboolean (*TsHeloraCkksProductsFunc) (const CkksHeloraPlan *plan, double a_row_norm,
+                                              CkksCiphertext *const *in, gsize n_in,
+                                              CkksCiphertext *const *out, gsize n_out,
+                                              gpointer data, GError **error);
+
+/* An evaluate of module @index with @products in place of the plain ct x pt
+ * (the evaluator's own evaluate is this with ckks_helora_evaluate). */
+gboolean ts_helora_ckks_evaluator_run (TsHeloraEvaluator *evaluator, guint index, GPtrArray *cts,
+                                       GPtrArray *results, TsHeloraCkksProductsFunc products,
+                                       gpointer data, GError **error);
+
 G_END_DECLS

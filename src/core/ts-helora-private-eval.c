@@ -98,38 +98,22 @@ to_protocol_error (GError **error)
   *error = e;
 }
 
+static gboolean
+private_products (const CkksHeloraPlan *plan, double a_row_norm, CkksCiphertext *const *in,
+                  gsize n_in, CkksCiphertext *const *out, gsize n_out, gpointer data,
+                  GError **error)
+{
+  TsHeloraPrivateEval *pe = data;
+  return ts_helora_private_evaluate (pe->priv, plan, a_row_norm, in, n_in, out, n_out, TRUE,
+                                     error);
+}
+
 gboolean
 ts_helora_private_eval_evaluate (TsHeloraPrivateEval *pe, guint index, GPtrArray *cts,
                                  GPtrArray *results, GError **error)
 {
-  double norm = 0.0;
-  const CkksHeloraPlan *plan = plan_for (pe, index, &norm, error);
-  if (plan == NULL)
-    return FALSE;
-  const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
-  gsize n_in = ckks_helora_layout_n_inputs (l), n_out = ckks_helora_layout_n_outputs (l);
-  CkksCiphertext **in = NULL, **out = NULL;
-  gboolean ok = cts->len == n_in;
-  if (!ok)
-    g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_BAD_CIPHERTEXT,
-                 "Expected %zu input ciphertexts, got %u", n_in, cts->len);
-  ok = ok && ts_helora_ckks_check (ckks_helora_ciphertexts_new (l, n_in, &in), "Inputs", error)
-       && ts_helora_ckks_check (ckks_helora_ciphertexts_new (l, n_out, &out), "Outputs", error);
-  for (gsize k = 0; ok && k < n_in; k++)
-    ok = ts_helora_ckks_ciphertext_from_bytes (g_ptr_array_index (cts, k), in[k],
-                                               ckks_helora_layout_limbs (l), error);
-  ok = ok && ts_helora_private_evaluate (pe->priv, plan, norm, in, n_in, out, n_out, TRUE, error);
-  for (gsize b = 0; ok && b < n_out; b++)
-    {
-      GBytes *bytes = ts_helora_ckks_result_to_bytes (l, out[b], error);
-      ok = bytes != NULL;
-      if (ok)
-        g_ptr_array_add (results, bytes);
-    }
-  if (in != NULL)
-    ckks_helora_ciphertexts_free (in, n_in);
-  if (out != NULL)
-    ckks_helora_ciphertexts_free (out, n_out);
+  gboolean ok = ts_helora_ckks_evaluator_run (pe->evaluator, index, cts, results,
+                                              private_products, pe, error);
   to_protocol_error (error);
   return ok;
 }

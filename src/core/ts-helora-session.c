@@ -566,6 +566,12 @@ ts_helora_attach_with (LmSession *lm, const LmLora *lora, const char *lora_path,
   options.track_error = TRUE;
   if (!ts_helora_mode_parse (mode_text, &options, error))
     return NULL;
+  if (options.private_mode && options.mode != TS_HELORA_MODE_REMOTE)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
+                   "The adapter-private mode needs a remote evaluator (ws://HOST:PORT)");
+      return NULL;
+    }
   if (lora == NULL)
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "HE-LoRA needs an adapter (--lora)");

@@ -124,7 +124,7 @@ TsHeloraSession *ts_helora_attach (LmSession *lm, const LmLora *lora, const char
                                    const char *mode_text, const char *params_preset,
                                    GError **error);
 /* The same, with @options' other fields (params_preset, public_key,
- * remote_ca_file, …) for the session; mode and remote_url come from
+ * remote_ca_file, private_mode, …) for the session; mode and remote_url come from
  * @mode_text, adapter_path from @lora_path. */
 TsHeloraSession *ts_helora_attach_with (LmSession *lm, const LmLora *lora, const char *lora_path,
                                         const char *mode_text, const TsHeloraOptions *options,

@@ -52,7 +52,11 @@ he_privacy_open (HeServer *server, TsHeloraEvaluator *evaluator, const TsHeloraH
    * layout) is the hello's, not the first token's */
   for (guint i = 0; pe != NULL && i < module_map->len; i++)
     if (!ts_helora_private_eval_prefill (pe, g_array_index (module_map, guint, i), 1, error))
-      g_clear_pointer (&pe, ts_helora_private_eval_unref);
+      {
+        g_clear_pointer (&pe, ts_helora_private_eval_unref);
+        if (g_error_matches (*error, TS_HELORA_ERROR, TS_HELORA_ERROR_INTERNAL))
+          (*error)->code = TS_HELORA_ERROR_PARAMS;    /* lambda_s the layout cannot hold */
+      }
   return pe;
 }
 

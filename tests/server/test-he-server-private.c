@@ -97,6 +97,17 @@ test_greedy_tokens (Fixture *f, gconstpointer data)
     }
 }
 
+/* A random h for @module, encrypted (*cts) and evaluated on @remote: the
+ * result frame, or NULL with @error. */
+static TsHeloraFrame *
+evaluate_random (CkksClient *c, TsHeloraRemote *remote, guint16 module, GRand *rng, float **h,
+                 double *hf, GPtrArray **cts, GError **error)
+{
+  *h = ckks_client_random_h (c, module, rng);
+  *cts = ckks_client_encrypt (c, module, *h, hf);
+  return ts_helora_remote_evaluate (remote, 1, &module, 1, *cts, error);
+}
+
 /* Products c1_out·c1_in' vs c1_out'·c1_in of two tokens' first result: all
  * equal when c1_out = c1_in·p_A (the plaintext of A leaks), none equal once
  * re-randomised. Returns the fraction of equal values. */
@@ -112,12 +123,10 @@ c1_ratio_agreement (CkksClient *c, TsHeloraRemote *remote, GRand *rng)
   g_assert_cmpint (ckks_helora_ciphertexts_new (l, 2, &out), ==, CKKS_OK);
   for (int t = 0; t < 2; t++)
     {
-      g_autofree float *h = ckks_client_random_h (c, 0, rng);
+      g_autofree float *h = NULL;
       double hf;
-      g_autoptr (GPtrArray) cts = ckks_client_encrypt (c, 0, h, &hf);
-      guint16 index = 0;
-      g_autoptr (TsHeloraFrame) res = ts_helora_remote_evaluate (remote, t, &index, 1, cts,
-                                                                 &error);
+      g_autoptr (GPtrArray) cts = NULL;
+      g_autoptr (TsHeloraFrame) res = evaluate_random (c, remote, 0, rng, &h, &hf, &cts, &error);
       g_assert_no_error (error);
       TsHeloraModuleResult *mr = &g_array_index (res->u.result.modules, TsHeloraModuleResult, 0);
       g_assert_true (ts_helora_ckks_ciphertext_from_bytes (g_ptr_array_index (cts, 0), in[t],
@@ -180,17 +189,27 @@ test_c1_hides_a (Fixture *f, gconstpointer data)
   TsHeloraRemote *plain = ckks_client_connect (c, server_fixture_ws_url (f->server));
   g_assert_cmpfloat (c1_ratio_agreement (c, plain, rng), ==, 1.0);
   ts_helora_remote_free (plain);
+  /* lambda_s = 40 does not fit the 2-limb results (docs/security.md §3.1) */
+  g_autoptr (TsHeloraFrame) big = ckks_client_hello (c);
+  TsHeloraRemote *refused = ts_helora_remote_connect (server_fixture_ws_url (f->server), 20000,
+                                                      &error);
+  big->u.hello.private_mode = TRUE;
+  big->u.hello.lambda_s = 40;
+  big->u.hello.public_key = g_bytes_ref (pk);
+  g_assert_null (ts_helora_remote_hello (refused, &big->u.hello, &error));
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS);
+  g_clear_error (&error);
+  ts_helora_remote_free (refused);
   TsHeloraRemote *priv = connect_private (f, c, pk, 0.0, &error);
   g_assert_no_error (error);
   double agree = c1_ratio_agreement (c, priv, rng);
   g_test_message ("private: %.2g of the c1 ratios agree", agree);
   g_assert_cmpfloat (agree, <, 1e-3);
   /* u survives, within the flooding error of lambda_s = 16 (docs/security.md) */
-  g_autofree float *h = ckks_client_random_h (c, 1, rng);
+  g_autofree float *h = NULL;
   double hf, u[64];
-  g_autoptr (GPtrArray) cts = ckks_client_encrypt (c, 1, h, &hf);
-  guint16 index = 1;
-  g_autoptr (TsHeloraFrame) res = ts_helora_remote_evaluate (priv, 9, &index, 1, cts, &error);
+  g_autoptr (GPtrArray) cts = NULL;
+  g_autoptr (TsHeloraFrame) res = evaluate_random (c, priv, 1, rng, &h, &hf, &cts, &error);
   g_assert_no_error (error);
   TsHeloraAdapterModule *m = g_ptr_array_index (c->modules, 1);
   g_assert_cmpuint (m->rank, <=, G_N_ELEMENTS (u));
@@ -219,12 +238,11 @@ test_budget_refusal_and_restart (Fixture *f, gconstpointer data)
       g_assert_no_error (error);
       for (int t = run; t < 2; t++)
         {
-          g_autofree float *h = ckks_client_random_h (c, 0, rng);
+          g_autofree float *h = NULL;
           double hf;
-          g_autoptr (GPtrArray) cts = ckks_client_encrypt (c, 0, h, &hf);
-          guint16 index = 0;
-          g_autoptr (TsHeloraFrame) res = ts_helora_remote_evaluate (remote, t, &index, 1, cts,
-                                                                     &error);
+          g_autoptr (GPtrArray) cts = NULL;
+          g_autoptr (TsHeloraFrame) res = evaluate_random (c, remote, 0, rng, &h, &hf, &cts,
+                                                           &error);
           if (t == 0)
             g_assert_no_error (error);
           else
