@@ -23,18 +23,53 @@ gui_wait_until (GuiCondition condition, gpointer data, guint seconds, const char
 }
 
 GtkWidget *
-gui_find_descendant (GtkWidget *widget, GType type)
+gui_find_widget (GtkWidget *widget, GuiWidgetMatch match, gconstpointer data)
 {
-  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
+  if (match (widget, data))
     return widget;
   for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
        child = gtk_widget_get_next_sibling (child))
     {
-      GtkWidget *found = gui_find_descendant (child, type);
+      GtkWidget *found = gui_find_widget (child, match, data);
 
       if (found != NULL)
         return found;
     }
+  return NULL;
+}
+
+static gboolean
+is_of_type (GtkWidget *widget, gconstpointer type)
+{
+  return G_TYPE_CHECK_INSTANCE_TYPE (widget, GPOINTER_TO_SIZE (type));
+}
+
+GtkWidget *
+gui_find_descendant (GtkWidget *widget, GType type)
+{
+  return gui_find_widget (widget, is_of_type, GSIZE_TO_POINTER (type));
+}
+
+static gboolean
+is_button_labelled (GtkWidget *widget, gconstpointer label)
+{
+  return GTK_IS_BUTTON (widget) && g_strcmp0 (gtk_button_get_label (GTK_BUTTON (widget)), label) == 0;
+}
+
+GtkWidget *
+gui_find_button (GtkWidget *widget, const char *label)
+{
+  return gui_find_widget (widget, is_button_labelled, label);
+}
+
+AdwMessageDialog *
+gui_find_message_dialog (void)
+{
+  g_autoptr (GList) windows = gtk_window_list_toplevels ();
+
+  for (GList *l = windows; l != NULL; l = l->next)
+    if (ADW_IS_MESSAGE_DIALOG (l->data) && gtk_widget_get_visible (l->data))
+      return l->data;
   return NULL;
 }
 

@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #pragma once
 
-#include <gtk/gtk.h>
+#include <adwaita.h>
 
 G_BEGIN_DECLS
 
@@ -12,8 +12,17 @@ typedef gboolean (*GuiCondition) (gpointer data);
  * naming @what after @seconds. */
 void gui_wait_until (GuiCondition condition, gpointer data, guint seconds, const char *what);
 
+typedef gboolean (*GuiWidgetMatch) (GtkWidget *widget, gconstpointer data);
+
+/* The first widget in @widget's tree (depth first, @widget included) that
+ * @match accepts, or NULL. */
+GtkWidget *gui_find_widget (GtkWidget *widget, GuiWidgetMatch match, gconstpointer data);
 /* The first widget of @type in @widget's tree (depth first), or NULL. */
 GtkWidget *gui_find_descendant (GtkWidget *widget, GType type);
+/* The first button labelled @label (with its underline) in @widget's tree. */
+GtkWidget *gui_find_button (GtkWidget *widget, const char *label);
+/* A visible AdwMessageDialog among the toplevels, or NULL. */
+AdwMessageDialog *gui_find_message_dialog (void);
 
 /* Registers a skipped test for machines without a display. */
 int gui_run_without_display (const char *path);

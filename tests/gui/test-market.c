@@ -134,48 +134,21 @@ check_details_files (TsMarketDetails *details, const char *id)
     }
 }
 
-static AdwMessageDialog *
-find_trust_dialog (void)
-{
-  g_autoptr (GList) windows = gtk_window_list_toplevels ();
-
-  for (GList *l = windows; l != NULL; l = l->next)
-    if (ADW_IS_MESSAGE_DIALOG (l->data) && gtk_widget_get_visible (l->data))
-      return l->data;
-  return NULL;
-}
-
-static GtkWidget *
-find_button (GtkWidget *widget, const char *label)
-{
-  if (GTK_IS_BUTTON (widget) && g_strcmp0 (gtk_button_get_label (GTK_BUTTON (widget)), label) == 0)
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL;
-       c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_button (c, label);
-
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
-
 /* Answers the dialog as a click on its button does (which also closes it). */
 static void
 click_response (AdwMessageDialog *dialog, const char *label)
 {
-  GtkWidget *button = find_button (GTK_WIDGET (dialog), label);
+  GtkWidget *button = gui_find_button (GTK_WIDGET (dialog), label);
 
   g_assert_nonnull (button);
   g_signal_emit_by_name (button, "clicked");
-  g_assert_null (find_trust_dialog ());
+  g_assert_null (gui_find_message_dialog ());
 }
 
 static gboolean
 trust_dialog_shown (gpointer unused)
 {
-  return find_trust_dialog () != NULL;
+  return gui_find_message_dialog () != NULL;
 }
 
 static gboolean
@@ -203,14 +176,14 @@ install_with_trust (TsMarketDetails *details)
   /* Declined: nothing is pinned and nothing installed. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (details), "details.install", NULL));
   wait_until (trust_dialog_shown, NULL, "the trust dialog");
-  click_response (find_trust_dialog (), "_Cancel");
+  click_response (gui_find_message_dialog (), "_Cancel");
   wait_until (install_done, details, "the declined install");
   g_assert_false (ts_market_details_get_installed (details));
   g_assert_false (g_file_test (keyring, G_FILE_TEST_EXISTS));
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (details), "details.install", NULL));
   wait_until (trust_dialog_shown, NULL, "the trust dialog");
-  dialog = find_trust_dialog ();
+  dialog = gui_find_message_dialog ();
   g_assert_true (g_str_has_prefix (adw_message_dialog_get_body (dialog), "“TenSafe Demo Publisher”"));
   g_assert_nonnull (strstr (adw_message_dialog_get_body (dialog), "ed25519:"));
   gui_save_screenshot (GTK_WIDGET (dialog), "screenshot-market-trust.png");
@@ -364,7 +337,7 @@ close_window (GtkWindow *window)
 static void
 show_filters (TsMarketplacePage *page)
 {
-  GtkWidget *button = find_button (GTK_WIDGET (page), "_Filters");
+  GtkWidget *button = gui_find_button (GTK_WIDGET (page), "_Filters");
 
   g_assert_nonnull (button);
   gtk_toggle_button_set_active (GTK_TOGGLE_BUTTON (button), TRUE);
