@@ -165,9 +165,10 @@ write_values (GgufWriter *w, const LmModelInfo *info, guint rank, const char *co
   for (guint l = 0; l < info->n_layer; l++)
     for (guint k = 0; !info->is_linear[l] && kinds[k] != NULL; k++)
       {
-        guint d_in, d_out;
-        projection_shape (info, kinds[k], &d_in, &d_out);
-        if (!write_random (w, &state, (gsize) rank * d_in, 0.1f)
+        guint d_in = 0, d_out = 0;
+        /* The kinds were validated when the tensor infos were written. */
+        if (!projection_shape (info, kinds[k], &d_in, &d_out)
+            || !write_random (w, &state, (gsize) rank * d_in, 0.1f)
             || !write_random (w, &state, (gsize) rank * d_out, 0.02f))
           return FALSE;
       }
