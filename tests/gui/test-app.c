@@ -63,34 +63,6 @@ no_windows_left (gpointer app)
 }
 
 static void
-save_screenshot (GtkWidget *widget, const char *name)
-{
-  const char *dir = g_getenv ("TS_SCREENSHOT_DIR");
-  g_autoptr (GdkPaintable) paintable = NULL;
-  g_autoptr (GtkSnapshot) snapshot = NULL;
-  g_autoptr (GskRenderNode) node = NULL;
-  g_autoptr (GdkTexture) texture = NULL;
-  g_autofree char *path = NULL;
-
-  if (dir == NULL)
-    return;
-  /* Let layout and the GPU probe settle before drawing. */
-  for (int i = 0; i < 50; i++)
-    g_main_context_iteration (NULL, FALSE);
-
-  paintable = gtk_widget_paintable_new (widget);
-  snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, snapshot, gtk_widget_get_width (widget),
-                          gtk_widget_get_height (widget));
-  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
-  texture = gsk_renderer_render_texture (gtk_native_get_renderer (GTK_NATIVE (widget)),
-                                         node, NULL);
-  path = g_build_filename (dir, name, NULL);
-  g_assert_true (gdk_texture_save_to_png (texture, path));
-  g_test_message ("screenshot: %s", path);
-}
-
-static void
 visit_pages (TsWindow *window)
 {
   static const char *pages[] = { "market", "keys", "bench", "chat" };
@@ -127,7 +99,7 @@ check_bench_page (TsWindow *window)
   gtk_widget_activate_action (GTK_WIDGET (window), "win.show-page", "s", "bench");
   gui_wait_until (gpu_row_filled, page, 10, "the GPU probe");
   g_assert_cmpstr (ts_bench_page_get_gpu_summary (TS_BENCH_PAGE (page)), ==, expected);
-  save_screenshot (GTK_WIDGET (window), "screenshot-bench.png");
+  gui_save_screenshot (GTK_WIDGET (window), "screenshot-bench.png");
   gtk_widget_activate_action (GTK_WIDGET (window), "win.show-page", "s", "chat");
 }
 
@@ -152,7 +124,7 @@ open_and_close (TsWindow *window, const char *action, GType type)
         adw_about_window_get_debug_info (ADW_ABOUT_WINDOW (shown)), prefix));
       g_assert_cmpint (adw_about_window_get_license_type (ADW_ABOUT_WINDOW (shown)), ==,
                        GTK_LICENSE_GPL_3_0);
-      save_screenshot (GTK_WIDGET (shown), "screenshot-about.png");
+      gui_save_screenshot (GTK_WIDGET (shown), "screenshot-about.png");
     }
   gtk_window_close (shown);
   gui_wait_until (app_window_gone, &query, 10, "the window to close");
@@ -215,7 +187,7 @@ test_smoke (void)
   g_assert_nonnull (window);
   gui_wait_until (widget_is_mapped, window, 10, "the main window to map");
   g_assert_cmpstr (ts_window_get_visible_page (window), ==, "chat");
-  save_screenshot (GTK_WIDGET (window), "screenshot-main.png");
+  gui_save_screenshot (GTK_WIDGET (window), "screenshot-main.png");
 
   visit_pages (window);
   check_bench_page (window);
