@@ -8,11 +8,17 @@
 /* Up to this many copies a result decrypts through the trace (no inverse
  * NTT, see ckks-helora-client.c); above, it is decoded with the FFT. */
 #define CKKS_HELORA_MAX_TRACE_COPIES 64
-#define CKKS_HELORA_CT_SCALE 0x1p48
-#define CKKS_HELORA_PT_SCALE 0x1p48
+/* log2 of a result's scale (times max|A| K): in_bits + pt_bits */
+#define CKKS_HELORA_RESULT_BITS 96
+/* h is rounded at this scale at most (int64 coefficients, double FFT), then
+ * multiplied by 2^(in_bits - 48) mod q */
+#define CKKS_HELORA_ENCODE_BITS 48
 
 struct CkksHeloraLayout {
   const CkksContext *ctx;
+  CkksHeloraScales scales;
+  unsigned in_bits;       /* h at 2^in_bits */
+  unsigned pt_bits;       /* A at 2^pt_bits / (max|A| K) */
   size_t d, r;
   size_t chunks;          /* K */
   size_t chunk_len;       /* L */

@@ -11,11 +11,12 @@
 #include "ckks-modarith.h"
 #include "ckks-prng.h"
 
-/* The CBD(21) error bound times sqrt(N) times the plaintext slot bound. */
+/* The CBD(21) error bound times sqrt(N) times the plaintext slot bound
+ * (A's scale: 2^48 for plain layouts, 2^24 for private ones). */
 static double
 log2_comp_bound (const CkksHeloraLayout *l)
 {
-  return log2 (21.0 * sqrt ((double) l->ctx->n)) + log2 (CKKS_HELORA_PT_SCALE);
+  return log2 (21.0 * sqrt ((double) l->ctx->n)) + (double) l->pt_bits;
 }
 
 static double
@@ -33,6 +34,29 @@ ckks_private_flood_bits (const CkksHeloraLayout *layout, unsigned lambda_s)
   if (layout == NULL)
     return 0.0;
   return lambda_s == 0 ? 0.0 : ceil (lambda_s + log2_comp_bound (layout));
+}
+
+/* Whether the layout holds a flood of 2^f: it stays CKKS_PRIVATE_MARGIN_BITS
+ * below the result's scale (past that the error of u reaches several
+ * percent of max|u|, see docs/security.md), and a full-scale result plus
+ * the flood stays below q/2. */
+static bool
+flood_fits (const CkksHeloraLayout *l, double f)
+{
+  return f <= (double) (CKKS_HELORA_RESULT_BITS - CKKS_PRIVATE_MARGIN_BITS)
+         && log2 (ldexp (1.0, (int) f) + ldexp (1.0, CKKS_HELORA_RESULT_BITS + 1))
+            < log2_modulus (l) - 1.0;
+}
+
+unsigned
+ckks_private_max_lambda (const CkksHeloraLayout *layout)
+{
+  if (layout == NULL)
+    return 0;
+  unsigned lambda = CKKS_PRIVATE_MAX_LAMBDA;
+  while (lambda > 0 && !flood_fits (layout, ckks_private_flood_bits (layout, lambda)))
+    lambda--;
+  return lambda;
 }
 
 double
@@ -96,12 +120,11 @@ CkksStatus
 ckks_private_zero_new (const CkksHeloraLayout *l, const CkksPublicKey *pk, unsigned lambda_s,
                        CkksCiphertext **out)
 {
-  if (l == NULL || pk == NULL || out == NULL || lambda_s > 100)
+  if (l == NULL || pk == NULL || out == NULL || lambda_s > CKKS_PRIVATE_MAX_LAMBDA)
     return CKKS_ERR_INVALID_ARGUMENT;
   *out = NULL;
   double f = ckks_private_flood_bits (l, lambda_s);
-  /* the flood plus a full-scale result (2^96 times at most 2) must stay below q/2 */
-  if (lambda_s > 0 && log2 (ldexp (1.0, (int) f) + 0x1p97) >= log2_modulus (l) - 1.0)
+  if (lambda_s > ckks_private_max_lambda (l))
     return CKKS_ERR_SCALE;
   CkksCiphertext *ct = NULL;
   CkksStatus st = ckks_ciphertext_new (l->ctx, l->limbs, &ct);

@@ -9,12 +9,14 @@
  *
  *  1. Re-randomisation with noise flooding: result += Enc_pk(0) whose error
  *     is uniform in [-2^f, 2^f), f = lambda_s + log2 B_comp, B_comp =
- *     21 sqrt(N) 2^48 the bound on the coefficients of the evaluation's own
- *     error e·pt_A (e: CBD(21) encryption error, pt_A's slots at most 2^48 in
- *     total over the chunks). c1 becomes fresh RLWE; the decryption is
- *     statistically (2^-lambda_s) independent of how the result was made.
- *     Zero encryptions are independent of the token: make them ahead of time
- *     (ckks_private_zero_new), spend one per result.
+ *     21 sqrt(N) 2^pt_bits the bound on the coefficients of the evaluation's
+ *     own error e·pt_A (e: CBD(21) encryption error, pt_A's slots at most
+ *     2^pt_bits in total over the chunks: 2^24 in private layouts, whose h
+ *     carries the other 72 bits of the result's 2^96, see ckks-helora.h).
+ *     c1 becomes fresh RLWE; the part of the decryption the key holder can
+ *     read is statistically (c 2^-lambda_s) independent of how the result
+ *     was made. Zero encryptions are independent of the token: make them
+ *     ahead of time (ckks_private_zero_new), spend one per result.
  *  2. Zero-sum masks: result.c0 += a uniform polynomial mod Q whose NTT
  *     values sum to zero within each of the 2c blocks of L' values. Those
  *     block sums are exactly what the segment sums depend on (the trace
@@ -41,9 +43,23 @@ extern "C" {
 
 struct CkksPublicKey;
 
+/* The statistical security the product recommends and uses by default. */
+#define CKKS_PRIVATE_DEFAULT_LAMBDA 40
+/* Largest lambda_s any call takes. */
+#define CKKS_PRIVATE_MAX_LAMBDA 100
+/* A flood must stay this many bits below a result's 2^96 scale. */
+#define CKKS_PRIVATE_MARGIN_BITS 12
+
 /* log2 of the flooding bound 2^f for @lambda_s bits of statistical
  * security (0: re-randomisation only, the usual encryption error). */
 double ckks_private_flood_bits (const CkksHeloraLayout *layout, unsigned lambda_s);
+
+/* The largest lambda_s @layout holds: its flood stays
+ * CKKS_PRIVATE_MARGIN_BITS below the result's scale (beyond, u keeps no
+ * useful precision) and fits the modulus with a full-scale result. Private
+ * layouts (CKKS_HELORA_SCALES_PRIVATE) hold 49 at N = 8192 and 48 at
+ * N = 16384, plain ones 25 and 24. */
+unsigned ckks_private_max_lambda (const CkksHeloraLayout *layout);
 
 /* Predicted standard deviation of the flooding error in one segment sum, in
  * ciphertext units (u / max|h|), for a result whose scale is @result_scale. */
@@ -51,8 +67,7 @@ double ckks_private_flood_stddev (const CkksHeloraLayout *layout, unsigned lambd
                                   double result_scale);
 
 /* An encryption of zero under @pk at the layout's limb count, flooded for
- * @lambda_s (CKKS_ERR_SCALE when 2^f would not leave the result's scale
- * 2^96 below q/2). */
+ * @lambda_s (CKKS_ERR_SCALE above ckks_private_max_lambda). */
 CkksStatus ckks_private_zero_new (const CkksHeloraLayout *layout,
                                   const struct CkksPublicKey *pk, unsigned lambda_s,
                                   CkksCiphertext **out);
