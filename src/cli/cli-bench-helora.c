@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "lm.h"
 #include "ts-helora-adapter.h"
+#include "ckks-private.h"
 #include "ts-helora-session.h"
 #include "ts-timings.h"
 
@@ -41,9 +42,9 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
     { "he-params", 0, 0, G_OPTION_ARG_STRING, &o->params, "CKKS preset (default: default)", "PRESET" },
     { "pk", 0, 0, G_OPTION_ARG_NONE, &o->public_key, "Public-key encryption instead of secret-key", NULL },
     { "private", 0, 0, G_OPTION_ARG_NONE, &o->private_mode, "Also run --remote in the adapter-private mode", NULL },
-    { "he-lambda", 0, 0, G_OPTION_ARG_INT, &o->lambda_s, "Flooding bits of --private (default 16)", "N" },
+    { "he-lambda", 0, 0, G_OPTION_ARG_INT, &o->lambda_s, "Flooding bits of --private (default 40)", "N" },
     { "n-predict", 'n', 0, G_OPTION_ARG_INT, &o->n_decode, "Decode steps per mode (default 32)", "N" },
-    { "prompt-tokens", 0, 0, G_OPTION_ARG_INT, &o->n_prompt, "Prompt length (default 16)", "N" },
+    { "prompt-tokens", 0, 0, G_OPTION_ARG_INT, &o->n_prompt, "Prompt length (default 40)", "N" },
     { "threads", 't', 0, G_OPTION_ARG_INT, &o->threads, "Engine threads (default: all cores)", "N" },
     { "he-threads", 0, 0, G_OPTION_ARG_INT, &o->he_threads, "Local evaluator threads (default 1)", "N" },
     { "thread-clock", 0, 0, G_OPTION_ARG_NONE, &o->thread_clock,
@@ -151,7 +152,7 @@ bench_mode (const LmModel *model, const LmLora *lora, const BenchOptions *o, con
                               .n_threads = o->he_threads ? o->he_threads : 1,
                               .adapter_path = o->lora, .track_error = TRUE,
                               .thread_clock = o->thread_clock, .private_mode = private_mode,
-                              .private_lambda_s = o->lambda_s > 0 ? (guint) o->lambda_s : 16 };
+                              .private_lambda_s = o->lambda_s > 0 ? (guint) o->lambda_s : CKKS_PRIVATE_DEFAULT_LAMBDA };
   LmSessionParams params = { .n_ctx = (guint32) (o->n_prompt + o->n_decode + 1),
                              .n_threads = (guint32) o->threads };
   g_autoptr (TsHeloraSession) he = NULL;

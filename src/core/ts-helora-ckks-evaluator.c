@@ -12,7 +12,9 @@
 
 typedef struct {
   char *name;
-  CkksHeloraPlan *plan;
+  CkksHeloraPlan *plan;        /* plain split */
+  CkksHeloraPlan *private_plan;   /* private split, made at first use (under lock) */
+  float *a;                    /* r x d, for the private plan; freed once it exists */
   double a_row_norm;           /* largest ||A_i||_2: the adapter-private mode's sensitivity */
 } CkksModule;
 
@@ -20,6 +22,7 @@ typedef struct {
   TsHeloraEvaluator parent;
   CkksContext *ctx;
   GArray *modules;             /* of CkksModule */
+  GMutex lock;                 /* private plans */
 } CkksEvaluator;
 
 static gboolean
@@ -59,7 +62,8 @@ static gboolean
 ckks_evaluate (TsHeloraEvaluator *base, guint index, GPtrArray *cts, GPtrArray *results,
                GError **error)
 {
-  return ts_helora_ckks_evaluator_run (base, index, cts, results, plain_products, NULL, error);
+  return ts_helora_ckks_evaluator_run (base, index, CKKS_HELORA_SCALES_PLAIN, cts, results,
+                                       plain_products, NULL, error);
 }
 
 static void
@@ -68,7 +72,9 @@ ckks_module_clear (gpointer data)
   CkksModule *m = data;
 
   g_free (m->name);
+  g_free (m->a);
   g_clear_pointer (&m->plan, ckks_helora_plan_free);
+  g_clear_pointer (&m->private_plan, ckks_helora_plan_free);
 }
 
 static void
@@ -77,6 +83,7 @@ ckks_finalize (TsHeloraEvaluator *base)
   CkksEvaluator *self = (CkksEvaluator *) base;
 
   g_array_unref (self->modules);
+  g_mutex_clear (&self->lock);
   if (self->ctx != NULL)
     ckks_context_free (self->ctx);
   g_free (self);
@@ -93,6 +100,7 @@ encode_modules (CkksEvaluator *self, GPtrArray *adapter, GError **error)
     {
       TsHeloraAdapterModule *am = g_ptr_array_index (adapter, i);
       CkksModule m = { .name = g_strdup (am->name),
+                       .a = g_memdup2 (am->a, (gsize) am->rank * am->d_in * sizeof (float)),
                        .a_row_norm = ts_privacy_sensitivity (am->a, am->rank, am->d_in, 1.0) };
       CkksStatus st = ckks_helora_plan_new (self->ctx, am->d_in, am->rank, am->a, &m.plan);
 
@@ -146,6 +154,7 @@ ts_helora_ckks_evaluator_open (const char *path, const char *params_id,
     return NULL;
   self = g_new0 (CkksEvaluator, 1);
   ts_helora_evaluator_init (&self->parent, &ckks_class);
+  g_mutex_init (&self->lock);
   self->modules = g_array_new (FALSE, TRUE, sizeof (CkksModule));
   g_array_set_clear_func (self->modules, ckks_module_clear);
   self->ctx = ts_helora_ckks_context_new (params_id, error);
@@ -160,17 +169,15 @@ ts_helora_ckks_evaluator_open (const char *path, const char *params_id,
 
 /* Scratch ciphertexts are per call: calls run concurrently on the pool. */
 gboolean
-ts_helora_ckks_evaluator_run (TsHeloraEvaluator *base, guint index, GPtrArray *cts,
-                              GPtrArray *results, TsHeloraCkksProductsFunc products,
-                              gpointer data, GError **error)
+ts_helora_ckks_evaluator_run (TsHeloraEvaluator *base, guint index, CkksHeloraScales scales,
+                              GPtrArray *cts, GPtrArray *results,
+                              TsHeloraCkksProductsFunc products, gpointer data, GError **error)
 {
   double a_row_norm = 0.0;
-  const CkksHeloraPlan *plan = ts_helora_ckks_evaluator_plan (base, index, &a_row_norm);
+  const CkksHeloraPlan *plan = ts_helora_ckks_evaluator_plan (base, index, scales, &a_row_norm,
+                                                              error);
   if (plan == NULL)
-    {
-      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_MODULE, "No module %u", index);
-      return FALSE;
-    }
+    return FALSE;
   const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
   gsize n_in = ckks_helora_layout_n_inputs (l), n_out = ckks_helora_layout_n_outputs (l);
   CkksCiphertext **in = NULL, **out = NULL;
@@ -206,13 +213,36 @@ ts_helora_ckks_evaluator_context (TsHeloraEvaluator *base)
   return base != NULL && base->klass == &ckks_class ? ((CkksEvaluator *) base)->ctx : NULL;
 }
 
+/* The private plan of @m, encoded now if it is the first use. */
+static const CkksHeloraPlan *
+private_plan (CkksEvaluator *self, CkksModule *m, GError **error)
+{
+  g_mutex_lock (&self->lock);
+  if (m->private_plan == NULL)
+    {
+      const CkksHeloraLayout *l = ckks_helora_plan_layout (m->plan);
+      CkksStatus st = ckks_helora_plan_new_scaled (self->ctx, ckks_helora_layout_d (l),
+                                                   ckks_helora_layout_r (l), m->a,
+                                                   CKKS_HELORA_SCALES_PRIVATE, &m->private_plan);
+      if (ts_helora_ckks_check (st, m->name, error))
+        g_clear_pointer (&m->a, g_free);
+    }
+  const CkksHeloraPlan *plan = m->private_plan;
+  g_mutex_unlock (&self->lock);
+  return plan;
+}
+
 const CkksHeloraPlan *
-ts_helora_ckks_evaluator_plan (TsHeloraEvaluator *base, guint index, double *a_row_norm)
+ts_helora_ckks_evaluator_plan (TsHeloraEvaluator *base, guint index, CkksHeloraScales scales,
+                               double *a_row_norm, GError **error)
 {
   CkksEvaluator *self = (CkksEvaluator *) base;
   if (ts_helora_ckks_evaluator_context (base) == NULL || index >= self->modules->len)
-    return NULL;
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_MODULE, "No module %u", index);
+      return NULL;
+    }
   CkksModule *m = &g_array_index (self->modules, CkksModule, index);
   *a_row_norm = m->a_row_norm;
-  return m->plan;
+  return scales == CKKS_HELORA_SCALES_PRIVATE ? private_plan (self, m, error) : m->plan;
 }

@@ -14,6 +14,7 @@ struct TsHeloraPrivateEval {
   CkksPublicKey *pk;
   TsHeloraPrivate *priv;
   guint lambda_s;
+  CkksHeloraScales scales;     /* the client's: split (72/24) or, older clients, 48/48 */
 };
 
 TsHeloraPrivateEval *
@@ -53,6 +54,7 @@ ts_helora_private_eval_new (TsHeloraEvaluator *evaluator, const TsHeloraHello *h
   g_atomic_ref_count_init (&pe->ref_count);
   pe->evaluator = ts_helora_evaluator_ref (evaluator);
   pe->lambda_s = hello->lambda_s;
+  pe->scales = hello->split_scales ? CKKS_HELORA_SCALES_PRIVATE : CKKS_HELORA_SCALES_PLAIN;
   if (data == NULL || ckks_public_key_deserialize (ctx, data, len, &pe->pk) != CKKS_OK)
     {
       g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS,
@@ -77,11 +79,32 @@ ts_helora_private_eval_new (TsHeloraEvaluator *evaluator, const TsHeloraHello *h
 static const CkksHeloraPlan *
 plan_for (TsHeloraPrivateEval *pe, guint index, double *a_row_norm, GError **error)
 {
-  const CkksHeloraPlan *plan = ts_helora_ckks_evaluator_plan (pe->evaluator, index, a_row_norm);
+  return ts_helora_ckks_evaluator_plan (pe->evaluator, index, pe->scales, a_row_norm, error);
+}
+
+gboolean
+ts_helora_private_eval_check_module (TsHeloraPrivateEval *pe, guint index, guint min_lambda,
+                                     GError **error)
+{
+  double norm = 0.0;
+  const CkksHeloraPlan *plan = plan_for (pe, index, &norm, error);
   if (plan == NULL)
-    g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_MODULE,
-                 "No module %u", index);
-  return plan;
+    return FALSE;
+  const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
+  guint max = ckks_private_max_lambda (l);
+  if (pe->lambda_s < min_lambda)
+    g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS,
+                 "This server floods with at least lambda_s = %u bits (asked for %u)",
+                 min_lambda, pe->lambda_s);
+  else if (pe->lambda_s > max)
+    g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS,
+                 "lambda_s = %u does not fit module %u (d %zu, r %zu): at most %u with %s "
+                 "scales under these parameters", pe->lambda_s, index,
+                 ckks_helora_layout_d (l), ckks_helora_layout_r (l), max,
+                 pe->scales == CKKS_HELORA_SCALES_PRIVATE ? "split" : "48/48 (an older client's)");
+  else
+    return TRUE;
+  return FALSE;
 }
 
 /* Budget refusals travel as their own protocol code; every other failure
@@ -112,7 +135,7 @@ gboolean
 ts_helora_private_eval_evaluate (TsHeloraPrivateEval *pe, guint index, GPtrArray *cts,
                                  GPtrArray *results, GError **error)
 {
-  gboolean ok = ts_helora_ckks_evaluator_run (pe->evaluator, index, cts, results,
+  gboolean ok = ts_helora_ckks_evaluator_run (pe->evaluator, index, pe->scales, cts, results,
                                               private_products, pe, error);
   to_protocol_error (error);
   return ok;

@@ -3,7 +3,8 @@
  *
  * What a server connection (or the local session) holds after a hello that
  * asked for the adapter-private mode: the client's public key (owned), its
- * request (lambda_s, DP cost per answer) and a pad pool (ts-helora-private.h).
+ * request (lambda_s, DP cost per answer, scale split) and a pad pool
+ * (ts-helora-private.h).
  * Every evaluate goes through the fused path: pads in the evaluation's output
  * write, compact results, DP noise on the block sums, the budget charged
  * first. docs/security.md says what it protects.
@@ -31,6 +32,13 @@ TsHeloraPrivateEval *ts_helora_private_eval_new (TsHeloraEvaluator *evaluator,
 TsHeloraPrivateEval *ts_helora_private_eval_ref (TsHeloraPrivateEval *pe);
 void ts_helora_private_eval_unref (TsHeloraPrivateEval *pe);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsHeloraPrivateEval, ts_helora_private_eval_unref)
+
+/* Whether the hello's lambda_s suits module @index: at least @min_lambda
+ * (the server's floor) and at most what the module's layout holds
+ * (ckks_private_max_lambda). TS_HELORA_ERROR_PARAMS with the reason
+ * otherwise. Encodes the module's private plan if it is its first use. */
+gboolean ts_helora_private_eval_check_module (TsHeloraPrivateEval *pe, guint index,
+                                              guint min_lambda, GError **error);
 
 /* As ts_helora_evaluator_evaluate, privately. A spent budget is
  * TS_HELORA_ERROR_PRIVACY_BUDGET (nothing evaluated). */

@@ -25,6 +25,7 @@ typedef struct {
   char *privacy_state;
   char *privacy_budget;        /* "EPS,DELTA" */
   double privacy_epsilon, privacy_delta;
+  int privacy_min_lambda;
 } Options;
 
 static void options_clear (Options *o);
@@ -87,6 +88,7 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
     { "version", 0, 0, G_OPTION_ARG_NONE, &o->version, "Print the version", NULL },
     { "privacy-budget", 0, 0, G_OPTION_ARG_STRING, &o->privacy_budget, "Adapter-private mode: DP budget per client (enables DP requests)", "EPS,DELTA" },
     { "privacy-state", 0, 0, G_OPTION_ARG_FILENAME, &o->privacy_state, "File the spent budgets are loaded from and saved to", "FILE" },
+    { "privacy-min-lambda", 0, 0, G_OPTION_ARG_INT, &o->privacy_min_lambda, "Adapter-private mode: refuse clients asking for less flooding (default 40)", "BITS" },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- remote HE-LoRA evaluator");
@@ -100,7 +102,8 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
       return FALSE;
     }
   if (o->threads < 0 || o->max_frame_mib < 0 || o->max_frame_mib > 1024
-      || o->max_in_flight < 0 || o->idle_timeout_s < 0)
+      || o->max_in_flight < 0 || o->idle_timeout_s < 0
+      || o->privacy_min_lambda < 0 || o->privacy_min_lambda > 100)
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "A numeric option is out of range");
       return FALSE;
@@ -125,6 +128,7 @@ start (const Options *o, LmModel *model, GError **error)
     .privacy_epsilon = o->privacy_epsilon,
     .privacy_delta = o->privacy_delta,
     .privacy_state = o->privacy_state,
+    .privacy_min_lambda = (guint) o->privacy_min_lambda,
   };
   HeServer *server = he_server_new (&so, error);
 

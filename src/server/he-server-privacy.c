@@ -8,6 +8,7 @@
  * needs per-person budgets must authenticate in front of the server). */
 #include "he-server-private.h"
 
+#include "ckks-private.h"
 #include "ts-helora-private-eval.h"
 
 /* Pads kept ready per module, in answers; refilled after each answer. */
@@ -17,6 +18,15 @@ gboolean
 he_privacy_init (HeServer *server, const HeServerOptions *options, GError **error)
 {
   g_mutex_init (&server->privacy_lock);
+  server->privacy_min_lambda = options->privacy_min_lambda ? options->privacy_min_lambda
+                                                           : CKKS_PRIVATE_DEFAULT_LAMBDA;
+  if (server->privacy_min_lambda > CKKS_PRIVATE_MAX_LAMBDA)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   "Invalid minimum lambda_s %u (1 to %u)", server->privacy_min_lambda,
+                   CKKS_PRIVATE_MAX_LAMBDA);
+      return FALSE;
+    }
   if (options->privacy_epsilon <= 0.0)
     return TRUE;        /* private mode without DP only */
   server->accountant = ts_privacy_accountant_new (options->privacy_epsilon,
@@ -48,15 +58,15 @@ he_privacy_open (HeServer *server, TsHeloraEvaluator *evaluator, const TsHeloraH
   g_autofree char *client = g_compute_checksum_for_bytes (G_CHECKSUM_SHA256, hello->public_key);
   TsHeloraPrivateEval *pe = ts_helora_private_eval_new (evaluator, hello, server->accountant,
                                                         client, error);
-  /* the first pads now: a failure here (lambda_s too large for the
-   * layout) is the hello's, not the first token's */
+  /* lambda_s checked against the server's floor and every layout, and the
+   * first pads made now: a failure is the hello's, not the first token's */
   for (guint i = 0; pe != NULL && i < module_map->len; i++)
-    if (!ts_helora_private_eval_prefill (pe, g_array_index (module_map, guint, i), 1, error))
-      {
+    {
+      guint index = g_array_index (module_map, guint, i);
+      if (!ts_helora_private_eval_check_module (pe, index, server->privacy_min_lambda, error)
+          || !ts_helora_private_eval_prefill (pe, index, 1, error))
         g_clear_pointer (&pe, ts_helora_private_eval_unref);
-        if (g_error_matches (*error, TS_HELORA_ERROR, TS_HELORA_ERROR_INTERNAL))
-          (*error)->code = TS_HELORA_ERROR_PARAMS;    /* lambda_s the layout cannot hold */
-      }
+    }
   return pe;
 }
 

@@ -61,6 +61,7 @@ struct _HeServer {
   TsPrivacyAccountant *accountant;   /* NULL: no DP budget configured */
   char *privacy_state;               /* file the accountant is saved to */
   GMutex privacy_lock;               /* serialises the saves */
+  guint privacy_min_lambda;          /* floor on a private hello's lambda_s */
 };
 
 /* ---- admin routes (he-server-admin.c) ---- */

@@ -32,6 +32,8 @@ typedef struct {
   double privacy_epsilon;      /* adapter-private DP budget per client; 0: no DP */
   double privacy_delta;
   const char *privacy_state;   /* accountant file (loaded, saved on change); NULL: memory */
+  guint privacy_min_lambda;    /* private hellos asking less flooding are refused;
+                                * 0: CKKS_PRIVATE_DEFAULT_LAMBDA (40) */
 } HeServerOptions;
 
 typedef struct _HeServer HeServer;

@@ -8,6 +8,7 @@
 #include "../core/helora-golden.h"
 #include "ckks-client.h"
 #include "ckks-objects.h"
+#include "ckks-private.h"
 #include "ckks-serial.h"
 #include "server-fixture.h"
 #include "ts-helora-adapter.h"
@@ -17,9 +18,10 @@
 #include "ts-test-util.h"
 
 #define PRESET "fast"
-/* lambda_s = 16 moves u by ~1e-4 of max|u| (docs/security.md §3.1): far
- * below what changes a greedy token of the golden model */
-#define LAMBDA_S 16
+/* lambda_s = 40, the default, moves u by ~1e-4 of max|u| on the private
+ * layout (docs/security.md §3.1): far below what changes a greedy token of
+ * the golden model */
+#define LAMBDA_S CKKS_PRIVATE_DEFAULT_LAMBDA
 
 typedef struct {
   char *dir;                   /* adapters */
@@ -167,6 +169,7 @@ connect_private (Fixture *f, CkksClient *c, GBytes *pk, double rho, GError **err
                                                      error);
   g_assert_nonnull (remote);
   hello->u.hello.private_mode = TRUE;
+  hello->u.hello.split_scales = TRUE;
   hello->u.hello.lambda_s = LAMBDA_S;
   hello->u.hello.dp = rho > 0.0;
   hello->u.hello.rho_per_answer = rho;
@@ -189,23 +192,35 @@ test_c1_hides_a (Fixture *f, gconstpointer data)
   TsHeloraRemote *plain = ckks_client_connect (c, server_fixture_ws_url (f->server));
   g_assert_cmpfloat (c1_ratio_agreement (c, plain, rng), ==, 1.0);
   ts_helora_remote_free (plain);
-  /* lambda_s = 40 does not fit the 2-limb results (docs/security.md §3.1) */
-  g_autoptr (TsHeloraFrame) big = ckks_client_hello (c);
-  TsHeloraRemote *refused = ts_helora_remote_connect (server_fixture_ws_url (f->server), 20000,
-                                                      &error);
-  big->u.hello.private_mode = TRUE;
-  big->u.hello.lambda_s = 40;
-  big->u.hello.public_key = g_bytes_ref (pk);
-  g_assert_null (ts_helora_remote_hello (refused, &big->u.hello, &error));
-  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS);
-  g_clear_error (&error);
-  ts_helora_remote_free (refused);
+  /* refused: more flooding than the 2-limb results hold (docs/security.md
+   * §3.1), 40 on an older client's 48/48 layout, less than the server's
+   * floor (40 by default) */
+  static const struct { guint16 lambda; gboolean split; const char *why; } refusals[] = {
+    { 60, TRUE, "at most" }, { 40, FALSE, "at most" }, { 16, TRUE, "at least" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (refusals); i++)
+    {
+      g_autoptr (TsHeloraFrame) bad = ckks_client_hello (c);
+      TsHeloraRemote *refused = ts_helora_remote_connect (server_fixture_ws_url (f->server),
+                                                          20000, &error);
+      bad->u.hello.private_mode = TRUE;
+      bad->u.hello.split_scales = refusals[i].split;
+      bad->u.hello.lambda_s = refusals[i].lambda;
+      bad->u.hello.public_key = g_bytes_ref (pk);
+      g_assert_null (ts_helora_remote_hello (refused, &bad->u.hello, &error));
+      g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS);
+      g_test_message ("lambda_s %u refused: %s", refusals[i].lambda, error->message);
+      g_assert_nonnull (strstr (error->message, refusals[i].why));
+      g_clear_error (&error);
+      ts_helora_remote_free (refused);
+    }
+  ckks_client_use_scales (c, CKKS_HELORA_SCALES_PRIVATE);
   TsHeloraRemote *priv = connect_private (f, c, pk, 0.0, &error);
   g_assert_no_error (error);
   double agree = c1_ratio_agreement (c, priv, rng);
   g_test_message ("private: %.2g of the c1 ratios agree", agree);
   g_assert_cmpfloat (agree, <, 1e-3);
-  /* u survives, within the flooding error of lambda_s = 16 (docs/security.md) */
+  /* u survives, within the flooding error of lambda_s = 40 (docs/security.md) */
   g_autofree float *h = NULL;
   double hf, u[64];
   g_autoptr (GPtrArray) cts = NULL;
@@ -232,6 +247,7 @@ test_budget_refusal_and_restart (Fixture *f, gconstpointer data)
   CkksClient *c = ckks_client_new (PRESET, f->lora_path);
   g_autoptr (GBytes) pk = public_key_bytes (c);
   g_autoptr (GError) error = NULL;
+  ckks_client_use_scales (c, CKKS_HELORA_SCALES_PRIVATE);
   for (int run = 0; run < 2; run++)
     {
       TsHeloraRemote *remote = connect_private (f, c, pk, 0.2, &error);
