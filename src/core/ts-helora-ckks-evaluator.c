@@ -1,5 +1,6 @@
 /* ts-helora-ckks-evaluator.c: the CKKS evaluator: packed plaintexts per module, ct × pt.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,6 +168,19 @@ ts_helora_ckks_evaluator_open (const char *path, const char *params_id,
   return &self->parent;
 }
 
+/* An input made for the other scale split would overflow the result. */
+static gboolean
+check_input_scale (const CkksHeloraLayout *l, const CkksCiphertext *ct, GError **error)
+{
+  double bits = log2 (ckks_ciphertext_scale (ct));
+  if (fabs (bits - ckks_helora_layout_input_bits (l)) < 1e-9)
+    return TRUE;
+  g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_BAD_CIPHERTEXT,
+               "Input ciphertext at scale 2^%.4g where this mode wants 2^%u", bits,
+               ckks_helora_layout_input_bits (l));
+  return FALSE;
+}
+
 /* Scratch ciphertexts are per call: calls run concurrently on the pool. */
 gboolean
 ts_helora_ckks_evaluator_run (TsHeloraEvaluator *base, guint index, CkksHeloraScales scales,
@@ -190,7 +204,8 @@ ts_helora_ckks_evaluator_run (TsHeloraEvaluator *base, guint index, CkksHeloraSc
        && ts_helora_ckks_check (ckks_helora_ciphertexts_new (l, n_out, &out), "Outputs", error);
   for (gsize k = 0; ok && k < n_in; k++)
     ok = ts_helora_ckks_ciphertext_from_bytes (g_ptr_array_index (cts, k), in[k],
-                                               ckks_helora_layout_limbs (l), error);
+                                               ckks_helora_layout_limbs (l), error)
+         && check_input_scale (l, in[k], error);
   ok = ok && products (plan, a_row_norm, in, n_in, out, n_out, data, error);
   for (gsize b = 0; ok && b < n_out; b++)
     {

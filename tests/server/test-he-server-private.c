@@ -233,6 +233,13 @@ test_c1_hides_a (Fixture *f, gconstpointer data)
   double err = ckks_client_error (c, 1, h, u);
   g_test_message ("private: max |u - A·h| = %.3g", err);
   g_assert_cmpfloat (err, <, 2e-3);
+  /* an input on the 48/48 split is refused, not evaluated into garbage */
+  ckks_client_use_scales (c, CKKS_HELORA_SCALES_PLAIN);
+  g_autofree float *h2 = NULL;
+  g_autoptr (GPtrArray) cts2 = NULL;
+  g_autoptr (TsHeloraFrame) wrong = evaluate_random (c, priv, 1, rng, &h2, &hf, &cts2, &error);
+  g_assert_null (wrong);
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_BAD_CIPHERTEXT);
   ts_helora_remote_free (priv);
   ckks_client_free (c);
 }
