@@ -32,16 +32,19 @@ layout_trace_tables (CkksHeloraLayout *l)
   size_t g = 2 * l->copies, n = ctx->n;
   l->trace_w = ckks_alloc ((size_t) l->limbs * g * g * sizeof (uint64_t));
   l->trace_re = ckks_alloc (l->copies * g * sizeof (double));
-  if (!l->trace_w || !l->trace_re)
+  l->trace_x = ckks_alloc ((size_t) l->limbs * g * sizeof (uint64_t));
+  if (!l->trace_w || !l->trace_re || !l->trace_x)
     return CKKS_ERR_NO_MEMORY;
   for (uint32_t i = 0; i < l->limbs; i++)
     {
       const CkksNttTables *t = &ctx->ntt[i];
       uint64_t ipsi = t->ipsi_rev[n / 2];           /* psi^-1 */
       uint64_t step = ckks_pow_mod (ipsi, l->span, &t->mod);
+      uint64_t xstep = ckks_pow_mod (t->psi_rev[n / 2], l->span, &t->mod);
       for (size_t beta = 0; beta < g; beta++)
         {
           uint64_t e = 2 * bit_reverse_bits (beta, g) + 1;
+          l->trace_x[i * g + beta] = ckks_pow_mod (xstep, e, &t->mod);
           uint64_t w = ckks_pow_mod (step, e, &t->mod), acc = t->n_inv;
           for (size_t kappa = 0; kappa < g; kappa++)
             {
@@ -61,6 +64,22 @@ layout_trace_tables (CkksHeloraLayout *l)
       rot = rot * 5 % two_n;
     }
   return CKKS_OK;
+}
+
+void
+ckks_helora_trace_block_values (const CkksHeloraLayout *l, uint32_t limb, const uint64_t *m,
+                                uint64_t *values)
+{
+  size_t g = 2 * l->copies;
+  const CkksModulus *mod = &l->ctx->ntt[limb].mod;
+  const uint64_t *x = l->trace_x + (size_t) limb * g;
+  for (size_t beta = 0; beta < g; beta++)
+    {
+      uint64_t acc = m[g - 1];
+      for (size_t kappa = g - 1; kappa-- > 0;)
+        acc = ckks_add_mod (ckks_mul_mod (acc, x[beta], mod), m[kappa], mod->q);
+      values[beta] = acc;
+    }
 }
 
 CkksStatus
@@ -122,6 +141,7 @@ ckks_helora_layout_free (CkksHeloraLayout *layout)
     return;
   ckks_free (layout->trace_w);
   ckks_free (layout->trace_re);
+  ckks_free (layout->trace_x);
   ckks_free (layout);
 }
 

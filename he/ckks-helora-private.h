@@ -32,7 +32,19 @@ struct CkksHeloraLayout {
    * cos(pi 5^t L' kappa / N) (c x G). NULL otherwise. */
   uint64_t *trace_w;
   double *trace_re;
+  /* trace_x[limb][beta] = psi^((2 bitrev(beta) + 1) L') mod q_limb: the
+   * value of X^L' on NTT block beta, so a polynomial whose only non-zero
+   * coefficients m_kappa sit at L' kappa has block sums
+   * L' sum_kappa m_kappa trace_x[beta]^kappa (G per limb; NULL with trace_w). */
+  uint64_t *trace_x;
 };
+
+/* values[beta] = sum_kappa m[kappa] trace_x[limb][beta]^kappa mod q_limb,
+ * beta, kappa < 2c: the NTT value, on each block, of the polynomial with
+ * coefficient m[kappa] at L' kappa and zeros elsewhere (Horner, 4c^2
+ * products). */
+void ckks_helora_trace_block_values (const CkksHeloraLayout *l, uint32_t limb, const uint64_t *m,
+                                     uint64_t *values);
 
 /* The 2c NTT block sums of c0, limb @i, of a result: read from the block
  * starts of a trace-only ciphertext, summed otherwise. */

@@ -100,6 +100,19 @@ CkksStatus ckks_private_pad_new (const CkksHeloraLayout *layout,
  * flooded zero remains), c1 unchanged. The online step then reads c1 alone. */
 CkksStatus ckks_private_pad_compact (const CkksHeloraLayout *layout, CkksCiphertext *pad);
 
+/* A compact pad made directly (ckks-private-pad.c): the same distribution
+ * of what a compact result shows as ckks_private_pad_new followed by
+ * ckks_private_pad_compact, for about half the work -- c1 = a u + e1 in
+ * full, c0 as its 2c block sums, e0 and the flood drawn at the 2c trace
+ * coefficients only, no mask (a compact result holds nothing the mask
+ * would hide). Two NTTs per limb. For ckks_helora_evaluate_compact_padded
+ * and ckks_private_apply on compact results only. CKKS_ERR_SCALE above
+ * ckks_private_max_lambda, CKKS_ERR_UNSUPPORTED for layouts without trace
+ * decryption. */
+CkksStatus ckks_private_compact_pad_new (const CkksHeloraLayout *layout,
+                                         const struct CkksPublicKey *pk, unsigned lambda_s,
+                                         CkksCiphertext **out);
+
 /* The online step, one pass over each result: outputs[b] += pads[b] (NULL:
  * no pads) and @noise (r values as in ckks_private_add_segment_noise; NULL:
  * none). Also takes compact (trace-only) results, from

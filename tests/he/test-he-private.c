@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ckks-objects.h"
+#include "ckks-private-pad.h"
 #include "ckks-private.h"
 #include "ckks.h"
 #include "he-private-token.h"
@@ -414,6 +415,125 @@ test_scale_split (void)
   token_free (&priv);
 }
 
+/* The reference a direct compact pad must equal: the full pad of the same
+ * draws (b u + NTT(e0), a u + NTT(e1); e0 with coefficients everywhere, as
+ * the full path draws it) made compact by ckks_private_pad_compact. */
+static CkksCiphertext *
+reference_pad (const Token *t, const int8_t *u, const int8_t *e1, const int64_t *e0)
+{
+  const CkksContext *ctx = t->ctx;
+  size_t n = ctx->n;
+  uint32_t limbs = ckks_helora_layout_limbs (t->lay);
+  CkksCiphertext *ref = NULL;
+  g_assert_cmpint (ckks_ciphertext_new (ctx, limbs, &ref), ==, CKKS_OK);
+  g_autofree uint64_t *u_ntt = g_new (uint64_t, (size_t) limbs * n);
+  g_autofree uint64_t *e1_ntt = g_new (uint64_t, (size_t) limbs * n);
+  ckks_small_to_ntt (ctx, u, limbs, u_ntt);
+  ckks_small_to_ntt (ctx, e1, limbs, e1_ntt);
+  ckks_coeffs_to_ntt (ctx, e0, limbs, ref->c0);
+  for (uint32_t i = 0; i < limbs; i++)
+    {
+      uint64_t q = ctx->ntt[i].mod.q;
+      ctx->k.mul_fixed_add (ref->c0 + i * n, ref->c0 + i * n, u_ntt + i * n,
+                            CKKS_FIXED_W (&t->pk->b_fixed, i, n),
+                            CKKS_FIXED_C (&t->pk->b_fixed, i, n), q, n);
+      ctx->k.mul_fixed_add (ref->c1 + i * n, e1_ntt + i * n, u_ntt + i * n,
+                            CKKS_FIXED_W (&t->pk->a_fixed, i, n),
+                            CKKS_FIXED_C (&t->pk->a_fixed, i, n), q, n);
+    }
+  g_assert_cmpint (ckks_private_pad_compact (t->lay, ref), ==, CKKS_OK);
+  return ref;
+}
+
+/* Compact pads made directly: bit for bit the compact form of the full pad
+ * of the same draws (the coefficients of e0 off the trace do not matter),
+ * on the scalar reference and the default backend; then, drawn for real,
+ * a compact result padded with them decrypts to A·h within the flooding
+ * error the model predicts, c1 is fresh (the plaintext of A no longer
+ * shows), and they are refused where they do not belong. */
+static void
+test_compact_pad_direct (void)
+{
+  const CkksBackend backends[] = { CKKS_BACKEND_SCALAR, CKKS_BACKEND_AUTO };
+  for (size_t bk = 0; bk < G_N_ELEMENTS (backends); bk++)
+    {
+      g_autoptr (GRand) rng = he_test_rng_new ();
+      Token t;
+      token_setup_backend (&t, rng, backends[bk]);
+      size_t n = t.ctx->n, g = 2 * ckks_helora_layout_copies (t.lay), span = n / g;
+      g_autofree int8_t *u = g_new (int8_t, n), *e1 = g_new (int8_t, n);
+      g_autofree int64_t *e0 = g_new (int64_t, n);
+      ckks_i128 trace[2 * 64];
+      for (size_t k = 0; k < n; k++)
+        {
+          u[k] = (int8_t) g_rand_int_range (rng, -1, 2);
+          e1[k] = (int8_t) g_rand_int_range (rng, -21, 22);
+          /* floods of up to 2^60 on the trace (int64 for the reference) */
+          e0[k] = k % span ? g_rand_int_range (rng, -21, 22)
+                           : (int64_t) g_rand_int_range (rng, -21, 22)
+                             + (int64_t) ((g_rand_double (rng) * 2 - 1) * 0x1p60);
+          if (k % span == 0)
+            trace[k / span] = e0[k];
+        }
+      CkksCiphertext *ref = reference_pad (&t, u, e1, e0), *pad = NULL;
+      g_autofree uint64_t *scratch = g_new (uint64_t, 2 * n);
+      g_assert_cmpint (ckks_ciphertext_new (t.ctx, ckks_helora_layout_limbs (t.lay), &pad), ==,
+                       CKKS_OK);
+      CkksPadDraws draws = { .u = u, .e1 = e1, .trace = trace };
+      ckks_private_compact_pad_from (t.lay, t.pk, &draws, pad, scratch);
+      g_assert_true (pad->trace_only);
+      assert_same_ciphertext (&t, ref, pad, TRUE);
+      ckks_ciphertext_free (ref);
+      ckks_ciphertext_free (pad);
+      token_free (&t);
+    }
+  g_autoptr (GRand) rng = he_test_rng_new ();
+  Token t;
+  token_setup (&t, rng);
+  uint64_t q = t.ctx->ntt[0].mod.q, plain_ratio = 0;
+  g_autofree CkksCiphertext **pads = g_new0 (CkksCiphertext *, t.b);
+  double sum_sq = 0.0, u[R];
+  int count = 0;
+  for (int trial = 0; trial < 8; trial++)
+    {
+      for (size_t b = 0; b < t.b; b++)
+        {
+          ckks_ciphertext_free (pads[b]);
+          g_assert_cmpint (ckks_private_compact_pad_new (t.lay, t.pk, LAMBDA, &pads[b]), ==,
+                           CKKS_OK);
+        }
+      g_assert_cmpint (ckks_helora_encrypt_sk (t.lay, t.sk, t.h, t.in, t.k, &t.factor), ==,
+                       CKKS_OK);
+      g_assert_cmpint (ckks_helora_evaluate_compact (t.plan, t.in, t.k, t.out, t.b), ==, CKKS_OK);
+      if (trial == 0)
+        plain_ratio = c1_ratio (&t, 0, q);
+      g_assert_cmpint (ckks_helora_evaluate_compact_padded (t.plan, t.in, t.k, t.out, t.b, pads),
+                       ==, CKKS_OK);
+      g_assert_cmpuint (c1_ratio (&t, 0, q), !=, plain_ratio);
+      token_decrypt (&t, u);
+      for (size_t i = 0; i < R; i++, count++)
+        sum_sq += pow ((u[i] - t.u_plain[i]) / t.factor, 2);
+    }
+  double measured = sqrt (sum_sq / count);
+  double predicted = ckks_private_flood_stddev (t.lay, LAMBDA, ckks_ciphertext_scale (t.out[0]));
+  g_test_message ("direct compact pads, lambda_s %u: segment-sum error sd %.3g (predicted %.3g)",
+                  LAMBDA, measured, predicted);
+  g_assert_cmpfloat (measured, >, 0.7 * predicted);
+  g_assert_cmpfloat (measured, <, 1.3 * predicted);
+  /* no mask: refused on full results */
+  g_assert_cmpint (ckks_helora_evaluate_padded (t.plan, t.in, t.k, t.out, t.b, pads), ==,
+                   CKKS_ERR_MISMATCH);
+  g_assert_cmpint (ckks_helora_evaluate (t.plan, t.in, t.k, t.out, t.b), ==, CKKS_OK);
+  g_assert_cmpint (ckks_private_apply (t.lay, t.out, t.b, pads, NULL), ==, CKKS_ERR_MISMATCH);
+  CkksCiphertext *none = NULL;
+  g_assert_cmpint (ckks_private_compact_pad_new (t.lay, t.pk, ckks_private_max_lambda (t.lay) + 1,
+                                                 &none), ==, CKKS_ERR_SCALE);
+  g_assert_null (none);
+  for (size_t b = 0; b < t.b; b++)
+    ckks_ciphertext_free (pads[b]);
+  token_free (&t);
+}
+
 /* The sampler: mean 0, standard deviation sigma. */
 static void
 test_gaussian (void)
@@ -443,5 +563,6 @@ main (int argc, char **argv)
   g_test_add_func ("/he-private/compact-results", test_compact_results);
   g_test_add_func ("/he-private/gaussian", test_gaussian);
   g_test_add_func ("/he-private/fused-pads", test_fused_pads);
+  g_test_add_func ("/he-private/compact-pad-direct", test_compact_pad_direct);
   return g_test_run ();
 }
