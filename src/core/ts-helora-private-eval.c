@@ -141,6 +141,50 @@ ts_helora_private_eval_evaluate (TsHeloraPrivateEval *pe, guint index, GPtrArray
   return ok;
 }
 
+/* The layout of module @index's private plan (NULL with @error). */
+static const CkksHeloraLayout *
+layout_for (TsHeloraPrivateEval *pe, guint index, GError **error)
+{
+  double norm = 0.0;
+  const CkksHeloraPlan *plan = plan_for (pe, index, &norm, error);
+  return plan != NULL ? ckks_helora_plan_layout (plan) : NULL;
+}
+
+gboolean
+ts_helora_private_eval_refill_one (TsHeloraPrivateEval *pe, guint index, guint answers,
+                                   gboolean *made, GError **error)
+{
+  const CkksHeloraLayout *l = layout_for (pe, index, error);
+  *made = FALSE;
+  gboolean ok = l != NULL
+                && ts_helora_private_refill_one (pe->priv, l,
+                                                 answers * (guint) ckks_helora_layout_n_outputs (l),
+                                                 made, error);
+  to_protocol_error (error);
+  return ok;
+}
+
+gboolean
+ts_helora_private_eval_pool (TsHeloraPrivateEval *pe, guint index, TsHeloraPadPool *pool)
+{
+  const CkksHeloraLayout *l = layout_for (pe, index, NULL);
+  if (l == NULL)
+    return FALSE;
+  gsize words = (gsize) ckks_helora_layout_limbs (l)
+                * ckks_context_ring_degree (ts_helora_ckks_evaluator_context (pe->evaluator));
+  pool->pooled = ts_helora_private_pooled (pe->priv, l);
+  pool->pads_per_answer = (guint) ckks_helora_layout_n_outputs (l);
+  pool->pad_bytes = 2 * words * sizeof (guint64);
+  return TRUE;
+}
+
+void
+ts_helora_private_eval_take_counts (TsHeloraPrivateEval *pe, guint64 *from_pool,
+                                    guint64 *made_inline)
+{
+  ts_helora_private_take_counts (pe->priv, from_pool, made_inline);
+}
+
 gboolean
 ts_helora_private_eval_prefill (TsHeloraPrivateEval *pe, guint index, guint count,
                                 GError **error)

@@ -46,8 +46,27 @@ gboolean ts_helora_private_eval_evaluate (TsHeloraPrivateEval *pe, guint index, 
                                           GPtrArray *results, GError **error);
 
 /* Fills the pad pool of module @index up to @count answers' worth; for idle
- * time (slow: a public-key encryption per pad). */
+ * time (slow: two NTTs per limb per pad). */
 gboolean ts_helora_private_eval_prefill (TsHeloraPrivateEval *pe, guint index, guint count,
                                          GError **error);
+/* Makes one pad for module @index if fewer than @answers answers' worth are
+ * pooled (*made says whether it did): a refill thread's unit of work. */
+gboolean ts_helora_private_eval_refill_one (TsHeloraPrivateEval *pe, guint index,
+                                            guint answers, gboolean *made, GError **error);
+
+/* The pad pool of one module. */
+typedef struct {
+  guint pooled;                /* pads ready */
+  guint pads_per_answer;       /* B */
+  gsize pad_bytes;             /* memory of one pad */
+} TsHeloraPadPool;
+
+/* FALSE for an unknown module. */
+gboolean ts_helora_private_eval_pool (TsHeloraPrivateEval *pe, guint index,
+                                      TsHeloraPadPool *pool);
+/* Pads the answers took from the pools, and made inline because a pool was
+ * empty, since the last call. */
+void ts_helora_private_eval_take_counts (TsHeloraPrivateEval *pe, guint64 *from_pool,
+                                         guint64 *made_inline);
 
 G_END_DECLS
