@@ -137,6 +137,55 @@ test_dp_budget (void)
   token_free (&f);
 }
 
+/* Compact pools: pads made directly (trace-only), one at a time by
+ * refill_one up to the target and no further, the newest taken first, and
+ * the answers' counts say which pads came from the pool and which were
+ * made inline because the pool ran dry. */
+static void
+test_pool_counts (void)
+{
+  Token f;
+  token_init (&f);
+  double a_row_norm = ts_privacy_sensitivity (f.a, R, D, 1.0);
+  TsHeloraPrivateConfig cfg = { .lambda_s = CKKS_PRIVATE_DEFAULT_LAMBDA, .compact = TRUE };
+  g_autoptr (GError) error = NULL;
+  TsHeloraPrivate *p = ts_helora_private_new (&cfg, f.pk, NULL, "client", &error);
+  g_assert_no_error (error);
+  const CkksHeloraLayout *pl = ckks_helora_plan_layout (f.plan);
+  guint target = (guint) f.b + 1;
+  gboolean made = FALSE;
+  for (guint i = 0; i < target; i++)
+    {
+      g_assert_true (ts_helora_private_refill_one (p, pl, target, &made, &error));
+      g_assert_true (made);
+      g_assert_cmpuint (ts_helora_private_pooled (p, pl), ==, i + 1);
+    }
+  g_assert_true (ts_helora_private_refill_one (p, pl, target, &made, &error));
+  g_assert_false (made);
+  guint64 from_pool, made_inline;
+  g_assert_cmpint (ckks_helora_encrypt_sk (f.lay, f.sk, f.h, f.in, f.k, &f.factor), ==, CKKS_OK);
+  for (int answer = 0; answer < 2; answer++)
+    {
+      g_assert_true (ts_helora_private_evaluate (p, f.plan, a_row_norm, f.in, f.k, f.out, f.b,
+                                                 TRUE, &error));
+      g_assert_no_error (error);
+      ts_helora_private_take_counts (p, &from_pool, &made_inline);
+      /* first answer: all B from the pool; second: one left, B - 1 inline */
+      g_assert_cmpuint (from_pool, ==, answer == 0 ? f.b : 1);
+      g_assert_cmpuint (made_inline, ==, answer == 0 ? 0 : f.b - 1);
+      double err[R], sd = ckks_private_flood_stddev (f.lay, CKKS_PRIVATE_DEFAULT_LAMBDA,
+                                                     ckks_ciphertext_scale (f.out[0]));
+      errors (&f, err);
+      for (size_t i = 0; i < R; i++)
+        g_assert_cmpfloat (fabs (err[i]), <, 6.0 * sd);
+    }
+  g_assert_cmpuint (ts_helora_private_pooled (p, pl), ==, 0);
+  ts_helora_private_take_counts (p, &from_pool, &made_inline);
+  g_assert_cmpuint (from_pool + made_inline, ==, 0);
+  ts_helora_private_free (p);
+  token_free (&f);
+}
+
 static void
 test_invalid (void)
 {
@@ -156,6 +205,7 @@ main (int argc, char **argv)
   g_test_add_func ("/helora-private/pads-only", test_pads_only);
   g_test_add_func ("/helora-private/dp-budget", test_dp_budget);
   g_test_add_func ("/helora-private/fused-compact", test_fused_compact);
+  g_test_add_func ("/helora-private/pool-counts", test_pool_counts);
   g_test_add_func ("/helora-private/invalid", test_invalid);
   return g_test_run ();
 }

@@ -304,6 +304,75 @@ test_session_reports_budget (Fixture *f, gconstpointer data)
   lm_session_free (session);
 }
 
+/* The value of the sample @name (with its labels) in a /metrics text. */
+static double
+metric (const char *text, const char *name)
+{
+  g_autofree char *key = g_strconcat ("\n", name, " ", NULL);
+  const char *at = strstr (text, key);
+  g_assert_nonnull (at);
+  return g_ascii_strtod (at + strlen (key), NULL);
+}
+
+/* Polls /metrics until @name reaches @value (20 s at most); the text. */
+static char *
+wait_metric (Fixture *f, const char *name, double value)
+{
+  for (int tries = 0; tries < 2000; tries++)
+    {
+      char *text = server_fixture_get (f->server, "/metrics");
+      if (metric (text, name) == value)
+        return text;
+      g_free (text);
+      g_usleep (10000);
+    }
+  g_error ("%s never reached %g", name, value);
+}
+
+/* A private connection's pad pools are filled off the answers' path by the
+ * refill thread (2 answers' worth per module by default); an answer takes
+ * its B pads from the pool, none made inline, and the pool is refilled. */
+static void
+test_pad_refill (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  CkksClient *c = ckks_client_new (PRESET, f->lora_path);
+  g_autoptr (GBytes) pk = public_key_bytes (c);
+  g_autoptr (GError) error = NULL;
+  ckks_client_use_scales (c, CKKS_HELORA_SCALES_PRIVATE);
+  TsHeloraRemote *remote = connect_private (f, c, pk, 0.0, &error);
+  g_assert_no_error (error);
+  guint pads_per_token = 0;
+  for (guint m = 0; m < c->layouts->len; m++)
+    pads_per_token += ckks_helora_layout_n_outputs (g_ptr_array_index (c->layouts, m));
+  g_autofree char *full = wait_metric (f, "tensafe_he_pad_pool_fill", 1.0);
+  g_assert_cmpfloat (metric (full, "tensafe_he_pad_pool_target"), ==,
+                     HE_SERVER_DEFAULT_PAD_POOL_ANSWERS * pads_per_token);
+  double refilled = metric (full, "tensafe_he_pads_made_total{by=\"refill\"}");
+  /* the hello made the first answer's pads, the thread the second's */
+  g_assert_cmpfloat (refilled, >=, pads_per_token);
+  g_assert_cmpfloat (metric (full, "tensafe_he_pads_per_second"), >, 0.0);
+  guint16 module = 0;
+  guint b = ckks_helora_layout_n_outputs (g_ptr_array_index (c->layouts, module));
+  g_autofree float *h = NULL;
+  double hf, u[64];
+  g_autoptr (GPtrArray) cts = NULL;
+  g_autoptr (TsHeloraFrame) res = evaluate_random (c, remote, module, rng, &h, &hf, &cts, &error);
+  g_assert_no_error (error);
+  ckks_client_decrypt (c, NULL, module,
+                       g_array_index (res->u.result.modules, TsHeloraModuleResult, 0).blobs, hf, u);
+  g_assert_cmpfloat (ckks_client_error (c, module, h, u), <, 2e-3);
+  g_autofree char *again = wait_metric (f, "tensafe_he_pad_pool_fill", 1.0);
+  g_assert_cmpfloat (metric (again, "tensafe_he_pads_from_pool_total"), ==, b);
+  g_assert_cmpfloat (metric (again, "tensafe_he_pads_made_total{by=\"inline\"}"), ==, 0);
+  g_assert_cmpfloat (metric (again, "tensafe_he_pads_made_total{by=\"refill\"}"), ==,
+                     refilled + b);
+  ts_helora_remote_free (remote);
+  /* gone with its connection: nothing left to keep full */
+  g_autofree char *after = wait_metric (f, "tensafe_he_pad_pool_target", 0.0);
+  ckks_client_free (c);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -313,6 +382,8 @@ main (int argc, char **argv)
               test_greedy_tokens, fixture_tear_down);
   g_test_add ("/he-server-private/c1-hides-a", Fixture, GUINT_TO_POINTER (0), fixture_set_up,
               test_c1_hides_a, fixture_tear_down);
+  g_test_add ("/he-server-private/pad-refill", Fixture, GUINT_TO_POINTER (0), fixture_set_up,
+              test_pad_refill, fixture_tear_down);
   g_test_add ("/he-server-private/budget-refusal-and-restart", Fixture, GUINT_TO_POINTER (4000),
               fixture_set_up, test_budget_refusal_and_restart, fixture_tear_down);
   g_test_add ("/he-server-private/session-reports-budget", Fixture, GUINT_TO_POINTER (4000),
