@@ -14,8 +14,8 @@
 typedef struct {
   char *name;
   CkksHeloraPlan *plan;        /* plain split */
-  CkksHeloraPlan *private_plan;   /* private split, made at first use (under lock) */
-  float *a;                    /* r x d, for the private plan; freed once it exists */
+  CkksHeloraPlan *private_plan;   /* private split, made at first use (set under lock) */
+  float *a;                    /* r x d, for the private plan (read-only) */
   double a_row_norm;           /* largest ||A_i||_2: the adapter-private mode's sensitivity */
 } CkksModule;
 
@@ -228,22 +228,31 @@ ts_helora_ckks_evaluator_context (TsHeloraEvaluator *base)
   return base != NULL && base->klass == &ckks_class ? ((CkksEvaluator *) base)->ctx : NULL;
 }
 
-/* The private plan of @m, encoded now if it is the first use. */
+/* The private plan of @m, encoded now if it is the first use. Encoded
+ * outside the lock (it takes a while, and the lock is also taken by pool
+ * queries on the main thread); two first uses at once both encode, the
+ * second copy is dropped. */
 static const CkksHeloraPlan *
 private_plan (CkksEvaluator *self, CkksModule *m, GError **error)
 {
   g_mutex_lock (&self->lock);
-  if (m->private_plan == NULL)
-    {
-      const CkksHeloraLayout *l = ckks_helora_plan_layout (m->plan);
-      CkksStatus st = ckks_helora_plan_new_scaled (self->ctx, ckks_helora_layout_d (l),
-                                                   ckks_helora_layout_r (l), m->a,
-                                                   CKKS_HELORA_SCALES_PRIVATE, &m->private_plan);
-      if (ts_helora_ckks_check (st, m->name, error))
-        g_clear_pointer (&m->a, g_free);
-    }
   const CkksHeloraPlan *plan = m->private_plan;
   g_mutex_unlock (&self->lock);
+  if (plan != NULL)
+    return plan;
+  const CkksHeloraLayout *l = ckks_helora_plan_layout (m->plan);
+  CkksHeloraPlan *made = NULL;
+  CkksStatus st = ckks_helora_plan_new_scaled (self->ctx, ckks_helora_layout_d (l),
+                                               ckks_helora_layout_r (l), m->a,
+                                               CKKS_HELORA_SCALES_PRIVATE, &made);
+  if (!ts_helora_ckks_check (st, m->name, error))
+    return NULL;
+  g_mutex_lock (&self->lock);
+  if (m->private_plan == NULL)
+    m->private_plan = g_steal_pointer (&made);
+  plan = m->private_plan;
+  g_mutex_unlock (&self->lock);
+  ckks_helora_plan_free (made);
   return plan;
 }
 

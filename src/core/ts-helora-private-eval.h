@@ -22,9 +22,10 @@ G_BEGIN_DECLS
 typedef struct TsHeloraPrivateEval TsHeloraPrivateEval;
 
 /* From a private hello's request. TS_HELORA_ERROR_PARAMS when the key does
- * not parse under the evaluator's parameters or lambda_s does not fit the
- * layout; TS_HELORA_ERROR_UNAVAILABLE for an evaluator that is not CKKS or
- * when DP is asked with no @accountant. */
+ * not parse under the evaluator's parameters
+ * (ts_helora_private_eval_check_module checks lambda_s per module);
+ * TS_HELORA_ERROR_UNAVAILABLE for an evaluator that is not CKKS or when DP
+ * is asked with no @accountant. */
 TsHeloraPrivateEval *ts_helora_private_eval_new (TsHeloraEvaluator *evaluator,
                                                  const TsHeloraHello *hello,
                                                  TsPrivacyAccountant *accountant,
