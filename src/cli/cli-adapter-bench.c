@@ -313,6 +313,13 @@ bench_rank (const char *preset, guint d, guint r, guint tokens, guint lambda_s, 
   g_autoptr (GRand) rng = g_rand_new_with_seed (r * 7919u + d);
   Module m;
   gboolean good = module_init (&m, preset, d, r, lambda_s, rng);
+  if (good && lambda_s > ckks_private_max_lambda (m.priv.lay))
+    {
+      fprintf (stderr, "tensafe-cli adapter bench: --lambda %u does not fit preset %s "
+               "(at most %u: the flood would leave u no precision)\n", lambda_s, preset,
+               ckks_private_max_lambda (m.priv.lay));
+      good = FALSE;
+    }
   g_autofree double *samples = g_new (double, (size_t) N_ST * (tokens + 1));
   double worst[2] = { 0.0, 0.0 }, med[N_ST];
   for (guint i = 0; good && i <= tokens; i++)   /* token 0 warms up */
