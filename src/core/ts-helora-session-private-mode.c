@@ -15,6 +15,21 @@ _ts_helora_session_private_request (TsHeloraSession *self, const TsHeloraOptions
 {
   if (!options->private_mode)
     return TRUE;
+  guint lambda_s = options->private_lambda_s ? options->private_lambda_s
+                                             : CKKS_PRIVATE_DEFAULT_LAMBDA;
+  /* a flood the layouts cannot hold: said here, before any connection */
+  for (guint i = 0; i < self->modules->len; i++)
+    {
+      const SessionModule *m = &g_array_index (self->modules, SessionModule, i);
+      guint max = ckks_private_max_lambda (m->layout);
+      if (lambda_s > max)
+        {
+          g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS,
+                       "lambda_s = %u does not fit module %s under preset %s: at most %u",
+                       lambda_s, m->lm->name, self->preset, max);
+          return FALSE;
+        }
+    }
   CkksPublicKey *made = NULL;
   const CkksPublicKey *pk = self->pk;
   if (pk == NULL
@@ -34,8 +49,7 @@ _ts_helora_session_private_request (TsHeloraSession *self, const TsHeloraOptions
   hello->private_mode = TRUE;
   hello->public_key = g_bytes_new_take (buf, len);
   hello->split_scales = TRUE;
-  hello->lambda_s = (guint16) (options->private_lambda_s ? options->private_lambda_s
-                                                         : CKKS_PRIVATE_DEFAULT_LAMBDA);
+  hello->lambda_s = (guint16) lambda_s;
   hello->dp = options->private_rho > 0.0;
   hello->rho_per_answer = hello->dp ? options->private_rho : 0.0;
   return TRUE;

@@ -284,6 +284,32 @@ test_budget_refusal_and_restart (Fixture *f, gconstpointer data)
   ckks_client_free (c);
 }
 
+/* A session asking for a flood the layouts cannot hold stops before it
+ * connects; one asking for less than the server's floor is refused by the
+ * server; both say why. The default (0) is 40. */
+static void
+test_session_lambda (Fixture *f, gconstpointer data)
+{
+  static const struct { guint lambda; const char *why; } cases[] = {
+    { 60, "at most 49" }, { 16, "at least lambda_s = 40" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      TsHeloraOptions options = {
+        .mode = TS_HELORA_MODE_REMOTE, .params_preset = PRESET, .adapter_path = f->lora_path,
+        .remote_url = server_fixture_ws_url (f->server), .timeout_ms = 20000,
+        .private_mode = TRUE, .private_lambda_s = cases[i].lambda,
+      };
+      g_autoptr (GError) error = NULL;
+      g_assert_null (ts_helora_session_new (f->golden.lora, &options, &error));
+      g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS);
+      g_test_message ("lambda_s %u: %s", cases[i].lambda, error->message);
+      g_assert_nonnull (strstr (error->message, cases[i].why));
+    }
+  g_autofree char *text = server_fixture_get (f->server, "/metrics");
+  g_assert_nonnull (strstr (text, "tensafe_he_errors_total{code=\"params\"} 1\n"));
+}
+
 /* The session says why it stopped: a budget for less than a token. */
 static void
 test_session_reports_budget (Fixture *f, gconstpointer data)
@@ -394,6 +420,8 @@ main (int argc, char **argv)
               test_greedy_tokens, fixture_tear_down);
   g_test_add ("/he-server-private/c1-hides-a", Fixture, GUINT_TO_POINTER (0), fixture_set_up,
               test_c1_hides_a, fixture_tear_down);
+  g_test_add ("/he-server-private/session-lambda", Fixture, GUINT_TO_POINTER (0), fixture_set_up,
+              test_session_lambda, fixture_tear_down);
   g_test_add ("/he-server-private/pad-refill", Fixture, GUINT_TO_POINTER (0), fixture_set_up,
               test_pad_refill, fixture_tear_down);
   g_test_add ("/he-server-private/budget-refusal-and-restart", Fixture, GUINT_TO_POINTER (4000),
