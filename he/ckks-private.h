@@ -123,11 +123,13 @@ CkksStatus ckks_private_apply (const CkksHeloraLayout *layout, CkksCiphertext *c
                                size_t n_outputs, CkksCiphertext *const *pads,
                                const double *noise);
 
-/* The DP noise for results that already hold a masked pad (from
- * ckks_helora_evaluate_padded or _compact_padded): same segment sums as
- * ckks_private_apply's noise, and the same distribution of everything else
- * thanks to the mask, but it touches 2c values per limb, not all of c0.
- * Never on unmasked results (the noise would then show outside the trace). */
+/* The DP noise for results that already hold a pad (from
+ * ckks_helora_evaluate_padded with masked pads, or _compact_padded): same
+ * segment sums as ckks_private_apply's noise, and the same distribution of
+ * everything else -- full results thanks to the mask, compact ones because
+ * they hold nothing but the block sums -- but it touches 2c values per
+ * limb, not all of c0. Never on full results without a mask (the noise
+ * would then show outside the trace). */
 CkksStatus ckks_private_add_noise_masked (const CkksHeloraLayout *layout,
                                           CkksCiphertext *const *outputs, size_t n_outputs,
                                           const double *noise);
