@@ -146,9 +146,10 @@ ts_helora_hello_add_stacked (TsHeloraHello *hello, const char *id,
   memcpy (m.sha256, sha256, TS_HELORA_HASH_SIZE);
   if (hello->stack->len == 0)
     {
+      /* @id and @sha256 may be the hello's own fields (the decoder's case) */
       g_free (hello->adapter_id);
-      hello->adapter_id = g_strdup (id);
-      memcpy (hello->adapter_sha256, sha256, TS_HELORA_HASH_SIZE);
+      hello->adapter_id = g_strdup (m.id);
+      memcpy (hello->adapter_sha256, m.sha256, TS_HELORA_HASH_SIZE);
     }
   g_array_append_val (hello->stack, m);
 }
