@@ -23,7 +23,7 @@ fill_stack (TsHeloraHello *hello, const TsHeloraOptions *options, GError **error
                    "A remote evaluator stacks at most %d adapters", TS_HELORA_MAX_STACK);
       return FALSE;
     }
-  for (guint i = 0; options->n_stacked > 1 && i < options->n_stacked; i++)
+  for (guint i = 0; i < options->n_stacked; i++)
     {
       g_autofree char *id = ts_helora_adapter_id (options->stacked_paths[i]);
       guint8 sha[TS_HELORA_HASH_SIZE];
@@ -48,8 +48,10 @@ fill_hello (TsHeloraSession *self, TsHeloraHello *hello, const TsHeloraOptions *
                    "Remote HE-LoRA needs the adapter's path (its id and hash)");
       return FALSE;
     }
-  if (!ts_helora_adapter_sha256 (adapter_path, hello->adapter_sha256, error)
-      || !fill_stack (hello, options, error))
+  if (options->n_stacked > 1 && !fill_stack (hello, options, error))
+    return FALSE;
+  if (options->n_stacked <= 1
+      && !ts_helora_adapter_sha256 (adapter_path, hello->adapter_sha256, error))
     return FALSE;
   if (hello->adapter_id == NULL)
     hello->adapter_id = ts_helora_adapter_id (adapter_path);
