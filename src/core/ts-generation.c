@@ -156,19 +156,17 @@ ts_generation_model_get_info (TsGenerationModel *self)
   return lm_model_info (self->model);
 }
 
-/* A remote evaluator serves one adapter file, identified by its hash: a
- * stack (or a reweighted adapter) is not such a file. */
-static gboolean
-check_stack_mode (TsGenerationModel *model, const char *he_mode, GError **error)
+/* A stack reaches a remote evaluator as the list of its files and weights;
+ * the evaluator stacks the same files itself. (One adapter at another
+ * weight needs nothing: the weight is in B, which stays here.) */
+static void
+set_stack_options (TsGenerationModel *model, TsHeloraOptions *options)
 {
-  gboolean stacked = model->n_adapters > 1 || (model->n_adapters == 1 && model->weights[0] != 1.0f);
-
-  if (!stacked || g_strcmp0 (he_mode, "local") == 0)
-    return TRUE;
-  g_set_error_literal (error, TS_GENERATION_ERROR, TS_GENERATION_ERROR_MODEL,
-                       "Stacked adapters are evaluated by the local evaluator only; "
-                       "choose one adapter for a remote evaluator");
-  return FALSE;
+  if (model->n_adapters < 2)
+    return;
+  options->stacked_paths = (const char *const *) model->adapter_paths;
+  options->stacked_weights = model->weights;
+  options->n_stacked = model->n_adapters;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -393,8 +391,7 @@ job_prepare (TsGenerationJob *self, int32_t *ids, size_t n_ids, GError **error)
           options.sealed_key = g_bytes_get_data (r->he_sealed_key, &options.sealed_key_len);
           options.unseal_key = r->he_unseal_key;
         }
-      if (!check_stack_mode (self->model, r->he_mode, error))
-        return FALSE;
+      set_stack_options (self->model, &options);
       self->helora = ts_helora_attach_with (self->session, self->model->lora,
                                             ts_generation_model_get_adapter_path (self->model),
                                             r->he_mode,
