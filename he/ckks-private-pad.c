@@ -55,7 +55,10 @@ ckks_private_compact_pad_from (const CkksHeloraLayout *l, const CkksPublicKey *p
       for (size_t beta = 0; beta < g; beta++)
         c0[beta * l->span] = ckks_add_mod (sums[beta], ckks_mul_mod (values[beta], span, &t->mod),
                                            q);
+      /* all three would give the flood or u away */
       OPENSSL_cleanse (m, sizeof m);
+      OPENSSL_cleanse (values, sizeof values);
+      OPENSSL_cleanse (sums, sizeof sums);
     }
   pad->n_limbs = l->limbs;
   pad->scale = 1.0;
