@@ -339,6 +339,7 @@ ts_market_installed_free (TsMarketInstalled *self)
   g_free (self->path);
   g_free (self->name);
   g_free (self->derived_from);
+  g_clear_pointer (&self->manifest, ts_market_manifest_free);
   g_free (self);
 }
 
@@ -379,7 +380,20 @@ read_installed (const char *dir)
   out->local = is_local_release (o);
   if (out->local && ts_market_name_is_safe (ts_json_get_string (o, "derived_from")))
     out->derived_from = g_strdup (ts_json_get_string (o, "derived_from"));
+  if (ts_json_get_string (o, "manifest") != NULL)
+    out->manifest = ts_market_manifest_from_json (ts_json_get_string (o, "manifest"), NULL);
   return out;
+}
+
+TsMarketInstalled *
+ts_market_read_installed (const char *adapters_dir, const char *id)
+{
+  g_autofree char *dir = NULL;
+
+  if (!ts_market_name_is_safe (id))
+    return NULL;
+  dir = g_build_filename (adapters_dir, id, NULL);
+  return read_installed (dir);
 }
 
 static int

@@ -42,10 +42,14 @@ typedef struct
   char *name;          /* the display name recorded at install, or NULL */
   gboolean local;      /* made on this computer (ts_market_write_local_release()) */
   char *derived_from;  /* local: the marketplace adapter it was made from, or NULL */
+  TsMarketManifest *manifest;  /* the files as recorded (signed or not), or NULL */
 } TsMarketInstalled;
 
 void ts_market_installed_free (TsMarketInstalled *self);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsMarketInstalled, ts_market_installed_free)
+
+/* The record of "@adapters_dir/@id/", or NULL when there is no readable one. */
+TsMarketInstalled *ts_market_read_installed (const char *adapters_dir, const char *id);
 
 /* Lists installed adapters (GPtrArray of TsMarketInstalled*, sorted by id);
  * folders without a readable release file are skipped.  Synchronous, small. */

@@ -110,40 +110,11 @@ compare_doubles (gconstpointer a, gconstpointer b)
   return x < y ? -1 : x > y;
 }
 
-/* The fraction of each module's ‖scale·B·A‖_F² that its @rank largest
- * singular values hold, from the engine's own SVD, sorted. */
-static GArray *
-expected_fractions (LmModel *model, const char *adapter, guint rank)
-{
-  GArray *out = g_array_new (FALSE, FALSE, sizeof (double));
-  LmLora *lora = NULL;
-
-  g_assert_cmpint (lm_lora_load (model, adapter, 1.0f, &lora, NULL), ==, LM_OK);
-  for (gsize i = 0; i < lm_lora_n_modules (lora); i++)
-    {
-      const LmLoraModule *m = lm_lora_module (lora, i);
-      g_autofree double *sigma = g_new0 (double, m->rank);
-      double kept = 0.0, total = 0.0, frac;
-
-      g_assert_cmpint (lm_lora_singular_values (m->rank, m->d_in, m->d_out, m->a, m->b,
-                                                m->scale, sigma), ==, LM_OK);
-      for (guint k = 0; k < m->rank; k++)
-        {
-          total += sigma[k] * sigma[k];
-          kept += k < rank ? sigma[k] * sigma[k] : 0.0;
-        }
-      frac = kept / total;
-      g_array_append_val (out, frac);
-    }
-  g_array_sort (out, compare_doubles);
-  lm_lora_free (lora);
-  return out;
-}
-
 static void
-check_energies (TsAdapterReduction *red, LmModel *model, const char *source, guint rank)
+check_energies (TsAdapterReduction *red, const char *source, guint rank)
 {
-  g_autoptr(GArray) want = expected_fractions (model, source, rank);
+  g_autofree char *model_path = ts_test_data_path (MODEL_REL);
+  g_autoptr(GArray) want = market_lora_kept_fractions (model_path, source, rank, NULL);
   g_autoptr(GArray) got = g_array_new (FALSE, FALSE, sizeof (double));
   double sum = 0.0;
 
@@ -260,7 +231,7 @@ test_reduce_installed (Store *s, gconstpointer unused)
   g_assert_true (g_file_test (config, G_FILE_TEST_IS_REGULAR));
 
   g_assert_cmpint (lm_model_load (model_path, &model, NULL), ==, LM_OK);
-  check_energies (red, model, source, 4);
+  check_energies (red, source, 4);
   check_loads (model, red->path, 4, shape.n_modules);
   check_record (s, red, "tiny-golden-r4", "tiny-golden");
 
@@ -397,7 +368,7 @@ test_gguf_source (Store *s, gconstpointer unused)
   file = g_build_filename (red->path, "lora-r2.gguf", NULL);
   g_assert_true (g_file_test (file, G_FILE_TEST_IS_REGULAR));
   g_assert_cmpint (lm_model_load (model_path, &model, NULL), ==, LM_OK);
-  check_energies (red, model, source, 2);
+  check_energies (red, source, 2);
   check_loads (model, red->path, 2, red->modules->len);
   meta = ts_adapter_read_metadata (red->path, NULL, &error);
   g_assert_no_error (error);
