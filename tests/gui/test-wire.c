@@ -366,7 +366,7 @@ reduce_settled (gpointer dialog)
 static TsReduceDialog *
 open_reduce_dialog (TsMarketDetails *details)
 {
-  g_signal_emit_by_name (gui_find_button (GTK_WIDGET (details), "Reduce _Rank…"), "clicked");
+  g_signal_emit_by_name (gui_find_button (GTK_WIDGET (details), "Re_duce Rank…"), "clicked");
   wait_until (reduce_dialog_shown, NULL, "the reduce dialog");
   return find_reduce_dialog ();
 }
