@@ -507,13 +507,13 @@ test_reduce_rank (void)
                    ==, 4);
   g_assert_cmpstr (gtk_editable_get_text (_ts_reduce_dialog_get_name_entry (dialog)), ==,
                    "tiny-poet-r4");
-  gui_save_screenshot (GTK_WIDGET (dialog), "screenshot-reduce.png");
+  gui_save_screenshot (GTK_WIDGET (dialog), "screenshot-reduce-setup.png");
   run_reduction (dialog);
   g_assert_cmpstr (_ts_reduce_dialog_get_page (dialog), ==, "done");
   g_assert_null (_ts_reduce_dialog_get_error (dialog));
   g_assert_cmpstr (_ts_reduce_dialog_get_result (dialog)->path, ==, reduced);
   g_assert_cmpuint (_ts_reduce_dialog_get_result (dialog)->rank_out, ==, 4);
-  gui_save_screenshot (GTK_WIDGET (dialog), "screenshot-reduce-result.png");
+  gui_save_screenshot (GTK_WIDGET (dialog), "screenshot-reduce.png");
 
   /* On disk, for the engine: rank 4 in every module, energies as reported. */
   g_assert_cmpuint (count_folders (store), ==, 2);
