@@ -465,6 +465,9 @@ replace_response_cb (AdwMessageDialog *dialog, const char *response, gpointer us
 {
   TsReduceDialog *self = TS_REDUCE_DIALOG (user_data);
 
+  /* The dialog may answer again as it closes (its close response): the
+   * first answer is the user's, and it holds the one reference. */
+  g_signal_handlers_disconnect_by_func (dialog, replace_response_cb, user_data);
   if (!self->disposed && g_strcmp0 (response, RESPONSE_REPLACE) == 0)
     run (self, TRUE);
   g_object_unref (self);

@@ -9,7 +9,11 @@
  */
 #include <adwaita.h>
 
+#include <fcntl.h>
+#include <glib/gstdio.h>
 #include <math.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "gui-test-util.h"
 #include "market-test-util.h"
@@ -579,8 +583,49 @@ answer (const char *label)
   g_signal_emit_by_name (gui_find_button (GTK_WIDGET (question), label), "clicked");
 }
 
-/* A bad name, an unwritable folder, a name in use (asked before replacing)
- * and an unreadable adapter: each explained, nothing half-written. */
+/* A file replaced by a FIFO: whoever reads it waits until it is fed. */
+typedef struct
+{
+  char *path;
+  char *contents;
+  int fd;
+} HeldFile;
+
+static void
+hold_keyring (HeldFile *held)
+{
+  held->path = g_build_filename (g_get_user_data_dir (), "tensafe", "market-keyring.json", NULL);
+  g_assert_true (g_file_get_contents (held->path, &held->contents, NULL, NULL));
+  g_assert_cmpint (g_unlink (held->path), ==, 0);
+  g_assert_cmpint (mkfifo (held->path, 0600), ==, 0);
+}
+
+/* A writer can open the FIFO once the reader has it open. */
+static gboolean
+fifo_opened (gpointer data)
+{
+  HeldFile *held = data;
+
+  held->fd = open (held->path, O_WRONLY | O_NONBLOCK);
+  return held->fd >= 0;
+}
+
+/* Feeds the waiting reader the old contents, and puts the file back. */
+static void
+release_keyring (HeldFile *held)
+{
+  wait_until (fifo_opened, held, "the worker reading the keyring");
+  g_assert_cmpint (write (held->fd, held->contents, strlen (held->contents)), ==,
+                   (gssize) strlen (held->contents));
+  close (held->fd);
+  g_assert_cmpint (g_unlink (held->path), ==, 0);
+  g_assert_true (g_file_set_contents (held->path, held->contents, -1, NULL));
+  g_clear_pointer (&held->path, g_free);
+  g_clear_pointer (&held->contents, g_free);
+}
+
+/* A bad name, an unwritable folder, a name in use (asked before replacing),
+ * a cancel and an unreadable adapter: each explained, nothing half-written. */
 static void
 test_reduce_errors (void)
 {
@@ -602,6 +647,7 @@ test_reduce_errors (void)
   GtkSpinButton *spin;
   GtkEditable *name;
   TsWindow *window;
+  HeldFile held = { 0 };
 
   g_setenv ("TENSAFE_MARKETPLACE_URL", server->url, TRUE);
   app = ts_application_new (G_APPLICATION_NON_UNIQUE);
@@ -653,6 +699,23 @@ test_reduce_errors (void)
   wait_until (reduce_settled, dialog, "the reduction");
   g_assert_cmpstr (_ts_reduce_dialog_get_page (dialog), ==, "done");
   g_assert_false (g_file_test (marker, G_FILE_TEST_EXISTS));
+  g_assert_cmpuint (count_folders (store), ==, 2);
+  gtk_window_close (GTK_WINDOW (dialog));
+
+  /* Cancel while it runs: the worker is held reading the pinned keys (a FIFO
+   * here) until Cancel was pressed; then nothing is written. */
+  dialog = open_reduce_dialog (details);
+  hold_keyring (&held);
+  gtk_spin_button_set_value (_ts_reduce_dialog_get_rank_spin (dialog), 3);
+  g_signal_emit_by_name (gui_find_button (GTK_WIDGET (dialog), "_Reduce"), "clicked");
+  g_assert_true (ts_reduce_dialog_get_busy (dialog));
+  g_assert_cmpstr (_ts_reduce_dialog_get_page (dialog), ==, "running");
+  g_signal_emit_by_name (gui_find_button (GTK_WIDGET (dialog), "_Cancel"), "clicked");
+  release_keyring (&held);
+  wait_until (reduce_settled, dialog, "the cancelled reduction");
+  g_assert_cmpstr (_ts_reduce_dialog_get_page (dialog), ==, "setup");
+  g_assert_null (_ts_reduce_dialog_get_error (dialog));
+  g_assert_null (_ts_reduce_dialog_get_result (dialog));
   g_assert_cmpuint (count_folders (store), ==, 2);
   gtk_window_close (GTK_WINDOW (dialog));
 
