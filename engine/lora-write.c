@@ -342,7 +342,8 @@ lm_lora_probe_file (const char *path, LmLoraShape *out, char **error_out)
     return probe_gguf (path, out, error_out);
   char *file = lm_lora_dir_gguf (path);
   out->peft = file == NULL;
-  LmStatus st = file ? probe_gguf (file, out, error_out) : lm_lora_probe_peft (path, out, error_out);
+  LmStatus st = file ? probe_gguf (file, out, error_out)
+                     : lm_lora_probe_peft (path, out, error_out);
   free (file);
   return st;
 }

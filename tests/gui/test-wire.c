@@ -526,7 +526,7 @@ test_reduce_rank (void)
   ranks = market_lora_kept_fractions (model, reduced, 4, &max_rank);
   g_assert_cmpuint (max_rank, ==, 4);
   for (guint i = 0; i < ranks->len; i++)
-    g_assert_cmpfloat (g_array_index (ranks, double, i), >, 1.0 - 1e-9);   /* nothing more to drop */
+    g_assert_cmpfloat (g_array_index (ranks, double, i), >, 1.0 - 1e-9);   /* nothing to drop */
 
   /* In the installed list at once, under the name it was given. */
   g_assert_nonnull (gui_find_widget (GTK_WIDGET (_ts_marketplace_page_get_installed_list (market)),

@@ -5,7 +5,9 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib/gstdio.h>
 #include <math.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "lm.h"
 #include "market-test-util.h"
@@ -336,8 +338,26 @@ test_refusals (Store *s, gconstpointer unused)
   expect_refusal (&req, G_IO_ERROR_INVALID_DATA, s->store, 2);
   req.source = source;
 
+  /* The disk fills up while the files are written (a file size limit stands
+   * in for a full disk): the error says so, and nothing is left. */
+  {
+    struct rlimit old_limit, limit;
+
+    g_clear_pointer (&red, ts_adapter_reduction_free);
+    signal (SIGXFSZ, SIG_IGN);
+    g_assert_cmpint (getrlimit (RLIMIT_FSIZE, &old_limit), ==, 0);
+    limit = (struct rlimit) { 4096, old_limit.rlim_max };
+    g_assert_cmpint (setrlimit (RLIMIT_FSIZE, &limit), ==, 0);
+    red = ts_adapter_reduce (&req, NULL, NULL, NULL, &error);
+    g_assert_cmpint (setrlimit (RLIMIT_FSIZE, &old_limit), ==, 0);
+    g_assert_null (red);
+    g_assert_error (error, G_IO_ERROR, G_IO_ERROR_FAILED);
+    g_test_message ("refused as expected: %s", error->message);
+    g_clear_error (&error);
+    assert_entries (s->store, 2);
+  }
+
   /* Cancelled after the second module: nothing is written. */
-  g_clear_pointer (&red, ts_adapter_reduction_free);
   red = ts_adapter_reduce (&req, progress_cb, &p, cancellable, &error);
   g_assert_null (red);
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
