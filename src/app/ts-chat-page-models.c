@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ts-chat-page-private.h"
+#include "ts-adapter-stack.h"
 #include "ts-config.h"
 #include "ts-market-install.h"
 
@@ -44,12 +45,35 @@ display_name (const char *path)
   return g_steal_pointer (&base);
 }
 
+static char *
+adapter_name (const char *path)
+{
+  return is_demo (path, TS_DEMO_ADAPTER) ? g_strdup (_("Demo Adapter")) : display_name (path);
+}
+
+/* "name", "a ×0.70 + b ×0.30" for a stack, or "no adapter". */
+static char *
+describe_adapters (TsChatPage *self)
+{
+  guint n = self->model != NULL ? ts_generation_model_get_n_adapters (self->model) : 0;
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  g_autofree float *weights = g_new (float, MAX (n, 1));
+
+  if (self->adapter_path == NULL)
+    return g_strdup (_("no adapter"));
+  for (guint i = 0; i < n; i++)
+    g_ptr_array_add (names, adapter_name (ts_generation_model_get_nth_adapter (self->model, i,
+                                                                                &weights[i])));
+  if (n < 2 && (n == 0 || weights[0] == 1.0f))
+    return adapter_name (self->adapter_path);
+  return ts_adapter_stack_describe ((const char *const *) names->pdata, weights, n);
+}
+
 void
 _ts_chat_page_update_subtitles (TsChatPage *self)
 {
   g_autofree char *model = self->model_path != NULL ? display_name (self->model_path) : NULL;
-  g_autofree char *adapter = self->adapter_path != NULL ? display_name (self->adapter_path)
-                                                        : g_strdup (_("no adapter"));
+  g_autofree char *adapter = describe_adapters (self);
   g_autofree char *evaluator = _ts_chat_page_describe_evaluator (self);
   g_autofree char *he = NULL;
   const char *plain;
@@ -64,14 +88,14 @@ _ts_chat_page_update_subtitles (TsChatPage *self)
   gtk_menu_button_set_label (self->model_button,
                              is_demo (self->model_path, TS_DEMO_MODEL) ? _("Demo Model")
                              : model != NULL ? model : _("Choose Model"));
-  gtk_menu_button_set_label (self->adapter_button,
-                             is_demo (self->adapter_path, TS_DEMO_ADAPTER) ? _("Demo Adapter")
-                             : adapter);
+  gtk_menu_button_set_label (self->adapter_button, adapter);
 }
 
 typedef struct {
   char *model_path;
-  char *adapter_path;
+  GStrv adapter_paths;
+  float *weights;
+  guint n_adapters;
 } LoadRequest;
 
 static void
@@ -80,7 +104,8 @@ load_request_free (gpointer data)
   LoadRequest *r = data;
 
   g_free (r->model_path);
-  g_free (r->adapter_path);
+  g_strfreev (r->adapter_paths);
+  g_free (r->weights);
   g_free (r);
 }
 
@@ -89,7 +114,9 @@ load_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
 {
   LoadRequest *r = data;
   GError *error = NULL;
-  TsGenerationModel *model = ts_generation_model_load (r->model_path, r->adapter_path, &error);
+  TsGenerationModel *model =
+    ts_generation_model_load_stack (r->model_path, (const char *const *) r->adapter_paths,
+                                    r->weights, r->n_adapters, &error);
 
   if (model == NULL)
     g_task_return_error (task, error);
@@ -119,7 +146,7 @@ load_done_cb (GObject *source, GAsyncResult *result, gpointer data)
   g_free (self->model_path);
   self->model_path = g_strdup (r->model_path);
   g_free (self->adapter_path);
-  self->adapter_path = g_strdup (r->adapter_path);
+  self->adapter_path = g_strdup (r->n_adapters > 0 ? r->adapter_paths[0] : NULL);
   _ts_chat_page_market_adapter_loaded (self);
   _ts_chat_page_update_subtitles (self);
   _ts_chat_page_update_actions (self);
@@ -128,20 +155,34 @@ load_done_cb (GObject *source, GAsyncResult *result, gpointer data)
 void
 _ts_chat_page_load_model (TsChatPage *self, const char *model_path, const char *adapter_path)
 {
+  _ts_chat_page_load_stack (self, model_path, &adapter_path, NULL, adapter_path != NULL ? 1 : 0);
+}
+
+void
+_ts_chat_page_load_stack (TsChatPage *self, const char *model_path,
+                          const char *const *adapter_paths, const float *weights, guint n)
+{
   g_autoptr (GTask) task = NULL;
-  LoadRequest *r = g_new0 (LoadRequest, 1);
+  LoadRequest *r;
 
   if (model_path == NULL)
     {
-      load_request_free (r);
       _ts_chat_page_toast (self, _("No model: choose a GGUF file"));
       return;
     }
   g_cancellable_cancel (self->load_cancellable);
   g_clear_object (&self->load_cancellable);
   self->load_cancellable = g_cancellable_new ();
+  r = g_new0 (LoadRequest, 1);
   r->model_path = g_strdup (model_path);
-  r->adapter_path = g_strdup (adapter_path);
+  r->adapter_paths = g_new0 (char *, n + 1);
+  r->weights = g_new (float, MAX (n, 1));
+  r->n_adapters = n;
+  for (guint i = 0; i < n; i++)
+    {
+      r->adapter_paths[i] = g_strdup (adapter_paths[i]);
+      r->weights[i] = weights != NULL ? weights[i] : 1.0f;
+    }
   task = g_task_new (NULL, self->load_cancellable, load_done_cb, self);
   g_task_set_return_on_cancel (task, TRUE);
   g_task_set_task_data (task, r, load_request_free);
@@ -157,6 +198,26 @@ adapters_dir (void)
   return g_build_filename (g_get_user_data_dir (), "tensafe", "adapters", NULL);
 }
 
+GPtrArray *
+_ts_chat_page_list_adapters (TsChatPage *self)
+{
+  GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) g_strfreev);
+  g_autofree char *demo = ts_chat_page_find_demo_file (TS_DEMO_ADAPTER);
+  g_autofree char *dir = adapters_dir ();
+  g_autoptr (GPtrArray) list = ts_market_list_installed (dir, NULL);
+
+  if (demo != NULL)
+    g_ptr_array_add (out, g_strdupv ((char *[]) { (char *) _("Demo Adapter"), demo, NULL }));
+  for (guint i = 0; list != NULL && i < list->len; i++)
+    {
+      TsMarketInstalled *a = g_ptr_array_index (list, i);
+      g_autofree char *label = g_strdup_printf ("%s %s", a->id, a->version);
+
+      g_ptr_array_add (out, g_strdupv ((char *[]) { label, a->path, NULL }));
+    }
+  return out;
+}
+
 /* Demo adapter, then each installed marketplace adapter, then "Open…". */
 static void
 rebuild_adapter_menu (TsChatPage *self)
@@ -164,27 +225,18 @@ rebuild_adapter_menu (TsChatPage *self)
   g_autoptr (GMenu) menu = g_menu_new ();
   g_autoptr (GMenu) installed = g_menu_new ();
   g_autoptr (GMenu) other = g_menu_new ();
-  g_autofree char *demo = ts_chat_page_find_demo_file (TS_DEMO_ADAPTER);
-  g_autofree char *dir = adapters_dir ();
-  g_autoptr (GPtrArray) list = ts_market_list_installed (dir, NULL);
+  g_autoptr (GPtrArray) list = _ts_chat_page_list_adapters (self);
 
-  if (demo != NULL)
+  for (guint i = 0; i < list->len; i++)
     {
-      g_autoptr (GMenuItem) item = g_menu_item_new (_("Demo Adapter"), NULL);
+      char **adapter = g_ptr_array_index (list, i);
+      g_autoptr (GMenuItem) item = g_menu_item_new (adapter[0], NULL);
 
-      g_menu_item_set_action_and_target (item, "chat.use-adapter", "s", demo);
-      g_menu_append_item (installed, item);
-    }
-  for (guint i = 0; list != NULL && i < list->len; i++)
-    {
-      TsMarketInstalled *a = g_ptr_array_index (list, i);
-      g_autofree char *label = g_strdup_printf ("%s %s", a->id, a->version);
-      g_autoptr (GMenuItem) item = g_menu_item_new (label, NULL);
-
-      g_menu_item_set_action_and_target (item, "chat.use-adapter", "s", a->path);
+      g_menu_item_set_action_and_target (item, "chat.use-adapter", "s", adapter[1]);
       g_menu_append_item (installed, item);
     }
   g_menu_append (other, _("Open Adapter File…"), "chat.open-adapter");
+  g_menu_append (other, _("Stack Adapters…"), "chat.stack-adapters");
   g_menu_append_section (menu, _("Installed Adapters"), G_MENU_MODEL (installed));
   g_menu_append_section (menu, NULL, G_MENU_MODEL (other));
   gtk_menu_button_set_menu_model (self->adapter_button, G_MENU_MODEL (menu));

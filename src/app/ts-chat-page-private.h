@@ -72,6 +72,15 @@ char *_ts_chat_page_describe_evaluator (TsChatPage *self);
 void _ts_chat_page_update_subtitles (TsChatPage *self);
 void _ts_chat_page_models_init (TsChatPage *self);
 void _ts_chat_page_load_model (TsChatPage *self, const char *model_path, const char *adapter_path);
+/* Several adapters active at once, with @weights (NULL: all 1). */
+void _ts_chat_page_load_stack (TsChatPage *self, const char *model_path,
+                               const char *const *adapter_paths, const float *weights, guint n);
+/* The demo adapter, then each installed one: (label, path) pairs, free with
+ * g_ptr_array_unref (elements are GStrv {label, path}). */
+GPtrArray *_ts_chat_page_list_adapters (TsChatPage *self);
+
+/* ts-chat-page-stack.c: the "Stack Adapters" dialog. */
+void _ts_chat_page_stack_class_init (GtkWidgetClass *widget_class);
 void _ts_chat_page_models_class_init (GtkWidgetClass *widget_class);
 
 /* ts-chat-page-history.c: the sidebar and history.sqlite. */

@@ -486,6 +486,7 @@ ts_chat_page_class_init (TsChatPageClass *klass)
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_n, GDK_CONTROL_MASK,
                                        "chat.clear", NULL);
   _ts_chat_page_models_class_init (widget_class);
+  _ts_chat_page_stack_class_init (widget_class);
   _ts_chat_page_history_class_init (widget_class);
 }
 

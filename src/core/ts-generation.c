@@ -9,8 +9,10 @@
 #include "ckks-params.h"
 #include "sampler.h"
 #include "tokenizer.h"
+#include "ts-adapter-stack.h"
 #include "ts-generation.h"
 #include "ts-helora-ckks.h"
+#include "ts-main-context.h"
 
 G_DEFINE_QUARK (ts-generation-error-quark, ts_generation_error)
 
@@ -22,7 +24,9 @@ struct _TsGenerationModel
 {
   gatomicrefcount ref_count;
   char *model_path;
-  char *adapter_path;
+  char **adapter_paths;          /* NULL-ended; empty: no adapter */
+  float *weights;                /* one per adapter */
+  guint n_adapters;
   LmModel *model;
   LmTokenizer *tok;
   LmLora *lora;
@@ -40,6 +44,40 @@ set_lm_error (GError **error, int code, const char *what, LmStatus status, char 
 TsGenerationModel *
 ts_generation_model_load (const char *model_path, const char *adapter_path, GError **error)
 {
+  return ts_generation_model_load_stack (model_path, &adapter_path, NULL, adapter_path ? 1 : 0,
+                                         error);
+}
+
+/* One adapter at weight 1 is loaded as it is; anything else is stacked
+ * (a single adapter with another weight is a stack of one). */
+static gboolean
+load_adapters (TsGenerationModel *self, GError **error)
+{
+  char *message = NULL;
+  LmStatus st;
+
+  if (self->n_adapters == 0)
+    return TRUE;
+  if (self->n_adapters > 1 || self->weights[0] != 1.0f)
+    {
+      self->lora = ts_adapter_stack_load (self->model, (const char *const *) self->adapter_paths,
+                                          self->weights, self->n_adapters, error);
+      if (self->lora == NULL)
+        g_prefix_error (error, "Stacked adapters: ");
+      return self->lora != NULL;
+    }
+  if ((st = lm_lora_load (self->model, self->adapter_paths[0], 1.0f, &self->lora, &message)) != LM_OK)
+    {
+      g_autofree char *adapter_name = g_filename_display_basename (self->adapter_paths[0]);
+      return set_lm_error (error, TS_GENERATION_ERROR_MODEL, adapter_name, st, message);
+    }
+  return TRUE;
+}
+
+TsGenerationModel *
+ts_generation_model_load_stack (const char *model_path, const char *const *adapter_paths,
+                                const float *weights, guint n, GError **error)
+{
   g_autoptr (TsGenerationModel) self = g_new0 (TsGenerationModel, 1);
   g_autofree char *model_name = g_filename_display_basename (model_path);
   char *message = NULL;
@@ -47,17 +85,20 @@ ts_generation_model_load (const char *model_path, const char *adapter_path, GErr
 
   g_atomic_ref_count_init (&self->ref_count);
   self->model_path = g_strdup (model_path);
-  self->adapter_path = g_strdup (adapter_path);
+  self->adapter_paths = g_new0 (char *, n + 1);
+  self->weights = g_new (float, MAX (n, 1));
+  self->n_adapters = n;
+  for (guint i = 0; i < n; i++)
+    {
+      self->adapter_paths[i] = g_strdup (adapter_paths[i]);
+      self->weights[i] = weights != NULL ? weights[i] : 1.0f;
+    }
   if ((st = lm_model_load (model_path, &self->model, &message)) != LM_OK)
     return set_lm_error (error, TS_GENERATION_ERROR_MODEL, model_name, st, message), NULL;
   if ((st = lm_tokenizer_new_from_gguf (lm_model_gguf (self->model), &self->tok, &message)) != LM_OK)
     return set_lm_error (error, TS_GENERATION_ERROR_MODEL, model_name, st, message), NULL;
-  if (adapter_path != NULL &&
-      (st = lm_lora_load (self->model, adapter_path, 1.0f, &self->lora, &message)) != LM_OK)
-    {
-      g_autofree char *adapter_name = g_filename_display_basename (adapter_path);
-      return set_lm_error (error, TS_GENERATION_ERROR_MODEL, adapter_name, st, message), NULL;
-    }
+  if (!load_adapters (self, error))
+    return NULL;
   return g_steal_pointer (&self);
 }
 
@@ -77,7 +118,8 @@ ts_generation_model_unref (TsGenerationModel *self)
   lm_tokenizer_free (self->tok);
   lm_model_free (self->model);
   g_free (self->model_path);
-  g_free (self->adapter_path);
+  g_strfreev (self->adapter_paths);
+  g_free (self->weights);
   g_free (self);
 }
 
@@ -90,13 +132,41 @@ ts_generation_model_get_model_path (TsGenerationModel *self)
 const char *
 ts_generation_model_get_adapter_path (TsGenerationModel *self)
 {
-  return self->adapter_path;
+  return self->adapter_paths != NULL ? self->adapter_paths[0] : NULL;
+}
+
+guint
+ts_generation_model_get_n_adapters (TsGenerationModel *self)
+{
+  return self->n_adapters;
+}
+
+const char *
+ts_generation_model_get_nth_adapter (TsGenerationModel *self, guint i, float *weight)
+{
+  g_return_val_if_fail (i < self->n_adapters, NULL);
+  if (weight != NULL)
+    *weight = self->weights[i];
+  return self->adapter_paths[i];
 }
 
 const LmModelInfo *
 ts_generation_model_get_info (TsGenerationModel *self)
 {
   return lm_model_info (self->model);
+}
+
+/* A stack reaches a remote evaluator as the list of its files and weights;
+ * the evaluator stacks the same files itself. (One adapter at another
+ * weight needs nothing: the weight is in B, which stays here.) */
+static void
+set_stack_options (TsGenerationModel *model, TsHeloraOptions *options)
+{
+  if (model->n_adapters < 2)
+    return;
+  options->stacked_paths = (const char *const *) model->adapter_paths;
+  options->stacked_weights = model->weights;
+  options->n_stacked = model->n_adapters;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -234,8 +304,7 @@ deliver (TsGenerationJob *self, const TsGenerationEvent *event, const char *text
       d->event.has_he = TRUE;
       ts_helora_session_get_stats (self->helora, &d->event.he_stats);
     }
-  g_main_context_invoke_full (self->context, G_PRIORITY_DEFAULT, delivery_dispatch, d,
-                              delivery_free);
+  ts_main_context_post (self->context, delivery_dispatch, d, delivery_free);
 }
 
 static void
@@ -322,8 +391,10 @@ job_prepare (TsGenerationJob *self, int32_t *ids, size_t n_ids, GError **error)
           options.sealed_key = g_bytes_get_data (r->he_sealed_key, &options.sealed_key_len);
           options.unseal_key = r->he_unseal_key;
         }
+      set_stack_options (self->model, &options);
       self->helora = ts_helora_attach_with (self->session, self->model->lora,
-                                            self->model->adapter_path, r->he_mode,
+                                            ts_generation_model_get_adapter_path (self->model),
+                                            r->he_mode,
                                             &options, error);
       if (self->helora == NULL)
         return FALSE;
@@ -440,6 +511,11 @@ job_run (TsGenerationJob *self, GError **error)
       ? g_strdup (self->request->he_key_fingerprint)
       : params_fingerprint (self->request->he_preset);
   started.key_fingerprint = fingerprint;
+  if (self->helora != NULL)
+    {
+      started.he_modules = (guint) lm_lora_n_modules (self->model->lora);
+      started.he_inputs = ts_helora_session_n_inputs (self->helora);
+    }
   deliver (self, &started, NULL, NULL);
   if (self->request->max_tokens == 0 || g_cancellable_is_cancelled (self->cancellable))
     return TRUE;

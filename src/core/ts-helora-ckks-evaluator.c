@@ -5,6 +5,7 @@
 
 #include "ckks-helora.h"
 #include "lm.h"
+#include "ts-adapter-stack.h"
 #include "ts-helora-adapter.h"
 #include "ts-helora-ckks.h"
 #include "ts-helora-ckks-evaluator.h"
@@ -103,22 +104,12 @@ encode_modules (CkksEvaluator *self, GPtrArray *adapter, GError **error)
   return TRUE;
 }
 
-/* Through the engine's loaders: PEFT folders too, A in GGUF column order. */
+/* The A matrices of an engine adapter (copies). */
 static GPtrArray *
-read_with_model (const LmModel *model, const char *path, GError **error)
+modules_of (const LmLora *lora)
 {
   GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) ts_helora_adapter_module_free);
-  LmLora *lora = NULL;
-  char *msg = NULL;
 
-  if (lm_lora_load (model, path, 1.0f, &lora, &msg) != LM_OK)
-    {
-      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_ADAPTER, "%s: %s", path,
-                   msg ? msg : "cannot load the adapter");
-      free (msg);
-      g_ptr_array_unref (out);
-      return NULL;
-    }
   for (gsize i = 0; i < lm_lora_n_modules (lora); i++)
     {
       const LmLoraModule *lm = lm_lora_module (lora, i);
@@ -130,21 +121,35 @@ read_with_model (const LmModel *model, const char *path, GError **error)
       m->a = g_memdup2 (lm->a, (gsize) lm->rank * lm->d_in * sizeof (float));
       g_ptr_array_add (out, m);
     }
+  return out;
+}
+
+/* Through the engine's loaders: PEFT folders too, A in GGUF column order. */
+static GPtrArray *
+read_with_model (const LmModel *model, const char *path, GError **error)
+{
+  GPtrArray *out;
+  LmLora *lora = NULL;
+  char *msg = NULL;
+
+  if (lm_lora_load (model, path, 1.0f, &lora, &msg) != LM_OK)
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_ADAPTER, "%s: %s", path,
+                   msg ? msg : "cannot load the adapter");
+      free (msg);
+      return NULL;
+    }
+  out = modules_of (lora);
   lm_lora_free (lora);
   return out;
 }
 
-TsHeloraEvaluator *
-ts_helora_ckks_evaluator_open (const char *path, const char *params_id,
-                               gpointer user_data, GError **error)
+/* Packs @adapter's modules (of TsHeloraAdapterModule *) under @params_id. */
+static TsHeloraEvaluator *
+evaluator_new (GPtrArray *adapter, const char *params_id, GError **error)
 {
-  g_autoptr (GPtrArray) adapter = user_data != NULL ? read_with_model (user_data, path, error)
-                                                    : ts_helora_adapter_read (path, error);
-  CkksEvaluator *self;
+  CkksEvaluator *self = g_new0 (CkksEvaluator, 1);
 
-  if (adapter == NULL)
-    return NULL;
-  self = g_new0 (CkksEvaluator, 1);
   ts_helora_evaluator_init (&self->parent, &ckks_class);
   self->modules = g_array_new (FALSE, TRUE, sizeof (CkksModule));
   g_array_set_clear_func (self->modules, ckks_module_clear);
@@ -156,6 +161,46 @@ ts_helora_ckks_evaluator_open (const char *path, const char *params_id,
     }
   memcpy (self->parent.params_sha256, ckks_context_fingerprint (self->ctx), TS_HELORA_HASH_SIZE);
   return &self->parent;
+}
+
+TsHeloraEvaluator *
+ts_helora_ckks_evaluator_open (const char *path, const char *params_id,
+                               gpointer user_data, GError **error)
+{
+  g_autoptr (GPtrArray) adapter = user_data != NULL ? read_with_model (user_data, path, error)
+                                                    : ts_helora_adapter_read (path, error);
+
+  return adapter != NULL ? evaluator_new (adapter, params_id, error) : NULL;
+}
+
+/* The engine's stacking (ts_adapter_stack_load()) makes exactly the modules
+ * a client's stacked LmLora has, so both ends pack the same A. It needs
+ * the base model to load and check every adapter. */
+TsHeloraEvaluator *
+ts_helora_ckks_evaluator_open_stack (const char *const *paths, const float *weights, guint n,
+                                     const char *params_id, gpointer user_data, GError **error)
+{
+  g_autoptr (GError) stack_error = NULL;
+  g_autoptr (GPtrArray) adapter = NULL;
+  LmLora *stack;
+
+  if (user_data == NULL)
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNAVAILABLE,
+                   "This server stacks adapters only when it has the base model "
+                   "(tensafe-he-server --model FILE)");
+      return NULL;
+    }
+  stack = ts_adapter_stack_load (user_data, paths, weights, n, &stack_error);
+  if (stack == NULL)
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_ADAPTER,
+                   "The adapters do not stack: %s", stack_error->message);
+      return NULL;
+    }
+  adapter = modules_of (stack);
+  lm_lora_free (stack);
+  return evaluator_new (adapter, params_id, error);
 }
 
 /* Scratch ciphertexts are per call: calls run concurrently on the pool. */

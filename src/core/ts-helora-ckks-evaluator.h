@@ -17,6 +17,15 @@ G_BEGIN_DECLS
 TsHeloraEvaluator *ts_helora_ckks_evaluator_open (const char *path, const char *params_id,
                                                   gpointer user_data, GError **error);
 
+/* A TsHeloraEvaluatorOpenStackFunc. @user_data: the LmModel * the adapters
+ * are loaded and stacked for; NULL refuses (TS_HELORA_ERROR_UNAVAILABLE),
+ * since stacking goes through the engine. A's row norms, and so the
+ * adapter-private mode's sensitivity, are the stacked A's. */
+TsHeloraEvaluator *ts_helora_ckks_evaluator_open_stack (const char *const *paths,
+                                                        const float *weights, guint n,
+                                                        const char *params_id,
+                                                        gpointer user_data, GError **error);
+
 /* For the adapter-private mode: the context of a CKKS evaluator (NULL for
  * any other evaluator), and module @index's plan with its largest row norm
  * of A (NULL when out of range). Borrowed: valid while @evaluator lives. */

@@ -459,6 +459,11 @@ copy_hello (TsHeloraHello *dst, const TsHeloraHello *src)
   dst->dp = src->dp;
   dst->rho_per_answer = src->rho_per_answer;
   dst->public_key = src->public_key ? g_bytes_ref (src->public_key) : NULL;
+  for (guint i = 0; i < src->stack->len; i++)
+    {
+      const TsHeloraStackMember *m = &g_array_index (src->stack, TsHeloraStackMember, i);
+      ts_helora_hello_add_stacked (dst, m->id, m->sha256, m->weight);
+    }
 }
 
 TsHeloraFrame *

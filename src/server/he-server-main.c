@@ -76,7 +76,7 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
   GOptionEntry entries[] = {
     { "listen", 0, 0, G_OPTION_ARG_STRING, &o->listen, "Address to listen on (default 127.0.0.1:8765; port 0 picks one)", "ADDR:PORT" },
     { "adapters", 0, 0, G_OPTION_ARG_FILENAME, &o->adapters, "Directory of adapters (GGUF LoRA files or PEFT folders)", "DIR" },
-    { "model", 0, 0, G_OPTION_ARG_FILENAME, &o->model, "Base model: check adapter shapes and accept PEFT folders", "FILE" },
+    { "model", 0, 0, G_OPTION_ARG_FILENAME, &o->model, "Base model: check adapter shapes, accept PEFT folders and stacked adapters", "FILE" },
     { "threads", 0, 0, G_OPTION_ARG_INT, &o->threads, "Evaluation worker threads (default: one per CPU)", "N" },
     { "tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_cert, "TLS certificate (PEM)", "FILE" },
     { "tls-key", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_key, "TLS private key (PEM)", "FILE" },
@@ -121,6 +121,7 @@ start (const Options *o, LmModel *model, GError **error)
     .tls_key = o->tls_key,
     .watch_adapters = o->watch,
     .open_evaluator = ts_helora_ckks_evaluator_open,
+    .open_stack = ts_helora_ckks_evaluator_open_stack,
     .open_data = model,
     .privacy_epsilon = o->privacy_epsilon,
     .privacy_delta = o->privacy_delta,

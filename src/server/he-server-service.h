@@ -28,7 +28,9 @@ typedef struct {
   const char *tls_key;
   gboolean watch_adapters;     /* reload adapters when their files change */
   TsHeloraEvaluatorOpenFunc open_evaluator;  /* required */
-  gpointer open_data;
+  /* Stacked hellos (several adapters with weights); NULL refuses them. */
+  TsHeloraEvaluatorOpenStackFunc open_stack;
+  gpointer open_data;          /* passed to both open functions */
   double privacy_epsilon;      /* adapter-private DP budget per client; 0: no DP */
   double privacy_delta;
   const char *privacy_state;   /* accountant file (loaded, saved on change); NULL: memory */
