@@ -8,6 +8,7 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
+#include "ts-bench-export.h"
 #include "ts-bench-runner.h"
 #include "ts-test-util.h"
 
