@@ -32,7 +32,7 @@ die_with_parent (gpointer data)
 
 /* tensafe-he-server on port 0 over a folder holding the golden adapter twice. */
 static void
-server_start (Server *s)
+server_start (Server *s, gconstpointer data)
 {
   g_autofree char *golden = ts_test_data_path (GOLDEN_DIR "lora/" LORA_NAME);
   g_autofree char *model = ts_test_data_path (GOLDEN_DIR "tiny-qwen35moe-f32.gguf");
@@ -65,7 +65,7 @@ server_start (Server *s)
 }
 
 static void
-server_stop (Server *s)
+server_stop (Server *s, gconstpointer data)
 {
   g_subprocess_send_signal (s->process, SIGTERM);
   g_subprocess_wait (s->process, NULL, NULL);
@@ -94,28 +94,44 @@ options_for (const Server *s)
   return options;
 }
 
-static void
-test_remote (void)
+/* Runs @options; fails the test on errors. */
+static GPtrArray *
+run_ok (const TsBenchOptions *options)
 {
-  Server server = { 0 };
-  g_autoptr (TsBenchOptions) options = NULL;
-  g_autoptr (GPtrArray) results = NULL;
   g_autoptr (GError) error = NULL;
-  g_autofree gint32 *golden = NULL;
-  TsBenchResult *remote;
+  GPtrArray *results = ts_bench_run (options, NULL, NULL, NULL, &error);
+
+  g_assert_no_error (error);
+  return results;
+}
+
+/* @r generated the greedy tokens in tests/data/…/@name. */
+static void
+assert_tokens (const TsBenchResult *r, const char *name)
+{
+  g_autofree char *relative = g_strconcat (GOLDEN_DIR, name, NULL);
+  g_autofree gint32 *expected = NULL;
   gsize len;
 
-  server_start (&server);
-  options = options_for (&server);
-  ts_bench_options_add (options, TS_HELORA_MODE_PLAIN, NULL, NULL);
-  ts_bench_options_add (options, TS_HELORA_MODE_REMOTE, "fast", server.ws_url);
-  results = ts_bench_run (options, NULL, NULL, NULL, &error);
-  g_assert_no_error (error);
-  g_assert_cmpuint (results->len, ==, 2);
+  expected = (gint32 *) ts_test_read_data (relative, &len);
+  g_assert_cmpuint (r->tokens->len, ==, N_TOKENS);
+  g_assert_cmpmem (r->tokens->data, N_TOKENS * 4, expected, N_TOKENS * 4);
+}
 
-  golden = (gint32 *) ts_test_read_data (GOLDEN_DIR "lora_greedy_tokens.bin", &len);
+static void
+test_remote (Server *server, gconstpointer data)
+{
+  g_autoptr (TsBenchOptions) options = options_for (server);
+  g_autoptr (GPtrArray) results = NULL;
+  g_autoptr (GError) error = NULL;
+  TsBenchResult *remote;
+
+  ts_bench_options_add (options, TS_HELORA_MODE_PLAIN, NULL, NULL);
+  ts_bench_options_add (options, TS_HELORA_MODE_REMOTE, "fast", server->ws_url);
+  results = run_ok (options);
+  g_assert_cmpuint (results->len, ==, 2);
   remote = g_ptr_array_index (results, 1);
-  g_assert_cmpmem (remote->tokens->data, N_TOKENS * 4, golden, N_TOKENS * 4);
+  assert_tokens (remote, "lora_greedy_tokens.bin");
   g_assert_cmpfloat (ts_timing_series_median_ms (remote->series, TS_STAGE_UPLOAD), >, 0.0);
   g_assert_cmpfloat (ts_timing_series_median_ms (remote->series, TS_STAGE_DOWNLOAD), >, 0.0);
   g_assert_cmpuint (remote->bytes_up, >, 0);
@@ -128,33 +144,23 @@ test_remote (void)
   results = ts_bench_run (options, NULL, NULL, NULL, &error);
   g_assert_null (results);
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED);
-  server_stop (&server);
 }
 
 /* The adapter-private mode through the benchmark: the golden tokens
  * (flooding at lambda_s = 16 moves u far less than a greedy token needs). */
 static void
-test_private (void)
+test_private (Server *server, gconstpointer data)
 {
-  Server server = { 0 };
-  g_autoptr (TsBenchOptions) options = NULL;
+  g_autoptr (TsBenchOptions) options = options_for (server);
   g_autoptr (GPtrArray) results = NULL;
-  g_autoptr (GError) error = NULL;
-  g_autofree gint32 *golden = NULL;
   TsBenchResult *private;
-  gsize len;
 
-  server_start (&server);
-  options = options_for (&server);
-  ts_bench_options_add_private (options, "fast", server.ws_url, 16);
-  results = ts_bench_run (options, NULL, NULL, NULL, &error);
-  server_stop (&server);
-  g_assert_no_error (error);
+  ts_bench_options_add_private (options, "fast", server->ws_url, 16);
+  results = run_ok (options);
   private = g_ptr_array_index (results, 0);
-  golden = (gint32 *) ts_test_read_data (GOLDEN_DIR "lora_greedy_tokens.bin", &len);
   g_assert_true (private->private_mode);
   g_assert_cmpstr (private->label, ==, "HE remote private · fast");
-  g_assert_cmpmem (private->tokens->data, N_TOKENS * 4, golden, N_TOKENS * 4);
+  assert_tokens (private, "lora_greedy_tokens.bin");
   g_assert_cmpuint (private->bytes_up, >, 0);
   g_assert_cmpfloat (private->max_abs_delta_error, >, 0.0);
 }
@@ -163,26 +169,17 @@ test_private (void)
  * adapter with its copy at weight -1 cancels out, so the base model's
  * greedy tokens come back, with one encryption per distinct h. */
 static void
-test_remote_stack (void)
+test_remote_stack (Server *server, gconstpointer data)
 {
-  Server server = { 0 };
-  g_autoptr (TsBenchOptions) options = NULL;
+  g_autoptr (TsBenchOptions) options = options_for (server);
   g_autoptr (GPtrArray) results = NULL;
-  g_autoptr (GError) error = NULL;
-  g_autofree gint32 *base = NULL;
   TsBenchResult *remote;
-  gsize len;
 
-  server_start (&server);
-  options = options_for (&server);
-  ts_bench_options_add_stacked (options, server.copy, -1.0f);
-  ts_bench_options_add (options, TS_HELORA_MODE_REMOTE, "fast", server.ws_url);
-  results = ts_bench_run (options, NULL, NULL, NULL, &error);
-  server_stop (&server);
-  g_assert_no_error (error);
+  ts_bench_options_add_stacked (options, server->copy, -1.0f);
+  ts_bench_options_add (options, TS_HELORA_MODE_REMOTE, "fast", server->ws_url);
+  results = run_ok (options);
   remote = g_ptr_array_index (results, 0);
-  base = (gint32 *) ts_test_read_data (GOLDEN_DIR "greedy_tokens.bin", &len);
-  g_assert_cmpmem (remote->tokens->data, N_TOKENS * 4, base, N_TOKENS * 4);
+  assert_tokens (remote, "greedy_tokens.bin");
   g_assert_cmpuint (remote->n_modules, ==, 4);
   g_assert_cmpuint (remote->encryptions, ==, remote->n_inputs * N_TOKENS);
 }
@@ -191,8 +188,9 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  g_test_add_func ("/bench-remote/plain-and-remote", test_remote);
-  g_test_add_func ("/bench-remote/private", test_private);
-  g_test_add_func ("/bench-remote/stack", test_remote_stack);
+  g_test_add ("/bench-remote/plain-and-remote", Server, NULL, server_start, test_remote,
+              server_stop);
+  g_test_add ("/bench-remote/private", Server, NULL, server_start, test_private, server_stop);
+  g_test_add ("/bench-remote/stack", Server, NULL, server_start, test_remote_stack, server_stop);
   return g_test_run ();
 }

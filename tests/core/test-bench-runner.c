@@ -32,6 +32,20 @@ golden_options (void)
   return options;
 }
 
+/* Runs plaintext and HE local (fast) with @options; fails the test on errors. */
+static GPtrArray *
+run_plain_and_local (TsBenchOptions *options)
+{
+  g_autoptr (GError) error = NULL;
+  GPtrArray *results;
+
+  ts_bench_options_add (options, TS_HELORA_MODE_PLAIN, NULL, NULL);
+  ts_bench_options_add (options, TS_HELORA_MODE_LOCAL, "fast", NULL);
+  results = ts_bench_run (options, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  return results;
+}
+
 static void
 count_progress (double fraction, const char *label, gpointer user_data)
 {
@@ -95,8 +109,6 @@ test_rank_sweep (void)
   guint rank = 0, ranks[2];
   gsize len;
 
-  ts_bench_options_add (options, TS_HELORA_MODE_PLAIN, NULL, NULL);
-  ts_bench_options_add (options, TS_HELORA_MODE_LOCAL, "fast", NULL);
   options->ranks = g_array_new (FALSE, FALSE, sizeof (guint));
   {
     g_autoptr (TsBenchOptions) probe = golden_options ();
@@ -110,8 +122,7 @@ test_rank_sweep (void)
   ranks[0] = rank * 2;
   ranks[1] = 1;
   g_array_append_vals (options->ranks, ranks, 2);
-  results = ts_bench_run (options, NULL, NULL, NULL, &error);
-  g_assert_no_error (error);
+  results = run_plain_and_local (options);
   g_assert_cmpuint (results->len, ==, 4);
 
   golden = (gint32 *) ts_test_read_data (GOLDEN_DIR "lora_greedy_tokens.bin", &len);
@@ -151,11 +162,8 @@ test_prompt_ids_and_pk (void)
   by_ids->public_key = TRUE;
   by_ids->he_threads = 2;
   by_ids->thread_clock = TRUE;
-  ts_bench_options_add (by_ids, TS_HELORA_MODE_PLAIN, NULL, NULL);
-  ts_bench_options_add (by_ids, TS_HELORA_MODE_LOCAL, "fast", NULL);
+  a = run_plain_and_local (by_ids);
   ts_bench_options_add (by_tokens, TS_HELORA_MODE_PLAIN, NULL, NULL);
-  a = ts_bench_run (by_ids, NULL, NULL, NULL, &error);
-  g_assert_no_error (error);
   b = ts_bench_run (by_tokens, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   for (guint i = 0; i < a->len; i++)
@@ -205,14 +213,10 @@ test_random_stack (void)
   g_autofree char *lora_dir = g_path_get_dirname (options->adapter_path);
   g_autofree char *beside = g_build_filename (lora_dir, "stack-attn-r4.gguf", NULL);
   g_autoptr (GPtrArray) results = NULL;
-  g_autoptr (GError) error = NULL;
   TsBenchResult *plain, *local;
 
   options->random_stack_rank = 4;
-  ts_bench_options_add (options, TS_HELORA_MODE_PLAIN, NULL, NULL);
-  ts_bench_options_add (options, TS_HELORA_MODE_LOCAL, "fast", NULL);
-  results = ts_bench_run (options, NULL, NULL, NULL, &error);
-  g_assert_no_error (error);
+  results = run_plain_and_local (options);
   g_assert_false (g_file_test (beside, G_FILE_TEST_EXISTS));
   plain = g_ptr_array_index (results, 0);
   local = g_ptr_array_index (results, 1);
@@ -232,16 +236,12 @@ test_stack_paths (void)
 {
   g_autoptr (TsBenchOptions) options = golden_options ();
   g_autoptr (GPtrArray) results = NULL;
-  g_autoptr (GError) error = NULL;
   g_autofree gint32 *base = NULL;
   TsBenchResult *cancelled;
   gsize len;
 
   ts_bench_options_add_stacked (options, options->adapter_path, -1.0f);
-  ts_bench_options_add (options, TS_HELORA_MODE_PLAIN, NULL, NULL);
-  ts_bench_options_add (options, TS_HELORA_MODE_LOCAL, "fast", NULL);
-  results = ts_bench_run (options, NULL, NULL, NULL, &error);
-  g_assert_no_error (error);
+  results = run_plain_and_local (options);
   base = (gint32 *) ts_test_read_data (GOLDEN_DIR "greedy_tokens.bin", &len);
   for (guint i = 0; i < results->len; i++)
     {
@@ -264,10 +264,7 @@ test_exports (void)
   JsonObject *first, *second;
 
   options->n_tokens = 2;
-  ts_bench_options_add (options, TS_HELORA_MODE_PLAIN, NULL, NULL);
-  ts_bench_options_add (options, TS_HELORA_MODE_LOCAL, "fast", NULL);
-  results = ts_bench_run (options, NULL, NULL, NULL, &error);
-  g_assert_no_error (error);
+  results = run_plain_and_local (options);
 
   csv = ts_bench_results_to_csv (results);
   lines = g_strsplit (csv, "\n", -1);

@@ -18,20 +18,13 @@ run_cli (const char *const *args, char **out, char **err)
   const char *const head[] = { g_getenv ("TENSAFE_CLI"), "bench", "helora", "--model", model,
                                "-n", "3", "--threads", "1" };
   g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-  g_autoptr (GSubprocess) p = NULL;
-  g_autoptr (GError) error = NULL;
 
   for (guint i = 0; i < G_N_ELEMENTS (head); i++)
     g_ptr_array_add (argv, (gpointer) head[i]);
   for (guint i = 0; args[i] != NULL; i++)
     g_ptr_array_add (argv, (gpointer) args[i]);
   g_ptr_array_add (argv, NULL);
-  p = g_subprocess_newv ((const char *const *) argv->pdata,
-                         G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error);
-  g_assert_no_error (error);
-  g_assert_true (g_subprocess_communicate_utf8 (p, NULL, NULL, out, err, &error));
-  g_assert_no_error (error);
-  return g_subprocess_get_exit_status (p);
+  return ts_test_spawn ((const char *const *) argv->pdata, out, err);
 }
 
 /* --json with the adapter option; @extra: one more option, or NULL. */

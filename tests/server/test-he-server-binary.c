@@ -265,13 +265,11 @@ test_generate_remote_stacked (void)
   g_assert_nonnull (strstr (err, "he remote"));
 }
 
-/* tensafe-cli bench helora ARGS… --json: exit status, stdout and stderr. */
+/* tensafe-cli bench helora ARGS…: exit status, stdout and stderr. */
 static int
 run_bench (const char *const *args, char **out, char **err)
 {
   g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-  g_autoptr (GSubprocess) p = NULL;
-  g_autoptr (GError) error = NULL;
 
   g_ptr_array_add (argv, (gpointer) g_getenv ("TENSAFE_CLI"));
   g_ptr_array_add (argv, (gpointer) "bench");
@@ -279,12 +277,7 @@ run_bench (const char *const *args, char **out, char **err)
   for (guint i = 0; args[i] != NULL; i++)
     g_ptr_array_add (argv, (gpointer) args[i]);
   g_ptr_array_add (argv, NULL);
-  p = g_subprocess_newv ((const char *const *) argv->pdata,
-                         G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error);
-  g_assert_no_error (error);
-  g_assert_true (g_subprocess_communicate_utf8 (p, NULL, NULL, out, err, &error));
-  g_assert_no_error (error);
-  return g_subprocess_get_exit_status (p);
+  return ts_test_spawn ((const char *const *) argv->pdata, out, err);
 }
 
 static void
