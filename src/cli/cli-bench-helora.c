@@ -7,11 +7,11 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "ckks-private.h"
 #include "ts-bench-export.h"
 #include "ts-bench-runner.h"
 
 #define CMD "tensafe-cli bench helora"
-#define DEFAULT_LAMBDA_S 16
 
 typedef struct {
   char *model, *lora, *remote, *params, *make_lora;
@@ -31,7 +31,7 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
     { "he-params", 0, 0, G_OPTION_ARG_STRING, &o->params, "CKKS preset (default: default)", "PRESET" },
     { "pk", 0, 0, G_OPTION_ARG_NONE, &o->public_key, "Public-key encryption instead of secret-key", NULL },
     { "private", 0, 0, G_OPTION_ARG_NONE, &o->private_mode, "Also run --remote in the adapter-private mode", NULL },
-    { "he-lambda", 0, 0, G_OPTION_ARG_INT, &o->lambda_s, "Flooding bits of --private (default 16)", "N" },
+    { "he-lambda", 0, 0, G_OPTION_ARG_INT, &o->lambda_s, "Flooding bits of --private (default 40)", "N" },
     { "n-predict", 'n', 0, G_OPTION_ARG_INT, &o->n_decode, "Decode steps per mode (default 32)", "N" },
     { "prompt-tokens", 0, 0, G_OPTION_ARG_INT, &o->n_prompt, "Prompt length (default 16)", "N" },
     { "threads", 't', 0, G_OPTION_ARG_INT, &o->threads, "Engine threads (default: all cores)", "N" },
@@ -88,7 +88,7 @@ add_modes (TsBenchOptions *bench, const BenchOptions *o, GError **error)
   ts_bench_options_add (bench, TS_HELORA_MODE_REMOTE, o->params, parsed.remote_url);
   if (o->private_mode)
     ts_bench_options_add_private (bench, o->params, parsed.remote_url,
-                                  o->lambda_s > 0 ? (guint) o->lambda_s : DEFAULT_LAMBDA_S);
+                                  o->lambda_s > 0 ? (guint) o->lambda_s : CKKS_PRIVATE_DEFAULT_LAMBDA);
   return TRUE;
 }
 

@@ -12,6 +12,7 @@
 #include "sampler.h"
 #include "tokenizer.h"
 #include "ts-adapter-stack.h"
+#include "ckks-private.h"
 #include "ts-helora-session.h"
 
 #define CMD "tensafe-cli generate"
@@ -91,7 +92,7 @@ parse_options (int *argc, char ***argv, GenerateOptions *o)
     { "he-encrypt", 0, 0, G_OPTION_ARG_STRING, &o->he_encrypt, "Encrypt h with the secret key (sk, default) or a public key (pk)", "sk|pk" },
     { "he-ca", 0, 0, G_OPTION_ARG_FILENAME, &o->he_ca, "wss://: trust only the CA certificates in this PEM file (e.g. a self-signed server certificate)", "FILE" },
     { "he-private", 0, 0, G_OPTION_ARG_NONE, &o->he_private, "Adapter-private mode on the remote evaluator (sends the public key)", NULL },
-    { "he-lambda", 0, 0, G_OPTION_ARG_INT, &o->he_lambda, "Flooding bits of --he-private (default 16)", "N" },
+    { "he-lambda", 0, 0, G_OPTION_ARG_INT, &o->he_lambda, "Flooding bits of --he-private (default 40)", "N" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- generate tokens with a model");
@@ -228,7 +229,7 @@ load (const GenerateOptions *o, Generation *g)
                                  .public_key = g_strcmp0 (o->he_encrypt, "pk") == 0,
                                  .remote_ca_file = o->he_ca,
                                  .private_mode = o->he_private,
-                                 .private_lambda_s = o->he_lambda > 0 ? (guint) o->he_lambda : 16 };
+                                 .private_lambda_s = o->he_lambda > 0 ? (guint) o->he_lambda : CKKS_PRIVATE_DEFAULT_LAMBDA };
   if (g->stack_weights != NULL)
     {
       he_options.stacked_paths = (const char *const *) g->stack_paths->pdata;

@@ -1,5 +1,6 @@
 /* ts-helora-ckks-evaluator.c: the CKKS evaluator: packed plaintexts per module, ct × pt.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +14,9 @@
 
 typedef struct {
   char *name;
-  CkksHeloraPlan *plan;
+  CkksHeloraPlan *plan;        /* plain split */
+  CkksHeloraPlan *private_plan;   /* private split, made at first use (set under lock) */
+  float *a;                    /* r x d, for the private plan (read-only) */
   double a_row_norm;           /* largest ||A_i||_2: the adapter-private mode's sensitivity */
 } CkksModule;
 
@@ -21,6 +24,7 @@ typedef struct {
   TsHeloraEvaluator parent;
   CkksContext *ctx;
   GArray *modules;             /* of CkksModule */
+  GMutex lock;                 /* private plans */
 } CkksEvaluator;
 
 static gboolean
@@ -60,7 +64,8 @@ static gboolean
 ckks_evaluate (TsHeloraEvaluator *base, guint index, GPtrArray *cts, GPtrArray *results,
                GError **error)
 {
-  return ts_helora_ckks_evaluator_run (base, index, cts, results, plain_products, NULL, error);
+  return ts_helora_ckks_evaluator_run (base, index, CKKS_HELORA_SCALES_PLAIN, cts, results,
+                                       plain_products, NULL, error);
 }
 
 static void
@@ -69,7 +74,9 @@ ckks_module_clear (gpointer data)
   CkksModule *m = data;
 
   g_free (m->name);
+  g_free (m->a);
   g_clear_pointer (&m->plan, ckks_helora_plan_free);
+  g_clear_pointer (&m->private_plan, ckks_helora_plan_free);
 }
 
 static void
@@ -78,6 +85,7 @@ ckks_finalize (TsHeloraEvaluator *base)
   CkksEvaluator *self = (CkksEvaluator *) base;
 
   g_array_unref (self->modules);
+  g_mutex_clear (&self->lock);
   if (self->ctx != NULL)
     ckks_context_free (self->ctx);
   g_free (self);
@@ -94,6 +102,7 @@ encode_modules (CkksEvaluator *self, GPtrArray *adapter, GError **error)
     {
       TsHeloraAdapterModule *am = g_ptr_array_index (adapter, i);
       CkksModule m = { .name = g_strdup (am->name),
+                       .a = g_memdup2 (am->a, (gsize) am->rank * am->d_in * sizeof (float)),
                        .a_row_norm = ts_privacy_sensitivity (am->a, am->rank, am->d_in, 1.0) };
       CkksStatus st = ckks_helora_plan_new (self->ctx, am->d_in, am->rank, am->a, &m.plan);
 
@@ -151,6 +160,7 @@ evaluator_new (GPtrArray *adapter, const char *params_id, GError **error)
   CkksEvaluator *self = g_new0 (CkksEvaluator, 1);
 
   ts_helora_evaluator_init (&self->parent, &ckks_class);
+  g_mutex_init (&self->lock);
   self->modules = g_array_new (FALSE, TRUE, sizeof (CkksModule));
   g_array_set_clear_func (self->modules, ckks_module_clear);
   self->ctx = ts_helora_ckks_context_new (params_id, error);
@@ -203,19 +213,30 @@ ts_helora_ckks_evaluator_open_stack (const char *const *paths, const float *weig
   return evaluator_new (adapter, params_id, error);
 }
 
+/* An input made for the other scale split would overflow the result. */
+static gboolean
+check_input_scale (const CkksHeloraLayout *l, const CkksCiphertext *ct, GError **error)
+{
+  double bits = log2 (ckks_ciphertext_scale (ct));
+  if (fabs (bits - ckks_helora_layout_input_bits (l)) < 1e-9)
+    return TRUE;
+  g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_BAD_CIPHERTEXT,
+               "Input ciphertext at scale 2^%.4g where this mode wants 2^%u", bits,
+               ckks_helora_layout_input_bits (l));
+  return FALSE;
+}
+
 /* Scratch ciphertexts are per call: calls run concurrently on the pool. */
 gboolean
-ts_helora_ckks_evaluator_run (TsHeloraEvaluator *base, guint index, GPtrArray *cts,
-                              GPtrArray *results, TsHeloraCkksProductsFunc products,
-                              gpointer data, GError **error)
+ts_helora_ckks_evaluator_run (TsHeloraEvaluator *base, guint index, CkksHeloraScales scales,
+                              GPtrArray *cts, GPtrArray *results,
+                              TsHeloraCkksProductsFunc products, gpointer data, GError **error)
 {
   double a_row_norm = 0.0;
-  const CkksHeloraPlan *plan = ts_helora_ckks_evaluator_plan (base, index, &a_row_norm);
+  const CkksHeloraPlan *plan = ts_helora_ckks_evaluator_plan (base, index, scales, &a_row_norm,
+                                                              error);
   if (plan == NULL)
-    {
-      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_MODULE, "No module %u", index);
-      return FALSE;
-    }
+    return FALSE;
   const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
   gsize n_in = ckks_helora_layout_n_inputs (l), n_out = ckks_helora_layout_n_outputs (l);
   CkksCiphertext **in = NULL, **out = NULL;
@@ -228,7 +249,8 @@ ts_helora_ckks_evaluator_run (TsHeloraEvaluator *base, guint index, GPtrArray *c
        && ts_helora_ckks_check (ckks_helora_ciphertexts_new (l, n_out, &out), "Outputs", error);
   for (gsize k = 0; ok && k < n_in; k++)
     ok = ts_helora_ckks_ciphertext_from_bytes (g_ptr_array_index (cts, k), in[k],
-                                               ckks_helora_layout_limbs (l), error);
+                                               ckks_helora_layout_limbs (l), error)
+         && check_input_scale (l, in[k], error);
   ok = ok && products (plan, a_row_norm, in, n_in, out, n_out, data, error);
   for (gsize b = 0; ok && b < n_out; b++)
     {
@@ -251,13 +273,45 @@ ts_helora_ckks_evaluator_context (TsHeloraEvaluator *base)
   return base != NULL && base->klass == &ckks_class ? ((CkksEvaluator *) base)->ctx : NULL;
 }
 
+/* The private plan of @m, encoded now if it is the first use. Encoded
+ * outside the lock (it takes a while, and the lock is also taken by pool
+ * queries on the main thread); two first uses at once both encode, the
+ * second copy is dropped. */
+static const CkksHeloraPlan *
+private_plan (CkksEvaluator *self, CkksModule *m, GError **error)
+{
+  g_mutex_lock (&self->lock);
+  const CkksHeloraPlan *plan = m->private_plan;
+  g_mutex_unlock (&self->lock);
+  if (plan != NULL)
+    return plan;
+  const CkksHeloraLayout *l = ckks_helora_plan_layout (m->plan);
+  CkksHeloraPlan *made = NULL;
+  CkksStatus st = ckks_helora_plan_new_scaled (self->ctx, ckks_helora_layout_d (l),
+                                               ckks_helora_layout_r (l), m->a,
+                                               CKKS_HELORA_SCALES_PRIVATE, &made);
+  if (!ts_helora_ckks_check (st, m->name, error))
+    return NULL;
+  g_mutex_lock (&self->lock);
+  if (m->private_plan == NULL)
+    m->private_plan = g_steal_pointer (&made);
+  plan = m->private_plan;
+  g_mutex_unlock (&self->lock);
+  ckks_helora_plan_free (made);
+  return plan;
+}
+
 const CkksHeloraPlan *
-ts_helora_ckks_evaluator_plan (TsHeloraEvaluator *base, guint index, double *a_row_norm)
+ts_helora_ckks_evaluator_plan (TsHeloraEvaluator *base, guint index, CkksHeloraScales scales,
+                               double *a_row_norm, GError **error)
 {
   CkksEvaluator *self = (CkksEvaluator *) base;
   if (ts_helora_ckks_evaluator_context (base) == NULL || index >= self->modules->len)
-    return NULL;
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_MODULE, "No module %u", index);
+      return NULL;
+    }
   CkksModule *m = &g_array_index (self->modules, CkksModule, index);
   *a_row_norm = m->a_row_norm;
-  return m->plan;
+  return scales == CKKS_HELORA_SCALES_PRIVATE ? private_plan (self, m, error) : m->plan;
 }

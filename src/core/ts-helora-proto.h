@@ -59,6 +59,11 @@ typedef enum {
 
 /* Header flag of a hello that carries the adapter-private request. */
 #define TS_HELORA_FLAG_PRIVATE 0x0001
+/* Bits of the private request's own flags: DP noise; split scales (the
+ * client encrypts h at 2^72 and wants A at 2^24: the private layout of
+ * he/ckks-helora.h; a server that predates the bit refuses the hello). */
+#define TS_HELORA_PRIVATE_DP 0x0001
+#define TS_HELORA_PRIVATE_SPLIT_SCALES 0x0002
 #define TS_HELORA_MAX_PUBLIC_KEY (8u << 20)
 /* Header flag of a hello that names a stack of adapters with weights. */
 #define TS_HELORA_FLAG_STACK 0x0002
@@ -91,6 +96,7 @@ typedef struct {
   /* Adapter-private mode (header flag TS_HELORA_FLAG_PRIVATE), see
    * docs/security.md: the client's CKKS public key and what it asks for. */
   gboolean private_mode;
+  gboolean split_scales;       /* h at 2^72, A at 2^24 (the private layout); else 48/48 */
   guint16 lambda_s;            /* flooding bits */
   gboolean dp;                 /* DP noise on every answer */
   double rho_per_answer;       /* zCDP cost of one module answer (> 0 when dp) */

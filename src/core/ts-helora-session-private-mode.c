@@ -1,18 +1,35 @@
 /* ts-helora-session-private-mode.c: the client's request for the adapter-private mode.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include "ckks-private.h"
 #include "ckks-serial.h"
 #include "ts-helora-ckks.h"
 #include "ts-helora-session-private.h"
 
 /* Puts the private-mode request into @hello: the public key of the
  * session's secret key (made for the occasion when the session encrypts
- * with sk), lambda_s and the DP cost per answer. No secret leaves. */
+ * with sk), lambda_s, the DP cost per answer and the split scales its
+ * layouts use (build_modules). No secret leaves. */
 gboolean
 _ts_helora_session_private_request (TsHeloraSession *self, const TsHeloraOptions *options,
                                     TsHeloraHello *hello, GError **error)
 {
   if (!options->private_mode)
     return TRUE;
+  guint lambda_s = options->private_lambda_s ? options->private_lambda_s
+                                             : CKKS_PRIVATE_DEFAULT_LAMBDA;
+  /* a flood the layouts cannot hold: said here, before any connection */
+  for (guint i = 0; i < self->modules->len; i++)
+    {
+      const SessionModule *m = &g_array_index (self->modules, SessionModule, i);
+      guint max = ckks_private_max_lambda (m->layout);
+      if (lambda_s > max)
+        {
+          g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS,
+                       "lambda_s = %u does not fit module %s under preset %s: at most %u",
+                       lambda_s, m->lm->name, self->preset, max);
+          return FALSE;
+        }
+    }
   CkksPublicKey *made = NULL;
   const CkksPublicKey *pk = self->pk;
   if (pk == NULL
@@ -31,7 +48,8 @@ _ts_helora_session_private_request (TsHeloraSession *self, const TsHeloraOptions
     }
   hello->private_mode = TRUE;
   hello->public_key = g_bytes_new_take (buf, len);
-  hello->lambda_s = (guint16) options->private_lambda_s;
+  hello->split_scales = TRUE;
+  hello->lambda_s = (guint16) lambda_s;
   hello->dp = options->private_rho > 0.0;
   hello->rho_per_answer = hello->dp ? options->private_rho : 0.0;
   return TRUE;

@@ -71,7 +71,9 @@ typedef struct {
    * (a self-signed server certificate); NULL: the system's CAs. */
   const char *remote_ca_file;
   /* Remote: ask for the adapter-private mode (docs/security.md): sends the
-   * public key; the server floods with private_lambda_s bits and, when
+   * public key and encrypts on the private layouts (h at 2^72, A at 2^24);
+   * the server floods with private_lambda_s bits (0: 40, the default;
+   * servers refuse less than their floor, 40 unless configured) and, when
    * private_rho > 0, adds DP noise costing that much zCDP per answer. */
   gboolean private_mode;
   guint private_lambda_s;

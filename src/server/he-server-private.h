@@ -79,6 +79,7 @@ void he_adapter_change_clear (HeAdapterChange *change);
 /* ---- the server (he-server-service.c) ---- */
 
 typedef struct _HeWatch HeWatch;
+typedef struct _HePads HePads;
 
 struct _HeServer {
   GMainContext *context;
@@ -96,6 +97,8 @@ struct _HeServer {
   TsPrivacyAccountant *accountant;   /* NULL: no DP budget configured */
   char *privacy_state;               /* file the accountant is saved to */
   GMutex privacy_lock;               /* serialises the saves */
+  guint privacy_min_lambda;          /* floor on a private hello's lambda_s */
+  HePads *pads;                      /* the pad refill thread */
 };
 
 /* ---- admin routes (he-server-admin.c) ---- */
@@ -117,11 +120,23 @@ void he_privacy_clear (HeServer *server);
 TsHeloraPrivateEval *he_privacy_open (HeServer *server, TsHeloraEvaluator *evaluator,
                                       const TsHeloraHello *hello, GArray *module_map,
                                       GError **error);
-/* Worker: one module privately; saves the accountant after a charge. */
+/* Worker: one module privately; saves the accountant after a charge,
+ * counts the pads it used and wakes the refill thread. */
 gboolean he_privacy_evaluate (HeServer *server, TsHeloraPrivateEval *pe, guint index,
                               GPtrArray *cts, GPtrArray *results, GError **error);
-/* Worker, after an answer went out: tops up the pads of @modules. */
-void he_privacy_refill (TsHeloraPrivateEval *pe, GArray *modules, GArray *module_map);
+
+/* ---- the pad refill thread (he-server-pads.c): thread-safe ---- */
+
+/* Keeps @answers answers' worth of pads per module of every registered
+ * connection, all pools together under @max_bytes; reports to @metrics. */
+HePads *he_pads_new (HeMetrics *metrics, guint answers, gsize max_bytes, GError **error);
+/* Stops and joins the thread; drops every registration. */
+void he_pads_free (HePads *self);
+/* A private connection's modules (hello's module i -> evaluator index). */
+void he_pads_add (HePads *self, TsHeloraPrivateEval *pe, GArray *module_map);
+void he_pads_remove (HePads *self, TsHeloraPrivateEval *pe);
+/* Pads were taken: look again. */
+void he_pads_wake (HePads *self);
 
 /* ---- one client connection (he-server-conn.c): main thread only ---- */
 

@@ -223,8 +223,8 @@ he_server_free (HeServer *self)
   g_clear_object (&self->soup);
   g_clear_pointer (&self->conns, g_hash_table_unref);
   g_clear_pointer (&self->adapters, he_adapters_free);
+  he_privacy_clear (self);     /* before the metrics: the refill thread reports there */
   g_clear_pointer (&self->metrics, he_metrics_free);
-  he_privacy_clear (self);
   g_main_context_unref (self->context);
   g_free (self);
 }

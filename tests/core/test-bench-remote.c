@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <sys/prctl.h>
 
+#include "ckks-private.h"
 #include "ts-bench-runner.h"
 #include "ts-test-util.h"
 
@@ -147,7 +148,8 @@ test_remote (Server *server, gconstpointer data)
 }
 
 /* The adapter-private mode through the benchmark: the golden tokens
- * (flooding at lambda_s = 16 moves u far less than a greedy token needs). */
+ * (flooding at the default lambda_s moves u far less than a greedy token
+ * needs, docs/security.md). */
 static void
 test_private (Server *server, gconstpointer data)
 {
@@ -155,7 +157,7 @@ test_private (Server *server, gconstpointer data)
   g_autoptr (GPtrArray) results = NULL;
   TsBenchResult *private;
 
-  ts_bench_options_add_private (options, "fast", server->ws_url, 16);
+  ts_bench_options_add_private (options, "fast", server->ws_url, CKKS_PRIVATE_DEFAULT_LAMBDA);
   results = run_ok (options);
   private = g_ptr_array_index (results, 0);
   g_assert_true (private->private_mode);

@@ -95,6 +95,7 @@ assert_hello_equal (const TsHeloraHello *a, const TsHeloraHello *b)
     g_assert_cmpstr (g_ptr_array_index (a->modules, i), ==, g_ptr_array_index (b->modules, i));
   g_assert_cmpint (a->private_mode, ==, b->private_mode);
   g_assert_cmpint (a->dp, ==, b->dp);
+  g_assert_cmpint (a->split_scales, ==, b->split_scales);
   g_assert_cmpuint (a->lambda_s, ==, b->lambda_s);
   g_assert_cmpfloat (a->rho_per_answer, ==, b->rho_per_answer);
   g_assert_true (a->public_key == b->public_key
@@ -135,7 +136,8 @@ make_private_hello (GRand *rng)
   for (gsize i = 0; i < sizeof key; i++)
     key[i] = (guint8) g_rand_int (rng);
   f->u.hello.private_mode = TRUE;
-  f->u.hello.lambda_s = 16;
+  f->u.hello.lambda_s = 40;
+  f->u.hello.split_scales = TRUE;
   f->u.hello.dp = TRUE;
   f->u.hello.rho_per_answer = 0.125;
   f->u.hello.public_key = g_bytes_new (key, sizeof key);
@@ -426,6 +428,21 @@ test_private_hello (void)
     copy[len - 300 - 4 - 8 + i] = i == 7 ? 0xbf : 0;
   g_autoptr (GBytes) neg = g_bytes_new (copy, len);
   g_assert_null (ts_helora_frame_decode (neg, 1 << 20, &error));
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_MALFORMED);
+  g_clear_error (&error);
+  /* the private request's flags: DP and split scales known, others refused */
+  gsize flags_at = len - 300 - 4 - 8 - 2 - 2;
+  g_assert_cmpuint (p[flags_at], ==, TS_HELORA_PRIVATE_DP | TS_HELORA_PRIVATE_SPLIT_SCALES);
+  memcpy (copy, p, len);
+  copy[flags_at] = TS_HELORA_PRIVATE_DP;          /* an older client: 48/48 */
+  g_autoptr (GBytes) old = g_bytes_new (copy, len);
+  g_autoptr (TsHeloraFrame) decoded = ts_helora_frame_decode (old, 1 << 20, &error);
+  g_assert_no_error (error);
+  g_assert_false (decoded->u.hello.split_scales);
+  g_assert_true (decoded->u.hello.dp);
+  copy[flags_at] = 0x04;
+  g_autoptr (GBytes) unknown = g_bytes_new (copy, len);
+  g_assert_null (ts_helora_frame_decode (unknown, 1 << 20, &error));
   g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_MALFORMED);
   g_assert_cmpstr (ts_helora_error_name (TS_HELORA_ERROR_PRIVACY_BUDGET), ==, "privacy-budget");
 }

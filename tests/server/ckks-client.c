@@ -72,15 +72,23 @@ ckks_client_new_stack (const char *preset, const char *const *paths, const float
   g_assert_no_error (error);
   g_assert_cmpint (ckks_secret_key_new (self->ctx, &self->sk), ==, CKKS_OK);
   self->modules = read_stack (paths);
+  ckks_client_use_scales (self, CKKS_HELORA_SCALES_PLAIN);
+  return self;
+}
+
+void
+ckks_client_use_scales (CkksClient *self, CkksHeloraScales scales)
+{
+  g_clear_pointer (&self->layouts, g_ptr_array_unref);
   self->layouts = g_ptr_array_new_with_free_func ((GDestroyNotify) ckks_helora_layout_free);
   for (guint i = 0; i < self->modules->len; i++)
     {
       TsHeloraAdapterModule *m = g_ptr_array_index (self->modules, i);
       CkksHeloraLayout *l = NULL;
-      g_assert_cmpint (ckks_helora_layout_new (self->ctx, m->d_in, m->rank, &l), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_layout_new_scaled (self->ctx, m->d_in, m->rank, scales, &l),
+                       ==, CKKS_OK);
       g_ptr_array_add (self->layouts, l);
     }
-  return self;
 }
 
 CkksClient *

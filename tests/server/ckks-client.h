@@ -31,6 +31,10 @@ CkksClient *ckks_client_new_stack (const char *preset, const char *const *paths,
                                    const float *weights);
 void ckks_client_free (CkksClient *self);
 
+/* Layouts at @scales from now on (plain after ckks_client_new; private for
+ * a private hello with split scales). */
+void ckks_client_use_scales (CkksClient *self, CkksHeloraScales scales);
+
 /* A hello for every module of the adapter. */
 TsHeloraFrame *ckks_client_hello (CkksClient *self);
 /* Connects to @url and says hello; asserts success. */

@@ -515,7 +515,8 @@ assert_stacked_sensitivity (Fixture *f)
 
       g_assert_true (ts_helora_evaluator_find_module (ev, am->name, &index, &shape, &error));
       g_assert_cmpuint (shape.rank, ==, am->rank);
-      g_assert_nonnull (ts_helora_ckks_evaluator_plan (ev, index, &norm));
+      g_assert_nonnull (ts_helora_ckks_evaluator_plan (ev, index, CKKS_HELORA_SCALES_PLAIN, &norm,
+                                                       &error));
       for (guint i = 0; i < am->rank; i++)
         expected = fmax (expected, ts_privacy_sensitivity (am->a + (gsize) i * am->d_in, 1,
                                                            am->d_in, 1.0));
@@ -563,7 +564,7 @@ test_private_stack (Fixture *f, gconstpointer data)
   f->server = server_fixture_start (&options);
   ho.remote_url = server_fixture_ws_url (f->server);
   ho.private_mode = TRUE;
-  ho.private_lambda_s = 16;
+  ho.private_lambda_s = 0;               /* the default, 40 */
   f->golden.lora = stack;                /* golden_greedy() runs this adapter */
   plain = golden_greedy (&f->golden, NULL);
   private_session = ts_helora_session_new (stack, &ho, &error);
