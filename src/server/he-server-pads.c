@@ -146,7 +146,10 @@ render_pools (GString *out, gpointer data)
 {
   HePads *self = data;
   guint64 pooled = 0, target = 0;
+  guint answers, answers_in_force;
   g_mutex_lock (&self->lock);
+  answers = self->answers;
+  answers_in_force = self->target;
   for (guint i = 0; i < self->entries->len; i++)
     {
       Entry *e = g_ptr_array_index (self->entries, i);
@@ -167,8 +170,17 @@ render_pools (GString *out, gpointer data)
                           "tensafe_he_pad_pool_target %" G_GUINT64_FORMAT "\n"
                           "# HELP tensafe_he_pad_pool_fill Pads ready over the target (1: full).\n"
                           "# TYPE tensafe_he_pad_pool_fill gauge\n"
-                          "tensafe_he_pad_pool_fill %.4f\n",
-                          pooled, target, target > 0 ? (double) pooled / (double) target : 1.0);
+                          "tensafe_he_pad_pool_fill %.4f\n"
+                          "# HELP tensafe_he_pad_pool_answers Answers per module the pools are "
+                          "kept at (--pad-pool-answers, lowered to fit --pad-pool-mib).\n"
+                          "# TYPE tensafe_he_pad_pool_answers gauge\n"
+                          "tensafe_he_pad_pool_answers %u\n"
+                          "# HELP tensafe_he_pad_pool_answers_configured Answers per module "
+                          "asked for (--pad-pool-answers).\n"
+                          "# TYPE tensafe_he_pad_pool_answers_configured gauge\n"
+                          "tensafe_he_pad_pool_answers_configured %u\n",
+                          pooled, target, target > 0 ? (double) pooled / (double) target : 1.0,
+                          answers_in_force, answers);
 }
 
 HePads *

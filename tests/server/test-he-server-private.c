@@ -388,6 +388,10 @@ test_pad_refill (Fixture *f, gconstpointer data)
                      HE_SERVER_DEFAULT_PAD_POOL_ANSWERS * pads_per_token);
   double refilled = metric (full, "tensafe_he_pads_made_total{by=\"refill\"}");
   g_assert_cmpfloat (metric (full, "tensafe_he_pads_per_second"), >, 0.0);
+  g_assert_cmpfloat (metric (full, "tensafe_he_pad_pool_answers"), ==,
+                     HE_SERVER_DEFAULT_PAD_POOL_ANSWERS);
+  g_assert_cmpfloat (metric (full, "tensafe_he_pad_pool_answers_configured"), ==,
+                     HE_SERVER_DEFAULT_PAD_POOL_ANSWERS);
   guint16 module = 0;
   guint b = ckks_helora_layout_n_outputs (g_ptr_array_index (c->layouts, module));
   g_autofree float *h = NULL;
