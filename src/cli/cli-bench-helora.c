@@ -2,14 +2,19 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Options in, a table or JSON out: the measuring is ts_bench_run(), the
- * same path as the app's benchmark page, and --json is its export. */
+ * same path as the app's benchmark page, and --json is its export. With
+ * --rounds or a private row, a summary follows the table: medians over the
+ * rounds and the private rows' cost against the plain remote row. */
 #include <gio/gio.h>
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 #include "ckks-private.h"
 #include "ts-bench-export.h"
 #include "ts-bench-runner.h"
+#include "ts-bench-summary.h"
 
 #define CMD "tensafe-cli bench helora"
 
@@ -18,7 +23,9 @@ typedef struct {
   int threads, he_threads, n_decode, n_prompt, rank;
   gboolean json, public_key, thread_clock, stack;
   gboolean private_mode;       /* --private: the remote run in adapter-private mode */
+  gboolean private_warm;       /* --private-warm: that, timed from full pad pools, too */
   int lambda_s;
+  int rounds, pad_wait_s;
 } BenchOptions;
 
 static gboolean
@@ -31,7 +38,15 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
     { "he-params", 0, 0, G_OPTION_ARG_STRING, &o->params, "CKKS preset (default: default)", "PRESET" },
     { "pk", 0, 0, G_OPTION_ARG_NONE, &o->public_key, "Public-key encryption instead of secret-key", NULL },
     { "private", 0, 0, G_OPTION_ARG_NONE, &o->private_mode, "Also run --remote in the adapter-private mode", NULL },
+    { "private-warm", 0, 0, G_OPTION_ARG_NONE, &o->private_warm,
+      "Also run --remote privately with the decode timed once the evaluator's pad pools are full "
+      "(pads made in idle time, as between chat turns), next to the back-to-back --private row; "
+      "the evaluator needs --pad-pool-answers of at least -n", NULL },
+    { "pad-wait", 0, 0, G_OPTION_ARG_INT, &o->pad_wait_s,
+      "Longest wait for full pad pools with --private-warm (default 120)", "SECONDS" },
     { "he-lambda", 0, 0, G_OPTION_ARG_INT, &o->lambda_s, "Flooding bits of --private (default 40)", "N" },
+    { "rounds", 0, 0, G_OPTION_ARG_INT, &o->rounds,
+      "Run every mode this many times, interleaved, and summarise the medians (default 1)", "N" },
     { "n-predict", 'n', 0, G_OPTION_ARG_INT, &o->n_decode, "Decode steps per mode (default 32)", "N" },
     { "prompt-tokens", 0, 0, G_OPTION_ARG_INT, &o->n_prompt, "Prompt length (default 16)", "N" },
     { "threads", 't', 0, G_OPTION_ARG_INT, &o->threads, "Engine threads (default: all cores)", "N" },
@@ -57,11 +72,13 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
       return FALSE;
     }
   if (o->model == NULL || (o->lora == NULL) == (o->make_lora == NULL) || o->n_decode <= 0
-      || o->n_prompt <= 0 || o->threads < 0 || o->he_threads < 0 || o->rank <= 0)
+      || o->n_prompt <= 0 || o->threads < 0 || o->he_threads < 0 || o->rank <= 0
+      || o->rounds <= 0 || o->pad_wait_s <= 0)
     {
       fprintf (stderr, "Usage: " CMD " --model FILE (--lora PATH | --make-lora PATH [--rank R])\n"
-               "    [--remote ws://HOST:PORT [--private [--he-lambda N]]] [--he-params PRESET] [--pk]\n"
-               "    [-n N] [--threads N] [--thread-clock] [--json] [--stack]\n");
+               "    [--remote ws://HOST:PORT [--private] [--private-warm [--pad-wait S]] [--he-lambda N]]\n"
+               "    [--he-params PRESET] [--pk] [-n N] [--rounds N] [--threads N] [--thread-clock]\n"
+               "    [--json] [--stack]\n");
       return FALSE;
     }
   return TRUE;
@@ -72,6 +89,7 @@ static gboolean
 add_modes (TsBenchOptions *bench, const BenchOptions *o, GError **error)
 {
   TsHeloraOptions parsed = { 0 };
+  guint lambda_s = o->lambda_s > 0 ? (guint) o->lambda_s : CKKS_PRIVATE_DEFAULT_LAMBDA;
 
   ts_bench_options_add (bench, TS_HELORA_MODE_PLAIN, NULL, NULL);
   ts_bench_options_add (bench, TS_HELORA_MODE_LOCAL, o->params, NULL);
@@ -86,9 +104,11 @@ add_modes (TsBenchOptions *bench, const BenchOptions *o, GError **error)
       return FALSE;
     }
   ts_bench_options_add (bench, TS_HELORA_MODE_REMOTE, o->params, parsed.remote_url);
-  if (o->private_mode)
-    ts_bench_options_add_private (bench, o->params, parsed.remote_url,
-                                  o->lambda_s > 0 ? (guint) o->lambda_s : CKKS_PRIVATE_DEFAULT_LAMBDA);
+  /* warm first: the back-to-back row then starts from the pools it drained */
+  if (o->private_warm)
+    ts_bench_options_add_private_warm (bench, o->params, parsed.remote_url, lambda_s);
+  if (o->private_mode || o->private_warm)
+    ts_bench_options_add_private (bench, o->params, parsed.remote_url, lambda_s);
   return TRUE;
 }
 
@@ -107,13 +127,31 @@ bench_options (const BenchOptions *o, GError **error)
   bench->he_threads = o->he_threads > 0 ? (guint) o->he_threads : 1;
   bench->public_key = o->public_key;
   bench->thread_clock = o->thread_clock;
+  bench->n_rounds = (guint) o->rounds;
+  bench->pad_wait_ms = (guint) o->pad_wait_s * 1000;
   return add_modes (bench, o, error) ? g_steal_pointer (&bench) : NULL;
 }
 
-static void
-print_table (GPtrArray *results)
+/* The widest mode name among @results (at least "mode"'s column of 8). */
+static int
+mode_width (GPtrArray *results)
 {
-  printf ("%-8s %10s %12s", "mode", "tok/s", "HE ms/module");
+  int width = 8;
+
+  for (guint i = 0; i < results->len; i++)
+    width = MAX (width, (int) strlen (ts_bench_result_mode_name (g_ptr_array_index (results, i))));
+  return width;
+}
+
+static void
+print_table (GPtrArray *results, gboolean rounds)
+{
+  int width = mode_width (results);
+
+  printf ("%-*s", width, "mode");
+  if (rounds)
+    printf (" %5s", "round");
+  printf (" %10s %12s", "tok/s", "HE ms/module");
   for (guint s = 0; s < TS_N_STAGES; s++)
     printf (" %9s", ts_stage_name (s));
   printf (" %10s %10s %10s\n", "B up/tok", "B down/tok", "max|dΔ|");
@@ -121,8 +159,10 @@ print_table (GPtrArray *results)
     {
       const TsBenchResult *r = g_ptr_array_index (results, i);
 
-      printf ("%-8s %10.2f %12.3f", ts_bench_result_mode_name (r), r->tokens_per_s,
-              r->he_ms_per_module);
+      printf ("%-*s", width, ts_bench_result_mode_name (r));
+      if (rounds)
+        printf (" %5u", r->round + 1);
+      printf (" %10.2f %12.3f", r->tokens_per_s, r->he_ms_per_module);
       for (guint s = 0; s < TS_N_STAGES; s++)
         printf (" %9.3f", ts_timing_series_median_ms (r->series, s));
       printf (" %10" G_GUINT64_FORMAT " %10" G_GUINT64_FORMAT " %10.3g\n",
@@ -133,13 +173,63 @@ print_table (GPtrArray *results)
     {
       const TsBenchResult *r = g_ptr_array_index (results, i);
 
-      if (r->n_inputs > 0)
+      if (r->n_inputs > 0 && r->round == 0)
         printf ("%s: %u adapted modules reading %u distinct h: %.2f encryptions per token\n",
                 ts_bench_result_mode_name (r), r->n_modules, r->n_inputs,
                 ts_bench_result_encryptions_per_token (r));
     }
   printf ("(median ms per token by stage; HE ms/module = encrypt + upload + evaluate + download\n"
           " + decrypt per adapted module per token)\n");
+}
+
+/* "+4.2%", or "-" when there is nothing to compare with. */
+static void
+print_overhead (double overhead)
+{
+  if (isnan (overhead))
+    printf (" %10s", "-");
+  else
+    printf (" %+9.1f%%", 100.0 * overhead);
+}
+
+/* Medians over the rounds; the private rows against the plain remote one. */
+static void
+print_summary (GPtrArray *results)
+{
+  g_autoptr (GArray) rows = ts_bench_summarise (results);
+  int width = mode_width (results);
+
+  printf ("\n%-*s %6s %10s %12s %10s %12s %10s %8s %9s %10s\n", width, "mode", "rounds", "tok/s",
+          "HE ms/module", "vs remote", "token median", "vs remote", "inline", "from pool",
+          "pads ms/mod");
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const TsBenchSummaryRow *row = &g_array_index (rows, TsBenchSummaryRow, i);
+
+      printf ("%-*s %6u %10.2f %12.3f", width, ts_bench_result_mode_name (row->first),
+              row->n_rounds, row->tokens_per_s, row->he_ms_per_module);
+      print_overhead (row->overhead);
+      printf (" %12.3f", row->he_ms_token_median);
+      print_overhead (row->overhead_token_median);
+      if (row->pads_known)
+        printf (" %8" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT " %10.3f\n", row->pads_inline,
+                row->pads_from_pool, row->pad_cpu_ms_per_module);
+      else
+        printf (" %8s %9s %10s\n", "-", "-", "-");
+    }
+  printf ("(medians over the rounds: HE ms/module of each round, and of every token; vs remote:\n"
+          " against the plain remote row; pads made inline and taken from a pool over the timed\n"
+          " decodes, and the refill thread's CPU ms for the pads of one module answer, from the\n"
+          " evaluator's /metrics)\n");
+}
+
+static gboolean
+has_private_row (GPtrArray *results)
+{
+  for (guint i = 0; i < results->len; i++)
+    if (((const TsBenchResult *) g_ptr_array_index (results, i))->private_mode)
+      return TRUE;
+  return FALSE;
 }
 
 static int
@@ -163,14 +253,18 @@ run (const BenchOptions *o)
       printf ("%s\n", json);
     }
   else
-    print_table (results);
+    {
+      print_table (results, o->rounds > 1);
+      if (o->rounds > 1 || has_private_row (results))
+        print_summary (results);
+    }
   return 0;
 }
 
 int
 cli_bench_helora (int argc, char **argv)
 {
-  BenchOptions o = { .n_decode = 32, .n_prompt = 16, .rank = 32 };
+  BenchOptions o = { .n_decode = 32, .n_prompt = 16, .rank = 32, .rounds = 1, .pad_wait_s = 120 };
   int rc;
 
   if (!parse_options (&argc, &argv, &o))

@@ -12,6 +12,8 @@ ts_bench_result_mode_name (const TsBenchResult *r)
     case TS_HELORA_MODE_LOCAL:
       return "local";
     case TS_HELORA_MODE_REMOTE:
+      if (r->private_warm)
+        return "remote-private-warm";
       return r->private_mode ? "remote-private" : "remote";
     case TS_HELORA_MODE_PLAIN:
     default:
@@ -83,6 +85,28 @@ add_double (JsonBuilder *b, const char *name, double value)
   json_builder_add_double_value (b, value);
 }
 
+/* "pads": the evaluator's pads over the decode steps (private rows whose
+ * server's /metrics was read), else null. */
+static void
+build_pads (JsonBuilder *b, const TsBenchResult *r)
+{
+  json_builder_set_member_name (b, "pads");
+  if (!r->pads_known)
+    {
+      json_builder_add_null_value (b);
+      return;
+    }
+  json_builder_begin_object (b);
+  add_int (b, "from_pool", (gint64) r->pads_from_pool);
+  add_int (b, "made_inline", (gint64) r->pads_inline);
+  add_int (b, "ready_at_start", (gint64) r->pads_ready);
+  add_double (b, "per_module", r->pads_per_module);
+  add_double (b, "refill_ms_per_pad", r->pad_ms);
+  add_double (b, "cpu_ms_per_module", r->pads_per_module * r->pad_ms);
+  add_double (b, "wait_ms", r->pad_wait_ms);
+  json_builder_end_object (b);
+}
+
 static void
 build_result (JsonBuilder *b, const TsBenchResult *r)
 {
@@ -107,6 +131,8 @@ build_result (JsonBuilder *b, const TsBenchResult *r)
   add_int (b, "distinct_inputs", r->n_inputs);
   add_double (b, "encryptions_per_token", ts_bench_result_encryptions_per_token (r));
   add_double (b, "max_abs_delta_error", r->max_abs_delta_error);
+  add_int (b, "round", r->round);
+  build_pads (b, r);
   json_builder_end_object (b);
 }
 

@@ -12,7 +12,7 @@
 
 G_BEGIN_DECLS
 
-/* "plain", "local", "remote" or "remote-private" (static). */
+/* "plain", "local", "remote", "remote-private" or "remote-private-warm" (static). */
 const char *ts_bench_result_mode_name (const TsBenchResult *result);
 
 /* @total (bytes or encryptions over the decode steps) per generated token,
@@ -28,7 +28,9 @@ char *ts_bench_results_to_csv (GPtrArray *results);
 /* An array, one object per configuration: {"label", "mode", "preset",
  * "rank", "tokens", "decode_tok_s", "he_ms_per_module", "median_ms":
  * {stage: ms}, "bytes_up", "bytes_down" (per token), "modules",
- * "distinct_inputs", "encryptions_per_token", "max_abs_delta_error"}. */
+ * "distinct_inputs", "encryptions_per_token", "max_abs_delta_error",
+ * "round", "pads": null or {"from_pool", "made_inline", "ready_at_start", "per_module",
+ * "refill_ms_per_pad", "cpu_ms_per_module", "wait_ms"}}. */
 char *ts_bench_results_to_json (GPtrArray *results);
 
 G_END_DECLS

@@ -7,6 +7,7 @@
 
 #include "sampler.h"
 #include "ts-bench-adapter.h"
+#include "ts-bench-pads.h"
 #include "ts-bench-runner-private.h"
 
 /* ---- Options and results ---------------------------------------------- */
@@ -75,6 +76,14 @@ ts_bench_options_add_private (TsBenchOptions *options, const char *preset,
 }
 
 void
+ts_bench_options_add_private_warm (TsBenchOptions *options, const char *preset,
+                                   const char *remote_url, guint lambda_s)
+{
+  ts_bench_options_add_private (options, preset, remote_url, lambda_s);
+  g_array_index (options->configs, TsBenchConfig, options->configs->len - 1).private_warm = TRUE;
+}
+
+void
 ts_bench_options_add_stacked (TsBenchOptions *options, const char *path, float weight)
 {
   if (options->stack_paths == NULL)
@@ -106,12 +115,82 @@ config_label (const TsBenchConfig *config)
     case TS_HELORA_MODE_LOCAL:
       return g_strdup_printf ("HE local · %s", config->preset);
     case TS_HELORA_MODE_REMOTE:
+      if (config->private_warm)
+        return g_strdup_printf ("HE remote private, warm pads · %s", config->preset);
       return g_strdup_printf (config->private_mode ? "HE remote private · %s" : "HE remote · %s",
                               config->preset);
     case TS_HELORA_MODE_PLAIN:
     default:
       return g_strdup ("plaintext");
     }
+}
+
+/* ---- Pads of the adapter-private mode ---------------------------------- */
+
+#define DEFAULT_PAD_WAIT_MS (120 * 1000)
+
+/* The evaluator's pad figures around one private run. */
+typedef struct {
+  gboolean known;            /* /metrics read so far */
+  TsBenchPads start;         /* before the hello */
+  TsBenchPads timed;         /* when the timed decode starts */
+} PadWatch;
+
+/* Before the connection. Back to back, a server whose /metrics cannot be
+ * read only leaves the pad figures out; warm, it cannot be waited for. */
+static gboolean
+pads_begin (const TsBenchConfig *config, PadWatch *w, GError **error)
+{
+  g_autoptr (GError) why = NULL;
+
+  if (!config->private_mode)
+    return TRUE;
+  w->known = ts_bench_pads_read (config->remote_url, &w->start, &why);
+  if (w->known || !config->private_warm)
+    return TRUE;
+  g_propagate_error (error, g_steal_pointer (&why));
+  return FALSE;
+}
+
+/* After the prompt: warm, waits until the pools hold every timed token. */
+static gboolean
+pads_before_decode (const TsBenchOptions *options, const TsBenchConfig *config, PadWatch *w,
+                    TsBenchResult *result, GCancellable *cancellable, GError **error)
+{
+  double t0 = ts_now_ms ();
+
+  if (!w->known)
+    return TRUE;
+  if (!config->private_warm)
+    {
+      w->known = ts_bench_pads_read (config->remote_url, &w->timed, NULL);
+      return TRUE;
+    }
+  if (!ts_bench_pads_wait_full (config->remote_url, options->n_tokens,
+                                options->pad_wait_ms ? options->pad_wait_ms : DEFAULT_PAD_WAIT_MS,
+                                cancellable, &w->timed, error))
+    return FALSE;
+  result->pad_wait_ms = ts_now_ms () - t0;
+  return TRUE;
+}
+
+/* After the decode: the pads it spent, and what the refill thread paid per
+ * pad since the hello. */
+static void
+pads_end (const PadWatch *w, const char *url, TsBenchResult *result)
+{
+  guint64 answers = (guint64) result->n_tokens * result->n_modules;
+  TsBenchPads end;
+
+  if (!w->known || !ts_bench_pads_read (url, &end, NULL))
+    return;
+  result->pads_known = TRUE;
+  result->pads_from_pool = end.from_pool - w->timed.from_pool;
+  result->pads_inline = end.made_inline - w->timed.made_inline;
+  result->pads_ready = w->timed.pooled;
+  if (answers > 0)
+    result->pads_per_module = (double) (result->pads_from_pool + result->pads_inline) / answers;
+  result->pad_ms = ts_bench_pads_refill_ms_per_pad (&w->start, &end);
 }
 
 /* ---- One configuration ------------------------------------------------ */
@@ -257,25 +336,31 @@ run_config (const Reporter *r, const TsBenchConfig *config, const TsBenchLoaded 
   LmSessionParams params = { .n_ctx = (guint32) (l->n_prompt + options->n_tokens + 1),
                              .n_threads = options->n_threads };
   LmSession *session = NULL;
+  PadWatch pads = { 0 };
   LmStatus st;
   gboolean ok = FALSE;
 
   result->label = g_strdup (r->label);
   result->mode = config->mode;
   result->private_mode = config->private_mode;
+  result->private_warm = config->private_warm;
   result->preset = g_strdup (config->preset);
   result->rank = adapter->rank;
   result->series = ts_timing_series_new ();
   result->tokens = g_array_new (FALSE, FALSE, sizeof (gint32));
   report (r, 0.0);
-  if ((st = lm_session_new (l->model, &params, &session)) != LM_OK
-      || (st = lm_session_set_lora (session, adapter->lora)) != LM_OK)
+  if (!pads_begin (config, &pads, error))
+    ;
+  else if ((st = lm_session_new (l->model, &params, &session)) != LM_OK
+           || (st = lm_session_set_lora (session, adapter->lora)) != LM_OK)
     _ts_bench_engine_failed (error, "session", st, NULL);
   else if (config->mode != TS_HELORA_MODE_PLAIN
            && (helora = attach_helora (options, config, adapter, session, error)) == NULL)
     ;
   else if ((st = lm_session_prefill (session, l->prompt, l->n_prompt, NULL)) != LM_OK)
     _ts_bench_engine_failed (error, "prefill", st, NULL);
+  else if (!pads_before_decode (options, config, &pads, result, cancellable, error))
+    ;
   else
     {
       report (r, 0.2);
@@ -292,26 +377,35 @@ run_config (const Reporter *r, const TsBenchConfig *config, const TsBenchLoaded 
     take_stats (helora, result);
   result->n_tokens = ts_timing_series_len (result->series);
   result->tokens_per_s = result->decode_ms > 0 ? 1000.0 * result->n_tokens / result->decode_ms : 0;
+  pads_end (&pads, config->remote_url, result);
   return g_steal_pointer (&result);
 }
 
-/* Runs every configuration with @adapter, appending to @results. */
+static guint
+n_rounds (const TsBenchOptions *options)
+{
+  return MAX (options->n_rounds, 1);
+}
+
+/* Runs every configuration with @adapter, round after round, appending to @results. */
 static gboolean
 run_configs (const TsBenchOptions *options, const TsBenchLoaded *l, const Adapter *adapter,
              Reporter *r, GPtrArray *results, GCancellable *cancellable, GError **error)
 {
-  for (guint i = 0; i < options->configs->len; i++, r->index++)
-    {
-      const TsBenchConfig *config = &g_array_index (options->configs, TsBenchConfig, i);
-      g_autofree char *label = config_label (config);
-      TsBenchResult *result;
+  for (guint round = 0; round < n_rounds (options); round++)
+    for (guint i = 0; i < options->configs->len; i++, r->index++)
+      {
+        const TsBenchConfig *config = &g_array_index (options->configs, TsBenchConfig, i);
+        g_autofree char *label = config_label (config);
+        TsBenchResult *result;
 
-      r->label = label;
-      result = run_config (r, config, l, adapter, cancellable, error);
-      if (result == NULL)
-        return FALSE;
-      g_ptr_array_add (results, result);
-    }
+        r->label = label;
+        result = run_config (r, config, l, adapter, cancellable, error);
+        if (result == NULL)
+          return FALSE;
+        result->round = round;
+        g_ptr_array_add (results, result);
+      }
   return TRUE;
 }
 
@@ -359,7 +453,8 @@ run_all (const TsBenchOptions *options, const TsBenchLoaded *l, TsBenchProgressF
          gpointer user_data, GPtrArray *results, GCancellable *cancellable, GError **error)
 {
   guint n_ranks = options->ranks != NULL ? options->ranks->len : 0;
-  Reporter r = { options, progress, user_data, 0, MAX (n_ranks, 1) * options->configs->len, NULL };
+  Reporter r = { options, progress, user_data, 0,
+                 MAX (n_ranks, 1) * n_rounds (options) * options->configs->len, NULL };
   g_autofree char *dir = NULL;
   gboolean ok = TRUE;
 

@@ -11,7 +11,15 @@
  * decode steps, each timed per stage (DESIGN.md §2) into a TsTimingSeries.
  * HE statistics (bytes, encryptions, HE time, Δ error) count the decode
  * steps only. Every configuration sees the same prompt, so greedy texts
- * match when the encrypted path is exact enough.
+ * match when the encrypted path is exact enough. With several rounds the
+ * whole list of configurations runs again, interleaved (plain, private,
+ * plain, private, …), so that a busy machine's load falls on all alike.
+ *
+ * The adapter-private mode runs back to back (tokens right after the
+ * prompt, pads made while they are served) or warm: the decode is timed
+ * only once the evaluator's pad pools for the connection are full, as for
+ * a chat turn after idle time (ts-bench-pads.h reads the server's /metrics
+ * for that, and for the pads made inline during the timed decode).
  *
  * ts_bench_run() blocks (seconds to minutes): call it on a worker thread.
  * The progress callback runs on that thread. Cancelling @cancellable stops
@@ -32,6 +40,9 @@ typedef struct {
   char *remote_url;          /* remote only */
   gboolean private_mode;     /* remote only: the adapter-private mode (docs/security.md) */
   guint private_lambda_s;    /* its flooding bits (TsHeloraOptions.private_lambda_s) */
+  /* private only: time the decode once the evaluator's pad pools are full;
+   * they must hold @n_tokens answers per module (--pad-pool-answers) */
+  gboolean private_warm;
 } TsBenchConfig;
 
 typedef struct {
@@ -62,6 +73,8 @@ typedef struct {
   GArray *configs;           /* of TsBenchConfig */
   GArray *ranks;             /* guint LoRA ranks to sweep (ts-bench-adapter.h);
                                 NULL or empty: the adapter's own rank */
+  guint n_rounds;            /* runs of the configurations, per rank; 0: 1 */
+  guint pad_wait_ms;         /* warm private: longest wait for full pools; 0: 2 minutes */
 } TsBenchOptions;
 
 TsBenchOptions *ts_bench_options_new (const char *model_path, const char *adapter_path,
@@ -74,6 +87,9 @@ void ts_bench_options_add (TsBenchOptions *options, TsHeloraMode mode, const cha
 /* Appends a remote configuration in the adapter-private mode. */
 void ts_bench_options_add_private (TsBenchOptions *options, const char *preset,
                                    const char *remote_url, guint lambda_s);
+/* The same, timed from full pad pools (TsBenchConfig.private_warm). */
+void ts_bench_options_add_private_warm (TsBenchOptions *options, const char *preset,
+                                        const char *remote_url, guint lambda_s);
 /* Stacks the adapter at @path (copied) with @weight on the measured one. */
 void ts_bench_options_add_stacked (TsBenchOptions *options, const char *path, float weight);
 
@@ -94,6 +110,17 @@ typedef struct {
   guint64 encryptions;       /* of h, over the decode steps */
   double max_abs_delta_error;
   GArray *tokens;            /* gint32 generated ids */
+  guint round;               /* from 0 (TsBenchOptions.n_rounds) */
+  gboolean private_warm;     /* timed from full pad pools */
+  /* Private: the evaluator's pads, from its /metrics (server-wide); FALSE
+   * when it could not be read (the rest is then 0). */
+  gboolean pads_known;
+  guint64 pads_from_pool;    /* taken from a pool by the decode steps */
+  guint64 pads_inline;       /* made inline by them, a pool being empty */
+  guint64 pads_ready;        /* in the pools when the timed decode started */
+  double pads_per_module;    /* pads one module answer spent */
+  double pad_ms;             /* refill thread CPU ms per pad (this run's connection) */
+  double pad_wait_ms;        /* warm: waiting for full pools before the decode */
 } TsBenchResult;
 
 void ts_bench_result_free (TsBenchResult *result);
@@ -103,7 +130,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsBenchResult, ts_bench_result_free)
 typedef void (*TsBenchProgressFunc) (double fraction, const char *label, gpointer user_data);
 
 /* Runs every configuration for every rank; a GPtrArray of TsBenchResult
- * (rank-major, configurations in order; free with g_ptr_array_unref), or NULL. */
+ * (rank-major, then round by round, configurations in order; free with
+ * g_ptr_array_unref), or NULL. */
 GPtrArray *ts_bench_run (const TsBenchOptions *options, TsBenchProgressFunc progress,
                          gpointer user_data, GCancellable *cancellable, GError **error);
 

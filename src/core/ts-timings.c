@@ -116,19 +116,25 @@ compare_doubles (const void *a, const void *b)
 }
 
 double
+ts_median (double *values, guint n)
+{
+  if (n == 0)
+    return 0;
+  qsort (values, n, sizeof *values, compare_doubles);
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+double
 ts_timing_series_median_ms (const TsTimingSeries *series, TsStage stage)
 {
   guint n = series->tokens->len;
   g_autofree double *values = NULL;
 
   g_return_val_if_fail ((guint) stage < TS_N_STAGES, 0);
-  if (n == 0)
-    return 0;
-  values = g_new (double, n);
+  values = g_new (double, MAX (n, 1));
   for (guint i = 0; i < n; i++)
     values[i] = g_array_index (series->tokens, TsTokenTimings, i).ms[stage];
-  qsort (values, n, sizeof *values, compare_doubles);
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  return ts_median (values, n);
 }
 
 TsTokenTimings

@@ -53,6 +53,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsTimingSeries, ts_timing_series_free)
 void ts_timing_series_append (TsTimingSeries *series, const TsTokenTimings *t);
 guint ts_timing_series_len (const TsTimingSeries *series);
 const TsTokenTimings *ts_timing_series_get (const TsTimingSeries *series, guint index);
+/* The median of @n values (0 when none); sorts them in place. */
+double ts_median (double *values, guint n);
 /* Median over tokens of one stage's milliseconds (0 when empty). */
 double ts_timing_series_median_ms (const TsTimingSeries *series, TsStage stage);
 /* Sum over tokens of every stage and byte count. */

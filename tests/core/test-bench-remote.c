@@ -2,11 +2,13 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Remote mode must give the golden adapter's greedy tokens like plaintext,
- * with upload and download timed and ciphertext bytes counted.
+ * with upload and download timed and ciphertext bytes counted; the warm
+ * private mode times the decode from full pad pools.
  */
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
 
 #include "ckks-private.h"
@@ -31,10 +33,13 @@ die_with_parent (gpointer data)
   prctl (PR_SET_PDEATHSIG, SIGTERM);
 }
 
-/* tensafe-he-server on port 0 over a folder holding the golden adapter twice. */
+/* tensafe-he-server on port 0 over a folder holding the golden adapter
+ * twice; @data: NULL or more options, NULL-terminated. */
 static void
 server_start (Server *s, gconstpointer data)
 {
+  const char *const *extra = data;
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
   g_autofree char *golden = ts_test_data_path (GOLDEN_DIR "lora/" LORA_NAME);
   g_autofree char *model = ts_test_data_path (GOLDEN_DIR "tiny-qwen35moe-f32.gguf");
   g_autoptr (GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
@@ -53,9 +58,14 @@ server_start (Server *s, gconstpointer data)
   g_assert_true (g_file_set_contents (s->copy, contents, (gssize) len, NULL));
   g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
   /* With the base model, so that it can stack adapters. */
-  s->process = g_subprocess_launcher_spawn (launcher, &error, HE_SERVER_PATH, "--listen",
-                                            "127.0.0.1:0", "--adapters", s->dir, "--threads", "1",
-                                            "--model", model, NULL);
+  const char *const fixed[] = { HE_SERVER_PATH, "--listen", "127.0.0.1:0", "--adapters", s->dir,
+                                "--threads", "1", "--model", model };
+  for (guint i = 0; i < G_N_ELEMENTS (fixed); i++)
+    g_ptr_array_add (argv, (gpointer) fixed[i]);
+  for (guint i = 0; extra != NULL && extra[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) extra[i]);
+  g_ptr_array_add (argv, NULL);
+  s->process = g_subprocess_launcher_spawnv (launcher, (const char *const *) argv->pdata, &error);
   g_assert_no_error (error);
   out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (s->process));
   line = g_data_input_stream_read_line_utf8 (out, NULL, NULL, &error);
@@ -186,13 +196,85 @@ test_remote_stack (Server *server, gconstpointer data)
   g_assert_cmpuint (remote->encryptions, ==, remote->n_inputs * N_TOKENS);
 }
 
+/* Warm: the decode starts from full pools, so no pad is made inline, and
+ * every pad it spends was ready (one answer per module and token). The
+ * back-to-back row beside it reads the same server's figures. */
+static void
+test_private_warm (Server *server, gconstpointer data)
+{
+  g_autoptr (TsBenchOptions) options = options_for (server);
+  g_autoptr (GPtrArray) results = NULL;
+  TsBenchResult *warm, *back_to_back;
+  guint64 spent;
+
+  ts_bench_options_add_private_warm (options, "fast", server->ws_url, CKKS_PRIVATE_DEFAULT_LAMBDA);
+  ts_bench_options_add_private (options, "fast", server->ws_url, CKKS_PRIVATE_DEFAULT_LAMBDA);
+  options->n_rounds = 2;
+  results = run_ok (options);
+  g_assert_cmpuint (results->len, ==, 4);
+  warm = g_ptr_array_index (results, 2);
+  back_to_back = g_ptr_array_index (results, 3);
+  g_assert_cmpuint (warm->round, ==, 1);
+  g_assert_true (warm->private_warm);
+  g_assert_cmpstr (warm->label, ==, "HE remote private, warm pads · fast");
+  assert_tokens (warm, "lora_greedy_tokens.bin");
+  g_assert_true (warm->pads_known);
+  g_assert_cmpuint (warm->pads_inline, ==, 0);
+  spent = warm->pads_from_pool;
+  g_assert_cmpuint (spent, >=, (guint64) N_TOKENS * warm->n_modules);
+  g_assert_cmpfloat (warm->pads_per_module, ==, (double) spent / (N_TOKENS * warm->n_modules));
+  g_assert_cmpuint (warm->pads_ready, >=, spent);
+  g_assert_cmpfloat (warm->pad_ms, >, 0.0);
+  g_assert_false (back_to_back->private_warm);
+  g_assert_true (back_to_back->pads_known);
+  g_assert_cmpuint (back_to_back->pads_from_pool + back_to_back->pads_inline, ==, spent);
+}
+
+/* A pool smaller than the timed tokens is refused with the option to
+ * change: at once when the server is configured for fewer answers, after
+ * the wait when its memory cap lowers them. */
+static void
+test_private_warm_small_pool (Server *server, gconstpointer data)
+{
+  const char *const *extra = data;
+  gboolean capped = extra != NULL && g_strv_contains (extra, "--pad-pool-mib");
+  g_autoptr (TsBenchOptions) options = options_for (server);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) results = NULL;
+  gint64 start = g_get_monotonic_time ();
+
+  ts_bench_options_add_private_warm (options, "fast", server->ws_url, CKKS_PRIVATE_DEFAULT_LAMBDA);
+  /* a cap is only known to hold after the wait; too few answers at once */
+  options->pad_wait_ms = capped ? 1000 : 60000;
+  results = ts_bench_run (options, NULL, NULL, NULL, &error);
+  g_assert_null (results);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NO_SPACE);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, capped ? "--pad-pool-mib" : "--pad-pool-answers 4"));
+  if (!capped)
+    g_assert_cmpint (g_get_monotonic_time () - start, <, 60 * G_TIME_SPAN_SECOND);
+}
+
 int
 main (int argc, char **argv)
 {
+  static const char *const pool_for_run[] = { "--pad-pool-answers", "4", NULL };
+  static const char *const pool_too_small[] = { "--pad-pool-answers", "3", NULL };
+  /* 64 answers asked for, but four modules' pads (2 of about 130 KiB per
+   * answer) under a 1 MiB cap leave fewer than 4 */
+  static const char *const pool_capped[] = { "--pad-pool-answers", "64", "--pad-pool-mib", "1",
+                                             NULL };
+
   g_test_init (&argc, &argv, NULL);
   g_test_add ("/bench-remote/plain-and-remote", Server, NULL, server_start, test_remote,
               server_stop);
   g_test_add ("/bench-remote/private", Server, NULL, server_start, test_private, server_stop);
   g_test_add ("/bench-remote/stack", Server, NULL, server_start, test_remote_stack, server_stop);
+  g_test_add ("/bench-remote/private-warm", Server, pool_for_run, server_start, test_private_warm,
+              server_stop);
+  g_test_add ("/bench-remote/private-warm-too-few-answers", Server, pool_too_small, server_start,
+              test_private_warm_small_pool, server_stop);
+  g_test_add ("/bench-remote/private-warm-memory-cap", Server, pool_capped, server_start,
+              test_private_warm_small_pool, server_stop);
   return g_test_run ();
 }

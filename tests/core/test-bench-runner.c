@@ -7,10 +7,12 @@
  */
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
+#include <math.h>
 #include <string.h>
 
 #include "ts-bench-export.h"
 #include "ts-bench-runner.h"
+#include "ts-bench-summary.h"
 #include "ts-test-util.h"
 
 #define GOLDEN_DIR "qwen35/tiny-qwen35moe-f32/"
@@ -293,6 +295,9 @@ test_exports (void)
                                                     "he_ms_per_module"), >, 0.0);
   g_assert_true (json_object_has_member (json_object_get_object_member (first, "median_ms"),
                                          "lm_head"));
+  g_assert_cmpint (json_object_get_int_member (first, "round"), ==, 0);
+  g_assert_true (json_object_has_member (first, "pads"));
+  g_assert_null (json_object_get_object_member (first, "pads"));   /* not private */
   /* The fields `tensafe-cli bench helora --json` has always printed. */
   second = json_array_get_object_element (configs, 1);
   g_assert_cmpstr (json_object_get_string_member (second, "label"), ==, "HE local · fast");
@@ -332,6 +337,99 @@ test_bad_inputs (void)
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
 }
 
+/* Three rounds run the configurations interleaved; the summary has one
+ * row per configuration with the median over the rounds. */
+static void
+test_rounds (void)
+{
+  g_autoptr (TsBenchOptions) options = golden_options ();
+  g_autoptr (GPtrArray) results = NULL;
+  g_autoptr (GArray) rows = NULL;
+  const TsBenchSummaryRow *local;
+  double he[3];
+
+  options->n_tokens = 2;
+  options->n_rounds = 3;
+  results = run_plain_and_local (options);
+  g_assert_cmpuint (results->len, ==, 6);
+  for (guint i = 0; i < 6; i++)
+    {
+      TsBenchResult *r = g_ptr_array_index (results, i);
+
+      g_assert_cmpuint (r->round, ==, i / 2);
+      g_assert_cmpint (r->mode, ==, i % 2 ? TS_HELORA_MODE_LOCAL : TS_HELORA_MODE_PLAIN);
+      g_assert_false (r->pads_known);
+      if (i % 2)
+        he[i / 2] = r->he_ms_per_module;
+    }
+  rows = ts_bench_summarise (results);
+  g_assert_cmpuint (rows->len, ==, 2);
+  local = &g_array_index (rows, TsBenchSummaryRow, 1);
+  g_assert_true (local->first == g_ptr_array_index (results, 1));
+  g_assert_cmpuint (local->n_rounds, ==, 3);
+  g_assert_cmpfloat (local->he_ms_per_module, ==, ts_median (he, 3));
+  g_assert_cmpfloat (local->he_ms_token_median, >, 0.0);
+  g_assert_true (isnan (local->overhead));
+}
+
+/* Round @round of configuration @label: one token of @he_ms HE time over
+ * two modules; private ones with made-up pad figures. */
+static TsBenchResult *
+fake_result (const char *label, gboolean private_mode, guint round, double he_ms)
+{
+  TsBenchResult *r = g_new0 (TsBenchResult, 1);
+  TsTokenTimings t = { { 0 } };
+
+  r->label = g_strdup (label);
+  r->mode = TS_HELORA_MODE_REMOTE;
+  r->private_mode = private_mode;
+  r->preset = g_strdup ("fast");
+  r->round = round;
+  r->n_modules = 2;
+  r->n_tokens = 1;
+  r->he_ms_per_module = he_ms / 2;
+  r->series = ts_timing_series_new ();
+  t.ms[TS_STAGE_EVALUATE] = he_ms;
+  ts_timing_series_append (r->series, &t);
+  r->tokens = g_array_new (FALSE, FALSE, sizeof (gint32));
+  r->pads_known = private_mode;
+  r->pads_inline = private_mode ? round : 0;
+  r->pads_from_pool = private_mode ? 10 : 0;
+  r->pads_per_module = private_mode ? 2 : 0;
+  r->pad_ms = private_mode ? 0.5 : 0;
+  return r;
+}
+
+/* The private row against the plain remote one: medians over the rounds
+ * (an outlier round moves neither), pads summed, their CPU per module. */
+static void
+test_summary_overhead (void)
+{
+  g_autoptr (GPtrArray) results = g_ptr_array_new_with_free_func ((GDestroyNotify) ts_bench_result_free);
+  const double plain[] = { 4.0, 40.0, 4.4 }, private[] = { 4.4, 4.8, 400.0 };
+  g_autoptr (GArray) rows = NULL;
+  const TsBenchSummaryRow *row;
+
+  for (guint round = 0; round < 3; round++)
+    {
+      g_ptr_array_add (results, fake_result ("remote", FALSE, round, plain[round]));
+      g_ptr_array_add (results, fake_result ("private", TRUE, round, private[round]));
+    }
+  rows = ts_bench_summarise (results);
+  g_assert_cmpuint (rows->len, ==, 2);
+  row = &g_array_index (rows, TsBenchSummaryRow, 1);
+  g_assert_cmpfloat_with_epsilon (row->he_ms_per_module, 2.4, 1e-12);
+  g_assert_cmpfloat_with_epsilon (row->he_ms_token_median, 2.4, 1e-12);
+  g_assert_cmpfloat_with_epsilon (row->overhead, 2.4 / 2.2 - 1, 1e-12);
+  g_assert_cmpfloat_with_epsilon (row->overhead_token_median, 2.4 / 2.2 - 1, 1e-12);
+  g_assert_true (row->pads_known);
+  g_assert_cmpuint (row->pads_inline, ==, 0 + 1 + 2);
+  g_assert_cmpuint (row->pads_from_pool, ==, 30);
+  g_assert_cmpfloat (row->pad_cpu_ms_per_module, ==, 1.0);
+  g_assert_true (isnan (g_array_index (rows, TsBenchSummaryRow, 0).overhead));
+  g_assert_false (g_array_index (rows, TsBenchSummaryRow, 0).pads_known);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -343,6 +441,8 @@ main (int argc, char **argv)
   g_test_add_func ("/bench-runner/random-stack", test_random_stack);
   g_test_add_func ("/bench-runner/stack-paths", test_stack_paths);
   g_test_add_func ("/bench-runner/exports", test_exports);
+  g_test_add_func ("/bench-runner/rounds", test_rounds);
+  g_test_add_func ("/bench-runner/summary-overhead", test_summary_overhead);
   g_test_add_func ("/bench-runner/cancelled", test_cancelled);
   g_test_add_func ("/bench-runner/bad-inputs", test_bad_inputs);
   return g_test_run ();

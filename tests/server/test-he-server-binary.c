@@ -387,6 +387,79 @@ test_bench_private (void)
   server_stop (&s, 0);
 }
 
+/* bench helora --private-warm --rounds 2: per round plain, local, remote,
+ * remote-private-warm (no pad made inline) and remote-private; the table's
+ * summary compares them. A pool smaller than -n is refused, naming the
+ * server option to change. */
+static void
+test_bench_private_warm (void)
+{
+  g_autofree char *model = ts_test_data_path (GOLDEN "tiny-qwen35moe-f32.gguf");
+  g_autofree char *ws = NULL, *out = NULL, *err = NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+  const char *extra[] = { "--pad-pool-answers", "3", NULL };
+  const char *const order[] = { "plain", "local", "remote", "remote-private-warm",
+                                "remote-private" };
+  Server s = { 0 };
+  JsonArray *modes;
+
+  server_start (&s, extra);
+  ws = g_strdup_printf ("ws%s", s.url + 4);
+  {
+    const char *args[] = { "--model", model, "--lora", s.adapter, "--remote", ws,
+                           "--private-warm", "--rounds", "2", "--he-params", "fast", "-n", "3",
+                           "--prompt-tokens", "3", "--threads", "1", "--json", NULL };
+    g_assert_cmpint (run_bench (args, &out, &err), ==, 0);
+  }
+  g_assert_true (json_parser_load_from_data (parser, out, -1, &error));
+  g_assert_no_error (error);
+  modes = json_node_get_array (json_parser_get_root (parser));
+  g_assert_cmpuint (json_array_get_length (modes), ==, 10);
+  for (guint i = 0; i < 10; i++)
+    {
+      JsonObject *mode = json_array_get_object_element (modes, i);
+      JsonObject *pads = json_object_get_object_member (mode, "pads");
+      const char *name = json_object_get_string_member (mode, "mode");
+
+      g_assert_cmpint (json_object_get_int_member (mode, "round"), ==, i / 5);
+      g_assert_cmpstr (name, ==, order[i % 5]);
+      g_assert_true ((pads != NULL) == g_str_has_prefix (name, "remote-private"));
+      if (g_str_equal (name, "remote-private-warm"))
+        {
+          g_assert_cmpint (json_object_get_int_member (pads, "made_inline"), ==, 0);
+          g_assert_cmpint (json_object_get_int_member (pads, "from_pool"), >=, 3 * 4);
+          g_assert_cmpfloat (json_object_get_double_member (pads, "cpu_ms_per_module"), >, 0);
+        }
+    }
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  {
+    const char *args[] = { "--model", model, "--lora", s.adapter, "--remote", ws,
+                           "--private-warm", "--he-params", "fast", "-n", "3", "--prompt-tokens",
+                           "3", "--threads", "1", NULL };
+    g_auto (GStrv) lines = NULL;
+
+    g_assert_cmpint (run_bench (args, &out, &err), ==, 0);
+    lines = g_strsplit (out, "\n", -1);
+    /* header, 5 rows, 4 lines of encryptions, 2 of legend, "", the summary's header, its rows */
+    g_assert_cmpuint (g_strv_length (lines), >, 18);
+    g_assert_true (g_str_has_prefix (lines[13], "mode                rounds      tok/s HE ms/module  vs remote"));
+    g_assert_true (g_str_has_prefix (lines[17], "remote-private-warm      1 "));
+  }
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  {
+    const char *args[] = { "--model", model, "--lora", s.adapter, "--remote", ws,
+                           "--private-warm", "--he-params", "fast", "-n", "4", "--prompt-tokens",
+                           "3", "--threads", "1", NULL };
+    g_assert_cmpint (run_bench (args, &out, &err), ==, 1);
+    g_assert_true (g_str_has_prefix (err, "tensafe-cli bench helora: "));
+    g_assert_nonnull (strstr (err, "--pad-pool-answers 4 or more"));
+  }
+  server_stop (&s, 0);
+}
+
 static gboolean
 accept_certificate_cb (SoupMessage *msg, GTlsCertificate *cert, GTlsCertificateFlags errors,
                        gpointer data)
@@ -532,6 +605,7 @@ main (int argc, char **argv)
   g_test_add_func ("/he-server-binary/generate-remote-stacked", test_generate_remote_stacked);
   g_test_add_func ("/he-server-binary/bench-remote-stack", test_bench_remote_stack);
   g_test_add_func ("/he-server-binary/bench-private", test_bench_private);
+  g_test_add_func ("/he-server-binary/bench-private-warm", test_bench_private_warm);
   g_test_add_func ("/he-server-binary/links-no-secret-key-code", test_links_no_secret_key_code);
   return g_test_run ();
 }
