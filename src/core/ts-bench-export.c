@@ -100,6 +100,7 @@ build_pads (JsonBuilder *b, const TsBenchResult *r)
   add_int (b, "from_pool", (gint64) r->pads_from_pool);
   add_int (b, "made_inline", (gint64) r->pads_inline);
   add_int (b, "ready_at_start", (gint64) r->pads_ready);
+  add_int (b, "refilled_during", (gint64) r->pads_refilled);
   add_double (b, "per_module", r->pads_per_module);
   add_double (b, "refill_ms_per_pad", r->pad_ms);
   add_double (b, "cpu_ms_per_module", r->pads_per_module * r->pad_ms);

@@ -29,7 +29,7 @@ char *ts_bench_results_to_csv (GPtrArray *results);
  * "rank", "tokens", "decode_tok_s", "he_ms_per_module", "median_ms":
  * {stage: ms}, "bytes_up", "bytes_down" (per token), "modules",
  * "distinct_inputs", "encryptions_per_token", "max_abs_delta_error",
- * "round", "pads": null or {"from_pool", "made_inline", "ready_at_start", "per_module",
+ * "round", "pads": null or {"from_pool", "made_inline", "ready_at_start", "refilled_during", "per_module",
  * "refill_ms_per_pad", "cpu_ms_per_module", "wait_ms"}}. */
 char *ts_bench_results_to_json (GPtrArray *results);
 

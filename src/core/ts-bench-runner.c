@@ -188,6 +188,7 @@ pads_end (const PadWatch *w, const char *url, TsBenchResult *result)
   result->pads_from_pool = end.from_pool - w->timed.from_pool;
   result->pads_inline = end.made_inline - w->timed.made_inline;
   result->pads_ready = w->timed.pooled;
+  result->pads_refilled = end.made_refill - w->timed.made_refill;
   if (answers > 0)
     result->pads_per_module = (double) (result->pads_from_pool + result->pads_inline) / answers;
   result->pad_ms = ts_bench_pads_refill_ms_per_pad (&w->start, &end);

@@ -118,6 +118,7 @@ typedef struct {
   guint64 pads_from_pool;    /* taken from a pool by the decode steps */
   guint64 pads_inline;       /* made inline by them, a pool being empty */
   guint64 pads_ready;        /* in the pools when the timed decode started */
+  guint64 pads_refilled;     /* made by the refill thread while the decode ran */
   double pads_per_module;    /* pads one module answer spent */
   double pad_ms;             /* refill thread CPU ms per pad (this run's connection) */
   double pad_wait_ms;        /* warm: waiting for full pools before the decode */

@@ -28,6 +28,7 @@ typedef struct {
   int privacy_min_lambda;
   int pad_pool_answers;
   int pad_pool_mib;
+  int pad_refill_idle_ms;
 } Options;
 
 static void options_clear (Options *o);
@@ -93,6 +94,7 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
     { "privacy-min-lambda", 0, 0, G_OPTION_ARG_INT, &o->privacy_min_lambda, "Adapter-private mode: refuse clients asking for less flooding (default 40)", "BITS" },
     { "pad-pool-answers", 0, 0, G_OPTION_ARG_INT, &o->pad_pool_answers, "Adapter-private mode: privacy pads kept ready per module, in answers (default 2)", "N" },
     { "pad-pool-mib", 0, 0, G_OPTION_ARG_INT, &o->pad_pool_mib, "Adapter-private mode: memory cap of all pad pools (default 256)", "MIB" },
+    { "pad-refill-idle-ms", 0, 0, G_OPTION_ARG_INT, &o->pad_refill_idle_ms, "Adapter-private mode: make pads only after this long without private answers, unless a pool runs below 2 answers (default 0: at once)", "MS" },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- remote HE-LoRA evaluator");
@@ -109,7 +111,8 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
       || o->max_in_flight < 0 || o->idle_timeout_s < 0
       || o->privacy_min_lambda < 0 || o->privacy_min_lambda > 100
       || o->pad_pool_answers < 0 || o->pad_pool_answers > 1000
-      || o->pad_pool_mib < 0 || o->pad_pool_mib > (1 << 20))
+      || o->pad_pool_mib < 0 || o->pad_pool_mib > (1 << 20)
+      || o->pad_refill_idle_ms < 0 || o->pad_refill_idle_ms > 3600 * 1000)
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "A numeric option is out of range");
       return FALSE;
@@ -138,6 +141,7 @@ start (const Options *o, LmModel *model, GError **error)
     .privacy_min_lambda = (guint) o->privacy_min_lambda,
     .pad_pool_answers = (guint) o->pad_pool_answers,
     .pad_pool_bytes = (gsize) o->pad_pool_mib << 20,
+    .pad_refill_idle_ms = (guint) o->pad_refill_idle_ms,
   };
   HeServer *server = he_server_new (&so, error);
 

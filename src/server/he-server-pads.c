@@ -10,6 +10,13 @@
  * full, until a worker that took pads wakes it. A worker that finds a pool
  * empty makes the pad inline (counted in /metrics): the answer is right,
  * only later.
+ *
+ * With an idle period (--pad-refill-idle-ms), pads are made between turns
+ * rather than while a turn's tokens are served: the thread waits until no
+ * answer took pads for that long. Priority alone does not keep it off the
+ * answers' CPU (a sibling hardware thread, the shared cache). A pool that
+ * falls below the default size (2 answers) is refilled at once all the
+ * same, so that a turn longer than the pool makes few pads inline.
  */
 #include <sys/resource.h>
 #include <time.h>
@@ -30,6 +37,8 @@ struct _HePads {
   guint answers;               /* configured target per module */
   gsize max_bytes;
   guint target;                /* in force: answers, lowered by the cap */
+  gint64 idle_us;              /* 0: refill at once */
+  gint64 last_taken;           /* monotonic µs when an answer last took pads */
   GMutex lock;
   GCond cond;
   GPtrArray *entries;          /* of Entry * */
@@ -61,9 +70,10 @@ update_target (HePads *self)
                                 : self->answers;
 }
 
-/* The next module below target, from the cursor on (under lock). */
+/* The next module below @answers answers' worth, from the cursor on
+ * (under lock). */
 static Entry *
-next_below_target (HePads *self)
+next_below (HePads *self, guint answers)
 {
   guint n = self->entries->len;
   for (guint tried = 0; tried < n; tried++)
@@ -72,13 +82,33 @@ next_below_target (HePads *self)
       Entry *e = g_ptr_array_index (self->entries, at);
       TsHeloraPadPool pool;
       if (!e->failed && ts_helora_private_eval_pool (e->pe, e->index, &pool)
-          && pool.pooled < self->target * pool.pads_per_answer)
+          && pool.pooled < answers * pool.pads_per_answer)
         {
           self->cursor = at + 1;     /* one pad each, in turn */
           return e;
         }
     }
   return NULL;
+}
+
+/* What to refill now (under lock): a pool running low, or, once the
+ * server has been idle long enough, any below target. NULL: nothing yet;
+ * *until is then when to look again (0: when woken). */
+static Entry *
+next_to_refill (HePads *self, gint64 *until)
+{
+  guint low = MIN (self->target, HE_SERVER_DEFAULT_PAD_POOL_ANSWERS);
+  Entry *e = self->idle_us > 0 ? next_below (self, low) : NULL;
+
+  *until = 0;
+  if (e != NULL)
+    return e;
+  if (self->idle_us > 0 && g_get_monotonic_time () < self->last_taken + self->idle_us)
+    {
+      *until = self->last_taken + self->idle_us;
+      return NULL;
+    }
+  return next_below (self, self->target);
 }
 
 static double
@@ -126,14 +156,18 @@ refill_thread (gpointer data)
   g_mutex_lock (&self->lock);
   while (!self->stopping)
     {
-      Entry *e = next_below_target (self);
+      gint64 until;
+      Entry *e = next_to_refill (self, &until);
       if (e != NULL)
         {
           refill (self, e);
           continue;
         }
       while (!self->woken && !self->stopping)
-        g_cond_wait (&self->cond, &self->lock);
+        if (until == 0)
+          g_cond_wait (&self->cond, &self->lock);
+        else if (!g_cond_wait_until (&self->cond, &self->lock, until))
+          break;       /* the idle period has passed */
       self->woken = FALSE;
     }
   g_mutex_unlock (&self->lock);
@@ -184,12 +218,13 @@ render_pools (GString *out, gpointer data)
 }
 
 HePads *
-he_pads_new (HeMetrics *metrics, guint answers, gsize max_bytes, GError **error)
+he_pads_new (HeMetrics *metrics, guint answers, gsize max_bytes, guint idle_ms, GError **error)
 {
   HePads *self = g_new0 (HePads, 1);
   self->metrics = metrics;
   self->answers = self->target = answers;
   self->max_bytes = max_bytes;
+  self->idle_us = (gint64) idle_ms * G_TIME_SPAN_MILLISECOND;
   g_mutex_init (&self->lock);
   g_cond_init (&self->cond);
   self->entries = g_ptr_array_new_with_free_func (entry_free);
@@ -263,6 +298,7 @@ void
 he_pads_wake (HePads *self)
 {
   g_mutex_lock (&self->lock);
+  self->last_taken = g_get_monotonic_time ();
   self->woken = TRUE;
   g_cond_signal (&self->cond);
   g_mutex_unlock (&self->lock);

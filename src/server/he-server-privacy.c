@@ -28,7 +28,8 @@ he_privacy_init (HeServer *server, const HeServerOptions *options, GError **erro
                               options->pad_pool_answers ? options->pad_pool_answers
                                                         : HE_SERVER_DEFAULT_PAD_POOL_ANSWERS,
                               options->pad_pool_bytes ? options->pad_pool_bytes
-                                                      : HE_SERVER_DEFAULT_PAD_POOL_BYTES, error);
+                                                      : HE_SERVER_DEFAULT_PAD_POOL_BYTES,
+                              options->pad_refill_idle_ms, error);
   if (server->pads == NULL)
     return FALSE;
   if (options->privacy_epsilon <= 0.0)

@@ -128,8 +128,11 @@ gboolean he_privacy_evaluate (HeServer *server, TsHeloraPrivateEval *pe, guint i
 /* ---- the pad refill thread (he-server-pads.c): thread-safe ---- */
 
 /* Keeps @answers answers' worth of pads per module of every registered
- * connection, all pools together under @max_bytes; reports to @metrics. */
-HePads *he_pads_new (HeMetrics *metrics, guint answers, gsize max_bytes, GError **error);
+ * connection, all pools together under @max_bytes; reports to @metrics.
+ * @idle_ms > 0: refills wait until no answer took pads for that long,
+ * except for pools below the default answers. */
+HePads *he_pads_new (HeMetrics *metrics, guint answers, gsize max_bytes, guint idle_ms,
+                     GError **error);
 /* Stops and joins the thread; drops every registration. */
 void he_pads_free (HePads *self);
 /* A private connection's modules (hello's module i -> evaluator index). */

@@ -40,6 +40,10 @@ typedef struct {
                                 * 0: CKKS_PRIVATE_DEFAULT_LAMBDA (40) */
   guint pad_pool_answers;      /* privacy pads kept ready per module, in answers; 0: 2 */
   gsize pad_pool_bytes;        /* memory cap of all pad pools; 0: 256 MiB */
+  /* > 0: pads are made only once no private answer was served for this
+   * long (between turns), unless a pool falls below the default 2 answers;
+   * 0: as soon as answers take them */
+  guint pad_refill_idle_ms;
 } HeServerOptions;
 
 typedef struct _HeServer HeServer;

@@ -198,10 +198,13 @@ test_remote_stack (Server *server, gconstpointer data)
 
 /* Warm: the decode starts from full pools, so no pad is made inline, and
  * every pad it spends was ready (one answer per module and token). The
- * back-to-back row beside it reads the same server's figures. */
+ * back-to-back row beside it reads the same server's figures. A server
+ * that refills only between turns makes no pad during the decode. */
 static void
 test_private_warm (Server *server, gconstpointer data)
 {
+  const char *const *extra = data;
+  gboolean idle = g_strv_contains (extra, "--pad-refill-idle-ms");
   g_autoptr (TsBenchOptions) options = options_for (server);
   g_autoptr (GPtrArray) results = NULL;
   TsBenchResult *warm, *back_to_back;
@@ -225,6 +228,8 @@ test_private_warm (Server *server, gconstpointer data)
   g_assert_cmpfloat (warm->pads_per_module, ==, (double) spent / (N_TOKENS * warm->n_modules));
   g_assert_cmpuint (warm->pads_ready, >=, spent);
   g_assert_cmpfloat (warm->pad_ms, >, 0.0);
+  if (idle)
+    g_assert_cmpuint (warm->pads_refilled, ==, 0);
   g_assert_false (back_to_back->private_warm);
   g_assert_true (back_to_back->pads_known);
   g_assert_cmpuint (back_to_back->pads_from_pool + back_to_back->pads_inline, ==, spent);
@@ -259,6 +264,9 @@ int
 main (int argc, char **argv)
 {
   static const char *const pool_for_run[] = { "--pad-pool-answers", "4", NULL };
+  /* twice the run: a pool never falls below 2 answers during it */
+  static const char *const pool_between_turns[] = { "--pad-pool-answers", "8",
+                                                    "--pad-refill-idle-ms", "1500", NULL };
   static const char *const pool_too_small[] = { "--pad-pool-answers", "3", NULL };
   /* 64 answers asked for, but four modules' pads (2 of about 130 KiB per
    * answer) under a 1 MiB cap leave fewer than 4 */
@@ -272,6 +280,8 @@ main (int argc, char **argv)
   g_test_add ("/bench-remote/stack", Server, NULL, server_start, test_remote_stack, server_stop);
   g_test_add ("/bench-remote/private-warm", Server, pool_for_run, server_start, test_private_warm,
               server_stop);
+  g_test_add ("/bench-remote/private-warm-between-turns", Server, pool_between_turns,
+              server_start, test_private_warm, server_stop);
   g_test_add ("/bench-remote/private-warm-too-few-answers", Server, pool_too_small, server_start,
               test_private_warm_small_pool, server_stop);
   g_test_add ("/bench-remote/private-warm-memory-cap", Server, pool_capped, server_start,

@@ -1,6 +1,7 @@
 /* test-he-server-private.c: the adapter-private mode through tensafe-he-server:
  * same greedy tokens as plain, c1 no longer reveals A, the budget refusal
- * arrives as its own error code, and the spent budget survives a restart.
+ * arrives as its own error code, the spent budget survives a restart, and
+ * pads are made ahead (at once, or between turns).
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib/gstdio.h>
 #include <string.h>
@@ -30,6 +31,8 @@ typedef struct {
   char *lora_path;
   ServerFixture *server;
   Golden golden;
+  guint pad_pool_answers;      /* 0: the server's defaults */
+  guint pad_refill_idle_ms;
 } Fixture;
 
 static void
@@ -38,6 +41,7 @@ start_server (Fixture *f, double epsilon)
   HeServerOptions options = {
     .adapters_dir = f->dir, .n_threads = 2, .open_evaluator = ts_helora_ckks_evaluator_open,
     .privacy_epsilon = epsilon, .privacy_delta = 1e-6, .privacy_state = f->state,
+    .pad_pool_answers = f->pad_pool_answers, .pad_refill_idle_ms = f->pad_refill_idle_ms,
   };
   f->server = server_fixture_start (&options);
 }
@@ -56,6 +60,19 @@ fixture_set_up (Fixture *f, gconstpointer data)
   f->state = g_build_filename (f->state_dir, "privacy.tsv", NULL);
   g_assert_true (g_file_set_contents (f->lora_path, (const char *) bytes, len, &error));
   start_server (f, GPOINTER_TO_UINT (data) / 1000.0);
+}
+
+/* Pads made between turns: pools of 4 answers, refilled after IDLE_MS
+ * without answers (long against a test's answers on a busy machine). */
+#define IDLE_MS 3000
+#define IDLE_POOL 4
+
+static void
+fixture_set_up_idle (Fixture *f, gconstpointer data)
+{
+  f->pad_pool_answers = IDLE_POOL;
+  f->pad_refill_idle_ms = IDLE_MS;
+  fixture_set_up (f, data);
 }
 
 static void
@@ -415,6 +432,59 @@ test_pad_refill (Fixture *f, gconstpointer data)
   ckks_client_free (c);
 }
 
+/* With an idle period the refill thread leaves the pools alone while a
+ * turn's answers come, unless one runs below 2 answers, and fills them
+ * once the server has been idle that long; no pad is made inline. */
+static void
+test_pad_refill_idle (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  CkksClient *c = ckks_client_new (PRESET, f->lora_path);
+  g_autoptr (GBytes) pk = public_key_bytes (c);
+  g_autoptr (GError) error = NULL;
+  ckks_client_use_scales (c, CKKS_HELORA_SCALES_PRIVATE);
+  TsHeloraRemote *remote = connect_private (f, c, pk, 0.0, &error);
+  g_assert_no_error (error);
+  guint ppt = 0;                 /* pads per token, all modules */
+  for (guint m = 0; m < c->layouts->len; m++)
+    ppt += ckks_helora_layout_n_outputs (g_ptr_array_index (c->layouts, m));
+  guint b = ckks_helora_layout_n_outputs (g_ptr_array_index (c->layouts, 0));
+  const char *refill = "tensafe_he_pads_made_total{by=\"refill\"}";
+  /* idle from the start: filled at once (the hello made the first answer) */
+  g_free (wait_metric_full (f, refill, (IDLE_POOL - 1) * ppt, TRUE));
+  g_autofree char *full = wait_metric (f, "tensafe_he_pad_pool_fill", 1.0);
+  g_assert_cmpfloat (metric (full, "tensafe_he_pad_pool_target"), ==, IDLE_POOL * ppt);
+  g_assert_cmpfloat (metric (full, refill), ==, (IDLE_POOL - 1) * ppt);
+  /* a turn of two answers leaves module 0 at 2: nothing is made meanwhile */
+  for (int t = 0; t < 3; t++)
+    {
+      g_autofree float *h = NULL;
+      double hf;
+      g_autoptr (GPtrArray) cts = NULL;
+      g_autoptr (TsHeloraFrame) res = evaluate_random (c, remote, 0, rng, &h, &hf, &cts, &error);
+      g_assert_no_error (error);
+      if (t == 1)
+        {
+          g_autofree char *busy = server_fixture_get (f->server, "/metrics");
+          g_assert_cmpfloat (metric (busy, refill), ==, (IDLE_POOL - 1) * ppt);
+          g_assert_cmpfloat (metric (busy, "tensafe_he_pad_pool_pads"), ==, IDLE_POOL * ppt - 2 * b);
+        }
+    }
+  /* the third left it at 1 answer: back to 2 at once, the rest waits */
+  gint64 answered = g_get_monotonic_time ();
+  g_autofree char *low = wait_metric_full (f, refill, (IDLE_POOL - 1) * ppt + b, TRUE);
+  g_assert_cmpint (g_get_monotonic_time () - answered, <, IDLE_MS * G_TIME_SPAN_MILLISECOND);
+  g_assert_cmpfloat (metric (low, refill), ==, (IDLE_POOL - 1) * ppt + b);
+  g_free (wait_metric_full (f, refill, (IDLE_POOL - 1) * ppt + 3 * b, TRUE));
+  g_autofree char *again = wait_metric (f, "tensafe_he_pad_pool_fill", 1.0);
+  g_assert_cmpint (g_get_monotonic_time () - answered, >=,
+                   (IDLE_MS - 100) * G_TIME_SPAN_MILLISECOND);
+  g_assert_cmpfloat (metric (again, "tensafe_he_pads_made_total{by=\"inline\"}"), ==, 0);
+  g_assert_cmpfloat (metric (again, "tensafe_he_pads_from_pool_total"), ==, 3 * b);
+  ts_helora_remote_free (remote);
+  ckks_client_free (c);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -428,6 +498,8 @@ main (int argc, char **argv)
               test_session_lambda, fixture_tear_down);
   g_test_add ("/he-server-private/pad-refill", Fixture, GUINT_TO_POINTER (0), fixture_set_up,
               test_pad_refill, fixture_tear_down);
+  g_test_add ("/he-server-private/pad-refill-idle", Fixture, GUINT_TO_POINTER (0),
+              fixture_set_up_idle, test_pad_refill_idle, fixture_tear_down);
   g_test_add ("/he-server-private/budget-refusal-and-restart", Fixture, GUINT_TO_POINTER (4000),
               fixture_set_up, test_budget_refusal_and_restart, fixture_tear_down);
   g_test_add ("/he-server-private/session-reports-budget", Fixture, GUINT_TO_POINTER (4000),
