@@ -199,9 +199,9 @@ print_summary (GPtrArray *results)
   g_autoptr (GArray) rows = ts_bench_summarise (results);
   int width = mode_width (results);
 
-  printf ("\n%-*s %6s %10s %12s %10s %12s %10s %8s %9s %10s\n", width, "mode", "rounds", "tok/s",
-          "HE ms/module", "vs remote", "token median", "vs remote", "inline", "from pool",
-          "pads ms/mod");
+  printf ("\n%-*s %6s %10s %12s %10s %12s %10s %8s %9s %9s %10s\n", width, "mode", "rounds",
+          "tok/s", "HE ms/module", "vs remote", "token median", "vs remote", "inline", "from pool",
+          "refilled", "pads ms/mod");
   for (guint i = 0; i < rows->len; i++)
     {
       const TsBenchSummaryRow *row = &g_array_index (rows, TsBenchSummaryRow, i);
@@ -212,15 +212,16 @@ print_summary (GPtrArray *results)
       printf (" %12.3f", row->he_ms_token_median);
       print_overhead (row->overhead_token_median);
       if (row->pads_known)
-        printf (" %8" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT " %10.3f\n", row->pads_inline,
-                row->pads_from_pool, row->pad_cpu_ms_per_module);
+        printf (" %8" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT " %10.3f\n",
+                row->pads_inline, row->pads_from_pool, row->pads_refilled,
+                row->pad_cpu_ms_per_module);
       else
-        printf (" %8s %9s %10s\n", "-", "-", "-");
+        printf (" %8s %9s %9s %10s\n", "-", "-", "-", "-");
     }
   printf ("(medians over the rounds: HE ms/module of each round, and of every token; vs remote:\n"
-          " against the plain remote row; pads made inline and taken from a pool over the timed\n"
-          " decodes, and the refill thread's CPU ms for the pads of one module answer, from the\n"
-          " evaluator's /metrics)\n");
+          " against the plain remote row; pads made inline, taken from a pool and made by the\n"
+          " refill thread over the timed decodes, and the refill thread's CPU ms for the pads of\n"
+          " one module answer, from the evaluator's /metrics)\n");
 }
 
 static gboolean

@@ -71,6 +71,7 @@ summarise_one (GPtrArray *results, guint index)
       row.pads_known = row.pads_known && r->pads_known;
       row.pads_inline += r->pads_inline;
       row.pads_from_pool += r->pads_from_pool;
+      row.pads_refilled += r->pads_refilled;
       g_array_append_val (pad_cpu, cpu);
     }
   row.he_ms_per_module = median_of (he);
@@ -79,7 +80,7 @@ summarise_one (GPtrArray *results, guint index)
   if (row.pads_known)
     row.pad_cpu_ms_per_module = median_of (pad_cpu);
   else
-    row.pads_inline = row.pads_from_pool = 0;
+    row.pads_inline = row.pads_from_pool = row.pads_refilled = 0;
   return row;
 }
 

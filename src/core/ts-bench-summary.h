@@ -28,6 +28,7 @@ typedef struct {
   gboolean pads_known;
   guint64 pads_inline;         /* summed over the rounds */
   guint64 pads_from_pool;      /* summed over the rounds */
+  guint64 pads_refilled;       /* made by the refill thread during the decodes, summed */
   double pad_cpu_ms_per_module;  /* median of pads per module answer × ms per pad */
 } TsBenchSummaryRow;
 

@@ -395,6 +395,7 @@ fake_result (const char *label, gboolean private_mode, guint round, double he_ms
   r->pads_known = private_mode;
   r->pads_inline = private_mode ? round : 0;
   r->pads_from_pool = private_mode ? 10 : 0;
+  r->pads_refilled = private_mode ? 7 : 0;
   r->pads_per_module = private_mode ? 2 : 0;
   r->pad_ms = private_mode ? 0.5 : 0;
   return r;
@@ -425,6 +426,7 @@ test_summary_overhead (void)
   g_assert_true (row->pads_known);
   g_assert_cmpuint (row->pads_inline, ==, 0 + 1 + 2);
   g_assert_cmpuint (row->pads_from_pool, ==, 30);
+  g_assert_cmpuint (row->pads_refilled, ==, 3 * 7);
   g_assert_cmpfloat (row->pad_cpu_ms_per_module, ==, 1.0);
   g_assert_true (isnan (g_array_index (rows, TsBenchSummaryRow, 0).overhead));
   g_assert_false (g_array_index (rows, TsBenchSummaryRow, 0).pads_known);
