@@ -16,7 +16,11 @@
  * answer took pads for that long. Priority alone does not keep it off the
  * answers' CPU (a sibling hardware thread, the shared cache). A pool that
  * falls below the default size (2 answers) is refilled at once all the
- * same, so that a turn longer than the pool makes few pads inline.
+ * same, so that a turn longer than the pool makes few pads inline. During
+ * a turn answers wake the thread only when it has no deadline to look
+ * again at or their pool runs low: waking a thread (and the idle CPU it
+ * sleeps on) for nothing, every answer, costs the answers more than it
+ * saves on a small virtual machine.
  */
 #include <sys/resource.h>
 #include <time.h>
@@ -39,6 +43,7 @@ struct _HePads {
   guint target;                /* in force: answers, lowered by the cap */
   gint64 idle_us;              /* 0: refill at once */
   gint64 last_taken;           /* monotonic µs when an answer last took pads */
+  gboolean asleep;             /* the thread waits with no deadline */
   GMutex lock;
   GCond cond;
   GPtrArray *entries;          /* of Entry * */
@@ -163,12 +168,13 @@ refill_thread (gpointer data)
           refill (self, e);
           continue;
         }
+      self->asleep = until == 0;
       while (!self->woken && !self->stopping)
         if (until == 0)
           g_cond_wait (&self->cond, &self->lock);
         else if (!g_cond_wait_until (&self->cond, &self->lock, until))
           break;       /* the idle period has passed */
-      self->woken = FALSE;
+      self->woken = self->asleep = FALSE;
     }
   g_mutex_unlock (&self->lock);
   return NULL;
@@ -294,12 +300,29 @@ he_pads_remove (HePads *self, TsHeloraPrivateEval *pe)
   g_mutex_unlock (&self->lock);
 }
 
+/* Whether the thread must look now after pads were taken from module
+ * @index of @pe (under lock): always without an idle period; with one, when
+ * it has no deadline yet or that pool ran low. */
+static gboolean
+wake_needed (HePads *self, TsHeloraPrivateEval *pe, guint index)
+{
+  TsHeloraPadPool pool;
+
+  if (self->idle_us == 0 || self->asleep)
+    return TRUE;
+  return ts_helora_private_eval_pool (pe, index, &pool)
+         && pool.pooled < MIN (self->target, HE_SERVER_DEFAULT_PAD_POOL_ANSWERS) * pool.pads_per_answer;
+}
+
 void
-he_pads_wake (HePads *self)
+he_pads_taken (HePads *self, TsHeloraPrivateEval *pe, guint index)
 {
   g_mutex_lock (&self->lock);
   self->last_taken = g_get_monotonic_time ();
-  self->woken = TRUE;
-  g_cond_signal (&self->cond);
+  if (wake_needed (self, pe, index))
+    {
+      self->woken = TRUE;
+      g_cond_signal (&self->cond);
+    }
   g_mutex_unlock (&self->lock);
 }

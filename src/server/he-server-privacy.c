@@ -85,7 +85,7 @@ he_privacy_evaluate (HeServer *server, TsHeloraPrivateEval *pe, guint index, GPt
   ts_helora_private_eval_take_counts (pe, &from_pool, &made_inline);
   he_metrics_count_pads (server->metrics, 0, 0.0, from_pool, made_inline);
   if (from_pool + made_inline > 0)
-    he_pads_wake (server->pads);
+    he_pads_taken (server->pads, pe, index);
   if (!ok || server->accountant == NULL || server->privacy_state == NULL)
     return ok;
   /* the spent budget survives a restart: saved (atomically) on every charge */

@@ -138,8 +138,9 @@ void he_pads_free (HePads *self);
 /* A private connection's modules (hello's module i -> evaluator index). */
 void he_pads_add (HePads *self, TsHeloraPrivateEval *pe, GArray *module_map);
 void he_pads_remove (HePads *self, TsHeloraPrivateEval *pe);
-/* Pads were taken: look again. */
-void he_pads_wake (HePads *self);
+/* An answer took pads from module @index of @pe: look again (at once, or
+ * when the idle period is over). */
+void he_pads_taken (HePads *self, TsHeloraPrivateEval *pe, guint index);
 
 /* ---- one client connection (he-server-conn.c): main thread only ---- */
 
