@@ -43,7 +43,7 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
       "(pads made in idle time, as between chat turns), next to the back-to-back --private row; "
       "the evaluator needs --pad-pool-answers of at least -n", NULL },
     { "pad-wait", 0, 0, G_OPTION_ARG_INT, &o->pad_wait_s,
-      "Longest wait for full pad pools with --private-warm (default 120)", "SECONDS" },
+      "Longest wait with --private-warm for earlier private connections to close, then for full pad pools (default 120)", "SECONDS" },
     { "he-lambda", 0, 0, G_OPTION_ARG_INT, &o->lambda_s, "Flooding bits of --private (default 40)", "N" },
     { "rounds", 0, 0, G_OPTION_ARG_INT, &o->rounds,
       "Run every mode this many times, interleaved, and summarise the medians (default 1)", "N" },

@@ -153,8 +153,12 @@ ts_bench_pads_read (const char *ws_url, TsBenchPads *out, GError **error)
   return read_with (session, url, NULL, out, error);
 }
 
-/* Why a reading is not yet a full pool of @answers per module: NULL when
- * it is. *code: the error it is when waiting cannot help (-1: it can). */
+/* Why a reading is not yet what a wait wants: NULL when it is. *code: the
+ * error when waiting cannot help (-1: it can); at the deadline, *code if
+ * set, else G_IO_ERROR_TIMED_OUT. */
+typedef char *(*NotReadyFunc) (const TsBenchPads *p, guint answers, int *code);
+
+/* A full pool of @answers per module. */
 static char *
 not_full (const TsBenchPads *p, guint answers, int *code)
 {
@@ -184,9 +188,20 @@ not_full (const TsBenchPads *p, guint answers, int *code)
   return NULL;
 }
 
-gboolean
-ts_bench_pads_wait_full (const char *ws_url, guint answers, guint timeout_ms,
-                         GCancellable *cancellable, TsBenchPads *out, GError **error)
+/* No private connection keeps pools (a target of 0). */
+static char *
+not_alone (const TsBenchPads *p, guint answers, int *code)
+{
+  *code = -1;
+  if (p->target == 0)
+    return NULL;
+  return g_strdup_printf ("Other clients of the evaluator keep privacy pads (%" G_GUINT64_FORMAT
+                          " pads): a warm private run needs the evaluator to itself", p->target);
+}
+
+static gboolean
+wait_until (const char *ws_url, NotReadyFunc not_ready, guint answers, guint timeout_ms,
+            GCancellable *cancellable, TsBenchPads *out, GError **error)
 {
   g_autofree char *url = metrics_url (ws_url, error);
   g_autoptr (SoupSession) session = NULL;
@@ -202,7 +217,7 @@ ts_bench_pads_wait_full (const char *ws_url, guint answers, guint timeout_ms,
 
       if (!read_with (session, url, cancellable, out, error))
         return FALSE;
-      if ((why = not_full (out, answers, &code)) == NULL)
+      if ((why = not_ready (out, answers, &code)) == NULL)
         return TRUE;
       if (code >= 0)
         {
@@ -211,12 +226,11 @@ ts_bench_pads_wait_full (const char *ws_url, guint answers, guint timeout_ms,
         }
       if (g_get_monotonic_time () >= deadline)
         {
-          /* the memory cap may have been lowered by other connections:
-           * still too few answers at the end is a lack of room */
-          if (out->answers < answers)
+          /* too few answers at the end (the memory cap) is a lack of room */
+          if (not_ready == not_full && out->answers < answers)
             g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NO_SPACE, why);
           else
-            g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT, "%s after %.1f s", why,
+            g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT, "%s (waited %.1f s)", why,
                          timeout_ms / 1000.0);
           return FALSE;
         }
@@ -224,6 +238,20 @@ ts_bench_pads_wait_full (const char *ws_url, guint answers, guint timeout_ms,
         return FALSE;
       g_usleep (POLL_INTERVAL_US);
     }
+}
+
+gboolean
+ts_bench_pads_wait_full (const char *ws_url, guint answers, guint timeout_ms,
+                         GCancellable *cancellable, TsBenchPads *out, GError **error)
+{
+  return wait_until (ws_url, not_full, answers, timeout_ms, cancellable, out, error);
+}
+
+gboolean
+ts_bench_pads_wait_alone (const char *ws_url, guint timeout_ms, GCancellable *cancellable,
+                          TsBenchPads *out, GError **error)
+{
+  return wait_until (ws_url, not_alone, 0, timeout_ms, cancellable, out, error);
 }
 
 double

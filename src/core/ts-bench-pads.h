@@ -8,7 +8,8 @@
  * the decode; it also counts the pads made inline during the timed run.
  * Both come from the server's GET /metrics on the evaluator's own host and
  * port (ws:// → http://, wss:// → https://). The figures are server-wide:
- * a server with other private clients mixes theirs in.
+ * a warm run first waits until no other private connection is open, a
+ * back-to-back run does not (other private clients mix theirs in).
  *
  * Blocking HTTP: call from a worker thread. Plain values, no shared state.
  */
@@ -50,6 +51,14 @@ gboolean ts_bench_pads_parse (const char *text, TsBenchPads *out, GError **error
  * lower or the pools do not fill; the messages name the server options. */
 gboolean ts_bench_pads_wait_full (const char *ws_url, guint answers, guint timeout_ms,
                                   GCancellable *cancellable, TsBenchPads *out, GError **error);
+
+/* Polls until no private connection keeps pools on the evaluator (a pool
+ * target of 0: an earlier run's connection has closed), @timeout_ms at most
+ * (then G_IO_ERROR_TIMED_OUT: other clients use it). A warm run connects
+ * after this, so that the pools, the memory cap and the server-wide counts
+ * are its own. */
+gboolean ts_bench_pads_wait_alone (const char *ws_url, guint timeout_ms, GCancellable *cancellable,
+                                   TsBenchPads *out, GError **error);
 
 /* CPU milliseconds per pad the refill thread spent between two readings
  * (0 when it made none). */

@@ -136,20 +136,27 @@ typedef struct {
   TsBenchPads timed;         /* when the timed decode starts */
 } PadWatch;
 
-/* Before the connection. Back to back, a server whose /metrics cannot be
- * read only leaves the pad figures out; warm, it cannot be waited for. */
-static gboolean
-pads_begin (const TsBenchConfig *config, PadWatch *w, GError **error)
+static guint
+pad_wait_ms (const TsBenchOptions *options)
 {
-  g_autoptr (GError) why = NULL;
+  return options->pad_wait_ms ? options->pad_wait_ms : DEFAULT_PAD_WAIT_MS;
+}
 
+/* Before the connection. Back to back, a server whose /metrics cannot be
+ * read only leaves the pad figures out. Warm, it must be read, and the
+ * connections of earlier runs must have gone: they would share the memory
+ * cap (and the counts). */
+static gboolean
+pads_begin (const TsBenchOptions *options, const TsBenchConfig *config, PadWatch *w,
+            GCancellable *cancellable, GError **error)
+{
   if (!config->private_mode)
     return TRUE;
-  w->known = ts_bench_pads_read (config->remote_url, &w->start, &why);
-  if (w->known || !config->private_warm)
-    return TRUE;
-  g_propagate_error (error, g_steal_pointer (&why));
-  return FALSE;
+  if (config->private_warm)
+    return w->known = ts_bench_pads_wait_alone (config->remote_url, pad_wait_ms (options),
+                                                cancellable, &w->start, error);
+  w->known = ts_bench_pads_read (config->remote_url, &w->start, NULL);
+  return TRUE;
 }
 
 /* After the prompt: warm, waits until the pools hold every timed token. */
@@ -166,8 +173,7 @@ pads_before_decode (const TsBenchOptions *options, const TsBenchConfig *config, 
       w->known = ts_bench_pads_read (config->remote_url, &w->timed, NULL);
       return TRUE;
     }
-  if (!ts_bench_pads_wait_full (config->remote_url, options->n_tokens,
-                                options->pad_wait_ms ? options->pad_wait_ms : DEFAULT_PAD_WAIT_MS,
+  if (!ts_bench_pads_wait_full (config->remote_url, options->n_tokens, pad_wait_ms (options),
                                 cancellable, &w->timed, error))
     return FALSE;
   result->pad_wait_ms = ts_now_ms () - t0;
@@ -350,7 +356,7 @@ run_config (const Reporter *r, const TsBenchConfig *config, const TsBenchLoaded 
   result->series = ts_timing_series_new ();
   result->tokens = g_array_new (FALSE, FALSE, sizeof (gint32));
   report (r, 0.0);
-  if (!pads_begin (config, &pads, error))
+  if (!pads_begin (options, config, &pads, cancellable, error))
     ;
   else if ((st = lm_session_new (l->model, &params, &session)) != LM_OK
            || (st = lm_session_set_lora (session, adapter->lora)) != LM_OK)

@@ -74,7 +74,9 @@ typedef struct {
   GArray *ranks;             /* guint LoRA ranks to sweep (ts-bench-adapter.h);
                                 NULL or empty: the adapter's own rank */
   guint n_rounds;            /* runs of the configurations, per rank; 0: 1 */
-  guint pad_wait_ms;         /* warm private: longest wait for full pools; 0: 2 minutes */
+  /* warm private: longest wait for the evaluator to have no other private
+   * connection, then for full pools (each); 0: 2 minutes */
+  guint pad_wait_ms;
 } TsBenchOptions;
 
 TsBenchOptions *ts_bench_options_new (const char *model_path, const char *adapter_path,

@@ -260,6 +260,39 @@ test_private_warm_small_pool (Server *server, gconstpointer data)
     g_assert_cmpint (g_get_monotonic_time () - start, <, 60 * G_TIME_SPAN_SECOND);
 }
 
+/* Another client's private connection holds pools on the server: a warm
+ * run does not start beside it (the pools, the memory cap and the counts
+ * would be shared), and says why once its wait is over. */
+static void
+test_private_warm_not_alone (Server *server, gconstpointer data)
+{
+  g_autofree char *model_path = ts_test_data_path (GOLDEN_DIR "tiny-qwen35moe-f32.gguf");
+  g_autoptr (TsBenchOptions) options = options_for (server);
+  g_autoptr (TsHeloraSession) other = NULL;
+  g_autoptr (GPtrArray) results = NULL;
+  g_autoptr (GError) error = NULL;
+  TsHeloraOptions he = { .mode = TS_HELORA_MODE_REMOTE, .remote_url = server->ws_url,
+                         .params_preset = "fast", .adapter_path = server->lora,
+                         .private_mode = TRUE };
+  LmModel *model = NULL;
+  LmLora *lora = NULL;
+
+  g_assert_cmpint (lm_model_load (model_path, &model, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_lora_load (model, server->lora, 1.0f, &lora, NULL), ==, LM_OK);
+  other = ts_helora_session_new (lora, &he, &error);
+  g_assert_no_error (error);
+  ts_bench_options_add_private_warm (options, "fast", server->ws_url, CKKS_PRIVATE_DEFAULT_LAMBDA);
+  options->pad_wait_ms = 1000;
+  results = ts_bench_run (options, NULL, NULL, NULL, &error);
+  g_assert_null (results);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "needs the evaluator to itself"));
+  g_clear_pointer (&other, ts_helora_session_free);
+  lm_lora_free (lora);
+  lm_model_free (model);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -282,6 +315,8 @@ main (int argc, char **argv)
               server_stop);
   g_test_add ("/bench-remote/private-warm-between-turns", Server, pool_between_turns,
               server_start, test_private_warm, server_stop);
+  g_test_add ("/bench-remote/private-warm-not-alone", Server, pool_for_run, server_start,
+              test_private_warm_not_alone, server_stop);
   g_test_add ("/bench-remote/private-warm-too-few-answers", Server, pool_too_small, server_start,
               test_private_warm_small_pool, server_stop);
   g_test_add ("/bench-remote/private-warm-memory-cap", Server, pool_capped, server_start,
