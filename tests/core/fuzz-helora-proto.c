@@ -3,14 +3,29 @@
  *
  * Build with CC=clang meson setup -Dfuzzers=true; run build/tests/core/fuzz-helora-proto.
  * Any input must decode or fail cleanly; whatever decodes must re-encode to
- * the very same bytes (the format has one encoding per frame).
+ * the very same bytes (the format has one encoding per frame), and a decoded
+ * privacy status must hold amounts a client can show (finite, not negative,
+ * a budget only with its flag).
  */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "ts-helora-proto.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
+
+static void
+check_privacy_status (const TsHeloraPrivacyStatus *p)
+{
+  g_assert_true (isfinite (p->rho_spent) && p->rho_spent >= 0.0);
+  g_assert_true (isfinite (p->epsilon_spent) && p->epsilon_spent >= 0.0);
+  if (p->flags & TS_HELORA_PRIVACY_BUDGET)
+    g_assert_true (p->epsilon_budget > 0.0 && isfinite (p->epsilon_budget)
+                   && p->delta > 0.0 && p->delta < 1.0);
+  else
+    g_assert_true (p->epsilon_budget == 0.0 && p->delta == 0.0);
+}
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
@@ -26,6 +41,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       g_assert_true (error->domain == TS_HELORA_ERROR);
       return 0;
     }
+  if (frame->type == TS_HELORA_FRAME_PRIVACY_STATUS)
+    check_privacy_status (&frame->u.privacy);
   again = ts_helora_frame_encode (frame, NULL);
   g_assert_nonnull (again);
   g_assert_true (g_bytes_equal (again, message));
