@@ -4,15 +4,13 @@
 #include "ts-helora-ckks.h"
 #include "ts-helora-session-private.h"
 
-/* Puts the private-mode request into @hello: the public key of the
- * session's secret key (made for the occasion when the session encrypts
- * with sk), lambda_s and the DP cost per answer. No secret leaves. */
-gboolean
-_ts_helora_session_private_request (TsHeloraSession *self, const TsHeloraOptions *options,
-                                    TsHeloraHello *hello, GError **error)
+/* The serialised public key the hello carries: the caller's, or that of
+ * the session's own (made for the occasion when it encrypts with sk). */
+static GBytes *
+public_key_bytes (TsHeloraSession *self, const TsHeloraOptions *options, GError **error)
 {
-  if (!options->private_mode)
-    return TRUE;
+  if (options->private_public_key != NULL)
+    return g_bytes_ref (options->private_public_key);
   CkksPublicKey *made = NULL;
   const CkksPublicKey *pk = self->pk;
   if (pk == NULL
@@ -27,12 +25,39 @@ _ts_helora_session_private_request (TsHeloraSession *self, const TsHeloraOptions
   if (!ok)
     {
       g_free (buf);
-      return FALSE;
+      return NULL;
     }
+  return g_bytes_new_take (buf, len);
+}
+
+/* Puts the private-mode request into @hello: the public key, lambda_s and
+ * the DP cost per answer. No secret leaves. */
+gboolean
+_ts_helora_session_private_request (TsHeloraSession *self, const TsHeloraOptions *options,
+                                    TsHeloraHello *hello, GError **error)
+{
+  if (!options->private_mode)
+    return TRUE;
+  hello->public_key = public_key_bytes (self, options, error);
+  if (hello->public_key == NULL)
+    return FALSE;
   hello->private_mode = TRUE;
-  hello->public_key = g_bytes_new_take (buf, len);
+  self->private_mode = TRUE;
   hello->lambda_s = (guint16) options->private_lambda_s;
   hello->dp = options->private_rho > 0.0;
   hello->rho_per_answer = hello->dp ? options->private_rho : 0.0;
   return TRUE;
+}
+
+gboolean
+ts_helora_session_privacy_status (TsHeloraSession *self, TsHeloraPrivacyStatus *out,
+                                  GError **error)
+{
+  if (self->remote == NULL || !self->private_mode)
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_NOT_READY,
+                   "Not an adapter-private session with a remote evaluator");
+      return FALSE;
+    }
+  return ts_helora_remote_privacy_status (self->remote, out, error);
 }

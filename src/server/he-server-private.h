@@ -85,6 +85,10 @@ TsHeloraPrivateEval *he_privacy_open (HeServer *server, TsHeloraEvaluator *evalu
 /* Worker: one module privately; saves the accountant after a charge. */
 gboolean he_privacy_evaluate (HeServer *server, TsHeloraPrivateEval *pe, guint index,
                               GPtrArray *cts, GPtrArray *results, GError **error);
+/* The identity the accountant charges: hex SHA-256 of the hello's public key. */
+char *he_privacy_client_id (const TsHeloraHello *hello);
+/* Any thread: what @client has spent, for a privacy-status frame. */
+void he_privacy_status (HeServer *server, const char *client, TsHeloraPrivacyStatus *out);
 /* Worker, after an answer went out: tops up the pads of @modules. */
 void he_privacy_refill (TsHeloraPrivateEval *pe, GArray *modules, GArray *module_map);
 
