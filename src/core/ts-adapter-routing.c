@@ -299,8 +299,7 @@ ts_adapter_routing_route_async (TsAdapterRouting *self, const char *text,
 }
 
 gboolean
-ts_adapter_routing_route_finish (TsAdapterRouting *self, GAsyncResult *result,
-                                 TsAdapterRoute *out, GError **error)
+ts_adapter_routing_route_finish (GAsyncResult *result, TsAdapterRoute *out, GError **error)
 {
   TsAdapterRoute *route;
 

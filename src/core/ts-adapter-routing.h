@@ -81,7 +81,7 @@ gboolean ts_adapter_routing_route (TsAdapterRouting *self, const char *text,
 void ts_adapter_routing_route_async (TsAdapterRouting *self, const char *text,
                                      const char *override_id, GCancellable *cancellable,
                                      GAsyncReadyCallback callback, gpointer user_data);
-gboolean ts_adapter_routing_route_finish (TsAdapterRouting *self, GAsyncResult *result,
-                                          TsAdapterRoute *out, GError **error);
+gboolean ts_adapter_routing_route_finish (GAsyncResult *result, TsAdapterRoute *out,
+                                          GError **error);
 
 G_END_DECLS

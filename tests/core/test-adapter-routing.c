@@ -218,8 +218,7 @@ test_async (void)
   g_assert_true (ts_adapter_routing_get_model (routing) == model);
   ts_adapter_routing_route_async (routing, "Hoist the treasure onto the ship!", NULL, NULL,
                                   store_result, &routed);
-  g_assert_true (ts_adapter_routing_route_finish (routing, wait_result (&routed), &route,
-                                                  &error));
+  g_assert_true (ts_adapter_routing_route_finish (wait_result (&routed), &route, &error));
   g_assert_no_error (error);
   g_assert_cmpstr (route.route.adapter_id, ==, "tiny-pirate");
   g_assert_cmpint (route.route.rule, ==, TS_ROUTE_KEYWORD);
