@@ -147,13 +147,16 @@ describe_route (TsChatPage *self, const TsAdapterRoute *route, const char **path
                             route->route.adapter_id, route->unusable, current);
   if (route->route.rule == TS_ROUTE_NONE)
     return g_strdup_printf (_("not routed: no adapter fits, kept %s"), current);
-  if (route->adapter_path != NULL)
-    *path_out = route->adapter_path;
   /* An override outside the routed set is the current adapter, picked from
    * the menu or a file. */
-  return g_strdup_printf (_("routed to: %s, %.2f (%s)"),
-                          route->adapter_path != NULL ? route->route.adapter_id : current,
-                          route->route.score, rule_label (route->route.rule));
+  if (route->adapter_path != NULL)
+    {
+      *path_out = route->adapter_path;
+      g_free (current);
+      current = g_strdup (route->route.adapter_id);
+    }
+  return g_strdup_printf (_("routed to: %s, %.2f (%s)"), current, route->route.score,
+                          rule_label (route->route.rule));
 }
 
 /* The page is held weakly: one closed while its turn is routed is gone
