@@ -45,7 +45,10 @@ routing_signature (TsChatPage *self)
 {
   g_autofree char *dir = _ts_chat_page_adapters_dir ();
   g_autoptr (GPtrArray) found = ts_adapter_routing_find (dir);
-  GString *sig = g_string_new (self->model_path);
+  GString *sig = g_string_new (NULL);
+
+  /* The model object, not its path: a reload of the same file is a new one. */
+  g_string_append_printf (sig, "%p", (void *) self->model);
 
   for (guint i = 0; i < found->len; i++)
     {
