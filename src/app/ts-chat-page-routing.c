@@ -256,17 +256,20 @@ _ts_chat_page_set_adapter_override (TsChatPage *self, const char *id)
 void
 _ts_chat_page_adapter_picked (TsChatPage *self, const char *path)
 {
-  const TsRoutableAdapter *a = NULL;
+  GPtrArray *routed = self->routing != NULL ? ts_adapter_routing_get_adapters (self->routing)
+                                             : NULL;
   g_autofree char *id = NULL;
 
-  for (guint i = 0; self->routing != NULL
-                    && i < ts_adapter_routing_get_adapters (self->routing)->len; i++)
+  /* A routed adapter by its router id; any other by the evaluator's id of
+   * its file or folder (then it is the current adapter). */
+  for (guint i = 0; routed != NULL && i < routed->len && id == NULL; i++)
     {
-      const TsRoutableAdapter *r = g_ptr_array_index (ts_adapter_routing_get_adapters (self->routing), i);
-      if (g_strcmp0 (r->path, path) == 0)
-        a = r;
+      const TsRoutableAdapter *a = g_ptr_array_index (routed, i);
+      if (g_strcmp0 (a->path, path) == 0)
+        id = g_strdup (a->id);
     }
-  id = a != NULL ? g_strdup (a->id) : ts_helora_adapter_id (path);
+  if (id == NULL)
+    id = ts_helora_adapter_id (path);
   _ts_chat_page_set_adapter_override (self, id);
 }
 

@@ -74,16 +74,24 @@ test_adapter_cache (void)
   g_autoptr (TsGenerationModel) model = ts_generation_model_load (model_path, demo_adapter, &error);
   const LmLora *own, *first, *again;
 
+  double t0, t_first, t_again;
+
   g_assert_no_error (error);
   own = ts_generation_model_get_lora (model, NULL, &error);
   g_assert_nonnull (own);
   g_assert_true (ts_generation_model_get_lora (model, demo_adapter, &error) == own);
+  t0 = g_get_monotonic_time ();
   first = ts_generation_model_get_lora (model, pirate, &error);
+  t_first = (g_get_monotonic_time () - t0) / 1000.0;
   g_assert_no_error (error);
   g_assert_nonnull (first);
   g_assert_true (first != own);
+  t0 = g_get_monotonic_time ();
   again = ts_generation_model_get_lora (model, pirate, &error);
+  t_again = (g_get_monotonic_time () - t0) / 1000.0;
   g_assert_true (again == first);
+  g_test_message ("adapter switch: first use %.3f ms (read from disk), then %.4f ms", t_first,
+                  t_again);
   g_assert_null (ts_generation_model_get_lora (model, "/nonexistent/adapter", &error));
   g_assert_error (error, TS_GENERATION_ERROR, TS_GENERATION_ERROR_MODEL);
 }
