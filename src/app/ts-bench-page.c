@@ -10,6 +10,7 @@
 #include "ts-config.h"
 #include "ts-file-chooser.h"
 #include "ts-gpu.h"
+#include "ts-main-context.h"
 
 struct _TsBenchPage
 {
@@ -257,8 +258,7 @@ progress_cb (double fraction, const char *label, gpointer user_data)
   p->page = g_object_ref (g_task_get_source_object (task));
   p->fraction = fraction;
   p->label = g_strdup (label);
-  g_main_context_invoke_full (g_task_get_context (task), G_PRIORITY_DEFAULT, progress_apply, p,
-                              progress_free);
+  ts_main_context_post (g_task_get_context (task), progress_apply, p, progress_free);
 }
 
 static void

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ts-chat-page-private.h"
+#include "ts-adapter-stack.h"
 #include "ts-config.h"
 
 char *
@@ -43,13 +44,37 @@ display_name (const char *path)
   return g_steal_pointer (&base);
 }
 
+static char *
+adapter_name (const char *path)
+{
+  return is_demo (path, TS_DEMO_ADAPTER) ? g_strdup (_("Demo Adapter")) : display_name (path);
+}
+
+/* "name", "a ×0.70 + b ×0.30" for a stack, or "no adapter". */
 char *
 _ts_chat_page_adapter_display_name (TsChatPage *self)
 {
-  if (is_demo (self->adapter_path, TS_DEMO_ADAPTER))
-    return g_strdup (_("Demo Adapter"));
-  return self->adapter_path != NULL ? display_name (self->adapter_path)
-                                    : g_strdup (_("no adapter"));
+  guint n = self->model != NULL ? ts_generation_model_get_n_adapters (self->model) : 0;
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  g_autofree float *weights = g_new (float, MAX (n, 1));
+
+  if (self->adapter_path == NULL)
+    return g_strdup (_("no adapter"));
+  /* Switched to another adapter on the loaded model: that one alone. */
+  if (!self->adapter_is_own)
+    return adapter_name (self->adapter_path);
+  for (guint i = 0; i < n; i++)
+    g_ptr_array_add (names, adapter_name (ts_generation_model_get_nth_adapter (self->model, i,
+                                                                                &weights[i])));
+  if (n < 2 && (n == 0 || weights[0] == 1.0f))
+    return adapter_name (self->adapter_path);
+  return ts_adapter_stack_describe ((const char *const *) names->pdata, weights, n);
+}
+
+const char *
+_ts_chat_page_request_adapter (TsChatPage *self)
+{
+  return self->adapter_is_own ? NULL : self->adapter_path;
 }
 
 /* "Automatic" while every turn is routed, else the adapter that answers. */
@@ -90,7 +115,9 @@ _ts_chat_page_update_subtitles (TsChatPage *self)
 
 typedef struct {
   char *model_path;
-  char *adapter_path;
+  GStrv adapter_paths;
+  float *weights;
+  guint n_adapters;
 } LoadRequest;
 
 static void
@@ -99,7 +126,8 @@ load_request_free (gpointer data)
   LoadRequest *r = data;
 
   g_free (r->model_path);
-  g_free (r->adapter_path);
+  g_strfreev (r->adapter_paths);
+  g_free (r->weights);
   g_free (r);
 }
 
@@ -108,7 +136,9 @@ load_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
 {
   LoadRequest *r = data;
   GError *error = NULL;
-  TsGenerationModel *model = ts_generation_model_load (r->model_path, r->adapter_path, &error);
+  TsGenerationModel *model =
+    ts_generation_model_load_stack (r->model_path, (const char *const *) r->adapter_paths,
+                                    r->weights, r->n_adapters, &error);
 
   if (model == NULL)
     g_task_return_error (task, error);
@@ -116,8 +146,9 @@ load_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
     g_task_return_pointer (task, model, (GDestroyNotify) ts_generation_model_unref);
 }
 
-/* Another adapter on the loaded model: read into the model's cache (once),
- * the model itself stays; the same model comes back to load_done_cb. */
+/* Another single adapter on the loaded model: read into the model's cache
+ * (once), the model itself stays; the same model comes back to
+ * load_done_cb. */
 static void
 switch_adapter_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
 {
@@ -125,8 +156,7 @@ switch_adapter_thread (GTask *task, gpointer source, gpointer data, GCancellable
   TsGenerationModel *model = g_object_get_data (G_OBJECT (task), "ts-model");
   GError *error = NULL;
 
-  if (ts_generation_model_get_lora (model, r->adapter_path, &error) == NULL
-      && r->adapter_path != NULL)
+  if (ts_generation_model_get_lora (model, r->adapter_paths[0], &error) == NULL)
     g_task_return_error (task, error);
   else
     g_task_return_pointer (task, ts_generation_model_ref (model),
@@ -150,8 +180,11 @@ load_done_cb (GObject *source, GAsyncResult *result, gpointer data)
       _ts_chat_page_toast (self, error->message);
       return;
     }
+  /* An adapter switch brings back the same model: the adapter is no longer
+   * the one it was loaded with. */
+  self->adapter_is_own = model != self->model;
   if (model == self->model)
-    ts_generation_model_unref (model);    /* an adapter switch: the same model */
+    ts_generation_model_unref (model);
   else
     {
       g_clear_pointer (&self->model, ts_generation_model_unref);
@@ -160,7 +193,7 @@ load_done_cb (GObject *source, GAsyncResult *result, gpointer data)
       self->model_path = g_strdup (r->model_path);
     }
   g_free (self->adapter_path);
-  self->adapter_path = g_strdup (r->adapter_path);
+  self->adapter_path = g_strdup (r->n_adapters > 0 ? r->adapter_paths[0] : NULL);
   _ts_chat_page_market_set_adapter (self, self->adapter_path);
   _ts_chat_page_update_subtitles (self);
   _ts_chat_page_update_actions (self);
@@ -170,26 +203,40 @@ load_done_cb (GObject *source, GAsyncResult *result, gpointer data)
 void
 _ts_chat_page_load_model (TsChatPage *self, const char *model_path, const char *adapter_path)
 {
+  _ts_chat_page_load_stack (self, model_path, &adapter_path, NULL, adapter_path != NULL ? 1 : 0);
+}
+
+void
+_ts_chat_page_load_stack (TsChatPage *self, const char *model_path,
+                          const char *const *adapter_paths, const float *weights, guint n)
+{
   g_autoptr (GTask) task = NULL;
-  LoadRequest *r = g_new0 (LoadRequest, 1);
+  LoadRequest *r;
 
   if (model_path == NULL)
     {
-      load_request_free (r);
       _ts_chat_page_toast (self, _("No model: choose a GGUF file"));
       return;
     }
   g_cancellable_cancel (self->load_cancellable);
   g_clear_object (&self->load_cancellable);
   self->load_cancellable = g_cancellable_new ();
+  r = g_new0 (LoadRequest, 1);
   r->model_path = g_strdup (model_path);
-  r->adapter_path = g_strdup (adapter_path);
+  r->adapter_paths = g_new0 (char *, n + 1);
+  r->weights = g_new (float, MAX (n, 1));
+  r->n_adapters = n;
+  for (guint i = 0; i < n; i++)
+    {
+      r->adapter_paths[i] = g_strdup (adapter_paths[i]);
+      r->weights[i] = weights != NULL ? weights[i] : 1.0f;
+    }
   task = g_task_new (NULL, self->load_cancellable, load_done_cb, self);
   g_task_set_return_on_cancel (task, TRUE);
   g_task_set_task_data (task, r, load_request_free);
-  /* No adapter means the model as loaded without one: only a load does that. */
-  if (self->model != NULL && g_strcmp0 (model_path, self->model_path) == 0
-      && adapter_path != NULL)
+  /* One adapter on the model already loaded: a switch, not a reload. */
+  if (self->model != NULL && g_strcmp0 (model_path, self->model_path) == 0 && n == 1
+      && r->weights[0] == 1.0f)
     {
       g_object_set_data_full (G_OBJECT (task), "ts-model", ts_generation_model_ref (self->model),
                               (GDestroyNotify) ts_generation_model_unref);
@@ -202,17 +249,38 @@ _ts_chat_page_load_model (TsChatPage *self, const char *model_path, const char *
 /* ------------------------------------------------------------------------ */
 /* Pickers                                                                    */
 
+/* The installed adapters: marketplace installs and folders with a
+ * metadata.json (ts_adapter_routing_find()). */
+GPtrArray *
+_ts_chat_page_list_adapters (TsChatPage *self)
+{
+  GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) g_strfreev);
+  g_autofree char *demo = ts_chat_page_find_demo_file (TS_DEMO_ADAPTER);
+  g_autofree char *dir = _ts_chat_page_adapters_dir ();
+  g_autoptr (GPtrArray) list = ts_adapter_routing_find (dir);
+
+  if (demo != NULL)
+    g_ptr_array_add (out, g_strdupv ((char *[]) { (char *) _("Demo Adapter"), demo, NULL }));
+  for (guint i = 0; i < list->len; i++)
+    {
+      TsRoutableAdapter *a = g_ptr_array_index (list, i);
+      g_autofree char *label = a->version != NULL ? g_strdup_printf ("%s %s", a->id, a->version)
+                                                  : g_strdup (a->id);
+
+      g_ptr_array_add (out, g_strdupv ((char *[]) { label, a->path, NULL }));
+    }
+  return out;
+}
+
 /* "Automatic" while routing is possible, the demo adapter, each installed
- * adapter, then "Open…". */
+ * adapter, then "Open…" and "Stack…". */
 void
 _ts_chat_page_rebuild_adapter_menu (TsChatPage *self)
 {
   g_autoptr (GMenu) menu = g_menu_new ();
   g_autoptr (GMenu) installed = g_menu_new ();
   g_autoptr (GMenu) other = g_menu_new ();
-  g_autofree char *demo = ts_chat_page_find_demo_file (TS_DEMO_ADAPTER);
-  g_autofree char *dir = _ts_chat_page_adapters_dir ();
-  g_autoptr (GPtrArray) list = ts_adapter_routing_find (dir);
+  g_autoptr (GPtrArray) list = _ts_chat_page_list_adapters (self);
 
   if (self->routing != NULL)
     {
@@ -223,24 +291,17 @@ _ts_chat_page_rebuild_adapter_menu (TsChatPage *self)
       g_menu_append_item (routing, item);
       g_menu_append_section (menu, _("Every Turn"), G_MENU_MODEL (routing));
     }
-  if (demo != NULL)
-    {
-      g_autoptr (GMenuItem) item = g_menu_item_new (_("Demo Adapter"), NULL);
 
-      g_menu_item_set_action_and_target (item, "chat.use-adapter", "s", demo);
-      g_menu_append_item (installed, item);
-    }
   for (guint i = 0; i < list->len; i++)
     {
-      TsRoutableAdapter *a = g_ptr_array_index (list, i);
-      g_autofree char *label = a->version != NULL ? g_strdup_printf ("%s %s", a->id, a->version)
-                                                  : g_strdup (a->id);
-      g_autoptr (GMenuItem) item = g_menu_item_new (label, NULL);
+      char **adapter = g_ptr_array_index (list, i);
+      g_autoptr (GMenuItem) item = g_menu_item_new (adapter[0], NULL);
 
-      g_menu_item_set_action_and_target (item, "chat.use-adapter", "s", a->path);
+      g_menu_item_set_action_and_target (item, "chat.use-adapter", "s", adapter[1]);
       g_menu_append_item (installed, item);
     }
   g_menu_append (other, _("Open Adapter File…"), "chat.open-adapter");
+  g_menu_append (other, _("Stack Adapters…"), "chat.stack-adapters");
   g_menu_append_section (menu, _("Installed Adapters"), G_MENU_MODEL (installed));
   g_menu_append_section (menu, NULL, G_MENU_MODEL (other));
   gtk_menu_button_set_menu_model (self->adapter_button, G_MENU_MODEL (menu));

@@ -37,7 +37,9 @@ struct _TsChatPage
   /* Model and adapter. */
   TsGenerationModel *model;
   char *model_path;
-  char *adapter_path;
+  char *adapter_path;            /* the current adapter (the first of a stack) */
+  gboolean adapter_is_own;       /* it is the model's own (loaded with it), not
+                                  * switched to from the model's cache */
   GCancellable *load_cancellable;
 
   /* The exchange in progress. */
@@ -92,8 +94,20 @@ void _ts_chat_page_update_subtitles (TsChatPage *self);
 void _ts_chat_page_rebuild_adapter_menu (TsChatPage *self);
 /* The current adapter as the pickers name it (newly allocated). */
 char *_ts_chat_page_adapter_display_name (TsChatPage *self);
+/* The current adapter as a reply asks for it (TsGenerationRequest.adapter_path):
+ * NULL for the model's own (one adapter or a stack). Borrowed. */
+const char *_ts_chat_page_request_adapter (TsChatPage *self);
 void _ts_chat_page_models_init (TsChatPage *self);
 void _ts_chat_page_load_model (TsChatPage *self, const char *model_path, const char *adapter_path);
+/* Several adapters active at once, with @weights (NULL: all 1). */
+void _ts_chat_page_load_stack (TsChatPage *self, const char *model_path,
+                               const char *const *adapter_paths, const float *weights, guint n);
+/* The demo adapter, then each installed one: (label, path) pairs, free with
+ * g_ptr_array_unref (elements are GStrv {label, path}). */
+GPtrArray *_ts_chat_page_list_adapters (TsChatPage *self);
+
+/* ts-chat-page-stack.c: the "Stack Adapters" dialog. */
+void _ts_chat_page_stack_class_init (GtkWidgetClass *widget_class);
 void _ts_chat_page_models_class_init (GtkWidgetClass *widget_class);
 
 /* ts-chat-page-routing.c: one adapter per turn. */
@@ -109,6 +123,9 @@ void _ts_chat_page_cancel_route (TsChatPage *self);
 void _ts_chat_page_set_adapter_override (TsChatPage *self, const char *id);
 /* The user picked the adapter at @path: it answers every turn. */
 void _ts_chat_page_adapter_picked (TsChatPage *self, const char *path);
+/* The same for a stack of @n adapters with @weights. */
+void _ts_chat_page_stack_picked (TsChatPage *self, const char *const *paths,
+                                 const float *weights, guint n);
 
 /* ts-chat-page-history.c: the sidebar and history.sqlite. */
 void _ts_chat_page_history_init (TsChatPage *self);

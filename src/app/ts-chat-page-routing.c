@@ -12,6 +12,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "ts-adapter-stack.h"
 #include "ts-application.h"
 #include "ts-chat-page-private.h"
 #include "ts-helora-evaluator.h"
@@ -144,7 +145,7 @@ describe_route (TsChatPage *self, const TsAdapterRoute *route, const char **path
 {
   g_autofree char *current = _ts_chat_page_adapter_display_name (self);
 
-  *path_out = self->adapter_path;
+  *path_out = _ts_chat_page_request_adapter (self);
   if (route->unusable != NULL)
     return g_strdup_printf (_("routed to %s, which cannot be used (%s): kept %s"),
                             route->route.adapter_id, route->unusable, current);
@@ -196,7 +197,7 @@ routed_cb (GObject *source, GAsyncResult *result, gpointer data)
       return;
     }
   g_clear_object (&self->route_cancellable);
-  path = self->adapter_path;
+  path = _ts_chat_page_request_adapter (self);
   if (!ts_adapter_routing_route_finish (result, &route, &error))
     {
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
@@ -223,7 +224,7 @@ _ts_chat_page_route_turn (TsChatPage *self, const char *prompt)
 
   if (self->routing == NULL)
     {
-      _ts_chat_page_start_exchange (self, prompt, self->adapter_path, NULL);
+      _ts_chat_page_start_exchange (self, prompt, _ts_chat_page_request_adapter (self), NULL);
       return;
     }
   t = g_new0 (TurnData, 1);
@@ -271,6 +272,26 @@ _ts_chat_page_adapter_picked (TsChatPage *self, const char *path)
   if (id == NULL)
     id = ts_helora_adapter_id (path);
   _ts_chat_page_set_adapter_override (self, id);
+}
+
+void
+_ts_chat_page_stack_picked (TsChatPage *self, const char *const *paths, const float *weights,
+                            guint n)
+{
+  g_autoptr (GPtrArray) ids = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *choice = NULL;
+
+  if (n == 1 && weights[0] == 1.0f)
+    {
+      _ts_chat_page_adapter_picked (self, paths[0]);
+      return;
+    }
+  /* "a ×0.70 + b ×0.30": never an adapter id (ids have no spaces), so the
+   * router leaves every turn to the stack. */
+  for (guint i = 0; i < n; i++)
+    g_ptr_array_add (ids, ts_helora_adapter_id (paths[i]));
+  choice = ts_adapter_stack_describe ((const char *const *) ids->pdata, weights, n);
+  _ts_chat_page_set_adapter_override (self, choice);
 }
 
 static void

@@ -549,6 +549,7 @@ ts_chat_page_class_init (TsChatPageClass *klass)
                                        "chat.clear", NULL);
   _ts_chat_page_models_class_init (widget_class);
   _ts_chat_page_routing_class_init (widget_class);
+  _ts_chat_page_stack_class_init (widget_class);
   _ts_chat_page_history_class_init (widget_class);
 }
 

@@ -35,6 +35,8 @@ struct _TsChatPane
   double first_token_ms;
   double max_delta_error;
   double bytes_per_token;
+  guint he_modules;              /* adapted modules, and the encryptions of h per */
+  guint he_inputs;               /* token they share (0: plaintext) */
   int diverged_at;
   char *key_fingerprint;         /* what the lock badge shows */
   gboolean key_from_vault;       /* the reply being generated uses the vault's key */
@@ -74,6 +76,22 @@ notify (TsChatPane *self, guint prop)
   g_object_notify_by_pspec (G_OBJECT (self), properties[prop]);
 }
 
+/* Modules reading the same h (one layer's q/k/v, stacked adapters) share
+ * one encryption: "9 encryptions for 15 modules per token", or NULL. */
+static char *
+describe_sharing (TsChatPane *self)
+{
+  g_autofree char *enc = NULL;
+
+  if (!self->he || self->he_inputs == 0)
+    return NULL;
+  enc = g_strdup_printf (g_dngettext (NULL, "%u encryption", "%u encryptions", self->he_inputs),
+                         self->he_inputs);
+  return g_strdup_printf (g_dngettext (NULL, "%s for %u module per token",
+                                       "%s for %u modules per token", self->he_modules),
+                          enc, self->he_modules);
+}
+
 static void
 update_footer (TsChatPane *self)
 {
@@ -86,11 +104,19 @@ update_footer (TsChatPane *self)
     : self->bytes_per_token > 0 ? g_strdup_printf (_("%s of ciphertext per token"), size)
     : g_strdup (_("ciphertexts stay in-process"));
   g_autofree char *delta = g_strdup_printf (_("max |Δhe − Δplain| %.2e"), self->max_delta_error);
+  g_autofree char *sharing = describe_sharing (self);
 
   gtk_label_set_text (self->tokens_label, tokens);
   gtk_label_set_text (self->rate_label, rate);
   gtk_label_set_text (self->ttft_label, ttft);
-  gtk_label_set_text (self->bytes_label, bytes);
+  if (sharing != NULL)
+    {
+      g_autofree char *both = g_strdup_printf ("%s · %s", bytes, sharing);
+
+      gtk_label_set_text (self->bytes_label, both);
+    }
+  else
+    gtk_label_set_text (self->bytes_label, bytes);
   gtk_label_set_text (self->delta_label, delta);
 }
 
@@ -215,6 +241,9 @@ generation_cb (TsGenerationJob *job, const TsGenerationEvent *event, gpointer us
   switch (event->kind)
     {
     case TS_GENERATION_EVENT_STARTED:
+      self->he_modules = event->he_modules;
+      self->he_inputs = event->he_inputs;
+      update_footer (self);
       if (event->key_fingerprint != NULL && *event->key_fingerprint != '\0')
         ts_chat_pane_show_key (self, event->key_fingerprint, self->key_from_vault);
       break;
@@ -241,6 +270,7 @@ reset_numbers (TsChatPane *self)
   self->first_token_ms = 0;
   self->max_delta_error = 0;
   self->bytes_per_token = 0;
+  self->he_modules = self->he_inputs = 0;
   ts_chat_pane_set_diverged_at (self, -1);
   ts_latency_chart_clear (self->chart);
   notify (self, PROP_N_TOKENS);

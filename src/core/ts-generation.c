@@ -10,8 +10,10 @@
 #include "ckks-serial.h"
 #include "sampler.h"
 #include "tokenizer.h"
+#include "ts-adapter-stack.h"
 #include "ts-generation.h"
 #include "ts-helora-ckks.h"
+#include "ts-main-context.h"
 
 G_DEFINE_QUARK (ts-generation-error-quark, ts_generation_error)
 
@@ -23,7 +25,9 @@ struct _TsGenerationModel
 {
   gatomicrefcount ref_count;
   char *model_path;
-  char *adapter_path;
+  char **adapter_paths;          /* NULL-ended; empty: no adapter */
+  float *weights;                /* one per adapter */
+  guint n_adapters;
   LmModel *model;
   LmTokenizer *tok;
   LmLora *lora;
@@ -43,6 +47,40 @@ set_lm_error (GError **error, int code, const char *what, LmStatus status, char 
 TsGenerationModel *
 ts_generation_model_load (const char *model_path, const char *adapter_path, GError **error)
 {
+  return ts_generation_model_load_stack (model_path, &adapter_path, NULL, adapter_path ? 1 : 0,
+                                         error);
+}
+
+/* One adapter at weight 1 is loaded as it is; anything else is stacked
+ * (a single adapter with another weight is a stack of one). */
+static gboolean
+load_adapters (TsGenerationModel *self, GError **error)
+{
+  char *message = NULL;
+  LmStatus st;
+
+  if (self->n_adapters == 0)
+    return TRUE;
+  if (self->n_adapters > 1 || self->weights[0] != 1.0f)
+    {
+      self->lora = ts_adapter_stack_load (self->model, (const char *const *) self->adapter_paths,
+                                          self->weights, self->n_adapters, error);
+      if (self->lora == NULL)
+        g_prefix_error (error, "Stacked adapters: ");
+      return self->lora != NULL;
+    }
+  if ((st = lm_lora_load (self->model, self->adapter_paths[0], 1.0f, &self->lora, &message)) != LM_OK)
+    {
+      g_autofree char *adapter_name = g_filename_display_basename (self->adapter_paths[0]);
+      return set_lm_error (error, TS_GENERATION_ERROR_MODEL, adapter_name, st, message);
+    }
+  return TRUE;
+}
+
+TsGenerationModel *
+ts_generation_model_load_stack (const char *model_path, const char *const *adapter_paths,
+                                const float *weights, guint n, GError **error)
+{
   g_autoptr (TsGenerationModel) self = g_new0 (TsGenerationModel, 1);
   g_autofree char *model_name = g_filename_display_basename (model_path);
   char *message = NULL;
@@ -53,17 +91,20 @@ ts_generation_model_load (const char *model_path, const char *adapter_path, GErr
   self->loras = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                        (GDestroyNotify) lm_lora_free);
   self->model_path = g_strdup (model_path);
-  self->adapter_path = g_strdup (adapter_path);
+  self->adapter_paths = g_new0 (char *, n + 1);
+  self->weights = g_new (float, MAX (n, 1));
+  self->n_adapters = n;
+  for (guint i = 0; i < n; i++)
+    {
+      self->adapter_paths[i] = g_strdup (adapter_paths[i]);
+      self->weights[i] = weights != NULL ? weights[i] : 1.0f;
+    }
   if ((st = lm_model_load (model_path, &self->model, &message)) != LM_OK)
     return set_lm_error (error, TS_GENERATION_ERROR_MODEL, model_name, st, message), NULL;
   if ((st = lm_tokenizer_new_from_gguf (lm_model_gguf (self->model), &self->tok, &message)) != LM_OK)
     return set_lm_error (error, TS_GENERATION_ERROR_MODEL, model_name, st, message), NULL;
-  if (adapter_path != NULL &&
-      (st = lm_lora_load (self->model, adapter_path, 1.0f, &self->lora, &message)) != LM_OK)
-    {
-      g_autofree char *adapter_name = g_filename_display_basename (adapter_path);
-      return set_lm_error (error, TS_GENERATION_ERROR_MODEL, adapter_name, st, message), NULL;
-    }
+  if (!load_adapters (self, error))
+    return NULL;
   return g_steal_pointer (&self);
 }
 
@@ -85,7 +126,8 @@ ts_generation_model_unref (TsGenerationModel *self)
   lm_tokenizer_free (self->tok);
   lm_model_free (self->model);
   g_free (self->model_path);
-  g_free (self->adapter_path);
+  g_strfreev (self->adapter_paths);
+  g_free (self->weights);
   g_free (self);
 }
 
@@ -98,13 +140,36 @@ ts_generation_model_get_model_path (TsGenerationModel *self)
 const char *
 ts_generation_model_get_adapter_path (TsGenerationModel *self)
 {
-  return self->adapter_path;
+  return self->adapter_paths != NULL ? self->adapter_paths[0] : NULL;
+}
+
+guint
+ts_generation_model_get_n_adapters (TsGenerationModel *self)
+{
+  return self->n_adapters;
+}
+
+const char *
+ts_generation_model_get_nth_adapter (TsGenerationModel *self, guint i, float *weight)
+{
+  g_return_val_if_fail (i < self->n_adapters, NULL);
+  if (weight != NULL)
+    *weight = self->weights[i];
+  return self->adapter_paths[i];
 }
 
 const LmModelInfo *
 ts_generation_model_get_info (TsGenerationModel *self)
 {
   return lm_model_info (self->model);
+}
+
+/* The model's own adapter is a stack, or one adapter at another weight:
+ * not the file of its first path. */
+static gboolean
+model_is_stacked (TsGenerationModel *self)
+{
+  return self->n_adapters > 1 || (self->n_adapters == 1 && self->weights[0] != 1.0f);
 }
 
 const LmModel *
@@ -121,7 +186,8 @@ ts_generation_model_get_lora (TsGenerationModel *self, const char *adapter_path,
   char *message = NULL;
   LmStatus st;
 
-  if (adapter_path == NULL || g_strcmp0 (adapter_path, self->adapter_path) == 0)
+  if (adapter_path == NULL || (!model_is_stacked (self)
+                                && g_strcmp0 (adapter_path, self->adapter_paths[0]) == 0))
     return self->lora;
   /* Loaded under the lock: two replies asking for a new adapter at once
    * read it once. Adapters are small next to the model. */
@@ -141,6 +207,19 @@ ts_generation_model_get_lora (TsGenerationModel *self, const char *adapter_path,
     }
   g_mutex_unlock (&self->lock);
   return lora;
+}
+
+/* A remote evaluator serves one adapter file, identified by its hash: a
+ * stack (or a reweighted adapter) is not such a file. */
+static gboolean
+check_stack_mode (TsGenerationModel *model, const char *he_mode, GError **error)
+{
+  if (!model_is_stacked (model) || g_strcmp0 (he_mode, "local") == 0)
+    return TRUE;
+  g_set_error_literal (error, TS_GENERATION_ERROR, TS_GENERATION_ERROR_MODEL,
+                       "Stacked adapters are evaluated by the local evaluator only; "
+                       "choose one adapter for a remote evaluator");
+  return FALSE;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -293,8 +372,7 @@ deliver (TsGenerationJob *self, const TsGenerationEvent *event, const char *text
       d->event.has_he = TRUE;
       ts_helora_session_get_stats (self->helora, &d->event.he_stats);
     }
-  g_main_context_invoke_full (self->context, G_PRIORITY_DEFAULT, delivery_dispatch, d,
-                              delivery_free);
+  ts_main_context_post (self->context, delivery_dispatch, d, delivery_free);
 }
 
 /* The last event; an adapter-private reply also says what the evaluator
@@ -376,9 +454,13 @@ job_attach_he (TsGenerationJob *self, GError **error)
   options.private_rho = r->he_private_rho;
   options.private_lambda_s = r->he_private_lambda_s;
   options.private_public_key = r->he_public_key;
+  /* A routed or picked adapter is one file; only the model's own may be a stack. */
+  if (self->lora == self->model->lora && !check_stack_mode (self->model, r->he_mode, error))
+    return FALSE;
   self->helora = ts_helora_attach_with (self->session, self->lora,
-                                        r->adapter_path != NULL ? r->adapter_path
-                                                                : self->model->adapter_path,
+                                        self->lora != self->model->lora
+                                          ? r->adapter_path
+                                          : ts_generation_model_get_adapter_path (self->model),
                                         r->he_mode, &options, error);
   return self->helora != NULL;
 }
@@ -523,6 +605,11 @@ job_run (TsGenerationJob *self, GError **error)
       ? g_strdup (self->request->he_key_fingerprint)
       : params_fingerprint (self->request->he_preset);
   started.key_fingerprint = fingerprint;
+  if (self->helora != NULL)
+    {
+      started.he_modules = (guint) lm_lora_n_modules (self->lora);
+      started.he_inputs = ts_helora_session_n_inputs (self->helora);
+    }
   deliver (self, &started, NULL, NULL);
   if (self->request->max_tokens == 0 || g_cancellable_is_cancelled (self->cancellable))
     return TRUE;

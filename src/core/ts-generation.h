@@ -44,18 +44,30 @@ typedef struct _TsGenerationModel TsGenerationModel;
  * (GGUF file or PEFT folder). Slow for big models: call it on a worker. */
 TsGenerationModel *ts_generation_model_load (const char *model_path, const char *adapter_path,
                                              GError **error);
+/* The same with several adapters active at once (ts-adapter-stack.h): each
+ * of the @n @adapter_paths is loaded and they are stacked with @weights
+ * (NULL: all 1). @n == 0 loads no adapter; @n == 1 with weight 1 is
+ * ts_generation_model_load(). Arrays are copied. */
+TsGenerationModel *ts_generation_model_load_stack (const char *model_path,
+                                                   const char *const *adapter_paths,
+                                                   const float *weights, guint n,
+                                                   GError **error);
 TsGenerationModel *ts_generation_model_ref (TsGenerationModel *self);
 void ts_generation_model_unref (TsGenerationModel *self);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsGenerationModel, ts_generation_model_unref)
 
 const char *ts_generation_model_get_model_path (TsGenerationModel *self);
-/* NULL when the model has no adapter. */
+/* NULL when the model has no adapter; the first one of a stack. */
 const char *ts_generation_model_get_adapter_path (TsGenerationModel *self);
+/* How many adapters are stacked (0: none), and each one's path and weight. */
+guint ts_generation_model_get_n_adapters (TsGenerationModel *self);
+const char *ts_generation_model_get_nth_adapter (TsGenerationModel *self, guint i, float *weight);
 const LmModelInfo *ts_generation_model_get_info (TsGenerationModel *self);
 /* The engine's model, for other readers of the same weights (the router). */
 const LmModel *ts_generation_model_get_lm (TsGenerationModel *self);
-/* The adapter at @adapter_path on this model (NULL or the load's adapter
- * path: the load's adapter, which may be NULL): loaded on first use, then
+/* The adapter at @adapter_path on this model (NULL, or the path of a single
+ * adapter loaded at weight 1: the load's own, which may be a stack or NULL),
+ * loaded on first use, then
  * cached for the model's lifetime, so switching adapters between replies
  * never reloads the model. Borrowed. Any thread; the first call for a path
  * reads it from disk (call it on a worker). */
@@ -126,6 +138,9 @@ typedef struct {
   TsHeloraStats he_stats;       /* totals so far */
   char *key_fingerprint;        /* STARTED with HE: the request's he_key_fingerprint, or
                                  * hex SHA-256 of the CKKS parameters (a fresh key) */
+  guint he_modules;             /* STARTED with HE: adapted modules, each evaluated per token */
+  guint he_inputs;              /* STARTED with HE: encryptions per token (modules reading
+                                 * the same h, e.g. of stacked adapters, share one) */
   const GError *error;          /* ERROR */
   /* DONE, CANCELLED, ERROR of an adapter-private reply: what the evaluator
    * reports its accountant has charged the session's key, asked after the

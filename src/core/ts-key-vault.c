@@ -7,6 +7,7 @@
 #include <openssl/crypto.h>
 
 #include "ts-key-vault.h"
+#include "ts-main-context.h"
 
 #define KEY_FILE_NAME "key.tskey"
 
@@ -255,8 +256,7 @@ step_progress (double fraction, gpointer user_data)
 
   p->vault = g_object_ref (step->job->vault);
   p->fraction = step->from + fraction * (step->to - step->from);
-  g_main_context_invoke_full (step->job->context, G_PRIORITY_DEFAULT, progress_apply, p,
-                              progress_free);
+  ts_main_context_post (step->job->context, progress_apply, p, progress_free);
 }
 
 static gboolean

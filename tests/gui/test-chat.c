@@ -4,8 +4,8 @@
  * conversation in history.sqlite after a restart; stop, regenerate, edit.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * A screenshot of the chat page after the run is saved as
- * TS_TEST_BUILDDIR/screenshot-chat.png (or in $TS_SCREENSHOT_DIR).
+ * With TS_SCREENSHOT_DIR set, a screenshot of the chat page after the run
+ * is saved there as screenshot-chat.png.
  */
 #include <adwaita.h>
 #include <glib/gstdio.h>
@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <stdio.h>
 
+#include "gui-test-util.h"
 #include "ts-application.h"
 #include "ts-chat-page.h"
 #include "ts-history.h"
@@ -144,28 +145,6 @@ send_prompt (TsChatPage *page, const char *prompt)
   g_assert_cmpstr (error, ==, NULL);
 }
 
-static void
-save_screenshot (GtkWidget *widget, const char *name)
-{
-  const char *dir = g_getenv ("TS_SCREENSHOT_DIR");
-  g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (widget);
-  g_autoptr (GtkSnapshot) snapshot = gtk_snapshot_new ();
-  g_autoptr (GskRenderNode) node = NULL;
-  g_autoptr (GdkTexture) texture = NULL;
-  g_autofree char *path = NULL;
-
-  /* Let the last tokens reach the labels and the charts draw. */
-  for (int i = 0; i < 50; i++)
-    g_main_context_iteration (NULL, FALSE);
-  gdk_paintable_snapshot (paintable, snapshot, gtk_widget_get_width (widget),
-                          gtk_widget_get_height (widget));
-  node = gtk_snapshot_free_to_node (g_steal_pointer (&snapshot));
-  texture = gsk_renderer_render_texture (gtk_native_get_renderer (GTK_NATIVE (widget)), node, NULL);
-  path = g_build_filename (dir != NULL ? dir : TS_TEST_BUILDDIR, name, NULL);
-  g_assert_true (gdk_texture_save_to_png (texture, path));
-  g_test_message ("screenshot: %s", path);
-}
-
 /* One bar per token; the HE pane times every stage its mode has. */
 static void
 check_chart (TsChatPane *pane)
@@ -276,7 +255,7 @@ test_send_and_restart (void)
   check_chart (plain);
   check_chart (he);
   check_runs_csv (page);
-  save_screenshot (gtk_widget_get_ancestor (GTK_WIDGET (page), GTK_TYPE_WINDOW), "screenshot-chat.png");
+  gui_save_screenshot (gtk_widget_get_ancestor (GTK_WIDGET (page), GTK_TYPE_WINDOW), "screenshot-chat.png");
 
   conversation = ts_chat_page_get_conversation (page);
   g_assert_cmpint (conversation, >, 0);
