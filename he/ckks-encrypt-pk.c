@@ -1,5 +1,6 @@
 /* ckks-encrypt-pk.c: public-key encryption (no secret-key code).
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <math.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
@@ -11,7 +12,7 @@
 /* c0 = b*u + NTT(m + e0), c1 = a*u + NTT(e1), u ternary: three NTTs a limb. */
 static CkksStatus
 encrypt_pk (const CkksPublicKey *pk, const int64_t *m_coeffs,
-            const uint64_t *m_ntt, CkksCiphertext *ct)
+            const uint64_t *m_ntt, unsigned lift_bits, CkksCiphertext *ct)
 {
   const CkksContext *ctx = pk->ctx;
   size_t n = ctx->n;
@@ -37,7 +38,7 @@ encrypt_pk (const CkksPublicKey *pk, const int64_t *m_coeffs,
           c1[k] = ckks_lift_small (e1[k], q);
         }
       if (m_coeffs)
-        ctx->k.reduce_signed (c0, m_coeffs, e0, &t->mod, n);
+        ckks_message_to_limb (ctx, i, m_coeffs, e0, lift_bits, c0);
       else
         for (size_t k = 0; k < n; k++)
           c0[k] = ckks_lift_small (e0[k], q);
@@ -83,13 +84,23 @@ ckks_encrypt_pk (const CkksPublicKey *pk, const CkksPlaintext *pt, CkksCiphertex
     return CKKS_ERR_LEVEL;
   ct->n_limbs = ct->capacity;
   ct->scale = pt->scale;
-  return encrypt_pk (pk, NULL, pt->data, ct);
+  return encrypt_pk (pk, NULL, pt->data, 0, ct);
 }
 
 CkksStatus
 ckks_encrypt_values_pk (const CkksPublicKey *pk, const double *re, const double *im,
                         size_t count, double scale, CkksCiphertext *ct)
 {
+  return ckks_encrypt_values_pk_lifted (pk, re, im, count, scale, 0, ct);
+}
+
+CkksStatus
+ckks_encrypt_values_pk_lifted (const CkksPublicKey *pk, const double *re, const double *im,
+                               size_t count, double scale, unsigned lift_bits,
+                               CkksCiphertext *ct)
+{
+  if (lift_bits >= 64)
+    return CKKS_ERR_INVALID_ARGUMENT;
   CkksStatus st = check_ct (pk, ct);
   if (st != CKKS_OK)
     return st;
@@ -100,8 +111,8 @@ ckks_encrypt_values_pk (const CkksPublicKey *pk, const double *re, const double 
   if (st == CKKS_OK)
     {
       ct->n_limbs = ct->capacity;
-      ct->scale = scale;
-      st = encrypt_pk (pk, m, NULL, ct);
+      ct->scale = ldexp (scale, (int) lift_bits);
+      st = encrypt_pk (pk, m, NULL, lift_bits, ct);
     }
   ckks_free (m);
   return st;

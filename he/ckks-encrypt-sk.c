@@ -1,5 +1,6 @@
 /* ckks-encrypt-sk.c: secret-key encryption (seeded a) and decryption.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <math.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
@@ -14,7 +15,7 @@
  * (integer coefficients) and @m_ntt (NTT form, at least ct's limbs) is set. */
 static CkksStatus
 encrypt_sk (const CkksSecretKey *sk, const int64_t *m_coeffs,
-            const uint64_t *m_ntt, CkksCiphertext *ct)
+            const uint64_t *m_ntt, unsigned lift_bits, CkksCiphertext *ct)
 {
   const CkksContext *ctx = sk->ctx;
   size_t n = ctx->n;
@@ -38,7 +39,7 @@ encrypt_sk (const CkksSecretKey *sk, const int64_t *m_coeffs,
       const CkksNttTables *t = &ctx->ntt[i];
       uint64_t q = t->mod.q, *c0 = ct->c0 + i * n;
       if (m_coeffs)
-        ctx->k.reduce_signed (c0, m_coeffs, e, &t->mod, n);
+        ckks_message_to_limb (ctx, i, m_coeffs, e, lift_bits, c0);
       else
         for (size_t k = 0; k < n; k++)
           c0[k] = ckks_lift_small (e[k], q);
@@ -77,13 +78,23 @@ ckks_encrypt_sk (const CkksSecretKey *sk, const CkksPlaintext *pt, CkksCiphertex
     return CKKS_ERR_LEVEL;
   ct->n_limbs = ct->capacity;
   ct->scale = pt->scale;
-  return encrypt_sk (sk, NULL, pt->data, ct);
+  return encrypt_sk (sk, NULL, pt->data, 0, ct);
 }
 
 CkksStatus
 ckks_encrypt_values_sk (const CkksSecretKey *sk, const double *re, const double *im,
                         size_t count, double scale, CkksCiphertext *ct)
 {
+  return ckks_encrypt_values_sk_lifted (sk, re, im, count, scale, 0, ct);
+}
+
+CkksStatus
+ckks_encrypt_values_sk_lifted (const CkksSecretKey *sk, const double *re, const double *im,
+                               size_t count, double scale, unsigned lift_bits,
+                               CkksCiphertext *ct)
+{
+  if (lift_bits >= 64)
+    return CKKS_ERR_INVALID_ARGUMENT;
   CkksStatus st = check_ct (sk, ct);
   if (st != CKKS_OK)
     return st;
@@ -94,8 +105,8 @@ ckks_encrypt_values_sk (const CkksSecretKey *sk, const double *re, const double 
   if (st == CKKS_OK)
     {
       ct->n_limbs = ct->capacity;
-      ct->scale = scale;
-      st = encrypt_sk (sk, m, NULL, ct);
+      ct->scale = ldexp (scale, (int) lift_bits);
+      st = encrypt_sk (sk, m, NULL, lift_bits, ct);
     }
   ckks_free (m);
   return st;

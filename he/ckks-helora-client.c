@@ -7,19 +7,23 @@
 #include "ckks-keys.h"
 #include "ckks-secret.h"
 
-typedef CkksStatus (*EncryptValues) (const void *key, const double *re,
-                                     size_t count, CkksCiphertext *ct);
+/* Encodes at 2^48 (the int64 rounding path; finer is pointless for a
+ * float h through a double FFT) and lifts to the layout's 2^in_bits. */
+typedef CkksStatus (*EncryptValues) (const void *key, const double *re, size_t count,
+                                     double scale, unsigned lift_bits, CkksCiphertext *ct);
 
 static CkksStatus
-encrypt_values_sk (const void *key, const double *re, size_t count, CkksCiphertext *ct)
+encrypt_values_sk (const void *key, const double *re, size_t count, double scale,
+                   unsigned lift_bits, CkksCiphertext *ct)
 {
-  return ckks_encrypt_values_sk (key, re, NULL, count, CKKS_HELORA_CT_SCALE, ct);
+  return ckks_encrypt_values_sk_lifted (key, re, NULL, count, scale, lift_bits, ct);
 }
 
 static CkksStatus
-encrypt_values_pk (const void *key, const double *re, size_t count, CkksCiphertext *ct)
+encrypt_values_pk (const void *key, const double *re, size_t count, double scale,
+                   unsigned lift_bits, CkksCiphertext *ct)
 {
-  return ckks_encrypt_values_pk (key, re, NULL, count, CKKS_HELORA_CT_SCALE, ct);
+  return ckks_encrypt_values_pk_lifted (key, re, NULL, count, scale, lift_bits, ct);
 }
 
 static CkksStatus
@@ -49,6 +53,9 @@ encrypt_h (const CkksHeloraLayout *l, const CkksContext *key_ctx, const void *ke
     return CKKS_ERR_NO_MEMORY;
   CkksStatus st = CKKS_OK;
   double inv = 1.0 / hmax;
+  unsigned encode_bits = l->in_bits < CKKS_HELORA_ENCODE_BITS ? l->in_bits
+                                                              : CKKS_HELORA_ENCODE_BITS;
+  double scale = ldexp (1.0, (int) encode_bits);
   for (size_t k = 0; st == CKKS_OK && k < l->chunks; k++)
     {
       size_t len = l->chunk_len, base = k * len;
@@ -61,7 +68,7 @@ encrypt_h (const CkksHeloraLayout *l, const CkksContext *key_ctx, const void *ke
           for (size_t t = 0; t < l->copies; t++)
             z[ckks_helora_slot (l, t, j)] = v;
         }
-      st = encrypt (key, z, slots, inputs[k]);
+      st = encrypt (key, z, slots, scale, l->in_bits - encode_bits, inputs[k]);
     }
   ckks_free (z);
   *h_factor = hmax;

@@ -8,7 +8,7 @@
 
 struct CkksHeloraPlan {
   CkksHeloraLayout *layout;
-  double scale;            /* 2^48 / max|A| */
+  double scale;            /* 2^pt_bits / (max|A| K) */
   /* pt[b][k]: limbs * N values then limbs * N companions, NTT form */
   uint64_t *pts;
 };
@@ -32,16 +32,19 @@ layout_trace_tables (CkksHeloraLayout *l)
   size_t g = 2 * l->copies, n = ctx->n;
   l->trace_w = ckks_alloc ((size_t) l->limbs * g * g * sizeof (uint64_t));
   l->trace_re = ckks_alloc (l->copies * g * sizeof (double));
-  if (!l->trace_w || !l->trace_re)
+  l->trace_x = ckks_alloc ((size_t) l->limbs * g * sizeof (uint64_t));
+  if (!l->trace_w || !l->trace_re || !l->trace_x)
     return CKKS_ERR_NO_MEMORY;
   for (uint32_t i = 0; i < l->limbs; i++)
     {
       const CkksNttTables *t = &ctx->ntt[i];
       uint64_t ipsi = t->ipsi_rev[n / 2];           /* psi^-1 */
       uint64_t step = ckks_pow_mod (ipsi, l->span, &t->mod);
+      uint64_t xstep = ckks_pow_mod (t->psi_rev[n / 2], l->span, &t->mod);
       for (size_t beta = 0; beta < g; beta++)
         {
           uint64_t e = 2 * bit_reverse_bits (beta, g) + 1;
+          l->trace_x[i * g + beta] = ckks_pow_mod (xstep, e, &t->mod);
           uint64_t w = ckks_pow_mod (step, e, &t->mod), acc = t->n_inv;
           for (size_t kappa = 0; kappa < g; kappa++)
             {
@@ -63,11 +66,35 @@ layout_trace_tables (CkksHeloraLayout *l)
   return CKKS_OK;
 }
 
+void
+ckks_helora_trace_block_values (const CkksHeloraLayout *l, uint32_t limb, const uint64_t *m,
+                                uint64_t *values)
+{
+  size_t g = 2 * l->copies;
+  const CkksModulus *mod = &l->ctx->ntt[limb].mod;
+  const uint64_t *x = l->trace_x + (size_t) limb * g;
+  for (size_t beta = 0; beta < g; beta++)
+    {
+      uint64_t acc = m[g - 1];
+      for (size_t kappa = g - 1; kappa-- > 0;)
+        acc = ckks_add_mod (ckks_mul_mod (acc, x[beta], mod), m[kappa], mod->q);
+      values[beta] = acc;
+    }
+}
+
 CkksStatus
 ckks_helora_layout_new (const CkksContext *ctx, size_t d, size_t r,
                         CkksHeloraLayout **out)
 {
-  if (!ctx || !out || d == 0 || r == 0 || d > ((size_t) 1 << 24) || r > ((size_t) 1 << 16))
+  return ckks_helora_layout_new_scaled (ctx, d, r, CKKS_HELORA_SCALES_PLAIN, out);
+}
+
+CkksStatus
+ckks_helora_layout_new_scaled (const CkksContext *ctx, size_t d, size_t r,
+                               CkksHeloraScales scales, CkksHeloraLayout **out)
+{
+  if (!ctx || !out || d == 0 || r == 0 || d > ((size_t) 1 << 24) || r > ((size_t) 1 << 16)
+      || (scales != CKKS_HELORA_SCALES_PLAIN && scales != CKKS_HELORA_SCALES_PRIVATE))
     return CKKS_ERR_INVALID_ARGUMENT;
   /* enough limbs for a 2^96 product with 3 bits of margin */
   uint32_t limbs = 0;
@@ -80,6 +107,11 @@ ckks_helora_layout_new (const CkksContext *ctx, size_t d, size_t r,
   if (!l)
     return CKKS_ERR_NO_MEMORY;
   l->ctx = ctx;
+  l->scales = scales;
+  /* private: 24 bits move from A to h, so the evaluation's error e * p_A,
+   * which the flood must cover, shrinks by 2^24 against the result */
+  l->in_bits = scales == CKKS_HELORA_SCALES_PRIVATE ? 72 : 48;
+  l->pt_bits = CKKS_HELORA_RESULT_BITS - l->in_bits;
   l->d = d;
   l->r = r;
   l->limbs = limbs;
@@ -109,10 +141,14 @@ ckks_helora_layout_free (CkksHeloraLayout *layout)
     return;
   ckks_free (layout->trace_w);
   ckks_free (layout->trace_re);
+  ckks_free (layout->trace_x);
   ckks_free (layout);
 }
 
 size_t ckks_helora_layout_d (const CkksHeloraLayout *l) { return l->d; }
+CkksHeloraScales ckks_helora_layout_scales (const CkksHeloraLayout *l) { return l->scales; }
+unsigned ckks_helora_layout_input_bits (const CkksHeloraLayout *l) { return l->in_bits; }
+unsigned ckks_helora_layout_plain_bits (const CkksHeloraLayout *l) { return l->pt_bits; }
 size_t ckks_helora_layout_r (const CkksHeloraLayout *l) { return l->r; }
 size_t ckks_helora_layout_n_inputs (const CkksHeloraLayout *l) { return l->chunks; }
 size_t ckks_helora_layout_n_outputs (const CkksHeloraLayout *l) { return l->n_outputs; }
@@ -208,6 +244,13 @@ CkksStatus
 ckks_helora_plan_new (const CkksContext *ctx, size_t d, size_t r, const float *a,
                       CkksHeloraPlan **out)
 {
+  return ckks_helora_plan_new_scaled (ctx, d, r, a, CKKS_HELORA_SCALES_PLAIN, out);
+}
+
+CkksStatus
+ckks_helora_plan_new_scaled (const CkksContext *ctx, size_t d, size_t r, const float *a,
+                             CkksHeloraScales scales, CkksHeloraPlan **out)
+{
   if (!a || !out)
     return CKKS_ERR_INVALID_ARGUMENT;
   double amax = 0;
@@ -220,7 +263,7 @@ ckks_helora_plan_new (const CkksContext *ctx, size_t d, size_t r, const float *a
   CkksHeloraPlan *plan = ckks_alloc0 (sizeof *plan);
   if (!plan)
     return CKKS_ERR_NO_MEMORY;
-  CkksStatus st = ckks_helora_layout_new (ctx, d, r, &plan->layout);
+  CkksStatus st = ckks_helora_layout_new_scaled (ctx, d, r, scales, &plan->layout);
   if (st != CKKS_OK)
     {
       ckks_free (plan);
@@ -229,7 +272,7 @@ ckks_helora_plan_new (const CkksContext *ctx, size_t d, size_t r, const float *a
   const CkksHeloraLayout *l = plan->layout;
   /* a result slot sums K chunk products of at most 1 (normalised): divide
    * by K too, so every result coefficient stays below 2^96 */
-  plan->scale = CKKS_HELORA_PT_SCALE / ((amax > 0 ? amax : 1.0) * (double) l->chunks);
+  plan->scale = ldexp (1.0, (int) l->pt_bits) / ((amax > 0 ? amax : 1.0) * (double) l->chunks);
   plan->pts = ckks_alloc (l->n_outputs * l->chunks * pt_words (l) * sizeof (uint64_t));
   st = plan->pts ? encode_plan (plan, a) : CKKS_ERR_NO_MEMORY;
   if (st != CKKS_OK)
@@ -257,9 +300,12 @@ ckks_helora_plan_layout (const CkksHeloraPlan *plan)
   return plan->layout;
 }
 
+/* Inputs at the layout's scale only: an input made for another split would
+ * push the result past the modulus. */
 static CkksStatus
 check_inputs (const CkksHeloraLayout *l, CkksCiphertext *const *inputs)
 {
+  double scale = ldexp (1.0, (int) l->in_bits);
   for (size_t k = 0; k < l->chunks; k++)
     {
       const CkksCiphertext *in = inputs[k];
@@ -269,7 +315,7 @@ check_inputs (const CkksHeloraLayout *l, CkksCiphertext *const *inputs)
         return CKKS_ERR_MISMATCH;
       if (in->n_limbs < l->limbs)
         return CKKS_ERR_LEVEL;
-      if (!ckks_same_scale (in->scale, inputs[0]->scale))
+      if (!ckks_same_scale (in->scale, scale))
         return CKKS_ERR_SCALE;
     }
   return CKKS_OK;

@@ -8,11 +8,17 @@
 /* Up to this many copies a result decrypts through the trace (no inverse
  * NTT, see ckks-helora-client.c); above, it is decoded with the FFT. */
 #define CKKS_HELORA_MAX_TRACE_COPIES 64
-#define CKKS_HELORA_CT_SCALE 0x1p48
-#define CKKS_HELORA_PT_SCALE 0x1p48
+/* log2 of a result's scale (times max|A| K): in_bits + pt_bits */
+#define CKKS_HELORA_RESULT_BITS 96
+/* h is rounded at this scale at most (int64 coefficients, double FFT), then
+ * multiplied by 2^(in_bits - 48) mod q */
+#define CKKS_HELORA_ENCODE_BITS 48
 
 struct CkksHeloraLayout {
   const CkksContext *ctx;
+  CkksHeloraScales scales;
+  unsigned in_bits;       /* h at 2^in_bits */
+  unsigned pt_bits;       /* A at 2^pt_bits / (max|A| K) */
   size_t d, r;
   size_t chunks;          /* K */
   size_t chunk_len;       /* L */
@@ -26,7 +32,19 @@ struct CkksHeloraLayout {
    * cos(pi 5^t L' kappa / N) (c x G). NULL otherwise. */
   uint64_t *trace_w;
   double *trace_re;
+  /* trace_x[limb][beta] = psi^((2 bitrev(beta) + 1) L') mod q_limb: the
+   * value of X^L' on NTT block beta, so a polynomial whose only non-zero
+   * coefficients m_kappa sit at L' kappa has block sums
+   * L' sum_kappa m_kappa trace_x[beta]^kappa (G per limb; NULL with trace_w). */
+  uint64_t *trace_x;
 };
+
+/* values[beta] = sum_kappa m[kappa] trace_x[limb][beta]^kappa mod q_limb,
+ * beta, kappa < 2c: the NTT value, on each block, of the polynomial with
+ * coefficient m[kappa] at L' kappa and zeros elsewhere (Horner, 4c^2
+ * products). */
+void ckks_helora_trace_block_values (const CkksHeloraLayout *l, uint32_t limb, const uint64_t *m,
+                                     uint64_t *values);
 
 /* The 2c NTT block sums of c0, limb @i, of a result: read from the block
  * starts of a trace-only ciphertext, summed otherwise. */

@@ -19,11 +19,20 @@
  * r are zero (no data-dependent failure for zero rows or a zero A).
  *
  * Scales and levels. h is divided by max|h| (kept by the client, never sent)
- * and encrypted at scale 2^48 on the first limbs of the chain whose product
- * exceeds 2^99 (two limbs for the presets); A is encoded at
- * 2^48 / (max|A| * K), so each result slot is at most 2^96 in magnitude: it
- * decrypts exactly with a two-limb CRT, no rescale needed. The max error of u is ~1e-10 relative to
- * max|h| * max|A| * d.
+ * and encrypted at scale 2^in_bits on the first limbs of the chain whose
+ * product exceeds 2^99 (two limbs for the presets); A is encoded at
+ * 2^pt_bits / (max|A| * K), in_bits + pt_bits = 96, so each result slot is at
+ * most 2^96 in magnitude: it decrypts exactly with a two-limb CRT, no rescale
+ * needed. The split is a property of the layout (CkksHeloraScales): the
+ * plain split 48/48 gives a max error of u ~1e-10 relative to
+ * max|h| * max|A| * d; the private split 72/24 (the adapter-private mode,
+ * ckks-private.h) puts the bits on h, so the evaluation's error e * p_A that
+ * the flooding must drown is 2^24 times smaller relative to the result, at the
+ * price of A quantised to 2^-24 (~1e-6 relative error of u). h is still
+ * rounded at 2^48 (h is a float: 24 bits), then multiplied by 2^24 mod q
+ * before the encryption error is added, so the error stays that of a fresh
+ * encryption. The evaluator refuses inputs at another scale than its
+ * layout's (CKKS_ERR_SCALE): client and evaluator must agree on the split.
  *
  * Sharing. The input ciphertexts depend only on (context, d): one encryption
  * of h serves every plan with the same context and d (q, k, v projections of
@@ -55,11 +64,26 @@ typedef struct CkksHeloraPlan CkksHeloraPlan;
 struct CkksSecretKey;
 struct CkksPublicKey;
 
+/* How a layout splits the result's 2^96 scale between h and A. */
+typedef enum {
+  CKKS_HELORA_SCALES_PLAIN = 0,    /* h at 2^48, A at 2^48: best precision */
+  CKKS_HELORA_SCALES_PRIVATE = 1,  /* h at 2^72, A at 2^24: room for flooding */
+} CkksHeloraScales;
+
 /* ---- shared (key-free, A-free) ---- */
 
-/* The packing for vectors of length @d (1..2^24) and @r outputs (1..2^16). */
+/* The packing for vectors of length @d (1..2^24) and @r outputs (1..2^16),
+ * plain scales. */
 CkksStatus ckks_helora_layout_new (const CkksContext *ctx, size_t d, size_t r,
                                    CkksHeloraLayout **out);
+/* The same with the scale split @scales. */
+CkksStatus ckks_helora_layout_new_scaled (const CkksContext *ctx, size_t d, size_t r,
+                                          CkksHeloraScales scales, CkksHeloraLayout **out);
+CkksHeloraScales ckks_helora_layout_scales (const CkksHeloraLayout *layout);
+/* log2 of the scale h is encrypted at, and of A's plaintext scale before
+ * the 1 / (max|A| K) (they add up to 96). */
+unsigned ckks_helora_layout_input_bits (const CkksHeloraLayout *layout);
+unsigned ckks_helora_layout_plain_bits (const CkksHeloraLayout *layout);
 void ckks_helora_layout_free (CkksHeloraLayout *layout);
 size_t ckks_helora_layout_d (const CkksHeloraLayout *layout);
 size_t ckks_helora_layout_r (const CkksHeloraLayout *layout);
@@ -80,15 +104,20 @@ void ckks_helora_ciphertexts_free (CkksCiphertext **cts, size_t count);
 
 /* ---- evaluator ---- */
 
-/* Encodes A (@r x @d floats, row-major, finite) once, in NTT form. */
+/* Encodes A (@r x @d floats, row-major, finite) once, in NTT form, at the
+ * plain scales (ckks_helora_plan_new) or at @scales. */
 CkksStatus ckks_helora_plan_new (const CkksContext *ctx, size_t d, size_t r,
                                  const float *a, CkksHeloraPlan **out);
+CkksStatus ckks_helora_plan_new_scaled (const CkksContext *ctx, size_t d, size_t r,
+                                        const float *a, CkksHeloraScales scales,
+                                        CkksHeloraPlan **out);
 void ckks_helora_plan_free (CkksHeloraPlan *plan);
 const CkksHeloraLayout *ckks_helora_plan_layout (const CkksHeloraPlan *plan);
 
 /* outputs[b] = sum_k inputs[k] x pt[b][k] for b < B: ct x pt only, in NTT
  * form, no key. @inputs: K ciphertexts from ckks_helora_encrypt_* with the
- * same context and d; @outputs: B ciphertexts from
+ * same context, d and scales (CKKS_ERR_SCALE for inputs at another scale
+ * than the layout's 2^in_bits); @outputs: B ciphertexts from
  * ckks_helora_ciphertexts_new (overwritten). The counts must be K and B
  * (CKKS_ERR_INVALID_ARGUMENT otherwise). */
 CkksStatus ckks_helora_evaluate (const CkksHeloraPlan *plan,

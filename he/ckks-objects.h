@@ -56,6 +56,16 @@ CkksStatus ckks_encode_coeffs (const CkksContext *ctx, const double *re,
 /* dst limb i = coeffs mod q_i, then NTT; for i < n_limbs. */
 void ckks_coeffs_to_ntt (const CkksContext *ctx, const int64_t *coeffs,
                          uint32_t n_limbs, uint64_t *dst);
+/* out = (m * 2^@lift_bits + e) mod q_i, coefficient form, limb @i (@e may
+ * be NULL; @lift_bits < 64). Lifting the message before the error is added
+ * raises a ciphertext's scale without raising its error. */
+void ckks_message_to_limb (const CkksContext *ctx, uint32_t i, const int64_t *m,
+                           const int8_t *e, unsigned lift_bits, uint64_t *out);
+/* As ckks_encrypt_values_pk, the message lifted by 2^@lift_bits before the
+ * error is added: the ciphertext's scale is @scale * 2^@lift_bits. */
+CkksStatus ckks_encrypt_values_pk_lifted (const struct CkksPublicKey *pk, const double *re,
+                                          const double *im, size_t count, double scale,
+                                          unsigned lift_bits, CkksCiphertext *ct);
 /* Same for small coefficients (ternary, errors). */
 void ckks_small_to_ntt (const CkksContext *ctx, const int8_t *coeffs,
                         uint32_t n_limbs, uint64_t *dst);

@@ -23,6 +23,27 @@ ckks_coeffs_to_ntt (const CkksContext *ctx, const int64_t *coeffs,
 }
 
 void
+ckks_message_to_limb (const CkksContext *ctx, uint32_t i, const int64_t *m, const int8_t *e,
+                      unsigned lift_bits, uint64_t *out)
+{
+  const CkksModulus *mod = &ctx->ntt[i].mod;
+  size_t n = ctx->n;
+  if (lift_bits == 0)
+    {
+      ctx->k.reduce_signed (out, m, e, mod, n);
+      return;
+    }
+  ctx->k.reduce_signed (out, m, NULL, mod, n);
+  uint64_t w = ckks_barrett_reduce_128 ((ckks_u128) 1 << lift_bits, mod);
+  uint64_t ws = ckks_shoup_precompute (w, mod->q);
+  for (size_t k = 0; k < n; k++)
+    {
+      uint64_t x = ckks_mul_shoup (out[k], w, ws, mod->q);
+      out[k] = e ? ckks_add_mod (x, ckks_lift_small (e[k], mod->q), mod->q) : x;
+    }
+}
+
+void
 ckks_small_to_ntt (const CkksContext *ctx, const int8_t *coeffs,
                    uint32_t n_limbs, uint64_t *dst)
 {

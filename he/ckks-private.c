@@ -11,11 +11,12 @@
 #include "ckks-modarith.h"
 #include "ckks-prng.h"
 
-/* The CBD(21) error bound times sqrt(N) times the plaintext slot bound. */
+/* The CBD(21) error bound times sqrt(N) times the plaintext slot bound
+ * (A's scale: 2^48 for plain layouts, 2^24 for private ones). */
 static double
 log2_comp_bound (const CkksHeloraLayout *l)
 {
-  return log2 (21.0 * sqrt ((double) l->ctx->n)) + log2 (CKKS_HELORA_PT_SCALE);
+  return log2 (21.0 * sqrt ((double) l->ctx->n)) + (double) l->pt_bits;
 }
 
 static double
@@ -33,6 +34,29 @@ ckks_private_flood_bits (const CkksHeloraLayout *layout, unsigned lambda_s)
   if (layout == NULL)
     return 0.0;
   return lambda_s == 0 ? 0.0 : ceil (lambda_s + log2_comp_bound (layout));
+}
+
+/* Whether the layout holds a flood of 2^f: it stays CKKS_PRIVATE_MARGIN_BITS
+ * below the result's scale (past that the error of u reaches several
+ * percent of max|u|, see docs/security.md), and a full-scale result plus
+ * the flood stays below q/2. */
+static bool
+flood_fits (const CkksHeloraLayout *l, double f)
+{
+  return f <= (double) (CKKS_HELORA_RESULT_BITS - CKKS_PRIVATE_MARGIN_BITS)
+         && log2 (ldexp (1.0, (int) f) + ldexp (1.0, CKKS_HELORA_RESULT_BITS + 1))
+            < log2_modulus (l) - 1.0;
+}
+
+unsigned
+ckks_private_max_lambda (const CkksHeloraLayout *layout)
+{
+  if (layout == NULL)
+    return 0;
+  unsigned lambda = CKKS_PRIVATE_MAX_LAMBDA;
+  while (lambda > 0 && !flood_fits (layout, ckks_private_flood_bits (layout, lambda)))
+    lambda--;
+  return lambda;
 }
 
 double
@@ -96,12 +120,11 @@ CkksStatus
 ckks_private_zero_new (const CkksHeloraLayout *l, const CkksPublicKey *pk, unsigned lambda_s,
                        CkksCiphertext **out)
 {
-  if (l == NULL || pk == NULL || out == NULL || lambda_s > 100)
+  if (l == NULL || pk == NULL || out == NULL || lambda_s > CKKS_PRIVATE_MAX_LAMBDA)
     return CKKS_ERR_INVALID_ARGUMENT;
   *out = NULL;
   double f = ckks_private_flood_bits (l, lambda_s);
-  /* the flood plus a full-scale result (2^96 times at most 2) must stay below q/2 */
-  if (lambda_s > 0 && log2 (ldexp (1.0, (int) f) + 0x1p97) >= log2_modulus (l) - 1.0)
+  if (lambda_s > ckks_private_max_lambda (l))
     return CKKS_ERR_SCALE;
   CkksCiphertext *ct = NULL;
   CkksStatus st = ckks_ciphertext_new (l->ctx, l->limbs, &ct);
@@ -209,29 +232,17 @@ ckks_private_mask (const CkksHeloraLayout *l, CkksCiphertext *const *outputs, si
   return st != CKKS_OK ? st : mask_all (l, outputs, n_outputs);
 }
 
-static uint64_t
-pow_mod (uint64_t x, uint64_t e, const CkksModulus *mod)
-{
-  uint64_t r = 1;
-  for (; e; e >>= 1, x = ckks_mul_mod (x, x, mod))
-    if (e & 1)
-      r = ckks_mul_mod (r, x, mod);
-  return r;
-}
-
 /* The NTT value, per block, of the polynomial sum_kappa m_kappa X^(L' kappa)
  * whose segment sums (real parts) are @noise (c values) at @scale: m from
  * the orthogonality of the trace cosines, sum_kappa cos_t cos_t' = c
- * delta_tt'; the value of X^(L' kappa) on block beta is w_beta^kappa with
- * w_beta = psi^(e_beta L') = (N trace_w[1][beta])^-1 (the client's own
- * matrix, so both sides agree on the slot order). */
+ * delta_tt' (the client's own table, so both sides agree on the slot
+ * order). */
 static void
 noise_block_values (const CkksHeloraLayout *l, uint32_t limb, const double *noise, double scale,
                     uint64_t *values)
 {
   size_t g = 2 * l->copies;
   const CkksModulus *mod = &l->ctx->ntt[limb].mod;
-  const uint64_t *w = l->trace_w + (size_t) limb * g * g;
   uint64_t m[2 * CKKS_HELORA_MAX_TRACE_COPIES];
   for (size_t kappa = 0; kappa < g; kappa++)
     {
@@ -242,15 +253,7 @@ noise_block_values (const CkksHeloraLayout *l, uint32_t limb, const double *nois
       __int128 r = v % (__int128) mod->q;
       m[kappa] = (uint64_t) (r < 0 ? r + (__int128) mod->q : r);
     }
-  uint64_t n_mod = (uint64_t) (l->ctx->n % mod->q);
-  for (size_t beta = 0; beta < g; beta++)
-    {
-      uint64_t wb = pow_mod (ckks_mul_mod (n_mod, w[g + beta], mod), mod->q - 2, mod);
-      uint64_t acc = 0, pw = 1;
-      for (size_t kappa = 0; kappa < g; kappa++, pw = ckks_mul_mod (pw, wb, mod))
-        acc = ckks_add_mod (acc, ckks_mul_mod (m[kappa], pw, mod), mod->q);
-      values[beta] = acc;
-    }
+  ckks_helora_trace_block_values (l, limb, m, values);
 }
 
 /* A compact (trace-only) result keeps each block's NTT sum in the block's
@@ -359,8 +362,11 @@ ckks_private_apply (const CkksHeloraLayout *l, CkksCiphertext *const *outputs, s
     return st;
   if (l->trace_w == NULL)
     return CKKS_ERR_UNSUPPORTED;
+  /* a compact pad has no mask: never on a full result, which would then
+   * show every product */
   for (size_t b = 0; pads && b < n_outputs; b++)
-    if (pads[b] == NULL || pads[b]->ctx != l->ctx || pads[b]->n_limbs != l->limbs)
+    if (pads[b] == NULL || pads[b]->ctx != l->ctx || pads[b]->n_limbs != l->limbs
+        || (pads[b]->trace_only && !outputs[b]->trace_only))
       return CKKS_ERR_MISMATCH;
   for (size_t r = 0; noise && r < l->r; r++)
     if (!isfinite (noise[r]))

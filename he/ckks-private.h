@@ -9,12 +9,14 @@
  *
  *  1. Re-randomisation with noise flooding: result += Enc_pk(0) whose error
  *     is uniform in [-2^f, 2^f), f = lambda_s + log2 B_comp, B_comp =
- *     21 sqrt(N) 2^48 the bound on the coefficients of the evaluation's own
- *     error e·pt_A (e: CBD(21) encryption error, pt_A's slots at most 2^48 in
- *     total over the chunks). c1 becomes fresh RLWE; the decryption is
- *     statistically (2^-lambda_s) independent of how the result was made.
- *     Zero encryptions are independent of the token: make them ahead of time
- *     (ckks_private_zero_new), spend one per result.
+ *     21 sqrt(N) 2^pt_bits the bound on the coefficients of the evaluation's
+ *     own error e·pt_A (e: CBD(21) encryption error, pt_A's slots at most
+ *     2^pt_bits in total over the chunks: 2^24 in private layouts, whose h
+ *     carries the other 72 bits of the result's 2^96, see ckks-helora.h).
+ *     c1 becomes fresh RLWE; the part of the decryption the key holder can
+ *     read is statistically (c 2^-lambda_s) independent of how the result
+ *     was made. Zero encryptions are independent of the token: make them
+ *     ahead of time (ckks_private_zero_new), spend one per result.
  *  2. Zero-sum masks: result.c0 += a uniform polynomial mod Q whose NTT
  *     values sum to zero within each of the 2c blocks of L' values. Those
  *     block sums are exactly what the segment sums depend on (the trace
@@ -41,9 +43,23 @@ extern "C" {
 
 struct CkksPublicKey;
 
+/* The statistical security the product recommends and uses by default. */
+#define CKKS_PRIVATE_DEFAULT_LAMBDA 40
+/* Largest lambda_s any call takes. */
+#define CKKS_PRIVATE_MAX_LAMBDA 100
+/* A flood must stay this many bits below a result's 2^96 scale. */
+#define CKKS_PRIVATE_MARGIN_BITS 12
+
 /* log2 of the flooding bound 2^f for @lambda_s bits of statistical
  * security (0: re-randomisation only, the usual encryption error). */
 double ckks_private_flood_bits (const CkksHeloraLayout *layout, unsigned lambda_s);
+
+/* The largest lambda_s @layout holds: its flood stays
+ * CKKS_PRIVATE_MARGIN_BITS below the result's scale (beyond, u keeps no
+ * useful precision) and fits the modulus with a full-scale result. Private
+ * layouts (CKKS_HELORA_SCALES_PRIVATE) hold 49 at N = 8192 and 48 at
+ * N = 16384, plain ones 25 and 24. */
+unsigned ckks_private_max_lambda (const CkksHeloraLayout *layout);
 
 /* Predicted standard deviation of the flooding error in one segment sum, in
  * ciphertext units (u / max|h|), for a result whose scale is @result_scale. */
@@ -51,8 +67,7 @@ double ckks_private_flood_stddev (const CkksHeloraLayout *layout, unsigned lambd
                                   double result_scale);
 
 /* An encryption of zero under @pk at the layout's limb count, flooded for
- * @lambda_s (CKKS_ERR_SCALE when 2^f would not leave the result's scale
- * 2^96 below q/2). */
+ * @lambda_s (CKKS_ERR_SCALE above ckks_private_max_lambda). */
 CkksStatus ckks_private_zero_new (const CkksHeloraLayout *layout,
                                   const struct CkksPublicKey *pk, unsigned lambda_s,
                                   CkksCiphertext **out);
@@ -85,6 +100,19 @@ CkksStatus ckks_private_pad_new (const CkksHeloraLayout *layout,
  * flooded zero remains), c1 unchanged. The online step then reads c1 alone. */
 CkksStatus ckks_private_pad_compact (const CkksHeloraLayout *layout, CkksCiphertext *pad);
 
+/* A compact pad made directly (ckks-private-pad.c): the same distribution
+ * of what a compact result shows as ckks_private_pad_new followed by
+ * ckks_private_pad_compact, for about half the work -- c1 = a u + e1 in
+ * full, c0 as its 2c block sums, e0 and the flood drawn at the 2c trace
+ * coefficients only, no mask (a compact result holds nothing the mask
+ * would hide). Two NTTs per limb. For ckks_helora_evaluate_compact_padded
+ * and ckks_private_apply on compact results only. CKKS_ERR_SCALE above
+ * ckks_private_max_lambda, CKKS_ERR_UNSUPPORTED for layouts without trace
+ * decryption. */
+CkksStatus ckks_private_compact_pad_new (const CkksHeloraLayout *layout,
+                                         const struct CkksPublicKey *pk, unsigned lambda_s,
+                                         CkksCiphertext **out);
+
 /* The online step, one pass over each result: outputs[b] += pads[b] (NULL:
  * no pads) and @noise (r values as in ckks_private_add_segment_noise; NULL:
  * none). Also takes compact (trace-only) results, from
@@ -95,11 +123,13 @@ CkksStatus ckks_private_apply (const CkksHeloraLayout *layout, CkksCiphertext *c
                                size_t n_outputs, CkksCiphertext *const *pads,
                                const double *noise);
 
-/* The DP noise for results that already hold a masked pad (from
- * ckks_helora_evaluate_padded or _compact_padded): same segment sums as
- * ckks_private_apply's noise, and the same distribution of everything else
- * thanks to the mask, but it touches 2c values per limb, not all of c0.
- * Never on unmasked results (the noise would then show outside the trace). */
+/* The DP noise for results that already hold a pad (from
+ * ckks_helora_evaluate_padded with masked pads, or _compact_padded): same
+ * segment sums as ckks_private_apply's noise, and the same distribution of
+ * everything else -- full results thanks to the mask, compact ones because
+ * they hold nothing but the block sums -- but it touches 2c values per
+ * limb, not all of c0. Never on full results without a mask (the noise
+ * would then show outside the trace). */
 CkksStatus ckks_private_add_noise_masked (const CkksHeloraLayout *layout,
                                           CkksCiphertext *const *outputs, size_t n_outputs,
                                           const double *noise);

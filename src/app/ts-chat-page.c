@@ -115,10 +115,6 @@ he_preset_from_settings (GSettings *settings)
   return NULL;
 }
 
-/* Flooding bits of the adapter-private mode: the CLI's default, which
- * moves u by ~1e-4 of its size (docs/security.md §3.1). */
-#define PRIVATE_LAMBDA_S 16
-
 /* The adapter-private request, when the settings ask for it with a remote
  * evaluator (he_mode is its URL then). */
 static void
@@ -128,7 +124,7 @@ request_private_mode (TsGenerationRequest *r, GSettings *settings)
       || !g_settings_get_boolean (settings, "evaluator-private"))
     return;
   r->he_private = TRUE;
-  r->he_private_lambda_s = PRIVATE_LAMBDA_S;
+  r->he_private_lambda_s = 0;    /* the library's default flood (docs/security.md §3.1) */
   r->he_private_rho = g_settings_get_double (settings, "privacy-rho");
 }
 

@@ -1,5 +1,6 @@
 /* cli-adapter-bench.c: tensafe-cli adapter bench: HE-LoRA evaluate time per
- * module by rank, and the cost of the adapter-private layers.
+ * module by rank, and the cost of the adapter-private mode, online and
+ * offline.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib.h>
 #include <math.h>
@@ -15,31 +16,40 @@
 #include "cli.h"
 
 typedef enum {
-  ST_ENCRYPT, ST_EVALUATE, ST_DECRYPT,      /* the plain HE module */
-  ST_PADS,                                  /* B flooded, masked zero encryptions (offline) */
-  ST_APPLY,                                 /* online: pads + DP noise, one pass */
-  ST_APPLY_COMPACT,                         /* the same on compact (trace-only) results */
+  ST_ENCRYPT, ST_EVALUATE, ST_DECRYPT,      /* the plain HE module (plain split) */
+  ST_ENCRYPT_PRIVATE,                       /* encrypt on the private split (2^72) */
+  ST_PADS,                                  /* B full pads: flooded zero + mask (offline) */
+  ST_PADS_COMPACT_OLD,                      /* B compact pads, made full then reduced */
+  ST_PADS_COMPACT,                          /* B compact pads, made directly */
+  ST_APPLY,                                 /* online, separate pass: pads + DP noise */
   ST_EVAL_COLD,                             /* plain evaluation, cold cache */
   ST_FUSED,                                 /* evaluate with the pads fused + DP noise */
-  ST_EVAL_COMPACT,                          /* plain compact evaluation */
-  ST_FUSED_COMPACT,                         /* compact evaluation, pads fused + DP noise */
+  ST_EVAL_COMPACT,                          /* plain compact evaluation, cold cache */
+  ST_FUSED_COMPACT,                         /* compact evaluation, compact pads fused + DP noise */
   N_ST
 } Stage;
 
 static const char *const stage_names[N_ST] = {
-  "encrypt", "evaluate", "decrypt", "pads_offline", "private_online", "private_online_compact",
-  "evaluate_cold", "evaluate_fused", "evaluate_compact", "evaluate_compact_fused",
+  "encrypt", "evaluate", "decrypt", "encrypt_private", "pads_offline",
+  "pads_compact_offline_old", "pads_compact_offline", "private_online", "evaluate_cold",
+  "evaluate_fused", "evaluate_compact", "evaluate_compact_fused",
 };
+
+/* One side of the comparison: a plan and its ciphertexts. */
+typedef struct {
+  CkksHeloraPlan *plan;
+  const CkksHeloraLayout *lay;
+  CkksCiphertext **in, **out;
+} Side;
 
 typedef struct {
   CkksContext *ctx;
   CkksSecretKey *sk;
   CkksPublicKey *pk;
-  CkksHeloraPlan *plan;
-  const CkksHeloraLayout *lay;
-  CkksCiphertext **in, **out, **zeros;
+  Side plain, priv;            /* plain split; private split (72/24) */
+  CkksCiphertext **pads;
   size_t k, b;
-  guint d, r;
+  guint d, r, lambda_s;
   float *a;
 } Module;
 
@@ -61,20 +71,26 @@ now_ms (void)
   return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
 }
 
-/* Fresh pads for every result (offline work, not timed); compact ones
- * for the compact evaluation. */
-static gboolean
-fresh_pads (Module *m, guint lambda_s, gboolean compact)
+typedef enum { PADS_FULL, PADS_COMPACT_OLD, PADS_COMPACT } PadKind;
+
+/* Fresh pads for every result, of @kind; returns the CPU ms they took. */
+static double
+fresh_pads (Module *m, PadKind kind, gboolean *good)
 {
-  gboolean good = TRUE;
-  for (size_t i = 0; good && i < m->b; i++)
+  double t0 = now_ms ();
+  for (size_t i = 0; *good && i < m->b; i++)
     {
-      ckks_ciphertext_free (m->zeros[i]);
-      m->zeros[i] = NULL;
-      good = ok (ckks_private_pad_new (m->lay, m->pk, lambda_s, &m->zeros[i]), "pad")
-             && (!compact || ok (ckks_private_pad_compact (m->lay, m->zeros[i]), "pad"));
+      ckks_ciphertext_free (m->pads[i]);
+      m->pads[i] = NULL;
+      if (kind == PADS_COMPACT)
+        *good = ok (ckks_private_compact_pad_new (m->priv.lay, m->pk, m->lambda_s, &m->pads[i]),
+                    "compact pad");
+      else
+        *good = ok (ckks_private_pad_new (m->priv.lay, m->pk, m->lambda_s, &m->pads[i]), "pad")
+                && (kind == PADS_FULL
+                    || ok (ckks_private_pad_compact (m->priv.lay, m->pads[i]), "pad"));
     }
-  return good;
+  return now_ms () - t0;
 }
 
 /* A server fills its pad pool from idle time and serves many modules: the
@@ -91,55 +107,49 @@ evict_caches (void)
     junk[i] = (guint8) (junk[i] + 1);
 }
 
-/* The private mode as the evaluator runs it: the pads fused into the
- * evaluation's output write, the DP noise on the block sums; compact then
- * full results, each against the plain evaluation of the same form, all
- * from a cold cache. The full fused results are left in m->out. */
+typedef CkksStatus (*EvalFunc) (const CkksHeloraPlan *, CkksCiphertext *const *, size_t,
+                                CkksCiphertext *const *, size_t);
+typedef CkksStatus (*PaddedFunc) (const CkksHeloraPlan *, CkksCiphertext *const *, size_t,
+                                  CkksCiphertext *const *, size_t, CkksCiphertext *const *);
+
+/* Plain evaluation (plain split) against the private one (private split,
+ * pads fused, DP noise on the block sums), each from a cold cache. */
 static gboolean
-time_fused (Module *m, guint lambda_s, const double *noise, double t[N_ST])
+time_pair (Module *m, EvalFunc plain, PaddedFunc padded, const double *noise, double *t_plain,
+           double *t_private)
 {
-  gboolean good = TRUE;
-  if (ckks_helora_result_serialized_size (m->lay) > 0)
-    {
-      good = fresh_pads (m, lambda_s, TRUE);
-      evict_caches ();
-      double t0 = now_ms ();
-      good = good && ok (ckks_helora_evaluate_compact (m->plan, m->in, m->k, m->out, m->b),
-                         "evaluate_compact");
-      t[ST_EVAL_COMPACT] = now_ms () - t0;
-      evict_caches ();
-      t0 = now_ms ();
-      good = good && ok (ckks_helora_evaluate_compact_padded (m->plan, m->in, m->k, m->out, m->b,
-                                                              m->zeros), "evaluate_compact_padded")
-             && ok (ckks_private_add_noise_masked (m->lay, m->out, m->b, noise), "noise");
-      t[ST_FUSED_COMPACT] = now_ms () - t0;
-    }
-  good = good && fresh_pads (m, lambda_s, FALSE);
   evict_caches ();
   double t0 = now_ms ();
-  good = good && ok (ckks_helora_evaluate (m->plan, m->in, m->k, m->out, m->b), "evaluate");
-  t[ST_EVAL_COLD] = now_ms () - t0;
+  gboolean good = ok (plain (m->plain.plan, m->plain.in, m->k, m->plain.out, m->b), "evaluate");
+  *t_plain = now_ms () - t0;
   evict_caches ();
   t0 = now_ms ();
-  good = good && ok (ckks_helora_evaluate_padded (m->plan, m->in, m->k, m->out, m->b, m->zeros),
+  good = good && ok (padded (m->priv.plan, m->priv.in, m->k, m->priv.out, m->b, m->pads),
                      "evaluate_padded")
-         && ok (ckks_private_add_noise_masked (m->lay, m->out, m->b, noise), "noise");
-  t[ST_FUSED] = now_ms () - t0;
+         && ok (ckks_private_add_noise_masked (m->priv.lay, m->priv.out, m->b, noise), "noise");
+  *t_private = now_ms () - t0;
   return good;
+}
+
+static void
+side_clear (Side *s, size_t k, size_t b)
+{
+  if (s->lay)
+    {
+      ckks_helora_ciphertexts_free (s->in, k);
+      ckks_helora_ciphertexts_free (s->out, b);
+    }
+  ckks_helora_plan_free (s->plan);
 }
 
 static void
 module_clear (Module *m)
 {
-  if (m->lay)
-    {
-      ckks_helora_ciphertexts_free (m->in, m->k);
-      ckks_helora_ciphertexts_free (m->out, m->b);
-    }
-  for (size_t i = 0; m->zeros && i < m->b; i++)
-    ckks_ciphertext_free (m->zeros[i]);
-  g_free (m->zeros);
-  ckks_helora_plan_free (m->plan);
+  side_clear (&m->plain, m->k, m->b);
+  side_clear (&m->priv, m->k, m->b);
+  for (size_t i = 0; m->pads && i < m->b; i++)
+    ckks_ciphertext_free (m->pads[i]);
+  g_free (m->pads);
   ckks_public_key_free (m->pk);
   ckks_secret_key_free (m->sk);
   ckks_context_free (m->ctx);
@@ -147,99 +157,109 @@ module_clear (Module *m)
 }
 
 static gboolean
-module_init (Module *m, const char *preset, guint d, guint r, GRand *rng)
+side_init (Module *m, Side *s, CkksHeloraScales scales)
+{
+  if (!ok (ckks_helora_plan_new_scaled (m->ctx, m->d, m->r, m->a, scales, &s->plan), "plan"))
+    return FALSE;
+  s->lay = ckks_helora_plan_layout (s->plan);
+  m->k = ckks_helora_layout_n_inputs (s->lay);
+  m->b = ckks_helora_layout_n_outputs (s->lay);
+  return ok (ckks_helora_ciphertexts_new (s->lay, m->k, &s->in), "inputs")
+         && ok (ckks_helora_ciphertexts_new (s->lay, m->b, &s->out), "outputs");
+}
+
+static gboolean
+module_init (Module *m, const char *preset, guint d, guint r, guint lambda_s, GRand *rng)
 {
   CkksParams p;
   memset (m, 0, sizeof *m);
   m->d = d;
   m->r = r;
+  m->lambda_s = lambda_s;
   m->a = g_new (float, (size_t) d * r);
   for (size_t i = 0; i < (size_t) d * r; i++)
     m->a[i] = (float) g_rand_double_range (rng, -0.05, 0.05);
   if (!ok (ckks_params_preset (preset, &p), preset) || !ok (ckks_context_new (&p, &m->ctx), "context")
       || !ok (ckks_secret_key_new (m->ctx, &m->sk), "secret key")
       || !ok (ckks_public_key_new (m->sk, &m->pk), "public key")
-      || !ok (ckks_helora_plan_new (m->ctx, d, r, m->a, &m->plan), "plan"))
+      || !side_init (m, &m->plain, CKKS_HELORA_SCALES_PLAIN)
+      || !side_init (m, &m->priv, CKKS_HELORA_SCALES_PRIVATE))
     return FALSE;
-  m->lay = ckks_helora_plan_layout (m->plan);
-  m->k = ckks_helora_layout_n_inputs (m->lay);
-  m->b = ckks_helora_layout_n_outputs (m->lay);
-  m->zeros = g_new0 (CkksCiphertext *, m->b);
-  return ok (ckks_helora_ciphertexts_new (m->lay, m->k, &m->in), "inputs")
-         && ok (ckks_helora_ciphertexts_new (m->lay, m->b, &m->out), "outputs");
+  m->pads = g_new0 (CkksCiphertext *, m->b);
+  return TRUE;
 }
 
-/* The online step on compact results (c0 as block sums: what a compact
- * evaluation produces); the conversion and the pads are not timed. */
-static gboolean
-time_compact (Module *m, guint lambda_s, const double *noise, double *ms)
+/* max |u - A·h| over @r rows, noise[i] * h_factor taken out. */
+static double
+max_error (const Module *m, const float *h, const double *u, const double *noise, double factor,
+           double *max_u)
 {
-  size_t len = ckks_helora_result_serialized_size (m->lay);
-  if (len == 0)
+  double worst = 0.0;
+  for (guint i = 0; i < m->r; i++)
     {
-      *ms = 0.0;
-      return TRUE;
+      double ref = 0.0;
+      for (guint j = 0; j < m->d; j++)
+        ref += (double) m->a[(size_t) i * m->d + j] * h[j];
+      *max_u = fmax (*max_u, fabs (ref));
+      worst = fmax (worst, fabs (u[i] - (noise ? noise[i] * factor : 0.0) - ref));
     }
-  g_autofree guint8 *buf = g_malloc (len);
-  gboolean good = ok (ckks_helora_evaluate (m->plan, m->in, m->k, m->out, m->b), "evaluate");
-  for (size_t i = 0; good && i < m->b; i++)
-    {
-      ckks_ciphertext_free (m->zeros[i]);
-      m->zeros[i] = NULL;
-      good = ok (ckks_helora_result_serialize (m->lay, m->out[i], buf, len), "compact")
-             && ok (ckks_helora_result_deserialize_into (m->lay, m->out[i], buf, len), "compact")
-             && ok (ckks_private_pad_new (m->lay, m->pk, lambda_s, &m->zeros[i]), "pad");
-    }
-  double t0 = now_ms ();
-  good = good && ok (ckks_private_apply (m->lay, m->out, m->b, m->zeros, noise), "apply");
-  *ms = now_ms () - t0;
-  return good;
+  return worst;
 }
 
-/* One token through the plain module and the private layers, each timed;
- * *err: max |u - A·h| relative to max|u|. */
+/* One token through the plain module and the private mode, each stage
+ * timed; err[0]: max |u - A·h| / max|u| plain, err[1] private (fused,
+ * compact, the server's path). */
 static gboolean
-run_token (Module *m, guint lambda_s, GRand *rng, double t[N_ST], double *err)
+run_token (Module *m, GRand *rng, double t[N_ST], double err[2])
 {
   g_autofree float *h = g_new (float, m->d);
   g_autofree double *u = g_new (double, m->r), *noise = g_new0 (double, m->r);
   for (guint j = 0; j < m->d; j++)
     h[j] = (float) g_rand_double_range (rng, -1.0, 1.0);
   double factor, t0 = now_ms ();
-  gboolean good = ok (ckks_helora_encrypt_sk (m->lay, m->sk, h, m->in, m->k, &factor), "encrypt");
+  gboolean good = ok (ckks_helora_encrypt_sk (m->plain.lay, m->sk, h, m->plain.in, m->k, &factor),
+                      "encrypt");
   double t1 = now_ms ();
-  good = good && ok (ckks_helora_evaluate (m->plan, m->in, m->k, m->out, m->b), "evaluate");
+  good = good && ok (ckks_helora_evaluate (m->plain.plan, m->plain.in, m->k, m->plain.out, m->b),
+                     "evaluate");
   double t2 = now_ms ();
-  for (size_t i = 0; good && i < m->b; i++)
+  good = good && ok (ckks_helora_decrypt (m->plain.lay, m->sk, m->plain.out, m->b, factor, u),
+                     "decrypt");
+  t[ST_ENCRYPT] = t1 - t0;
+  t[ST_EVALUATE] = t2 - t1;
+  t[ST_DECRYPT] = now_ms () - t2;
+  double max_u = 0.0;
+  err[0] = max_error (m, h, u, NULL, factor, &max_u);
+  t0 = now_ms ();
+  good = good && ok (ckks_helora_encrypt_sk (m->priv.lay, m->sk, h, m->priv.in, m->k, &factor),
+                     "encrypt (private)");
+  t[ST_ENCRYPT_PRIVATE] = now_ms () - t0;
+  good = good && ok (ckks_private_gaussian (1e-3, noise, m->r), "noise");
+  /* before: full pads, a separate pass after the evaluation */
+  t[ST_PADS] = fresh_pads (m, PADS_FULL, &good);
+  good = good && ok (ckks_helora_evaluate (m->priv.plan, m->priv.in, m->k, m->priv.out, m->b),
+                     "evaluate");
+  t0 = now_ms ();
+  good = good && ok (ckks_private_apply (m->priv.lay, m->priv.out, m->b, m->pads, noise), "apply");
+  t[ST_APPLY] = now_ms () - t0;
+  /* fused, full results: full pads */
+  fresh_pads (m, PADS_FULL, &good);
+  good = good && time_pair (m, ckks_helora_evaluate, ckks_helora_evaluate_padded, noise,
+                            &t[ST_EVAL_COLD], &t[ST_FUSED]);
+  /* fused, compact results (the server's path): compact pads */
+  if (ckks_helora_result_serialized_size (m->priv.lay) > 0)
     {
-      ckks_ciphertext_free (m->zeros[i]);
-      m->zeros[i] = NULL;
-      good = ok (ckks_private_pad_new (m->lay, m->pk, lambda_s, &m->zeros[i]), "pad");
+      t[ST_PADS_COMPACT_OLD] = fresh_pads (m, PADS_COMPACT_OLD, &good);
+      t[ST_PADS_COMPACT] = fresh_pads (m, PADS_COMPACT, &good);
+      good = good && time_pair (m, ckks_helora_evaluate_compact,
+                                ckks_helora_evaluate_compact_padded, noise,
+                                &t[ST_EVAL_COMPACT], &t[ST_FUSED_COMPACT]);
     }
-  double t3 = now_ms ();
-  good = good && ok (ckks_private_gaussian (1e-3, noise, m->r), "noise")
-         && ok (ckks_private_apply (m->lay, m->out, m->b, m->zeros, noise), "apply");
-  double t4 = now_ms ();
-  good = good && ok (ckks_helora_decrypt (m->lay, m->sk, m->out, m->b, factor, u), "decrypt");
-  double t5 = now_ms ();
-  double d[N_ST] = { t1 - t0, t2 - t1, t5 - t4, t3 - t2, t4 - t3 };
-  memcpy (t, d, sizeof d);
-  good = good && time_compact (m, lambda_s, noise, &t[ST_APPLY_COMPACT]);
-  /* the fused path last, so u below checks it (full results) */
-  g_autofree double *u_fused = g_new (double, m->r);
-  good = good && time_fused (m, lambda_s, noise, t)
-         && ok (ckks_helora_decrypt (m->lay, m->sk, m->out, m->b, factor, u_fused), "decrypt");
-  double max_u = 0.0, max_e = 0.0;
-  for (guint i = 0; good && i < m->r; i++)
-    {
-      double ref = 0.0;
-      for (guint j = 0; j < m->d; j++)
-        ref += (double) m->a[(size_t) i * m->d + j] * h[j];
-      max_u = fmax (max_u, fabs (ref));
-      max_e = fmax (max_e, fabs (u[i] - noise[i] * factor - ref));
-      max_e = fmax (max_e, fabs (u_fused[i] - noise[i] * factor - ref));
-    }
-  *err = max_u > 0 ? max_e / max_u : max_e;
+  good = good && ok (ckks_helora_decrypt (m->priv.lay, m->sk, m->priv.out, m->b, factor, u),
+                     "decrypt");
+  err[1] = max_error (m, h, u, noise, factor, &max_u);
+  err[0] /= max_u > 0 ? max_u : 1.0;
+  err[1] /= max_u > 0 ? max_u : 1.0;
   return good;
 }
 
@@ -250,20 +270,64 @@ cmp_double (const void *x, const void *y)
   return a < b ? -1 : a > b;
 }
 
+static void
+print_text (const Module *m, guint tokens, const double med[N_ST], const double worst[2])
+{
+  double plain = med[ST_ENCRYPT] + med[ST_EVALUATE] + med[ST_DECRYPT];
+  printf ("d %u  r %u  B %zu (c %zu)  lambda_s %u  median of %u tokens, CPU ms of this thread:\n",
+          m->d, m->r, m->b, ckks_helora_layout_copies (m->priv.lay), m->lambda_s, tokens);
+  for (int s = 0; s < N_ST; s++)
+    printf ("  %-26s %9.4f\n", stage_names[s], med[s]);
+  printf ("  plain module (encrypt+evaluate+decrypt) %.4f; encrypt on the private split %+.1f%%\n",
+          plain, 100.0 * (med[ST_ENCRYPT_PRIVATE] - med[ST_ENCRYPT]) / plain);
+  printf ("  online, cold cache: full %.4f -> %.4f (module %+.1f%%); compact %.4f -> %.4f "
+          "(module %+.1f%%)\n", med[ST_EVAL_COLD], med[ST_FUSED],
+          100.0 * (med[ST_FUSED] - med[ST_EVAL_COLD]) / plain, med[ST_EVAL_COMPACT],
+          med[ST_FUSED_COMPACT], 100.0 * (med[ST_FUSED_COMPACT] - med[ST_EVAL_COMPACT]) / plain);
+  printf ("  pads offline per module: full %.3f, compact (full then reduced) %.3f, compact "
+          "direct %.3f (%.1fx less; %.3f per pad, %.0f%% of the plain module)\n", med[ST_PADS],
+          med[ST_PADS_COMPACT_OLD], med[ST_PADS_COMPACT],
+          med[ST_PADS_COMPACT] > 0 ? med[ST_PADS_COMPACT_OLD] / med[ST_PADS_COMPACT] : 0.0,
+          med[ST_PADS_COMPACT] / (double) m->b, 100.0 * med[ST_PADS_COMPACT] / plain);
+  printf ("  max rel error of u: plain %.3g, private %.3g\n", worst[0], worst[1]);
+}
+
+static void
+print_json (const Module *m, const double med[N_ST], const double worst[2], gboolean first)
+{
+  double plain = med[ST_ENCRYPT] + med[ST_EVALUATE] + med[ST_DECRYPT];
+  printf ("%s{\"d\":%u,\"r\":%u,\"B\":%zu,\"copies\":%zu,\"lambda_s\":%u", first ? "" : ",\n ",
+          m->d, m->r, m->b, ckks_helora_layout_copies (m->priv.lay), m->lambda_s);
+  for (int s = 0; s < N_ST; s++)
+    printf (",\"%s_ms\":%.4f", stage_names[s], med[s]);
+  printf (",\"plain_module_ms\":%.4f,\"max_rel_error_plain\":%.3g,\"max_rel_error\":%.3g"
+          ",\"fused_overhead\":%.4f,\"compact_fused_overhead\":%.4f}", plain, worst[0], worst[1],
+          (med[ST_FUSED] - med[ST_EVAL_COLD]) / plain,
+          (med[ST_FUSED_COMPACT] - med[ST_EVAL_COMPACT]) / plain);
+}
+
 static gboolean
 bench_rank (const char *preset, guint d, guint r, guint tokens, guint lambda_s, gboolean json,
             gboolean first)
 {
   g_autoptr (GRand) rng = g_rand_new_with_seed (r * 7919u + d);
   Module m;
-  gboolean good = module_init (&m, preset, d, r, rng);
+  gboolean good = module_init (&m, preset, d, r, lambda_s, rng);
+  if (good && lambda_s > ckks_private_max_lambda (m.priv.lay))
+    {
+      fprintf (stderr, "tensafe-cli adapter bench: --lambda %u does not fit preset %s "
+               "(at most %u: the flood would leave u no precision)\n", lambda_s, preset,
+               ckks_private_max_lambda (m.priv.lay));
+      good = FALSE;
+    }
   g_autofree double *samples = g_new (double, (size_t) N_ST * (tokens + 1));
-  double err = 0.0, worst = 0.0, med[N_ST];
+  double worst[2] = { 0.0, 0.0 }, med[N_ST];
   for (guint i = 0; good && i <= tokens; i++)   /* token 0 warms up */
     {
-      double t[N_ST] = { 0 };
-      good = run_token (&m, lambda_s, rng, t, &err);
-      worst = i ? fmax (worst, err) : worst;
+      double t[N_ST] = { 0 }, err[2];
+      good = run_token (&m, rng, t, err);
+      for (int e = 0; i && e < 2; e++)
+        worst[e] = fmax (worst[e], err[e]);
       for (int s = 0; i && s < N_ST; s++)
         samples[s * tokens + i - 1] = t[s];
     }
@@ -272,37 +336,10 @@ bench_rank (const char *preset, guint d, guint r, guint tokens, guint lambda_s, 
       qsort (samples + s * tokens, tokens, sizeof (double), cmp_double);
       med[s] = samples[s * tokens + tokens / 2];
     }
-  if (good)
-    {
-      double plain = med[ST_ENCRYPT] + med[ST_EVALUATE] + med[ST_DECRYPT];
-      double online = med[ST_APPLY];
-      if (json)
-        {
-          printf ("%s{\"d\":%u,\"r\":%u,\"B\":%zu,\"copies\":%zu,\"lambda_s\":%u", first ? "" : ",\n ",
-                  d, r, m.b, ckks_helora_layout_copies (m.lay), lambda_s);
-          for (int s = 0; s < N_ST; s++)
-            printf (",\"%s_ms\":%.4f", stage_names[s], med[s]);
-          printf (",\"private_online_ms\":%.4f,\"plain_module_ms\":%.4f,\"max_rel_error\":%.3g"
-                  ",\"fused_overhead\":%.4f}", online, plain, worst,
-                  (med[ST_FUSED] - med[ST_EVAL_COLD]) / plain);
-        }
-      else
-        {
-          printf ("d %u  r %u  B %zu (c %zu)  lambda_s %u  median of %u tokens, ms:\n", d, r, m.b,
-                  ckks_helora_layout_copies (m.lay), lambda_s, tokens);
-          for (int s = 0; s < N_ST; s++)
-            printf ("  %-14s %9.4f\n", stage_names[s], med[s]);
-          printf ("  plain module (encrypt+evaluate+decrypt) %.4f; private online %.4f (+%.1f%%), "
-                  "with pads made inline %.4f (+%.1f%%); max rel error of u %.3g\n",
-                  plain, online, 100.0 * online / plain, online + med[ST_PADS],
-                  100.0 * (online + med[ST_PADS]) / plain, worst);
-          printf ("  fused (cold cache): evaluate %.4f -> %.4f, module +%.1f%%; compact evaluate "
-                  "%.4f -> %.4f, module +%.1f%%\n", med[ST_EVAL_COLD], med[ST_FUSED],
-                  100.0 * (med[ST_FUSED] - med[ST_EVAL_COLD]) / plain, med[ST_EVAL_COMPACT],
-                  med[ST_FUSED_COMPACT],
-                  100.0 * (med[ST_FUSED_COMPACT] - med[ST_EVAL_COMPACT]) / plain);
-        }
-    }
+  if (good && json)
+    print_json (&m, med, worst, first);
+  else if (good)
+    print_text (&m, tokens, med, worst);
   module_clear (&m);
   return good;
 }
@@ -311,14 +348,14 @@ int
 cli_adapter_bench (int argc, char **argv)
 {
   g_autofree char *preset = NULL, *ranks = NULL;
-  gint d = 2048, tokens = 30, lambda_s = 16;
+  gint d = 2048, tokens = 30, lambda_s = CKKS_PRIVATE_DEFAULT_LAMBDA;
   gboolean json = FALSE;
   GOptionEntry entries[] = {
     { "preset", 'p', 0, G_OPTION_ARG_STRING, &preset, "CKKS preset (default: fast)", "NAME" },
     { "d", 'd', 0, G_OPTION_ARG_INT, &d, "Module input width (default 2048)", "D" },
     { "ranks", 'r', 0, G_OPTION_ARG_STRING, &ranks, "Comma-separated ranks (default 32,16)", "R,..." },
     { "tokens", 'n', 0, G_OPTION_ARG_INT, &tokens, "Timed tokens per rank (default 30)", "N" },
-    { "lambda", 'l', 0, G_OPTION_ARG_INT, &lambda_s, "Flooding security bits (default 16)", "BITS" },
+    { "lambda", 'l', 0, G_OPTION_ARG_INT, &lambda_s, "Flooding security bits (default 40)", "BITS" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print JSON", NULL },
     G_OPTION_ENTRY_NULL
   };

@@ -4,10 +4,13 @@
 #include <json-glib/json-glib.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "lm.h"
+#include "ts-adapter-stack.h"
 #include "ts-helora-adapter.h"
+#include "ckks-private.h"
 #include "ts-helora-session.h"
 #include "ts-timings.h"
 
@@ -19,6 +22,10 @@ typedef struct {
   gboolean json, public_key, thread_clock, stack;
   gboolean private_mode;       /* --private: the remote run in adapter-private mode */
   int lambda_s;
+  /* --stack --remote: the stack's files, for the evaluator to stack them too */
+  const char *stack_paths[3];
+  float stack_weights[3];
+  guint n_stack;
 } BenchOptions;
 
 typedef struct {
@@ -41,9 +48,9 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
     { "he-params", 0, 0, G_OPTION_ARG_STRING, &o->params, "CKKS preset (default: default)", "PRESET" },
     { "pk", 0, 0, G_OPTION_ARG_NONE, &o->public_key, "Public-key encryption instead of secret-key", NULL },
     { "private", 0, 0, G_OPTION_ARG_NONE, &o->private_mode, "Also run --remote in the adapter-private mode", NULL },
-    { "he-lambda", 0, 0, G_OPTION_ARG_INT, &o->lambda_s, "Flooding bits of --private (default 16)", "N" },
+    { "he-lambda", 0, 0, G_OPTION_ARG_INT, &o->lambda_s, "Flooding bits of --private (default 40)", "N" },
     { "n-predict", 'n', 0, G_OPTION_ARG_INT, &o->n_decode, "Decode steps per mode (default 32)", "N" },
-    { "prompt-tokens", 0, 0, G_OPTION_ARG_INT, &o->n_prompt, "Prompt length (default 16)", "N" },
+    { "prompt-tokens", 0, 0, G_OPTION_ARG_INT, &o->n_prompt, "Prompt length (default 40)", "N" },
     { "threads", 't', 0, G_OPTION_ARG_INT, &o->threads, "Engine threads (default: all cores)", "N" },
     { "he-threads", 0, 0, G_OPTION_ARG_INT, &o->he_threads, "Local evaluator threads (default 1)", "N" },
     { "thread-clock", 0, 0, G_OPTION_ARG_NONE, &o->thread_clock,
@@ -53,7 +60,8 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
       "Write a random adapter on every full-attention output projection to PATH, then bench it", "PATH" },
     { "rank", 0, 0, G_OPTION_ARG_INT, &o->rank, "Rank of --make-lora (default 32)", "R" },
     { "stack", 0, 0, G_OPTION_ARG_NONE, &o->stack,
-      "Stack two random adapters on the given one (attention q/k/v of every full-attention layer; FFN gate/up of every layer) and bench the stack", NULL },
+      "Stack two random adapters on the given one (attention q/k/v of every full-attention layer; FFN gate/up of every layer) and bench the stack; "
+      "with --remote they are files next to --lora (written when missing), which the evaluator must serve", NULL },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- HE-LoRA cost per token, per mode");
@@ -151,7 +159,9 @@ bench_mode (const LmModel *model, const LmLora *lora, const BenchOptions *o, con
                               .n_threads = o->he_threads ? o->he_threads : 1,
                               .adapter_path = o->lora, .track_error = TRUE,
                               .thread_clock = o->thread_clock, .private_mode = private_mode,
-                              .private_lambda_s = o->lambda_s > 0 ? (guint) o->lambda_s : 16 };
+                              .private_lambda_s = o->lambda_s > 0 ? (guint) o->lambda_s : CKKS_PRIVATE_DEFAULT_LAMBDA,
+                              .stacked_paths = o->stack_paths, .stacked_weights = o->stack_weights,
+                              .n_stacked = o->n_stack };
   LmSessionParams params = { .n_ctx = (guint32) (o->n_prompt + o->n_decode + 1),
                              .n_threads = (guint32) o->threads };
   g_autoptr (TsHeloraSession) he = NULL;
@@ -274,32 +284,83 @@ stack_stems (const LmModel *model, gboolean ffn)
   return stems;
 }
 
+/* Random member @i (1: attention, 2: FFN) of --stack; the same values every run. */
+static LmLora *
+synth_member (const LmModel *model, guint rank, guint i, GError **error)
+{
+  g_autoptr (GPtrArray) stems = stack_stems (model, i == 2);
+  LmLora *member = NULL;
+  char *msg = NULL;
+
+  if (lm_lora_synth (model, (const char *const *) stems->pdata, rank, 0.05f, 11 + i, &member,
+                     &msg) != LM_OK)
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "Cannot make a random adapter: %s",
+                 msg ? msg : "?");
+  free (msg);
+  return member;
+}
+
+/* With --remote the evaluator stacks files: the random members live next
+ * to --lora (the folder the evaluator serves) as stack-attn-rR.gguf and
+ * stack-ffn-rR.gguf. Missing ones are written, and then the evaluator must
+ * load them before the bench can run, so that is an error saying so. */
+static LmLora *
+load_member (const LmModel *model, BenchOptions *o, guint rank, guint i, gboolean *written,
+             GError **error)
+{
+  g_autofree char *dir = g_path_get_dirname (o->lora);
+  g_autofree char *name = g_strdup_printf ("stack-%s-r%u.gguf", i == 2 ? "ffn" : "attn", rank);
+  char *path = g_build_filename (dir, name, NULL);
+  LmLora *member = NULL;
+  char *msg = NULL;
+
+  o->stack_paths[i] = path;
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      member = synth_member (model, rank, i, error);
+      if (member != NULL && ts_helora_adapter_write (model, member, path, error))
+        *written = TRUE;
+      g_clear_pointer (&member, lm_lora_free);
+      return NULL;
+    }
+  if (lm_lora_load (model, path, 1.0f, &member, &msg) != LM_OK)
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s: %s", path, msg ? msg : "?");
+  free (msg);
+  return member;
+}
+
 /* @lora with a random attention adapter and a random FFN adapter stacked on
  * it (weights 1); replaces *lora. */
 static gboolean
-stack_random (const LmModel *model, guint rank, LmLora **lora, GError **error)
+stack_random (const LmModel *model, BenchOptions *o, guint rank, LmLora **lora, GError **error)
 {
   LmLora *parts[3] = { *lora, NULL, NULL };
   const float weights[3] = { 1, 1, 1 };
+  g_autoptr (GError) member_error = NULL;
+  gboolean written = FALSE;
   LmLora *stacked = NULL;
-  char *msg = NULL;
 
-  for (guint i = 1; i < 3; i++)
-    {
-      g_autoptr (GPtrArray) stems = stack_stems (model, i == 2);
-      if (lm_lora_synth (model, (const char *const *) stems->pdata, rank, 0.05f, 11 + i,
-                         &parts[i], &msg) != LM_OK)
-        break;
-    }
-  if (parts[2] != NULL
-      && lm_lora_stack ((const LmLora *const *) parts, weights, 3, &stacked, &msg) == LM_OK)
+  for (guint i = 1; i < 3 && member_error == NULL; i++)
+    parts[i] = o->remote != NULL ? load_member (model, o, rank, i, &written, &member_error)
+                                 : synth_member (model, rank, i, &member_error);
+  if (member_error != NULL)
+    g_propagate_error (error, g_steal_pointer (&member_error));
+  else if (written)
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                 "Wrote the stack's random adapters %s and %s: let the evaluator serving "
+                 "their folder load them (start it again, run it with --watch, or POST "
+                 "/admin/adapters/ID/reload), then run this again",
+                 o->stack_paths[1], o->stack_paths[2]);
+  else
+    stacked = ts_adapter_stack ((const LmLora *const *) parts, weights, 3, error);
+  if (stacked != NULL)
     {
       lm_lora_free (*lora);
       *lora = stacked;
+      o->stack_paths[0] = o->lora;
+      memcpy (o->stack_weights, weights, sizeof weights);
+      o->n_stack = o->remote != NULL ? 3 : 0;
     }
-  else
-    g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "Cannot stack: %s", msg ? msg : "?");
-  free (msg);
   lm_lora_free (parts[1]);
   lm_lora_free (parts[2]);
   return stacked != NULL;
@@ -334,13 +395,7 @@ run (BenchOptions *o)
       fprintf (stderr, CMD ": %s: %s\n", o->lora, msg ? msg : "cannot load");
       goto out;
     }
-  if (o->stack && o->remote != NULL)
-    {
-      g_set_error (&error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-                   "--stack runs plain and local only (a stack is not one adapter file on a server)");
-      goto out;
-    }
-  if (o->stack && !stack_random (model, MIN ((guint) o->rank, 16), &lora, &error))
+  if (o->stack && !stack_random (model, o, MIN ((guint) o->rank, 16), &lora, &error))
     goto out;
   for (guint i = 0; i < n_modes; i++)
     if (!bench_mode (model, lora, o, modes[i], i == 3, &results[i], &error))
@@ -375,5 +430,7 @@ cli_bench_helora (int argc, char **argv)
   g_free (o.remote);
   g_free (o.params);
   g_free (o.make_lora);
+  g_free ((char *) o.stack_paths[1]);
+  g_free ((char *) o.stack_paths[2]);
   return rc;
 }

@@ -12,6 +12,7 @@
 #include "sampler.h"
 #include "tokenizer.h"
 #include "ts-adapter-stack.h"
+#include "ckks-private.h"
 #include "ts-helora-session.h"
 
 #define CMD "tensafe-cli generate"
@@ -39,6 +40,8 @@ typedef struct {
   LmTimings prefill_timings;
   LmTimings *token_timings;   /* per generated token */
   TsHeloraSession *helora;    /* --he */
+  GPtrArray *stack_paths;     /* --lora then every --add-lora: what a server stacks */
+  float *stack_weights;
 } Generation;
 
 static int
@@ -85,11 +88,11 @@ parse_options (int *argc, char ***argv, GenerateOptions *o)
     { "timings", 0, 0, G_OPTION_ARG_FILENAME, &o->timings, "Write per-token stage timings (JSON)", "FILE" },
     { "he", 0, 0, G_OPTION_ARG_STRING, &o->he, "Evaluate the adapter under CKKS: plain, local or ws://HOST:PORT", "MODE" },
     { "he-params", 0, 0, G_OPTION_ARG_STRING, &o->he_params, "CKKS parameter preset (fast, default, wide)", "PRESET" },
-    { "add-lora", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->add_lora, "Stack another adapter on --lora (weight default 1; repeatable; plain and local HE modes)", "PATH[@WEIGHT]" },
+    { "add-lora", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->add_lora, "Stack another adapter on --lora (weight default 1; repeatable; a remote evaluator stacks the same files)", "PATH[@WEIGHT]" },
     { "he-encrypt", 0, 0, G_OPTION_ARG_STRING, &o->he_encrypt, "Encrypt h with the secret key (sk, default) or a public key (pk)", "sk|pk" },
     { "he-ca", 0, 0, G_OPTION_ARG_FILENAME, &o->he_ca, "wss://: trust only the CA certificates in this PEM file (e.g. a self-signed server certificate)", "FILE" },
     { "he-private", 0, 0, G_OPTION_ARG_NONE, &o->he_private, "Adapter-private mode on the remote evaluator (sends the public key)", NULL },
-    { "he-lambda", 0, 0, G_OPTION_ARG_INT, &o->he_lambda, "Flooding bits of --he-private (default 16)", "N" },
+    { "he-lambda", 0, 0, G_OPTION_ARG_INT, &o->he_lambda, "Flooding bits of --he-private (default 40)", "N" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- generate tokens with a model");
@@ -151,9 +154,9 @@ tokenize_prompt (const GenerateOptions *o, Generation *g)
   return st == LM_OK ? 0 : fail_status ("cannot tokenize the prompt", st, NULL);
 }
 
-/* Loads --add-lora PATH[@WEIGHT] into @lora and @weight. */
+/* Loads --add-lora PATH[@WEIGHT] into @lora and @weight; keeps the path. */
 static int
-load_added (const Generation *g, const char *arg, LmLora **lora, float *weight)
+load_added (Generation *g, const char *arg, LmLora **lora, float *weight)
 {
   const char *at = strrchr (arg, '@');
   g_autofree char *path = at != NULL ? g_strndup (arg, at - arg) : g_strdup (arg);
@@ -165,6 +168,7 @@ load_added (const Generation *g, const char *arg, LmLora **lora, float *weight)
     return fail ("--add-lora", "expects PATH or PATH@WEIGHT");
   if ((st = lm_lora_load (g->model, path, 1.0f, lora, &msg)) != LM_OK)
     return fail_status (path, st, msg);
+  g_ptr_array_add (g->stack_paths, g_steal_pointer (&path));
   return 0;
 }
 
@@ -178,10 +182,12 @@ stack_adapters (const GenerateOptions *o, Generation *g)
   g_autoptr (GError) error = NULL;
   LmLora *stacked = NULL;
 
-  if (g->lora == NULL || (o->he != NULL && g_str_has_prefix (o->he, "ws")))
-    return fail ("--add-lora", "needs --lora, and runs in plain or local HE mode only");
+  if (g->lora == NULL)
+    return fail ("--add-lora", "needs --lora");
   loras[0] = g->lora;
   weights[0] = 1.0f;
+  g->stack_paths = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (g->stack_paths, g_strdup (o->lora));
   while (loaded < n && load_added (g, o->add_lora[loaded - 1], &loras[loaded], &weights[loaded]) == 0)
     loaded++;
   if (loaded == n && (stacked = ts_adapter_stack ((const LmLora *const *) loras, weights, n, &error)) == NULL)
@@ -192,6 +198,7 @@ stack_adapters (const GenerateOptions *o, Generation *g)
     return 1;
   lm_lora_free (g->lora);
   g->lora = stacked;
+  g->stack_weights = g_steal_pointer (&weights);
   return 0;
 }
 
@@ -222,7 +229,13 @@ load (const GenerateOptions *o, Generation *g)
                                  .public_key = g_strcmp0 (o->he_encrypt, "pk") == 0,
                                  .remote_ca_file = o->he_ca,
                                  .private_mode = o->he_private,
-                                 .private_lambda_s = o->he_lambda > 0 ? (guint) o->he_lambda : 16 };
+                                 .private_lambda_s = o->he_lambda > 0 ? (guint) o->he_lambda : CKKS_PRIVATE_DEFAULT_LAMBDA };
+  if (g->stack_weights != NULL)
+    {
+      he_options.stacked_paths = (const char *const *) g->stack_paths->pdata;
+      he_options.stacked_weights = g->stack_weights;
+      he_options.n_stacked = g->stack_paths->len;
+    }
   if (o->he != NULL &&
       (g->helora = ts_helora_attach_with (g->session, g->lora, o->lora, o->he, &he_options,
                                           &he_error)) == NULL)
@@ -367,6 +380,8 @@ generation_clear (Generation *g)
   lm_session_free (g->session);
   ts_helora_session_free (g->helora);
   lm_lora_free (g->lora);
+  g_clear_pointer (&g->stack_paths, g_ptr_array_unref);
+  g_free (g->stack_weights);
   lm_tokenizer_free (g->tok);
   lm_model_free (g->model);
   free (g->prompt);

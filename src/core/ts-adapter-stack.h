@@ -8,8 +8,9 @@
  * packs each stacked module as one matrix and encrypts each distinct input h
  * once per token (ts_helora_session_n_inputs()).
  *
- * Local and plain modes only: a remote evaluator serves adapter files by id
- * and hash, and a stack is not one file.
+ * A remote evaluator stacks the same files itself: pass their paths and
+ * weights as TsHeloraOptions.stacked_paths / stacked_weights (the hello then
+ * names every adapter; docs/protocol.md).
  * Blocking; no shared state.
  */
 #pragma once

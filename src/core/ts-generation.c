@@ -209,17 +209,17 @@ ts_generation_model_get_lora (TsGenerationModel *self, const char *adapter_path,
   return lora;
 }
 
-/* A remote evaluator serves one adapter file, identified by its hash: a
- * stack (or a reweighted adapter) is not such a file. */
-static gboolean
-check_stack_mode (TsGenerationModel *model, const char *he_mode, GError **error)
+/* A stack reaches a remote evaluator as the list of its files and weights;
+ * the evaluator stacks the same files itself. (One adapter at another
+ * weight needs nothing: the weight is in B, which stays here.) */
+static void
+set_stack_options (TsGenerationModel *model, TsHeloraOptions *options)
 {
-  if (!model_is_stacked (model) || g_strcmp0 (he_mode, "local") == 0)
-    return TRUE;
-  g_set_error_literal (error, TS_GENERATION_ERROR, TS_GENERATION_ERROR_MODEL,
-                       "Stacked adapters are evaluated by the local evaluator only; "
-                       "choose one adapter for a remote evaluator");
-  return FALSE;
+  if (model->n_adapters < 2)
+    return;
+  options->stacked_paths = (const char *const *) model->adapter_paths;
+  options->stacked_weights = model->weights;
+  options->n_stacked = model->n_adapters;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -455,8 +455,8 @@ job_attach_he (TsGenerationJob *self, GError **error)
   options.private_lambda_s = r->he_private_lambda_s;
   options.private_public_key = r->he_public_key;
   /* A routed or picked adapter is one file; only the model's own may be a stack. */
-  if (self->lora == self->model->lora && !check_stack_mode (self->model, r->he_mode, error))
-    return FALSE;
+  if (self->lora == self->model->lora)
+    set_stack_options (self->model, &options);
   self->helora = ts_helora_attach_with (self->session, self->lora,
                                         self->lora != self->model->lora
                                           ? r->adapter_path

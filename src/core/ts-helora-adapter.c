@@ -1,5 +1,7 @@
 /* ts-helora-adapter.c: the A matrices of a GGUF LoRA adapter, read without the base model.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <errno.h>
+#include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,6 +177,17 @@ write_values (GgufWriter *w, const LmModelInfo *info, guint rank, const char *co
   return TRUE;
 }
 
+/* The keys that make a GGUF file a LoRA adapter for @info's architecture. */
+static gboolean
+add_adapter_keys (GgufWriter *w, const LmModelInfo *info, float alpha)
+{
+  return gguf_writer_add_string (w, "general.architecture",
+                                 info->arch == LM_ARCH_QWEN35 ? "qwen35" : "qwen35moe") == LM_OK
+         && gguf_writer_add_string (w, "general.type", "adapter") == LM_OK
+         && gguf_writer_add_string (w, "adapter.type", "lora") == LM_OK
+         && gguf_writer_add_f32 (w, "adapter.lora.alpha", alpha) == LM_OK;
+}
+
 gboolean
 ts_helora_adapter_write_synthetic (const struct LmModel *model, const char *path, guint rank,
                                    guint64 seed, const char *const *kinds, GError **error)
@@ -187,12 +200,7 @@ ts_helora_adapter_write_synthetic (const struct LmModel *model, const char *path
 
   if (kinds == NULL)
     kinds = output_only;
-  ok = gguf_writer_add_string (w, "general.architecture",
-                               info->arch == LM_ARCH_QWEN35 ? "qwen35" : "qwen35moe") == LM_OK
-       && gguf_writer_add_string (w, "general.type", "adapter") == LM_OK
-       && gguf_writer_add_string (w, "adapter.type", "lora") == LM_OK
-       && gguf_writer_add_f32 (w, "adapter.lora.alpha", (float) rank) == LM_OK
-       && declare_tensors (w, info, rank, kinds);
+  ok = add_adapter_keys (w, info, (float) rank) && declare_tensors (w, info, rank, kinds);
   ok = ok && check_lm (gguf_writer_begin (w, path, &msg), msg ? msg : path, error);
   ok = ok && write_values (w, info, rank, kinds, seed);
   ok = ok && check_lm (gguf_writer_finish (w, &msg), msg ? msg : path, error);
@@ -200,5 +208,75 @@ ts_helora_adapter_write_synthetic (const struct LmModel *model, const char *path
     g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_INTERNAL, "Cannot write %s", path);
   free (msg);
   gguf_writer_free (w);
+  return ok;
+}
+
+/* ---- any adapter as a GGUF file ---- */
+
+static gboolean
+declare_modules (GgufWriter *w, const LmLora *lora)
+{
+  for (gsize i = 0; i < lm_lora_n_modules (lora); i++)
+    {
+      const LmLoraModule *m = lm_lora_module (lora, i);
+      guint64 ne_a[2] = { m->d_in, m->rank }, ne_b[2] = { m->rank, m->d_out };
+      g_autofree char *a = g_strconcat (m->name, ".lora_a", NULL);
+      g_autofree char *b = g_strconcat (m->name, ".lora_b", NULL);
+
+      if (gguf_writer_add_tensor (w, a, LM_TYPE_F32, 2, ne_a) != LM_OK
+          || gguf_writer_add_tensor (w, b, LM_TYPE_F32, 2, ne_b) != LM_OK)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* A as it is, B times the module's scale (the file says alpha 0: scale 1). */
+static gboolean
+write_modules (GgufWriter *w, const LmLora *lora)
+{
+  for (gsize i = 0; i < lm_lora_n_modules (lora); i++)
+    {
+      const LmLoraModule *m = lm_lora_module (lora, i);
+      gsize n_b = (gsize) m->d_out * m->rank;
+      g_autofree float *b = g_new (float, n_b);
+
+      for (gsize k = 0; k < n_b; k++)
+        b[k] = m->scale * m->b[k];
+      if (gguf_writer_write (w, m->a, (gsize) m->rank * m->d_in * sizeof (float)) != LM_OK
+          || gguf_writer_write (w, b, n_b * sizeof (float)) != LM_OK)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+ts_helora_adapter_write (const struct LmModel *model, const LmLora *lora, const char *path,
+                         GError **error)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *name = g_path_get_basename (path);
+  g_autofree char *tmp_name = g_strconcat (".", name, ".tmp", NULL);
+  g_autofree char *tmp = g_build_filename (dir, tmp_name, NULL);
+  GgufWriter *w = gguf_writer_new ();
+  char *msg = NULL;
+  gboolean ok;
+
+  ok = add_adapter_keys (w, lm_model_info (model), 0.0f) && declare_modules (w, lora);
+  ok = ok && check_lm (gguf_writer_begin (w, tmp, &msg), msg ? msg : tmp, error);
+  ok = ok && write_modules (w, lora);
+  ok = ok && check_lm (gguf_writer_finish (w, &msg), msg ? msg : tmp, error);
+  gguf_writer_free (w);
+  free (msg);
+  if (ok && g_rename (tmp, path) != 0)
+    {
+      int err = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (err), "Cannot rename %s: %s",
+                   tmp, g_strerror (err));
+      ok = FALSE;
+    }
+  if (!ok)
+    g_unlink (tmp);
+  if (!ok && error != NULL && *error == NULL)
+    g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_INTERNAL, "Cannot write %s", path);
   return ok;
 }

@@ -35,4 +35,13 @@ gboolean ts_helora_adapter_write_synthetic (const struct LmModel *model, const c
                                             guint rank, guint64 seed, const char *const *kinds,
                                             GError **error);
 
+struct LmLora;
+
+/* Writes @lora (made or loaded for @model) as a GGUF LoRA file that
+ * lm_lora_load() reads back to the same products: every module's A and
+ * scale·B in F32, alpha 0. Written under a hidden temporary name and
+ * renamed, so a server watching the folder never sees half a file. */
+gboolean ts_helora_adapter_write (const struct LmModel *model, const struct LmLora *lora,
+                                  const char *path, GError **error);
+
 G_END_DECLS

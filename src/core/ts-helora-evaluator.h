@@ -50,6 +50,17 @@ typedef TsHeloraEvaluator *(*TsHeloraEvaluatorOpenFunc) (const char *path,
                                                          gpointer user_data,
                                                          GError **error);
 
+/* Opens the stack of the @n adapters at @paths (in stacking order) with
+ * @weights (ts_adapter_stack()) as one evaluator whose modules are the
+ * stack's: a module several adapters adapt packs their A rows one after
+ * another, as the client's stacked adapter has them. Errors name the
+ * adapter that does not load or stack. May be slow; thread-safe. */
+typedef TsHeloraEvaluator *(*TsHeloraEvaluatorOpenStackFunc) (const char *const *paths,
+                                                              const float *weights, guint n,
+                                                              const char *params_id,
+                                                              gpointer user_data,
+                                                              GError **error);
+
 /* Initialises the base of a newly allocated implementation (ref count 1). */
 void ts_helora_evaluator_init (TsHeloraEvaluator *self, const TsHeloraEvaluatorClass *klass);
 TsHeloraEvaluator *ts_helora_evaluator_ref (TsHeloraEvaluator *self);

@@ -14,6 +14,7 @@ struct TsHeloraPrivateEval {
   CkksPublicKey *pk;
   TsHeloraPrivate *priv;
   guint lambda_s;
+  CkksHeloraScales scales;     /* the client's: split (72/24) or, older clients, 48/48 */
 };
 
 TsHeloraPrivateEval *
@@ -53,6 +54,7 @@ ts_helora_private_eval_new (TsHeloraEvaluator *evaluator, const TsHeloraHello *h
   g_atomic_ref_count_init (&pe->ref_count);
   pe->evaluator = ts_helora_evaluator_ref (evaluator);
   pe->lambda_s = hello->lambda_s;
+  pe->scales = hello->split_scales ? CKKS_HELORA_SCALES_PRIVATE : CKKS_HELORA_SCALES_PLAIN;
   if (data == NULL || ckks_public_key_deserialize (ctx, data, len, &pe->pk) != CKKS_OK)
     {
       g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS,
@@ -77,11 +79,32 @@ ts_helora_private_eval_new (TsHeloraEvaluator *evaluator, const TsHeloraHello *h
 static const CkksHeloraPlan *
 plan_for (TsHeloraPrivateEval *pe, guint index, double *a_row_norm, GError **error)
 {
-  const CkksHeloraPlan *plan = ts_helora_ckks_evaluator_plan (pe->evaluator, index, a_row_norm);
+  return ts_helora_ckks_evaluator_plan (pe->evaluator, index, pe->scales, a_row_norm, error);
+}
+
+gboolean
+ts_helora_private_eval_check_module (TsHeloraPrivateEval *pe, guint index, guint min_lambda,
+                                     GError **error)
+{
+  double norm = 0.0;
+  const CkksHeloraPlan *plan = plan_for (pe, index, &norm, error);
   if (plan == NULL)
-    g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_MODULE,
-                 "No module %u", index);
-  return plan;
+    return FALSE;
+  const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
+  guint max = ckks_private_max_lambda (l);
+  if (pe->lambda_s < min_lambda)
+    g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS,
+                 "This server floods with at least lambda_s = %u bits (asked for %u)",
+                 min_lambda, pe->lambda_s);
+  else if (pe->lambda_s > max)
+    g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS,
+                 "lambda_s = %u does not fit module %u (d %zu, r %zu): at most %u with %s "
+                 "scales under these parameters", pe->lambda_s, index,
+                 ckks_helora_layout_d (l), ckks_helora_layout_r (l), max,
+                 pe->scales == CKKS_HELORA_SCALES_PRIVATE ? "split" : "48/48 (an older client's)");
+  else
+    return TRUE;
+  return FALSE;
 }
 
 /* Budget refusals travel as their own protocol code; every other failure
@@ -112,10 +135,54 @@ gboolean
 ts_helora_private_eval_evaluate (TsHeloraPrivateEval *pe, guint index, GPtrArray *cts,
                                  GPtrArray *results, GError **error)
 {
-  gboolean ok = ts_helora_ckks_evaluator_run (pe->evaluator, index, cts, results,
+  gboolean ok = ts_helora_ckks_evaluator_run (pe->evaluator, index, pe->scales, cts, results,
                                               private_products, pe, error);
   to_protocol_error (error);
   return ok;
+}
+
+/* The layout of module @index's private plan (NULL with @error). */
+static const CkksHeloraLayout *
+layout_for (TsHeloraPrivateEval *pe, guint index, GError **error)
+{
+  double norm = 0.0;
+  const CkksHeloraPlan *plan = plan_for (pe, index, &norm, error);
+  return plan != NULL ? ckks_helora_plan_layout (plan) : NULL;
+}
+
+gboolean
+ts_helora_private_eval_refill_one (TsHeloraPrivateEval *pe, guint index, guint answers,
+                                   gboolean *made, GError **error)
+{
+  const CkksHeloraLayout *l = layout_for (pe, index, error);
+  *made = FALSE;
+  gboolean ok = l != NULL
+                && ts_helora_private_refill_one (pe->priv, l,
+                                                 answers * (guint) ckks_helora_layout_n_outputs (l),
+                                                 made, error);
+  to_protocol_error (error);
+  return ok;
+}
+
+gboolean
+ts_helora_private_eval_pool (TsHeloraPrivateEval *pe, guint index, TsHeloraPadPool *pool)
+{
+  const CkksHeloraLayout *l = layout_for (pe, index, NULL);
+  if (l == NULL)
+    return FALSE;
+  gsize words = (gsize) ckks_helora_layout_limbs (l)
+                * ckks_context_ring_degree (ts_helora_ckks_evaluator_context (pe->evaluator));
+  pool->pooled = ts_helora_private_pooled (pe->priv, l);
+  pool->pads_per_answer = (guint) ckks_helora_layout_n_outputs (l);
+  pool->pad_bytes = 2 * words * sizeof (guint64);
+  return TRUE;
+}
+
+void
+ts_helora_private_eval_take_counts (TsHeloraPrivateEval *pe, guint64 *from_pool,
+                                    guint64 *made_inline)
+{
+  ts_helora_private_take_counts (pe->priv, from_pool, made_inline);
 }
 
 gboolean

@@ -13,7 +13,9 @@ struct TsHeloraPrivate {
   TsPrivacyAccountant *accountant;
   char *client_id;
   GMutex lock;
-  GHashTable *pools;       /* layout -> GQueue of CkksCiphertext * */
+  GHashTable *pools;       /* layout -> GQueue of CkksCiphertext *, newest last */
+  guint64 from_pool;       /* pads taken from a pool, made inline: since the last */
+  guint64 made_inline;     /* ts_helora_private_take_counts (under lock) */
 };
 
 static void
@@ -77,33 +79,54 @@ ts_helora_private_pooled (TsHeloraPrivate *p, const CkksHeloraLayout *layout)
   return n;
 }
 
+/* Compact pads are made directly (ckks_private_compact_pad_new: half the
+ * work of a full pad, and no mask to make). */
 static CkksCiphertext *
 make_pad (TsHeloraPrivate *p, const CkksHeloraLayout *layout, GError **error)
 {
   CkksCiphertext *pad = NULL;
-  if (!ts_helora_ckks_check (ckks_private_pad_new (layout, p->pk, p->config.lambda_s, &pad),
-                             "Making a privacy pad", error))
-    return NULL;
-  if (p->config.compact
-      && !ts_helora_ckks_check (ckks_private_pad_compact (layout, pad), "Compact pad", error))
-    g_clear_pointer (&pad, ckks_ciphertext_free);
-  return pad;
+  CkksStatus st = p->config.compact
+                  ? ckks_private_compact_pad_new (layout, p->pk, p->config.lambda_s, &pad)
+                  : ckks_private_pad_new (layout, p->pk, p->config.lambda_s, &pad);
+  return ts_helora_ckks_check (st, "Making a privacy pad", error) ? pad : NULL;
+}
+
+gboolean
+ts_helora_private_refill_one (TsHeloraPrivate *p, const CkksHeloraLayout *layout, guint count,
+                              gboolean *made, GError **error)
+{
+  *made = FALSE;
+  if (ts_helora_private_pooled (p, layout) >= count)
+    return TRUE;
+  CkksCiphertext *pad = make_pad (p, layout, error);
+  if (pad == NULL)
+    return FALSE;
+  g_mutex_lock (&p->lock);
+  g_queue_push_tail (pool_for (p, layout), pad);
+  g_mutex_unlock (&p->lock);
+  *made = TRUE;
+  return TRUE;
 }
 
 gboolean
 ts_helora_private_prefill (TsHeloraPrivate *p, const CkksHeloraLayout *layout, guint count,
                            GError **error)
 {
-  while (ts_helora_private_pooled (p, layout) < count)
-    {
-      CkksCiphertext *pad = make_pad (p, layout, error);
-      if (pad == NULL)
-        return FALSE;
-      g_mutex_lock (&p->lock);
-      g_queue_push_tail (pool_for (p, layout), pad);
-      g_mutex_unlock (&p->lock);
-    }
+  gboolean made = TRUE;
+  while (made)
+    if (!ts_helora_private_refill_one (p, layout, count, &made, error))
+      return FALSE;
   return TRUE;
+}
+
+void
+ts_helora_private_take_counts (TsHeloraPrivate *p, guint64 *from_pool, guint64 *made_inline)
+{
+  g_mutex_lock (&p->lock);
+  *from_pool = p->from_pool;
+  *made_inline = p->made_inline;
+  p->from_pool = p->made_inline = 0;
+  g_mutex_unlock (&p->lock);
 }
 
 /* Pads are never reused: freed after one answer. */
@@ -115,12 +138,18 @@ drop_pads (CkksCiphertext **pads, gsize n)
   g_free (pads);
 }
 
-/* A pooled pad, or a new one. */
+/* A pooled pad, or a new one. The newest first: a pad made moments ago by
+ * a refill thread may still be in the shared cache (pads are independent
+ * and identically distributed, so the order does not matter otherwise). */
 static CkksCiphertext *
 take_pad (TsHeloraPrivate *p, const CkksHeloraLayout *layout, GError **error)
 {
   g_mutex_lock (&p->lock);
-  CkksCiphertext *pad = g_queue_pop_head (pool_for (p, layout));
+  CkksCiphertext *pad = g_queue_pop_tail (pool_for (p, layout));
+  if (pad != NULL)
+    p->from_pool++;
+  else
+    p->made_inline++;
   g_mutex_unlock (&p->lock);
   return pad != NULL ? pad : make_pad (p, layout, error);
 }

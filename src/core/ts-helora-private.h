@@ -8,8 +8,10 @@
  * (if DP is on), then adds to every result one pad -- a flooded encryption
  * of zero under the client's public key with a zero-sum mask -- and the
  * Gaussian noise, in one pass. Pads do not depend on the token: keep a pool
- * filled from idle time with ts_helora_private_prefill(); an empty pool
- * makes them inline (correct, ~1-3 ms per result slower). What each layer
+ * filled off the answer's path (ts_helora_private_prefill(), or
+ * ts_helora_private_refill_one() from a refill thread); an empty pool
+ * makes them inline (correct, a public-key encryption's worth slower per
+ * result, counted by ts_helora_private_take_counts()). What each layer
  * protects and costs: docs/security.md.
  *
  * Ownership: the object keeps pointers to @pk and @accountant (both must
@@ -26,13 +28,14 @@
 G_BEGIN_DECLS
 
 typedef struct {
-  guint lambda_s;          /* flooding: statistical security bits (16 recommended) */
+  guint lambda_s;          /* flooding: statistical security bits
+                            * (CKKS_PRIVATE_DEFAULT_LAMBDA = 40 recommended) */
   gboolean dp;             /* add Gaussian noise to every segment sum */
   double rho_per_answer;   /* zCDP cost of one module answer when dp (sets sigma) */
   double h_bound;          /* ||h / max|h|||_2 bound the sensitivity assumes; 0: sqrt(d) */
-  gboolean compact;        /* pool compact pads (ckks_private_pad_compact): for
+  gboolean compact;        /* pool compact pads (ckks_private_compact_pad_new): for
                             * ts_helora_private_evaluate (.., compact TRUE) only,
-                            * half the bytes to read online */
+                            * half the bytes to read online, half the work to make */
 } TsHeloraPrivateConfig;
 
 typedef struct TsHeloraPrivate TsHeloraPrivate;
@@ -48,7 +51,15 @@ void ts_helora_private_free (TsHeloraPrivate *priv);
 /* Makes pads for @layout until @count are pooled. */
 gboolean ts_helora_private_prefill (TsHeloraPrivate *priv, const CkksHeloraLayout *layout,
                                     guint count, GError **error);
+/* Makes one pad for @layout if fewer than @count are pooled (*made says
+ * whether it did): the unit of work of a refill thread. */
+gboolean ts_helora_private_refill_one (TsHeloraPrivate *priv, const CkksHeloraLayout *layout,
+                                       guint count, gboolean *made, GError **error);
 guint ts_helora_private_pooled (TsHeloraPrivate *priv, const CkksHeloraLayout *layout);
+/* Pads answers took from the pools and pads they had to make inline (pool
+ * empty) since the last call. */
+void ts_helora_private_take_counts (TsHeloraPrivate *priv, guint64 *from_pool,
+                                    guint64 *made_inline);
 
 /* Protects the @n_outputs results of one evaluation of a module whose A has
  * largest row norm @a_row_norm (ts_privacy_sensitivity (a, r, d, 1.0)).

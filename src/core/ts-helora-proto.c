@@ -50,6 +50,14 @@ module_result_clear (gpointer data)
   g_clear_pointer (&mr->blobs, g_ptr_array_unref);
 }
 
+static void
+stack_member_clear (gpointer data)
+{
+  TsHeloraStackMember *m = data;
+
+  g_clear_pointer (&m->id, g_free);
+}
+
 TsHeloraFrame *
 ts_helora_frame_new (TsHeloraFrameType type, guint64 request_id)
 {
@@ -61,6 +69,8 @@ ts_helora_frame_new (TsHeloraFrameType type, guint64 request_id)
     {
     case TS_HELORA_FRAME_HELLO:
       frame->u.hello.modules = g_ptr_array_new_with_free_func (g_free);
+      frame->u.hello.stack = g_array_new (FALSE, TRUE, sizeof (TsHeloraStackMember));
+      g_array_set_clear_func (frame->u.hello.stack, stack_member_clear);
       break;
     case TS_HELORA_FRAME_HELLO_ACK:
       frame->u.ack.modules = g_array_new (FALSE, TRUE, sizeof (TsHeloraModuleShape));
@@ -104,6 +114,7 @@ ts_helora_frame_free (TsHeloraFrame *frame)
       g_free (frame->u.hello.params_id);
       g_free (frame->u.hello.adapter_id);
       g_clear_pointer (&frame->u.hello.modules, g_ptr_array_unref);
+      g_clear_pointer (&frame->u.hello.stack, g_array_unref);
       g_clear_pointer (&frame->u.hello.public_key, g_bytes_unref);
       break;
     case TS_HELORA_FRAME_HELLO_ACK:
@@ -124,6 +135,23 @@ ts_helora_frame_free (TsHeloraFrame *frame)
       break;
     }
   g_free (frame);
+}
+
+void
+ts_helora_hello_add_stacked (TsHeloraHello *hello, const char *id,
+                             const guint8 sha256[TS_HELORA_HASH_SIZE], float weight)
+{
+  TsHeloraStackMember m = { .id = g_strdup (id), .weight = weight };
+
+  memcpy (m.sha256, sha256, TS_HELORA_HASH_SIZE);
+  if (hello->stack->len == 0)
+    {
+      /* @id and @sha256 may be the hello's own fields (the decoder's case) */
+      g_free (hello->adapter_id);
+      hello->adapter_id = g_strdup (m.id);
+      memcpy (hello->adapter_sha256, m.sha256, TS_HELORA_HASH_SIZE);
+    }
+  g_array_append_val (hello->stack, m);
 }
 
 TsHeloraModuleResult *
@@ -243,6 +271,37 @@ put_blobs (Writer *w, GPtrArray *blobs, guint max, const char *field)
 }
 
 static void
+put_f32 (Writer *w, float v)
+{
+  union { float f; guint32 u; } bits = { .f = v };
+
+  if (!isfinite (v))
+    fail (w, "stack weight");
+  put_u32 (w, bits.u);
+}
+
+/* The stack request: size, every weight, then the members after the first
+ * (the first is the hello's adapter id and hash). */
+static void
+encode_hello_stack (Writer *w, const TsHeloraHello *h)
+{
+  const TsHeloraStackMember *first = &g_array_index (h->stack, TsHeloraStackMember, 0);
+
+  if (g_strcmp0 (first->id, h->adapter_id) != 0
+      || memcmp (first->sha256, h->adapter_sha256, TS_HELORA_HASH_SIZE) != 0)
+    fail (w, "first stack member");
+  put_count (w, h->stack->len, 2, TS_HELORA_MAX_STACK, "stack size");
+  for (guint i = 0; i < h->stack->len; i++)
+    put_f32 (w, g_array_index (h->stack, TsHeloraStackMember, i).weight);
+  for (guint i = 1; i < h->stack->len; i++)
+    {
+      const TsHeloraStackMember *m = &g_array_index (h->stack, TsHeloraStackMember, i);
+      put_str (w, m->id, TS_HELORA_MAX_NAME, "stack adapter id");
+      put_bytes (w, m->sha256, TS_HELORA_HASH_SIZE);
+    }
+}
+
+static void
 encode_hello (Writer *w, const TsHeloraHello *h)
 {
   put_str (w, h->params_id, TS_HELORA_MAX_PARAMS_ID, "params id");
@@ -252,11 +311,15 @@ encode_hello (Writer *w, const TsHeloraHello *h)
   put_count (w, h->modules->len, 1, TS_HELORA_MAX_MODULES, "module count");
   for (guint i = 0; i < h->modules->len; i++)
     put_str (w, g_ptr_array_index (h->modules, i), TS_HELORA_MAX_NAME, "module name");
+  if (h->stack->len > 0)
+    encode_hello_stack (w, h);
   if (!h->private_mode)
     return;
-  put_u16 (w, h->dp ? 1 : 0);
+  union { double d; guint64 u; } rho = { .d = h->rho_per_answer };
+  put_u16 (w, (h->dp ? TS_HELORA_PRIVATE_DP : 0)
+              | (h->split_scales ? TS_HELORA_PRIVATE_SPLIT_SCALES : 0));
   put_u16 (w, h->lambda_s);
-  put_f64 (w, h->rho_per_answer);
+  put_u64 (w, rho.u);
   if (h->public_key == NULL || g_bytes_get_size (h->public_key) > TS_HELORA_MAX_PUBLIC_KEY
       || (h->dp && !(h->rho_per_answer > 0.0 && h->rho_per_answer < 1e6)) || h->lambda_s > 100)
     fail (w, "private-mode request");
@@ -333,6 +396,15 @@ encode_privacy_status (Writer *w, const TsHeloraPrivacyStatus *p)
   put_f64 (w, p->delta);
 }
 
+static guint16
+hello_flags (const TsHeloraFrame *frame)
+{
+  if (frame->type != TS_HELORA_FRAME_HELLO)
+    return 0;
+  return (frame->u.hello.private_mode ? TS_HELORA_FLAG_PRIVATE : 0)
+         | (frame->u.hello.stack->len > 0 ? TS_HELORA_FLAG_STACK : 0);
+}
+
 GBytes *
 ts_helora_frame_encode (const TsHeloraFrame *frame, GError **error)
 {
@@ -342,8 +414,7 @@ ts_helora_frame_encode (const TsHeloraFrame *frame, GError **error)
   put_bytes (&w, magic, sizeof magic);
   put_u8 (&w, TS_HELORA_VERSION);
   put_u8 (&w, (guint8) frame->type);
-  put_u16 (&w, frame->type == TS_HELORA_FRAME_HELLO && frame->u.hello.private_mode
-                 ? TS_HELORA_FLAG_PRIVATE : 0);
+  put_u16 (&w, hello_flags (frame));
   put_u64 (&w, frame->request_id);
   put_u32 (&w, 0);             /* payload length, patched below */
   switch (frame->type)
@@ -546,6 +617,39 @@ decode_hello (Reader *r, TsHeloraHello *h)
     }
 }
 
+static float
+get_f32 (Reader *r, const char *field)
+{
+  union { guint32 u; float f; } bits = { .u = get_u32 (r, field) };
+
+  if (!r->failed && !isfinite (bits.f))
+    reader_fail (r, TS_HELORA_ERROR_MALFORMED, "Frame has a %s that is not finite", field);
+  return bits.f;
+}
+
+/* The stack request after a flagged hello's module list. */
+static void
+decode_hello_stack (Reader *r, TsHeloraHello *h)
+{
+  guint count = get_count (r, 2, TS_HELORA_MAX_STACK, "stack size");
+  float weights[TS_HELORA_MAX_STACK] = { 0 };
+
+  for (guint i = 0; i < count && !r->failed; i++)
+    weights[i] = get_f32 (r, "stack weight");
+  if (r->failed)
+    return;
+  ts_helora_hello_add_stacked (h, h->adapter_id, h->adapter_sha256, weights[0]);
+  for (guint i = 1; i < count && !r->failed; i++)
+    {
+      g_autofree char *id = get_str (r, TS_HELORA_MAX_NAME, "stack adapter id");
+      guint8 sha[TS_HELORA_HASH_SIZE];
+
+      get_hash (r, sha, "stack adapter hash");
+      if (!r->failed)
+        ts_helora_hello_add_stacked (h, id, sha, weights[i]);
+    }
+}
+
 /* The adapter-private request after a flagged hello's module list. */
 static void
 decode_hello_private (Reader *r, TsHeloraHello *h)
@@ -553,12 +657,15 @@ decode_hello_private (Reader *r, TsHeloraHello *h)
   guint16 flags = get_u16 (r, "private flags");
   h->private_mode = TRUE;
   h->lambda_s = get_u16 (r, "lambda_s");
-  h->rho_per_answer = get_f64 (r, "rho");
-  h->dp = (flags & 1) != 0;
+  guint64 lo = get_u32 (r, "rho"), hi = get_u32 (r, "rho");
+  union { guint64 u; double d; } rho = { .u = lo | hi << 32 };
+  h->dp = (flags & TS_HELORA_PRIVATE_DP) != 0;
+  h->split_scales = (flags & TS_HELORA_PRIVATE_SPLIT_SCALES) != 0;
+  h->rho_per_answer = rho.d;
   if (r->failed)
     return;
-  union { double d; guint64 u; } rho = { .d = h->rho_per_answer };
-  if ((flags & ~1u) != 0 || h->lambda_s > 100
+  if ((flags & ~(guint) (TS_HELORA_PRIVATE_DP | TS_HELORA_PRIVATE_SPLIT_SCALES)) != 0
+      || h->lambda_s > 100
       || (h->dp && !(rho.d > 0.0 && rho.d < 1e6)) || (!h->dp && rho.u != 0))
     {
       reader_fail (r, TS_HELORA_ERROR_MALFORMED, "Frame has a bad %s", "private-mode request");
@@ -659,8 +766,9 @@ decode_header (Reader *r, gsize max_frame_bytes, guint8 *type, guint64 *request_
     }
   *type = p[1];
   *flags = (guint16) (p[2] | p[3] << 8);
-  /* the only flag: a hello with the adapter-private request */
-  if (*flags != 0 && !(*type == TS_HELORA_FRAME_HELLO && *flags == TS_HELORA_FLAG_PRIVATE))
+  /* the only flags: a hello's adapter-private and stack requests */
+  if (*flags != 0 && !(*type == TS_HELORA_FRAME_HELLO
+                       && (*flags & ~(TS_HELORA_FLAG_PRIVATE | TS_HELORA_FLAG_STACK)) == 0))
     return reader_fail (r, TS_HELORA_ERROR_MALFORMED, "Frame has non-zero %s", "flags");
   *request_id = 0;
   for (int i = 7; i >= 0; i--)
@@ -684,6 +792,8 @@ decode_payload (Reader *r, TsHeloraFrame *frame, guint16 flags)
     {
     case TS_HELORA_FRAME_HELLO:
       decode_hello (r, &frame->u.hello);
+      if (flags & TS_HELORA_FLAG_STACK)
+        decode_hello_stack (r, &frame->u.hello);
       if (flags & TS_HELORA_FLAG_PRIVATE)
         decode_hello_private (r, &frame->u.hello);
       break;

@@ -62,12 +62,27 @@ typedef enum {
 
 /* Header flag of a hello that carries the adapter-private request. */
 #define TS_HELORA_FLAG_PRIVATE 0x0001
+/* Bits of the private request's own flags: DP noise; split scales (the
+ * client encrypts h at 2^72 and wants A at 2^24: the private layout of
+ * he/ckks-helora.h; a server that predates the bit refuses the hello). */
+#define TS_HELORA_PRIVATE_DP 0x0001
+#define TS_HELORA_PRIVATE_SPLIT_SCALES 0x0002
 #define TS_HELORA_MAX_PUBLIC_KEY (8u << 20)
+/* Header flag of a hello that names a stack of adapters with weights. */
+#define TS_HELORA_FLAG_STACK 0x0002
+#define TS_HELORA_MAX_STACK 16
 
 GQuark ts_helora_error_quark (void);
 
 /* Returns the short name of @code ("malformed", ...) or "unknown" (static). */
 const char *ts_helora_error_name (guint code);
+
+/* One adapter of a stacked hello. */
+typedef struct {
+  char *id;
+  guint8 sha256[TS_HELORA_HASH_SIZE];
+  float weight;                /* finite */
+} TsHeloraStackMember;
 
 typedef struct {
   char *params_id;
@@ -75,9 +90,16 @@ typedef struct {
   char *adapter_id;
   guint8 adapter_sha256[TS_HELORA_HASH_SIZE];
   GPtrArray *modules;          /* of char *, owned */
+  /* Stacked adapters (header flag TS_HELORA_FLAG_STACK): 2 … TS_HELORA_MAX_STACK
+   * members in stacking order, the first being adapter_id / adapter_sha256.
+   * Empty for a hello that opens one adapter. Fill it with
+   * ts_helora_hello_add_stacked(), which keeps the first member and the
+   * adapter fields the same. */
+  GArray *stack;               /* of TsHeloraStackMember, cleared on free */
   /* Adapter-private mode (header flag TS_HELORA_FLAG_PRIVATE), see
    * docs/security.md: the client's CKKS public key and what it asks for. */
   gboolean private_mode;
+  gboolean split_scales;       /* h at 2^72, A at 2^24 (the private layout); else 48/48 */
   guint16 lambda_s;            /* flooding bits */
   gboolean dp;                 /* DP noise on every answer */
   double rho_per_answer;       /* zCDP cost of one module answer (> 0 when dp) */
@@ -151,6 +173,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsHeloraFrame, ts_helora_frame_free)
 /* Returns a new error (or close) frame with @code and a copy of @text. */
 TsHeloraFrame *ts_helora_frame_new_status (TsHeloraFrameType type, guint64 request_id,
                                            guint16 code, const char *text);
+
+/* Appends a stack member (a copy of @id) to @hello; the first one also
+ * becomes the hello's adapter id and hash. */
+void ts_helora_hello_add_stacked (TsHeloraHello *hello, const char *id,
+                                  const guint8 sha256[TS_HELORA_HASH_SIZE], float weight);
 
 /* Appends a module result with no blobs yet; returns it for filling in. */
 TsHeloraModuleResult *ts_helora_result_add_module (TsHeloraFrame *frame, guint16 module);

@@ -455,10 +455,16 @@ copy_hello (TsHeloraHello *dst, const TsHeloraHello *src)
   for (guint i = 0; i < src->modules->len; i++)
     g_ptr_array_add (dst->modules, g_strdup (g_ptr_array_index (src->modules, i)));
   dst->private_mode = src->private_mode;
+  dst->split_scales = src->split_scales;
   dst->lambda_s = src->lambda_s;
   dst->dp = src->dp;
   dst->rho_per_answer = src->rho_per_answer;
   dst->public_key = src->public_key ? g_bytes_ref (src->public_key) : NULL;
+  for (guint i = 0; i < src->stack->len; i++)
+    {
+      const TsHeloraStackMember *m = &g_array_index (src->stack, TsHeloraStackMember, i);
+      ts_helora_hello_add_stacked (dst, m->id, m->sha256, m->weight);
+    }
 }
 
 TsHeloraFrame *

@@ -12,19 +12,49 @@ module_base_name (const char *name)
   return g_str_has_suffix (name, ".weight") ? g_strndup (name, strlen (name) - 7) : g_strdup (name);
 }
 
+/* A stack names every adapter by id and hash, with its weight. One adapter
+ * "stacked" alone is that adapter: its weight only scales B, which stays here. */
 static gboolean
-fill_hello (TsHeloraSession *self, TsHeloraHello *hello, const char *adapter_path,
+fill_stack (TsHeloraHello *hello, const TsHeloraOptions *options, GError **error)
+{
+  if (options->n_stacked > TS_HELORA_MAX_STACK)
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_MALFORMED,
+                   "A remote evaluator stacks at most %d adapters", TS_HELORA_MAX_STACK);
+      return FALSE;
+    }
+  for (guint i = 0; i < options->n_stacked; i++)
+    {
+      g_autofree char *id = ts_helora_adapter_id (options->stacked_paths[i]);
+      guint8 sha[TS_HELORA_HASH_SIZE];
+
+      if (!ts_helora_adapter_sha256 (options->stacked_paths[i], sha, error))
+        return FALSE;
+      ts_helora_hello_add_stacked (hello, id, sha, options->stacked_weights[i]);
+    }
+  return TRUE;
+}
+
+static gboolean
+fill_hello (TsHeloraSession *self, TsHeloraHello *hello, const TsHeloraOptions *options,
             GError **error)
 {
+  const char *adapter_path = options->n_stacked > 0 ? options->stacked_paths[0]
+                                                    : options->adapter_path;
+
   if (adapter_path == NULL)
     {
       g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_ADAPTER,
                    "Remote HE-LoRA needs the adapter's path (its id and hash)");
       return FALSE;
     }
-  if (!ts_helora_adapter_sha256 (adapter_path, hello->adapter_sha256, error))
+  if (options->n_stacked > 1 && !fill_stack (hello, options, error))
     return FALSE;
-  hello->adapter_id = ts_helora_adapter_id (adapter_path);
+  if (options->n_stacked <= 1
+      && !ts_helora_adapter_sha256 (adapter_path, hello->adapter_sha256, error))
+    return FALSE;
+  if (hello->adapter_id == NULL)
+    hello->adapter_id = ts_helora_adapter_id (adapter_path);
   hello->params_id = g_strdup (self->preset);
   memcpy (hello->params_sha256, ckks_context_fingerprint (self->ctx), TS_HELORA_HASH_SIZE);
   for (guint i = 0; i < self->modules->len; i++)
@@ -60,8 +90,9 @@ _ts_helora_session_hello (TsHeloraSession *self, const TsHeloraOptions *options,
 {
   g_autoptr (TsHeloraFrame) hello = ts_helora_frame_new (TS_HELORA_FRAME_HELLO, 0);
   g_autoptr (TsHeloraFrame) ack = NULL;
+  g_autoptr (GError) hello_error = NULL;
 
-  if (!fill_hello (self, &hello->u.hello, options->adapter_path, error)
+  if (!fill_hello (self, &hello->u.hello, options, error)
       || !_ts_helora_session_private_request (self, options, &hello->u.hello, error))
     return FALSE;
   self->remote = ts_helora_remote_connect_with_ca (options->remote_url, options->timeout_ms,
@@ -70,8 +101,17 @@ _ts_helora_session_hello (TsHeloraSession *self, const TsHeloraOptions *options,
     return FALSE;
   if (options->tap != NULL)
     ts_helora_remote_set_tap (self->remote, options->tap, options->tap_data);
-  ack = ts_helora_remote_hello (self->remote, &hello->u.hello, error);
-  return ack != NULL && check_ack (self, &ack->u.ack, error);
+  ack = ts_helora_remote_hello (self->remote, &hello->u.hello, &hello_error);
+  if (ack == NULL && hello->u.hello.stack->len > 0
+      && g_error_matches (hello_error, TS_HELORA_ERROR, TS_HELORA_ERROR_MALFORMED))
+    g_prefix_error (&hello_error, "The evaluator does not take stacked adapters "
+                                  "(a server older than the stack request?): ");
+  if (ack == NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&hello_error));
+      return FALSE;
+    }
+  return check_ack (self, &ack->u.ack, error);
 }
 
 static GPtrArray *

@@ -97,8 +97,9 @@ find_or_add_group (TsHeloraSession *self, GHashTable *by_key, const LmLoraModule
   return self->groups->len - 1;
 }
 
+/* Layouts of the mode: the private split when the evaluator floods. */
 static gboolean
-build_modules (TsHeloraSession *self, GError **error)
+build_modules (TsHeloraSession *self, CkksHeloraScales scales, GError **error)
 {
   g_autoptr (GHashTable) by_key = g_hash_table_new (NULL, NULL);
 
@@ -107,7 +108,8 @@ build_modules (TsHeloraSession *self, GError **error)
       SessionModule m = { .lm = lm_lora_module (self->lora, i) };
       SessionGroup *g;
 
-      if (!ts_helora_ckks_check (ckks_helora_layout_new (self->ctx, m.lm->d_in, m.lm->rank, &m.layout),
+      if (!ts_helora_ckks_check (ckks_helora_layout_new_scaled (self->ctx, m.lm->d_in, m.lm->rank,
+                                                                scales, &m.layout),
                                  m.lm->name, error))
         return FALSE;
       m.n_outputs = ckks_helora_layout_n_outputs (m.layout);
@@ -241,7 +243,9 @@ ts_helora_session_new (const LmLora *lora, const TsHeloraOptions *options, GErro
                            : options->key_pair != NULL ? options->key_pair->preset
                            : TS_HELORA_DEFAULT_PRESET);
   self->ctx = ts_helora_ckks_context_new (self->preset, error);
-  if (self->ctx == NULL || !make_keys (self, options, error) || !build_modules (self, error))
+  if (self->ctx == NULL || !make_keys (self, options, error)
+      || !build_modules (self, options->private_mode ? CKKS_HELORA_SCALES_PRIVATE
+                                                     : CKKS_HELORA_SCALES_PLAIN, error))
     return NULL;
   if (self->mode == TS_HELORA_MODE_LOCAL && !build_local (self, options->n_threads, error))
     return NULL;

@@ -42,6 +42,13 @@ typedef struct {
   gboolean public_key;         /* encrypt with a public key instead of sk */
   guint n_threads;             /* local evaluator threads (0: 1) */
   const char *adapter_path;    /* remote: the adapter file or PEFT folder (id and hash) */
+  /* Remote, when the adapter is a stack (ts_adapter_stack()): the stacked
+   * adapters' files or folders in stacking order and their weights; the
+   * server stacks the same files the same way (adapter_path is then
+   * unused). Borrowed for ts_helora_session_new() only. 0: one adapter. */
+  const char *const *stacked_paths;
+  const float *stacked_weights;
+  guint n_stacked;
   gboolean track_error;        /* also compute Δ in plaintext and keep the max error */
   guint timeout_ms;            /* remote: per request (0: 30 s) */
   /* Local mode: time the HE stages by this thread's CPU clock instead of the
@@ -64,7 +71,9 @@ typedef struct {
    * (a self-signed server certificate); NULL: the system's CAs. */
   const char *remote_ca_file;
   /* Remote: ask for the adapter-private mode (docs/security.md): sends the
-   * public key; the server floods with private_lambda_s bits and, when
+   * public key and encrypts on the private layouts (h at 2^72, A at 2^24);
+   * the server floods with private_lambda_s bits (0: 40, the default;
+   * servers refuse less than their floor, 40 unless configured) and, when
    * private_rho > 0, adds DP noise costing that much zCDP per answer. */
   gboolean private_mode;
   guint private_lambda_s;

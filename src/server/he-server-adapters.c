@@ -7,7 +7,8 @@
  * and every connection holds its evaluator. Replacing or unloading an id
  * only swaps the table's entry, so clients pinned (by hello hash) to the old
  * version keep evaluating on its evaluator until they disconnect, while new
- * hellos see the new version.
+ * hellos see the new version. Stacks of adapters are cached apart
+ * (he-server-stacks.c) and forgotten when one of their members is swapped.
  */
 #include <string.h>
 
@@ -21,7 +22,7 @@ typedef struct {
   gboolean checked;            /* the file still had the version's hash after the open */
 } CacheEntry;
 
-typedef struct {
+typedef struct _HeAdapterVersion {
   gatomicrefcount ref_count;
   char *path;
   guint8 sha256[TS_HELORA_HASH_SIZE];
@@ -35,6 +36,7 @@ struct _HeAdapters {
   GHashTable *entries;         /* id → AdapterVersion (the table's reference) */
   TsHeloraEvaluatorOpenFunc open_func;
   gpointer open_data;
+  HeStacks *stacks;
 };
 
 static void
@@ -166,7 +168,7 @@ scan (const char *dir, GError **error)
 
 HeAdapters *
 he_adapters_new (const char *dir, TsHeloraEvaluatorOpenFunc open_func,
-                 gpointer open_data, GError **error)
+                 TsHeloraEvaluatorOpenStackFunc open_stack, gpointer open_data, GError **error)
 {
   GHashTable *entries = scan (dir, error);
   HeAdapters *self;
@@ -179,6 +181,7 @@ he_adapters_new (const char *dir, TsHeloraEvaluatorOpenFunc open_func,
   g_mutex_init (&self->lock);
   self->open_func = open_func;
   self->open_data = open_data;
+  self->stacks = he_stacks_new (open_stack, open_data);
   return self;
 }
 
@@ -187,6 +190,7 @@ he_adapters_free (HeAdapters *self)
 {
   if (self == NULL)
     return;
+  he_stacks_free (self->stacks);
   g_hash_table_unref (self->entries);
   g_mutex_clear (&self->lock);
   g_free (self->dir);
@@ -243,8 +247,8 @@ cache_entry_for (AdapterVersion *v, const char *params_id, GError **error)
 
 /* Files are opened lazily, so a file rewritten since the version was hashed
  * (a reload not yet asked for) must not be served under the old hash. */
-static gboolean
-still_on_disk (AdapterVersion *v, GError **error)
+gboolean
+he_adapter_version_check_file (AdapterVersion *v, GError **error)
 {
   guint8 now[TS_HELORA_HASH_SIZE];
 
@@ -253,6 +257,17 @@ still_on_disk (AdapterVersion *v, GError **error)
     return TRUE;
   g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_ADAPTER_HASH,
                "Adapter file %s changed on disk since it was loaded; reload it", v->path);
+  return FALSE;
+}
+
+gboolean
+he_evaluator_check_params (TsHeloraEvaluator *ev, const TsHeloraHello *hello, GError **error)
+{
+  if (memcmp (ev->params_sha256, hello->params_sha256, TS_HELORA_HASH_SIZE) == 0)
+    return TRUE;
+  g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS,
+               "Parameter set '%s' differs on this server (another library version?)",
+               hello->params_id);
   return FALSE;
 }
 
@@ -267,38 +282,70 @@ version_open (HeAdapters *self, AdapterVersion *v, const TsHeloraHello *hello, G
   g_mutex_lock (&c->lock);
   if (c->evaluator == NULL)
     c->evaluator = self->open_func (v->path, hello->params_id, self->open_data, error);
-  if (c->evaluator != NULL && !c->checked && !still_on_disk (v, error))
+  if (c->evaluator != NULL && !c->checked && !he_adapter_version_check_file (v, error))
     g_clear_pointer (&c->evaluator, ts_helora_evaluator_unref);
   else if (c->evaluator != NULL)
     c->checked = TRUE;
   ev = c->evaluator != NULL ? ts_helora_evaluator_ref (c->evaluator) : NULL;
   g_mutex_unlock (&c->lock);
-  if (ev != NULL && memcmp (ev->params_sha256, hello->params_sha256, TS_HELORA_HASH_SIZE) != 0)
-    {
-      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS,
-                   "Parameter set '%s' differs on this server (another library version?)",
-                   hello->params_id);
-      g_clear_pointer (&ev, ts_helora_evaluator_unref);
-    }
+  if (ev != NULL && !he_evaluator_check_params (ev, hello, error))
+    g_clear_pointer (&ev, ts_helora_evaluator_unref);
   return ev;
+}
+
+AdapterVersion *
+he_adapters_pin (HeAdapters *self, const char *id, const guint8 *sha256, GError **error)
+{
+  AdapterVersion *v = lookup (self, id);
+
+  if (v == NULL)
+    g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_ADAPTER,
+                 "No adapter '%s' on this server", id);
+  else if (memcmp (v->sha256, sha256, TS_HELORA_HASH_SIZE) != 0)
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_ADAPTER_HASH,
+                   "Adapter '%s' on this server has a different SHA-256", id);
+      g_clear_pointer (&v, version_unref);
+    }
+  return v;
+}
+
+gboolean
+he_adapters_is_current (HeAdapters *self, const char *id, AdapterVersion *v)
+{
+  AdapterVersion *now = lookup (self, id);
+  gboolean same = now == v;
+
+  if (now != NULL)
+    version_unref (now);
+  return same;
+}
+
+const char *
+he_adapter_version_path (AdapterVersion *v)
+{
+  return v->path;
+}
+
+void
+he_adapter_version_unref (AdapterVersion *v)
+{
+  version_unref (v);
 }
 
 TsHeloraEvaluator *
 he_adapters_open (HeAdapters *self, const TsHeloraHello *hello, GError **error)
 {
-  AdapterVersion *v = lookup (self, hello->adapter_id);
-  TsHeloraEvaluator *ev = NULL;
+  AdapterVersion *v;
+  TsHeloraEvaluator *ev;
 
+  if (hello->stack->len > 0)
+    return he_stacks_open (self->stacks, self, hello, error);
+  v = he_adapters_pin (self, hello->adapter_id, hello->adapter_sha256, error);
   if (v == NULL)
-    g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_ADAPTER,
-                 "No adapter '%s' on this server", hello->adapter_id);
-  else if (memcmp (v->sha256, hello->adapter_sha256, TS_HELORA_HASH_SIZE) != 0)
-    g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_ADAPTER_HASH,
-                 "Adapter '%s' on this server has a different SHA-256", hello->adapter_id);
-  else
-    ev = version_open (self, v, hello, error);
-  if (v != NULL)
-    version_unref (v);
+    return NULL;
+  ev = version_open (self, v, hello, error);
+  version_unref (v);
   return ev;
 }
 
@@ -353,6 +400,8 @@ he_adapters_reload (HeAdapters *self, const char *id, HeAdapterChange *change, G
   else if (what != NULL && strcmp (what, "unchanged") != 0)
     g_hash_table_replace (self->entries, g_strdup (id), version_ref (fresh));
   g_mutex_unlock (&self->lock);
+  if (what != NULL && g_strcmp0 (what, "unchanged") != 0)
+    he_stacks_forget (self->stacks, id);
   if (what == NULL)
     {
       g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_ADAPTER,
@@ -378,6 +427,7 @@ he_adapters_unload (HeAdapters *self, const char *id, HeAdapterChange *change, G
                    "No adapter '%s' on this server", id);
       return FALSE;
     }
+  he_stacks_forget (self->stacks, id);
   set_outcome (change, id, NULL, "unloaded");
   return TRUE;
 }

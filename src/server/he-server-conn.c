@@ -121,6 +121,8 @@ he_conn_unregister (HeConn *conn)
       g_source_destroy (conn->idle_source);
       g_clear_pointer (&conn->idle_source, g_source_unref);
     }
+  if (conn->private_eval != NULL)
+    he_pads_remove (conn->server->pads, conn->private_eval);
   he_metrics_clients_changed (conn->server->metrics, -1);
   g_hash_table_remove (conn->server->conns, conn);  /* drops the table's ref */
 }
@@ -263,10 +265,15 @@ adopt_hello (HeConn *conn, HeJob *job)
   g_clear_pointer (&conn->module_map, g_array_unref);
   conn->evaluator = g_steal_pointer (&job->opened);
   conn->module_map = g_steal_pointer (&job->opened_map);
+  if (conn->private_eval != NULL)
+    he_pads_remove (conn->server->pads, conn->private_eval);
   g_clear_pointer (&conn->private_eval, ts_helora_private_eval_unref);
   conn->private_eval = g_steal_pointer (&job->private_eval);
   g_free (conn->privacy_client);
   conn->privacy_client = g_steal_pointer (&job->privacy_client);
+  /* its pools are kept full off the answers' path from now on */
+  if (conn->private_eval != NULL && !conn->closed)
+    he_pads_add (conn->server->pads, conn->private_eval, conn->module_map);
 }
 
 /* Main context: hand the job's answer to its client, if still there. */
@@ -299,24 +306,12 @@ he_conn_run_job (gpointer data, gpointer user_data)
   HeJob *job = data;
   HeServer *server = user_data;
 
-  g_autoptr (TsHeloraPrivateEval) refill = NULL;
-  g_autoptr (GArray) refill_modules = NULL, refill_map = NULL;
-
   if (job->request->type == TS_HELORA_FRAME_HELLO)
     run_hello (job, server);
   else
     run_evaluate (job, server);
-  if (job->request->type == TS_HELORA_FRAME_EVALUATE && job->private_eval != NULL)
-    {
-      refill = ts_helora_private_eval_ref (job->private_eval);
-      refill_modules = g_array_ref (job->request->u.evaluate.modules);
-      refill_map = g_array_ref (job->module_map);
-    }
   g_main_context_invoke_full (server->context, G_PRIORITY_DEFAULT, job_done_cb, job,
                               (GDestroyNotify) job_free);
-  /* the answer is on its way: the pads for the next ones, off its path */
-  if (refill != NULL)
-    he_privacy_refill (refill, refill_modules, refill_map);
 }
 
 /* ---- receiving ---- */

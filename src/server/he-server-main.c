@@ -25,6 +25,9 @@ typedef struct {
   char *privacy_state;
   char *privacy_budget;        /* "EPS,DELTA" */
   double privacy_epsilon, privacy_delta;
+  int privacy_min_lambda;
+  int pad_pool_answers;
+  int pad_pool_mib;
 } Options;
 
 static void options_clear (Options *o);
@@ -76,7 +79,7 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
   GOptionEntry entries[] = {
     { "listen", 0, 0, G_OPTION_ARG_STRING, &o->listen, "Address to listen on (default 127.0.0.1:8765; port 0 picks one)", "ADDR:PORT" },
     { "adapters", 0, 0, G_OPTION_ARG_FILENAME, &o->adapters, "Directory of adapters (GGUF LoRA files or PEFT folders)", "DIR" },
-    { "model", 0, 0, G_OPTION_ARG_FILENAME, &o->model, "Base model: check adapter shapes and accept PEFT folders", "FILE" },
+    { "model", 0, 0, G_OPTION_ARG_FILENAME, &o->model, "Base model: check adapter shapes, accept PEFT folders and stacked adapters", "FILE" },
     { "threads", 0, 0, G_OPTION_ARG_INT, &o->threads, "Evaluation worker threads (default: one per CPU)", "N" },
     { "tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_cert, "TLS certificate (PEM)", "FILE" },
     { "tls-key", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_key, "TLS private key (PEM)", "FILE" },
@@ -87,6 +90,9 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
     { "version", 0, 0, G_OPTION_ARG_NONE, &o->version, "Print the version", NULL },
     { "privacy-budget", 0, 0, G_OPTION_ARG_STRING, &o->privacy_budget, "Adapter-private mode: DP budget per client (enables DP requests)", "EPS,DELTA" },
     { "privacy-state", 0, 0, G_OPTION_ARG_FILENAME, &o->privacy_state, "File the spent budgets are loaded from and saved to", "FILE" },
+    { "privacy-min-lambda", 0, 0, G_OPTION_ARG_INT, &o->privacy_min_lambda, "Adapter-private mode: refuse clients asking for less flooding (default 40)", "BITS" },
+    { "pad-pool-answers", 0, 0, G_OPTION_ARG_INT, &o->pad_pool_answers, "Adapter-private mode: privacy pads kept ready per module, in answers (default 2)", "N" },
+    { "pad-pool-mib", 0, 0, G_OPTION_ARG_INT, &o->pad_pool_mib, "Adapter-private mode: memory cap of all pad pools (default 256)", "MIB" },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- remote HE-LoRA evaluator");
@@ -100,7 +106,10 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
       return FALSE;
     }
   if (o->threads < 0 || o->max_frame_mib < 0 || o->max_frame_mib > 1024
-      || o->max_in_flight < 0 || o->idle_timeout_s < 0)
+      || o->max_in_flight < 0 || o->idle_timeout_s < 0
+      || o->privacy_min_lambda < 0 || o->privacy_min_lambda > 100
+      || o->pad_pool_answers < 0 || o->pad_pool_answers > 1000
+      || o->pad_pool_mib < 0 || o->pad_pool_mib > (1 << 20))
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "A numeric option is out of range");
       return FALSE;
@@ -121,10 +130,14 @@ start (const Options *o, LmModel *model, GError **error)
     .tls_key = o->tls_key,
     .watch_adapters = o->watch,
     .open_evaluator = ts_helora_ckks_evaluator_open,
+    .open_stack = ts_helora_ckks_evaluator_open_stack,
     .open_data = model,
     .privacy_epsilon = o->privacy_epsilon,
     .privacy_delta = o->privacy_delta,
     .privacy_state = o->privacy_state,
+    .privacy_min_lambda = (guint) o->privacy_min_lambda,
+    .pad_pool_answers = (guint) o->pad_pool_answers,
+    .pad_pool_bytes = (gsize) o->pad_pool_mib << 20,
   };
   HeServer *server = he_server_new (&so, error);
 

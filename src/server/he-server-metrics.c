@@ -28,6 +28,10 @@ struct _HeMetrics {
   guint64 bytes_sent;
   int clients;
   guint64 swaps;
+  guint64 pads_refill, pads_from_pool, pads_inline;
+  double pads_refill_seconds;
+  HeMetricsSource source;
+  gpointer source_data;
 };
 
 HeMetrics *
@@ -104,6 +108,27 @@ he_metrics_count_swap (HeMetrics *self)
   g_mutex_unlock (&self->lock);
 }
 
+void
+he_metrics_count_pads (HeMetrics *self, guint64 refill_made, double refill_seconds,
+                       guint64 from_pool, guint64 made_inline)
+{
+  g_mutex_lock (&self->lock);
+  self->pads_refill += refill_made;
+  self->pads_refill_seconds += refill_seconds;
+  self->pads_from_pool += from_pool;
+  self->pads_inline += made_inline;
+  g_mutex_unlock (&self->lock);
+}
+
+void
+he_metrics_add_source (HeMetrics *self, HeMetricsSource source, gpointer data)
+{
+  g_mutex_lock (&self->lock);
+  self->source = source;
+  self->source_data = data;
+  g_mutex_unlock (&self->lock);
+}
+
 int
 he_metrics_clients (HeMetrics *self)
 {
@@ -174,6 +199,32 @@ render_counters (HeMetrics *self, GString *out)
                           self->bytes_received, self->bytes_sent, self->clients, self->swaps);
 }
 
+static void
+render_pads (HeMetrics *self, GString *out)
+{
+  double rate = self->pads_refill_seconds > 0.0
+                ? (double) self->pads_refill / self->pads_refill_seconds : 0.0;
+  g_string_append_printf (out,
+                          "# HELP tensafe_he_pads_made_total Privacy pads made, by the refill "
+                          "thread or inline by an answer whose pool was empty.\n"
+                          "# TYPE tensafe_he_pads_made_total counter\n"
+                          "tensafe_he_pads_made_total{by=\"refill\"} %" G_GUINT64_FORMAT "\n"
+                          "tensafe_he_pads_made_total{by=\"inline\"} %" G_GUINT64_FORMAT "\n"
+                          "# HELP tensafe_he_pads_from_pool_total Pads answers took from a pool.\n"
+                          "# TYPE tensafe_he_pads_from_pool_total counter\n"
+                          "tensafe_he_pads_from_pool_total %" G_GUINT64_FORMAT "\n"
+                          "# HELP tensafe_he_pad_refill_seconds_total CPU time the refill thread "
+                          "spent making pads.\n"
+                          "# TYPE tensafe_he_pad_refill_seconds_total counter\n"
+                          "tensafe_he_pad_refill_seconds_total %.6f\n"
+                          "# HELP tensafe_he_pads_per_second Pads the refill thread makes per "
+                          "second of its CPU time.\n"
+                          "# TYPE tensafe_he_pads_per_second gauge\n"
+                          "tensafe_he_pads_per_second %.1f\n",
+                          self->pads_refill, self->pads_inline, self->pads_from_pool,
+                          self->pads_refill_seconds, rate);
+}
+
 char *
 he_metrics_render (HeMetrics *self)
 {
@@ -182,6 +233,11 @@ he_metrics_render (HeMetrics *self)
   g_mutex_lock (&self->lock);
   render_histograms (self, out);
   render_counters (self, out);
+  render_pads (self, out);
+  HeMetricsSource source = self->source;
+  gpointer source_data = self->source_data;
   g_mutex_unlock (&self->lock);
+  if (source != NULL)        /* it takes its own locks: not under ours */
+    source (out, source_data);
   return g_string_free (out, FALSE);
 }

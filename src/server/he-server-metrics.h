@@ -32,6 +32,17 @@ void he_metrics_count_swap (HeMetrics *self);
 void he_metrics_clients_changed (HeMetrics *self, int delta);
 int he_metrics_clients (HeMetrics *self);
 
+/* Privacy pads: @refill_made made by the refill thread in @refill_seconds
+ * of its CPU time; @from_pool taken by answers from a pool, @made_inline
+ * made by answers that found their pool empty. */
+void he_metrics_count_pads (HeMetrics *self, guint64 refill_made, double refill_seconds,
+                            guint64 from_pool, guint64 made_inline);
+
+/* Appends more of the exposition at render time (one source; NULL
+ * removes it). Set and removed on the thread that renders. */
+typedef void (*HeMetricsSource) (GString *out, gpointer data);
+void he_metrics_add_source (HeMetrics *self, HeMetricsSource source, gpointer data);
+
 /* Returns the Prometheus text exposition (newly allocated). */
 char *he_metrics_render (HeMetrics *self);
 

@@ -8,15 +8,29 @@
  * needs per-person budgets must authenticate in front of the server). */
 #include "he-server-private.h"
 
+#include "ckks-private.h"
 #include "ts-helora-private-eval.h"
-
-/* Pads kept ready per module, in answers; refilled after each answer. */
-#define HE_PRIVACY_POOL_ANSWERS 2
 
 gboolean
 he_privacy_init (HeServer *server, const HeServerOptions *options, GError **error)
 {
   g_mutex_init (&server->privacy_lock);
+  server->privacy_min_lambda = options->privacy_min_lambda ? options->privacy_min_lambda
+                                                           : CKKS_PRIVATE_DEFAULT_LAMBDA;
+  if (server->privacy_min_lambda > CKKS_PRIVATE_MAX_LAMBDA)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   "Invalid minimum lambda_s %u (1 to %u)", server->privacy_min_lambda,
+                   CKKS_PRIVATE_MAX_LAMBDA);
+      return FALSE;
+    }
+  server->pads = he_pads_new (server->metrics,
+                              options->pad_pool_answers ? options->pad_pool_answers
+                                                        : HE_SERVER_DEFAULT_PAD_POOL_ANSWERS,
+                              options->pad_pool_bytes ? options->pad_pool_bytes
+                                                      : HE_SERVER_DEFAULT_PAD_POOL_BYTES, error);
+  if (server->pads == NULL)
+    return FALSE;
   if (options->privacy_epsilon <= 0.0)
     return TRUE;        /* private mode without DP only */
   server->accountant = ts_privacy_accountant_new (options->privacy_epsilon,
@@ -36,6 +50,7 @@ he_privacy_init (HeServer *server, const HeServerOptions *options, GError **erro
 void
 he_privacy_clear (HeServer *server)
 {
+  g_clear_pointer (&server->pads, he_pads_free);
   g_clear_pointer (&server->accountant, ts_privacy_accountant_free);
   g_clear_pointer (&server->privacy_state, g_free);
   g_mutex_clear (&server->privacy_lock);
@@ -65,15 +80,15 @@ he_privacy_open (HeServer *server, TsHeloraEvaluator *evaluator, const TsHeloraH
   g_autofree char *client = he_privacy_client_id (hello);
   TsHeloraPrivateEval *pe = ts_helora_private_eval_new (evaluator, hello, server->accountant,
                                                         client, error);
-  /* the first pads now: a failure here (lambda_s too large for the
-   * layout) is the hello's, not the first token's */
+  /* lambda_s checked against the server's floor and every layout, and the
+   * first pads made now: a failure is the hello's, not the first token's */
   for (guint i = 0; pe != NULL && i < module_map->len; i++)
-    if (!ts_helora_private_eval_prefill (pe, g_array_index (module_map, guint, i), 1, error))
-      {
+    {
+      guint index = g_array_index (module_map, guint, i);
+      if (!ts_helora_private_eval_check_module (pe, index, server->privacy_min_lambda, error)
+          || !ts_helora_private_eval_prefill (pe, index, 1, error))
         g_clear_pointer (&pe, ts_helora_private_eval_unref);
-        if (g_error_matches (*error, TS_HELORA_ERROR, TS_HELORA_ERROR_INTERNAL))
-          (*error)->code = TS_HELORA_ERROR_PARAMS;    /* lambda_s the layout cannot hold */
-      }
+    }
   return pe;
 }
 
@@ -82,6 +97,11 @@ he_privacy_evaluate (HeServer *server, TsHeloraPrivateEval *pe, guint index, GPt
                      GPtrArray *results, GError **error)
 {
   gboolean ok = ts_helora_private_eval_evaluate (pe, index, cts, results, error);
+  guint64 from_pool = 0, made_inline = 0;
+  ts_helora_private_eval_take_counts (pe, &from_pool, &made_inline);
+  he_metrics_count_pads (server->metrics, 0, 0.0, from_pool, made_inline);
+  if (from_pool + made_inline > 0)
+    he_pads_wake (server->pads);
   if (!ok || server->accountant == NULL || server->privacy_state == NULL)
     return ok;
   /* the spent budget survives a restart: saved (atomically) on every charge */
@@ -93,18 +113,4 @@ he_privacy_evaluate (HeServer *server, TsHeloraPrivateEval *pe, guint index, GPt
   if (!saved)
     g_warning ("Saving the privacy state: %s", save_error->message);
   return TRUE;
-}
-
-void
-he_privacy_refill (TsHeloraPrivateEval *pe, GArray *modules, GArray *module_map)
-{
-  for (guint i = 0; i < modules->len; i++)
-    {
-      guint16 m = g_array_index (modules, guint16, i);
-      g_autoptr (GError) error = NULL;
-      if (m < module_map->len
-          && !ts_helora_private_eval_prefill (pe, g_array_index (module_map, guint, m),
-                                              HE_PRIVACY_POOL_ANSWERS, &error))
-        g_warning ("Refilling privacy pads: %s", error->message);
-    }
 }

@@ -13,15 +13,50 @@ G_BEGIN_DECLS
 /* ---- adapters (he-server-adapters.c): thread-safe ---- */
 
 typedef struct _HeAdapters HeAdapters;
+typedef struct _HeStacks HeStacks;
 
+/* @open_stack may be NULL: stacked hellos are then refused (unavailable). */
 HeAdapters *he_adapters_new (const char *dir, TsHeloraEvaluatorOpenFunc open_func,
+                             TsHeloraEvaluatorOpenStackFunc open_stack,
                              gpointer open_data, GError **error);
 void he_adapters_free (HeAdapters *self);
 guint he_adapters_count (HeAdapters *self);
-/* Checks the hello's adapter id and hash and returns a shared evaluator for its
- * parameter set (opened once, then cached). */
+/* Checks the hello's adapter id and hash (every member's, for a stacked
+ * hello) and returns a shared evaluator for its parameter set (opened once,
+ * then cached). */
 TsHeloraEvaluator *he_adapters_open (HeAdapters *self, const TsHeloraHello *hello,
                                      GError **error);
+
+/* A version of an adapter id, pinned by a hello that named its hash. */
+typedef struct _HeAdapterVersion HeAdapterVersion;
+
+/* The current version of @id if its hash is @sha256; else NULL with
+ * TS_HELORA_ERROR_UNKNOWN_ADAPTER or _ADAPTER_HASH naming @id. */
+HeAdapterVersion *he_adapters_pin (HeAdapters *self, const char *id, const guint8 *sha256,
+                                   GError **error);
+/* Whether @v is still the version @id maps to (no swap since the pin). */
+gboolean he_adapters_is_current (HeAdapters *self, const char *id, HeAdapterVersion *v);
+const char *he_adapter_version_path (HeAdapterVersion *v);
+/* Files are opened lazily: FALSE (_ADAPTER_HASH) once @v's file has changed on disk. */
+gboolean he_adapter_version_check_file (HeAdapterVersion *v, GError **error);
+void he_adapter_version_unref (HeAdapterVersion *v);
+/* TS_HELORA_ERROR_PARAMS when @ev packs under other parameters than @hello names. */
+gboolean he_evaluator_check_params (TsHeloraEvaluator *ev, const TsHeloraHello *hello,
+                                    GError **error);
+
+/* ---- stacked adapters (he-server-stacks.c): thread-safe ---- */
+
+/* One evaluator per (members' ids and versions, preset), shared by every
+ * hello naming that stack; @open_stack NULL refuses stacks. */
+HeStacks *he_stacks_new (TsHeloraEvaluatorOpenStackFunc open_stack, gpointer open_data);
+void he_stacks_free (HeStacks *self);
+/* Pins every member of @hello's stack in @adapters and returns the shared
+ * evaluator of that stack. */
+TsHeloraEvaluator *he_stacks_open (HeStacks *self, HeAdapters *adapters,
+                                   const TsHeloraHello *hello, GError **error);
+/* Drops cached stacks with a member @id (after a swap): new hellos cannot
+ * name the old version, connected clients keep their evaluators. */
+void he_stacks_forget (HeStacks *self, const char *id);
 
 /* Hot-swap. What a reload or unload did: action is "loaded", "replaced",
  * "unchanged" or "unloaded" (static); id and sha256_hex are owned. */
@@ -44,6 +79,7 @@ void he_adapter_change_clear (HeAdapterChange *change);
 /* ---- the server (he-server-service.c) ---- */
 
 typedef struct _HeWatch HeWatch;
+typedef struct _HePads HePads;
 
 struct _HeServer {
   GMainContext *context;
@@ -61,6 +97,8 @@ struct _HeServer {
   TsPrivacyAccountant *accountant;   /* NULL: no DP budget configured */
   char *privacy_state;               /* file the accountant is saved to */
   GMutex privacy_lock;               /* serialises the saves */
+  guint privacy_min_lambda;          /* floor on a private hello's lambda_s */
+  HePads *pads;                      /* the pad refill thread */
 };
 
 /* ---- admin routes (he-server-admin.c) ---- */
@@ -82,15 +120,27 @@ void he_privacy_clear (HeServer *server);
 TsHeloraPrivateEval *he_privacy_open (HeServer *server, TsHeloraEvaluator *evaluator,
                                       const TsHeloraHello *hello, GArray *module_map,
                                       GError **error);
-/* Worker: one module privately; saves the accountant after a charge. */
+/* Worker: one module privately; saves the accountant after a charge,
+ * counts the pads it used and wakes the refill thread. */
 gboolean he_privacy_evaluate (HeServer *server, TsHeloraPrivateEval *pe, guint index,
                               GPtrArray *cts, GPtrArray *results, GError **error);
 /* The identity the accountant charges: hex SHA-256 of the hello's public key. */
 char *he_privacy_client_id (const TsHeloraHello *hello);
 /* Any thread: what @client has spent, for a privacy-status frame. */
 void he_privacy_status (HeServer *server, const char *client, TsHeloraPrivacyStatus *out);
-/* Worker, after an answer went out: tops up the pads of @modules. */
-void he_privacy_refill (TsHeloraPrivateEval *pe, GArray *modules, GArray *module_map);
+
+/* ---- the pad refill thread (he-server-pads.c): thread-safe ---- */
+
+/* Keeps @answers answers' worth of pads per module of every registered
+ * connection, all pools together under @max_bytes; reports to @metrics. */
+HePads *he_pads_new (HeMetrics *metrics, guint answers, gsize max_bytes, GError **error);
+/* Stops and joins the thread; drops every registration. */
+void he_pads_free (HePads *self);
+/* A private connection's modules (hello's module i -> evaluator index). */
+void he_pads_add (HePads *self, TsHeloraPrivateEval *pe, GArray *module_map);
+void he_pads_remove (HePads *self, TsHeloraPrivateEval *pe);
+/* Pads were taken: look again. */
+void he_pads_wake (HePads *self);
 
 /* ---- one client connection (he-server-conn.c): main thread only ---- */
 

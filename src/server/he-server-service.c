@@ -75,7 +75,7 @@ he_server_new (const HeServerOptions *options, GError **error)
   self->idle_timeout_ms = options->idle_timeout_ms ? options->idle_timeout_ms
                                                    : HE_SERVER_DEFAULT_IDLE_TIMEOUT_MS;
   self->adapters = he_adapters_new (options->adapters_dir, options->open_evaluator,
-                                    options->open_data, error);
+                                    options->open_stack, options->open_data, error);
   if (self->adapters == NULL || !he_privacy_init (self, options, error)
       || (self->pool = g_thread_pool_new (he_conn_run_job, self, threads, FALSE, error)) == NULL
       || (self->soup = create_soup (options, error)) == NULL
@@ -223,8 +223,8 @@ he_server_free (HeServer *self)
   g_clear_object (&self->soup);
   g_clear_pointer (&self->conns, g_hash_table_unref);
   g_clear_pointer (&self->adapters, he_adapters_free);
+  he_privacy_clear (self);     /* before the metrics: the refill thread reports there */
   g_clear_pointer (&self->metrics, he_metrics_free);
-  he_privacy_clear (self);
   g_main_context_unref (self->context);
   g_free (self);
 }

@@ -17,6 +17,8 @@ G_BEGIN_DECLS
 #define HE_SERVER_DEFAULT_MAX_FRAME (64u << 20)
 #define HE_SERVER_DEFAULT_MAX_IN_FLIGHT 8
 #define HE_SERVER_DEFAULT_IDLE_TIMEOUT_MS 120000
+#define HE_SERVER_DEFAULT_PAD_POOL_ANSWERS 2
+#define HE_SERVER_DEFAULT_PAD_POOL_BYTES ((gsize) 256 << 20)
 
 typedef struct {
   const char *adapters_dir;    /* required */
@@ -28,10 +30,16 @@ typedef struct {
   const char *tls_key;
   gboolean watch_adapters;     /* reload adapters when their files change */
   TsHeloraEvaluatorOpenFunc open_evaluator;  /* required */
-  gpointer open_data;
+  /* Stacked hellos (several adapters with weights); NULL refuses them. */
+  TsHeloraEvaluatorOpenStackFunc open_stack;
+  gpointer open_data;          /* passed to both open functions */
   double privacy_epsilon;      /* adapter-private DP budget per client; 0: no DP */
   double privacy_delta;
   const char *privacy_state;   /* accountant file (loaded, saved on change); NULL: memory */
+  guint privacy_min_lambda;    /* private hellos asking less flooding are refused;
+                                * 0: CKKS_PRIVATE_DEFAULT_LAMBDA (40) */
+  guint pad_pool_answers;      /* privacy pads kept ready per module, in answers; 0: 2 */
+  gsize pad_pool_bytes;        /* memory cap of all pad pools; 0: 256 MiB */
 } HeServerOptions;
 
 typedef struct _HeServer HeServer;

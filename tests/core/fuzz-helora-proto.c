@@ -3,9 +3,10 @@
  *
  * Build with CC=clang meson setup -Dfuzzers=true; run build/tests/core/fuzz-helora-proto.
  * Any input must decode or fail cleanly; whatever decodes must re-encode to
- * the very same bytes (the format has one encoding per frame), and a decoded
- * privacy status must hold amounts a client can show (finite, not negative,
- * a budget only with its flag).
+ * the very same bytes (the format has one encoding per frame), a stacked
+ * hello must hold what the server relies on, and a decoded privacy status
+ * must hold amounts a client can show (finite, not negative, a budget only with its
+ * flag).
  */
 #include <math.h>
 #include <stdint.h>
@@ -27,6 +28,24 @@ check_privacy_status (const TsHeloraPrivacyStatus *p)
     g_assert_true (p->epsilon_budget == 0.0 && p->delta == 0.0);
 }
 
+/* 2 … TS_HELORA_MAX_STACK members, the first being the hello's adapter,
+ * finite weights. */
+static void
+check_stack (const TsHeloraHello *h)
+{
+  const TsHeloraStackMember *first;
+
+  if (h->stack->len == 0)
+    return;
+  g_assert_cmpuint (h->stack->len, >=, 2);
+  g_assert_cmpuint (h->stack->len, <=, TS_HELORA_MAX_STACK);
+  first = &g_array_index (h->stack, TsHeloraStackMember, 0);
+  g_assert_cmpstr (first->id, ==, h->adapter_id);
+  g_assert_true (memcmp (first->sha256, h->adapter_sha256, TS_HELORA_HASH_SIZE) == 0);
+  for (guint i = 0; i < h->stack->len; i++)
+    g_assert_true (isfinite (g_array_index (h->stack, TsHeloraStackMember, i).weight));
+}
+
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
@@ -43,6 +62,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     }
   if (frame->type == TS_HELORA_FRAME_PRIVACY_STATUS)
     check_privacy_status (&frame->u.privacy);
+  if (frame->type == TS_HELORA_FRAME_HELLO)
+    check_stack (&frame->u.hello);
   again = ts_helora_frame_encode (frame, NULL);
   g_assert_nonnull (again);
   g_assert_true (g_bytes_equal (again, message));

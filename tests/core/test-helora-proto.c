@@ -95,10 +95,36 @@ assert_hello_equal (const TsHeloraHello *a, const TsHeloraHello *b)
     g_assert_cmpstr (g_ptr_array_index (a->modules, i), ==, g_ptr_array_index (b->modules, i));
   g_assert_cmpint (a->private_mode, ==, b->private_mode);
   g_assert_cmpint (a->dp, ==, b->dp);
+  g_assert_cmpint (a->split_scales, ==, b->split_scales);
   g_assert_cmpuint (a->lambda_s, ==, b->lambda_s);
   g_assert_cmpfloat (a->rho_per_answer, ==, b->rho_per_answer);
   g_assert_true (a->public_key == b->public_key
                  || (a->public_key && b->public_key && g_bytes_equal (a->public_key, b->public_key)));
+  g_assert_cmpuint (a->stack->len, ==, b->stack->len);
+  for (guint i = 0; i < a->stack->len; i++)
+    {
+      const TsHeloraStackMember *x = &g_array_index (a->stack, TsHeloraStackMember, i);
+      const TsHeloraStackMember *y = &g_array_index (b->stack, TsHeloraStackMember, i);
+      g_assert_cmpstr (x->id, ==, y->id);
+      g_assert_cmpmem (x->sha256, 32, y->sha256, 32);
+      g_assert_cmpfloat (x->weight, ==, y->weight);
+    }
+}
+
+/* A hello naming a stack of @n adapters "a0", "a1", … with weights 0.5 k − 1. */
+static TsHeloraFrame *
+make_stack_hello (guint n)
+{
+  TsHeloraFrame *f = make_hello ();
+
+  for (guint k = 0; k < n; k++)
+    {
+      g_autofree char *id = g_strdup_printf ("a%u", k);
+      guint8 sha[TS_HELORA_HASH_SIZE];
+      memset (sha, 0x10 + (int) k, sizeof sha);
+      ts_helora_hello_add_stacked (&f->u.hello, id, sha, 0.5f * (float) k - 1.0f);
+    }
+  return f;
 }
 
 /* A hello with the adapter-private request (flag in the header). */
@@ -110,7 +136,8 @@ make_private_hello (GRand *rng)
   for (gsize i = 0; i < sizeof key; i++)
     key[i] = (guint8) g_rand_int (rng);
   f->u.hello.private_mode = TRUE;
-  f->u.hello.lambda_s = 16;
+  f->u.hello.lambda_s = 40;
+  f->u.hello.split_scales = TRUE;
   f->u.hello.dp = TRUE;
   f->u.hello.rho_per_answer = 0.125;
   f->u.hello.public_key = g_bytes_new (key, sizeof key);
@@ -208,6 +235,14 @@ all_frames (GRand *rng)
 
   g_ptr_array_add (frames, make_hello ());
   g_ptr_array_add (frames, make_private_hello (rng));
+  g_ptr_array_add (frames, make_stack_hello (3));
+  {
+    TsHeloraFrame *both = make_private_hello (rng);     /* stack and private request */
+    guint8 sha[TS_HELORA_HASH_SIZE] = { 9 };
+    ts_helora_hello_add_stacked (&both->u.hello, "first", sha, 1.0f);
+    ts_helora_hello_add_stacked (&both->u.hello, "second", sha, 0.25f);
+    g_ptr_array_add (frames, both);
+  }
   g_ptr_array_add (frames, make_ack ());
   g_ptr_array_add (frames, make_evaluate (rng));
   g_ptr_array_add (frames, make_result (rng));
@@ -417,6 +452,21 @@ test_private_hello (void)
   g_autoptr (GBytes) neg = g_bytes_new (copy, len);
   g_assert_null (ts_helora_frame_decode (neg, 1 << 20, &error));
   g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_MALFORMED);
+  g_clear_error (&error);
+  /* the private request's flags: DP and split scales known, others refused */
+  gsize flags_at = len - 300 - 4 - 8 - 2 - 2;
+  g_assert_cmpuint (p[flags_at], ==, TS_HELORA_PRIVATE_DP | TS_HELORA_PRIVATE_SPLIT_SCALES);
+  memcpy (copy, p, len);
+  copy[flags_at] = TS_HELORA_PRIVATE_DP;          /* an older client: 48/48 */
+  g_autoptr (GBytes) old = g_bytes_new (copy, len);
+  g_autoptr (TsHeloraFrame) decoded = ts_helora_frame_decode (old, 1 << 20, &error);
+  g_assert_no_error (error);
+  g_assert_false (decoded->u.hello.split_scales);
+  g_assert_true (decoded->u.hello.dp);
+  copy[flags_at] = 0x04;
+  g_autoptr (GBytes) unknown = g_bytes_new (copy, len);
+  g_assert_null (ts_helora_frame_decode (unknown, 1 << 20, &error));
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_MALFORMED);
   g_assert_cmpstr (ts_helora_error_name (TS_HELORA_ERROR_PRIVACY_BUDGET), ==, "privacy-budget");
 }
 
@@ -492,6 +542,154 @@ test_privacy_frames (void)
   g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_MALFORMED);
 }
 
+/* Bytes of @frame's encoding, as a new array to patch. */
+static GByteArray *
+encoded_copy (const TsHeloraFrame *frame)
+{
+  g_autoptr (GBytes) bytes = encode_ok (frame);
+  GByteArray *copy = g_byte_array_new ();
+
+  g_byte_array_append (copy, g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes));
+  return copy;
+}
+
+static void
+assert_array_rejected (GByteArray *message, int code)
+{
+  g_autoptr (GBytes) bytes = g_bytes_new (message->data, message->len);
+
+  assert_rejected (bytes, MAX_FRAME, code);
+}
+
+/* The stack request's layout, its flag, and every malformed variant. */
+static void
+test_stack_hello (void)
+{
+  g_autoptr (TsHeloraFrame) single = make_stack_hello (2);
+  g_autoptr (TsHeloraFrame) stack = make_stack_hello (2);
+  g_autoptr (GByteArray) s = NULL;
+  g_autoptr (GByteArray) m = encoded_copy (stack);
+  /* after the single hello's payload: size u16, 2 × f32, then "a1" and its hash */
+  gsize block, id1;
+  union { float f; guint32 u; } bits;
+
+  g_array_set_size (single->u.hello.stack, 0);              /* the same as a plain hello */
+  s = encoded_copy (single);
+  block = s->len;
+  id1 = block + 2 + 8;
+  /* An old-style hello is unchanged: no flag, nothing after the modules. */
+  g_assert_cmpuint (s->data[6] | s->data[7] << 8, ==, 0);
+  g_assert_cmpuint (m->data[6] | m->data[7] << 8, ==, TS_HELORA_FLAG_STACK);
+  g_assert_cmpuint (m->len, ==, s->len + 2 + 2 * 4 + 2 + 2 + TS_HELORA_HASH_SIZE);
+  g_assert_cmpstr (stack->u.hello.adapter_id, ==, "a0");     /* the first member */
+  g_assert_cmpuint (m->data[block] | m->data[block + 1] << 8, ==, 2);
+  memcpy (&bits.u, m->data + block + 2, 4);
+  bits.u = GUINT32_FROM_LE (bits.u);
+  g_assert_cmpfloat (bits.f, ==, -1.0f);
+  g_assert_cmpmem (m->data + id1, 4, "\x02\x00" "a1", 4);
+  /* the plain hello's fields come first, unchanged */
+  g_assert_cmpmem (m->data + TS_HELORA_HEADER_SIZE, block - TS_HELORA_HEADER_SIZE,
+                   s->data + TS_HELORA_HEADER_SIZE, block - TS_HELORA_HEADER_SIZE);
+
+  {
+    g_autoptr (GByteArray) one = encoded_copy (stack);      /* size 1 */
+    g_autoptr (GByteArray) many = encoded_copy (stack);     /* size 17 */
+    g_autoptr (GByteArray) nan = encoded_copy (stack);      /* a NaN weight */
+    g_autoptr (GByteArray) inf = encoded_copy (stack);      /* an infinite weight */
+    g_autoptr (GByteArray) flagged = encoded_copy (single); /* flag, no request */
+    g_autoptr (GByteArray) unknown_bit = encoded_copy (stack);
+    g_autoptr (GByteArray) on_close = NULL;
+    g_autoptr (TsHeloraFrame) close = ts_helora_frame_new_status (TS_HELORA_FRAME_CLOSE, 1, 0, "");
+    g_autoptr (GByteArray) bad_id = encoded_copy (stack);
+    g_autoptr (GByteArray) long_id = encoded_copy (stack);
+
+    one->data[block] = 1;
+    many->data[block] = TS_HELORA_MAX_STACK + 1;
+    memcpy (nan->data + block + 6, "\x00\x00\xc0\x7f", 4);
+    memcpy (inf->data + block + 2, "\x00\x00\x80\xff", 4);
+    flagged->data[6] = TS_HELORA_FLAG_STACK;
+    unknown_bit->data[6] |= 0x04;
+    on_close = encoded_copy (close);
+    on_close->data[6] = TS_HELORA_FLAG_STACK;
+    bad_id->data[id1 + 2] = 0xff;                            /* not UTF-8 */
+    long_id->data[id1] = TS_HELORA_MAX_NAME + 1;
+    assert_array_rejected (one, TS_HELORA_ERROR_MALFORMED);
+    assert_array_rejected (many, TS_HELORA_ERROR_MALFORMED);
+    assert_array_rejected (nan, TS_HELORA_ERROR_MALFORMED);
+    assert_array_rejected (inf, TS_HELORA_ERROR_MALFORMED);
+    assert_array_rejected (flagged, TS_HELORA_ERROR_TRUNCATED);
+    assert_array_rejected (unknown_bit, TS_HELORA_ERROR_MALFORMED);
+    assert_array_rejected (on_close, TS_HELORA_ERROR_MALFORMED);
+    assert_array_rejected (bad_id, TS_HELORA_ERROR_MALFORMED);
+    assert_array_rejected (long_id, TS_HELORA_ERROR_MALFORMED);
+  }
+}
+
+/* The encoder refuses stacks the decoder would refuse. */
+static void
+test_stack_encode_limits (void)
+{
+  g_autoptr (TsHeloraFrame) alone = make_stack_hello (1);
+  g_autoptr (TsHeloraFrame) many = make_stack_hello (TS_HELORA_MAX_STACK + 1);
+  g_autoptr (TsHeloraFrame) nan = make_stack_hello (2);
+  g_autoptr (TsHeloraFrame) other_first = make_stack_hello (2);
+  g_autoptr (TsHeloraFrame) most = make_stack_hello (TS_HELORA_MAX_STACK);
+  g_autoptr (GBytes) ok = encode_ok (most);
+  TsHeloraFrame *bad[] = { alone, many, nan, other_first };
+
+  g_array_index (nan->u.hello.stack, TsHeloraStackMember, 1).weight = NAN;
+  g_free (other_first->u.hello.adapter_id);
+  other_first->u.hello.adapter_id = g_strdup ("not-a0");
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (GBytes) bytes = ts_helora_frame_encode (bad[i], &error);
+      g_assert_null (bytes);
+      g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_MALFORMED);
+    }
+}
+
+/* Random corruptions of stacked hellos: each decodes to a frame that
+ * encodes to the very same bytes, or fails with a protocol error (the
+ * fuzz target's property, on every build). */
+static void
+test_stack_mutations (void)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  g_autoptr (TsHeloraFrame) stack = make_stack_hello (4);
+  g_autoptr (GByteArray) base = encoded_copy (stack);
+  guint decoded = 0;
+
+  for (guint round = 0; round < 20000; round++)
+    {
+      g_autoptr (GByteArray) m = g_byte_array_new ();
+      g_autoptr (GError) error = NULL;
+      g_autoptr (GBytes) bytes = NULL, again = NULL;
+      g_autoptr (TsHeloraFrame) frame = NULL;
+      guint flips = g_rand_int_range (rng, 1, 4);
+
+      g_byte_array_append (m, base->data, base->len);
+      for (guint k = 0; k < flips; k++)
+        m->data[g_rand_int_range (rng, 6, (gint32) m->len)] = (guint8) g_rand_int (rng);
+      if (g_rand_boolean (rng))
+        g_byte_array_set_size (m, g_rand_int_range (rng, TS_HELORA_HEADER_SIZE, (gint32) m->len));
+      bytes = g_bytes_new (m->data, m->len);
+      frame = ts_helora_frame_decode (bytes, MAX_FRAME, &error);
+      if (frame == NULL)
+        {
+          g_assert_true (error->domain == TS_HELORA_ERROR);
+          continue;
+        }
+      decoded++;
+      again = encode_ok (frame);
+      g_assert_true (g_bytes_equal (again, bytes));
+      if (frame->type == TS_HELORA_FRAME_HELLO && frame->u.hello.stack->len > 0)
+        g_assert_cmpstr (g_array_index (frame->u.hello.stack, TsHeloraStackMember, 0).id, ==,
+                         frame->u.hello.adapter_id);
+    }
+  g_assert_cmpuint (decoded, >, 0);      /* some corruptions keep a valid frame */
+}
+
 int
 main (int argc, char **argv)
 {
@@ -504,5 +702,8 @@ main (int argc, char **argv)
   g_test_add_func ("/helora/proto/error-names", test_error_names);
   g_test_add_func ("/helora/proto/private-hello", test_private_hello);
   g_test_add_func ("/helora/proto/privacy-frames", test_privacy_frames);
+  g_test_add_func ("/helora/proto/stack-hello", test_stack_hello);
+  g_test_add_func ("/helora/proto/stack-encode-limits", test_stack_encode_limits);
+  g_test_add_func ("/helora/proto/stack-mutations", test_stack_mutations);
   return g_test_run ();
 }

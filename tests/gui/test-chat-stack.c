@@ -1,13 +1,15 @@
 /* test-chat-stack.c: stacked adapters in the chat page: the "Stack Adapters"
  * dialog stacks the demo adapter with an attention q/k/v adapter at weights
  * 0.70 and 0.30, both panes answer the same greedy text with the stack, and
- * the HE pane says how many encryptions the token's modules share.
+ * the HE pane says how many encryptions the token's modules share, with the
+ * in-process evaluator and with a real tensafe-he-server.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <adwaita.h>
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "gui-evaluator.h"
 #include "gui-test-util.h"
 #include "lm.h"
 #include "ts-application.h"
@@ -258,21 +260,40 @@ test_stack_two_adapters (void)
   g_rmdir (dir);
 }
 
-/* A remote evaluator serves one adapter file: the HE pane refuses a stack
- * with a clear error, the plaintext pane still answers. */
+static gboolean
+footer_says (gpointer data)
+{
+  gpointer *args = data;
+
+  return gui_find_widget (args[0], label_has, args[1]) != NULL;
+}
+
+/* The same stack against a real tensafe-he-server holding both files: the
+ * evaluator stacks them itself, the HE pane answers as the plaintext one and
+ * uploads one ciphertext per shared h. */
 static void
-test_stack_refused_remote (void)
+test_stack_remote (void)
 {
   g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
-  g_autofree char *dir = g_dir_make_tmp ("tensafe-stack-XXXXXX", NULL);
-  g_autofree char *qkv = g_build_filename (dir, "qkv.gguf", NULL);
+  g_autofree char *model = ts_chat_page_find_demo_file ("tiny-qwen35moe-f32.gguf");
+  g_autofree char *demo = ts_chat_page_find_demo_file ("tiny-qwen35moe-lora-f32.gguf");
+  g_autofree char *qkv = NULL;
   g_autofree char *error = NULL;
+  g_autofree char *expected = NULL;
   const double weights[] = { 1.0, 0.5 };
+  const char *server_args[] = { "--model", NULL, NULL };
+  GuiEvaluator server = { 0 };
   AdapterWait wait;
   TsChatPage *page;
   GSettings *settings;
+  guint modules;
+  gpointer footer[2];
 
-  write_qkv_adapter (qkv);
+  gui_evaluator_prepare (&server);
+  qkv = g_build_filename (server.dir, "qkv.gguf", NULL);
+  modules = count_modules (demo) + write_qkv_adapter (qkv);
+  server_args[1] = model;
+  gui_evaluator_start (&server, server_args);
   page = start_app (app);
   wait = (AdapterWait) { page, qkv };
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.use-adapter", "s", qkv));
@@ -280,17 +301,23 @@ test_stack_refused_remote (void)
   stack_in_dialog (page, weights, 2);
   gui_wait_until (picker_shows_stack, page, WAIT_S, "the stack to load");
   settings = ts_application_get_settings (app);
-  g_settings_set_string (settings, "evaluator-url", "ws://127.0.0.1:9");
+  g_settings_set_string (settings, "evaluator-url", server.ws_url);
   g_settings_set_string (settings, "evaluator-mode", "remote");
   error = send_prompt (page, TRUE);
   g_settings_reset (settings, "evaluator-mode");
   g_settings_reset (settings, "evaluator-url");
-  g_assert_nonnull (error);
-  g_assert_nonnull (strstr (error, "local evaluator only"));
-  g_assert_cmpuint (ts_chat_pane_get_n_tokens (ts_chat_page_get_pane (page, FALSE)), >=, 1);
+  g_assert_cmpstr (error, ==, NULL);
+  g_assert_cmpuint (ts_chat_pane_get_n_tokens (ts_chat_page_get_pane (page, TRUE)), >=, 1);
+  g_assert_cmpstr (ts_chat_pane_get_reply (ts_chat_page_get_pane (page, TRUE)), ==,
+                   ts_chat_pane_get_reply (ts_chat_page_get_pane (page, FALSE)));
+  expected = g_strdup_printf ("%u encryptions for %u modules per token", modules - 2, modules);
+  footer[0] = ts_chat_page_get_pane (page, TRUE);
+  footer[1] = expected;
+  gui_wait_until (footer_says, footer, WAIT_S, "the HE footer to count shared encryptions");
+  footer[1] = "of ciphertext per token";
+  g_assert_true (footer_says (footer));
   quit_app (app);
-  g_remove (qkv);
-  g_rmdir (dir);
+  gui_evaluator_stop (&server);
 }
 
 static void
@@ -329,7 +356,7 @@ main (int argc, char **argv)
   adw_init ();
   app = ts_application_new (G_APPLICATION_NON_UNIQUE);
   g_test_add_func ("/chat-stack/two-adapters", test_stack_two_adapters);
-  g_test_add_func ("/chat-stack/refused-remote", test_stack_refused_remote);
+  g_test_add_func ("/chat-stack/remote", test_stack_remote);
   status = g_test_run ();
   remove_tree (data_home);
   return status;

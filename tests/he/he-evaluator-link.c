@@ -34,6 +34,11 @@ main (int argc, char **argv)
   const uint8_t junk[16] = "not a ciphertex";
   if (ckks_ciphertext_deserialize_into (in[0], junk, sizeof junk) == CKKS_OK)
     return 1;
+  /* an all-zero input at the layout's scale (a client sends an encryption
+   * of h there); the evaluator refuses any other scale */
+  if (ckks_helora_evaluate (plan, in, 1, out, n_out) != CKKS_ERR_SCALE
+      || ckks_mul_scalar (in[0], in[0], 1.0, 0x1p48) != CKKS_OK)
+    return 1;
   size_t len = ckks_ciphertext_serialized_size (in[0]);
   uint8_t *buf = malloc (len);
   if (!buf || ckks_ciphertext_serialize (in[0], buf, len) != CKKS_OK

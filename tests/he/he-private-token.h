@@ -25,8 +25,10 @@ typedef struct {
   double u_plain[R];     /* A·h in double */
 } Token;
 
+/* A token on the layout with the scale split @scales (the adapter-private
+ * mode uses CKKS_HELORA_SCALES_PRIVATE). */
 static inline void
-token_setup_backend (Token *t, GRand *rng, CkksBackend backend)
+token_setup_scaled (Token *t, GRand *rng, CkksBackend backend, CkksHeloraScales scales)
 {
   CkksParams p;
   g_assert_cmpint (ckks_params_preset ("fast", &p), ==, CKKS_OK);
@@ -43,14 +45,22 @@ token_setup_backend (Token *t, GRand *rng, CkksBackend backend)
       for (size_t j = 0; j < D; j++)
         t->u_plain[i] += (double) t->a[i * D + j] * t->h[j];
     }
-  g_assert_cmpint (ckks_helora_layout_new (t->ctx, D, R, &t->lay), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_plan_new (t->ctx, D, R, t->a, &t->plan), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_layout_new_scaled (t->ctx, D, R, scales, &t->lay), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_plan_new_scaled (t->ctx, D, R, t->a, scales, &t->plan), ==,
+                   CKKS_OK);
   t->k = ckks_helora_layout_n_inputs (t->lay);
   t->b = ckks_helora_layout_n_outputs (t->lay);
   g_assert_cmpint (ckks_helora_ciphertexts_new (t->lay, t->k, &t->in), ==, CKKS_OK);
   g_assert_cmpint (ckks_helora_ciphertexts_new (t->lay, t->b, &t->out), ==, CKKS_OK);
 }
 
+static inline void
+token_setup_backend (Token *t, GRand *rng, CkksBackend backend)
+{
+  token_setup_scaled (t, rng, backend, CKKS_HELORA_SCALES_PRIVATE);
+}
+
+/* The private mode's layout on the fastest backend. */
 static inline void
 token_setup (Token *t, GRand *rng)
 {

@@ -53,6 +53,38 @@ test_json (void)
   g_assert_cmpfloat (json_object_get_double_member (o, "max_abs_error"), <=, 1e-6);
 }
 
+/* `tensafe-cli adapter bench --json`: both splits and every stage timed;
+ * the precision of docs/security.md §3.1 (plain split ~1e-12, private split
+ * at lambda_s 40 ~1e-4); a lambda_s the layout cannot hold is refused. */
+static void
+test_adapter_bench (void)
+{
+  const char *args[] = { "adapter", "bench", "--ranks", "32", "--tokens", "2", "--json", NULL };
+  int status;
+  g_autofree char *out = run_cli (args, &status);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_assert_true (json_parser_load_from_data (parser, out, -1, NULL));
+  JsonObject *root = json_node_get_object (json_parser_get_root (parser));
+  g_assert_true (json_object_get_boolean_member (root, "ok"));
+  JsonObject *m = json_array_get_object_element (json_object_get_array_member (root, "modules"),
+                                                 0);
+  g_assert_cmpint (json_object_get_int_member (m, "lambda_s"), ==, 40);
+  const char *stages[] = { "encrypt_ms", "encrypt_private_ms", "pads_compact_offline_ms",
+                           "pads_compact_offline_old_ms", "evaluate_compact_ms",
+                           "evaluate_compact_fused_ms" };
+  for (size_t s = 0; s < G_N_ELEMENTS (stages); s++)
+    g_assert_cmpfloat (json_object_get_double_member (m, stages[s]), >, 0);
+  g_assert_cmpfloat (json_object_get_double_member (m, "max_rel_error_plain"), <, 1e-9);
+  double err = json_object_get_double_member (m, "max_rel_error");
+  g_assert_cmpfloat (err, >, 1e-6);     /* the flood is there */
+  g_assert_cmpfloat (err, <, 1e-3);
+  const char *big[] = { "adapter", "bench", "--ranks", "8", "--tokens", "1", "--lambda", "60",
+                        NULL };
+  g_free (run_cli (big, &status));
+  g_assert_false (g_spawn_check_wait_status (status, NULL));
+}
+
 static void
 test_bad_options (void)
 {
@@ -75,5 +107,6 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/he/bench-cli/json", test_json);
   g_test_add_func ("/he/bench-cli/bad-options", test_bad_options);
+  g_test_add_func ("/he/bench-cli/adapter-bench", test_adapter_bench);
   return g_test_run ();
 }

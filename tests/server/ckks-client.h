@@ -15,11 +15,25 @@ typedef struct {
   char *adapter_path;
   GPtrArray *modules;          /* of TsHeloraAdapterModule *: A, for references */
   GPtrArray *layouts;          /* of CkksHeloraLayout *, per module */
+  GStrv stack_paths;           /* a stacked client's adapters; NULL: one adapter */
+  float *stack_weights;
+  /* the adapters' SHA-256 when the client was made: its hellos name those
+   * versions even after a file is replaced */
+  guint8 (*sha256)[TS_HELORA_HASH_SIZE];
 } CkksClient;
 
 /* A fresh key under @preset; the adapter's A matrices read from @adapter_path. */
 CkksClient *ckks_client_new (const char *preset, const char *adapter_path);
+/* The same for a stack of the NULL-ended @paths with @weights: its hello
+ * names them all, and the reference A of a module is its adapters' A rows
+ * one after another (built here, not by the engine's stacking). */
+CkksClient *ckks_client_new_stack (const char *preset, const char *const *paths,
+                                   const float *weights);
 void ckks_client_free (CkksClient *self);
+
+/* Layouts at @scales from now on (plain after ckks_client_new; private for
+ * a private hello with split scales). */
+void ckks_client_use_scales (CkksClient *self, CkksHeloraScales scales);
 
 /* A hello for every module of the adapter. */
 TsHeloraFrame *ckks_client_hello (CkksClient *self);

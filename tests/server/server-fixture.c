@@ -113,6 +113,21 @@ server_fixture_get (ServerFixture *self, const char *path)
 }
 
 char *
+server_fixture_request (ServerFixture *self, const char *method, const char *path,
+                        guint *status)
+{
+  g_autoptr (SoupSession) session = soup_session_new ();
+  g_autofree char *url = g_strconcat (self->http_url, path, NULL);
+  g_autoptr (SoupMessage) msg = soup_message_new (method, url);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) body = soup_session_send_and_read (session, msg, NULL, &error);
+
+  g_assert_no_error (error);
+  *status = soup_message_get_status (msg);
+  return g_strndup (g_bytes_get_data (body, NULL), g_bytes_get_size (body));
+}
+
+char *
 http_get (const char *base, const char *path)
 {
   g_autoptr (SoupSession) session = soup_session_new ();

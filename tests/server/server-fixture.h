@@ -25,6 +25,10 @@ HeMetrics *server_fixture_metrics (ServerFixture *self);
 
 /* GET @path on the server; returns the body, asserts status 200. */
 char *server_fixture_get (ServerFixture *self, const char *path);
+/* Sends @method @path (no leading '/') to the server; returns the body and
+ * stores the status. */
+char *server_fixture_request (ServerFixture *self, const char *method, const char *path,
+                              guint *status);
 /* The same for any server: @base ends with '/', @path has no leading one. */
 char *http_get (const char *base, const char *path);
 

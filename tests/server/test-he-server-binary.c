@@ -5,6 +5,7 @@
 
 #include <gio/gio.h>
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 #include <libsoup/soup.h>
 
 #include "server-fixture.h"
@@ -237,6 +238,119 @@ test_generate_remote_peft (void)
   g_assert_cmpstr (remote, ==, plain);
 }
 
+/* --lora GGUF --add-lora PEFT@W: the server (given the base model) stacks
+ * the same two files; every mode gives the same tokens. */
+static void
+test_generate_remote_stacked (void)
+{
+  g_autofree char *model = ts_test_data_path (GOLDEN "tiny-qwen35moe-f32.gguf");
+  g_autofree char *peft = ts_test_data_path (PEFT_LORA);
+  g_autofree char *added = g_strconcat (peft, "@-0.75", NULL);
+  const char *extra[] = { "--model", model, NULL };
+  const char *stack[] = { "--add-lora", added, "--he-params", "fast", NULL };
+  Server s = { 0 };
+  g_autofree char *plain = generate_ids_with ("plain", GGUF_LORA, stack, NULL);
+  g_autofree char *golden = generate_ids ("plain", GGUF_LORA);
+  g_autofree char *local = generate_ids_with ("local", GGUF_LORA, stack, NULL);
+  g_autofree char *remote = NULL, *err = NULL;
+  g_autofree char *ws = NULL;
+
+  server_start (&s, extra);
+  ws = g_strdup_printf ("ws%s", s.url + 4);
+  remote = generate_ids_with (ws, GGUF_LORA, stack, &err);
+  server_stop (&s, 0);
+  g_assert_cmpstr (plain, !=, golden);       /* the weight -0.75 matters */
+  g_assert_cmpstr (local, ==, plain);
+  g_assert_cmpstr (remote, ==, plain);
+  g_assert_nonnull (strstr (err, "he remote"));
+}
+
+/* tensafe-cli bench helora ARGS… --json: exit status, stdout and stderr. */
+static int
+run_bench (const char *const *args, char **out, char **err)
+{
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr (GSubprocess) p = NULL;
+  g_autoptr (GError) error = NULL;
+
+  g_ptr_array_add (argv, (gpointer) g_getenv ("TENSAFE_CLI"));
+  g_ptr_array_add (argv, (gpointer) "bench");
+  g_ptr_array_add (argv, (gpointer) "helora");
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+  p = g_subprocess_newv ((const char *const *) argv->pdata,
+                         G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_communicate_utf8 (p, NULL, NULL, out, err, &error));
+  g_assert_no_error (error);
+  return g_subprocess_get_exit_status (p);
+}
+
+static void
+post_reload (Server *s, const char *id)
+{
+  g_autoptr (SoupSession) session = soup_session_new ();
+  g_autofree char *url = g_strdup_printf ("%sadmin/adapters/%s/reload", s->url, id);
+  g_autoptr (SoupMessage) msg = soup_message_new ("POST", url);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) body = soup_session_send_and_read (session, msg, NULL, &error);
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (soup_message_get_status (msg), ==, SOUP_STATUS_OK);
+}
+
+/* bench helora --remote --stack: the first run writes the random members
+ * next to --lora and says the server must load them; once it has, the
+ * remote stack shares each h's encryption like the local one. */
+static void
+test_bench_remote_stack (void)
+{
+  g_autofree char *model = ts_test_data_path (GOLDEN "tiny-qwen35moe-f32.gguf");
+  const char *extra[] = { "--model", model, NULL };
+  Server s = { 0 };
+  g_autofree char *ws = NULL, *out = NULL, *err = NULL;
+  g_autofree char *attn = NULL, *ffn = NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+  JsonArray *modes;
+
+  server_start (&s, extra);
+  ws = g_strdup_printf ("ws%s", s.url + 4);
+  attn = g_build_filename (s.dir, "stack-attn-r16.gguf", NULL);
+  ffn = g_build_filename (s.dir, "stack-ffn-r16.gguf", NULL);
+  {
+    const char *args[] = { "--model", model, "--lora", s.adapter, "--stack", "--remote", ws,
+                           "--he-params", "fast", "-n", "3", "--prompt-tokens", "3",
+                           "--threads", "1", "--json", NULL };
+    g_assert_cmpint (run_bench (args, &out, &err), ==, 1);
+    g_assert_nonnull (strstr (err, "Wrote the stack's random adapters"));
+    g_assert_true (g_file_test (attn, G_FILE_TEST_IS_REGULAR));
+    g_assert_true (g_file_test (ffn, G_FILE_TEST_IS_REGULAR));
+    post_reload (&s, "stack-attn-r16");
+    post_reload (&s, "stack-ffn-r16");
+    g_clear_pointer (&out, g_free);
+    g_clear_pointer (&err, g_free);
+    g_assert_cmpint (run_bench (args, &out, &err), ==, 0);
+  }
+  g_unlink (attn);
+  g_unlink (ffn);
+  server_stop (&s, 0);
+  g_assert_true (json_parser_load_from_data (parser, out, -1, &error));
+  g_assert_no_error (error);
+  modes = json_node_get_array (json_parser_get_root (parser));
+  g_assert_cmpuint (json_array_get_length (modes), ==, 3);
+  for (guint i = 1; i < 3; i++)
+    {
+      JsonObject *mode = json_array_get_object_element (modes, i);
+      g_assert_cmpstr (json_object_get_string_member (mode, "mode"), ==, i == 1 ? "local" : "remote");
+      g_assert_cmpint (json_object_get_int_member (mode, "modules"), ==, 15);
+      g_assert_cmpint (json_object_get_int_member (mode, "distinct_inputs"), ==, 9);
+      g_assert_cmpfloat (json_object_get_double_member (mode, "encryptions_per_token"), ==, 9.0);
+      g_assert_cmpfloat (json_object_get_double_member (mode, "max_abs_delta_error"), <, 1e-6);
+    }
+}
+
 static gboolean
 accept_certificate_cb (SoupMessage *msg, GTlsCertificate *cert, GTlsCertificateFlags errors,
                        gpointer data)
@@ -379,6 +493,8 @@ main (int argc, char **argv)
   g_test_add_func ("/he-server-binary/tls-trusted-ca", test_tls_trusted_ca);
   g_test_add_func ("/he-server-binary/generate-remote", test_generate_remote);
   g_test_add_func ("/he-server-binary/generate-remote-peft", test_generate_remote_peft);
+  g_test_add_func ("/he-server-binary/generate-remote-stacked", test_generate_remote_stacked);
+  g_test_add_func ("/he-server-binary/bench-remote-stack", test_bench_remote_stack);
   g_test_add_func ("/he-server-binary/links-no-secret-key-code", test_links_no_secret_key_code);
   return g_test_run ();
 }

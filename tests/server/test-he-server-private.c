@@ -8,6 +8,7 @@
 #include "../core/helora-golden.h"
 #include "ckks-client.h"
 #include "ckks-objects.h"
+#include "ckks-private.h"
 #include "ckks-serial.h"
 #include "server-fixture.h"
 #include "ts-helora-adapter.h"
@@ -19,9 +20,10 @@
 #include "ts-test-util.h"
 
 #define PRESET "fast"
-/* lambda_s = 16 moves u by ~1e-4 of max|u| (docs/security.md §3.1): far
- * below what changes a greedy token of the golden model */
-#define LAMBDA_S 16
+/* lambda_s = 40, the default, moves u by ~1e-4 of max|u| on the private
+ * layout (docs/security.md §3.1): far below what changes a greedy token of
+ * the golden model */
+#define LAMBDA_S CKKS_PRIVATE_DEFAULT_LAMBDA
 
 typedef struct {
   char *dir;                   /* adapters */
@@ -169,6 +171,7 @@ connect_private (Fixture *f, CkksClient *c, GBytes *pk, double rho, GError **err
                                                      error);
   g_assert_nonnull (remote);
   hello->u.hello.private_mode = TRUE;
+  hello->u.hello.split_scales = TRUE;
   hello->u.hello.lambda_s = LAMBDA_S;
   hello->u.hello.dp = rho > 0.0;
   hello->u.hello.rho_per_answer = rho;
@@ -191,23 +194,35 @@ test_c1_hides_a (Fixture *f, gconstpointer data)
   TsHeloraRemote *plain = ckks_client_connect (c, server_fixture_ws_url (f->server));
   g_assert_cmpfloat (c1_ratio_agreement (c, plain, rng), ==, 1.0);
   ts_helora_remote_free (plain);
-  /* lambda_s = 40 does not fit the 2-limb results (docs/security.md §3.1) */
-  g_autoptr (TsHeloraFrame) big = ckks_client_hello (c);
-  TsHeloraRemote *refused = ts_helora_remote_connect (server_fixture_ws_url (f->server), 20000,
-                                                      &error);
-  big->u.hello.private_mode = TRUE;
-  big->u.hello.lambda_s = 40;
-  big->u.hello.public_key = g_bytes_ref (pk);
-  g_assert_null (ts_helora_remote_hello (refused, &big->u.hello, &error));
-  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS);
-  g_clear_error (&error);
-  ts_helora_remote_free (refused);
+  /* refused: more flooding than the 2-limb results hold (docs/security.md
+   * §3.1), 40 on an older client's 48/48 layout, less than the server's
+   * floor (40 by default) */
+  static const struct { guint16 lambda; gboolean split; const char *why; } refusals[] = {
+    { 60, TRUE, "at most" }, { 40, FALSE, "at most" }, { 16, TRUE, "at least" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (refusals); i++)
+    {
+      g_autoptr (TsHeloraFrame) bad = ckks_client_hello (c);
+      TsHeloraRemote *refused = ts_helora_remote_connect (server_fixture_ws_url (f->server),
+                                                          20000, &error);
+      bad->u.hello.private_mode = TRUE;
+      bad->u.hello.split_scales = refusals[i].split;
+      bad->u.hello.lambda_s = refusals[i].lambda;
+      bad->u.hello.public_key = g_bytes_ref (pk);
+      g_assert_null (ts_helora_remote_hello (refused, &bad->u.hello, &error));
+      g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS);
+      g_test_message ("lambda_s %u refused: %s", refusals[i].lambda, error->message);
+      g_assert_nonnull (strstr (error->message, refusals[i].why));
+      g_clear_error (&error);
+      ts_helora_remote_free (refused);
+    }
+  ckks_client_use_scales (c, CKKS_HELORA_SCALES_PRIVATE);
   TsHeloraRemote *priv = connect_private (f, c, pk, 0.0, &error);
   g_assert_no_error (error);
   double agree = c1_ratio_agreement (c, priv, rng);
   g_test_message ("private: %.2g of the c1 ratios agree", agree);
   g_assert_cmpfloat (agree, <, 1e-3);
-  /* u survives, within the flooding error of lambda_s = 16 (docs/security.md) */
+  /* u survives, within the flooding error of lambda_s = 40 (docs/security.md) */
   g_autofree float *h = NULL;
   double hf, u[64];
   g_autoptr (GPtrArray) cts = NULL;
@@ -220,6 +235,13 @@ test_c1_hides_a (Fixture *f, gconstpointer data)
   double err = ckks_client_error (c, 1, h, u);
   g_test_message ("private: max |u - A·h| = %.3g", err);
   g_assert_cmpfloat (err, <, 2e-3);
+  /* an input on the 48/48 split is refused, not evaluated into garbage */
+  ckks_client_use_scales (c, CKKS_HELORA_SCALES_PLAIN);
+  g_autofree float *h2 = NULL;
+  g_autoptr (GPtrArray) cts2 = NULL;
+  g_autoptr (TsHeloraFrame) wrong = evaluate_random (c, priv, 1, rng, &h2, &hf, &cts2, &error);
+  g_assert_null (wrong);
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_BAD_CIPHERTEXT);
   ts_helora_remote_free (priv);
   ckks_client_free (c);
 }
@@ -234,6 +256,7 @@ test_budget_refusal_and_restart (Fixture *f, gconstpointer data)
   CkksClient *c = ckks_client_new (PRESET, f->lora_path);
   g_autoptr (GBytes) pk = public_key_bytes (c);
   g_autoptr (GError) error = NULL;
+  ckks_client_use_scales (c, CKKS_HELORA_SCALES_PRIVATE);
   for (int run = 0; run < 2; run++)
     {
       TsHeloraRemote *remote = connect_private (f, c, pk, 0.2, &error);
@@ -261,6 +284,32 @@ test_budget_refusal_and_restart (Fixture *f, gconstpointer data)
       start_server (f, 4.0);
     }
   ckks_client_free (c);
+}
+
+/* A session asking for a flood the layouts cannot hold stops before it
+ * connects; one asking for less than the server's floor is refused by the
+ * server; both say why. The default (0) is 40. */
+static void
+test_session_lambda (Fixture *f, gconstpointer data)
+{
+  static const struct { guint lambda; const char *why; } cases[] = {
+    { 60, "at most 49" }, { 16, "at least lambda_s = 40" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      TsHeloraOptions options = {
+        .mode = TS_HELORA_MODE_REMOTE, .params_preset = PRESET, .adapter_path = f->lora_path,
+        .remote_url = server_fixture_ws_url (f->server), .timeout_ms = 20000,
+        .private_mode = TRUE, .private_lambda_s = cases[i].lambda,
+      };
+      g_autoptr (GError) error = NULL;
+      g_assert_null (ts_helora_session_new (f->golden.lora, &options, &error));
+      g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS);
+      g_test_message ("lambda_s %u: %s", cases[i].lambda, error->message);
+      g_assert_nonnull (strstr (error->message, cases[i].why));
+    }
+  g_autofree char *text = server_fixture_get (f->server, "/metrics");
+  g_assert_nonnull (strstr (text, "tensafe_he_errors_total{code=\"params\"} 1\n"));
 }
 
 /* The session says why it stopped: a budget for less than a token. */
@@ -374,6 +423,87 @@ test_privacy_status_without_budget (Fixture *f, gconstpointer data)
   ckks_client_free (c);
 }
 
+/* The value of the sample @name (with its labels) in a /metrics text. */
+static double
+metric (const char *text, const char *name)
+{
+  g_autofree char *key = g_strconcat ("\n", name, " ", NULL);
+  const char *at = strstr (text, key);
+  g_assert_nonnull (at);
+  return g_ascii_strtod (at + strlen (key), NULL);
+}
+
+/* Polls /metrics until @name is @value (or at least @value when
+ * @at_least), 20 s at most; the text. */
+static char *
+wait_metric_full (Fixture *f, const char *name, double value, gboolean at_least)
+{
+  for (int tries = 0; tries < 2000; tries++)
+    {
+      char *text = server_fixture_get (f->server, "/metrics");
+      double v = metric (text, name);
+      if (v == value || (at_least && v > value))
+        return text;
+      g_free (text);
+      g_usleep (10000);
+    }
+  g_error ("%s never reached %g", name, value);
+}
+
+static char *
+wait_metric (Fixture *f, const char *name, double value)
+{
+  return wait_metric_full (f, name, value, FALSE);
+}
+
+/* A private connection's pad pools are filled off the answers' path by the
+ * refill thread (2 answers' worth per module by default); an answer takes
+ * its B pads from the pool, none made inline, and the pool is refilled. */
+static void
+test_pad_refill (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  CkksClient *c = ckks_client_new (PRESET, f->lora_path);
+  g_autoptr (GBytes) pk = public_key_bytes (c);
+  g_autoptr (GError) error = NULL;
+  ckks_client_use_scales (c, CKKS_HELORA_SCALES_PRIVATE);
+  TsHeloraRemote *remote = connect_private (f, c, pk, 0.0, &error);
+  g_assert_no_error (error);
+  guint pads_per_token = 0;
+  for (guint m = 0; m < c->layouts->len; m++)
+    pads_per_token += ckks_helora_layout_n_outputs (g_ptr_array_index (c->layouts, m));
+  /* the hello made the first answer's pads, the thread the second's (a
+   * pad is counted just after it is pooled: wait for both) */
+  g_autofree char *made = wait_metric_full (f, "tensafe_he_pads_made_total{by=\"refill\"}",
+                                            pads_per_token, TRUE);
+  g_autofree char *full = wait_metric (f, "tensafe_he_pad_pool_fill", 1.0);
+  g_assert_cmpfloat (metric (full, "tensafe_he_pad_pool_target"), ==,
+                     HE_SERVER_DEFAULT_PAD_POOL_ANSWERS * pads_per_token);
+  double refilled = metric (full, "tensafe_he_pads_made_total{by=\"refill\"}");
+  g_assert_cmpfloat (metric (full, "tensafe_he_pads_per_second"), >, 0.0);
+  guint16 module = 0;
+  guint b = ckks_helora_layout_n_outputs (g_ptr_array_index (c->layouts, module));
+  g_autofree float *h = NULL;
+  double hf, u[64];
+  g_autoptr (GPtrArray) cts = NULL;
+  g_autoptr (TsHeloraFrame) res = evaluate_random (c, remote, module, rng, &h, &hf, &cts, &error);
+  g_assert_no_error (error);
+  ckks_client_decrypt (c, NULL, module,
+                       g_array_index (res->u.result.modules, TsHeloraModuleResult, 0).blobs, hf, u);
+  g_assert_cmpfloat (ckks_client_error (c, module, h, u), <, 2e-3);
+  g_autofree char *refill = wait_metric_full (f, "tensafe_he_pads_made_total{by=\"refill\"}",
+                                              refilled + b, TRUE);
+  g_autofree char *again = wait_metric (f, "tensafe_he_pad_pool_fill", 1.0);
+  g_assert_cmpfloat (metric (again, "tensafe_he_pads_from_pool_total"), ==, b);
+  g_assert_cmpfloat (metric (again, "tensafe_he_pads_made_total{by=\"inline\"}"), ==, 0);
+  g_assert_cmpfloat (metric (again, "tensafe_he_pads_made_total{by=\"refill\"}"), <=,
+                     pads_per_token + b);
+  ts_helora_remote_free (remote);
+  /* gone with its connection: nothing left to keep full */
+  g_autofree char *after = wait_metric (f, "tensafe_he_pad_pool_target", 0.0);
+  ckks_client_free (c);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -383,6 +513,10 @@ main (int argc, char **argv)
               test_greedy_tokens, fixture_tear_down);
   g_test_add ("/he-server-private/c1-hides-a", Fixture, GUINT_TO_POINTER (0), fixture_set_up,
               test_c1_hides_a, fixture_tear_down);
+  g_test_add ("/he-server-private/session-lambda", Fixture, GUINT_TO_POINTER (0), fixture_set_up,
+              test_session_lambda, fixture_tear_down);
+  g_test_add ("/he-server-private/pad-refill", Fixture, GUINT_TO_POINTER (0), fixture_set_up,
+              test_pad_refill, fixture_tear_down);
   g_test_add ("/he-server-private/budget-refusal-and-restart", Fixture, GUINT_TO_POINTER (4000),
               fixture_set_up, test_budget_refusal_and_restart, fixture_tear_down);
   g_test_add ("/he-server-private/session-reports-budget", Fixture, GUINT_TO_POINTER (4000),

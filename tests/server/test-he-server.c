@@ -863,27 +863,12 @@ write_swap_adapter (Fixture *f, guint seed, guint8 *sha)
   g_assert_true (ts_helora_adapter_sha256 (path, sha, &error));
 }
 
-/* Sends @method @path to the server; returns the body, stores the status. */
-static char *
-http_request (Fixture *f, const char *method, const char *path, guint *status)
-{
-  g_autoptr (SoupSession) session = soup_session_new ();
-  g_autofree char *url = g_strconcat (server_fixture_http_url (f->server), path, NULL);
-  g_autoptr (SoupMessage) msg = soup_message_new (method, url);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GBytes) body = soup_session_send_and_read (session, msg, NULL, &error);
-
-  g_assert_no_error (error);
-  *status = soup_message_get_status (msg);
-  return g_strndup (g_bytes_get_data (body, NULL), g_bytes_get_size (body));
-}
-
 static void
 assert_admin (Fixture *f, const char *method, const char *path, guint status,
               const char *needle)
 {
   guint got;
-  g_autofree char *body = http_request (f, method, path, &got);
+  g_autofree char *body = server_fixture_request (f->server, method, path, &got);
 
   g_assert_cmpuint (got, ==, status);
   g_assert_nonnull (strstr (body, needle));
