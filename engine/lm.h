@@ -163,7 +163,9 @@ typedef struct {
 
 /* Loads an adapter for @model: a llama.cpp GGUF LoRA file, or a Hugging Face
  * PEFT directory (adapter_config.json + adapter_model.safetensors). @path is a
- * directory -> PEFT, a file -> GGUF. The effective factor of every module is
+ * directory -> PEFT, a file -> GGUF; a directory without adapter_config.json
+ * that holds exactly one *.gguf file (a GGUF adapter installed from the
+ * marketplace) -> that file. The effective factor of every module is
  * @user_scale * alpha / r (alpha absent or 0 -> @user_scale). Unknown module
  * names or shapes that do not fit the model are errors (message in @error_out,
  * free() it). */

@@ -29,6 +29,10 @@ LmStatus lm_lora_add (LmLora *lora, uint32_t layer, LmModuleKind kind, uint32_t 
 LmStatus lm_lora_apply (LmSession *s, size_t index, const float *x, uint32_t n, float *y);
 
 /* Shared by the loaders and the adapter writers (lora-write*.c): */
+/* The GGUF file a folder stands for: its one *.gguf file when it has no
+ * adapter_config.json (how a GGUF adapter is installed from the marketplace),
+ * as a new string (free()); NULL otherwise (a PEFT folder, or no such file). */
+char *lm_lora_dir_gguf (const char *dir);
 /* A 2-D GGUF tensor of any supported type as a new f32 buffer (free()). */
 LmStatus lm_lora_tensor_to_f32 (const GgufTensorInfo *t, float **out);
 /* A file of at most 1 MiB as a new NUL-terminated buffer, or NULL. */

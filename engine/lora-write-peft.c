@@ -306,3 +306,37 @@ lm_lora_reduce_peft (const char *in, const char *out, uint32_t rank,
   lm_json_free (cfg.root);
   return st;
 }
+
+LmStatus
+lm_lora_probe_peft (const char *dir, LmLoraShape *out, char **error_out)
+{
+  PeftConfigFile cfg = { 0 };
+  LmStatus st = read_config (dir, &cfg, error_out);
+  char path[4096];
+  snprintf (path, sizeof path, "%s/adapter_model.safetensors", dir);
+  SafetensorsFile *sf = NULL;
+  if (st == LM_OK)
+    st = safetensors_open (path, &sf, error_out);
+  for (size_t i = 0; st == LM_OK && i < safetensors_n_tensors (sf); i++)
+    {
+      const SafetensorsTensor *ta = safetensors_tensor (sf, i);
+      char key_b[540];
+      if (!ends_with (ta->name, ".lora_A.weight"))
+        continue;
+      size_t base = strlen (ta->name) - strlen (".lora_A.weight");
+      snprintf (key_b, sizeof key_b, "%.*s.lora_B.weight", (int) base, ta->name);
+      const SafetensorsTensor *tb = safetensors_find (sf, key_b);
+      if (tb == NULL || ta->n_dims != 2 || tb->n_dims != 2 || tb->shape[1] != ta->shape[0] ||
+          ta->shape[0] == 0 || ta->shape[0] > 65536)
+        st = lm_fail (error_out, LM_ERR_SHAPE, "PEFT module %.*s: no matching lora_B",
+                      (int) base, ta->name);
+      else
+        lm_lora_shape_add (out, ta->shape[0], ta->shape[1], tb->shape[0]);
+    }
+  if (st == LM_OK && out->n_modules == 0)
+    st = lm_fail (error_out, LM_ERR_FORMAT, "%s: the adapter has no LoRA tensors", path);
+  if (sf)
+    safetensors_close (sf);
+  lm_json_free (cfg.root);
+  return st;
+}

@@ -41,8 +41,8 @@ lm_reduce_one (const char *name, const float *a, const float *b, uint32_t r, uin
   out->rank = info.rank_out;
   out->d_in = d_in;
   out->d_out = d_out;
-  if (report != NULL)
-    report (name, &info, user_data);
+  if (report != NULL && !report (name, &info, user_data))
+    return lm_fail (error_out, LM_ERR_CANCELLED, "the reduction was cancelled");
   return LM_OK;
 }
 
@@ -286,6 +286,68 @@ reduce_gguf (const char *in, const char *out, uint32_t rank, LmLoraReduceReportF
   return st;
 }
 
+void
+lm_lora_shape_add (LmLoraShape *shape, uint64_t r, uint64_t d_in, uint64_t d_out)
+{
+  shape->rank_min = shape->n_modules == 0 || r < shape->rank_min ? (uint32_t) r : shape->rank_min;
+  shape->rank_max = r > shape->rank_max ? (uint32_t) r : shape->rank_max;
+  shape->dims_total += d_in + d_out;
+  shape->n_modules++;
+}
+
+/* The same pairing checks as reduce_gguf_pair, on the headers only. */
+static LmStatus
+probe_gguf (const char *path, LmLoraShape *out, char **error_out)
+{
+  GgufFile *g = NULL;
+  LmStatus st = gguf_open (path, &g, error_out);
+  for (uint64_t i = 0; st == LM_OK && i < gguf_n_tensors (g); i++)
+    {
+      const GgufTensorInfo *ta = gguf_tensor (g, i);
+      char name[256];
+      if (!has_suffix (ta->name, ".lora_a"))
+        continue;
+      if (ta->name.len + 1 > sizeof name)
+        {
+          st = lm_fail (error_out, LM_ERR_FORMAT, "LoRA tensor name too long");
+          break;
+        }
+      memcpy (name, ta->name.data, ta->name.len - 1);
+      memcpy (name + ta->name.len - 1, "b", 2);       /* ".lora_a" -> ".lora_b" */
+      const GgufTensorInfo *tb = gguf_find_tensor (g, name);
+      if (tb == NULL || ta->n_dims != 2 || tb->n_dims != 2 || tb->ne[0] != ta->ne[1] ||
+          ta->ne[1] == 0 || ta->ne[1] > 65536 || ta->ne[0] > UINT32_MAX || tb->ne[1] > UINT32_MAX)
+        st = lm_fail (error_out, LM_ERR_SHAPE, "LoRA target %.*s: no matching lora_b",
+                      (int) (ta->name.len - 7), ta->name.data);
+      else
+        lm_lora_shape_add (out, ta->ne[1], ta->ne[0], tb->ne[1]);
+    }
+  if (st == LM_OK && out->n_modules == 0)
+    st = lm_fail (error_out, LM_ERR_FORMAT, "%s: the adapter has no LoRA tensors", path);
+  if (g != NULL)
+    gguf_close (g);
+  return st;
+}
+
+LmStatus
+lm_lora_probe_file (const char *path, LmLoraShape *out, char **error_out)
+{
+  if (path == NULL || out == NULL)
+    return LM_ERR_INVALID_ARGUMENT;
+  memset (out, 0, sizeof *out);
+  struct stat sb;
+  if (stat (path, &sb) != 0)
+    return lm_fail (error_out, LM_ERR_IO, "cannot open %s: %s", path, strerror (errno));
+  if (!S_ISDIR (sb.st_mode))
+    return probe_gguf (path, out, error_out);
+  char *file = lm_lora_dir_gguf (path);
+  out->peft = file == NULL;
+  LmStatus st = file ? probe_gguf (file, out, error_out)
+                     : lm_lora_probe_peft (path, out, error_out);
+  free (file);
+  return st;
+}
+
 LmStatus
 lm_lora_reduce_file (const char *in, const char *out, uint32_t rank,
                      LmLoraReduceReportFunc report, void *user_data, char **error_out)
@@ -295,7 +357,11 @@ lm_lora_reduce_file (const char *in, const char *out, uint32_t rank,
   struct stat sb;
   if (stat (in, &sb) != 0)
     return lm_fail (error_out, LM_ERR_IO, "cannot open %s: %s", in, strerror (errno));
-  if (S_ISDIR (sb.st_mode))
-    return lm_lora_reduce_peft (in, out, rank, report, user_data, error_out);
-  return reduce_gguf (in, out, rank, report, user_data, error_out);
+  if (!S_ISDIR (sb.st_mode))
+    return reduce_gguf (in, out, rank, report, user_data, error_out);
+  char *file = lm_lora_dir_gguf (in);
+  LmStatus st = file ? reduce_gguf (file, out, rank, report, user_data, error_out)
+                     : lm_lora_reduce_peft (in, out, rank, report, user_data, error_out);
+  free (file);
+  return st;
 }

@@ -1,9 +1,11 @@
 /* lora.c: LoRA module table, attaching adapters and hooks to sessions, applying them.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "lora-private.h"
 #include "session-private.h"
@@ -150,6 +152,35 @@ lm_lora_find (const LmLora *lora, const char *name)
   return -1;
 }
 
+static bool
+is_regular_gguf (const char *dir, const char *name, char *path, size_t size)
+{
+  size_t n = strlen (name);
+  struct stat st;
+  if (n <= 5 || strcmp (name + n - 5, ".gguf") != 0 || name[0] == '.')
+    return false;
+  snprintf (path, size, "%s/%s", dir, name);
+  return stat (path, &st) == 0 && S_ISREG (st.st_mode);
+}
+
+char *
+lm_lora_dir_gguf (const char *dir)
+{
+  char path[4096], found[4096];
+  int n_found = 0;
+  snprintf (path, sizeof path, "%s/adapter_config.json", dir);
+  if (access (path, F_OK) == 0)
+    return NULL;
+  DIR *d = opendir (dir);
+  if (d == NULL)
+    return NULL;
+  for (struct dirent *e; (e = readdir (d)) != NULL;)
+    if (is_regular_gguf (dir, e->d_name, path, sizeof path) && n_found++ == 0)
+      memcpy (found, path, sizeof found);
+  closedir (d);
+  return n_found == 1 ? strdup (found) : NULL;
+}
+
 LmStatus
 lm_lora_load (const LmModel *model, const char *path, float user_scale, LmLora **out,
               char **error_out)
@@ -157,9 +188,14 @@ lm_lora_load (const LmModel *model, const char *path, float user_scale, LmLora *
   struct stat st;
   if (path == NULL || stat (path, &st) != 0)
     return lm_fail (error_out, LM_ERR_IO, "cannot open LoRA adapter %s", path ? path : "(null)");
-  if (S_ISDIR (st.st_mode))
+  if (!S_ISDIR (st.st_mode))
+    return lm_lora_load_gguf (model, path, user_scale, out, error_out);
+  char *file = lm_lora_dir_gguf (path);
+  if (file == NULL)
     return lm_lora_load_peft (model, path, user_scale, out, error_out);
-  return lm_lora_load_gguf (model, path, user_scale, out, error_out);
+  LmStatus status = lm_lora_load_gguf (model, file, user_scale, out, error_out);
+  free (file);
+  return status;
 }
 
 LmStatus

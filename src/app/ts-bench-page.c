@@ -5,6 +5,7 @@
 #include "ts-application.h"
 #include "ts-bench-chart.h"
 #include "ts-bench-item.h"
+#include "ts-bench-export.h"
 #include "ts-bench-page-private.h"
 #include "ts-chat-page.h"
 #include "ts-config.h"

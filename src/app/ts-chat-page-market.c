@@ -3,6 +3,7 @@
 #include <glib/gi18n.h>
 
 #include "ts-chat-page-private.h"
+#include "ts-market-format.h"
 #include "ts-market-install.h"
 #include "ts-market-keyring.h"
 
@@ -86,8 +87,7 @@ static void
 verify_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
 {
   VerifyRequest *r = data;
-  g_autofree char *keyring_path = g_build_filename (g_get_user_data_dir (), "tensafe",
-                                                    "market-keyring.json", NULL);
+  g_autofree char *keyring_path = ts_market_keyring_path ();
   g_autoptr (TsMarketKeyring) keyring = ts_market_keyring_new (keyring_path);
   GError *error = NULL;
 
@@ -162,7 +162,9 @@ same_file (const char *a, const char *b)
 }
 
 /* Installed marketplace adapters are metered, however they were picked
- * (Use in Chat or the adapter menu). */
+ * (Use in Chat or the adapter menu); one made here from a marketplace
+ * adapter (a rank reduction) is metered as that adapter, whose version it
+ * keeps. */
 void
 _ts_chat_page_market_set_adapter (TsChatPage *self, const char *path)
 {
@@ -179,7 +181,9 @@ _ts_chat_page_market_set_adapter (TsChatPage *self, const char *path)
 
       if (same_file (a->path, path))
         {
-          self->market_id = g_strdup (a->id);
+          if (a->local && a->derived_from == NULL)
+            return;
+          self->market_id = g_strdup (a->local ? a->derived_from : a->id);
           self->market_version = g_strdup (a->version);
           return;
         }

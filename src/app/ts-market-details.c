@@ -1,11 +1,13 @@
-/* ts-market-details.c: the details of one marketplace adapter, with install, remove and "use in chat".
+/* ts-market-details.c: one marketplace adapter in full: install, remove, use in chat, reduce rank.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib/gi18n.h>
 
+#include "ts-adapter-reduce.h"
 #include "ts-market-details.h"
 #include "ts-market-format.h"
 #include "ts-market-install.h"
 #include "ts-market-trust.h"
+#include "ts-reduce-dialog.h"
 
 struct _TsMarketDetails
 {
@@ -16,6 +18,10 @@ struct _TsMarketDetails
   char *adapters_dir;
 
   TsMarketAdapter *adapter;
+  /* An adapter made on this computer (a rank reduction): shown from its
+   * metadata.json and local release, never from the marketplace. */
+  TsMarketInstalled *local;
+  TsAdapterOrigin origin;
   GCancellable *load_cancellable;
   GCancellable *install_cancellable;
   gboolean installing;
@@ -35,6 +41,7 @@ struct _TsMarketDetails
   AdwActionRow *version_row;
   AdwActionRow *base_model_row;
   AdwActionRow *rank_row;
+  AdwActionRow *origin_row;
   AdwActionRow *modules_row;
   AdwActionRow *price_row;
   AdwActionRow *license_row;
@@ -95,10 +102,13 @@ update_actions (TsMarketDetails *self)
   gboolean installed = ts_market_details_get_installed (self);
   GtkWidget *w = GTK_WIDGET (self);
 
-  gtk_widget_action_set_enabled (w, "details.install", loaded && !self->installing);
+  gtk_widget_action_set_enabled (w, "details.install",
+                                 loaded && !self->installing && self->local == NULL);
   gtk_widget_action_set_enabled (w, "details.cancel", self->installing);
   gtk_widget_action_set_enabled (w, "details.remove", installed && !self->installing);
   gtk_widget_action_set_enabled (w, "details.use-in-chat", installed && !self->installing);
+  gtk_widget_action_set_enabled (w, "details.reduce", installed && !self->installing);
+  gtk_widget_set_visible (GTK_WIDGET (self->install_button), self->local == NULL);
   if (self->interrupted)
     gtk_button_set_label (self->install_button, _("_Resume Install"));
   else if (installed)
@@ -133,12 +143,12 @@ clear_file_rows (TsMarketDetails *self)
 }
 
 static void
-show_files (TsMarketDetails *self, TsMarketVersion *version)
+show_files (TsMarketDetails *self, TsMarketManifest *manifest)
 {
   clear_file_rows (self);
-  for (guint i = 0; version != NULL && i < version->manifest->files->len; i++)
+  for (guint i = 0; manifest != NULL && i < manifest->files->len; i++)
     {
-      TsMarketFile *file = g_ptr_array_index (version->manifest->files, i);
+      TsMarketFile *file = g_ptr_array_index (manifest->files, i);
       GtkWidget *row = adw_action_row_new ();
       g_autofree char *size = g_format_size ((guint64) file->size);
       GtkWidget *size_label = gtk_label_new (size);
@@ -184,6 +194,43 @@ show_trust (TsMarketDetails *self, TsMarketVersion *version)
     set_row (self->signature_row, error->message);
 }
 
+/* Made here: no publisher signature covers it, its recorded digests do. */
+static void
+show_local_trust (TsMarketDetails *self)
+{
+  /* Translators: %s is a publisher id. */
+  g_autofree char *publisher = g_strdup_printf (_("%s — not signed by the publisher: made on "
+                                                  "this computer"),
+                                                self->adapter->publisher_id);
+
+  set_row (self->publisher_row, publisher);
+  set_row (self->signature_row,
+           self->local->derived_from != NULL
+             ? _("None: made from a release whose signature was checked, and checked against "
+                 "its own recorded digests before use")
+             : _("None: checked against its own recorded digests before use"));
+}
+
+/* "tiny-poet 1.0.0 · rank 8 → 4 · 97.41 % of ‖B·A‖² kept" for a reduced adapter. */
+static void
+show_origin (TsMarketDetails *self)
+{
+  g_autofree char *text = NULL;
+
+  gtk_widget_set_visible (GTK_WIDGET (self->origin_row), self->origin.id != NULL);
+  if (self->origin.id == NULL)
+    return;
+  /* Translators: a reduced adapter's source, e.g. "Verse and rhyme (tiny) 1.0.0 · rank 8 → 4
+   * · 97.41 % of the energy kept (smallest module 93.10 %)". */
+  text = g_strdup_printf (_("%1$s %2$s · rank %3$u → %4$u · %5$.2f %% of the energy kept "
+                            "(smallest module %6$.2f %%)"),
+                          self->origin.name ? self->origin.name : self->origin.id,
+                          self->origin.version ? self->origin.version : "",
+                          self->origin.rank_in, self->origin.rank_out,
+                          100.0 * self->origin.retained_total, 100.0 * self->origin.retained_min);
+  set_row (self->origin_row, text);
+}
+
 static void
 show_versions (TsMarketDetails *self)
 {
@@ -197,6 +244,9 @@ show_versions (TsMarketDetails *self)
         g_string_append (versions, ", ");
       g_string_append (versions, v->version);
     }
+  /* An adapter made here has one version and nothing to install. */
+  if (versions->len == 0 && self->adapter->latest_version != NULL)
+    g_string_append (versions, self->adapter->latest_version);
   set_row (self->version_row, versions->str);
   g_string_free (versions, TRUE);
 }
@@ -224,10 +274,25 @@ show_adapter (TsMarketDetails *self)
   set_row (self->modules_row, modules);
   set_row (self->price_row, price);
   set_row (self->license_row, a->license);
-  show_trust (self, latest);
-  show_files (self, latest);
+  if (self->local != NULL)
+    show_local_trust (self);
+  else
+    show_trust (self, latest);
+  show_origin (self);
+  show_files (self, self->local ? self->local->manifest : latest ? latest->manifest : NULL);
+  adw_preferences_group_set_description (
+    self->files_group, self->local
+      ? _("Each file is checked against the size and SHA-256 recorded when it was made.")
+      : _("Each file is checked against its signed size and SHA-256 before it is installed."));
   gtk_stack_set_visible_child_name (self->stack, "adapter");
   update_actions (self);
+}
+
+static void
+forget_local (TsMarketDetails *self)
+{
+  g_clear_pointer (&self->local, ts_market_installed_free);
+  ts_adapter_origin_clear (&self->origin);
 }
 
 static void
@@ -263,16 +328,44 @@ load_cb (GObject *source, GAsyncResult *result, gpointer user_data)
   set_adapter (self, adapter);
 }
 
+/* An adapter made on this computer is shown from its own files: the
+ * marketplace does not list it. */
+static gboolean
+load_local (TsMarketDetails *self, const char *id)
+{
+  g_autoptr (TsMarketInstalled) record = NULL;
+  g_autoptr (GError) error = NULL;
+  TsMarketAdapter *adapter;
+
+  if (self->adapters_dir == NULL
+      || (record = ts_market_read_installed (self->adapters_dir, id)) == NULL
+      || !record->local)
+    return FALSE;
+  adapter = ts_adapter_read_metadata (record->path, &self->origin, &error);
+  if (adapter == NULL)
+    {
+      adw_status_page_set_description (self->error_page, error->message);
+      gtk_stack_set_visible_child_name (self->stack, "error");
+      return TRUE;
+    }
+  self->local = g_steal_pointer (&record);
+  set_adapter (self, adapter);
+  return TRUE;
+}
+
 void
 ts_market_details_load (TsMarketDetails *self, const char *id)
 {
   g_return_if_fail (TS_IS_MARKET_DETAILS (self));
-  g_return_if_fail (self->client != NULL);
+  g_return_if_fail (self->client != NULL || self->adapters_dir != NULL);
 
   g_cancellable_cancel (self->load_cancellable);
   g_clear_object (&self->load_cancellable);
-  self->load_cancellable = g_cancellable_new ();
   set_adapter (self, NULL);
+  forget_local (self);
+  if (load_local (self, id))
+    return;
+  self->load_cancellable = g_cancellable_new ();
   gtk_stack_set_visible_child_name (self->stack, "loading");
   /* The callback returns early on cancel, and dispose cancels: no ref needed. */
   ts_market_client_get_adapter_async (self->client, id, self->load_cancellable, load_cb, self);
@@ -416,6 +509,40 @@ use_in_chat_action (GtkWidget *widget, const char *name, GVariant *param)
 }
 
 static void
+reduced_cb (TsMarketDetails *self, const char *id, const char *path)
+{
+  /* Translators: %s is the new adapter's name. */
+  g_autofree char *message = g_strdup_printf (_("“%s” was added to the installed adapters"), id);
+
+  ts_market_toast (GTK_WIDGET (self), message);
+  g_signal_emit (self, signals[SIGNAL_INSTALLED_CHANGED], 0);
+}
+
+static void
+reduced_use_in_chat_cb (TsMarketDetails *self, const char *id, const char *path)
+{
+  g_signal_emit (self, signals[SIGNAL_USE_IN_CHAT], 0, id, path);
+}
+
+static void
+reduce_action (GtkWidget *widget, const char *name, GVariant *param)
+{
+  TsMarketDetails *self = TS_MARKET_DETAILS (widget);
+  g_autofree char *path = installed_path (self);
+  TsReduceDialog *dialog;
+
+  if (path == NULL)
+    return;
+  /* An adapter made here has its own metadata.json; a marketplace install
+   * takes its metadata from the catalogue. */
+  dialog = ts_reduce_dialog_present (widget, path, self->adapters_dir,
+                                     self->local ? NULL : self->adapter);
+  g_signal_connect_object (dialog, "reduced", G_CALLBACK (reduced_cb), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (dialog, "use-in-chat", G_CALLBACK (reduced_use_in_chat_cb), self,
+                           G_CONNECT_SWAPPED);
+}
+
+static void
 back_action (GtkWidget *widget, const char *name, GVariant *param)
 {
   g_signal_emit (widget, signals[SIGNAL_BACK], 0);
@@ -466,6 +593,7 @@ ts_market_details_finalize (GObject *object)
   TsMarketDetails *self = TS_MARKET_DETAILS (object);
 
   g_clear_pointer (&self->adapter, ts_market_adapter_unref);
+  forget_local (self);
   g_clear_pointer (&self->file_rows, g_ptr_array_unref);
   g_clear_object (&self->client);
   g_clear_object (&self->keyring);
@@ -525,6 +653,7 @@ ts_market_details_class_init (TsMarketDetailsClass *klass)
   BIND (version_row);
   BIND (base_model_row);
   BIND (rank_row);
+  BIND (origin_row);
   BIND (modules_row);
   BIND (price_row);
   BIND (license_row);
@@ -538,6 +667,7 @@ ts_market_details_class_init (TsMarketDetailsClass *klass)
   gtk_widget_class_install_action (widget_class, "details.remove", NULL, remove_action);
   gtk_widget_class_install_action (widget_class, "details.use-in-chat", NULL,
                                    use_in_chat_action);
+  gtk_widget_class_install_action (widget_class, "details.reduce", NULL, reduce_action);
   gtk_widget_class_install_action (widget_class, "details.back", NULL, back_action);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "details.back", NULL);
 }

@@ -1,4 +1,4 @@
-/* ts-market-details.h: the details of one marketplace adapter, with install, remove and "use in chat".
+/* ts-market-details.h: one marketplace adapter in full: install, remove, use in chat, reduce rank.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Main-thread only.  Shows description, publisher and whether its key is
@@ -13,6 +13,9 @@
  *   details.cancel       cancel the install in progress
  *   details.remove       remove the installed copy
  *   details.use-in-chat  emit "use-in-chat"
+ *   details.reduce       open the "Reduce Rank" dialog (ts-reduce-dialog.h) for
+ *                        the installed copy; the new adapter it makes goes
+ *                        into the same folder of adapters ("installed-changed")
  *   details.back         emit "back"
  *
  * Signals:
@@ -38,7 +41,10 @@ void ts_market_details_set_context (TsMarketDetails *self, TsMarketClient *clien
                                     TsMarketKeyring *keyring, const char *adapters_dir);
 
 /* Fetches adapter @id (with its versions and files) and shows it; a load in
- * flight is cancelled.  The "adapter" property changes when it arrives. */
+ * flight is cancelled.  The "adapter" property changes when it arrives.  An
+ * adapter made on this computer (a local release in adapters/<id>/, such as
+ * a rank reduction) is shown at once from its metadata.json instead, with
+ * what it was reduced from; it has nothing to install. */
 void ts_market_details_load (TsMarketDetails *self, const char *id);
 /* The adapter shown (borrowed), or NULL while loading or after an error. */
 TsMarketAdapter *ts_market_details_get_adapter (TsMarketDetails *self);

@@ -53,6 +53,12 @@ ts_market_ensure_parent_dir (const char *path)
     g_message ("Cannot create %s: %s", parent, g_strerror (errno));
 }
 
+char *
+ts_market_keyring_path (void)
+{
+  return g_build_filename (g_get_user_data_dir (), "tensafe", "market-keyring.json", NULL);
+}
+
 void
 ts_market_toast (GtkWidget *widget, const char *message)
 {

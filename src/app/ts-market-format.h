@@ -28,6 +28,10 @@ char *ts_market_format_fingerprint (const char *public_key_b64);
  * leaves the disk alone. */
 void ts_market_ensure_parent_dir (const char *path);
 
+/* The file the marketplace page pins publishers' keys into:
+ * $XDG_DATA_HOME/tensafe/market-keyring.json (newly allocated). */
+char *ts_market_keyring_path (void);
+
 /* Shows @message as a toast in the nearest AdwToastOverlay above @widget
  * (main thread); logs it when there is none. */
 void ts_market_toast (GtkWidget *widget, const char *message);

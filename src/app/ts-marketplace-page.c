@@ -324,11 +324,18 @@ installed_row_new (TsMarketInstalled *inst, const char *name)
                                          inst->id);
   GtkWidget *remove = installed_button_new (NULL, "user-trash-symbolic",
                                             "market.remove-installed", inst->id);
-  /* Translators: an installed adapter's version and publisher, e.g. "1.0.0 · tensafe-demo". */
-  g_autofree char *subtitle = g_strdup_printf (_("Version %s · %s"), inst->version,
-                                               inst->publisher);
+  g_autofree char *subtitle = NULL;
 
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), name ? name : inst->id);
+  if (inst->local && inst->derived_from != NULL)
+    /* Translators: a reduced adapter's version and the marketplace adapter it was made from,
+     * e.g. "1.0.0 · reduced from tiny-poet". */
+    subtitle = g_strdup_printf (_("Version %s · reduced from %s"), inst->version,
+                                inst->derived_from);
+  else
+    /* Translators: an installed adapter's version and publisher, e.g. "1.0.0 · tensafe-demo". */
+    subtitle = g_strdup_printf (_("Version %s · %s"), inst->version, inst->publisher);
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row),
+                                 name ? name : inst->name ? inst->name : inst->id);
   adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
   gtk_widget_set_tooltip_text (remove, _("Remove"));
   gtk_widget_add_css_class (remove, "flat");
@@ -654,8 +661,7 @@ ts_marketplace_page_init (TsMarketplacePage *self)
   self->names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   self->adapters_dir = g_build_filename (g_get_user_data_dir (), "tensafe", "adapters", NULL);
   self->cache_dir = g_build_filename (g_get_user_cache_dir (), "tensafe", "market", NULL);
-  keyring_path = g_build_filename (g_get_user_data_dir (), "tensafe", "market-keyring.json",
-                                   NULL);
+  keyring_path = ts_market_keyring_path ();
   self->keyring = ts_market_keyring_new (keyring_path);
   if (!ts_market_keyring_load (self->keyring, &error))
     g_message ("Pinned publisher keys could not be read: %s", error->message);

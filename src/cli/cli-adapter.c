@@ -15,7 +15,7 @@ typedef struct {
 } ReduceReport;
 
 /* One line per module: name, ranks, fraction of ‖factor·B·A‖_F² kept. */
-static void
+static bool
 print_module (const char *name, const LmLoraReduceInfo *info, void *user_data)
 {
   ReduceReport *rep = user_data;
@@ -30,6 +30,7 @@ print_module (const char *name, const LmLoraReduceInfo *info, void *user_data)
   rep->n_modules++;
   rep->kept += info->energy_kept;
   rep->total += info->energy_total;
+  return true;
 }
 
 static int

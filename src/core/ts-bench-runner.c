@@ -3,15 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lm.h"
 #include <glib/gstdio.h>
 
 #include "sampler.h"
-#include "tokenizer.h"
 #include "ts-bench-adapter.h"
-#include "ts-bench-runner.h"
-
-#define DEFAULT_PROMPT "Homomorphic encryption lets a server compute on data it cannot read."
+#include "ts-bench-runner-private.h"
 
 /* ---- Options and results ---------------------------------------------- */
 
@@ -44,6 +40,8 @@ ts_bench_options_free (TsBenchOptions *options)
     return;
   g_free (options->model_path);
   g_free (options->adapter_path);
+  g_clear_pointer (&options->stack_paths, g_ptr_array_unref);
+  g_clear_pointer (&options->stack_weights, g_array_unref);
   g_free (options->prompt);
   g_clear_pointer (&options->prompt_tokens, g_array_unref);
   g_clear_pointer (&options->ranks, g_array_unref);
@@ -62,6 +60,30 @@ ts_bench_options_add (TsBenchOptions *options, TsHeloraMode mode, const char *pr
   };
 
   g_array_append_val (options->configs, config);
+}
+
+void
+ts_bench_options_add_private (TsBenchOptions *options, const char *preset,
+                              const char *remote_url, guint lambda_s)
+{
+  TsBenchConfig *config;
+
+  ts_bench_options_add (options, TS_HELORA_MODE_REMOTE, preset, remote_url);
+  config = &g_array_index (options->configs, TsBenchConfig, options->configs->len - 1);
+  config->private_mode = TRUE;
+  config->private_lambda_s = lambda_s;
+}
+
+void
+ts_bench_options_add_stacked (TsBenchOptions *options, const char *path, float weight)
+{
+  if (options->stack_paths == NULL)
+    {
+      options->stack_paths = g_ptr_array_new_with_free_func (g_free);
+      options->stack_weights = g_array_new (FALSE, FALSE, sizeof (float));
+    }
+  g_ptr_array_add (options->stack_paths, g_strdup (path));
+  g_array_append_val (options->stack_weights, weight);
 }
 
 void
@@ -84,85 +106,23 @@ config_label (const TsBenchConfig *config)
     case TS_HELORA_MODE_LOCAL:
       return g_strdup_printf ("HE local · %s", config->preset);
     case TS_HELORA_MODE_REMOTE:
-      return g_strdup_printf ("HE remote · %s", config->preset);
+      return g_strdup_printf (config->private_mode ? "HE remote private · %s" : "HE remote · %s",
+                              config->preset);
     case TS_HELORA_MODE_PLAIN:
     default:
       return g_strdup ("plaintext");
     }
 }
 
-/* ---- Loading ---------------------------------------------------------- */
-
-typedef struct {
-  LmModel *model;
-  LmLora *lora;              /* the adapter as given */
-  LmTokenizer *tok;
-  int32_t *prompt;
-  size_t n_prompt;
-  guint rank;                /* largest rank among its modules */
-} Loaded;
+/* ---- One configuration ------------------------------------------------ */
 
 /* The adapter one pass runs with: the original or a resized copy. */
 typedef struct {
   const LmLora *lora;
   const char *path;
   guint rank;
+  const TsBenchStack *stack; /* NULL: one adapter (or a resized copy) */
 } Adapter;
-
-static void
-loaded_clear (Loaded *l)
-{
-  lm_lora_free (l->lora);
-  lm_tokenizer_free (l->tok);
-  lm_model_free (l->model);
-  free (l->prompt);
-}
-
-static gboolean
-engine_failed (GError **error, const char *what, LmStatus st, char *msg)
-{
-  g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "%s: %s", what,
-               msg != NULL ? msg : lm_status_message (st));
-  free (msg);
-  return FALSE;
-}
-
-static gboolean
-load (const TsBenchOptions *options, Loaded *l, GError **error)
-{
-  const char *prompt = options->prompt != NULL ? options->prompt : DEFAULT_PROMPT;
-  char *msg = NULL;
-  LmStatus st;
-
-  if ((st = lm_model_load (options->model_path, &l->model, &msg)) != LM_OK)
-    return engine_failed (error, options->model_path, st, msg);
-  if ((st = lm_lora_load (l->model, options->adapter_path, 1.0f, &l->lora, &msg)) != LM_OK)
-    return engine_failed (error, options->adapter_path, st, msg);
-  if ((st = lm_tokenizer_new_from_gguf (lm_model_gguf (l->model), &l->tok, &msg)) != LM_OK)
-    return engine_failed (error, "tokenizer", st, msg);
-  if (options->prompt_tokens != NULL)
-    {
-      guint n_vocab = lm_model_info (l->model)->n_vocab;
-      l->n_prompt = options->prompt_tokens->len;
-      l->prompt = malloc (MAX (l->n_prompt, 1) * sizeof (int32_t));
-      memcpy (l->prompt, options->prompt_tokens->data, l->n_prompt * sizeof (int32_t));
-      for (size_t i = 0; i < l->n_prompt; i++)
-        if (l->prompt[i] < 0 || (guint) l->prompt[i] >= n_vocab)
-          return engine_failed (error, "prompt", LM_ERR_INVALID_ARGUMENT, NULL);
-    }
-  else if ((st = lm_tokenize (l->tok, prompt, strlen (prompt), false, &l->prompt, &l->n_prompt)) != LM_OK)
-    return engine_failed (error, "prompt", st, NULL);
-  if (l->n_prompt == 0)
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "The prompt is empty");
-      return FALSE;
-    }
-  for (size_t i = 0; i < lm_lora_n_modules (l->lora); i++)
-    l->rank = MAX (l->rank, lm_lora_module (l->lora, i)->rank);
-  return TRUE;
-}
-
-/* ---- One configuration ------------------------------------------------ */
 
 typedef struct {
   const TsBenchOptions *options;
@@ -186,13 +146,21 @@ static TsHeloraSession *
 attach_helora (const TsBenchOptions *options, const TsBenchConfig *config,
                const Adapter *adapter, LmSession *session, GError **error)
 {
+  gboolean remote_stack = config->mode == TS_HELORA_MODE_REMOTE && adapter->stack != NULL;
   TsHeloraOptions he = {
     .mode = config->mode,
     .remote_url = config->remote_url,
     .params_preset = config->preset,
-    .n_threads = options->n_threads,
+    .public_key = options->public_key,
+    .n_threads = options->he_threads > 0 ? options->he_threads : options->n_threads,
     .adapter_path = adapter->path,
+    .stacked_paths = remote_stack ? (const char *const *) adapter->stack->paths->pdata : NULL,
+    .stacked_weights = remote_stack ? (const float *) adapter->stack->weights->data : NULL,
+    .n_stacked = remote_stack ? adapter->stack->paths->len : 0,
     .track_error = TRUE,
+    .thread_clock = options->thread_clock,
+    .private_mode = config->private_mode,
+    .private_lambda_s = config->private_lambda_s,
   };
   g_autoptr (TsHeloraSession) helora = ts_helora_session_new (adapter->lora, &he, error);
 
@@ -204,15 +172,17 @@ attach_helora (const TsBenchOptions *options, const TsBenchConfig *config,
 static void
 token_timings_from_engine (const LmTimings *lm, double sample_ms, TsTokenTimings *out)
 {
-  memset (out, 0, sizeof *out);
   /* The engine's stages are the same list, in the same order. */
+  G_STATIC_ASSERT ((int) LM_N_STAGES == (int) TS_N_STAGES);
+  G_STATIC_ASSERT ((int) LM_STAGE_SAMPLE == (int) TS_STAGE_SAMPLE);
+  memset (out, 0, sizeof *out);
   for (int s = 0; s < LM_N_STAGES && s < TS_N_STAGES; s++)
     out->ms[s] = lm->ms[s];
   out->ms[TS_STAGE_SAMPLE] += sample_ms;
 }
 
 static gboolean
-decode_steps (const Reporter *r, const Loaded *l, LmSession *session, TsHeloraSession *helora,
+decode_steps (const Reporter *r, const TsBenchLoaded *l, LmSession *session, TsHeloraSession *helora,
               TsBenchResult *result, GCancellable *cancellable, GError **error)
 {
   LmSamplerParams greedy = lm_sampler_params_greedy ();
@@ -244,7 +214,7 @@ decode_steps (const Reporter *r, const Loaded *l, LmSession *session, TsHeloraSe
       if ((st = lm_session_decode (session, id)) != LM_OK)
         {
           const GError *why = helora != NULL ? ts_helora_session_last_error (helora) : NULL;
-          ok = engine_failed (error, "decode", st, why ? strdup (why->message) : NULL);
+          ok = _ts_bench_engine_failed (error, "decode", st, why ? strdup (why->message) : NULL);
           break;
         }
       token_timings_from_engine (lm_session_timings (session), sample_ms, &t);
@@ -262,8 +232,23 @@ decode_steps (const Reporter *r, const Loaded *l, LmSession *session, TsHeloraSe
   return ok;
 }
 
+static void
+take_stats (TsHeloraSession *helora, TsBenchResult *result)
+{
+  TsHeloraStats stats;
+
+  ts_helora_session_get_stats (helora, &stats);
+  result->n_inputs = ts_helora_session_n_inputs (helora);
+  result->bytes_up = stats.bytes_up;
+  result->bytes_down = stats.bytes_down;
+  result->encryptions = stats.encryptions;
+  result->max_abs_delta_error = stats.max_abs_delta_error;
+  if (stats.module_evaluations > 0)
+    result->he_ms_per_module = stats.he_ms / (double) stats.module_evaluations;
+}
+
 static TsBenchResult *
-run_config (const Reporter *r, const TsBenchConfig *config, const Loaded *l,
+run_config (const Reporter *r, const TsBenchConfig *config, const TsBenchLoaded *l,
             const Adapter *adapter, GCancellable *cancellable, GError **error)
 {
   const TsBenchOptions *options = r->options;
@@ -277,6 +262,7 @@ run_config (const Reporter *r, const TsBenchConfig *config, const Loaded *l,
 
   result->label = g_strdup (r->label);
   result->mode = config->mode;
+  result->private_mode = config->private_mode;
   result->preset = g_strdup (config->preset);
   result->rank = adapter->rank;
   result->series = ts_timing_series_new ();
@@ -284,30 +270,26 @@ run_config (const Reporter *r, const TsBenchConfig *config, const Loaded *l,
   report (r, 0.0);
   if ((st = lm_session_new (l->model, &params, &session)) != LM_OK
       || (st = lm_session_set_lora (session, adapter->lora)) != LM_OK)
-    engine_failed (error, "session", st, NULL);
+    _ts_bench_engine_failed (error, "session", st, NULL);
   else if (config->mode != TS_HELORA_MODE_PLAIN
            && (helora = attach_helora (options, config, adapter, session, error)) == NULL)
     ;
   else if ((st = lm_session_prefill (session, l->prompt, l->n_prompt, NULL)) != LM_OK)
-    engine_failed (error, "prefill", st, NULL);
+    _ts_bench_engine_failed (error, "prefill", st, NULL);
   else
     {
       report (r, 0.2);
+      /* Per-token figures describe decoding, not the prompt. */
+      if (helora != NULL)
+        ts_helora_session_reset_stats (helora);
       ok = decode_steps (r, l, session, helora, result, cancellable, error);
     }
   lm_session_free (session);
   if (!ok)
     return NULL;
+  result->n_modules = lm_lora_n_modules (adapter->lora);
   if (helora != NULL)
-    {
-      TsHeloraStats stats;
-      ts_helora_session_get_stats (helora, &stats);
-      result->bytes_up = stats.bytes_up;
-      result->bytes_down = stats.bytes_down;
-      result->max_abs_delta_error = stats.max_abs_delta_error;
-      if (stats.module_evaluations > 0)
-        result->he_ms_per_module = stats.he_ms / (double) stats.module_evaluations;
-    }
+    take_stats (helora, result);
   result->n_tokens = ts_timing_series_len (result->series);
   result->tokens_per_s = result->decode_ms > 0 ? 1000.0 * result->n_tokens / result->decode_ms : 0;
   return g_steal_pointer (&result);
@@ -315,7 +297,7 @@ run_config (const Reporter *r, const TsBenchConfig *config, const Loaded *l,
 
 /* Runs every configuration with @adapter, appending to @results. */
 static gboolean
-run_configs (const TsBenchOptions *options, const Loaded *l, const Adapter *adapter,
+run_configs (const TsBenchOptions *options, const TsBenchLoaded *l, const Adapter *adapter,
              Reporter *r, GPtrArray *results, GCancellable *cancellable, GError **error)
 {
   for (guint i = 0; i < options->configs->len; i++, r->index++)
@@ -335,7 +317,7 @@ run_configs (const TsBenchOptions *options, const Loaded *l, const Adapter *adap
 
 /* Resizes the adapter to @rank into @dir and runs every configuration. */
 static gboolean
-run_rank (const TsBenchOptions *options, const Loaded *l, guint rank, const char *dir,
+run_rank (const TsBenchOptions *options, const TsBenchLoaded *l, guint rank, const char *dir,
           Reporter *r, GPtrArray *results, GCancellable *cancellable, GError **error)
 {
   g_autofree char *name = g_strdup_printf ("rank-%u.gguf", rank);
@@ -347,25 +329,24 @@ run_rank (const TsBenchOptions *options, const Loaded *l, guint rank, const char
 
   if (rank == l->rank)
     {
-      Adapter same = { l->lora, options->adapter_path, l->rank };
+      Adapter same = { l->lora, options->adapter_path, l->rank, l->stack.paths ? &l->stack : NULL };
       return run_configs (options, l, &same, r, results, cancellable, error);
     }
-  for (guint i = 0; i < options->configs->len; i++)
-    if (g_array_index (options->configs, TsBenchConfig, i).mode == TS_HELORA_MODE_REMOTE)
-      {
-        /* The server holds only the adapters installed on it. */
-        g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-                     "Rank %u differs from the adapter's (%u): resized adapters run locally only",
-                     rank, l->rank);
-        return FALSE;
-      }
+  if (_ts_bench_has_remote_config (options))
+    {
+      /* The server holds only the adapters installed on it. */
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                   "Rank %u differs from the adapter's (%u): resized adapters run locally only",
+                   rank, l->rank);
+      return FALSE;
+    }
   if (!ts_bench_write_adapter_rank (l->lora, rank, path, error))
     return FALSE;
   if ((st = lm_lora_load (l->model, path, 1.0f, &lora, &msg)) != LM_OK)
-    ok = engine_failed (error, path, st, msg);
+    ok = _ts_bench_engine_failed (error, path, st, msg);
   else
     {
-      Adapter resized = { lora, path, rank };
+      Adapter resized = { lora, path, rank, NULL };
       ok = run_configs (options, l, &resized, r, results, cancellable, error);
     }
   lm_lora_free (lora);
@@ -374,7 +355,7 @@ run_rank (const TsBenchOptions *options, const Loaded *l, guint rank, const char
 }
 
 static gboolean
-run_all (const TsBenchOptions *options, const Loaded *l, TsBenchProgressFunc progress,
+run_all (const TsBenchOptions *options, const TsBenchLoaded *l, TsBenchProgressFunc progress,
          gpointer user_data, GPtrArray *results, GCancellable *cancellable, GError **error)
 {
   guint n_ranks = options->ranks != NULL ? options->ranks->len : 0;
@@ -384,7 +365,7 @@ run_all (const TsBenchOptions *options, const Loaded *l, TsBenchProgressFunc pro
 
   if (n_ranks == 0)
     {
-      Adapter given = { l->lora, options->adapter_path, l->rank };
+      Adapter given = { l->lora, options->adapter_path, l->rank, l->stack.paths ? &l->stack : NULL };
       return run_configs (options, l, &given, &r, results, cancellable, error);
     }
   if ((dir = g_dir_make_tmp ("tensafe-bench-XXXXXX", error)) == NULL)
@@ -401,7 +382,7 @@ ts_bench_run (const TsBenchOptions *options, TsBenchProgressFunc progress, gpoin
               GCancellable *cancellable, GError **error)
 {
   g_autoptr (GPtrArray) results = g_ptr_array_new_with_free_func ((GDestroyNotify) ts_bench_result_free);
-  Loaded l = { 0 };
+  TsBenchLoaded l = { 0 };
   gboolean ok;
 
   g_return_val_if_fail (options != NULL, NULL);
@@ -411,93 +392,10 @@ ts_bench_run (const TsBenchOptions *options, TsBenchProgressFunc progress, gpoin
                    "Nothing to run: choose at least one configuration and one token");
       return NULL;
     }
-  ok = load (options, &l, error) && run_all (options, &l, progress, user_data, results,
+  ok = _ts_bench_load (options, &l, error) && run_all (options, &l, progress, user_data, results,
                                              cancellable, error);
-  loaded_clear (&l);
+  _ts_bench_loaded_clear (&l);
   if (ok && progress != NULL)
     progress (1.0, NULL, user_data);
   return ok ? g_steal_pointer (&results) : NULL;
-}
-
-/* ---- Export ----------------------------------------------------------- */
-
-static const char *
-mode_name (TsHeloraMode mode)
-{
-  return mode == TS_HELORA_MODE_LOCAL ? "local" : mode == TS_HELORA_MODE_REMOTE ? "remote" : "plain";
-}
-
-char *
-ts_bench_results_to_csv (GPtrArray *results)
-{
-  GString *out = g_string_new ("configuration,mode,preset,rank,tokens,decode_tok_s,he_ms_per_module");
-  char num[G_ASCII_DTOSTR_BUF_SIZE];
-
-  for (int s = 0; s < TS_N_STAGES; s++)
-    g_string_append_printf (out, ",%s_ms", ts_stage_name ((TsStage) s));
-  g_string_append (out, ",bytes_up,bytes_down,max_abs_delta_error\n");
-  for (guint i = 0; i < results->len; i++)
-    {
-      const TsBenchResult *r = g_ptr_array_index (results, i);
-
-      g_string_append_printf (out, "\"%s\",%s,%s,%u,%u,%s", r->label, mode_name (r->mode),
-                              r->preset ? r->preset : "", r->rank, r->n_tokens,
-                              g_ascii_formatd (num, sizeof num, "%.3f", r->tokens_per_s));
-      g_string_append_printf (out, ",%s",
-                              g_ascii_formatd (num, sizeof num, "%.4f", r->he_ms_per_module));
-      for (int s = 0; s < TS_N_STAGES; s++)
-        g_string_append_printf (out, ",%s",
-                                g_ascii_formatd (num, sizeof num, "%.4f",
-                                                 ts_timing_series_median_ms (r->series, (TsStage) s)));
-      g_string_append_printf (out, ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%s\n",
-                              r->bytes_up, r->bytes_down,
-                              g_ascii_formatd (num, sizeof num, "%.3e", r->max_abs_delta_error));
-    }
-  return g_string_free (out, FALSE);
-}
-
-char *
-ts_bench_results_to_json (GPtrArray *results)
-{
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = NULL;
-
-  json_builder_begin_array (b);
-  for (guint i = 0; i < results->len; i++)
-    {
-      const TsBenchResult *r = g_ptr_array_index (results, i);
-
-      json_builder_begin_object (b);
-      json_builder_set_member_name (b, "label");
-      json_builder_add_string_value (b, r->label);
-      json_builder_set_member_name (b, "mode");
-      json_builder_add_string_value (b, mode_name (r->mode));
-      json_builder_set_member_name (b, "preset");
-      if (r->preset != NULL)
-        json_builder_add_string_value (b, r->preset);
-      else
-        json_builder_add_null_value (b);
-      json_builder_set_member_name (b, "rank");
-      json_builder_add_int_value (b, r->rank);
-      json_builder_set_member_name (b, "tokens");
-      json_builder_add_int_value (b, r->n_tokens);
-      json_builder_set_member_name (b, "decode_tok_s");
-      json_builder_add_double_value (b, r->tokens_per_s);
-      json_builder_set_member_name (b, "he_ms_per_module");
-      json_builder_add_double_value (b, r->he_ms_per_module);
-      ts_timing_series_build_medians (r->series, b);
-      json_builder_set_member_name (b, "bytes_up");
-      json_builder_add_int_value (b, (gint64) r->bytes_up);
-      json_builder_set_member_name (b, "bytes_down");
-      json_builder_add_int_value (b, (gint64) r->bytes_down);
-      json_builder_set_member_name (b, "max_abs_delta_error");
-      json_builder_add_double_value (b, r->max_abs_delta_error);
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
-  root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  return json_generator_to_data (gen, NULL);
 }

@@ -1,17 +1,21 @@
 /* ts-bench-runner.h: HE-LoRA benchmark: the same greedy generation per configuration, timed per stage.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Loads a model and an adapter once, then for each rank asked for (the
- * adapter resized, see ts-bench-adapter.h) and each configuration (plaintext
- * LoRA, HE-LoRA local with a CKKS preset, HE-LoRA remote) runs a fresh
- * session: prefill of a fixed prompt, then @n_tokens greedy decode steps,
- * each timed per stage (DESIGN.md §2) into a TsTimingSeries. Every
- * configuration sees the same prompt, so greedy texts match when the
- * encrypted path is exact enough.
+ * The one measurement path of HE-LoRA generation: the app's benchmark page
+ * and `tensafe-cli bench helora` both run it. Loads a model and an adapter
+ * once (optionally writing a random adapter first, and stacking others on
+ * it), then for each rank asked for (the adapter resized, see
+ * ts-bench-adapter.h) and each configuration (plaintext LoRA, HE-LoRA local
+ * with a CKKS preset, HE-LoRA remote, remote in the adapter-private mode)
+ * runs a fresh session: prefill of a fixed prompt, then @n_tokens greedy
+ * decode steps, each timed per stage (DESIGN.md §2) into a TsTimingSeries.
+ * HE statistics (bytes, encryptions, HE time, Δ error) count the decode
+ * steps only. Every configuration sees the same prompt, so greedy texts
+ * match when the encrypted path is exact enough.
  *
  * ts_bench_run() blocks (seconds to minutes): call it on a worker thread.
  * The progress callback runs on that thread. Cancelling @cancellable stops
- * between two tokens with G_IO_ERROR_CANCELLED.
+ * between two tokens with G_IO_ERROR_CANCELLED. Exports: ts-bench-export.h.
  */
 #pragma once
 
@@ -26,15 +30,35 @@ typedef struct {
   TsHeloraMode mode;
   char *preset;              /* CKKS preset (local, remote); NULL for plain */
   char *remote_url;          /* remote only */
+  gboolean private_mode;     /* remote only: the adapter-private mode (docs/security.md) */
+  guint private_lambda_s;    /* its flooding bits (TsHeloraOptions.private_lambda_s) */
 } TsBenchConfig;
 
 typedef struct {
   char *model_path;
   char *adapter_path;        /* GGUF LoRA file or PEFT folder */
+  /* > 0: first write a seeded random adapter of this rank to @adapter_path
+   * (every full-attention output projection, ts_helora_adapter_write_synthetic()). */
+  guint make_rank;
+  /* Adapters stacked on @adapter_path (weight 1), with their weights
+   * (ts_adapter_stack_load()); a remote evaluator stacks the same files. */
+  GPtrArray *stack_paths;    /* of char *; NULL: none */
+  GArray *stack_weights;     /* of float, one per path */
+  /* > 0: also stack two random adapters of this rank (ts-bench-stack.h).
+   * Their files go next to @adapter_path when a configuration is remote
+   * (the evaluator must serve them: missing ones are written, and then the
+   * run fails with G_IO_ERROR_NOT_FOUND saying so), else in a temporary folder. */
+  guint random_stack_rank;
   char *prompt;              /* NULL: a fixed English sentence */
   GArray *prompt_tokens;     /* gint32 ids; overrides @prompt when set */
+  /* > 0 (and no @prompt_tokens): a fixed prompt of this many ids spread over
+   * the vocabulary, for models without a tokenizer; overrides @prompt. */
+  guint n_prompt_ids;
   guint n_tokens;            /* decode steps per configuration (>= 1) */
-  guint n_threads;           /* 0: all cores */
+  guint n_threads;           /* engine threads; 0: all cores */
+  guint he_threads;          /* local evaluator threads; 0: as @n_threads (and 1 for 0) */
+  gboolean public_key;       /* encrypt h with a public key instead of the secret key */
+  gboolean thread_clock;     /* time local HE stages by thread CPU time (busy machines) */
   GArray *configs;           /* of TsBenchConfig */
   GArray *ranks;             /* guint LoRA ranks to sweep (ts-bench-adapter.h);
                                 NULL or empty: the adapter's own rank */
@@ -47,18 +71,27 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsBenchOptions, ts_bench_options_free)
 /* Appends a configuration (strings copied). */
 void ts_bench_options_add (TsBenchOptions *options, TsHeloraMode mode, const char *preset,
                            const char *remote_url);
+/* Appends a remote configuration in the adapter-private mode. */
+void ts_bench_options_add_private (TsBenchOptions *options, const char *preset,
+                                   const char *remote_url, guint lambda_s);
+/* Stacks the adapter at @path (copied) with @weight on the measured one. */
+void ts_bench_options_add_stacked (TsBenchOptions *options, const char *path, float weight);
 
 typedef struct {
   char *label;               /* "plaintext", "HE local · fast", … */
   TsHeloraMode mode;
+  gboolean private_mode;     /* remote in the adapter-private mode */
   char *preset;
   guint rank;                /* largest rank among the adapter's modules */
+  guint n_modules;           /* adapted modules */
+  guint n_inputs;            /* distinct h among them: encryptions per token (0 plain) */
   TsTimingSeries *series;    /* one entry per generated token */
   guint n_tokens;
   double decode_ms;          /* wall time of the decode steps */
   double tokens_per_s;
   double he_ms_per_module;   /* encrypt … decrypt per adapted module and token */
-  guint64 bytes_up, bytes_down;
+  guint64 bytes_up, bytes_down;  /* ciphertext frames over the decode steps */
+  guint64 encryptions;       /* of h, over the decode steps */
   double max_abs_delta_error;
   GArray *tokens;            /* gint32 generated ids */
 } TsBenchResult;
@@ -73,15 +106,5 @@ typedef void (*TsBenchProgressFunc) (double fraction, const char *label, gpointe
  * (rank-major, configurations in order; free with g_ptr_array_unref), or NULL. */
 GPtrArray *ts_bench_run (const TsBenchOptions *options, TsBenchProgressFunc progress,
                          gpointer user_data, GCancellable *cancellable, GError **error);
-
-/* A header, then one line per configuration: label, mode, preset, rank,
- * tokens, decode tokens/s, HE ms per adapted module, median ms per stage,
- * bytes each way, max |Δ_he − Δ_plain|. */
-char *ts_bench_results_to_csv (GPtrArray *results);
-/* An array, one object per configuration: {"label", "mode", "preset",
- * "rank", "tokens", "decode_tok_s", "he_ms_per_module", "median_ms":
- * {stage: ms}, "bytes_up", "bytes_down", "max_abs_delta_error"} (the
- * fields `tensafe-cli bench helora --json` is specified to print). */
-char *ts_bench_results_to_json (GPtrArray *results);
 
 G_END_DECLS

@@ -45,9 +45,8 @@ cache_path (Install *in, const TsMarketFile *f)
   return g_build_filename (in->cache_dir, f->sha256, NULL);
 }
 
-/* Deletes a flat folder made by this module (staging, old copies). */
-static void
-remove_flat_dir (const char *path)
+void
+ts_market_remove_flat_dir (const char *path)
 {
   g_autoptr(GDir) d = g_dir_open (path, 0, NULL);
   const char *name;
@@ -127,36 +126,50 @@ stage_files (Install *in, const char *staging, GCancellable *cancellable, GError
   return write_release_file (in, staging, error);
 }
 
-/* Puts @staging at @target in one step; an older copy ends up in @staging. */
-static gboolean
-swap_into_place (const char *staging, const char *target, GError **error)
+gboolean
+ts_market_swap_into_place (const char *staging, const char *target, gboolean replace,
+                           GError **error)
 {
-  if (g_file_test (target, G_FILE_TEST_IS_DIR))
+  int saved;
+
+  if (!g_file_test (target, G_FILE_TEST_EXISTS))
     {
-      if (renameat2 (AT_FDCWD, staging, AT_FDCWD, target, RENAME_EXCHANGE) == 0)
+      /* No replacing a copy that appeared meanwhile unless asked to. */
+      if (renameat2 (AT_FDCWD, staging, AT_FDCWD, target, RENAME_NOREPLACE) == 0)
         return TRUE;
-      if (errno != EINVAL && errno != ENOSYS)
-        goto fail;
-      /* No exchange on this file system: move the old copy aside first. */
-      {
-        g_autofree char *aside = g_strconcat (staging, ".old", NULL);
-        if (g_rename (target, aside) != 0)
-          goto fail;
-        if (g_rename (staging, target) != 0)
-          {
-            g_rename (aside, target);
-            goto fail;
-          }
-        /* The old copy takes the staging name, to be deleted with it. */
-        g_rename (aside, staging);
+      if ((errno == EINVAL || errno == ENOSYS) && g_rename (staging, target) == 0)
         return TRUE;
-      }
+      goto fail;
     }
-  if (g_rename (staging, target) == 0)
+  if (!replace)
+    {
+      errno = EEXIST;
+      goto fail;
+    }
+  if (renameat2 (AT_FDCWD, staging, AT_FDCWD, target, RENAME_EXCHANGE) == 0)
     return TRUE;
+  if (errno != EINVAL && errno != ENOSYS)
+    goto fail;
+  /* No exchange on this file system: move the old copy aside first. */
+  {
+    g_autofree char *aside = g_strconcat (staging, ".old", NULL);
+    if (g_rename (target, aside) != 0)
+      goto fail;
+    if (g_rename (staging, target) != 0)
+      {
+        saved = errno;
+        g_rename (aside, target);
+        errno = saved;
+        goto fail;
+      }
+    /* The old copy takes the staging name, to be deleted with it. */
+    g_rename (aside, staging);
+    return TRUE;
+  }
 fail:
-  g_set_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_IO, "Cannot install into %s: %s",
-               target, g_strerror (errno));
+  saved = errno;
+  g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "Cannot write %s: %s", target,
+               g_strerror (saved));
   return FALSE;
 }
 
@@ -167,6 +180,7 @@ finalize_thread (GTask *task, gpointer source, gpointer task_data, GCancellable 
   g_autofree char *prefix = g_strdup_printf (".staging-%s-XXXXXX", in->adapter->id);
   g_autofree char *staging = g_build_filename (in->adapters_dir, prefix, NULL);
   g_autofree char *target = g_build_filename (in->adapters_dir, in->adapter->id, NULL);
+  g_autoptr(GError) swap_error = NULL;
   GError *error = NULL;
 
   if (g_mkdtemp_full (staging, 0755) == NULL)
@@ -175,14 +189,17 @@ finalize_thread (GTask *task, gpointer source, gpointer task_data, GCancellable 
                                "Cannot create %s", staging);
       return;
     }
-  if (!stage_files (in, staging, cancellable, &error)
-      || !swap_into_place (staging, target, &error))
+  if (stage_files (in, staging, cancellable, &error)
+      && !ts_market_swap_into_place (staging, target, TRUE, &swap_error))
+    /* In the install's own error domain, as documented. */
+    error = g_error_new_literal (TS_MARKET_ERROR, TS_MARKET_ERROR_IO, swap_error->message);
+  if (error != NULL)
     {
-      remove_flat_dir (staging);
+      ts_market_remove_flat_dir (staging);
       g_task_return_error (task, error);
       return;
     }
-  remove_flat_dir (staging);
+  ts_market_remove_flat_dir (staging);
   for (guint i = 0; i < in->version->manifest->files->len; i++)
     {
       g_autofree char *cached = cache_path (in, g_ptr_array_index (in->version->manifest->files, i));
@@ -327,7 +344,20 @@ ts_market_installed_free (TsMarketInstalled *self)
   g_free (self->publisher);
   g_free (self->key_id);
   g_free (self->path);
+  g_free (self->name);
+  g_free (self->derived_from);
+  g_clear_pointer (&self->manifest, ts_market_manifest_free);
   g_free (self);
+}
+
+/* A release made on this computer: no signature, only recorded digests. */
+static gboolean
+is_local_release (JsonObject *o)
+{
+  JsonNode *local = json_object_get_member (o, "local");
+
+  return local != NULL && JSON_NODE_HOLDS_VALUE (local)
+         && json_node_get_value_type (local) == G_TYPE_BOOLEAN && json_node_get_boolean (local);
 }
 
 static TsMarketInstalled *
@@ -353,7 +383,24 @@ read_installed (const char *dir)
   out->publisher = g_strdup (ts_json_get_string (o, "publisher"));
   out->key_id = g_strdup (ts_json_get_string (o, "key_id"));
   out->path = g_strdup (dir);
+  out->name = g_strdup (ts_json_get_string (o, "name"));
+  out->local = is_local_release (o);
+  if (out->local && ts_market_name_is_safe (ts_json_get_string (o, "derived_from")))
+    out->derived_from = g_strdup (ts_json_get_string (o, "derived_from"));
+  if (ts_json_get_string (o, "manifest") != NULL)
+    out->manifest = ts_market_manifest_from_json (ts_json_get_string (o, "manifest"), NULL);
   return out;
+}
+
+TsMarketInstalled *
+ts_market_read_installed (const char *adapters_dir, const char *id)
+{
+  g_autofree char *dir = NULL;
+
+  if (!ts_market_name_is_safe (id))
+    return NULL;
+  dir = g_build_filename (adapters_dir, id, NULL);
+  return read_installed (dir);
 }
 
 static int
@@ -447,9 +494,11 @@ ts_market_verify_installed (const char *adapters_dir, const char *id,
                    "%s holds the release of %s", dir, m->id);
       return FALSE;
     }
-  return ts_market_keyring_verify (keyring, m, ts_json_get_string (o, "key_id"),
-                                   ts_json_get_string (o, "signature"), error)
-         && verify_files_on_disk (dir, m, cancellable, error);
+  if (!is_local_release (o)
+      && !ts_market_keyring_verify (keyring, m, ts_json_get_string (o, "key_id"),
+                                    ts_json_get_string (o, "signature"), error))
+    return FALSE;
+  return verify_files_on_disk (dir, m, cancellable, error);
 }
 
 gboolean
@@ -471,6 +520,68 @@ ts_market_remove_installed (const char *adapters_dir, const char *id, GError **e
                    : TS_MARKET_ERROR_IO, "Cannot remove %s: %s", target, g_strerror (errno));
       return FALSE;
     }
-  remove_flat_dir (aside);
+  ts_market_remove_flat_dir (aside);
   return TRUE;
+}
+
+/* The manifest of every regular file in @dir but the release file. */
+static TsMarketManifest *
+hash_local_files (const char *dir, const char *id, const char *version, const char *publisher,
+                  GCancellable *cancellable, GError **error)
+{
+  g_autoptr(TsMarketManifest) m = ts_market_manifest_new (id, version, publisher, "");
+  g_autoptr(GDir) d = g_dir_open (dir, 0, error);
+  const char *name;
+
+  if (d == NULL)
+    return NULL;
+  while ((name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+      g_autofree char *sha = NULL;
+      goffset size = -1;
+
+      if (strcmp (name, TS_MARKET_RELEASE_FILE) == 0 || !g_file_test (path, G_FILE_TEST_IS_REGULAR))
+        continue;
+      sha = ts_sha256_file (path, &size, cancellable, error);
+      if (sha == NULL)
+        return NULL;
+      ts_market_manifest_add_file (m, name, sha, size);
+    }
+  return g_steal_pointer (&m);
+}
+
+gboolean
+ts_market_write_local_release (const char *dir, const char *id, const char *version,
+                               const char *publisher, const char *name,
+                               const char *base_model, const char *derived_from,
+                               GCancellable *cancellable, GError **error)
+{
+  g_autoptr(TsMarketManifest) m = NULL;
+  g_autoptr(JsonBuilder) b = json_builder_new ();
+  g_autoptr(JsonNode) root = NULL;
+  g_autofree char *canonical = NULL, *text = NULL;
+  g_autofree char *path = g_build_filename (dir, TS_MARKET_RELEASE_FILE, NULL);
+
+  m = hash_local_files (dir, id, version, publisher ? publisher : "", cancellable, error);
+  if (m == NULL)
+    return FALSE;
+  canonical = ts_market_manifest_to_canonical (m);
+  json_builder_begin_object (b);
+  ts_json_add_string (b, "id", id);
+  ts_json_add_string (b, "version", version);
+  ts_json_add_string (b, "publisher", publisher ? publisher : "");
+  if (name != NULL)
+    ts_json_add_string (b, "name", name);
+  if (base_model != NULL)
+    ts_json_add_string (b, "base_model", base_model);
+  ts_json_add_boolean (b, "local", TRUE);
+  if (derived_from != NULL)
+    ts_json_add_string (b, "derived_from", derived_from);
+  ts_json_add_string (b, "manifest", canonical);
+  ts_json_add_int (b, "installed_at", g_get_real_time () / G_USEC_PER_SEC);
+  json_builder_end_object (b);
+  root = json_builder_get_root (b);
+  text = json_to_string (root, TRUE);
+  return g_file_set_contents (path, text, -1, error);
 }

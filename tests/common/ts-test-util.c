@@ -1,5 +1,7 @@
 /* ts-test-util.c: helpers shared by every test suite.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <gio/gio.h>
+
 #include "ts-test-util.h"
 
 char *
@@ -36,4 +38,18 @@ ts_test_seed (void)
     seed = ((guint64) g_random_int () << 32) | g_random_int ();
   g_test_message ("random seed: %" G_GUINT64_FORMAT " (replay with TS_TEST_SEED)", seed);
   return seed;
+}
+
+int
+ts_test_spawn (const char *const *argv, char **out, char **err)
+{
+  g_autoptr (GSubprocess) p = NULL;
+  g_autoptr (GError) error = NULL;
+
+  p = g_subprocess_newv (argv, G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
+                         &error);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_communicate_utf8 (p, NULL, NULL, out, err, &error));
+  g_assert_no_error (error);
+  return g_subprocess_get_exit_status (p);
 }

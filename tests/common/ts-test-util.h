@@ -18,4 +18,9 @@ guint8 *ts_test_read_data (const char *relative, gsize *len);
  * The seed is printed with g_test_message so a failure can be replayed. */
 guint64 ts_test_seed (void);
 
+/* Runs @argv (NULL-ended, argv[0] a path) to its end; returns its exit
+ * status, with its stdout in @out and stderr in @err (newly allocated).
+ * Fails the test when it cannot be started. */
+int ts_test_spawn (const char *const *argv, char **out, char **err);
+
 G_END_DECLS

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <sys/prctl.h>
 
+#include "ckks-private.h"
 #include "ts-bench-runner.h"
 #include "ts-test-util.h"
 
@@ -20,6 +21,7 @@ typedef struct {
   GSubprocess *process;
   char *dir;
   char *lora;
+  char *copy;                  /* the same adapter under another name, to stack */
   char *ws_url;
 } Server;
 
@@ -29,11 +31,12 @@ die_with_parent (gpointer data)
   prctl (PR_SET_PDEATHSIG, SIGTERM);
 }
 
-/* tensafe-he-server on port 0 over a folder holding the golden adapter. */
+/* tensafe-he-server on port 0 over a folder holding the golden adapter twice. */
 static void
-server_start (Server *s)
+server_start (Server *s, gconstpointer data)
 {
   g_autofree char *golden = ts_test_data_path (GOLDEN_DIR "lora/" LORA_NAME);
+  g_autofree char *model = ts_test_data_path (GOLDEN_DIR "tiny-qwen35moe-f32.gguf");
   g_autoptr (GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
   g_autoptr (GDataInputStream) out = NULL;
   g_autoptr (GError) error = NULL;
@@ -44,12 +47,15 @@ server_start (Server *s)
   s->dir = g_dir_make_tmp ("ts-bench-remote-XXXXXX", &error);
   g_assert_no_error (error);
   s->lora = g_build_filename (s->dir, LORA_NAME, NULL);
+  s->copy = g_build_filename (s->dir, "copy.gguf", NULL);
   g_assert_true (g_file_get_contents (golden, &contents, &len, NULL));
   g_assert_true (g_file_set_contents (s->lora, contents, (gssize) len, NULL));
+  g_assert_true (g_file_set_contents (s->copy, contents, (gssize) len, NULL));
   g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
+  /* With the base model, so that it can stack adapters. */
   s->process = g_subprocess_launcher_spawn (launcher, &error, HE_SERVER_PATH, "--listen",
                                             "127.0.0.1:0", "--adapters", s->dir, "--threads", "1",
-                                            NULL);
+                                            "--model", model, NULL);
   g_assert_no_error (error);
   out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (s->process));
   line = g_data_input_stream_read_line_utf8 (out, NULL, NULL, &error);
@@ -60,14 +66,16 @@ server_start (Server *s)
 }
 
 static void
-server_stop (Server *s)
+server_stop (Server *s, gconstpointer data)
 {
   g_subprocess_send_signal (s->process, SIGTERM);
   g_subprocess_wait (s->process, NULL, NULL);
   g_object_unref (s->process);
   g_unlink (s->lora);
+  g_unlink (s->copy);
   g_rmdir (s->dir);
   g_free (s->lora);
+  g_free (s->copy);
   g_free (s->dir);
   g_free (s->ws_url);
 }
@@ -87,28 +95,44 @@ options_for (const Server *s)
   return options;
 }
 
-static void
-test_remote (void)
+/* Runs @options; fails the test on errors. */
+static GPtrArray *
+run_ok (const TsBenchOptions *options)
 {
-  Server server = { 0 };
-  g_autoptr (TsBenchOptions) options = NULL;
-  g_autoptr (GPtrArray) results = NULL;
   g_autoptr (GError) error = NULL;
-  g_autofree gint32 *golden = NULL;
-  TsBenchResult *remote;
+  GPtrArray *results = ts_bench_run (options, NULL, NULL, NULL, &error);
+
+  g_assert_no_error (error);
+  return results;
+}
+
+/* @r generated the greedy tokens in tests/data/…/@name. */
+static void
+assert_tokens (const TsBenchResult *r, const char *name)
+{
+  g_autofree char *relative = g_strconcat (GOLDEN_DIR, name, NULL);
+  g_autofree gint32 *expected = NULL;
   gsize len;
 
-  server_start (&server);
-  options = options_for (&server);
-  ts_bench_options_add (options, TS_HELORA_MODE_PLAIN, NULL, NULL);
-  ts_bench_options_add (options, TS_HELORA_MODE_REMOTE, "fast", server.ws_url);
-  results = ts_bench_run (options, NULL, NULL, NULL, &error);
-  g_assert_no_error (error);
-  g_assert_cmpuint (results->len, ==, 2);
+  expected = (gint32 *) ts_test_read_data (relative, &len);
+  g_assert_cmpuint (r->tokens->len, ==, N_TOKENS);
+  g_assert_cmpmem (r->tokens->data, N_TOKENS * 4, expected, N_TOKENS * 4);
+}
 
-  golden = (gint32 *) ts_test_read_data (GOLDEN_DIR "lora_greedy_tokens.bin", &len);
+static void
+test_remote (Server *server, gconstpointer data)
+{
+  g_autoptr (TsBenchOptions) options = options_for (server);
+  g_autoptr (GPtrArray) results = NULL;
+  g_autoptr (GError) error = NULL;
+  TsBenchResult *remote;
+
+  ts_bench_options_add (options, TS_HELORA_MODE_PLAIN, NULL, NULL);
+  ts_bench_options_add (options, TS_HELORA_MODE_REMOTE, "fast", server->ws_url);
+  results = run_ok (options);
+  g_assert_cmpuint (results->len, ==, 2);
   remote = g_ptr_array_index (results, 1);
-  g_assert_cmpmem (remote->tokens->data, N_TOKENS * 4, golden, N_TOKENS * 4);
+  assert_tokens (remote, "lora_greedy_tokens.bin");
   g_assert_cmpfloat (ts_timing_series_median_ms (remote->series, TS_STAGE_UPLOAD), >, 0.0);
   g_assert_cmpfloat (ts_timing_series_median_ms (remote->series, TS_STAGE_DOWNLOAD), >, 0.0);
   g_assert_cmpuint (remote->bytes_up, >, 0);
@@ -121,13 +145,54 @@ test_remote (void)
   results = ts_bench_run (options, NULL, NULL, NULL, &error);
   g_assert_null (results);
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED);
-  server_stop (&server);
+}
+
+/* The adapter-private mode through the benchmark: the golden tokens
+ * (flooding at the default lambda_s moves u far less than a greedy token
+ * needs, docs/security.md). */
+static void
+test_private (Server *server, gconstpointer data)
+{
+  g_autoptr (TsBenchOptions) options = options_for (server);
+  g_autoptr (GPtrArray) results = NULL;
+  TsBenchResult *private;
+
+  ts_bench_options_add_private (options, "fast", server->ws_url, CKKS_PRIVATE_DEFAULT_LAMBDA);
+  results = run_ok (options);
+  private = g_ptr_array_index (results, 0);
+  g_assert_true (private->private_mode);
+  g_assert_cmpstr (private->label, ==, "HE remote private · fast");
+  assert_tokens (private, "lora_greedy_tokens.bin");
+  g_assert_cmpuint (private->bytes_up, >, 0);
+  g_assert_cmpfloat (private->max_abs_delta_error, >, 0.0);
+}
+
+/* A stack on a remote evaluator: it stacks the same files. The golden
+ * adapter with its copy at weight -1 cancels out, so the base model's
+ * greedy tokens come back, with one encryption per distinct h. */
+static void
+test_remote_stack (Server *server, gconstpointer data)
+{
+  g_autoptr (TsBenchOptions) options = options_for (server);
+  g_autoptr (GPtrArray) results = NULL;
+  TsBenchResult *remote;
+
+  ts_bench_options_add_stacked (options, server->copy, -1.0f);
+  ts_bench_options_add (options, TS_HELORA_MODE_REMOTE, "fast", server->ws_url);
+  results = run_ok (options);
+  remote = g_ptr_array_index (results, 0);
+  assert_tokens (remote, "greedy_tokens.bin");
+  g_assert_cmpuint (remote->n_modules, ==, 4);
+  g_assert_cmpuint (remote->encryptions, ==, remote->n_inputs * N_TOKENS);
 }
 
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  g_test_add_func ("/bench-remote/plain-and-remote", test_remote);
+  g_test_add ("/bench-remote/plain-and-remote", Server, NULL, server_start, test_remote,
+              server_stop);
+  g_test_add ("/bench-remote/private", Server, NULL, server_start, test_private, server_stop);
+  g_test_add ("/bench-remote/stack", Server, NULL, server_start, test_remote_stack, server_stop);
   return g_test_run ();
 }

@@ -5,9 +5,11 @@
  * tokens (computed independently when the test data was made), every token
  * must carry its stages, and the exports must describe what was run.
  */
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
 
+#include "ts-bench-export.h"
 #include "ts-bench-runner.h"
 #include "ts-test-util.h"
 
@@ -28,6 +30,20 @@ golden_options (void)
   g_array_append_vals (options->prompt_tokens, prompt, len / 4);
   options->n_threads = 1;
   return options;
+}
+
+/* Runs plaintext and HE local (fast) with @options; fails the test on errors. */
+static GPtrArray *
+run_plain_and_local (TsBenchOptions *options)
+{
+  g_autoptr (GError) error = NULL;
+  GPtrArray *results;
+
+  ts_bench_options_add (options, TS_HELORA_MODE_PLAIN, NULL, NULL);
+  ts_bench_options_add (options, TS_HELORA_MODE_LOCAL, "fast", NULL);
+  results = ts_bench_run (options, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  return results;
 }
 
 static void
@@ -93,8 +109,6 @@ test_rank_sweep (void)
   guint rank = 0, ranks[2];
   gsize len;
 
-  ts_bench_options_add (options, TS_HELORA_MODE_PLAIN, NULL, NULL);
-  ts_bench_options_add (options, TS_HELORA_MODE_LOCAL, "fast", NULL);
   options->ranks = g_array_new (FALSE, FALSE, sizeof (guint));
   {
     g_autoptr (TsBenchOptions) probe = golden_options ();
@@ -108,8 +122,7 @@ test_rank_sweep (void)
   ranks[0] = rank * 2;
   ranks[1] = 1;
   g_array_append_vals (options->ranks, ranks, 2);
-  results = ts_bench_run (options, NULL, NULL, NULL, &error);
-  g_assert_no_error (error);
+  results = run_plain_and_local (options);
   g_assert_cmpuint (results->len, ==, 4);
 
   golden = (gint32 *) ts_test_read_data (GOLDEN_DIR "lora_greedy_tokens.bin", &len);
@@ -125,6 +138,119 @@ test_rank_sweep (void)
     }
 }
 
+/* The options `tensafe-cli bench helora` uses: a prompt of spread ids is
+ * the same as passing those ids; public-key encryption, a local pool and
+ * the thread clock still give the plaintext tokens. */
+static void
+test_prompt_ids_and_pk (void)
+{
+  g_autoptr (TsBenchOptions) by_ids = golden_options ();
+  g_autoptr (TsBenchOptions) by_tokens = golden_options ();
+  g_autoptr (GPtrArray) a = NULL, b = NULL;
+  g_autoptr (GError) error = NULL;
+  LmModel *model = NULL;
+  guint n_vocab;
+
+  g_assert_cmpint (lm_model_load (by_ids->model_path, &model, NULL), ==, LM_OK);
+  n_vocab = lm_model_info (model)->n_vocab;
+  lm_model_free (model);
+  g_clear_pointer (&by_ids->prompt_tokens, g_array_unref);
+  by_ids->n_prompt_ids = 5;
+  g_array_set_size (by_tokens->prompt_tokens, 0);
+  for (guint i = 0; i < by_ids->n_prompt_ids; i++)
+    g_array_append_val (by_tokens->prompt_tokens, (gint32) { (gint32) ((i * 7919 + 13) % n_vocab) });
+  by_ids->public_key = TRUE;
+  by_ids->he_threads = 2;
+  by_ids->thread_clock = TRUE;
+  a = run_plain_and_local (by_ids);
+  ts_bench_options_add (by_tokens, TS_HELORA_MODE_PLAIN, NULL, NULL);
+  b = ts_bench_run (by_tokens, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < a->len; i++)
+    {
+      TsBenchResult *r = g_ptr_array_index (a, i);
+      g_assert_cmpmem (r->tokens->data, N_TOKENS * 4,
+                       ((TsBenchResult *) g_ptr_array_index (b, 0))->tokens->data, N_TOKENS * 4);
+    }
+  g_assert_cmpfloat (((TsBenchResult *) g_ptr_array_index (a, 1))->max_abs_delta_error, <, 1e-2);
+}
+
+/* make_rank writes a random adapter (one module: the one full-attention
+ * layer's output projection) and benches it at that rank. */
+static void
+test_made_adapter (void)
+{
+  g_autoptr (TsBenchOptions) options = golden_options ();
+  g_autofree char *dir = g_dir_make_tmp ("bench-made-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "made.gguf", NULL);
+  g_autoptr (GPtrArray) results = NULL;
+  g_autoptr (GError) error = NULL;
+  TsBenchResult *local;
+
+  g_free (options->adapter_path);
+  options->adapter_path = g_strdup (path);
+  options->make_rank = 8;
+  ts_bench_options_add (options, TS_HELORA_MODE_LOCAL, "fast", NULL);
+  results = ts_bench_run (options, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_file_test (path, G_FILE_TEST_IS_REGULAR));
+  local = g_ptr_array_index (results, 0);
+  g_assert_cmpuint (local->rank, ==, 8);
+  g_assert_cmpuint (local->n_modules, ==, 1);
+  g_assert_cmpuint (local->n_inputs, ==, 1);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+/* A random stack on the golden adapter (4 modules, each its own h):
+ * attention q/k/v of layer 3 (one h) and FFN gate/up of 4 layers (one h
+ * each): 15 modules, 9 encryptions per decoded token, counted over the
+ * decode steps only. Run locally, its files are temporary. */
+static void
+test_random_stack (void)
+{
+  g_autoptr (TsBenchOptions) options = golden_options ();
+  g_autofree char *lora_dir = g_path_get_dirname (options->adapter_path);
+  g_autofree char *beside = g_build_filename (lora_dir, "stack-attn-r4.gguf", NULL);
+  g_autoptr (GPtrArray) results = NULL;
+  TsBenchResult *plain, *local;
+
+  options->random_stack_rank = 4;
+  results = run_plain_and_local (options);
+  g_assert_false (g_file_test (beside, G_FILE_TEST_EXISTS));
+  plain = g_ptr_array_index (results, 0);
+  local = g_ptr_array_index (results, 1);
+  g_assert_cmpuint (plain->n_modules, ==, 15);
+  g_assert_cmpuint (plain->n_inputs, ==, 0);
+  g_assert_cmpuint (local->n_modules, ==, 15);
+  g_assert_cmpuint (local->n_inputs, ==, 9);
+  g_assert_cmpuint (local->encryptions, ==, 9 * N_TOKENS);
+  g_assert_cmpmem (plain->tokens->data, N_TOKENS * 4, local->tokens->data, N_TOKENS * 4);
+  g_assert_cmpfloat (local->max_abs_delta_error, <, 1e-2);
+}
+
+/* An adapter stacked on itself with weight -1 cancels it: the base model's
+ * greedy tokens (computed independently), not the adapter's. */
+static void
+test_stack_paths (void)
+{
+  g_autoptr (TsBenchOptions) options = golden_options ();
+  g_autoptr (GPtrArray) results = NULL;
+  g_autofree gint32 *base = NULL;
+  TsBenchResult *cancelled;
+  gsize len;
+
+  ts_bench_options_add_stacked (options, options->adapter_path, -1.0f);
+  results = run_plain_and_local (options);
+  base = (gint32 *) ts_test_read_data (GOLDEN_DIR "greedy_tokens.bin", &len);
+  for (guint i = 0; i < results->len; i++)
+    {
+      cancelled = g_ptr_array_index (results, i);
+      g_assert_cmpuint (cancelled->n_modules, ==, 4);
+      g_assert_cmpmem (cancelled->tokens->data, N_TOKENS * 4, base, N_TOKENS * 4);
+    }
+}
+
 static void
 test_exports (void)
 {
@@ -135,13 +261,10 @@ test_exports (void)
   g_auto (GStrv) lines = NULL;
   g_autoptr (JsonParser) parser = json_parser_new ();
   JsonArray *configs;
-  JsonObject *first;
+  JsonObject *first, *second;
 
   options->n_tokens = 2;
-  ts_bench_options_add (options, TS_HELORA_MODE_PLAIN, NULL, NULL);
-  ts_bench_options_add (options, TS_HELORA_MODE_LOCAL, "fast", NULL);
-  results = ts_bench_run (options, NULL, NULL, NULL, &error);
-  g_assert_no_error (error);
+  results = run_plain_and_local (options);
 
   csv = ts_bench_results_to_csv (results);
   lines = g_strsplit (csv, "\n", -1);
@@ -154,6 +277,8 @@ test_exports (void)
       g_assert_cmpuint (g_strv_length (row), ==, g_strv_length (head));
     }
   g_assert_true (g_str_has_prefix (lines[2], "\"HE local · fast\",local,fast,"));
+  g_assert_true (g_str_has_suffix (lines[0], ",bytes_up,bytes_down,modules,distinct_inputs,"
+                                             "encryptions_per_token,max_abs_delta_error"));
 
   json = ts_bench_results_to_json (results);
   g_assert_true (json_parser_load_from_data (parser, json, -1, &error));
@@ -168,6 +293,15 @@ test_exports (void)
                                                     "he_ms_per_module"), >, 0.0);
   g_assert_true (json_object_has_member (json_object_get_object_member (first, "median_ms"),
                                          "lm_head"));
+  /* The fields `tensafe-cli bench helora --json` has always printed. */
+  second = json_array_get_object_element (configs, 1);
+  g_assert_cmpstr (json_object_get_string_member (second, "label"), ==, "HE local · fast");
+  g_assert_cmpint (json_object_get_int_member (second, "modules"), ==, 4);
+  g_assert_cmpint (json_object_get_int_member (second, "distinct_inputs"), ==, 4);
+  g_assert_cmpfloat (json_object_get_double_member (second, "encryptions_per_token"), ==, 4.0);
+  g_assert_cmpint (json_object_get_int_member (second, "bytes_up"), ==, 0);
+  g_assert_cmpint (json_object_get_int_member (first, "distinct_inputs"), ==, 0);
+  g_assert_cmpfloat (json_object_get_double_member (second, "max_abs_delta_error"), <, 1e-2);
 }
 
 static void
@@ -204,6 +338,10 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/bench-runner/plain-and-local", test_plain_and_local);
   g_test_add_func ("/bench-runner/rank-sweep", test_rank_sweep);
+  g_test_add_func ("/bench-runner/prompt-ids-and-pk", test_prompt_ids_and_pk);
+  g_test_add_func ("/bench-runner/made-adapter", test_made_adapter);
+  g_test_add_func ("/bench-runner/random-stack", test_random_stack);
+  g_test_add_func ("/bench-runner/stack-paths", test_stack_paths);
   g_test_add_func ("/bench-runner/exports", test_exports);
   g_test_add_func ("/bench-runner/cancelled", test_cancelled);
   g_test_add_func ("/bench-runner/bad-inputs", test_bad_inputs);

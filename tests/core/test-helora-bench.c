@@ -3,28 +3,40 @@
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
+#include <string.h>
 
 #include "ts-test-util.h"
 
 #define GOLDEN "qwen35/tiny-qwen35moe-f32/"
 
-/* @extra: one more option, or NULL. */
+/* tensafe-cli bench helora on the tiny model, -n 3 --threads 1, then
+ * @args (NULL-ended); its exit status, stdout and stderr. */
+static int
+run_cli (const char *const *args, char **out, char **err)
+{
+  g_autofree char *model = ts_test_data_path (GOLDEN "tiny-qwen35moe-f32.gguf");
+  const char *const head[] = { g_getenv ("TENSAFE_CLI"), "bench", "helora", "--model", model,
+                               "-n", "3", "--threads", "1" };
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+
+  for (guint i = 0; i < G_N_ELEMENTS (head); i++)
+    g_ptr_array_add (argv, (gpointer) head[i]);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+  return ts_test_spawn ((const char *const *) argv->pdata, out, err);
+}
+
+/* --json with the adapter option; @extra: one more option, or NULL. */
 static JsonArray *
 run_bench_with (JsonParser *parser, const char *adapter_option, const char *adapter,
                 const char *extra)
 {
-  g_autofree char *model = ts_test_data_path (GOLDEN "tiny-qwen35moe-f32.gguf");
+  const char *args[] = { adapter_option, adapter, "--json", extra, NULL };
+  g_autofree char *out = NULL, *err = NULL;
   g_autoptr (GError) error = NULL;
-  g_autoptr (GSubprocess) p = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                                                g_getenv ("TENSAFE_CLI"), "bench", "helora",
-                                                "--model", model, adapter_option, adapter,
-                                                "-n", "3", "--threads", "1", "--json", extra,
-                                                NULL);
-  g_autofree char *out = NULL;
 
-  g_assert_no_error (error);
-  g_assert_true (g_subprocess_communicate_utf8 (p, NULL, NULL, &out, NULL, &error));
-  g_assert_cmpint (g_subprocess_get_exit_status (p), ==, 0);
+  g_assert_cmpint (run_cli (args, &out, &err), ==, 0);
   g_assert_true (json_parser_load_from_data (parser, out, -1, &error));
   g_assert_no_error (error);
   return json_node_get_array (json_parser_get_root (parser));
@@ -101,6 +113,58 @@ test_stacked (void)
   g_assert_cmpfloat (json_object_get_double_member (local, "encryptions_per_token"), ==, 9);
 }
 
+/* Without --json: a table, one row per mode, and the encryptions line. */
+static void
+test_table (void)
+{
+  g_autofree char *lora = ts_test_data_path (GOLDEN "lora/tiny-qwen35moe-lora-f32.gguf");
+  const char *args[] = { "--lora", lora, "--he-params", "fast", NULL };
+  g_autofree char *out = NULL, *err = NULL;
+  g_auto (GStrv) lines = NULL;
+
+  g_assert_cmpint (run_cli (args, &out, &err), ==, 0);
+  lines = g_strsplit (out, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), >=, 4);
+  g_assert_true (g_str_has_prefix (lines[0], "mode          tok/s HE ms/module   forward   encrypt"));
+  g_assert_true (g_str_has_prefix (lines[1], "plain "));
+  g_assert_true (g_str_has_prefix (lines[2], "local "));
+  g_assert_cmpstr (lines[3], ==, "local: 4 adapted modules reading 4 distinct h: 4.00 encryptions per token");
+}
+
+/* Public-key encryption on a two-thread local evaluator, timed by the
+ * thread clock, after a 4-token prompt: still exact. */
+static void
+test_pk_options (void)
+{
+  g_autofree char *lora = ts_test_data_path (GOLDEN "lora/tiny-qwen35moe-lora-f32.gguf");
+  const char *args[] = { "--lora", lora, "--pk", "--he-threads", "2", "--thread-clock",
+                         "--prompt-tokens", "4", "--he-params", "fast", "--json", NULL };
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+  JsonObject *local;
+
+  g_assert_cmpint (run_cli (args, &out, &err), ==, 0);
+  g_assert_true (json_parser_load_from_data (parser, out, -1, &error));
+  g_assert_no_error (error);
+  local = json_array_get_object_element (json_node_get_array (json_parser_get_root (parser)), 1);
+  g_assert_cmpstr (json_object_get_string_member (local, "preset"), ==, "fast");
+  g_assert_cmpint (json_object_get_int_member (local, "tokens"), ==, 3);
+  g_assert_cmpfloat (json_object_get_double_member (local, "max_abs_delta_error"), <, 1e-5);
+}
+
+/* --remote must be an evaluator address. */
+static void
+test_bad_remote (void)
+{
+  g_autofree char *lora = ts_test_data_path (GOLDEN "lora/tiny-qwen35moe-lora-f32.gguf");
+  const char *args[] = { "--lora", lora, "--remote", "local", NULL };
+  g_autofree char *out = NULL, *err = NULL;
+
+  g_assert_cmpint (run_cli (args, &out, &err), ==, 1);
+  g_assert_nonnull (strstr (err, "--remote wants an evaluator address"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -108,5 +172,8 @@ main (int argc, char **argv)
   g_test_add_func ("/helora/bench/golden-adapter", test_golden_adapter);
   g_test_add_func ("/helora/bench/made-adapter", test_made_adapter);
   g_test_add_func ("/helora/bench/stacked", test_stacked);
+  g_test_add_func ("/helora/bench/table", test_table);
+  g_test_add_func ("/helora/bench/pk-options", test_pk_options);
+  g_test_add_func ("/helora/bench/bad-remote", test_bad_remote);
   return g_test_run ();
 }

@@ -253,7 +253,7 @@ typedef struct {
   double total;
 } Report;
 
-static void
+static bool
 collect (const char *name, const LmLoraReduceInfo *info, void *user_data)
 {
   Report *rep = user_data;
@@ -261,12 +261,14 @@ collect (const char *name, const LmLoraReduceInfo *info, void *user_data)
   *d = info->energy_total - info->energy_kept;
   g_hash_table_insert (rep->discarded, g_strdup (name), d);
   rep->total += info->energy_total;
+  return true;
 }
 
+/* @rel: a path under tests/data, or an absolute one. */
 static LmLora *
 reduce_and_load (const LmModel *m, const char *rel, const char *out, uint32_t rank, Report *rep)
 {
-  g_autofree char *in = ts_test_data_path (rel);
+  g_autofree char *in = g_path_is_absolute (rel) ? g_strdup (rel) : ts_test_data_path (rel);
   char *error = NULL;
   LmStatus st = lm_lora_reduce_file (in, out, rank, collect, rep, &error);
   if (st != LM_OK)
@@ -488,6 +490,126 @@ test_cli (void)
   g_rmdir (dir);
 }
 
+/* Files left in @dir (temporary names included). */
+static guint
+count_files (const char *dir)
+{
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  guint n = 0;
+  while (d != NULL && g_dir_read_name (d) != NULL)
+    n++;
+  return n;
+}
+
+typedef struct {
+  guint seen, stop_after;
+} Stopper;
+
+static bool
+stop_after (const char *name, const LmLoraReduceInfo *info, void *user_data)
+{
+  Stopper *s = user_data;
+  return ++s->seen < s->stop_after;
+}
+
+/* A report that says stop ends the run with LM_ERR_CANCELLED at once, and
+ * nothing (no output, no temporary file) is left behind, in both formats. */
+static void
+test_cancel (void)
+{
+  const char *inputs[] = { GGUF_REL, PEFT_REL };
+  for (guint i = 0; i < G_N_ELEMENTS (inputs); i++)
+    {
+      g_autofree char *in = ts_test_data_path (inputs[i]);
+      g_autofree char *dir = g_dir_make_tmp ("lora-reduce-XXXXXX", NULL);
+      g_autofree char *out = g_build_filename (dir, i == 0 ? "r2.gguf" : "r2", NULL);
+      Stopper stopper = { 0, 2 };
+      char *error = NULL;
+      g_assert_cmpint (lm_lora_reduce_file (in, out, 2, stop_after, &stopper, &error), ==,
+                       LM_ERR_CANCELLED);
+      g_assert_cmpuint (stopper.seen, ==, 2);
+      g_assert_nonnull (strstr (error, "cancelled"));
+      free (error);
+      g_assert_cmpuint (count_files (dir), ==, 0);
+      g_rmdir (dir);
+    }
+}
+
+/* The shape from the headers matches the loaded adapter; a model file, a
+ * missing path and a folder of two GGUF files are clear errors. */
+static void
+test_probe (void)
+{
+  LmModel *m = golden_model (MODEL);
+  LmLora *orig = load_original (m, GGUF_REL);
+  const char *inputs[] = { GGUF_REL, PEFT_REL };
+  uint64_t dims = 0;
+  uint32_t rank_max = 0;
+  for (size_t k = 0; k < lm_lora_n_modules (orig); k++)
+    {
+      dims += lm_lora_module (orig, k)->d_in + lm_lora_module (orig, k)->d_out;
+      rank_max = MAX (rank_max, lm_lora_module (orig, k)->rank);
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (inputs); i++)
+    {
+      g_autofree char *in = ts_test_data_path (inputs[i]);
+      LmLoraShape shape;
+      g_assert_cmpint (lm_lora_probe_file (in, &shape, NULL), ==, LM_OK);
+      g_assert_cmpint (shape.peft, ==, i == 1);
+      g_assert_cmpuint (shape.n_modules, ==, lm_lora_n_modules (orig));
+      g_assert_cmpuint (shape.rank_max, ==, rank_max);
+      g_assert_cmpuint (shape.rank_min, ==, rank_max);
+      g_assert_cmpuint (shape.dims_total, ==, dims);
+    }
+  g_autofree char *model = ts_test_data_path ("qwen35/" MODEL "/tiny-qwen35moe-f32.gguf");
+  LmLoraShape shape;
+  char *error = NULL;
+  g_assert_cmpint (lm_lora_probe_file (model, &shape, &error), ==, LM_ERR_FORMAT);
+  g_assert_nonnull (strstr (error, "no LoRA tensors"));
+  g_clear_pointer (&error, free);
+  g_assert_cmpint (lm_lora_probe_file ("/nonexistent/adapter", &shape, &error), ==, LM_ERR_IO);
+  g_clear_pointer (&error, free);
+  lm_lora_free (orig);
+  lm_model_free (m);
+}
+
+/* A folder holding one GGUF file (an installed GGUF adapter) stands for that
+ * file: it probes, loads and reduces as the file does. */
+static void
+test_gguf_folder (void)
+{
+  g_autofree char *in = ts_test_data_path (GGUF_REL);
+  g_autofree char *dir = g_dir_make_tmp ("lora-reduce-XXXXXX", NULL);
+  g_autofree char *copy = g_build_filename (dir, "adapter.gguf", NULL);
+  g_autofree char *second = g_build_filename (dir, "other.gguf", NULL);
+  g_autofree char *out = g_build_filename (dir, "..", "reduced-from-folder.gguf", NULL);
+  g_autofree char *data = NULL;
+  gsize len;
+  g_assert_true (g_file_get_contents (in, &data, &len, NULL));
+  g_assert_true (g_file_set_contents (copy, data, (gssize) len, NULL));
+  LmLoraShape shape;
+  g_assert_cmpint (lm_lora_probe_file (dir, &shape, NULL), ==, LM_OK);
+  g_assert_false (shape.peft);
+  LmModel *m = golden_model (MODEL);
+  Report rep = report_new ();
+  LmLora *red = reduce_and_load (m, dir, out, 2, &rep);
+  g_assert_cmpuint (lm_lora_module (red, 0)->rank, ==, 2);
+  LmLora *whole = NULL;
+  g_assert_cmpint (lm_lora_load (m, dir, 1.0f, &whole, NULL), ==, LM_OK);
+  g_assert_cmpuint (lm_lora_module (whole, 0)->rank, ==, 8);
+  /* Two GGUF files: the folder is read as PEFT, which it is not. */
+  g_assert_true (g_file_set_contents (second, data, (gssize) len, NULL));
+  g_assert_cmpint (lm_lora_probe_file (dir, &shape, NULL), ==, LM_ERR_IO);
+  lm_lora_free (whole);
+  lm_lora_free (red);
+  lm_model_free (m);
+  g_hash_table_destroy (rep.discarded);
+  g_remove (out);
+  g_remove (copy);
+  g_remove (second);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -497,5 +619,8 @@ main (int argc, char **argv)
   g_test_add_func ("/lora-reduce/golden-gguf", test_golden_gguf);
   g_test_add_func ("/lora-reduce/golden-peft", test_golden_peft);
   g_test_add_func ("/lora-reduce/cli", test_cli);
+  g_test_add_func ("/lora-reduce/cancel", test_cancel);
+  g_test_add_func ("/lora-reduce/probe", test_probe);
+  g_test_add_func ("/lora-reduce/gguf-folder", test_gguf_folder);
   return g_test_run ();
 }

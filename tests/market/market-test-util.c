@@ -7,6 +7,7 @@
 #include <sys/prctl.h>
 #include <string.h>
 
+#include "lora-reduce.h"
 #include "ts-market-manifest.h"
 
 static const char *
@@ -314,4 +315,48 @@ market_write_adapter (const char *dir, const char *id, const char *publisher,
       g_rand_free (rand);
       g_assert_true (g_file_set_contents (path, (char *) buf, extra_file_bytes, NULL));
     }
+}
+
+static int
+compare_doubles (gconstpointer a, gconstpointer b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+
+  return x < y ? -1 : x > y;
+}
+
+GArray *
+market_lora_kept_fractions (const char *model_path, const char *adapter, guint rank,
+                            guint *max_rank_out)
+{
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (double));
+  LmModel *model = NULL;
+  LmLora *lora = NULL;
+  guint max_rank = 0;
+
+  g_assert_cmpint (lm_model_load (model_path, &model, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_lora_load (model, adapter, 1.0f, &lora, NULL), ==, LM_OK);
+  for (gsize i = 0; i < lm_lora_n_modules (lora); i++)
+    {
+      const LmLoraModule *m = lm_lora_module (lora, i);
+      g_autofree double *sigma = g_new0 (double, m->rank);
+      double kept = 0.0, total = 0.0, frac;
+
+      g_assert_cmpint (lm_lora_singular_values (m->rank, m->d_in, m->d_out, m->a, m->b,
+                                                m->scale, sigma), ==, LM_OK);
+      for (guint k = 0; k < m->rank; k++)
+        {
+          total += sigma[k] * sigma[k];
+          kept += k < rank ? sigma[k] * sigma[k] : 0.0;
+        }
+      frac = kept / total;
+      g_array_append_val (out, frac);
+      max_rank = MAX (max_rank, m->rank);
+    }
+  g_array_sort (out, compare_doubles);
+  if (max_rank_out != NULL)
+    *max_rank_out = max_rank;
+  lm_lora_free (lora);
+  lm_model_free (model);
+  return out;
 }

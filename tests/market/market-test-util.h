@@ -70,4 +70,11 @@ void market_pin_publisher (TsMarketClient *client, TsMarketKeyring *keyring,
 void market_write_adapter (const char *dir, const char *id, const char *publisher,
                            const char *version, gsize extra_file_bytes);
 
+/* For each module of the adapter at @adapter (loaded for the model at
+ * @model_path), the fraction of ‖scale·B·A‖_F² its @rank largest singular
+ * values hold, from the engine's own SVD; sorted ascending (GArray of
+ * double).  @max_rank_out (may be NULL): the largest module rank. */
+GArray *market_lora_kept_fractions (const char *model_path, const char *adapter, guint rank,
+                                    guint *max_rank_out);
+
 G_END_DECLS

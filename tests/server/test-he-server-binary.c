@@ -265,13 +265,11 @@ test_generate_remote_stacked (void)
   g_assert_nonnull (strstr (err, "he remote"));
 }
 
-/* tensafe-cli bench helora ARGS… --json: exit status, stdout and stderr. */
+/* tensafe-cli bench helora ARGS…: exit status, stdout and stderr. */
 static int
 run_bench (const char *const *args, char **out, char **err)
 {
   g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-  g_autoptr (GSubprocess) p = NULL;
-  g_autoptr (GError) error = NULL;
 
   g_ptr_array_add (argv, (gpointer) g_getenv ("TENSAFE_CLI"));
   g_ptr_array_add (argv, (gpointer) "bench");
@@ -279,12 +277,7 @@ run_bench (const char *const *args, char **out, char **err)
   for (guint i = 0; args[i] != NULL; i++)
     g_ptr_array_add (argv, (gpointer) args[i]);
   g_ptr_array_add (argv, NULL);
-  p = g_subprocess_newv ((const char *const *) argv->pdata,
-                         G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error);
-  g_assert_no_error (error);
-  g_assert_true (g_subprocess_communicate_utf8 (p, NULL, NULL, out, err, &error));
-  g_assert_no_error (error);
-  return g_subprocess_get_exit_status (p);
+  return ts_test_spawn ((const char *const *) argv->pdata, out, err);
 }
 
 static void
@@ -349,6 +342,49 @@ test_bench_remote_stack (void)
       g_assert_cmpfloat (json_object_get_double_member (mode, "encryptions_per_token"), ==, 9.0);
       g_assert_cmpfloat (json_object_get_double_member (mode, "max_abs_delta_error"), <, 1e-6);
     }
+}
+
+/* bench helora --remote --private: one more row, remote-private, at the
+ * default lambda_s and close to the plain result; a lambda_s under the
+ * server's floor fails with its reason. */
+static void
+test_bench_private (void)
+{
+  g_autofree char *model = ts_test_data_path (GOLDEN "tiny-qwen35moe-f32.gguf");
+  g_autofree char *ws = NULL, *out = NULL, *err = NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+  Server s = { 0 };
+  JsonArray *modes;
+  JsonObject *private;
+
+  server_start (&s, NULL);
+  ws = g_strdup_printf ("ws%s", s.url + 4);
+  {
+    const char *args[] = { "--model", model, "--lora", s.adapter, "--remote", ws, "--private",
+                           "--he-params", "fast", "-n", "3", "--prompt-tokens", "3",
+                           "--threads", "1", "--json", NULL };
+    g_assert_cmpint (run_bench (args, &out, &err), ==, 0);
+  }
+  g_assert_true (json_parser_load_from_data (parser, out, -1, &error));
+  g_assert_no_error (error);
+  modes = json_node_get_array (json_parser_get_root (parser));
+  g_assert_cmpuint (json_array_get_length (modes), ==, 4);
+  private = json_array_get_object_element (modes, 3);
+  g_assert_cmpstr (json_object_get_string_member (private, "mode"), ==, "remote-private");
+  g_assert_cmpint (json_object_get_int_member (private, "bytes_up"), >, 0);
+  g_assert_cmpfloat (json_object_get_double_member (private, "max_abs_delta_error"), >, 0);
+  g_assert_cmpfloat (json_object_get_double_member (private, "max_abs_delta_error"), <, 1e-2);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  {
+    const char *args[] = { "--model", model, "--lora", s.adapter, "--remote", ws, "--private",
+                           "--he-lambda", "8", "--he-params", "fast", "-n", "1",
+                           "--threads", "1", NULL };
+    g_assert_cmpint (run_bench (args, &out, &err), ==, 1);
+    g_assert_true (g_str_has_prefix (err, "tensafe-cli bench helora: "));
+  }
+  server_stop (&s, 0);
 }
 
 static gboolean
@@ -495,6 +531,7 @@ main (int argc, char **argv)
   g_test_add_func ("/he-server-binary/generate-remote-peft", test_generate_remote_peft);
   g_test_add_func ("/he-server-binary/generate-remote-stacked", test_generate_remote_stacked);
   g_test_add_func ("/he-server-binary/bench-remote-stack", test_bench_remote_stack);
+  g_test_add_func ("/he-server-binary/bench-private", test_bench_private);
   g_test_add_func ("/he-server-binary/links-no-secret-key-code", test_links_no_secret_key_code);
   return g_test_run ();
 }
