@@ -11,6 +11,7 @@
 
 #include "ts-adapter-routing.h"
 #include "ts-market-install.h"
+#include "ts-test-util.h"
 
 #define PIRATE_METADATA \
   "{\"id\": \"tiny-pirate\", \"version\": \"1.0.0\", \"tags\": [\"demo\", \"style\", \"fun\"]," \
@@ -60,24 +61,6 @@ install (const char *id, const char *source, const char *file_name, const char *
     }
   if (json != NULL)
     g_assert_true (g_file_set_contents (path, json, -1, NULL));
-}
-
-static void
-remove_tree (const char *path)
-{
-  g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-
-      if (g_file_test (child, G_FILE_TEST_IS_DIR))
-        remove_tree (child);
-      else
-        g_unlink (child);
-    }
-  g_rmdir (path);
 }
 
 /* Folders with metadata.json or a release file count, sorted by id; hidden
@@ -252,7 +235,7 @@ main (int argc, char **argv)
   g_test_add_func ("/adapter-routing/async", test_async);
   status = g_test_run ();
   ts_generation_model_unref (model);
-  remove_tree (adapters_dir);
+  ts_test_remove_tree (adapters_dir);
   g_free (adapters_dir);
   return status;
 }

@@ -13,15 +13,15 @@
  */
 #include <adwaita.h>
 #include <glib/gstdio.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/prctl.h>
 
+#include "gui-evaluator.h"
 #include "gui-test-util.h"
 #include "ts-application.h"
 #include "ts-chat-page.h"
 #include "ts-privacy-accountant.h"
+#include "ts-test-util.h"
 
 #define N_TOKENS 6
 #define PIRATE_PROMPT "Tell me about the pirate ship and its treasure."
@@ -85,24 +85,6 @@ install_adapter (const char *dir, const char *id, const char *metadata)
       copy_file (from, to);
     }
   g_assert_true (g_file_set_contents (meta, metadata, -1, NULL));
-}
-
-static void
-remove_tree (const char *path)
-{
-  g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-
-      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
-        remove_tree (child);
-      else
-        g_remove (child);
-    }
-  g_rmdir (path);
 }
 
 /* ---- the reference: a model loaded with the adapter ---------------------- */
@@ -322,17 +304,10 @@ test_override (void)
 /* ---- the privacy budget against a real evaluator ---------------------------- */
 
 typedef struct {
-  GSubprocess *process;
+  GuiEvaluator server;
   char *dir;
   char *state;
-  char *ws_url;
 } Evaluator;
-
-static void
-die_with_parent (gpointer data)
-{
-  prctl (PR_SET_PDEATHSIG, SIGTERM);
-}
 
 /* tensafe-he-server on 127.0.0.1:0 over both adapters, with a budget of
  * @epsilon per client and its state in e->state. */
@@ -341,34 +316,10 @@ evaluator_start (Evaluator *e, double epsilon)
 {
   g_autofree char *model = demo_file ("tiny-qwen35moe-f32.gguf");
   g_autofree char *budget = g_strdup_printf ("%.17g,%g", epsilon, DELTA);
-  g_autoptr (GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
-  g_autoptr (GDataInputStream) out = NULL;
-  g_autoptr (GError) error = NULL;
-  g_autofree char *line = NULL;
-  guint port;
+  const char *args[] = { "--model", model, "--threads", "2", "--privacy-budget", budget,
+                         "--privacy-state", e->state, NULL };
 
-  g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
-  e->process = g_subprocess_launcher_spawn (launcher, &error, TS_HE_SERVER_PATH,
-                                            "--listen", "127.0.0.1:0", "--adapters", e->dir,
-                                            "--model", model, "--threads", "2",
-                                            "--privacy-budget", budget,
-                                            "--privacy-state", e->state, NULL);
-  g_assert_no_error (error);
-  out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (e->process));
-  line = g_data_input_stream_read_line_utf8 (out, NULL, NULL, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (line);
-  g_assert_cmpint (sscanf (line, "listening on http://127.0.0.1:%u/", &port), ==, 1);
-  g_free (e->ws_url);
-  e->ws_url = g_strdup_printf ("ws://127.0.0.1:%u/v1/helora", port);
-}
-
-static void
-evaluator_stop (Evaluator *e)
-{
-  g_subprocess_send_signal (e->process, SIGTERM);
-  g_assert_true (g_subprocess_wait (e->process, NULL, NULL));
-  g_clear_object (&e->process);
+  gui_evaluator_start (&e->server, e->dir, args);
 }
 
 static void
@@ -434,7 +385,7 @@ test_privacy_budget (void)
   he = ts_chat_page_get_pane (page, TRUE);
   settings = ts_application_get_settings (app);
   unlock_a_key (app);
-  g_settings_set_string (settings, "evaluator-url", e.ws_url);
+  g_settings_set_string (settings, "evaluator-url", e.server.ws_url);
   g_settings_set_string (settings, "evaluator-mode", "remote");
   g_settings_set_boolean (settings, "evaluator-private", TRUE);
   g_settings_set_double (settings, "privacy-rho", 1e-4);
@@ -462,12 +413,12 @@ test_privacy_budget (void)
 
   /* The same spent budget (the state file) under a budget that leaves half
    * a turn: the next turn is refused. */
-  evaluator_stop (&e);
+  gui_evaluator_stop (&e.server);
   rho1 = ts_privacy_rho_for_epsilon (eps1, DELTA);
   rho2 = ts_privacy_rho_for_epsilon (eps2, DELTA);
   tight = ts_privacy_epsilon (rho2 + rho1 / 2, DELTA);
   evaluator_start (&e, tight);
-  g_settings_set_string (settings, "evaluator-url", e.ws_url);
+  g_settings_set_string (settings, "evaluator-url", e.server.ws_url);
   refused = send_private (page, PIRATE_PROMPT);
   g_test_message ("refused: %s", refused);
   g_assert_nonnull (refused);
@@ -486,11 +437,10 @@ test_privacy_budget (void)
   g_settings_reset (settings, "evaluator-private");
   g_settings_reset (settings, "privacy-rho");
   quit_app (app);
-  evaluator_stop (&e);
-  remove_tree (e.dir);
+  gui_evaluator_clear (&e.server);
+  ts_test_remove_tree (e.dir);
   g_free (e.dir);
   g_free (e.state);
-  g_free (e.ws_url);
 }
 
 int
@@ -507,7 +457,7 @@ main (int argc, char **argv)
   if (!gtk_init_check ())
     {
       status = gui_run_without_display ("/chat-routing/no-display");
-      remove_tree (data_home);
+      ts_test_remove_tree (data_home);
       return status;
     }
   adw_init ();
@@ -520,7 +470,7 @@ main (int argc, char **argv)
   g_test_add_func ("/chat-routing/override", test_override);
   g_test_add_func ("/chat-routing/privacy-budget", test_privacy_budget);
   status = g_test_run ();
-  remove_tree (data_home);
+  ts_test_remove_tree (data_home);
   g_free (adapters_dir);
   return status;
 }

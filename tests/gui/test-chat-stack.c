@@ -15,6 +15,7 @@
 #include "ts-application.h"
 #include "ts-chat-page.h"
 #include "ts-helora-adapter.h"
+#include "ts-test-util.h"
 
 #define PROMPT "Tell me about encrypted adapters."
 #define N_TOKENS 4
@@ -277,11 +278,12 @@ test_stack_remote (void)
   g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
   g_autofree char *model = ts_chat_page_find_demo_file ("tiny-qwen35moe-f32.gguf");
   g_autofree char *demo = ts_chat_page_find_demo_file ("tiny-qwen35moe-lora-f32.gguf");
-  g_autofree char *qkv = NULL;
+  g_autofree char *dir = gui_evaluator_demo_dir ();
+  g_autofree char *qkv = g_build_filename (dir, "qkv.gguf", NULL);
   g_autofree char *error = NULL;
   g_autofree char *expected = NULL;
   const double weights[] = { 1.0, 0.5 };
-  const char *server_args[] = { "--model", NULL, NULL };
+  const char *server_args[] = { "--threads", "1", "--model", model, NULL };
   GuiEvaluator server = { 0 };
   AdapterWait wait;
   TsChatPage *page;
@@ -289,11 +291,8 @@ test_stack_remote (void)
   guint modules;
   gpointer footer[2];
 
-  gui_evaluator_prepare (&server);
-  qkv = g_build_filename (server.dir, "qkv.gguf", NULL);
   modules = count_modules (demo) + write_qkv_adapter (qkv);
-  server_args[1] = model;
-  gui_evaluator_start (&server, server_args);
+  gui_evaluator_start (&server, dir, server_args);
   page = start_app (app);
   wait = (AdapterWait) { page, qkv };
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.use-adapter", "s", qkv));
@@ -317,25 +316,8 @@ test_stack_remote (void)
   footer[1] = "of ciphertext per token";
   g_assert_true (footer_says (footer));
   quit_app (app);
-  gui_evaluator_stop (&server);
-}
-
-static void
-remove_tree (const char *path)
-{
-  g_autoptr (GDir) d = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-
-      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
-        remove_tree (child);
-      else
-        g_remove (child);
-    }
-  g_rmdir (path);
+  gui_evaluator_clear (&server);
+  ts_test_remove_tree (dir);
 }
 
 int
@@ -350,7 +332,7 @@ main (int argc, char **argv)
   g_setenv ("XDG_DATA_HOME", data_home, TRUE);
   if (!gtk_init_check ())
     {
-      remove_tree (data_home);
+      ts_test_remove_tree (data_home);
       return gui_run_without_display ("/chat-stack/no-display");
     }
   adw_init ();
@@ -358,6 +340,6 @@ main (int argc, char **argv)
   g_test_add_func ("/chat-stack/two-adapters", test_stack_two_adapters);
   g_test_add_func ("/chat-stack/remote", test_stack_remote);
   status = g_test_run ();
-  remove_tree (data_home);
+  ts_test_remove_tree (data_home);
   return status;
 }

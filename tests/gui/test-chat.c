@@ -9,15 +9,15 @@
  */
 #include <adwaita.h>
 #include <glib/gstdio.h>
-#include <signal.h>
-#include <sys/prctl.h>
 #include <stdio.h>
 
+#include "gui-evaluator.h"
 #include "gui-test-util.h"
 #include "ts-application.h"
 #include "ts-chat-page.h"
 #include "ts-history.h"
 #include "ts-window.h"
+#include "ts-test-util.h"
 
 #define PROMPT "Tell me about encrypted adapters."
 #define N_TOKENS 6
@@ -452,81 +452,22 @@ test_saved_while_streaming (void)
   quit_app (app);
 }
 
-typedef struct {
-  GSubprocess *process;
-  char *dir;
-  char *ws_url;
-} EvaluatorServer;
-
-static void
-die_with_parent (gpointer data)
-{
-  prctl (PR_SET_PDEATHSIG, SIGTERM);
-}
-
-/* Starts tensafe-he-server on 127.0.0.1:0 over a folder holding the demo adapter. */
-static void
-evaluator_start (EvaluatorServer *s)
-{
-  g_autofree char *adapter = ts_chat_page_find_demo_file ("tiny-qwen35moe-lora-f32.gguf");
-  g_autofree char *copy = NULL;
-  g_autofree char *contents = NULL;
-  g_autofree char *line = NULL;
-  g_autoptr (GDataInputStream) out = NULL;
-  g_autoptr (GSubprocessLauncher) launcher = NULL;
-  g_autoptr (GError) error = NULL;
-  gsize len;
-  guint port;
-
-  s->dir = g_dir_make_tmp ("tensafe-evaluator-XXXXXX", &error);
-  g_assert_no_error (error);
-  /* The server names adapters after their file. */
-  copy = g_build_filename (s->dir, "tiny-qwen35moe-lora-f32.gguf", NULL);
-  g_assert_true (g_file_get_contents (adapter, &contents, &len, NULL));
-  g_assert_true (g_file_set_contents (copy, contents, (gssize) len, NULL));
-  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
-  /* A failed assertion aborts the test: the server must not outlive it. */
-  g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
-  s->process = g_subprocess_launcher_spawn (launcher, &error, TS_HE_SERVER_PATH,
-                                            "--listen", "127.0.0.1:0", "--adapters", s->dir,
-                                            "--threads", "1", NULL);
-  g_assert_no_error (error);
-  out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (s->process));
-  line = g_data_input_stream_read_line_utf8 (out, NULL, NULL, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (line);
-  g_assert_cmpint (sscanf (line, "listening on http://127.0.0.1:%u/", &port), ==, 1);
-  s->ws_url = g_strdup_printf ("ws://127.0.0.1:%u/v1/helora", port);
-}
-
-static void
-evaluator_stop (EvaluatorServer *s)
-{
-  g_autofree char *copy = g_build_filename (s->dir, "tiny-qwen35moe-lora-f32.gguf", NULL);
-
-  g_subprocess_send_signal (s->process, SIGTERM);
-  g_assert_true (g_subprocess_wait (s->process, NULL, NULL));
-  g_object_unref (s->process);
-  g_remove (copy);
-  g_rmdir (s->dir);
-  g_free (s->dir);
-  g_free (s->ws_url);
-}
-
 /* Remote mode: ciphertexts go to a real tensafe-he-server, so every stage
  * of the pipeline, upload and download included, is timed per token. */
 static void
 test_remote_evaluator (void)
 {
   g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
-  EvaluatorServer server = { 0 };
+  g_autofree char *dir = gui_evaluator_demo_dir ();
+  const char *args[] = { "--threads", "1", NULL };
+  GuiEvaluator server = { 0 };
   TsChatPage *page;
   TsChatPane *he;
   TsLatencyChart *chart;
   GSettings *settings;
   g_autofree char *error = NULL;
 
-  evaluator_start (&server);
+  gui_evaluator_start (&server, dir, args);
   page = start_app (app);
   settings = ts_application_get_settings (app);
   g_settings_set_string (settings, "evaluator-url", server.ws_url);
@@ -539,7 +480,8 @@ test_remote_evaluator (void)
       /* A server built without its evaluator says so in its hello. */
       g_test_skip (error);
       quit_app (app);
-      evaluator_stop (&server);
+      gui_evaluator_clear (&server);
+      ts_test_remove_tree (dir);
       return;
     }
   g_assert_cmpstr (error, ==, NULL);
@@ -559,7 +501,8 @@ test_remote_evaluator (void)
       g_assert_cmpuint (t->bytes_down, >, 0);
     }
   quit_app (app);
-  evaluator_stop (&server);
+  gui_evaluator_clear (&server);
+  ts_test_remove_tree (dir);
 }
 
 /* The HE pane marks the first token where the panes' choices differ, in
@@ -603,24 +546,6 @@ test_page_lifecycle (void)
 }
 
 static void
-remove_tree (const char *path)
-{
-  g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-
-      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
-        remove_tree (child);
-      else
-        g_remove (child);
-    }
-  g_rmdir (path);
-}
-
-static void
 test_no_display (void)
 {
   g_test_skip ("no display: run the gui suite under xvfb-run");
@@ -643,7 +568,7 @@ main (int argc, char **argv)
     {
       g_test_add_func ("/chat/no-display", test_no_display);
       status = g_test_run ();
-      remove_tree (data_home);
+      ts_test_remove_tree (data_home);
       return status;
     }
   adw_init ();
@@ -659,6 +584,6 @@ main (int argc, char **argv)
   g_test_add_func ("/chat/page-lifecycle", test_page_lifecycle);
   g_test_add_func ("/chat/divergence-marked", test_divergence_marked);
   status = g_test_run ();
-  remove_tree (data_home);
+  ts_test_remove_tree (data_home);
   return status;
 }
