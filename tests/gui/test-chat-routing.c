@@ -156,30 +156,14 @@ adapter_selected (gpointer data)
   return g_strcmp0 (ts_chat_page_get_adapter_path (w->page), w->path) == 0;
 }
 
-static gboolean
-mapped (gpointer widget)
-{
-  return gtk_widget_get_mapped (widget);
-}
-
-static gboolean
-no_windows (gpointer app)
-{
-  return gtk_application_get_windows (app) == NULL;
-}
-
 static TsChatPage *
 start_app (TsApplication *app)
 {
-  GtkWindow *window;
   TsChatPage *page;
 
   g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
   ts_key_vault_set_kdf (ts_application_get_key_vault (app), &cheap_kdf);
-  g_application_activate (G_APPLICATION (app));
-  window = gtk_application_get_active_window (GTK_APPLICATION (app));
-  wait_until (mapped, window, "the main window");
-  page = TS_CHAT_PAGE (gui_find_descendant (GTK_WIDGET (window), TS_TYPE_CHAT_PAGE));
+  page = gui_start_chat (G_APPLICATION (app), 90);
   wait_until (page_routing, page, "the demo model and the router");
   g_object_set (page, "max-tokens", N_TOKENS, "temperature", 0.0, NULL);
   return page;
@@ -188,8 +172,7 @@ start_app (TsApplication *app)
 static void
 quit_app (TsApplication *app)
 {
-  g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
-  wait_until (no_windows, app, "the windows to close");
+  gui_quit_app (G_APPLICATION (app), 90);
 }
 
 /* A fresh conversation with @prompt; waits for both panes. */
@@ -322,18 +305,6 @@ evaluator_start (Evaluator *e, double epsilon)
   gui_evaluator_start (&e->server, e->dir, args);
 }
 
-static void
-store_result (GObject *source, GAsyncResult *result, gpointer data)
-{
-  *(GAsyncResult **) data = g_object_ref (result);
-}
-
-static gboolean
-have_result (gpointer data)
-{
-  return *(GAsyncResult **) data != NULL;
-}
-
 /* A key on the Keys page's vault: the budget then adds up across turns. */
 static void
 unlock_a_key (TsApplication *app)
@@ -342,8 +313,8 @@ unlock_a_key (TsApplication *app)
   g_autoptr (GAsyncResult) result = NULL;
   g_autoptr (GError) error = NULL;
 
-  ts_key_vault_generate_async (vault, "fast", "a passphrase", NULL, store_result, &result);
-  wait_until (have_result, &result, "the key");
+  ts_key_vault_generate_async (vault, "fast", "a passphrase", NULL, gui_store_result, &result);
+  wait_until (gui_have_result, &result, "the key");
   g_assert_true (ts_key_vault_generate_finish (vault, result, &error));
   g_assert_no_error (error);
 }

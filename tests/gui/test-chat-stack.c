@@ -21,52 +21,13 @@
 #define N_TOKENS 4
 #define WAIT_S 20
 
-static gboolean
-widget_is_mapped (gpointer widget)
-{
-  return gtk_widget_get_mapped (GTK_WIDGET (widget));
-}
-
-static gboolean
-page_ready (gpointer page)
-{
-  return ts_chat_page_get_ready (TS_CHAT_PAGE (page));
-}
-
-static gboolean
-page_idle (gpointer page)
-{
-  return !ts_chat_page_get_busy (TS_CHAT_PAGE (page));
-}
-
-static gboolean
-no_windows_left (gpointer app)
-{
-  return gtk_application_get_windows (GTK_APPLICATION (app)) == NULL;
-}
-
 static TsChatPage *
 start_app (TsApplication *app)
 {
-  GtkWindow *window;
-  TsChatPage *page;
+  TsChatPage *page = gui_start_chat (G_APPLICATION (app), WAIT_S);
 
-  g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
-  g_application_activate (G_APPLICATION (app));
-  window = gtk_application_get_active_window (GTK_APPLICATION (app));
-  gui_wait_until (widget_is_mapped, window, WAIT_S, "the main window to map");
-  page = TS_CHAT_PAGE (gui_find_descendant (GTK_WIDGET (window), TS_TYPE_CHAT_PAGE));
-  g_assert_nonnull (page);
-  gui_wait_until (page_ready, page, WAIT_S, "the demo model to load");
   g_object_set (page, "max-tokens", N_TOKENS, "temperature", 0.0, NULL);
   return page;
-}
-
-static void
-quit_app (TsApplication *app)
-{
-  g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
-  gui_wait_until (no_windows_left, app, WAIT_S, "quit to close every window");
 }
 
 /* A rank-4 adapter on the full-attention layer's q, k and v: three modules
@@ -206,7 +167,7 @@ send_prompt (TsChatPage *page, gboolean he)
 
   ts_chat_page_set_prompt (page, PROMPT);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.send", NULL));
-  gui_wait_until (page_idle, page, WAIT_S, "both panes to finish");
+  gui_wait_until (gui_chat_idle, page, WAIT_S, "both panes to finish");
   g_signal_handler_disconnect (ts_chat_page_get_pane (page, he), id);
   return error;
 }
@@ -256,7 +217,7 @@ test_stack_two_adapters (void)
                                      expected));
   gui_save_screenshot (GTK_WIDGET (gtk_widget_get_root (GTK_WIDGET (page))),
                        "screenshot-chat-stack.png");
-  quit_app (app);
+  gui_quit_app (G_APPLICATION (app), WAIT_S);
   g_remove (qkv);
   g_rmdir (dir);
 }
@@ -315,7 +276,7 @@ test_stack_remote (void)
   gui_wait_until (footer_says, footer, WAIT_S, "the HE footer to count shared encryptions");
   footer[1] = "of ciphertext per token";
   g_assert_true (footer_says (footer));
-  quit_app (app);
+  gui_quit_app (G_APPLICATION (app), WAIT_S);
   gui_evaluator_clear (&server);
   ts_test_remove_tree (dir);
 }

@@ -22,83 +22,19 @@
 #define PROMPT "Tell me about encrypted adapters."
 #define N_TOKENS 6
 
-typedef gboolean (*Condition) (gpointer data);
-
-static gboolean
-timeout_cb (gpointer data)
-{
-  *(gboolean *) data = TRUE;
-  return G_SOURCE_REMOVE;
-}
-
 /* Iterates the main loop until @condition holds; fails after 30 s. */
 static void
-wait_until (Condition condition, gpointer data, const char *what)
+wait_until (GuiCondition condition, gpointer data, const char *what)
 {
-  gboolean timed_out = FALSE;
-  guint id = g_timeout_add_seconds (30, timeout_cb, &timed_out);
-
-  while (!condition (data) && !timed_out)
-    g_main_context_iteration (NULL, TRUE);
-  if (timed_out)
-    g_error ("timed out waiting for %s", what);
-  g_source_remove (id);
-}
-
-static gboolean
-page_ready (gpointer page)
-{
-  return ts_chat_page_get_ready (TS_CHAT_PAGE (page));
-}
-
-static gboolean
-page_idle (gpointer page)
-{
-  return !ts_chat_page_get_busy (TS_CHAT_PAGE (page));
-}
-
-static gboolean
-widget_is_mapped (gpointer widget)
-{
-  return gtk_widget_get_mapped (GTK_WIDGET (widget));
-}
-
-static GtkWidget *
-find_descendant (GtkWidget *widget, GType type)
-{
-  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
-    return widget;
-  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
-       child = gtk_widget_get_next_sibling (child))
-    {
-      GtkWidget *found = find_descendant (child, type);
-
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
-
-static gboolean
-no_windows_left (gpointer app)
-{
-  return gtk_application_get_windows (GTK_APPLICATION (app)) == NULL;
+  gui_wait_until (condition, data, 30, what);
 }
 
 /* Starts the app, waits for its window and the demo model; returns the page. */
 static TsChatPage *
 start_app (TsApplication *app)
 {
-  GtkWindow *window;
-  TsChatPage *page;
+  TsChatPage *page = gui_start_chat (G_APPLICATION (app), 30);
 
-  g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
-  g_application_activate (G_APPLICATION (app));
-  window = gtk_application_get_active_window (GTK_APPLICATION (app));
-  wait_until (widget_is_mapped, window, "the main window to map");
-  page = TS_CHAT_PAGE (find_descendant (GTK_WIDGET (window), TS_TYPE_CHAT_PAGE));
-  g_assert_nonnull (page);
-  wait_until (page_ready, page, "the demo model to load");
   g_object_set (page, "max-tokens", N_TOKENS, "temperature", 0.0, NULL);
   return page;
 }
@@ -106,8 +42,13 @@ start_app (TsApplication *app)
 static void
 quit_app (TsApplication *app)
 {
-  g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
-  wait_until (no_windows_left, app, "quit to close every window");
+  gui_quit_app (G_APPLICATION (app), 30);
+}
+
+static gboolean
+page_idle (gpointer page)
+{
+  return !ts_chat_page_get_busy (TS_CHAT_PAGE (page));
 }
 
 static void
