@@ -34,7 +34,9 @@ struct _TsChatPane
   double tokens_per_second;
   double first_token_ms;
   double max_delta_error;
-  double bytes_per_token;
+  double bytes_per_token;        /* ciphertext per decode step (the prompt's excluded) */
+  guint64 ct_bytes_seen;         /* the session's ciphertext total at the last token */
+  guint64 decode_ct_bytes;       /* ciphertext of the tokens after the first */
   guint he_modules;              /* adapted modules, and the encryptions of h per */
   guint he_inputs;               /* token they share (0: plaintext) */
   int diverged_at;
@@ -152,6 +154,21 @@ flush_tick_cb (GtkWidget *widget, GdkFrameClock *clock, gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+/* The first token's ciphertext includes the whole prompt's: per token
+ * means per decode step, so the first one counts only until others come. */
+static double
+decode_bytes_per_token (TsChatPane *self, const TsGenerationEvent *event)
+{
+  guint64 total = event->he_stats.ct_bytes_up + event->he_stats.ct_bytes_down;
+  guint64 step = total - self->ct_bytes_seen;
+
+  self->ct_bytes_seen = total;
+  if (event->index == 0)
+    return (double) step;
+  self->decode_ct_bytes += step;
+  return (double) self->decode_ct_bytes / event->index;
+}
+
 static void
 on_token (TsChatPane *self, const TsGenerationEvent *event)
 {
@@ -167,8 +184,7 @@ on_token (TsChatPane *self, const TsGenerationEvent *event)
   if (event->has_he)
     {
       self->max_delta_error = event->he_stats.max_abs_delta_error;
-      self->bytes_per_token = (double) (event->he_stats.ct_bytes_up
-                                        + event->he_stats.ct_bytes_down) / self->n_tokens;
+      self->bytes_per_token = decode_bytes_per_token (self, event);
       notify (self, PROP_MAX_DELTA_ERROR);
     }
   notify (self, PROP_N_TOKENS);
@@ -270,6 +286,7 @@ reset_numbers (TsChatPane *self)
   self->first_token_ms = 0;
   self->max_delta_error = 0;
   self->bytes_per_token = 0;
+  self->ct_bytes_seen = self->decode_ct_bytes = 0;
   self->he_modules = self->he_inputs = 0;
   ts_chat_pane_set_diverged_at (self, -1);
   ts_latency_chart_clear (self->chart);
