@@ -21,7 +21,9 @@ struct _TsChatMessage
 {
   AdwBin parent_instance;
 
+  GtkLabel *note_label;
   GtkBox *blocks;
+  GtkLabel *error_label;
   GString *text;
   gboolean is_user;
 };
@@ -337,6 +339,44 @@ ts_chat_message_append (TsChatMessage *self, const char *text)
   render (self);
 }
 
+/* Shows @text in @label, or hides it for NULL. */
+static void
+set_optional_label (GtkLabel *label, const char *text)
+{
+  gtk_label_set_text (label, text != NULL ? text : "");
+  gtk_widget_set_visible (GTK_WIDGET (label), text != NULL);
+}
+
+void
+ts_chat_message_set_note (TsChatMessage *self, const char *note)
+{
+  g_return_if_fail (TS_IS_CHAT_MESSAGE (self));
+  set_optional_label (self->note_label, note);
+}
+
+const char *
+ts_chat_message_get_note (TsChatMessage *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_MESSAGE (self), NULL);
+  return gtk_widget_get_visible (GTK_WIDGET (self->note_label))
+         ? gtk_label_get_text (self->note_label) : NULL;
+}
+
+void
+ts_chat_message_set_error (TsChatMessage *self, const char *error)
+{
+  g_return_if_fail (TS_IS_CHAT_MESSAGE (self));
+  set_optional_label (self->error_label, error);
+}
+
+const char *
+ts_chat_message_get_error (TsChatMessage *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_MESSAGE (self), NULL);
+  return gtk_widget_get_visible (GTK_WIDGET (self->error_label))
+         ? gtk_label_get_text (self->error_label) : NULL;
+}
+
 gboolean
 ts_chat_message_get_is_user (TsChatMessage *self)
 {
@@ -361,7 +401,9 @@ ts_chat_message_class_init (TsChatMessageClass *klass)
   G_OBJECT_CLASS (klass)->finalize = ts_chat_message_finalize;
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/tensafe/Desktop/ui/ts-chat-message.ui");
+  gtk_widget_class_bind_template_child (widget_class, TsChatMessage, note_label);
   gtk_widget_class_bind_template_child (widget_class, TsChatMessage, blocks);
+  gtk_widget_class_bind_template_child (widget_class, TsChatMessage, error_label);
 }
 
 static void

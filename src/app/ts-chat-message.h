@@ -4,6 +4,8 @@
  * Paragraphs, bullet and numbered lists, `inline code`, **bold**, and fenced
  * code blocks (monospace, with a copy button). The text may grow while a
  * reply streams in: blocks already shown are reused, so appending is cheap.
+ * A note above the text and an error below it are plain text, not part of
+ * the message's text.
  *
  * Main-thread only.
  */
@@ -21,6 +23,12 @@ const char *ts_chat_message_get_text (TsChatMessage *self);
 void ts_chat_message_set_text (TsChatMessage *self, const char *text);
 void ts_chat_message_append (TsChatMessage *self, const char *text);
 gboolean ts_chat_message_get_is_user (TsChatMessage *self);
+/* A caption above the text (which adapter answered; NULL hides it). */
+void ts_chat_message_set_note (TsChatMessage *self, const char *note);
+const char *ts_chat_message_get_note (TsChatMessage *self);
+/* Why there is no (complete) answer, below the text (NULL hides it). */
+void ts_chat_message_set_error (TsChatMessage *self, const char *error);
+const char *ts_chat_message_get_error (TsChatMessage *self);
 /* Number of rendered blocks of each kind (for tests and accessibility). */
 guint ts_chat_message_count_code_blocks (TsChatMessage *self);
 guint ts_chat_message_count_list_items (TsChatMessage *self);

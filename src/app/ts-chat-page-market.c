@@ -118,6 +118,7 @@ verify_done_cb (GObject *source, GAsyncResult *result, gpointer data)
     }
   if (self->model_path == NULL)
     demo_model = ts_chat_page_find_demo_file (TS_DEMO_MODEL);
+  _ts_chat_page_adapter_picked (self, r->path);
   _ts_chat_page_load_model (self, self->model_path != NULL ? self->model_path : demo_model,
                             r->path);
 }
@@ -165,20 +166,20 @@ same_file (const char *a, const char *b)
  * adapter (a rank reduction) is metered as that adapter, whose version it
  * keeps. */
 void
-_ts_chat_page_market_adapter_loaded (TsChatPage *self)
+_ts_chat_page_market_set_adapter (TsChatPage *self, const char *path)
 {
-  g_autofree char *dir = g_build_filename (g_get_user_data_dir (), "tensafe", "adapters", NULL);
+  g_autofree char *dir = _ts_chat_page_adapters_dir ();
   g_autoptr (GPtrArray) list = NULL;
 
   g_clear_pointer (&self->market_id, g_free);
   g_clear_pointer (&self->market_version, g_free);
-  if (self->adapter_path == NULL || (list = ts_market_list_installed (dir, NULL)) == NULL)
+  if (path == NULL || (list = ts_market_list_installed (dir, NULL)) == NULL)
     return;
   for (guint i = 0; i < list->len; i++)
     {
       TsMarketInstalled *a = g_ptr_array_index (list, i);
 
-      if (same_file (a->path, self->adapter_path))
+      if (same_file (a->path, path))
         {
           if (a->local && a->derived_from == NULL)
             return;

@@ -6,7 +6,6 @@
 #include "ts-chat-page-private.h"
 #include "ts-adapter-stack.h"
 #include "ts-config.h"
-#include "ts-market-install.h"
 
 char *
 ts_chat_page_find_demo_file (const char *name)
@@ -52,8 +51,8 @@ adapter_name (const char *path)
 }
 
 /* "name", "a ×0.70 + b ×0.30" for a stack, or "no adapter". */
-static char *
-describe_adapters (TsChatPage *self)
+char *
+_ts_chat_page_adapter_display_name (TsChatPage *self)
 {
   guint n = self->model != NULL ? ts_generation_model_get_n_adapters (self->model) : 0;
   g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
@@ -61,6 +60,9 @@ describe_adapters (TsChatPage *self)
 
   if (self->adapter_path == NULL)
     return g_strdup (_("no adapter"));
+  /* Switched to another adapter on the loaded model: that one alone. */
+  if (!self->adapter_is_own)
+    return adapter_name (self->adapter_path);
   for (guint i = 0; i < n; i++)
     g_ptr_array_add (names, adapter_name (ts_generation_model_get_nth_adapter (self->model, i,
                                                                                 &weights[i])));
@@ -69,11 +71,31 @@ describe_adapters (TsChatPage *self)
   return ts_adapter_stack_describe ((const char *const *) names->pdata, weights, n);
 }
 
+const char *
+_ts_chat_page_request_adapter (TsChatPage *self)
+{
+  return self->adapter_is_own ? NULL : self->adapter_path;
+}
+
+/* "Automatic" while every turn is routed, else the adapter that answers. */
+static void
+update_adapter_label (TsChatPage *self)
+{
+  gboolean automatic = self->routing != NULL && self->adapter_override[0] == '\0';
+  g_autofree char *adapter = _ts_chat_page_adapter_display_name (self);
+  g_autofree char *tooltip = NULL;
+
+  gtk_menu_button_set_label (self->adapter_button, automatic ? _("Automatic") : adapter);
+  if (automatic)
+    tooltip = g_strdup_printf (_("Each turn is routed to the installed adapter that fits it "
+                                 "best; %s answers when none does"), adapter);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->adapter_button), tooltip);
+}
+
 void
 _ts_chat_page_update_subtitles (TsChatPage *self)
 {
   g_autofree char *model = self->model_path != NULL ? display_name (self->model_path) : NULL;
-  g_autofree char *adapter = describe_adapters (self);
   g_autofree char *evaluator = _ts_chat_page_describe_evaluator (self);
   g_autofree char *he = NULL;
   const char *plain;
@@ -88,7 +110,7 @@ _ts_chat_page_update_subtitles (TsChatPage *self)
   gtk_menu_button_set_label (self->model_button,
                              is_demo (self->model_path, TS_DEMO_MODEL) ? _("Demo Model")
                              : model != NULL ? model : _("Choose Model"));
-  gtk_menu_button_set_label (self->adapter_button, adapter);
+  update_adapter_label (self);
 }
 
 typedef struct {
@@ -124,6 +146,23 @@ load_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
     g_task_return_pointer (task, model, (GDestroyNotify) ts_generation_model_unref);
 }
 
+/* Another single adapter on the loaded model: read into the model's cache
+ * (once), the model itself stays; the same model comes back to
+ * load_done_cb. */
+static void
+switch_adapter_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  LoadRequest *r = data;
+  TsGenerationModel *model = g_object_get_data (G_OBJECT (task), "ts-model");
+  GError *error = NULL;
+
+  if (ts_generation_model_get_lora (model, r->adapter_paths[0], &error) == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, ts_generation_model_ref (model),
+                           (GDestroyNotify) ts_generation_model_unref);
+}
+
 /* The task holds no reference on the page: a page dropped mid-load cancels
  * it, and then this callback returns before touching the page. */
 static void
@@ -141,15 +180,24 @@ load_done_cb (GObject *source, GAsyncResult *result, gpointer data)
       _ts_chat_page_toast (self, error->message);
       return;
     }
-  g_clear_pointer (&self->model, ts_generation_model_unref);
-  self->model = model;
-  g_free (self->model_path);
-  self->model_path = g_strdup (r->model_path);
+  /* An adapter switch brings back the same model: the adapter is no longer
+   * the one it was loaded with. */
+  self->adapter_is_own = model != self->model;
+  if (model == self->model)
+    ts_generation_model_unref (model);
+  else
+    {
+      g_clear_pointer (&self->model, ts_generation_model_unref);
+      self->model = model;
+      g_free (self->model_path);
+      self->model_path = g_strdup (r->model_path);
+    }
   g_free (self->adapter_path);
   self->adapter_path = g_strdup (r->n_adapters > 0 ? r->adapter_paths[0] : NULL);
-  _ts_chat_page_market_adapter_loaded (self);
+  _ts_chat_page_market_set_adapter (self, self->adapter_path);
   _ts_chat_page_update_subtitles (self);
   _ts_chat_page_update_actions (self);
+  _ts_chat_page_routing_refresh (self);
 }
 
 void
@@ -186,46 +234,63 @@ _ts_chat_page_load_stack (TsChatPage *self, const char *model_path,
   task = g_task_new (NULL, self->load_cancellable, load_done_cb, self);
   g_task_set_return_on_cancel (task, TRUE);
   g_task_set_task_data (task, r, load_request_free);
+  /* One adapter on the model already loaded: a switch, not a reload. */
+  if (self->model != NULL && g_strcmp0 (model_path, self->model_path) == 0 && n == 1
+      && r->weights[0] == 1.0f)
+    {
+      g_object_set_data_full (G_OBJECT (task), "ts-model", ts_generation_model_ref (self->model),
+                              (GDestroyNotify) ts_generation_model_unref);
+      g_task_run_in_thread (task, switch_adapter_thread);
+      return;
+    }
   g_task_run_in_thread (task, load_thread);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Pickers                                                                    */
 
-static char *
-adapters_dir (void)
-{
-  return g_build_filename (g_get_user_data_dir (), "tensafe", "adapters", NULL);
-}
-
+/* The installed adapters: marketplace installs and folders with a
+ * metadata.json (ts_adapter_routing_find()). */
 GPtrArray *
 _ts_chat_page_list_adapters (TsChatPage *self)
 {
   GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) g_strfreev);
   g_autofree char *demo = ts_chat_page_find_demo_file (TS_DEMO_ADAPTER);
-  g_autofree char *dir = adapters_dir ();
-  g_autoptr (GPtrArray) list = ts_market_list_installed (dir, NULL);
+  g_autofree char *dir = _ts_chat_page_adapters_dir ();
+  g_autoptr (GPtrArray) list = ts_adapter_routing_find (dir);
 
   if (demo != NULL)
     g_ptr_array_add (out, g_strdupv ((char *[]) { (char *) _("Demo Adapter"), demo, NULL }));
-  for (guint i = 0; list != NULL && i < list->len; i++)
+  for (guint i = 0; i < list->len; i++)
     {
-      TsMarketInstalled *a = g_ptr_array_index (list, i);
-      g_autofree char *label = g_strdup_printf ("%s %s", a->id, a->version);
+      TsRoutableAdapter *a = g_ptr_array_index (list, i);
+      g_autofree char *label = a->version != NULL ? g_strdup_printf ("%s %s", a->id, a->version)
+                                                  : g_strdup (a->id);
 
       g_ptr_array_add (out, g_strdupv ((char *[]) { label, a->path, NULL }));
     }
   return out;
 }
 
-/* Demo adapter, then each installed marketplace adapter, then "Open…". */
-static void
-rebuild_adapter_menu (TsChatPage *self)
+/* "Automatic" while routing is possible, the demo adapter, each installed
+ * adapter, then "Open…" and "Stack…". */
+void
+_ts_chat_page_rebuild_adapter_menu (TsChatPage *self)
 {
   g_autoptr (GMenu) menu = g_menu_new ();
   g_autoptr (GMenu) installed = g_menu_new ();
   g_autoptr (GMenu) other = g_menu_new ();
   g_autoptr (GPtrArray) list = _ts_chat_page_list_adapters (self);
+
+  if (self->routing != NULL)
+    {
+      g_autoptr (GMenu) routing = g_menu_new ();
+      g_autoptr (GMenuItem) item = g_menu_item_new (_("Automatic"), NULL);
+
+      g_menu_item_set_action_and_target (item, "chat.route-adapter", "s", "");
+      g_menu_append_item (routing, item);
+      g_menu_append_section (menu, _("Every Turn"), G_MENU_MODEL (routing));
+    }
 
   for (guint i = 0; i < list->len; i++)
     {
@@ -267,6 +332,7 @@ use_adapter_action (GtkWidget *widget, const char *action_name, GVariant *param)
 {
   TsChatPage *self = TS_CHAT_PAGE (widget);
 
+  _ts_chat_page_adapter_picked (self, g_variant_get_string (param, NULL));
   _ts_chat_page_load_model (self, self->model_path, g_variant_get_string (param, NULL));
 }
 
@@ -327,6 +393,7 @@ adapter_chosen (TsChatPage *self, GFile *file)
 {
   g_autofree char *path = g_file_get_path (file);
 
+  _ts_chat_page_adapter_picked (self, path);
   _ts_chat_page_load_model (self, self->model_path, path);
 }
 
@@ -434,10 +501,10 @@ void
 _ts_chat_page_models_init (TsChatPage *self)
 {
   build_model_menu (self);
-  rebuild_adapter_menu (self);
+  _ts_chat_page_rebuild_adapter_menu (self);
   /* Adapters installed from the marketplace meanwhile show up when the
    * page is shown again. */
-  g_signal_connect (self, "map", G_CALLBACK (rebuild_adapter_menu), NULL);
+  g_signal_connect (self, "map", G_CALLBACK (_ts_chat_page_rebuild_adapter_menu), NULL);
   g_signal_connect (self, "map", G_CALLBACK (_ts_chat_page_update_subtitles), NULL);
   _ts_chat_page_update_subtitles (self);
   use_demo_action (GTK_WIDGET (self), NULL, NULL);

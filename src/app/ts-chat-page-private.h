@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #pragma once
 
+#include "ts-adapter-routing.h"
 #include "ts-chat-page.h"
 #include "ts-generation.h"
 #include "ts-history.h"
@@ -36,7 +37,9 @@ struct _TsChatPage
   /* Model and adapter. */
   TsGenerationModel *model;
   char *model_path;
-  char *adapter_path;
+  char *adapter_path;            /* the current adapter (the first of a stack) */
+  gboolean adapter_is_own;       /* it is the model's own (loaded with it), not
+                                  * switched to from the model's cache */
   GCancellable *load_cancellable;
 
   /* The exchange in progress. */
@@ -44,6 +47,16 @@ struct _TsChatPage
   GArray *plain_ids;             /* token ids of the current reply, per pane */
   GArray *he_ids;
   guint save_timeout;
+
+  /* Adapter routing (ts-chat-page-routing.c): a router over the installed
+   * adapters (NULL with fewer than two), what it was built from, the user's
+   * choice ("" routes every turn). */
+  TsAdapterRouting *routing;
+  char *routing_signature;
+  GCancellable *routing_cancellable;
+  GCancellable *route_cancellable;
+  char *adapter_override;
+  gboolean override_bound;
 
   /* The key vault whose unlocked key HE replies use (a reference). */
   TsKeyVault *key_vault;
@@ -62,7 +75,15 @@ struct _TsChatPage
 };
 
 void _ts_chat_page_toast (TsChatPage *self, const char *message);
+/* Both panes answer @prompt with the adapter at @adapter_path (NULL: the
+ * model's own); @note (NULL: none) above each reply says which. */
+void _ts_chat_page_start_exchange (TsChatPage *self, const char *prompt,
+                                   const char *adapter_path, const char *note);
+/* A turn stopped before generation began: the prompt returns to the entry. */
+void _ts_chat_page_turn_cancelled (TsChatPage *self, const char *prompt);
 void _ts_chat_page_update_actions (TsChatPage *self);
+/* Notifies "routing", or "adapter-override" when @override. */
+void _ts_chat_page_notify_routing (TsChatPage *self, gboolean override);
 void _ts_chat_page_update_empty_state (TsChatPage *self);
 
 /* "CKKS, local evaluator", … as the settings say (newly allocated). */
@@ -70,6 +91,12 @@ char *_ts_chat_page_describe_evaluator (TsChatPage *self);
 
 /* ts-chat-page-models.c: pickers, loading, exports. */
 void _ts_chat_page_update_subtitles (TsChatPage *self);
+void _ts_chat_page_rebuild_adapter_menu (TsChatPage *self);
+/* The current adapter as the pickers name it (newly allocated). */
+char *_ts_chat_page_adapter_display_name (TsChatPage *self);
+/* The current adapter as a reply asks for it (TsGenerationRequest.adapter_path):
+ * NULL for the model's own (one adapter or a stack). Borrowed. */
+const char *_ts_chat_page_request_adapter (TsChatPage *self);
 void _ts_chat_page_models_init (TsChatPage *self);
 void _ts_chat_page_load_model (TsChatPage *self, const char *model_path, const char *adapter_path);
 /* Several adapters active at once, with @weights (NULL: all 1). */
@@ -83,6 +110,23 @@ GPtrArray *_ts_chat_page_list_adapters (TsChatPage *self);
 void _ts_chat_page_stack_class_init (GtkWidgetClass *widget_class);
 void _ts_chat_page_models_class_init (GtkWidgetClass *widget_class);
 
+/* ts-chat-page-routing.c: one adapter per turn. */
+char *_ts_chat_page_adapters_dir (void);
+void _ts_chat_page_routing_init (TsChatPage *self);
+void _ts_chat_page_routing_dispose (TsChatPage *self);
+void _ts_chat_page_routing_class_init (GtkWidgetClass *widget_class);
+/* Rebuilds the router when the model or the installed adapters changed. */
+void _ts_chat_page_routing_refresh (TsChatPage *self);
+/* Routes @prompt on a worker, then starts the exchange. */
+void _ts_chat_page_route_turn (TsChatPage *self, const char *prompt);
+void _ts_chat_page_cancel_route (TsChatPage *self);
+void _ts_chat_page_set_adapter_override (TsChatPage *self, const char *id);
+/* The user picked the adapter at @path: it answers every turn. */
+void _ts_chat_page_adapter_picked (TsChatPage *self, const char *path);
+/* The same for a stack of @n adapters with @weights. */
+void _ts_chat_page_stack_picked (TsChatPage *self, const char *const *paths,
+                                 const float *weights, guint n);
+
 /* ts-chat-page-history.c: the sidebar and history.sqlite. */
 void _ts_chat_page_history_init (TsChatPage *self);
 void _ts_chat_page_history_class_init (GtkWidgetClass *widget_class);
@@ -95,8 +139,9 @@ void _ts_chat_page_history_save_reply (TsChatPage *self, gboolean he, gboolean c
 void _ts_chat_page_history_drop_exchange (TsChatPage *self);
 
 /* ts-chat-page-market.c: marketplace adapters and the key vault's key. */
-/* After a model or adapter loaded: finds out whether it is a marketplace one. */
-void _ts_chat_page_market_adapter_loaded (TsChatPage *self);
+/* Finds out whether the adapter at @path (the turn's, or the one just
+ * loaded) is a marketplace one, whose turns are metered. */
+void _ts_chat_page_market_set_adapter (TsChatPage *self, const char *path);
 /* After a turn: emits "adapter-used" for a marketplace adapter. */
 void _ts_chat_page_market_report_turn (TsChatPage *self);
 /* Makes @request's HE-LoRA session use the vault's unlocked key, if any. */

@@ -36,11 +36,15 @@ stack_dialog_notify (gpointer data, GClosure *closure)
   stack_dialog_free (data);
 }
 
-/* The weight @path has in the loaded stack, or 0 when it is not in it. */
+/* The weight @path has in the current adapters, or 0 when it is not in
+ * them: the model's own stack, or the one adapter switched to on it. */
 static double
 current_weight (TsChatPage *self, const char *path)
 {
   guint n = self->model != NULL ? ts_generation_model_get_n_adapters (self->model) : 0;
+
+  if (!self->adapter_is_own)
+    return g_strcmp0 (path, self->adapter_path) == 0 ? 1.0 : 0;
 
   for (guint i = 0; i < n; i++)
     {
@@ -98,6 +102,18 @@ has_path (StackDialog *d, const char *path)
   return FALSE;
 }
 
+/* A row for @path, named after its file, unless it has one already. */
+static void
+add_if_unknown (StackDialog *d, GtkListBox *list, const char *path)
+{
+  g_autofree char *name = NULL;
+
+  if (path == NULL || has_path (d, path))
+    return;
+  name = g_filename_display_basename (path);
+  add_row (d, list, name, path);
+}
+
 /* The known adapters, then those of the loaded stack that are not among them
  * (files opened by hand). */
 static GtkWidget *
@@ -115,14 +131,12 @@ build_list (StackDialog *d)
 
       add_row (d, GTK_LIST_BOX (list), adapter[0], adapter[1]);
     }
-  for (guint i = 0; i < n; i++)
-    {
-      const char *path = ts_generation_model_get_nth_adapter (d->page->model, i, NULL);
-      g_autofree char *name = g_filename_display_basename (path);
-
-      if (!has_path (d, path))
-        add_row (d, GTK_LIST_BOX (list), name, path);
-    }
+  /* The adapter switched to on the loaded model, else the model's own. */
+  if (!d->page->adapter_is_own)
+    add_if_unknown (d, GTK_LIST_BOX (list), d->page->adapter_path);
+  for (guint i = 0; d->page->adapter_is_own && i < n; i++)
+    add_if_unknown (d, GTK_LIST_BOX (list),
+                    ts_generation_model_get_nth_adapter (d->page->model, i, NULL));
   return list;
 }
 
@@ -143,6 +157,9 @@ response_cb (AdwMessageDialog *dialog, const char *response, StackDialog *d)
       g_ptr_array_add (paths, g_ptr_array_index (d->paths, i));
       g_array_append_val (weights, weight);
     }
+  if (paths->len > 0)
+    _ts_chat_page_stack_picked (d->page, (const char *const *) paths->pdata,
+                                (const float *) weights->data, paths->len);
   _ts_chat_page_load_stack (d->page, d->page->model_path, (const char *const *) paths->pdata,
                             (const float *) weights->data, paths->len);
 }

@@ -15,6 +15,8 @@ enum {
   PROP_TOP_P,
   PROP_MAX_TOKENS,
   PROP_SEED,
+  PROP_ROUTING,
+  PROP_ADAPTER_OVERRIDE,
   N_PROPS
 };
 
@@ -33,6 +35,13 @@ _ts_chat_page_toast (TsChatPage *self, const char *message)
 
   adw_toast_set_timeout (toast, 6);
   adw_toast_overlay_add_toast (self->toast_overlay, toast);
+}
+
+void
+_ts_chat_page_notify_routing (TsChatPage *self, gboolean override)
+{
+  g_object_notify_by_pspec (G_OBJECT (self),
+                            properties[override ? PROP_ADAPTER_OVERRIDE : PROP_ROUTING]);
 }
 
 void
@@ -106,8 +115,21 @@ he_preset_from_settings (GSettings *settings)
   return NULL;
 }
 
+/* The adapter-private request, when the settings ask for it with a remote
+ * evaluator (he_mode is its URL then). */
+static void
+request_private_mode (TsGenerationRequest *r, GSettings *settings)
+{
+  if (settings == NULL || r->he_mode == NULL || !g_str_has_prefix (r->he_mode, "ws")
+      || !g_settings_get_boolean (settings, "evaluator-private"))
+    return;
+  r->he_private = TRUE;
+  r->he_private_lambda_s = 0;    /* the library's default flood (docs/security.md §3.1) */
+  r->he_private_rho = g_settings_get_double (settings, "privacy-rho");
+}
+
 static TsGenerationRequest *
-build_request (TsChatPage *self)
+build_request (TsChatPage *self, const char *adapter_path)
 {
   GSettings *settings = page_settings (self);
   TsGenerationRequest *r = ts_generation_request_new ();
@@ -122,6 +144,8 @@ build_request (TsChatPage *self)
   r->n_threads = threads > 0 ? threads : MAX (g_get_num_processors () / 2, 1);
   r->he_mode = he_mode_from_settings (settings);
   r->he_preset = he_preset_from_settings (settings);
+  r->adapter_path = g_strdup (adapter_path);
+  request_private_mode (r, settings);
   _ts_chat_page_use_vault_key (self, r);
   return r;
 }
@@ -152,19 +176,40 @@ save_timeout_cb (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
-static void
-start_exchange (TsChatPage *self, const char *prompt)
+void
+_ts_chat_page_start_exchange (TsChatPage *self, const char *prompt, const char *adapter_path,
+                              const char *note)
 {
-  g_autoptr (TsGenerationRequest) request = build_request (self);
+  g_autoptr (TsGenerationRequest) request = build_request (self, adapter_path);
 
   g_array_set_size (self->plain_ids, 0);
   g_array_set_size (self->he_ids, 0);
   _ts_chat_page_update_subtitles (self);
+  _ts_chat_page_market_set_adapter (self, adapter_path);
   _ts_chat_page_history_begin_exchange (self, prompt);
   ts_chat_pane_generate (self->plain_pane, self->model, request, prompt);
   ts_chat_pane_generate (self->he_pane, self->model, request, prompt);
+  ts_chat_pane_set_reply_note (self->plain_pane, note);
+  ts_chat_pane_set_reply_note (self->he_pane, note);
   self->save_timeout = g_timeout_add (SAVE_INTERVAL_MS, save_timeout_cb, self);
   set_busy (self, TRUE);
+}
+
+void
+_ts_chat_page_turn_cancelled (TsChatPage *self, const char *prompt)
+{
+  set_busy (self, FALSE);
+  if (*gtk_editable_get_text (GTK_EDITABLE (self->prompt_entry)) == '\0')
+    gtk_editable_set_text (GTK_EDITABLE (self->prompt_entry), prompt);
+}
+
+/* The turn is routed first (on a worker) when there are adapters to route
+ * between; the page is busy from now on. */
+static void
+start_exchange (TsChatPage *self, const char *prompt)
+{
+  set_busy (self, TRUE);
+  _ts_chat_page_route_turn (self, prompt);
 }
 
 static void
@@ -190,6 +235,7 @@ stop_action (GtkWidget *widget, const char *action_name, GVariant *param)
 {
   TsChatPage *self = TS_CHAT_PAGE (widget);
 
+  _ts_chat_page_cancel_route (self);
   ts_chat_pane_stop (self->plain_pane);
   ts_chat_pane_stop (self->he_pane);
 }
@@ -357,6 +403,12 @@ ts_chat_page_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_SEED:
       g_value_set_uint (value, self->seed);
       break;
+    case PROP_ROUTING:
+      g_value_set_boolean (value, self->routing != NULL);
+      break;
+    case PROP_ADAPTER_OVERRIDE:
+      g_value_set_string (value, self->adapter_override);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -400,6 +452,9 @@ ts_chat_page_set_property (GObject *object, guint prop_id, const GValue *value,
     case PROP_SEED:
       set_uint (self, &self->seed, g_value_get_uint (value), prop_id);
       break;
+    case PROP_ADAPTER_OVERRIDE:
+      _ts_chat_page_set_adapter_override (self, g_value_get_string (value));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -413,6 +468,7 @@ ts_chat_page_dispose (GObject *object)
   g_cancellable_cancel (self->load_cancellable);
   g_clear_object (&self->load_cancellable);
   g_clear_handle_id (&self->save_timeout, g_source_remove);
+  _ts_chat_page_routing_dispose (self);
   _ts_chat_page_market_dispose (self);
   G_OBJECT_CLASS (ts_chat_page_parent_class)->dispose (object);
 }
@@ -443,6 +499,8 @@ install_properties (GObjectClass *object_class)
   properties[PROP_TOP_P] = g_param_spec_double ("top-p", NULL, NULL, 0.05, 1, 1, rw);
   properties[PROP_MAX_TOKENS] = g_param_spec_uint ("max-tokens", NULL, NULL, 1, 4096, 128, rw);
   properties[PROP_SEED] = g_param_spec_uint ("seed", NULL, NULL, 0, G_MAXINT32, 0, rw);
+  properties[PROP_ROUTING] = g_param_spec_boolean ("routing", NULL, NULL, FALSE, ro);
+  properties[PROP_ADAPTER_OVERRIDE] = g_param_spec_string ("adapter-override", NULL, NULL, "", rw);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -486,6 +544,7 @@ ts_chat_page_class_init (TsChatPageClass *klass)
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_n, GDK_CONTROL_MASK,
                                        "chat.clear", NULL);
   _ts_chat_page_models_class_init (widget_class);
+  _ts_chat_page_routing_class_init (widget_class);
   _ts_chat_page_stack_class_init (widget_class);
   _ts_chat_page_history_class_init (widget_class);
 }
@@ -504,6 +563,7 @@ ts_chat_page_init (TsChatPage *self)
   g_signal_connect (self->plain_pane, "finished", G_CALLBACK (pane_finished_cb), self);
   g_signal_connect (self->he_pane, "finished", G_CALLBACK (pane_finished_cb), self);
   _ts_chat_page_history_init (self);
+  _ts_chat_page_routing_init (self);
   _ts_chat_page_models_init (self);
   _ts_chat_page_update_actions (self);
   _ts_chat_page_update_empty_state (self);

@@ -11,7 +11,8 @@
  * chat.stop (Esc), chat.regenerate, chat.edit-last, chat.clear,
  * chat.export-csv, chat.export-png (HE-LoRA chart), chat.export-plain-png,
  * chat.open-model, chat.use-demo,
- * chat.open-adapter, chat.use-adapter (s: path),
+ * chat.open-adapter, chat.use-adapter (s: path), chat.route-adapter (s: an
+ * installed adapter's id, "" for automatic routing),
  * chat.rename-conversation (x), chat.delete-conversation (x).
  *
  * Main-thread only.
@@ -56,6 +57,14 @@ void ts_chat_page_use_market_adapter (TsChatPage *self, const char *adapters_dir
                                       const char *id, const char *path);
 /* The adapter in use (file or folder), NULL when none. */
 const char *ts_chat_page_get_adapter_path (TsChatPage *self);
+
+/* Adapter routing ("routing" property): TRUE once two or more adapters are
+ * installed and routed between; each turn then goes to the adapter that
+ * fits it (ts-adapter-routing.h) and both replies say which. The
+ * "adapter-override" property (the chat-adapter-override setting) is the
+ * adapter the user picked ("": route every turn). */
+gboolean ts_chat_page_get_routing (TsChatPage *self);
+const char *ts_chat_page_get_adapter_override (TsChatPage *self);
 
 /* The model (@adapter FALSE) or adapter picker: a menu button whose menu
  * uses the chat.use-demo, chat.open-model, chat.use-adapter and

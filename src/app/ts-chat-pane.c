@@ -22,6 +22,7 @@ struct _TsChatPane
   GtkLabel *bytes_label;
   GtkLabel *delta_label;
   GtkLabel *diverged_label;
+  GtkLabel *privacy_label;
   TsLatencyChart *chart;
 
   gboolean he;
@@ -33,12 +34,16 @@ struct _TsChatPane
   double tokens_per_second;
   double first_token_ms;
   double max_delta_error;
-  double bytes_per_token;
+  double bytes_per_token;        /* ciphertext per decode step (the prompt's excluded) */
+  guint64 ct_bytes_seen;         /* the session's ciphertext total at the last token */
+  guint64 decode_ct_bytes;       /* ciphertext of the tokens after the first */
   guint he_modules;              /* adapted modules, and the encryptions of h per */
   guint he_inputs;               /* token they share (0: plaintext) */
   int diverged_at;
   char *key_fingerprint;         /* what the lock badge shows */
   gboolean key_from_vault;       /* the reply being generated uses the vault's key */
+  gboolean private_reply;        /* the reply being generated asked for the private mode */
+  double privacy_epsilon;        /* spent, as last reported; -1: unknown */
 };
 
 G_DEFINE_FINAL_TYPE (TsChatPane, ts_chat_pane, ADW_TYPE_BIN)
@@ -53,6 +58,7 @@ enum {
   PROP_FIRST_TOKEN_MS,
   PROP_MAX_DELTA_ERROR,
   PROP_DIVERGED_AT,
+  PROP_PRIVACY_EPSILON,
   N_PROPS
 };
 
@@ -148,6 +154,21 @@ flush_tick_cb (GtkWidget *widget, GdkFrameClock *clock, gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+/* The first token's ciphertext includes the whole prompt's: per token
+ * means per decode step, so the first one counts only until others come. */
+static double
+decode_bytes_per_token (TsChatPane *self, const TsGenerationEvent *event)
+{
+  guint64 total = event->he_stats.ct_bytes_up + event->he_stats.ct_bytes_down;
+  guint64 step = total - self->ct_bytes_seen;
+
+  self->ct_bytes_seen = total;
+  if (event->index == 0)
+    return (double) step;
+  self->decode_ct_bytes += step;
+  return (double) self->decode_ct_bytes / event->index;
+}
+
 static void
 on_token (TsChatPane *self, const TsGenerationEvent *event)
 {
@@ -163,8 +184,7 @@ on_token (TsChatPane *self, const TsGenerationEvent *event)
   if (event->has_he)
     {
       self->max_delta_error = event->he_stats.max_abs_delta_error;
-      self->bytes_per_token = (double) (event->he_stats.ct_bytes_up
-                                        + event->he_stats.ct_bytes_down) / self->n_tokens;
+      self->bytes_per_token = decode_bytes_per_token (self, event);
       notify (self, PROP_MAX_DELTA_ERROR);
     }
   notify (self, PROP_N_TOKENS);
@@ -186,6 +206,49 @@ set_busy (TsChatPane *self, gboolean busy)
   notify (self, PROP_BUSY);
 }
 
+/* The privacy budget line of an adapter-private reply, after its last answer. */
+static void
+show_privacy (TsChatPane *self, const TsGenerationEvent *event)
+{
+  const TsHeloraPrivacyStatus *p = &event->privacy;
+  g_autofree char *text = NULL;
+
+  if (!self->private_reply)
+    return;
+  if (!event->has_privacy)
+    text = g_strdup (_("privacy spent: not reported by the evaluator"));
+  else if (p->flags & TS_HELORA_PRIVACY_BUDGET)
+    text = g_strdup_printf (_("privacy spent: ε %.3g of %.3g (δ %.0e)"), p->epsilon_spent,
+                            p->epsilon_budget, p->delta);
+  else
+    text = g_strdup (_("privacy: masked and flooded; the evaluator keeps no DP budget"));
+  self->privacy_epsilon = event->has_privacy ? p->epsilon_spent : -1;
+  gtk_label_set_text (self->privacy_label, text);
+  gtk_widget_set_visible (GTK_WIDGET (self->privacy_label), TRUE);
+  notify (self, PROP_PRIVACY_EPSILON);
+}
+
+/* Why the reply stopped, in the reply itself: the other pane's answer and
+ * the user's message stay as they are. */
+static void
+show_error (TsChatPane *self, const TsGenerationEvent *event)
+{
+  g_autofree char *text = NULL;
+
+  if (self->reply == NULL || event->error == NULL)
+    return;
+  if (g_error_matches (event->error, TS_GENERATION_ERROR, TS_GENERATION_ERROR_PRIVACY_BUDGET))
+    text = event->has_privacy && (event->privacy.flags & TS_HELORA_PRIVACY_BUDGET)
+      ? g_strdup_printf (_("The evaluator refused this answer: the privacy budget of this key "
+                           "is spent (ε %.3g of %.3g). The plaintext answer is not affected."),
+                         event->privacy.epsilon_spent, event->privacy.epsilon_budget)
+      : g_strdup (_("The evaluator refused this answer: the privacy budget of this key is "
+                    "spent. The plaintext answer is not affected."));
+  else
+    text = g_strdup_printf (_("No answer: %s"), event->error->message);
+  ts_chat_message_set_error (self->reply, text);
+}
+
 static void
 generation_cb (TsGenerationJob *job, const TsGenerationEvent *event, gpointer user_data)
 {
@@ -205,6 +268,9 @@ generation_cb (TsGenerationJob *job, const TsGenerationEvent *event, gpointer us
       break;
     default:
       flush_pending (self);
+      show_privacy (self, event);
+      if (event->kind == TS_GENERATION_EVENT_ERROR)
+        show_error (self, event);
       set_busy (self, FALSE);
       g_signal_emit (self, signals[SIGNAL_FINISHED], 0, event->kind,
                      event->error != NULL ? event->error->message : NULL);
@@ -220,6 +286,7 @@ reset_numbers (TsChatPane *self)
   self->first_token_ms = 0;
   self->max_delta_error = 0;
   self->bytes_per_token = 0;
+  self->ct_bytes_seen = self->decode_ct_bytes = 0;
   self->he_modules = self->he_inputs = 0;
   ts_chat_pane_set_diverged_at (self, -1);
   ts_latency_chart_clear (self->chart);
@@ -344,6 +411,9 @@ ts_chat_pane_generate (TsChatPane *self, TsGenerationModel *model,
   if (!self->he)
     g_clear_pointer (&r->he_mode, g_free);
   self->key_from_vault = r->he_key_fingerprint != NULL;
+  self->private_reply = self->he && r->he_private;
+  if (!self->private_reply)
+    gtk_widget_set_visible (GTK_WIDGET (self->privacy_label), FALSE);
   reset_numbers (self);
   self->job = ts_generation_job_start (model, r, NULL, generation_cb, self);
   set_busy (self, TRUE);
@@ -467,6 +537,43 @@ ts_chat_pane_set_diverged_at (TsChatPane *self, int index)
   notify (self, PROP_DIVERGED_AT);
 }
 
+void
+ts_chat_pane_set_reply_note (TsChatPane *self, const char *note)
+{
+  g_return_if_fail (TS_IS_CHAT_PANE (self));
+  if (self->reply != NULL)
+    ts_chat_message_set_note (self->reply, note);
+}
+
+const char *
+ts_chat_pane_get_reply_note (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
+  return self->reply != NULL ? ts_chat_message_get_note (self->reply) : NULL;
+}
+
+const char *
+ts_chat_pane_get_reply_error (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
+  return self->reply != NULL ? ts_chat_message_get_error (self->reply) : NULL;
+}
+
+double
+ts_chat_pane_get_privacy_epsilon (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), -1);
+  return self->privacy_epsilon;
+}
+
+const char *
+ts_chat_pane_get_privacy_text (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
+  return gtk_widget_get_visible (GTK_WIDGET (self->privacy_label))
+         ? gtk_label_get_text (self->privacy_label) : NULL;
+}
+
 TsLatencyChart *
 ts_chat_pane_get_chart (TsChatPane *self)
 {
@@ -513,6 +620,9 @@ ts_chat_pane_get_property (GObject *object, guint prop_id, GValue *value, GParam
       break;
     case PROP_DIVERGED_AT:
       g_value_set_int (value, self->diverged_at);
+      break;
+    case PROP_PRIVACY_EPSILON:
+      g_value_set_double (value, self->privacy_epsilon);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -588,6 +698,8 @@ install_properties (GObjectClass *object_class)
   properties[PROP_DIVERGED_AT] =
     g_param_spec_int ("diverged-at", NULL, NULL, -1, G_MAXINT, -1,
                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_PRIVACY_EPSILON] =
+    g_param_spec_double ("privacy-epsilon", NULL, NULL, -1, G_MAXDOUBLE, -1, ro);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -625,6 +737,7 @@ ts_chat_pane_class_init (TsChatPaneClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TsChatPane, bytes_label);
   gtk_widget_class_bind_template_child (widget_class, TsChatPane, delta_label);
   gtk_widget_class_bind_template_child (widget_class, TsChatPane, diverged_label);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPane, privacy_label);
   gtk_widget_class_bind_template_child (widget_class, TsChatPane, chart);
   gtk_widget_class_install_action (widget_class, "pane.copy", NULL, copy_action);
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_GROUP);
@@ -635,6 +748,7 @@ ts_chat_pane_init (TsChatPane *self)
 {
   self->pending = g_string_new (NULL);
   self->diverged_at = -1;
+  self->privacy_epsilon = -1;
   gtk_widget_init_template (GTK_WIDGET (self));
   update_footer (self);
 }

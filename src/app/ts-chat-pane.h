@@ -6,7 +6,8 @@
  * its own worker thread (TsGenerationJob). Tokens reach the pane on the main
  * thread; their text is shown at most once per frame. Live numbers are
  * properties: n-tokens, tokens-per-second, first-token-ms and, for HE,
- * max-delta-error, bytes-per-token and diverged-at.
+ * max-delta-error, bytes-per-token, diverged-at and, for adapter-private
+ * replies, privacy-epsilon (what the evaluator reports as spent).
  *
  * Signals: "token" (index, token id) for each token; "finished" (a
  * TsGenerationEventKind: DONE, CANCELLED or ERROR, and the error message).
@@ -55,6 +56,16 @@ double ts_chat_pane_get_bytes_per_token (TsChatPane *self);
 int ts_chat_pane_get_diverged_at (TsChatPane *self);
 void ts_chat_pane_set_diverged_at (TsChatPane *self, int index);
 TsLatencyChart *ts_chat_pane_get_chart (TsChatPane *self);
+
+/* The last reply's note (which adapter answered) and error (why it has no
+ * complete answer); NULL when it has none. */
+void ts_chat_pane_set_reply_note (TsChatPane *self, const char *note);
+const char *ts_chat_pane_get_reply_note (TsChatPane *self);
+const char *ts_chat_pane_get_reply_error (TsChatPane *self);
+/* Adapter-private replies: the ε spent as the evaluator last reported it
+ * (-1: not reported), and the footer line that shows it (NULL: hidden). */
+double ts_chat_pane_get_privacy_epsilon (TsChatPane *self);
+const char *ts_chat_pane_get_privacy_text (TsChatPane *self);
 
 /* The HE pane's lock badge: @fingerprint of the key replies are encrypted
  * under (NULL hides the badge); @from_vault: the Keys page's key, else an

@@ -12,6 +12,10 @@ struct _TsPreferencesWindow
 
   AdwComboRow *mode_row;
   AdwEntryRow *url_row;
+  AdwActionRow *private_row;
+  GtkSwitch *private_switch;
+  AdwActionRow *rho_row;
+  GtkSpinButton *rho_spin;
   AdwComboRow *preset_row;
   GtkSpinButton *threads_spin;
   AdwActionRow *gpu_row;
@@ -120,8 +124,16 @@ ts_preferences_window_bind (TsPreferencesWindow *self)
                                 gtk_spin_button_get_adjustment (self->threads_spin), "value",
                                 G_SETTINGS_BIND_DEFAULT, int_to_double, double_to_int,
                                 NULL, NULL);
-  /* The address only matters for the remote evaluator. */
+  g_settings_bind (settings, "evaluator-private", self->private_switch, "active",
+                   G_SETTINGS_BIND_DEFAULT);
+  g_settings_bind (settings, "privacy-rho", gtk_spin_button_get_adjustment (self->rho_spin),
+                   "value", G_SETTINGS_BIND_DEFAULT);
+  /* The address and the private mode only matter for the remote evaluator. */
   g_object_bind_property_full (self->mode_row, "selected", self->url_row, "sensitive",
+                               G_BINDING_SYNC_CREATE, mode_is_remote, NULL, NULL, NULL);
+  g_object_bind_property_full (self->mode_row, "selected", self->private_row, "sensitive",
+                               G_BINDING_SYNC_CREATE, mode_is_remote, NULL, NULL, NULL);
+  g_object_bind_property_full (self->mode_row, "selected", self->rho_row, "sensitive",
                                G_BINDING_SYNC_CREATE, mode_is_remote, NULL, NULL, NULL);
 }
 
@@ -149,6 +161,10 @@ ts_preferences_window_class_init (TsPreferencesWindowClass *klass)
                                                "/org/tensafe/Desktop/ui/ts-preferences-window.ui");
   gtk_widget_class_bind_template_child (widget_class, TsPreferencesWindow, mode_row);
   gtk_widget_class_bind_template_child (widget_class, TsPreferencesWindow, url_row);
+  gtk_widget_class_bind_template_child (widget_class, TsPreferencesWindow, private_row);
+  gtk_widget_class_bind_template_child (widget_class, TsPreferencesWindow, private_switch);
+  gtk_widget_class_bind_template_child (widget_class, TsPreferencesWindow, rho_row);
+  gtk_widget_class_bind_template_child (widget_class, TsPreferencesWindow, rho_spin);
   gtk_widget_class_bind_template_child (widget_class, TsPreferencesWindow, preset_row);
   gtk_widget_class_bind_template_child (widget_class, TsPreferencesWindow, threads_spin);
   gtk_widget_class_bind_template_child (widget_class, TsPreferencesWindow, gpu_row);

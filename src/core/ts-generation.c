@@ -7,6 +7,7 @@
 
 #include "chat.h"
 #include "ckks-params.h"
+#include "ckks-serial.h"
 #include "sampler.h"
 #include "tokenizer.h"
 #include "ts-adapter-stack.h"
@@ -30,6 +31,8 @@ struct _TsGenerationModel
   LmModel *model;
   LmTokenizer *tok;
   LmLora *lora;
+  GMutex lock;                   /* guards loras */
+  GHashTable *loras;             /* other adapters: path → LmLora * */
 };
 
 static gboolean
@@ -84,6 +87,9 @@ ts_generation_model_load_stack (const char *model_path, const char *const *adapt
   LmStatus st;
 
   g_atomic_ref_count_init (&self->ref_count);
+  g_mutex_init (&self->lock);
+  self->loras = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                       (GDestroyNotify) lm_lora_free);
   self->model_path = g_strdup (model_path);
   self->adapter_paths = g_new0 (char *, n + 1);
   self->weights = g_new (float, MAX (n, 1));
@@ -114,6 +120,8 @@ ts_generation_model_unref (TsGenerationModel *self)
 {
   if (self == NULL || !g_atomic_ref_count_dec (&self->ref_count))
     return;
+  g_hash_table_unref (self->loras);
+  g_mutex_clear (&self->lock);
   lm_lora_free (self->lora);
   lm_tokenizer_free (self->tok);
   lm_model_free (self->model);
@@ -156,6 +164,51 @@ ts_generation_model_get_info (TsGenerationModel *self)
   return lm_model_info (self->model);
 }
 
+/* The model's own adapter is a stack, or one adapter at another weight:
+ * not the file of its first path. */
+static gboolean
+model_is_stacked (TsGenerationModel *self)
+{
+  return self->n_adapters > 1 || (self->n_adapters == 1 && self->weights[0] != 1.0f);
+}
+
+const LmModel *
+ts_generation_model_get_lm (TsGenerationModel *self)
+{
+  return self->model;
+}
+
+const LmLora *
+ts_generation_model_get_lora (TsGenerationModel *self, const char *adapter_path,
+                              GError **error)
+{
+  LmLora *lora;
+  char *message = NULL;
+  LmStatus st;
+
+  if (adapter_path == NULL || (!model_is_stacked (self)
+                                && g_strcmp0 (adapter_path, self->adapter_paths[0]) == 0))
+    return self->lora;
+  /* Loaded under the lock: two replies asking for a new adapter at once
+   * read it once. Adapters are small next to the model. */
+  g_mutex_lock (&self->lock);
+  lora = g_hash_table_lookup (self->loras, adapter_path);
+  if (lora == NULL)
+    {
+      st = lm_lora_load (self->model, adapter_path, 1.0f, &lora, &message);
+      if (st == LM_OK)
+        g_hash_table_insert (self->loras, g_strdup (adapter_path), lora);
+      else
+        {
+          g_autofree char *name = g_filename_display_basename (adapter_path);
+          set_lm_error (error, TS_GENERATION_ERROR_MODEL, name, st, message);
+          lora = NULL;
+        }
+    }
+  g_mutex_unlock (&self->lock);
+  return lora;
+}
+
 /* A stack reaches a remote evaluator as the list of its files and weights;
  * the evaluator stacks the same files itself. (One adapter at another
  * weight needs nothing: the weight is in B, which stays here.) */
@@ -191,8 +244,11 @@ ts_generation_request_copy (const TsGenerationRequest *request)
   copy->he_mode = g_strdup (request->he_mode);
   copy->he_preset = g_strdup (request->he_preset);
   copy->he_key_fingerprint = g_strdup (request->he_key_fingerprint);
+  copy->adapter_path = g_strdup (request->adapter_path);
   if (request->he_sealed_key != NULL)
     copy->he_sealed_key = g_bytes_ref (request->he_sealed_key);
+  if (request->he_public_key != NULL)
+    copy->he_public_key = g_bytes_ref (request->he_public_key);
   copy->turns = g_ptr_array_new_with_free_func (g_free);
   for (guint i = 0; i < request->turns->len; i++)
     g_ptr_array_add (copy->turns, g_strdup (g_ptr_array_index (request->turns, i)));
@@ -208,7 +264,9 @@ ts_generation_request_free (TsGenerationRequest *request)
   g_free (request->he_mode);
   g_free (request->he_preset);
   g_free (request->he_key_fingerprint);
+  g_free (request->adapter_path);
   g_clear_pointer (&request->he_sealed_key, g_bytes_unref);
+  g_clear_pointer (&request->he_public_key, g_bytes_unref);
   OPENSSL_cleanse (request->he_unseal_key, sizeof request->he_unseal_key);
   g_ptr_array_unref (request->turns);
   g_free (request);
@@ -219,11 +277,20 @@ ts_generation_request_set_key_pair (TsGenerationRequest *request, const TsKeyPai
                                     const char *fingerprint, GError **error)
 {
   GBytes *sealed = ts_key_pair_seal_for_handover (pair, request->he_unseal_key, error);
+  gsize pk_len = ckks_public_key_serialized_size (pair->pk);
+  guint8 *pk = NULL;
 
   if (sealed == NULL)
     return FALSE;
   g_clear_pointer (&request->he_sealed_key, g_bytes_unref);
   request->he_sealed_key = sealed;
+  /* The same public key every reply: the evaluator's privacy budget for
+   * this key then adds up across replies (docs/security.md §6). */
+  pk = g_malloc (pk_len);
+  g_clear_pointer (&request->he_public_key, g_bytes_unref);
+  if (ckks_public_key_serialize (pair->pk, pk, pk_len) == CKKS_OK)
+    request->he_public_key = g_bytes_new_take (g_steal_pointer (&pk), pk_len);
+  g_free (pk);
   g_free (request->he_preset);
   request->he_preset = g_strdup (pair->preset);
   g_free (request->he_key_fingerprint);
@@ -245,6 +312,7 @@ struct _TsGenerationJob
   GThread *thread;
 
   /* Worker-only state. */
+  const LmLora *lora;            /* this reply's adapter (the model's cache) */
   LmSession *session;
   LmSampler *sampler;
   TsHeloraSession *helora;
@@ -307,11 +375,21 @@ deliver (TsGenerationJob *self, const TsGenerationEvent *event, const char *text
   ts_main_context_post (self->context, delivery_dispatch, d, delivery_free);
 }
 
+/* The last event; an adapter-private reply also says what the evaluator
+ * has charged its key, asked after its last answer (a refusal included). */
 static void
-deliver_kind (TsGenerationJob *self, TsGenerationEventKind kind, const GError *error)
+deliver_final (TsGenerationJob *self, TsGenerationEventKind kind, const GError *error)
 {
   TsGenerationEvent event = { .kind = kind };
+  g_autoptr (GError) status_error = NULL;
 
+  if (self->helora != NULL && self->request->he_private)
+    {
+      event.has_privacy = ts_helora_session_privacy_status (self->helora, &event.privacy,
+                                                            &status_error);
+      if (!event.has_privacy)
+        g_debug ("No privacy status from the evaluator: %s", status_error->message);
+    }
   deliver (self, &event, NULL, error);
 }
 
@@ -362,6 +440,32 @@ job_tokenize (TsGenerationJob *self, int32_t **ids, size_t *n_ids, GError **erro
 }
 
 static gboolean
+job_attach_he (TsGenerationJob *self, GError **error)
+{
+  TsGenerationRequest *r = self->request;
+  TsHeloraOptions options = { .params_preset = r->he_preset };
+
+  if (r->he_sealed_key != NULL)
+    {
+      options.sealed_key = g_bytes_get_data (r->he_sealed_key, &options.sealed_key_len);
+      options.unseal_key = r->he_unseal_key;
+    }
+  options.private_mode = r->he_private;
+  options.private_rho = r->he_private_rho;
+  options.private_lambda_s = r->he_private_lambda_s;
+  options.private_public_key = r->he_public_key;
+  /* A routed or picked adapter is one file; only the model's own may be a stack. */
+  if (self->lora == self->model->lora)
+    set_stack_options (self->model, &options);
+  self->helora = ts_helora_attach_with (self->session, self->lora,
+                                        self->lora != self->model->lora
+                                          ? r->adapter_path
+                                          : ts_generation_model_get_adapter_path (self->model),
+                                        r->he_mode, &options, error);
+  return self->helora != NULL;
+}
+
+static gboolean
 job_prepare (TsGenerationJob *self, int32_t *ids, size_t n_ids, GError **error)
 {
   TsGenerationRequest *r = self->request;
@@ -379,26 +483,14 @@ job_prepare (TsGenerationJob *self, int32_t *ids, size_t n_ids, GError **error)
                    info->n_ctx_train);
       return FALSE;
     }
+  self->lora = ts_generation_model_get_lora (self->model, r->adapter_path, error);
+  if (self->lora == NULL && r->adapter_path != NULL)
+    return FALSE;
   if ((st = lm_session_new (self->model->model, &params, &self->session)) != LM_OK ||
-      (st = lm_session_set_lora (self->session, self->model->lora)) != LM_OK)
+      (st = lm_session_set_lora (self->session, self->lora)) != LM_OK)
     return set_lm_error (error, TS_GENERATION_ERROR_ENGINE, "Session", st, NULL);
-  if (r->he_mode != NULL && self->model->lora != NULL)
-    {
-      TsHeloraOptions options = { .params_preset = r->he_preset };
-
-      if (r->he_sealed_key != NULL)
-        {
-          options.sealed_key = g_bytes_get_data (r->he_sealed_key, &options.sealed_key_len);
-          options.unseal_key = r->he_unseal_key;
-        }
-      set_stack_options (self->model, &options);
-      self->helora = ts_helora_attach_with (self->session, self->model->lora,
-                                            ts_generation_model_get_adapter_path (self->model),
-                                            r->he_mode,
-                                            &options, error);
-      if (self->helora == NULL)
-        return FALSE;
-    }
+  if (r->he_mode != NULL && self->lora != NULL && !job_attach_he (self, error))
+    return FALSE;
   if (r->temperature > 0)
     {
       sp = lm_sampler_params_default (r->seed);
@@ -420,8 +512,10 @@ check_engine (TsGenerationJob *self, LmStatus st, GError **error)
     return TRUE;
   if (st == LM_ERR_HOOK && he_error != NULL)
     {
-      g_set_error (error, TS_GENERATION_ERROR, TS_GENERATION_ERROR_ENGINE, "HE-LoRA: %s",
-                   he_error->message);
+      g_set_error (error, TS_GENERATION_ERROR,
+                   g_error_matches (he_error, TS_HELORA_ERROR, TS_HELORA_ERROR_PRIVACY_BUDGET)
+                     ? TS_GENERATION_ERROR_PRIVACY_BUDGET : TS_GENERATION_ERROR_ENGINE,
+                   "HE-LoRA: %s", he_error->message);
       return FALSE;
     }
   return set_lm_error (error, TS_GENERATION_ERROR_ENGINE, "Generation", st, NULL);
@@ -513,7 +607,7 @@ job_run (TsGenerationJob *self, GError **error)
   started.key_fingerprint = fingerprint;
   if (self->helora != NULL)
     {
-      started.he_modules = (guint) lm_lora_n_modules (self->model->lora);
+      started.he_modules = (guint) lm_lora_n_modules (self->lora);
       started.he_inputs = ts_helora_session_n_inputs (self->helora);
     }
   deliver (self, &started, NULL, NULL);
@@ -543,11 +637,11 @@ job_thread (gpointer data)
   self->start_ms = ts_now_ms ();
   ok = job_run (self, &error);
   if (!ok)
-    deliver_kind (self, TS_GENERATION_EVENT_ERROR, error);
+    deliver_final (self, TS_GENERATION_EVENT_ERROR, error);
   else if (g_cancellable_is_cancelled (self->cancellable))
-    deliver_kind (self, TS_GENERATION_EVENT_CANCELLED, NULL);
+    deliver_final (self, TS_GENERATION_EVENT_CANCELLED, NULL);
   else
-    deliver_kind (self, TS_GENERATION_EVENT_DONE, NULL);
+    deliver_final (self, TS_GENERATION_EVENT_DONE, NULL);
   /* Free the engine state here: the HE key is wiped as soon as it is done. */
   lm_sampler_free (g_steal_pointer (&self->sampler));
   lm_session_free (g_steal_pointer (&self->session));

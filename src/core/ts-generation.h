@@ -35,6 +35,7 @@ typedef enum {
   TS_GENERATION_ERROR_MODEL,     /* the model or adapter could not be loaded */
   TS_GENERATION_ERROR_PROMPT,    /* empty, or longer than the context */
   TS_GENERATION_ERROR_ENGINE,    /* the engine failed while generating */
+  TS_GENERATION_ERROR_PRIVACY_BUDGET,  /* the evaluator refused: privacy budget spent */
 } TsGenerationError;
 
 typedef struct _TsGenerationModel TsGenerationModel;
@@ -62,6 +63,16 @@ const char *ts_generation_model_get_adapter_path (TsGenerationModel *self);
 guint ts_generation_model_get_n_adapters (TsGenerationModel *self);
 const char *ts_generation_model_get_nth_adapter (TsGenerationModel *self, guint i, float *weight);
 const LmModelInfo *ts_generation_model_get_info (TsGenerationModel *self);
+/* The engine's model, for other readers of the same weights (the router). */
+const LmModel *ts_generation_model_get_lm (TsGenerationModel *self);
+/* The adapter at @adapter_path on this model (NULL, or the path of a single
+ * adapter loaded at weight 1: the load's own, which may be a stack or NULL),
+ * loaded on first use, then
+ * cached for the model's lifetime, so switching adapters between replies
+ * never reloads the model. Borrowed. Any thread; the first call for a path
+ * reads it from disk (call it on a worker). */
+const LmLora *ts_generation_model_get_lora (TsGenerationModel *self, const char *adapter_path,
+                                            GError **error);
 
 /* Turns and settings of one reply. */
 typedef struct {
@@ -82,6 +93,17 @@ typedef struct {
   GBytes *he_sealed_key;
   guint8 he_unseal_key[32];
   char *he_key_fingerprint;
+  /* The adapter of this reply (ts_generation_model_get_lora()); NULL: the
+   * model's own. */
+  char *adapter_path;
+  /* Remote HE-LoRA in the adapter-private mode (docs/security.md §3): DP
+   * cost per answer (0: masks and flooding only), flooding bits, and the
+   * public key to be charged as (the key vault's, set with the key pair;
+   * NULL: the session's own key). */
+  gboolean he_private;
+  double he_private_rho;
+  guint he_private_lambda_s;
+  GBytes *he_public_key;
 } TsGenerationRequest;
 
 TsGenerationRequest *ts_generation_request_new (void);
@@ -91,7 +113,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsGenerationRequest, ts_generation_request_free)
 
 /* Makes the HE-LoRA session encrypt under @pair (the key vault's unlocked
  * key, borrowed for the call; main thread) with @fingerprint shown for it;
- * he_preset becomes the pair's preset. */
+ * he_preset becomes the pair's preset and he_public_key its public key. */
 gboolean ts_generation_request_set_key_pair (TsGenerationRequest *request, const TsKeyPair *pair,
                                              const char *fingerprint, GError **error);
 
@@ -120,6 +142,11 @@ typedef struct {
   guint he_inputs;              /* STARTED with HE: encryptions per token (modules reading
                                  * the same h, e.g. of stacked adapters, share one) */
   const GError *error;          /* ERROR */
+  /* DONE, CANCELLED, ERROR of an adapter-private reply: what the evaluator
+   * reports its accountant has charged the session's key, asked after the
+   * last answer (has_privacy FALSE when it does not report it). */
+  gboolean has_privacy;
+  TsHeloraPrivacyStatus privacy;
 } TsGenerationEvent;
 
 typedef struct _TsGenerationJob TsGenerationJob;

@@ -210,6 +210,14 @@ put_u64 (Writer *w, guint64 v)
 }
 
 static void
+put_f64 (Writer *w, double v)
+{
+  union { double d; guint64 u; } bits = { .d = v };
+
+  put_u64 (w, bits.u);
+}
+
+static void
 fail (Writer *w, const char *why)
 {
   if (!w->failed)
@@ -359,6 +367,35 @@ encode_result (Writer *w, const TsHeloraResult *r)
     }
 }
 
+/* The one check of a privacy status, for both directions: finite amounts,
+ * and a budget's numbers exactly when the flag says there is one. */
+static gboolean
+privacy_status_valid (const TsHeloraPrivacyStatus *p)
+{
+  const double v[] = { p->rho_spent, p->epsilon_spent, p->epsilon_budget, p->delta };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (v); i++)
+    if (!(v[i] >= 0.0) || !isfinite (v[i]))
+      return FALSE;
+  if ((p->flags & ~TS_HELORA_PRIVACY_BUDGET) != 0)
+    return FALSE;
+  if (p->flags & TS_HELORA_PRIVACY_BUDGET)
+    return p->epsilon_budget > 0.0 && p->delta > 0.0 && p->delta < 1.0;
+  return p->epsilon_spent == 0.0 && p->epsilon_budget == 0.0 && p->delta == 0.0;
+}
+
+static void
+encode_privacy_status (Writer *w, const TsHeloraPrivacyStatus *p)
+{
+  if (!privacy_status_valid (p))
+    fail (w, "privacy status");
+  put_u16 (w, p->flags);
+  put_f64 (w, p->rho_spent);
+  put_f64 (w, p->epsilon_spent);
+  put_f64 (w, p->epsilon_budget);
+  put_f64 (w, p->delta);
+}
+
 static guint16
 hello_flags (const TsHeloraFrame *frame)
 {
@@ -398,6 +435,11 @@ ts_helora_frame_encode (const TsHeloraFrame *frame, GError **error)
     case TS_HELORA_FRAME_CLOSE:
       put_u16 (&w, frame->u.status.code);
       put_str (&w, frame->u.status.text, TS_HELORA_MAX_TEXT, "status text");
+      break;
+    case TS_HELORA_FRAME_PRIVACY_QUERY:
+      break;
+    case TS_HELORA_FRAME_PRIVACY_STATUS:
+      encode_privacy_status (&w, &frame->u.privacy);
       break;
     default:
       fail (&w, "frame type");
@@ -473,6 +515,15 @@ static guint32
 get_u32 (Reader *r, const char *field)
 {
   return get_le (r, 4, field);
+}
+
+static double
+get_f64 (Reader *r, const char *field)
+{
+  guint64 lo = get_u32 (r, field), hi = get_u32 (r, field);
+  union { guint64 u; double d; } bits = { .u = lo | hi << 32 };
+
+  return bits.d;
 }
 
 static guint
@@ -676,6 +727,18 @@ decode_result (Reader *r, TsHeloraFrame *frame)
     }
 }
 
+static void
+decode_privacy_status (Reader *r, TsHeloraPrivacyStatus *p)
+{
+  p->flags = get_u16 (r, "privacy flags");
+  p->rho_spent = get_f64 (r, "rho spent");
+  p->epsilon_spent = get_f64 (r, "epsilon spent");
+  p->epsilon_budget = get_f64 (r, "epsilon budget");
+  p->delta = get_f64 (r, "delta");
+  if (!r->failed && !privacy_status_valid (p))
+    reader_fail (r, TS_HELORA_ERROR_MALFORMED, "Frame has a bad %s", "privacy status");
+}
+
 /* Reads and checks the header; on success r->end is the payload's end. */
 static gboolean
 decode_header (Reader *r, gsize max_frame_bytes, guint8 *type, guint64 *request_id,
@@ -748,6 +811,11 @@ decode_payload (Reader *r, TsHeloraFrame *frame, guint16 flags)
       frame->u.status.code = get_u16 (r, "status code");
       frame->u.status.text = get_str (r, TS_HELORA_MAX_TEXT, "status text");
       break;
+    case TS_HELORA_FRAME_PRIVACY_QUERY:
+      break;
+    case TS_HELORA_FRAME_PRIVACY_STATUS:
+      decode_privacy_status (r, &frame->u.privacy);
+      break;
     default:
       return reader_fail (r, TS_HELORA_ERROR_UNKNOWN_TYPE, "Unknown %s", "frame type");
     }
@@ -770,7 +838,7 @@ ts_helora_frame_decode (GBytes *message, gsize max_frame_bytes, GError **error)
   max_frame_bytes = MAX (max_frame_bytes, TS_HELORA_HEADER_SIZE);
   if (!decode_header (&r, max_frame_bytes, &type, &request_id, &flags))
     return NULL;
-  if (type < TS_HELORA_FRAME_HELLO || type > TS_HELORA_FRAME_CLOSE)
+  if (type < TS_HELORA_FRAME_HELLO || type > TS_HELORA_FRAME_LAST)
     {
       g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_TYPE,
                    "Unknown frame type %u", type);

@@ -31,7 +31,10 @@ typedef enum {
   TS_HELORA_FRAME_RESULT = 4,
   TS_HELORA_FRAME_ERROR = 5,
   TS_HELORA_FRAME_CLOSE = 6,
+  TS_HELORA_FRAME_PRIVACY_QUERY = 7,   /* client: how much budget have I spent? */
+  TS_HELORA_FRAME_PRIVACY_STATUS = 8,  /* server: the answer */
 } TsHeloraFrameType;
+#define TS_HELORA_FRAME_LAST TS_HELORA_FRAME_PRIVACY_STATUS
 
 /* Error codes; the same numbers travel in error and close frames. */
 #define TS_HELORA_ERROR (ts_helora_error_quark ())
@@ -132,6 +135,17 @@ typedef struct {
   GArray *modules;             /* of TsHeloraModuleResult, cleared on free */
 } TsHeloraResult;
 
+/* Body of a privacy-status frame: what the server's accountant has charged
+ * the client of this connection (the SHA-256 of its public key) so far. */
+#define TS_HELORA_PRIVACY_BUDGET 0x0001  /* flags: the server keeps a DP budget */
+typedef struct {
+  guint16 flags;
+  double rho_spent;            /* zCDP rho */
+  double epsilon_spent;        /* at delta; 0 without a budget */
+  double epsilon_budget;       /* 0 without a budget */
+  double delta;                /* 0 without a budget */
+} TsHeloraPrivacyStatus;
+
 /* Body of error and close frames. */
 typedef struct {
   guint16 code;
@@ -147,6 +161,7 @@ typedef struct {
     TsHeloraEvaluate evaluate;
     TsHeloraResult result;
     TsHeloraStatus status;     /* error and close */
+    TsHeloraPrivacyStatus privacy;  /* privacy-status (privacy-query has no body) */
   } u;
 } TsHeloraFrame;
 

@@ -489,6 +489,20 @@ ts_helora_remote_evaluate (TsHeloraRemote *self, guint32 token_index, const guin
   return round_trip (self, frame, TS_HELORA_FRAME_RESULT, error);
 }
 
+gboolean
+ts_helora_remote_privacy_status (TsHeloraRemote *self, TsHeloraPrivacyStatus *out,
+                                 GError **error)
+{
+  g_autoptr (TsHeloraFrame) frame = ts_helora_frame_new (TS_HELORA_FRAME_PRIVACY_QUERY, 0);
+  g_autoptr (TsHeloraFrame) reply = round_trip (self, frame, TS_HELORA_FRAME_PRIVACY_STATUS,
+                                                error);
+
+  if (reply == NULL)
+    return FALSE;
+  *out = reply->u.privacy;
+  return TRUE;
+}
+
 void
 ts_helora_remote_get_bytes (TsHeloraRemote *self, guint64 *up, guint64 *down)
 {

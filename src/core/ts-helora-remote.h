@@ -50,6 +50,12 @@ TsHeloraFrame *ts_helora_remote_evaluate (TsHeloraRemote *self, guint32 token_in
                                           const guint16 *modules, guint n_modules,
                                           GPtrArray *cts, GError **error);
 
+/* Sends privacy-query; fills @out from the privacy-status answer. A server
+ * that predates the query answers TS_HELORA_ERROR_UNKNOWN_TYPE; one without
+ * a private hello on this connection TS_HELORA_ERROR_NOT_READY. */
+gboolean ts_helora_remote_privacy_status (TsHeloraRemote *self, TsHeloraPrivacyStatus *out,
+                                          GError **error);
+
 /* Low level, for tests and pipelining: a fresh request id; sending bytes as
  * they are; waiting for the frame that answers @request_id (any type). */
 guint64 ts_helora_remote_next_id (TsHeloraRemote *self);

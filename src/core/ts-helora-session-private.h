@@ -48,6 +48,7 @@ struct _TsHeloraSession {
   GArray *modules;             /* of SessionModule, indexed like the adapter */
   GPtrArray *groups;           /* of SessionGroup * */
   guint max_in_flight;         /* remote: from the hello-ack */
+  gboolean private_mode;       /* remote: the hello asked for the adapter-private mode */
   GError *last_error;
   GMutex stats_lock;
   TsHeloraStats stats;

@@ -78,6 +78,12 @@ typedef struct {
   gboolean private_mode;
   guint private_lambda_s;
   double private_rho;
+  /* The public key to send (the he library's serialisation, borrowed for
+   * the call); it must belong to the session's secret key, e.g. the key
+   * vault's pair. The server charges its privacy budget to this key, so a
+   * stable key keeps one budget across sessions; NULL: one is made from the
+   * secret key, a new identity each session. */
+  GBytes *private_public_key;
 } TsHeloraOptions;
 
 typedef struct {
@@ -122,6 +128,14 @@ void ts_helora_session_reset_stats (TsHeloraSession *self);
  * (the hook then fails with TS_HELORA_ERROR_CLOSED) and cannot be used again.
  * Local work finishes its current product. */
 void ts_helora_session_cancel (TsHeloraSession *self);
+
+/* Remote adapter-private sessions: asks the evaluator what its accountant
+ * has charged this session's key so far (a round trip). Errors: not a
+ * private remote session (TS_HELORA_ERROR_NOT_READY), or the evaluator does
+ * not report it (TS_HELORA_ERROR_UNKNOWN_TYPE), or the connection's. Call it
+ * on the thread that runs the hook, between calls. */
+gboolean ts_helora_session_privacy_status (TsHeloraSession *self, TsHeloraPrivacyStatus *out,
+                                           GError **error);
 
 /* Why the last hook call failed (the engine only says LM_ERR_HOOK); NULL if none. */
 const GError *ts_helora_session_last_error (TsHeloraSession *self);

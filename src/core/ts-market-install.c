@@ -74,6 +74,13 @@ write_release_file (Install *in, const char *dir, GError **error)
   ts_json_add_string (b, "publisher", in->adapter->publisher_id);
   ts_json_add_string (b, "name", in->adapter->name);
   ts_json_add_string (b, "base_model", in->adapter->base_model);
+  /* The catalogue's tags: the chat's adapter routing reads them as keywords
+   * (ts_router_add_metadata() on this file). */
+  json_builder_set_member_name (b, "tags");
+  json_builder_begin_array (b);
+  for (guint i = 0; in->adapter->tags != NULL && in->adapter->tags[i] != NULL; i++)
+    json_builder_add_string_value (b, in->adapter->tags[i]);
+  json_builder_end_array (b);
   ts_json_add_string (b, "key_id", in->version->key_id);
   ts_json_add_string (b, "signature", in->version->signature);
   ts_json_add_string (b, "manifest", canonical);

@@ -139,6 +139,16 @@ ts_privacy_accountant_spent (TsPrivacyAccountant *acc, const char *client, doubl
     *epsilon = r > 0.0 ? ts_privacy_epsilon (r, acc->delta) : 0.0;
 }
 
+void
+ts_privacy_accountant_budget (TsPrivacyAccountant *acc, double *epsilon, double *delta)
+{
+  /* both are set once in _new: no lock needed */
+  if (epsilon)
+    *epsilon = ts_privacy_epsilon (acc->rho_budget, acc->delta);
+  if (delta)
+    *delta = acc->delta;
+}
+
 guint64
 ts_privacy_accountant_remaining (TsPrivacyAccountant *acc, const char *client, double rho)
 {

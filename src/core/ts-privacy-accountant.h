@@ -60,6 +60,8 @@ gboolean ts_privacy_accountant_charge (TsPrivacyAccountant *acc, const char *cli
 /* rho and epsilon spent so far by @client (0 for an unknown client). */
 void ts_privacy_accountant_spent (TsPrivacyAccountant *acc, const char *client, double *rho,
                                   double *epsilon);
+/* The budget the accountant was made with. */
+void ts_privacy_accountant_budget (TsPrivacyAccountant *acc, double *epsilon, double *delta);
 /* How many more releases of @rho each @client can afford. */
 guint64 ts_privacy_accountant_remaining (TsPrivacyAccountant *acc, const char *client,
                                          double rho);

@@ -15,6 +15,7 @@ struct _HeConn {
   TsHeloraEvaluator *evaluator;  /* after a successful hello */
   GArray *module_map;            /* hello's module i → evaluator index */
   TsHeloraPrivateEval *private_eval;  /* a private hello's; NULL: plain */
+  char *privacy_client;          /* the identity a private hello is charged as */
   guint in_flight;
   gboolean hello_pending;
   gboolean closed;
@@ -34,6 +35,7 @@ typedef struct {
   TsHeloraEvaluator *opened;     /* hello jobs */
   GArray *opened_map;
   TsHeloraPrivateEval *private_eval;  /* evaluate jobs: the connection's; hello: opened */
+  char *privacy_client;          /* hello jobs: the private hello's client identity */
 } HeJob;
 
 static HeConn *
@@ -52,6 +54,7 @@ he_conn_unref (HeConn *conn)
   g_clear_pointer (&conn->evaluator, ts_helora_evaluator_unref);
   g_clear_pointer (&conn->module_map, g_array_unref);
   g_clear_pointer (&conn->private_eval, ts_helora_private_eval_unref);
+  g_free (conn->privacy_client);
   g_free (conn);
 }
 
@@ -66,6 +69,7 @@ job_free (HeJob *job)
   g_clear_pointer (&job->opened, ts_helora_evaluator_unref);
   g_clear_pointer (&job->opened_map, g_array_unref);
   g_clear_pointer (&job->private_eval, ts_helora_private_eval_unref);
+  g_free (job->privacy_client);
   g_free (job);
 }
 
@@ -189,7 +193,10 @@ run_hello (HeJob *job, HeServer *server)
       g_array_append_val (ack->u.ack.modules, shape);
     }
   if (error == NULL && job->opened != NULL && hello->private_mode)
-    job->private_eval = he_privacy_open (server, job->opened, hello, job->opened_map, &error);
+    {
+      job->private_eval = he_privacy_open (server, job->opened, hello, job->opened_map, &error);
+      job->privacy_client = he_privacy_client_id (hello);
+    }
   if (error != NULL)
     {
       g_clear_pointer (&job->opened, ts_helora_evaluator_unref);
@@ -262,6 +269,8 @@ adopt_hello (HeConn *conn, HeJob *job)
     he_pads_remove (conn->server->pads, conn->private_eval);
   g_clear_pointer (&conn->private_eval, ts_helora_private_eval_unref);
   conn->private_eval = g_steal_pointer (&job->private_eval);
+  g_free (conn->privacy_client);
+  conn->privacy_client = g_steal_pointer (&job->privacy_client);
   /* its pools are kept full off the answers' path from now on */
   if (conn->private_eval != NULL && !conn->closed)
     he_pads_add (conn->server->pads, conn->private_eval, conn->module_map);
@@ -346,6 +355,29 @@ evaluate_refusal (HeConn *conn, const TsHeloraEvaluate *req, guint *code)
   return NULL;
 }
 
+/* Answered at once: the accountant is thread-safe and charges before an
+ * answer is sent, so a client that asks after its answers sees them all. */
+static void
+answer_privacy_query (HeConn *conn, guint64 request_id)
+{
+  g_autoptr (TsHeloraFrame) status = NULL;
+  g_autoptr (GBytes) message = NULL;
+
+  if (conn->hello_pending || conn->private_eval == NULL)
+    {
+      conn_send_error (conn, request_id, TS_HELORA_ERROR_NOT_READY,
+                       "Privacy query without an adapter-private hello");
+      return;
+    }
+  status = ts_helora_frame_new (TS_HELORA_FRAME_PRIVACY_STATUS, request_id);
+  he_privacy_status (conn->server, conn->privacy_client, &status->u.privacy);
+  message = ts_helora_frame_encode (status, NULL);
+  if (message != NULL)
+    conn_send (conn, message);
+  else
+    conn_send_error (conn, request_id, TS_HELORA_ERROR_INTERNAL, "Unreportable privacy state");
+}
+
 static void
 handle_frame (HeConn *conn, TsHeloraFrame *frame)
 {
@@ -371,6 +403,10 @@ handle_frame (HeConn *conn, TsHeloraFrame *frame)
       return;
     case TS_HELORA_FRAME_CLOSE:
       soup_websocket_connection_close (conn->ws, SOUP_WEBSOCKET_CLOSE_NORMAL, NULL);
+      ts_helora_frame_free (frame);
+      return;
+    case TS_HELORA_FRAME_PRIVACY_QUERY:
+      answer_privacy_query (conn, frame->request_id);
       ts_helora_frame_free (frame);
       return;
     default:

@@ -57,11 +57,28 @@ he_privacy_clear (HeServer *server)
   g_mutex_clear (&server->privacy_lock);
 }
 
+char *
+he_privacy_client_id (const TsHeloraHello *hello)
+{
+  return g_compute_checksum_for_bytes (G_CHECKSUM_SHA256, hello->public_key);
+}
+
+void
+he_privacy_status (HeServer *server, const char *client, TsHeloraPrivacyStatus *out)
+{
+  *out = (TsHeloraPrivacyStatus) { 0 };
+  if (server->accountant == NULL)
+    return;           /* private mode without DP: nothing is ever charged */
+  out->flags = TS_HELORA_PRIVACY_BUDGET;
+  ts_privacy_accountant_spent (server->accountant, client, &out->rho_spent, &out->epsilon_spent);
+  ts_privacy_accountant_budget (server->accountant, &out->epsilon_budget, &out->delta);
+}
+
 TsHeloraPrivateEval *
 he_privacy_open (HeServer *server, TsHeloraEvaluator *evaluator, const TsHeloraHello *hello,
                  GArray *module_map, GError **error)
 {
-  g_autofree char *client = g_compute_checksum_for_bytes (G_CHECKSUM_SHA256, hello->public_key);
+  g_autofree char *client = he_privacy_client_id (hello);
   TsHeloraPrivateEval *pe = ts_helora_private_eval_new (evaluator, hello, server->accountant,
                                                         client, error);
   /* lambda_s checked against the server's floor and every layout, and the

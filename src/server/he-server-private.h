@@ -124,6 +124,10 @@ TsHeloraPrivateEval *he_privacy_open (HeServer *server, TsHeloraEvaluator *evalu
  * counts the pads it used and wakes the refill thread. */
 gboolean he_privacy_evaluate (HeServer *server, TsHeloraPrivateEval *pe, guint index,
                               GPtrArray *cts, GPtrArray *results, GError **error);
+/* The identity the accountant charges: hex SHA-256 of the hello's public key. */
+char *he_privacy_client_id (const TsHeloraHello *hello);
+/* Any thread: what @client has spent, for a privacy-status frame. */
+void he_privacy_status (HeServer *server, const char *client, TsHeloraPrivacyStatus *out);
 
 /* ---- the pad refill thread (he-server-pads.c): thread-safe ---- */
 

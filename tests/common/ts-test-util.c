@@ -4,6 +4,8 @@
 
 #include "ts-test-util.h"
 
+#include <glib/gstdio.h>
+
 char *
 ts_test_data_path (const char *relative)
 {
@@ -52,4 +54,25 @@ ts_test_spawn (const char *const *argv, char **out, char **err)
   g_assert_true (g_subprocess_communicate_utf8 (p, NULL, NULL, out, err, &error));
   g_assert_no_error (error);
   return g_subprocess_get_exit_status (p);
+}
+
+void
+ts_test_remove_tree (const char *path)
+{
+  g_autoptr (GDir) dir = NULL;
+  const char *name;
+
+  if (!g_file_test (path, G_FILE_TEST_IS_DIR) || g_file_test (path, G_FILE_TEST_IS_SYMLINK))
+    {
+      g_unlink (path);
+      return;
+    }
+  dir = g_dir_open (path, 0, NULL);
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (path, name, NULL);
+
+      ts_test_remove_tree (child);
+    }
+  g_rmdir (path);
 }

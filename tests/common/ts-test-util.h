@@ -21,6 +21,10 @@ guint64 ts_test_seed (void);
 /* Runs @argv (NULL-ended, argv[0] a path) to its end; returns its exit
  * status, with its stdout in @out and stderr in @err (newly allocated).
  * Fails the test when it cannot be started. */
+/* Removes @path: a file, or a folder with everything below it (symbolic
+ * links are removed, not followed). Missing paths are ignored. */
+void ts_test_remove_tree (const char *path);
+
 int ts_test_spawn (const char *const *argv, char **out, char **err);
 
 G_END_DECLS

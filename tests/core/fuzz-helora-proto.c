@@ -3,8 +3,10 @@
  *
  * Build with CC=clang meson setup -Dfuzzers=true; run build/tests/core/fuzz-helora-proto.
  * Any input must decode or fail cleanly; whatever decodes must re-encode to
- * the very same bytes (the format has one encoding per frame), and a
- * stacked hello must hold what the server relies on.
+ * the very same bytes (the format has one encoding per frame), a stacked
+ * hello must hold what the server relies on, and a decoded privacy status
+ * must hold amounts a client can show (finite, not negative, a budget only with its
+ * flag).
  */
 #include <math.h>
 #include <stdint.h>
@@ -13,6 +15,18 @@
 #include "ts-helora-proto.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
+
+static void
+check_privacy_status (const TsHeloraPrivacyStatus *p)
+{
+  g_assert_true (isfinite (p->rho_spent) && p->rho_spent >= 0.0);
+  g_assert_true (isfinite (p->epsilon_spent) && p->epsilon_spent >= 0.0);
+  if (p->flags & TS_HELORA_PRIVACY_BUDGET)
+    g_assert_true (p->epsilon_budget > 0.0 && isfinite (p->epsilon_budget)
+                   && p->delta > 0.0 && p->delta < 1.0);
+  else
+    g_assert_true (p->epsilon_budget == 0.0 && p->delta == 0.0);
+}
 
 /* 2 … TS_HELORA_MAX_STACK members, the first being the hello's adapter,
  * finite weights. */
@@ -46,6 +60,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       g_assert_true (error->domain == TS_HELORA_ERROR);
       return 0;
     }
+  if (frame->type == TS_HELORA_FRAME_PRIVACY_STATUS)
+    check_privacy_status (&frame->u.privacy);
   if (frame->type == TS_HELORA_FRAME_HELLO)
     check_stack (&frame->u.hello);
   again = ts_helora_frame_encode (frame, NULL);

@@ -144,6 +144,19 @@ make_private_hello (GRand *rng)
   return f;
 }
 
+/* What a server with a budget answers after some private answers. */
+static TsHeloraFrame *
+make_privacy_status (void)
+{
+  TsHeloraFrame *f = ts_helora_frame_new (TS_HELORA_FRAME_PRIVACY_STATUS, 12);
+
+  f->u.privacy.flags = TS_HELORA_PRIVACY_BUDGET;
+  f->u.privacy.rho_spent = 0.0625;
+  f->u.privacy.epsilon_spent = 1.5;
+  f->u.privacy.epsilon_budget = 8.0;
+  f->u.privacy.delta = 1e-6;
+  return f;
+}
 
 static void
 assert_ack_equal (const TsHeloraHelloAck *a, const TsHeloraHelloAck *b)
@@ -198,6 +211,15 @@ assert_frames_equal (const TsHeloraFrame *a, const TsHeloraFrame *b)
     case TS_HELORA_FRAME_RESULT:
       assert_result_equal (&a->u.result, &b->u.result);
       break;
+    case TS_HELORA_FRAME_PRIVACY_QUERY:
+      break;
+    case TS_HELORA_FRAME_PRIVACY_STATUS:
+      g_assert_cmpuint (a->u.privacy.flags, ==, b->u.privacy.flags);
+      g_assert_cmpfloat (a->u.privacy.rho_spent, ==, b->u.privacy.rho_spent);
+      g_assert_cmpfloat (a->u.privacy.epsilon_spent, ==, b->u.privacy.epsilon_spent);
+      g_assert_cmpfloat (a->u.privacy.epsilon_budget, ==, b->u.privacy.epsilon_budget);
+      g_assert_cmpfloat (a->u.privacy.delta, ==, b->u.privacy.delta);
+      break;
     default:
       g_assert_cmpuint (a->u.status.code, ==, b->u.status.code);
       g_assert_cmpstr (a->u.status.text, ==, b->u.status.text);
@@ -227,6 +249,7 @@ all_frames (GRand *rng)
   g_ptr_array_add (frames, ts_helora_frame_new_status (TS_HELORA_FRAME_ERROR, 3,
                                                        TS_HELORA_ERROR_PARAMS, "wrong «params»"));
   g_ptr_array_add (frames, ts_helora_frame_new_status (TS_HELORA_FRAME_CLOSE, 0, 0, ""));
+  g_ptr_array_add (frames, make_privacy_status ());
   return frames;
 }
 
@@ -447,6 +470,78 @@ test_private_hello (void)
   g_assert_cmpstr (ts_helora_error_name (TS_HELORA_ERROR_PRIVACY_BUDGET), ==, "privacy-budget");
 }
 
+static GBytes *
+patch_f64 (GBytes *bytes, gsize offset, double value)
+{
+  union { double d; guint64 u; } bits = { .d = value };
+  g_autoptr (GBytes) out = g_bytes_ref (bytes);
+
+  for (gsize i = 0; i < 8; i++)
+    {
+      GBytes *next = patch (out, offset + i, (guint8) (bits.u >> (8 * i)));
+      g_bytes_unref (out);
+      out = next;
+    }
+  return g_steal_pointer (&out);
+}
+
+/* The privacy query has no body; a status carries finite amounts, and the
+ * budget's numbers exactly when its flag says the server keeps one. */
+static void
+test_privacy_frames (void)
+{
+  g_autoptr (TsHeloraFrame) query = ts_helora_frame_new (TS_HELORA_FRAME_PRIVACY_QUERY, 5);
+  g_autoptr (GBytes) qb = encode_ok (query);
+  g_autoptr (TsHeloraFrame) status = make_privacy_status ();
+  g_autoptr (GBytes) sb = encode_ok (status);
+  g_autoptr (GByteArray) longer = g_byte_array_new ();
+  g_autoptr (GBytes) query_body = NULL;
+  g_autoptr (GError) error = NULL;
+  /* Status payload: flags u16 @20, rho @22, epsilon spent @30, budget @38,
+   * delta @46; 54 bytes in all. */
+  struct { gsize offset; double value; } bad[] = {
+    { 22, -0.5 }, { 22, NAN }, { 30, INFINITY }, { 38, 0.0 }, { 46, 1.0 }, { 46, -1e-9 },
+  };
+
+  g_assert_cmpuint (g_bytes_get_size (qb), ==, TS_HELORA_HEADER_SIZE);
+  g_assert_cmpuint (g_bytes_get_size (sb), ==, TS_HELORA_HEADER_SIZE + 34);
+  g_byte_array_append (longer, g_bytes_get_data (qb, NULL), g_bytes_get_size (qb));
+  g_byte_array_append (longer, (const guint8 *) "\0", 1);
+  longer->data[16] = 1;               /* payload length 1 */
+  query_body = g_byte_array_free_to_bytes (g_steal_pointer (&longer));
+  assert_rejected (query_body, MAX_FRAME, TS_HELORA_ERROR_MALFORMED);
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr (GBytes) b = patch_f64 (sb, bad[i].offset, bad[i].value);
+      assert_rejected (b, MAX_FRAME, TS_HELORA_ERROR_MALFORMED);
+    }
+  {
+    g_autoptr (GBytes) unknown_flag = patch (sb, 20, 0x03);
+    g_autoptr (GBytes) no_budget = patch (sb, 20, 0x00);  /* numbers of a budget without its flag */
+    g_autoptr (GBytes) header_flag = patch (sb, 6, 0x01);
+    assert_rejected (unknown_flag, MAX_FRAME, TS_HELORA_ERROR_MALFORMED);
+    assert_rejected (no_budget, MAX_FRAME, TS_HELORA_ERROR_MALFORMED);
+    assert_rejected (header_flag, MAX_FRAME, TS_HELORA_ERROR_MALFORMED);
+  }
+
+  /* Without a budget only rho is reported. */
+  status->u.privacy = (TsHeloraPrivacyStatus) { .rho_spent = 0.25 };
+  {
+    g_autoptr (GBytes) plain = encode_ok (status);
+    g_autoptr (TsHeloraFrame) back = ts_helora_frame_decode (plain, MAX_FRAME, &error);
+    g_assert_no_error (error);
+    assert_frames_equal (status, back);
+  }
+  /* The encoder refuses what the decoder would. */
+  status->u.privacy.epsilon_budget = 8.0;
+  g_assert_null (ts_helora_frame_encode (status, &error));
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_MALFORMED);
+  g_clear_error (&error);
+  status->u.privacy = (TsHeloraPrivacyStatus) { TS_HELORA_PRIVACY_BUDGET, NAN, 0, 8.0, 1e-6 };
+  g_assert_null (ts_helora_frame_encode (status, &error));
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_MALFORMED);
+}
+
 /* Bytes of @frame's encoding, as a new array to patch. */
 static GByteArray *
 encoded_copy (const TsHeloraFrame *frame)
@@ -606,6 +701,7 @@ main (int argc, char **argv)
   g_test_add_func ("/helora/proto/encode-limits", test_encode_limits);
   g_test_add_func ("/helora/proto/error-names", test_error_names);
   g_test_add_func ("/helora/proto/private-hello", test_private_hello);
+  g_test_add_func ("/helora/proto/privacy-frames", test_privacy_frames);
   g_test_add_func ("/helora/proto/stack-hello", test_stack_hello);
   g_test_add_func ("/helora/proto/stack-encode-limits", test_stack_encode_limits);
   g_test_add_func ("/helora/proto/stack-mutations", test_stack_mutations);

@@ -374,20 +374,6 @@ count_entries (const char *dir)
   return n;
 }
 
-static void
-remove_dir (const char *dir)
-{
-  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
-  const char *name;
-
-  while ((name = g_dir_read_name (d)) != NULL)
-    {
-      g_autofree char *path = g_build_filename (dir, name, NULL);
-      g_unlink (path);
-    }
-  g_rmdir (dir);
-}
-
 /* A crash before the rename (or in the middle of writing) leaves the old
  * key loading as before; the next complete write replaces it. */
 static void
@@ -439,7 +425,7 @@ test_atomic_replace (void)
   g_assert_cmpstr (replaced_fp, ==, second_fp);
   g_assert_cmpint (g_stat (path, &st), ==, 0);
   g_assert_cmpint (st.st_mode & 0777, ==, 0600);
-  remove_dir (dir);
+  ts_test_remove_tree (dir);
 }
 
 static void
@@ -451,7 +437,7 @@ test_missing_file (void)
 
   g_assert_null (ts_key_file_load (path, &error));
   g_assert_error (error, TS_KEY_ERROR, TS_KEY_ERROR_NOT_FOUND);
-  remove_dir (dir);
+  ts_test_remove_tree (dir);
 }
 
 int

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "ts-key-vault.h"
+#include "ts-test-util.h"
 
 static const TsScryptParams cheap_kdf = { .log2_n = 10, .r = 8, .p = 1 };
 
@@ -35,25 +36,6 @@ fixture_setup (Fixture *f, gconstpointer data)
 }
 
 static void
-remove_tree (const char *path)
-{
-  g_autoptr (GDir) d = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  if (d == NULL)
-    {
-      g_unlink (path);
-      return;
-    }
-  while ((name = g_dir_read_name (d)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-      remove_tree (child);
-    }
-  g_rmdir (path);
-}
-
-static void
 fixture_teardown (Fixture *f, gconstpointer data)
 {
   g_autofree char *keys_parent = g_path_get_dirname (f->dir);
@@ -68,7 +50,7 @@ fixture_teardown (Fixture *f, gconstpointer data)
       g_usleep (10000);
     }
   g_assert_finalize_object (f->vault);
-  remove_tree (top);
+  ts_test_remove_tree (top);
   g_free (f->dir);
 }
 

@@ -2,7 +2,6 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include "gui-evaluator.h"
 
-#include <glib/gstdio.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/prctl.h>
@@ -17,24 +16,26 @@ die_with_parent (gpointer data)
   prctl (PR_SET_PDEATHSIG, SIGTERM);
 }
 
-void
-gui_evaluator_prepare (GuiEvaluator *s)
+char *
+gui_evaluator_demo_dir (void)
 {
   g_autofree char *adapter = ts_chat_page_find_demo_file (DEMO_ADAPTER);
+  g_autofree char *dir = NULL;
   g_autofree char *copy = NULL;
   g_autofree char *contents = NULL;
   g_autoptr (GError) error = NULL;
   gsize len;
 
-  s->dir = g_dir_make_tmp ("tensafe-evaluator-XXXXXX", &error);
+  dir = g_dir_make_tmp ("tensafe-evaluator-XXXXXX", &error);
   g_assert_no_error (error);
-  copy = g_build_filename (s->dir, DEMO_ADAPTER, NULL);
+  copy = g_build_filename (dir, DEMO_ADAPTER, NULL);
   g_assert_true (g_file_get_contents (adapter, &contents, &len, NULL));
   g_assert_true (g_file_set_contents (copy, contents, (gssize) len, NULL));
+  return g_steal_pointer (&dir);
 }
 
 void
-gui_evaluator_start (GuiEvaluator *s, const char *const *args)
+gui_evaluator_start (GuiEvaluator *s, const char *dir, const char *const *args)
 {
   g_autoptr (GStrvBuilder) argv = g_strv_builder_new ();
   g_auto (GStrv) command = NULL;
@@ -44,8 +45,9 @@ gui_evaluator_start (GuiEvaluator *s, const char *const *args)
   g_autoptr (GError) error = NULL;
   guint port;
 
-  g_strv_builder_add_many (argv, TS_HE_SERVER_PATH, "--listen", "127.0.0.1:0", "--adapters",
-                           s->dir, "--threads", "1", NULL);
+  g_assert_null (s->process);
+  g_strv_builder_add_many (argv, TS_HE_SERVER_PATH, "--listen", "127.0.0.1:0", "--adapters", dir,
+                           NULL);
   for (guint i = 0; args != NULL && args[i] != NULL; i++)
     g_strv_builder_add (argv, args[i]);
   command = g_strv_builder_end (argv);
@@ -59,29 +61,22 @@ gui_evaluator_start (GuiEvaluator *s, const char *const *args)
   g_assert_no_error (error);
   g_assert_nonnull (line);
   g_assert_cmpint (sscanf (line, "listening on http://127.0.0.1:%u/", &port), ==, 1);
+  g_free (s->ws_url);
   s->ws_url = g_strdup_printf ("ws://127.0.0.1:%u/v1/helora", port);
 }
 
 void
 gui_evaluator_stop (GuiEvaluator *s)
 {
-  g_autoptr (GDir) dir = NULL;
-  const char *name;
+  g_subprocess_send_signal (s->process, SIGTERM);
+  g_assert_true (g_subprocess_wait (s->process, NULL, NULL));
+  g_clear_object (&s->process);
+}
 
+void
+gui_evaluator_clear (GuiEvaluator *s)
+{
   if (s->process != NULL)
-    {
-      g_subprocess_send_signal (s->process, SIGTERM);
-      g_assert_true (g_subprocess_wait (s->process, NULL, NULL));
-      g_clear_object (&s->process);
-    }
-  dir = g_dir_open (s->dir, 0, NULL);
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *path = g_build_filename (s->dir, name, NULL);
-
-      g_remove (path);
-    }
-  g_rmdir (s->dir);
-  g_clear_pointer (&s->dir, g_free);
+    gui_evaluator_stop (s);
   g_clear_pointer (&s->ws_url, g_free);
 }

@@ -8,19 +8,20 @@ G_BEGIN_DECLS
 
 typedef struct {
   GSubprocess *process;
-  char *dir;                   /* its adapter folder (a temporary one) */
   char *ws_url;                /* ws://127.0.0.1:PORT/v1/helora */
 } GuiEvaluator;
 
-/* The adapter folder for gui_evaluator_start(): a new temporary folder
- * holding a copy of the demo adapter (the server names adapters after their
- * file); write more adapters into it before starting. */
-void gui_evaluator_prepare (GuiEvaluator *s);
-/* Starts the server (one worker thread) over @s->dir with the extra
- * NULL-ended @args (may be NULL), e.g. "--model", PATH to let it stack
- * adapters; it dies with the test. */
-void gui_evaluator_start (GuiEvaluator *s, const char *const *args);
-/* Stops it and removes its folder with what is in it. */
+/* A new temporary adapter folder holding a copy of the demo adapter (the
+ * server names adapters after their file); remove it with
+ * ts_test_remove_tree(). */
+char *gui_evaluator_demo_dir (void);
+/* Starts the server over the adapter folder @dir with the extra NULL-ended
+ * @args (may be NULL), e.g. "--threads", "1", "--model", PATH; it dies with
+ * the test. Starting again after gui_evaluator_stop() gives a new URL. */
+void gui_evaluator_start (GuiEvaluator *s, const char *dir, const char *const *args);
+/* Stops it (SIGTERM) and waits; the URL stays until the next start. */
 void gui_evaluator_stop (GuiEvaluator *s);
+/* Stops it if running and frees the URL. */
+void gui_evaluator_clear (GuiEvaluator *s);
 
 G_END_DECLS

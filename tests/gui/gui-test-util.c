@@ -119,3 +119,64 @@ gui_save_screenshot (GtkWidget *widget, const char *name)
   g_assert_true (gdk_texture_save_to_png (texture, path));
   g_test_message ("screenshot: %s", path);
 }
+
+gboolean
+gui_chat_ready (gpointer page)
+{
+  return ts_chat_page_get_ready (TS_CHAT_PAGE (page));
+}
+
+gboolean
+gui_chat_idle (gpointer page)
+{
+  return !ts_chat_page_get_busy (TS_CHAT_PAGE (page));
+}
+
+static gboolean
+widget_mapped (gpointer widget)
+{
+  return gtk_widget_get_mapped (GTK_WIDGET (widget));
+}
+
+static gboolean
+no_windows (gpointer app)
+{
+  return gtk_application_get_windows (GTK_APPLICATION (app)) == NULL;
+}
+
+TsChatPage *
+gui_start_chat (GApplication *app, guint seconds)
+{
+  GtkWindow *window;
+  TsChatPage *page;
+
+  if (!g_application_get_is_registered (app))
+    g_assert_true (g_application_register (app, NULL, NULL));
+  g_application_activate (app);
+  window = gtk_application_get_active_window (GTK_APPLICATION (app));
+  g_assert_nonnull (window);
+  gui_wait_until (widget_mapped, window, seconds, "the main window to map");
+  page = TS_CHAT_PAGE (gui_find_descendant (GTK_WIDGET (window), TS_TYPE_CHAT_PAGE));
+  g_assert_nonnull (page);
+  gui_wait_until (gui_chat_ready, page, seconds, "the demo model to load");
+  return page;
+}
+
+void
+gui_quit_app (GApplication *app, guint seconds)
+{
+  g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
+  gui_wait_until (no_windows, app, seconds, "quit to close every window");
+}
+
+void
+gui_store_result (GObject *source, GAsyncResult *result, gpointer data)
+{
+  *(GAsyncResult **) data = g_object_ref (result);
+}
+
+gboolean
+gui_have_result (gpointer data)
+{
+  return *(GAsyncResult **) data != NULL;
+}

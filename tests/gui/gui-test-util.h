@@ -4,6 +4,8 @@
 
 #include <adwaita.h>
 
+#include "ts-chat-page.h"
+
 G_BEGIN_DECLS
 
 typedef gboolean (*GuiCondition) (gpointer data);
@@ -23,6 +25,22 @@ GtkWidget *gui_find_descendant (GtkWidget *widget, GType type);
 GtkWidget *gui_find_button (GtkWidget *widget, const char *label);
 /* A visible AdwMessageDialog among the toplevels, or NULL. */
 AdwMessageDialog *gui_find_message_dialog (void);
+
+/* Registers @app unless it is, activates it and waits at most @seconds for
+ * its window to map and the chat page's model to be ready; returns that
+ * page (the window is its root). */
+TsChatPage *gui_start_chat (GApplication *app, guint seconds);
+/* Activates app.quit and waits at most @seconds for every window to close. */
+void gui_quit_app (GApplication *app, guint seconds);
+/* Conditions on a TsChatPage: its model is loaded and nothing runs; no
+ * reply is being generated. */
+gboolean gui_chat_ready (gpointer page);
+gboolean gui_chat_idle (gpointer page);
+
+/* A GAsyncReadyCallback keeping a reference on the result in
+ * *(GAsyncResult **) @data, and the condition that it arrived. */
+void gui_store_result (GObject *source, GAsyncResult *result, gpointer data);
+gboolean gui_have_result (gpointer data);
 
 /* Registers a skipped test for machines without a display. */
 int gui_run_without_display (const char *path);

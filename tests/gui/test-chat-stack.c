@@ -15,57 +15,19 @@
 #include "ts-application.h"
 #include "ts-chat-page.h"
 #include "ts-helora-adapter.h"
+#include "ts-test-util.h"
 
 #define PROMPT "Tell me about encrypted adapters."
 #define N_TOKENS 4
 #define WAIT_S 20
 
-static gboolean
-widget_is_mapped (gpointer widget)
-{
-  return gtk_widget_get_mapped (GTK_WIDGET (widget));
-}
-
-static gboolean
-page_ready (gpointer page)
-{
-  return ts_chat_page_get_ready (TS_CHAT_PAGE (page));
-}
-
-static gboolean
-page_idle (gpointer page)
-{
-  return !ts_chat_page_get_busy (TS_CHAT_PAGE (page));
-}
-
-static gboolean
-no_windows_left (gpointer app)
-{
-  return gtk_application_get_windows (GTK_APPLICATION (app)) == NULL;
-}
-
 static TsChatPage *
 start_app (TsApplication *app)
 {
-  GtkWindow *window;
-  TsChatPage *page;
+  TsChatPage *page = gui_start_chat (G_APPLICATION (app), WAIT_S);
 
-  g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
-  g_application_activate (G_APPLICATION (app));
-  window = gtk_application_get_active_window (GTK_APPLICATION (app));
-  gui_wait_until (widget_is_mapped, window, WAIT_S, "the main window to map");
-  page = TS_CHAT_PAGE (gui_find_descendant (GTK_WIDGET (window), TS_TYPE_CHAT_PAGE));
-  g_assert_nonnull (page);
-  gui_wait_until (page_ready, page, WAIT_S, "the demo model to load");
   g_object_set (page, "max-tokens", N_TOKENS, "temperature", 0.0, NULL);
   return page;
-}
-
-static void
-quit_app (TsApplication *app)
-{
-  g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
-  gui_wait_until (no_windows_left, app, WAIT_S, "quit to close every window");
 }
 
 /* A rank-4 adapter on the full-attention layer's q, k and v: three modules
@@ -205,7 +167,7 @@ send_prompt (TsChatPage *page, gboolean he)
 
   ts_chat_page_set_prompt (page, PROMPT);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.send", NULL));
-  gui_wait_until (page_idle, page, WAIT_S, "both panes to finish");
+  gui_wait_until (gui_chat_idle, page, WAIT_S, "both panes to finish");
   g_signal_handler_disconnect (ts_chat_page_get_pane (page, he), id);
   return error;
 }
@@ -255,7 +217,7 @@ test_stack_two_adapters (void)
                                      expected));
   gui_save_screenshot (GTK_WIDGET (gtk_widget_get_root (GTK_WIDGET (page))),
                        "screenshot-chat-stack.png");
-  quit_app (app);
+  gui_quit_app (G_APPLICATION (app), WAIT_S);
   g_remove (qkv);
   g_rmdir (dir);
 }
@@ -277,11 +239,12 @@ test_stack_remote (void)
   g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
   g_autofree char *model = ts_chat_page_find_demo_file ("tiny-qwen35moe-f32.gguf");
   g_autofree char *demo = ts_chat_page_find_demo_file ("tiny-qwen35moe-lora-f32.gguf");
-  g_autofree char *qkv = NULL;
+  g_autofree char *dir = gui_evaluator_demo_dir ();
+  g_autofree char *qkv = g_build_filename (dir, "qkv.gguf", NULL);
   g_autofree char *error = NULL;
   g_autofree char *expected = NULL;
   const double weights[] = { 1.0, 0.5 };
-  const char *server_args[] = { "--model", NULL, NULL };
+  const char *server_args[] = { "--threads", "1", "--model", model, NULL };
   GuiEvaluator server = { 0 };
   AdapterWait wait;
   TsChatPage *page;
@@ -289,11 +252,8 @@ test_stack_remote (void)
   guint modules;
   gpointer footer[2];
 
-  gui_evaluator_prepare (&server);
-  qkv = g_build_filename (server.dir, "qkv.gguf", NULL);
   modules = count_modules (demo) + write_qkv_adapter (qkv);
-  server_args[1] = model;
-  gui_evaluator_start (&server, server_args);
+  gui_evaluator_start (&server, dir, server_args);
   page = start_app (app);
   wait = (AdapterWait) { page, qkv };
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.use-adapter", "s", qkv));
@@ -316,26 +276,9 @@ test_stack_remote (void)
   gui_wait_until (footer_says, footer, WAIT_S, "the HE footer to count shared encryptions");
   footer[1] = "of ciphertext per token";
   g_assert_true (footer_says (footer));
-  quit_app (app);
-  gui_evaluator_stop (&server);
-}
-
-static void
-remove_tree (const char *path)
-{
-  g_autoptr (GDir) d = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-
-      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
-        remove_tree (child);
-      else
-        g_remove (child);
-    }
-  g_rmdir (path);
+  gui_quit_app (G_APPLICATION (app), WAIT_S);
+  gui_evaluator_clear (&server);
+  ts_test_remove_tree (dir);
 }
 
 int
@@ -350,7 +293,7 @@ main (int argc, char **argv)
   g_setenv ("XDG_DATA_HOME", data_home, TRUE);
   if (!gtk_init_check ())
     {
-      remove_tree (data_home);
+      ts_test_remove_tree (data_home);
       return gui_run_without_display ("/chat-stack/no-display");
     }
   adw_init ();
@@ -358,6 +301,6 @@ main (int argc, char **argv)
   g_test_add_func ("/chat-stack/two-adapters", test_stack_two_adapters);
   g_test_add_func ("/chat-stack/remote", test_stack_remote);
   status = g_test_run ();
-  remove_tree (data_home);
+  ts_test_remove_tree (data_home);
   return status;
 }

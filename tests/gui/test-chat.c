@@ -9,96 +9,32 @@
  */
 #include <adwaita.h>
 #include <glib/gstdio.h>
-#include <signal.h>
-#include <sys/prctl.h>
 #include <stdio.h>
 
+#include "gui-evaluator.h"
 #include "gui-test-util.h"
 #include "ts-application.h"
 #include "ts-chat-page.h"
 #include "ts-history.h"
 #include "ts-window.h"
+#include "ts-test-util.h"
 
 #define PROMPT "Tell me about encrypted adapters."
 #define N_TOKENS 6
 
-typedef gboolean (*Condition) (gpointer data);
-
-static gboolean
-timeout_cb (gpointer data)
-{
-  *(gboolean *) data = TRUE;
-  return G_SOURCE_REMOVE;
-}
-
 /* Iterates the main loop until @condition holds; fails after 30 s. */
 static void
-wait_until (Condition condition, gpointer data, const char *what)
+wait_until (GuiCondition condition, gpointer data, const char *what)
 {
-  gboolean timed_out = FALSE;
-  guint id = g_timeout_add_seconds (30, timeout_cb, &timed_out);
-
-  while (!condition (data) && !timed_out)
-    g_main_context_iteration (NULL, TRUE);
-  if (timed_out)
-    g_error ("timed out waiting for %s", what);
-  g_source_remove (id);
-}
-
-static gboolean
-page_ready (gpointer page)
-{
-  return ts_chat_page_get_ready (TS_CHAT_PAGE (page));
-}
-
-static gboolean
-page_idle (gpointer page)
-{
-  return !ts_chat_page_get_busy (TS_CHAT_PAGE (page));
-}
-
-static gboolean
-widget_is_mapped (gpointer widget)
-{
-  return gtk_widget_get_mapped (GTK_WIDGET (widget));
-}
-
-static GtkWidget *
-find_descendant (GtkWidget *widget, GType type)
-{
-  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
-    return widget;
-  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
-       child = gtk_widget_get_next_sibling (child))
-    {
-      GtkWidget *found = find_descendant (child, type);
-
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
-
-static gboolean
-no_windows_left (gpointer app)
-{
-  return gtk_application_get_windows (GTK_APPLICATION (app)) == NULL;
+  gui_wait_until (condition, data, 30, what);
 }
 
 /* Starts the app, waits for its window and the demo model; returns the page. */
 static TsChatPage *
 start_app (TsApplication *app)
 {
-  GtkWindow *window;
-  TsChatPage *page;
+  TsChatPage *page = gui_start_chat (G_APPLICATION (app), 30);
 
-  g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
-  g_application_activate (G_APPLICATION (app));
-  window = gtk_application_get_active_window (GTK_APPLICATION (app));
-  wait_until (widget_is_mapped, window, "the main window to map");
-  page = TS_CHAT_PAGE (find_descendant (GTK_WIDGET (window), TS_TYPE_CHAT_PAGE));
-  g_assert_nonnull (page);
-  wait_until (page_ready, page, "the demo model to load");
   g_object_set (page, "max-tokens", N_TOKENS, "temperature", 0.0, NULL);
   return page;
 }
@@ -106,8 +42,13 @@ start_app (TsApplication *app)
 static void
 quit_app (TsApplication *app)
 {
-  g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
-  wait_until (no_windows_left, app, "quit to close every window");
+  gui_quit_app (G_APPLICATION (app), 30);
+}
+
+static gboolean
+page_idle (gpointer page)
+{
+  return !ts_chat_page_get_busy (TS_CHAT_PAGE (page));
 }
 
 static void
@@ -452,81 +393,22 @@ test_saved_while_streaming (void)
   quit_app (app);
 }
 
-typedef struct {
-  GSubprocess *process;
-  char *dir;
-  char *ws_url;
-} EvaluatorServer;
-
-static void
-die_with_parent (gpointer data)
-{
-  prctl (PR_SET_PDEATHSIG, SIGTERM);
-}
-
-/* Starts tensafe-he-server on 127.0.0.1:0 over a folder holding the demo adapter. */
-static void
-evaluator_start (EvaluatorServer *s)
-{
-  g_autofree char *adapter = ts_chat_page_find_demo_file ("tiny-qwen35moe-lora-f32.gguf");
-  g_autofree char *copy = NULL;
-  g_autofree char *contents = NULL;
-  g_autofree char *line = NULL;
-  g_autoptr (GDataInputStream) out = NULL;
-  g_autoptr (GSubprocessLauncher) launcher = NULL;
-  g_autoptr (GError) error = NULL;
-  gsize len;
-  guint port;
-
-  s->dir = g_dir_make_tmp ("tensafe-evaluator-XXXXXX", &error);
-  g_assert_no_error (error);
-  /* The server names adapters after their file. */
-  copy = g_build_filename (s->dir, "tiny-qwen35moe-lora-f32.gguf", NULL);
-  g_assert_true (g_file_get_contents (adapter, &contents, &len, NULL));
-  g_assert_true (g_file_set_contents (copy, contents, (gssize) len, NULL));
-  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
-  /* A failed assertion aborts the test: the server must not outlive it. */
-  g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
-  s->process = g_subprocess_launcher_spawn (launcher, &error, TS_HE_SERVER_PATH,
-                                            "--listen", "127.0.0.1:0", "--adapters", s->dir,
-                                            "--threads", "1", NULL);
-  g_assert_no_error (error);
-  out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (s->process));
-  line = g_data_input_stream_read_line_utf8 (out, NULL, NULL, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (line);
-  g_assert_cmpint (sscanf (line, "listening on http://127.0.0.1:%u/", &port), ==, 1);
-  s->ws_url = g_strdup_printf ("ws://127.0.0.1:%u/v1/helora", port);
-}
-
-static void
-evaluator_stop (EvaluatorServer *s)
-{
-  g_autofree char *copy = g_build_filename (s->dir, "tiny-qwen35moe-lora-f32.gguf", NULL);
-
-  g_subprocess_send_signal (s->process, SIGTERM);
-  g_assert_true (g_subprocess_wait (s->process, NULL, NULL));
-  g_object_unref (s->process);
-  g_remove (copy);
-  g_rmdir (s->dir);
-  g_free (s->dir);
-  g_free (s->ws_url);
-}
-
 /* Remote mode: ciphertexts go to a real tensafe-he-server, so every stage
  * of the pipeline, upload and download included, is timed per token. */
 static void
 test_remote_evaluator (void)
 {
   g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
-  EvaluatorServer server = { 0 };
+  g_autofree char *dir = gui_evaluator_demo_dir ();
+  const char *args[] = { "--threads", "1", NULL };
+  GuiEvaluator server = { 0 };
   TsChatPage *page;
   TsChatPane *he;
   TsLatencyChart *chart;
   GSettings *settings;
   g_autofree char *error = NULL;
 
-  evaluator_start (&server);
+  gui_evaluator_start (&server, dir, args);
   page = start_app (app);
   settings = ts_application_get_settings (app);
   g_settings_set_string (settings, "evaluator-url", server.ws_url);
@@ -539,7 +421,8 @@ test_remote_evaluator (void)
       /* A server built without its evaluator says so in its hello. */
       g_test_skip (error);
       quit_app (app);
-      evaluator_stop (&server);
+      gui_evaluator_clear (&server);
+      ts_test_remove_tree (dir);
       return;
     }
   g_assert_cmpstr (error, ==, NULL);
@@ -559,7 +442,8 @@ test_remote_evaluator (void)
       g_assert_cmpuint (t->bytes_down, >, 0);
     }
   quit_app (app);
-  evaluator_stop (&server);
+  gui_evaluator_clear (&server);
+  ts_test_remove_tree (dir);
 }
 
 /* The HE pane marks the first token where the panes' choices differ, in
@@ -603,24 +487,6 @@ test_page_lifecycle (void)
 }
 
 static void
-remove_tree (const char *path)
-{
-  g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-
-      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
-        remove_tree (child);
-      else
-        g_remove (child);
-    }
-  g_rmdir (path);
-}
-
-static void
 test_no_display (void)
 {
   g_test_skip ("no display: run the gui suite under xvfb-run");
@@ -643,7 +509,7 @@ main (int argc, char **argv)
     {
       g_test_add_func ("/chat/no-display", test_no_display);
       status = g_test_run ();
-      remove_tree (data_home);
+      ts_test_remove_tree (data_home);
       return status;
     }
   adw_init ();
@@ -659,6 +525,6 @@ main (int argc, char **argv)
   g_test_add_func ("/chat/page-lifecycle", test_page_lifecycle);
   g_test_add_func ("/chat/divergence-marked", test_divergence_marked);
   status = g_test_run ();
-  remove_tree (data_home);
+  ts_test_remove_tree (data_home);
   return status;
 }

@@ -8,6 +8,7 @@
 #include "ts-application.h"
 #include "ts-keys-page-private.h"
 #include "ts-window.h"
+#include "ts-test-util.h"
 
 static const TsScryptParams cheap_kdf = { .log2_n = 10, .r = 8, .p = 1 };
 static char *data_home;
@@ -194,22 +195,6 @@ test_damaged_key_file (void)
   stop (&r);
 }
 
-/* The application also keeps its chat history under the data folder. */
-static void
-remove_tree (const char *path)
-{
-  g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-      remove_tree (child);
-    }
-  if (g_remove (path) != 0)
-    g_rmdir (path);
-}
-
 int
 main (int argc, char **argv)
 {
@@ -229,7 +214,7 @@ main (int argc, char **argv)
   g_test_add_func ("/keys/generate-restart-unlock", test_generate_restart_unlock);
   g_test_add_func ("/keys/damaged-key-file", test_damaged_key_file);
   rc = g_test_run ();
-  remove_tree (data_home);
+  ts_test_remove_tree (data_home);
   g_free (data_home);
   return rc;
 }

@@ -47,6 +47,8 @@ test_settings_to_rows (void)
   g_settings_set_boolean (settings, "use-gpu", FALSE);
   g_settings_set_string (settings, "marketplace-url", "http://market.example:8766");
   g_settings_set_string (settings, "color-scheme", "dark");
+  g_settings_set_boolean (settings, "evaluator-private", TRUE);
+  g_settings_set_double (settings, "privacy-rho", 0.0025);
 
   window = g_object_ref_sink (ts_preferences_window_new (NULL, settings));
   g_assert_cmpuint (adw_combo_row_get_selected (ADW_COMBO_ROW (child (window, "mode_row"))), ==, 2);
@@ -59,11 +61,18 @@ test_settings_to_rows (void)
   g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (child (window, "market_row"))), ==,
                    "http://market.example:8766");
   g_assert_cmpuint (adw_combo_row_get_selected (ADW_COMBO_ROW (child (window, "theme_row"))), ==, 2);
+  g_assert_true (gtk_switch_get_active (GTK_SWITCH (child (window, "private_switch"))));
+  g_assert_cmpfloat (gtk_spin_button_get_value (GTK_SPIN_BUTTON (child (window, "rho_spin"))), ==,
+                     0.0025);
+  g_assert_true (gtk_widget_get_sensitive (child (window, "private_row")));
 
   /* Changes made elsewhere show at once. */
   g_settings_set_string (settings, "evaluator-mode", "plain");
   g_assert_cmpuint (adw_combo_row_get_selected (ADW_COMBO_ROW (child (window, "mode_row"))), ==, 0);
   g_assert_false (gtk_widget_get_sensitive (child (window, "url_row")));
+  /* The private mode belongs to the remote evaluator. */
+  g_assert_false (gtk_widget_get_sensitive (child (window, "private_row")));
+  g_assert_false (gtk_widget_get_sensitive (child (window, "rho_row")));
 
   gtk_window_destroy (GTK_WINDOW (window));
   g_assert_finalize_object (window);
@@ -84,7 +93,11 @@ test_rows_to_settings (void)
   gtk_spin_button_set_value (GTK_SPIN_BUTTON (child (window, "threads_spin")), 12);
   gtk_switch_set_active (GTK_SWITCH (child (window, "gpu_switch")), TRUE);
   adw_combo_row_set_selected (ADW_COMBO_ROW (child (window, "theme_row")), 1);
+  gtk_switch_set_active (GTK_SWITCH (child (window, "private_switch")), TRUE);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (child (window, "rho_spin")), 0.0001);
 
+  g_assert_true (g_settings_get_boolean (settings, "evaluator-private"));
+  g_assert_cmpfloat_with_epsilon (g_settings_get_double (settings, "privacy-rho"), 0.0001, 1e-12);
   mode = g_settings_get_string (settings, "evaluator-mode");
   preset = g_settings_get_string (settings, "ckks-preset");
   url = g_settings_get_string (settings, "evaluator-url");

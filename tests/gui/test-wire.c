@@ -38,50 +38,25 @@ wait_until (GuiCondition condition, gpointer data, const char *what)
 }
 
 static gboolean
-page_ready (gpointer page)
-{
-  return ts_chat_page_get_ready (page);
-}
-
-static gboolean
 page_idle (gpointer page)
 {
   return !ts_chat_page_get_busy (page);
 }
 
-static gboolean
-mapped (gpointer widget)
-{
-  return gtk_widget_get_mapped (widget);
-}
-
-static gboolean
-no_windows (gpointer app)
-{
-  return gtk_application_get_windows (app) == NULL;
-}
-
 static TsWindow *
 start_app (TsApplication *app, TsChatPage **chat_out)
 {
-  TsWindow *window;
-
   g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
   ts_key_vault_set_kdf (ts_application_get_key_vault (app), &cheap_kdf);
-  g_application_activate (G_APPLICATION (app));
-  window = TS_WINDOW (gtk_application_get_active_window (GTK_APPLICATION (app)));
-  wait_until (mapped, window, "the window");
-  *chat_out = TS_CHAT_PAGE (gui_find_descendant (GTK_WIDGET (window), TS_TYPE_CHAT_PAGE));
-  wait_until (page_ready, *chat_out, "the demo model");
+  *chat_out = gui_start_chat (G_APPLICATION (app), 60);
   g_object_set (*chat_out, "max-tokens", 4, "temperature", 0.0, NULL);
-  return window;
+  return TS_WINDOW (gtk_widget_get_root (GTK_WIDGET (*chat_out)));
 }
 
 static void
 quit_app (TsApplication *app)
 {
-  g_action_group_activate_action (G_ACTION_GROUP (app), "quit", NULL);
-  wait_until (no_windows, app, "the windows to close");
+  gui_quit_app (G_APPLICATION (app), 60);
 }
 
 /* Sends a prompt through the page's action; both panes finish with the
@@ -104,18 +79,6 @@ send_and_compare (TsChatPage *chat)
 }
 
 /* ---- the vault's key ---------------------------------------------------- */
-
-static void
-store_result (GObject *source, GAsyncResult *result, gpointer data)
-{
-  *(GAsyncResult **) data = g_object_ref (result);
-}
-
-static gboolean
-have_result (gpointer data)
-{
-  return *(GAsyncResult **) data != NULL;
-}
 
 static void
 dismiss_unlock_prompt (TsWindow *window)
@@ -155,8 +118,8 @@ test_vault_key (void)
 
   /* A key made (and so unlocked) on the Keys page's vault: the badge follows
    * at once, and the next answer is encrypted under it. */
-  ts_key_vault_generate_async (vault, "fast", "a passphrase", NULL, store_result, &result);
-  wait_until (have_result, &result, "the key");
+  ts_key_vault_generate_async (vault, "fast", "a passphrase", NULL, gui_store_result, &result);
+  wait_until (gui_have_result, &result, "the key");
   g_assert_true (ts_key_vault_generate_finish (vault, result, &error));
   g_assert_no_error (error);
   g_assert_cmpint (ts_key_vault_get_state (vault), ==, TS_KEY_STATE_UNLOCKED);

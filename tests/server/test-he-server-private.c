@@ -16,6 +16,8 @@
 #include "ts-helora-ckks.h"
 #include "ts-helora-ckks-evaluator.h"
 #include "ts-helora-session.h"
+#include "ts-key-pair.h"
+#include "ts-privacy-accountant.h"
 #include "ts-test-util.h"
 
 #define PRESET "fast"
@@ -347,6 +349,97 @@ test_session_reports_budget (Fixture *f, gconstpointer data)
   lm_session_free (session);
 }
 
+/* A session that prefills the golden prompt privately (DP cost @rho per
+ * answer) under @pair, sending @pk (NULL: a key made for the session);
+ * returns what the server reports afterwards. */
+static void
+prefill_and_ask (Fixture *f, TsKeyPair *pair, GBytes *pk, double rho,
+                 TsHeloraPrivacyStatus *status)
+{
+  g_autoptr (GError) error = NULL;
+  TsHeloraOptions options = {
+    .mode = TS_HELORA_MODE_REMOTE, .params_preset = PRESET, .adapter_path = f->lora_path,
+    .remote_url = server_fixture_ws_url (f->server), .timeout_ms = 20000, .key_pair = pair,
+    .private_mode = TRUE, .private_lambda_s = LAMBDA_S, .private_rho = rho,
+    .private_public_key = pk,
+  };
+  g_autoptr (TsHeloraSession) helora = ts_helora_session_new (f->golden.lora, &options, &error);
+  LmSessionParams params = { .n_ctx = (guint32) f->golden.n_prompt + 2, .n_threads = 1 };
+  LmSession *session = NULL;
+
+  g_assert_no_error (error);
+  g_assert_cmpint (lm_session_new (f->golden.model, &params, &session), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora (session, f->golden.lora), ==, LM_OK);
+  g_assert_true (ts_helora_session_attach (helora, session, &error));
+  g_assert_cmpint (lm_session_prefill (session, f->golden.prompt, f->golden.n_prompt, NULL), ==,
+                   LM_OK);
+  g_assert_true (ts_helora_session_privacy_status (helora, status, &error));
+  g_assert_no_error (error);
+  lm_session_free (session);
+}
+
+/* The server reports what it charged: every module answer of the prefill
+ * costs rho; the same public key adds up over connections, a fresh key
+ * starts afresh; epsilon follows from rho at the budget's delta. */
+static void
+test_privacy_status (Fixture *f, gconstpointer data)
+{
+  const double rho = 1e-4;
+  double answers = (double) f->golden.n_prompt * (double) lm_lora_n_modules (f->golden.lora);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsKeyPair) pair = ts_key_pair_generate (PRESET, NULL, NULL, &error);
+  g_assert_no_error (error);
+  gsize len = ckks_public_key_serialized_size (pair->pk);
+  guint8 *buf = g_malloc (len);
+  g_assert_cmpint (ckks_public_key_serialize (pair->pk, buf, len), ==, CKKS_OK);
+  g_autoptr (GBytes) pk = g_bytes_new_take (buf, len);
+  TsHeloraPrivacyStatus first, second, fresh;
+
+  prefill_and_ask (f, pair, pk, rho, &first);
+  g_assert_cmpuint (first.flags, ==, TS_HELORA_PRIVACY_BUDGET);
+  g_assert_cmpfloat_with_epsilon (first.rho_spent, answers * rho, answers * rho * 1e-9);
+  g_assert_cmpfloat_with_epsilon (first.epsilon_spent,
+                                  ts_privacy_epsilon (first.rho_spent, 1e-6), 1e-12);
+  g_assert_cmpfloat_with_epsilon (first.epsilon_budget, 8.0, 1e-9);
+  g_assert_cmpfloat (first.delta, ==, 1e-6);
+  prefill_and_ask (f, pair, pk, rho, &second);
+  g_assert_cmpfloat_with_epsilon (second.rho_spent, 2 * answers * rho, answers * rho * 1e-9);
+  g_assert_cmpfloat (second.epsilon_spent, >, first.epsilon_spent);
+  prefill_and_ask (f, pair, NULL, rho, &fresh);
+  g_assert_cmpfloat_with_epsilon (fresh.rho_spent, answers * rho, answers * rho * 1e-9);
+  g_test_message ("%.0f answers: epsilon %.4f, then %.4f of %.1f", answers, first.epsilon_spent,
+                  second.epsilon_spent, second.epsilon_budget);
+}
+
+/* Without a budget only rho (0: nothing charged) is reported; a connection
+ * without a private hello is not ready for the query. */
+static void
+test_privacy_status_without_budget (Fixture *f, gconstpointer data)
+{
+  CkksClient *c = ckks_client_new (PRESET, f->lora_path);
+  g_autoptr (GBytes) pk = public_key_bytes (c);
+  g_autoptr (GError) error = NULL;
+  TsHeloraPrivacyStatus status = { 0 };
+  TsHeloraRemote *plain = ckks_client_connect (c, server_fixture_ws_url (f->server));
+  TsHeloraRemote *priv = NULL;
+
+  g_assert_false (ts_helora_remote_privacy_status (plain, &status, &error));
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_NOT_READY);
+  g_clear_error (&error);
+  /* The connection stays usable after the refusal. */
+  g_assert_false (ts_helora_remote_is_closed (plain));
+  ts_helora_remote_free (plain);
+  priv = connect_private (f, c, pk, 0.0, &error);
+  g_assert_no_error (error);
+  status.rho_spent = -1;
+  g_assert_true (ts_helora_remote_privacy_status (priv, &status, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (status.flags, ==, 0);
+  g_assert_cmpfloat (status.rho_spent, ==, 0.0);
+  ts_helora_remote_free (priv);
+  ckks_client_free (c);
+}
+
 /* The value of the sample @name (with its labels) in a /metrics text. */
 static double
 metric (const char *text, const char *name)
@@ -504,5 +597,9 @@ main (int argc, char **argv)
               fixture_set_up, test_budget_refusal_and_restart, fixture_tear_down);
   g_test_add ("/he-server-private/session-reports-budget", Fixture, GUINT_TO_POINTER (4000),
               fixture_set_up, test_session_reports_budget, fixture_tear_down);
+  g_test_add ("/he-server-private/privacy-status", Fixture, GUINT_TO_POINTER (8000),
+              fixture_set_up, test_privacy_status, fixture_tear_down);
+  g_test_add ("/he-server-private/privacy-status-without-budget", Fixture, GUINT_TO_POINTER (0),
+              fixture_set_up, test_privacy_status_without_budget, fixture_tear_down);
   return g_test_run ();
 }

@@ -1,0 +1,141 @@
+/* test-generation.c: replies on the demo model with another adapter than the one it
+ * was loaded with: the adapter cache, and the same tokens as a model loaded
+ * with that adapter, in plaintext and under HE-LoRA (local evaluator).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <string.h>
+
+#include "ts-generation.h"
+
+#define N_TOKENS 8
+
+static char *model_path;
+static char *demo_adapter;
+static char *pirate;
+
+typedef struct {
+  GArray *ids;
+  gboolean done;
+  GError *error;
+} Reply;
+
+static void
+reply_cb (TsGenerationJob *job, const TsGenerationEvent *event, gpointer data)
+{
+  Reply *r = data;
+
+  if (event->kind == TS_GENERATION_EVENT_TOKEN)
+    g_array_append_val (r->ids, event->token_id);
+  else if (event->kind != TS_GENERATION_EVENT_STARTED)
+    {
+      r->done = TRUE;
+      if (event->error != NULL)
+        r->error = g_error_copy (event->error);
+      /* Nothing private was asked: no budget to report. */
+      g_assert_false (event->has_privacy);
+    }
+}
+
+/* Greedy token ids of one reply to a fixed prompt; @adapter_path as the
+ * request's adapter (NULL: the model's), @he_mode NULL or "local". */
+static GArray *
+generate (TsGenerationModel *model, const char *adapter_path, const char *he_mode)
+{
+  g_autoptr (TsGenerationRequest) request = ts_generation_request_new ();
+  Reply r = { g_array_new (FALSE, FALSE, sizeof (int)), FALSE, NULL };
+  g_autoptr (TsGenerationJob) job = NULL;
+
+  g_ptr_array_add (request->turns, g_strdup ("Tell me about encrypted adapters."));
+  request->max_tokens = N_TOKENS;
+  request->temperature = 0;
+  request->adapter_path = g_strdup (adapter_path);
+  request->he_mode = g_strdup (he_mode);
+  request->he_preset = g_strdup ("fast");
+  job = ts_generation_job_start (model, request, NULL, reply_cb, &r);
+  while (!r.done)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_no_error (r.error);
+  g_assert_cmpuint (r.ids->len, >, 0);
+  return r.ids;
+}
+
+static void
+assert_same_ids (GArray *a, GArray *b)
+{
+  g_assert_cmpuint (a->len, ==, b->len);
+  g_assert_cmpmem (a->data, a->len * sizeof (int), b->data, b->len * sizeof (int));
+}
+
+/* Each adapter is read once and kept; the load's adapter is the default. */
+static void
+test_adapter_cache (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsGenerationModel) model = ts_generation_model_load (model_path, demo_adapter, &error);
+  const LmLora *own, *first, *again;
+
+  double t0, t_first, t_again;
+
+  g_assert_no_error (error);
+  own = ts_generation_model_get_lora (model, NULL, &error);
+  g_assert_nonnull (own);
+  g_assert_true (ts_generation_model_get_lora (model, demo_adapter, &error) == own);
+  t0 = g_get_monotonic_time ();
+  first = ts_generation_model_get_lora (model, pirate, &error);
+  t_first = (g_get_monotonic_time () - t0) / 1000.0;
+  g_assert_no_error (error);
+  g_assert_nonnull (first);
+  g_assert_true (first != own);
+  t0 = g_get_monotonic_time ();
+  again = ts_generation_model_get_lora (model, pirate, &error);
+  t_again = (g_get_monotonic_time () - t0) / 1000.0;
+  g_assert_true (again == first);
+  g_test_message ("adapter switch: first use %.3f ms (read from disk), then %.4f ms", t_first,
+                  t_again);
+  g_assert_null (ts_generation_model_get_lora (model, "/nonexistent/adapter", &error));
+  g_assert_error (error, TS_GENERATION_ERROR, TS_GENERATION_ERROR_MODEL);
+}
+
+/* A reply with the pirate adapter on a model loaded with the demo adapter
+ * is the reply of a model loaded with the pirate adapter, and HE-LoRA
+ * evaluates that same adapter (greedy: the same tokens). */
+static void
+test_switched_adapter (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsGenerationModel) model = ts_generation_model_load (model_path, demo_adapter, &error);
+  g_autoptr (TsGenerationModel) direct = ts_generation_model_load (model_path, pirate, &error);
+  g_autoptr (GArray) own = NULL, switched = NULL, reference = NULL, he = NULL, bad = NULL;
+  g_autoptr (TsGenerationRequest) request = ts_generation_request_new ();
+
+  g_assert_no_error (error);
+  own = generate (model, NULL, NULL);
+  switched = generate (model, pirate, NULL);
+  reference = generate (direct, NULL, NULL);
+  he = generate (model, pirate, "local");
+  assert_same_ids (switched, reference);
+  assert_same_ids (he, reference);
+  g_test_message ("demo adapter %u tokens, pirate %u tokens", own->len, switched->len);
+  /* The two adapters do answer differently: the switch is not a no-op. */
+  g_assert_true (own->len != switched->len
+                 || memcmp (own->data, switched->data, own->len * sizeof (int)) != 0);
+}
+
+int
+main (int argc, char **argv)
+{
+  int status;
+
+  g_test_init (&argc, &argv, NULL);
+  model_path = g_build_filename (TS_SOURCE_DATA_DIR, "demo", "tiny-qwen35moe-f32.gguf", NULL);
+  demo_adapter = g_build_filename (TS_SOURCE_DATA_DIR, "demo", "tiny-qwen35moe-lora-f32.gguf",
+                                   NULL);
+  pirate = g_build_filename (TS_SOURCE_DATA_DIR, "market", "tiny-pirate", NULL);
+  g_test_add_func ("/generation/adapter-cache", test_adapter_cache);
+  g_test_add_func ("/generation/switched-adapter", test_switched_adapter);
+  status = g_test_run ();
+  g_free (model_path);
+  g_free (demo_adapter);
+  g_free (pirate);
+  return status;
+}
