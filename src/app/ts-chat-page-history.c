@@ -110,6 +110,15 @@ note_last_ids (TsChatPage *self, GPtrArray *messages)
     }
 }
 
+/* A stored message back in @pane, with the note its reply had. */
+static void
+restore_message (TsChatPane *pane, const TsHistoryMessage *m)
+{
+  ts_chat_pane_add_message (pane, m->is_user, m->content);
+  if (!m->is_user && m->note != NULL)
+    ts_chat_pane_set_reply_note (pane, m->note);
+}
+
 gboolean
 ts_chat_page_load_conversation (TsChatPage *self, gint64 id, GError **error)
 {
@@ -125,9 +134,9 @@ ts_chat_page_load_conversation (TsChatPage *self, gint64 id, GError **error)
       TsHistoryMessage *m = g_ptr_array_index (messages, i);
 
       if (m->pane != TS_HISTORY_PANE_HE)
-        ts_chat_pane_add_message (self->plain_pane, m->is_user, m->content);
+        restore_message (self->plain_pane, m);
       if (m->pane != TS_HISTORY_PANE_PLAIN)
-        ts_chat_pane_add_message (self->he_pane, m->is_user, m->content);
+        restore_message (self->he_pane, m);
     }
   note_last_ids (self, messages);
   _ts_chat_page_update_actions (self);
@@ -211,12 +220,17 @@ void
 _ts_chat_page_history_save_reply (TsChatPage *self, gboolean he, gboolean complete)
 {
   gint64 id = he ? self->he_reply_message : self->plain_reply_message;
-  const char *text = ts_chat_pane_get_reply (ts_chat_page_get_pane (self, he));
+  TsChatPane *pane = ts_chat_page_get_pane (self, he);
+  const char *text = ts_chat_pane_get_reply (pane);
+  const char *note = ts_chat_pane_get_reply_note (pane);
   g_autoptr (GError) error = NULL;
 
   if (self->history == NULL || id == 0 || text == NULL)
     return;
-  if (!ts_history_update_message (self->history, id, text, complete, &error))
+  /* The routing note goes in once, when the reply has finished. */
+  if (!ts_history_update_message (self->history, id, text, complete, &error)
+      || (note != NULL && !ts_chat_pane_get_busy (pane)
+          && !ts_history_set_note (self->history, id, note, &error)))
     history_failed (self, error);
 }
 

@@ -28,8 +28,14 @@ static const char schema_sql[] =
   "  is_user INTEGER NOT NULL,"
   "  pane INTEGER NOT NULL,"
   "  content TEXT NOT NULL,"
-  "  complete INTEGER NOT NULL);"
+  "  complete INTEGER NOT NULL,"
+  "  note TEXT);"
   "CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages(conversation, id);";
+
+/* Databases written before messages had a note (user_version 0 with the
+ * old table) get the column; nothing else changes and no row is touched. */
+static const char migrate_note_sql[] = "ALTER TABLE messages ADD COLUMN note TEXT;";
+#define SCHEMA_VERSION 1
 
 static gboolean
 db_error (TsHistory *self, GError **error)
@@ -54,6 +60,7 @@ ts_history_message_free (TsHistoryMessage *m)
   if (m == NULL)
     return;
   g_free (m->content);
+  g_free (m->note);
   g_free (m);
 }
 
@@ -61,6 +68,45 @@ char *
 ts_history_default_path (void)
 {
   return g_build_filename (g_get_user_data_dir (), "tensafe", "history.sqlite", NULL);
+}
+
+static gboolean
+has_note_column (TsHistory *self)
+{
+  sqlite3_stmt *stmt = NULL;
+  gboolean found = FALSE;
+
+  if (sqlite3_prepare_v2 (self->db, "PRAGMA table_info(messages)", -1, &stmt, NULL) != SQLITE_OK)
+    return FALSE;
+  while (!found && sqlite3_step (stmt) == SQLITE_ROW)
+    found = g_strcmp0 ((const char *) sqlite3_column_text (stmt, 1), "note") == 0;
+  sqlite3_finalize (stmt);
+  return found;
+}
+
+/* Brings an older database up to SCHEMA_VERSION in one transaction. */
+static gboolean
+migrate (TsHistory *self, GError **error)
+{
+  sqlite3_stmt *stmt = NULL;
+  int version = 0;
+  g_autofree char *set_version = g_strdup_printf ("PRAGMA user_version=%d;", SCHEMA_VERSION);
+
+  if (sqlite3_prepare_v2 (self->db, "PRAGMA user_version", -1, &stmt, NULL) != SQLITE_OK)
+    return FALSE;
+  if (sqlite3_step (stmt) == SQLITE_ROW)
+    version = sqlite3_column_int (stmt, 0);
+  sqlite3_finalize (stmt);
+  if (version >= SCHEMA_VERSION)
+    return TRUE;
+  if (sqlite3_exec (self->db, "BEGIN IMMEDIATE;", NULL, NULL, NULL) != SQLITE_OK)
+    return FALSE;
+  if ((has_note_column (self) || sqlite3_exec (self->db, migrate_note_sql, NULL, NULL, NULL) == SQLITE_OK)
+      && sqlite3_exec (self->db, set_version, NULL, NULL, NULL) == SQLITE_OK
+      && sqlite3_exec (self->db, "COMMIT;", NULL, NULL, NULL) == SQLITE_OK)
+    return TRUE;
+  sqlite3_exec (self->db, "ROLLBACK;", NULL, NULL, NULL);
+  return FALSE;
 }
 
 TsHistory *
@@ -77,7 +123,8 @@ ts_history_open (const char *path, GError **error)
       return NULL;
     }
   if (sqlite3_open_v2 (path, &self->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK ||
-      sqlite3_exec (self->db, schema_sql, NULL, NULL, NULL) != SQLITE_OK)
+      sqlite3_exec (self->db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+      !migrate (self, error))
     return db_error (self, error), NULL;
   sqlite3_busy_timeout (self->db, 2000);
   return g_steal_pointer (&self);
@@ -192,7 +239,7 @@ ts_history_delete (TsHistory *self, gint64 conversation, GError **error)
 GPtrArray *
 ts_history_messages (TsHistory *self, gint64 conversation, GError **error)
 {
-  sqlite3_stmt *stmt = prepare (self, "SELECT id, is_user, pane, content, complete FROM messages"
+  sqlite3_stmt *stmt = prepare (self, "SELECT id, is_user, pane, content, complete, note FROM messages"
                                       " WHERE conversation = ?1 ORDER BY id", error);
   GPtrArray *list;
   int rc;
@@ -211,6 +258,7 @@ ts_history_messages (TsHistory *self, gint64 conversation, GError **error)
       m->pane = pane >= TS_HISTORY_PANE_BOTH && pane <= TS_HISTORY_PANE_HE ? pane : TS_HISTORY_PANE_BOTH;
       m->content = g_strdup ((const char *) sqlite3_column_text (stmt, 3));
       m->complete = sqlite3_column_int (stmt, 4) != 0;
+      m->note = g_strdup ((const char *) sqlite3_column_text (stmt, 5));
       g_ptr_array_add (list, m);
     }
   sqlite3_finalize (stmt);
@@ -267,6 +315,21 @@ ts_history_update_message (TsHistory *self, gint64 message, const char *content,
   sqlite3_bind_text (stmt, 1, content != NULL ? content : "", -1, SQLITE_TRANSIENT);
   sqlite3_bind_int (stmt, 2, complete ? 1 : 0);
   sqlite3_bind_int64 (stmt, 3, message);
+  return run (self, stmt, TRUE, error);
+}
+
+gboolean
+ts_history_set_note (TsHistory *self, gint64 message, const char *note, GError **error)
+{
+  sqlite3_stmt *stmt = prepare (self, "UPDATE messages SET note = ?1 WHERE id = ?2", error);
+
+  if (stmt == NULL)
+    return FALSE;
+  if (note != NULL)
+    sqlite3_bind_text (stmt, 1, note, -1, SQLITE_TRANSIENT);
+  else
+    sqlite3_bind_null (stmt, 1);
+  sqlite3_bind_int64 (stmt, 2, message);
   return run (self, stmt, TRUE, error);
 }
 

@@ -42,6 +42,7 @@ typedef struct {
   TsHistoryPane pane;
   char *content;
   gboolean complete;           /* FALSE: the answer was cut short */
+  char *note;                  /* shown above a reply ("routed to: …"); NULL: none */
 } TsHistoryMessage;
 
 void ts_history_conversation_free (TsHistoryConversation *c);
@@ -73,6 +74,8 @@ gint64 ts_history_add_message (TsHistory *self, gint64 conversation, gboolean is
                                GError **error);
 gboolean ts_history_update_message (TsHistory *self, gint64 message, const char *content,
                                     gboolean complete, GError **error);
+/* The note shown above a reply (NULL removes it). */
+gboolean ts_history_set_note (TsHistory *self, gint64 message, const char *note, GError **error);
 /* Removes @message and every later message of its conversation (regenerate,
  * edit and resend). */
 gboolean ts_history_truncate (TsHistory *self, gint64 conversation, gint64 message,

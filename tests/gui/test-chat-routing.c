@@ -187,6 +187,20 @@ send_alone (TsChatPage *page, const char *prompt)
 }
 
 /* Both replies carry the same note and the text of @adapter's reply. */
+/* The conversation read back from history.sqlite shows the same note. */
+static void
+check_note_kept (TsChatPage *page, const char *shown)
+{
+  g_autofree char *note = g_strdup (shown);   /* @shown may belong to the reply replaced */
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (ts_chat_page_load_conversation (page, ts_chat_page_get_conversation (page),
+                                                 &error));
+  g_assert_no_error (error);
+  g_assert_cmpstr (ts_chat_pane_get_reply_note (ts_chat_page_get_pane (page, FALSE)), ==, note);
+  g_assert_cmpstr (ts_chat_pane_get_reply_note (ts_chat_page_get_pane (page, TRUE)), ==, note);
+}
+
 static void
 check_turn (TsChatPage *page, const char *note, const char *adapter, const char *prompt)
 {
@@ -200,6 +214,7 @@ check_turn (TsChatPage *page, const char *note, const char *adapter, const char 
   g_assert_cmpstr (ts_chat_pane_get_reply (plain), ==, expected);
   g_assert_cmpstr (ts_chat_pane_get_reply (he), ==, expected);
   g_assert_null (ts_chat_pane_get_reply_error (he));
+  check_note_kept (page, note);
 }
 
 /* ---- routing --------------------------------------------------------------- */

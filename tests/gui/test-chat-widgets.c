@@ -3,12 +3,14 @@
  * conversation store.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <adwaita.h>
+#include <sqlite3.h>
 #include <glib/gstdio.h>
 
 #include "ts-application.h"
 #include "ts-chat-message.h"
 #include "ts-history.h"
 #include "ts-latency-chart.h"
+#include "ts-test-util.h"
 
 static void
 test_markdown_blocks (void)
@@ -259,6 +261,58 @@ test_history_store (void)
   g_rmdir (dir);
 }
 
+/* A reply keeps its note ("routed to: …"), and a database written before
+ * messages had notes opens with every row kept and takes notes afterwards. */
+static void
+test_history_notes (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("tensafe-history-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "history.sqlite", NULL);
+  const char *old_schema =
+    "CREATE TABLE conversations (id INTEGER PRIMARY KEY, title TEXT NOT NULL,"
+    " created INTEGER NOT NULL, updated INTEGER NOT NULL);"
+    "CREATE TABLE messages (id INTEGER PRIMARY KEY, conversation INTEGER NOT NULL"
+    " REFERENCES conversations(id) ON DELETE CASCADE, is_user INTEGER NOT NULL,"
+    " pane INTEGER NOT NULL, content TEXT NOT NULL, complete INTEGER NOT NULL);"
+    "INSERT INTO conversations VALUES (1, 'Old', 0, 0);"
+    "INSERT INTO messages VALUES (1, 1, 0, 0, 'old question', 1);"
+    "INSERT INTO messages VALUES (2, 1, 0, 2, 'old answer', 1);";
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHistory) history = NULL;
+  g_autoptr (GPtrArray) messages = NULL;
+  TsHistoryMessage *reply;
+  sqlite3 *db = NULL;
+
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, old_schema, NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (db);
+
+  history = ts_history_open (path, &error);
+  g_assert_no_error (error);
+  messages = ts_history_messages (history, 1, &error);
+  g_assert_cmpuint (messages->len, ==, 2);
+  reply = g_ptr_array_index (messages, 1);
+  g_assert_cmpstr (reply->content, ==, "old answer");
+  g_assert_null (reply->note);
+  g_assert_true (ts_history_set_note (history, 2, "routed to: tiny-pirate, 1.00 (keyword)",
+                                      &error));
+  g_assert_false (ts_history_set_note (history, 99, "x", &error));
+  g_assert_error (error, TS_HISTORY_ERROR, TS_HISTORY_ERROR_NOT_FOUND);
+  g_clear_error (&error);
+
+  /* Reopened (already migrated), the note is there. */
+  g_clear_pointer (&history, ts_history_close);
+  history = ts_history_open (path, &error);
+  g_assert_no_error (error);
+  g_clear_pointer (&messages, g_ptr_array_unref);
+  messages = ts_history_messages (history, 1, &error);
+  reply = g_ptr_array_index (messages, 1);
+  g_assert_cmpstr (reply->note, ==, "routed to: tiny-pirate, 1.00 (keyword)");
+  g_assert_null (((TsHistoryMessage *) g_ptr_array_index (messages, 0))->note);
+  g_clear_pointer (&history, ts_history_close);
+  ts_test_remove_tree (dir);
+}
+
 /* A file that is not a database is reported, not crashed on. */
 static void
 test_history_corrupt (void)
@@ -290,6 +344,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/chat-widgets/history-store", test_history_store);
   g_test_add_func ("/chat-widgets/history-corrupt", test_history_corrupt);
+  g_test_add_func ("/chat-widgets/history-notes", test_history_notes);
   if (!gtk_init_check ())
     {
       g_test_add_func ("/chat-widgets/no-display", test_no_display);
