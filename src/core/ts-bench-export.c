@@ -121,6 +121,8 @@ build_result (JsonBuilder *b, const TsBenchResult *r)
     json_builder_add_string_value (b, r->preset);
   else
     json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "stacked");
+  json_builder_add_boolean_value (b, r->stacked);
   add_int (b, "rank", r->rank);
   add_int (b, "tokens", r->n_tokens);
   add_double (b, "decode_tok_s", r->tokens_per_s);

@@ -351,6 +351,7 @@ run_config (const Reporter *r, const TsBenchConfig *config, const TsBenchLoaded 
   result->mode = config->mode;
   result->private_mode = config->private_mode;
   result->private_warm = config->private_warm;
+  result->stacked = adapter->stack != NULL;
   result->preset = g_strdup (config->preset);
   result->rank = adapter->rank;
   result->series = ts_timing_series_new ();
@@ -403,7 +404,10 @@ run_configs (const TsBenchOptions *options, const TsBenchLoaded *l, const Adapte
     for (guint i = 0; i < options->configs->len; i++, r->index++)
       {
         const TsBenchConfig *config = &g_array_index (options->configs, TsBenchConfig, i);
-        g_autofree char *label = config_label (config);
+        g_autofree char *name = config_label (config);
+        /* Stacked rows must not read like the single adapter's. */
+        g_autofree char *label = adapter->stack != NULL ? g_strconcat (name, " · stack", NULL)
+                                                        : g_strdup (name);
         TsBenchResult *result;
 
         r->label = label;

@@ -96,9 +96,10 @@ void ts_bench_options_add_private_warm (TsBenchOptions *options, const char *pre
 void ts_bench_options_add_stacked (TsBenchOptions *options, const char *path, float weight);
 
 typedef struct {
-  char *label;               /* "plaintext", "HE local · fast", … */
+  char *label;               /* "plaintext", "HE local · fast", … (" · stack" when stacked) */
   TsHeloraMode mode;
   gboolean private_mode;     /* remote in the adapter-private mode */
+  gboolean stacked;          /* other adapters were stacked on the measured one */
   char *preset;
   guint rank;                /* largest rank among the adapter's modules */
   guint n_modules;           /* adapted modules */
