@@ -51,16 +51,30 @@ ts_bench_item_get_result (TsBenchItem *self)
   return self->result;
 }
 
-char *
-ts_bench_result_label (const TsBenchResult *r)
+static char *
+mode_label (const TsBenchResult *r)
 {
   /* Translators: %s is a CKKS parameter set: fast, default or wide. */
   if (r->mode == TS_HELORA_MODE_LOCAL)
     return g_strdup_printf (_("HE local · %s"), r->preset);
+  /* Translators: the adapter-private mode of the remote evaluator; %s is a
+   * CKKS parameter set: fast, default or wide. */
+  if (r->mode == TS_HELORA_MODE_REMOTE && r->private_mode)
+    return g_strdup_printf (_("HE remote · private · %s"), r->preset);
   /* Translators: %s is a CKKS parameter set: fast, default or wide. */
   if (r->mode == TS_HELORA_MODE_REMOTE)
     return g_strdup_printf (_("HE remote · %s"), r->preset);
   return g_strdup (_("Plaintext"));
+}
+
+char *
+ts_bench_result_label (const TsBenchResult *r)
+{
+  g_autofree char *mode = mode_label (r);
+
+  /* Translators: %s is a configuration, e.g. “HE local · fast”; the row
+   * ran with random attention and FFN adapters stacked on the adapter. */
+  return r->stacked ? g_strdup_printf (_("%s · stack"), mode) : g_steal_pointer (&mode);
 }
 
 double

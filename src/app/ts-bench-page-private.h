@@ -16,6 +16,9 @@ const char *_ts_bench_page_get_last_toast (TsBenchPage *self);
  * "wide") are ticked, as a user would. */
 void _ts_bench_page_set_inputs (TsBenchPage *self, const char *model, const char *adapter,
                                 guint n_tokens, const char *const *presets_on);
+/* The switches: remote evaluator, adapter-private remote, random stack. */
+void _ts_bench_page_set_modes (TsBenchPage *self, gboolean remote, gboolean private_mode,
+                               gboolean stack);
 /* The ranks field's text ("4, 8"). */
 void _ts_bench_page_set_ranks (TsBenchPage *self, const char *ranks);
 /* What the export buttons write, without the file chooser: "csv" or "json". */

@@ -26,6 +26,9 @@ struct _TsBenchPage
   AdwEntryRow *ranks_row;
   AdwActionRow *remote_row;
   GtkSwitch *remote_switch;
+  AdwActionRow *private_row;
+  GtkSwitch *private_switch;
+  GtkSwitch *stack_switch;
   GtkSpinButton *tokens_spin;
   GtkProgressBar *progress_bar;
   GtkColumnView *results_view;
@@ -46,6 +49,10 @@ struct _TsBenchPage
 G_DEFINE_FINAL_TYPE (TsBenchPage, ts_bench_page, ADW_TYPE_BIN)
 
 static const char *const presets[] = { "fast", "default", "wide" };
+
+/* Rank of the two random adapters the stack switch puts on the measured one
+ * (ts-bench-stack.h); small enough for the tiny demo model. */
+#define STACK_RANK 8
 
 static void
 toast (TsBenchPage *self, const char *text)
@@ -97,7 +104,7 @@ set_path (TsBenchPage *self, gboolean model, const char *path)
     g_settings_set_string (settings, model ? "bench-model" : "bench-adapter", path ? path : "");
 }
 
-/* The remote evaluator row follows the address in the preferences. */
+/* The remote evaluator rows follow the address in the preferences. */
 static void
 show_evaluator (TsBenchPage *self, const char *key, GSettings *settings)
 {
@@ -105,6 +112,7 @@ show_evaluator (TsBenchPage *self, const char *key, GSettings *settings)
 
   adw_action_row_set_subtitle (self->remote_row, *url != '\0' ? url : _("No evaluator address set"));
   gtk_widget_set_sensitive (GTK_WIDGET (self->remote_row), *url != '\0');
+  gtk_widget_set_sensitive (GTK_WIDGET (self->private_row), *url != '\0');
 }
 
 static void
@@ -113,6 +121,7 @@ load_paths (TsBenchPage *self)
   GSettings *settings = app_settings ();
 
   gtk_widget_set_sensitive (GTK_WIDGET (self->remote_row), FALSE);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->private_row), FALSE);
   if (settings != NULL)
     {
       self->model_path = g_settings_get_string (settings, "bench-model");
@@ -189,7 +198,9 @@ collect_options (TsBenchPage *self, GError **error)
   GtkCheckButton *checks[] = { self->fast_check, self->default_check, self->wide_check };
   GSettings *settings = app_settings ();
   g_autofree char *url = settings ? g_settings_get_string (settings, "evaluator-url") : NULL;
-  gboolean remote = gtk_switch_get_active (self->remote_switch) && url != NULL && *url != '\0';
+  gboolean have_url = url != NULL && *url != '\0';
+  gboolean remote = gtk_switch_get_active (self->remote_switch) && have_url;
+  gboolean private_mode = gtk_switch_get_active (self->private_switch) && have_url;
   g_autoptr (TsBenchOptions) options = NULL;
   g_autoptr (GArray) ranks = parse_ranks (gtk_editable_get_text (GTK_EDITABLE (self->ranks_row)),
                                           error);
@@ -208,6 +219,8 @@ collect_options (TsBenchPage *self, GError **error)
   options->n_threads = settings ? (guint) g_settings_get_int (settings, "threads") : 0;
   if (ranks->len > 0)
     options->ranks = g_steal_pointer (&ranks);
+  if (gtk_switch_get_active (self->stack_switch))
+    options->random_stack_rank = STACK_RANK;
   ts_bench_options_add (options, TS_HELORA_MODE_PLAIN, NULL, NULL);
   for (guint i = 0; i < G_N_ELEMENTS (checks); i++)
     if (gtk_check_button_get_active (checks[i]))
@@ -215,6 +228,9 @@ collect_options (TsBenchPage *self, GError **error)
         ts_bench_options_add (options, TS_HELORA_MODE_LOCAL, presets[i], NULL);
         if (remote)
           ts_bench_options_add (options, TS_HELORA_MODE_REMOTE, presets[i], url);
+        /* λ_s 0: the library's default flooding (docs/security.md) */
+        if (private_mode)
+          ts_bench_options_add_private (options, presets[i], url, 0);
       }
   return g_steal_pointer (&options);
 }
@@ -511,6 +527,15 @@ _ts_bench_page_set_ranks (TsBenchPage *self, const char *ranks)
 }
 
 void
+_ts_bench_page_set_modes (TsBenchPage *self, gboolean remote, gboolean private_mode,
+                          gboolean stack)
+{
+  gtk_switch_set_active (self->remote_switch, remote);
+  gtk_switch_set_active (self->private_switch, private_mode);
+  gtk_switch_set_active (self->stack_switch, stack);
+}
+
+void
 _ts_bench_page_set_inputs (TsBenchPage *self, const char *model, const char *adapter,
                            guint n_tokens, const char *const *presets_on)
 {
@@ -563,6 +588,9 @@ ts_bench_page_class_init (TsBenchPageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TsBenchPage, ranks_row);
   gtk_widget_class_bind_template_child (widget_class, TsBenchPage, remote_row);
   gtk_widget_class_bind_template_child (widget_class, TsBenchPage, remote_switch);
+  gtk_widget_class_bind_template_child (widget_class, TsBenchPage, private_row);
+  gtk_widget_class_bind_template_child (widget_class, TsBenchPage, private_switch);
+  gtk_widget_class_bind_template_child (widget_class, TsBenchPage, stack_switch);
   gtk_widget_class_bind_template_child (widget_class, TsBenchPage, tokens_spin);
   gtk_widget_class_bind_template_child (widget_class, TsBenchPage, progress_bar);
   gtk_widget_class_bind_template_child (widget_class, TsBenchPage, results_view);

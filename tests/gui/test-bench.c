@@ -1,13 +1,17 @@
 /* test-bench.c: the benchmark page runs the golden model to completion, fills the
- * table and the chart, exports, and stops when asked.
+ * table and the chart, exports, and stops when asked; it benches the
+ * adapter-private mode against a real tensafe-he-server, and a random stack.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <adwaita.h>
 #include <glib/gstdio.h>
 
+#include "gui-evaluator.h"
 #include "gui-test-util.h"
 #include "ts-application.h"
+#include "ts-bench-export.h"
 #include "ts-bench-item.h"
 #include "ts-bench-page-private.h"
+#include "ts-chat-page.h"
 #include "ts-test-util.h"
 
 #define GOLDEN_DIR "qwen35/tiny-qwen35moe-f32/"
@@ -153,6 +157,116 @@ test_ranks (Fixture *f, gconstpointer data)
   g_assert_cmpint (ts_bench_item_get_result (last)->mode, ==, TS_HELORA_MODE_LOCAL);
 }
 
+/* The row of the first result in the given mode and privacy, transfer full. */
+static TsBenchItem *
+find_row (GListModel *rows, TsHeloraMode mode, gboolean private_mode)
+{
+  for (guint i = 0; i < g_list_model_get_n_items (rows); i++)
+    {
+      g_autoptr (TsBenchItem) item = g_list_model_get_item (rows, i);
+      const TsBenchResult *r = ts_bench_item_get_result (item);
+
+      if (r->mode == mode && r->private_mode == private_mode)
+        return g_steal_pointer (&item);
+    }
+  return NULL;
+}
+
+static char *
+export_text (TsBenchPage *page, const char *format)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("ts-bench-XXXXXX", &error);
+  g_autofree char *path = g_build_filename (dir, "bench", NULL);
+  char *text = NULL;
+
+  g_assert_no_error (error);
+  g_assert_true (_ts_bench_page_export_to (page, path, format, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  g_unlink (path);
+  g_rmdir (dir);
+  return text;
+}
+
+/* The adapter-private switch adds a private remote row, served by a real
+ * evaluator over the demo adapter. */
+static void
+test_private_remote (Fixture *f, gconstpointer data)
+{
+  GSettings *settings = ts_application_get_settings (TS_APPLICATION (g_application_get_default ()));
+  g_autofree char *model = ts_chat_page_find_demo_file ("tiny-qwen35moe-f32.gguf");
+  g_autofree char *dir = gui_evaluator_demo_dir ();
+  g_autofree char *adapter = g_build_filename (dir, "tiny-qwen35moe-lora-f32.gguf", NULL);
+  const char *args[] = { "--model", model, "--threads", "1", NULL };
+  GListModel *rows = _ts_bench_page_get_results_model (f->page);
+  g_autoptr (TsBenchItem) private = NULL;
+  g_autofree char *label = NULL, *he = NULL, *csv = NULL;
+  GuiEvaluator server = { 0 };
+
+  gui_evaluator_start (&server, dir, args);
+  g_settings_set_string (settings, "evaluator-url", server.ws_url);
+  _ts_bench_page_set_inputs (f->page, model, adapter, 2, fast_only);
+  _ts_bench_page_set_modes (f->page, FALSE, TRUE, FALSE);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->page), "bench.run", NULL));
+  wait_for_run (f->page);
+  g_assert_null (_ts_bench_page_get_last_toast (f->page));
+
+  /* Plaintext, HE local, HE remote private: no plain remote row. */
+  g_assert_cmpuint (g_list_model_get_n_items (rows), ==, 3);
+  g_assert_null (find_row (rows, TS_HELORA_MODE_REMOTE, FALSE));
+  private = find_row (rows, TS_HELORA_MODE_REMOTE, TRUE);
+  g_assert_nonnull (private);
+  label = ts_bench_item_format (private, "label");
+  g_assert_cmpstr (label, ==, "HE remote · private · fast");
+  he = ts_bench_item_format (private, "he-per-module");
+  g_assert_cmpfloat (g_ascii_strtod (he, NULL), >, 0.0);
+  g_assert_cmpfloat (ts_bench_item_get_result (private)->he_ms_per_module, >, 0.0);
+  g_assert_cmpuint (ts_bench_item_get_result (private)->n_tokens, ==, 2);
+  csv = export_text (f->page, "csv");
+  g_assert_nonnull (strstr (csv, "\n\"HE remote private · fast\",remote-private,fast,"));
+
+  g_settings_reset (settings, "evaluator-url");
+  gui_evaluator_clear (&server);
+  ts_test_remove_tree (dir);
+}
+
+/* The stack switch puts random attention and FFN adapters on the given
+ * one: more modules, still one encryption per distinct h. */
+static void
+test_stack (Fixture *f, gconstpointer data)
+{
+  GListModel *rows = _ts_bench_page_get_results_model (f->page);
+  g_autoptr (TsBenchItem) single = NULL, stacked = NULL, stacked_plain = NULL;
+  g_autofree char *label = NULL, *plain_label = NULL, *csv = NULL;
+  const TsBenchResult *r;
+
+  gtk_widget_activate_action (GTK_WIDGET (f->page), "bench.run", NULL);
+  wait_for_run (f->page);
+  single = find_row (rows, TS_HELORA_MODE_LOCAL, FALSE);
+  g_assert_nonnull (single);
+  g_assert_false (ts_bench_item_get_result (single)->stacked);
+
+  _ts_bench_page_set_modes (f->page, FALSE, FALSE, TRUE);
+  gtk_widget_activate_action (GTK_WIDGET (f->page), "bench.run", NULL);
+  wait_for_run (f->page);
+  g_assert_null (_ts_bench_page_get_last_toast (f->page));
+  g_assert_cmpuint (g_list_model_get_n_items (rows), ==, 2);
+  stacked_plain = find_row (rows, TS_HELORA_MODE_PLAIN, FALSE);
+  stacked = find_row (rows, TS_HELORA_MODE_LOCAL, FALSE);
+  plain_label = ts_bench_item_format (stacked_plain, "label");
+  label = ts_bench_item_format (stacked, "label");
+  g_assert_cmpstr (plain_label, ==, "Plaintext · stack");
+  g_assert_cmpstr (label, ==, "HE local · fast · stack");
+  r = ts_bench_item_get_result (stacked);
+  g_assert_true (r->stacked);
+  g_assert_cmpuint (r->n_modules, >, ts_bench_item_get_result (single)->n_modules);
+  g_assert_cmpuint (r->n_inputs, >, 0);
+  g_assert_cmpfloat (ts_bench_result_encryptions_per_token (r), ==, (double) r->n_inputs);
+  csv = export_text (f->page, "csv");
+  g_assert_nonnull (strstr (csv, "\n\"HE local · fast · stack\",local,fast,"));
+}
+
 /* A first run needs no choice: the demo model and adapter are preselected. */
 static void
 test_demo_by_default (void)
@@ -182,12 +296,17 @@ test_remote_row (void)
   TsBenchPage *page = g_object_ref_sink (g_object_new (TS_TYPE_BENCH_PAGE, NULL));
   GtkWidget *row = GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (page), TS_TYPE_BENCH_PAGE,
                                                               "remote_row"));
+  GtkWidget *private_row = GTK_WIDGET (gtk_widget_get_template_child (
+    GTK_WIDGET (page), TS_TYPE_BENCH_PAGE, "private_row"));
 
   g_settings_set_string (settings, "evaluator-url", "");
   g_assert_false (gtk_widget_get_sensitive (row));
+  /* The adapter-private mode is the remote evaluator's too. */
+  g_assert_false (gtk_widget_get_sensitive (private_row));
   g_settings_set_string (settings, "evaluator-url", "ws://127.0.0.1:9/v1/helora");
   g_assert_true (gtk_widget_get_sensitive (row));
   g_assert_cmpstr (adw_action_row_get_subtitle (ADW_ACTION_ROW (row)), ==, "ws://127.0.0.1:9/v1/helora");
+  g_assert_true (gtk_widget_get_sensitive (private_row));
   g_settings_reset (settings, "evaluator-url");
   g_assert_finalize_object (page);
   while (g_main_context_iteration (NULL, FALSE))
@@ -232,6 +351,8 @@ main (int argc, char **argv)
   ADD ("export", test_export);
   ADD ("cancel", test_cancel);
   ADD ("ranks", test_ranks);
+  ADD ("private-remote", test_private_remote);
+  ADD ("stack", test_stack);
 #undef ADD
   g_test_add_func ("/bench/demo-by-default", test_demo_by_default);
   g_test_add_func ("/bench/needs-model", test_needs_model);
