@@ -223,6 +223,7 @@ test_private_remote (Fixture *f, gconstpointer data)
   g_assert_cmpfloat (g_ascii_strtod (he, NULL), >, 0.0);
   g_assert_cmpfloat (ts_bench_item_get_result (private)->he_ms_per_module, >, 0.0);
   g_assert_cmpuint (ts_bench_item_get_result (private)->n_tokens, ==, 2);
+  g_test_message ("private: %s HE ms/module", he);
   csv = export_text (f->page, "csv");
   g_assert_nonnull (strstr (csv, "\n\"HE remote private · fast\",remote-private,fast,"));
 
@@ -262,6 +263,8 @@ test_stack (Fixture *f, gconstpointer data)
   g_assert_true (r->stacked);
   g_assert_cmpuint (r->n_modules, >, ts_bench_item_get_result (single)->n_modules);
   g_assert_cmpuint (r->n_inputs, >, 0);
+  g_test_message ("stack: %u modules (adapter alone %u), %u distinct inputs", r->n_modules,
+                  ts_bench_item_get_result (single)->n_modules, r->n_inputs);
   g_assert_cmpfloat (ts_bench_result_encryptions_per_token (r), ==, (double) r->n_inputs);
   csv = export_text (f->page, "csv");
   g_assert_nonnull (strstr (csv, "\n\"HE local · fast · stack\",local,fast,"));
