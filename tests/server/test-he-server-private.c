@@ -199,6 +199,29 @@ connect_private (Fixture *f, CkksClient *c, GBytes *pk, double rho, GError **err
   return remote;
 }
 
+/* A client on the private layouts, with its public key (the budget's
+ * identity) in @pk_out. */
+static CkksClient *
+private_client_new (Fixture *f, GBytes **pk_out)
+{
+  CkksClient *c = ckks_client_new (PRESET, f->lora_path);
+
+  *pk_out = public_key_bytes (c);
+  ckks_client_use_scales (c, CKKS_HELORA_SCALES_PRIVATE);
+  return c;
+}
+
+/* Pads one token spends: one per result of every module. */
+static guint
+count_pads_per_token (CkksClient *c)
+{
+  guint n = 0;
+
+  for (guint m = 0; m < c->layouts->len; m++)
+    n += ckks_helora_layout_n_outputs (g_ptr_array_index (c->layouts, m));
+  return n;
+}
+
 /* Through the real server: plain results hand over the plaintext of A
  * (c1_out / c1_in is the same for every token); private ones do not. */
 static void
@@ -270,10 +293,9 @@ static void
 test_budget_refusal_and_restart (Fixture *f, gconstpointer data)
 {
   g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
-  CkksClient *c = ckks_client_new (PRESET, f->lora_path);
-  g_autoptr (GBytes) pk = public_key_bytes (c);
+  g_autoptr (GBytes) pk = NULL;
+  CkksClient *c = private_client_new (f, &pk);
   g_autoptr (GError) error = NULL;
-  ckks_client_use_scales (c, CKKS_HELORA_SCALES_PRIVATE);
   for (int run = 0; run < 2; run++)
     {
       TsHeloraRemote *remote = connect_private (f, c, pk, 0.2, &error);
@@ -480,15 +502,12 @@ static void
 test_pad_refill (Fixture *f, gconstpointer data)
 {
   g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
-  CkksClient *c = ckks_client_new (PRESET, f->lora_path);
-  g_autoptr (GBytes) pk = public_key_bytes (c);
+  g_autoptr (GBytes) pk = NULL;
+  CkksClient *c = private_client_new (f, &pk);
   g_autoptr (GError) error = NULL;
-  ckks_client_use_scales (c, CKKS_HELORA_SCALES_PRIVATE);
   TsHeloraRemote *remote = connect_private (f, c, pk, 0.0, &error);
   g_assert_no_error (error);
-  guint pads_per_token = 0;
-  for (guint m = 0; m < c->layouts->len; m++)
-    pads_per_token += ckks_helora_layout_n_outputs (g_ptr_array_index (c->layouts, m));
+  guint pads_per_token = count_pads_per_token (c);
   /* the hello made the first answer's pads, the thread the second's (a
    * pad is counted just after it is pooled: wait for both) */
   g_autofree char *made = wait_metric_full (f, "tensafe_he_pads_made_total{by=\"refill\"}",
@@ -532,15 +551,12 @@ static void
 test_pad_refill_idle (Fixture *f, gconstpointer data)
 {
   g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
-  CkksClient *c = ckks_client_new (PRESET, f->lora_path);
-  g_autoptr (GBytes) pk = public_key_bytes (c);
+  g_autoptr (GBytes) pk = NULL;
+  CkksClient *c = private_client_new (f, &pk);
   g_autoptr (GError) error = NULL;
-  ckks_client_use_scales (c, CKKS_HELORA_SCALES_PRIVATE);
   TsHeloraRemote *remote = connect_private (f, c, pk, 0.0, &error);
   g_assert_no_error (error);
-  guint ppt = 0;                 /* pads per token, all modules */
-  for (guint m = 0; m < c->layouts->len; m++)
-    ppt += ckks_helora_layout_n_outputs (g_ptr_array_index (c->layouts, m));
+  guint ppt = count_pads_per_token (c);
   guint b = ckks_helora_layout_n_outputs (g_ptr_array_index (c->layouts, 0));
   const char *refill = "tensafe_he_pads_made_total{by=\"refill\"}";
   /* idle from the start: filled at once (the hello made the first answer) */
