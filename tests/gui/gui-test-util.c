@@ -180,3 +180,15 @@ gui_have_result (gpointer data)
 {
   return *(GAsyncResult **) data != NULL;
 }
+
+gboolean
+gui_message_dialog_shown (gpointer unused)
+{
+  return gui_find_message_dialog () != NULL;
+}
+
+gboolean
+gui_message_dialog_gone (gpointer unused)
+{
+  return gui_find_message_dialog () == NULL;
+}

@@ -25,6 +25,9 @@ GtkWidget *gui_find_descendant (GtkWidget *widget, GType type);
 GtkWidget *gui_find_button (GtkWidget *widget, const char *label);
 /* A visible AdwMessageDialog among the toplevels, or NULL. */
 AdwMessageDialog *gui_find_message_dialog (void);
+/* Conditions for gui_wait_until(): such a dialog is shown; none is. */
+gboolean gui_message_dialog_shown (gpointer unused);
+gboolean gui_message_dialog_gone (gpointer unused);
 
 /* Registers @app unless it is, activates it and waits at most @seconds for
  * its window to map and the chat page's model to be ready; returns that

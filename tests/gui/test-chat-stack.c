@@ -92,18 +92,6 @@ picker_shows_stack (gpointer page)
 }
 
 static gboolean
-dialog_shown (gpointer data)
-{
-  return gui_find_message_dialog () != NULL;
-}
-
-static gboolean
-dialog_gone (gpointer data)
-{
-  return gui_find_message_dialog () == NULL;
-}
-
-static gboolean
 is_check (GtkWidget *widget, gconstpointer data)
 {
   return GTK_IS_CHECK_BUTTON (widget);
@@ -131,7 +119,7 @@ stack_in_dialog (TsChatPage *page, const double *weights, guint n)
   g_autoptr (GPtrArray) spins = g_ptr_array_new ();
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.stack-adapters", NULL));
-  gui_wait_until (dialog_shown, NULL, WAIT_S, "the Stack Adapters dialog");
+  gui_wait_until (gui_message_dialog_shown, NULL, WAIT_S, "the Stack Adapters dialog");
   dialog = gui_find_message_dialog ();
   g_assert_nonnull (gui_find_widget (GTK_WIDGET (dialog), is_check, NULL));
   collect_rows (adw_message_dialog_get_extra_child (dialog), checks, spins);
@@ -148,7 +136,7 @@ stack_in_dialog (TsChatPage *page, const double *weights, guint n)
   /* A response emitted by hand leaves the dialog open, as a click would not. */
   adw_message_dialog_response (dialog, "apply");
   gtk_window_destroy (GTK_WINDOW (dialog));
-  gui_wait_until (dialog_gone, NULL, WAIT_S, "the dialog to close");
+  gui_wait_until (gui_message_dialog_gone, NULL, WAIT_S, "the dialog to close");
 }
 
 static void

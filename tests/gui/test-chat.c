@@ -256,23 +256,6 @@ test_sampling_same_seed (void)
   quit_app (app);
 }
 
-static AdwMessageDialog *
-find_dialog (void)
-{
-  g_autoptr (GList) toplevels = gtk_window_list_toplevels ();
-
-  for (GList *l = toplevels; l != NULL; l = l->next)
-    if (ADW_IS_MESSAGE_DIALOG (l->data) && gtk_widget_get_visible (l->data))
-      return l->data;
-  return NULL;
-}
-
-static gboolean
-dialog_shown (gpointer unused)
-{
-  return find_dialog () != NULL;
-}
-
 static char *
 stored_title (gint64 conversation)
 {
@@ -307,8 +290,8 @@ test_rename_and_delete (void)
   n = ts_chat_page_get_n_conversations (page);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.rename-conversation",
                                              "x", id));
-  wait_until (dialog_shown, NULL, "the rename dialog");
-  dialog = find_dialog ();
+  wait_until (gui_message_dialog_shown, NULL, "the rename dialog");
+  dialog = gui_find_message_dialog ();
   gtk_editable_set_text (GTK_EDITABLE (adw_message_dialog_get_extra_child (dialog)), "  Renamed  ");
   adw_message_dialog_response (dialog, "rename");
   title = stored_title (id);

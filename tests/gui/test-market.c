@@ -146,12 +146,6 @@ click_response (AdwMessageDialog *dialog, const char *label)
 }
 
 static gboolean
-trust_dialog_shown (gpointer unused)
-{
-  return gui_find_message_dialog () != NULL;
-}
-
-static gboolean
 install_done (gpointer details)
 {
   return !ts_market_details_get_installing (details);
@@ -175,14 +169,14 @@ install_with_trust (TsMarketDetails *details)
 
   /* Declined: nothing is pinned and nothing installed. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (details), "details.install", NULL));
-  wait_until (trust_dialog_shown, NULL, "the trust dialog");
+  wait_until (gui_message_dialog_shown, NULL, "the trust dialog");
   click_response (gui_find_message_dialog (), "_Cancel");
   wait_until (install_done, details, "the declined install");
   g_assert_false (ts_market_details_get_installed (details));
   g_assert_false (g_file_test (keyring, G_FILE_TEST_EXISTS));
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (details), "details.install", NULL));
-  wait_until (trust_dialog_shown, NULL, "the trust dialog");
+  wait_until (gui_message_dialog_shown, NULL, "the trust dialog");
   dialog = gui_find_message_dialog ();
   g_assert_true (g_str_has_prefix (adw_message_dialog_get_body (dialog), "“TenSafe Demo Publisher”"));
   g_assert_nonnull (strstr (adw_message_dialog_get_body (dialog), "ed25519:"));

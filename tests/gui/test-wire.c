@@ -147,12 +147,6 @@ test_vault_key (void)
 /* ---- Use in Chat ---------------------------------------------------------- */
 
 static gboolean
-dialog_shown (gpointer unused)
-{
-  return gui_find_message_dialog () != NULL;
-}
-
-static gboolean
 catalogue_settled (gpointer page)
 {
   return !_ts_marketplace_page_get_busy (page);
@@ -238,7 +232,7 @@ install (TsMarketplacePage *market, const char *id)
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (market), "market.show-details", "s", id));
   wait_until (details_loaded, details, "the details");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (details), "details.install", NULL));
-  wait_until (dialog_shown, NULL, "the trust dialog");
+  wait_until (gui_message_dialog_shown, NULL, "the trust dialog");
   g_signal_emit_by_name (gui_find_button (GTK_WIDGET (gui_find_message_dialog ()),
                                          "_Trust and Install"),
                          "clicked");
@@ -530,18 +524,12 @@ test_reduce_rank (void)
   market_server_stop (server);
 }
 
-static gboolean
-message_dialog_shown (gpointer unused)
-{
-  return gui_find_message_dialog () != NULL;
-}
-
 static void
 answer (const char *label)
 {
   AdwMessageDialog *question;
 
-  wait_until (message_dialog_shown, NULL, "the question");
+  wait_until (gui_message_dialog_shown, NULL, "the question");
   question = gui_find_message_dialog ();
   g_signal_emit_by_name (gui_find_button (GTK_WIDGET (question), label), "clicked");
 }
