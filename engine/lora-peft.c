@@ -53,8 +53,9 @@ typedef struct {
   bool rslora;
 } PeftConfig;
 
-char *
-lm_lora_read_small_file (const char *path, size_t *len)
+/* A file of at most 1 MiB as a new NUL-terminated buffer, or NULL. */
+static char *
+read_small_file (const char *path, size_t *len)
 {
   FILE *f = fopen (path, "rb");
   if (f == NULL)
@@ -73,24 +74,35 @@ lm_lora_read_small_file (const char *path, size_t *len)
   return buf;
 }
 
-static LmStatus
-read_config (const char *dir, PeftConfig *cfg, char **error_out)
+LmStatus
+lm_lora_read_config (const char *dir, char *path, size_t path_size, LmJson **root,
+                     char **error_out)
 {
-  char path[4096];
-  snprintf (path, sizeof path, "%s/adapter_config.json", dir);
+  snprintf (path, path_size, "%s/adapter_config.json", dir);
   size_t len = 0;
-  char *text = lm_lora_read_small_file (path, &len);
+  char *text = read_small_file (path, &len);
   if (text == NULL)
     return lm_fail (error_out, LM_ERR_IO, "cannot read %s", path);
   char *msg = NULL;
-  LmJson *root = lm_json_parse (text, len, &msg);
+  *root = lm_json_parse (text, len, &msg);
   free (text);
-  if (root == NULL)
+  if (*root == NULL)
     {
       LmStatus st = lm_fail (error_out, LM_ERR_FORMAT, "%s: %s", path, msg ? msg : "bad JSON");
       free (msg);
       return st;
     }
+  return LM_OK;
+}
+
+static LmStatus
+read_config (const char *dir, PeftConfig *cfg, char **error_out)
+{
+  char path[4096];
+  LmJson *root = NULL;
+  LmStatus loaded = lm_lora_read_config (dir, path, sizeof path, &root, error_out);
+  if (loaded != LM_OK)
+    return loaded;
   const char *type = NULL;
   uint64_t r = 0;
   double alpha = 0.0;

@@ -35,8 +35,12 @@ LmStatus lm_lora_apply (LmSession *s, size_t index, const float *x, uint32_t n, 
 char *lm_lora_dir_gguf (const char *dir);
 /* A 2-D GGUF tensor of any supported type as a new f32 buffer (free()). */
 LmStatus lm_lora_tensor_to_f32 (const GgufTensorInfo *t, float **out);
-/* A file of at most 1 MiB as a new NUL-terminated buffer, or NULL. */
-char *lm_lora_read_small_file (const char *path, size_t *len);
+struct LmJson;
+/* A PEFT folder's adapter_config.json (at most 1 MiB), parsed into @root
+ * (lm_json_free()); @path (@path_size bytes) receives the file's path for
+ * the caller's own messages. */
+LmStatus lm_lora_read_config (const char *dir, char *path, size_t path_size,
+                              struct LmJson **root, char **error_out);
 /* One F32/F16/BF16 2-D safetensors tensor as a new f32 buffer (free()). */
 LmStatus lm_lora_read_matrix (const SafetensorsTensor *t, uint32_t *rows, uint32_t *cols,
                               float **out);

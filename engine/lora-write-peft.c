@@ -88,20 +88,11 @@ static LmStatus
 read_config (const char *dir, PeftConfigFile *cfg, char **error_out)
 {
   char path[4096];
-  snprintf (path, sizeof path, "%s/adapter_config.json", dir);
-  size_t len = 0;
-  char *text = lm_lora_read_small_file (path, &len);
-  if (text == NULL)
-    return lm_fail (error_out, LM_ERR_IO, "cannot read %s", path);
-  char *msg = NULL;
-  cfg->root = lm_json_parse (text, len, &msg);
-  free (text);
-  if (cfg->root == NULL || cfg->root->type != LM_JSON_OBJECT)
-    {
-      LmStatus st = lm_fail (error_out, LM_ERR_FORMAT, "%s: %s", path, msg ? msg : "not an object");
-      free (msg);
-      return st;
-    }
+  LmStatus loaded = lm_lora_read_config (dir, path, sizeof path, &cfg->root, error_out);
+  if (loaded != LM_OK)
+    return loaded;
+  if (cfg->root->type != LM_JSON_OBJECT)
+    return lm_fail (error_out, LM_ERR_FORMAT, "%s: not an object", path);
   uint64_t r = 0;
   double alpha;
   const LmJson *rs = lm_json_get (cfg->root, "use_rslora");
