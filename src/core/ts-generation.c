@@ -376,7 +376,8 @@ deliver (TsGenerationJob *self, const TsGenerationEvent *event, const char *text
 }
 
 /* The last event; an adapter-private reply also says what the evaluator
- * has charged its key, asked after its last answer (a refusal included). */
+ * has charged its key, asked after its last answer (a refusal included).
+ * Frees the reply's engine and HE state first. */
 static void
 deliver_final (TsGenerationJob *self, TsGenerationEventKind kind, const GError *error)
 {
@@ -390,6 +391,13 @@ deliver_final (TsGenerationJob *self, TsGenerationEventKind kind, const GError *
       if (!event.has_privacy)
         g_debug ("No privacy status from the evaluator: %s", status_error->message);
     }
+  /* Nothing of the reply outlives its last event: the HE key is wiped and
+   * this thread's OpenSSL state released before the receiver is told, so
+   * a program that ends on DONE leaves no work behind on this thread. */
+  lm_sampler_free (g_steal_pointer (&self->sampler));
+  lm_session_free (g_steal_pointer (&self->session));
+  g_clear_pointer (&self->helora, ts_helora_session_free);
+  OPENSSL_thread_stop ();
   deliver (self, &event, NULL, error);
 }
 
@@ -642,10 +650,6 @@ job_thread (gpointer data)
     deliver_final (self, TS_GENERATION_EVENT_CANCELLED, NULL);
   else
     deliver_final (self, TS_GENERATION_EVENT_DONE, NULL);
-  /* Free the engine state here: the HE key is wiped as soon as it is done. */
-  lm_sampler_free (g_steal_pointer (&self->sampler));
-  lm_session_free (g_steal_pointer (&self->session));
-  g_clear_pointer (&self->helora, ts_helora_session_free);
   ts_generation_job_unref (self);
   return NULL;
 }
