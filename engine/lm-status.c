@@ -17,6 +17,7 @@ lm_status_message (LmStatus status)
     case LM_ERR_CONTEXT_FULL: return "context length exceeded";
     case LM_ERR_HOOK: return "LoRA hook failed";
     case LM_ERR_CANCELLED: return "cancelled";
+    case LM_ERR_DEVICE: return "the GPU reported an error or is out of memory";
     }
   return "unknown status";
 }

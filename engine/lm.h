@@ -34,6 +34,7 @@ typedef enum {
   LM_ERR_CONTEXT_FULL,   /* the session's context length would be exceeded */
   LM_ERR_HOOK,           /* a LoRA hook callback reported failure */
   LM_ERR_CANCELLED,      /* the session's abort callback asked to stop */
+  LM_ERR_DEVICE,         /* the GPU failed or ran out of memory */
 } LmStatus;
 
 /* Returns a static, human-readable description of @status. */

@@ -24,6 +24,7 @@ ckks_status_message (CkksStatus status)
     case CKKS_ERR_RANDOM: return "the random generator failed";
     case CKKS_ERR_CRYPTO: return "a cryptographic primitive failed";
     case CKKS_ERR_UNSUPPORTED: return "not supported by this build or machine";
+    case CKKS_ERR_DEVICE: return "the GPU reported an error or is out of memory";
     }
   return "unknown status";
 }

@@ -23,6 +23,7 @@ typedef enum {
   CKKS_ERR_RANDOM,            /* the OpenSSL CSPRNG failed */
   CKKS_ERR_CRYPTO,            /* another OpenSSL failure */
   CKKS_ERR_UNSUPPORTED,       /* backend or feature not available */
+  CKKS_ERR_DEVICE,            /* the GPU failed or ran out of memory */
 } CkksStatus;
 
 /* Returns a static, human-readable description of @status. */

@@ -1,0 +1,68 @@
+/* lm-cuda-matvec.h: weight products on an NVIDIA GPU (internal, C-callable).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Weights stay on the device in their GGUF block form (FORMAT.md 4.1): a
+ * matrix of n_out rows of n_in values of @type is n_out consecutive rows of
+ * lm_row_bytes(type, n_in) bytes, exactly as in the file, and the kernels
+ * dequantise inside the product. Activations and results are f32 in device
+ * memory. Types: F32, F16, BF16, Q8_0, Q4_K, Q5_K, Q6_K.
+ *
+ * Launches are asynchronous on @stream (a cudaStream_t; NULL: the default
+ * stream) and allocate nothing, so they may be captured into a CUDA graph.
+ * They return LM_ERR_UNSUPPORTED for a type they lack, LM_ERR_SHAPE when
+ * n_in is not a multiple of the type's block size, and LM_ERR_DEVICE when
+ * the launch fails. Thread-safety: none needed, no state is kept.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gguf.h"   /* LmTensorType, LmStatus */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct CUstream_st *LmCudaStream;
+
+/* True for the types the kernels below read. */
+bool lm_cuda_matvec_supports (LmTensorType type);
+
+/* Decode: y[o] = sum_i W[o][i] x[i] for o < n_out (@accumulate: y[o] += it). */
+LmStatus lm_cuda_matvec (LmCudaStream stream, LmTensorType type, const void *w,
+                         uint32_t n_in, uint32_t n_out, const float *x, float *y,
+                         bool accumulate);
+
+/* Prefill: y[t][o] = sum_i W[o][i] x[t][i] for t < n (rows of n_in and n_out
+ * floats). */
+LmStatus lm_cuda_matmul (LmCudaStream stream, LmTensorType type, const void *w,
+                         uint32_t n_in, uint32_t n_out, const float *x, uint32_t n,
+                         float *y);
+
+/* Routed experts, decode: for slot j < k, with e = sel[j] (device memory)
+ * the matrix at w + e * mat_stride bytes,
+ *   y[j][o] = sum_i W_e[o][i] x_j[i],  x_j = x + j * x_stride floats
+ * (x_stride 0: every slot reads the same x). One launch for all k slots. */
+LmStatus lm_cuda_matvec_experts (LmCudaStream stream, LmTensorType type, const void *w,
+                                 size_t mat_stride, uint32_t n_in, uint32_t n_out,
+                                 const int32_t *sel, uint32_t k, const float *x,
+                                 size_t x_stride, float *y);
+
+/* Routed experts, prefill: the matrix at w + expert * mat_stride applied to
+ * @n_rows gathered rows, y[y_rows[i]] = W x[x_rows[i]] (rows of n_in and
+ * n_out floats; x_rows, y_rows: device memory). */
+LmStatus lm_cuda_matmul_rows (LmCudaStream stream, LmTensorType type, const void *w,
+                              size_t mat_stride, uint32_t expert, uint32_t n_in,
+                              uint32_t n_out, const float *x, const int32_t *x_rows,
+                              const int32_t *y_rows, uint32_t n_rows, float *y);
+
+/* Dequantises @n values (a multiple of the block size) at @src into @dst
+ * (the embedding lookup): bit-exact with lm_dequantize_row. */
+LmStatus lm_cuda_dequantize_row (LmCudaStream stream, LmTensorType type, const void *src,
+                                 float *dst, uint32_t n);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,132 @@
+/* lm-cuda-ops.h: the Qwen3.5 layer operations on an NVIDIA GPU (internal).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The device counterparts of forward-ops.h, forward-attn.c,
+ * forward-deltanet.c, forward-ffn.c and sampler.c, on f32 device memory,
+ * each matching its CPU function within float rounding (same formulas, same
+ * order of the sequential parts; reductions may be ordered differently).
+ *
+ * Positions come from device memory (@pos: the position of the batch's first
+ * token, pos[0]) so that a decode step captured into a CUDA graph replays at
+ * the next position without being captured again.
+ *
+ * Launches are asynchronous on @stream (a cudaStream_t; NULL: the default
+ * stream) and allocate nothing. They return LM_ERR_INVALID_ARGUMENT for
+ * shapes they cannot run (a head dimension or state size above the limits
+ * below) and LM_ERR_DEVICE when the launch fails. No state is kept.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gguf.h"   /* LmStatus */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct CUstream_st *LmCudaStream;
+
+#define LM_CUDA_MAX_HEAD_DIM 512
+#define LM_CUDA_MAX_STATE 256
+
+/* ---- element-wise and per-row ---- */
+
+/* y[r] = x[r] / sqrt(mean(x[r]^2) + eps) * w for @n_rows rows of @width values;
+ * row r of x at x + r * x_stride, of y at y + r * y_stride (y may be x). */
+LmStatus lm_cuda_rms_norm (LmCudaStream stream, const float *x, size_t x_stride,
+                           const float *w, float eps, uint32_t n_rows, uint32_t width,
+                           float *y, size_t y_stride);
+/* x[r] /= max(||x[r]||, eps) in place, rows as above. */
+LmStatus lm_cuda_l2_norm (LmCudaStream stream, float *x, size_t x_stride, float eps,
+                          uint32_t n_rows, uint32_t width);
+/* x[i] += y[i]. */
+LmStatus lm_cuda_add (LmCudaStream stream, float *x, const float *y, size_t n);
+/* gate[i] = SiLU(gate[i]) * up[i]. */
+LmStatus lm_cuda_swiglu (LmCudaStream stream, float *gate, const float *up, size_t n);
+
+/* ---- embedding ---- */
+
+/* x[t] = row tokens[t] of the table (n_vocab rows of @width values of
+ * @type, as in the file), dequantised, for t < n; tokens in device memory.
+ * A token outside [0, n_vocab) gives a zero row and sets *bad (device
+ * memory, may be NULL) to 1. */
+LmStatus lm_cuda_embed (LmCudaStream stream, LmTensorType type, const void *table,
+                        uint32_t n_vocab, uint32_t width, const int32_t *tokens, uint32_t n,
+                        float *x, int32_t *bad);
+
+/* ---- full attention (forward-attn.c) ---- */
+
+/* Partial interleaved M-RoPE (FORMAT.md 3.4) on the first n_rot dims of
+ * every head: head h of token t at x + t * token_stride + h * head_stride,
+ * token t at position pos[0] + t. */
+LmStatus lm_cuda_rope (LmCudaStream stream, float *x, size_t token_stride,
+                       size_t head_stride, uint32_t n_heads, uint32_t n_tokens,
+                       const uint32_t *pos, uint32_t n_rot, float base,
+                       const int32_t sections[4]);
+/* Appends k and v rows ([n][kv_dim] each) to the caches ([n_ctx][kv_dim])
+ * at positions pos[0] .. pos[0] + n - 1. */
+LmStatus lm_cuda_kv_append (LmCudaStream stream, const float *k, const float *v,
+                            uint32_t kv_dim, uint32_t n, const uint32_t *pos,
+                            float *k_cache, float *v_cache);
+/* Gated causal attention: qg holds per token and query head the query then
+ * the gate (qg[t][h][2 * head_dim]); token t attends to cache positions
+ * 0 .. pos[0] + t; query head h reads kv head h / (n_head / n_head_kv);
+ * out[t][h][head_dim] = softmax(q K^T / sqrt(head_dim)) V * sigmoid(gate). */
+LmStatus lm_cuda_attention (LmCudaStream stream, const float *qg, const float *k_cache,
+                            const float *v_cache, uint32_t n_head, uint32_t n_head_kv,
+                            uint32_t head_dim, uint32_t n, const uint32_t *pos,
+                            uint32_t n_ctx, float *out);
+
+/* ---- Gated DeltaNet (forward-deltanet.c) ---- */
+
+/* out[t][c] = SiLU(sum_j w[c][j] * in[t - (K-1) + j][c]) with the K-1 rows
+ * before the batch taken from @state ([K-1][C], oldest first), which then
+ * advances by n rows. in, out: [n][C]. */
+LmStatus lm_cuda_causal_conv (LmCudaStream stream, const float *in, const float *w,
+                              uint32_t K, uint32_t C, uint32_t n, float *state,
+                              float *out);
+
+typedef struct {
+  uint32_t n_heads;      /* Hv: value heads */
+  uint32_t n_groups;     /* key/query heads; value head j reads group j % n_groups */
+  uint32_t state;        /* S: key and value head size */
+  float eps;             /* of the L2 norms of q, k and the gated RMSNorm */
+  const float *ssm_a;    /* [Hv] */
+  const float *dt_bias;  /* [Hv] */
+  const float *norm;     /* [S] gated RMSNorm weight */
+} LmCudaDeltaShape;
+
+/* The delta rule over n tokens, one value head per block, sequential in t
+ * exactly as the CPU: u[t] = (q groups, k groups, v heads) after the conv
+ * (q, k L2-normalised here), z[t][Hv*S] the output gate, alpha/beta[t][Hv]
+ * the raw projections (row stride ab_stride floats); state [Hv][S][S]
+ * updated in place; out[t][Hv*S] = RMSNorm(o) * SiLU(z). */
+LmStatus lm_cuda_delta_rule (LmCudaStream stream, const LmCudaDeltaShape *shape, float *u,
+                             size_t u_stride, const float *z, const float *alpha,
+                             const float *beta, size_t ab_stride, uint32_t n,
+                             float *state, float *out);
+
+/* ---- mixture of experts (forward-ffn.c) ---- */
+
+/* Per token: softmax over n_expert logits, the k most probable (ties: lower
+ * index), their probabilities renormalised to sum 1: sel[t][k], w[t][k]. */
+LmStatus lm_cuda_moe_route (LmCudaStream stream, const float *logits, uint32_t n,
+                            uint32_t n_expert, uint32_t k, int32_t *sel, float *w);
+/* o[t] = sum_j w[t][j] * y[t][j] + sigmoid(gate_inp . h[t]) * o[t]: the routed
+ * outputs y[t][k][E] and the shared expert's output already in o[t][E]. */
+LmStatus lm_cuda_moe_combine (LmCudaStream stream, const float *y, const float *w,
+                              const float *gate_inp, const float *h, uint32_t n, uint32_t k,
+                              uint32_t width, float *o);
+
+/* ---- sampling (sampler.c) ---- */
+
+/* The token of largest logit (lowest index on ties) into *token (device). */
+LmStatus lm_cuda_argmax (LmCudaStream stream, const float *logits, uint32_t n_vocab,
+                         int32_t *token);
+
+#ifdef __cplusplus
+}
+#endif
