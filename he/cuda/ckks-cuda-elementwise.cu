@@ -15,7 +15,7 @@ element_grid (size_t elements, uint32_t count)
 }
 
 __global__ void
-add_kernel (const CkksCudaNttView v, uint64_t *out, const uint64_t *a, const uint64_t *b,
+add_kernel (const __grid_constant__ CkksCudaNttView v, uint64_t *out, const uint64_t *a, const uint64_t *b,
             uint32_t n_limbs)
 {
   const size_t e = (size_t) blockIdx.x * blockDim.x + threadIdx.x;
@@ -38,12 +38,12 @@ ckks_cuda_add (CkksCudaStream stream, const CkksCudaTables *t, uint64_t *out,
 }
 
 __global__ void
-mul_plain_accumulate_kernel (const CkksCuMpaArgs args)
+mul_plain_accumulate_kernel (const __grid_constant__ CkksCuMpaArgs args)
 {
   const size_t e = (size_t) blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= ((size_t) args.n_limbs << args.log_n))
     return;
-  ckks_cu_mpa_element (args, e);
+  ckks_cu_mpa_element (args, e, blockIdx.y);
 }
 
 extern "C" CkksStatus
@@ -79,7 +79,9 @@ ckks_cuda_mul_plain_accumulate (CkksCudaStream stream, const CkksCudaTables *t,
   args.n_limbs = n_limbs;
   for (uint32_t i = 0; i < n_limbs; i++)
     args.q[i] = t->data.view.q[i];
-  mul_plain_accumulate_kernel<<<element_grid (words, 1), ELEMENT_THREADS, 0,
+  /* grid y: groups of outputs, so that a few outputs still fill the GPU */
+  const uint32_t groups = ckks_cu_mpa_groups (n_out);
+  mul_plain_accumulate_kernel<<<element_grid (words, groups), ELEMENT_THREADS, 0,
                                 (cudaStream_t) stream>>> (args);
   return cudaGetLastError () == cudaSuccess ? CKKS_OK : CKKS_ERR_DEVICE;
 }

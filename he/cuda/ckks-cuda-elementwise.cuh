@@ -44,11 +44,21 @@ ckks_cu_finish_sum (uint64_t acc, const uint64_t *add, size_t at, uint64_t q)
   return add ? ckks_cu_add_mod (add[at], r, q) : r;
 }
 
-/* Every output of coefficient @e (limb e >> log_n) of mul_plain_accumulate:
- * the sums stay in [0, 2q) in registers and are fully reduced once, so the
- * result equals the CPU's chain of fully reduced mul_fixed_pair calls. */
+/* Outputs one thread computes (grid y runs over the groups). */
+#define CKKS_CUDA_MPA_OUTPUTS_PER_THREAD 2u
+
+CKKS_CUDA_HD uint32_t
+ckks_cu_mpa_groups (uint32_t n_out)
+{
+  return (n_out + CKKS_CUDA_MPA_OUTPUTS_PER_THREAD - 1) / CKKS_CUDA_MPA_OUTPUTS_PER_THREAD;
+}
+
+/* Outputs [group * 2, group * 2 + 2) of coefficient @e (limb e >> log_n)
+ * of mul_plain_accumulate: the sums stay in [0, 2q) in registers and are
+ * fully reduced once, so the result equals the CPU's chain of fully
+ * reduced mul_fixed_pair calls. */
 CKKS_CUDA_HD void
-ckks_cu_mpa_element (const CkksCuMpaArgs &a, size_t e)
+ckks_cu_mpa_element (const CkksCuMpaArgs &a, size_t e, uint32_t group)
 {
   const uint64_t q = a.q[e >> a.log_n];
   uint64_t x0[CKKS_CUDA_MPA_CACHED_INPUTS] = { 0 }, x1[CKKS_CUDA_MPA_CACHED_INPUTS] = { 0 };
@@ -59,8 +69,12 @@ CKKS_CUDA_UNROLL
         x0[k] = a.a0[k * a.in_stride + e];
         x1[k] = a.a1[k * a.in_stride + e];
       }
-  for (uint32_t b = 0; b < a.n_out; b++)
+CKKS_CUDA_UNROLL
+  for (uint32_t j = 0; j < CKKS_CUDA_MPA_OUTPUTS_PER_THREAD; j++)
     {
+      const uint32_t b = group * CKKS_CUDA_MPA_OUTPUTS_PER_THREAD + j;
+      if (b >= a.n_out)
+        break;
       const uint64_t *w = a.w + (size_t) b * a.n_in * a.pt_stride + e;
       const uint64_t *ws = a.w_shoup + (size_t) b * a.n_in * a.pt_stride + e;
       uint64_t acc0 = 0, acc1 = 0;

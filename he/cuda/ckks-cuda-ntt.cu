@@ -7,13 +7,15 @@
  * phase there and writing it back: two passes over memory per transform for
  * N > 4096, one for N = 4096. Reference path (tests): one kernel per stage
  * on global memory. Grid: (blocks per limb, limbs, polynomials).
+ * The tables come as __grid_constant__ parameters: indexed by limb in place,
+ * never copied to each thread's local memory.
  */
 #include "ckks-cuda-kernels.h"
 #include "ckks-cuda-launch.cuh"
 
 __global__ void __launch_bounds__ (CKKS_CUDA_NTT_THREADS)
-ntt_phase_kernel (const CkksCudaNttView v, uint64_t *data, uint32_t first_limb,
-                  size_t stride, CkksCuNttPhase ph)
+ntt_phase_kernel (const __grid_constant__ CkksCudaNttView v, uint64_t *data,
+                  uint32_t first_limb, size_t stride, const __grid_constant__ CkksCuNttPhase ph)
 {
   __shared__ uint64_t sh[CKKS_CUDA_CHUNK];
   const uint32_t block = blockIdx.x, thread = threadIdx.x;
@@ -38,8 +40,9 @@ ntt_phase_kernel (const CkksCudaNttView v, uint64_t *data, uint32_t first_limb,
 
 /* One stage on global memory, one thread per butterfly. */
 __global__ void
-ntt_stage_reference_kernel (const CkksCudaNttView v, uint64_t *data, uint32_t first_limb,
-                            size_t stride, uint32_t log_half, bool forward)
+ntt_stage_reference_kernel (const __grid_constant__ CkksCudaNttView v, uint64_t *data,
+                            uint32_t first_limb, size_t stride, uint32_t log_half,
+                            bool forward)
 {
   const uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
   const uint32_t limb = first_limb + blockIdx.y;
@@ -53,8 +56,8 @@ ntt_stage_reference_kernel (const CkksCudaNttView v, uint64_t *data, uint32_t fi
 }
 
 __global__ void
-ntt_reduce_reference_kernel (const CkksCudaNttView v, uint64_t *data, uint32_t first_limb,
-                             size_t stride)
+ntt_reduce_reference_kernel (const __grid_constant__ CkksCudaNttView v, uint64_t *data,
+                             uint32_t first_limb, size_t stride)
 {
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   const uint32_t limb = first_limb + blockIdx.y;

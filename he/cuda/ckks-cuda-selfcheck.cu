@@ -379,8 +379,9 @@ ckks_cuda_selfcheck_mul_plain_accumulate (const CkksContext *ctx, uint64_t seed,
       args.n_limbs = limbs;
       for (uint32_t i = 0; i < limbs; i++)
         args.q[i] = ctx->params.moduli[i];
-      for (size_t e = 0; e < words; e++)
-        ckks_cu_mpa_element (args, e);
+      for (uint32_t g = 0; g < ckks_cu_mpa_groups (n_out); g++)
+        for (size_t e = 0; e < words; e++)
+          ckks_cu_mpa_element (args, e, g);
     }
   /* the CPU: fully reduced products added one by one, as the evaluator's
    * chain of mul_fixed_pair calls */
