@@ -4,7 +4,8 @@
  *
  * Fast path: one kernel per phase (ckks-cuda-ntt.cuh), each block loading a
  * CKKS_CUDA_CHUNK-word chunk into shared memory, running every stage of the
- * phase there and writing it back: two passes over memory per transform for
+ * phase there, two stages per barrier (each thread a quartet in registers),
+ * and writing it back: two passes over memory per transform for
  * N > 4096, one for N = 4096. Reference path (tests): one kernel per stage
  * on global memory. Grid: (blocks per limb, limbs, polynomials).
  * The tables come as __grid_constant__ parameters: indexed by limb in place,
@@ -28,9 +29,9 @@ ntt_phase_kernel (const __grid_constant__ CkksCudaNttView v, uint64_t *data,
   const CkksCuLimbNtt t = ckks_cu_limb_ntt (v, limb, ph.forward);
   ckks_cu_ntt_load_thread (sh, a, v.log_n, ph.layout, block, thread);
   __syncthreads ();
-  for (uint32_t s = 0; s < ph.n_stages; s++)
+  for (uint32_t s = 0; s < ph.n_stages; s += ckks_cu_phase_step (ph, s))
     {
-      ckks_cu_ntt_stage_thread (sh, t, ph, block, thread, ckks_cu_phase_log_half (ph, s));
+      ckks_cu_ntt_step_thread (sh, t, ph, block, thread, s);
       __syncthreads ();
     }
   ckks_cu_ntt_store_thread (a, sh, v.log_n, ph.layout, block, thread, ph.reduce_out, t.q);

@@ -144,6 +144,16 @@ ckks_cu_twiddle_index (uint32_t log_n, uint32_t x, uint32_t log_half)
   return (1u << (log_n - log_half - 1)) + (x >> (log_half + 1));
 }
 
+/* log2 of a span of 2^log_half limb indices in shared-memory slots. */
+CKKS_CUDA_HD uint32_t
+ckks_cu_local_log_half (uint32_t log_n, int layout, uint32_t log_half)
+{
+  if (layout == CKKS_CU_LAYOUT_CHUNK)
+    return log_half;
+  /* a span of R' rows is R' * B slots */
+  return log_half - CKKS_CUDA_LOG_CHUNK + (2 * CKKS_CUDA_LOG_CHUNK - log_n);
+}
+
 typedef struct {
   uint32_t lx, ly;   /* shared-memory slots */
   uint32_t tw;       /* twiddle index */
@@ -155,10 +165,7 @@ CKKS_CUDA_HD CkksCuButterfly
 ckks_cu_ntt_butterfly (uint32_t log_n, int layout, uint32_t block, uint32_t lb,
                        uint32_t log_half)
 {
-  uint32_t local_log_half = layout == CKKS_CU_LAYOUT_CHUNK
-                              ? log_half
-                              : log_half - CKKS_CUDA_LOG_CHUNK
-                                  + (2 * CKKS_CUDA_LOG_CHUNK - log_n);
+  uint32_t local_log_half = ckks_cu_local_log_half (log_n, layout, log_half);
   CkksCuButterfly b;
   b.lx = ckks_cu_butterfly_first (lb, local_log_half);
   b.ly = b.lx + (1u << local_log_half);
@@ -221,4 +228,91 @@ ckks_cu_ntt_stage_thread (uint64_t *sh, const CkksCuLimbNtt &t, const CkksCuNttP
       CkksCuButterfly b = ckks_cu_ntt_butterfly (t.log_n, ph.layout, block, lb, log_half);
       ckks_cu_ntt_apply (sh + b.lx, sh + b.ly, b.tw, log_half, t, ph.forward);
     }
+}
+
+/* Two consecutive stages, spans 2h and h (h = 2^(log_big - 1)), restricted
+ * to the quartet x, x + h, x + 2h, x + 3h: the first stage pairs (0, 2) and
+ * (1, 3) with one twiddle, the second (0, 1) and (2, 3) with two. One
+ * thread does all four butterflies in registers: two stages per barrier. */
+typedef struct {
+  uint32_t slot[4];
+  uint32_t tw_big, tw_small0, tw_small1;
+} CkksCuQuartet;
+
+/* Local quartet @lq (0 .. CHUNK/4) of @block for the stage pair whose
+ * larger span is 2^log_big. */
+CKKS_CUDA_HD CkksCuQuartet
+ckks_cu_ntt_quartet (uint32_t log_n, int layout, uint32_t block, uint32_t lq,
+                     uint32_t log_big)
+{
+  uint32_t local_small = ckks_cu_local_log_half (log_n, layout, log_big) - 1;
+  uint32_t h = 1u << local_small;
+  CkksCuQuartet r;
+  r.slot[0] = ((lq >> local_small) << (local_small + 2)) | (lq & (h - 1));
+  r.slot[1] = r.slot[0] + h;
+  r.slot[2] = r.slot[0] + 2 * h;
+  r.slot[3] = r.slot[0] + 3 * h;
+  uint32_t x = ckks_cu_slot_to_index (log_n, layout, block, r.slot[0]);
+  r.tw_big = ckks_cu_twiddle_index (log_n, x, log_big);
+  r.tw_small0 = ckks_cu_twiddle_index (log_n, x, log_big - 1);
+  r.tw_small1 = ckks_cu_twiddle_index (log_n, x + (2u << (log_big - 1)), log_big - 1);
+  return r;
+}
+
+/* How many stages the step starting at stage @s of @ph runs: two while
+ * two remain, then one. */
+CKKS_CUDA_HD uint32_t
+ckks_cu_phase_step (const CkksCuNttPhase &ph, uint32_t s)
+{
+  return ph.n_stages - s >= 2 ? 2 : 1;
+}
+
+/* The larger span (log2) of the stage pair starting at stage @s: the first
+ * stage's going forward (spans shrink), the second's going back. */
+CKKS_CUDA_HD uint32_t
+ckks_cu_step_log_big (const CkksCuNttPhase &ph, uint32_t s)
+{
+  return ph.forward ? ckks_cu_phase_log_half (ph, s) : ckks_cu_phase_log_half (ph, s + 1);
+}
+
+CKKS_CUDA_HD void
+ckks_cu_ntt_quartet_thread (uint64_t *sh, const CkksCuLimbNtt &t, const CkksCuNttPhase &ph,
+                            uint32_t block, uint32_t thread, uint32_t log_big)
+{
+  for (uint32_t k = 0; k < CKKS_CUDA_NTT_BFLY_PER_THREAD / 2; k++)
+    {
+      uint32_t lq = thread + k * CKKS_CUDA_NTT_THREADS;
+      CkksCuQuartet qt = ckks_cu_ntt_quartet (t.log_n, ph.layout, block, lq, log_big);
+      uint64_t v[4];
+      for (int j = 0; j < 4; j++)
+        v[j] = sh[qt.slot[j]];
+      if (ph.forward)
+        {
+          ckks_cu_ntt_apply (&v[0], &v[2], qt.tw_big, log_big, t, true);
+          ckks_cu_ntt_apply (&v[1], &v[3], qt.tw_big, log_big, t, true);
+          ckks_cu_ntt_apply (&v[0], &v[1], qt.tw_small0, log_big - 1, t, true);
+          ckks_cu_ntt_apply (&v[2], &v[3], qt.tw_small1, log_big - 1, t, true);
+        }
+      else
+        {
+          ckks_cu_ntt_apply (&v[0], &v[1], qt.tw_small0, log_big - 1, t, false);
+          ckks_cu_ntt_apply (&v[2], &v[3], qt.tw_small1, log_big - 1, t, false);
+          ckks_cu_ntt_apply (&v[0], &v[2], qt.tw_big, log_big, t, false);
+          ckks_cu_ntt_apply (&v[1], &v[3], qt.tw_big, log_big, t, false);
+        }
+      for (int j = 0; j < 4; j++)
+        sh[qt.slot[j]] = v[j];
+    }
+}
+
+/* Thread @thread's share of the step starting at stage @s (one or two
+ * stages, ckks_cu_phase_step); a barrier must follow. */
+CKKS_CUDA_HD void
+ckks_cu_ntt_step_thread (uint64_t *sh, const CkksCuLimbNtt &t, const CkksCuNttPhase &ph,
+                         uint32_t block, uint32_t thread, uint32_t s)
+{
+  if (ckks_cu_phase_step (ph, s) == 2)
+    ckks_cu_ntt_quartet_thread (sh, t, ph, block, thread, ckks_cu_step_log_big (ph, s));
+  else
+    ckks_cu_ntt_stage_thread (sh, t, ph, block, thread, ckks_cu_phase_log_half (ph, s));
 }

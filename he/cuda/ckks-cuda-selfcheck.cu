@@ -155,9 +155,9 @@ emulate_phase (const CkksCudaNttView &v, uint64_t *data, uint32_t first_limb,
           {
             for (uint32_t th = 0; th < CKKS_CUDA_NTT_THREADS; th++)
               ckks_cu_ntt_load_thread (sh, a, v.log_n, ph.layout, block, th);
-            for (uint32_t s = 0; s < ph.n_stages; s++)
+            for (uint32_t s = 0; s < ph.n_stages; s += ckks_cu_phase_step (ph, s))
               for (uint32_t th = 0; th < CKKS_CUDA_NTT_THREADS; th++)
-                ckks_cu_ntt_stage_thread (sh, t, ph, block, th, ckks_cu_phase_log_half (ph, s));
+                ckks_cu_ntt_step_thread (sh, t, ph, block, th, s);
             for (uint32_t th = 0; th < CKKS_CUDA_NTT_THREADS; th++)
               ckks_cu_ntt_store_thread (a, sh, v.log_n, ph.layout, block, th, ph.reduce_out,
                                         t.q);
@@ -195,6 +195,49 @@ emulate_ntt_reference (const CkksCudaNttView &v, uint64_t *a, uint32_t limb, boo
       a[i] = ckks_cu_reduce_4q (a[i], t.q);
 }
 
+/* One radix-2 stage of a block: every slot touched once, each pair the
+ * CPU's (span apart in the limb), twiddles in range. */
+static bool
+check_butterflies (uint32_t log_n, const CkksCuNttPhase &ph, uint32_t block,
+                   uint32_t log_half, uint8_t *touched)
+{
+  for (uint32_t th = 0; th < CKKS_CUDA_NTT_THREADS; th++)
+    for (uint32_t k = 0; k < CKKS_CUDA_NTT_BFLY_PER_THREAD; k++)
+      {
+        CkksCuButterfly b = ckks_cu_ntt_butterfly (log_n, ph.layout, block,
+                                                   th + k * CKKS_CUDA_NTT_THREADS, log_half);
+        if (b.lx >= CKKS_CUDA_CHUNK || b.ly >= CKKS_CUDA_CHUNK || b.tw >= (1u << log_n)
+            || touched[b.lx]++ != 0 || touched[b.ly]++ != 0
+            || ckks_cu_slot_to_index (log_n, ph.layout, block, b.ly)
+                 != ckks_cu_slot_to_index (log_n, ph.layout, block, b.lx) + (1u << log_half))
+          return false;
+      }
+  return true;
+}
+
+/* One two-stage step of a block: the quartets partition the slots, and
+ * each is x, x + h, x + 2h, x + 3h in the limb. */
+static bool
+check_quartets (uint32_t log_n, const CkksCuNttPhase &ph, uint32_t block, uint32_t log_big,
+                uint8_t *touched)
+{
+  const uint32_t h = 1u << (log_big - 1);
+  for (uint32_t th = 0; th < CKKS_CUDA_NTT_THREADS; th++)
+    for (uint32_t k = 0; k < CKKS_CUDA_NTT_BFLY_PER_THREAD / 2; k++)
+      {
+        CkksCuQuartet qt = ckks_cu_ntt_quartet (log_n, ph.layout, block,
+                                                th + k * CKKS_CUDA_NTT_THREADS, log_big);
+        uint32_t x = ckks_cu_slot_to_index (log_n, ph.layout, block, qt.slot[0]);
+        if (((x >> (log_big - 1)) & 3) != 0)
+          return false;
+        for (uint32_t j = 0; j < 4; j++)
+          if (qt.slot[j] >= CKKS_CUDA_CHUNK || touched[qt.slot[j]]++ != 0
+              || ckks_cu_slot_to_index (log_n, ph.layout, block, qt.slot[j]) != x + j * h)
+            return false;
+      }
+  return true;
+}
+
 /* Race freedom and coverage of the fused schedule of one direction. */
 static bool
 check_schedule (uint32_t log_n, bool forward, char *why, size_t why_len)
@@ -217,23 +260,14 @@ check_schedule (uint32_t log_n, bool forward, char *why, size_t why_len)
               uint32_t g = ckks_cu_slot_to_index (log_n, ph.layout, block, slot);
               ok = ok && g < n && loaded[g]++ == 0;
             }
-          for (uint32_t s = 0; ok && s < ph.n_stages; s++)
+          for (uint32_t s = 0; ok && s < ph.n_stages; s += ckks_cu_phase_step (ph, s))
             {
-              uint32_t log_half = ckks_cu_phase_log_half (ph, s);
               memset (touched, 0, sizeof touched);
-              for (uint32_t th = 0; ok && th < CKKS_CUDA_NTT_THREADS; th++)
-                for (uint32_t k = 0; ok && k < CKKS_CUDA_NTT_BFLY_PER_THREAD; k++)
-                  {
-                    CkksCuButterfly b = ckks_cu_ntt_butterfly (
-                      log_n, ph.layout, block, th + k * CKKS_CUDA_NTT_THREADS, log_half);
-                    ok = b.lx < CKKS_CUDA_CHUNK && b.ly < CKKS_CUDA_CHUNK && b.tw < n
-                         && touched[b.lx]++ == 0 && touched[b.ly]++ == 0;
-                    /* the pair is the CPU's: span apart in the limb */
-                    ok = ok
-                         && ckks_cu_slot_to_index (log_n, ph.layout, block, b.ly)
-                              == ckks_cu_slot_to_index (log_n, ph.layout, block, b.lx)
-                                   + (1u << log_half);
-                  }
+              if (ckks_cu_phase_step (ph, s) == 2)
+                ok = check_quartets (log_n, ph, block, ckks_cu_step_log_big (ph, s), touched);
+              else
+                ok = check_butterflies (log_n, ph, block, ckks_cu_phase_log_half (ph, s),
+                                        touched);
             }
         }
       for (size_t i = 0; ok && i < n; i++)
