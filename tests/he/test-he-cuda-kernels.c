@@ -319,11 +319,38 @@ test_rescale (gconstpointer data)
   fixture_clear (&f);
 }
 
+/* Without a GPU the kernels refuse cleanly instead of crashing. */
+static void
+test_without_gpu (void)
+{
+  if (ckks_gpu_available (NULL, 0))
+    {
+      g_test_skip ("a GPU is present");
+      return;
+    }
+  CkksParams p;
+  CkksContext *ctx = NULL;
+  CkksCudaTables *t = NULL;
+  g_assert_cmpint (ckks_params_preset ("fast", &p), ==, CKKS_OK);
+  g_assert_cmpint (ckks_context_new (&p, &ctx), ==, CKKS_OK);
+  g_assert_cmpint (ckks_cuda_tables_new (ctx, &t), ==, CKKS_ERR_DEVICE);
+  g_assert_null (t);
+  g_assert_null (ckks_cuda_test_alloc (16));
+  uint64_t word = 0;
+  g_assert_cmpint (ckks_cuda_ntt_forward (NULL, NULL, &word, 1, 1, 0), ==,
+                   CKKS_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (ckks_cuda_add (NULL, NULL, &word, &word, &word, 1), ==,
+                   CKKS_ERR_INVALID_ARGUMENT);
+  ckks_cuda_tables_free (NULL);
+  ckks_context_free (ctx);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   rng = he_test_rng_new ();
+  g_test_add_func ("/he/cuda/without-gpu", test_without_gpu);
   size_t n_sets = he_cuda_test_params (sets, set_names, MAX_SETS);
   static const struct {
     const char *name;
