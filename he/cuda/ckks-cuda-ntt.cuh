@@ -9,6 +9,9 @@
  *    such stages pair rows within a column, so log2 R stages run in place.
  *  - CHUNK: the stages whose butterflies stay within a contiguous chunk.
  * Forward runs COLUMNS then CHUNK (spans shrink), inverse CHUNK then COLUMNS.
+ * Within a phase, stages go two per barrier: each thread takes quartets
+ * (x, x + h, x + 2h, x + 3h) into registers and does both stages' four
+ * butterflies; an odd stage left over runs as plain pairs.
  *
  * Which pair, which twiddle, which shared-memory slot a (block, thread,
  * stage) handles is computed here by __host__ __device__ functions, and the
