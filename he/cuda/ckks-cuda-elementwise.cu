@@ -1,6 +1,8 @@
 /* ckks-cuda-elementwise.cu: add, ct x pt with accumulation and rescale on
- * the GPU. One thread per coefficient; the per-coefficient work is in
- * ckks-cuda-elementwise.cuh.
+ * the GPU. Add and ct x pt: one thread per coefficient, the per-coefficient
+ * work in ckks-cuda-elementwise.cuh. Rescale: an inverse NTT of the last
+ * limb, then per other limb one forward NTT with the lift fused into its
+ * loads and the subtraction and q_last^-1 into its stores.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include "ckks-cuda-elementwise.cuh"
 #include "ckks-cuda-kernels.h"
@@ -15,8 +17,8 @@ element_grid (size_t elements, uint32_t count)
 }
 
 __global__ void
-add_kernel (const __grid_constant__ CkksCudaNttView v, uint64_t *out, const uint64_t *a, const uint64_t *b,
-            uint32_t n_limbs)
+add_kernel (const __grid_constant__ CkksCudaNttView v, uint64_t *out, const uint64_t *a,
+            const uint64_t *b, uint32_t n_limbs)
 {
   const size_t e = (size_t) blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= ((size_t) n_limbs << v.log_n))
