@@ -1,0 +1,134 @@
+/* ckks-cuda-helora.h: the device side of the GPU HE-LoRA session (internal,
+ * C-callable; built only with CUDA).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * ckks-gpu-helora.c prepares everything on the host (tables, the key's and
+ * the plans' NTT values with their Shoup companions) in a CkksCudaHeloraSpec;
+ * ckks_cuda_helora_new uploads it into one device allocation, captures one
+ * token as a CUDA graph and keeps it; ckks_cuda_helora_run replays it.
+ *
+ * Device layout per input group g (plans sharing d and the input scale):
+ * K ciphertexts, ciphertext k at inputs + k * 2 L N words (c0, then c1, L
+ * limbs of N words each, NTT form as on the CPU); per module: B results of
+ * the same shape, their trace block sums, and r doubles of u.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ckks-status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CKKS_CUDA_HELORA_MAX_LIMBS 2
+/* Up to this many copies per result the session decrypts through the trace
+ * (2c x 2c matrices per limb on the device). */
+#define CKKS_CUDA_HELORA_MAX_COPIES 256
+
+typedef struct {
+  uint64_t q;
+  uint64_t ratio_lo, ratio_hi;     /* floor(2^128 / q) */
+  uint64_t ratio64;                /* floor(2^64 / q) */
+} CkksCudaLimb;
+
+typedef struct {
+  uint32_t d;
+  uint32_t chunks;                 /* K */
+  uint32_t chunk_len;              /* L */
+  uint32_t copies;                 /* c of the input packing */
+  double encode_scale;             /* 2^encode_bits / (N/2): the rounding scale */
+  /* 2^(in_bits - encode_bits) mod q_i and its companion, per limb */
+  uint64_t lift_w[CKKS_CUDA_HELORA_MAX_LIMBS], lift_shoup[CKKS_CUDA_HELORA_MAX_LIMBS];
+} CkksCudaHeloraGroup;
+
+typedef struct {
+  uint32_t group;
+  uint32_t r;
+  uint32_t n_outputs;              /* B */
+  uint32_t copies;                 /* c */
+  uint32_t span;                   /* L' */
+  double span_over_scale;          /* L' / the result's scale */
+  /* B * K plaintexts of L * N words, (b, k) at (b K + k) L N, NTT form,
+   * and their 64-bit Shoup companions at the same offsets */
+  const uint64_t *pt, *pt_shoup;
+  /* trace tables as in ckks-helora-private.h, for G = 2c: W (L * G * G)
+   * and the cosines (c * G) */
+  const uint64_t *trace_w;
+  const double *trace_re;
+} CkksCudaHeloraModule;
+
+typedef struct {
+  uint32_t n;                      /* ring degree */
+  uint32_t limbs;                  /* L (2) */
+  CkksCudaLimb limb[CKKS_CUDA_HELORA_MAX_LIMBS];
+  /* CRT of limbs 0 and 1 (CkksCrt2) */
+  uint64_t crt_inv, crt_inv_shoup, crt_half_t, crt_half_a;
+  /* forward NTT twiddles psi_rev and 64-bit companions, L * N */
+  const uint64_t *psi_rev, *psi_rev_shoup;
+  /* the secret key s and -s in NTT form with companions, L * N each */
+  const uint64_t *s, *s_shoup, *neg_s, *neg_s_shoup;
+  /* special FFT twiddles (N/2 each) and the bit reversal over N/2 */
+  const double *fft_re, *fft_im;
+  const uint32_t *slot_bitrev;
+  const CkksCudaHeloraGroup *groups;
+  uint32_t n_groups;
+  const CkksCudaHeloraModule *modules;
+  uint32_t n_modules;
+} CkksCudaHeloraSpec;
+
+/* Stages timed with CUDA events, in µs. */
+typedef enum {
+  CKKS_CUDA_STAGE_H2D,
+  CKKS_CUDA_STAGE_ENCRYPT,         /* encode + encrypt */
+  CKKS_CUDA_STAGE_EVALUATE,
+  CKKS_CUDA_STAGE_DECRYPT,         /* decrypt + segment sums */
+  CKKS_CUDA_STAGE_D2H,
+  CKKS_CUDA_N_STAGES
+} CkksCudaStage;
+
+typedef struct CkksCudaHelora CkksCudaHelora;
+
+/* Uploads @spec (read during the call only), allocates every buffer and
+ * captures the token graph on a stream of its own. CKKS_ERR_DEVICE (with
+ * @why) when the GPU fails or lacks memory. */
+CkksStatus ckks_cuda_helora_new (const CkksCudaHeloraSpec *spec, CkksCudaHelora **out,
+                                 char *why, size_t why_len);
+/* Wipes every device buffer (the key's copy included) and the pinned
+ * staging memory, then frees them. */
+void ckks_cuda_helora_free (CkksCudaHelora *dev);
+
+/* One token: h[g] (d_g floats, finite) scaled by inv[g] = 1 / max|h_g|,
+ * h_factor[g] = max|h_g|, a fresh 32-byte @seed; u[m] receives r_m doubles.
+ * @stage_us (NULL: not read) receives the event times. Blocks until u is
+ * on the host. */
+CkksStatus ckks_cuda_helora_run (CkksCudaHelora *dev, const float *const *h,
+                                 const double *inv, const double *h_factor,
+                                 const uint8_t seed[32], double *const *u,
+                                 double stage_us[CKKS_CUDA_N_STAGES]);
+
+/* ---- host self-checks of the device arithmetic (ckks-cuda-helora-check.cu) ---- */
+
+/* The ChaCha20 block function. */
+void ckks_cuda_check_chacha20_block (const uint8_t key[32], uint32_t counter,
+                                     const uint8_t nonce[12], uint8_t out[64]);
+/* The samplers as the kernels run them: errors e[0..n) of ciphertext @ct
+ * (n a multiple of 8), uniform a[0..n) mod q of (ct, limb) (n a multiple
+ * of 4). */
+void ckks_cuda_check_sample_error (const uint8_t seed[32], uint32_t ct, int8_t *e, size_t n);
+void ckks_cuda_check_sample_uniform (const uint8_t seed[32], uint32_t ct, uint32_t limb,
+                                     const CkksCudaLimb *limb_consts, uint64_t *a, size_t n);
+/* The encoder as the kernels run it: the chunk @h (len values) scaled by
+ * @inv, packed with @copies copies into @slots slots, inverse special FFT
+ * (twiddles fft_re/fft_im, bit reversal slot_bitrev), rounded at
+ * @encode_scale: coeffs[0 .. 2 slots). @work: 2 slots doubles. */
+void ckks_cuda_check_encode (const float *h, uint32_t len, uint32_t copies, double inv,
+                             uint32_t slots, const double *fft_re, const double *fft_im,
+                             const uint32_t *slot_bitrev, double encode_scale, double *work,
+                             int64_t *coeffs);
+
+#ifdef __cplusplus
+}
+#endif
