@@ -79,3 +79,32 @@ ckks_cuda_check_encode (const float *h, uint32_t len, uint32_t copies, double in
       coeffs[slots + i] = hd_round_scaled (im[slot_bitrev[i]], encode_scale);
     }
 }
+
+extern "C" void
+ckks_cuda_check_ntt_forward (uint64_t *a, const uint64_t *psi_rev, const uint64_t *psi_rev_shoup,
+                             uint64_t q, uint32_t n)
+{
+  for (uint32_t m = 1, half = n >> 1; m < n; m <<= 1, half >>= 1)
+    for (uint32_t idx = 0; idx < n / 2; idx++)
+      {
+        uint32_t x, t = hd_ntt_butterfly (idx, m, half, &x);
+        hd_ntt_forward_butterfly (&a[x], &a[x + half], psi_rev[t], psi_rev_shoup[t], q);
+      }
+}
+
+extern "C" void
+ckks_cuda_check_message_limb (const int64_t *m, const int8_t *e, const CkksCudaLimb *lc,
+                              uint64_t lift_w, uint64_t lift_shoup, uint64_t *out, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    out[i] = hd_message_limb (m[i], e[i], lc->q, lc->ratio64, lift_w, lift_shoup);
+}
+
+extern "C" void
+ckks_cuda_check_crt2 (const uint64_t *a0, const uint64_t *a1, uint64_t q0, uint64_t q1,
+                      uint64_t inv, uint64_t inv_shoup, uint64_t half_t, uint64_t half_a,
+                      double *out, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    out[i] = hd_crt2 (a0[i], a1[i], q0, q1, inv, inv_shoup, half_t, half_a);
+}

@@ -16,11 +16,10 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "ckks-cuda-helora.h"
+
 #define HD __host__ __device__ __forceinline__
 
-/* Stream domains: the words 13..15 of the ChaCha20 state (the nonce). */
-#define CKKS_CUDA_DOMAIN_ERROR 0x65727231u     /* "1rre" */
-#define CKKS_CUDA_DOMAIN_UNIFORM 0x696e6931u   /* "1ini" */
 
 /* Centred binomial with parameter 21, as ckks_sample_cbd: two 21-bit
  * fields of a 64-bit word. */
@@ -228,6 +227,26 @@ hd_sample_uniform4 (const uint32_t key[8], uint32_t ct, uint32_t limb, uint32_t 
   for (int j = 0; j < 4; j++)
     a[j] = hd_barrett_128 (hd_block_word64 (s, 2 * j + 1), hd_block_word64 (s, 2 * j), q,
                            ratio_lo, ratio_hi);
+}
+
+/* Butterfly @idx (< n/2) of the forward NTT stage with @m blocks of
+ * half-length @half (m half = n/2): upper element *x, lower *x + half,
+ * twiddle psi_rev[m + block] (ckks_ntt_forward_limb's order). */
+HD uint32_t
+hd_ntt_butterfly (uint32_t idx, uint32_t m, uint32_t half, uint32_t *x)
+{
+  uint32_t blk = idx / half;
+  *x = 2 * blk * half + idx % half;
+  return m + blk;
+}
+
+/* The butterfly itself on fully reduced values. */
+HD void
+hd_ntt_forward_butterfly (uint64_t *x, uint64_t *y, uint64_t w, uint64_t w_shoup, uint64_t q)
+{
+  uint64_t u = *x, v = hd_mul_shoup (*y, w, w_shoup, q);
+  *x = hd_add_mod (u, v, q);
+  *y = hd_sub_mod (u, v, q);
 }
 
 /* ---- encoder (ckks-encode.c, scalar backend) ---- */

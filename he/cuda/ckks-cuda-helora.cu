@@ -173,11 +173,8 @@ ntt_forward_kernel (uint64_t *cts, uint32_t limbs, uint32_t n, const uint64_t *p
     {
       for (uint32_t idx = threadIdx.x; idx < n / 2; idx += blockDim.x)
         {
-          uint32_t blk = idx / half, j = idx % half;
-          uint32_t x = 2 * blk * half + j, y = x + half;
-          uint64_t u = a[x], v = hd_mul_shoup (a[y], w[m + blk], ws[m + blk], q);
-          a[x] = hd_add_mod (u, v, q);
-          a[y] = hd_sub_mod (u, v, q);
+          uint32_t x, t = hd_ntt_butterfly (idx, m, half, &x);
+          hd_ntt_forward_butterfly (&a[x], &a[x + half], w[t], ws[t], q);
         }
       __syncthreads ();
     }

@@ -24,6 +24,10 @@ extern "C" {
 #endif
 
 #define CKKS_CUDA_HELORA_MAX_LIMBS 2
+/* Stream domains of the ChaCha20 keystreams: word 13 of the state (the
+ * first nonce word); word 14 is the ciphertext, word 15 the limb. */
+#define CKKS_CUDA_DOMAIN_ERROR 0x65727231u     /* "1rre" */
+#define CKKS_CUDA_DOMAIN_UNIFORM 0x696e6931u   /* "1ini" */
 /* Up to this many copies per result the session decrypts through the trace
  * (2c x 2c matrices per limb on the device). */
 #define CKKS_CUDA_HELORA_MAX_COPIES 256
@@ -128,6 +132,16 @@ void ckks_cuda_check_encode (const float *h, uint32_t len, uint32_t copies, doub
                              uint32_t slots, const double *fft_re, const double *fft_im,
                              const uint32_t *slot_bitrev, double encode_scale, double *work,
                              int64_t *coeffs);
+/* The forward NTT of one limb as the kernel runs it (@a: n values < q). */
+void ckks_cuda_check_ntt_forward (uint64_t *a, const uint64_t *psi_rev,
+                                  const uint64_t *psi_rev_shoup, uint64_t q, uint32_t n);
+/* Message limb values (m 2^lift + e) mod q and the two-limb CRT as the
+ * kernels compute them, element-wise over @n. */
+void ckks_cuda_check_message_limb (const int64_t *m, const int8_t *e, const CkksCudaLimb *lc,
+                                   uint64_t lift_w, uint64_t lift_shoup, uint64_t *out, size_t n);
+void ckks_cuda_check_crt2 (const uint64_t *a0, const uint64_t *a1, uint64_t q0, uint64_t q1,
+                           uint64_t inv, uint64_t inv_shoup, uint64_t half_t, uint64_t half_a,
+                           double *out, size_t n);
 
 #ifdef __cplusplus
 }
