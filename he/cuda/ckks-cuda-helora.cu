@@ -4,8 +4,8 @@
  * Per token: H2D of one pinned block (seed, per-group 1/max|h| and max|h|,
  * the h vectors), then per input group encode (replicated chunks, inverse
  * special FFT in double precision, rounding), message limbs + errors,
- * forward NTT, uniform a and c0 += a (-s); per module the ct x pt sums, the
- * trace block sums of c0 + c1 s, the 2c x 2c trace matrix, the two-limb CRT
+ * forward NTT, uniform a and c0 += a (-s); per module the ct x pt sums, then
+ * the trace block sums of c0 + c1 s, the 2c x 2c trace matrix, the two-limb CRT
  * and the segment sums scaled to u; D2H of every u. Every buffer comes from
  * one cudaMalloc made when the session is made; the sequence is captured
  * once and replayed. The per-element arithmetic is in
@@ -47,7 +47,6 @@ typedef struct {
   uint64_t *pt, *pt_shoup, *trace_w;
   double *trace_re;
   uint64_t *out;                  /* B * 2 L N */
-  uint64_t *sums;                 /* B * L * G */
   size_t u_offset;                /* doubles into the u block */
 } DevModule;
 
@@ -86,25 +85,27 @@ say (char *why, size_t why_len, const char *what, cudaError_t err)
 
 namespace {
 
-/* One chunk per block: pack, inverse special FFT, round. The FFT works in
- * dynamic shared memory when @shared, else in @work (global). */
+/* One chunk per block: pack, inverse special FFT, round, then the message
+ * limbs (m 2^lift + e) mod q_i in coefficient form, 8 coefficients (one
+ * ChaCha20 block of errors) per step. The FFT works in dynamic shared
+ * memory when @shared, else in @work (global). */
 template <bool shared>
-__global__ void
-encode_kernel (const unsigned char *in, size_t h_offset, uint32_t group, uint32_t d,
-               uint32_t chunk_len, uint32_t copies, uint32_t slots, const double *fft_re,
-               const double *fft_im, const uint32_t *bitrev, double encode_scale, double *work,
-               int64_t *coeffs, uint32_t n)
+__global__ void __launch_bounds__ (WIDE_THREADS)
+encode_kernel (const unsigned char *in, size_t h_offset, uint32_t group, uint32_t ct_base,
+               CkksCudaHeloraGroup g, uint32_t slots, const double *fft_re,
+               const double *fft_im, const uint32_t *bitrev, double *work, int64_t *coeffs,
+               LimbParams lp, uint64_t *cts)
 {
   extern __shared__ double smem[];
-  uint32_t k = blockIdx.x;
+  uint32_t k = blockIdx.x, n = 2 * slots;
   const float *h = (const float *) (in + h_offset);
   double inv = ((const double *) (in + SEED_BYTES))[2 * group];
-  uint32_t base = k * chunk_len;
-  uint32_t len = base >= d ? 0 : (d - base < chunk_len ? d - base : chunk_len);
+  uint32_t base = k * g.chunk_len;
+  uint32_t len = base >= g.d ? 0 : (g.d - base < g.chunk_len ? g.d - base : g.chunk_len);
   double *re = shared ? smem : work + (size_t) k * 2 * slots, *im = re + slots;
   for (uint32_t s = threadIdx.x; s < slots; s += blockDim.x)
     {
-      re[s] = hd_helora_slot_value (h + base, len, copies, inv, s);
+      re[s] = hd_helora_slot_value (h + base, len, g.copies, inv, s);
       im[s] = 0.0;
     }
   __syncthreads ();
@@ -118,55 +119,54 @@ encode_kernel (const unsigned char *in, size_t h_offset, uint32_t group, uint32_
         }
       __syncthreads ();
     }
-  int64_t *out = coeffs + (size_t) k * n;
+  int64_t *m = coeffs + (size_t) k * n;
   for (uint32_t i = threadIdx.x; i < slots; i += blockDim.x)
     {
       uint32_t b = bitrev[i];
-      out[i] = hd_round_scaled (re[b], encode_scale);
-      out[slots + i] = hd_round_scaled (im[b], encode_scale);
+      m[i] = hd_round_scaled (re[b], g.encode_scale);
+      m[slots + i] = hd_round_scaled (im[b], g.encode_scale);
+    }
+  __syncthreads ();
+  const uint32_t *key = (const uint32_t *) in;
+  uint64_t *c0 = cts + (size_t) k * 2 * lp.limbs * n;
+  for (uint32_t blk = threadIdx.x; blk < n / 8; blk += blockDim.x)
+    {
+      int8_t e[8];
+      hd_sample_error8 (key, ct_base + k, blk, e);
+      for (uint32_t i = 0; i < lp.limbs; i++)
+        for (uint32_t j = 0; j < 8; j++)
+          {
+            uint32_t x = blk * 8 + j;
+            c0[(size_t) i * n + x] = hd_message_limb (m[x], e[j], lp.limb[i].q,
+                                                      lp.limb[i].ratio64, g.lift_w[i],
+                                                      g.lift_shoup[i]);
+          }
     }
 }
 
-/* c0 (coefficient form) = m 2^lift + e per limb; 8 coefficients per thread,
- * one ChaCha20 block of errors. */
-__global__ void
-message_kernel (const unsigned char *in, uint32_t ct_base, uint32_t chunks, uint32_t n,
-                LimbParams lp, CkksCudaHeloraGroup g, const int64_t *coeffs, uint64_t *cts)
-{
-  size_t t = (size_t) blockIdx.x * blockDim.x + threadIdx.x;
-  size_t per_ct = n / 8;
-  if (t >= (size_t) chunks * per_ct)
-    return;
-  uint32_t k = (uint32_t) (t / per_ct), blk = (uint32_t) (t % per_ct);
-  const uint32_t *key = (const uint32_t *) in;
-  int8_t e[8];
-  hd_sample_error8 (key, ct_base + k, blk, e);
-  const int64_t *m = coeffs + (size_t) k * n + (size_t) blk * 8;
-  uint64_t *c0 = cts + (size_t) k * 2 * lp.limbs * n + (size_t) blk * 8;
-  for (uint32_t i = 0; i < lp.limbs; i++)
-    for (int j = 0; j < 8; j++)
-      c0[(size_t) i * n + j] = hd_message_limb (m[j], e[j], lp.limb[i].q, lp.limb[i].ratio64,
-                                                g.lift_w[i], g.lift_shoup[i]);
-}
-
-/* Forward negacyclic NTT of c0's limbs, one polynomial per block (natural
- * order in, bit-reversed out, fully reduced butterflies: bit for bit the
- * CPU's ckks_ntt_forward_limb). */
+/* One limb of one input ciphertext per block: the forward negacyclic NTT of
+ * c0 (natural order in, bit-reversed out, fully reduced butterflies: bit for
+ * bit the CPU's ckks_ntt_forward_limb), then c1 = a uniform (NTT form
+ * directly, 4 values per ChaCha20 block) and c0 += a (-s). In dynamic
+ * shared memory when @shared, else in place. */
 template <bool shared>
-__global__ void
-ntt_forward_kernel (uint64_t *cts, uint32_t limbs, uint32_t n, const uint64_t *psi,
-                    const uint64_t *psi_shoup, LimbParams lp)
+__global__ void __launch_bounds__ (WIDE_THREADS)
+ntt_encrypt_kernel (const unsigned char *in, uint32_t ct_base, uint64_t *cts, uint32_t n,
+                    const uint64_t *psi, const uint64_t *psi_shoup, const uint64_t *neg_s,
+                    const uint64_t *neg_s_shoup, LimbParams lp)
 {
   extern __shared__ uint64_t nmem[];
-  uint32_t k = blockIdx.x / limbs, i = blockIdx.x % limbs;
-  uint64_t *g = cts + (size_t) k * 2 * limbs * n + (size_t) i * n;
-  uint64_t *a = shared ? nmem : g;
+  uint32_t k = blockIdx.x / lp.limbs, i = blockIdx.x % lp.limbs;
+  size_t ln = (size_t) lp.limbs * n;
+  uint64_t *c0 = cts + (size_t) k * 2 * ln + (size_t) i * n, *c1 = c0 + ln;
+  uint64_t *a = shared ? nmem : c0;
   const uint64_t *w = psi + (size_t) i * n, *ws = psi_shoup + (size_t) i * n;
-  uint64_t q = lp.limb[i].q;
+  const CkksCudaLimb *L = &lp.limb[i];
+  uint64_t q = L->q;
   if (shared)
     {
       for (uint32_t x = threadIdx.x; x < n; x += blockDim.x)
-        a[x] = g[x];
+        a[x] = c0[x];
       __syncthreads ();
     }
   for (uint32_t m = 1, half = n >> 1; m < n; m <<= 1, half >>= 1)
@@ -178,40 +178,24 @@ ntt_forward_kernel (uint64_t *cts, uint32_t limbs, uint32_t n, const uint64_t *p
         }
       __syncthreads ();
     }
-  if (shared)
-    for (uint32_t x = threadIdx.x; x < n; x += blockDim.x)
-      g[x] = a[x];
-}
-
-/* c1 = a uniform (NTT form directly), c0 += a (-s); 4 values per thread. */
-__global__ void
-uniform_kernel (const unsigned char *in, uint32_t ct_base, uint32_t chunks, uint32_t n,
-                LimbParams lp, const uint64_t *neg_s, const uint64_t *neg_s_shoup,
-                uint64_t *cts)
-{
-  size_t t = (size_t) blockIdx.x * blockDim.x + threadIdx.x;
-  size_t per_limb = n / 4, per_ct = per_limb * lp.limbs;
-  if (t >= (size_t) chunks * per_ct)
-    return;
-  uint32_t k = (uint32_t) (t / per_ct);
-  uint32_t i = (uint32_t) (t % per_ct / per_limb), blk = (uint32_t) (t % per_limb);
-  const CkksCudaLimb *L = &lp.limb[i];
-  uint64_t a[4];
-  hd_sample_uniform4 ((const uint32_t *) in, ct_base + k, i, blk, L->q, L->ratio_lo,
-                      L->ratio_hi, a);
-  size_t ln = (size_t) lp.limbs * n, off = (size_t) i * n + (size_t) blk * 4;
-  uint64_t *c0 = cts + (size_t) k * 2 * ln + off, *c1 = c0 + ln;
-  for (int j = 0; j < 4; j++)
+  const uint64_t *ns = neg_s + (size_t) i * n, *nss = neg_s_shoup + (size_t) i * n;
+  for (uint32_t blk = threadIdx.x; blk < n / 4; blk += blockDim.x)
     {
-      c1[j] = a[j];
-      c0[j] = hd_add_mod (c0[j], hd_mul_shoup (a[j], neg_s[off + j], neg_s_shoup[off + j], L->q),
-                          L->q);
+      uint64_t u[4];
+      hd_sample_uniform4 ((const uint32_t *) in, ct_base + k, i, blk, q, L->ratio_lo,
+                          L->ratio_hi, u);
+      for (uint32_t j = 0; j < 4; j++)
+        {
+          uint32_t x = blk * 4 + j;
+          c1[x] = u[j];
+          c0[x] = hd_add_mod (a[x], hd_mul_shoup (u[j], ns[x], nss[x], q), q);
+        }
     }
 }
 
 /* out[b] = sum_k in[k] x pt[b][k], both halves, one coefficient per thread
  * (the simple form of ckks_cuda_mul_plain_accumulate). */
-__global__ void
+__global__ void __launch_bounds__ (THREADS)
 mul_plain_kernel (const uint64_t *cts, uint32_t chunks, uint32_t n_out, uint32_t n,
                   LimbParams lp, const uint64_t *pt, const uint64_t *pt_shoup, uint64_t *out)
 {
@@ -233,52 +217,46 @@ mul_plain_kernel (const uint64_t *cts, uint32_t chunks, uint32_t n_out, uint32_t
   out[(size_t) b * 2 * ln + ln + off] = acc1;
 }
 
-/* sums[b][i][beta] = sum over block beta of (c0 + c1 s) mod q_i; one block
- * of threads per (b, i, beta). */
-__global__ void
-block_sums_kernel (const uint64_t *out, uint32_t n, uint32_t g2, uint32_t span, LimbParams lp,
-                   const uint64_t *s, const uint64_t *s_shoup, uint64_t *sums)
+/* One result b per block (ckks-helora-client.c trace_sums): the NTT block
+ * sums of c0 + c1 s per limb (one warp per block of L' values), m_kappa =
+ * sum_beta W[kappa][beta] sums[beta] per limb, the two-limb CRT, and
+ * u[b c + t] = (sum_kappa m_kappa cos_t,kappa) L' / scale * max|h|. */
+__global__ void __launch_bounds__ (WIDE_THREADS)
+decrypt_kernel (const unsigned char *in, uint32_t group, const uint64_t *out, uint32_t n,
+                uint32_t g2, uint32_t span, uint32_t copies, uint32_t r, LimbParams lp,
+                const uint64_t *s, const uint64_t *s_shoup, uint64_t crt_inv,
+                uint64_t crt_inv_shoup, uint64_t crt_half_t, uint64_t crt_half_a,
+                const uint64_t *trace_w, const double *trace_re, double span_over_scale,
+                double *u)
 {
-  __shared__ uint64_t part[THREADS];
-  uint32_t beta = blockIdx.x % g2, i = blockIdx.x / g2 % lp.limbs;
-  uint32_t b = blockIdx.x / g2 / lp.limbs;
-  size_t ln = (size_t) lp.limbs * n, off = (size_t) i * n + (size_t) beta * span;
-  const uint64_t *c0 = out + (size_t) b * 2 * ln + off, *c1 = c0 + ln;
-  uint64_t q = lp.limb[i].q, acc = 0;
-  for (uint32_t j = threadIdx.x; j < span; j += blockDim.x)
-    acc = hd_add_mod (acc, hd_add_mod (c0[j], hd_mul_shoup (c1[j], s[off + j],
-                                                            s_shoup[off + j], q), q), q);
-  part[threadIdx.x] = acc;
-  __syncthreads ();
-  for (uint32_t w = THREADS / 2; w > 0; w >>= 1)
-    {
-      if (threadIdx.x < w)
-        part[threadIdx.x] = hd_add_mod (part[threadIdx.x], part[threadIdx.x + w], q);
-      __syncthreads ();
-    }
-  if (threadIdx.x == 0)
-    sums[blockIdx.x] = part[0];
-}
-
-/* Per result b: m_kappa = sum_beta W[kappa][beta] sums[beta] per limb, CRT,
- * u[b c + t] = (sum_kappa m_kappa cos_t,kappa) L' / scale * max|h|
- * (ckks-helora-client.c trace_sums). */
-__global__ void
-trace_kernel (const unsigned char *in, uint32_t group, const uint64_t *sums, uint32_t g2,
-              uint32_t copies, uint32_t r, LimbParams lp, uint64_t crt_inv,
-              uint64_t crt_inv_shoup, uint64_t crt_half_t, uint64_t crt_half_a,
-              const uint64_t *trace_w, const double *trace_re, double span_over_scale,
-              double *u)
-{
+  __shared__ uint64_t sums[CKKS_CUDA_HELORA_MAX_LIMBS * 2 * CKKS_CUDA_HELORA_MAX_COPIES];
   __shared__ uint64_t res[CKKS_CUDA_HELORA_MAX_LIMBS * 2 * CKKS_CUDA_HELORA_MAX_COPIES];
   __shared__ double m[2 * CKKS_CUDA_HELORA_MAX_COPIES];
-  uint32_t b = blockIdx.x;
+  uint32_t b = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  uint32_t warps = blockDim.x / 32;
+  size_t ln = (size_t) lp.limbs * n;
+  const uint64_t *c0 = out + (size_t) b * 2 * ln, *c1 = c0 + ln;
+  for (uint32_t seg = warp; seg < lp.limbs * g2; seg += warps)
+    {
+      uint32_t i = seg / g2, beta = seg % g2;
+      uint64_t q = lp.limb[i].q, acc = 0;
+      size_t off = (size_t) i * n + (size_t) beta * span;
+      for (uint32_t j = lane; j < span; j += 32)
+        acc = hd_add_mod (acc, hd_add_mod (c0[off + j], hd_mul_shoup (c1[off + j], s[off + j],
+                                                                      s_shoup[off + j], q), q),
+                          q);
+      for (int w = 16; w > 0; w >>= 1)
+        acc = hd_add_mod (acc, __shfl_down_sync (0xffffffffu, acc, w), q);
+      if (lane == 0)
+        sums[seg] = acc;
+    }
+  __syncthreads ();
   for (uint32_t idx = threadIdx.x; idx < lp.limbs * g2; idx += blockDim.x)
     {
       uint32_t i = idx / g2, kappa = idx % g2;
       const CkksCudaLimb *L = &lp.limb[i];
       const uint64_t *w = trace_w + ((size_t) i * g2 + kappa) * g2;
-      const uint64_t *sv = sums + ((size_t) b * lp.limbs + i) * g2;
+      const uint64_t *sv = sums + (size_t) i * g2;
       uint64_t acc = 0;
       for (uint32_t beta = 0; beta < g2; beta++)
         acc = hd_add_mod (acc, hd_mul_mod (w[beta], sv[beta], L->q, L->ratio_lo, L->ratio_hi),
@@ -297,10 +275,10 @@ trace_kernel (const unsigned char *in, uint32_t group, const uint64_t *sums, uin
       uint32_t row = b * copies + t;
       if (row >= r)
         continue;
-      double s = 0;
+      double acc = 0;
       for (uint32_t kappa = 0; kappa < g2; kappa++)
-        s = hd_dadd (s, hd_dmul (m[kappa], trace_re[(size_t) t * g2 + kappa]));
-      u[row] = hd_dmul (s, factor);
+        acc = hd_dadd (acc, hd_dmul (m[kappa], trace_re[(size_t) t * g2 + kappa]));
+      u[row] = hd_dmul (acc, factor);
     }
 }
 
@@ -370,7 +348,6 @@ layout_pool (CkksCudaHelora *dev, const CkksCudaHeloraSpec *spec, char *base)
       M->trace_w = (uint64_t *) carve (&c, (size_t) spec->limbs * M->g2 * M->g2 * 8);
       M->trace_re = (double *) carve (&c, (size_t) m->copies * M->g2 * sizeof (double));
       M->out = (uint64_t *) carve (&c, (size_t) m->n_outputs * 2 * ln * 8);
-      M->sums = (uint64_t *) carve (&c, (size_t) m->n_outputs * spec->limbs * M->g2 * 8);
     }
   return c.used;
 }
@@ -429,29 +406,23 @@ launch_encrypt (CkksCudaHelora *dev)
       uint32_t k = G->g.chunks;
       if (fft_shared)
         encode_kernel<true><<<k, WIDE_THREADS, fft_shared, dev->stream>>> (
-          dev->dev_in, G->h_offset, g, G->g.d, G->g.chunk_len, G->g.copies, dev->slots,
-          dev->fft_re, dev->fft_im, dev->bitrev, G->g.encode_scale, NULL, G->coeffs, n);
+          dev->dev_in, G->h_offset, g, G->ct_base, G->g, dev->slots, dev->fft_re, dev->fft_im,
+          dev->bitrev, NULL, G->coeffs, dev->lp, G->cts);
       else
         encode_kernel<false><<<k, WIDE_THREADS, 0, dev->stream>>> (
-          dev->dev_in, G->h_offset, g, G->g.d, G->g.chunk_len, G->g.copies, dev->slots,
-          dev->fft_re, dev->fft_im, dev->bitrev, G->g.encode_scale, G->fft_work, G->coeffs, n);
+          dev->dev_in, G->h_offset, g, G->ct_base, G->g, dev->slots, dev->fft_re, dev->fft_im,
+          dev->bitrev, G->fft_work, G->coeffs, dev->lp, G->cts);
       cudaError_t err = cudaGetLastError ();
       if (err != cudaSuccess)
         return err;
-      message_kernel<<<blocks_for ((size_t) k * n / 8), THREADS, 0, dev->stream>>> (
-        dev->dev_in, G->ct_base, k, n, dev->lp, G->g, G->coeffs, G->cts);
-      if ((err = cudaGetLastError ()) != cudaSuccess)
-        return err;
       if (ntt_shared)
-        ntt_forward_kernel<true><<<k * limbs, WIDE_THREADS, ntt_shared, dev->stream>>> (
-          G->cts, limbs, n, dev->psi, dev->psi_shoup, dev->lp);
+        ntt_encrypt_kernel<true><<<k * limbs, WIDE_THREADS, ntt_shared, dev->stream>>> (
+          dev->dev_in, G->ct_base, G->cts, n, dev->psi, dev->psi_shoup, dev->neg_s,
+          dev->neg_s_shoup, dev->lp);
       else
-        ntt_forward_kernel<false><<<k * limbs, WIDE_THREADS, 0, dev->stream>>> (
-          G->cts, limbs, n, dev->psi, dev->psi_shoup, dev->lp);
-      if ((err = cudaGetLastError ()) != cudaSuccess)
-        return err;
-      uniform_kernel<<<blocks_for ((size_t) k * limbs * n / 4), THREADS, 0, dev->stream>>> (
-        dev->dev_in, G->ct_base, k, n, dev->lp, dev->neg_s, dev->neg_s_shoup, G->cts);
+        ntt_encrypt_kernel<false><<<k * limbs, WIDE_THREADS, 0, dev->stream>>> (
+          dev->dev_in, G->ct_base, G->cts, n, dev->psi, dev->psi_shoup, dev->neg_s,
+          dev->neg_s_shoup, dev->lp);
       if ((err = cudaGetLastError ()) != cudaSuccess)
         return err;
     }
@@ -481,17 +452,13 @@ launch_decrypt (CkksCudaHelora *dev)
   for (uint32_t i = 0; i < dev->n_modules; i++)
     {
       const DevModule *M = &dev->modules[i];
-      unsigned blocks = M->m.n_outputs * dev->lp.limbs * M->g2;
-      block_sums_kernel<<<blocks, THREADS, 0, dev->stream>>> (
-        M->out, dev->n, M->g2, M->m.span, dev->lp, dev->s, dev->s_shoup, M->sums);
+      decrypt_kernel<<<M->m.n_outputs, WIDE_THREADS, 0, dev->stream>>> (
+        dev->dev_in, M->m.group, M->out, dev->n, M->g2, M->m.span, M->m.copies, M->m.r,
+        dev->lp, dev->s, dev->s_shoup, dev->crt_inv, dev->crt_inv_shoup, dev->crt_half_t,
+        dev->crt_half_a, M->trace_w, M->trace_re, M->m.span_over_scale,
+        dev->dev_u + M->u_offset);
       cudaError_t err = cudaGetLastError ();
       if (err != cudaSuccess)
-        return err;
-      trace_kernel<<<M->m.n_outputs, THREADS, 0, dev->stream>>> (
-        dev->dev_in, M->m.group, M->sums, M->g2, M->m.copies, M->m.r, dev->lp, dev->crt_inv,
-        dev->crt_inv_shoup, dev->crt_half_t, dev->crt_half_a, M->trace_w, M->trace_re,
-        M->m.span_over_scale, dev->dev_u + M->u_offset);
-      if ((err = cudaGetLastError ()) != cudaSuccess)
         return err;
     }
   return cudaSuccess;
@@ -549,7 +516,7 @@ allow_shared (uint32_t n, uint32_t slots)
     err = cudaFuncSetAttribute (encode_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 (int) (2 * (size_t) slots * sizeof (double)));
   if (err == cudaSuccess && ntt_in_shared (n))
-    err = cudaFuncSetAttribute (ntt_forward_kernel<true>,
+    err = cudaFuncSetAttribute (ntt_encrypt_kernel<true>,
                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 (int) ((size_t) n * sizeof (uint64_t)));
   return err;
@@ -693,9 +660,14 @@ ckks_cuda_helora_free (CkksCudaHelora *dev)
   if (dev->pool)
     {
       /* the key's copy, the seed, h, the ciphertexts and u */
-      cudaMemset (dev->pool, 0, dev->pool_bytes);
-      cudaDeviceSynchronize ();
-      cudaFree (dev->pool);
+      if (dev->stream)
+        {
+          cudaMemsetAsync (dev->pool, 0, dev->pool_bytes, dev->stream);
+          cudaStreamSynchronize (dev->stream);
+        }
+      else
+        cudaMemset (dev->pool, 0, dev->pool_bytes);
+      cudaFree (dev->pool);     /* synchronises with the device first */
     }
   if (dev->host_in)
     {
