@@ -9,6 +9,7 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#include "ckks-gpu-helora-private.h"
 #include "ckks-gpu-helora.h"
 #include "ckks-gpu.h"
 #include "ckks-helora-private.h"
@@ -268,20 +269,11 @@ build_spec (SpecBuild *b, const CkksGpuHeloraSession *s, const CkksSecretKey *sk
 
 #endif /* TS_HAVE_CUDA */
 
-CkksStatus
-ckks_gpu_helora_session_new (const CkksSecretKey *sk, const CkksHeloraPlan *const *plans,
-                             size_t n_plans, CkksGpuHeloraSession **out, char *why,
-                             size_t why_len)
+/* The host half of a session: groups (and, with CUDA, the spec in @b). */
+static CkksStatus
+session_prepare (const CkksSecretKey *sk, const CkksHeloraPlan *const *plans, size_t n_plans,
+                 CkksGpuHeloraSession **out, void *spec_build, char *why, size_t why_len)
 {
-  say (why, why_len, "");
-  if (!sk || !plans || n_plans == 0 || !out)
-    return CKKS_ERR_INVALID_ARGUMENT;
-  char reason[200];
-  if (!ckks_gpu_available (reason, sizeof reason))
-    {
-      say (why, why_len, reason);
-      return CKKS_ERR_UNSUPPORTED;
-    }
   CkksGpuHeloraSession *s = ckks_alloc0 (sizeof *s);
   if (!s)
     return CKKS_ERR_NO_MEMORY;
@@ -293,13 +285,10 @@ ckks_gpu_helora_session_new (const CkksSecretKey *sk, const CkksHeloraPlan *cons
   if (st == CKKS_OK)
     st = assign_groups (s, sk, plans, group_bits, why, why_len);
 #if TS_HAVE_CUDA
-  SpecBuild b;
-  memset (&b, 0, sizeof b);
   if (st == CKKS_OK)
-    st = build_spec (&b, s, sk, plans);
-  if (st == CKKS_OK)
-    st = ckks_cuda_helora_new (&b.spec, &s->dev, why, why_len);
-  spec_clear (&b, n_plans);
+    st = build_spec (spec_build, s, sk, plans);
+#else
+  (void) spec_build;
 #endif
   if (st != CKKS_OK)
     {
@@ -308,6 +297,41 @@ ckks_gpu_helora_session_new (const CkksSecretKey *sk, const CkksHeloraPlan *cons
     }
   *out = s;
   return CKKS_OK;
+}
+
+CkksStatus
+ckks_gpu_helora_session_new (const CkksSecretKey *sk, const CkksHeloraPlan *const *plans,
+                             size_t n_plans, CkksGpuHeloraSession **out, char *why,
+                             size_t why_len)
+{
+  say (why, why_len, "");
+  if (!sk || !plans || n_plans == 0 || !out)
+    return CKKS_ERR_INVALID_ARGUMENT;
+  *out = NULL;
+  char reason[200];
+  if (!ckks_gpu_available (reason, sizeof reason))
+    {
+      say (why, why_len, reason);
+      return CKKS_ERR_UNSUPPORTED;
+    }
+#if TS_HAVE_CUDA
+  CkksGpuHeloraSession *s = NULL;
+  SpecBuild b;
+  memset (&b, 0, sizeof b);
+  CkksStatus st = session_prepare (sk, plans, n_plans, &s, &b, why, why_len);
+  if (st == CKKS_OK)
+    st = ckks_cuda_helora_new (&b.spec, &s->dev, why, why_len);
+  spec_clear (&b, n_plans);
+  if (st != CKKS_OK)
+    {
+      ckks_gpu_helora_session_free (s);
+      return st;
+    }
+  *out = s;
+  return CKKS_OK;
+#else
+  return CKKS_ERR_UNSUPPORTED;
+#endif
 }
 
 void
@@ -336,13 +360,13 @@ h_max (const float *h, size_t d, double *out)
   return true;
 }
 
-CkksStatus
-ckks_gpu_helora_session_run (CkksGpuHeloraSession *s, const float *const *h, size_t n_h,
-                             double *const *u, size_t n_u, CkksGpuHeloraTimings *timings)
+/* Checks the per-token arguments; 1 / max|h| and max|h| per group. */
+static CkksStatus
+token_inputs (const CkksGpuHeloraSession *s, const float *const *h, size_t n_h,
+              double *const *u, size_t n_u, double *inv, double *factor)
 {
   if (!s || !h || !u || n_h != s->n_groups || n_u != s->n_plans)
     return CKKS_ERR_INVALID_ARGUMENT;
-  double inv[MAX_GROUPS], factor[MAX_GROUPS];
   for (size_t g = 0; g < s->n_groups; g++)
     {
       if (!h[g] || !h_max (h[g], s->group_d[g], &factor[g]))
@@ -352,13 +376,24 @@ ckks_gpu_helora_session_run (CkksGpuHeloraSession *s, const float *const *h, siz
   for (size_t p = 0; p < s->n_plans; p++)
     if (!u[p])
       return CKKS_ERR_INVALID_ARGUMENT;
+  return CKKS_OK;
+}
+
+CkksStatus
+ckks_gpu_helora_session_run (CkksGpuHeloraSession *s, const float *const *h, size_t n_h,
+                             double *const *u, size_t n_u, CkksGpuHeloraTimings *timings)
+{
+  double inv[MAX_GROUPS], factor[MAX_GROUPS];
+  CkksStatus st = token_inputs (s, h, n_h, u, n_u, inv, factor);
+  if (st != CKKS_OK)
+    return st;
 #if TS_HAVE_CUDA
   /* the seed determines the errors: private randomness */
   uint8_t seed[32];
   if (RAND_priv_bytes (seed, sizeof seed) != 1)
     return CKKS_ERR_RANDOM;
   double us[CKKS_CUDA_N_STAGES];
-  CkksStatus st = ckks_cuda_helora_run (s->dev, h, inv, factor, seed, u, us);
+  st = ckks_cuda_helora_run (s->dev, h, inv, factor, seed, u, us);
   OPENSSL_cleanse (seed, sizeof seed);
   if (st == CKKS_OK && timings)
     {
@@ -374,6 +409,36 @@ ckks_gpu_helora_session_run (CkksGpuHeloraSession *s, const float *const *h, siz
   return st;
 #else
   (void) timings;
+  return CKKS_ERR_UNSUPPORTED;
+#endif
+}
+
+CkksStatus
+ckks_gpu_helora_host_token (const CkksSecretKey *sk, const CkksHeloraPlan *const *plans,
+                            size_t n_plans, const float *const *h, size_t n_h,
+                            double *const *u, size_t n_u)
+{
+  if (!sk || !plans || n_plans == 0)
+    return CKKS_ERR_INVALID_ARGUMENT;
+#if TS_HAVE_CUDA
+  CkksGpuHeloraSession *s = NULL;
+  SpecBuild b;
+  memset (&b, 0, sizeof b);
+  double inv[MAX_GROUPS], factor[MAX_GROUPS];
+  uint8_t seed[32];
+  CkksStatus st = session_prepare (sk, plans, n_plans, &s, &b, NULL, 0);
+  if (st == CKKS_OK)
+    st = token_inputs (s, h, n_h, u, n_u, inv, factor);
+  if (st == CKKS_OK && RAND_priv_bytes (seed, sizeof seed) != 1)
+    st = CKKS_ERR_RANDOM;
+  if (st == CKKS_OK)
+    st = ckks_cuda_check_token (&b.spec, h, inv, factor, seed, u);
+  OPENSSL_cleanse (seed, sizeof seed);
+  spec_clear (&b, n_plans);
+  ckks_gpu_helora_session_free (s);
+  return st;
+#else
+  (void) h, (void) n_h, (void) u, (void) n_u;
   return CKKS_ERR_UNSUPPORTED;
 #endif
 }

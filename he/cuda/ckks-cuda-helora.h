@@ -142,6 +142,12 @@ void ckks_cuda_check_message_limb (const int64_t *m, const int8_t *e, const Ckks
 void ckks_cuda_check_crt2 (const uint64_t *a0, const uint64_t *a1, uint64_t q0, uint64_t q1,
                            uint64_t inv, uint64_t inv_shoup, uint64_t half_t, uint64_t half_a,
                            double *out, size_t n);
+/* The whole token of ckks_cuda_helora_run on the host, from the same spec
+ * and inputs, with the kernels' arithmetic in the kernels' order (slow; for
+ * the tests). */
+CkksStatus ckks_cuda_check_token (const CkksCudaHeloraSpec *spec, const float *const *h,
+                                  const double *inv, const double *h_factor,
+                                  const uint8_t seed[32], double *const *u);
 
 #ifdef __cplusplus
 }

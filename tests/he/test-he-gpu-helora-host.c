@@ -6,6 +6,7 @@
 
 #include <openssl/evp.h>
 
+#include "ckks-gpu-helora-private.h"
 #include "ckks-helora-private.h"
 #include "ckks-objects.h"
 #include "ckks.h"
@@ -294,6 +295,114 @@ test_limb_arithmetic (void)
       ckks_context_free (ctx);
     }
 }
+
+static void
+plain_product (const float *a, const float *h, size_t d, size_t r, double *u)
+{
+  for (size_t i = 0; i < r; i++)
+    {
+      double acc = 0;
+      for (size_t j = 0; j < d; j++)
+        acc += (double) a[i * d + j] * h[j];
+      u[i] = acc;
+    }
+}
+
+static float *
+random_floats (size_t n, double bound)
+{
+  float *v = g_new (float, n);
+  for (size_t i = 0; i < n; i++)
+    v[i] = (float) g_rand_double_range (rng, -bound, bound);
+  return v;
+}
+
+/* The whole GPU token run on the host from the session's own spec (its
+ * tables, key copy and plaintexts in Shoup form, its stream layout) against
+ * plain A h and the CPU pipeline, at every preset, for d in {64, 2048,
+ * 4096}, r in {1, 8, 32, 64}, and several modules of several groups. */
+static void
+test_token (void)
+{
+  const char *const *names = ckks_params_preset_names ();
+  size_t ds[] = { 64, 2048, 4096 }, rs[] = { 1, 8, 32, 64 };
+  for (size_t p = 0; names[p]; p++)
+    for (int scalar = 0; scalar < 2; scalar++)
+      {
+        CkksContext *ctx = context_for (names[p], scalar ? CKKS_BACKEND_SCALAR : CKKS_BACKEND_AUTO);
+        CkksSecretKey *sk;
+        g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
+        for (size_t di = 0; di < G_N_ELEMENTS (ds); di++)
+          for (size_t ri = 0; ri < G_N_ELEMENTS (rs); ri++)
+            {
+              size_t d = ds[di], r = rs[ri];
+              if (scalar && (di != 1 || ri != 2))
+                continue;           /* the other backend's plaintext form, once */
+              float *a = random_floats (d * r, 0.1), *h = random_floats (d, 1.0);
+              CkksHeloraPlan *plan;
+              g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, a, &plan), ==, CKKS_OK);
+              const CkksHeloraPlan *plans[] = { plan };
+              double *u = g_new (double, r), *ref = g_new (double, r);
+              const float *hs[] = { h };
+              double *us[] = { u };
+              g_assert_cmpint (ckks_gpu_helora_host_token (sk, plans, 1, hs, 1, us, 1), ==, CKKS_OK);
+              plain_product (a, h, d, r, ref);
+              double err = he_test_max_abs_diff (u, ref, r);
+              g_assert_cmpfloat (err, <=, 1e-6 * fmax (1.0, (double) d / 2048));
+              g_assert_cmpfloat (err, >, 0);          /* encrypted: some noise */
+              ckks_helora_plan_free (plan);
+              g_free (a);
+              g_free (h);
+              g_free (u);
+              g_free (ref);
+            }
+        ckks_secret_key_free (sk);
+        ckks_context_free (ctx);
+      }
+}
+
+static void
+test_token_modules (void)
+{
+  CkksContext *ctx = context_for (ckks_params_default_preset_name (), CKKS_BACKEND_AUTO);
+  CkksSecretKey *sk;
+  g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
+  enum { M = 5 };
+  size_t d[M] = { 2048, 2048, 4096, 2048, 2048 }, r[M] = { 32, 8, 16, 64, 32 };
+  size_t group[M] = { 0, 0, 1, 0, 2 };
+  CkksHeloraScales sc[M] = { 0, 0, 0, 0, CKKS_HELORA_SCALES_PRIVATE };
+  float *a[M], *h[3] = { random_floats (2048, 1), random_floats (4096, 1), random_floats (2048, 1) };
+  CkksHeloraPlan *plans[M];
+  double *u[M];
+  for (int m = 0; m < M; m++)
+    {
+      a[m] = random_floats (d[m] * r[m], 0.1);
+      u[m] = g_new (double, r[m]);
+      g_assert_cmpint (ckks_helora_plan_new_scaled (ctx, d[m], r[m], a[m], sc[m], &plans[m]), ==,
+                       CKKS_OK);
+    }
+  g_assert_cmpint (ckks_gpu_helora_host_token (sk, (const CkksHeloraPlan *const *) plans, M,
+                                               (const float *const *) h, 3, u, M), ==, CKKS_OK);
+  /* wrong group count */
+  g_assert_cmpint (ckks_gpu_helora_host_token (sk, (const CkksHeloraPlan *const *) plans, 1,
+                                               (const float *const *) h, 3, u, 1), ==,
+                   CKKS_ERR_INVALID_ARGUMENT);
+  for (int m = 0; m < M; m++)
+    {
+      double *ref = g_new (double, r[m]);
+      plain_product (a[m], h[group[m]], d[m], r[m], ref);
+      double tol = sc[m] == CKKS_HELORA_SCALES_PRIVATE ? 1e-4 : 1e-6 * fmax (1.0, d[m] / 2048.0);
+      g_assert_cmpfloat (he_test_max_abs_diff (u[m], ref, r[m]), <=, tol);
+      g_free (ref);
+      ckks_helora_plan_free (plans[m]);
+      g_free (a[m]);
+      g_free (u[m]);
+    }
+  for (int g = 0; g < 3; g++)
+    g_free (h[g]);
+  ckks_secret_key_free (sk);
+  ckks_context_free (ctx);
+}
 #else
 static void
 test_not_built (void)
@@ -313,6 +422,8 @@ main (int argc, char **argv)
   g_test_add_func ("/he/gpu-helora-host/sample-error", test_sample_error);
   g_test_add_func ("/he/gpu-helora-host/encoder", test_encoder);
   g_test_add_func ("/he/gpu-helora-host/limb-arithmetic", test_limb_arithmetic);
+  g_test_add_func ("/he/gpu-helora-host/token", test_token);
+  g_test_add_func ("/he/gpu-helora-host/token-modules", test_token_modules);
 #else
   g_test_add_func ("/he/gpu-helora-host/not-built", test_not_built);
 #endif
