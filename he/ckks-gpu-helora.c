@@ -149,6 +149,7 @@ build_context_part (SpecBuild *b, const CkksSecretKey *sk)
   const CkksContext *ctx = sk->ctx;
   size_t n = ctx->n, L = 2;
   CkksCudaHeloraSpec *sp = &b->spec;
+  sp->ctx = ctx;
   sp->n = (uint32_t) n;
   sp->limbs = (uint32_t) L;
   b->psi = ckks_alloc (L * n * sizeof (uint64_t));

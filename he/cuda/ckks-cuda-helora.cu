@@ -4,7 +4,8 @@
  * Per token: H2D of one pinned block (seed, per-group 1/max|h| and max|h|,
  * the h vectors), then per input group encode (replicated chunks, inverse
  * special FFT in double precision, rounding), message limbs + errors,
- * forward NTT, uniform a and c0 += a (-s); per module the ct x pt sums, then
+ * forward NTT (ckks_cuda_ntt_forward), uniform a and c0 += a (-s); per
+ * module the ct x pt sums (ckks_cuda_mul_plain_accumulate), then
  * the trace block sums of c0 + c1 s, the 2c x 2c trace matrix, the two-limb CRT
  * and the segment sums scaled to u; D2H of every u. Every buffer comes from
  * one cudaMalloc made when the session is made; the sequence is captured
@@ -18,6 +19,7 @@
 
 #include "ckks-cuda-helora-math.cuh"
 #include "ckks-cuda-helora.h"
+#include "ckks-cuda-kernels.h"
 
 #define THREADS 256
 #define WIDE_THREADS 1024
@@ -54,6 +56,7 @@ struct CkksCudaHelora {
   uint32_t n, slots;
   LimbParams lp;
   uint64_t crt_inv, crt_inv_shoup, crt_half_t, crt_half_a;
+  CkksCudaTables *tables;          /* NTT and ct x pt constants (he-cuda kernels) */
   cudaStream_t stream;
   cudaGraph_t graph;
   cudaGraphExec_t exec;
@@ -65,7 +68,7 @@ struct CkksCudaHelora {
   size_t in_bytes;
   double *host_u, *dev_u;
   size_t u_count;
-  uint64_t *psi, *psi_shoup, *s, *s_shoup, *neg_s, *neg_s_shoup;
+  uint64_t *s, *s_shoup, *neg_s, *neg_s_shoup;
   double *fft_re, *fft_im;
   uint32_t *bitrev;
   DevGroup *groups;
@@ -144,77 +147,32 @@ encode_kernel (const unsigned char *in, size_t h_offset, uint32_t group, uint32_
     }
 }
 
-/* One limb of one input ciphertext per block: the forward negacyclic NTT of
- * c0 (natural order in, bit-reversed out, fully reduced butterflies: bit for
- * bit the CPU's ckks_ntt_forward_limb), then c1 = a uniform (NTT form
- * directly, 4 values per ChaCha20 block) and c0 += a (-s). In dynamic
- * shared memory when @shared, else in place. */
-template <bool shared>
-__global__ void __launch_bounds__ (WIDE_THREADS)
-ntt_encrypt_kernel (const unsigned char *in, uint32_t ct_base, uint64_t *cts, uint32_t n,
-                    const uint64_t *psi, const uint64_t *psi_shoup, const uint64_t *neg_s,
-                    const uint64_t *neg_s_shoup, LimbParams lp)
-{
-  extern __shared__ uint64_t nmem[];
-  uint32_t k = blockIdx.x / lp.limbs, i = blockIdx.x % lp.limbs;
-  size_t ln = (size_t) lp.limbs * n;
-  uint64_t *c0 = cts + (size_t) k * 2 * ln + (size_t) i * n, *c1 = c0 + ln;
-  uint64_t *a = shared ? nmem : c0;
-  const uint64_t *w = psi + (size_t) i * n, *ws = psi_shoup + (size_t) i * n;
-  const CkksCudaLimb *L = &lp.limb[i];
-  uint64_t q = L->q;
-  if (shared)
-    {
-      for (uint32_t x = threadIdx.x; x < n; x += blockDim.x)
-        a[x] = c0[x];
-      __syncthreads ();
-    }
-  for (uint32_t m = 1, half = n >> 1; m < n; m <<= 1, half >>= 1)
-    {
-      for (uint32_t idx = threadIdx.x; idx < n / 2; idx += blockDim.x)
-        {
-          uint32_t x, t = hd_ntt_butterfly (idx, m, half, &x);
-          hd_ntt_forward_butterfly (&a[x], &a[x + half], w[t], ws[t], q);
-        }
-      __syncthreads ();
-    }
-  const uint64_t *ns = neg_s + (size_t) i * n, *nss = neg_s_shoup + (size_t) i * n;
-  for (uint32_t blk = threadIdx.x; blk < n / 4; blk += blockDim.x)
-    {
-      uint64_t u[4];
-      hd_sample_uniform4 ((const uint32_t *) in, ct_base + k, i, blk, q, L->ratio_lo,
-                          L->ratio_hi, u);
-      for (uint32_t j = 0; j < 4; j++)
-        {
-          uint32_t x = blk * 4 + j;
-          c1[x] = u[j];
-          c0[x] = hd_add_mod (a[x], hd_mul_shoup (u[j], ns[x], nss[x], q), q);
-        }
-    }
-}
-
-/* out[b] = sum_k in[k] x pt[b][k], both halves, one coefficient per thread
- * (the simple form of ckks_cuda_mul_plain_accumulate). */
+/* After the forward NTT of c0 (ckks_cuda_ntt_forward): c1 = a uniform (NTT
+ * form directly, 4 values per ChaCha20 block) and c0 += a (-s), for every
+ * limb of every input ciphertext of a group. */
 __global__ void __launch_bounds__ (THREADS)
-mul_plain_kernel (const uint64_t *cts, uint32_t chunks, uint32_t n_out, uint32_t n,
-                  LimbParams lp, const uint64_t *pt, const uint64_t *pt_shoup, uint64_t *out)
+uniform_kernel (const unsigned char *in, uint32_t ct_base, uint32_t chunks, uint32_t n,
+                LimbParams lp, const uint64_t *neg_s, const uint64_t *neg_s_shoup,
+                uint64_t *cts)
 {
-  size_t ln = (size_t) lp.limbs * n;
   size_t t = (size_t) blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= (size_t) n_out * ln)
+  size_t per_limb = n / 4, per_ct = per_limb * lp.limbs;
+  if (t >= (size_t) chunks * per_ct)
     return;
-  uint32_t b = (uint32_t) (t / ln);
-  size_t off = t % ln;
-  uint64_t q = lp.limb[off / n].q, acc0 = 0, acc1 = 0;
-  for (uint32_t k = 0; k < chunks; k++)
+  uint32_t k = (uint32_t) (t / per_ct);
+  uint32_t i = (uint32_t) (t % per_ct / per_limb), blk = (uint32_t) (t % per_limb);
+  const CkksCudaLimb *L = &lp.limb[i];
+  uint64_t a[4];
+  hd_sample_uniform4 ((const uint32_t *) in, ct_base + k, i, blk, L->q, L->ratio_lo,
+                      L->ratio_hi, a);
+  size_t ln = (size_t) lp.limbs * n, off = (size_t) i * n + (size_t) blk * 4;
+  uint64_t *c0 = cts + (size_t) k * 2 * ln + off, *c1 = c0 + ln;
+  for (int j = 0; j < 4; j++)
     {
-      size_t p = ((size_t) b * chunks + k) * ln + off;
-      const uint64_t *c = cts + (size_t) k * 2 * ln + off;
-      acc0 = hd_add_mod (acc0, hd_mul_shoup (c[0], pt[p], pt_shoup[p], q), q);
-      acc1 = hd_add_mod (acc1, hd_mul_shoup (c[ln], pt[p], pt_shoup[p], q), q);
+      c1[j] = a[j];
+      c0[j] = hd_add_mod (c0[j], hd_mul_shoup (a[j], neg_s[off + j], neg_s_shoup[off + j], L->q),
+                          L->q);
     }
-  out[(size_t) b * 2 * ln + off] = acc0;
-  out[(size_t) b * 2 * ln + ln + off] = acc1;
 }
 
 /* One result b per block (ckks-helora-client.c trace_sums): the NTT block
@@ -306,12 +264,6 @@ fft_in_shared (uint32_t slots)
   return 2 * (size_t) slots * sizeof (double) <= SHARED_LIMIT;
 }
 
-static bool
-ntt_in_shared (uint32_t n)
-{
-  return (size_t) n * sizeof (uint64_t) <= SHARED_LIMIT;
-}
-
 /* Assigns every device buffer; returns the pool size. */
 static size_t
 layout_pool (CkksCudaHelora *dev, const CkksCudaHeloraSpec *spec, char *base)
@@ -320,8 +272,6 @@ layout_pool (CkksCudaHelora *dev, const CkksCudaHeloraSpec *spec, char *base)
   size_t n = dev->n, ln = (size_t) spec->limbs * n;
   dev->dev_in = (unsigned char *) carve (&c, dev->in_bytes);
   dev->dev_u = (double *) carve (&c, dev->u_count * sizeof (double));
-  dev->psi = (uint64_t *) carve (&c, ln * 8);
-  dev->psi_shoup = (uint64_t *) carve (&c, ln * 8);
   dev->s = (uint64_t *) carve (&c, ln * 8);
   dev->s_shoup = (uint64_t *) carve (&c, ln * 8);
   dev->neg_s = (uint64_t *) carve (&c, ln * 8);
@@ -364,8 +314,6 @@ upload_spec (CkksCudaHelora *dev, const CkksCudaHeloraSpec *spec)
   size_t ln8 = (size_t) spec->limbs * dev->n * 8;
   cudaError_t err = cudaSuccess;
 #define UP(dst, src, bytes) if (err == cudaSuccess) err = upload (dst, src, bytes)
-  UP (dev->psi, spec->psi_rev, ln8);
-  UP (dev->psi_shoup, spec->psi_rev_shoup, ln8);
   UP (dev->s, spec->s, ln8);
   UP (dev->s_shoup, spec->s_shoup, ln8);
   UP (dev->neg_s, spec->neg_s, ln8);
@@ -399,11 +347,11 @@ launch_encrypt (CkksCudaHelora *dev)
 {
   uint32_t n = dev->n, limbs = dev->lp.limbs;
   size_t fft_shared = fft_in_shared (dev->slots) ? 2 * (size_t) dev->slots * sizeof (double) : 0;
-  size_t ntt_shared = ntt_in_shared (n) ? (size_t) n * sizeof (uint64_t) : 0;
   for (uint32_t g = 0; g < dev->n_groups; g++)
     {
       const DevGroup *G = &dev->groups[g];
       uint32_t k = G->g.chunks;
+      size_t ln = (size_t) limbs * n;
       if (fft_shared)
         encode_kernel<true><<<k, WIDE_THREADS, fft_shared, dev->stream>>> (
           dev->dev_in, G->h_offset, g, G->ct_base, G->g, dev->slots, dev->fft_re, dev->fft_im,
@@ -415,20 +363,20 @@ launch_encrypt (CkksCudaHelora *dev)
       cudaError_t err = cudaGetLastError ();
       if (err != cudaSuccess)
         return err;
-      if (ntt_shared)
-        ntt_encrypt_kernel<true><<<k * limbs, WIDE_THREADS, ntt_shared, dev->stream>>> (
-          dev->dev_in, G->ct_base, G->cts, n, dev->psi, dev->psi_shoup, dev->neg_s,
-          dev->neg_s_shoup, dev->lp);
-      else
-        ntt_encrypt_kernel<false><<<k * limbs, WIDE_THREADS, 0, dev->stream>>> (
-          dev->dev_in, G->ct_base, G->cts, n, dev->psi, dev->psi_shoup, dev->neg_s,
-          dev->neg_s_shoup, dev->lp);
+      /* c0 of every ciphertext: limbs [0, L) of K polynomials 2 L N apart */
+      if (ckks_cuda_ntt_forward (dev->stream, dev->tables, G->cts, limbs, k, 2 * ln) != CKKS_OK)
+        return cudaErrorLaunchFailure;
+      uniform_kernel<<<blocks_for ((size_t) k * limbs * n / 4), THREADS, 0, dev->stream>>> (
+        dev->dev_in, G->ct_base, k, n, dev->lp, dev->neg_s, dev->neg_s_shoup, G->cts);
       if ((err = cudaGetLastError ()) != cudaSuccess)
         return err;
     }
   return cudaSuccess;
 }
 
+/* Every module's ct x pt (ckks_cuda_mul_plain_accumulate): inputs K
+ * ciphertexts 2 L N apart (c1 at + L N), plaintexts L N apart, outputs 2 L N
+ * apart. */
 static cudaError_t
 launch_evaluate (CkksCudaHelora *dev)
 {
@@ -437,11 +385,11 @@ launch_evaluate (CkksCudaHelora *dev)
     {
       const DevModule *M = &dev->modules[i];
       const DevGroup *G = &dev->groups[M->m.group];
-      mul_plain_kernel<<<blocks_for (M->m.n_outputs * ln), THREADS, 0, dev->stream>>> (
-        G->cts, G->g.chunks, M->m.n_outputs, dev->n, dev->lp, M->pt, M->pt_shoup, M->out);
-      cudaError_t err = cudaGetLastError ();
-      if (err != cudaSuccess)
-        return err;
+      CkksStatus st = ckks_cuda_mul_plain_accumulate (
+        dev->stream, dev->tables, dev->lp.limbs, G->cts, G->cts + ln, 2 * ln, G->g.chunks,
+        M->pt, M->pt_shoup, ln, M->m.n_outputs, NULL, NULL, M->out, M->out + ln, 2 * ln);
+      if (st != CKKS_OK)
+        return cudaErrorLaunchFailure;
     }
   return cudaSuccess;
 }
@@ -509,16 +457,12 @@ capture_token (CkksCudaHelora *dev)
 }
 
 static cudaError_t
-allow_shared (uint32_t n, uint32_t slots)
+allow_shared (uint32_t slots)
 {
   cudaError_t err = cudaSuccess;
   if (fft_in_shared (slots))
     err = cudaFuncSetAttribute (encode_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 (int) (2 * (size_t) slots * sizeof (double)));
-  if (err == cudaSuccess && ntt_in_shared (n))
-    err = cudaFuncSetAttribute (ntt_encrypt_kernel<true>,
-                                cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                (int) ((size_t) n * sizeof (uint64_t)));
   return err;
 }
 
@@ -594,6 +538,12 @@ ckks_cuda_helora_new (const CkksCudaHeloraSpec *spec, CkksCudaHelora **out, char
   plan_host_layout (dev, spec);
   dev->pool_bytes = layout_pool (dev, spec, NULL);
   const char *what = "cudaStreamCreate";
+  if (ckks_cuda_tables_new (spec->ctx, &dev->tables) != CKKS_OK)
+    {
+      say (why, why_len, "ckks_cuda_tables_new", cudaGetLastError ());
+      ckks_cuda_helora_free (dev);
+      return CKKS_ERR_DEVICE;
+    }
   cudaError_t err = cudaStreamCreateWithFlags (&dev->stream, cudaStreamNonBlocking);
   for (int e = 0; err == cudaSuccess && e <= CKKS_CUDA_N_STAGES; e++, dev->n_events++)
     err = cudaEventCreate (&dev->ev[e]);
@@ -619,7 +569,7 @@ ckks_cuda_helora_new (const CkksCudaHeloraSpec *spec, CkksCudaHelora **out, char
   if (err == cudaSuccess)
     {
       what = "shared memory";
-      err = allow_shared (dev->n, dev->slots);
+      err = allow_shared (dev->slots);
     }
   if (err == cudaSuccess)
     {
@@ -683,6 +633,7 @@ ckks_cuda_helora_free (CkksCudaHelora *dev)
     cudaEventDestroy (dev->ev[e]);
   if (dev->stream)
     cudaStreamDestroy (dev->stream);
+  ckks_cuda_tables_free (dev->tables);
   free (dev->groups);
   free (dev->modules);
   free (dev);

@@ -65,12 +65,14 @@ typedef struct {
 } CkksCudaHeloraModule;
 
 typedef struct {
+  const struct CkksContext *ctx;   /* for the kernels' tables (ckks_cuda_tables_new) */
   uint32_t n;                      /* ring degree */
   uint32_t limbs;                  /* L (2) */
   CkksCudaLimb limb[CKKS_CUDA_HELORA_MAX_LIMBS];
   /* CRT of limbs 0 and 1 (CkksCrt2) */
   uint64_t crt_inv, crt_inv_shoup, crt_half_t, crt_half_a;
-  /* forward NTT twiddles psi_rev and 64-bit companions, L * N */
+  /* forward NTT twiddles psi_rev and 64-bit companions, L * N (the host
+   * emulation's NTT; the device uses ckks_cuda_ntt_forward) */
   const uint64_t *psi_rev, *psi_rev_shoup;
   /* the secret key s and -s in NTT form with companions, L * N each */
   const uint64_t *s, *s_shoup, *neg_s, *neg_s_shoup;
