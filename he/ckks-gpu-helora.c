@@ -41,6 +41,7 @@ say (char *why, size_t why_len, const char *msg)
     snprintf (why, why_len, "%s", msg);
 }
 
+#if TS_HAVE_CUDA
 /* Plans with the same d and input scale share one encrypted h. */
 static CkksStatus
 assign_groups (CkksGpuHeloraSession *s, const CkksSecretKey *sk,
@@ -79,6 +80,8 @@ assign_groups (CkksGpuHeloraSession *s, const CkksSecretKey *sk,
     }
   return CKKS_OK;
 }
+
+#endif
 
 size_t
 ckks_gpu_helora_session_n_groups (const CkksGpuHeloraSession *s)
@@ -270,10 +273,11 @@ build_spec (SpecBuild *b, const CkksGpuHeloraSession *s, const CkksSecretKey *sk
 
 #endif /* TS_HAVE_CUDA */
 
-/* The host half of a session: groups (and, with CUDA, the spec in @b). */
+#if TS_HAVE_CUDA
+/* The host half of a session: groups and the device's spec in @b. */
 static CkksStatus
 session_prepare (const CkksSecretKey *sk, const CkksHeloraPlan *const *plans, size_t n_plans,
-                 CkksGpuHeloraSession **out, void *spec_build, char *why, size_t why_len)
+                 CkksGpuHeloraSession **out, SpecBuild *spec_build, char *why, size_t why_len)
 {
   CkksGpuHeloraSession *s = ckks_alloc0 (sizeof *s);
   if (!s)
@@ -285,12 +289,8 @@ session_prepare (const CkksSecretKey *sk, const CkksHeloraPlan *const *plans, si
   CkksStatus st = s->plan_group && s->plan_r ? CKKS_OK : CKKS_ERR_NO_MEMORY;
   if (st == CKKS_OK)
     st = assign_groups (s, sk, plans, group_bits, why, why_len);
-#if TS_HAVE_CUDA
   if (st == CKKS_OK)
     st = build_spec (spec_build, s, sk, plans);
-#else
-  (void) spec_build;
-#endif
   if (st != CKKS_OK)
     {
       ckks_gpu_helora_session_free (s);
@@ -299,6 +299,7 @@ session_prepare (const CkksSecretKey *sk, const CkksHeloraPlan *const *plans, si
   *out = s;
   return CKKS_OK;
 }
+#endif
 
 CkksStatus
 ckks_gpu_helora_session_new (const CkksSecretKey *sk, const CkksHeloraPlan *const *plans,
@@ -405,7 +406,8 @@ ckks_gpu_helora_session_run (CkksGpuHeloraSession *s, const float *const *h, siz
       timings->d2h_us = us[CKKS_CUDA_STAGE_D2H];
       timings->device_us = 0;
       for (int i = 0; i < CKKS_CUDA_N_STAGES; i++)
-        timings->device_us += us[i];
+        timings->device_us = us[i] < 0 || timings->device_us < 0 ? -1
+                             : timings->device_us + us[i];
     }
   return st;
 #else

@@ -19,8 +19,8 @@
  * in the order ckks_gpu_helora_session_group() reports.
  *
  * Limits: layouts of two limbs (every preset) with at most 256 copies per
- * result (d >= 64 at the "wide" preset, any d at the others); otherwise
- * CKKS_ERR_UNSUPPORTED.
+ * result, i.e. d >= N / 512 (16 at "fast", 32 at "default", 64 at "wide");
+ * otherwise CKKS_ERR_UNSUPPORTED.
  *
  * Builds without CUDA (TS_HAVE_CUDA 0) and machines without a usable GPU:
  * ckks_gpu_helora_session_new returns CKKS_ERR_UNSUPPORTED with the reason
@@ -57,7 +57,8 @@ extern "C" {
 
 typedef struct CkksGpuHeloraSession CkksGpuHeloraSession;
 
-/* One token's stages on the GPU in µs, from CUDA events in the graph. */
+/* One token's stages on the GPU in µs, from CUDA events in the graph (-1
+ * where an event could not be read). */
 typedef struct {
   double h2d_us;          /* h (and the seed) host -> device */
   double encrypt_us;      /* encode + encrypt */
