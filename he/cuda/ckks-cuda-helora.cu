@@ -189,24 +189,40 @@ decrypt_kernel (const unsigned char *in, uint32_t group, const uint64_t *out, ui
 {
   __shared__ uint64_t sums[CKKS_CUDA_HELORA_MAX_LIMBS * 2 * CKKS_CUDA_HELORA_MAX_COPIES];
   __shared__ uint64_t res[CKKS_CUDA_HELORA_MAX_LIMBS * 2 * CKKS_CUDA_HELORA_MAX_COPIES];
+  __shared__ uint64_t partial[WIDE_THREADS / 32 > CKKS_CUDA_HELORA_MAX_LIMBS * 2
+                                                    * CKKS_CUDA_HELORA_MAX_COPIES
+                              ? WIDE_THREADS / 32
+                              : CKKS_CUDA_HELORA_MAX_LIMBS * 2 * CKKS_CUDA_HELORA_MAX_COPIES];
   __shared__ double m[2 * CKKS_CUDA_HELORA_MAX_COPIES];
   uint32_t b = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  uint32_t warps = blockDim.x / 32;
+  uint32_t warps = blockDim.x / 32, segs = lp.limbs * g2;
+  /* segment (limb, beta) split into @parts pieces when there are fewer
+   * segments than warps */
+  uint32_t parts = warps > segs ? warps / segs : 1;
   size_t ln = (size_t) lp.limbs * n;
   const uint64_t *c0 = out + (size_t) b * 2 * ln, *c1 = c0 + ln;
-  for (uint32_t seg = warp; seg < lp.limbs * g2; seg += warps)
+  for (uint32_t unit = warp; unit < segs * parts; unit += warps)
     {
+      uint32_t seg = unit / parts, part = unit % parts;
       uint32_t i = seg / g2, beta = seg % g2;
       uint64_t q = lp.limb[i].q, acc = 0;
       size_t off = (size_t) i * n + (size_t) beta * span;
-      for (uint32_t j = lane; j < span; j += 32)
+      for (uint32_t j = part * 32 + lane; j < span; j += 32 * parts)
         acc = hd_add_mod (acc, hd_add_mod (c0[off + j], hd_mul_shoup (c1[off + j], s[off + j],
                                                                       s_shoup[off + j], q), q),
                           q);
       for (int w = 16; w > 0; w >>= 1)
         acc = hd_add_mod (acc, __shfl_down_sync (0xffffffffu, acc, w), q);
       if (lane == 0)
-        sums[seg] = acc;
+        partial[unit] = acc;
+    }
+  __syncthreads ();
+  for (uint32_t seg = threadIdx.x; seg < segs; seg += blockDim.x)
+    {
+      uint64_t q = lp.limb[seg / g2].q, acc = 0;
+      for (uint32_t part = 0; part < parts; part++)
+        acc = hd_add_mod (acc, partial[seg * parts + part], q);
+      sums[seg] = acc;
     }
   __syncthreads ();
   for (uint32_t idx = threadIdx.x; idx < lp.limbs * g2; idx += blockDim.x)
