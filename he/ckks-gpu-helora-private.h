@@ -14,3 +14,14 @@ CkksStatus ckks_gpu_helora_host_token (const CkksSecretKey *sk,
                                        const CkksHeloraPlan *const *plans, size_t n_plans,
                                        const float *const *h, size_t n_h, double *const *u,
                                        size_t n_u);
+
+/* One token of a real session and of the host emulation with the same seed:
+ * CKKS_OK when the device's input ciphertexts, results and u equal the
+ * host's bit for bit; CKKS_ERR_MISMATCH with *@stage naming the first stage
+ * that differs; the session's errors otherwise (CKKS_ERR_UNSUPPORTED
+ * without a GPU). The device's intermediate values are read back: for
+ * tests only. */
+CkksStatus ckks_gpu_helora_compare_host (const CkksSecretKey *sk,
+                                         const CkksHeloraPlan *const *plans, size_t n_plans,
+                                         const float *const *h, size_t n_h,
+                                         const char **stage);

@@ -435,13 +435,133 @@ ckks_gpu_helora_host_token (const CkksSecretKey *sk, const CkksHeloraPlan *const
   if (st == CKKS_OK && RAND_priv_bytes (seed, sizeof seed) != 1)
     st = CKKS_ERR_RANDOM;
   if (st == CKKS_OK)
-    st = ckks_cuda_check_token (&b.spec, h, inv, factor, seed, u);
+    st = ckks_cuda_check_token (&b.spec, h, inv, factor, seed, u, NULL, NULL);
   OPENSSL_cleanse (seed, sizeof seed);
   spec_clear (&b, n_plans);
   ckks_gpu_helora_session_free (s);
   return st;
 #else
   (void) h, (void) n_h, (void) u, (void) n_u;
+  return CKKS_ERR_UNSUPPORTED;
+#endif
+}
+
+#if TS_HAVE_CUDA
+/* Buffers of the comparison: per group K * 2 L N words, per plan B * 2 L N
+ * words and r doubles, twice (device, host). */
+typedef struct {
+  uint64_t *cts[2][MAX_GROUPS];
+  uint64_t **outs[2];
+  double **u[2];
+} CompareBuffers;
+
+static bool
+compare_alloc (CompareBuffers *cb, const CkksGpuHeloraSession *s,
+               const CkksHeloraPlan *const *plans)
+{
+  bool ok = true;
+  for (int side = 0; side < 2; side++)
+    {
+      cb->outs[side] = ckks_alloc0 (s->n_plans * sizeof (uint64_t *));
+      cb->u[side] = ckks_alloc0 (s->n_plans * sizeof (double *));
+      ok = ok && cb->outs[side] && cb->u[side];
+      for (size_t p = 0; ok && p < s->n_plans; p++)
+        {
+          const CkksHeloraLayout *l = ckks_helora_plan_layout (plans[p]);
+          size_t words = 2 * (size_t) l->limbs * l->ctx->n;
+          size_t g = s->plan_group[p];
+          if (!cb->cts[side][g])
+            ok = ok && (cb->cts[side][g] = ckks_alloc (l->chunks * words * 8)) != NULL;
+          cb->outs[side][p] = ckks_alloc (l->n_outputs * words * 8);
+          cb->u[side][p] = ckks_alloc (l->r * sizeof (double));
+          ok = ok && cb->outs[side][p] && cb->u[side][p];
+        }
+    }
+  return ok;
+}
+
+static void
+compare_free (CompareBuffers *cb, size_t n_plans)
+{
+  for (int side = 0; side < 2; side++)
+    {
+      for (size_t g = 0; g < MAX_GROUPS; g++)
+        ckks_free (cb->cts[side][g]);
+      for (size_t p = 0; p < n_plans; p++)
+        {
+          ckks_free (cb->outs[side] ? cb->outs[side][p] : NULL);
+          ckks_free (cb->u[side] ? cb->u[side][p] : NULL);
+        }
+      ckks_free (cb->outs[side]);
+      ckks_free (cb->u[side]);
+    }
+}
+
+/* The first stage whose results differ, or NULL. */
+static const char *
+compare_stages (const CompareBuffers *cb, const CkksGpuHeloraSession *s,
+                const CkksHeloraPlan *const *plans)
+{
+  for (size_t p = 0; p < s->n_plans; p++)
+    {
+      const CkksHeloraLayout *l = ckks_helora_plan_layout (plans[p]);
+      size_t words = 2 * (size_t) l->limbs * l->ctx->n, g = s->plan_group[p];
+      if (memcmp (cb->cts[0][g], cb->cts[1][g], l->chunks * words * 8) != 0)
+        return "encode + encrypt (the input ciphertexts)";
+    }
+  for (size_t p = 0; p < s->n_plans; p++)
+    {
+      const CkksHeloraLayout *l = ckks_helora_plan_layout (plans[p]);
+      size_t words = 2 * (size_t) l->limbs * l->ctx->n;
+      if (memcmp (cb->outs[0][p], cb->outs[1][p], l->n_outputs * words * 8) != 0)
+        return "evaluate (the results)";
+    }
+  for (size_t p = 0; p < s->n_plans; p++)
+    if (memcmp (cb->u[0][p], cb->u[1][p], s->plan_r[p] * sizeof (double)) != 0)
+      return "decrypt + segment sums (u)";
+  return NULL;
+}
+#endif
+
+CkksStatus
+ckks_gpu_helora_compare_host (const CkksSecretKey *sk, const CkksHeloraPlan *const *plans,
+                              size_t n_plans, const float *const *h, size_t n_h,
+                              const char **stage)
+{
+  *stage = NULL;
+#if TS_HAVE_CUDA
+  CkksGpuHeloraSession *s = NULL, *host = NULL;
+  CompareBuffers cb;
+  SpecBuild b;
+  double inv[MAX_GROUPS], factor[MAX_GROUPS];
+  uint8_t seed[32];
+  memset (&cb, 0, sizeof cb);
+  memset (&b, 0, sizeof b);
+  CkksStatus st = ckks_gpu_helora_session_new (sk, plans, n_plans, &s, NULL, 0);
+  if (st == CKKS_OK)
+    st = session_prepare (sk, plans, n_plans, &host, &b, NULL, 0);
+  if (st == CKKS_OK && !compare_alloc (&cb, s, plans))
+    st = CKKS_ERR_NO_MEMORY;
+  if (st == CKKS_OK)
+    st = token_inputs (s, h, n_h, cb.u[0], n_plans, inv, factor);
+  if (st == CKKS_OK && RAND_priv_bytes (seed, sizeof seed) != 1)
+    st = CKKS_ERR_RANDOM;
+  if (st == CKKS_OK)
+    st = ckks_cuda_helora_run (s->dev, h, inv, factor, seed, cb.u[0], NULL);
+  if (st == CKKS_OK)
+    st = ckks_cuda_helora_read (s->dev, cb.cts[0], cb.outs[0]);
+  if (st == CKKS_OK)
+    st = ckks_cuda_check_token (&b.spec, h, inv, factor, seed, cb.u[1], cb.cts[1], cb.outs[1]);
+  if (st == CKKS_OK && (*stage = compare_stages (&cb, s, plans)) != NULL)
+    st = CKKS_ERR_MISMATCH;
+  OPENSSL_cleanse (seed, sizeof seed);
+  compare_free (&cb, n_plans);
+  spec_clear (&b, n_plans);
+  ckks_gpu_helora_session_free (host);
+  ckks_gpu_helora_session_free (s);
+  return st;
+#else
+  (void) sk, (void) plans, (void) n_plans, (void) h, (void) n_h;
   return CKKS_ERR_UNSUPPORTED;
 #endif
 }

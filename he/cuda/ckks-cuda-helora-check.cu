@@ -167,7 +167,8 @@ check_encrypt_group (const CkksCudaHeloraSpec *sp, const CkksCudaHeloraGroup *g,
  * trace matrix, CRT and segment sums. */
 static void
 check_module (const CkksCudaHeloraSpec *sp, const CkksCudaHeloraModule *md,
-              const CkksCudaHeloraGroup *g, const uint64_t *cts, double h_factor, double *u)
+              const CkksCudaHeloraGroup *g, const uint64_t *cts, double h_factor, double *u,
+              uint64_t *keep_out)
 {
   uint32_t n = sp->n, L = sp->limbs, g2 = 2 * md->copies;
   size_t ln = (size_t) L * n;
@@ -189,6 +190,8 @@ check_module (const CkksCudaHeloraSpec *sp, const CkksCudaHeloraModule *md,
           out[off] = acc0;
           out[ln + off] = acc1;
         }
+      if (keep_out)
+        memcpy (keep_out + (size_t) b * 2 * ln, out, 2 * ln * sizeof (uint64_t));
       for (uint32_t seg = 0; seg < L * g2; seg++)
         {
           uint32_t i = seg / g2, beta = seg % g2;
@@ -231,7 +234,8 @@ check_module (const CkksCudaHeloraSpec *sp, const CkksCudaHeloraModule *md,
 
 extern "C" CkksStatus
 ckks_cuda_check_token (const CkksCudaHeloraSpec *sp, const float *const *h, const double *inv,
-                       const double *h_factor, const uint8_t seed[32], double *const *u)
+                       const double *h_factor, const uint8_t seed[32], double *const *u,
+                       uint64_t *const *group_cts, uint64_t *const *module_outs)
 {
   if (sp->limbs != 2)
     return CKKS_ERR_INVALID_ARGUMENT;
@@ -244,12 +248,15 @@ ckks_cuda_check_token (const CkksCudaHeloraSpec *sp, const float *const *h, cons
     {
       cts[g] = new uint64_t[(size_t) sp->groups[g].chunks * 2 * ln];
       check_encrypt_group (sp, &sp->groups[g], ct_base, h[g], inv[g], key, cts[g]);
+      if (group_cts && group_cts[g])
+        memcpy (group_cts[g], cts[g], (size_t) sp->groups[g].chunks * 2 * ln * sizeof (uint64_t));
       ct_base += sp->groups[g].chunks;
     }
   for (uint32_t i = 0; i < sp->n_modules; i++)
     {
       const CkksCudaHeloraModule *md = &sp->modules[i];
-      check_module (sp, md, &sp->groups[md->group], cts[md->group], h_factor[md->group], u[i]);
+      check_module (sp, md, &sp->groups[md->group], cts[md->group], h_factor[md->group], u[i],
+                    module_outs ? module_outs[i] : NULL);
     }
   for (uint32_t g = 0; g < sp->n_groups; g++)
     delete[] cts[g];

@@ -693,3 +693,29 @@ ckks_cuda_helora_run (CkksCudaHelora *dev, const float *const *h, const double *
     memcpy (u[i], dev->host_u + dev->modules[i].u_offset, dev->modules[i].m.r * sizeof (double));
   return CKKS_OK;
 }
+
+extern "C" CkksStatus
+ckks_cuda_helora_read (CkksCudaHelora *dev, uint64_t *const *group_cts,
+                       uint64_t *const *module_outs)
+{
+  size_t ln8 = (size_t) dev->lp.limbs * dev->n * sizeof (uint64_t);
+  cudaError_t err = cudaSuccess;
+  for (uint32_t g = 0; group_cts && err == cudaSuccess && g < dev->n_groups; g++)
+    if (group_cts[g])
+      err = cudaMemcpyAsync (group_cts[g], dev->groups[g].cts,
+                             (size_t) dev->groups[g].g.chunks * 2 * ln8, cudaMemcpyDeviceToHost,
+                             dev->stream);
+  for (uint32_t i = 0; module_outs && err == cudaSuccess && i < dev->n_modules; i++)
+    if (module_outs[i])
+      err = cudaMemcpyAsync (module_outs[i], dev->modules[i].out,
+                             (size_t) dev->modules[i].m.n_outputs * 2 * ln8,
+                             cudaMemcpyDeviceToHost, dev->stream);
+  if (err == cudaSuccess)
+    err = cudaStreamSynchronize (dev->stream);
+  if (err != cudaSuccess)
+    {
+      cudaGetLastError ();
+      return CKKS_ERR_DEVICE;
+    }
+  return CKKS_OK;
+}

@@ -146,10 +146,17 @@ void ckks_cuda_check_crt2 (const uint64_t *a0, const uint64_t *a1, uint64_t q0, 
                            double *out, size_t n);
 /* The whole token of ckks_cuda_helora_run on the host, from the same spec
  * and inputs, with the kernels' arithmetic in the kernels' order (slow; for
- * the tests). */
+ * the tests). With @group_cts / @module_outs (NULL, or NULL entries: not
+ * kept) it also keeps each group's input ciphertexts (K * 2 L N words) and
+ * each module's results (B * 2 L N), laid out as on the device. */
 CkksStatus ckks_cuda_check_token (const CkksCudaHeloraSpec *spec, const float *const *h,
                                   const double *inv, const double *h_factor,
-                                  const uint8_t seed[32], double *const *u);
+                                  const uint8_t seed[32], double *const *u,
+                                  uint64_t *const *group_cts, uint64_t *const *module_outs);
+/* Copies the device's input ciphertexts and results of the last token into
+ * host buffers shaped as above (NULL entries skipped; blocking). */
+CkksStatus ckks_cuda_helora_read (CkksCudaHelora *dev, uint64_t *const *group_cts,
+                                  uint64_t *const *module_outs);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <string.h>
 
+#include "ckks-gpu-helora-private.h"
 #include "ckks-gpu-helora.h"
 #include "ckks-gpu.h"
 #include "ckks.h"
@@ -345,12 +346,65 @@ test_replay_fresh (void)
   g_free (u);
 }
 
+/* The device's input ciphertexts, results and u equal, bit for bit, those
+ * of the host emulation of the same token with the same seed (the one
+ * emulation he-gpu-helora-host checks against A h without a GPU): on a
+ * mismatch the message names the first stage that differs. Every preset;
+ * one, and several, modules. */
+static void
+test_bit_exact_vs_host (void)
+{
+  if (!need_gpu ())
+    return;
+  const char *const *names = ckks_params_preset_names ();
+  for (size_t p = 0; names[p]; p++)
+    {
+      CkksContext *ctx = context_for (names[p]);
+      CkksSecretKey *sk;
+      g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
+      enum { M = 4 };
+      size_t d[M] = { 2048, 2048, 4096, 64 }, r[M] = { 32, 64, 8, 8 };
+      CkksHeloraScales sc[M] = { 0, CKKS_HELORA_SCALES_PRIVATE, 0, 0 };
+      CkksHeloraPlan *plans[M];
+      float *a[M], *h[M];
+      for (int m = 0; m < M; m++)
+        {
+          a[m] = random_floats (d[m] * r[m], 0.1);
+          h[m] = random_floats (d[m], 1.0);
+          g_assert_cmpint (ckks_helora_plan_new_scaled (ctx, d[m], r[m], a[m], sc[m], &plans[m]),
+                           ==, CKKS_OK);
+        }
+      /* each module alone, then all four (four groups) in one session */
+      for (int m = 0; m <= M; m++)
+        {
+          const char *stage = NULL;
+          const CkksHeloraPlan *const *ps = (const CkksHeloraPlan *const *) plans + (m < M ? m : 0);
+          const float *const *hs = (const float *const *) h + (m < M ? m : 0);
+          size_t count = m < M ? 1 : M;
+          CkksStatus st = ckks_gpu_helora_compare_host (sk, ps, count, hs, count, &stage);
+          if (st != CKKS_OK)
+            g_error ("%s, %s: the GPU differs from the host emulation: %s (%s)", names[p],
+                     m < M ? "one module" : "four modules", stage ? stage : "-",
+                     ckks_status_message (st));
+        }
+      for (int m = 0; m < M; m++)
+        {
+          ckks_helora_plan_free (plans[m]);
+          g_free (a[m]);
+          g_free (h[m]);
+        }
+      ckks_secret_key_free (sk);
+      ckks_context_free (ctx);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   rng = he_test_rng_new ();
   g_test_add_func ("/he/gpu-helora/refused-without-gpu", test_refused_without_gpu);
+  g_test_add_func ("/he/gpu-helora/bit-exact-vs-host", test_bit_exact_vs_host);
   g_test_add_func ("/he/gpu-helora/single-module", test_single_module);
   g_test_add_func ("/he/gpu-helora/several-modules", test_several_modules);
   g_test_add_func ("/he/gpu-helora/two-sessions", test_two_sessions);
