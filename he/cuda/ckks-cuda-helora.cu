@@ -381,7 +381,7 @@ launch_encrypt (CkksCudaHelora *dev)
         return err;
       /* c0 of every ciphertext: limbs [0, L) of K polynomials 2 L N apart */
       if (ckks_cuda_ntt_forward (dev->stream, dev->tables, G->cts, limbs, k, 2 * ln) != CKKS_OK)
-        return cudaErrorLaunchFailure;
+        return cudaErrorInvalidValue;   /* a shape the kernels refuse */
       uniform_kernel<<<blocks_for ((size_t) k * limbs * n / 4), THREADS, 0, dev->stream>>> (
         dev->dev_in, G->ct_base, k, n, dev->lp, dev->neg_s, dev->neg_s_shoup, G->cts);
       if ((err = cudaGetLastError ()) != cudaSuccess)
@@ -405,7 +405,7 @@ launch_evaluate (CkksCudaHelora *dev)
         dev->stream, dev->tables, dev->lp.limbs, G->cts, G->cts + ln, 2 * ln, G->g.chunks,
         M->pt, M->pt_shoup, ln, M->m.n_outputs, NULL, NULL, M->out, M->out + ln, 2 * ln);
       if (st != CKKS_OK)
-        return cudaErrorLaunchFailure;
+        return cudaErrorInvalidValue;   /* a shape the kernels refuse */
     }
   return cudaSuccess;
 }
