@@ -1,6 +1,8 @@
 /* ckks-cuda-elementwise.cu: add, ct x pt with accumulation and rescale on
- * the GPU. One thread per coefficient; the per-coefficient work is in
- * ckks-cuda-elementwise.cuh.
+ * the GPU. Add and ct x pt: one thread per coefficient, the per-coefficient
+ * work in ckks-cuda-elementwise.cuh. Rescale: an inverse NTT of the last
+ * limb, then per other limb one forward NTT with the lift fused into its
+ * loads and the subtraction and q_last^-1 into its stores.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include "ckks-cuda-elementwise.cuh"
 #include "ckks-cuda-kernels.h"
@@ -15,8 +17,8 @@ element_grid (size_t elements, uint32_t count)
 }
 
 __global__ void
-add_kernel (const __grid_constant__ CkksCudaNttView v, uint64_t *out, const uint64_t *a, const uint64_t *b,
-            uint32_t n_limbs)
+add_kernel (const __grid_constant__ CkksCudaNttView v, uint64_t *out, const uint64_t *a,
+            const uint64_t *b, uint32_t n_limbs)
 {
   const size_t e = (size_t) blockIdx.x * blockDim.x + threadIdx.x;
   if (e >= ((size_t) n_limbs << v.log_n))
@@ -86,31 +88,6 @@ ckks_cuda_mul_plain_accumulate (CkksCudaStream stream, const CkksCudaTables *t,
   return cudaGetLastError () == cudaSuccess ? CKKS_OK : CKKS_ERR_DEVICE;
 }
 
-/* scratch[p] = lift(last limb of polynomial p) for prime q */
-__global__ void
-rescale_lift_kernel (uint64_t *scratch, const uint64_t *last, size_t stride,
-                     uint32_t log_n, uint64_t q_last, uint64_t q, uint64_t ratio_lo,
-                     uint64_t ratio_hi)
-{
-  const size_t k = (size_t) blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= ((size_t) 1 << log_n))
-    return;
-  scratch[((size_t) blockIdx.y << log_n) + k]
-    = ckks_cu_rescale_lift (last[blockIdx.y * stride + k], q_last, q, ratio_lo, ratio_hi);
-}
-
-__global__ void
-rescale_finish_kernel (uint64_t *limb, const uint64_t *scratch, size_t stride,
-                       uint32_t log_n, uint64_t inv, uint64_t inv_shoup, uint64_t q)
-{
-  const size_t k = (size_t) blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= ((size_t) 1 << log_n))
-    return;
-  uint64_t *p = limb + blockIdx.y * stride + k;
-  *p = ckks_cu_rescale_finish (*p, scratch[((size_t) blockIdx.y << log_n) + k], inv,
-                               inv_shoup, q);
-}
-
 extern "C" CkksStatus
 ckks_cuda_rescale (CkksCudaStream stream, const CkksCudaTables *t, uint64_t *data,
                    uint32_t n_limbs, uint32_t count, size_t stride, uint64_t *scratch)
@@ -125,21 +102,12 @@ ckks_cuda_rescale (CkksCudaStream stream, const CkksCudaTables *t, uint64_t *dat
   uint64_t *last = data + l * n;
   /* the last limb is consumed: transformed in place */
   cudaError_t err = ckks_cu_ntt_launch (s, d, last, l, 1, count, stride, false, false);
-  const dim3 grid = element_grid (n, count);
+  /* then per other limb i, one fused forward transform: lift the last limb
+   * to q_i on load, subtract and multiply by q_last^-1 on store */
   for (uint32_t i = 0; i < l && err == cudaSuccess; i++)
     {
-      rescale_lift_kernel<<<grid, ELEMENT_THREADS, 0, s>>> (
-        scratch, last, stride, log_n, d.view.q[l], d.view.q[i], d.ratio_lo[i], d.ratio_hi[i]);
-      err = cudaGetLastError ();
-      if (err == cudaSuccess)
-        err = ckks_cu_ntt_launch (s, d, scratch, i, 1, count, n, true, false);
-      if (err == cudaSuccess)
-        {
-          rescale_finish_kernel<<<grid, ELEMENT_THREADS, 0, s>>> (
-            data + i * n, scratch, stride, log_n, d.garner[i][l], d.garner_shoup[i][l],
-            d.view.q[i]);
-          err = cudaGetLastError ();
-        }
+      CkksCuRescaleIo io = ckks_cu_rescale_io (d, data, n_limbs, stride, i);
+      err = ckks_cu_ntt_rescale_launch (s, d, scratch, i, count, io);
     }
   return err == cudaSuccess ? CKKS_OK : CKKS_ERR_DEVICE;
 }

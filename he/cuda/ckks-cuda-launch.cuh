@@ -18,6 +18,13 @@ cudaError_t ckks_cu_ntt_launch (cudaStream_t stream, const CkksCuTableData &d,
                                 uint32_t count, size_t stride, bool forward,
                                 bool reference);
 
+/* For each polynomial p < count: scratch + p * N = forward NTT (limb
+ * @limb's tables) of the lifted last limb, finished into the destination
+ * limb (CkksCuRescaleIo). With one phase (N = 4096) scratch is not used. */
+cudaError_t ckks_cu_ntt_rescale_launch (cudaStream_t stream, const CkksCuTableData &d,
+                                        uint64_t *scratch, uint32_t limb, uint32_t count,
+                                        const CkksCuRescaleIo &io);
+
 /* The shape checks of every batched entry point. */
 CkksStatus ckks_cu_check_batch (const CkksCudaTables *t, const void *data,
                                 uint32_t n_limbs, uint32_t count, size_t stride);

@@ -14,9 +14,13 @@
 #include "ckks-cuda-kernels.h"
 #include "ckks-cuda-launch.cuh"
 
+/* RESCALE: the phase also does rescale's lift (first phase) or finish
+ * (forward's last phase), see CkksCuRescaleIo. */
+template <bool RESCALE>
 __global__ void __launch_bounds__ (CKKS_CUDA_NTT_THREADS)
 ntt_phase_kernel (const __grid_constant__ CkksCudaNttView v, uint64_t *data,
-                  uint32_t first_limb, size_t stride, const __grid_constant__ CkksCuNttPhase ph)
+                  uint32_t first_limb, size_t stride, const __grid_constant__ CkksCuNttPhase ph,
+                  const __grid_constant__ CkksCuRescaleIo io)
 {
   __shared__ uint64_t sh[CKKS_CUDA_CHUNK];
   const uint32_t block = blockIdx.x, thread = threadIdx.x;
@@ -27,14 +31,21 @@ ntt_phase_kernel (const __grid_constant__ CkksCudaNttView v, uint64_t *data,
     return;
   uint64_t *a = data + blockIdx.z * stride + ((size_t) blockIdx.y << v.log_n);
   const CkksCuLimbNtt t = ckks_cu_limb_ntt (v, limb, ph.forward);
-  ckks_cu_ntt_load_thread (sh, a, v.log_n, ph.layout, block, thread);
+  if (RESCALE && ph.first_phase)
+    ckks_cu_ntt_load_lift_thread (sh, io, blockIdx.z, v.log_n, ph.layout, block, thread, t.q);
+  else
+    ckks_cu_ntt_load_thread (sh, a, v.log_n, ph.layout, block, thread);
   __syncthreads ();
   for (uint32_t s = 0; s < ph.n_stages; s += ckks_cu_phase_step (ph, s))
     {
       ckks_cu_ntt_step_thread (sh, t, ph, block, thread, s);
       __syncthreads ();
     }
-  ckks_cu_ntt_store_thread (a, sh, v.log_n, ph.layout, block, thread, ph.reduce_out, t.q);
+  if (RESCALE && ph.reduce_out)
+    ckks_cu_ntt_store_finish_thread (io, sh, blockIdx.z, v.log_n, ph.layout, block, thread,
+                                     t.q);
+  else
+    ckks_cu_ntt_store_thread (a, sh, v.log_n, ph.layout, block, thread, ph.reduce_out, t.q);
 }
 
 #define REFERENCE_THREADS 256u
@@ -103,10 +114,30 @@ ckks_cu_ntt_launch (cudaStream_t stream, const CkksCuTableData &d, uint64_t *dat
   CkksCuNttPhase phases[2];
   uint32_t n_phases = ckks_cu_ntt_plan (v.log_n, forward, phases);
   dim3 grid (ckks_cu_ntt_blocks (v.log_n), n_limbs, count);
+  const CkksCuRescaleIo none = {};
   for (uint32_t p = 0; p < n_phases; p++)
     {
-      ntt_phase_kernel<<<grid, CKKS_CUDA_NTT_THREADS, 0, stream>>> (v, data, first_limb,
-                                                                   stride, phases[p]);
+      ntt_phase_kernel<false><<<grid, CKKS_CUDA_NTT_THREADS, 0, stream>>> (
+        v, data, first_limb, stride, phases[p], none);
+      cudaError_t err = cudaGetLastError ();
+      if (err != cudaSuccess)
+        return err;
+    }
+  return cudaSuccess;
+}
+
+cudaError_t
+ckks_cu_ntt_rescale_launch (cudaStream_t stream, const CkksCuTableData &d, uint64_t *scratch,
+                            uint32_t limb, uint32_t count, const CkksCuRescaleIo &io)
+{
+  const CkksCudaNttView &v = d.view;
+  CkksCuNttPhase phases[2];
+  uint32_t n_phases = ckks_cu_ntt_plan (v.log_n, true, phases);
+  dim3 grid (ckks_cu_ntt_blocks (v.log_n), 1, count);
+  for (uint32_t p = 0; p < n_phases; p++)
+    {
+      ntt_phase_kernel<true><<<grid, CKKS_CUDA_NTT_THREADS, 0, stream>>> (
+        v, scratch, limb, (size_t) 1 << v.log_n, phases[p], io);
       cudaError_t err = cudaGetLastError ();
       if (err != cudaSuccess)
         return err;

@@ -9,6 +9,9 @@
  *    such stages pair rows within a column, so log2 R stages run in place.
  *  - CHUNK: the stages whose butterflies stay within a contiguous chunk.
  * Forward runs COLUMNS then CHUNK (spans shrink), inverse CHUNK then COLUMNS.
+ * Within a phase, stages go two per barrier: each thread takes quartets
+ * (x, x + h, x + 2h, x + 3h) into registers and does both stages' four
+ * butterflies; an odd stage left over runs as plain pairs.
  *
  * Which pair, which twiddle, which shared-memory slot a (block, thread,
  * stage) handles is computed here by __host__ __device__ functions, and the
@@ -23,6 +26,7 @@
 #include <stdint.h>
 
 #include "ckks-cuda-arith.cuh"
+#include "ckks-cuda-elementwise.cuh"
 #include "ckks-params.h"
 
 #define CKKS_CUDA_LOG_CHUNK 12u
@@ -74,6 +78,7 @@ typedef struct {
   uint32_t log_half_first, n_stages;
   bool forward;
   bool reduce_out;   /* forward's last phase: reduce [0, 4q) to [0, q) */
+  bool first_phase;
 } CkksCuNttPhase;
 
 /* The phases of a transform of size 2^log_n (12..16); returns how many. */
@@ -81,8 +86,9 @@ CKKS_CUDA_HD uint32_t
 ckks_cu_ntt_plan (uint32_t log_n, bool forward, CkksCuNttPhase phases[2])
 {
   uint32_t wide = log_n - CKKS_CUDA_LOG_CHUNK;    /* stages with span >= CHUNK */
-  CkksCuNttPhase columns = { CKKS_CU_LAYOUT_COLUMNS, 0, wide, forward, false };
-  CkksCuNttPhase chunk = { CKKS_CU_LAYOUT_CHUNK, 0, CKKS_CUDA_LOG_CHUNK, forward, forward };
+  CkksCuNttPhase columns = { CKKS_CU_LAYOUT_COLUMNS, 0, wide, forward, false, false };
+  CkksCuNttPhase chunk = { CKKS_CU_LAYOUT_CHUNK, 0, CKKS_CUDA_LOG_CHUNK, forward, forward,
+                           false };
   uint32_t count = 0;
   if (forward)
     {
@@ -100,6 +106,7 @@ ckks_cu_ntt_plan (uint32_t log_n, bool forward, CkksCuNttPhase phases[2])
       if (wide > 0)
         phases[count++] = columns;
     }
+  phases[0].first_phase = true;
   return count;
 }
 
@@ -212,6 +219,47 @@ ckks_cu_ntt_store_thread (uint64_t *limb_data, const uint64_t *sh, uint32_t log_
       uint64_t v = sh[slot];
       limb_data[ckks_cu_slot_to_index (log_n, layout, block, slot)]
         = reduce ? ckks_cu_reduce_4q (v, q) : v;
+    }
+}
+
+/* Rescale fused into a forward transform (see ckks_cuda_rescale): the
+ * first phase loads the lifted last limb instead of the data, the last
+ * phase stores finish(destination, result) into the destination limb
+ * instead of the data. Polynomial p's limbs at last + p * last_stride and
+ * dest + p * dest_stride. */
+typedef struct {
+  const uint64_t *last;
+  size_t last_stride;
+  uint64_t *dest;
+  size_t dest_stride;
+  uint64_t q_last, ratio_lo, ratio_hi, inv, inv_shoup;
+} CkksCuRescaleIo;
+
+CKKS_CUDA_HD void
+ckks_cu_ntt_load_lift_thread (uint64_t *sh, const CkksCuRescaleIo &io, uint32_t poly,
+                              uint32_t log_n, int layout, uint32_t block, uint32_t thread,
+                              uint64_t q)
+{
+  const uint64_t *src = io.last + poly * io.last_stride;
+  for (uint32_t k = 0; k < CKKS_CUDA_NTT_WORDS_PER_THREAD; k++)
+    {
+      uint32_t slot = thread + k * CKKS_CUDA_NTT_THREADS;
+      sh[slot] = ckks_cu_rescale_lift (src[ckks_cu_slot_to_index (log_n, layout, block, slot)],
+                                       io.q_last, q, io.ratio_lo, io.ratio_hi);
+    }
+}
+
+CKKS_CUDA_HD void
+ckks_cu_ntt_store_finish_thread (const CkksCuRescaleIo &io, const uint64_t *sh, uint32_t poly,
+                                 uint32_t log_n, int layout, uint32_t block, uint32_t thread,
+                                 uint64_t q)
+{
+  uint64_t *dst = io.dest + poly * io.dest_stride;
+  for (uint32_t k = 0; k < CKKS_CUDA_NTT_WORDS_PER_THREAD; k++)
+    {
+      uint32_t slot = thread + k * CKKS_CUDA_NTT_THREADS;
+      uint64_t *p = dst + ckks_cu_slot_to_index (log_n, layout, block, slot);
+      *p = ckks_cu_rescale_finish (*p, ckks_cu_reduce_4q (sh[slot], q), io.inv, io.inv_shoup, q);
     }
 }
 

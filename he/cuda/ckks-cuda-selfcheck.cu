@@ -144,7 +144,7 @@ ckks_cuda_selfcheck_arith (uint64_t seed, char *why, size_t why_len)
 static void
 emulate_phase (const CkksCudaNttView &v, uint64_t *data, uint32_t first_limb,
                uint32_t n_limbs, uint32_t count, size_t stride, const CkksCuNttPhase &ph,
-               uint64_t *sh)
+               uint64_t *sh, const CkksCuRescaleIo *io)
 {
   for (uint32_t z = 0; z < count; z++)
     for (uint32_t y = 0; y < n_limbs; y++)
@@ -154,25 +154,34 @@ emulate_phase (const CkksCudaNttView &v, uint64_t *data, uint32_t first_limb,
         for (uint32_t block = 0; block < ckks_cu_ntt_blocks (v.log_n); block++)
           {
             for (uint32_t th = 0; th < CKKS_CUDA_NTT_THREADS; th++)
-              ckks_cu_ntt_load_thread (sh, a, v.log_n, ph.layout, block, th);
+              if (io && ph.first_phase)
+                ckks_cu_ntt_load_lift_thread (sh, *io, z, v.log_n, ph.layout, block, th, t.q);
+              else
+                ckks_cu_ntt_load_thread (sh, a, v.log_n, ph.layout, block, th);
             for (uint32_t s = 0; s < ph.n_stages; s += ckks_cu_phase_step (ph, s))
               for (uint32_t th = 0; th < CKKS_CUDA_NTT_THREADS; th++)
                 ckks_cu_ntt_step_thread (sh, t, ph, block, th, s);
             for (uint32_t th = 0; th < CKKS_CUDA_NTT_THREADS; th++)
-              ckks_cu_ntt_store_thread (a, sh, v.log_n, ph.layout, block, th, ph.reduce_out,
-                                        t.q);
+              if (io && ph.reduce_out)
+                ckks_cu_ntt_store_finish_thread (*io, sh, z, v.log_n, ph.layout, block, th,
+                                                 t.q);
+              else
+                ckks_cu_ntt_store_thread (a, sh, v.log_n, ph.layout, block, th, ph.reduce_out,
+                                          t.q);
           }
       }
 }
 
+/* @io non-NULL: the fused rescale transform (ckks_cu_ntt_rescale_launch). */
 static void
 emulate_ntt (const CkksCudaNttView &v, uint64_t *data, uint32_t first_limb,
-             uint32_t n_limbs, uint32_t count, size_t stride, bool forward, uint64_t *sh)
+             uint32_t n_limbs, uint32_t count, size_t stride, bool forward, uint64_t *sh,
+             const CkksCuRescaleIo *io = NULL)
 {
   CkksCuNttPhase phases[2];
   uint32_t n_phases = ckks_cu_ntt_plan (v.log_n, forward, phases);
   for (uint32_t p = 0; p < n_phases; p++)
-    emulate_phase (v, data, first_limb, n_limbs, count, stride, phases[p], sh);
+    emulate_phase (v, data, first_limb, n_limbs, count, stride, phases[p], sh, io);
 }
 
 /* The per-stage reference kernels, thread by thread. */
@@ -447,7 +456,7 @@ ckks_cuda_selfcheck_mul_plain_accumulate (const CkksContext *ctx, uint64_t seed,
 
 /* ---- rescale ---- */
 
-/* The launch sequence of ckks_cuda_rescale, each kernel element by element. */
+/* The launch sequence of ckks_cuda_rescale, kernel by kernel. */
 static void
 emulate_rescale (const CkksCuTableData &d, uint64_t *data, uint32_t n_limbs, uint32_t count,
                  size_t stride, uint64_t *scratch, uint64_t *sh)
@@ -458,18 +467,8 @@ emulate_rescale (const CkksCuTableData &d, uint64_t *data, uint32_t n_limbs, uin
   emulate_ntt (d.view, last, l, 1, count, stride, false, sh);
   for (uint32_t i = 0; i < l; i++)
     {
-      for (uint32_t p = 0; p < count; p++)
-        for (size_t k = 0; k < n; k++)
-          scratch[p * n + k] = ckks_cu_rescale_lift (last[p * stride + k], d.view.q[l],
-                                                     d.view.q[i], d.ratio_lo[i], d.ratio_hi[i]);
-      emulate_ntt (d.view, scratch, i, 1, count, n, true, sh);
-      for (uint32_t p = 0; p < count; p++)
-        for (size_t k = 0; k < n; k++)
-          {
-            uint64_t *x = data + p * stride + i * n + k;
-            *x = ckks_cu_rescale_finish (*x, scratch[p * n + k], d.garner[i][l],
-                                         d.garner_shoup[i][l], d.view.q[i]);
-          }
+      CkksCuRescaleIo io = ckks_cu_rescale_io (d, data, n_limbs, stride, i);
+      emulate_ntt (d.view, scratch, i, 1, count, n, true, sh, &io);
     }
 }
 

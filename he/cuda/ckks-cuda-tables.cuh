@@ -30,3 +30,24 @@ struct CkksCudaTables {
  * into it. */
 CkksStatus ckks_cu_table_data_build (const CkksContext *ctx, CkksCuTableData *out,
                                      uint64_t **words);
+
+/* Rescale of limbs [0, n_limbs) at @data (polynomials @stride apart):
+ * the fused transform's inputs and constants for limb @i. */
+static inline CkksCuRescaleIo
+ckks_cu_rescale_io (const CkksCuTableData &d, uint64_t *data, uint32_t n_limbs, size_t stride,
+                    uint32_t i)
+{
+  const uint32_t l = n_limbs - 1;
+  const size_t n = (size_t) 1 << d.view.log_n;
+  CkksCuRescaleIo io = {};
+  io.last = data + l * n;
+  io.last_stride = stride;
+  io.dest = data + i * n;
+  io.dest_stride = stride;
+  io.q_last = d.view.q[l];
+  io.ratio_lo = d.ratio_lo[i];
+  io.ratio_hi = d.ratio_hi[i];
+  io.inv = d.garner[i][l];
+  io.inv_shoup = d.garner_shoup[i][l];
+  return io;
+}

@@ -76,19 +76,24 @@ bench_ntt (const CkksContext *ctx, const CkksCudaTables *t, NttOp op, uint32_t l
   uint64_t *d = ckks_cuda_test_alloc (words);
   if (!d || ckks_cuda_test_upload (d, h, words) != CKKS_OK)
     die ("upload");
-  double *gpu = g_new (double, reps), *cpu = g_new (double, reps);
-  for (int r = -3; r < reps; r++)      /* three warm-up runs */
-    {
-      ckks_cuda_test_timer_start (timer);
-      CkksStatus st = op == OP_FORWARD
-                        ? ckks_cuda_ntt_forward (NULL, t, d, limbs, count, limbs * n)
-                        : ckks_cuda_ntt_inverse (NULL, t, d, limbs, count, limbs * n);
-      double us = ckks_cuda_test_timer_stop_us (timer);
-      if (st != CKKS_OK || us < 0)
-        die ("NTT");
-      if (r >= 0)
-        gpu[r] = us;
-    }
+  double *gpu = g_new (double, reps), *ref = g_new (double, reps), *cpu = g_new (double, reps);
+  for (int reference = 0; reference < 2; reference++)
+    for (int r = -3; r < reps; r++)      /* three warm-up runs */
+      {
+        ckks_cuda_test_timer_start (timer);
+        CkksStatus st;
+        if (op == OP_FORWARD)
+          st = reference ? ckks_cuda_ntt_forward_reference (NULL, t, d, limbs, count, limbs * n)
+                         : ckks_cuda_ntt_forward (NULL, t, d, limbs, count, limbs * n);
+        else
+          st = reference ? ckks_cuda_ntt_inverse_reference (NULL, t, d, limbs, count, limbs * n)
+                         : ckks_cuda_ntt_inverse (NULL, t, d, limbs, count, limbs * n);
+        double us = ckks_cuda_test_timer_stop_us (timer);
+        if (st != CKKS_OK || us < 0)
+          die ("NTT");
+        if (r >= 0)
+          (reference ? ref : gpu)[r] = us;
+      }
   for (int r = 0; r < reps; r++)
     {
       double t0 = thread_us ();
@@ -103,12 +108,14 @@ bench_ntt (const CkksContext *ctx, const CkksCudaTables *t, NttOp op, uint32_t l
           }
       cpu[r] = thread_us () - t0;
     }
-  double g = median (gpu, reps), c = median (cpu, reps);
-  printf ("%-8s N=%-6zu limbs=%u polys=%-3u  gpu %9.1f us  cpu %10.1f us  x%.0f\n",
-          op == OP_FORWARD ? "ntt-fwd" : "ntt-inv", n, limbs, count, g, c, c / g);
+  double g = median (gpu, reps), gr = median (ref, reps), c = median (cpu, reps);
+  printf ("%-8s N=%-6zu limbs=%u polys=%-3u  gpu %9.1f us (per-stage %8.1f)  cpu %10.1f us"
+          "  x%.0f\n", op == OP_FORWARD ? "ntt-fwd" : "ntt-inv", n, limbs, count, g, gr, c,
+          c / g);
   ckks_cuda_test_free (d);
   g_free (h);
   g_free (gpu);
+  g_free (ref);
   g_free (cpu);
 }
 
