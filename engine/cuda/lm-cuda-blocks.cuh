@@ -56,6 +56,16 @@ lmc_sub (float a, float b)
 }
 
 LMC_HD float
+lmc_add (float a, float b)
+{
+#ifdef __CUDA_ARCH__
+  return __fadd_rn (a, b);
+#else
+  return a + b;
+#endif
+}
+
+LMC_HD float
 lmc_bits_float (uint32_t u)
 {
 #ifdef __CUDA_ARCH__
@@ -107,6 +117,19 @@ lmc_byte (uint32_t word, int k)
   return (word >> (8 * k)) & 0xFFu;
 }
 
+/* (float) (u - offset), exactly, for u, offset < 2^22. On the device without
+ * the integer-to-float conversion (a quarter-rate instruction): the float
+ * 2^23 + u minus 2^23 + offset. */
+LMC_HD float
+lmc_small_to_float (uint32_t u, uint32_t offset)
+{
+#ifdef __CUDA_ARCH__
+  return __fsub_rn (__uint_as_float (0x4B000000u | u), 8388608.0f + (float) offset);
+#else
+  return (float) ((int32_t) u - (int32_t) offset);
+#endif
+}
+
 /* fp16 -> f32 exactly as lm_fp16_to_fp32 (quant-fp.c). */
 LMC_HD float
 lmc_fp16_to_fp32 (uint16_t h)
@@ -153,6 +176,8 @@ lmc_k4_scale_min (const uint8_t *scales, int j, uint32_t *sc, uint32_t *m)
 /* Scalar forms: one value per unit, any n_in, natural alignment. */
 struct LmcF32S
 {
+  static constexpr bool FAST = false;
+  static constexpr int XS = 1;
   static constexpr int BV = 1, BB = 4, C = 1, UPB = 1, SPAN = 1, ALIGN = 4;
   LMC_HD static void decode (const uint8_t *b, int, float *v) { v[0] = lmc_load<float> (b); }
   LMC_HD static int index (int, int) { return 0; }
@@ -160,6 +185,8 @@ struct LmcF32S
 
 struct LmcF16S
 {
+  static constexpr bool FAST = false;
+  static constexpr int XS = 1;
   static constexpr int BV = 1, BB = 2, C = 1, UPB = 1, SPAN = 1, ALIGN = 2;
   LMC_HD static void decode (const uint8_t *b, int, float *v)
   {
@@ -170,6 +197,8 @@ struct LmcF16S
 
 struct LmcBF16S
 {
+  static constexpr bool FAST = false;
+  static constexpr int XS = 1;
   static constexpr int BV = 1, BB = 2, C = 1, UPB = 1, SPAN = 1, ALIGN = 2;
   LMC_HD static void decode (const uint8_t *b, int, float *v)
   {
@@ -181,6 +210,8 @@ struct LmcBF16S
 /* Vector forms: 16-byte loads; n_in a multiple of C and rows 16-byte aligned. */
 struct LmcF32V
 {
+  static constexpr bool FAST = false;
+  static constexpr int XS = 1;
   static constexpr int BV = 4, BB = 16, C = 4, UPB = 1, SPAN = 4, ALIGN = 16;
   LMC_HD static void decode (const uint8_t *b, int, float *v)
   {
@@ -195,6 +226,8 @@ struct LmcF32V
 
 struct LmcF16V
 {
+  static constexpr bool FAST = false;
+  static constexpr int XS = 1;
   static constexpr int BV = 8, BB = 16, C = 8, UPB = 1, SPAN = 8, ALIGN = 16;
   LMC_HD static void decode (const uint8_t *b, int, float *v)
   {
@@ -211,6 +244,8 @@ struct LmcF16V
 
 struct LmcBF16V
 {
+  static constexpr bool FAST = false;
+  static constexpr int XS = 1;
   static constexpr int BV = 8, BB = 16, C = 8, UPB = 1, SPAN = 8, ALIGN = 16;
   LMC_HD static void decode (const uint8_t *b, int, float *v)
   {
@@ -242,6 +277,24 @@ struct LmcQ8_0
       }
   }
   LMC_HD static int index (int c, int i) { return 8 * c + i; }
+
+  /* The unit's dot product with xv: d * sum q x. */
+  static constexpr bool FAST = true;
+  static constexpr int XS = 1;
+  LMC_HD static void xsums (const float *, float *) {}
+  LMC_HD static float dot (const uint8_t *b, int c, const float *xv, const float *)
+  {
+    float d = lmc_fp16_to_fp32 (lmc_load<uint16_t> (b));
+    const uint8_t *qs = b + 2 + 8 * c;
+    float s = 0.0f;
+    for (int k = 0; k < 2; k++)
+      {
+        uint32_t w = lmc_load4_a2 (qs + 4 * k) ^ 0x80808080u;   /* q + 128 */
+        for (int j = 0; j < 4; j++)
+          s = fmaf (lmc_small_to_float (lmc_byte (w, j), 128), xv[4 * k + j], s);
+      }
+    return lmc_mul (d, s);
+  }
 };
 
 /* ---- Q4_K / Q5_K: unit c (0..15) = group g = c / 4 (values 64g .. 64g+63),
@@ -278,6 +331,55 @@ lmc_decode_k4_unit (const uint8_t *b, const uint8_t *qs_base, const uint8_t *qh_
       }
 }
 
+/* The unit's dot product with xv, sub-block scales factored out:
+ * d1 sum q x - m1 sum x over the low nibbles, the same with d2, m2 over the
+ * high ones; xs[0], xs[1] are the sums of xv[0..7] and xv[8..15]. */
+LMC_HD float
+lmc_dot_k4_unit (const uint8_t *b, const uint8_t *qs_base, const uint8_t *qh_base, int c,
+                 const float *xv, const float *xs)
+{
+  int g = c >> 2, l0 = 8 * (c & 3);
+  uint32_t dd = lmc_load<uint32_t> (b);
+  float d = lmc_fp16_to_fp32 ((uint16_t) (dd & 0xFFFFu));
+  float dmin = lmc_fp16_to_fp32 ((uint16_t) (dd >> 16));
+  uint32_t sc, m;
+  lmc_k4_scale_min (b + 4, 2 * g, &sc, &m);
+  float d1 = lmc_mul (d, (float) sc), m1 = lmc_mul (dmin, (float) m);
+  lmc_k4_scale_min (b + 4, 2 * g + 1, &sc, &m);
+  float d2 = lmc_mul (d, (float) sc), m2 = lmc_mul (dmin, (float) m);
+
+  uint2 q = lmc_load<uint2> (qs_base + 32 * g + l0);
+  uint2 h = qh_base ? lmc_load<uint2> (qh_base + l0) : make_uint2 (0, 0);
+  uint32_t qw[2] = { q.x, q.y }, hw[2] = { h.x, h.y };
+  uint32_t lo_shift = 2 * g, hi_shift = 2 * g + 1;
+  float s1 = 0.0f, s2 = 0.0f;
+  for (int k = 0; k < 2; k++)
+    for (int j = 0; j < 4; j++)
+      {
+        uint32_t qb = lmc_byte (qw[k], j), hb = lmc_byte (hw[k], j);
+        uint32_t lo = (qb & 0xFu) | (((hb >> lo_shift) & 1u) << 4);
+        uint32_t hi = (qb >> 4) | (((hb >> hi_shift) & 1u) << 4);
+        s1 = fmaf (lmc_small_to_float (lo, 0), xv[4 * k + j], s1);
+        s2 = fmaf (lmc_small_to_float (hi, 0), xv[8 + 4 * k + j], s2);
+      }
+  float r = lmc_mul (d1, s1);
+  r = fmaf (-m1, xs[0], r);
+  r = fmaf (d2, s2, r);
+  return fmaf (-m2, xs[1], r);
+}
+
+LMC_HD void
+lmc_xsums_k4 (const float *xv, float *xs)
+{
+  xs[0] = 0.0f;
+  xs[1] = 0.0f;
+  for (int i = 0; i < 8; i++)
+    {
+      xs[0] = lmc_add (xs[0], xv[i]);
+      xs[1] = lmc_add (xs[1], xv[8 + i]);
+    }
+}
+
 LMC_HD int
 lmc_k4_index (int c, int i)
 {
@@ -293,6 +395,13 @@ struct LmcQ4_K
     lmc_decode_k4_unit (b, b + 16, nullptr, c, v);
   }
   LMC_HD static int index (int c, int i) { return lmc_k4_index (c, i); }
+  static constexpr bool FAST = true;
+  static constexpr int XS = 2;
+  LMC_HD static void xsums (const float *xv, float *xs) { lmc_xsums_k4 (xv, xs); }
+  LMC_HD static float dot (const uint8_t *b, int c, const float *xv, const float *xs)
+  {
+    return lmc_dot_k4_unit (b, b + 16, nullptr, c, xv, xs);
+  }
 };
 
 /* Q5_K: d, dmin (fp16), scales[12], qh[32], qs[128]. */
@@ -304,6 +413,13 @@ struct LmcQ5_K
     lmc_decode_k4_unit (b, b + 48, b + 16, c, v);
   }
   LMC_HD static int index (int c, int i) { return lmc_k4_index (c, i); }
+  static constexpr bool FAST = true;
+  static constexpr int XS = 2;
+  LMC_HD static void xsums (const float *xv, float *xs) { lmc_xsums_k4 (xv, xs); }
+  LMC_HD static float dot (const uint8_t *b, int c, const float *xv, const float *xs)
+  {
+    return lmc_dot_k4_unit (b, b + 48, b + 16, c, xv, xs);
+  }
 };
 
 /* ---- Q6_K: ql[128], qh[64], scales[16] (int8), d (fp16). Unit c (0..15) =
@@ -340,6 +456,34 @@ struct LmcQ6_K
   LMC_HD static int index (int c, int i)
   {
     return 128 * (c >> 3) + 4 * (c & 7) + (i & 3) + 32 * (i >> 2);
+  }
+
+  /* The unit's dot product with xv: sum over the four scales j of
+   * (d sc_j) sum (q - 32) x. */
+  static constexpr bool FAST = true;
+  static constexpr int XS = 1;
+  LMC_HD static void xsums (const float *, float *) {}
+  LMC_HD static float dot (const uint8_t *b, int c, const float *xv, const float *)
+  {
+    int h = c >> 3, l0 = 4 * (c & 7), is = l0 >> 4;
+    float d = lmc_fp16_to_fp32 (lmc_load<uint16_t> (b + 208));
+    uint32_t a = lmc_load4_a2 (b + 64 * h + l0);
+    uint32_t bq = lmc_load4_a2 (b + 64 * h + 32 + l0);
+    uint32_t qh = lmc_load4_a2 (b + 128 + 32 * h + l0);
+    const int8_t *sc = (const int8_t *) (b + 192 + 8 * h);
+    float s[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+    for (int k = 0; k < 4; k++)
+      {
+        uint32_t qa = lmc_byte (a, k), qb = lmc_byte (bq, k), hb = lmc_byte (qh, k);
+        s[0] = fmaf (lmc_small_to_float ((qa & 0xFu) | ((hb & 3u) << 4), 32), xv[k], s[0]);
+        s[1] = fmaf (lmc_small_to_float ((qb & 0xFu) | (((hb >> 2) & 3u) << 4), 32), xv[4 + k], s[1]);
+        s[2] = fmaf (lmc_small_to_float ((qa >> 4) | (((hb >> 4) & 3u) << 4), 32), xv[8 + k], s[2]);
+        s[3] = fmaf (lmc_small_to_float ((qb >> 4) | (((hb >> 6) & 3u) << 4), 32), xv[12 + k], s[3]);
+      }
+    float r = lmc_mul (lmc_mul (d, (float) sc[is]), s[0]);
+    for (int j = 1; j < 4; j++)
+      r = fmaf (lmc_mul (d, (float) sc[is + 2 * j]), s[j], r);
+    return r;
   }
 };
 

@@ -6,8 +6,11 @@
  * Decode (matvec): a block of MV_WARPS warps stages x in shared memory; warp
  * w owns MV_ROWS consecutive rows; lane l takes the units l, l+32, l+64, ...
  * of the row (so a warp reads 32 consecutive units, i.e. contiguous bytes),
- * accumulates w * x with fmaf in unit order, and the 32 lane sums are reduced
- * by the butterfly v += shfl_xor(v, 16, 8, 4, 2, 1).
+ * accumulates in unit order, and the 32 lane sums are reduced by the
+ * butterfly v += shfl_xor(v, 16, 8, 4, 2, 1). Per unit, F32/F16/BF16 add
+ * w * x value by value (fmaf); the quantised types add the unit's Dec::dot,
+ * which sums q * x per group of one scale and applies the scale (and min)
+ * once, avoiding a multiply and a subtraction per value.
  *
  * Prefill (matmul): a block computes MM_ROWS outputs x MM_TOKENS tokens;
  * for each tile of MM_K input values it decodes the weight tile once into
@@ -74,14 +77,27 @@ lmc_lane_dot (const uint8_t *w, size_t row_bytes, int rows, const float *x, uint
       int c = (int) (u % Dec::UPB);
       float xv[Dec::C];
       lmc_load_unit_x<Dec> (x, blk, c, xv);
-      for (int r = 0; r < LMC_MV_ROWS; r++)
-        if (r < rows)
-          {
-            float v[Dec::C];
-            Dec::decode (w + (size_t) r * row_bytes + (size_t) blk * Dec::BB, c, v);
-            for (int i = 0; i < Dec::C; i++)
-              acc[r] = fmaf (v[i], xv[i], acc[r]);
-          }
+      if constexpr (Dec::FAST)
+        {
+          /* quantised types: scales applied once per group of values */
+          float xs[Dec::XS];
+          Dec::xsums (xv, xs);
+          for (int r = 0; r < LMC_MV_ROWS; r++)
+            if (r < rows)
+              acc[r] = lmc_add (acc[r], Dec::dot (w + (size_t) r * row_bytes
+                                                  + (size_t) blk * Dec::BB, c, xv, xs));
+        }
+      else
+        {
+          for (int r = 0; r < LMC_MV_ROWS; r++)
+            if (r < rows)
+              {
+                float v[Dec::C];
+                Dec::decode (w + (size_t) r * row_bytes + (size_t) blk * Dec::BB, c, v);
+                for (int i = 0; i < Dec::C; i++)
+                  acc[r] = fmaf (v[i], xv[i], acc[r]);
+              }
+        }
     }
 }
 
