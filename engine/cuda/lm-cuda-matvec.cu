@@ -22,16 +22,79 @@ warp_sum (float v)
   return v;
 }
 
+/* Q8_K activations of one group of 256 (one warp): the signed value of
+ * largest magnitude m (first one on ties), iscale = -127 / m,
+ * q = min (127, rne (iscale x)), scale 1 / iscale; as lm_quantize_row_q8_K. */
+__device__ void
+quantize_q8_k_group (const float *x, uint8_t *xq, float *dx, uint32_t lane)
+{
+  float v[8], best = 0.0f, best_val = 0.0f;
+  uint32_t best_idx = 0xFFFFFFFFu;
+  for (uint32_t i = 0; i < 8; i++)
+    {
+      uint32_t idx = lane + LMC_WARP * i;
+      v[i] = x[idx];
+      if (fabsf (v[i]) > best)
+        {
+          best = fabsf (v[i]);
+          best_val = v[i];
+          best_idx = idx;
+        }
+    }
+  for (int offset = LMC_WARP / 2; offset > 0; offset /= 2)
+    {
+      float ob = __shfl_xor_sync (0xffffffffu, best, offset);
+      float ov = __shfl_xor_sync (0xffffffffu, best_val, offset);
+      uint32_t oi = __shfl_xor_sync (0xffffffffu, best_idx, offset);
+      if (ob > best || (ob == best && oi < best_idx))
+        {
+          best = ob;
+          best_val = ov;
+          best_idx = oi;
+        }
+    }
+  if (best == 0.0f)
+    {
+      for (uint32_t i = 0; i < 8; i++)
+        xq[lane + LMC_WARP * i] = 0;
+      if (lane == 0)
+        *dx = 0.0f;
+      return;
+    }
+  float iscale = -127.0f / best_val;
+  for (uint32_t i = 0; i < 8; i++)
+    {
+      int q = __float2int_rn (__fmul_rn (iscale, v[i]));
+      xq[lane + LMC_WARP * i] = (uint8_t) (int8_t) (q < 127 ? q : 127);
+    }
+  if (lane == 0)
+    *dx = 1.0f / iscale;
+}
+
+/* Q8_0 activations of one group of 32 (one warp): d = fp16 (amax / 127),
+ * q = rne (x * (127 / amax)); as lm_quantize_row_q8_0_act. */
+__device__ void
+quantize_q8_0_group (const float *x, uint8_t *xq, float *dx, uint32_t lane)
+{
+  float v = x[lane], amax = fabsf (v);
+  for (int offset = LMC_WARP / 2; offset > 0; offset /= 2)
+    amax = fmaxf (amax, __shfl_xor_sync (0xffffffffu, amax, offset));
+  float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+  xq[lane] = (uint8_t) (int8_t) __float2int_rn (__fmul_rn (v, id));
+  if (lane == 0)
+    *dx = lmc_fp16_to_fp32 (lmc_fp32_to_fp16 (amax / 127.0f));
+}
+
 /* grid (row blocks, slots): slot j reads the matrix w + sel[j] * mat_stride
- * (sel NULL: w), x + j * x_stride, writes y + j * n_out. */
-template <class Dec>
+ * (sel NULL: w), x + j * x_stride, writes y + j * n_out. Q8: the integer
+ * path (lm-cuda-schedule.cuh), else f32 activations. */
+template <class Dec, bool Q8>
 __global__ void __launch_bounds__ (LMC_MV_WARPS * LMC_WARP)
 matvec_kernel (const uint8_t *w, size_t mat_stride, const int32_t *sel, size_t row_bytes,
                uint32_t n_in, uint32_t n_out, const float *x, size_t x_stride, float *y,
                int accumulate)
 {
   extern __shared__ float4 smem_x4[];
-  float *sx = reinterpret_cast<float *> (smem_x4);
   const uint32_t slot = blockIdx.y;
   const uint32_t warp = threadIdx.x / LMC_WARP, lane = threadIdx.x % LMC_WARP;
   const uint32_t row0 = (blockIdx.x * LMC_MV_WARPS + warp) * LMC_MV_ROWS;
@@ -53,16 +116,36 @@ matvec_kernel (const uint8_t *w, size_t mat_stride, const int32_t *sel, size_t r
     }
 
   const float *xs = x + (size_t) slot * x_stride;
-  for (uint32_t i = threadIdx.x; i < n_in; i += blockDim.x)
-    sx[i] = xs[i];
+  uint8_t *xq = reinterpret_cast<uint8_t *> (smem_x4);
+  float *sx = reinterpret_cast<float *> (smem_x4);
+  float *dx = reinterpret_cast<float *> (xq + ((size_t) n_in + 15) / 16 * 16);
+  if constexpr (Q8)
+    {
+      for (uint32_t g = warp; g < n_in / Dec::QG; g += LMC_MV_WARPS)
+        {
+          if constexpr (Dec::QG == 256)
+            quantize_q8_k_group (xs + (size_t) g * 256, xq + (size_t) g * 256, dx + g, lane);
+          else
+            quantize_q8_0_group (xs + (size_t) g * 32, xq + (size_t) g * 32, dx + g, lane);
+        }
+    }
+  else
+    {
+      for (uint32_t i = threadIdx.x; i < n_in; i += blockDim.x)
+        sx[i] = xs[i];
+    }
   __syncthreads ();
 
   if (row0 >= n_out)
     return;
   int rows = n_out - row0 < LMC_MV_ROWS ? (int) (n_out - row0) : LMC_MV_ROWS;
   float acc[LMC_MV_ROWS];
-  lmc_lane_dot<Dec> (wm + (size_t) row0 * row_bytes, row_bytes, rows, sx,
-                     lmc_row_units<Dec> (n_in), lane, acc);
+  if constexpr (Q8)
+    lmc_lane_dot_q8<Dec> (wm + (size_t) row0 * row_bytes, row_bytes, rows, xq, dx,
+                          lmc_row_units<Dec> (n_in), lane, acc);
+  else
+    lmc_lane_dot<Dec> (wm + (size_t) row0 * row_bytes, row_bytes, rows, sx,
+                       lmc_row_units<Dec> (n_in), lane, acc);
   for (int r = 0; r < LMC_MV_ROWS; r++)
     acc[r] = warp_sum (acc[r]);
   if (lane == 0)
@@ -95,36 +178,52 @@ check_product (LmTensorType type, const void *w, size_t mat_stride, uint32_t n_i
   });
 }
 
+template <class Dec, bool Q8>
 static LmStatus
-launch_matvec (cudaStream_t stream, LmTensorType type, const void *w, size_t mat_stride,
-               const int32_t *sel, uint32_t n_in, uint32_t n_out, const float *x,
-               size_t x_stride, float *y, uint32_t slots, bool accumulate)
+launch_matvec_kernel (cudaStream_t stream, const void *w, size_t mat_stride, const int32_t *sel,
+                      size_t row_bytes, uint32_t n_in, uint32_t n_out, const float *x,
+                      size_t x_stride, float *y, uint32_t slots, bool accumulate)
+{
+  size_t smem = Q8 ? lmc_q8_smem_bytes (n_in, Dec::QG) : (size_t) n_in * sizeof (float);
+  uint32_t rows_per_block = LMC_MV_WARPS * LMC_MV_ROWS;
+  dim3 grid ((n_out + rows_per_block - 1) / rows_per_block, slots);
+  if (smem > MV_SMEM_DEFAULT
+      && cudaFuncSetAttribute (matvec_kernel<Dec, Q8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               (int) smem) != cudaSuccess)
+    {
+      cudaGetLastError ();
+      return LM_ERR_SHAPE;   /* n_in too long for one block's shared memory */
+    }
+  matvec_kernel<Dec, Q8><<<grid, LMC_MV_WARPS * LMC_WARP, smem, stream>>> (
+    (const uint8_t *) w, mat_stride, sel, row_bytes, n_in, n_out, x, x_stride, y,
+    accumulate ? 1 : 0);
+  return launch_status ();
+}
+
+static LmStatus
+launch_matvec (cudaStream_t stream, LmCudaActMode mode, LmTensorType type, const void *w,
+               size_t mat_stride, const int32_t *sel, uint32_t n_in, uint32_t n_out,
+               const float *x, size_t x_stride, float *y, uint32_t slots, bool accumulate)
 {
   size_t row_bytes;
   bool vector;
   LmStatus st = check_product (type, w, mat_stride, n_in, &row_bytes, &vector);
   if (st != LM_OK)
     return st;
+  if (mode != LM_CUDA_ACT_F32 && mode != LM_CUDA_ACT_Q8)
+    return LM_ERR_INVALID_ARGUMENT;
   if (n_out == 0 || slots == 0)
     return LM_OK;
   if (x == nullptr || y == nullptr)
     return LM_ERR_INVALID_ARGUMENT;
-  size_t smem = (size_t) n_in * sizeof (float);
-  uint32_t rows_per_block = LMC_MV_WARPS * LMC_MV_ROWS;
-  dim3 grid ((n_out + rows_per_block - 1) / rows_per_block, slots);
   return lmc_with_decoder (type, vector, [&] (auto dec) {
     using Dec = decltype (dec);
-    if (smem > MV_SMEM_DEFAULT
-        && cudaFuncSetAttribute (matvec_kernel<Dec>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int) smem) != cudaSuccess)
-      {
-        cudaGetLastError ();
-        return LM_ERR_SHAPE;   /* n_in too long for one block's shared memory */
-      }
-    matvec_kernel<Dec><<<grid, LMC_MV_WARPS * LMC_WARP, smem, stream>>> (
-      (const uint8_t *) w, mat_stride, sel, row_bytes, n_in, n_out, x, x_stride, y,
-      accumulate ? 1 : 0);
-    return launch_status ();
+    if constexpr (Dec::Q8)
+      if (mode == LM_CUDA_ACT_Q8)
+        return launch_matvec_kernel<Dec, true> (stream, w, mat_stride, sel, row_bytes, n_in, n_out,
+                                                x, x_stride, y, slots, accumulate);
+    return launch_matvec_kernel<Dec, false> (stream, w, mat_stride, sel, row_bytes, n_in, n_out,
+                                             x, x_stride, y, slots, accumulate);
   });
 }
 
@@ -239,11 +338,30 @@ lm_cuda_matvec_supports (LmTensorType type)
 }
 
 extern "C" LmStatus
+lm_cuda_matvec_ex (LmCudaStream stream, LmCudaActMode mode, LmTensorType type, const void *w,
+                   uint32_t n_in, uint32_t n_out, const float *x, float *y, bool accumulate)
+{
+  return launch_matvec ((cudaStream_t) stream, mode, type, w, 0, nullptr, n_in, n_out, x, 0, y,
+                        1, accumulate);
+}
+
+extern "C" LmStatus
 lm_cuda_matvec (LmCudaStream stream, LmTensorType type, const void *w, uint32_t n_in,
                 uint32_t n_out, const float *x, float *y, bool accumulate)
 {
-  return launch_matvec ((cudaStream_t) stream, type, w, 0, nullptr, n_in, n_out, x, 0, y, 1,
-                        accumulate);
+  return lm_cuda_matvec_ex (stream, LM_CUDA_ACT_F32, type, w, n_in, n_out, x, y, accumulate);
+}
+
+extern "C" LmStatus
+lm_cuda_matvec_experts_ex (LmCudaStream stream, LmCudaActMode mode, LmTensorType type,
+                           const void *w, size_t mat_stride, uint32_t n_in, uint32_t n_out,
+                           const int32_t *sel, uint32_t k, const float *x, size_t x_stride,
+                           float *y)
+{
+  if (k > 0 && sel == nullptr)
+    return LM_ERR_INVALID_ARGUMENT;
+  return launch_matvec ((cudaStream_t) stream, mode, type, w, mat_stride, sel, n_in, n_out, x,
+                        x_stride, y, k, false);
 }
 
 extern "C" LmStatus
@@ -251,10 +369,8 @@ lm_cuda_matvec_experts (LmCudaStream stream, LmTensorType type, const void *w,
                         size_t mat_stride, uint32_t n_in, uint32_t n_out, const int32_t *sel,
                         uint32_t k, const float *x, size_t x_stride, float *y)
 {
-  if (k > 0 && sel == nullptr)
-    return LM_ERR_INVALID_ARGUMENT;
-  return launch_matvec ((cudaStream_t) stream, type, w, mat_stride, sel, n_in, n_out, x,
-                        x_stride, y, k, false);
+  return lm_cuda_matvec_experts_ex (stream, LM_CUDA_ACT_F32, type, w, mat_stride, n_in, n_out,
+                                    sel, k, x, x_stride, y);
 }
 
 extern "C" LmStatus

@@ -41,6 +41,20 @@ extern "C" {
 
 typedef struct CUstream_st *LmCudaStream;
 
+/* How the decode products multiply. */
+typedef enum {
+  /* f32 activations against the decoded weights (kernels.h LM_ACT_F32);
+   * the reference, and what lm_cuda_matvec / lm_cuda_matvec_experts use. */
+  LM_CUDA_ACT_F32 = 0,
+  /* Q8_0 / Q8_K / Q4_K / Q5_K / Q6_K weights: the activations rounded to
+   * 8-bit blocks exactly as the CPU's default LM_ACT_NATIVE mode
+   * (lm_quantize_row_q8_K, lm_quantize_row_q8_0_act), integer dot products
+   * (dp4a), so results match the CPU's native mode within float rounding;
+   * fewer instructions per weight than the f32 path. F32/F16/BF16 weights
+   * use f32 activations, as on the CPU. */
+  LM_CUDA_ACT_Q8 = 1,
+} LmCudaActMode;
+
 /* True for the types the kernels below read. */
 bool lm_cuda_matvec_supports (LmTensorType type);
 
@@ -48,6 +62,15 @@ bool lm_cuda_matvec_supports (LmTensorType type);
 LmStatus lm_cuda_matvec (LmCudaStream stream, LmTensorType type, const void *w,
                          uint32_t n_in, uint32_t n_out, const float *x, float *y,
                          bool accumulate);
+
+/* lm_cuda_matvec and lm_cuda_matvec_experts with an explicit activation mode. */
+LmStatus lm_cuda_matvec_ex (LmCudaStream stream, LmCudaActMode mode, LmTensorType type,
+                            const void *w, uint32_t n_in, uint32_t n_out, const float *x,
+                            float *y, bool accumulate);
+LmStatus lm_cuda_matvec_experts_ex (LmCudaStream stream, LmCudaActMode mode, LmTensorType type,
+                                    const void *w, size_t mat_stride, uint32_t n_in,
+                                    uint32_t n_out, const int32_t *sel, uint32_t k,
+                                    const float *x, size_t x_stride, float *y);
 
 /* Prefill: y[t][o] = sum_i W[o][i] x[t][i] for t < n (rows of n_in and n_out
  * floats). */

@@ -101,6 +101,39 @@ lmc_lane_dot (const uint8_t *w, size_t row_bytes, int rows, const float *x, uint
     }
 }
 
+/* Integer activations (LM_CUDA_ACT_Q8): x quantised per group of QG values
+ * exactly as the CPU's native mode does (lm_quantize_row_q8_K for the
+ * K-quants, lm_quantize_row_q8_0_act for Q8_0), kept as n_in int8 (padded
+ * to 16 bytes) followed by one float scale per group; each unit adds
+ * Dec::dot_q8 (integer dot products, dp4a on the device). */
+LMC_HD size_t
+lmc_q8_smem_bytes (uint32_t n_in, int qg)
+{
+  return ((size_t) n_in + 15) / 16 * 16 + (size_t) (n_in / (uint32_t) qg) * sizeof (float);
+}
+
+template <class Dec>
+LMC_HD void
+lmc_lane_dot_q8 (const uint8_t *w, size_t row_bytes, int rows, const uint8_t *xq,
+                 const float *dx, uint32_t n_units, uint32_t lane, float acc[LMC_MV_ROWS])
+{
+  static_assert (Dec::BV == Dec::QG, "one activation scale per weight block");
+  for (int r = 0; r < LMC_MV_ROWS; r++)
+    acc[r] = 0.0f;
+  for (uint32_t u = lane; u < n_units; u += LMC_WARP)
+    {
+      uint32_t blk = u / Dec::UPB;
+      int c = (int) (u % Dec::UPB);
+      const uint8_t *xb = xq + (size_t) blk * Dec::BV;
+      int32_t xs[2] = { 0, 0 };
+      Dec::q8_sums (xb, c, xs);
+      for (int r = 0; r < LMC_MV_ROWS; r++)
+        if (r < rows)
+          acc[r] = lmc_add (acc[r], Dec::dot_q8 (w + (size_t) r * row_bytes
+                                                 + (size_t) blk * Dec::BB, c, xb, dx[blk], xs));
+    }
+}
+
 /* The units of a row of n_in values. */
 template <class Dec>
 LMC_HD uint32_t

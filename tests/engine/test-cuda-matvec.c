@@ -85,7 +85,7 @@ check_matvec (LmTensorType type, uint32_t n_in, uint32_t n_out, uint64_t *state)
       download (dy, y, n_out * sizeof (float));
       cuda_test_assert_close (what, y, accumulate ? base : NULL, ref, mag, n_out);
       memcpy (emu, base, n_out * sizeof (float));
-      g_assert_cmpint (lm_cuda_matvec_host (type, w, 0, NULL, 1, n_in, n_out, x, 0, emu,
+      g_assert_cmpint (lm_cuda_matvec_host (LM_CUDA_ACT_F32, type, w, 0, NULL, 1, n_in, n_out, x, 0, emu,
                                             accumulate), ==, LM_OK);
       assert_same_bits (what, y, emu, n_out);
     }
@@ -144,7 +144,7 @@ test_experts (void)
           g_assert_cmpint (lm_cuda_matvec_experts (NULL, type, dw, mat, n_in, n_out, dsel, k, dx,
                                                    x_stride, dy), ==, LM_OK);
           download (dy, y, (size_t) k * n_out * sizeof (float));
-          g_assert_cmpint (lm_cuda_matvec_host (type, w, mat, sel, k, n_in, n_out, x, x_stride,
+          g_assert_cmpint (lm_cuda_matvec_host (LM_CUDA_ACT_F32, type, w, mat, sel, k, n_in, n_out, x, x_stride,
                                                 emu, false), ==, LM_OK);
           char what[96];
           snprintf (what, sizeof what, "experts %s%s", lm_type_name (type),
