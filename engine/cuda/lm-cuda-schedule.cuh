@@ -7,10 +7,11 @@
  * w owns MV_ROWS consecutive rows; lane l takes the units l, l+32, l+64, ...
  * of the row (so a warp reads 32 consecutive units, i.e. contiguous bytes),
  * accumulates in unit order, and the 32 lane sums are reduced by the
- * butterfly v += shfl_xor(v, 16, 8, 4, 2, 1). Per unit, F32/F16/BF16 add
- * w * x value by value (fmaf); the quantised types add the unit's Dec::dot,
- * which sums q * x per group of one scale and applies the scale (and min)
- * once, avoiding a multiply and a subtraction per value.
+ * butterfly v += shfl_xor(v, 16, 8, 4, 2, 1). Per unit, F32 and BF16 add
+ * w * x value by value into the lane's sum (fmaf); the quantised types and
+ * F16 add the unit's Dec::dot (Dec::FAST), which for the quantised types
+ * sums q * x per group of one scale and applies the scale (and min) once,
+ * and converts fp16 scales and weights with the hardware instruction.
  *
  * Prefill (matmul): a block computes MM_ROWS outputs x MM_TOKENS tokens;
  * for each tile of MM_K input values it decodes the weight tile once into
