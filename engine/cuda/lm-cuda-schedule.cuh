@@ -13,11 +13,11 @@
  * sums q * x per group of one scale and applies the scale (and min) once,
  * and converts fp16 scales and weights with the hardware instruction.
  *
- * Prefill (matmul): a block computes MM_ROWS outputs x MM_TOKENS tokens;
- * for each tile of MM_K input values it decodes the weight tile once into
- * shared memory (zeros past n_in or n_out) and stages the tokens' x; every
- * output then accumulates fmaf over the tile's values in order, tiles in
- * order, from 0. */
+ * Prefill (matmul): a block computes MM_ROWS outputs x MM_TOKENS tokens,
+ * each thread 4 rows x 4 tokens; for each tile of MM_K input values it
+ * decodes the weight tile once into shared memory (k-major, zeros past n_in
+ * or n_out) and stages the tokens' x (token-major); every output then
+ * accumulates fmaf over the tile's values in order, tiles in order, from 0. */
 #pragma once
 
 #include <math.h>
@@ -28,10 +28,12 @@
 #define LMC_MV_ROWS 2
 #define LMC_WARP 32
 
-#define LMC_MM_ROWS 32
-#define LMC_MM_TOKENS 32
+#define LMC_MM_ROWS 64
+#define LMC_MM_TOKENS 64
 #define LMC_MM_K 128
 #define LMC_MM_THREADS 256
+#define LMC_MM_W_STRIDE (LMC_MM_ROWS + 4)   /* floats per k of the weight tile */
+#define LMC_MM_X_STRIDE (LMC_MM_K + 1)      /* floats per token of the x tile */
 
 /* The activations of unit c of block @blk: C values, from x (16-byte
  * aligned when C >= 4: shared memory on the device). */
