@@ -234,6 +234,7 @@ lm_cuda_matvec_host (LmCudaActMode mode, LmTensorType type, const void *w, size_
     float *sx = (float *) aligned_alloc (16, (smem + 15) / 16 * 16);
     if (sx == nullptr)
       return LM_ERR_NO_MEMORY;
+    memset (sx, 0xff, (smem + 15) / 16 * 16);   /* NaN where the staging does not write */
     uint8_t *xq = (uint8_t *) sx;
     float *dx = (float *) (xq + ((size_t) n_in + 15) / 16 * 16);
     for (uint32_t j = 0; j < slots; j++)
@@ -305,32 +306,39 @@ lm_cuda_matmul_host (LmTensorType type, const void *w, uint32_t n_in, uint32_t n
     return st;
   return lmc_with_decoder (type, vector, [&] (auto dec) {
     using Dec = decltype (dec);
-    constexpr uint32_t units_per_row = LMC_MM_K / Dec::C;
-    uint32_t n_tiles = (n_in + LMC_MM_K - 1) / LMC_MM_K;
-    /* row o as the kernel's shared tiles hold it, zero-padded to whole tiles */
-    float *tile = (float *) malloc ((size_t) n_tiles * LMC_MM_K * sizeof (float));
-    if (tile == nullptr)
-      return LM_ERR_NO_MEMORY;
-    for (uint32_t o = 0; o < n_out; o++)
+    /* the kernel's blocks one after the other, each block's threads one
+     * after the other between its barriers */
+    LmcMatmulArgs args = { (const uint8_t *) w, row_bytes, n_in, n_out, x, x_rows, y_rows, n, y };
+    float *smem = (float *) aligned_alloc (16, LMC_MM_SMEM_FLOATS * sizeof (float));
+    float (*acc)[4][4] = (float (*)[4][4]) malloc (LMC_MM_THREADS * sizeof *acc);
+    if (smem == nullptr || acc == nullptr)
       {
-        for (uint32_t k0 = 0; k0 < n_in; k0 += LMC_MM_K)
-          for (uint32_t uu = 0; uu < units_per_row; uu++)
-            {
-              float v[Dec::C];
-              lmc_tile_unit<Dec> ((const uint8_t *) w, row_bytes, n_in, n_out, o, k0, uu, v);
-              for (int i = 0; i < Dec::C; i++)
-                tile[k0 + lmc_tile_col<Dec> (k0, uu, i)] = v[i];
-            }
-        for (uint32_t t = 0; t < n; t++)
-          {
-            size_t xr = x_rows ? (size_t) x_rows[t] : t, yr = y_rows ? (size_t) y_rows[t] : t;
-            float acc = 0.0f;
-            for (uint32_t k = 0; k < n_tiles * LMC_MM_K; k++)
-              acc = fmaf (tile[k], k < n_in ? x[xr * n_in + k] : 0.0f, acc);
-            y[yr * n_out + o] = acc;
-          }
+        free (acc);
+        free (smem);
+        return LM_ERR_NO_MEMORY;
       }
-    free (tile);
+    float *sw = smem, *sxt = smem + LMC_MM_K * LMC_MM_W_STRIDE;
+    for (uint32_t row_base = 0; row_base < n_out; row_base += LMC_MM_ROWS)
+      for (uint32_t tok_base = 0; tok_base < n; tok_base += LMC_MM_TOKENS)
+        {
+          memset (acc, 0, LMC_MM_THREADS * sizeof *acc);
+          /* NaN: a read of shared memory the loads did not write shows */
+          memset (smem, 0xff, LMC_MM_SMEM_FLOATS * sizeof (float));
+          for (uint32_t k0 = 0; k0 < n_in; k0 += LMC_MM_K)
+            {
+              for (uint32_t tid = 0; tid < LMC_MM_THREADS; tid++)
+                {
+                  lmc_mm_load_w<Dec> (&args, row_base, k0, tid, sw);
+                  lmc_mm_load_x (&args, tok_base, k0, tid, sxt);
+                }
+              for (uint32_t tid = 0; tid < LMC_MM_THREADS; tid++)
+                lmc_mm_compute (tid, sw, sxt, acc[tid]);
+            }
+          for (uint32_t tid = 0; tid < LMC_MM_THREADS; tid++)
+            lmc_mm_store (&args, row_base, tok_base, tid, acc[tid]);
+        }
+    free (acc);
+    free (smem);
     return LM_OK;
   });
 }

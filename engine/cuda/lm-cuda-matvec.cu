@@ -229,77 +229,33 @@ launch_matvec (cudaStream_t stream, LmCudaActMode mode, LmTensorType type, const
 
 /* ---- prefill ---- */
 
-/* grid (row tiles, token tiles). Token t reads x row x_rows[t] (NULL: t) and
- * writes y row y_rows[t] (NULL: t). Dynamic shared memory: MATMUL_SMEM. */
-#define MATMUL_SMEM ((size_t) (LMC_MM_K * LMC_MM_W_STRIDE + LMC_MM_TOKENS * LMC_MM_X_STRIDE) \
-                     * sizeof (float))
+/* grid (row tiles, token tiles); the phases of lm-cuda-schedule.cuh.
+ * Dynamic shared memory: MATMUL_SMEM. */
+#define MATMUL_SMEM ((size_t) LMC_MM_SMEM_FLOATS * sizeof (float))
 
 template <class Dec>
 __global__ void __launch_bounds__ (LMC_MM_THREADS)
-matmul_kernel (const uint8_t *w, size_t row_bytes, uint32_t n_in, uint32_t n_out,
-               const float *x, const int32_t *x_rows, const int32_t *y_rows, uint32_t n,
-               float *y)
+matmul_kernel (LmcMatmulArgs args)
 {
   extern __shared__ float4 smem_mm4[];
-  /* sw[k][row]: the weight tile, rows contiguous for float4 reads (stride
-   * 68 spreads the decoders' writes over the banks); sxt[token][k]. */
   float *sw = reinterpret_cast<float *> (smem_mm4);
   float *sxt = sw + LMC_MM_K * LMC_MM_W_STRIDE;
   const uint32_t tid = threadIdx.x;
   const uint32_t row_base = blockIdx.x * LMC_MM_ROWS, tok_base = blockIdx.y * LMC_MM_TOKENS;
-  const uint32_t tx = tid % 16, ty = tid / 16;   /* rows 4tx .. 4tx+3, tokens 4ty .. 4ty+3 */
-  constexpr uint32_t units_per_row = LMC_MM_K / Dec::C;
   float acc[4][4];
-  for (int a = 0; a < 4; a++)
+  for (int r = 0; r < 4; r++)
     for (int b = 0; b < 4; b++)
-      acc[a][b] = 0.0f;
+      acc[r][b] = 0.0f;
 
-  for (uint32_t k0 = 0; k0 < n_in; k0 += LMC_MM_K)
+  for (uint32_t k0 = 0; k0 < args.n_in; k0 += LMC_MM_K)
     {
-      for (uint32_t idx = tid; idx < LMC_MM_ROWS * units_per_row; idx += LMC_MM_THREADS)
-        {
-          uint32_t r = idx / units_per_row, uu = idx % units_per_row;
-          float v[Dec::C];
-          lmc_tile_unit<Dec> (w, row_bytes, n_in, n_out, row_base + r, k0, uu, v);
-          for (int i = 0; i < Dec::C; i++)
-            sw[lmc_tile_col<Dec> (k0, uu, i) * LMC_MM_W_STRIDE + r] = v[i];
-        }
-      for (uint32_t idx = tid; idx < LMC_MM_TOKENS * LMC_MM_K; idx += LMC_MM_THREADS)
-        {
-          uint32_t t = idx / LMC_MM_K, kk = idx % LMC_MM_K, tok = tok_base + t;
-          float v = 0.0f;
-          if (tok < n && k0 + kk < n_in)
-            {
-              size_t xr = x_rows ? (size_t) x_rows[tok] : tok;
-              v = x[xr * n_in + k0 + kk];
-            }
-          sxt[t * LMC_MM_X_STRIDE + kk] = v;
-        }
+      lmc_mm_load_w<Dec> (&args, row_base, k0, tid, sw);
+      lmc_mm_load_x (&args, tok_base, k0, tid, sxt);
       __syncthreads ();
-      for (int k = 0; k < LMC_MM_K; k++)
-        {
-          float4 wv = *reinterpret_cast<const float4 *> (sw + k * LMC_MM_W_STRIDE + 4 * tx);
-          float wr[4] = { wv.x, wv.y, wv.z, wv.w };
-          float xv[4];
-          for (int b = 0; b < 4; b++)
-            xv[b] = sxt[(4 * ty + b) * LMC_MM_X_STRIDE + k];
-          for (int a = 0; a < 4; a++)
-            for (int b = 0; b < 4; b++)
-              acc[a][b] = fmaf (wr[a], xv[b], acc[a][b]);
-        }
+      lmc_mm_compute (tid, sw, sxt, acc);
       __syncthreads ();
     }
-
-  for (int a = 0; a < 4; a++)
-    for (int b = 0; b < 4; b++)
-      {
-        uint32_t row = row_base + 4 * tx + a, tok = tok_base + 4 * ty + b;
-        if (row < n_out && tok < n)
-          {
-            size_t yr = y_rows ? (size_t) y_rows[tok] : tok;
-            y[yr * n_out + row] = acc[a][b];
-          }
-      }
+  lmc_mm_store (&args, row_base, tok_base, tid, acc);
 }
 
 static LmStatus
@@ -327,8 +283,8 @@ launch_matmul (cudaStream_t stream, LmTensorType type, const void *w, size_t mat
         cudaGetLastError ();
         return LM_ERR_DEVICE;
       }
-    matmul_kernel<Dec><<<grid, LMC_MM_THREADS, MATMUL_SMEM, stream>>> (
-      (const uint8_t *) w, row_bytes, n_in, n_out, x, x_rows, y_rows, n, y);
+    LmcMatmulArgs args = { (const uint8_t *) w, row_bytes, n_in, n_out, x, x_rows, y_rows, n, y };
+    matmul_kernel<Dec><<<grid, LMC_MM_THREADS, MATMUL_SMEM, stream>>> (args);
     return launch_status ();
   });
 }

@@ -175,3 +175,105 @@ lmc_tile_unit (const uint8_t *w, size_t row_bytes, uint32_t n_in, uint32_t n_out
 }
 
 static_assert (LMC_MM_K % 128 == 0, "a matmul tile holds whole unit groups of every type");
+
+/* ---- the prefill kernel's phases, per thread (tid < MM_THREADS) ----
+ * The kernel runs, per block: for each k0, load_w and load_x on every
+ * thread, a barrier, compute on every thread, a barrier; then store. The
+ * host emulation runs the same phases thread after thread. Shared memory:
+ * sw[MM_K][MM_W_STRIDE] (k-major weight tile), then sxt[MM_TOKENS][MM_X_STRIDE]. */
+
+typedef struct
+{
+  const uint8_t *w;
+  size_t row_bytes;
+  uint32_t n_in, n_out;
+  const float *x;
+  const int32_t *x_rows, *y_rows;   /* NULL: token t is row t */
+  uint32_t n;
+  float *y;
+} LmcMatmulArgs;
+
+#define LMC_MM_SMEM_FLOATS (LMC_MM_K * LMC_MM_W_STRIDE + LMC_MM_TOKENS * LMC_MM_X_STRIDE)
+
+/* Decodes this thread's units of the weight tile at k0 into sw. */
+template <class Dec>
+LMC_HD void
+lmc_mm_load_w (const LmcMatmulArgs *a, uint32_t row_base, uint32_t k0, uint32_t tid, float *sw)
+{
+  constexpr uint32_t units_per_row = LMC_MM_K / Dec::C;
+  for (uint32_t idx = tid; idx < LMC_MM_ROWS * units_per_row; idx += LMC_MM_THREADS)
+    {
+      uint32_t r = idx / units_per_row, uu = idx % units_per_row;
+      float v[Dec::C];
+      lmc_tile_unit<Dec> (a->w, a->row_bytes, a->n_in, a->n_out, row_base + r, k0, uu, v);
+      for (int i = 0; i < Dec::C; i++)
+        sw[lmc_tile_col<Dec> (k0, uu, i) * LMC_MM_W_STRIDE + r] = v[i];
+    }
+}
+
+/* Stages this thread's share of the tokens' x at k0 into sxt (zeros past
+ * n_in or n). */
+LMC_HD void
+lmc_mm_load_x (const LmcMatmulArgs *a, uint32_t tok_base, uint32_t k0, uint32_t tid, float *sxt)
+{
+  for (uint32_t idx = tid; idx < LMC_MM_TOKENS * LMC_MM_K; idx += LMC_MM_THREADS)
+    {
+      uint32_t t = idx / LMC_MM_K, kk = idx % LMC_MM_K, tok = tok_base + t;
+      float v = 0.0f;
+      if (tok < a->n && k0 + kk < a->n_in)
+        {
+          size_t xr = a->x_rows ? (size_t) a->x_rows[tok] : tok;
+          v = a->x[xr * a->n_in + k0 + kk];
+        }
+      sxt[t * LMC_MM_X_STRIDE + kk] = v;
+    }
+}
+
+/* Thread tid's 4 rows (4 tx ..) x 4 tokens (4 ty ..), tx = tid % 16,
+ * ty = tid / 16: acc += the tile's products, k in order. */
+LMC_HD void
+lmc_mm_compute (uint32_t tid, const float *sw, const float *sxt, float acc[4][4])
+{
+  const uint32_t tx = tid % 16, ty = tid / 16;
+  for (int k = 0; k < LMC_MM_K; k++)
+    {
+      const float *wp = sw + k * LMC_MM_W_STRIDE + 4 * tx;
+      float wr[4];
+#ifdef __CUDA_ARCH__
+      float4 wv = *reinterpret_cast<const float4 *> (wp);
+      wr[0] = wv.x;
+      wr[1] = wv.y;
+      wr[2] = wv.z;
+      wr[3] = wv.w;
+#else
+      for (int i = 0; i < 4; i++)
+        wr[i] = wp[i];
+#endif
+      float xv[4];
+      for (int b = 0; b < 4; b++)
+        xv[b] = sxt[(4 * ty + b) * LMC_MM_X_STRIDE + k];
+      for (int r = 0; r < 4; r++)
+        for (int b = 0; b < 4; b++)
+          acc[r][b] = fmaf (wr[r], xv[b], acc[r][b]);
+    }
+}
+
+LMC_HD void
+lmc_mm_store (const LmcMatmulArgs *a, uint32_t row_base, uint32_t tok_base, uint32_t tid,
+              const float acc[4][4])
+{
+  const uint32_t tx = tid % 16, ty = tid / 16;
+  for (int r = 0; r < 4; r++)
+    for (int b = 0; b < 4; b++)
+      {
+        uint32_t row = row_base + 4 * tx + r, tok = tok_base + 4 * ty + b;
+        if (row < a->n_out && tok < a->n)
+          {
+            size_t yr = a->y_rows ? (size_t) a->y_rows[tok] : tok;
+            a->y[yr * a->n_out + row] = acc[r][b];
+          }
+      }
+}
+
+static_assert (LMC_MM_THREADS == 256 && LMC_MM_ROWS == 64 && LMC_MM_TOKENS == 64,
+               "lmc_mm_compute maps 256 threads onto 64 x 64 outputs, 4 x 4 each");
