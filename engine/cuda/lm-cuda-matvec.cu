@@ -89,7 +89,7 @@ quantize_q8_0_group (const float *x, uint8_t *xq, float *dx, uint32_t lane)
  * (sel NULL: w), x + j * x_stride, writes y + j * n_out. Q8: the integer
  * path (lm-cuda-schedule.cuh), else f32 activations. */
 template <class Dec, bool Q8>
-__global__ void __launch_bounds__ (LMC_MV_WARPS * LMC_WARP)
+__global__ void __launch_bounds__ (LMC_MV_MAX_WARPS * LMC_WARP)
 matvec_kernel (const uint8_t *w, size_t mat_stride, const int32_t *sel, size_t row_bytes,
                uint32_t n_in, uint32_t n_out, const float *x, size_t x_stride, float *y,
                int accumulate)
@@ -97,7 +97,8 @@ matvec_kernel (const uint8_t *w, size_t mat_stride, const int32_t *sel, size_t r
   extern __shared__ float4 smem_x4[];
   const uint32_t slot = blockIdx.y;
   const uint32_t warp = threadIdx.x / LMC_WARP, lane = threadIdx.x % LMC_WARP;
-  const uint32_t row0 = (blockIdx.x * LMC_MV_WARPS + warp) * LMC_MV_ROWS;
+  const uint32_t n_warps = blockDim.x / LMC_WARP;
+  const uint32_t row0 = (blockIdx.x * n_warps + warp) * LMC_MV_ROWS;
   float *ys = y + (size_t) slot * n_out;
 
   const uint8_t *wm = w;
@@ -121,7 +122,7 @@ matvec_kernel (const uint8_t *w, size_t mat_stride, const int32_t *sel, size_t r
   float *dx = reinterpret_cast<float *> (xq + ((size_t) n_in + 15) / 16 * 16);
   if constexpr (Q8)
     {
-      for (uint32_t g = warp; g < n_in / Dec::QG; g += LMC_MV_WARPS)
+      for (uint32_t g = warp; g < n_in / Dec::QG; g += n_warps)
         {
           if constexpr (Dec::QG == 256)
             quantize_q8_k_group (xs + (size_t) g * 256, xq + (size_t) g * 256, dx + g, lane);
@@ -185,7 +186,8 @@ launch_matvec_kernel (cudaStream_t stream, const void *w, size_t mat_stride, con
                       size_t x_stride, float *y, uint32_t slots, bool accumulate)
 {
   size_t smem = Q8 ? lmc_q8_smem_bytes (n_in, Dec::QG) : (size_t) n_in * sizeof (float);
-  uint32_t rows_per_block = LMC_MV_WARPS * LMC_MV_ROWS;
+  uint32_t warps = n_out >= LMC_MV_TALL ? LMC_MV_MAX_WARPS : LMC_MV_MAX_WARPS / 2;
+  uint32_t rows_per_block = warps * LMC_MV_ROWS;
   dim3 grid ((n_out + rows_per_block - 1) / rows_per_block, slots);
   if (smem > MV_SMEM_DEFAULT
       && cudaFuncSetAttribute (matvec_kernel<Dec, Q8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -194,7 +196,7 @@ launch_matvec_kernel (cudaStream_t stream, const void *w, size_t mat_stride, con
       cudaGetLastError ();
       return LM_ERR_SHAPE;   /* n_in too long for one block's shared memory */
     }
-  matvec_kernel<Dec, Q8><<<grid, LMC_MV_WARPS * LMC_WARP, smem, stream>>> (
+  matvec_kernel<Dec, Q8><<<grid, warps * LMC_WARP, smem, stream>>> (
     (const uint8_t *) w, mat_stride, sel, row_bytes, n_in, n_out, x, x_stride, y,
     accumulate ? 1 : 0);
   return launch_status ();

@@ -3,7 +3,7 @@
  * (lm-cuda-check.cu), which reproduces every kernel's results bit for bit.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Decode (matvec): a block of MV_WARPS warps stages x in shared memory; warp
+ * Decode (matvec): a block of 4 or 8 warps stages x in shared memory; warp
  * w owns MV_ROWS consecutive rows; lane l takes the units l, l+32, l+64, ...
  * of the row (so a warp reads 32 consecutive units, i.e. contiguous bytes),
  * accumulates in unit order, and the 32 lane sums are reduced by the
@@ -24,7 +24,11 @@
 
 #include "lm-cuda-blocks.cuh"
 
-#define LMC_MV_WARPS 4
+/* Warps per block of the decode kernel: more for tall matrices, so that
+ * each block's staging of x serves more rows; fewer for short ones, so that
+ * there are blocks for every SM. The rows' arithmetic does not depend on it. */
+#define LMC_MV_MAX_WARPS 8
+#define LMC_MV_TALL 2048
 #define LMC_MV_ROWS 2
 #define LMC_WARP 32
 

@@ -139,11 +139,14 @@ test_experts (void)
   if (skip_without_gpu ())
     return;
   uint64_t state = 0x5151;
-  const uint32_t n_in = 2048, n_out = 515, n_expert = 12, k = 8;
+  const uint32_t n_expert = 12, k = 8;
   const int32_t sel[8] = { 11, 3, -1, 0, 7, 3, 5, 10 };
-  for (int t = 0; t < CUDA_TEST_N_TYPES; t++)
+  /* the gate/up and down shapes: short and tall matrices launch differently */
+  const uint32_t shapes[2][2] = { { 2048, 515 }, { 512, 2048 } };
+  for (int t = 0; t < 2 * CUDA_TEST_N_TYPES; t++)
     {
-      LmTensorType type = cuda_test_types[t];
+      LmTensorType type = cuda_test_types[t / 2];
+      const uint32_t n_in = shapes[t % 2][0], n_out = shapes[t % 2][1];
       size_t bytes, mat = lm_row_bytes (type, n_in) * n_out;
       uint8_t *w = cuda_test_weights (type, n_in, n_out * n_expert, &state, &bytes);
       float *x = cuda_test_floats ((size_t) k * n_in, &state);
