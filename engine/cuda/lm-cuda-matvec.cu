@@ -4,6 +4,7 @@
  * The schedules are described in lm-cuda-schedule.cuh; lm-cuda-check.cu
  * runs them on the host. */
 #include <cuda_runtime.h>
+#include <mutex>
 
 #include "lm-cuda-matvec.h"
 #include "lm-cuda-schedule.cuh"
@@ -154,6 +155,30 @@ matvec_kernel (const uint8_t *w, size_t mat_stride, const int32_t *sel, size_t r
       ys[row0 + r] = accumulate ? ys[row0 + r] + acc[r] : acc[r];
 }
 
+/* The most dynamic shared memory a block of this device may have, after
+ * raising @kernel's limit to it. Once per kernel (the first call's device),
+ * so that later launches, also inside a stream capture, make no such call. */
+template <typename Kernel>
+static size_t
+opt_in_smem (Kernel kernel, std::once_flag *once, size_t *limit)
+{
+  std::call_once (*once, [&] () {
+    int device = 0, optin = 0;
+    if (cudaGetDevice (&device) == cudaSuccess
+        && cudaDeviceGetAttribute (&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device)
+             == cudaSuccess
+        && cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin)
+             == cudaSuccess)
+      *limit = (size_t) optin;
+    else
+      {
+        cudaGetLastError ();
+        *limit = MV_SMEM_DEFAULT;
+      }
+  });
+  return *limit;
+}
+
 static LmStatus
 launch_status (void)
 {
@@ -189,13 +214,10 @@ launch_matvec_kernel (cudaStream_t stream, const void *w, size_t mat_stride, con
   uint32_t warps = n_out >= LMC_MV_TALL ? LMC_MV_MAX_WARPS : LMC_MV_MAX_WARPS / 2;
   uint32_t rows_per_block = warps * LMC_MV_ROWS;
   dim3 grid ((n_out + rows_per_block - 1) / rows_per_block, slots);
-  if (smem > MV_SMEM_DEFAULT
-      && cudaFuncSetAttribute (matvec_kernel<Dec, Q8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               (int) smem) != cudaSuccess)
-    {
-      cudaGetLastError ();
-      return LM_ERR_SHAPE;   /* n_in too long for one block's shared memory */
-    }
+  static std::once_flag once;
+  static size_t limit;
+  if (smem > MV_SMEM_DEFAULT && smem > opt_in_smem (matvec_kernel<Dec, Q8>, &once, &limit))
+    return LM_ERR_SHAPE;   /* n_in too long for one block's shared memory */
   matvec_kernel<Dec, Q8><<<grid, warps * LMC_WARP, smem, stream>>> (
     (const uint8_t *) w, mat_stride, sel, row_bytes, n_in, n_out, x, x_stride, y,
     accumulate ? 1 : 0);
@@ -279,12 +301,10 @@ launch_matmul (cudaStream_t stream, LmTensorType type, const void *w, size_t mat
     return LM_ERR_SHAPE;
   return lmc_with_decoder (type, vector, [&] (auto dec) {
     using Dec = decltype (dec);
-    if (cudaFuncSetAttribute (matmul_kernel<Dec>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              (int) MATMUL_SMEM) != cudaSuccess)
-      {
-        cudaGetLastError ();
-        return LM_ERR_DEVICE;
-      }
+    static std::once_flag once;
+    static size_t limit;
+    if (opt_in_smem (matmul_kernel<Dec>, &once, &limit) < MATMUL_SMEM)
+      return LM_ERR_DEVICE;
     LmcMatmulArgs args = { (const uint8_t *) w, row_bytes, n_in, n_out, x, x_rows, y_rows, n, y };
     matmul_kernel<Dec><<<grid, LMC_MM_THREADS, MATMUL_SMEM, stream>>> (args);
     return launch_status ();

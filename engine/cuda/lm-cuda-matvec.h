@@ -9,6 +9,10 @@
  *
  * Launches are asynchronous on @stream (a cudaStream_t; NULL: the default
  * stream) and allocate nothing, so they may be captured into a CUDA graph.
+ * (The first lm_cuda_matmul of a type, and the first decode product with
+ * n_in above 12288, raise their kernel's shared-memory limit once: make
+ * those calls outside a capture, e.g. in the prefill before capturing the
+ * decode step.)
  * They return LM_ERR_UNSUPPORTED for a type they lack, LM_ERR_SHAPE when
  * n_in is not a multiple of the type's block size (or, for the decode
  * products, when x of n_in floats exceeds a block's shared memory: about
