@@ -691,6 +691,118 @@ test_sample (void)
                    LM_ERR_INVALID_ARGUMENT);
 }
 
+
+/* ---- a decode step as a CUDA graph ---- */
+
+typedef struct {
+  const Shape *sh;
+  uint32_t n_ctx;
+  float *qg, *k, *v, *kc, *vc, *scratch, *out, *sample_scratch;
+  uint32_t *pos;
+  double *u;
+  int32_t *token, *history, *history_state;
+  LmCudaSampleParams sp;
+  int32_t repeat_last_n;
+  LmStatus st;
+} GraphStep;
+
+static void
+graph_step (void *ctx, void *stream)
+{
+  GraphStep *g = ctx;
+  const Shape *sh = g->sh;
+  uint32_t hd = sh->head_dim, n_out = sh->n_head * hd;
+  LmCudaStream s = stream;
+  LmStatus st;
+  if ((st = lm_cuda_rope (s, g->qg, 2 * hd * sh->n_head, 2 * hd, sh->n_head, 1, g->pos, sh->n_rot,
+                          sh->rope_base, sh->sections))
+      || (st = lm_cuda_rope (s, g->k, hd * sh->n_head_kv, hd, sh->n_head_kv, 1, g->pos, sh->n_rot,
+                             sh->rope_base, sh->sections))
+      || (st = lm_cuda_kv_append (s, g->k, g->v, hd * sh->n_head_kv, 1, g->pos, g->kc, g->vc))
+      || (st = lm_cuda_attention_split (s, g->qg, g->kc, g->vc, sh->n_head, sh->n_head_kv, hd, 1,
+                                        g->pos, g->n_ctx, g->scratch, g->out))
+      || (st = lm_cuda_sample (s, &g->sp, g->out, n_out, g->history, g->history_state, g->u,
+                               g->sample_scratch, g->token))
+      || (st = lm_cuda_sample_accept (s, g->token, n_out, g->repeat_last_n, g->history,
+                                      g->history_state)))
+    g->st = st;
+}
+
+/* rope, KV append, split attention, sampling (over the attention output as
+ * logits) and the history, captured once and replayed at the positions
+ * 0 .. 39 with new inputs and uniform numbers in device memory. */
+static void
+test_graph_replay (void)
+{
+  if (!need_gpu ())
+    return;
+  const Shape *sh = &shape_35b;
+  uint32_t hd = sh->head_dim, kvd = hd * sh->n_head_kv, n_ctx = 600, G = sh->n_head / sh->n_head_kv;
+  uint32_t qn = 2 * hd * sh->n_head, n_out = sh->n_head * hd;
+  LmSamplerParams sp = lm_sampler_params_default (77);
+  sp.repeat_penalty = 1.3f;
+  sp.repeat_last_n = 16;
+  GraphStep g = { sh, n_ctx, ct_alloc (qn * 4), ct_alloc (kvd * 4), ct_alloc (kvd * 4),
+                  ct_alloc ((size_t) n_ctx * kvd * 4), ct_alloc ((size_t) n_ctx * kvd * 4),
+                  ct_alloc (lm_cuda_attention_scratch_floats (sh->n_head, hd, 1, n_ctx) * 4),
+                  ct_alloc (n_out * 4), ct_alloc (n_out * 4), ct_alloc (4), ct_alloc (8),
+                  ct_alloc (4), ct_alloc (16 * 4), ct_alloc (8),
+                  { sp.temperature, sp.top_k, sp.top_p, sp.min_p, sp.repeat_penalty }, 16, LM_OK };
+  void *stream = ct_stream_new ();
+  void *graph = ct_graph_capture (stream, graph_step, &g);
+  g_assert_cmpint (g.st, ==, LM_OK);
+
+  float *kc = g_new0 (float, (size_t) n_ctx * kvd), *vc = g_new0 (float, (size_t) n_ctx * kvd);
+  float *want = g_new (float, n_out), *got = g_new (float, n_out), cs[LM_CUDA_MAX_HEAD_DIM];
+  LmSampler *cpu = lm_sampler_new (&sp, (int32_t) n_out);
+  uint64_t rs[4];
+  lm_rng_seed (rs, sp.seed);
+  const LmKernels *kern = lm_kernels_best ();
+  for (uint32_t pos = 0; pos < 40; pos++)
+    {
+      float *qg = random_floats (qn, -3, 3), *k = random_floats (kvd, -1, 1);
+      float *v = random_floats (kvd, -1, 1);
+      double u = lm_rng_uniform (rs);
+      ct_copy_in (g.qg, qg, qn * 4);
+      ct_copy_in (g.k, k, kvd * 4);
+      ct_copy_in (g.v, v, kvd * 4);
+      ct_copy_in (g.pos, &pos, 4);
+      ct_copy_in (g.u, &u, sizeof u);
+      ct_graph_launch (graph, stream);
+
+      lm_rope_table (pos, sh->n_rot, sh->rope_base, sh->sections, cs);
+      for (uint32_t h = 0; h < sh->n_head; h++)
+        lm_rope_apply (qg + (size_t) h * 2 * hd, sh->n_rot, cs);
+      for (uint32_t h = 0; h < sh->n_head_kv; h++)
+        lm_rope_apply (k + (size_t) h * hd, sh->n_rot, cs);
+      memcpy (kc + (size_t) pos * kvd, k, kvd * 4);
+      memcpy (vc + (size_t) pos * kvd, v, kvd * 4);
+      for (uint32_t h = 0; h < sh->n_head; h++)
+        lm_attend_head (kern, qg + (size_t) h * 2 * hd, qg + (size_t) h * 2 * hd + hd,
+                        kc + (size_t) (h / G) * hd, vc + (size_t) (h / G) * hd, kvd, pos + 1, hd,
+                        want + (size_t) h * hd);
+      ct_download (got, g.out, n_out * 4);
+      check_close ("graph: attention", sh, got, want, n_out, 2e-4, 2e-5);
+      /* the CPU sampler on the GPU's logits: its generator, seeded alike,
+       * draws the same uniform numbers (one per sampled token) */
+      int32_t token = -1;
+      ct_download (&token, g.token, 4);
+      int32_t cpu_token = lm_sampler_sample (cpu, got);
+      g_assert_cmpint (token, ==, cpu_token);
+      lm_sampler_accept (cpu, token);
+      g_free (qg);
+      g_free (k);
+      g_free (v);
+    }
+  lm_sampler_free (cpu);
+  ct_graph_free (graph);
+  ct_stream_free (stream);
+  g_free (kc);
+  g_free (vc);
+  g_free (want);
+  g_free (got);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -704,6 +816,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/cuda-ops/moe", test_moe);
   g_test_add_func ("/engine/cuda-ops/argmax", test_argmax);
   g_test_add_func ("/engine/cuda-ops/sample", test_sample);
+  g_test_add_func ("/engine/cuda-ops/graph-replay", test_graph_replay);
   int rc = g_test_run ();
   g_rand_free (rng);
   return rc;
