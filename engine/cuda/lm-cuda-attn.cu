@@ -21,8 +21,8 @@
 #define ATTN_THREADS 256
 #define ATTN_WARPS (ATTN_THREADS / 32)
 #define TILE 64
-#define CHUNK_MIN 256      /* positions per chunk of the split form, at least */
-#define MAX_SPLITS 128
+#define CHUNK_MIN 64       /* positions per chunk of the split form, at least */
+#define MAX_SPLITS 512
 #define MAX_GROUP 64       /* query heads per kv head */
 
 typedef struct {

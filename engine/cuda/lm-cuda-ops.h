@@ -146,10 +146,11 @@ LmStatus lm_cuda_argmax (LmCudaStream stream, const float *logits, uint32_t n_vo
  * temperature, then the draw with the uniform number *u (device memory, in
  * [0, 1), e.g. lm_rng_uniform() of the session's generator written before
  * each replay). Writes the token id to *token (device). @scratch: n_vocab
- * floats of device memory. Exact for top_k <= LM_CUDA_SAMPLE_MAX_CAND (a
- * larger top_k below n_vocab is LM_ERR_INVALID_ARGUMENT: sample on the CPU);
+ * floats of device memory. A top_k above LM_CUDA_SAMPLE_MAX_CAND (and below
+ * n_vocab) is LM_ERR_INVALID_ARGUMENT when sampling: sample on the CPU.
  * top-p / min-p without top-k keep at most LM_CUDA_SAMPLE_MAX_CAND
- * candidates (the CPU keeps more only for very flat distributions). */
+ * candidates, the most probable (the CPU keeps more for flat distributions):
+ * see lm_cuda_sample_is_exact(). */
 #define LM_CUDA_SAMPLE_MAX_CAND 1024
 typedef struct {
   float temperature;       /* <= 0: greedy */
@@ -162,6 +163,10 @@ LmStatus lm_cuda_sample (LmCudaStream stream, const LmCudaSampleParams *params,
                          const float *logits, uint32_t n_vocab, const int32_t *history,
                          const int32_t *history_state, const double *u, float *scratch,
                          int32_t *token);
+/* Whether lm_cuda_sample() gives exactly the CPU's token for @params on a
+ * vocabulary of @n_vocab: greedy, no filter, or top_k in 1 ..
+ * LM_CUDA_SAMPLE_MAX_CAND (or top-p / min-p alone with n_vocab <= it). */
+bool lm_cuda_sample_is_exact (const LmCudaSampleParams *params, uint32_t n_vocab);
 /* lm_sampler_accept() on the device: *token joins the ring history
  * ([repeat_last_n] ids) whose history_state is {count, next slot}, both
  * starting at 0. */

@@ -334,6 +334,17 @@ sample_kernel (LmCudaSampleParams p, const float *logits, const float *vals, uin
   *token = sm->id[kept - 1];
 }
 
+extern "C" bool
+lm_cuda_sample_is_exact (const LmCudaSampleParams *p, uint32_t n_vocab)
+{
+  if (p->temperature <= 0)
+    return true;
+  if (p->top_k > 0 && (uint32_t) p->top_k < n_vocab)
+    return p->top_k <= LM_CUDA_SAMPLE_MAX_CAND;
+  bool filter = p->top_p < 1.0f || p->min_p > 0.0f;
+  return !filter || n_vocab <= LM_CUDA_SAMPLE_MAX_CAND;
+}
+
 extern "C" LmStatus
 lm_cuda_sample (LmCudaStream stream, const LmCudaSampleParams *params, const float *logits,
                 uint32_t n_vocab, const int32_t *history, const int32_t *history_state,
@@ -341,7 +352,8 @@ lm_cuda_sample (LmCudaStream stream, const LmCudaSampleParams *params, const flo
 {
   if (n_vocab == 0 || n_vocab > INT32_MAX || isnan (params->temperature)
       || isnan (params->top_p) || isnan (params->min_p) || !(params->repeat_penalty > 0)
-      || (params->top_k > LM_CUDA_SAMPLE_MAX_CAND && (uint32_t) params->top_k < n_vocab))
+      || (params->temperature > 0 && params->top_k > LM_CUDA_SAMPLE_MAX_CAND
+          && (uint32_t) params->top_k < n_vocab))
     return LM_ERR_INVALID_ARGUMENT;
   bool penalty = params->repeat_penalty != 1.0f && history != NULL && history_state != NULL;
   sanitize_kernel<<<(n_vocab + 1023) / 1024 < 1024 ? (n_vocab + 1023) / 1024 : 1024, 1024, 0,

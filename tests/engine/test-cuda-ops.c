@@ -634,6 +634,10 @@ sample_case (const LmSamplerParams *p, uint32_t n, int kind, const int32_t *hist
   for (uint32_t i = 0; i < n; i++)
     kept += probs[i] > 0.0f;
   gboolean approximate = kept > LM_CUDA_SAMPLE_MAX_CAND;
+  if (!lm_cuda_sample_is_exact (&cp, n))
+    g_assert_true (p->top_k <= 0 || (uint32_t) p->top_k >= n);
+  else
+    g_assert_false (approximate);
   if (approximate)
     {
       g_assert_cmpint (got, >=, 0);
