@@ -145,12 +145,10 @@ LmStatus lm_cuda_argmax (LmCudaStream stream, const float *logits, uint32_t n_vo
  * memory; history may be NULL without a penalty), top-k, top-p, min-p,
  * temperature, then the draw with the uniform number *u (device memory, in
  * [0, 1), e.g. lm_rng_uniform() of the session's generator written before
- * each replay). Writes the token id to *token (device). @scratch: n_vocab
- * floats of device memory. A top_k above LM_CUDA_SAMPLE_MAX_CAND (and below
- * n_vocab) is LM_ERR_INVALID_ARGUMENT when sampling: sample on the CPU.
- * top-p / min-p without top-k keep at most LM_CUDA_SAMPLE_MAX_CAND
- * candidates, the most probable (the CPU keeps more for flat distributions):
- * see lm_cuda_sample_is_exact(). */
+ * each replay). Writes the token id to *token (device). @scratch:
+ * lm_cuda_sample_scratch_bytes(n_vocab) bytes of device memory. Top-k up to
+ * LM_CUDA_SAMPLE_MAX_CAND takes a fast path; larger ones, and top-p / min-p
+ * without top-k, sort the whole vocabulary (slower, same tokens). */
 #define LM_CUDA_SAMPLE_MAX_CAND 1024
 typedef struct {
   float temperature;       /* <= 0: greedy */
@@ -159,14 +157,11 @@ typedef struct {
   float min_p;             /* <= 0: off */
   float repeat_penalty;    /* 1: off */
 } LmCudaSampleParams;
+size_t lm_cuda_sample_scratch_bytes (uint32_t n_vocab);
 LmStatus lm_cuda_sample (LmCudaStream stream, const LmCudaSampleParams *params,
                          const float *logits, uint32_t n_vocab, const int32_t *history,
-                         const int32_t *history_state, const double *u, float *scratch,
+                         const int32_t *history_state, const double *u, void *scratch,
                          int32_t *token);
-/* Whether lm_cuda_sample() gives exactly the CPU's token for @params on a
- * vocabulary of @n_vocab: greedy, no filter, or top_k in 1 ..
- * LM_CUDA_SAMPLE_MAX_CAND (or top-p / min-p alone with n_vocab <= it). */
-bool lm_cuda_sample_is_exact (const LmCudaSampleParams *params, uint32_t n_vocab);
 /* lm_sampler_accept() on the device: *token joins the ring history
  * ([repeat_last_n] ids) whose history_state is {count, next slot}, both
  * starting at 0. */
