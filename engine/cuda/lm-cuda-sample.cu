@@ -174,13 +174,7 @@ select_best (const float *vals, uint32_t n, uint32_t want, SampleSmem *sm)
         }
       __syncthreads ();
       if (tid == 0)
-        {
-          uint32_t rem = sm->remaining, b = 255;
-          while (b > 0 && sm->hist[b] < rem)
-            rem -= sm->hist[b--];
-          sm->digit = b;
-          sm->remaining = rem;
-        }
+        sm->digit = lm_hd_radix_digit (sm->hist, &sm->remaining);
       __syncthreads ();
       prefix |= sm->digit << shift;
       mask |= 255u << shift;
@@ -288,56 +282,9 @@ sample_kernel (LmCudaSampleParams p, const float *logits, const float *vals, uin
       sm->e2[tid] = exp (((double) sm->v[tid] - v0) * inv_temp);
     }
   __syncthreads ();
-  if (tid != 0)
-    return;
-  uint32_t kept = want;
-  if (use_k)
-    {
-      if (p.top_p < 1.0f)
-        {
-          double sum = 0.0, cum = 0.0;
-          for (uint32_t i = 0; i < kept; i++)
-            sum += sm->e1[i];
-          for (uint32_t i = 0; i < kept; i++)
-            if ((cum += sm->e1[i] / sum) >= p.top_p)
-              {
-                kept = i + 1;
-                break;
-              }
-        }
-      if (p.min_p > 0.0f)
-        {
-          double floor_logit = v0 + log ((double) p.min_p);
-          uint32_t keep = 1;
-          while (keep < kept && (double) sm->v[keep] >= floor_logit)
-            keep++;
-          kept = keep;
-        }
-    }
-  else
-    {
-      double floor_logit = p.min_p > 0.0f ? v0 + log ((double) p.min_p) : -INFINITY, cum = 0.0;
-      uint32_t k = 0;
-      while (k < want)
-        {
-          if (k > 0 && (double) sm->v[k] < floor_logit)
-            break;
-          k++;
-          if (p.top_p < 1.0f && (cum += sm->e1[k - 1] / z) >= p.top_p)
-            break;
-        }
-      kept = k;
-    }
-  double sum = 0.0, cum = 0.0;
-  for (uint32_t i = 0; i < kept; i++)
-    sum += sm->e2[i];
-  for (uint32_t i = 0; i < kept; i++)
-    if (u < (cum += sm->e2[i] / sum))
-      {
-        *token = sm->id[i];
-        return;
-      }
-  *token = sm->id[kept - 1];
+  if (tid == 0)
+    *token = sm->id[lm_hd_sample_pick (p.top_p, p.min_p, use_k, sm->v, sm->e1, sm->e2, want, z,
+                                       u)];
 }
 
 /* ---- the whole vocabulary sorted ---- */
