@@ -348,3 +348,104 @@ lm_cuda_host_sample_pick (float top_p, float min_p, bool use_k, const float *v, 
 {
   return lm_hd_sample_pick (top_p, min_p, use_k, v, e1, e2, want, z, u);
 }
+
+typedef struct {
+  const float *vals;
+  const int32_t *ids;
+  double v0, scale, norm;   /* term(i) = exp((v - v0) * scale) / norm */
+} Terms;
+
+static double
+term_at (const Terms *t, uint32_t i)
+{
+  return exp (((double) t->vals[t->ids[i]] - t->v0) * t->scale) / t->norm;
+}
+
+/* first_crossing of lm-cuda-sample.cu, thread by thread. */
+static uint32_t
+host_first_crossing (uint32_t n, double target, bool strict, uint32_t none, const Terms *t,
+                     uint32_t n_threads)
+{
+  double excl = 0.0;
+  for (uint32_t th = 0; th < n_threads; th++)
+    {
+      uint32_t lo, hi;
+      lm_hd_segment (n, n_threads, th, &lo, &hi);
+      double part = 0.0;
+      for (uint32_t i = lo; i < hi; i++)
+        part += term_at (t, i);
+      double incl = excl + part;
+      if (lo < hi && !lm_hd_passes (excl, target, strict) && lm_hd_passes (incl, target, strict))
+        {
+          double cum = excl;
+          for (uint32_t i = lo; i < hi; i++)
+            if (lm_hd_passes (cum += term_at (t, i), target, strict))
+              return i;
+          return hi - 1;
+        }
+      excl = incl;
+    }
+  return none;
+}
+
+extern "C" int32_t
+lm_cuda_host_sorted_sample (const float *vals, uint32_t n, int32_t top_k, float top_p,
+                            float min_p, float temperature, double u, uint32_t n_threads)
+{
+  Cand *c = (Cand *) calloc (n, sizeof (Cand));
+  for (uint32_t i = 0; i < n; i++)
+    c[i] = (Cand) { vals[i], (int32_t) i };
+  qsort (c, n, sizeof *c, cand_order);
+  int32_t *ids = (int32_t *) calloc (n, sizeof (int32_t));
+  for (uint32_t i = 0; i < n; i++)
+    ids[i] = c[i].id;
+  free (c);
+  uint32_t n_eff = top_k > 0 && (uint32_t) top_k < n ? (uint32_t) top_k : n;
+  double v0 = vals[ids[0]];
+  uint32_t at_p = n_eff, n_above = 0;
+  if (top_p < 1.0f)
+    {
+      Terms t = { vals, ids, v0, 1.0, 1.0 };
+      double z = 0.0;
+      for (uint32_t i = 0; i < n_eff; i++)
+        z += term_at (&t, i);
+      t.norm = z;
+      at_p = host_first_crossing (n_eff, (double) top_p, false, n_eff, &t, n_threads);
+    }
+  if (min_p > 0.0f)
+    {
+      double floor_logit = v0 + log ((double) min_p);
+      for (uint32_t i = 0; i < n_eff; i++)
+        n_above += (double) vals[ids[i]] >= floor_logit;
+    }
+  uint32_t kept = lm_hd_sorted_kept (top_p, min_p, n_eff, at_p, n_above);
+  Terms t = { vals, ids, v0, 1.0 / temperature, 1.0 };
+  double sum = 0.0;
+  for (uint32_t i = 0; i < kept; i++)
+    sum += term_at (&t, i);
+  t.norm = sum;
+  int32_t token = ids[host_first_crossing (kept, u, true, kept - 1, &t, n_threads)];
+  free (ids);
+  return token;
+}
+
+extern "C" int32_t
+lm_cuda_host_draw_all (const float *vals, uint32_t n, float temperature, double u,
+                       uint32_t n_threads)
+{
+  int32_t *ids = (int32_t *) calloc (n, sizeof (int32_t));
+  float mx = -INFINITY;
+  for (uint32_t i = 0; i < n; i++)
+    {
+      ids[i] = (int32_t) i;
+      mx = vals[i] > mx ? vals[i] : mx;
+    }
+  Terms t = { vals, ids, mx, 1.0 / temperature, 1.0 };
+  double sum = 0.0;
+  for (uint32_t i = 0; i < n; i++)
+    sum += term_at (&t, i);
+  t.norm = sum;
+  int32_t token = (int32_t) host_first_crossing (n, u, true, n - 1, &t, n_threads);
+  free (ids);
+  return token;
+}

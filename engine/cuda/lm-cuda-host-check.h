@@ -75,6 +75,18 @@ uint32_t lm_cuda_host_sample_pick (float top_p, float min_p, bool use_k, const f
                                    const double *e1, const double *e2, uint32_t want, double z,
                                    double u);
 
+/* sorted_sample_kernel replayed on the host with @n_threads threads: the
+ * vocabulary ordered as the stable radix sort orders it, the segment sums
+ * and their prefix (in thread order), the crossings and cut-offs of the
+ * kernel. Returns the token for the uniform number @u. vals without NaN. */
+int32_t lm_cuda_host_sorted_sample (const float *vals, uint32_t n, int32_t top_k, float top_p,
+                                    float min_p, float temperature, double u, uint32_t n_threads);
+
+/* The draw over the whole vocabulary in id order (no top-k, top-p or
+ * min-p), as draw_all does it with @n_threads threads. */
+int32_t lm_cuda_host_draw_all (const float *vals, uint32_t n, float temperature, double u,
+                               uint32_t n_threads);
+
 #ifdef __cplusplus
 }
 #endif

@@ -290,3 +290,40 @@ lm_hd_sample_pick (float top_p, float min_p, bool use_k, const float *v, const d
       return i;
   return kept - 1;
 }
+
+/* The sorted path of the sampler. Thread @t's contiguous segment of the
+ * order [0, n) among @n_threads. */
+LM_HD void
+lm_hd_segment (uint32_t n, uint32_t n_threads, uint32_t t, uint32_t *lo, uint32_t *hi)
+{
+  uint32_t seg = (n + n_threads - 1) / n_threads;
+  uint64_t a = (uint64_t) t * seg, b = a + seg;
+  *lo = (uint32_t) (a < n ? a : n);
+  *hi = (uint32_t) (b < n ? b : n);
+}
+
+/* Whether a running sum @cum has reached @target: top-p's cum >= top_p,
+ * or with @strict the draw's u < cum. */
+LM_HD bool
+lm_hd_passes (double cum, double target, bool strict)
+{
+  return strict ? target < cum : cum >= target;
+}
+
+/* How many of the sorted candidates stay: top-p stops after its first
+ * crossing @at_p (n_eff if none), min-p keeps the @n_above values at or
+ * above its floor (at least one); the smaller wins, as in filter_sorted
+ * and filter_by_heap. */
+LM_HD uint32_t
+lm_hd_sorted_kept (float top_p, float min_p, uint32_t n_eff, uint32_t at_p, uint32_t n_above)
+{
+  uint32_t kept = n_eff;
+  if (top_p < 1.0f)
+    kept = top_p <= 0.0f ? 1 : at_p < n_eff ? at_p + 1 : n_eff;
+  if (min_p > 0.0f)
+    {
+      uint32_t keep = n_above < 1 ? 1 : n_above;
+      kept = keep < kept ? keep : kept;
+    }
+  return kept;
+}

@@ -88,6 +88,9 @@ typedef struct {
   double reduce[32];
 } SampleSmem;
 
+static __device__ void draw_all (const float *vals, uint32_t n, double inv_temp, double u,
+                                 SampleSmem *sm, int32_t *token);
+
 /* Greedy: the CPU's plain argmax over the raw logits without a penalty,
  * over the sanitised and penalised values with one. */
 static __device__ void
@@ -115,42 +118,6 @@ greedy (const float *logits, const float *vals, uint32_t n, bool penalised, Samp
             bi = sm->id[t];
           }
       *token = bi;
-    }
-}
-
-/* Softmax over every token in id order and the cumulative draw. */
-static __device__ void
-draw_all (const float *vals, uint32_t n, double inv_temp, double u, SampleSmem *sm,
-          int32_t *token)
-{
-  float mx = -INFINITY;
-  for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
-    mx = vals[i] > mx ? vals[i] : mx;
-  mx = lm_block_max (mx, (float *) sm->reduce, -INFINITY);
-  uint32_t seg = (n + blockDim.x - 1) / blockDim.x;
-  uint32_t lo = threadIdx.x * seg, hi = lo + seg < n ? lo + seg : n;
-  double part = 0.0;
-  for (uint32_t i = lo; i < hi; i++)
-    part += exp (((double) vals[i] - mx) * inv_temp);
-  double sum = lm_block_sum (part, sm->reduce);
-  double p_seg = 0.0;
-  for (uint32_t i = lo; i < hi; i++)
-    p_seg += exp (((double) vals[i] - mx) * inv_temp) / sum;
-  double incl;
-  double cum = block_scan (p_seg, sm->scan, &incl);
-  if (threadIdx.x == 0)
-    *token = (int32_t) n - 1;   /* rounding left u just above the total */
-  __syncthreads ();
-  if (lo < hi && u >= cum && u < incl)
-    {
-      int32_t pick = (int32_t) hi - 1;
-      for (uint32_t i = lo; i < hi; i++)
-        if (u < (cum += exp (((double) vals[i] - mx) * inv_temp) / sum))
-          {
-            pick = (int32_t) i;
-            break;
-          }
-      *token = pick;
     }
 }
 
@@ -309,8 +276,8 @@ static __device__ uint32_t
 first_crossing (uint32_t n, double target, bool strict, uint32_t none, Term term,
                 SampleSmem *sm)
 {
-  uint32_t seg = (n + blockDim.x - 1) / blockDim.x;
-  uint32_t lo = threadIdx.x * seg, hi = lo + seg < n ? lo + seg : n;
+  uint32_t lo, hi;
+  lm_hd_segment (n, blockDim.x, threadIdx.x, &lo, &hi);
   double part = 0.0;
   for (uint32_t i = lo; i < hi; i++)
     part += term (i);
@@ -318,27 +285,42 @@ first_crossing (uint32_t n, double target, bool strict, uint32_t none, Term term
   if (threadIdx.x == 0)
     sm->remaining = none;
   __syncthreads ();
-  bool before = strict ? !(target < excl) : excl < target;
-  bool reached = strict ? target < incl : incl >= target;
-  if (lo < hi && before && reached)
+  if (lo < hi && !lm_hd_passes (excl, target, strict) && lm_hd_passes (incl, target, strict))
     {
       uint32_t at = hi - 1;
       double cum = excl;
       for (uint32_t i = lo; i < hi; i++)
-        {
-          cum += term (i);
-          if (strict ? target < cum : cum >= target)
-            {
-              at = i;
-              break;
-            }
-        }
+        if (lm_hd_passes (cum += term (i), target, strict))
+          {
+            at = i;
+            break;
+          }
       sm->remaining = at;
     }
   __syncthreads ();
   uint32_t r = sm->remaining;
   __syncthreads ();
   return r;
+}
+
+/* Softmax over every token in id order and the cumulative draw. */
+static __device__ void
+draw_all (const float *vals, uint32_t n, double inv_temp, double u, SampleSmem *sm,
+          int32_t *token)
+{
+  float mx = -INFINITY;
+  for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
+    mx = vals[i] > mx ? vals[i] : mx;
+  mx = lm_block_max (mx, (float *) sm->reduce, -INFINITY);
+  double part = 0.0;
+  for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
+    part += exp (((double) vals[i] - mx) * inv_temp);
+  double sum = lm_block_sum (part, sm->reduce);
+  auto prob = [&] (uint32_t i) { return exp (((double) vals[i] - mx) * inv_temp) / sum; };
+  /* none: rounding left u just above the total */
+  uint32_t at = first_crossing (n, u, true, n - 1, prob, sm);
+  if (threadIdx.x == 0)
+    *token = (int32_t) at;
 }
 
 /* filter_sorted (top-k: over the first n_eff) or filter_by_heap, then the
@@ -351,7 +333,7 @@ sorted_sample_kernel (LmCudaSampleParams p, const float *vals, const int32_t *id
   extern __shared__ double smem_raw[];
   SampleSmem *sm = (SampleSmem *) smem_raw;
   double v0 = vals[ids[0]], u = *u_dev, inv_temp = 1.0 / p.temperature;
-  uint32_t kept = n_eff;
+  uint32_t at_p = n_eff, n_above = 0;
   if (p.top_p < 1.0f)
     {
       double part = 0.0;
@@ -359,19 +341,17 @@ sorted_sample_kernel (LmCudaSampleParams p, const float *vals, const int32_t *id
         part += exp ((double) vals[ids[i]] - v0);
       double z = lm_block_sum (part, sm->reduce);
       auto prob = [&] (uint32_t i) { return exp ((double) vals[ids[i]] - v0) / z; };
-      uint32_t at = first_crossing (n_eff, (double) p.top_p, false, n_eff, prob, sm);
-      kept = p.top_p <= 0.0f ? 1 : at < n_eff ? at + 1 : n_eff;
+      at_p = first_crossing (n_eff, (double) p.top_p, false, n_eff, prob, sm);
     }
   if (p.min_p > 0.0f)
     {
-      /* sorted: the values above the floor are a prefix */
+      /* sorted: the values at or above the floor are a prefix */
       double floor_logit = v0 + log ((double) p.min_p), count = 0.0;
       for (uint32_t i = threadIdx.x; i < n_eff; i += blockDim.x)
         count += (double) vals[ids[i]] >= floor_logit ? 1.0 : 0.0;
-      uint32_t keep = (uint32_t) lm_block_sum (count, sm->reduce);
-      keep = keep < 1 ? 1 : keep;
-      kept = keep < kept ? keep : kept;
+      n_above = (uint32_t) lm_block_sum (count, sm->reduce);
     }
+  uint32_t kept = lm_hd_sorted_kept (p.top_p, p.min_p, n_eff, at_p, n_above);
   double part = 0.0;
   for (uint32_t i = threadIdx.x; i < kept; i += blockDim.x)
     part += exp (((double) vals[ids[i]] - v0) * inv_temp);

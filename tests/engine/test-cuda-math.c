@@ -452,6 +452,89 @@ test_sample_pick (void)
   g_rand_free (r);
 }
 
+/* The sampler's sorted path (top-p / min-p alone on a large vocabulary,
+ * top-k above the fast path's limit) picks the CPU sampler's token. */
+static void
+test_sorted_sample (void)
+{
+  GRand *r = g_rand_new_with_seed (11);
+  typedef struct {
+    float temp;
+    int32_t top_k;
+    float top_p, min_p;
+  } Chain;
+  static const Chain chains[] = {
+    { 1.0f, 0, 0.9f, 0.0f }, { 0.8f, 0, 0.95f, 0.05f }, { 1.0f, 0, 1.0f, 0.05f },
+    { 1.2f, 0, 0.3f, 0.0f }, { 1.0f, 3000, 1.0f, 0.0f }, { 0.9f, 2000, 0.8f, 0.01f },
+    { 1.0f, 0, 0.0f, 0.0f }, { 1.0f, 0, 0.99f, 0.0f },
+  };
+  static const uint32_t sizes[] = { 1025, 5000, 60000 };
+  for (uint64_t seed = 1; seed <= 6; seed++)
+    for (size_t ci = 0; ci < G_N_ELEMENTS (chains); ci++)
+      for (size_t si = 0; si < G_N_ELEMENTS (sizes); si++)
+        for (int kind = 0; kind < 5; kind++)
+          {
+            const Chain *ch = &chains[ci];
+            uint32_t n = sizes[si];
+            /* the chains lm_cuda_sample sends this way */
+            bool use_k = ch->top_k > 0 && (uint32_t) ch->top_k < n;
+            bool filter = ch->top_p < 1.0f || ch->min_p > 0.0f;
+            if (!(use_k ? ch->top_k > 1024 : filter && n > 1024))
+              continue;
+            float *l = sampler_logits (r, n, kind);
+            LmSamplerParams p = lm_sampler_params_default (seed);
+            p.temperature = ch->temp;
+            p.top_k = ch->top_k;
+            p.top_p = ch->top_p;
+            p.min_p = ch->min_p;
+            LmSampler *s = lm_sampler_new (&p, (int32_t) n);
+            int32_t want_tok = lm_sampler_sample (s, l);
+            lm_sampler_free (s);
+            uint64_t st[4];
+            lm_rng_seed (st, seed);
+            double u = lm_rng_uniform (st);
+            int32_t got = lm_cuda_host_sorted_sample (l, n, ch->top_k, ch->top_p, ch->min_p,
+                                                      ch->temp, u, 1024);
+            if (got != want_tok)
+              g_error ("chain %zu, %u tokens, kind %d, seed %" G_GUINT64_FORMAT
+                       ", u %.17g: %d, the CPU %d", ci, n, kind, seed, u, got, want_tok);
+            g_free (l);
+          }
+  g_rand_free (r);
+}
+
+/* Sampling from the whole vocabulary in id order (no filter) picks the
+ * CPU sampler's token, penalty-free logits with -inf and ties included. */
+static void
+test_draw_all (void)
+{
+  GRand *r = g_rand_new_with_seed (12);
+  static const uint32_t sizes[] = { 1, 3, 1000, 1025, 60000 };
+  static const float temps[] = { 0.3f, 1.0f, 1.7f };
+  for (uint64_t seed = 1; seed <= 10; seed++)
+    for (size_t si = 0; si < G_N_ELEMENTS (sizes); si++)
+      for (size_t ti = 0; ti < G_N_ELEMENTS (temps); ti++)
+        for (int kind = 0; kind < 5; kind++)
+          {
+            uint32_t n = sizes[si];
+            float *l = sampler_logits (r, n, kind);
+            LmSamplerParams p = lm_sampler_params_default (seed);
+            p.temperature = temps[ti];
+            p.top_k = 0;
+            p.top_p = 1.0f;
+            p.min_p = 0.0f;
+            LmSampler *s = lm_sampler_new (&p, (int32_t) n);
+            int32_t want_tok = lm_sampler_sample (s, l);
+            lm_sampler_free (s);
+            uint64_t st[4];
+            lm_rng_seed (st, seed);
+            double u = lm_rng_uniform (st);
+            g_assert_cmpint (lm_cuda_host_draw_all (l, n, temps[ti], u, 1024), ==, want_tok);
+            g_free (l);
+          }
+  g_rand_free (r);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -467,5 +550,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/cuda-math/delta-schedule", test_delta_schedule);
   g_test_add_func ("/engine/cuda-math/select", test_select);
   g_test_add_func ("/engine/cuda-math/sample-pick", test_sample_pick);
+  g_test_add_func ("/engine/cuda-math/sorted-sample", test_sorted_sample);
+  g_test_add_func ("/engine/cuda-math/draw-all", test_draw_all);
   return g_test_run ();
 }
