@@ -51,6 +51,10 @@ attn_kernel (AttnArgs a)
   uint32_t n_pos = a.pos[0] + t + 1;
   uint32_t start, end;
   lm_hd_attn_range (split, a.chunk, n_pos, &start, &end);
+  /* a chunk past the token's positions: the combine does not read it (the
+   * whole block leaves, before any barrier) */
+  if (start >= end)
+    return;
   float scale = 1.0f / sqrtf ((float) hd);
 
   for (uint32_t i = threadIdx.x; i < G * hd; i += blockDim.x)

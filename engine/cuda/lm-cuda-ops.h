@@ -67,7 +67,8 @@ LmStatus lm_cuda_rope (LmCudaStream stream, float *x, size_t token_stride,
                        const uint32_t *pos, uint32_t n_rot, float base,
                        const int32_t sections[4]);
 /* Appends k and v rows ([n][kv_dim] each) to the caches ([n_ctx][kv_dim])
- * at positions pos[0] .. pos[0] + n - 1. */
+ * at positions pos[0] .. pos[0] + n - 1 (the caller keeps them below n_ctx:
+ * the device cannot check). */
 LmStatus lm_cuda_kv_append (LmCudaStream stream, const float *k, const float *v,
                             uint32_t kv_dim, uint32_t n, const uint32_t *pos,
                             float *k_cache, float *v_cache);
@@ -157,6 +158,7 @@ typedef struct {
   float min_p;             /* <= 0: off */
   float repeat_penalty;    /* 1: off */
 } LmCudaSampleParams;
+/* 0 when the CUDA runtime cannot answer (no usable device). */
 size_t lm_cuda_sample_scratch_bytes (uint32_t n_vocab);
 LmStatus lm_cuda_sample (LmCudaStream stream, const LmCudaSampleParams *params,
                          const float *logits, uint32_t n_vocab, const int32_t *history,
