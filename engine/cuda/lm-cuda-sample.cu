@@ -133,11 +133,16 @@ select_best (const float *vals, uint32_t n, uint32_t want, SampleSmem *sm)
       for (uint32_t b = tid; b < 256; b += blockDim.x)
         sm->hist[b] = 0;
       __syncthreads ();
+      /* logits crowd into few bins of the top digits: lanes with the same
+       * bin add once, with their count (256: not counted) */
+      uint32_t lane = tid & 31u;
       for (uint32_t i = tid; i < n; i += blockDim.x)
         {
           uint32_t key = lm_hd_float_key (vals[i]);
-          if ((key & mask) == prefix)
-            atomicAdd (&sm->hist[(key >> shift) & 255u], 1u);
+          uint32_t bin = (key & mask) == prefix ? (key >> shift) & 255u : 256u;
+          uint32_t peers = __match_any_sync (__activemask (), bin);
+          if (bin < 256u && lane == (uint32_t) (__ffs (peers) - 1))
+            atomicAdd (&sm->hist[bin], (uint32_t) __popc (peers));
         }
       __syncthreads ();
       if (tid == 0)
