@@ -100,12 +100,13 @@ greedy (const float *logits, const float *vals, uint32_t n, bool penalised, Samp
   const float *src = penalised ? vals : logits;
   float v = NAN;
   int32_t bi = -1;
-  for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
-    if (bi < 0 || lm_hd_argmax_before (src[i], (int32_t) i, v, bi))
+  lm_block_for_each (src, n, [&] (uint32_t i, float x) {
+    if (bi < 0 || lm_hd_argmax_before (x, (int32_t) i, v, bi))
       {
-        v = src[i];
+        v = x;
         bi = (int32_t) i;
       }
+  });
   sm->v[threadIdx.x] = v;
   sm->id[threadIdx.x] = bi;
   __syncthreads ();
@@ -136,14 +137,13 @@ select_best (const float *vals, uint32_t n, uint32_t want, SampleSmem *sm)
       /* logits crowd into few bins of the top digits: lanes with the same
        * bin add once, with their count (256: not counted) */
       uint32_t lane = tid & 31u;
-      for (uint32_t i = tid; i < n; i += blockDim.x)
-        {
-          uint32_t key = lm_hd_float_key (vals[i]);
-          uint32_t bin = (key & mask) == prefix ? (key >> shift) & 255u : 256u;
-          uint32_t peers = __match_any_sync (__activemask (), bin);
-          if (bin < 256u && lane == (uint32_t) (__ffs (peers) - 1))
-            atomicAdd (&sm->hist[bin], (uint32_t) __popc (peers));
-        }
+      lm_block_for_each (vals, n, [&] (uint32_t, float x) {
+        uint32_t key = lm_hd_float_key (x);
+        uint32_t bin = (key & mask) == prefix ? (key >> shift) & 255u : 256u;
+        uint32_t peers = __match_any_sync (__activemask (), bin);
+        if (bin < 256u && lane == (uint32_t) (__ffs (peers) - 1))
+          atomicAdd (&sm->hist[bin], (uint32_t) __popc (peers));
+      });
       __syncthreads ();
       if (tid == 0)
         sm->digit = lm_hd_radix_digit (sm->hist, &sm->remaining);
@@ -237,12 +237,10 @@ sample_kernel (LmCudaSampleParams p, const float *logits, const float *vals, uin
   if (!use_k && p.top_p < 1.0f)
     {
       float mx = -INFINITY;
-      for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
-        mx = vals[i] > mx ? vals[i] : mx;
+      lm_block_for_each (vals, n, [&] (uint32_t, float x) { mx = x > mx ? x : mx; });
       mx = lm_block_max (mx, (float *) sm->reduce, -INFINITY);
       double part = 0.0;
-      for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
-        part += exp ((double) vals[i] - mx);
+      lm_block_for_each (vals, n, [&] (uint32_t, float x) { part += exp ((double) x - mx); });
       z = lm_block_sum (part, sm->reduce);
     }
   select_best (vals, n, want, sm);
@@ -314,12 +312,12 @@ draw_all (const float *vals, uint32_t n, double inv_temp, double u, SampleSmem *
           int32_t *token)
 {
   float mx = -INFINITY;
-  for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
-    mx = vals[i] > mx ? vals[i] : mx;
+  lm_block_for_each (vals, n, [&] (uint32_t, float x) { mx = x > mx ? x : mx; });
   mx = lm_block_max (mx, (float *) sm->reduce, -INFINITY);
   double part = 0.0;
-  for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
-    part += exp (((double) vals[i] - mx) * inv_temp);
+  lm_block_for_each (vals, n, [&] (uint32_t, float x) {
+    part += exp (((double) x - mx) * inv_temp);
+  });
   double sum = lm_block_sum (part, sm->reduce);
   auto prob = [&] (uint32_t i) { return exp (((double) vals[i] - mx) * inv_temp) / sum; };
   /* none: rounding left u just above the total */
