@@ -588,6 +588,15 @@ test_argmax (void)
         LmSampler *s = lm_sampler_new (&gp, (int32_t) n);
         g_assert_cmpint (tok, ==, lm_sampler_sample (s, l));
         lm_sampler_free (s);
+        if (n > 1)
+          {
+            /* logits not 16-byte aligned: the kernel's scalar loads */
+            g_assert_cmpint (lm_cuda_argmax (NULL, dl + 1, n - 1, dtok), ==, LM_OK);
+            ct_download (&tok, dtok, 4);
+            s = lm_sampler_new (&gp, (int32_t) n - 1);
+            g_assert_cmpint (tok, ==, lm_sampler_sample (s, l + 1));
+            lm_sampler_free (s);
+          }
         ct_free (dl);
         ct_free (dtok);
         g_free (l);
