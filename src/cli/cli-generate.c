@@ -244,9 +244,7 @@ load (const GenerateOptions *o, Generation *g)
       (g->helora = ts_helora_attach_with (g->session, g->lora, o->lora, o->he, &he_options,
                                           &he_error)) == NULL)
     return fail ("--he", he_error->message);
-  if (g->helora != NULL && ts_helora_session_backend_reason (g->helora) != NULL)
-    fprintf (stderr, CMD ": HE-LoRA on the CPU, not the GPU: %s\n",
-             ts_helora_session_backend_reason (g->helora));
+
   /* Greedy unless a sampling option is given; unset ones keep the defaults,
    * and without --seed the run is seeded from the clock. */
   LmSamplerParams sp = lm_sampler_params_greedy ();
