@@ -21,8 +21,8 @@
 static GMutex failure_lock;
 static char *failure_reason;
 
-static void
-remember_failure (const char *reason)
+void
+_ts_helora_gpu_mark_failed (const char *reason)
 {
   g_mutex_lock (&failure_lock);
   if (failure_reason == NULL)
@@ -243,7 +243,7 @@ gpu_failed (CkksStatus st, GError **error)
 {
   if (st != CKKS_ERR_DEVICE)
     return ts_helora_ckks_check (st, "Evaluating on the GPU", error);
-  remember_failure (ckks_status_message (st));
+  _ts_helora_gpu_mark_failed (ckks_status_message (st));
   g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNAVAILABLE,
                "The GPU failed while evaluating the adapter (%s); the next reply runs on "
                "the CPU", ckks_status_message (st));

@@ -77,6 +77,10 @@ void _ts_helora_session_count_local_bytes (TsHeloraSession *self, SessionGroup *
  * call for a group on the GPU, the stages added to call->timings. */
 gboolean _ts_helora_session_choose_backend (TsHeloraSession *self, const TsHeloraOptions *options,
                                             GError **error);
+/* Records that the GPU failed (what a device error mid-reply does): every
+ * later auto session in this process runs on the CPU, saying why, and an
+ * explicit cuda one fails. Exposed for the tests of that path. */
+void _ts_helora_gpu_mark_failed (const char *reason);
 gboolean _ts_helora_session_gpu_rows (TsHeloraSession *self, SessionGroup *g,
                                       const LmLoraHookCall *call, const float *h,
                                       GError **error);

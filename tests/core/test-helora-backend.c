@@ -13,6 +13,7 @@
 #include "ckks-gpu.h"
 #include "helora-golden.h"
 #include "ts-helora-proto.h"
+#include "ts-helora-session-private.h"
 #include "ts-test-util.h"
 
 static Golden golden;
@@ -241,6 +242,29 @@ test_gpu_matches_cpu (void)
     }
 }
 
+/* After a GPU failure (a device error mid-reply marks it), the next
+ * sessions do not touch the GPU: auto runs on the CPU and says so, cuda
+ * fails with it. Last: the mark lasts for the process. */
+static void
+test_after_gpu_failure (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraSession) autob = NULL;
+  g_autoptr (TsHeloraSession) cuda = NULL;
+
+  _ts_helora_gpu_mark_failed ("device error");
+  autob = local_session (TS_HELORA_BACKEND_AUTO, FALSE, "fast", &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (ts_helora_session_backend (autob), ==, TS_HELORA_BACKEND_CPU);
+  g_assert_cmpstr (ts_helora_session_backend_reason (autob), ==,
+                   "the GPU failed earlier in this process (device error)");
+  check_golden (autob);
+  cuda = local_session (TS_HELORA_BACKEND_CUDA, FALSE, "fast", &error);
+  g_assert_null (cuda);
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNAVAILABLE);
+  g_assert_nonnull (strstr (error->message, "failed earlier"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -254,6 +278,7 @@ main (int argc, char **argv)
   g_test_add_func ("/helora/backend/auto-public-key", test_auto_public_key);
   g_test_add_func ("/helora/backend/cuda-fails-cleanly", test_cuda_fails_cleanly);
   g_test_add_func ("/helora/backend/gpu-matches-cpu", test_gpu_matches_cpu);
+  g_test_add_func ("/helora/backend/after-gpu-failure", test_after_gpu_failure);
   rc = g_test_run ();
   golden_clear (&golden);
   return rc;
