@@ -244,7 +244,6 @@ load (const GenerateOptions *o, Generation *g)
       (g->helora = ts_helora_attach_with (g->session, g->lora, o->lora, o->he, &he_options,
                                           &he_error)) == NULL)
     return fail ("--he", he_error->message);
-
   /* Greedy unless a sampling option is given; unset ones keep the defaults,
    * and without --seed the run is seeded from the clock. */
   LmSamplerParams sp = lm_sampler_params_greedy ();

@@ -197,6 +197,8 @@ _ts_helora_session_choose_backend (TsHeloraSession *self, const TsHeloraOptions 
       if (why == NULL)
         {
           self->backend = TS_HELORA_BACKEND_CUDA;
+          g_info ("HE-LoRA on the GPU: %u sessions for %u modules", self->groups->len,
+                  self->modules->len);
           return TRUE;
         }
     }
