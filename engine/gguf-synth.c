@@ -2,15 +2,18 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include "gguf-synth.h"
 
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "gguf-writer.h"
+#include "io-util.h"
 #include "quant.h"
 #include "sampler.h"   /* lm_rng_* */
 #include "tokenizer.h" /* LmTokenType */
@@ -27,8 +30,10 @@ lm_synth_hparams (LmSynthArch arch, LmSynthPreset preset)
     .n_layer = 4, .full_attn_interval = 4, .conv_kernel = 4,
     .rope_base = 1e7f, .rms_eps = 1e-6f,
   };
-  if (preset == LM_SYNTH_BENCH)
+  if (preset == LM_SYNTH_BENCH || preset == LM_SYNTH_FULL)
     {
+      /* Qwen3.5-35B-A3B's text config; bench keeps 4 of its 40 layers */
+      hp.n_layer = preset == LM_SYNTH_FULL ? 40 : 4;
       hp.n_vocab = 248320; hp.n_embd = 2048; hp.n_ctx = 262144;
       hp.n_head = 16; hp.n_head_kv = 2; hp.head_dim = 256; hp.n_rot = 64;
       hp.ssm_state = 128; hp.ssm_groups = 16; hp.ssm_heads = 32;
@@ -627,9 +632,15 @@ row_worker (void *arg)
   return NULL;
 }
 
+typedef struct {
+  LmSynthProgress func;
+  void *data;
+  uint64_t done, total;
+} Progress;
+
 /* Generates tensor @t in chunks of rows spread over @threads workers. */
 static LmStatus
-write_tensor (GgufWriter *w, const SynthTensor *t, uint64_t seed, int threads)
+write_tensor (GgufWriter *w, const SynthTensor *t, uint64_t seed, int threads, Progress *progress)
 {
   uint64_t n_rows = t->ne[1] * t->ne[2];
   size_t row_bytes = lm_row_bytes (t->type, (int64_t) t->ne[0]);
@@ -666,6 +677,10 @@ write_tensor (GgufWriter *w, const SynthTensor *t, uint64_t seed, int threads)
         }
       if (st == LM_OK)
         st = gguf_writer_write (w, buf, rows * row_bytes);
+      progress->done += rows * row_bytes;
+      if (st == LM_OK && progress->func
+          && !progress->func (progress->done, progress->total, progress->data))
+        st = LM_ERR_CANCELLED;
     }
   free (buf);
   free (jobs);
@@ -673,56 +688,210 @@ write_tensor (GgufWriter *w, const SynthTensor *t, uint64_t seed, int threads)
   return st;
 }
 
+/* ---- planning and writing ---- */
+
+/* A model ready to be written: tensor list with types, and a writer holding
+ * every key and tensor declaration. */
+typedef struct {
+  LmSynthHparams hp;
+  TensorList list;
+  GgufWriter *w;
+  Vocab vocab;
+} Synth;
+
+static void
+synth_clear (Synth *s)
+{
+  vocab_free (&s->vocab);
+  gguf_writer_free (s->w);
+  free (s->list.t);
+}
+
+static LmStatus
+synth_prepare (Synth *s, const LmSynthOptions *o, char **error_out)
+{
+  memset (s, 0, sizeof *s);
+  bool moe = o->arch == LM_SYNTH_QWEN35MOE;
+  if (o->preset == LM_SYNTH_FULL && !moe)
+    return lm_io_fail (error_out, LM_ERR_UNSUPPORTED,
+                       "the full preset is Qwen3.5-35B-A3B, a qwen35moe model: "
+                       "there is no dense qwen35 model of that shape");
+  const char *arch = moe ? "qwen35moe" : "qwen35";
+  s->hp = lm_synth_hparams (o->arch, o->preset);
+  if (o->n_layer > 0)
+    s->hp.n_layer = o->n_layer;
+  list_tensors (&s->list, &s->hp, moe);
+  s->w = gguf_writer_new ();
+  LmStatus st = s->list.oom || s->w == NULL ? LM_ERR_NO_MEMORY : LM_OK;
+  static const char *const preset_names[] = { "tiny", "bench", "full" };
+  char name[96];
+  snprintf (name, sizeof name, "synthetic-%s-%s", arch, preset_names[o->preset]);
+  TRY (gguf_writer_add_string (s->w, "general.architecture", arch));
+  TRY (gguf_writer_add_string (s->w, "general.type", "model"));
+  TRY (gguf_writer_add_string (s->w, "general.name", name));
+  TRY (gguf_writer_add_u32 (s->w, "general.file_type", file_type_code (o->type)));
+  if (o->type == LM_SYNTH_Q8_0 || o->type == LM_SYNTH_Q4_K_M)
+    TRY (gguf_writer_add_u32 (s->w, "general.quantization_version", 2));
+  TRY (write_hparams (s->w, arch, &s->hp, moe));
+  if (st == LM_OK && o->vocab_from)
+    st = copy_vocab (s->w, o->vocab_from, s->hp.n_vocab, error_out);
+  else if (st == LM_OK)
+    {
+      TRY (vocab_build (&s->vocab, s->hp.n_vocab, o->seed));
+      TRY (write_vocab (s->w, &s->vocab));
+    }
+  for (size_t i = 0; i < s->list.n && st == LM_OK; i++)
+    {
+      SynthTensor *t = &s->list.t[i];
+      t->type = lm_synth_tensor_type (o->type, &s->hp, t->name, t->ne[0], t->layer);
+      st = gguf_writer_add_tensor (s->w, t->name, t->type, t->n_dims, t->ne);
+    }
+  if (st != LM_OK && error_out && *error_out == NULL)
+    *error_out = strdup (st == LM_ERR_NO_MEMORY ? "out of memory" : "cannot build the model");
+  return st;
+}
+
+/* The bytes of @t one decoded token reads (see LmSynthPlan). */
+static uint64_t
+decode_bytes_of (const SynthTensor *t, uint64_t n_bytes, const LmSynthHparams *hp)
+{
+  if (t->init == INIT_EMBD)
+    return lm_row_bytes (t->type, (int64_t) t->ne[0]);
+  if (t->init != INIT_MATRIX || t->n_dims < 2)
+    return 0;
+  if (contains (t->name, "_exps."))
+    return n_bytes / t->ne[2] * hp->n_expert_used;
+  return n_bytes;
+}
+
+LmStatus
+lm_synth_plan (const LmSynthOptions *o, LmSynthPlan *plan, char **error_out)
+{
+  if (o == NULL || plan == NULL)
+    return LM_ERR_INVALID_ARGUMENT;
+  memset (plan, 0, sizeof *plan);
+  Synth s;
+  LmStatus st = synth_prepare (&s, o, error_out);
+  if (st == LM_OK)
+    st = gguf_writer_sizes (s.w, &plan->header_bytes, &plan->file_bytes);
+  if (st == LM_OK && (plan->tensors = calloc (s.list.n, sizeof *plan->tensors)) == NULL)
+    st = LM_ERR_NO_MEMORY;
+  for (size_t i = 0; i < s.list.n && st == LM_OK; i++)
+    {
+      const SynthTensor *t = &s.list.t[i];
+      LmSynthTensorInfo *info = &plan->tensors[i];
+      memcpy (info->name, t->name, sizeof info->name);
+      info->type = t->type;
+      info->n_dims = t->n_dims;
+      memcpy (info->ne, t->ne, sizeof info->ne);
+      info->n_bytes = gguf_writer_tensor_bytes (s.w, i);
+      plan->n_params += t->ne[0] * t->ne[1] * t->ne[2];
+      plan->decode_bytes += decode_bytes_of (t, info->n_bytes, &s.hp);
+    }
+  plan->n_tensors = s.list.n;
+  plan->hp = s.hp;
+  synth_clear (&s);
+  if (st != LM_OK)
+    lm_synth_plan_clear (plan);
+  return st;
+}
+
+void
+lm_synth_plan_clear (LmSynthPlan *plan)
+{
+  if (plan == NULL)
+    return;
+  free (plan->tensors);
+  memset (plan, 0, sizeof *plan);
+}
+
+/* Fails when the file system of @path has less than @need bytes free. */
+static LmStatus
+check_free_space (const char *path, uint64_t need, char **error_out)
+{
+  char dir[4096];
+  const char *slash = strrchr (path, '/');
+  if (slash == NULL)
+    snprintf (dir, sizeof dir, ".");
+  else
+    snprintf (dir, sizeof dir, "%.*s", slash == path ? 1 : (int) (slash - path), path);
+  struct statvfs vfs;
+  if (statvfs (dir, &vfs) != 0)
+    return lm_io_fail (error_out, LM_ERR_IO, "cannot write to %s: %s", dir, strerror (errno));
+  uint64_t avail = (uint64_t) vfs.f_bavail * vfs.f_frsize;
+  if (avail < need)
+    return lm_io_fail (error_out, LM_ERR_IO,
+                       "not enough free space in %s: the model needs %.2f GB, %.2f GB are free",
+                       dir, need / 1e9, avail / 1e9);
+  return LM_OK;
+}
+
+/* Moves the finished @tmp to @path; without @overwrite only if @path is still free. */
+static LmStatus
+commit_file (const char *tmp, const char *path, bool overwrite, char **error_out)
+{
+  if (!overwrite)
+    {
+      if (link (tmp, path) == 0)
+        {
+          unlink (tmp);
+          return LM_OK;
+        }
+      if (errno == EEXIST)
+        return lm_io_fail (error_out, LM_ERR_IO, "%s already exists", path);
+      /* a file system without hard links: check, then rename */
+      if (access (path, F_OK) == 0)
+        return lm_io_fail (error_out, LM_ERR_IO, "%s already exists", path);
+    }
+  if (rename (tmp, path) != 0)
+    return lm_io_fail (error_out, LM_ERR_IO, "cannot write %s: %s", path, strerror (errno));
+  return LM_OK;
+}
+
 LmStatus
 lm_synth_write (const LmSynthOptions *o, const char *path, char **error_out)
 {
   if (o == NULL || path == NULL)
     return LM_ERR_INVALID_ARGUMENT;
-  bool moe = o->arch == LM_SYNTH_QWEN35MOE;
-  const char *arch = moe ? "qwen35moe" : "qwen35";
-  LmSynthHparams hp = lm_synth_hparams (o->arch, o->preset);
+  if (!o->overwrite && access (path, F_OK) == 0)
+    return lm_io_fail (error_out, LM_ERR_IO, "%s already exists", path);
   int threads = o->threads > 0 ? o->threads : (int) sysconf (_SC_NPROCESSORS_ONLN);
   if (threads < 1)
     threads = 1;
-
-  TensorList list = { 0 };
-  list_tensors (&list, &hp, moe);
-  GgufWriter *w = gguf_writer_new ();
-  Vocab vocab = { 0 };
-  LmStatus st = list.oom || w == NULL ? LM_ERR_NO_MEMORY : LM_OK;
-  char name[96];
-  snprintf (name, sizeof name, "synthetic-%s-%s", arch,
-            o->preset == LM_SYNTH_BENCH ? "bench" : "tiny");
-  TRY (gguf_writer_add_string (w, "general.architecture", arch));
-  TRY (gguf_writer_add_string (w, "general.type", "model"));
-  TRY (gguf_writer_add_string (w, "general.name", name));
-  TRY (gguf_writer_add_u32 (w, "general.file_type", file_type_code (o->type)));
-  if (o->type == LM_SYNTH_Q8_0 || o->type == LM_SYNTH_Q4_K_M)
-    TRY (gguf_writer_add_u32 (w, "general.quantization_version", 2));
-  TRY (write_hparams (w, arch, &hp, moe));
-  if (st == LM_OK && o->vocab_from)
-    st = copy_vocab (w, o->vocab_from, hp.n_vocab, error_out);
-  else if (st == LM_OK)
-    {
-      TRY (vocab_build (&vocab, hp.n_vocab, o->seed));
-      TRY (write_vocab (w, &vocab));
-    }
-  for (size_t i = 0; i < list.n && st == LM_OK; i++)
-    {
-      SynthTensor *t = &list.t[i];
-      t->type = lm_synth_tensor_type (o->type, &hp, t->name, t->ne[0], t->layer);
-      st = gguf_writer_add_tensor (w, t->name, t->type, t->n_dims, t->ne);
-    }
+  Synth s;
+  LmStatus st = synth_prepare (&s, o, error_out);
+  uint64_t file_bytes = 0;
   if (st == LM_OK)
-    st = gguf_writer_begin (w, path, error_out);
-  for (size_t i = 0; i < list.n && st == LM_OK; i++)
-    st = write_tensor (w, &list.t[i], o->seed, threads);
+    st = gguf_writer_sizes (s.w, NULL, &file_bytes);
   if (st == LM_OK)
-    st = gguf_writer_finish (w, error_out);
-  else if (error_out && *error_out == NULL)
-    *error_out = strdup (st == LM_ERR_NO_MEMORY ? "out of memory" : "cannot write the model");
-  vocab_free (&vocab);
-  gguf_writer_free (w);
-  free (list.t);
+    st = check_free_space (path, file_bytes, error_out);
+  Progress progress = { o->progress, o->progress_data, 0, 0 };
+  for (size_t i = 0; i < s.list.n; i++)
+    progress.total += gguf_writer_tensor_bytes (s.w, i);
+  size_t n = strlen (path) + 32;
+  char *tmp = malloc (n);
+  if (st == LM_OK && tmp == NULL)
+    st = LM_ERR_NO_MEMORY;
+  bool begun = false;
+  if (st == LM_OK)
+    {
+      snprintf (tmp, n, "%s.tmp-%ld", path, (long) getpid ());
+      st = gguf_writer_begin (s.w, tmp, error_out);
+      begun = true;
+    }
+  for (size_t i = 0; i < s.list.n && st == LM_OK; i++)
+    st = write_tensor (s.w, &s.list.t[i], o->seed, threads, &progress);
+  if (st == LM_OK)
+    st = gguf_writer_finish (s.w, error_out);
+  if (st == LM_OK)
+    st = commit_file (tmp, path, o->overwrite, error_out);
+  if (st != LM_OK && begun)
+    remove (tmp);
+  if (st != LM_OK && error_out && *error_out == NULL)
+    *error_out = strdup (st == LM_ERR_NO_MEMORY ? "out of memory"
+                         : st == LM_ERR_CANCELLED ? "stopped"
+                         : "cannot write the model");
+  free (tmp);
+  synth_clear (&s);
   return st;
 }

@@ -312,6 +312,53 @@ write_zeros (FILE *f, uint64_t n)
   return true;
 }
 
+/* Serialises the header, the metadata and the tensor infos, padded to the
+ * alignment: everything in front of the tensor data. */
+static bool
+serialize_header (const GgufWriter *w, Buf *b)
+{
+  buf_put (b, "GGUF", 4);
+  buf_u32 (b, 3);
+  buf_u64 (b, w->n_tensors);
+  buf_u64 (b, w->n_kv);
+  for (size_t i = 0; i < w->n_kv; i++)
+    {
+      buf_str (b, w->kv[i].key, strlen (w->kv[i].key));
+      buf_put (b, w->kv[i].bytes, w->kv[i].n_bytes);
+    }
+  for (size_t i = 0; i < w->n_tensors; i++)
+    {
+      const WriterTensor *t = &w->tensors[i];
+      buf_str (b, t->name, strlen (t->name));
+      buf_u32 (b, t->n_dims);
+      for (uint32_t d = 0; d < t->n_dims; d++)
+        buf_u64 (b, t->ne[d]);
+      buf_u32 (b, t->type);
+      buf_u64 (b, t->offset);
+    }
+  size_t pad = (size_t) (align_up (b->n, w->alignment) - b->n);
+  for (size_t i = 0; i < pad; i++)
+    buf_put (b, "", 1);
+  return !b->oom;
+}
+
+LmStatus
+gguf_writer_sizes (const GgufWriter *w, uint64_t *header_bytes, uint64_t *file_bytes)
+{
+  if (w == NULL)
+    return LM_ERR_INVALID_ARGUMENT;
+  Buf b = { 0 };
+  bool ok = serialize_header (w, &b);
+  free (b.p);
+  if (!ok)
+    return LM_ERR_NO_MEMORY;
+  if (header_bytes)
+    *header_bytes = b.n;
+  if (file_bytes)
+    *file_bytes = b.n + align_up (w->data_size, w->alignment);
+  return LM_OK;
+}
+
 LmStatus
 gguf_writer_begin (GgufWriter *w, const char *path, char **error_out)
 {
@@ -320,29 +367,7 @@ gguf_writer_begin (GgufWriter *w, const char *path, char **error_out)
   free (w->path);
   w->path = strdup (path);
   Buf b = { 0 };
-  buf_put (&b, "GGUF", 4);
-  buf_u32 (&b, 3);
-  buf_u64 (&b, w->n_tensors);
-  buf_u64 (&b, w->n_kv);
-  for (size_t i = 0; i < w->n_kv; i++)
-    {
-      buf_str (&b, w->kv[i].key, strlen (w->kv[i].key));
-      buf_put (&b, w->kv[i].bytes, w->kv[i].n_bytes);
-    }
-  for (size_t i = 0; i < w->n_tensors; i++)
-    {
-      const WriterTensor *t = &w->tensors[i];
-      buf_str (&b, t->name, strlen (t->name));
-      buf_u32 (&b, t->n_dims);
-      for (uint32_t d = 0; d < t->n_dims; d++)
-        buf_u64 (&b, t->ne[d]);
-      buf_u32 (&b, t->type);
-      buf_u64 (&b, t->offset);
-    }
-  size_t pad = (size_t) (align_up (b.n, w->alignment) - b.n);
-  for (size_t i = 0; i < pad; i++)
-    buf_put (&b, "", 1);
-  if (b.oom)
+  if (!serialize_header (w, &b))
     {
       free (b.p);
       return LM_ERR_NO_MEMORY;

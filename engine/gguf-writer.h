@@ -54,6 +54,12 @@ LmStatus gguf_writer_add_tensor (GgufWriter *writer, const char *name, LmTensorT
 /* Bytes tensor @index (declaration order) takes, or 0. */
 uint64_t gguf_writer_tensor_bytes (const GgufWriter *writer, uint64_t index);
 
+/* The exact size of the file the declared metadata and tensors make:
+ * @header_bytes everything before the tensor data (padded), @file_bytes the
+ * whole file. Either may be NULL. Call before or after gguf_writer_begin(). */
+LmStatus gguf_writer_sizes (const GgufWriter *writer, uint64_t *header_bytes,
+                            uint64_t *file_bytes);
+
 LmStatus gguf_writer_begin (GgufWriter *writer, const char *path, char **error_out);
 LmStatus gguf_writer_write (GgufWriter *writer, const void *data, size_t n);
 LmStatus gguf_writer_finish (GgufWriter *writer, char **error_out);
