@@ -105,6 +105,8 @@ write_model (LmSynthOptions *options, const char *out, char **msg)
   LmStatus st = lm_synth_write (options, out, msg);
   sigaction (SIGINT, &old_int, NULL);
   sigaction (SIGTERM, &old_term, NULL);
+  if (st != LM_OK && line.shown && line.tty)
+    fputc ('\n', stderr);   /* end the progress line before the error */
   return st;
 }
 
