@@ -43,3 +43,60 @@ lm_gpu_built (void)
 {
   return TS_HAVE_CUDA;
 }
+
+#if !TS_HAVE_CUDA
+/* Without CUDA in the build a session never gets a GPU half (session-gpu.h):
+ * lm_gpu_session_new() explains why and nothing else is ever reached with
+ * a GPU session. */
+#include "session-gpu.h"
+
+LmStatus
+lm_gpu_session_new (LmSession *s, uint32_t n_layers, char **error_out)
+{
+  (void) s;
+  (void) n_layers;
+  return lm_fail (error_out, LM_ERR_DEVICE, "this build has no CUDA kernels");
+}
+
+void
+lm_gpu_session_free (LmGpuSession *gpu)
+{
+  (void) gpu;
+}
+
+LmStatus
+lm_gpu_forward (LmSession *s, const int32_t *tokens, uint32_t n, float *logits_all)
+{
+  (void) s;
+  (void) tokens;
+  (void) n;
+  (void) logits_all;
+  return LM_ERR_DEVICE;
+}
+
+void
+lm_gpu_session_reset (LmGpuSession *gpu)
+{
+  (void) gpu;
+}
+
+LmStatus
+lm_gpu_session_set_lora (LmSession *s)
+{
+  (void) s;
+  return LM_OK;
+}
+
+void
+lm_gpu_session_invalidate (LmGpuSession *gpu)
+{
+  (void) gpu;
+}
+
+void
+lm_gpu_session_memory (const LmGpuSession *gpu, size_t *model_bytes, size_t *session_bytes)
+{
+  (void) gpu;
+  *model_bytes = *session_bytes = 0;
+}
+#endif

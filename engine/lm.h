@@ -7,6 +7,8 @@
  * Objects and ownership:
  *   LmModel    loaded weights (memory-mapped GGUF). Read-only once loaded: any
  *              number of sessions on any threads may use one model at once.
+ *              GPU sessions share one device copy of the weights, uploaded
+ *              by the first of them and freed with the last (thread-safe).
  *   LmSession  one sequence: KV cache, recurrent state, scratch buffers, timings.
  *              A session is used by one thread at a time; it borrows its model
  *              (and its LoRA adapter, if any), which must outlive it.
@@ -214,7 +216,10 @@ typedef struct {
  * module->d_in floats; must write u = A·h, n_tokens rows of module->rank floats.
  * The engine then adds module->scale · B·u to the module output. Return LM_OK,
  * or any other status to abort the forward call (it then returns LM_ERR_HOOK and
- * the session must be reset or rewound). @h is valid only during the call. */
+ * the session must be reset or rewound). @h is valid only during the call.
+ * On the GPU backend h is copied to host memory for the hook and u back to
+ * the device after it (the hook API takes host pointers), and a decode step
+ * with a hook set runs without the CUDA graph. */
 typedef LmStatus (*LmLoraHookFunc) (const LmLoraHookCall *call, const float *h,
                                     float *u, void *user_data);
 
@@ -222,6 +227,16 @@ typedef LmStatus (*LmLoraHookFunc) (const LmLoraHookCall *call, const float *h,
 /* Sessions                                                                   */
 
 typedef struct LmSession LmSession;
+
+/* Where a session computes. */
+typedef enum {
+  LM_BACKEND_CPU = 0,  /* the default: the CPU kernels on the session's pool */
+  LM_BACKEND_CUDA,     /* an NVIDIA GPU: creating the session fails (LM_ERR_DEVICE,
+                          with a message) if this build has no CUDA kernels, no
+                          usable GPU is present or the weights do not fit */
+  LM_BACKEND_AUTO,     /* the GPU when it can be used, otherwise the CPU; the
+                          reason for falling back is lm_session_backend_note() */
+} LmBackend;
 
 typedef struct {
   uint32_t n_ctx;      /* max positions (0: the training context, at most 4096);
@@ -237,6 +252,16 @@ typedef struct {
    * does (fast; the default). true keeps activations in f32 against the
    * decoded weights (slower; equals an f32 model with the dequantized weights). */
   bool exact_activations;
+  /* The compute backend (LM_BACKEND_CPU when zero-initialised). On the GPU
+   * activations are always f32 against the dequantised weights, so
+   * exact_activations has no effect there. */
+  LmBackend backend;
+  /* GPU backend: how many layers, from the first, run on the GPU (0 or at
+   * least n_layer: all of them, and the LM head). With fewer, the embedding
+   * and the first gpu_layers layers run on the GPU and the rest of the layers
+   * and the LM head on the CPU: the residual stream crosses to the host once
+   * per forward call. For GPUs too small for the whole model. */
+  uint32_t gpu_layers;
 } LmSessionParams;
 
 /* Creates a session on @model; every buffer (KV cache, recurrent state,
@@ -244,6 +269,25 @@ typedef struct {
 LmStatus lm_session_new (const LmModel *model, const LmSessionParams *params,
                          LmSession **out);
 void lm_session_free (LmSession *session);
+/* lm_session_new() with a message: on failure, if @error_out is non-NULL, it
+ * receives a newly allocated sentence saying what went wrong (free() it), e.g.
+ * why an explicit LM_BACKEND_CUDA request cannot be met. */
+LmStatus lm_session_new_full (const LmModel *model, const LmSessionParams *params,
+                              LmSession **out, char **error_out);
+
+/* What the session computes on: "cpu" or "cuda" (static string). */
+const char *lm_session_backend_name (const LmSession *session);
+/* For an LM_BACKEND_AUTO session that runs on the CPU: one sentence saying
+ * why the GPU is not used (no CUDA in the build, no GPU, not enough GPU
+ * memory, ...), for the caller to log once; NULL otherwise. Borrowed. */
+const char *lm_session_backend_note (const LmSession *session);
+/* Layers that run on the GPU (0 on the CPU backend). */
+uint32_t lm_session_gpu_layers (const LmSession *session);
+/* GPU memory in bytes: the model's weights on the device (shared by every
+ * session of the model) and this session's own (caches, state, scratch).
+ * Both 0 on the CPU backend. */
+void lm_session_gpu_memory (const LmSession *session, size_t *model_bytes,
+                            size_t *session_bytes);
 
 /* The model the session runs (borrowed). */
 const LmModel *lm_session_model (const LmSession *session);
