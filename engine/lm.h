@@ -238,6 +238,9 @@ typedef enum {
                           reason for falling back is lm_session_backend_note() */
 } LmBackend;
 
+/* "cpu", "cuda" or "auto" -> the backend; false for any other name. */
+bool lm_backend_from_name (const char *name, LmBackend *out);
+
 typedef struct {
   uint32_t n_ctx;      /* max positions (0: the training context, at most 4096);
                           the K/V cache is allocated for all of them */

@@ -100,6 +100,19 @@ online_cores (void)
   return n > 0 ? (uint32_t) n : 1;
 }
 
+bool
+lm_backend_from_name (const char *name, LmBackend *out)
+{
+  static const char *const names[] = { "cpu", "cuda", "auto" };
+  for (int i = 0; name != NULL && i < 3; i++)
+    if (strcmp (name, names[i]) == 0)
+      {
+        *out = (LmBackend) i;
+        return true;
+      }
+  return false;
+}
+
 /* Puts the session on the GPU when asked to. LM_BACKEND_AUTO keeps it on the
  * CPU when that fails and records why; LM_BACKEND_CUDA fails. */
 static LmStatus
