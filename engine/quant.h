@@ -8,6 +8,7 @@
  */
 #pragma once
 
+#include <assert.h>   /* static_assert, in C and C++ */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,11 +61,11 @@ typedef struct {
   int16_t bsums[LM_QK_K / 16];
 } LmBlockQ8_K;
 
-_Static_assert (sizeof (LmBlockQ8_0) == 34, "Q8_0 block size");
-_Static_assert (sizeof (LmBlockQ4_K) == 144, "Q4_K block size");
-_Static_assert (sizeof (LmBlockQ5_K) == 176, "Q5_K block size");
-_Static_assert (sizeof (LmBlockQ6_K) == 210, "Q6_K block size");
-_Static_assert (sizeof (LmBlockQ8_K) == 292, "Q8_K block size");
+static_assert (sizeof (LmBlockQ8_0) == 34, "Q8_0 block size");
+static_assert (sizeof (LmBlockQ4_K) == 144, "Q4_K block size");
+static_assert (sizeof (LmBlockQ5_K) == 176, "Q5_K block size");
+static_assert (sizeof (LmBlockQ6_K) == 210, "Q6_K block size");
+static_assert (sizeof (LmBlockQ8_K) == 292, "Q8_K block size");
 
 /* Element conversions, bit-exact with ggml (round to nearest even; NaN kept). */
 float lm_fp16_to_fp32 (uint16_t h);

@@ -10,8 +10,22 @@
  * Launches are asynchronous on @stream (a cudaStream_t; NULL: the default
  * stream) and allocate nothing, so they may be captured into a CUDA graph.
  * They return LM_ERR_UNSUPPORTED for a type they lack, LM_ERR_SHAPE when
- * n_in is not a multiple of the type's block size, and LM_ERR_DEVICE when
- * the launch fails. Thread-safety: none needed, no state is kept.
+ * n_in is not a multiple of the type's block size (or, for the decode
+ * products, when x of n_in floats exceeds a block's shared memory: about
+ * 57000 values), LM_ERR_INVALID_ARGUMENT for NULL or misaligned weights, and
+ * LM_ERR_DEVICE when the launch fails. Thread-safety: none needed, no state
+ * is kept.
+ *
+ * Alignment: w (and mat_stride) must be a multiple of 8 bytes for Q4_K and
+ * Q5_K, 2 for Q8_0, Q6_K, F16 and BF16, 4 for F32 (cudaMalloc and GGUF's
+ * 32-byte tensor alignment give this). F32/F16/BF16 rows use 16-byte loads
+ * when w, the strides and the row length allow, single values otherwise.
+ *
+ * Arithmetic: weights are decoded exactly as lm_dequantize_row and
+ * multiplied with the f32 activations (fmaf) in a fixed order, so results
+ * are deterministic and match the CPU's LM_ACT_F32 mode within float
+ * rounding (not the CPU's default 8-bit activation mode). lm-cuda-check.h
+ * reproduces every product on the host bit for bit.
  */
 #pragma once
 
@@ -44,7 +58,10 @@ LmStatus lm_cuda_matmul (LmCudaStream stream, LmTensorType type, const void *w,
 /* Routed experts, decode: for slot j < k, with e = sel[j] (device memory)
  * the matrix at w + e * mat_stride bytes,
  *   y[j][o] = sum_i W_e[o][i] x_j[i],  x_j = x + j * x_stride floats
- * (x_stride 0: every slot reads the same x). One launch for all k slots. */
+ * (x_stride 0: every slot reads the same x). One launch for all k slots;
+ * the ids are read on the device, so the launch can sit in a CUDA graph. A
+ * negative id gives a zero row y[j]; ids must be below the number of
+ * matrices at w (not checked on the device). */
 LmStatus lm_cuda_matvec_experts (LmCudaStream stream, LmTensorType type, const void *w,
                                  size_t mat_stride, uint32_t n_in, uint32_t n_out,
                                  const int32_t *sel, uint32_t k, const float *x,

@@ -1,0 +1,544 @@
+/* lm-cuda-blocks.cuh: GGUF block decoders for the GPU kernels, also compiled
+ * as host code so that the host checks them against lm_dequantize_row.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Every type is a decoder struct. A row of a type is a sequence of blocks of
+ * BV values and BB bytes (FORMAT.md 4.1); a block is split into UPB units of
+ * C values, the work of one thread in one step. decode() yields the C values
+ * of unit c of a block, value i belonging at position index(c, i) inside the
+ * block. Positions come in runs of four consecutive values starting at a
+ * multiple of four (when C >= 4), so the matching activations can be read as
+ * float4. The units of a block, taken in order, cover its positions in order
+ * by groups of SPAN values: units [a / C, b / C) hold exactly positions
+ * [a, b) for a, b multiples of SPAN.
+ *
+ * Bit-exactness with lm_dequantize_row: the same expressions in the same
+ * order, with multiplications and subtractions that the device compiler may
+ * not contract into an FMA (lmc_mul, lmc_sub). fp16 is decoded with integer
+ * operations, so NaN payloads survive; a product with a NaN scale gives the
+ * device's canonical NaN where the host keeps the payload (both are NaN).
+ *
+ * Loads: a block is read with loads no wider than ALIGN bytes, and every
+ * block of a row starts at a multiple of ALIGN when the row does. */
+#pragma once
+
+#include <stdint.h>
+#include <string.h>
+
+#include "gguf.h"   /* LmTensorType */
+
+#if defined(__CUDACC__)
+#define LMC_HD __host__ __device__ __forceinline__
+#else
+#define LMC_HD static inline
+#endif
+
+/* ---- scalar helpers ---- */
+
+LMC_HD float
+lmc_mul (float a, float b)
+{
+#ifdef __CUDA_ARCH__
+  return __fmul_rn (a, b);
+#else
+  return a * b;
+#endif
+}
+
+LMC_HD float
+lmc_sub (float a, float b)
+{
+#ifdef __CUDA_ARCH__
+  return __fsub_rn (a, b);
+#else
+  return a - b;
+#endif
+}
+
+LMC_HD float
+lmc_add (float a, float b)
+{
+#ifdef __CUDA_ARCH__
+  return __fadd_rn (a, b);
+#else
+  return a + b;
+#endif
+}
+
+LMC_HD float
+lmc_bits_float (uint32_t u)
+{
+#ifdef __CUDA_ARCH__
+  return __uint_as_float (u);
+#else
+  float f;
+  memcpy (&f, &u, sizeof f);
+  return f;
+#endif
+}
+
+LMC_HD uint32_t
+lmc_float_bits (float f)
+{
+#ifdef __CUDA_ARCH__
+  return __float_as_uint (f);
+#else
+  uint32_t u;
+  memcpy (&u, &f, sizeof u);
+  return u;
+#endif
+}
+
+/* A little-endian value of type T at p (aligned to sizeof (T) on the device). */
+template <typename T>
+LMC_HD T
+lmc_load (const uint8_t *p)
+{
+#ifdef __CUDA_ARCH__
+  return *reinterpret_cast<const T *> (p);
+#else
+  T v;
+  memcpy (&v, p, sizeof v);
+  return v;
+#endif
+}
+
+/* Four bytes at p, two-byte aligned. */
+LMC_HD uint32_t
+lmc_load4_a2 (const uint8_t *p)
+{
+  return (uint32_t) lmc_load<uint16_t> (p) | ((uint32_t) lmc_load<uint16_t> (p + 2) << 16);
+}
+
+/* Byte k of a 32-bit little-endian word. */
+LMC_HD uint32_t
+lmc_byte (uint32_t word, int k)
+{
+  return (word >> (8 * k)) & 0xFFu;
+}
+
+/* (float) (u - offset), exactly, for u, offset < 2^22. On the device without
+ * the integer-to-float conversion (a quarter-rate instruction): the float
+ * 2^23 + u minus 2^23 + offset. */
+LMC_HD float
+lmc_small_to_float (uint32_t u, uint32_t offset)
+{
+#ifdef __CUDA_ARCH__
+  return __fsub_rn (__uint_as_float (0x4B000000u | u), 8388608.0f + (float) offset);
+#else
+  return (float) ((int32_t) u - (int32_t) offset);
+#endif
+}
+
+/* fp16 -> f32 exactly as lm_fp16_to_fp32 (quant-fp.c). */
+LMC_HD float
+lmc_fp16_to_fp32 (uint16_t h)
+{
+  uint32_t sign = (uint32_t) (h & 0x8000u) << 16;
+  uint32_t exponent = (h >> 10) & 0x1fu;
+  uint32_t mantissa = h & 0x3ffu;
+
+  if (exponent == 0)
+    {
+      float magnitude = lmc_mul ((float) mantissa, 0x1p-24f);
+      return lmc_bits_float (lmc_float_bits (magnitude) | sign);
+    }
+  if (exponent == 31)
+    return lmc_bits_float (sign | 0x7f800000u | (mantissa << 13));
+  return lmc_bits_float (sign | ((exponent + 112) << 23) | (mantissa << 13));
+}
+
+LMC_HD float
+lmc_bf16_to_fp32 (uint16_t h)
+{
+  return lmc_bits_float ((uint32_t) h << 16);
+}
+
+/* The 6-bit scale and min of sub-block j (0..7) of a Q4_K / Q5_K block, as
+ * lm_k4_scale_min (quant-private.h). */
+LMC_HD void
+lmc_k4_scale_min (const uint8_t *scales, int j, uint32_t *sc, uint32_t *m)
+{
+  if (j < 4)
+    {
+      *sc = scales[j] & 63u;
+      *m = scales[j + 4] & 63u;
+    }
+  else
+    {
+      *sc = (scales[j + 4] & 0xFu) | ((uint32_t) (scales[j - 4] >> 6) << 4);
+      *m = (uint32_t) (scales[j + 4] >> 4) | ((uint32_t) (scales[j] >> 6) << 4);
+    }
+}
+
+/* ---- floating-point rows ---- */
+
+/* Scalar forms: one value per unit, any n_in, natural alignment. */
+struct LmcF32S
+{
+  static constexpr bool FAST = false;
+  static constexpr int XS = 1;
+  static constexpr int BV = 1, BB = 4, C = 1, UPB = 1, SPAN = 1, ALIGN = 4;
+  LMC_HD static void decode (const uint8_t *b, int, float *v) { v[0] = lmc_load<float> (b); }
+  LMC_HD static int index (int, int) { return 0; }
+};
+
+struct LmcF16S
+{
+  static constexpr bool FAST = false;
+  static constexpr int XS = 1;
+  static constexpr int BV = 1, BB = 2, C = 1, UPB = 1, SPAN = 1, ALIGN = 2;
+  LMC_HD static void decode (const uint8_t *b, int, float *v)
+  {
+    v[0] = lmc_fp16_to_fp32 (lmc_load<uint16_t> (b));
+  }
+  LMC_HD static int index (int, int) { return 0; }
+};
+
+struct LmcBF16S
+{
+  static constexpr bool FAST = false;
+  static constexpr int XS = 1;
+  static constexpr int BV = 1, BB = 2, C = 1, UPB = 1, SPAN = 1, ALIGN = 2;
+  LMC_HD static void decode (const uint8_t *b, int, float *v)
+  {
+    v[0] = lmc_bf16_to_fp32 (lmc_load<uint16_t> (b));
+  }
+  LMC_HD static int index (int, int) { return 0; }
+};
+
+/* Vector forms: 16-byte loads; n_in a multiple of C and rows 16-byte aligned. */
+struct LmcF32V
+{
+  static constexpr bool FAST = false;
+  static constexpr int XS = 1;
+  static constexpr int BV = 4, BB = 16, C = 4, UPB = 1, SPAN = 4, ALIGN = 16;
+  LMC_HD static void decode (const uint8_t *b, int, float *v)
+  {
+    uint4 q = lmc_load<uint4> (b);
+    v[0] = lmc_bits_float (q.x);
+    v[1] = lmc_bits_float (q.y);
+    v[2] = lmc_bits_float (q.z);
+    v[3] = lmc_bits_float (q.w);
+  }
+  LMC_HD static int index (int, int i) { return i; }
+};
+
+struct LmcF16V
+{
+  static constexpr bool FAST = false;
+  static constexpr int XS = 1;
+  static constexpr int BV = 8, BB = 16, C = 8, UPB = 1, SPAN = 8, ALIGN = 16;
+  LMC_HD static void decode (const uint8_t *b, int, float *v)
+  {
+    uint4 q = lmc_load<uint4> (b);
+    uint32_t w[4] = { q.x, q.y, q.z, q.w };
+    for (int k = 0; k < 4; k++)
+      {
+        v[2 * k] = lmc_fp16_to_fp32 ((uint16_t) (w[k] & 0xFFFFu));
+        v[2 * k + 1] = lmc_fp16_to_fp32 ((uint16_t) (w[k] >> 16));
+      }
+  }
+  LMC_HD static int index (int, int i) { return i; }
+};
+
+struct LmcBF16V
+{
+  static constexpr bool FAST = false;
+  static constexpr int XS = 1;
+  static constexpr int BV = 8, BB = 16, C = 8, UPB = 1, SPAN = 8, ALIGN = 16;
+  LMC_HD static void decode (const uint8_t *b, int, float *v)
+  {
+    uint4 q = lmc_load<uint4> (b);
+    uint32_t w[4] = { q.x, q.y, q.z, q.w };
+    for (int k = 0; k < 4; k++)
+      {
+        v[2 * k] = lmc_bits_float (w[k] << 16);
+        v[2 * k + 1] = lmc_bits_float (w[k] & 0xFFFF0000u);
+      }
+  }
+  LMC_HD static int index (int, int i) { return i; }
+};
+
+/* ---- Q8_0: d (fp16), 32 int8; unit c = values 8c .. 8c+7 ---- */
+
+struct LmcQ8_0
+{
+  static constexpr int BV = 32, BB = 34, C = 8, UPB = 4, SPAN = 8, ALIGN = 2;
+  LMC_HD static void decode (const uint8_t *b, int c, float *v)
+  {
+    float d = lmc_fp16_to_fp32 (lmc_load<uint16_t> (b));
+    const uint8_t *qs = b + 2 + 8 * c;
+    for (int k = 0; k < 2; k++)
+      {
+        uint32_t w = lmc_load4_a2 (qs + 4 * k);
+        for (int j = 0; j < 4; j++)
+          v[4 * k + j] = lmc_mul ((float) (int8_t) lmc_byte (w, j), d);
+      }
+  }
+  LMC_HD static int index (int c, int i) { return 8 * c + i; }
+
+  /* The unit's dot product with xv: d * sum q x. */
+  static constexpr bool FAST = true;
+  static constexpr int XS = 1;
+  LMC_HD static void xsums (const float *, float *) {}
+  LMC_HD static float dot (const uint8_t *b, int c, const float *xv, const float *)
+  {
+    float d = lmc_fp16_to_fp32 (lmc_load<uint16_t> (b));
+    const uint8_t *qs = b + 2 + 8 * c;
+    float s = 0.0f;
+    for (int k = 0; k < 2; k++)
+      {
+        uint32_t w = lmc_load4_a2 (qs + 4 * k) ^ 0x80808080u;   /* q + 128 */
+        for (int j = 0; j < 4; j++)
+          s = fmaf (lmc_small_to_float (lmc_byte (w, j), 128), xv[4 * k + j], s);
+      }
+    return lmc_mul (d, s);
+  }
+};
+
+/* ---- Q4_K / Q5_K: unit c (0..15) = group g = c / 4 (values 64g .. 64g+63),
+ * bytes l0 .. l0+7 (l0 = 8 (c % 4)) of the group's 32 quant bytes: their low
+ * nibbles are values 64g + l0 + i, their high nibbles 64g + 32 + l0 + i. ---- */
+
+/* Shared by Q4_K (qh NULL) and Q5_K; the layout offsets come from the caller. */
+LMC_HD void
+lmc_decode_k4_unit (const uint8_t *b, const uint8_t *qs_base, const uint8_t *qh_base, int c,
+                    float *v)
+{
+  int g = c >> 2, l0 = 8 * (c & 3);
+  uint32_t dd = lmc_load<uint32_t> (b);
+  float d = lmc_fp16_to_fp32 ((uint16_t) (dd & 0xFFFFu));
+  float dmin = lmc_fp16_to_fp32 ((uint16_t) (dd >> 16));
+  uint32_t sc, m;
+  lmc_k4_scale_min (b + 4, 2 * g, &sc, &m);
+  float d1 = lmc_mul (d, (float) sc), m1 = lmc_mul (dmin, (float) m);
+  lmc_k4_scale_min (b + 4, 2 * g + 1, &sc, &m);
+  float d2 = lmc_mul (d, (float) sc), m2 = lmc_mul (dmin, (float) m);
+
+  uint2 q = lmc_load<uint2> (qs_base + 32 * g + l0);
+  uint2 h = qh_base ? lmc_load<uint2> (qh_base + l0) : make_uint2 (0, 0);
+  uint32_t qw[2] = { q.x, q.y }, hw[2] = { h.x, h.y };
+  uint32_t lo_bit = 1u << (2 * g), hi_bit = 2u << (2 * g);
+  for (int k = 0; k < 2; k++)
+    for (int j = 0; j < 4; j++)
+      {
+        uint32_t qb = lmc_byte (qw[k], j), hb = lmc_byte (hw[k], j);
+        int lo = (int) (qb & 0xFu) + ((hb & lo_bit) ? 16 : 0);
+        int hi = (int) (qb >> 4) + ((hb & hi_bit) ? 16 : 0);
+        v[4 * k + j] = lmc_sub (lmc_mul (d1, (float) lo), m1);
+        v[8 + 4 * k + j] = lmc_sub (lmc_mul (d2, (float) hi), m2);
+      }
+}
+
+/* The unit's dot product with xv, sub-block scales factored out:
+ * d1 sum q x - m1 sum x over the low nibbles, the same with d2, m2 over the
+ * high ones; xs[0], xs[1] are the sums of xv[0..7] and xv[8..15]. */
+LMC_HD float
+lmc_dot_k4_unit (const uint8_t *b, const uint8_t *qs_base, const uint8_t *qh_base, int c,
+                 const float *xv, const float *xs)
+{
+  int g = c >> 2, l0 = 8 * (c & 3);
+  uint32_t dd = lmc_load<uint32_t> (b);
+  float d = lmc_fp16_to_fp32 ((uint16_t) (dd & 0xFFFFu));
+  float dmin = lmc_fp16_to_fp32 ((uint16_t) (dd >> 16));
+  uint32_t sc, m;
+  lmc_k4_scale_min (b + 4, 2 * g, &sc, &m);
+  float d1 = lmc_mul (d, (float) sc), m1 = lmc_mul (dmin, (float) m);
+  lmc_k4_scale_min (b + 4, 2 * g + 1, &sc, &m);
+  float d2 = lmc_mul (d, (float) sc), m2 = lmc_mul (dmin, (float) m);
+
+  uint2 q = lmc_load<uint2> (qs_base + 32 * g + l0);
+  uint2 h = qh_base ? lmc_load<uint2> (qh_base + l0) : make_uint2 (0, 0);
+  uint32_t qw[2] = { q.x, q.y }, hw[2] = { h.x, h.y };
+  uint32_t lo_shift = 2 * g, hi_shift = 2 * g + 1;
+  float s1 = 0.0f, s2 = 0.0f;
+  for (int k = 0; k < 2; k++)
+    for (int j = 0; j < 4; j++)
+      {
+        uint32_t qb = lmc_byte (qw[k], j), hb = lmc_byte (hw[k], j);
+        uint32_t lo = (qb & 0xFu) | (((hb >> lo_shift) & 1u) << 4);
+        uint32_t hi = (qb >> 4) | (((hb >> hi_shift) & 1u) << 4);
+        s1 = fmaf (lmc_small_to_float (lo, 0), xv[4 * k + j], s1);
+        s2 = fmaf (lmc_small_to_float (hi, 0), xv[8 + 4 * k + j], s2);
+      }
+  float r = lmc_mul (d1, s1);
+  r = fmaf (-m1, xs[0], r);
+  r = fmaf (d2, s2, r);
+  return fmaf (-m2, xs[1], r);
+}
+
+LMC_HD void
+lmc_xsums_k4 (const float *xv, float *xs)
+{
+  xs[0] = 0.0f;
+  xs[1] = 0.0f;
+  for (int i = 0; i < 8; i++)
+    {
+      xs[0] = lmc_add (xs[0], xv[i]);
+      xs[1] = lmc_add (xs[1], xv[8 + i]);
+    }
+}
+
+LMC_HD int
+lmc_k4_index (int c, int i)
+{
+  return 64 * (c >> 2) + 8 * (c & 3) + (i < 8 ? i : 32 + i - 8);
+}
+
+/* Q4_K: d, dmin (fp16), scales[12], qs[128]. */
+struct LmcQ4_K
+{
+  static constexpr int BV = 256, BB = 144, C = 16, UPB = 16, SPAN = 64, ALIGN = 8;
+  LMC_HD static void decode (const uint8_t *b, int c, float *v)
+  {
+    lmc_decode_k4_unit (b, b + 16, nullptr, c, v);
+  }
+  LMC_HD static int index (int c, int i) { return lmc_k4_index (c, i); }
+  static constexpr bool FAST = true;
+  static constexpr int XS = 2;
+  LMC_HD static void xsums (const float *xv, float *xs) { lmc_xsums_k4 (xv, xs); }
+  LMC_HD static float dot (const uint8_t *b, int c, const float *xv, const float *xs)
+  {
+    return lmc_dot_k4_unit (b, b + 16, nullptr, c, xv, xs);
+  }
+};
+
+/* Q5_K: d, dmin (fp16), scales[12], qh[32], qs[128]. */
+struct LmcQ5_K
+{
+  static constexpr int BV = 256, BB = 176, C = 16, UPB = 16, SPAN = 64, ALIGN = 8;
+  LMC_HD static void decode (const uint8_t *b, int c, float *v)
+  {
+    lmc_decode_k4_unit (b, b + 48, b + 16, c, v);
+  }
+  LMC_HD static int index (int c, int i) { return lmc_k4_index (c, i); }
+  static constexpr bool FAST = true;
+  static constexpr int XS = 2;
+  LMC_HD static void xsums (const float *xv, float *xs) { lmc_xsums_k4 (xv, xs); }
+  LMC_HD static float dot (const uint8_t *b, int c, const float *xv, const float *xs)
+  {
+    return lmc_dot_k4_unit (b, b + 48, b + 16, c, xv, xs);
+  }
+};
+
+/* ---- Q6_K: ql[128], qh[64], scales[16] (int8), d (fp16). Unit c (0..15) =
+ * half h = c / 8, l = l0 .. l0+3 (l0 = 4 (c % 8)); value 4j + k of the unit
+ * is position 128h + l0 + k + 32j, as in lm_dequantize_row_q6_K. ---- */
+
+struct LmcQ6_K
+{
+  static constexpr int BV = 256, BB = 210, C = 16, UPB = 16, SPAN = 128, ALIGN = 2;
+  LMC_HD static void decode (const uint8_t *b, int c, float *v)
+  {
+    int h = c >> 3, l0 = 4 * (c & 7), is = l0 >> 4;
+    float d = lmc_fp16_to_fp32 (lmc_load<uint16_t> (b + 208));
+    uint32_t a = lmc_load4_a2 (b + 64 * h + l0);
+    uint32_t bq = lmc_load4_a2 (b + 64 * h + 32 + l0);
+    uint32_t qh = lmc_load4_a2 (b + 128 + 32 * h + l0);
+    const int8_t *sc = (const int8_t *) (b + 192 + 8 * h);
+    float ds[4];
+    for (int j = 0; j < 4; j++)
+      ds[j] = lmc_mul (d, (float) sc[is + 2 * j]);
+    for (int k = 0; k < 4; k++)
+      {
+        uint32_t qa = lmc_byte (a, k), qb = lmc_byte (bq, k), hb = lmc_byte (qh, k);
+        int q0 = (int) ((qa & 0xFu) | ((hb & 3u) << 4)) - 32;
+        int q1 = (int) ((qb & 0xFu) | (((hb >> 2) & 3u) << 4)) - 32;
+        int q2 = (int) ((qa >> 4) | (((hb >> 4) & 3u) << 4)) - 32;
+        int q3 = (int) ((qb >> 4) | (((hb >> 6) & 3u) << 4)) - 32;
+        v[k] = lmc_mul (ds[0], (float) q0);
+        v[4 + k] = lmc_mul (ds[1], (float) q1);
+        v[8 + k] = lmc_mul (ds[2], (float) q2);
+        v[12 + k] = lmc_mul (ds[3], (float) q3);
+      }
+  }
+  LMC_HD static int index (int c, int i)
+  {
+    return 128 * (c >> 3) + 4 * (c & 7) + (i & 3) + 32 * (i >> 2);
+  }
+
+  /* The unit's dot product with xv: sum over the four scales j of
+   * (d sc_j) sum (q - 32) x. */
+  static constexpr bool FAST = true;
+  static constexpr int XS = 1;
+  LMC_HD static void xsums (const float *, float *) {}
+  LMC_HD static float dot (const uint8_t *b, int c, const float *xv, const float *)
+  {
+    int h = c >> 3, l0 = 4 * (c & 7), is = l0 >> 4;
+    float d = lmc_fp16_to_fp32 (lmc_load<uint16_t> (b + 208));
+    uint32_t a = lmc_load4_a2 (b + 64 * h + l0);
+    uint32_t bq = lmc_load4_a2 (b + 64 * h + 32 + l0);
+    uint32_t qh = lmc_load4_a2 (b + 128 + 32 * h + l0);
+    const int8_t *sc = (const int8_t *) (b + 192 + 8 * h);
+    float s[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+    for (int k = 0; k < 4; k++)
+      {
+        uint32_t qa = lmc_byte (a, k), qb = lmc_byte (bq, k), hb = lmc_byte (qh, k);
+        s[0] = fmaf (lmc_small_to_float ((qa & 0xFu) | ((hb & 3u) << 4), 32), xv[k], s[0]);
+        s[1] = fmaf (lmc_small_to_float ((qb & 0xFu) | (((hb >> 2) & 3u) << 4), 32), xv[4 + k], s[1]);
+        s[2] = fmaf (lmc_small_to_float ((qa >> 4) | (((hb >> 4) & 3u) << 4), 32), xv[8 + k], s[2]);
+        s[3] = fmaf (lmc_small_to_float ((qb >> 4) | (((hb >> 6) & 3u) << 4), 32), xv[12 + k], s[3]);
+      }
+    float r = lmc_mul (lmc_mul (d, (float) sc[is]), s[0]);
+    for (int j = 1; j < 4; j++)
+      r = fmaf (lmc_mul (d, (float) sc[is + 2 * j]), s[j], r);
+    return r;
+  }
+};
+
+/* ---- whole blocks ---- */
+
+/* Decodes one block into out[0 .. BV-1] (the host checks and the dequantise
+ * kernels' definition). */
+template <class Dec>
+LMC_HD void
+lmc_decode_block (const uint8_t *block, float *out)
+{
+  for (int c = 0; c < Dec::UPB; c++)
+    {
+      float v[Dec::C];
+      Dec::decode (block, c, v);
+      for (int i = 0; i < Dec::C; i++)
+        out[Dec::index (c, i)] = v[i];
+    }
+}
+
+/* ---- choosing the decoder of a type (host side) ---- */
+
+/* True when an F32/F16/BF16 row of n values can use the 16-byte form: n a
+ * multiple of its unit and @addr_bits (the OR of every base address and byte
+ * stride involved) a multiple of 16. */
+static inline bool
+lmc_fp_vector_ok (LmTensorType type, uint64_t n, uint64_t addr_bits)
+{
+  uint64_t unit = type == LM_TYPE_F32 ? 4 : 8;
+  return n % unit == 0 && addr_bits % 16 == 0;
+}
+
+/* Calls f (Dec ()) with the decoder of @type (the vector form of a
+ * floating-point type when @vector); LM_ERR_UNSUPPORTED for other types. */
+template <class F>
+static LmStatus
+lmc_with_decoder (LmTensorType type, bool vector, F &&f)
+{
+  switch (type)
+    {
+    case LM_TYPE_F32:
+      return vector ? f (LmcF32V ()) : f (LmcF32S ());
+    case LM_TYPE_F16:
+      return vector ? f (LmcF16V ()) : f (LmcF16S ());
+    case LM_TYPE_BF16:
+      return vector ? f (LmcBF16V ()) : f (LmcBF16S ());
+    case LM_TYPE_Q8_0:
+      return f (LmcQ8_0 ());
+    case LM_TYPE_Q4_K:
+      return f (LmcQ4_K ());
+    case LM_TYPE_Q5_K:
+      return f (LmcQ5_K ());
+    case LM_TYPE_Q6_K:
+      return f (LmcQ6_K ());
+    default:
+      return LM_ERR_UNSUPPORTED;
+    }
+}

@@ -1,0 +1,204 @@
+/* test-cuda-host.c: the GPU kernels' block decoders and reduction schedules,
+ * run on the host (no GPU needed): bit-exact decoding against
+ * lm_dequantize_row, products against double precision.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <glib.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lm-cuda-check.h"
+#include "quant.h"
+#include "test-cuda-util.h"
+
+static void
+test_blocks (void)
+{
+  char why[256] = "";
+  gboolean ok = lm_cuda_check_blocks (0x5eed, 300, why, sizeof why);
+  if (!ok)
+    g_error ("block decoders: %s", why);
+}
+
+/* A second, different stream of blocks: the check can fail (a changed seed
+ * still passes only if every pattern decodes right). */
+static void
+test_blocks_other_seed (void)
+{
+  char why[256] = "";
+  if (!lm_cuda_check_blocks (g_test_rand_int () | 1u, 100, why, sizeof why))
+    g_error ("block decoders: %s", why);
+}
+
+/* n_in of the shapes: multiples of 256, plus a Q8_0 and a scalar-form case. */
+static uint32_t
+odd_n_in (LmTensorType type)
+{
+  size_t block = lm_type_block_size (type);
+  return block == 1 ? 257 : block == 32 ? 288 : 768;
+}
+
+static void
+check_matvec (LmTensorType type, uint32_t n_in, uint32_t n_out, uint64_t *state)
+{
+  size_t bytes;
+  uint8_t *w = cuda_test_weights (type, n_in, n_out, state, &bytes);
+  float *x = cuda_test_floats (n_in, state);
+  float *base = cuda_test_floats (n_out, state);
+  float *y = g_malloc (n_out * sizeof (float));
+  double *ref = g_malloc (n_out * sizeof (double)), *mag = g_malloc (n_out * sizeof (double));
+  char what[96];
+
+  cuda_test_reference (type, w, n_in, n_out, x, ref, mag);
+  snprintf (what, sizeof what, "matvec %s %ux%u", lm_type_name (type), n_in, n_out);
+  g_assert_cmpint (lm_cuda_matvec_host (type, w, 0, NULL, 1, n_in, n_out, x, 0, y, false), ==, LM_OK);
+  cuda_test_assert_close (what, y, NULL, ref, mag, n_out);
+  memcpy (y, base, n_out * sizeof (float));
+  g_assert_cmpint (lm_cuda_matvec_host (type, w, 0, NULL, 1, n_in, n_out, x, 0, y, true), ==, LM_OK);
+  snprintf (what, sizeof what, "matvec %s %ux%u, accumulating", lm_type_name (type), n_in, n_out);
+  cuda_test_assert_close (what, y, base, ref, mag, n_out);
+
+  g_free (mag);
+  g_free (ref);
+  g_free (y);
+  g_free (base);
+  g_free (x);
+  g_free (w);
+}
+
+static void
+test_matvec (void)
+{
+  uint64_t state = 0x1234;
+  for (int t = 0; t < CUDA_TEST_N_TYPES; t++)
+    {
+      LmTensorType type = cuda_test_types[t];
+      const uint32_t shapes[][2] = { { 256, 1 }, { 512, 7 }, { 2048, 37 }, { 5120, 3 },
+                                     { odd_n_in (type), 5 } };
+      for (size_t s = 0; s < G_N_ELEMENTS (shapes); s++)
+        check_matvec (type, shapes[s][0], shapes[s][1], &state);
+    }
+}
+
+static void
+test_experts (void)
+{
+  uint64_t state = 0x4321;
+  const uint32_t n_in = 512, n_out = 9, n_expert = 5, k = 4;
+  const int32_t sel[4] = { 4, -1, 0, 4 };
+  for (int t = 0; t < CUDA_TEST_N_TYPES; t++)
+    {
+      LmTensorType type = cuda_test_types[t];
+      size_t bytes, mat = lm_row_bytes (type, n_in) * n_out;
+      uint8_t *w = cuda_test_weights (type, n_in, n_out * n_expert, &state, &bytes);
+      float *x = cuda_test_floats ((size_t) k * n_in, &state);
+      float *y = g_malloc ((size_t) k * n_out * sizeof (float));
+      double ref[9], mag[9];
+      for (int shared_x = 0; shared_x < 2; shared_x++)
+        {
+          size_t x_stride = shared_x ? 0 : n_in;
+          memset (y, 0x7f, (size_t) k * n_out * sizeof (float));
+          g_assert_cmpint (lm_cuda_matvec_host (type, w, mat, sel, k, n_in, n_out, x, x_stride, y,
+                                                false), ==, LM_OK);
+          for (uint32_t j = 0; j < k; j++)
+            {
+              char what[96];
+              snprintf (what, sizeof what, "experts %s slot %u", lm_type_name (type), j);
+              if (sel[j] < 0)
+                {
+                  for (uint32_t o = 0; o < n_out; o++)
+                    g_assert_cmpfloat (y[j * n_out + o], ==, 0.0f);
+                  continue;
+                }
+              cuda_test_reference (type, w + (size_t) sel[j] * mat, n_in, n_out, x + j * x_stride,
+                                   ref, mag);
+              cuda_test_assert_close (what, y + j * n_out, NULL, ref, mag, n_out);
+            }
+        }
+      g_free (y);
+      g_free (x);
+      g_free (w);
+    }
+}
+
+static void
+check_matmul (LmTensorType type, uint32_t n_in, uint32_t n_out, uint32_t n, gboolean gathered,
+              uint64_t *state)
+{
+  size_t bytes;
+  uint8_t *w = cuda_test_weights (type, n_in, n_out, state, &bytes);
+  /* gathered: token t reads x row n - 1 - t and writes y row (t * 5) % n + n */
+  uint32_t y_rows_total = gathered ? 2 * n : n;
+  float *x = cuda_test_floats ((size_t) n * n_in, state);
+  float *y = g_malloc ((size_t) y_rows_total * n_out * sizeof (float));
+  int32_t *x_rows = g_malloc (n * sizeof (int32_t)), *y_rows = g_malloc (n * sizeof (int32_t));
+  double *ref = g_malloc (n_out * sizeof (double)), *mag = g_malloc (n_out * sizeof (double));
+  for (uint32_t t = 0; t < n; t++)
+    {
+      x_rows[t] = (int32_t) (n - 1 - t);
+      y_rows[t] = (int32_t) ((t * 5) % n + n);
+    }
+  if (gathered && n % 5 == 0)
+    g_error ("the gathered rows need n coprime to 5");
+
+  g_assert_cmpint (lm_cuda_matmul_host (type, w, n_in, n_out, x, gathered ? x_rows : NULL,
+                                        gathered ? y_rows : NULL, n, y), ==, LM_OK);
+  for (uint32_t t = 0; t < n; t++)
+    {
+      char what[96];
+      uint32_t xr = gathered ? (uint32_t) x_rows[t] : t, yr = gathered ? (uint32_t) y_rows[t] : t;
+      snprintf (what, sizeof what, "matmul %s %ux%u token %u of %u", lm_type_name (type), n_in,
+                n_out, t, n);
+      cuda_test_reference (type, w, n_in, n_out, x + (size_t) xr * n_in, ref, mag);
+      cuda_test_assert_close (what, y + (size_t) yr * n_out, NULL, ref, mag, n_out);
+    }
+  g_free (mag);
+  g_free (ref);
+  g_free (y_rows);
+  g_free (x_rows);
+  g_free (y);
+  g_free (x);
+  g_free (w);
+}
+
+static void
+test_matmul (void)
+{
+  uint64_t state = 0x777;
+  for (int t = 0; t < CUDA_TEST_N_TYPES; t++)
+    {
+      LmTensorType type = cuda_test_types[t];
+      check_matmul (type, 512, 37, 1, FALSE, &state);
+      check_matmul (type, 2048, 33, 7, FALSE, &state);
+      check_matmul (type, odd_n_in (type), 5, 64, FALSE, &state);
+      check_matmul (type, 768, 40, 9, TRUE, &state);
+    }
+}
+
+static void
+test_errors (void)
+{
+  float x[512] = { 0 }, y[4];
+  uint8_t w[4096] = { 0 };
+  g_assert_cmpint (lm_cuda_matvec_host ((LmTensorType) 2, w, 0, NULL, 1, 32, 1, x, 0, y, false),
+                   ==, LM_ERR_UNSUPPORTED);
+  g_assert_cmpint (lm_cuda_matvec_host (LM_TYPE_Q4_K, w, 0, NULL, 1, 300, 1, x, 0, y, false),
+                   ==, LM_ERR_SHAPE);
+  g_assert_cmpint (lm_cuda_matvec_host (LM_TYPE_Q4_K, w + 4, 0, NULL, 1, 256, 1, x, 0, y, false),
+                   ==, LM_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (lm_cuda_matmul_host (LM_TYPE_Q8_0, w, 31, 1, x, NULL, NULL, 1, y),
+                   ==, LM_ERR_SHAPE);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/engine/cuda/host/blocks", test_blocks);
+  g_test_add_func ("/engine/cuda/host/blocks-random-seed", test_blocks_other_seed);
+  g_test_add_func ("/engine/cuda/host/matvec", test_matvec);
+  g_test_add_func ("/engine/cuda/host/experts", test_experts);
+  g_test_add_func ("/engine/cuda/host/matmul", test_matmul);
+  g_test_add_func ("/engine/cuda/host/errors", test_errors);
+  return g_test_run ();
+}
