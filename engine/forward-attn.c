@@ -45,30 +45,19 @@ prepare_qkv (LmSession *s, const LmLayer *l, uint32_t n, float *k_cache, float *
     }
 }
 
-/* One (token, query head): causal softmax attention, scores computed in
- * blocks of positions with the f32 row kernel and a running maximum, then
- * the sigmoid output gate. */
-static void
-attend_cb (void *ctx, uint32_t item)
+void
+lm_attend_head (const LmKernels *kernels, const float *q, const float *gate, const float *k_cache,
+                const float *v_cache, uint32_t kvd, uint32_t n_pos, uint32_t hd, float *out)
 {
-  const AttnJob *job = ctx;
-  LmSession *s = job->s;
-  const LmModelInfo *in = &s->model->info;
-  uint32_t hd = in->head_dim, kvd = hd * in->n_head_kv;
-  uint32_t t = item / in->n_head, j = item % in->n_head;
-  uint32_t kv = j / (in->n_head / in->n_head_kv);
-  const float *q = s->a1 + (size_t) (t * in->n_head + j) * 2 * hd;
-  const float *gate = q + hd;
   float acc[MAX_HEAD_DIM], score[SCORE_BLOCK];
   memset (acc, 0, hd * sizeof (float));
   float scale = 1.0f / sqrtf ((float) hd), max = -INFINITY, sum = 0.0f;
-  uint32_t n_pos = s->pos + t + 1;
   for (uint32_t p0 = 0; p0 < n_pos; p0 += SCORE_BLOCK)
     {
       uint32_t nb = n_pos - p0 < SCORE_BLOCK ? n_pos - p0 : SCORE_BLOCK;
-      const float *k = job->k_cache + (size_t) p0 * kvd + (size_t) kv * hd;
-      const float *v = job->v_cache + (size_t) p0 * kvd + (size_t) kv * hd;
-      lm_dot_rows (s->kernels, LM_TYPE_F32, LM_ACT_F32, k, kvd * sizeof (float), nb, q, hd, score);
+      const float *k = k_cache + (size_t) p0 * kvd;
+      const float *v = v_cache + (size_t) p0 * kvd;
+      lm_dot_rows (kernels, LM_TYPE_F32, LM_ACT_F32, k, kvd * sizeof (float), nb, q, hd, score);
       float block_max = -INFINITY;
       for (uint32_t i = 0; i < nb; i++)
         {
@@ -90,9 +79,24 @@ attend_cb (void *ctx, uint32_t item)
           lm_scale_axpy (acc, 1.0f, w, v + (size_t) i * kvd, hd);
         }
     }
-  float *out = s->a4 + (size_t) (t * in->n_head + j) * hd;
   for (uint32_t d = 0; d < hd; d++)
     out[d] = acc[d] / sum * lm_sigmoid (gate[d]);
+}
+
+/* One (token, query head). */
+static void
+attend_cb (void *ctx, uint32_t item)
+{
+  const AttnJob *job = ctx;
+  LmSession *s = job->s;
+  const LmModelInfo *in = &s->model->info;
+  uint32_t hd = in->head_dim, kvd = hd * in->n_head_kv;
+  uint32_t t = item / in->n_head, j = item % in->n_head;
+  uint32_t kv = j / (in->n_head / in->n_head_kv);
+  const float *q = s->a1 + (size_t) (t * in->n_head + j) * 2 * hd;
+  lm_attend_head (s->kernels, q, q + hd, job->k_cache + (size_t) kv * hd,
+                  job->v_cache + (size_t) kv * hd, kvd, s->pos + t + 1, hd,
+                  s->a4 + (size_t) (t * in->n_head + j) * hd);
 }
 
 LmStatus

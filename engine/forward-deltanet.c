@@ -21,25 +21,22 @@ typedef struct {
   float *state;      /* this layer's [Hv][S][S] */
 } DeltaJob;
 
-/* c_t = causal depthwise conv of the mixed rows (with the saved K-1 previous
- * rows), then SiLU, into s->a3; then the saved rows are advanced. */
-static void
-causal_conv (LmSession *s, const LmLayer *l, uint32_t n, float *conv_state)
+void
+lm_causal_conv (const float *in, const float *w, uint32_t K, uint32_t C, uint32_t n,
+                float *conv_state, float *out_rows)
 {
-  const LmModelInfo *in = &s->model->info;
-  uint32_t K = in->ssm_conv_kernel, C = lm_conv_dim (in);
   for (uint32_t t = 0; t < n; t++)
     {
-      float *out = s->a3 + (size_t) t * C;
+      float *out = out_rows + (size_t) t * C;
       for (uint32_t c = 0; c < C; c++)
         {
           float sum = 0.0f;
           for (uint32_t j = 0; j < K; j++)
             {
               int64_t r = (int64_t) t - (K - 1) + j;
-              const float *src = r >= 0 ? s->a1 + (size_t) r * C
+              const float *src = r >= 0 ? in + (size_t) r * C
                                         : conv_state + (size_t) ((int64_t) (K - 1) + r) * C;
-              sum += l->conv[(size_t) c * K + j] * src[c];
+              sum += w[(size_t) c * K + j] * src[c];
             }
           out[c] = lm_silu (sum);
         }
@@ -48,11 +45,11 @@ causal_conv (LmSession *s, const LmLayer *l, uint32_t n, float *conv_state)
   if (keep == 0)
     return;
   if (n >= keep)
-    memcpy (conv_state, s->a1 + (size_t) (n - keep) * C, (size_t) keep * C * sizeof (float));
+    memcpy (conv_state, in + (size_t) (n - keep) * C, (size_t) keep * C * sizeof (float));
   else
     {
       memmove (conv_state, conv_state + (size_t) n * C, (size_t) (keep - n) * C * sizeof (float));
-      memcpy (conv_state + (size_t) (keep - n) * C, s->a1, (size_t) n * C * sizeof (float));
+      memcpy (conv_state + (size_t) (keep - n) * C, in, (size_t) n * C * sizeof (float));
     }
 }
 
@@ -67,13 +64,11 @@ normalize_qk (LmSession *s, uint32_t n)
       lm_l2_norm (s->a3 + (size_t) t * C + (size_t) h * S, in->rms_eps, S);
 }
 
-/* One delta-rule step of one head: M = exp(g) M; M += beta (v - M k) k^T;
- * o = M q / sqrt(S). Row r of M is the value index, column the key index.
- * With the old state M0 and decay a: M k = a (M0 k), and
+/* With the old state M0 and decay a: M k = a (M0 k), and
  * o = a (M0 q) + d (k . q), so both products read M0 through the f32 row
- * kernel before the single update pass. @mk and @mq are S floats of scratch. */
-static void
-delta_step (const LmKernels *kernels, float *M, const float *q, const float *k, const float *v,
+ * kernel before the single update pass. */
+void
+lm_delta_step (const LmKernels *kernels, float *M, const float *q, const float *k, const float *v,
             float decay, float beta, uint32_t S, float *mk, float *o)
 {
   float scale = 1.0f / sqrtf ((float) S), kq = 0.0f;
@@ -109,7 +104,7 @@ delta_head_cb (void *ctx, uint32_t j)
       float g = l->ssm_a[j] * lm_softplus (alpha[(size_t) t * Hv + j] + l->dt_bias[j]);
       float b = lm_sigmoid (beta[(size_t) t * Hv + j]);
       float *o = s->a4 + (size_t) t * vd + (size_t) j * S;
-      delta_step (s->kernels, M, u + (size_t) m * S, u + key_dim + (size_t) m * S,
+      lm_delta_step (s->kernels, M, u + (size_t) m * S, u + key_dim + (size_t) m * S,
                   u + 2 * key_dim + (size_t) j * S, expf (g), b, S, mk, o);
       const float *z = s->a2 + (size_t) t * vd + (size_t) j * S;
       lm_rms_norm (o, l->ssm_norm, in->rms_eps, S, o);
@@ -136,7 +131,7 @@ lm_forward_linear_attention (LmSession *s, uint32_t il, uint32_t n)
   LmStatus st = lm_project_many (s, il, projs, 4, s->h, n);
   if (st != LM_OK)
     return st;
-  causal_conv (s, l, n, conv_state);
+  lm_causal_conv (s->a1, l->conv, K, lm_conv_dim (in), n, conv_state, s->a3);
   normalize_qk (s, n);
   DeltaJob job = { s, l, n, state };
   lm_parallel_for (s->pool, Hv, delta_head_cb, &job);

@@ -39,10 +39,8 @@ dense_ffn (LmSession *s, uint32_t il, uint32_t n)
   return swiglu_mlp (s, il, LM_MODULE_FFN_GATE, &l->ffn_gate, &l->ffn_up, &l->ffn_down, n);
 }
 
-/* Softmax over all experts, the k most probable (ties: lower index), their
- * probabilities renormalised to sum 1. */
-static void
-route_token (const float *logits, uint32_t n_expert, uint32_t k, int32_t *sel, float *w)
+void
+lm_route_token (const float *logits, uint32_t n_expert, uint32_t k, int32_t *sel, float *w)
 {
   float max = logits[0];
   for (uint32_t e = 1; e < n_expert; e++)
@@ -163,7 +161,7 @@ moe_ffn (LmSession *s, uint32_t il, uint32_t n)
   uint32_t E = in->n_embd, k = in->n_expert_used;
   lm_linear (s, &l->router, 0, s->h, n, s->router);
   for (uint32_t t = 0; t < n; t++)
-    route_token (s->router + (size_t) t * in->n_expert, in->n_expert, k, s->sel + (size_t) t * k,
+    lm_route_token (s->router + (size_t) t * in->n_expert, in->n_expert, k, s->sel + (size_t) t * k,
                  s->sel_w + (size_t) t * k);
   LmStatus st = n == 1 && k < LM_ROWS_MAX_ITEMS ? moe_decode (s, il) : moe_batch (s, il, n);
   if (st != LM_OK)

@@ -79,6 +79,18 @@ LmStatus lm_cuda_attention (LmCudaStream stream, const float *qg, const float *k
                             const float *v_cache, uint32_t n_head, uint32_t n_head_kv,
                             uint32_t head_dim, uint32_t n, const uint32_t *pos,
                             uint32_t n_ctx, float *out);
+/* The same, with the positions split into chunks that run in parallel and
+ * a final combine (flash-decoding): the form for decode, where the one above
+ * has only n_head_kv blocks. @scratch: lm_cuda_attention_scratch_floats()
+ * floats of device memory, for this call only (one per stream). The chunks
+ * depend only on n_ctx, so a captured graph replays at any position.
+ * Limits: head_dim <= LM_CUDA_MAX_HEAD_DIM, n_head / n_head_kv <= 64. */
+size_t lm_cuda_attention_scratch_floats (uint32_t n_head, uint32_t head_dim, uint32_t n,
+                                         uint32_t n_ctx);
+LmStatus lm_cuda_attention_split (LmCudaStream stream, const float *qg, const float *k_cache,
+                                  const float *v_cache, uint32_t n_head, uint32_t n_head_kv,
+                                  uint32_t head_dim, uint32_t n, const uint32_t *pos,
+                                  uint32_t n_ctx, float *scratch, float *out);
 
 /* ---- Gated DeltaNet (forward-deltanet.c) ---- */
 
@@ -101,7 +113,8 @@ typedef struct {
 
 /* The delta rule over n tokens, one value head per block, sequential in t
  * exactly as the CPU: u[t] = (q groups, k groups, v heads) after the conv
- * (q, k L2-normalised here), z[t][Hv*S] the output gate, alpha/beta[t][Hv]
+ * (q, k L2-normalised here, in place in u; S <= LM_CUDA_MAX_STATE, the
+ * state in registers up to 128), z[t][Hv*S] the output gate, alpha/beta[t][Hv]
  * the raw projections (row stride ab_stride floats); state [Hv][S][S]
  * updated in place; out[t][Hv*S] = RMSNorm(o) * SiLU(z). */
 LmStatus lm_cuda_delta_rule (LmCudaStream stream, const LmCudaDeltaShape *shape, float *u,
@@ -126,6 +139,35 @@ LmStatus lm_cuda_moe_combine (LmCudaStream stream, const float *y, const float *
 /* The token of largest logit (lowest index on ties) into *token (device). */
 LmStatus lm_cuda_argmax (LmCudaStream stream, const float *logits, uint32_t n_vocab,
                          int32_t *token);
+
+/* Greedy or sampled, as lm_sampler_sample() with the same parameters
+ * (sampler.h): repetition penalty over history[0 .. history_state[0]) (device
+ * memory; history may be NULL without a penalty), top-k, top-p, min-p,
+ * temperature, then the draw with the uniform number *u (device memory, in
+ * [0, 1), e.g. lm_rng_uniform() of the session's generator written before
+ * each replay). Writes the token id to *token (device). @scratch: n_vocab
+ * floats of device memory. Exact for top_k <= LM_CUDA_SAMPLE_MAX_CAND (a
+ * larger top_k below n_vocab is LM_ERR_INVALID_ARGUMENT: sample on the CPU);
+ * top-p / min-p without top-k keep at most LM_CUDA_SAMPLE_MAX_CAND
+ * candidates (the CPU keeps more only for very flat distributions). */
+#define LM_CUDA_SAMPLE_MAX_CAND 1024
+typedef struct {
+  float temperature;       /* <= 0: greedy */
+  int32_t top_k;           /* <= 0: off */
+  float top_p;             /* >= 1: off */
+  float min_p;             /* <= 0: off */
+  float repeat_penalty;    /* 1: off */
+} LmCudaSampleParams;
+LmStatus lm_cuda_sample (LmCudaStream stream, const LmCudaSampleParams *params,
+                         const float *logits, uint32_t n_vocab, const int32_t *history,
+                         const int32_t *history_state, const double *u, float *scratch,
+                         int32_t *token);
+/* lm_sampler_accept() on the device: *token joins the ring history
+ * ([repeat_last_n] ids) whose history_state is {count, next slot}, both
+ * starting at 0. */
+LmStatus lm_cuda_sample_accept (LmCudaStream stream, const int32_t *token, uint32_t n_vocab,
+                                int32_t repeat_last_n, int32_t *history,
+                                int32_t *history_state);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,55 @@
+/* lm-cuda-host-check.h: the kernels' per-element arithmetic run on the host.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The __host__ __device__ functions of lm-cuda-math.h, and host replays of
+ * the reduction orders the kernels use (lanes, threads per row), exported so
+ * that a test without a GPU can compare them with the CPU functions
+ * (tests/engine/test-cuda-math.c). No state; thread-safe. Built only with
+ * CUDA (TS_HAVE_CUDA).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+float lm_cuda_host_silu (float x);
+float lm_cuda_host_sigmoid (float x);
+float lm_cuda_host_softplus (float x);
+
+/* The table of lm_rope_table(), entry by entry as rope_kernel computes it. */
+void lm_cuda_host_rope_table (uint32_t pos, uint32_t n_rot, float base, const int32_t sections[4],
+                              float *cs);
+/* rope_kernel's rotation of one head with that table. */
+void lm_cuda_host_rope_apply (float *x, uint32_t n_rot, const float *cs);
+
+/* The RMSNorm / L2 scale from a double sum of squares. */
+float lm_cuda_host_rms_scale (double sum_sq, uint32_t n, float eps);
+float lm_cuda_host_l2_scale (double sum_sq, float eps);
+
+/* One delta-rule step of one head as delta_kernel does it: every row's M k
+ * and M q summed over the threads of the row (4 interleaved column sets),
+ * k.q over 32 lanes. M: S x S, updated; o: S. */
+void lm_cuda_host_delta_step (float *M, const float *q, const float *k, const float *v,
+                              float decay, float beta, uint32_t S, float *o);
+/* exp(ssm_a * softplus(alpha + dt_bias)). */
+float lm_cuda_host_delta_decay (float ssm_a, float alpha, float dt_bias);
+
+/* moe_route_kernel's selection: 32 lanes scanning strided, then the
+ * butterfly of shuffles, k rounds; the weights from the lanes' partial sums. */
+void lm_cuda_host_route (const float *logits, uint32_t n_expert, uint32_t k, int32_t *sel,
+                         float *w);
+
+/* argmax_kernel's order over @n_threads threads scanning strided, then a
+ * butterfly per warp and a scan over the warps. */
+int32_t lm_cuda_host_argmax (const float *logits, uint32_t n, uint32_t n_threads);
+
+/* Whether lm_hd_float_key orders a and b as the numbers (a < b <=> key(a) < key(b)). */
+bool lm_cuda_host_key_orders (float a, float b);
+
+#ifdef __cplusplus
+}
+#endif
