@@ -131,7 +131,14 @@ full_attention (LmSession *s, uint32_t il, uint32_t n)
   TRY (lm_cuda_rope (st, g->a2, kvd, hd, nkv, n, g->pos, in->n_rot, in->rope_base,
                      in->rope_sections));
   TRY (lm_cuda_kv_append (st, g->a2, g->a3, kvd, n, g->pos, k_cache, v_cache));
-  TRY (lm_cuda_attention (st, g->a1, k_cache, v_cache, nh, nkv, hd, n, g->pos, s->n_ctx, g->a4));
+  /* Decode has one query row: the split form spreads the positions over
+   * blocks (n_head_kv blocks alone would leave the GPU idle). */
+  if (n == 1)
+    TRY (lm_cuda_attention_split (st, g->a1, k_cache, v_cache, nh, nkv, hd, 1, g->pos, s->n_ctx,
+                                  g->attn_scratch, g->a4));
+  else
+    TRY (lm_cuda_attention (st, g->a1, k_cache, v_cache, nh, nkv, hd, n, g->pos, s->n_ctx,
+                            g->a4));
   return project (s, il, LM_MODULE_ATTN_OUTPUT, &l->wo, g->a4, n, g->o);
 }
 

@@ -56,6 +56,7 @@ struct LmGpuSession {
   float *moe_g, *moe_u;            /* [nb * k][n_ff_exp] */
   float *moe_y;                    /* [nb * k][E] */
   float *logits;                   /* [nb][n_vocab] */
+  float *attn_scratch;             /* split attention of a decode step */
   /* Host side: pinned io, logits and residual row of a decode step; the
    * expert row lists being built. */
   void *host_mem;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lm-cuda-gpu.h"
+#include "lm-cuda-ops.h"
 #include "lora-private.h"
 
 #define CARVE_ALIGN 256
@@ -78,6 +79,10 @@ layout (const LmSession *s, LmGpuSession *g, Carve *c)
   g->moe_u = carve (c, nb * k * in->n_ff_exp, sizeof (float));
   g->moe_y = carve (c, nb * k * E, sizeof (float));
   g->logits = carve (c, g->head ? nb * in->n_vocab : 0, sizeof (float));
+  g->attn_scratch = carve (c, n_full ? lm_cuda_attention_scratch_floats (in->n_head, in->head_dim,
+                                                                         1, s->n_ctx)
+                                     : 0,
+                           sizeof (float));
 }
 
 static LmStatus
