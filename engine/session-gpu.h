@@ -17,7 +17,8 @@ typedef struct LmGpuSession LmGpuSession;
  * the model's other GPU sessions; with every layer also the LM head) after
  * checking that they and this session's device buffers fit in free GPU
  * memory, then allocates those buffers (KV cache, recurrent state, scratch)
- * and sets s->gpu. On failure s->gpu stays NULL and *@error_out says why. */
+ * and sets s->gpu and s->gpu_layers (@n_layers, 0 or more than the model
+ * has: all). On failure s->gpu stays NULL and *@error_out says why. */
 LmStatus lm_gpu_session_new (LmSession *s, uint32_t n_layers, char **error_out);
 void lm_gpu_session_free (LmGpuSession *gpu);
 

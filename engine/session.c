@@ -129,12 +129,7 @@ start_backend (LmSession *s, const LmSessionParams *p, char **error_out)
   else
     st = lm_gpu_session_new (s, p->gpu_layers, &msg);
   if (st == LM_OK)
-    {
-      uint32_t n_layer = s->model->info.n_layer;
-      s->gpu_layers = p->gpu_layers == 0 || p->gpu_layers > n_layer ? n_layer : p->gpu_layers;
-      free (msg);
-      return LM_OK;
-    }
+    return LM_OK;
   if (p->backend == LM_BACKEND_AUTO && st != LM_ERR_NO_MEMORY)
     {
       lm_fail (&s->backend_note, LM_OK, "running on the CPU: %s",

@@ -37,6 +37,7 @@ typedef struct {
 } LmGpuIo;
 
 struct LmGpuSession {
+  LmModel *model;                  /* whose device copy dm is (a reference) */
   LmGpuModel *dm;
   LmCudaStream stream;
   uint32_t n_layers;

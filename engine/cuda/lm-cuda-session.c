@@ -142,6 +142,8 @@ lm_gpu_session_free (LmGpuSession *g)
   lm_cuda_rt_host_free (g->host_mem);
   free (g->h_rows);
   free (g->h_first);
+  if (g->dm != NULL)
+    lm_gpu_model_release (g->model);
   free (g);
 }
 
@@ -162,9 +164,6 @@ session_fail (LmSession *s, LmGpuSession *g, LmStatus st, char **error_out, cons
 {
   if (st == LM_ERR_DEVICE)
     lm_fail (error_out, st, "%s failed (%s)", what, lm_cuda_rt_error ());
-  if (g->dm != NULL)
-    lm_gpu_model_release ((LmModel *) s->model);
-  g->dm = NULL;
   lm_gpu_session_free (g);
   return st;
 }
@@ -178,6 +177,7 @@ lm_gpu_session_new (LmSession *s, uint32_t n_layers, char **error_out)
   LmGpuSession *g = calloc (1, sizeof *g);
   if (g == NULL)
     return LM_ERR_NO_MEMORY;
+  g->model = m;
   g->n_layers = n_layers == 0 || n_layers > n_layer ? n_layer : n_layers;
   g->head = g->n_layers == n_layer;
   Carve c = { NULL, 0 };
@@ -198,6 +198,7 @@ lm_gpu_session_new (LmSession *s, uint32_t n_layers, char **error_out)
   if ((st = alloc_host (s, g)) != LM_OK)
     return session_fail (s, g, st, error_out, "allocating pinned host memory");
   s->gpu = g;
+  s->gpu_layers = g->n_layers;
   lm_gpu_session_reset (g);
   return LM_OK;
 }
