@@ -393,7 +393,7 @@ lm_gpu_forward (LmSession *s, const int32_t *tokens, uint32_t n, float *logits_a
   LmStatus done = lm_cuda_rt_sync (g->stream);
   if (st != LM_OK || done != LM_OK)
     return st != LM_OK ? st : done;
-  if (g->head && logits_all == NULL)
+  if (g->head && logits_all == NULL && g->h_logits != s->logits)
     memcpy (s->logits, g->h_logits, in->n_vocab * sizeof (float));
   else if (!g->head && n == 1)
     memcpy (s->x, g->h_x, in->n_embd * sizeof (float));

@@ -63,6 +63,7 @@ struct LmGpuSession {
   void *host_mem;
   LmGpuIo *io;
   float *h_logits, *h_x;
+  float *registered;               /* s->logits when page-locked for h_logits */
   int32_t *h_rows;                 /* [3][nb * k]: choice, rows of x, rows of y */
   uint32_t *h_first;               /* [2 * n_expert + 1]: per expert first row, fill */
   /* LoRA: per module A and scale*B on the device, u and B·u scratch, and

@@ -53,6 +53,19 @@ lm_cuda_rt_host_free (void *p)
 }
 
 extern "C" LmStatus
+lm_cuda_rt_host_register (void *p, size_t bytes)
+{
+  return check (cudaHostRegister (p, bytes, cudaHostRegisterDefault), "cudaHostRegister");
+}
+
+extern "C" void
+lm_cuda_rt_host_unregister (void *p)
+{
+  if (p != NULL)
+    check (cudaHostUnregister (p), "cudaHostUnregister");
+}
+
+extern "C" LmStatus
 lm_cuda_rt_mem_info (size_t *free_bytes, size_t *total_bytes)
 {
   *free_bytes = *total_bytes = 0;

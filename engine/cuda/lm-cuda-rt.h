@@ -29,6 +29,9 @@ void lm_cuda_rt_free (void *p);
 /* Page-locked host memory (for copies a CUDA graph replays). */
 LmStatus lm_cuda_rt_host_alloc (void **out, size_t bytes);
 void lm_cuda_rt_host_free (void *p);
+/* Page-locks existing host memory (so that a recorded copy may target it). */
+LmStatus lm_cuda_rt_host_register (void *p, size_t bytes);
+void lm_cuda_rt_host_unregister (void *p);
 LmStatus lm_cuda_rt_mem_info (size_t *free_bytes, size_t *total_bytes);
 
 LmStatus lm_cuda_rt_stream_new (LmCudaStream *out);

@@ -98,6 +98,10 @@ alloc_host (const LmSession *s, LmGpuSession *g)
   g->h_logits = (float *) ((char *) g->host_mem + io);
   g->h_x = (float *) ((char *) g->host_mem + io + logits);
   memset (g->io, 0, sizeof *g->io);
+  /* The decode step's logits go straight into the session's buffer when it
+   * can be page-locked (saving a copy of n_vocab floats per token). */
+  if (lm_cuda_rt_host_register (s->logits, (size_t) in->n_vocab * sizeof (float)) == LM_OK)
+    g->h_logits = g->registered = s->logits;
   g->h_rows = calloc ((size_t) 3 * s->n_batch * (in->n_expert_used ? in->n_expert_used : 1),
                       sizeof (int32_t));
   g->h_first = calloc ((size_t) 2 * in->n_expert + 1, sizeof (uint32_t));
@@ -140,6 +144,7 @@ lm_gpu_session_free (LmGpuSession *g)
   lm_cuda_rt_stream_free (g->stream);
   lm_cuda_rt_free (g->mem);
   lm_cuda_rt_host_free (g->host_mem);
+  lm_cuda_rt_host_unregister (g->registered);
   free (g->h_rows);
   free (g->h_first);
   if (g->dm != NULL)

@@ -61,6 +61,17 @@ lm_cuda_rt_host_free (void *p)
 }
 
 LmStatus
+lm_cuda_rt_host_register (void *p, size_t bytes)
+{
+  return LM_OK;
+}
+
+void
+lm_cuda_rt_host_unregister (void *p)
+{
+}
+
+LmStatus
 lm_cuda_rt_mem_info (size_t *free_bytes, size_t *total_bytes)
 {
   *free_bytes = gpu_emu_free_bytes;
