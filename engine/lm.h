@@ -257,7 +257,8 @@ typedef struct {
   bool exact_activations;
   /* The compute backend (LM_BACKEND_CPU when zero-initialised). On the GPU
    * activations are always f32 against the dequantised weights, so
-   * exact_activations has no effect there. */
+   * exact_activations has no effect there, and the LM head's time is part
+   * of the forward stage. The GPU is device 0. */
   LmBackend backend;
   /* GPU backend: how many layers, from the first, run on the GPU (0 or at
    * least n_layer: all of them, and the LM head). With fewer, the embedding
