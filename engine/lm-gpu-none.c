@@ -45,3 +45,9 @@ lm_gpu_session_memory (const LmGpuSession *gpu, size_t *model_bytes, size_t *ses
 {
   *model_bytes = *session_bytes = 0;
 }
+
+bool
+lm_gpu_session_graph_recorded (const LmGpuSession *gpu)
+{
+  return false;
+}

@@ -37,3 +37,5 @@ LmStatus lm_gpu_session_set_lora (LmSession *s);
 void lm_gpu_session_invalidate (LmGpuSession *gpu);
 /* Device bytes of the model's shared weights and of this session. */
 void lm_gpu_session_memory (const LmGpuSession *gpu, size_t *model_bytes, size_t *session_bytes);
+/* True once a decode step has been recorded as a CUDA graph (tests). */
+bool lm_gpu_session_graph_recorded (const LmGpuSession *gpu);

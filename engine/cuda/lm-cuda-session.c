@@ -132,6 +132,12 @@ lm_gpu_session_invalidate (LmGpuSession *g)
   g->graph_failed = false;
 }
 
+bool
+lm_gpu_session_graph_recorded (const LmGpuSession *g)
+{
+  return g != NULL && g->graph != NULL;
+}
+
 void
 lm_gpu_session_free (LmGpuSession *g)
 {
