@@ -179,12 +179,28 @@ session_fail (LmSession *s, LmGpuSession *g, LmStatus st, char **error_out, cons
   return st;
 }
 
+/* Shapes beyond the kernels' limits are refused before anything is made
+ * (LM_BACKEND_AUTO then stays on the CPU). */
+static LmStatus
+check_limits (const LmModelInfo *in, char **error_out)
+{
+  if (in->head_dim > LM_CUDA_MAX_HEAD_DIM || in->ssm_state > LM_CUDA_MAX_STATE)
+    return lm_fail (error_out, LM_ERR_UNSUPPORTED,
+                    "the GPU kernels take heads of at most %d and states of at most %d values; "
+                    "this model has %u and %u",
+                    LM_CUDA_MAX_HEAD_DIM, LM_CUDA_MAX_STATE, in->head_dim, in->ssm_state);
+  return LM_OK;
+}
+
 LmStatus
 lm_gpu_session_new (LmSession *s, uint32_t n_layers, char **error_out)
 {
   /* The device copy is a cache of the read-only model, shared under its lock. */
   LmModel *m = (LmModel *) s->model;
   uint32_t n_layer = m->info.n_layer;
+  LmStatus st = check_limits (&m->info, error_out);
+  if (st != LM_OK)
+    return st;
   LmGpuSession *g = calloc (1, sizeof *g);
   if (g == NULL)
     return LM_ERR_NO_MEMORY;
@@ -194,7 +210,7 @@ lm_gpu_session_new (LmSession *s, uint32_t n_layers, char **error_out)
   Carve c = { NULL, 0 };
   layout (s, g, &c);
   g->bytes = c.off;
-  LmStatus st = lm_gpu_model_acquire (m, g->n_layers, g->head, g->bytes, &g->dm, error_out);
+  st = lm_gpu_model_acquire (m, g->n_layers, g->head, g->bytes, &g->dm, error_out);
   if (st != LM_OK)
     {
       free (g);
