@@ -12,13 +12,28 @@
 
 #include "forward-ops.h"
 #include "gpu-emu.h"
+#include "lm-gpu.h"
 #include "lm-cuda-matvec.h"
 #include "lm-cuda-ops.h"
 #include "lm-cuda-rt.h"
 #include "quant.h"
 
 size_t gpu_emu_free_bytes = (size_t) 1 << 34;
-size_t gpu_emu_live_allocations;
+atomic_size_t gpu_emu_live_allocations;
+
+/* ---- the probe (lm-gpu.h): the emulated GPU is always there ---- */
+
+bool
+lm_gpu_available (char *why, size_t why_len)
+{
+  return true;
+}
+
+bool
+lm_gpu_built (void)
+{
+  return true;
+}
 
 /* ---- runtime ---- */
 
