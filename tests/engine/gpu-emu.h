@@ -10,3 +10,5 @@
 extern size_t gpu_emu_free_bytes;
 /* Device and pinned allocations not yet freed. */
 extern atomic_size_t gpu_emu_live_allocations;
+/* Launches of recorded graphs (decode steps replayed). */
+extern atomic_size_t gpu_emu_graph_launches;

@@ -93,9 +93,11 @@ test_vs_cpu (gconstpointer data)
                         layers[i] ? layers[i] : lm_model_info (m)->n_layer);
       g_autofree char *what = g_strdup_printf ("%s, %u GPU layers (0: all), batch %u", name,
                                                layers[i], batches[i]);
+      size_t launches = gpu_emu_graph_launches;
       compare_sessions (what, m, cpu, gpu, prompt, EMU_TOL);
-      /* The emulation refuses graphs: every step ran eagerly. */
-      g_assert_false (lm_gpu_session_graph_recorded (gpu->gpu));
+      /* Every decode step replayed the graph recorded by the first. */
+      g_assert_true (lm_gpu_session_graph_recorded (gpu->gpu));
+      g_assert_cmpuint (gpu_emu_graph_launches - launches, ==, N_DECODE);
       lm_session_free (gpu);
       lm_session_free (cpu);
     }
