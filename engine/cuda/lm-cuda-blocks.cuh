@@ -28,6 +28,10 @@
 #include "gguf.h"   /* LmTensorType */
 
 #if defined(__CUDACC__)
+#include <cuda_fp16.h>
+#endif
+
+#if defined(__CUDACC__)
 #define LMC_HD __host__ __device__ __forceinline__
 #else
 #define LMC_HD static inline
@@ -130,6 +134,41 @@ lmc_small_to_float (uint32_t u, uint32_t offset)
 #endif
 }
 
+/* c + the sum of the four products of the signed bytes of a and b. */
+LMC_HD int32_t
+lmc_dp4a (uint32_t a, uint32_t b, int32_t c)
+{
+#ifdef __CUDA_ARCH__
+  return __dp4a ((int) a, (int) b, c);
+#else
+  for (int k = 0; k < 4; k++)
+    c += (int32_t) (int8_t) (a >> (8 * k)) * (int32_t) (int8_t) (b >> (8 * k));
+  return c;
+#endif
+}
+
+/* f32 -> fp16 exactly as lm_fp32_to_fp16 (quant-fp.c). */
+LMC_HD uint16_t
+lmc_fp32_to_fp16 (float f)
+{
+  uint32_t x = lmc_float_bits (f);
+  uint16_t sign = (uint16_t) ((x >> 16) & 0x8000u);
+
+  x &= 0x7fffffffu;
+  if (x > 0x7f800000u)
+    return (uint16_t) (sign | 0x7e00u | (uint16_t) ((x >> 13) & 0x3ffu));
+  if (x >= 0x477ff000u)
+    return (uint16_t) (sign | 0x7c00u);
+  if (x < 0x38800000u)
+    {
+      float shifted = lmc_add (lmc_bits_float (x), 0.5f);
+      return (uint16_t) (sign | (uint16_t) (lmc_float_bits (shifted) - 0x3f000000u));
+    }
+  uint32_t odd = (x >> 13) & 1u;
+  x += ((uint32_t) (15 - 127) << 23) + 0xfffu + odd;
+  return (uint16_t) (sign | (uint16_t) (x >> 13));
+}
+
 /* fp16 -> f32 exactly as lm_fp16_to_fp32 (quant-fp.c). */
 LMC_HD float
 lmc_fp16_to_fp32 (uint16_t h)
@@ -146,6 +185,19 @@ lmc_fp16_to_fp32 (uint16_t h)
   if (exponent == 31)
     return lmc_bits_float (sign | 0x7f800000u | (mantissa << 13));
   return lmc_bits_float (sign | ((exponent + 112) << 23) | (mantissa << 13));
+}
+
+/* An fp16 block scale inside a dot product: the hardware conversion on the
+ * device (one instruction; the same value as lmc_fp16_to_fp32 except that a
+ * NaN loses its payload, which no product can show). */
+LMC_HD float
+lmc_scale_fp16 (uint16_t h)
+{
+#ifdef __CUDA_ARCH__
+  return __half2float (__ushort_as_half (h));
+#else
+  return lmc_fp16_to_fp32 (h);
+#endif
 }
 
 LMC_HD float
@@ -176,7 +228,8 @@ lmc_k4_scale_min (const uint8_t *scales, int j, uint32_t *sc, uint32_t *m)
 /* Scalar forms: one value per unit, any n_in, natural alignment. */
 struct LmcF32S
 {
-  static constexpr bool FAST = false;
+  static constexpr bool FAST = false, Q8 = false;
+  static constexpr int QG = 1;
   static constexpr int XS = 1;
   static constexpr int BV = 1, BB = 4, C = 1, UPB = 1, SPAN = 1, ALIGN = 4;
   LMC_HD static void decode (const uint8_t *b, int, float *v) { v[0] = lmc_load<float> (b); }
@@ -185,7 +238,8 @@ struct LmcF32S
 
 struct LmcF16S
 {
-  static constexpr bool FAST = false;
+  static constexpr bool FAST = false, Q8 = false;
+  static constexpr int QG = 1;
   static constexpr int XS = 1;
   static constexpr int BV = 1, BB = 2, C = 1, UPB = 1, SPAN = 1, ALIGN = 2;
   LMC_HD static void decode (const uint8_t *b, int, float *v)
@@ -197,7 +251,8 @@ struct LmcF16S
 
 struct LmcBF16S
 {
-  static constexpr bool FAST = false;
+  static constexpr bool FAST = false, Q8 = false;
+  static constexpr int QG = 1;
   static constexpr int XS = 1;
   static constexpr int BV = 1, BB = 2, C = 1, UPB = 1, SPAN = 1, ALIGN = 2;
   LMC_HD static void decode (const uint8_t *b, int, float *v)
@@ -210,7 +265,8 @@ struct LmcBF16S
 /* Vector forms: 16-byte loads; n_in a multiple of C and rows 16-byte aligned. */
 struct LmcF32V
 {
-  static constexpr bool FAST = false;
+  static constexpr bool FAST = false, Q8 = false;
+  static constexpr int QG = 1;
   static constexpr int XS = 1;
   static constexpr int BV = 4, BB = 16, C = 4, UPB = 1, SPAN = 4, ALIGN = 16;
   LMC_HD static void decode (const uint8_t *b, int, float *v)
@@ -226,8 +282,23 @@ struct LmcF32V
 
 struct LmcF16V
 {
-  static constexpr bool FAST = false;
+  /* FAST: the products convert with the hardware instruction (lmc_scale_fp16) */
+  static constexpr bool FAST = true, Q8 = false;
+  static constexpr int QG = 1;
   static constexpr int XS = 1;
+  LMC_HD static void xsums (const float *, float *) {}
+  LMC_HD static float dot (const uint8_t *b, int, const float *xv, const float *)
+  {
+    uint4 q = lmc_load<uint4> (b);
+    uint32_t w[4] = { q.x, q.y, q.z, q.w };
+    float s = 0.0f;
+    for (int k = 0; k < 4; k++)
+      {
+        s = fmaf (lmc_scale_fp16 ((uint16_t) (w[k] & 0xFFFFu)), xv[2 * k], s);
+        s = fmaf (lmc_scale_fp16 ((uint16_t) (w[k] >> 16)), xv[2 * k + 1], s);
+      }
+    return s;
+  }
   static constexpr int BV = 8, BB = 16, C = 8, UPB = 1, SPAN = 8, ALIGN = 16;
   LMC_HD static void decode (const uint8_t *b, int, float *v)
   {
@@ -244,7 +315,8 @@ struct LmcF16V
 
 struct LmcBF16V
 {
-  static constexpr bool FAST = false;
+  static constexpr bool FAST = false, Q8 = false;
+  static constexpr int QG = 1;
   static constexpr int XS = 1;
   static constexpr int BV = 8, BB = 16, C = 8, UPB = 1, SPAN = 8, ALIGN = 16;
   LMC_HD static void decode (const uint8_t *b, int, float *v)
@@ -284,7 +356,7 @@ struct LmcQ8_0
   LMC_HD static void xsums (const float *, float *) {}
   LMC_HD static float dot (const uint8_t *b, int c, const float *xv, const float *)
   {
-    float d = lmc_fp16_to_fp32 (lmc_load<uint16_t> (b));
+    float d = lmc_scale_fp16 (lmc_load<uint16_t> (b));
     const uint8_t *qs = b + 2 + 8 * c;
     float s = 0.0f;
     for (int k = 0; k < 2; k++)
@@ -294,6 +366,21 @@ struct LmcQ8_0
           s = fmaf (lmc_small_to_float (lmc_byte (w, j), 128), xv[4 * k + j], s);
       }
     return lmc_mul (d, s);
+  }
+
+  /* Against Q8_0 activations (xq: the block's 32 int8, dx its scale), as
+   * the CPU's native mode: sumi * (d * dx). */
+  static constexpr bool Q8 = true;
+  static constexpr int QG = 32;   /* activation values per scale */
+  LMC_HD static void q8_sums (const uint8_t *, int, int32_t *) {}
+  LMC_HD static float dot_q8 (const uint8_t *b, int c, const uint8_t *xq, float dx,
+                              const int32_t *)
+  {
+    float d = lmc_scale_fp16 (lmc_load<uint16_t> (b));
+    const uint8_t *qs = b + 2 + 8 * c;
+    int32_t sumi = lmc_dp4a (lmc_load4_a2 (qs), lmc_load<uint32_t> (xq + 8 * c), 0);
+    sumi = lmc_dp4a (lmc_load4_a2 (qs + 4), lmc_load<uint32_t> (xq + 8 * c + 4), sumi);
+    return lmc_mul ((float) sumi, lmc_mul (d, dx));
   }
 };
 
@@ -340,8 +427,8 @@ lmc_dot_k4_unit (const uint8_t *b, const uint8_t *qs_base, const uint8_t *qh_bas
 {
   int g = c >> 2, l0 = 8 * (c & 3);
   uint32_t dd = lmc_load<uint32_t> (b);
-  float d = lmc_fp16_to_fp32 ((uint16_t) (dd & 0xFFFFu));
-  float dmin = lmc_fp16_to_fp32 ((uint16_t) (dd >> 16));
+  float d = lmc_scale_fp16 ((uint16_t) (dd & 0xFFFFu));
+  float dmin = lmc_scale_fp16 ((uint16_t) (dd >> 16));
   uint32_t sc, m;
   lmc_k4_scale_min (b + 4, 2 * g, &sc, &m);
   float d1 = lmc_mul (d, (float) sc), m1 = lmc_mul (dmin, (float) m);
@@ -366,6 +453,50 @@ lmc_dot_k4_unit (const uint8_t *b, const uint8_t *qs_base, const uint8_t *qh_bas
   r = fmaf (-m1, xs[0], r);
   r = fmaf (d2, s2, r);
   return fmaf (-m2, xs[1], r);
+}
+
+/* Against Q8_K activations (xq: the block's 256 int8, dx its scale), as the
+ * CPU's native mode: dx (d (sc1 sumi_lo + sc2 sumi_hi) - dmin (m1 sum_lo +
+ * m2 sum_hi)), the sums of the activations (xs) given. */
+LMC_HD float
+lmc_dot_k4_q8 (const uint8_t *b, const uint8_t *qs_base, const uint8_t *qh_base, int c,
+               const uint8_t *xq, float dx, const int32_t *xs)
+{
+  int g = c >> 2, l0 = 8 * (c & 3);
+  uint32_t dd = lmc_load<uint32_t> (b);
+  float d = lmc_scale_fp16 ((uint16_t) (dd & 0xFFFFu));
+  float dmin = lmc_scale_fp16 ((uint16_t) (dd >> 16));
+  uint32_t sc1, m1, sc2, m2;
+  lmc_k4_scale_min (b + 4, 2 * g, &sc1, &m1);
+  lmc_k4_scale_min (b + 4, 2 * g + 1, &sc2, &m2);
+
+  uint2 q = lmc_load<uint2> (qs_base + 32 * g + l0);
+  uint2 h = qh_base ? lmc_load<uint2> (qh_base + l0) : make_uint2 (0, 0);
+  uint32_t qw[2] = { q.x, q.y }, hw[2] = { h.x, h.y };
+  const uint8_t *x_lo = xq + 64 * g + l0, *x_hi = x_lo + 32;
+  int32_t sum_lo = 0, sum_hi = 0;
+  for (int k = 0; k < 2; k++)
+    {
+      uint32_t lo = (qw[k] & 0x0F0F0F0Fu) | (((hw[k] >> (2 * g)) & 0x01010101u) << 4);
+      uint32_t hi = ((qw[k] >> 4) & 0x0F0F0F0Fu) | (((hw[k] >> (2 * g + 1)) & 0x01010101u) << 4);
+      sum_lo = lmc_dp4a (lo, lmc_load<uint32_t> (x_lo + 4 * k), sum_lo);
+      sum_hi = lmc_dp4a (hi, lmc_load<uint32_t> (x_hi + 4 * k), sum_hi);
+    }
+  int32_t scaled = (int32_t) sc1 * sum_lo + (int32_t) sc2 * sum_hi;
+  int32_t mins = (int32_t) m1 * xs[0] + (int32_t) m2 * xs[1];
+  float r = lmc_mul (lmc_mul (dx, d), (float) scaled);
+  return fmaf (-lmc_mul (dx, dmin), (float) mins, r);
+}
+
+/* The sums of the unit's low-nibble and high-nibble activations. */
+LMC_HD void
+lmc_q8_sums_k4 (const uint8_t *xq, int c, int32_t *xs)
+{
+  const uint8_t *x_lo = xq + 64 * (c >> 2) + 8 * (c & 3), *x_hi = x_lo + 32;
+  xs[0] = lmc_dp4a (0x01010101u, lmc_load<uint32_t> (x_lo),
+                    lmc_dp4a (0x01010101u, lmc_load<uint32_t> (x_lo + 4), 0));
+  xs[1] = lmc_dp4a (0x01010101u, lmc_load<uint32_t> (x_hi),
+                    lmc_dp4a (0x01010101u, lmc_load<uint32_t> (x_hi + 4), 0));
 }
 
 LMC_HD void
@@ -402,6 +533,14 @@ struct LmcQ4_K
   {
     return lmc_dot_k4_unit (b, b + 16, nullptr, c, xv, xs);
   }
+  static constexpr bool Q8 = true;
+  static constexpr int QG = 256;
+  LMC_HD static void q8_sums (const uint8_t *xq, int c, int32_t *xs) { lmc_q8_sums_k4 (xq, c, xs); }
+  LMC_HD static float dot_q8 (const uint8_t *b, int c, const uint8_t *xq, float dx,
+                              const int32_t *xs)
+  {
+    return lmc_dot_k4_q8 (b, b + 16, nullptr, c, xq, dx, xs);
+  }
 };
 
 /* Q5_K: d, dmin (fp16), scales[12], qh[32], qs[128]. */
@@ -419,6 +558,14 @@ struct LmcQ5_K
   LMC_HD static float dot (const uint8_t *b, int c, const float *xv, const float *xs)
   {
     return lmc_dot_k4_unit (b, b + 48, b + 16, c, xv, xs);
+  }
+  static constexpr bool Q8 = true;
+  static constexpr int QG = 256;
+  LMC_HD static void q8_sums (const uint8_t *xq, int c, int32_t *xs) { lmc_q8_sums_k4 (xq, c, xs); }
+  LMC_HD static float dot_q8 (const uint8_t *b, int c, const uint8_t *xq, float dx,
+                              const int32_t *xs)
+  {
+    return lmc_dot_k4_q8 (b, b + 48, b + 16, c, xq, dx, xs);
   }
 };
 
@@ -466,7 +613,7 @@ struct LmcQ6_K
   LMC_HD static float dot (const uint8_t *b, int c, const float *xv, const float *)
   {
     int h = c >> 3, l0 = 4 * (c & 7), is = l0 >> 4;
-    float d = lmc_fp16_to_fp32 (lmc_load<uint16_t> (b + 208));
+    float d = lmc_scale_fp16 (lmc_load<uint16_t> (b + 208));
     uint32_t a = lmc_load4_a2 (b + 64 * h + l0);
     uint32_t bq = lmc_load4_a2 (b + 64 * h + 32 + l0);
     uint32_t qh = lmc_load4_a2 (b + 128 + 32 * h + l0);
@@ -484,6 +631,35 @@ struct LmcQ6_K
     for (int j = 1; j < 4; j++)
       r = fmaf (lmc_mul (d, (float) sc[is + 2 * j]), s[j], r);
     return r;
+  }
+  /* Against Q8_K activations, as the CPU's native mode: dx d sum_j sc_j
+   * sum (q - 32) x, with sum (q - 32) x = sum q x - 32 sum x. */
+  static constexpr bool Q8 = true;
+  static constexpr int QG = 256;
+  LMC_HD static void q8_sums (const uint8_t *, int, int32_t *) {}
+  LMC_HD static float dot_q8 (const uint8_t *b, int c, const uint8_t *xq, float dx,
+                              const int32_t *)
+  {
+    int h = c >> 3, l0 = 4 * (c & 7), is = l0 >> 4;
+    float d = lmc_scale_fp16 (lmc_load<uint16_t> (b + 208));
+    uint32_t a = lmc_load4_a2 (b + 64 * h + l0);
+    uint32_t bq = lmc_load4_a2 (b + 64 * h + 32 + l0);
+    uint32_t qh = lmc_load4_a2 (b + 128 + 32 * h + l0);
+    const int8_t *sc = (const int8_t *) (b + 192 + 8 * h);
+    uint32_t wq[4] = {
+      (a & 0x0F0F0F0Fu) | ((qh & 0x03030303u) << 4),
+      (bq & 0x0F0F0F0Fu) | (((qh >> 2) & 0x03030303u) << 4),
+      ((a >> 4) & 0x0F0F0F0Fu) | (((qh >> 4) & 0x03030303u) << 4),
+      ((bq >> 4) & 0x0F0F0F0Fu) | (((qh >> 6) & 0x03030303u) << 4),
+    };
+    int32_t sumi = 0;
+    for (int j = 0; j < 4; j++)
+      {
+        uint32_t x4 = lmc_load<uint32_t> (xq + 128 * h + l0 + 32 * j);
+        int32_t part = lmc_dp4a (wq[j], x4, 0) - 32 * lmc_dp4a (0x01010101u, x4, 0);
+        sumi += (int32_t) sc[is + 2 * j] * part;
+      }
+    return lmc_mul (lmc_mul (dx, d), (float) sumi);
   }
 };
 

@@ -122,6 +122,20 @@ lm_cuda_check_blocks (uint64_t seed, int rounds, char *why, size_t why_len)
                           ? LM_OK : LM_ERR_FORMAT;
                }) == LM_OK;
         }
+  /* the device's f32 -> fp16 (the Q8_0 activation scale) */
+  for (int i = 0; ok && i < rounds * 1000; i++)
+    {
+      uint32_t bits = (uint32_t) (next_random (&state) >> 32);
+      if (i % 2)   /* half of them near the fp16 range */
+        bits = (bits & 0x807fffffu) | ((uint32_t) (100 + (bits >> 23) % 50) << 23);
+      float f = lmc_bits_float (bits);
+      if (lmc_fp32_to_fp16 (f) != lm_fp32_to_fp16 (f))
+        {
+          snprintf (why, why_len, "fp32 -> fp16 of %a (0x%08x): 0x%04x, lm_fp32_to_fp16 gives 0x%04x",
+                    (double) f, bits, lmc_fp32_to_fp16 (f), lm_fp32_to_fp16 (f));
+          ok = false;
+        }
+    }
   free (seen);
   free (got);
   free (want);
@@ -161,8 +175,44 @@ host_product_checks (LmTensorType type, const void *w, size_t mat_stride, uint32
   });
 }
 
+/* x quantised as the CPU's native mode does, in the kernel's layout: n_in
+ * int8, then one float scale per group (lmc_q8_smem_bytes). */
+template <class Dec>
+static bool
+quantize_act_host (const float *x, uint32_t n_in, uint8_t *xq, float *dx)
+{
+  uint32_t groups = n_in / Dec::QG;
+  if constexpr (Dec::QG == 256)
+    {
+      LmBlockQ8_K *a = (LmBlockQ8_K *) malloc (groups * sizeof *a);
+      if (a == nullptr)
+        return false;
+      lm_quantize_row_q8_K (x, a, n_in);
+      for (uint32_t g = 0; g < groups; g++)
+        {
+          memcpy (xq + (size_t) g * 256, a[g].qs, 256);
+          dx[g] = a[g].d;
+        }
+      free (a);
+    }
+  else
+    {
+      LmBlockQ8_0 *a = (LmBlockQ8_0 *) malloc (groups * sizeof *a);
+      if (a == nullptr)
+        return false;
+      lm_quantize_row_q8_0_act (x, a, n_in);
+      for (uint32_t g = 0; g < groups; g++)
+        {
+          memcpy (xq + (size_t) g * 32, a[g].qs, 32);
+          dx[g] = lm_fp16_to_fp32 (a[g].d);
+        }
+      free (a);
+    }
+  return true;
+}
+
 extern "C" LmStatus
-lm_cuda_matvec_host (LmTensorType type, const void *w, size_t mat_stride, const int32_t *sel,
+lm_cuda_matvec_host (LmCudaActMode mode, LmTensorType type, const void *w, size_t mat_stride, const int32_t *sel,
                      uint32_t k, uint32_t n_in, uint32_t n_out, const float *x, size_t x_stride,
                      float *y, bool accumulate)
 {
@@ -171,13 +221,22 @@ lm_cuda_matvec_host (LmTensorType type, const void *w, size_t mat_stride, const 
   LmStatus st = host_product_checks (type, w, mat_stride, n_in, &row_bytes, &vector);
   if (st != LM_OK)
     return st;
+  if (mode != LM_CUDA_ACT_F32 && mode != LM_CUDA_ACT_Q8)
+    return LM_ERR_INVALID_ARGUMENT;
   uint32_t slots = sel ? k : 1;
   return lmc_with_decoder (type, vector, [&] (auto dec) {
     using Dec = decltype (dec);
-    /* the kernel reads x from shared memory, 16-byte aligned */
-    float *sx = (float *) aligned_alloc (16, ((size_t) n_in * sizeof (float) + 15) / 16 * 16);
+    bool q8 = false;
+    if constexpr (Dec::Q8)
+      q8 = mode == LM_CUDA_ACT_Q8;
+    /* the kernel's shared memory: x (16-byte aligned), or its int8 form */
+    size_t smem = q8 ? lmc_q8_smem_bytes (n_in, Dec::QG) : (size_t) n_in * sizeof (float);
+    float *sx = (float *) aligned_alloc (16, (smem + 15) / 16 * 16);
     if (sx == nullptr)
       return LM_ERR_NO_MEMORY;
+    memset (sx, 0xff, (smem + 15) / 16 * 16);   /* NaN where the staging does not write */
+    uint8_t *xq = (uint8_t *) sx;
+    float *dx = (float *) (xq + ((size_t) n_in + 15) / 16 * 16);
     for (uint32_t j = 0; j < slots; j++)
       {
         float *ys = y + (size_t) j * n_out;
@@ -192,7 +251,14 @@ lm_cuda_matvec_host (LmTensorType type, const void *w, size_t mat_stride, const 
               }
             wm += (size_t) sel[j] * mat_stride;
           }
-        memcpy (sx, x + (size_t) j * x_stride, (size_t) n_in * sizeof (float));
+        const float *xj = x + (size_t) j * x_stride;
+        if (!q8)
+          memcpy (sx, xj, (size_t) n_in * sizeof (float));
+        else if (!quantize_act_host<Dec> (xj, n_in, xq, dx))
+          {
+            free (sx);
+            return LM_ERR_NO_MEMORY;
+          }
         for (uint32_t row0 = 0; row0 < n_out; row0 += LMC_MV_ROWS)
           {
             int rows = n_out - row0 < LMC_MV_ROWS ? (int) (n_out - row0) : LMC_MV_ROWS;
@@ -200,8 +266,19 @@ lm_cuda_matvec_host (LmTensorType type, const void *w, size_t mat_stride, const 
             for (uint32_t lane = 0; lane < LMC_WARP; lane++)
               {
                 float acc[LMC_MV_ROWS];
-                lmc_lane_dot<Dec> (wm + (size_t) row0 * row_bytes, row_bytes, rows, sx,
-                                   lmc_row_units<Dec> (n_in), lane, acc);
+                const uint8_t *wr = wm + (size_t) row0 * row_bytes;
+                if constexpr (Dec::Q8)
+                  {
+                    if (q8)
+                      lmc_lane_dot_q8<Dec> (wr, row_bytes, rows, xq, dx,
+                                            lmc_row_units<Dec> (n_in), lane, acc);
+                    else
+                      lmc_lane_dot<Dec> (wr, row_bytes, rows, sx, lmc_row_units<Dec> (n_in),
+                                         lane, acc);
+                  }
+                else
+                  lmc_lane_dot<Dec> (wr, row_bytes, rows, sx, lmc_row_units<Dec> (n_in), lane,
+                                     acc);
                 for (int r = 0; r < LMC_MV_ROWS; r++)
                   lanes[r][lane] = acc[r];
               }
@@ -229,32 +306,39 @@ lm_cuda_matmul_host (LmTensorType type, const void *w, uint32_t n_in, uint32_t n
     return st;
   return lmc_with_decoder (type, vector, [&] (auto dec) {
     using Dec = decltype (dec);
-    constexpr uint32_t units_per_row = LMC_MM_K / Dec::C;
-    uint32_t n_tiles = (n_in + LMC_MM_K - 1) / LMC_MM_K;
-    /* row o as the kernel's shared tiles hold it, zero-padded to whole tiles */
-    float *tile = (float *) malloc ((size_t) n_tiles * LMC_MM_K * sizeof (float));
-    if (tile == nullptr)
-      return LM_ERR_NO_MEMORY;
-    for (uint32_t o = 0; o < n_out; o++)
+    /* the kernel's blocks one after the other, each block's threads one
+     * after the other between its barriers */
+    LmcMatmulArgs args = { (const uint8_t *) w, row_bytes, n_in, n_out, x, x_rows, y_rows, n, y };
+    float *smem = (float *) aligned_alloc (16, LMC_MM_SMEM_FLOATS * sizeof (float));
+    float (*acc)[4][4] = (float (*)[4][4]) malloc (LMC_MM_THREADS * sizeof *acc);
+    if (smem == nullptr || acc == nullptr)
       {
-        for (uint32_t k0 = 0; k0 < n_in; k0 += LMC_MM_K)
-          for (uint32_t uu = 0; uu < units_per_row; uu++)
-            {
-              float v[Dec::C];
-              lmc_tile_unit<Dec> ((const uint8_t *) w, row_bytes, n_in, n_out, o, k0, uu, v);
-              for (int i = 0; i < Dec::C; i++)
-                tile[k0 + lmc_tile_col<Dec> (k0, uu, i)] = v[i];
-            }
-        for (uint32_t t = 0; t < n; t++)
-          {
-            size_t xr = x_rows ? (size_t) x_rows[t] : t, yr = y_rows ? (size_t) y_rows[t] : t;
-            float acc = 0.0f;
-            for (uint32_t k = 0; k < n_tiles * LMC_MM_K; k++)
-              acc = fmaf (tile[k], k < n_in ? x[xr * n_in + k] : 0.0f, acc);
-            y[yr * n_out + o] = acc;
-          }
+        free (acc);
+        free (smem);
+        return LM_ERR_NO_MEMORY;
       }
-    free (tile);
+    float *sw = smem, *sxt = smem + LMC_MM_K * LMC_MM_W_STRIDE;
+    for (uint32_t row_base = 0; row_base < n_out; row_base += LMC_MM_ROWS)
+      for (uint32_t tok_base = 0; tok_base < n; tok_base += LMC_MM_TOKENS)
+        {
+          memset (acc, 0, LMC_MM_THREADS * sizeof *acc);
+          /* NaN: a read of shared memory the loads did not write shows */
+          memset (smem, 0xff, LMC_MM_SMEM_FLOATS * sizeof (float));
+          for (uint32_t k0 = 0; k0 < n_in; k0 += LMC_MM_K)
+            {
+              for (uint32_t tid = 0; tid < LMC_MM_THREADS; tid++)
+                {
+                  lmc_mm_load_w<Dec> (&args, row_base, k0, tid, sw);
+                  lmc_mm_load_x (&args, tok_base, k0, tid, sxt);
+                }
+              for (uint32_t tid = 0; tid < LMC_MM_THREADS; tid++)
+                lmc_mm_compute (tid, sw, sxt, acc[tid]);
+            }
+          for (uint32_t tid = 0; tid < LMC_MM_THREADS; tid++)
+            lmc_mm_store (&args, row_base, tok_base, tid, acc[tid]);
+        }
+    free (acc);
+    free (smem);
     return LM_OK;
   });
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "gguf.h"   /* LmTensorType, LmStatus */
+#include "lm-cuda-matvec.h"   /* LmCudaActMode */
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,12 +25,14 @@ extern "C" {
  * positions exactly once. False, with the first difference in @why, if not. */
 bool lm_cuda_check_blocks (uint64_t seed, int rounds, char *why, size_t why_len);
 
-/* The float sequence of lm_cuda_matvec / lm_cuda_matvec_experts (sel NULL:
- * one slot of the matrix at w; else slots k, sel[j] < 0 giving zeros) on
- * host memory. Same arguments and errors as the GPU calls. The choice
+/* The float sequence of lm_cuda_matvec_ex / lm_cuda_matvec_experts_ex (sel
+ * NULL: one slot of the matrix at w; else slots k, sel[j] < 0 giving zeros)
+ * on host memory, the activations of LM_CUDA_ACT_Q8 quantised by the CPU's
+ * own lm_quantize_row_q8_K / lm_quantize_row_q8_0_act. Same arguments and
+ * errors as the GPU calls. The choice
  * between the 16-byte and scalar forms of F32/F16/BF16 follows the
  * addresses as on the device: give both 16-byte aligned buffers. */
-LmStatus lm_cuda_matvec_host (LmTensorType type, const void *w, size_t mat_stride,
+LmStatus lm_cuda_matvec_host (LmCudaActMode mode, LmTensorType type, const void *w, size_t mat_stride,
                               const int32_t *sel, uint32_t k, uint32_t n_in, uint32_t n_out,
                               const float *x, size_t x_stride, float *y, bool accumulate);
 

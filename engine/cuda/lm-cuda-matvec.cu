@@ -4,6 +4,7 @@
  * The schedules are described in lm-cuda-schedule.cuh; lm-cuda-check.cu
  * runs them on the host. */
 #include <cuda_runtime.h>
+#include <mutex>
 
 #include "lm-cuda-matvec.h"
 #include "lm-cuda-schedule.cuh"
@@ -22,19 +23,83 @@ warp_sum (float v)
   return v;
 }
 
+/* Q8_K activations of one group of 256 (one warp): the signed value of
+ * largest magnitude m (first one on ties), iscale = -127 / m,
+ * q = min (127, rne (iscale x)), scale 1 / iscale; as lm_quantize_row_q8_K. */
+__device__ void
+quantize_q8_k_group (const float *x, uint8_t *xq, float *dx, uint32_t lane)
+{
+  float v[8], best = 0.0f, best_val = 0.0f;
+  uint32_t best_idx = 0xFFFFFFFFu;
+  for (uint32_t i = 0; i < 8; i++)
+    {
+      uint32_t idx = lane + LMC_WARP * i;
+      v[i] = x[idx];
+      if (fabsf (v[i]) > best)
+        {
+          best = fabsf (v[i]);
+          best_val = v[i];
+          best_idx = idx;
+        }
+    }
+  for (int offset = LMC_WARP / 2; offset > 0; offset /= 2)
+    {
+      float ob = __shfl_xor_sync (0xffffffffu, best, offset);
+      float ov = __shfl_xor_sync (0xffffffffu, best_val, offset);
+      uint32_t oi = __shfl_xor_sync (0xffffffffu, best_idx, offset);
+      if (ob > best || (ob == best && oi < best_idx))
+        {
+          best = ob;
+          best_val = ov;
+          best_idx = oi;
+        }
+    }
+  if (best == 0.0f)
+    {
+      for (uint32_t i = 0; i < 8; i++)
+        xq[lane + LMC_WARP * i] = 0;
+      if (lane == 0)
+        *dx = 0.0f;
+      return;
+    }
+  float iscale = -127.0f / best_val;
+  for (uint32_t i = 0; i < 8; i++)
+    {
+      int q = __float2int_rn (__fmul_rn (iscale, v[i]));
+      xq[lane + LMC_WARP * i] = (uint8_t) (int8_t) (q < 127 ? q : 127);
+    }
+  if (lane == 0)
+    *dx = 1.0f / iscale;
+}
+
+/* Q8_0 activations of one group of 32 (one warp): d = fp16 (amax / 127),
+ * q = rne (x * (127 / amax)); as lm_quantize_row_q8_0_act. */
+__device__ void
+quantize_q8_0_group (const float *x, uint8_t *xq, float *dx, uint32_t lane)
+{
+  float v = x[lane], amax = fabsf (v);
+  for (int offset = LMC_WARP / 2; offset > 0; offset /= 2)
+    amax = fmaxf (amax, __shfl_xor_sync (0xffffffffu, amax, offset));
+  float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+  xq[lane] = (uint8_t) (int8_t) __float2int_rn (__fmul_rn (v, id));
+  if (lane == 0)
+    *dx = lmc_fp16_to_fp32 (lmc_fp32_to_fp16 (amax / 127.0f));
+}
+
 /* grid (row blocks, slots): slot j reads the matrix w + sel[j] * mat_stride
- * (sel NULL: w), x + j * x_stride, writes y + j * n_out. */
-template <class Dec>
-__global__ void __launch_bounds__ (LMC_MV_WARPS * LMC_WARP)
+ * (sel NULL: w), x + j * x_stride, writes y + j * n_out. Q8: the integer
+ * path (lm-cuda-schedule.cuh), else f32 activations. */
+template <class Dec, bool Q8>
+__global__ void __launch_bounds__ (LMC_MV_MAX_WARPS * LMC_WARP)
 matvec_kernel (const uint8_t *w, size_t mat_stride, const int32_t *sel, size_t row_bytes,
                uint32_t n_in, uint32_t n_out, const float *x, size_t x_stride, float *y,
                int accumulate)
 {
   extern __shared__ float4 smem_x4[];
-  float *sx = reinterpret_cast<float *> (smem_x4);
   const uint32_t slot = blockIdx.y;
   const uint32_t warp = threadIdx.x / LMC_WARP, lane = threadIdx.x % LMC_WARP;
-  const uint32_t row0 = (blockIdx.x * LMC_MV_WARPS + warp) * LMC_MV_ROWS;
+  const uint32_t n_warps = blockDim.x / LMC_WARP;
+  const uint32_t row0 = (blockIdx.x * n_warps + warp) * LMC_MV_ROWS;
   float *ys = y + (size_t) slot * n_out;
 
   const uint8_t *wm = w;
@@ -53,21 +118,65 @@ matvec_kernel (const uint8_t *w, size_t mat_stride, const int32_t *sel, size_t r
     }
 
   const float *xs = x + (size_t) slot * x_stride;
-  for (uint32_t i = threadIdx.x; i < n_in; i += blockDim.x)
-    sx[i] = xs[i];
+  uint8_t *xq = reinterpret_cast<uint8_t *> (smem_x4);
+  float *sx = reinterpret_cast<float *> (smem_x4);
+  float *dx = reinterpret_cast<float *> (xq + ((size_t) n_in + 15) / 16 * 16);
+  if constexpr (Q8)
+    {
+      for (uint32_t g = warp; g < n_in / Dec::QG; g += n_warps)
+        {
+          if constexpr (Dec::QG == 256)
+            quantize_q8_k_group (xs + (size_t) g * 256, xq + (size_t) g * 256, dx + g, lane);
+          else
+            quantize_q8_0_group (xs + (size_t) g * 32, xq + (size_t) g * 32, dx + g, lane);
+        }
+    }
+  else
+    {
+      for (uint32_t i = threadIdx.x; i < n_in; i += blockDim.x)
+        sx[i] = xs[i];
+    }
   __syncthreads ();
 
   if (row0 >= n_out)
     return;
   int rows = n_out - row0 < LMC_MV_ROWS ? (int) (n_out - row0) : LMC_MV_ROWS;
   float acc[LMC_MV_ROWS];
-  lmc_lane_dot<Dec> (wm + (size_t) row0 * row_bytes, row_bytes, rows, sx,
-                     lmc_row_units<Dec> (n_in), lane, acc);
+  if constexpr (Q8)
+    lmc_lane_dot_q8<Dec> (wm + (size_t) row0 * row_bytes, row_bytes, rows, xq, dx,
+                          lmc_row_units<Dec> (n_in), lane, acc);
+  else
+    lmc_lane_dot<Dec> (wm + (size_t) row0 * row_bytes, row_bytes, rows, sx,
+                       lmc_row_units<Dec> (n_in), lane, acc);
   for (int r = 0; r < LMC_MV_ROWS; r++)
     acc[r] = warp_sum (acc[r]);
   if (lane == 0)
     for (int r = 0; r < rows; r++)
       ys[row0 + r] = accumulate ? ys[row0 + r] + acc[r] : acc[r];
+}
+
+/* The most dynamic shared memory a block of this device may have, after
+ * raising @kernel's limit to it. Once per kernel (the first call's device),
+ * so that later launches, also inside a stream capture, make no such call. */
+template <typename Kernel>
+static size_t
+opt_in_smem (Kernel kernel, std::once_flag *once, size_t *limit)
+{
+  std::call_once (*once, [&] () {
+    int device = 0, optin = 0;
+    if (cudaGetDevice (&device) == cudaSuccess
+        && cudaDeviceGetAttribute (&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device)
+             == cudaSuccess
+        && cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin)
+             == cudaSuccess)
+      *limit = (size_t) optin;
+    else
+      {
+        cudaGetLastError ();
+        *limit = MV_SMEM_DEFAULT;
+      }
+  });
+  return *limit;
 }
 
 static LmStatus
@@ -95,102 +204,82 @@ check_product (LmTensorType type, const void *w, size_t mat_stride, uint32_t n_i
   });
 }
 
+template <class Dec, bool Q8>
 static LmStatus
-launch_matvec (cudaStream_t stream, LmTensorType type, const void *w, size_t mat_stride,
-               const int32_t *sel, uint32_t n_in, uint32_t n_out, const float *x,
-               size_t x_stride, float *y, uint32_t slots, bool accumulate)
+launch_matvec_kernel (cudaStream_t stream, const void *w, size_t mat_stride, const int32_t *sel,
+                      size_t row_bytes, uint32_t n_in, uint32_t n_out, const float *x,
+                      size_t x_stride, float *y, uint32_t slots, bool accumulate)
+{
+  size_t smem = Q8 ? lmc_q8_smem_bytes (n_in, Dec::QG) : (size_t) n_in * sizeof (float);
+  uint32_t warps = n_out >= LMC_MV_TALL ? LMC_MV_MAX_WARPS : LMC_MV_MAX_WARPS / 2;
+  uint32_t rows_per_block = warps * LMC_MV_ROWS;
+  dim3 grid ((n_out + rows_per_block - 1) / rows_per_block, slots);
+  static std::once_flag once;
+  static size_t limit;
+  if (smem > MV_SMEM_DEFAULT && smem > opt_in_smem (matvec_kernel<Dec, Q8>, &once, &limit))
+    return LM_ERR_SHAPE;   /* n_in too long for one block's shared memory */
+  matvec_kernel<Dec, Q8><<<grid, warps * LMC_WARP, smem, stream>>> (
+    (const uint8_t *) w, mat_stride, sel, row_bytes, n_in, n_out, x, x_stride, y,
+    accumulate ? 1 : 0);
+  return launch_status ();
+}
+
+static LmStatus
+launch_matvec (cudaStream_t stream, LmCudaActMode mode, LmTensorType type, const void *w,
+               size_t mat_stride, const int32_t *sel, uint32_t n_in, uint32_t n_out,
+               const float *x, size_t x_stride, float *y, uint32_t slots, bool accumulate)
 {
   size_t row_bytes;
   bool vector;
   LmStatus st = check_product (type, w, mat_stride, n_in, &row_bytes, &vector);
   if (st != LM_OK)
     return st;
+  if (mode != LM_CUDA_ACT_F32 && mode != LM_CUDA_ACT_Q8)
+    return LM_ERR_INVALID_ARGUMENT;
   if (n_out == 0 || slots == 0)
     return LM_OK;
   if (x == nullptr || y == nullptr)
     return LM_ERR_INVALID_ARGUMENT;
-  size_t smem = (size_t) n_in * sizeof (float);
-  uint32_t rows_per_block = LMC_MV_WARPS * LMC_MV_ROWS;
-  dim3 grid ((n_out + rows_per_block - 1) / rows_per_block, slots);
   return lmc_with_decoder (type, vector, [&] (auto dec) {
     using Dec = decltype (dec);
-    if (smem > MV_SMEM_DEFAULT
-        && cudaFuncSetAttribute (matvec_kernel<Dec>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int) smem) != cudaSuccess)
-      {
-        cudaGetLastError ();
-        return LM_ERR_SHAPE;   /* n_in too long for one block's shared memory */
-      }
-    matvec_kernel<Dec><<<grid, LMC_MV_WARPS * LMC_WARP, smem, stream>>> (
-      (const uint8_t *) w, mat_stride, sel, row_bytes, n_in, n_out, x, x_stride, y,
-      accumulate ? 1 : 0);
-    return launch_status ();
+    if constexpr (Dec::Q8)
+      if (mode == LM_CUDA_ACT_Q8)
+        return launch_matvec_kernel<Dec, true> (stream, w, mat_stride, sel, row_bytes, n_in, n_out,
+                                                x, x_stride, y, slots, accumulate);
+    return launch_matvec_kernel<Dec, false> (stream, w, mat_stride, sel, row_bytes, n_in, n_out,
+                                             x, x_stride, y, slots, accumulate);
   });
 }
 
 /* ---- prefill ---- */
 
-/* grid (row tiles, token tiles). Token t reads x row x_rows[t] (NULL: t) and
- * writes y row y_rows[t] (NULL: t). */
+/* grid (row tiles, token tiles); the phases of lm-cuda-schedule.cuh.
+ * Dynamic shared memory: MATMUL_SMEM. */
+#define MATMUL_SMEM ((size_t) LMC_MM_SMEM_FLOATS * sizeof (float))
+
 template <class Dec>
 __global__ void __launch_bounds__ (LMC_MM_THREADS)
-matmul_kernel (const uint8_t *w, size_t row_bytes, uint32_t n_in, uint32_t n_out,
-               const float *x, const int32_t *x_rows, const int32_t *y_rows, uint32_t n,
-               float *y)
+matmul_kernel (LmcMatmulArgs args)
 {
-  /* +1: the 16 rows (tokens) one warp reads at the same k fall in distinct banks */
-  __shared__ float sw[LMC_MM_ROWS][LMC_MM_K + 1];
-  __shared__ float sxt[LMC_MM_TOKENS][LMC_MM_K + 1];
+  extern __shared__ float4 smem_mm4[];
+  float *sw = reinterpret_cast<float *> (smem_mm4);
+  float *sxt = sw + LMC_MM_K * LMC_MM_W_STRIDE;
   const uint32_t tid = threadIdx.x;
   const uint32_t row_base = blockIdx.x * LMC_MM_ROWS, tok_base = blockIdx.y * LMC_MM_TOKENS;
-  const uint32_t tx = tid % 16, ty = tid / 16;   /* rows tx, tx+16; tokens ty, ty+16 */
-  constexpr uint32_t units_per_row = LMC_MM_K / Dec::C;
-  float acc[2][2] = { { 0.0f, 0.0f }, { 0.0f, 0.0f } };
+  float acc[4][4];
+  for (int r = 0; r < 4; r++)
+    for (int b = 0; b < 4; b++)
+      acc[r][b] = 0.0f;
 
-  for (uint32_t k0 = 0; k0 < n_in; k0 += LMC_MM_K)
+  for (uint32_t k0 = 0; k0 < args.n_in; k0 += LMC_MM_K)
     {
-      for (uint32_t idx = tid; idx < LMC_MM_ROWS * units_per_row; idx += LMC_MM_THREADS)
-        {
-          uint32_t r = idx / units_per_row, uu = idx % units_per_row;
-          float v[Dec::C];
-          lmc_tile_unit<Dec> (w, row_bytes, n_in, n_out, row_base + r, k0, uu, v);
-          for (int i = 0; i < Dec::C; i++)
-            sw[r][lmc_tile_col<Dec> (k0, uu, i)] = v[i];
-        }
-      for (uint32_t idx = tid; idx < LMC_MM_TOKENS * LMC_MM_K; idx += LMC_MM_THREADS)
-        {
-          uint32_t t = idx / LMC_MM_K, kk = idx % LMC_MM_K, tok = tok_base + t;
-          float v = 0.0f;
-          if (tok < n && k0 + kk < n_in)
-            {
-              size_t xr = x_rows ? (size_t) x_rows[tok] : tok;
-              v = x[xr * n_in + k0 + kk];
-            }
-          sxt[t][kk] = v;
-        }
+      lmc_mm_load_w<Dec> (&args, row_base, k0, tid, sw);
+      lmc_mm_load_x (&args, tok_base, k0, tid, sxt);
       __syncthreads ();
-      for (int k = 0; k < LMC_MM_K; k++)
-        {
-          float w0 = sw[tx][k], w1 = sw[tx + 16][k];
-          float x0 = sxt[ty][k], x1 = sxt[ty + 16][k];
-          acc[0][0] = fmaf (w0, x0, acc[0][0]);
-          acc[0][1] = fmaf (w0, x1, acc[0][1]);
-          acc[1][0] = fmaf (w1, x0, acc[1][0]);
-          acc[1][1] = fmaf (w1, x1, acc[1][1]);
-        }
+      lmc_mm_compute (tid, sw, sxt, acc);
       __syncthreads ();
     }
-
-  for (int a = 0; a < 2; a++)
-    for (int b = 0; b < 2; b++)
-      {
-        uint32_t row = row_base + tx + 16 * a, tok = tok_base + ty + 16 * b;
-        if (row < n_out && tok < n)
-          {
-            size_t yr = y_rows ? (size_t) y_rows[tok] : tok;
-            y[yr * n_out + row] = acc[a][b];
-          }
-      }
+  lmc_mm_store (&args, row_base, tok_base, tid, acc);
 }
 
 static LmStatus
@@ -212,8 +301,12 @@ launch_matmul (cudaStream_t stream, LmTensorType type, const void *w, size_t mat
     return LM_ERR_SHAPE;
   return lmc_with_decoder (type, vector, [&] (auto dec) {
     using Dec = decltype (dec);
-    matmul_kernel<Dec><<<grid, LMC_MM_THREADS, 0, stream>>> (
-      (const uint8_t *) w, row_bytes, n_in, n_out, x, x_rows, y_rows, n, y);
+    static std::once_flag once;
+    static size_t limit;
+    if (opt_in_smem (matmul_kernel<Dec>, &once, &limit) < MATMUL_SMEM)
+      return LM_ERR_DEVICE;
+    LmcMatmulArgs args = { (const uint8_t *) w, row_bytes, n_in, n_out, x, x_rows, y_rows, n, y };
+    matmul_kernel<Dec><<<grid, LMC_MM_THREADS, MATMUL_SMEM, stream>>> (args);
     return launch_status ();
   });
 }
@@ -239,11 +332,30 @@ lm_cuda_matvec_supports (LmTensorType type)
 }
 
 extern "C" LmStatus
+lm_cuda_matvec_ex (LmCudaStream stream, LmCudaActMode mode, LmTensorType type, const void *w,
+                   uint32_t n_in, uint32_t n_out, const float *x, float *y, bool accumulate)
+{
+  return launch_matvec ((cudaStream_t) stream, mode, type, w, 0, nullptr, n_in, n_out, x, 0, y,
+                        1, accumulate);
+}
+
+extern "C" LmStatus
 lm_cuda_matvec (LmCudaStream stream, LmTensorType type, const void *w, uint32_t n_in,
                 uint32_t n_out, const float *x, float *y, bool accumulate)
 {
-  return launch_matvec ((cudaStream_t) stream, type, w, 0, nullptr, n_in, n_out, x, 0, y, 1,
-                        accumulate);
+  return lm_cuda_matvec_ex (stream, LM_CUDA_ACT_F32, type, w, n_in, n_out, x, y, accumulate);
+}
+
+extern "C" LmStatus
+lm_cuda_matvec_experts_ex (LmCudaStream stream, LmCudaActMode mode, LmTensorType type,
+                           const void *w, size_t mat_stride, uint32_t n_in, uint32_t n_out,
+                           const int32_t *sel, uint32_t k, const float *x, size_t x_stride,
+                           float *y)
+{
+  if (k > 0 && sel == nullptr)
+    return LM_ERR_INVALID_ARGUMENT;
+  return launch_matvec ((cudaStream_t) stream, mode, type, w, mat_stride, sel, n_in, n_out, x,
+                        x_stride, y, k, false);
 }
 
 extern "C" LmStatus
@@ -251,10 +363,8 @@ lm_cuda_matvec_experts (LmCudaStream stream, LmTensorType type, const void *w,
                         size_t mat_stride, uint32_t n_in, uint32_t n_out, const int32_t *sel,
                         uint32_t k, const float *x, size_t x_stride, float *y)
 {
-  if (k > 0 && sel == nullptr)
-    return LM_ERR_INVALID_ARGUMENT;
-  return launch_matvec ((cudaStream_t) stream, type, w, mat_stride, sel, n_in, n_out, x,
-                        x_stride, y, k, false);
+  return lm_cuda_matvec_experts_ex (stream, LM_CUDA_ACT_F32, type, w, mat_stride, n_in, n_out,
+                                    sel, k, x, x_stride, y);
 }
 
 extern "C" LmStatus

@@ -9,6 +9,10 @@
  *
  * Launches are asynchronous on @stream (a cudaStream_t; NULL: the default
  * stream) and allocate nothing, so they may be captured into a CUDA graph.
+ * (The first lm_cuda_matmul of a type, and the first decode product with
+ * n_in above 12288, raise their kernel's shared-memory limit once: make
+ * those calls outside a capture, e.g. in the prefill before capturing the
+ * decode step.)
  * They return LM_ERR_UNSUPPORTED for a type they lack, LM_ERR_SHAPE when
  * n_in is not a multiple of the type's block size (or, for the decode
  * products, when x of n_in floats exceeds a block's shared memory: about
@@ -41,6 +45,20 @@ extern "C" {
 
 typedef struct CUstream_st *LmCudaStream;
 
+/* How the decode products multiply. */
+typedef enum {
+  /* f32 activations against the decoded weights (kernels.h LM_ACT_F32);
+   * the reference, and what lm_cuda_matvec / lm_cuda_matvec_experts use. */
+  LM_CUDA_ACT_F32 = 0,
+  /* Q8_0 / Q8_K / Q4_K / Q5_K / Q6_K weights: the activations rounded to
+   * 8-bit blocks exactly as the CPU's default LM_ACT_NATIVE mode
+   * (lm_quantize_row_q8_K, lm_quantize_row_q8_0_act), integer dot products
+   * (dp4a), so results match the CPU's native mode within float rounding;
+   * fewer instructions per weight than the f32 path. F32/F16/BF16 weights
+   * use f32 activations, as on the CPU. */
+  LM_CUDA_ACT_Q8 = 1,
+} LmCudaActMode;
+
 /* True for the types the kernels below read. */
 bool lm_cuda_matvec_supports (LmTensorType type);
 
@@ -48,6 +66,15 @@ bool lm_cuda_matvec_supports (LmTensorType type);
 LmStatus lm_cuda_matvec (LmCudaStream stream, LmTensorType type, const void *w,
                          uint32_t n_in, uint32_t n_out, const float *x, float *y,
                          bool accumulate);
+
+/* lm_cuda_matvec and lm_cuda_matvec_experts with an explicit activation mode. */
+LmStatus lm_cuda_matvec_ex (LmCudaStream stream, LmCudaActMode mode, LmTensorType type,
+                            const void *w, uint32_t n_in, uint32_t n_out, const float *x,
+                            float *y, bool accumulate);
+LmStatus lm_cuda_matvec_experts_ex (LmCudaStream stream, LmCudaActMode mode, LmTensorType type,
+                                    const void *w, size_t mat_stride, uint32_t n_in,
+                                    uint32_t n_out, const int32_t *sel, uint32_t k,
+                                    const float *x, size_t x_stride, float *y);
 
 /* Prefill: y[t][o] = sum_i W[o][i] x[t][i] for t < n (rows of n_in and n_out
  * floats). */

@@ -3,34 +3,41 @@
  * (lm-cuda-check.cu), which reproduces every kernel's results bit for bit.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Decode (matvec): a block of MV_WARPS warps stages x in shared memory; warp
+ * Decode (matvec): a block of 4 or 8 warps stages x in shared memory; warp
  * w owns MV_ROWS consecutive rows; lane l takes the units l, l+32, l+64, ...
  * of the row (so a warp reads 32 consecutive units, i.e. contiguous bytes),
  * accumulates in unit order, and the 32 lane sums are reduced by the
- * butterfly v += shfl_xor(v, 16, 8, 4, 2, 1). Per unit, F32/F16/BF16 add
- * w * x value by value (fmaf); the quantised types add the unit's Dec::dot,
- * which sums q * x per group of one scale and applies the scale (and min)
- * once, avoiding a multiply and a subtraction per value.
+ * butterfly v += shfl_xor(v, 16, 8, 4, 2, 1). Per unit, F32 and BF16 add
+ * w * x value by value into the lane's sum (fmaf); the quantised types and
+ * F16 add the unit's Dec::dot (Dec::FAST), which for the quantised types
+ * sums q * x per group of one scale and applies the scale (and min) once,
+ * and converts fp16 scales and weights with the hardware instruction.
  *
- * Prefill (matmul): a block computes MM_ROWS outputs x MM_TOKENS tokens;
- * for each tile of MM_K input values it decodes the weight tile once into
- * shared memory (zeros past n_in or n_out) and stages the tokens' x; every
- * output then accumulates fmaf over the tile's values in order, tiles in
- * order, from 0. */
+ * Prefill (matmul): a block computes MM_ROWS outputs x MM_TOKENS tokens,
+ * each thread 4 rows x 4 tokens; for each tile of MM_K input values it
+ * decodes the weight tile once into shared memory (k-major, zeros past n_in
+ * or n_out) and stages the tokens' x (token-major); every output then
+ * accumulates fmaf over the tile's values in order, tiles in order, from 0. */
 #pragma once
 
 #include <math.h>
 
 #include "lm-cuda-blocks.cuh"
 
-#define LMC_MV_WARPS 4
+/* Warps per block of the decode kernel: more for tall matrices, so that
+ * each block's staging of x serves more rows; fewer for short ones, so that
+ * there are blocks for every SM. The rows' arithmetic does not depend on it. */
+#define LMC_MV_MAX_WARPS 8
+#define LMC_MV_TALL 2048
 #define LMC_MV_ROWS 2
 #define LMC_WARP 32
 
-#define LMC_MM_ROWS 32
-#define LMC_MM_TOKENS 32
+#define LMC_MM_ROWS 64
+#define LMC_MM_TOKENS 64
 #define LMC_MM_K 128
 #define LMC_MM_THREADS 256
+#define LMC_MM_W_STRIDE (LMC_MM_ROWS + 4)   /* floats per k of the weight tile */
+#define LMC_MM_X_STRIDE (LMC_MM_K + 1)      /* floats per token of the x tile */
 
 /* The activations of unit c of block @blk: C values, from x (16-byte
  * aligned when C >= 4: shared memory on the device). */
@@ -101,6 +108,39 @@ lmc_lane_dot (const uint8_t *w, size_t row_bytes, int rows, const float *x, uint
     }
 }
 
+/* Integer activations (LM_CUDA_ACT_Q8): x quantised per group of QG values
+ * exactly as the CPU's native mode does (lm_quantize_row_q8_K for the
+ * K-quants, lm_quantize_row_q8_0_act for Q8_0), kept as n_in int8 (padded
+ * to 16 bytes) followed by one float scale per group; each unit adds
+ * Dec::dot_q8 (integer dot products, dp4a on the device). */
+LMC_HD size_t
+lmc_q8_smem_bytes (uint32_t n_in, int qg)
+{
+  return ((size_t) n_in + 15) / 16 * 16 + (size_t) (n_in / (uint32_t) qg) * sizeof (float);
+}
+
+template <class Dec>
+LMC_HD void
+lmc_lane_dot_q8 (const uint8_t *w, size_t row_bytes, int rows, const uint8_t *xq,
+                 const float *dx, uint32_t n_units, uint32_t lane, float acc[LMC_MV_ROWS])
+{
+  static_assert (Dec::BV == Dec::QG, "one activation scale per weight block");
+  for (int r = 0; r < LMC_MV_ROWS; r++)
+    acc[r] = 0.0f;
+  for (uint32_t u = lane; u < n_units; u += LMC_WARP)
+    {
+      uint32_t blk = u / Dec::UPB;
+      int c = (int) (u % Dec::UPB);
+      const uint8_t *xb = xq + (size_t) blk * Dec::BV;
+      int32_t xs[2] = { 0, 0 };
+      Dec::q8_sums (xb, c, xs);
+      for (int r = 0; r < LMC_MV_ROWS; r++)
+        if (r < rows)
+          acc[r] = lmc_add (acc[r], Dec::dot_q8 (w + (size_t) r * row_bytes
+                                                 + (size_t) blk * Dec::BB, c, xb, dx[blk], xs));
+    }
+}
+
 /* The units of a row of n_in values. */
 template <class Dec>
 LMC_HD uint32_t
@@ -139,3 +179,105 @@ lmc_tile_unit (const uint8_t *w, size_t row_bytes, uint32_t n_in, uint32_t n_out
 }
 
 static_assert (LMC_MM_K % 128 == 0, "a matmul tile holds whole unit groups of every type");
+
+/* ---- the prefill kernel's phases, per thread (tid < MM_THREADS) ----
+ * The kernel runs, per block: for each k0, load_w and load_x on every
+ * thread, a barrier, compute on every thread, a barrier; then store. The
+ * host emulation runs the same phases thread after thread. Shared memory:
+ * sw[MM_K][MM_W_STRIDE] (k-major weight tile), then sxt[MM_TOKENS][MM_X_STRIDE]. */
+
+typedef struct
+{
+  const uint8_t *w;
+  size_t row_bytes;
+  uint32_t n_in, n_out;
+  const float *x;
+  const int32_t *x_rows, *y_rows;   /* NULL: token t is row t */
+  uint32_t n;
+  float *y;
+} LmcMatmulArgs;
+
+#define LMC_MM_SMEM_FLOATS (LMC_MM_K * LMC_MM_W_STRIDE + LMC_MM_TOKENS * LMC_MM_X_STRIDE)
+
+/* Decodes this thread's units of the weight tile at k0 into sw. */
+template <class Dec>
+LMC_HD void
+lmc_mm_load_w (const LmcMatmulArgs *a, uint32_t row_base, uint32_t k0, uint32_t tid, float *sw)
+{
+  constexpr uint32_t units_per_row = LMC_MM_K / Dec::C;
+  for (uint32_t idx = tid; idx < LMC_MM_ROWS * units_per_row; idx += LMC_MM_THREADS)
+    {
+      uint32_t r = idx / units_per_row, uu = idx % units_per_row;
+      float v[Dec::C];
+      lmc_tile_unit<Dec> (a->w, a->row_bytes, a->n_in, a->n_out, row_base + r, k0, uu, v);
+      for (int i = 0; i < Dec::C; i++)
+        sw[lmc_tile_col<Dec> (k0, uu, i) * LMC_MM_W_STRIDE + r] = v[i];
+    }
+}
+
+/* Stages this thread's share of the tokens' x at k0 into sxt (zeros past
+ * n_in or n). */
+LMC_HD void
+lmc_mm_load_x (const LmcMatmulArgs *a, uint32_t tok_base, uint32_t k0, uint32_t tid, float *sxt)
+{
+  for (uint32_t idx = tid; idx < LMC_MM_TOKENS * LMC_MM_K; idx += LMC_MM_THREADS)
+    {
+      uint32_t t = idx / LMC_MM_K, kk = idx % LMC_MM_K, tok = tok_base + t;
+      float v = 0.0f;
+      if (tok < a->n && k0 + kk < a->n_in)
+        {
+          size_t xr = a->x_rows ? (size_t) a->x_rows[tok] : tok;
+          v = a->x[xr * a->n_in + k0 + kk];
+        }
+      sxt[t * LMC_MM_X_STRIDE + kk] = v;
+    }
+}
+
+/* Thread tid's 4 rows (4 tx ..) x 4 tokens (4 ty ..), tx = tid % 16,
+ * ty = tid / 16: acc += the tile's products, k in order. */
+LMC_HD void
+lmc_mm_compute (uint32_t tid, const float *sw, const float *sxt, float acc[4][4])
+{
+  const uint32_t tx = tid % 16, ty = tid / 16;
+  for (int k = 0; k < LMC_MM_K; k++)
+    {
+      const float *wp = sw + k * LMC_MM_W_STRIDE + 4 * tx;
+      float wr[4];
+#ifdef __CUDA_ARCH__
+      float4 wv = *reinterpret_cast<const float4 *> (wp);
+      wr[0] = wv.x;
+      wr[1] = wv.y;
+      wr[2] = wv.z;
+      wr[3] = wv.w;
+#else
+      for (int i = 0; i < 4; i++)
+        wr[i] = wp[i];
+#endif
+      float xv[4];
+      for (int b = 0; b < 4; b++)
+        xv[b] = sxt[(4 * ty + b) * LMC_MM_X_STRIDE + k];
+      for (int r = 0; r < 4; r++)
+        for (int b = 0; b < 4; b++)
+          acc[r][b] = fmaf (wr[r], xv[b], acc[r][b]);
+    }
+}
+
+LMC_HD void
+lmc_mm_store (const LmcMatmulArgs *a, uint32_t row_base, uint32_t tok_base, uint32_t tid,
+              const float acc[4][4])
+{
+  const uint32_t tx = tid % 16, ty = tid / 16;
+  for (int r = 0; r < 4; r++)
+    for (int b = 0; b < 4; b++)
+      {
+        uint32_t row = row_base + 4 * tx + r, tok = tok_base + 4 * ty + b;
+        if (row < a->n_out && tok < a->n)
+          {
+            size_t yr = a->y_rows ? (size_t) a->y_rows[tok] : tok;
+            a->y[yr * a->n_out + row] = acc[r][b];
+          }
+      }
+}
+
+static_assert (LMC_MM_THREADS == 256 && LMC_MM_ROWS == 64 && LMC_MM_TOKENS == 64,
+               "lmc_mm_compute maps 256 threads onto 64 x 64 outputs, 4 x 4 each");

@@ -3,6 +3,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * usage: bench-cuda-matvec [--reps N] [--peak GBS]
+ * Decode products run with f32 activations and, for the quantised types,
+ * with 8-bit ones (q8: LM_CUDA_ACT_Q8).
  * environment: BENCH_TYPES=q4_K,q6_K (default: every type)
  * Times are GPU time from CUDA events over N back-to-back launches, divided
  * by N; each launch reads another copy of the weights (at least 256 MiB in
@@ -101,7 +103,7 @@ static const Case cases[] = {
 };
 
 static int
-bench_case (const Case *c, LmTensorType type, int reps, double peak_gbs)
+bench_case (const Case *c, LmTensorType type, LmCudaActMode mode, int reps, double peak_gbs)
 {
   size_t row_bytes = lm_row_bytes (type, c->n_in);
   size_t mat = row_bytes * c->n_out;
@@ -134,11 +136,11 @@ bench_case (const Case *c, LmTensorType type, int reps, double peak_gbs)
           switch (c->kind)
             {
             case CASE_MATVEC:
-              st = lm_cuda_matvec (NULL, type, m, c->n_in, c->n_out, x, y, false);
+              st = lm_cuda_matvec_ex (NULL, mode, type, m, c->n_in, c->n_out, x, y, false);
               break;
             case CASE_EXPERTS:
-              st = lm_cuda_matvec_experts (NULL, type, m, mat, c->n_in, c->n_out, sel, c->k, x,
-                                           c->n_in, y);
+              st = lm_cuda_matvec_experts_ex (NULL, mode, type, m, mat, c->n_in, c->n_out, sel,
+                                              c->k, x, c->n_in, y);
               break;
             case CASE_MATMUL:
               st = lm_cuda_matmul (NULL, type, m, c->n_in, c->n_out, x, c->n_tok, y);
@@ -161,9 +163,9 @@ bench_case (const Case *c, LmTensorType type, int reps, double peak_gbs)
           else
             {
               double gbs = (double) read / (us * 1e3);
-              printf ("%-26s %-5s %5ux%-6u %8.1f us %7.0f GB/s (%3.0f%% of %.0f)\n", c->name,
-                      lm_type_name (type), c->n_in, c->n_out, us, gbs, 100.0 * gbs / peak_gbs,
-                      peak_gbs);
+              printf ("%-26s %-5s %-3s %5ux%-6u %8.1f us %7.0f GB/s (%3.0f%% of %.0f)\n", c->name,
+                      lm_type_name (type), mode == LM_CUDA_ACT_Q8 ? "q8" : "f32", c->n_in,
+                      c->n_out, us, gbs, 100.0 * gbs / peak_gbs, peak_gbs);
             }
           fflush (stdout);
         }
@@ -208,8 +210,15 @@ main (int argc, char **argv)
       if (only && !strstr (only, lm_type_name (types[t])))
         continue;
       for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
-        failed |= bench_case (&cases[c], types[t], cases[c].kind == CASE_MATMUL ? reps / 10 + 1 : reps,
-                              peak);
+        for (int mode = LM_CUDA_ACT_F32; mode <= LM_CUDA_ACT_Q8; mode++)
+          {
+            /* the integer path exists for the quantised types' decode products */
+            if (mode == LM_CUDA_ACT_Q8
+                && (cases[c].kind == CASE_MATMUL || lm_type_block_size (types[t]) == 1))
+              continue;
+            failed |= bench_case (&cases[c], types[t], (LmCudaActMode) mode,
+                                  cases[c].kind == CASE_MATMUL ? reps / 10 + 1 : reps, peak);
+          }
     }
   return failed;
 }

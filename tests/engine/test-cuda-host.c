@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels.h"
 #include "lm-cuda-check.h"
 #include "quant.h"
 #include "test-cuda-util.h"
@@ -51,10 +52,10 @@ check_matvec (LmTensorType type, uint32_t n_in, uint32_t n_out, uint64_t *state)
 
   cuda_test_reference (type, w, n_in, n_out, x, ref, mag);
   snprintf (what, sizeof what, "matvec %s %ux%u", lm_type_name (type), n_in, n_out);
-  g_assert_cmpint (lm_cuda_matvec_host (type, w, 0, NULL, 1, n_in, n_out, x, 0, y, false), ==, LM_OK);
+  g_assert_cmpint (lm_cuda_matvec_host (LM_CUDA_ACT_F32, type, w, 0, NULL, 1, n_in, n_out, x, 0, y, false), ==, LM_OK);
   cuda_test_assert_close (what, y, NULL, ref, mag, n_out);
   memcpy (y, base, n_out * sizeof (float));
-  g_assert_cmpint (lm_cuda_matvec_host (type, w, 0, NULL, 1, n_in, n_out, x, 0, y, true), ==, LM_OK);
+  g_assert_cmpint (lm_cuda_matvec_host (LM_CUDA_ACT_F32, type, w, 0, NULL, 1, n_in, n_out, x, 0, y, true), ==, LM_OK);
   snprintf (what, sizeof what, "matvec %s %ux%u, accumulating", lm_type_name (type), n_in, n_out);
   cuda_test_assert_close (what, y, base, ref, mag, n_out);
 
@@ -80,6 +81,92 @@ test_matvec (void)
     }
 }
 
+/* LM_CUDA_ACT_Q8 against the CPU's native mode (same 8-bit activations,
+ * exact integer sums: equal within float rounding), and loosely against the
+ * f32 product (the activations' rounding); F32/F16/BF16 stay f32. */
+static void
+check_matvec_q8 (LmTensorType type, uint32_t n_in, uint32_t n_out, uint64_t *state)
+{
+  size_t bytes;
+  uint8_t *w = cuda_test_weights (type, n_in, n_out, state, &bytes);
+  float *x = cuda_test_floats (n_in, state);
+  float *y = g_malloc (n_out * sizeof (float)), *cpu = g_malloc (n_out * sizeof (float));
+  float *f32 = g_malloc (n_out * sizeof (float));
+  double *ref = g_malloc (n_out * sizeof (double)), *mag = g_malloc (n_out * sizeof (double));
+  double *zero = g_malloc0 (n_out * sizeof (double));
+  char what[96];
+
+  cuda_test_reference (type, w, n_in, n_out, x, ref, mag);
+  g_assert_cmpint (lm_cuda_matvec_host (LM_CUDA_ACT_Q8, type, w, 0, NULL, 1, n_in, n_out, x, 0, y,
+                                        false), ==, LM_OK);
+  lm_matvec_ex (lm_kernels_for_isa (LM_ISA_SCALAR), LM_ACT_NATIVE, NULL, type, w, n_in, n_out, x,
+                cpu);
+  snprintf (what, sizeof what, "matvec q8 %s %ux%u against the CPU's native mode",
+            lm_type_name (type), n_in, n_out);
+  /* y - cpu against zero: the same tolerance relative to sum |w x| */
+  for (uint32_t o = 0; o < n_out; o++)
+    f32[o] = y[o] - cpu[o];
+  cuda_test_assert_close (what, f32, NULL, zero, mag, n_out);
+  for (uint32_t o = 0; o < n_out; o++)
+    if (!(fabs ((double) y[o] - ref[o]) <= 0.02 * mag[o]))
+      g_error ("matvec q8 %s %ux%u: output %u is %g, the f32 product %g", lm_type_name (type), n_in,
+               n_out, o, (double) y[o], ref[o]);
+  if (lm_type_block_size (type) == 1)
+    {
+      g_assert_cmpint (lm_cuda_matvec_host (LM_CUDA_ACT_F32, type, w, 0, NULL, 1, n_in, n_out, x, 0,
+                                            f32, false), ==, LM_OK);
+      g_assert_cmpmem (y, n_out * sizeof (float), f32, n_out * sizeof (float));
+    }
+  g_free (zero);
+  g_free (mag);
+  g_free (ref);
+  g_free (f32);
+  g_free (cpu);
+  g_free (y);
+  g_free (x);
+  g_free (w);
+}
+
+static void
+test_matvec_q8 (void)
+{
+  uint64_t state = 0x8888;
+  for (int t = 0; t < CUDA_TEST_N_TYPES; t++)
+    {
+      LmTensorType type = cuda_test_types[t];
+      const uint32_t shapes[][2] = { { 256, 1 }, { 512, 7 }, { 2048, 37 }, { 5120, 3 },
+                                     { odd_n_in (type), 5 } };
+      for (size_t s = 0; s < G_N_ELEMENTS (shapes); s++)
+        check_matvec_q8 (type, shapes[s][0], shapes[s][1], &state);
+    }
+}
+
+/* Activations with ties of magnitude, zeros and a zero group: the 8-bit
+ * rounding must pick the CPU's scale. */
+static void
+test_matvec_q8_ties (void)
+{
+  uint64_t state = 0x7171;
+  const uint32_t n_in = 1024, n_out = 9;
+  const LmTensorType types[] = { LM_TYPE_Q8_0, LM_TYPE_Q4_K, LM_TYPE_Q6_K };
+  for (size_t t = 0; t < G_N_ELEMENTS (types); t++)
+    {
+      size_t bytes;
+      uint8_t *w = cuda_test_weights (types[t], n_in, n_out, &state, &bytes);
+      float x[1024], y[9], cpu[9];
+      for (uint32_t i = 0; i < n_in; i++)
+        x[i] = (float) ((int) (cuda_test_random (&state) % 7) - 3) * 0.25f;
+      memset (x + 256, 0, 256 * sizeof (float));
+      g_assert_cmpint (lm_cuda_matvec_host (LM_CUDA_ACT_Q8, types[t], w, 0, NULL, 1, n_in, n_out, x,
+                                            0, y, false), ==, LM_OK);
+      lm_matvec_ex (lm_kernels_for_isa (LM_ISA_SCALAR), LM_ACT_NATIVE, NULL, types[t], w, n_in,
+                    n_out, x, cpu);
+      for (uint32_t o = 0; o < n_out; o++)
+        g_assert_cmpfloat_with_epsilon (y[o], cpu[o], 1e-4 * (fabsf (cpu[o]) + 1.0f));
+      g_free (w);
+    }
+}
+
 static void
 test_experts (void)
 {
@@ -98,7 +185,7 @@ test_experts (void)
         {
           size_t x_stride = shared_x ? 0 : n_in;
           memset (y, 0x7f, (size_t) k * n_out * sizeof (float));
-          g_assert_cmpint (lm_cuda_matvec_host (type, w, mat, sel, k, n_in, n_out, x, x_stride, y,
+          g_assert_cmpint (lm_cuda_matvec_host (LM_CUDA_ACT_F32, type, w, mat, sel, k, n_in, n_out, x, x_stride, y,
                                                 false), ==, LM_OK);
           for (uint32_t j = 0; j < k; j++)
             {
@@ -180,11 +267,11 @@ test_errors (void)
 {
   float x[512] = { 0 }, y[4];
   uint8_t w[4096] = { 0 };
-  g_assert_cmpint (lm_cuda_matvec_host ((LmTensorType) 2, w, 0, NULL, 1, 32, 1, x, 0, y, false),
+  g_assert_cmpint (lm_cuda_matvec_host (LM_CUDA_ACT_F32, (LmTensorType) 2, w, 0, NULL, 1, 32, 1, x, 0, y, false),
                    ==, LM_ERR_UNSUPPORTED);
-  g_assert_cmpint (lm_cuda_matvec_host (LM_TYPE_Q4_K, w, 0, NULL, 1, 300, 1, x, 0, y, false),
+  g_assert_cmpint (lm_cuda_matvec_host (LM_CUDA_ACT_F32, LM_TYPE_Q4_K, w, 0, NULL, 1, 300, 1, x, 0, y, false),
                    ==, LM_ERR_SHAPE);
-  g_assert_cmpint (lm_cuda_matvec_host (LM_TYPE_Q4_K, w + 4, 0, NULL, 1, 256, 1, x, 0, y, false),
+  g_assert_cmpint (lm_cuda_matvec_host (LM_CUDA_ACT_F32, LM_TYPE_Q4_K, w + 4, 0, NULL, 1, 256, 1, x, 0, y, false),
                    ==, LM_ERR_INVALID_ARGUMENT);
   g_assert_cmpint (lm_cuda_matmul_host (LM_TYPE_Q8_0, w, 31, 1, x, NULL, NULL, 1, y),
                    ==, LM_ERR_SHAPE);
@@ -197,6 +284,8 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/cuda/host/blocks", test_blocks);
   g_test_add_func ("/engine/cuda/host/blocks-random-seed", test_blocks_other_seed);
   g_test_add_func ("/engine/cuda/host/matvec", test_matvec);
+  g_test_add_func ("/engine/cuda/host/matvec-q8", test_matvec_q8);
+  g_test_add_func ("/engine/cuda/host/matvec-q8-ties", test_matvec_q8_ties);
   g_test_add_func ("/engine/cuda/host/experts", test_experts);
   g_test_add_func ("/engine/cuda/host/matmul", test_matmul);
   g_test_add_func ("/engine/cuda/host/errors", test_errors);

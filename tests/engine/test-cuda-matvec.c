@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels.h"
 #include "lm-cuda-buffer.h"
 #include "lm-cuda-check.h"
 #include "lm-cuda-matvec.h"
@@ -70,30 +71,45 @@ check_matvec (LmTensorType type, uint32_t n_in, uint32_t n_out, uint64_t *state)
   uint8_t *w = cuda_test_weights (type, n_in, n_out, state, &bytes);
   float *x = cuda_test_floats (n_in, state), *base = cuda_test_floats (n_out, state);
   float *y = g_malloc (n_out * sizeof (float)), *emu = g_malloc (n_out * sizeof (float));
+  float *cpu = g_malloc (n_out * sizeof (float));
   double *ref = g_malloc (n_out * sizeof (double)), *mag = g_malloc (n_out * sizeof (double));
+  double *zero = g_malloc0 (n_out * sizeof (double));
   void *dw = upload (w, bytes);
   float *dx = upload (x, n_in * sizeof (float)), *dy = upload (base, n_out * sizeof (float));
-  char what[96];
+  char what[128];
 
   cuda_test_reference (type, w, n_in, n_out, x, ref, mag);
-  for (int accumulate = 0; accumulate < 2; accumulate++)
-    {
-      snprintf (what, sizeof what, "matvec %s %ux%u%s", lm_type_name (type), n_in, n_out,
-                accumulate ? ", accumulating" : "");
-      g_assert_true (lm_cuda_buffer_write (dy, base, n_out * sizeof (float)));
-      g_assert_cmpint (lm_cuda_matvec (NULL, type, dw, n_in, n_out, dx, dy, accumulate), ==, LM_OK);
-      download (dy, y, n_out * sizeof (float));
-      cuda_test_assert_close (what, y, accumulate ? base : NULL, ref, mag, n_out);
-      memcpy (emu, base, n_out * sizeof (float));
-      g_assert_cmpint (lm_cuda_matvec_host (type, w, 0, NULL, 1, n_in, n_out, x, 0, emu,
-                                            accumulate), ==, LM_OK);
-      assert_same_bits (what, y, emu, n_out);
-    }
+  lm_matvec_ex (lm_kernels_best (), LM_ACT_NATIVE, NULL, type, w, n_in, n_out, x, cpu);
+  for (int mode = LM_CUDA_ACT_F32; mode <= LM_CUDA_ACT_Q8; mode++)
+    for (int accumulate = 0; accumulate < 2; accumulate++)
+      {
+        snprintf (what, sizeof what, "matvec %s %s %ux%u%s", mode ? "q8" : "f32",
+                  lm_type_name (type), n_in, n_out, accumulate ? ", accumulating" : "");
+        g_assert_true (lm_cuda_buffer_write (dy, base, n_out * sizeof (float)));
+        g_assert_cmpint (lm_cuda_matvec_ex (NULL, (LmCudaActMode) mode, type, dw, n_in, n_out, dx,
+                                            dy, accumulate), ==, LM_OK);
+        download (dy, y, n_out * sizeof (float));
+        memcpy (emu, base, n_out * sizeof (float));
+        g_assert_cmpint (lm_cuda_matvec_host ((LmCudaActMode) mode, type, w, 0, NULL, 1, n_in,
+                                              n_out, x, 0, emu, accumulate), ==, LM_OK);
+        assert_same_bits (what, y, emu, n_out);
+        if (mode == LM_CUDA_ACT_F32 || lm_type_block_size (type) == 1)
+          cuda_test_assert_close (what, y, accumulate ? base : NULL, ref, mag, n_out);
+        else if (!accumulate)
+          {
+            /* the CPU's native mode rounds x the same way: equal within float rounding */
+            for (uint32_t o = 0; o < n_out; o++)
+              emu[o] = y[o] - cpu[o];
+            cuda_test_assert_close (what, emu, NULL, zero, mag, n_out);
+          }
+      }
   lm_cuda_buffer_free (dy);
   lm_cuda_buffer_free (dx);
   lm_cuda_buffer_free (dw);
+  g_free (zero);
   g_free (mag);
   g_free (ref);
+  g_free (cpu);
   g_free (emu);
   g_free (y);
   g_free (base);
@@ -123,11 +139,14 @@ test_experts (void)
   if (skip_without_gpu ())
     return;
   uint64_t state = 0x5151;
-  const uint32_t n_in = 2048, n_out = 515, n_expert = 12, k = 8;
+  const uint32_t n_expert = 12, k = 8;
   const int32_t sel[8] = { 11, 3, -1, 0, 7, 3, 5, 10 };
-  for (int t = 0; t < CUDA_TEST_N_TYPES; t++)
+  /* the gate/up and down shapes: short and tall matrices launch differently */
+  const uint32_t shapes[2][2] = { { 2048, 515 }, { 512, 2048 } };
+  for (int t = 0; t < 2 * CUDA_TEST_N_TYPES; t++)
     {
-      LmTensorType type = cuda_test_types[t];
+      LmTensorType type = cuda_test_types[t / 2];
+      const uint32_t n_in = shapes[t % 2][0], n_out = shapes[t % 2][1];
       size_t bytes, mat = lm_row_bytes (type, n_in) * n_out;
       uint8_t *w = cuda_test_weights (type, n_in, n_out * n_expert, &state, &bytes);
       float *x = cuda_test_floats ((size_t) k * n_in, &state);
@@ -138,31 +157,37 @@ test_experts (void)
       float *dx = upload (x, (size_t) k * n_in * sizeof (float));
       float *dy = upload (NULL, (size_t) k * n_out * sizeof (float));
       int32_t *dsel = upload (sel, sizeof sel);
-      for (int shared_x = 0; shared_x < 2; shared_x++)
-        {
-          size_t x_stride = shared_x ? 0 : n_in;
-          g_assert_cmpint (lm_cuda_matvec_experts (NULL, type, dw, mat, n_in, n_out, dsel, k, dx,
-                                                   x_stride, dy), ==, LM_OK);
-          download (dy, y, (size_t) k * n_out * sizeof (float));
-          g_assert_cmpint (lm_cuda_matvec_host (type, w, mat, sel, k, n_in, n_out, x, x_stride,
-                                                emu, false), ==, LM_OK);
-          char what[96];
-          snprintf (what, sizeof what, "experts %s%s", lm_type_name (type),
-                    shared_x ? ", one x" : "");
-          assert_same_bits (what, y, emu, (size_t) k * n_out);
-          for (uint32_t j = 0; j < k; j++)
-            {
-              if (sel[j] < 0)
-                {
-                  for (uint32_t o = 0; o < n_out; o++)
-                    g_assert_cmpfloat (y[j * n_out + o], ==, 0.0f);
-                  continue;
-                }
-              cuda_test_reference (type, w + (size_t) sel[j] * mat, n_in, n_out,
-                                   x + j * x_stride, ref, mag);
-              cuda_test_assert_close (what, y + j * n_out, NULL, ref, mag, n_out);
-            }
-        }
+      for (int mode = LM_CUDA_ACT_F32; mode <= LM_CUDA_ACT_Q8; mode++)
+        for (int shared_x = 0; shared_x < 2; shared_x++)
+          {
+            size_t x_stride = shared_x ? 0 : n_in;
+            g_assert_cmpint (lm_cuda_matvec_experts_ex (NULL, (LmCudaActMode) mode, type, dw, mat,
+                                                        n_in, n_out, dsel, k, dx, x_stride, dy),
+                             ==, LM_OK);
+            download (dy, y, (size_t) k * n_out * sizeof (float));
+            g_assert_cmpint (lm_cuda_matvec_host ((LmCudaActMode) mode, type, w, mat, sel, k, n_in,
+                                                  n_out, x, x_stride, emu, false), ==, LM_OK);
+            char what[96];
+            snprintf (what, sizeof what, "experts %s %s%s", mode ? "q8" : "f32",
+                      lm_type_name (type), shared_x ? ", one x" : "");
+            assert_same_bits (what, y, emu, (size_t) k * n_out);
+            for (uint32_t j = 0; j < k; j++)
+              {
+                if (sel[j] < 0)
+                  {
+                    for (uint32_t o = 0; o < n_out; o++)
+                      g_assert_cmpfloat (y[j * n_out + o], ==, 0.0f);
+                    continue;
+                  }
+                cuda_test_reference (type, w + (size_t) sel[j] * mat, n_in, n_out,
+                                     x + j * x_stride, ref, mag);
+                if (mode == LM_CUDA_ACT_F32)
+                  cuda_test_assert_close (what, y + j * n_out, NULL, ref, mag, n_out);
+                else
+                  for (uint32_t o = 0; o < n_out; o++)   /* the activations' 8-bit rounding */
+                    g_assert_cmpfloat (fabs (y[j * n_out + o] - ref[o]), <=, 0.02 * mag[o]);
+              }
+          }
       lm_cuda_buffer_free (dsel);
       lm_cuda_buffer_free (dy);
       lm_cuda_buffer_free (dx);
@@ -388,6 +413,8 @@ test_errors (void)
   g_assert_true (lm_cuda_matvec_supports (LM_TYPE_Q6_K));
   g_assert_cmpint (lm_cuda_matvec (NULL, (LmTensorType) 2, x, 32, 1, x, x, false), ==,
                    LM_ERR_UNSUPPORTED);
+  g_assert_cmpint (lm_cuda_matvec_ex (NULL, (LmCudaActMode) 7, LM_TYPE_F32, x, 8, 1, x, x, false),
+                   ==, LM_ERR_INVALID_ARGUMENT);
   g_assert_cmpint (lm_cuda_matvec (NULL, LM_TYPE_Q4_K, x, 100, 1, x, x, false), ==, LM_ERR_SHAPE);
   g_assert_cmpint (lm_cuda_matmul (NULL, LM_TYPE_Q8_0, x, 33, 1, x, 1, x), ==, LM_ERR_SHAPE);
   g_assert_cmpint (lm_cuda_dequantize_row (NULL, LM_TYPE_Q6_K, x, x, 255), ==, LM_ERR_SHAPE);
