@@ -20,9 +20,7 @@
 
 #define ATTN_THREADS 256
 #define ATTN_WARPS (ATTN_THREADS / 32)
-#define TILE 64
-#define CHUNK_MIN 256      /* positions per chunk of the split form, at least */
-#define MAX_SPLITS 128
+#define TILE LM_ATTN_TILE
 #define MAX_GROUP 64       /* query heads per kv head */
 
 typedef struct {
@@ -51,8 +49,12 @@ attn_kernel (AttnArgs a)
   float *shrink = l + G;
   uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
   uint32_t n_pos = a.pos[0] + t + 1;
-  uint32_t start = split * a.chunk;
-  uint32_t end = start + a.chunk < n_pos ? start + a.chunk : n_pos;
+  uint32_t start, end;
+  lm_hd_attn_range (split, a.chunk, n_pos, &start, &end);
+  /* a chunk past the token's positions: the combine does not read it (the
+   * whole block leaves, before any barrier) */
+  if (start >= end)
+    return;
   float scale = 1.0f / sqrtf ((float) hd);
 
   for (uint32_t i = threadIdx.x; i < G * hd; i += blockDim.x)
@@ -153,8 +155,7 @@ attn_combine_kernel (AttnArgs a)
   size_t th = (size_t) t * a.n_head + h;
   const float *p = a.partial + th * a.n_splits * (hd + 2);
   uint32_t n_pos = a.pos[0] + t + 1;
-  uint32_t live = (n_pos + a.chunk - 1) / a.chunk;
-  live = live < a.n_splits ? live : a.n_splits;
+  uint32_t live = lm_hd_attn_live (n_pos, a.chunk, a.n_splits);
   float mx = -INFINITY;
   for (uint32_t s = 0; s < live; s++)
     mx = p[s * (hd + 2) + hd] > mx ? p[s * (hd + 2) + hd] : mx;
@@ -203,22 +204,11 @@ lm_cuda_attention (LmCudaStream stream, const float *qg, const float *k_cache,
   return lm_cuda_launched ();
 }
 
-/* Chunks of the split form: at least CHUNK_MIN positions, at most MAX_SPLITS. */
-static uint32_t
-split_count (uint32_t n_ctx, uint32_t *chunk)
-{
-  uint32_t splits = (n_ctx + CHUNK_MIN - 1) / CHUNK_MIN;
-  splits = splits < 1 ? 1 : splits > MAX_SPLITS ? MAX_SPLITS : splits;
-  uint32_t c = (n_ctx + splits - 1) / splits;
-  *chunk = (c + TILE - 1) / TILE * TILE;
-  return splits;
-}
-
 extern "C" size_t
 lm_cuda_attention_scratch_floats (uint32_t n_head, uint32_t head_dim, uint32_t n, uint32_t n_ctx)
 {
   uint32_t chunk;
-  return (size_t) n * n_head * split_count (n_ctx, &chunk) * (head_dim + 2);
+  return (size_t) n * n_head * lm_hd_attn_splits (n_ctx, &chunk) * (head_dim + 2);
 }
 
 extern "C" LmStatus
@@ -233,7 +223,7 @@ lm_cuda_attention_split (LmCudaStream stream, const float *qg, const float *k_ca
     return st;
   if (n == 0 || n_head == 0)
     return LM_OK;
-  uint32_t chunk, splits = split_count (n_ctx, &chunk);
+  uint32_t chunk, splits = lm_hd_attn_splits (n_ctx, &chunk);
   AttnArgs a = { qg, k_cache, v_cache, n_head, n_head_kv, head_dim, pos, splits, chunk,
                  scratch, out };
   attn_kernel<<<dim3 (splits, n_head_kv, n), ATTN_THREADS, smem, stream>>> (a);

@@ -20,7 +20,7 @@
 #include "lm-cuda-math.h"
 #include "lm-cuda-ops.h"
 
-#define TPR 4   /* threads per state row: adjacent lanes of one warp */
+#define TPR LM_DELTA_TPR
 
 typedef struct {
   LmCudaDeltaShape shape;
@@ -64,7 +64,7 @@ delta_kernel (DeltaArgs a)
 #pragma unroll
   for (int i = 0; i < CPT; i++)
     {
-      uint32_t c = (uint32_t) i * TPR + part;
+      uint32_t c = lm_hd_delta_column ((uint32_t) i, part);
       m[i] = row_ok && c < S ? M[(size_t) r * S + c] : 0.0f;
     }
   float scale = 1.0f / sqrtf ((float) S);
@@ -91,7 +91,7 @@ delta_kernel (DeltaArgs a)
 #pragma unroll
       for (int i = 0; i < CPT; i++)
         {
-          uint32_t c = (uint32_t) i * TPR + part;
+          uint32_t c = lm_hd_delta_column ((uint32_t) i, part);
           if (c < S)
             {
               mk += m[i] * k[c];
@@ -109,7 +109,7 @@ delta_kernel (DeltaArgs a)
 #pragma unroll
       for (int i = 0; i < CPT; i++)
         {
-          uint32_t c = (uint32_t) i * TPR + part;
+          uint32_t c = lm_hd_delta_column ((uint32_t) i, part);
           if (row_ok && c < S)
             m[i] = lm_hd_delta_update (m[i], decay, d, k[c]);
         }
@@ -130,7 +130,7 @@ delta_kernel (DeltaArgs a)
 #pragma unroll
   for (int i = 0; i < CPT; i++)
     {
-      uint32_t c = (uint32_t) i * TPR + part;
+      uint32_t c = lm_hd_delta_column ((uint32_t) i, part);
       if (row_ok && c < S)
         M[(size_t) r * S + c] = m[i];
     }
@@ -148,11 +148,11 @@ lm_cuda_delta_rule (LmCudaStream stream, const LmCudaDeltaShape *shape, float *u
     return LM_OK;
   qk_l2_kernel<<<dim3 (2 * shape->n_groups, n), 128, 0, stream>>> (u, u_stride, S, shape->eps);
   DeltaArgs a = { *shape, u, u_stride, z, alpha, beta, ab_stride, n, state, out };
-  unsigned threads = (S * TPR + 31) / 32 * 32;
+  unsigned threads = lm_hd_delta_threads (S);
   size_t smem = 4 * (size_t) S * sizeof (float);
   /* Up to 128: 32 columns per thread in registers; above, 64 (the compiler
    * may keep part of them in local memory: slower, same numbers). */
-  if (S <= 32 * TPR)
+  if (lm_hd_delta_columns (S) == 32)
     delta_kernel<32><<<shape->n_heads, threads, smem, stream>>> (a);
   else
     delta_kernel<64><<<shape->n_heads, threads, smem, stream>>> (a);

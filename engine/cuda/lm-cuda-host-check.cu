@@ -1,6 +1,7 @@
 /* lm-cuda-host-check.cu: the kernels' arithmetic on the host (lm-cuda-host-check.h).
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lm-cuda-host-check.h"
@@ -59,7 +60,7 @@ lm_cuda_host_delta_decay (float ssm_a, float alpha, float dt_bias)
   return lm_hd_delta_decay (ssm_a, alpha, dt_bias);
 }
 
-#define TPR 4   /* as in lm-cuda-delta.cu */
+#define TPR LM_DELTA_TPR
 
 /* The butterfly of __shfl_xor_sync over @width lanes of @v (in place). */
 static void
@@ -243,4 +244,208 @@ lm_cuda_host_key_orders (float a, float b)
   bool lt = a < b, key_lt = lm_hd_float_key (a) < lm_hd_float_key (b);
   bool eq = a == b, key_eq = lm_hd_float_key (a) == lm_hd_float_key (b);
   return lt == key_lt && eq == key_eq;
+}
+
+extern "C" uint32_t
+lm_cuda_host_attn_splits (uint32_t n_ctx, uint32_t *chunk)
+{
+  return lm_hd_attn_splits (n_ctx, chunk);
+}
+
+extern "C" void
+lm_cuda_host_attn_range (uint32_t split, uint32_t chunk, uint32_t n_pos, uint32_t *start,
+                         uint32_t *end)
+{
+  lm_hd_attn_range (split, chunk, n_pos, start, end);
+}
+
+extern "C" uint32_t
+lm_cuda_host_attn_live (uint32_t n_pos, uint32_t chunk, uint32_t n_splits)
+{
+  return lm_hd_attn_live (n_pos, chunk, n_splits);
+}
+
+extern "C" uint32_t
+lm_cuda_host_delta_threads (uint32_t S)
+{
+  return lm_hd_delta_threads (S);
+}
+
+extern "C" uint32_t
+lm_cuda_host_delta_columns (uint32_t S)
+{
+  return lm_hd_delta_columns (S);
+}
+
+extern "C" uint32_t
+lm_cuda_host_delta_column (uint32_t i, uint32_t part)
+{
+  return lm_hd_delta_column (i, part);
+}
+
+extern "C" uint32_t
+lm_cuda_host_delta_row_threads (void)
+{
+  return LM_DELTA_TPR;
+}
+
+typedef struct {
+  float v;
+  int32_t id;
+} Cand;
+
+static int
+cand_order (const void *a, const void *b)
+{
+  const Cand *x = (const Cand *) a, *y = (const Cand *) b;
+  if (lm_hd_route_before (x->v, x->id, y->v, y->id))
+    return -1;
+  return lm_hd_route_before (y->v, y->id, x->v, x->id) ? 1 : 0;
+}
+
+extern "C" void
+lm_cuda_host_select (const float *vals, uint32_t n, uint32_t want, uint32_t n_threads, float *v,
+                     int32_t *id)
+{
+  uint32_t prefix = 0, mask = 0, remaining = want;
+  for (int shift = 24; shift >= 0; shift -= 8)
+    {
+      uint32_t hist[256] = { 0 };
+      for (uint32_t i = 0; i < n; i++)
+        {
+          uint32_t key = lm_hd_float_key (vals[i]);
+          if ((key & mask) == prefix)
+            hist[(key >> shift) & 255u]++;
+        }
+      prefix |= lm_hd_radix_digit (hist, &remaining) << shift;
+      mask |= 255u << shift;
+    }
+  uint32_t need_eq = remaining, n_gt = want - need_eq, gt = 0, eq = 0;
+  Cand *c = (Cand *) calloc (want > 0 ? want : 1, sizeof (Cand));
+  /* keys above: in any order (here the threads' order); equal: the segments in order */
+  uint32_t seg = (n + n_threads - 1) / n_threads;
+  for (uint32_t t = 0; t < n_threads; t++)
+    for (uint32_t i = t * seg; i < n && i < (t + 1) * seg; i++)
+      {
+        uint32_t key = lm_hd_float_key (vals[i]);
+        if (key > prefix && gt < n_gt)
+          c[gt++] = (Cand) { vals[i], (int32_t) i };
+        else if (key == prefix && eq < need_eq)
+          c[n_gt + eq++] = (Cand) { vals[i], (int32_t) i };
+      }
+  qsort (c, want, sizeof *c, cand_order);
+  for (uint32_t i = 0; i < want; i++)
+    {
+      v[i] = c[i].v;
+      id[i] = c[i].id;
+    }
+  free (c);
+}
+
+extern "C" uint32_t
+lm_cuda_host_sample_pick (float top_p, float min_p, bool use_k, const float *v, const double *e1,
+                          const double *e2, uint32_t want, double z, double u)
+{
+  return lm_hd_sample_pick (top_p, min_p, use_k, v, e1, e2, want, z, u);
+}
+
+typedef struct {
+  const float *vals;
+  const int32_t *ids;
+  double v0, scale, norm;   /* term(i) = exp((v - v0) * scale) / norm */
+} Terms;
+
+static double
+term_at (const Terms *t, uint32_t i)
+{
+  return exp (((double) t->vals[t->ids[i]] - t->v0) * t->scale) / t->norm;
+}
+
+/* first_crossing of lm-cuda-sample.cu, thread by thread. */
+static uint32_t
+host_first_crossing (uint32_t n, double target, bool strict, uint32_t none, const Terms *t,
+                     uint32_t n_threads)
+{
+  double excl = 0.0;
+  for (uint32_t th = 0; th < n_threads; th++)
+    {
+      uint32_t lo, hi;
+      lm_hd_segment (n, n_threads, th, &lo, &hi);
+      double part = 0.0;
+      for (uint32_t i = lo; i < hi; i++)
+        part += term_at (t, i);
+      double incl = excl + part;
+      if (lo < hi && !lm_hd_passes (excl, target, strict) && lm_hd_passes (incl, target, strict))
+        {
+          double cum = excl;
+          for (uint32_t i = lo; i < hi; i++)
+            if (lm_hd_passes (cum += term_at (t, i), target, strict))
+              return i;
+          return hi - 1;
+        }
+      excl = incl;
+    }
+  return none;
+}
+
+extern "C" int32_t
+lm_cuda_host_sorted_sample (const float *vals, uint32_t n, int32_t top_k, float top_p,
+                            float min_p, float temperature, double u, uint32_t n_threads)
+{
+  Cand *c = (Cand *) calloc (n, sizeof (Cand));
+  for (uint32_t i = 0; i < n; i++)
+    c[i] = (Cand) { vals[i], (int32_t) i };
+  qsort (c, n, sizeof *c, cand_order);
+  int32_t *ids = (int32_t *) calloc (n, sizeof (int32_t));
+  for (uint32_t i = 0; i < n; i++)
+    ids[i] = c[i].id;
+  free (c);
+  uint32_t n_eff = top_k > 0 && (uint32_t) top_k < n ? (uint32_t) top_k : n;
+  double v0 = vals[ids[0]];
+  uint32_t at_p = n_eff, n_above = 0;
+  if (top_p < 1.0f)
+    {
+      Terms t = { vals, ids, v0, 1.0, 1.0 };
+      double z = 0.0;
+      for (uint32_t i = 0; i < n_eff; i++)
+        z += term_at (&t, i);
+      t.norm = z;
+      at_p = host_first_crossing (n_eff, (double) top_p, false, n_eff, &t, n_threads);
+    }
+  if (min_p > 0.0f)
+    {
+      double floor_logit = v0 + log ((double) min_p);
+      for (uint32_t i = 0; i < n_eff; i++)
+        n_above += (double) vals[ids[i]] >= floor_logit;
+    }
+  uint32_t kept = lm_hd_sorted_kept (top_p, min_p, n_eff, at_p, n_above);
+  Terms t = { vals, ids, v0, 1.0 / temperature, 1.0 };
+  double sum = 0.0;
+  for (uint32_t i = 0; i < kept; i++)
+    sum += term_at (&t, i);
+  t.norm = sum;
+  int32_t token = ids[host_first_crossing (kept, u, true, kept - 1, &t, n_threads)];
+  free (ids);
+  return token;
+}
+
+extern "C" int32_t
+lm_cuda_host_draw_all (const float *vals, uint32_t n, float temperature, double u,
+                       uint32_t n_threads)
+{
+  int32_t *ids = (int32_t *) calloc (n, sizeof (int32_t));
+  float mx = -INFINITY;
+  for (uint32_t i = 0; i < n; i++)
+    {
+      ids[i] = (int32_t) i;
+      mx = vals[i] > mx ? vals[i] : mx;
+    }
+  Terms t = { vals, ids, mx, 1.0 / temperature, 1.0 };
+  double sum = 0.0;
+  for (uint32_t i = 0; i < n; i++)
+    sum += term_at (&t, i);
+  t.norm = sum;
+  int32_t token = (int32_t) host_first_crossing (n, u, true, n - 1, &t, n_threads);
+  free (ids);
+  return token;
 }

@@ -50,6 +50,43 @@ int32_t lm_cuda_host_argmax (const float *logits, uint32_t n, uint32_t n_threads
 /* Whether lm_hd_float_key orders a and b as the numbers (a < b <=> key(a) < key(b)). */
 bool lm_cuda_host_key_orders (float a, float b);
 
+/* The split attention's schedule (lm_hd_attn_*): chunk count and size for
+ * n_ctx, a chunk's positions for a token seeing n_pos, the chunks read. */
+uint32_t lm_cuda_host_attn_splits (uint32_t n_ctx, uint32_t *chunk);
+void lm_cuda_host_attn_range (uint32_t split, uint32_t chunk, uint32_t n_pos, uint32_t *start,
+                              uint32_t *end);
+uint32_t lm_cuda_host_attn_live (uint32_t n_pos, uint32_t chunk, uint32_t n_splits);
+
+/* The delta rule's thread layout: threads per block, state columns per
+ * thread, the column of slot i of thread part @part; threads per row. */
+uint32_t lm_cuda_host_delta_threads (uint32_t S);
+uint32_t lm_cuda_host_delta_columns (uint32_t S);
+uint32_t lm_cuda_host_delta_column (uint32_t i, uint32_t part);
+uint32_t lm_cuda_host_delta_row_threads (void);
+
+/* select_best of the sampler replayed on the host with @n_threads threads:
+ * the four radix passes, the compaction (ties by segment order), then the
+ * candidates sorted best first: v[want], id[want]. vals without NaN. */
+void lm_cuda_host_select (const float *vals, uint32_t n, uint32_t want, uint32_t n_threads,
+                          float *v, int32_t *id);
+
+/* lm_hd_sample_pick: the filters and the draw over sorted candidates. */
+uint32_t lm_cuda_host_sample_pick (float top_p, float min_p, bool use_k, const float *v,
+                                   const double *e1, const double *e2, uint32_t want, double z,
+                                   double u);
+
+/* sorted_sample_kernel replayed on the host with @n_threads threads: the
+ * vocabulary ordered as the stable radix sort orders it, the segment sums
+ * and their prefix (in thread order), the crossings and cut-offs of the
+ * kernel. Returns the token for the uniform number @u. vals without NaN. */
+int32_t lm_cuda_host_sorted_sample (const float *vals, uint32_t n, int32_t top_k, float top_p,
+                                    float min_p, float temperature, double u, uint32_t n_threads);
+
+/* The draw over the whole vocabulary in id order (no top-k, top-p or
+ * min-p), as draw_all does it with @n_threads threads. */
+int32_t lm_cuda_host_draw_all (const float *vals, uint32_t n, float temperature, double u,
+                               uint32_t n_threads);
+
 #ifdef __cplusplus
 }
 #endif

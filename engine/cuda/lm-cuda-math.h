@@ -158,3 +158,172 @@ lm_hd_float_key (float v)
   x.f = v == 0.0f ? 0.0f : v;
   return (x.u & 0x80000000u) ? ~x.u : (x.u | 0x80000000u);
 }
+
+/* ---- schedules: which positions, columns and candidates each block handles ---- */
+
+#define LM_ATTN_TILE 64          /* positions per shared-memory tile */
+#define LM_ATTN_CHUNK_MIN 64     /* positions per chunk of the split form, at least */
+#define LM_ATTN_MAX_SPLITS 512
+
+/* The chunks of the split attention for a cache of @n_ctx positions: their
+ * count, and *chunk positions each (a multiple of the tile). Depends only on
+ * n_ctx, so a captured graph is valid at every position. */
+LM_HD uint32_t
+lm_hd_attn_splits (uint32_t n_ctx, uint32_t *chunk)
+{
+  uint32_t splits = (n_ctx + LM_ATTN_CHUNK_MIN - 1) / LM_ATTN_CHUNK_MIN;
+  splits = splits < 1 ? 1 : splits > LM_ATTN_MAX_SPLITS ? LM_ATTN_MAX_SPLITS : splits;
+  uint32_t c = (n_ctx + splits - 1) / splits;
+  *chunk = (c + LM_ATTN_TILE - 1) / LM_ATTN_TILE * LM_ATTN_TILE;
+  return splits;
+}
+
+/* Positions [*start, *end) of chunk @split for a token seeing @n_pos of them
+ * (empty when the chunk lies past them). */
+LM_HD void
+lm_hd_attn_range (uint32_t split, uint32_t chunk, uint32_t n_pos, uint32_t *start, uint32_t *end)
+{
+  uint64_t s = (uint64_t) split * chunk, e = s + chunk;
+  *start = (uint32_t) (s < n_pos ? s : n_pos);
+  *end = (uint32_t) (e < n_pos ? e : n_pos);
+}
+
+/* How many chunks hold positions below @n_pos: the ones the combine reads. */
+LM_HD uint32_t
+lm_hd_attn_live (uint32_t n_pos, uint32_t chunk, uint32_t n_splits)
+{
+  uint32_t live = (n_pos + chunk - 1) / chunk;
+  return live < n_splits ? live : n_splits;
+}
+
+#define LM_DELTA_TPR 4   /* threads per state row: adjacent lanes of one warp */
+
+/* Threads of a delta-rule block (whole warps) and the state columns each
+ * thread keeps (32 in registers up to S = 128, else 64). */
+LM_HD uint32_t
+lm_hd_delta_threads (uint32_t S)
+{
+  return (S * LM_DELTA_TPR + 31) / 32 * 32;
+}
+
+LM_HD uint32_t
+lm_hd_delta_columns (uint32_t S)
+{
+  return S <= 32 * LM_DELTA_TPR ? 32 : 64;
+}
+
+/* Column of the state row that slot @i of thread part @part holds
+ * (interleaved, so the row's threads read neighbouring addresses). */
+LM_HD uint32_t
+lm_hd_delta_column (uint32_t i, uint32_t part)
+{
+  return i * LM_DELTA_TPR + part;
+}
+
+/* One step of the radix select: the digit (bin of @hist, from the top) in
+ * which the *remaining-th largest key lies; *remaining becomes its rank
+ * inside that bin. */
+LM_HD uint32_t
+lm_hd_radix_digit (const uint32_t *hist, uint32_t *remaining)
+{
+  uint32_t rem = *remaining, b = 255;
+  while (b > 0 && hist[b] < rem)
+    rem -= hist[b--];
+  *remaining = rem;
+  return b;
+}
+
+/* The sequential part of the sampler over the @want best candidates sorted
+ * best first (values @v), given e1[i] = exp(v_i - v_0) and
+ * e2[i] = exp((v_i - v_0) / T): filter_sorted's top-p and min-p (@use_k:
+ * after top-k) or filter_by_heap's (@z: the sum of exp(v - v_0) over the
+ * whole vocabulary), then the draw with @u. Returns the index of the
+ * chosen candidate. */
+LM_HD uint32_t
+lm_hd_sample_pick (float top_p, float min_p, bool use_k, const float *v, const double *e1,
+                   const double *e2, uint32_t want, double z, double u)
+{
+  uint32_t kept = want;
+  double v0 = v[0];
+  if (use_k)
+    {
+      if (top_p < 1.0f)
+        {
+          double sum = 0.0, cum = 0.0;
+          for (uint32_t i = 0; i < kept; i++)
+            sum += e1[i];
+          for (uint32_t i = 0; i < kept; i++)
+            if ((cum += e1[i] / sum) >= top_p)
+              {
+                kept = i + 1;
+                break;
+              }
+        }
+      if (min_p > 0.0f)
+        {
+          double floor_logit = v0 + log ((double) min_p);
+          uint32_t keep = 1;
+          while (keep < kept && (double) v[keep] >= floor_logit)
+            keep++;
+          kept = keep;
+        }
+    }
+  else
+    {
+      double floor_logit = min_p > 0.0f ? v0 + log ((double) min_p) : -INFINITY, cum = 0.0;
+      uint32_t k = 0;
+      while (k < want)
+        {
+          if (k > 0 && (double) v[k] < floor_logit)
+            break;
+          k++;
+          if (top_p < 1.0f && (cum += e1[k - 1] / z) >= top_p)
+            break;
+        }
+      kept = k;
+    }
+  double sum = 0.0, cum = 0.0;
+  for (uint32_t i = 0; i < kept; i++)
+    sum += e2[i];
+  for (uint32_t i = 0; i < kept; i++)
+    if (u < (cum += e2[i] / sum))
+      return i;
+  return kept - 1;
+}
+
+/* The sorted path of the sampler. Thread @t's contiguous segment of the
+ * order [0, n) among @n_threads. */
+LM_HD void
+lm_hd_segment (uint32_t n, uint32_t n_threads, uint32_t t, uint32_t *lo, uint32_t *hi)
+{
+  uint32_t seg = (n + n_threads - 1) / n_threads;
+  uint64_t a = (uint64_t) t * seg, b = a + seg;
+  *lo = (uint32_t) (a < n ? a : n);
+  *hi = (uint32_t) (b < n ? b : n);
+}
+
+/* Whether a running sum @cum has reached @target: top-p's cum >= top_p,
+ * or with @strict the draw's u < cum. */
+LM_HD bool
+lm_hd_passes (double cum, double target, bool strict)
+{
+  return strict ? target < cum : cum >= target;
+}
+
+/* How many of the sorted candidates stay: top-p stops after its first
+ * crossing @at_p (n_eff if none), min-p keeps the @n_above values at or
+ * above its floor (at least one); the smaller wins, as in filter_sorted
+ * and filter_by_heap. */
+LM_HD uint32_t
+lm_hd_sorted_kept (float top_p, float min_p, uint32_t n_eff, uint32_t at_p, uint32_t n_above)
+{
+  uint32_t kept = n_eff;
+  if (top_p < 1.0f)
+    kept = top_p <= 0.0f ? 1 : at_p < n_eff ? at_p + 1 : n_eff;
+  if (min_p > 0.0f)
+    {
+      uint32_t keep = n_above < 1 ? 1 : n_above;
+      kept = keep < kept ? keep : kept;
+    }
+  return kept;
+}

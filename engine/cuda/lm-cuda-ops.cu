@@ -339,12 +339,13 @@ argmax_kernel (const float *logits, uint32_t n, int32_t *token)
   __shared__ int32_t best_i[32];
   float v = NAN;
   int32_t bi = -1;
-  for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
-    if (bi < 0 || lm_hd_argmax_before (logits[i], (int32_t) i, v, bi))
+  lm_block_for_each (logits, n, [&] (uint32_t i, float x) {
+    if (bi < 0 || lm_hd_argmax_before (x, (int32_t) i, v, bi))
       {
-        v = logits[i];
+        v = x;
         bi = (int32_t) i;
       }
+  });
   for (int off = 16; off > 0; off >>= 1)
     {
       float ov = __shfl_xor_sync (0xffffffffu, v, off);

@@ -67,7 +67,8 @@ LmStatus lm_cuda_rope (LmCudaStream stream, float *x, size_t token_stride,
                        const uint32_t *pos, uint32_t n_rot, float base,
                        const int32_t sections[4]);
 /* Appends k and v rows ([n][kv_dim] each) to the caches ([n_ctx][kv_dim])
- * at positions pos[0] .. pos[0] + n - 1. */
+ * at positions pos[0] .. pos[0] + n - 1 (the caller keeps them below n_ctx:
+ * the device cannot check). */
 LmStatus lm_cuda_kv_append (LmCudaStream stream, const float *k, const float *v,
                             uint32_t kv_dim, uint32_t n, const uint32_t *pos,
                             float *k_cache, float *v_cache);
@@ -145,11 +146,10 @@ LmStatus lm_cuda_argmax (LmCudaStream stream, const float *logits, uint32_t n_vo
  * memory; history may be NULL without a penalty), top-k, top-p, min-p,
  * temperature, then the draw with the uniform number *u (device memory, in
  * [0, 1), e.g. lm_rng_uniform() of the session's generator written before
- * each replay). Writes the token id to *token (device). @scratch: n_vocab
- * floats of device memory. Exact for top_k <= LM_CUDA_SAMPLE_MAX_CAND (a
- * larger top_k below n_vocab is LM_ERR_INVALID_ARGUMENT: sample on the CPU);
- * top-p / min-p without top-k keep at most LM_CUDA_SAMPLE_MAX_CAND
- * candidates (the CPU keeps more only for very flat distributions). */
+ * each replay). Writes the token id to *token (device). @scratch:
+ * lm_cuda_sample_scratch_bytes(n_vocab) bytes of device memory. Top-k up to
+ * LM_CUDA_SAMPLE_MAX_CAND takes a fast path; larger ones, and top-p / min-p
+ * without top-k, sort the whole vocabulary (slower, same tokens). */
 #define LM_CUDA_SAMPLE_MAX_CAND 1024
 typedef struct {
   float temperature;       /* <= 0: greedy */
@@ -158,9 +158,11 @@ typedef struct {
   float min_p;             /* <= 0: off */
   float repeat_penalty;    /* 1: off */
 } LmCudaSampleParams;
+/* 0 when the CUDA runtime cannot answer (no usable device). */
+size_t lm_cuda_sample_scratch_bytes (uint32_t n_vocab);
 LmStatus lm_cuda_sample (LmCudaStream stream, const LmCudaSampleParams *params,
                          const float *logits, uint32_t n_vocab, const int32_t *history,
-                         const int32_t *history_state, const double *u, float *scratch,
+                         const int32_t *history_state, const double *u, void *scratch,
                          int32_t *token);
 /* lm_sampler_accept() on the device: *token joins the ring history
  * ([repeat_last_n] ids) whose history_state is {count, next slot}, both

@@ -7,12 +7,18 @@
  *  - temperature <= 0: argmax (the CPU's two greedy cases, NaN included);
  *  - no top-k, top-p or min-p: softmax over the whole vocabulary in token
  *    order and the CPU's cumulative draw, found with a block-wide scan;
- *  - otherwise the best `want` candidates (top-k, or LM_CUDA_SAMPLE_MAX_CAND
- *    for top-p / min-p alone) by a radix select on the logit's bits with ties
- *    to the lower id, sorted (bitonic) as by_logit_desc does, then thread 0
- *    runs filter_sorted / filter_by_heap and the draw over them in the CPU's
- *    order with the exponentials computed in parallel beforehand.
+ *  - top-k up to LM_CUDA_SAMPLE_MAX_CAND (the app's default chain), or top-p /
+ *    min-p alone on a vocabulary that small: the best candidates by a radix
+ *    select on the logit's bits with ties to the lower id, sorted (bitonic)
+ *    as by_logit_desc does, then thread 0 runs filter_sorted /
+ *    filter_by_heap and the draw over them in the CPU's order, with the
+ *    exponentials computed in parallel beforehand;
+ *  - otherwise (top-p / min-p alone on a large vocabulary, a larger top-k):
+ *    the whole vocabulary sorted the same way (a stable radix sort, so ties
+ *    keep the lower id first), and the cut-offs and the draw found with
+ *    block-wide scans over the sorted order.
  */
+#include <cub/device/device_radix_sort.cuh>
 #include <cuda_runtime.h>
 #include <math.h>
 
@@ -82,6 +88,9 @@ typedef struct {
   double reduce[32];
 } SampleSmem;
 
+static __device__ void draw_all (const float *vals, uint32_t n, double inv_temp, double u,
+                                 SampleSmem *sm, int32_t *token);
+
 /* Greedy: the CPU's plain argmax over the raw logits without a penalty,
  * over the sanitised and penalised values with one. */
 static __device__ void
@@ -91,12 +100,13 @@ greedy (const float *logits, const float *vals, uint32_t n, bool penalised, Samp
   const float *src = penalised ? vals : logits;
   float v = NAN;
   int32_t bi = -1;
-  for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
-    if (bi < 0 || lm_hd_argmax_before (src[i], (int32_t) i, v, bi))
+  lm_block_for_each (src, n, [&] (uint32_t i, float x) {
+    if (bi < 0 || lm_hd_argmax_before (x, (int32_t) i, v, bi))
       {
-        v = src[i];
+        v = x;
         bi = (int32_t) i;
       }
+  });
   sm->v[threadIdx.x] = v;
   sm->id[threadIdx.x] = bi;
   __syncthreads ();
@@ -112,42 +122,6 @@ greedy (const float *logits, const float *vals, uint32_t n, bool penalised, Samp
     }
 }
 
-/* Softmax over every token in id order and the cumulative draw. */
-static __device__ void
-draw_all (const float *vals, uint32_t n, double inv_temp, double u, SampleSmem *sm,
-          int32_t *token)
-{
-  float mx = -INFINITY;
-  for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
-    mx = vals[i] > mx ? vals[i] : mx;
-  mx = lm_block_max (mx, (float *) sm->reduce, -INFINITY);
-  uint32_t seg = (n + blockDim.x - 1) / blockDim.x;
-  uint32_t lo = threadIdx.x * seg, hi = lo + seg < n ? lo + seg : n;
-  double part = 0.0;
-  for (uint32_t i = lo; i < hi; i++)
-    part += exp (((double) vals[i] - mx) * inv_temp);
-  double sum = lm_block_sum (part, sm->reduce);
-  double p_seg = 0.0;
-  for (uint32_t i = lo; i < hi; i++)
-    p_seg += exp (((double) vals[i] - mx) * inv_temp) / sum;
-  double incl;
-  double cum = block_scan (p_seg, sm->scan, &incl);
-  if (threadIdx.x == 0)
-    *token = (int32_t) n - 1;   /* rounding left u just above the total */
-  __syncthreads ();
-  if (lo < hi && u >= cum && u < incl)
-    {
-      int32_t pick = (int32_t) hi - 1;
-      for (uint32_t i = lo; i < hi; i++)
-        if (u < (cum += exp (((double) vals[i] - mx) * inv_temp) / sum))
-          {
-            pick = (int32_t) i;
-            break;
-          }
-      *token = pick;
-    }
-}
-
 /* The @want best (value desc, id asc) into sm->v / sm->id, sorted. */
 static __device__ void
 select_best (const float *vals, uint32_t n, uint32_t want, SampleSmem *sm)
@@ -160,21 +134,19 @@ select_best (const float *vals, uint32_t n, uint32_t want, SampleSmem *sm)
       for (uint32_t b = tid; b < 256; b += blockDim.x)
         sm->hist[b] = 0;
       __syncthreads ();
-      for (uint32_t i = tid; i < n; i += blockDim.x)
-        {
-          uint32_t key = lm_hd_float_key (vals[i]);
-          if ((key & mask) == prefix)
-            atomicAdd (&sm->hist[(key >> shift) & 255u], 1u);
-        }
+      /* logits crowd into few bins of the top digits: lanes with the same
+       * bin add once, with their count (256: not counted) */
+      uint32_t lane = tid & 31u;
+      lm_block_for_each (vals, n, [&] (uint32_t, float x) {
+        uint32_t key = lm_hd_float_key (x);
+        uint32_t bin = (key & mask) == prefix ? (key >> shift) & 255u : 256u;
+        uint32_t peers = __match_any_sync (__activemask (), bin);
+        if (bin < 256u && lane == (uint32_t) (__ffs (peers) - 1))
+          atomicAdd (&sm->hist[bin], (uint32_t) __popc (peers));
+      });
       __syncthreads ();
       if (tid == 0)
-        {
-          uint32_t rem = sm->remaining, b = 255;
-          while (b > 0 && sm->hist[b] < rem)
-            rem -= sm->hist[b--];
-          sm->digit = b;
-          sm->remaining = rem;
-        }
+        sm->digit = lm_hd_radix_digit (sm->hist, &sm->remaining);
       __syncthreads ();
       prefix |= sm->digit << shift;
       mask |= 255u << shift;
@@ -265,12 +237,10 @@ sample_kernel (LmCudaSampleParams p, const float *logits, const float *vals, uin
   if (!use_k && p.top_p < 1.0f)
     {
       float mx = -INFINITY;
-      for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
-        mx = vals[i] > mx ? vals[i] : mx;
+      lm_block_for_each (vals, n, [&] (uint32_t, float x) { mx = x > mx ? x : mx; });
       mx = lm_block_max (mx, (float *) sm->reduce, -INFINITY);
       double part = 0.0;
-      for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
-        part += exp ((double) vals[i] - mx);
+      lm_block_for_each (vals, n, [&] (uint32_t, float x) { part += exp ((double) x - mx); });
       z = lm_block_sum (part, sm->reduce);
     }
   select_best (vals, n, want, sm);
@@ -282,76 +252,205 @@ sample_kernel (LmCudaSampleParams p, const float *logits, const float *vals, uin
       sm->e2[tid] = exp (((double) sm->v[tid] - v0) * inv_temp);
     }
   __syncthreads ();
-  if (tid != 0)
-    return;
-  uint32_t kept = want;
-  if (use_k)
+  if (tid == 0)
+    *token = sm->id[lm_hd_sample_pick (p.top_p, p.min_p, use_k, sm->v, sm->e1, sm->e2, want, z,
+                                       u)];
+}
+
+/* ---- the whole vocabulary sorted ---- */
+
+static __global__ void
+keys_kernel (const float *vals, uint32_t n, uint32_t *keys, int32_t *ids)
+{
+  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
+       i += (size_t) gridDim.x * blockDim.x)
     {
-      if (p.top_p < 1.0f)
-        {
-          double sum = 0.0, cum = 0.0;
-          for (uint32_t i = 0; i < kept; i++)
-            sum += sm->e1[i];
-          for (uint32_t i = 0; i < kept; i++)
-            if ((cum += sm->e1[i] / sum) >= p.top_p)
-              {
-                kept = i + 1;
-                break;
-              }
-        }
-      if (p.min_p > 0.0f)
-        {
-          double floor_logit = v0 + log ((double) p.min_p);
-          uint32_t keep = 1;
-          while (keep < kept && (double) sm->v[keep] >= floor_logit)
-            keep++;
-          kept = keep;
-        }
+      keys[i] = lm_hd_float_key (vals[i]);
+      ids[i] = (int32_t) i;
     }
-  else
+}
+
+/* The first index of [0, n) at which the running sum of term(i) (in index
+ * order) reaches @target (with @strict: exceeds it), or @none. Segments of
+ * the order per thread, a block scan of their sums, then the one thread
+ * whose segment holds the crossing scans it. */
+template <typename Term>
+static __device__ uint32_t
+first_crossing (uint32_t n, double target, bool strict, uint32_t none, Term term,
+                SampleSmem *sm)
+{
+  uint32_t lo, hi;
+  lm_hd_segment (n, blockDim.x, threadIdx.x, &lo, &hi);
+  double part = 0.0;
+  for (uint32_t i = lo; i < hi; i++)
+    part += term (i);
+  double incl, excl = block_scan (part, sm->scan, &incl);
+  if (threadIdx.x == 0)
+    sm->remaining = none;
+  __syncthreads ();
+  if (lo < hi && !lm_hd_passes (excl, target, strict) && lm_hd_passes (incl, target, strict))
     {
-      double floor_logit = p.min_p > 0.0f ? v0 + log ((double) p.min_p) : -INFINITY, cum = 0.0;
-      uint32_t k = 0;
-      while (k < want)
-        {
-          if (k > 0 && (double) sm->v[k] < floor_logit)
+      uint32_t at = hi - 1;
+      double cum = excl;
+      for (uint32_t i = lo; i < hi; i++)
+        if (lm_hd_passes (cum += term (i), target, strict))
+          {
+            at = i;
             break;
-          k++;
-          if (p.top_p < 1.0f && (cum += sm->e1[k - 1] / z) >= p.top_p)
-            break;
-        }
-      kept = k;
+          }
+      sm->remaining = at;
     }
-  double sum = 0.0, cum = 0.0;
-  for (uint32_t i = 0; i < kept; i++)
-    sum += sm->e2[i];
-  for (uint32_t i = 0; i < kept; i++)
-    if (u < (cum += sm->e2[i] / sum))
-      {
-        *token = sm->id[i];
-        return;
-      }
-  *token = sm->id[kept - 1];
+  __syncthreads ();
+  uint32_t r = sm->remaining;
+  __syncthreads ();
+  return r;
+}
+
+/* Softmax over every token in id order and the cumulative draw. */
+static __device__ void
+draw_all (const float *vals, uint32_t n, double inv_temp, double u, SampleSmem *sm,
+          int32_t *token)
+{
+  float mx = -INFINITY;
+  lm_block_for_each (vals, n, [&] (uint32_t, float x) { mx = x > mx ? x : mx; });
+  mx = lm_block_max (mx, (float *) sm->reduce, -INFINITY);
+  double part = 0.0;
+  lm_block_for_each (vals, n, [&] (uint32_t, float x) {
+    part += exp (((double) x - mx) * inv_temp);
+  });
+  double sum = lm_block_sum (part, sm->reduce);
+  auto prob = [&] (uint32_t i) { return exp (((double) vals[i] - mx) * inv_temp) / sum; };
+  /* none: rounding left u just above the total */
+  uint32_t at = first_crossing (n, u, true, n - 1, prob, sm);
+  if (threadIdx.x == 0)
+    *token = (int32_t) at;
+}
+
+/* filter_sorted (top-k: over the first n_eff) or filter_by_heap, then the
+ * draw, over the vocabulary sorted best first (@ids). */
+static __global__ void
+__launch_bounds__ (SAMPLE_THREADS)
+sorted_sample_kernel (LmCudaSampleParams p, const float *vals, const int32_t *ids, uint32_t n_eff,
+                      const double *u_dev, int32_t *token)
+{
+  extern __shared__ double smem_raw[];
+  SampleSmem *sm = (SampleSmem *) smem_raw;
+  double v0 = vals[ids[0]], u = *u_dev, inv_temp = 1.0 / p.temperature;
+  uint32_t at_p = n_eff, n_above = 0;
+  if (p.top_p < 1.0f)
+    {
+      double part = 0.0;
+      for (uint32_t i = threadIdx.x; i < n_eff; i += blockDim.x)
+        part += exp ((double) vals[ids[i]] - v0);
+      double z = lm_block_sum (part, sm->reduce);
+      auto prob = [&] (uint32_t i) { return exp ((double) vals[ids[i]] - v0) / z; };
+      at_p = first_crossing (n_eff, (double) p.top_p, false, n_eff, prob, sm);
+    }
+  if (p.min_p > 0.0f)
+    {
+      /* sorted: the values at or above the floor are a prefix */
+      double floor_logit = v0 + log ((double) p.min_p), count = 0.0;
+      for (uint32_t i = threadIdx.x; i < n_eff; i += blockDim.x)
+        count += (double) vals[ids[i]] >= floor_logit ? 1.0 : 0.0;
+      n_above = (uint32_t) lm_block_sum (count, sm->reduce);
+    }
+  uint32_t kept = lm_hd_sorted_kept (p.top_p, p.min_p, n_eff, at_p, n_above);
+  double part = 0.0;
+  for (uint32_t i = threadIdx.x; i < kept; i += blockDim.x)
+    part += exp (((double) vals[ids[i]] - v0) * inv_temp);
+  double sum = lm_block_sum (part, sm->reduce);
+  auto prob = [&] (uint32_t i) { return exp (((double) vals[ids[i]] - v0) * inv_temp) / sum; };
+  uint32_t at = first_crossing (kept, u, true, kept - 1, prob, sm);
+  if (threadIdx.x == 0)
+    *token = ids[at];
+}
+
+typedef struct {
+  float *vals;
+  uint32_t *keys, *keys_sorted;
+  int32_t *ids, *ids_sorted;
+  void *temp;
+  size_t temp_bytes, total;
+} SampleScratch;
+
+static size_t
+align_up (size_t x)
+{
+  return (x + 255) & ~(size_t) 255;
+}
+
+/* Where each array lies in the scratch of @n_vocab (base NULL: sizes only). */
+static bool
+scratch_layout (void *base, uint32_t n_vocab, SampleScratch *s)
+{
+  size_t temp = 0;
+  if (cub::DeviceRadixSort::SortPairsDescending ((void *) NULL, temp, (const uint32_t *) NULL,
+                                                 (uint32_t *) NULL, (const int32_t *) NULL,
+                                                 (int32_t *) NULL, (int) n_vocab, 0, 32,
+                                                 (cudaStream_t) NULL) != cudaSuccess)
+    return false;
+  size_t arr = align_up ((size_t) n_vocab * 4), at = 0;
+  char *b = (char *) base;
+  s->vals = (float *) (b + at);
+  at += arr;
+  s->keys = (uint32_t *) (b + at);
+  at += arr;
+  s->keys_sorted = (uint32_t *) (b + at);
+  at += arr;
+  s->ids = (int32_t *) (b + at);
+  at += arr;
+  s->ids_sorted = (int32_t *) (b + at);
+  at += arr;
+  s->temp = b + at;
+  s->temp_bytes = temp;
+  s->total = at + align_up (temp);
+  return true;
+}
+
+extern "C" size_t
+lm_cuda_sample_scratch_bytes (uint32_t n_vocab)
+{
+  SampleScratch s;
+  return scratch_layout (NULL, n_vocab, &s) ? s.total : 0;
 }
 
 extern "C" LmStatus
 lm_cuda_sample (LmCudaStream stream, const LmCudaSampleParams *params, const float *logits,
                 uint32_t n_vocab, const int32_t *history, const int32_t *history_state,
-                const double *u, float *scratch, int32_t *token)
+                const double *u, void *scratch, int32_t *token)
 {
   if (n_vocab == 0 || n_vocab > INT32_MAX || isnan (params->temperature)
-      || isnan (params->top_p) || isnan (params->min_p) || !(params->repeat_penalty > 0)
-      || (params->top_k > LM_CUDA_SAMPLE_MAX_CAND && (uint32_t) params->top_k < n_vocab))
+      || isnan (params->top_p) || isnan (params->min_p) || !(params->repeat_penalty > 0))
     return LM_ERR_INVALID_ARGUMENT;
+  SampleScratch sc;
+  if (!scratch_layout (scratch, n_vocab, &sc))
+    return LM_ERR_DEVICE;
   bool penalty = params->repeat_penalty != 1.0f && history != NULL && history_state != NULL;
-  sanitize_kernel<<<(n_vocab + 1023) / 1024 < 1024 ? (n_vocab + 1023) / 1024 : 1024, 1024, 0,
-                    stream>>> (logits, n_vocab, scratch);
+  unsigned blocks = (n_vocab + 1023) / 1024 < 1024 ? (n_vocab + 1023) / 1024 : 1024;
+  sanitize_kernel<<<blocks, 1024, 0, stream>>> (logits, n_vocab, sc.vals);
   if (penalty)
     penalty_kernel<<<1, 256, 0, stream>>> (history, history_state, n_vocab,
-                                           params->repeat_penalty, scratch);
+                                           params->repeat_penalty, sc.vals);
   size_t smem = sizeof (SampleSmem);   /* below the 48 KiB needing an opt-in */
-  sample_kernel<<<1, SAMPLE_THREADS, smem, stream>>> (*params, logits, scratch, n_vocab,
-                                                      penalty ? history_state : NULL, u, token);
+  bool use_k = params->top_k > 0 && (uint32_t) params->top_k < n_vocab;
+  bool filter = params->top_p < 1.0f || params->min_p > 0.0f;
+  bool sorted = params->temperature > 0
+                && (use_k ? params->top_k > LM_CUDA_SAMPLE_MAX_CAND
+                          : filter && n_vocab > LM_CUDA_SAMPLE_MAX_CAND);
+  if (!sorted)
+    {
+      sample_kernel<<<1, SAMPLE_THREADS, smem, stream>>> (*params, logits, sc.vals, n_vocab,
+                                                          penalty ? history_state : NULL, u,
+                                                          token);
+      return lm_cuda_launched ();
+    }
+  keys_kernel<<<blocks, 1024, 0, stream>>> (sc.vals, n_vocab, sc.keys, sc.ids);
+  if (cub::DeviceRadixSort::SortPairsDescending (sc.temp, sc.temp_bytes, sc.keys, sc.keys_sorted,
+                                                 sc.ids, sc.ids_sorted, (int) n_vocab, 0, 32,
+                                                 stream) != cudaSuccess)
+    return LM_ERR_DEVICE;
+  sorted_sample_kernel<<<1, SAMPLE_THREADS, smem, stream>>> (
+    *params, sc.vals, sc.ids_sorted, use_k ? (uint32_t) params->top_k : n_vocab, u, token);
   return lm_cuda_launched ();
 }
 

@@ -34,6 +34,7 @@ typedef struct {
   float *x, *y, *w, *qg, *k, *v, *kc, *vc, *scratch, *out;
   float *u, *z, *ab, *state, *conv_w, *conv_state, *logits, *ssm_a, *dt_bias, *norm;
   float *router, *route_w, *moe_y;
+  void *sample_scratch;
   int32_t *sel, *token, *history, *history_state;
   uint32_t *dpos;
   double *du;
@@ -150,7 +151,7 @@ run_sample (void *ctx)
 {
   Bench *b = ctx;
   fail (lm_cuda_sample (NULL, &b->sp, b->logits, N_VOCAB, b->history, b->history_state, b->du,
-                        b->scratch, b->token), "sample");
+                        b->sample_scratch, b->token), "sample");
 }
 
 static float *
@@ -202,9 +203,9 @@ main (int argc, char **argv)
   b.v = random_dev ((size_t) PREFILL * kvd, 1.0f);
   b.kc = random_dev ((size_t) max_ctx * kvd, 1.0f);
   b.vc = random_dev ((size_t) max_ctx * kvd, 1.0f);
-  b.scratch = ct_alloc ((N_VOCAB > lm_cuda_attention_scratch_floats (N_HEAD, HEAD_DIM, 1, max_ctx)
-                         ? N_VOCAB : lm_cuda_attention_scratch_floats (N_HEAD, HEAD_DIM, 1, max_ctx))
+  b.scratch = ct_alloc (lm_cuda_attention_scratch_floats (N_HEAD, HEAD_DIM, 1, max_ctx)
                         * sizeof (float));
+  b.sample_scratch = ct_alloc (lm_cuda_sample_scratch_bytes (N_VOCAB));
   b.out = ct_alloc ((size_t) PREFILL * N_HEAD * HEAD_DIM * sizeof (float));
   b.u = random_dev ((size_t) PREFILL * C, 1.0f);
   b.z = random_dev ((size_t) PREFILL * STATE * V_HEADS, 1.0f);
@@ -268,6 +269,8 @@ main (int argc, char **argv)
   b.sp = (LmCudaSampleParams) { 1.0f, 0, 1.0f, 0.0f, 1.0f };
   line ("sample", "T 1, whole vocabulary", run_sample, &b, reps, 0);
   b.sp = (LmCudaSampleParams) { 1.0f, 0, 0.9f, 0.0f, 1.0f };
-  line ("sample", "T 1, top-p 0.9 alone", run_sample, &b, reps, 0);
+  line ("sample", "T 1, top-p 0.9 alone (sorted)", run_sample, &b, reps, 0);
+  b.sp = (LmCudaSampleParams) { 0.0f, 0, 1.0f, 0.0f, 1.0f };
+  line ("sample", "greedy", run_sample, &b, reps, 0);
   return 0;
 }

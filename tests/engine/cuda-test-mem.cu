@@ -78,3 +78,44 @@ ct_time_ms (void (*fn) (void *ctx), void *ctx, int reps)
   cudaEventDestroy (stop);
   return ms / reps;
 }
+
+extern "C" void *
+ct_stream_new (void)
+{
+  cudaStream_t s = NULL;
+  check (cudaStreamCreateWithFlags (&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  return s;
+}
+
+extern "C" void
+ct_stream_free (void *stream)
+{
+  check (cudaStreamDestroy ((cudaStream_t) stream), "cudaStreamDestroy");
+}
+
+extern "C" void *
+ct_graph_capture (void *stream, CtStreamFunc fn, void *ctx)
+{
+  cudaStream_t s = (cudaStream_t) stream;
+  cudaGraph_t graph = NULL;
+  cudaGraphExec_t exec = NULL;
+  check (cudaStreamBeginCapture (s, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  fn (ctx, stream);
+  check (cudaStreamEndCapture (s, &graph), "cudaStreamEndCapture");
+  check (cudaGraphInstantiate (&exec, graph, 0), "cudaGraphInstantiate");
+  check (cudaGraphDestroy (graph), "cudaGraphDestroy");
+  return exec;
+}
+
+extern "C" void
+ct_graph_launch (void *graph, void *stream)
+{
+  check (cudaGraphLaunch ((cudaGraphExec_t) graph, (cudaStream_t) stream), "cudaGraphLaunch");
+  check (cudaStreamSynchronize ((cudaStream_t) stream), "the graph");
+}
+
+extern "C" void
+ct_graph_free (void *graph)
+{
+  check (cudaGraphExecDestroy ((cudaGraphExec_t) graph), "cudaGraphExecDestroy");
+}

@@ -28,6 +28,15 @@ void ct_sync (void);
  * warm-up call, measured with CUDA events on the default stream. */
 double ct_time_ms (void (*fn) (void *ctx), void *ctx, int reps);
 
+/* A stream of its own (graphs cannot capture the legacy default stream),
+ * and graphs captured on it: fn(ctx, stream) issues the launches. */
+typedef void (*CtStreamFunc) (void *ctx, void *stream);
+void *ct_stream_new (void);
+void ct_stream_free (void *stream);
+void *ct_graph_capture (void *stream, CtStreamFunc fn, void *ctx);
+void ct_graph_launch (void *graph, void *stream);
+void ct_graph_free (void *graph);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,6 +6,8 @@
  * Built only when CUDA is. */
 #include <glib.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "forward-ops.h"
@@ -241,6 +243,298 @@ test_float_key (void)
   g_rand_free (r);
 }
 
+
+/* The split attention's chunks: for every cache size and position, the
+ * chunks the combine reads cover positions 0 .. n_pos - 1 exactly once,
+ * in order; the others are empty. */
+static void
+test_attn_schedule (void)
+{
+  static const uint32_t n_ctxs[] = { 1, 2, 63, 64, 65, 100, 256, 4096, 32768, 32769, 40000,
+                                     131072, 262144 };
+  GRand *r = g_rand_new_with_seed (8);
+  for (size_t ci = 0; ci < G_N_ELEMENTS (n_ctxs); ci++)
+    {
+      uint32_t n_ctx = n_ctxs[ci], chunk, splits = lm_cuda_host_attn_splits (n_ctx, &chunk);
+      g_assert_cmpuint (splits, >=, 1);
+      g_assert_cmpuint (splits, <=, 512);
+      g_assert_cmpuint (chunk % 64, ==, 0);
+      g_assert_cmpuint ((uint64_t) splits * chunk, >=, n_ctx);
+      uint32_t n_pos_list[] = { 1, 2, chunk - 1, chunk, chunk + 1, n_ctx, n_ctx - 1, 0, 0, 0 };
+      for (int i = 7; i < 10; i++)
+        n_pos_list[i] = (uint32_t) g_rand_int_range (r, 1, (gint32) n_ctx + 1);
+      for (size_t pi = 0; pi < G_N_ELEMENTS (n_pos_list); pi++)
+        {
+          uint32_t n_pos = n_pos_list[pi];
+          if (n_pos < 1 || n_pos > n_ctx)
+            continue;
+          uint32_t live = lm_cuda_host_attn_live (n_pos, chunk, splits), next = 0;
+          for (uint32_t s = 0; s < splits; s++)
+            {
+              uint32_t start, end;
+              lm_cuda_host_attn_range (s, chunk, n_pos, &start, &end);
+              if (s < live)
+                {
+                  g_assert_cmpuint (start, ==, next);
+                  g_assert_cmpuint (end, >, start);
+                  next = end;
+                }
+              else
+                g_assert_cmpuint (end, ==, start);
+            }
+          g_assert_cmpuint (next, ==, n_pos);
+        }
+    }
+  g_rand_free (r);
+}
+
+/* The delta rule's threads hold every element of the S x S state exactly
+ * once, within the block limits of their kernel form. */
+static void
+test_delta_schedule (void)
+{
+  uint32_t tpr = lm_cuda_host_delta_row_threads ();
+  for (uint32_t S = 1; S <= 256; S++)
+    {
+      uint32_t threads = lm_cuda_host_delta_threads (S), cols = lm_cuda_host_delta_columns (S);
+      g_assert_cmpuint (threads % 32, ==, 0);
+      g_assert_cmpuint (threads, <=, cols == 32 ? 512 : 1024);
+      guint8 *seen = g_new0 (guint8, (size_t) S * S);
+      for (uint32_t tid = 0; tid < threads; tid++)
+        {
+          uint32_t row = tid / tpr, part = tid % tpr;
+          for (uint32_t i = 0; i < cols; i++)
+            {
+              uint32_t c = lm_cuda_host_delta_column (i, part);
+              if (row < S && c < S)
+                seen[(size_t) row * S + c]++;
+            }
+        }
+      for (size_t i = 0; i < (size_t) S * S; i++)
+        g_assert_cmpuint (seen[i], ==, 1);
+      g_free (seen);
+    }
+}
+
+typedef struct {
+  float v;
+  int32_t id;
+} Cand;
+
+/* sampler.c's by_logit_desc */
+static int
+by_logit_desc (const void *a, const void *b)
+{
+  const Cand *x = a, *y = b;
+  if (x->v != y->v)
+    return x->v > y->v ? -1 : 1;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+static float *
+sampler_logits (GRand *r, uint32_t n, int kind)
+{
+  float *l = g_new (float, n);
+  for (uint32_t i = 0; i < n; i++)
+    {
+      l[i] = rnd (r, -8, 8);
+      if (kind == 1)
+        l[i] = (float) g_rand_int_range (r, -3, 3);
+      if (kind == 2 && g_rand_int_range (r, 0, 9) == 0)
+        l[i] = g_rand_int_range (r, 0, 2) ? -INFINITY : -0.0f;
+      if (kind == 3)
+        l[i] *= 30.0f;
+      if (kind == 4)
+        l[i] *= 0.01f;
+    }
+  return l;
+}
+
+/* The radix select gives the best candidates in by_logit_desc order,
+ * ties to the lower id, with -inf and -0 among them. */
+static void
+test_select (void)
+{
+  GRand *r = g_rand_new_with_seed (9);
+  static const uint32_t sizes[] = { 5, 1000, 5000, 100000 };
+  static const uint32_t wants[] = { 1, 2, 40, 1000, 1024 };
+  for (size_t si = 0; si < G_N_ELEMENTS (sizes); si++)
+    for (int kind = 0; kind < 5; kind++)
+      for (size_t wi = 0; wi < G_N_ELEMENTS (wants); wi++)
+        {
+          uint32_t n = sizes[si], want = wants[wi] < n ? wants[wi] : n;
+          float *l = sampler_logits (r, n, kind), *v = g_new (float, want);
+          int32_t *id = g_new (int32_t, want);
+          Cand *c = g_new (Cand, n);
+          for (uint32_t i = 0; i < n; i++)
+            c[i] = (Cand) { l[i], (int32_t) i };
+          qsort (c, n, sizeof *c, by_logit_desc);
+          lm_cuda_host_select (l, n, want, 1024, v, id);
+          for (uint32_t i = 0; i < want; i++)
+            {
+              g_assert_cmpint (id[i], ==, c[i].id);
+              g_assert_true (v[i] == c[i].v);
+            }
+          g_free (l);
+          g_free (v);
+          g_free (id);
+          g_free (c);
+        }
+  g_rand_free (r);
+}
+
+/* The sampler's fast path (select, exponentials, lm_hd_sample_pick) picks
+ * the CPU sampler's token with the same uniform number, for the chains it
+ * serves: top-k up to 1024, or any filter on a vocabulary that small. */
+static void
+test_sample_pick (void)
+{
+  GRand *r = g_rand_new_with_seed (10);
+  typedef struct {
+    float temp;
+    int32_t top_k;
+    float top_p, min_p;
+  } Chain;
+  static const Chain chains[] = {
+    { 0.8f, 40, 0.95f, 0.05f }, { 1.0f, 40, 1.0f, 0.0f }, { 0.7f, 1000, 0.9f, 0.0f },
+    { 1.3f, 5, 1.0f, 0.2f }, { 1.0f, 0, 0.9f, 0.0f }, { 0.5f, 0, 1.0f, 0.05f },
+    { 1.0f, 0, 0.5f, 0.1f }, { 2.0f, 1, 0.9f, 0.0f }, { 1.0f, 0, 0.0f, 0.0f },
+  };
+  static const uint32_t sizes[] = { 3, 50, 1000, 1024, 20000 };
+  for (uint64_t seed = 1; seed <= 8; seed++)
+    for (size_t ci = 0; ci < G_N_ELEMENTS (chains); ci++)
+      for (size_t si = 0; si < G_N_ELEMENTS (sizes); si++)
+        for (int kind = 0; kind < 5; kind++)
+          {
+            const Chain *ch = &chains[ci];
+            uint32_t n = sizes[si];
+            bool use_k = ch->top_k > 0 && (uint32_t) ch->top_k < n;
+            bool filter = ch->top_p < 1.0f || ch->min_p > 0.0f;
+            if (!use_k && (n > 1024 || !filter))
+              continue;   /* the sorted path's and the whole-vocabulary draw's cases */
+            float *l = sampler_logits (r, n, kind);
+            LmSamplerParams p = lm_sampler_params_default (seed);
+            p.temperature = ch->temp;
+            p.top_k = ch->top_k;
+            p.top_p = ch->top_p;
+            p.min_p = ch->min_p;
+            LmSampler *s = lm_sampler_new (&p, (int32_t) n);
+            int32_t want_tok = lm_sampler_sample (s, l);
+            lm_sampler_free (s);
+            uint64_t st[4];
+            lm_rng_seed (st, seed);
+            double u = lm_rng_uniform (st);
+
+            uint32_t want = use_k ? (uint32_t) ch->top_k : n;
+            float *v = g_new (float, want);
+            int32_t *id = g_new (int32_t, want);
+            double *e1 = g_new (double, want), *e2 = g_new (double, want), z = 0.0;
+            lm_cuda_host_select (l, n, want, 1024, v, id);
+            for (uint32_t i = 0; i < want; i++)
+              {
+                e1[i] = exp ((double) v[i] - v[0]);
+                e2[i] = exp (((double) v[i] - v[0]) * (1.0 / ch->temp));
+              }
+            for (uint32_t i = 0; i < n; i++)
+              z += exp ((double) l[i] - v[0]);
+            uint32_t at = lm_cuda_host_sample_pick (ch->top_p, ch->min_p, use_k, v, e1, e2, want,
+                                                    z, u);
+            if (id[at] != want_tok)
+              g_error ("chain %zu (T %g, top-k %d, top-p %g, min-p %g), %u tokens, kind %d, "
+                       "seed %" G_GUINT64_FORMAT ", u %.17g: %d, the CPU %d", ci, ch->temp,
+                       ch->top_k, ch->top_p, ch->min_p, n, kind, seed, u, id[at], want_tok);
+            g_free (l);
+            g_free (v);
+            g_free (id);
+            g_free (e1);
+            g_free (e2);
+          }
+  g_rand_free (r);
+}
+
+/* The sampler's sorted path (top-p / min-p alone on a large vocabulary,
+ * top-k above the fast path's limit) picks the CPU sampler's token. */
+static void
+test_sorted_sample (void)
+{
+  GRand *r = g_rand_new_with_seed (11);
+  typedef struct {
+    float temp;
+    int32_t top_k;
+    float top_p, min_p;
+  } Chain;
+  static const Chain chains[] = {
+    { 1.0f, 0, 0.9f, 0.0f }, { 0.8f, 0, 0.95f, 0.05f }, { 1.0f, 0, 1.0f, 0.05f },
+    { 1.2f, 0, 0.3f, 0.0f }, { 1.0f, 3000, 1.0f, 0.0f }, { 0.9f, 2000, 0.8f, 0.01f },
+    { 1.0f, 0, 0.0f, 0.0f }, { 1.0f, 0, 0.99f, 0.0f },
+  };
+  static const uint32_t sizes[] = { 1025, 5000, 60000 };
+  for (uint64_t seed = 1; seed <= 6; seed++)
+    for (size_t ci = 0; ci < G_N_ELEMENTS (chains); ci++)
+      for (size_t si = 0; si < G_N_ELEMENTS (sizes); si++)
+        for (int kind = 0; kind < 5; kind++)
+          {
+            const Chain *ch = &chains[ci];
+            uint32_t n = sizes[si];
+            /* the chains lm_cuda_sample sends this way */
+            bool use_k = ch->top_k > 0 && (uint32_t) ch->top_k < n;
+            bool filter = ch->top_p < 1.0f || ch->min_p > 0.0f;
+            if (!(use_k ? ch->top_k > 1024 : filter && n > 1024))
+              continue;
+            float *l = sampler_logits (r, n, kind);
+            LmSamplerParams p = lm_sampler_params_default (seed);
+            p.temperature = ch->temp;
+            p.top_k = ch->top_k;
+            p.top_p = ch->top_p;
+            p.min_p = ch->min_p;
+            LmSampler *s = lm_sampler_new (&p, (int32_t) n);
+            int32_t want_tok = lm_sampler_sample (s, l);
+            lm_sampler_free (s);
+            uint64_t st[4];
+            lm_rng_seed (st, seed);
+            double u = lm_rng_uniform (st);
+            int32_t got = lm_cuda_host_sorted_sample (l, n, ch->top_k, ch->top_p, ch->min_p,
+                                                      ch->temp, u, 1024);
+            if (got != want_tok)
+              g_error ("chain %zu, %u tokens, kind %d, seed %" G_GUINT64_FORMAT
+                       ", u %.17g: %d, the CPU %d", ci, n, kind, seed, u, got, want_tok);
+            g_free (l);
+          }
+  g_rand_free (r);
+}
+
+/* Sampling from the whole vocabulary in id order (no filter) picks the
+ * CPU sampler's token, penalty-free logits with -inf and ties included. */
+static void
+test_draw_all (void)
+{
+  GRand *r = g_rand_new_with_seed (12);
+  static const uint32_t sizes[] = { 1, 3, 1000, 1025, 60000 };
+  static const float temps[] = { 0.3f, 1.0f, 1.7f };
+  for (uint64_t seed = 1; seed <= 10; seed++)
+    for (size_t si = 0; si < G_N_ELEMENTS (sizes); si++)
+      for (size_t ti = 0; ti < G_N_ELEMENTS (temps); ti++)
+        for (int kind = 0; kind < 5; kind++)
+          {
+            uint32_t n = sizes[si];
+            float *l = sampler_logits (r, n, kind);
+            LmSamplerParams p = lm_sampler_params_default (seed);
+            p.temperature = temps[ti];
+            p.top_k = 0;
+            p.top_p = 1.0f;
+            p.min_p = 0.0f;
+            LmSampler *s = lm_sampler_new (&p, (int32_t) n);
+            int32_t want_tok = lm_sampler_sample (s, l);
+            lm_sampler_free (s);
+            uint64_t st[4];
+            lm_rng_seed (st, seed);
+            double u = lm_rng_uniform (st);
+            g_assert_cmpint (lm_cuda_host_draw_all (l, n, temps[ti], u, 1024), ==, want_tok);
+            g_free (l);
+          }
+  g_rand_free (r);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -252,5 +546,11 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/cuda-math/route", test_route);
   g_test_add_func ("/engine/cuda-math/argmax", test_argmax);
   g_test_add_func ("/engine/cuda-math/float-key", test_float_key);
+  g_test_add_func ("/engine/cuda-math/attn-schedule", test_attn_schedule);
+  g_test_add_func ("/engine/cuda-math/delta-schedule", test_delta_schedule);
+  g_test_add_func ("/engine/cuda-math/select", test_select);
+  g_test_add_func ("/engine/cuda-math/sample-pick", test_sample_pick);
+  g_test_add_func ("/engine/cuda-math/sorted-sample", test_sorted_sample);
+  g_test_add_func ("/engine/cuda-math/draw-all", test_draw_all);
   return g_test_run ();
 }
