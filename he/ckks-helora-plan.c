@@ -25,16 +25,12 @@ bit_reverse_bits (size_t x, size_t count)
 /* Tables of the trace decryption (see ckks-helora-private.h). Copy t fills
  * the coset 5^t H of H = {h = 1 mod 4c}, the subgroup of order L' of the
  * slot group: the sum of its slots only sees coefficients k = 0 mod L'. */
-static CkksStatus
-layout_trace_tables (CkksHeloraLayout *l)
+void
+ckks_helora_trace_tables_fill (const CkksHeloraLayout *l, uint64_t *trace_w, double *trace_re,
+                               uint64_t *trace_x)
 {
   const CkksContext *ctx = l->ctx;
   size_t g = 2 * l->copies, n = ctx->n;
-  l->trace_w = ckks_alloc ((size_t) l->limbs * g * g * sizeof (uint64_t));
-  l->trace_re = ckks_alloc (l->copies * g * sizeof (double));
-  l->trace_x = ckks_alloc ((size_t) l->limbs * g * sizeof (uint64_t));
-  if (!l->trace_w || !l->trace_re || !l->trace_x)
-    return CKKS_ERR_NO_MEMORY;
   for (uint32_t i = 0; i < l->limbs; i++)
     {
       const CkksNttTables *t = &ctx->ntt[i];
@@ -44,11 +40,12 @@ layout_trace_tables (CkksHeloraLayout *l)
       for (size_t beta = 0; beta < g; beta++)
         {
           uint64_t e = 2 * bit_reverse_bits (beta, g) + 1;
-          l->trace_x[i * g + beta] = ckks_pow_mod (xstep, e, &t->mod);
+          if (trace_x)
+            trace_x[i * g + beta] = ckks_pow_mod (xstep, e, &t->mod);
           uint64_t w = ckks_pow_mod (step, e, &t->mod), acc = t->n_inv;
           for (size_t kappa = 0; kappa < g; kappa++)
             {
-              l->trace_w[(i * g + kappa) * g + beta] = acc;
+              trace_w[(i * g + kappa) * g + beta] = acc;
               acc = ckks_mul_mod (acc, w, &t->mod);
             }
         }
@@ -59,10 +56,22 @@ layout_trace_tables (CkksHeloraLayout *l)
       for (size_t kappa = 0; kappa < g; kappa++)
         {
           uint64_t e = (rot * (l->span * kappa % two_n)) % two_n;
-          l->trace_re[t * g + kappa] = cos (M_PI * (double) e / (double) n);
+          trace_re[t * g + kappa] = cos (M_PI * (double) e / (double) n);
         }
       rot = rot * 5 % two_n;
     }
+}
+
+static CkksStatus
+layout_trace_tables (CkksHeloraLayout *l)
+{
+  size_t g = 2 * l->copies;
+  l->trace_w = ckks_alloc ((size_t) l->limbs * g * g * sizeof (uint64_t));
+  l->trace_re = ckks_alloc (l->copies * g * sizeof (double));
+  l->trace_x = ckks_alloc ((size_t) l->limbs * g * sizeof (uint64_t));
+  if (!l->trace_w || !l->trace_re || !l->trace_x)
+    return CKKS_ERR_NO_MEMORY;
+  ckks_helora_trace_tables_fill (l, l->trace_w, l->trace_re, l->trace_x);
   return CKKS_OK;
 }
 
@@ -298,6 +307,32 @@ const CkksHeloraLayout *
 ckks_helora_plan_layout (const CkksHeloraPlan *plan)
 {
   return plan->layout;
+}
+
+double
+ckks_helora_plan_scale (const CkksHeloraPlan *plan)
+{
+  return plan->scale;
+}
+
+void
+ckks_helora_plan_pt_values (const CkksHeloraPlan *plan, size_t b, size_t k, uint32_t limb,
+                            uint64_t *out)
+{
+  const CkksHeloraLayout *l = plan->layout;
+  const CkksContext *ctx = l->ctx;
+  size_t n = ctx->n;
+  const uint64_t *w = plan->pts + (b * l->chunks + k) * pt_words (l) + (size_t) limb * n;
+  if (ctx->k.fixed_has_companion)
+    {
+      memcpy (out, w, n * sizeof (uint64_t));
+      return;
+    }
+  /* Montgomery form w 2^52 mod q: back by 2^-52 */
+  const CkksModulus *m = &ctx->ntt[limb].mod;
+  uint64_t r_inv = ckks_inv_mod (ckks_barrett_reduce_128 ((ckks_u128) 1 << 52, m), m);
+  for (size_t i = 0; i < n; i++)
+    out[i] = ckks_mul_mod (w[i], r_inv, m);
 }
 
 /* Inputs at the layout's scale only: an input made for another split would

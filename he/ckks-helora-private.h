@@ -57,3 +57,17 @@ ckks_helora_slot (const CkksHeloraLayout *l, size_t t, size_t i)
 {
   return t + i * l->copies;
 }
+
+/* Fills the trace tables of @l (laid out as trace_w, trace_re, trace_x
+ * above) for any number of copies; @trace_x may be NULL. The layout keeps
+ * its own up to CKKS_HELORA_MAX_TRACE_COPIES; the GPU session builds wider
+ * ones with this. */
+void ckks_helora_trace_tables_fill (const CkksHeloraLayout *l, uint64_t *trace_w,
+                                    double *trace_re, uint64_t *trace_x);
+
+/* A plan's scale: 2^pt_bits / (max|A| K). */
+double ckks_helora_plan_scale (const CkksHeloraPlan *plan);
+/* The NTT values (fully reduced, not in the backend's fixed form) of limb
+ * @limb of the packed plaintext (b, k): N words into @out. */
+void ckks_helora_plan_pt_values (const CkksHeloraPlan *plan, size_t b, size_t k, uint32_t limb,
+                                 uint64_t *out);

@@ -54,6 +54,15 @@ CkksStatus ckks_cuda_ntt_inverse (CkksCudaStream stream, const CkksCudaTables *t
                                   uint64_t *data, uint32_t n_limbs, uint32_t count,
                                   size_t stride);
 
+/* The same transforms as one plain kernel per stage on global memory: the
+ * test reference of the fused kernels above (same results, slower). */
+CkksStatus ckks_cuda_ntt_forward_reference (CkksCudaStream stream, const CkksCudaTables *t,
+                                            uint64_t *data, uint32_t n_limbs,
+                                            uint32_t count, size_t stride);
+CkksStatus ckks_cuda_ntt_inverse_reference (CkksCudaStream stream, const CkksCudaTables *t,
+                                            uint64_t *data, uint32_t n_limbs,
+                                            uint32_t count, size_t stride);
+
 /* out = a + b, limb-wise, over @n_limbs limbs of one polynomial (out may
  * alias a or b). */
 CkksStatus ckks_cuda_add (CkksCudaStream stream, const CkksCudaTables *t, uint64_t *out,
@@ -69,7 +78,9 @@ CkksStatus ckks_cuda_add (CkksCudaStream stream, const CkksCudaTables *t, uint64
  * offset from w_shoup; output b at out0/out1 + b * out_stride. @add0/@add1
  * (NULL: none) are added to the sums (pads), at the outputs' offsets. One
  * launch computes every output: each thread keeps its sums in registers and
- * writes once. */
+ * writes once. out0/out1 may be add0/add1 (same offsets), never an input or
+ * a plaintext. Strides matter only where there is more than one item; each
+ * must then be at least n_limbs * N. */
 CkksStatus ckks_cuda_mul_plain_accumulate (CkksCudaStream stream, const CkksCudaTables *t,
                                            uint32_t n_limbs,
                                            const uint64_t *a0, const uint64_t *a1,
@@ -82,8 +93,9 @@ CkksStatus ckks_cuda_mul_plain_accumulate (CkksCudaStream stream, const CkksCuda
 
 /* Rescale of @count polynomials of @n_limbs limbs (NTT form) by the last
  * prime, in place: limbs [0, n_limbs - 1) become round(poly / q_last), as
- * the CPU's ckks_rescale does to each half of a ciphertext. @scratch: at
- * least count * N words of device memory. */
+ * the CPU's ckks_rescale does to each half of a ciphertext. Limb n_limbs - 1
+ * is used as workspace and holds no meaningful value afterwards. @scratch:
+ * at least count * N words of device memory. n_limbs >= 2. */
 CkksStatus ckks_cuda_rescale (CkksCudaStream stream, const CkksCudaTables *t,
                               uint64_t *data, uint32_t n_limbs, uint32_t count,
                               size_t stride, uint64_t *scratch);

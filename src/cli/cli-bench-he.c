@@ -7,6 +7,12 @@
  * results: what a client needs and what the evaluator sends back), decrypt
  * (decrypt + segment sums -> u) and their total; plus one forward NTT of one
  * limb at N = 16384.
+ *
+ * --backend cuda: the whole token on the GPU (ckks-gpu-helora.h), one
+ * preset (the default unless --preset), sk encryption: per-stage median µs
+ * from CUDA events (H2D, encode + encrypt, evaluate, decrypt + sums, D2H),
+ * the token's median wall time from h on the host to u on the host, and the
+ * single-thread CPU pipeline's median of the same run for the ratio.
  */
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +22,8 @@
 
 #include <glib.h>
 
+#include "ckks-gpu-helora.h"
+#include "ckks-gpu.h"
 #include "ckks.h"
 #include "cli.h"
 
@@ -274,6 +282,174 @@ print_text (const BenchResult *res, int count, double ntt_med, double ntt_min, i
           "compact HE-LoRA format\n");
 }
 
+/* ---- --backend cuda ---- */
+
+enum { GPU_H2D, GPU_ENCRYPT, GPU_EVALUATE, GPU_DECRYPT, GPU_D2H, GPU_DEVICE, GPU_TOKEN,
+       N_GPU_STAGES };
+static const char *const gpu_stage_names[N_GPU_STAGES] = {
+  "h2d", "encrypt", "evaluate", "decrypt", "d2h", "device", "token"
+};
+static const char *const gpu_stage_notes[N_GPU_STAGES] = {
+  "h host -> device", "encode + encrypt", "ct x pt", "decrypt + segment sums",
+  "u device -> host", "first to last CUDA event", "h on the host in, u on the host out (wall)"
+};
+
+typedef struct {
+  const char *preset;
+  size_t ring_degree;
+  double median_us[N_GPU_STAGES];
+  double max_abs_error;
+  double cpu_token_us;          /* single-thread CPU pipeline, same run */
+  double cpu_max_abs_error;
+} GpuBenchResult;
+
+static double
+wall_us (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static double
+max_error (const float *a, const float *h, const double *u)
+{
+  double err = 0;
+  for (int i = 0; i < BENCH_R; i++)
+    {
+      double ref = 0;
+      for (int j = 0; j < BENCH_D; j++)
+        ref += (double) a[i * BENCH_D + j] * h[j];
+      err = fmax (err, fabs (u[i] - ref));
+    }
+  return err;
+}
+
+/* GPU tokens with the setup's key and plan; medians into @res. */
+static gboolean
+bench_gpu_tokens (BenchSetup *s, int runs, GRand *rng, GpuBenchResult *res)
+{
+  CkksGpuHeloraSession *session = NULL;
+  char why[200] = "";
+  const CkksHeloraPlan *plans[] = { s->plan };
+  CkksStatus st = ckks_gpu_helora_session_new (s->sk, plans, 1, &session, why, sizeof why);
+  if (st != CKKS_OK)
+    {
+      fprintf (stderr, "tensafe-cli bench he: --backend cuda: %s%s%s\n",
+               ckks_status_message (st), why[0] ? ": " : "", why);
+      return FALSE;
+    }
+  double *samples = g_new (double, (size_t) N_GPU_STAGES * runs);
+  double u[BENCH_R];
+  for (int i = -WARMUP; st == CKKS_OK && i < runs; i++)
+    {
+      float *h = random_floats (rng, BENCH_D, 1.0);
+      const float *hs[] = { h };
+      double *us[] = { u };
+      CkksGpuHeloraTimings t;
+      double t0 = wall_us ();
+      st = ckks_gpu_helora_session_run (session, hs, 1, us, 1, &t);
+      double t1 = wall_us ();
+      if (st == CKKS_OK && i >= 0)
+        {
+          double v[N_GPU_STAGES] = { t.h2d_us, t.encrypt_us, t.evaluate_us, t.decrypt_us,
+                                     t.d2h_us, t.device_us, t1 - t0 };
+          for (int k = 0; k < N_GPU_STAGES; k++)
+            samples[k * runs + i] = v[k];
+          res->max_abs_error = fmax (res->max_abs_error, max_error (s->a, h, u));
+        }
+      g_free (h);
+    }
+  double min;
+  for (int k = 0; st == CKKS_OK && k < N_GPU_STAGES; k++)
+    median_min (samples + k * runs, runs, &res->median_us[k], &min);
+  g_free (samples);
+  ckks_gpu_helora_session_free (session);
+  return check (st, "GPU token");
+}
+
+static gboolean
+bench_gpu (const char *preset, int runs, GRand *rng, GpuBenchResult *res)
+{
+  BenchSetup s;
+  memset (res, 0, sizeof *res);
+  res->preset = preset;
+  gboolean ok = setup_init (&s, preset, rng);
+  double *cpu = g_new (double, (size_t) runs), t[N_STAGES], err, min;
+  for (int i = -WARMUP; ok && i < runs; i++)
+    {
+      ok = run_token (&s, FALSE, rng, t, &err);
+      if (ok && i >= 0)
+        {
+          cpu[i] = t[STAGE_TOTAL] * 1e3;
+          res->cpu_max_abs_error = fmax (res->cpu_max_abs_error, err);
+        }
+    }
+  if (ok)
+    {
+      median_min (cpu, runs, &res->cpu_token_us, &min);
+      res->ring_degree = ckks_context_ring_degree (s.ctx);
+      ok = bench_gpu_tokens (&s, runs, rng, res);
+    }
+  g_free (cpu);
+  setup_clear (&s);
+  return ok;
+}
+
+static void
+print_gpu (const GpuBenchResult *r, int runs, gboolean json)
+{
+  double ratio = r->cpu_token_us / r->median_us[GPU_TOKEN];
+  if (json)
+    {
+      printf ("{\"backend\": \"cuda\", \"preset\": \"%s\", \"ring_degree\": %zu, "
+              "\"encrypt\": \"sk\", \"d\": %d, \"r\": %d, \"runs\": %d, \"median_us\": {",
+              r->preset, r->ring_degree, BENCH_D, BENCH_R, runs);
+      for (int k = 0; k < N_GPU_STAGES; k++)
+        printf ("\"%s\": %.2f%s", gpu_stage_names[k], r->median_us[k],
+                k + 1 < N_GPU_STAGES ? ", " : "");
+      printf ("}, \"cpu_token_median_us\": %.2f, \"speedup\": %.2f, \"max_abs_error\": %.3g, "
+              "\"cpu_max_abs_error\": %.3g}\n", r->cpu_token_us, ratio, r->max_abs_error,
+              r->cpu_max_abs_error);
+      return;
+    }
+  printf ("HE-LoRA token on the GPU, d = %d, r = %d, preset %s (N = %zu), sk, %d runs "
+          "(median, us)\n\n", BENCH_D, BENCH_R, r->preset, r->ring_degree, runs);
+  for (int k = 0; k < N_GPU_STAGES; k++)
+    printf ("%-10s %10.1f   %s\n", gpu_stage_names[k], r->median_us[k], gpu_stage_notes[k]);
+  printf ("\nCPU single thread, same run: %.1f us per token; GPU speed-up %.1fx\n",
+          r->cpu_token_us, ratio);
+  printf ("max |u - A h|: GPU %.2g, CPU %.2g\n", r->max_abs_error, r->cpu_max_abs_error);
+}
+
+static int
+run_gpu_bench (const char *preset, const char *encrypt, int runs, gboolean json, GRand *rng)
+{
+  char why[200];
+  if (!ckks_gpu_available (why, sizeof why))
+    {
+      fprintf (stderr, "tensafe-cli bench he: --backend cuda: %s\n", why);
+      return 3;
+    }
+  if (encrypt && strcmp (encrypt, "sk") != 0)
+    {
+      fprintf (stderr, "tensafe-cli bench he: --backend cuda runs secret-key encryption only\n");
+      return 2;
+    }
+  const char *name = preset ? preset : ckks_params_default_preset_name ();
+  CkksParams params;
+  if (ckks_params_preset (name, &params) != CKKS_OK)
+    {
+      fprintf (stderr, "tensafe-cli bench he: unknown preset '%s'\n", name);
+      return 2;
+    }
+  GpuBenchResult res;
+  if (!bench_gpu (name, runs, rng, &res))
+    return 1;
+  print_gpu (&res, runs, json);
+  return 0;
+}
+
 int
 cli_bench_he (int argc, char **argv)
 {
@@ -308,13 +484,7 @@ cli_bench_he (int argc, char **argv)
       fprintf (stderr, "tensafe-cli bench he: --encrypt must be sk or pk\n");
       return 2;
     }
-  if (backend && strcmp (backend, "cuda") == 0)
-    {
-      fprintf (stderr, "tensafe-cli bench he: the CUDA backend of the CKKS engine is "
-               "not available in this build; use --backend cpu\n");
-      return 3;
-    }
-  if (backend && strcmp (backend, "cpu") != 0)
+  if (backend && strcmp (backend, "cpu") != 0 && strcmp (backend, "cuda") != 0)
     {
       fprintf (stderr, "tensafe-cli bench he: --backend must be cpu or cuda\n");
       return 2;
@@ -326,10 +496,12 @@ cli_bench_he (int argc, char **argv)
       fprintf (stderr, "tensafe-cli bench he: --clock must be wall or thread\n");
       return 2;
     }
+  g_autoptr (GRand) rng = g_rand_new ();
+  if (backend && strcmp (backend, "cuda") == 0)
+    return run_gpu_bench (preset, encrypt, runs, json, rng);
   const char *const *names = ckks_params_preset_names ();
   BenchResult res[8];
   int count = 0;
-  g_autoptr (GRand) rng = g_rand_new ();
   for (size_t p = 0; names[p]; p++)
     {
       if (preset && strcmp (preset, names[p]) != 0)

@@ -2,6 +2,7 @@
  * JSON (the numbers themselves are not judged here), bad options fail.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <json-glib/json-glib.h>
+#include <string.h>
 
 #include "ts-test-util.h"
 
@@ -85,13 +86,53 @@ test_adapter_bench (void)
   g_assert_false (g_spawn_check_wait_status (status, NULL));
 }
 
+/* `bench he --backend cuda`: with a GPU, the documented JSON; without one,
+ * a non-zero exit with one line on stderr saying why. */
+static void
+test_cuda (void)
+{
+  const char *args[] = { "bench", "he", "--backend", "cuda", "--runs", "30", "--json", NULL };
+  const char *cli = g_getenv ("TENSAFE_CLI");
+  g_assert_nonnull (cli);
+  const char *argv[G_N_ELEMENTS (args) + 1] = { cli };
+  for (size_t i = 0; i < G_N_ELEMENTS (args); i++)
+    argv[i + 1] = args[i];
+  g_autofree char *out = NULL, *err = NULL;
+  int status;
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out,
+                               &err, &status, NULL));
+  if (!g_spawn_check_wait_status (status, NULL))
+    {
+      g_assert_cmpstr (out, ==, "");
+      g_assert_true (g_str_has_prefix (err, "tensafe-cli bench he: --backend cuda: "));
+      g_assert_true (strstr (err, "no usable NVIDIA GPU") || strstr (err, "no CUDA kernels"));
+      /* exactly one line */
+      g_assert_true (g_str_has_suffix (err, "\n"));
+      g_assert_true (strchr (err, '\n') == err + strlen (err) - 1);
+      g_test_message ("no GPU: %s", err);
+      return;
+    }
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_assert_true (json_parser_load_from_data (parser, out, -1, NULL));
+  JsonObject *o = json_node_get_object (json_parser_get_root (parser));
+  g_assert_cmpstr (json_object_get_string_member (o, "backend"), ==, "cuda");
+  g_assert_cmpint (json_object_get_int_member (o, "d"), ==, 2048);
+  g_assert_cmpint (json_object_get_int_member (o, "r"), ==, 32);
+  JsonObject *t = json_object_get_object_member (o, "median_us");
+  const char *stages[] = { "h2d", "encrypt", "evaluate", "decrypt", "d2h", "device", "token" };
+  for (size_t s = 0; s < G_N_ELEMENTS (stages); s++)
+    g_assert_cmpfloat (json_object_get_double_member (t, stages[s]), >, 0);
+  g_assert_cmpfloat (json_object_get_double_member (o, "cpu_token_median_us"), >, 0);
+  g_assert_cmpfloat (json_object_get_double_member (o, "max_abs_error"), <=, 1e-6);
+}
+
 static void
 test_bad_options (void)
 {
-  const char *cuda[] = { "bench", "he", "--backend", "cuda", NULL };
+  const char *backend[] = { "bench", "he", "--backend", "opencl", NULL };
   const char *few[] = { "bench", "he", "--runs", "10", NULL };
   const char *kind[] = { "bench", "he", "--encrypt", "xx", NULL };
-  const char *const *cases[] = { cuda, few, kind };
+  const char *const *cases[] = { backend, few, kind };
   for (size_t i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       int status;
@@ -107,6 +148,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/he/bench-cli/json", test_json);
   g_test_add_func ("/he/bench-cli/bad-options", test_bad_options);
+  g_test_add_func ("/he/bench-cli/cuda", test_cuda);
   g_test_add_func ("/he/bench-cli/adapter-bench", test_adapter_bench);
   return g_test_run ();
 }

@@ -1,0 +1,415 @@
+/* test-he-gpu-helora.c: the GPU HE-LoRA session against the CPU pipeline
+ * and plain A * h (skipped without a GPU, except the refusal itself).
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <string.h>
+
+#include "ckks-gpu-helora-private.h"
+#include "ckks-gpu-helora.h"
+#include "ckks-gpu.h"
+#include "ckks.h"
+#include "he-test-common.h"
+
+static GRand *rng;
+
+static gboolean
+need_gpu (void)
+{
+  char why[200];
+  if (ckks_gpu_available (why, sizeof why))
+    return TRUE;
+  g_test_skip (why);
+  return FALSE;
+}
+
+static float *
+random_floats (size_t n, double bound)
+{
+  float *v = g_new (float, n);
+  for (size_t i = 0; i < n; i++)
+    v[i] = (float) g_rand_double_range (rng, -bound, bound);
+  return v;
+}
+
+static void
+plain_product (const float *a, const float *h, size_t d, size_t r, double *u)
+{
+  for (size_t i = 0; i < r; i++)
+    {
+      double s = 0;
+      for (size_t j = 0; j < d; j++)
+        s += (double) a[i * d + j] * h[j];
+      u[i] = s;
+    }
+}
+
+/* The CPU pipeline: decrypt (evaluate (encrypt_sk (h))). */
+static void
+cpu_product (const CkksHeloraPlan *plan, const CkksSecretKey *sk, const float *h, double *u)
+{
+  const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
+  size_t k = ckks_helora_layout_n_inputs (l), b = ckks_helora_layout_n_outputs (l);
+  CkksCiphertext **in, **out;
+  double factor;
+  g_assert_cmpint (ckks_helora_ciphertexts_new (l, k, &in), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_ciphertexts_new (l, b, &out), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_encrypt_sk (l, sk, h, in, k, &factor), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_evaluate (plan, in, k, out, b), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_decrypt (l, sk, out, b, factor, u), ==, CKKS_OK);
+  ckks_helora_ciphertexts_free (in, k);
+  ckks_helora_ciphertexts_free (out, b);
+}
+
+/* CKKS error of u for |h| <= 1, |A| <= 0.1 (as the CPU tests). */
+static double
+tolerance (size_t d)
+{
+  return 1e-6 * fmax (1.0, (double) d / 2048);
+}
+
+static CkksContext *
+context_for (const char *preset)
+{
+  CkksParams p;
+  CkksContext *ctx = NULL;
+  g_assert_cmpint (ckks_params_preset (preset, &p), ==, CKKS_OK);
+  g_assert_cmpint (ckks_context_new (&p, &ctx), ==, CKKS_OK);
+  return ctx;
+}
+
+/* Without a GPU (or without CUDA) the session is refused with a reason. */
+static void
+test_refused_without_gpu (void)
+{
+  if (ckks_gpu_available (NULL, 0))
+    {
+      g_test_skip ("a GPU is present");
+      return;
+    }
+  CkksContext *ctx = context_for ("fast");
+  CkksSecretKey *sk;
+  CkksHeloraPlan *plan;
+  float *a = random_floats (64 * 4, 0.1);
+  g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_plan_new (ctx, 64, 4, a, &plan), ==, CKKS_OK);
+  CkksGpuHeloraSession *s = NULL;
+  char why[200] = "";
+  const CkksHeloraPlan *plans[] = { plan };
+  g_assert_cmpint (ckks_gpu_helora_session_new (sk, plans, 1, &s, why, sizeof why), ==,
+                   CKKS_ERR_UNSUPPORTED);
+  g_assert_null (s);
+  g_assert_cmpuint (strlen (why), >, 10);
+  g_assert_nonnull (strstr (why, ckks_gpu_built () ? "no usable NVIDIA GPU" : "no CUDA kernels"));
+  g_assert_cmpint (ckks_gpu_helora_session_new (sk, plans, 0, &s, NULL, 0), ==,
+                   CKKS_ERR_INVALID_ARGUMENT);
+  ckks_gpu_helora_session_free (NULL);
+  ckks_helora_plan_free (plan);
+  ckks_secret_key_free (sk);
+  ckks_context_free (ctx);
+  g_free (a);
+}
+
+/* One module, every preset, d in {64, 2048, 4096}, r in {1, 8, 32, 64}. */
+static void
+test_single_module (void)
+{
+  if (!need_gpu ())
+    return;
+  const char *const *names = ckks_params_preset_names ();
+  size_t ds[] = { 64, 2048, 4096 }, rs[] = { 1, 8, 32, 64 };
+  for (size_t p = 0; names[p]; p++)
+    {
+      CkksContext *ctx = context_for (names[p]);
+      CkksSecretKey *sk;
+      g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
+      for (size_t di = 0; di < G_N_ELEMENTS (ds); di++)
+        for (size_t ri = 0; ri < G_N_ELEMENTS (rs); ri++)
+          {
+            size_t d = ds[di], r = rs[ri];
+            float *a = random_floats (d * r, 0.1), *h = random_floats (d, 1.0);
+            CkksHeloraPlan *plan;
+            g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, a, &plan), ==, CKKS_OK);
+            const CkksHeloraPlan *plans[] = { plan };
+            CkksGpuHeloraSession *s;
+            char why[200];
+            CkksStatus st = ckks_gpu_helora_session_new (sk, plans, 1, &s, why, sizeof why);
+            if (st != CKKS_OK)
+              g_error ("%s d=%zu r=%zu: %s (%s)", names[p], d, r, ckks_status_message (st), why);
+            g_assert_cmpuint (ckks_gpu_helora_session_n_groups (s), ==, 1);
+            g_assert_cmpuint (ckks_gpu_helora_session_group_d (s, 0), ==, d);
+            double *gpu = g_new (double, r), *cpu = g_new (double, r), *ref = g_new (double, r);
+            const float *hs[] = { h };
+            double *us[] = { gpu };
+            CkksGpuHeloraTimings tm;
+            g_assert_cmpint (ckks_gpu_helora_session_run (s, hs, 1, us, 1, &tm), ==, CKKS_OK);
+            cpu_product (plan, sk, h, cpu);
+            plain_product (a, h, d, r, ref);
+            g_assert_cmpfloat (he_test_max_abs_diff (gpu, ref, r), <=, tolerance (d));
+            g_assert_cmpfloat (he_test_max_abs_diff (gpu, cpu, r), <=, 2 * tolerance (d));
+            g_assert_cmpfloat (tm.device_us, >, 0);
+            g_test_message ("%s d=%zu r=%zu: device %.1f us, |u - Ah| %.2g", names[p], d, r,
+                            tm.device_us, he_test_max_abs_diff (gpu, ref, r));
+            ckks_gpu_helora_session_free (s);
+            ckks_helora_plan_free (plan);
+            g_free (gpu);
+            g_free (cpu);
+            g_free (ref);
+            g_free (a);
+            g_free (h);
+          }
+      ckks_secret_key_free (sk);
+      ckks_context_free (ctx);
+    }
+}
+
+/* q, k, v of one layer (one h), a projection of another width and one at
+ * the private scale split (two more groups), in one session. */
+static void
+test_several_modules (void)
+{
+  if (!need_gpu ())
+    return;
+  CkksContext *ctx = context_for (ckks_params_default_preset_name ());
+  CkksSecretKey *sk;
+  g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
+  enum { M = 5 };
+  size_t d[M] = { 2048, 2048, 2048, 4096, 2048 }, r[M] = { 32, 8, 64, 16, 32 };
+  CkksHeloraScales sc[M] = { 0, 0, 0, 0, CKKS_HELORA_SCALES_PRIVATE };
+  float *a[M];
+  CkksHeloraPlan *plans[M];
+  for (int m = 0; m < M; m++)
+    {
+      a[m] = random_floats (d[m] * r[m], 0.1);
+      g_assert_cmpint (ckks_helora_plan_new_scaled (ctx, d[m], r[m], a[m], sc[m], &plans[m]), ==,
+                       CKKS_OK);
+    }
+  CkksGpuHeloraSession *s;
+  g_assert_cmpint (ckks_gpu_helora_session_new (sk, (const CkksHeloraPlan *const *) plans, M, &s,
+                                                NULL, 0), ==, CKKS_OK);
+  size_t groups = ckks_gpu_helora_session_n_groups (s);
+  g_assert_cmpuint (groups, ==, 3);
+  g_assert_cmpuint (ckks_gpu_helora_session_group (s, 0), ==, ckks_gpu_helora_session_group (s, 2));
+  g_assert_cmpuint (ckks_gpu_helora_session_group (s, 0), !=, ckks_gpu_helora_session_group (s, 4));
+  float *h[3];
+  for (size_t g = 0; g < groups; g++)
+    h[g] = random_floats (ckks_gpu_helora_session_group_d (s, g), 1.0);
+  double *u[M];
+  for (int m = 0; m < M; m++)
+    u[m] = g_new (double, r[m]);
+  for (int token = 0; token < 3; token++)
+    {
+      g_assert_cmpint (ckks_gpu_helora_session_run (s, (const float *const *) h, groups, u, M,
+                                                    NULL), ==, CKKS_OK);
+      for (int m = 0; m < M; m++)
+        {
+          const float *hm = h[ckks_gpu_helora_session_group (s, m)];
+          double *ref = g_new (double, r[m]);
+          plain_product (a[m], hm, d[m], r[m], ref);
+          /* the private split quantises A at 2^-24 */
+          double tol = sc[m] == CKKS_HELORA_SCALES_PRIVATE ? 1e-4 : tolerance (d[m]);
+          g_assert_cmpfloat (he_test_max_abs_diff (u[m], ref, r[m]), <=, tol);
+          g_free (ref);
+        }
+    }
+  /* wrong counts are refused */
+  g_assert_cmpint (ckks_gpu_helora_session_run (s, (const float *const *) h, 1, u, M, NULL), ==,
+                   CKKS_ERR_INVALID_ARGUMENT);
+  ckks_gpu_helora_session_free (s);
+  for (int m = 0; m < M; m++)
+    {
+      ckks_helora_plan_free (plans[m]);
+      g_free (a[m]);
+      g_free (u[m]);
+    }
+  for (size_t g = 0; g < groups; g++)
+    g_free (h[g]);
+  ckks_secret_key_free (sk);
+  ckks_context_free (ctx);
+}
+
+typedef struct {
+  const CkksSecretKey *sk;
+  const CkksHeloraPlan *plan;
+  const float *a;
+  size_t d, r;
+  double err;
+  CkksStatus st;
+} SessionJob;
+
+static gpointer
+session_thread (gpointer data)
+{
+  SessionJob *job = data;
+  CkksGpuHeloraSession *s;
+  job->st = ckks_gpu_helora_session_new (job->sk, &job->plan, 1, &s, NULL, 0);
+  if (job->st != CKKS_OK)
+    return NULL;
+  GRand *local = g_rand_new_with_seed ((guint32) (uintptr_t) job);
+  float *h = g_new (float, job->d);
+  double *u = g_new (double, job->r), *ref = g_new (double, job->r);
+  for (int token = 0; token < 30 && job->st == CKKS_OK; token++)
+    {
+      for (size_t i = 0; i < job->d; i++)
+        h[i] = (float) g_rand_double_range (local, -1, 1);
+      const float *hs[] = { h };
+      double *us[] = { u };
+      job->st = ckks_gpu_helora_session_run (s, hs, 1, us, 1, NULL);
+      plain_product (job->a, h, job->d, job->r, ref);
+      job->err = fmax (job->err, he_test_max_abs_diff (u, ref, job->r));
+    }
+  ckks_gpu_helora_session_free (s);
+  g_rand_free (local);
+  g_free (h);
+  g_free (u);
+  g_free (ref);
+  return NULL;
+}
+
+/* Two sessions (two keys, two plans) on one GPU from two threads at once. */
+static void
+test_two_sessions (void)
+{
+  if (!need_gpu ())
+    return;
+  CkksContext *ctx = context_for (ckks_params_default_preset_name ());
+  SessionJob jobs[2];
+  CkksSecretKey *sks[2];
+  CkksHeloraPlan *plans[2];
+  float *as[2];
+  GThread *threads[2];
+  for (int i = 0; i < 2; i++)
+    {
+      size_t d = 2048, r = i ? 64 : 32;
+      as[i] = random_floats (d * r, 0.1);
+      g_assert_cmpint (ckks_secret_key_new (ctx, &sks[i]), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, as[i], &plans[i]), ==, CKKS_OK);
+      jobs[i] = (SessionJob) { sks[i], plans[i], as[i], d, r, 0, CKKS_OK };
+    }
+  for (int i = 0; i < 2; i++)
+    threads[i] = g_thread_new ("gpu-session", session_thread, &jobs[i]);
+  for (int i = 0; i < 2; i++)
+    {
+      g_thread_join (threads[i]);
+      g_assert_cmpint (jobs[i].st, ==, CKKS_OK);
+      g_assert_cmpfloat (jobs[i].err, <=, tolerance (jobs[i].d));
+      ckks_helora_plan_free (plans[i]);
+      ckks_secret_key_free (sks[i]);
+      g_free (as[i]);
+    }
+  ckks_context_free (ctx);
+}
+
+/* 100 replays of the graph with the same h: every u correct, and each
+ * token's encryption noise differs (a fresh seed per token: a replayed
+ * seed would give the same u bit for bit). */
+static void
+test_replay_fresh (void)
+{
+  if (!need_gpu ())
+    return;
+  CkksContext *ctx = context_for (ckks_params_default_preset_name ());
+  CkksSecretKey *sk;
+  CkksHeloraPlan *plan;
+  size_t d = 2048, r = 32;
+  float *a = random_floats (d * r, 0.1), *h = random_floats (d, 1.0);
+  g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, a, &plan), ==, CKKS_OK);
+  const CkksHeloraPlan *plans[] = { plan };
+  CkksGpuHeloraSession *s;
+  g_assert_cmpint (ckks_gpu_helora_session_new (sk, plans, 1, &s, NULL, 0), ==, CKKS_OK);
+  enum { TOKENS = 100 };
+  double *u = g_new (double, TOKENS * r), ref[32];
+  plain_product (a, h, d, r, ref);
+  for (int t = 0; t < TOKENS; t++)
+    {
+      const float *hs[] = { h };
+      double *us[] = { u + t * r };
+      g_assert_cmpint (ckks_gpu_helora_session_run (s, hs, 1, us, 1, NULL), ==, CKKS_OK);
+      g_assert_cmpfloat (he_test_max_abs_diff (u + t * r, ref, r), <=, tolerance (d));
+    }
+  int same = 0;
+  for (int t = 0; t < TOKENS; t++)
+    for (int v = t + 1; v < TOKENS; v++)
+      same += memcmp (u + t * r, u + v * r, r * sizeof (double)) == 0;
+  g_assert_cmpint (same, ==, 0);
+  /* bad input: a NaN */
+  h[5] = NAN;
+  const float *hs[] = { h };
+  double *us[] = { u };
+  g_assert_cmpint (ckks_gpu_helora_session_run (s, hs, 1, us, 1, NULL), ==,
+                   CKKS_ERR_INVALID_ARGUMENT);
+  ckks_gpu_helora_session_free (s);
+  ckks_helora_plan_free (plan);
+  ckks_secret_key_free (sk);
+  ckks_context_free (ctx);
+  g_free (a);
+  g_free (h);
+  g_free (u);
+}
+
+/* The device's input ciphertexts, results and u equal, bit for bit, those
+ * of the host emulation of the same token with the same seed (the one
+ * emulation he-gpu-helora-host checks against A h without a GPU): on a
+ * mismatch the message names the first stage that differs. Every preset;
+ * one, and several, modules. */
+static void
+test_bit_exact_vs_host (void)
+{
+  if (!need_gpu ())
+    return;
+  const char *const *names = ckks_params_preset_names ();
+  for (size_t p = 0; names[p]; p++)
+    {
+      CkksContext *ctx = context_for (names[p]);
+      CkksSecretKey *sk;
+      g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
+      enum { M = 4 };
+      size_t d[M] = { 2048, 2048, 4096, 64 }, r[M] = { 32, 64, 8, 8 };
+      CkksHeloraScales sc[M] = { 0, CKKS_HELORA_SCALES_PRIVATE, 0, 0 };
+      CkksHeloraPlan *plans[M];
+      float *a[M], *h[M];
+      for (int m = 0; m < M; m++)
+        {
+          a[m] = random_floats (d[m] * r[m], 0.1);
+          h[m] = random_floats (d[m], 1.0);
+          g_assert_cmpint (ckks_helora_plan_new_scaled (ctx, d[m], r[m], a[m], sc[m], &plans[m]),
+                           ==, CKKS_OK);
+        }
+      /* each module alone, then all four (four groups) in one session */
+      for (int m = 0; m <= M; m++)
+        {
+          const char *stage = NULL;
+          const CkksHeloraPlan *const *ps = (const CkksHeloraPlan *const *) plans + (m < M ? m : 0);
+          const float *const *hs = (const float *const *) h + (m < M ? m : 0);
+          size_t count = m < M ? 1 : M;
+          CkksStatus st = ckks_gpu_helora_compare_host (sk, ps, count, hs, count, &stage);
+          if (st != CKKS_OK)
+            g_error ("%s, %s: the GPU differs from the host emulation: %s (%s)", names[p],
+                     m < M ? "one module" : "four modules", stage ? stage : "-",
+                     ckks_status_message (st));
+        }
+      for (int m = 0; m < M; m++)
+        {
+          ckks_helora_plan_free (plans[m]);
+          g_free (a[m]);
+          g_free (h[m]);
+        }
+      ckks_secret_key_free (sk);
+      ckks_context_free (ctx);
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  rng = he_test_rng_new ();
+  g_test_add_func ("/he/gpu-helora/refused-without-gpu", test_refused_without_gpu);
+  g_test_add_func ("/he/gpu-helora/bit-exact-vs-host", test_bit_exact_vs_host);
+  g_test_add_func ("/he/gpu-helora/single-module", test_single_module);
+  g_test_add_func ("/he/gpu-helora/several-modules", test_several_modules);
+  g_test_add_func ("/he/gpu-helora/two-sessions", test_two_sessions);
+  g_test_add_func ("/he/gpu-helora/replay-fresh", test_replay_fresh);
+  int rc = g_test_run ();
+  g_rand_free (rng);
+  return rc;
+}
