@@ -144,6 +144,8 @@ build_request (TsChatPage *self, const char *adapter_path)
   r->n_threads = threads > 0 ? threads : MAX (g_get_num_processors () / 2, 1);
   r->he_mode = he_mode_from_settings (settings);
   r->he_preset = he_preset_from_settings (settings);
+  r->he_backend = settings != NULL && !g_settings_get_boolean (settings, "use-gpu")
+                  ? TS_HELORA_BACKEND_CPU : TS_HELORA_BACKEND_AUTO;
   r->adapter_path = g_strdup (adapter_path);
   request_private_mode (r, settings);
   _ts_chat_page_use_vault_key (self, r);

@@ -23,6 +23,7 @@ struct _TsChatPane
   GtkLabel *delta_label;
   GtkLabel *diverged_label;
   GtkLabel *privacy_label;
+  GtkLabel *backend_label;
   TsLatencyChart *chart;
 
   gboolean he;
@@ -43,6 +44,7 @@ struct _TsChatPane
   char *key_fingerprint;         /* what the lock badge shows */
   gboolean key_from_vault;       /* the reply being generated uses the vault's key */
   gboolean private_reply;        /* the reply being generated asked for the private mode */
+  gboolean he_remote;            /* … has a remote evaluator */
   double privacy_epsilon;        /* spent, as last reported; -1: unknown */
 };
 
@@ -244,9 +246,32 @@ show_error (TsChatPane *self, const TsGenerationEvent *event)
                          event->privacy.epsilon_spent, event->privacy.epsilon_budget)
       : g_strdup (_("The evaluator refused this answer: the privacy budget of this key is "
                     "spent. The plaintext answer is not affected."));
+  else if (g_error_matches (event->error, TS_GENERATION_ERROR, TS_GENERATION_ERROR_GPU))
+    text = g_strdup_printf (_("The GPU failed during this answer; the next answer is computed "
+                              "on the CPU (%s)"), event->error->message);
   else
     text = g_strdup_printf (_("No answer: %s"), event->error->message);
   ts_chat_message_set_error (self->reply, text);
+}
+
+/* Where the reply's HE-LoRA computes, when it is the GPU or when the GPU
+ * the settings allow is not used (the library's reason, in English). */
+static void
+show_backend (TsChatPane *self, const TsGenerationEvent *event)
+{
+  g_autofree char *text = NULL;
+
+  if (event->he_backend == TS_HELORA_BACKEND_CUDA)
+    text = g_strdup (_("Encrypted adapter computed on the GPU"));
+  else if (event->he_backend_reason != NULL && self->he_remote)
+    text = g_strdup (_("The GPU setting applies to local evaluation only: the remote "
+                       "evaluator computes the encrypted adapter"));
+  else if (event->he_backend_reason != NULL)
+    text = g_strdup_printf (_("Encrypted adapter computed on the CPU, not the GPU: %s"),
+                            event->he_backend_reason);
+  if (text != NULL)
+    gtk_label_set_text (self->backend_label, text);
+  gtk_widget_set_visible (GTK_WIDGET (self->backend_label), text != NULL);
 }
 
 static void
@@ -262,6 +287,7 @@ generation_cb (TsGenerationJob *job, const TsGenerationEvent *event, gpointer us
       update_footer (self);
       if (event->key_fingerprint != NULL && *event->key_fingerprint != '\0')
         ts_chat_pane_show_key (self, event->key_fingerprint, self->key_from_vault);
+      show_backend (self, event);
       break;
     case TS_GENERATION_EVENT_TOKEN:
       on_token (self, event);
@@ -412,6 +438,8 @@ ts_chat_pane_generate (TsChatPane *self, TsGenerationModel *model,
     g_clear_pointer (&r->he_mode, g_free);
   self->key_from_vault = r->he_key_fingerprint != NULL;
   self->private_reply = self->he && r->he_private;
+  self->he_remote = r->he_mode != NULL && g_str_has_prefix (r->he_mode, "ws");
+  gtk_widget_set_visible (GTK_WIDGET (self->backend_label), FALSE);
   if (!self->private_reply)
     gtk_widget_set_visible (GTK_WIDGET (self->privacy_label), FALSE);
   reset_numbers (self);
@@ -564,6 +592,14 @@ ts_chat_pane_get_privacy_epsilon (TsChatPane *self)
 {
   g_return_val_if_fail (TS_IS_CHAT_PANE (self), -1);
   return self->privacy_epsilon;
+}
+
+const char *
+ts_chat_pane_get_backend_text (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
+  return gtk_widget_get_visible (GTK_WIDGET (self->backend_label))
+         ? gtk_label_get_text (self->backend_label) : NULL;
 }
 
 const char *
@@ -738,6 +774,7 @@ ts_chat_pane_class_init (TsChatPaneClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TsChatPane, delta_label);
   gtk_widget_class_bind_template_child (widget_class, TsChatPane, diverged_label);
   gtk_widget_class_bind_template_child (widget_class, TsChatPane, privacy_label);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPane, backend_label);
   gtk_widget_class_bind_template_child (widget_class, TsChatPane, chart);
   gtk_widget_class_install_action (widget_class, "pane.copy", NULL, copy_action);
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_GROUP);

@@ -66,6 +66,9 @@ const char *ts_chat_pane_get_reply_error (TsChatPane *self);
  * (-1: not reported), and the footer line that shows it (NULL: hidden). */
 double ts_chat_pane_get_privacy_epsilon (TsChatPane *self);
 const char *ts_chat_pane_get_privacy_text (TsChatPane *self);
+/* Where the last reply's HE-LoRA computed, when the pane says so (the GPU,
+ * or why not the GPU); NULL when the line is hidden. */
+const char *ts_chat_pane_get_backend_text (TsChatPane *self);
 
 /* The HE pane's lock badge: @fingerprint of the key replies are encrypted
  * under (NULL hides the badge); @from_vault: the Keys page's key, else an

@@ -19,12 +19,13 @@
 
 typedef struct {
   char *model, *lora, *prompt, *tokens, *dump_logits, *timings, *he, *he_params,
-       *he_encrypt, *he_ca, *backend;
+       *he_encrypt, *he_ca, *he_backend, *engine_backend;
   char **add_lora;             /* stacked on --lora: PATH[@WEIGHT] */
   int threads, n_predict, top_k, he_lambda, gpu_layers;
   gboolean chat, greedy, print_ids, he_private;
   double temp, top_p;
   gint64 seed;
+  TsHeloraBackend backend;     /* parsed --he-backend */
 } GenerateOptions;
 
 typedef struct {
@@ -73,7 +74,7 @@ parse_options (int *argc, char ***argv, GenerateOptions *o)
     { "model", 'm', 0, G_OPTION_ARG_FILENAME, &o->model, "GGUF model file", "FILE" },
     { "lora", 0, 0, G_OPTION_ARG_FILENAME, &o->lora, "LoRA adapter: GGUF file or PEFT directory", "PATH" },
     { "threads", 't', 0, G_OPTION_ARG_INT, &o->threads, "Worker threads (default: all cores)", "N" },
-    { "backend", 0, 0, G_OPTION_ARG_STRING, &o->backend, "cpu (default), cuda, or auto (the GPU if one can be used)", "NAME" },
+    { "backend", 0, 0, G_OPTION_ARG_STRING, &o->engine_backend, "Where the model runs: cpu (default), cuda, or auto (the GPU if one can be used)", "NAME" },
     { "gpu-layers", 0, 0, G_OPTION_ARG_INT, &o->gpu_layers, "Layers on the GPU, from the first (default: all)", "N" },
     { "prompt", 'p', 0, G_OPTION_ARG_STRING, &o->prompt, "Prompt text", "TEXT" },
     { "chat", 0, 0, G_OPTION_ARG_NONE, &o->chat, "Wrap the prompt as a ChatML user turn", NULL },
@@ -94,6 +95,7 @@ parse_options (int *argc, char ***argv, GenerateOptions *o)
     { "he-encrypt", 0, 0, G_OPTION_ARG_STRING, &o->he_encrypt, "Encrypt h with the secret key (sk, default) or a public key (pk)", "sk|pk" },
     { "he-ca", 0, 0, G_OPTION_ARG_FILENAME, &o->he_ca, "wss://: trust only the CA certificates in this PEM file (e.g. a self-signed server certificate)", "FILE" },
     { "he-private", 0, 0, G_OPTION_ARG_NONE, &o->he_private, "Adapter-private mode on the remote evaluator (sends the public key)", NULL },
+    { "he-backend", 0, 0, G_OPTION_ARG_STRING, &o->he_backend, "--he local: compute on the CPU, the GPU (cuda) or the GPU when one is usable (auto, default)", "cpu|cuda|auto" },
     { "he-lambda", 0, 0, G_OPTION_ARG_INT, &o->he_lambda, "Flooding bits of --he-private (default 40)", "N" },
     G_OPTION_ENTRY_NULL
   };
@@ -107,10 +109,11 @@ parse_options (int *argc, char ***argv, GenerateOptions *o)
     }
   if (o->model == NULL || (o->prompt == NULL) == (o->tokens == NULL) || *argc != 1 ||
       o->n_predict < 0 || o->threads < 0 || o->gpu_layers < 0 ||
-      (o->backend != NULL && !lm_backend_from_name (o->backend, &(LmBackend) { 0 })) ||
+      (o->engine_backend != NULL && !lm_backend_from_name (o->engine_backend, &(LmBackend) { 0 })) ||
       (o->greedy && wants_sampling (o)) ||
       (o->he_encrypt != NULL && g_strcmp0 (o->he_encrypt, "sk") != 0
-       && g_strcmp0 (o->he_encrypt, "pk") != 0))
+       && g_strcmp0 (o->he_encrypt, "pk") != 0)
+      || (o->he_backend != NULL && !ts_helora_backend_parse (o->he_backend, &o->backend, NULL)))
     {
       fprintf (stderr, "Usage: " CMD " --model FILE [--lora PATH [--add-lora PATH[@W]]...] [--threads N]\n"
                "    [--backend cpu|cuda|auto [--gpu-layers N]]\n"
@@ -118,7 +121,7 @@ parse_options (int *argc, char ***argv, GenerateOptions *o)
                "    [--greedy | --temp T --top-k K --top-p P --seed S]\n"
                "    [--print-ids] [--dump-logits FILE] [--timings FILE]\n"
                "    [--he plain|local|ws://HOST:PORT|wss://HOST:PORT [--he-params PRESET]\n"
-               "     [--he-encrypt sk|pk] [--he-ca FILE]]\n");
+               "     [--he-encrypt sk|pk] [--he-ca FILE] [--he-backend cpu|cuda|auto]]\n");
       return false;
     }
   return true;
@@ -227,8 +230,8 @@ load (const GenerateOptions *o, Generation *g)
   LmSessionParams params = { .n_ctx = (uint32_t) (g->n_prompt + (size_t) o->n_predict + 1),
                              .n_threads = (uint32_t) o->threads,
                              .gpu_layers = (uint32_t) o->gpu_layers };
-  if (o->backend != NULL)
-    lm_backend_from_name (o->backend, &params.backend);
+  if (o->engine_backend != NULL)
+    lm_backend_from_name (o->engine_backend, &params.backend);
   if ((st = lm_session_new_full (g->model, &params, &g->session, &msg)) != LM_OK ||
       (st = lm_session_set_lora (g->session, g->lora)) != LM_OK)
     return fail_status ("cannot create a session", st, msg);
@@ -239,6 +242,7 @@ load (const GenerateOptions *o, Generation *g)
                                  .public_key = g_strcmp0 (o->he_encrypt, "pk") == 0,
                                  .remote_ca_file = o->he_ca,
                                  .private_mode = o->he_private,
+                                 .backend = o->backend,
                                  .private_lambda_s = o->he_lambda > 0 ? (guint) o->he_lambda : CKKS_PRIVATE_DEFAULT_LAMBDA };
   if (g->stack_weights != NULL)
     {
@@ -434,8 +438,9 @@ cli_generate (int argc, char **argv)
   g_free (o.he);
   g_free (o.he_params);
   g_free (o.he_encrypt);
+  g_free (o.he_backend);
   g_free (o.he_ca);
-  g_free (o.backend);
+  g_free (o.engine_backend);
   g_strfreev (o.add_lora);
   return rc;
 }

@@ -235,6 +235,9 @@ attach_helora (const TsBenchOptions *options, const TsBenchConfig *config,
   gboolean remote_stack = config->mode == TS_HELORA_MODE_REMOTE && adapter->stack != NULL;
   TsHeloraOptions he = {
     .mode = config->mode,
+    /* The benchmark measures the CPU backend (per-thread clocks); the GPU's
+     * pipeline has its own: tensafe-cli bench he --backend cuda. */
+    .backend = TS_HELORA_BACKEND_CPU,
     .remote_url = config->remote_url,
     .params_preset = config->preset,
     .public_key = options->public_key,

@@ -336,6 +336,7 @@ delivery_free (gpointer data)
   ts_generation_job_unref (d->job);
   g_free (d->text);
   g_free (d->event.key_fingerprint);
+  g_free (d->event.he_backend_reason);
   g_clear_error (&d->error);
   g_free (d);
 }
@@ -362,6 +363,7 @@ deliver (TsGenerationJob *self, const TsGenerationEvent *event, const char *text
   d->job = ts_generation_job_ref (self);
   d->event = *event;
   d->event.key_fingerprint = g_strdup (event->key_fingerprint);
+  d->event.he_backend_reason = g_strdup (event->he_backend_reason);
   /* A random or truncated model can emit bytes that are not UTF-8. */
   d->text = text != NULL ? g_utf8_make_valid (text, -1) : NULL;
   d->error = error != NULL ? g_error_copy (error) : NULL;
@@ -451,7 +453,7 @@ static gboolean
 job_attach_he (TsGenerationJob *self, GError **error)
 {
   TsGenerationRequest *r = self->request;
-  TsHeloraOptions options = { .params_preset = r->he_preset };
+  TsHeloraOptions options = { .params_preset = r->he_preset, .backend = r->he_backend };
 
   if (r->he_sealed_key != NULL)
     {
@@ -520,10 +522,14 @@ check_engine (TsGenerationJob *self, LmStatus st, GError **error)
     return TRUE;
   if (st == LM_ERR_HOOK && he_error != NULL)
     {
-      g_set_error (error, TS_GENERATION_ERROR,
-                   g_error_matches (he_error, TS_HELORA_ERROR, TS_HELORA_ERROR_PRIVACY_BUDGET)
-                     ? TS_GENERATION_ERROR_PRIVACY_BUDGET : TS_GENERATION_ERROR_ENGINE,
-                   "HE-LoRA: %s", he_error->message);
+      TsGenerationError code = TS_GENERATION_ERROR_ENGINE;
+
+      if (g_error_matches (he_error, TS_HELORA_ERROR, TS_HELORA_ERROR_PRIVACY_BUDGET))
+        code = TS_GENERATION_ERROR_PRIVACY_BUDGET;
+      else if (ts_helora_session_backend (self->helora) == TS_HELORA_BACKEND_CUDA
+               && g_error_matches (he_error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNAVAILABLE))
+        code = TS_GENERATION_ERROR_GPU;
+      g_set_error (error, TS_GENERATION_ERROR, code, "HE-LoRA: %s", he_error->message);
       return FALSE;
     }
   return set_lm_error (error, TS_GENERATION_ERROR_ENGINE, "Generation", st, NULL);
@@ -617,6 +623,8 @@ job_run (TsGenerationJob *self, GError **error)
     {
       started.he_modules = (guint) lm_lora_n_modules (self->lora);
       started.he_inputs = ts_helora_session_n_inputs (self->helora);
+      started.he_backend = ts_helora_session_backend (self->helora);
+      started.he_backend_reason = (char *) ts_helora_session_backend_reason (self->helora);
     }
   deliver (self, &started, NULL, NULL);
   if (self->request->max_tokens == 0 || g_cancellable_is_cancelled (self->cancellable))

@@ -36,6 +36,7 @@ typedef enum {
   TS_GENERATION_ERROR_PROMPT,    /* empty, or longer than the context */
   TS_GENERATION_ERROR_ENGINE,    /* the engine failed while generating */
   TS_GENERATION_ERROR_PRIVACY_BUDGET,  /* the evaluator refused: privacy budget spent */
+  TS_GENERATION_ERROR_GPU,       /* the GPU failed mid-reply; the next reply uses the CPU */
 } TsGenerationError;
 
 typedef struct _TsGenerationModel TsGenerationModel;
@@ -86,6 +87,7 @@ typedef struct {
   /* HE-LoRA: NULL → the engine's own plaintext LoRA; else "local" or "ws://…". */
   char *he_mode;
   char *he_preset;              /* CKKS preset; NULL: default */
+  TsHeloraBackend he_backend;   /* local HE-LoRA: CPU, GPU or auto (0, the default) */
   /* HE-LoRA under the key vault's key instead of a fresh one (set with
    * ts_generation_request_set_key_pair): the secret key sealed for handover,
    * its one-time key (wiped when the request is freed) and the vault's
@@ -141,6 +143,9 @@ typedef struct {
   guint he_modules;             /* STARTED with HE: adapted modules, each evaluated per token */
   guint he_inputs;              /* STARTED with HE: encryptions per token (modules reading
                                  * the same h, e.g. of stacked adapters, share one) */
+  TsHeloraBackend he_backend;   /* STARTED with HE: where it computes (CPU or CUDA) */
+  char *he_backend_reason;      /* STARTED with HE: why not the GPU the request asked for
+                                 * (ts_helora_session_backend_reason), or NULL */
   const GError *error;          /* ERROR */
   /* DONE, CANCELLED, ERROR of an adapter-private reply: what the evaluator
    * reports its accountant has charged the session's key, asked after the

@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #pragma once
 
+#include "ckks-gpu-helora.h"
 #include "ckks-helora.h"
 #include "ckks-keys.h"
 #include "ts-helora-local.h"
@@ -31,6 +32,9 @@ typedef struct {
   float *h;                    /* rows of h the cached u belong to */
   guint cached_rows;
   guint capacity_rows;
+  /* GPU backend: the group's modules and the key in device memory (NULL on
+   * the CPU); a token's u lands in the members' u_row. */
+  CkksGpuHeloraSession *gpu;
 } SessionGroup;
 
 struct _TsHeloraSession {
@@ -43,6 +47,8 @@ struct _TsHeloraSession {
   CkksContext *ctx;
   CkksSecretKey *sk;
   CkksPublicKey *pk;
+  TsHeloraBackend backend;     /* CPU or CUDA: what runs */
+  char *backend_reason;        /* why not the GPU that was asked for, or NULL */
   TsHeloraLocal *local;
   TsHeloraRemote *remote;
   GArray *modules;             /* of SessionModule, indexed like the adapter */
@@ -60,6 +66,24 @@ gboolean _ts_helora_session_encrypt_row (TsHeloraSession *self, SessionGroup *g,
                                          double *h_factor, GError **error);
 gboolean _ts_helora_session_decrypt_row (TsHeloraSession *self, SessionGroup *g, guint row,
                                          double h_factor, GError **error);
+
+/* ts-helora-session.c: adds what one row of @g would send and receive
+ * over a wire to the statistics (local mode). */
+void _ts_helora_session_count_local_bytes (TsHeloraSession *self, SessionGroup *g);
+
+/* ts-helora-gpu.c: picks the backend (self->backend, backend_reason) and,
+ * for the GPU, makes every group's GPU session; FALSE with @error only when
+ * the GPU was asked for explicitly and cannot be used. Then every row of a
+ * call for a group on the GPU, the stages added to call->timings. */
+gboolean _ts_helora_session_choose_backend (TsHeloraSession *self, const TsHeloraOptions *options,
+                                            GError **error);
+/* Records that the GPU failed (what a device error mid-reply does): every
+ * later auto session in this process runs on the CPU, saying why, and an
+ * explicit cuda one fails. Exposed for the tests of that path. */
+void _ts_helora_gpu_mark_failed (const char *reason);
+gboolean _ts_helora_session_gpu_rows (TsHeloraSession *self, SessionGroup *g,
+                                      const LmLoraHookCall *call, const float *h,
+                                      GError **error);
 
 /* ts-helora-session-remote.c: hello with the adapter's modules; every row of
  * a call for a group, pipelined up to the server's in-flight limit. */

@@ -36,6 +36,35 @@ ts_helora_mode_parse (const char *text, TsHeloraOptions *options, GError **error
   return TRUE;
 }
 
+gboolean
+ts_helora_backend_parse (const char *text, TsHeloraBackend *out, GError **error)
+{
+  for (TsHeloraBackend b = TS_HELORA_BACKEND_AUTO; b <= TS_HELORA_BACKEND_CUDA; b++)
+    if (g_strcmp0 (text, ts_helora_backend_name (b)) == 0)
+      {
+        *out = b;
+        return TRUE;
+      }
+  g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+               "The HE backend must be cpu, cuda or auto, not '%s'", text ? text : "");
+  return FALSE;
+}
+
+const char *
+ts_helora_backend_name (TsHeloraBackend backend)
+{
+  switch (backend)
+    {
+    case TS_HELORA_BACKEND_CPU:
+      return "cpu";
+    case TS_HELORA_BACKEND_CUDA:
+      return "cuda";
+    case TS_HELORA_BACKEND_AUTO:
+    default:
+      return "auto";
+    }
+}
+
 /* ---- groups of modules reading the same h ---- */
 
 /* Projections computed from one normalised hidden state in a layer. */
@@ -68,6 +97,7 @@ group_free (gpointer data)
 {
   SessionGroup *g = data;
 
+  ckks_gpu_helora_session_free (g->gpu);   /* wipes the key's device copy */
   if (g->inputs != NULL)
     ckks_helora_ciphertexts_free (g->inputs, g->n_inputs);
   g_array_unref (g->members);
@@ -229,6 +259,7 @@ ts_helora_session_new (const LmLora *lora, const TsHeloraOptions *options, GErro
   g_autoptr (TsHeloraSession) self = g_new0 (TsHeloraSession, 1);
 
   self->mode = options->mode;
+  self->backend = TS_HELORA_BACKEND_CPU;
   self->public_key = options->public_key;
   self->track_error = options->track_error;
   self->thread_clock = options->thread_clock && options->mode == TS_HELORA_MODE_LOCAL;
@@ -247,7 +278,11 @@ ts_helora_session_new (const LmLora *lora, const TsHeloraOptions *options, GErro
       || !build_modules (self, options->private_mode ? CKKS_HELORA_SCALES_PRIVATE
                                                      : CKKS_HELORA_SCALES_PLAIN, error))
     return NULL;
-  if (self->mode == TS_HELORA_MODE_LOCAL && !build_local (self, options->n_threads, error))
+  if (!_ts_helora_session_choose_backend (self, options, error))
+    return NULL;
+  if (self->backend == TS_HELORA_BACKEND_CUDA)
+    self->thread_clock = FALSE;   /* the GPU's stages are device time */
+  else if (self->mode == TS_HELORA_MODE_LOCAL && !build_local (self, options->n_threads, error))
     return NULL;
   if (self->mode == TS_HELORA_MODE_REMOTE
       && !_ts_helora_session_hello (self, options, error))
@@ -268,6 +303,7 @@ ts_helora_session_free (TsHeloraSession *self)
   g_clear_pointer (&self->sk, ckks_secret_key_free);   /* wipes the key */
   g_clear_pointer (&self->ctx, ckks_context_free);
   g_clear_error (&self->last_error);
+  g_free (self->backend_reason);
   g_free (self->preset);
   g_mutex_clear (&self->stats_lock);
   g_free (self);
@@ -306,6 +342,18 @@ ts_helora_session_cancel (TsHeloraSession *self)
 {
   if (self->remote != NULL)
     ts_helora_remote_cancel (self->remote);
+}
+
+TsHeloraBackend
+ts_helora_session_backend (TsHeloraSession *self)
+{
+  return self->backend;
+}
+
+const char *
+ts_helora_session_backend_reason (TsHeloraSession *self)
+{
+  return self->backend_reason;
 }
 
 const GError *
@@ -425,8 +473,8 @@ now_ms (TsHeloraSession *self)
 
 /* Local mode: the bytes one row would send to a remote evaluator and get
  * back (the serialised forms ts-helora-ckks.c writes). */
-static void
-count_local_bytes (TsHeloraSession *self, SessionGroup *g)
+void
+_ts_helora_session_count_local_bytes (TsHeloraSession *self, SessionGroup *g)
 {
   guint64 up = 0, down = 0;
 
@@ -465,7 +513,7 @@ compute_row_local (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall 
   if (!_ts_helora_session_decrypt_row (self, g, row, h_factor, error))
     return FALSE;
   lm_timings_add (call->timings, LM_STAGE_DECRYPT, now_ms (self) - t2);
-  count_local_bytes (self, g);
+  _ts_helora_session_count_local_bytes (self, g);
   return TRUE;
 }
 
@@ -495,6 +543,11 @@ compute_group (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *cal
   if (self->mode == TS_HELORA_MODE_REMOTE)
     {
       if (!_ts_helora_session_remote_rows (self, g, call, h, error))
+        return FALSE;
+    }
+  else if (g->gpu != NULL)
+    {
+      if (!_ts_helora_session_gpu_rows (self, g, call, h, error))
         return FALSE;
     }
   else
@@ -594,13 +647,15 @@ ts_helora_session_summary (TsHeloraSession *self)
   TsHeloraStats st;
 
   ts_helora_session_get_stats (self, &st);
-  return g_strdup_printf ("he %s (%s encryption): %" G_GUINT64_FORMAT " encryptions, %" G_GUINT64_FORMAT
+  return g_strdup_printf ("he %s (%s encryption%s): %" G_GUINT64_FORMAT " encryptions, %" G_GUINT64_FORMAT
                           " module evaluations, %.1f ms, %" G_GUINT64_FORMAT " bytes up, %"
                           G_GUINT64_FORMAT " bytes down, max |delta_he - delta_plain| %.3g"
                           " (max |delta_plain| %.3g)",
                           names[self->mode],
                           self->mode == TS_HELORA_MODE_PLAIN ? "no"
                           : self->public_key ? "public-key" : "secret-key",
+                          self->mode != TS_HELORA_MODE_LOCAL ? ""
+                          : self->backend == TS_HELORA_BACKEND_CUDA ? ", on the GPU" : ", on the CPU",
                           st.encryptions, st.module_evaluations, st.he_ms,
                           st.bytes_up, st.bytes_down, st.max_abs_delta_error,
                           st.max_abs_delta_plain);

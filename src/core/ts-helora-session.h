@@ -15,6 +15,18 @@
  * process on its own thread pool, holding only the packed adapter) and remote
  * (a tensafe-he-server over ws:// or wss://).
  *
+ * Backends of local mode: the CPU (encrypt here, products on the pool,
+ * decrypt here) or an NVIDIA GPU (ckks-gpu-helora.h: each group of modules
+ * reading one h is one GPU session holding the key's and the group's packed
+ * plaintexts in device memory; a token's encrypt, products and decrypt are
+ * one call). "auto" takes the GPU when ckks_gpu_available() says it can and
+ * falls back to the CPU otherwise, saying why (g_message, once per process,
+ * and ts_helora_session_backend_reason()). A GPU that fails mid-reply fails
+ * that hook call (the reply ends with the error) and every later auto
+ * session in this process uses the CPU. Remote mode (and so the
+ * adapter-private mode) ignores the backend: the GPU session holds the key
+ * and the plaintexts in one process, which only local mode has.
+ *
  * Threads: the hook runs on the engine session's thread; one TsHeloraSession
  * serves one LmSession. Statistics may be read from any thread.
  */
@@ -35,8 +47,17 @@ typedef enum {
   TS_HELORA_MODE_REMOTE,
 } TsHeloraMode;
 
+/* Where local mode computes. */
+typedef enum {
+  TS_HELORA_BACKEND_AUTO,      /* the GPU when one is usable, else the CPU */
+  TS_HELORA_BACKEND_CPU,
+  TS_HELORA_BACKEND_CUDA,      /* the GPU or an error (TS_HELORA_ERROR_UNAVAILABLE) */
+} TsHeloraBackend;
+
 typedef struct {
   TsHeloraMode mode;
+  /* Local mode: CPU, GPU or auto (0, the default). Others ignore it. */
+  TsHeloraBackend backend;
   const char *remote_url;      /* remote: ws://HOST:PORT[/v1/helora] */
   const char *params_preset;   /* CKKS preset; NULL: "default" */
   gboolean public_key;         /* encrypt with a public key instead of sk */
@@ -106,6 +127,11 @@ typedef struct _TsHeloraSession TsHeloraSession;
  * remote_url (pointing into @text). */
 gboolean ts_helora_mode_parse (const char *text, TsHeloraOptions *options, GError **error);
 
+/* Parses "cpu", "cuda" or "auto". */
+gboolean ts_helora_backend_parse (const char *text, TsHeloraBackend *out, GError **error);
+/* "auto", "cpu" or "cuda" (static). */
+const char *ts_helora_backend_name (TsHeloraBackend backend);
+
 /* Prepares HE-LoRA for @lora (borrowed; must outlive the session): creates
  * the CKKS context and a fresh key, and connects to / builds the evaluator. */
 TsHeloraSession *ts_helora_session_new (const LmLora *lora, const TsHeloraOptions *options,
@@ -136,6 +162,15 @@ void ts_helora_session_cancel (TsHeloraSession *self);
  * on the thread that runs the hook, between calls. */
 gboolean ts_helora_session_privacy_status (TsHeloraSession *self, TsHeloraPrivacyStatus *out,
                                            GError **error);
+
+/* Where the session computes: TS_HELORA_BACKEND_CUDA or _CPU (remote and
+ * plain sessions: _CPU, nothing here runs on a GPU). */
+TsHeloraBackend ts_helora_session_backend (TsHeloraSession *self);
+/* When the GPU was asked for (auto with a usable GPU counts as asked) but
+ * the session does not use it: one English sentence why (no GPU, a layout
+ * the GPU pipeline does not take, public-key encryption, remote mode, an
+ * earlier GPU failure); NULL otherwise. Owned by the session. */
+const char *ts_helora_session_backend_reason (TsHeloraSession *self);
 
 /* Why the last hook call failed (the engine only says LM_ERR_HOOK); NULL if none. */
 const GError *ts_helora_session_last_error (TsHeloraSession *self);

@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "ckks-gpu.h"
 #include "ts-generation.h"
 
 #define N_TOKENS 8
@@ -17,6 +18,9 @@ typedef struct {
   GArray *ids;
   gboolean done;
   GError *error;
+  gboolean started;
+  TsHeloraBackend backend;     /* from STARTED */
+  char *backend_reason;
 } Reply;
 
 static void
@@ -26,6 +30,12 @@ reply_cb (TsGenerationJob *job, const TsGenerationEvent *event, gpointer data)
 
   if (event->kind == TS_GENERATION_EVENT_TOKEN)
     g_array_append_val (r->ids, event->token_id);
+  else if (event->kind == TS_GENERATION_EVENT_STARTED)
+    {
+      r->started = TRUE;
+      r->backend = event->he_backend;
+      r->backend_reason = g_strdup (event->he_backend_reason);
+    }
   else if (event->kind != TS_GENERATION_EVENT_STARTED)
     {
       r->done = TRUE;
@@ -64,6 +74,69 @@ assert_same_ids (GArray *a, GArray *b)
 {
   g_assert_cmpuint (a->len, ==, b->len);
   g_assert_cmpmem (a->data, a->len * sizeof (int), b->data, b->len * sizeof (int));
+}
+
+/* One reply under local HE-LoRA with @backend; fills @r (free its members). */
+static void
+generate_on (TsGenerationModel *model, TsHeloraBackend backend, Reply *r)
+{
+  g_autoptr (TsGenerationRequest) request = ts_generation_request_new ();
+  g_autoptr (TsGenerationJob) job = NULL;
+
+  g_ptr_array_add (request->turns, g_strdup ("Tell me about encrypted adapters."));
+  request->max_tokens = N_TOKENS;
+  request->temperature = 0;
+  request->he_mode = g_strdup ("local");
+  request->he_preset = g_strdup ("fast");
+  request->he_backend = backend;
+  r->ids = g_array_new (FALSE, FALSE, sizeof (int));
+  job = ts_generation_job_start (model, request, NULL, reply_cb, r);
+  while (!r->done)
+    g_main_context_iteration (NULL, TRUE);
+}
+
+/* The reply says where its HE-LoRA ran: without a GPU, auto runs on the
+ * CPU with the reason; cuda ends the reply with that reason. */
+static void
+test_backend_choice (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsGenerationModel) model = ts_generation_model_load (model_path, demo_adapter, &error);
+  g_autoptr (GArray) cpu_ids = NULL;
+  Reply cpu = { 0 }, autob = { 0 }, cuda = { 0 };
+  char why[256] = "";
+  gboolean gpu = ckks_gpu_available (why, sizeof why);
+
+  g_assert_no_error (error);
+  generate_on (model, TS_HELORA_BACKEND_CPU, &cpu);
+  g_assert_no_error (cpu.error);
+  g_assert_true (cpu.started);
+  g_assert_cmpint (cpu.backend, ==, TS_HELORA_BACKEND_CPU);
+  g_assert_null (cpu.backend_reason);
+  generate_on (model, TS_HELORA_BACKEND_AUTO, &autob);
+  g_assert_no_error (autob.error);
+  assert_same_ids (autob.ids, cpu.ids);
+  g_assert_cmpint (autob.backend, ==, gpu ? TS_HELORA_BACKEND_CUDA : TS_HELORA_BACKEND_CPU);
+  g_assert_cmpstr (autob.backend_reason, ==, gpu ? NULL : why);
+  generate_on (model, TS_HELORA_BACKEND_CUDA, &cuda);
+  if (gpu)
+    {
+      g_assert_no_error (cuda.error);
+      assert_same_ids (cuda.ids, cpu.ids);
+    }
+  else
+    {
+      g_assert_false (cuda.started);
+      g_assert_nonnull (cuda.error);
+      g_assert_nonnull (strstr (cuda.error->message, why));
+      g_test_message ("%s", cuda.error->message);
+    }
+  for (Reply *r = &cpu; r != NULL; r = r == &cpu ? &autob : r == &autob ? &cuda : NULL)
+    {
+      g_array_unref (r->ids);
+      g_clear_error (&r->error);
+      g_free (r->backend_reason);
+    }
 }
 
 /* Each adapter is read once and kept; the load's adapter is the default. */
@@ -132,6 +205,7 @@ main (int argc, char **argv)
                                    NULL);
   pirate = g_build_filename (TS_SOURCE_DATA_DIR, "market", "tiny-pirate", NULL);
   g_test_add_func ("/generation/adapter-cache", test_adapter_cache);
+  g_test_add_func ("/generation/backend-choice", test_backend_choice);
   g_test_add_func ("/generation/switched-adapter", test_switched_adapter);
   status = g_test_run ();
   g_free (model_path);

@@ -140,6 +140,48 @@ test_generate_stacked (void)
   g_assert_nonnull (strstr (err3, "PATH@WEIGHT"));
 }
 
+/* --he-backend: auto gives the golden LoRA tokens on the GPU or, saying
+ * why, on the CPU; cuda either runs on the GPU or fails with the reason;
+ * anything else is a usage error. */
+static void
+test_generate_he_backend (void)
+{
+  g_autofree char *model = ts_test_data_path ("qwen35/" MODEL "/" MODEL ".gguf");
+  g_autofree char *gguf = ts_test_data_path ("qwen35/" MODEL "/lora/tiny-qwen35moe-lora-f32.gguf");
+  gsize n_tok, n_lora;
+  g_autofree int32_t *tokens = golden_ints (MODEL, "prompt_tokens.bin", &n_tok);
+  g_autofree int32_t *lora = golden_ints (MODEL, "lora_greedy_tokens.bin", &n_lora);
+  g_autofree char *ids = join_ids (tokens, n_tok);
+  g_autofree char *want = join_ids_spaces (lora, 8);
+  const char *base[] = { "generate", "--model", model, "--tokens", ids, "-n", "8", "--threads",
+                         "2", "--print-ids", "--lora", gguf, "--he", "local", "--he-params",
+                         "fast", "--he-backend", NULL, NULL };
+  const gsize choice = G_N_ELEMENTS (base) - 2;
+  g_autofree char *out = NULL, *err = NULL, *out2 = NULL, *err2 = NULL, *out3 = NULL, *err3 = NULL;
+
+  base[choice] = "auto";
+  g_assert_cmpint (run_cli (base, &out, &err), ==, 0);
+  g_assert_cmpstr (g_strstrip (out), ==, want);
+  if (strstr (err, "on the CPU") != NULL)
+    g_assert_nonnull (strstr (err, "HE-LoRA does not use the GPU: "));
+  else
+    g_assert_nonnull (strstr (err, "on the GPU"));
+  base[choice] = "cuda";
+  if (run_cli (base, &out2, &err2) == 0)
+    {
+      g_assert_cmpstr (g_strstrip (out2), ==, want);
+      g_assert_nonnull (strstr (err2, "on the GPU"));
+    }
+  else
+    {
+      g_assert_nonnull (strstr (err2, "HE-LoRA cannot run on the GPU: "));
+      g_test_message ("%s", err2);
+    }
+  base[choice] = "gpu";
+  g_assert_cmpint (run_cli (base, &out3, &err3), !=, 0);
+  g_assert_nonnull (strstr (err3, "--he-backend cpu|cuda|auto"));
+}
+
 static void
 test_generate_prompt (void)
 {
@@ -280,6 +322,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/cli/generate", test_generate);
   g_test_add_func ("/engine/cli/generate-lora", test_generate_lora);
   g_test_add_func ("/engine/cli/generate-prompt", test_generate_prompt);
+  g_test_add_func ("/engine/cli/generate-he-backend", test_generate_he_backend);
   g_test_add_func ("/engine/cli/generate-sampling", test_generate_sampling);
   g_test_add_func ("/engine/cli/errors", test_errors);
   g_test_add_func ("/engine/cli/bench-json", test_bench_json);

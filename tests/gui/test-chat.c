@@ -11,6 +11,7 @@
 #include <glib/gstdio.h>
 #include <stdio.h>
 
+#include "ckks-gpu.h"
 #include "gui-evaluator.h"
 #include "gui-test-util.h"
 #include "ts-application.h"
@@ -115,9 +116,18 @@ check_chart (TsChatPane *pane)
           g_assert_cmpfloat (t->ms[he_timed[k]], >, 0);
         else
           g_assert_cmpfloat (t->ms[he_timed[k]], ==, 0);
-      /* Local evaluation: nothing crosses a wire. */
-      g_assert_cmpfloat (t->ms[TS_STAGE_UPLOAD], ==, 0);
-      g_assert_cmpfloat (t->ms[TS_STAGE_DOWNLOAD], ==, 0);
+      /* Local evaluation: nothing crosses a wire; on the GPU (auto, the
+       * default, when one is usable) the copies of h and u are timed. */
+      if (ts_chat_pane_get_he (pane) && ckks_gpu_available (NULL, 0))
+        {
+          g_assert_cmpfloat (t->ms[TS_STAGE_UPLOAD], >, 0);
+          g_assert_cmpfloat (t->ms[TS_STAGE_DOWNLOAD], >, 0);
+        }
+      else
+        {
+          g_assert_cmpfloat (t->ms[TS_STAGE_UPLOAD], ==, 0);
+          g_assert_cmpfloat (t->ms[TS_STAGE_DOWNLOAD], ==, 0);
+        }
     }
 }
 
@@ -164,6 +174,26 @@ check_stored (gint64 conversation, const char *plain, const char *he, gboolean c
   g_assert_cmpint (m->complete, ==, complete);
 }
 
+/* The HE pane says where its adapter was computed (the GPU, or why not
+ * the GPU the settings allow); the plaintext pane says nothing. */
+static void
+check_backend_line (TsChatPane *plain, TsChatPane *he)
+{
+  char why[256] = "";
+  const char *line = ts_chat_pane_get_backend_text (he);
+
+  g_assert_null (ts_chat_pane_get_backend_text (plain));
+  g_assert_nonnull (line);
+  g_test_message ("%s", line);
+  if (ckks_gpu_available (why, sizeof why))
+    g_assert_nonnull (strstr (line, "on the GPU"));
+  else
+    {
+      g_assert_nonnull (strstr (line, "on the CPU, not the GPU"));
+      g_assert_nonnull (strstr (line, why));
+    }
+}
+
 static void
 test_send_and_restart (void)
 {
@@ -193,6 +223,7 @@ test_send_and_restart (void)
   g_assert_cmpfloat (ts_chat_pane_get_max_delta_error (he), >, 0);
   g_assert_cmpfloat (ts_chat_pane_get_max_delta_error (he), <, 1e-3);
   g_assert_cmpfloat (ts_chat_pane_get_first_token_ms (he), >, 0);
+  check_backend_line (plain, he);
   check_chart (plain);
   check_chart (he);
   check_runs_csv (page);
@@ -413,6 +444,12 @@ test_remote_evaluator (void)
   chart = ts_chat_pane_get_chart (he);
   g_assert_cmpstr (ts_chat_pane_get_reply (he), ==,
                    ts_chat_pane_get_reply (ts_chat_page_get_pane (page, FALSE)));
+  /* The GPU setting does not apply to a remote evaluator: said only when
+   * there is a GPU the setting would have used. */
+  if (ckks_gpu_available (NULL, 0))
+    g_assert_nonnull (strstr (ts_chat_pane_get_backend_text (he), "local evaluation only"));
+  else
+    g_assert_null (ts_chat_pane_get_backend_text (he));
   g_assert_cmpuint (ts_latency_chart_get_n_bars (chart), ==, ts_chat_pane_get_n_tokens (he));
   g_assert_cmpuint (ts_latency_chart_get_n_bars (chart), >=, 1);
   for (guint i = 0; i < ts_latency_chart_get_n_bars (chart); i++)
