@@ -348,6 +348,85 @@ test_matmul_q8 (void)
     }
 }
 
+/* Integer cases, where every float operation is exact: weight scales 1.0
+ * (and K-quant mins 1.0), activations whole numbers with |x| = 127 once per
+ * group of 32 (so the 8-bit rounding keeps them with scale +-1) and |x| <= 3
+ * elsewhere, so that every partial sum stays far below 2^24. Then the
+ * kernels' integer dot products and the CPU's native kernels must give the
+ * same numbers bit for bit, decode and prefill, gathered rows included. */
+static uint32_t
+lmc_test_bits (float f)
+{
+  uint32_t u;
+  memcpy (&u, &f, sizeof u);
+  return u;
+}
+
+static void
+set_integer_scales (LmTensorType type, uint8_t *w, size_t bytes)
+{
+  const uint16_t one = 0x3C00;   /* fp16 1.0 */
+  size_t bb = lm_type_block_bytes (type);
+  size_t at = type == LM_TYPE_Q6_K ? 208 : 0;
+  for (size_t off = 0; off + bb <= bytes; off += bb)
+    {
+      memcpy (w + off + at, &one, 2);
+      if (type == LM_TYPE_Q4_K || type == LM_TYPE_Q5_K)
+        memcpy (w + off + 2, &one, 2);
+    }
+}
+
+static void
+test_q8_integer_exact (void)
+{
+  uint64_t state = 0x1e7e9e5;
+  const LmTensorType types[] = { LM_TYPE_Q8_0, LM_TYPE_Q4_K, LM_TYPE_Q5_K, LM_TYPE_Q6_K };
+  const uint32_t n_in = 1024, n_out = 11, n = 7;
+  for (size_t t = 0; t < G_N_ELEMENTS (types); t++)
+    for (int isa = 0; isa < 2; isa++)
+      {
+        const LmKernels *k = isa ? lm_kernels_best () : lm_kernels_for_isa (LM_ISA_SCALAR);
+        size_t bytes;
+        uint8_t *w = cuda_test_weights (types[t], n_in, n_out, &state, &bytes);
+        set_integer_scales (types[t], w, bytes);
+        float *x = g_malloc ((size_t) n * n_in * sizeof (float));
+        for (size_t i = 0; i < (size_t) n * n_in; i++)
+          x[i] = i % 32 == (i / 32) % 32 ? ((i / 32) % 2 ? 127.0f : -127.0f)
+                                          : (float) ((int) (cuda_test_random (&state) % 7) - 3);
+        float y[7 * 11], cpu[7 * 11], gpu_rows[2 * 7 * 11];
+        int32_t x_rows[7], y_rows[7];
+        for (uint32_t i = 0; i < n; i++)
+          {
+            x_rows[i] = (int32_t) (n - 1 - i);
+            y_rows[i] = (int32_t) ((i * 5) % n + n);
+          }
+        lm_matmul_ex (k, LM_ACT_NATIVE, NULL, types[t], w, n_in, n_out, x, n, cpu);
+        for (uint32_t i = 0; i < n; i++)
+          {
+            char what[96];
+            snprintf (what, sizeof what, "%s integer case, token %u, %s kernels",
+                      lm_type_name (types[t]), i, isa ? "best" : "scalar");
+            g_assert_cmpint (lm_cuda_matvec_host (LM_CUDA_ACT_Q8, types[t], w, 0, NULL, 1, n_in,
+                                                  n_out, x + (size_t) i * n_in, 0, y, false),
+                             ==, LM_OK);
+            for (uint32_t o = 0; o < n_out; o++)
+              if (lmc_test_bits (y[o]) != lmc_test_bits (cpu[i * n_out + o]))
+                g_error ("%s: decode output %u is %.9g, the CPU's %.9g", what, o, (double) y[o],
+                         (double) cpu[i * n_out + o]);
+          }
+        g_assert_cmpint (lm_cuda_matmul_host_ex (LM_CUDA_ACT_Q8, types[t], w, n_in, n_out, x,
+                                                 NULL, NULL, n, y), ==, LM_OK);
+        g_assert_cmpmem (y, sizeof y, cpu, sizeof cpu);
+        g_assert_cmpint (lm_cuda_matmul_host_ex (LM_CUDA_ACT_Q8, types[t], w, n_in, n_out, x,
+                                                 x_rows, y_rows, n, gpu_rows), ==, LM_OK);
+        for (uint32_t i = 0; i < n; i++)
+          g_assert_cmpmem (gpu_rows + (size_t) y_rows[i] * n_out, n_out * sizeof (float),
+                           cpu + (size_t) x_rows[i] * n_out, n_out * sizeof (float));
+        g_free (x);
+        g_free (w);
+      }
+}
+
 static void
 test_errors (void)
 {
@@ -379,6 +458,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/cuda/host/experts", test_experts);
   g_test_add_func ("/engine/cuda/host/matmul", test_matmul);
   g_test_add_func ("/engine/cuda/host/matmul-q8", test_matmul_q8);
+  g_test_add_func ("/engine/cuda/host/q8-integer-exact", test_q8_integer_exact);
   g_test_add_func ("/engine/cuda/host/errors", test_errors);
   return g_test_run ();
 }
