@@ -28,11 +28,24 @@
     }                             \
   while (0)
 
-static LmStatus
-linear (LmGpuSession *g, const LmWeight *w, const float *x, uint32_t n, float *y)
+/* The products' activation mode: the session's (forward.c), so that both
+ * backends round the activations alike. The kernels keep f32 activations
+ * for F32/F16/BF16 weights in either mode, as the CPU does. */
+static LmCudaActMode
+act_mode (const LmSession *s)
 {
-  return n == 1 ? lm_cuda_matvec (g->stream, w->type, w->data, w->n_in, w->n_out, x, y, false)
-                : lm_cuda_matmul (g->stream, w->type, w->data, w->n_in, w->n_out, x, n, y);
+  return s->act_mode == LM_ACT_F32 ? LM_CUDA_ACT_F32 : LM_CUDA_ACT_Q8;
+}
+
+static LmStatus
+linear (LmSession *s, const LmWeight *w, const float *x, uint32_t n, float *y)
+{
+  LmGpuSession *g = s->gpu;
+  LmCudaActMode mode = act_mode (s);
+  return n == 1 ? lm_cuda_matvec_ex (g->stream, mode, w->type, w->data, w->n_in, w->n_out, x, y,
+                                     false)
+                : lm_cuda_matmul_ex (g->stream, mode, w->type, w->data, w->n_in, w->n_out, x, n,
+                                     y);
 }
 
 static bool
@@ -79,12 +92,13 @@ lora (LmSession *s, uint32_t il, LmModuleKind kind, const float *x, uint32_t n, 
   else
     {
       LmWeight a = { g->lora_a[index], LM_TYPE_F32, mod->d_in, mod->rank, 1, 0 };
-      TRY (linear (g, &a, x, n, g->lora_u));
+      TRY (linear (s, &a, x, n, g->lora_u));
     }
   LmWeight b = { g->lora_b[index], LM_TYPE_F32, mod->rank, mod->d_out, 1, 0 };
   if (n == 1)
-    return lm_cuda_matvec (g->stream, b.type, b.data, b.n_in, b.n_out, g->lora_u, y, true);
-  TRY (linear (g, &b, g->lora_u, n, g->lora_y));
+    return lm_cuda_matvec_ex (g->stream, act_mode (s), b.type, b.data, b.n_in, b.n_out,
+                              g->lora_u, y, true);
+  TRY (linear (s, &b, g->lora_u, n, g->lora_y));
   return lm_cuda_add (g->stream, y, g->lora_y, (size_t) n * mod->d_out);
 }
 
@@ -92,7 +106,7 @@ static LmStatus
 project (LmSession *s, uint32_t il, LmModuleKind kind, const LmWeight *w, const float *x,
          uint32_t n, float *y)
 {
-  TRY (linear (s->gpu, w, x, n, y));
+  TRY (linear (s, w, x, n, y));
   return lora (s, il, kind, x, n, y);
 }
 
@@ -184,13 +198,14 @@ experts_decode (LmSession *s, const LmLayer *l)
   const LmModelInfo *in = &s->model->info;
   uint32_t E = in->n_embd, k = in->n_expert_used, nf = in->n_ff_exp;
   const LmWeight *wg = &l->exp_gate, *wu = &l->exp_up, *wd = &l->exp_down;
-  TRY (lm_cuda_matvec_experts (g->stream, wg->type, wg->data, wg->mat_stride, E, nf, g->sel, k,
-                               g->h, 0, g->moe_g));
-  TRY (lm_cuda_matvec_experts (g->stream, wu->type, wu->data, wu->mat_stride, E, nf, g->sel, k,
-                               g->h, 0, g->moe_u));
+  LmCudaActMode mode = act_mode (s);
+  TRY (lm_cuda_matvec_experts_ex (g->stream, mode, wg->type, wg->data, wg->mat_stride, E, nf,
+                                  g->sel, k, g->h, 0, g->moe_g));
+  TRY (lm_cuda_matvec_experts_ex (g->stream, mode, wu->type, wu->data, wu->mat_stride, E, nf,
+                                  g->sel, k, g->h, 0, g->moe_u));
   TRY (lm_cuda_swiglu (g->stream, g->moe_g, g->moe_u, (size_t) k * nf));
-  return lm_cuda_matvec_experts (g->stream, wd->type, wd->data, wd->mat_stride, nf, E, g->sel, k,
-                                 g->moe_g, nf, g->moe_y);
+  return lm_cuda_matvec_experts_ex (g->stream, mode, wd->type, wd->data, wd->mat_stride, nf, E,
+                                    g->sel, k, g->moe_g, nf, g->moe_y);
 }
 
 /* Prefill: the (token, slot) pairs grouped by expert on the host (a counting
@@ -234,6 +249,7 @@ experts_batch (LmSession *s, const LmLayer *l, uint32_t n)
   uint32_t E = in->n_embd, k = in->n_expert_used, nf = in->n_ff_exp;
   uint32_t *first = g->h_first;
   const LmWeight *wg = &l->exp_gate, *wu = &l->exp_up, *wd = &l->exp_down;
+  LmCudaActMode mode = act_mode (s);
   TRY (group_by_expert (s, n, first));
   for (uint32_t e = 0; e < in->n_expert; e++)
     {
@@ -241,10 +257,10 @@ experts_batch (LmSession *s, const LmLayer *l, uint32_t n)
       const int32_t *rx = g->rows_x + first[e], *ry = g->rows_y + first[e];
       if (count == 0)
         continue;
-      TRY (lm_cuda_matmul_rows (g->stream, wg->type, wg->data, wg->mat_stride, e, E, nf, g->h, rx,
-                                ry, count, g->moe_g));
-      TRY (lm_cuda_matmul_rows (g->stream, wu->type, wu->data, wu->mat_stride, e, E, nf, g->h, rx,
-                                ry, count, g->moe_u));
+      TRY (lm_cuda_matmul_rows_ex (g->stream, mode, wg->type, wg->data, wg->mat_stride, e, E, nf,
+                                   g->h, rx, ry, count, g->moe_g));
+      TRY (lm_cuda_matmul_rows_ex (g->stream, mode, wu->type, wu->data, wu->mat_stride, e, E, nf,
+                                   g->h, rx, ry, count, g->moe_u));
     }
   TRY (lm_cuda_swiglu (g->stream, g->moe_g, g->moe_u, (size_t) n * k * nf));
   for (uint32_t e = 0; e < in->n_expert; e++)
@@ -253,8 +269,8 @@ experts_batch (LmSession *s, const LmLayer *l, uint32_t n)
       const int32_t *ry = g->rows_y + first[e];
       if (count == 0)
         continue;
-      TRY (lm_cuda_matmul_rows (g->stream, wd->type, wd->data, wd->mat_stride, e, nf, E,
-                                g->moe_g, ry, ry, count, g->moe_y));
+      TRY (lm_cuda_matmul_rows_ex (g->stream, mode, wd->type, wd->data, wd->mat_stride, e, nf, E,
+                                   g->moe_g, ry, ry, count, g->moe_y));
     }
   return LM_OK;
 }
@@ -266,7 +282,7 @@ moe_ffn (LmSession *s, uint32_t il, uint32_t n)
   const LmLayer *l = &g->dm->layers[il];
   const LmModelInfo *in = &s->model->info;
   uint32_t k = in->n_expert_used;
-  TRY (linear (g, &l->router, g->h, n, g->router));
+  TRY (linear (s, &l->router, g->h, n, g->router));
   TRY (lm_cuda_moe_route (g->stream, g->router, n, in->n_expert, k, g->sel, g->sel_w));
   TRY (n == 1 ? experts_decode (s, l) : experts_batch (s, l, n));
   TRY (swiglu_mlp (s, il, LM_MODULE_FFN_GATE_SHEXP, &l->sh_gate, &l->sh_up, &l->sh_down, n));
@@ -320,7 +336,7 @@ head (LmSession *s, uint32_t n, float *logits_all)
     {
       TRY (lm_cuda_rms_norm (g->stream, g->x, E, dm->output_norm, in->rms_eps, n, E, g->h, E));
       TRY (debug_rows (s, in->n_layer, 2, n, g->h));
-      TRY (linear (g, &dm->output, g->h, n, g->logits));
+      TRY (linear (s, &dm->output, g->h, n, g->logits));
       TRY (lm_cuda_rt_copy (g->stream, logits_all, g->logits, (size_t) n * V * sizeof (float)));
       TRY (lm_cuda_rt_sync (g->stream));
       memcpy (s->logits, logits_all + (size_t) (n - 1) * V, V * sizeof (float));
@@ -328,8 +344,7 @@ head (LmSession *s, uint32_t n, float *logits_all)
     }
   TRY (lm_cuda_rms_norm (g->stream, g->x + (size_t) (n - 1) * E, E, dm->output_norm, in->rms_eps,
                          1, E, g->h, E));
-  TRY (lm_cuda_matvec (g->stream, dm->output.type, dm->output.data, E, V, g->h, g->logits,
-                       false));
+  TRY (linear (s, &dm->output, g->h, 1, g->logits));
   return lm_cuda_rt_copy (g->stream, g->h_logits, g->logits, V * sizeof (float));
 }
 

@@ -1,5 +1,7 @@
 /* gpu-emu.c: the device API of engine/cuda (lm-cuda-rt.h, lm-cuda-matvec.h,
- * lm-cuda-ops.h) emulated on the host with the CPU engine's f32 functions,
+ * lm-cuda-ops.h) emulated on the host with the CPU engine's functions (the
+ * products in the activation mode asked for: LM_CUDA_ACT_Q8 is the CPU's
+ * LM_ACT_NATIVE),
  * so that the GPU backend's C code (lm-cuda-model.c, lm-cuda-session.c,
  * lm-cuda-forward.c) and the GPU test programs run on any machine.
  *
@@ -343,16 +345,20 @@ lm_cuda_matvec_supports (LmTensorType type)
          || type == LM_TYPE_Q6_K;
 }
 
+/* The CPU's own product in the matching activation mode: LM_CUDA_ACT_Q8 is
+ * LM_ACT_NATIVE (8-bit blocks for the quantised types, f32 for the others). */
 static void
-product (LmTensorType type, const void *w, uint32_t n_in, uint32_t n_out, const float *x,
-         uint32_t n, float *y)
+product (LmCudaActMode mode, LmTensorType type, const void *w, uint32_t n_in, uint32_t n_out,
+         const float *x, uint32_t n, float *y)
 {
-  lm_matmul_ex (lm_kernels_best (), LM_ACT_F32, NULL, type, w, n_in, n_out, x, n, y);
+  LmActMode cpu_mode = mode == LM_CUDA_ACT_Q8 ? LM_ACT_NATIVE : LM_ACT_F32;
+  lm_matmul_ex (lm_kernels_best (), cpu_mode, NULL, type, w, n_in, n_out, x, n, y);
 }
 
 /* Every product: @n rows; row i reads x + x_row(i) * n_in of the matrix of
  * expert e(i) and writes y + y_row(i) * n_out (accumulating if asked). */
 typedef struct {
+  LmCudaActMode mode;
   LmTensorType type;
   const void *w;
   size_t mat_stride;
@@ -379,7 +385,7 @@ product_run (const void *p)
       if (e < 0)
         memset (tmp, 0, a->n_out * sizeof (float));
       else
-        product (a->type, (const char *) a->w + (size_t) e * a->mat_stride, a->n_in, a->n_out, x,
+        product (a->mode, a->type, (const char *) a->w + (size_t) e * a->mat_stride, a->n_in, a->n_out, x,
                  1, tmp);
       for (uint32_t o = 0; o < a->n_out; o++)
         y[o] = a->accumulate ? y[o] + tmp[o] : tmp[o];
@@ -388,20 +394,53 @@ product_run (const void *p)
   return LM_OK;
 }
 
+static LmStatus
+product_dispatch (const ProductArgs *a)
+{
+  if (a->mode != LM_CUDA_ACT_F32 && a->mode != LM_CUDA_ACT_Q8)
+    return LM_ERR_INVALID_ARGUMENT;
+  return dispatch (product_run, a, sizeof *a);
+}
+
+LmStatus
+lm_cuda_matvec_ex (LmCudaStream stream, LmCudaActMode mode, LmTensorType type, const void *w,
+                   uint32_t n_in, uint32_t n_out, const float *x, float *y, bool accumulate)
+{
+  ProductArgs a = { mode, type, w, 0, n_in, n_out, 1, NULL, 0, x, 0, NULL, NULL, y, accumulate };
+  return product_dispatch (&a);
+}
+
 LmStatus
 lm_cuda_matvec (LmCudaStream stream, LmTensorType type, const void *w, uint32_t n_in,
                 uint32_t n_out, const float *x, float *y, bool accumulate)
 {
-  ProductArgs a = { type, w, 0, n_in, n_out, 1, NULL, 0, x, 0, NULL, NULL, y, accumulate };
-  return dispatch (product_run, &a, sizeof a);
+  return lm_cuda_matvec_ex (stream, LM_CUDA_ACT_F32, type, w, n_in, n_out, x, y, accumulate);
+}
+
+LmStatus
+lm_cuda_matmul_ex (LmCudaStream stream, LmCudaActMode mode, LmTensorType type, const void *w,
+                   uint32_t n_in, uint32_t n_out, const float *x, uint32_t n, float *y)
+{
+  ProductArgs a = { mode, type, w, 0, n_in, n_out, n, NULL, 0, x, n_in, NULL, NULL, y, false };
+  return product_dispatch (&a);
 }
 
 LmStatus
 lm_cuda_matmul (LmCudaStream stream, LmTensorType type, const void *w, uint32_t n_in,
                 uint32_t n_out, const float *x, uint32_t n, float *y)
 {
-  ProductArgs a = { type, w, 0, n_in, n_out, n, NULL, 0, x, n_in, NULL, NULL, y, false };
-  return dispatch (product_run, &a, sizeof a);
+  return lm_cuda_matmul_ex (stream, LM_CUDA_ACT_F32, type, w, n_in, n_out, x, n, y);
+}
+
+LmStatus
+lm_cuda_matvec_experts_ex (LmCudaStream stream, LmCudaActMode mode, LmTensorType type,
+                           const void *w, size_t mat_stride, uint32_t n_in, uint32_t n_out,
+                           const int32_t *sel, uint32_t k, const float *x, size_t x_stride,
+                           float *y)
+{
+  ProductArgs a = { mode, type, w, mat_stride, n_in, n_out, k, sel, 0, x, x_stride, NULL, NULL,
+                    y, false };
+  return product_dispatch (&a);
 }
 
 LmStatus
@@ -409,9 +448,19 @@ lm_cuda_matvec_experts (LmCudaStream stream, LmTensorType type, const void *w,
                         size_t mat_stride, uint32_t n_in, uint32_t n_out, const int32_t *sel,
                         uint32_t k, const float *x, size_t x_stride, float *y)
 {
-  ProductArgs a = { type, w, mat_stride, n_in, n_out, k, sel, 0, x, x_stride, NULL, NULL, y,
-                    false };
-  return dispatch (product_run, &a, sizeof a);
+  return lm_cuda_matvec_experts_ex (stream, LM_CUDA_ACT_F32, type, w, mat_stride, n_in, n_out,
+                                    sel, k, x, x_stride, y);
+}
+
+LmStatus
+lm_cuda_matmul_rows_ex (LmCudaStream stream, LmCudaActMode mode, LmTensorType type,
+                        const void *w, size_t mat_stride, uint32_t expert, uint32_t n_in,
+                        uint32_t n_out, const float *x, const int32_t *x_rows,
+                        const int32_t *y_rows, uint32_t n_rows, float *y)
+{
+  ProductArgs a = { mode, type, w, mat_stride, n_in, n_out, n_rows, NULL, expert, x, 0, x_rows,
+                    y_rows, y, false };
+  return product_dispatch (&a);
 }
 
 LmStatus
@@ -419,9 +468,8 @@ lm_cuda_matmul_rows (LmCudaStream stream, LmTensorType type, const void *w, size
                      uint32_t expert, uint32_t n_in, uint32_t n_out, const float *x,
                      const int32_t *x_rows, const int32_t *y_rows, uint32_t n_rows, float *y)
 {
-  ProductArgs a = { type, w, mat_stride, n_in, n_out, n_rows, NULL, expert, x, 0, x_rows, y_rows,
-                    y, false };
-  return dispatch (product_run, &a, sizeof a);
+  return lm_cuda_matmul_rows_ex (stream, LM_CUDA_ACT_F32, type, w, mat_stride, expert, n_in,
+                                 n_out, x, x_rows, y_rows, n_rows, y);
 }
 
 LmStatus

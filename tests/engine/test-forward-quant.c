@@ -57,13 +57,6 @@ static void
 test_native_activations (gconstpointer data)
 {
   const char *name = data;
-  if (GOLDEN_BACKEND != LM_BACKEND_CPU)
-    {
-      /* 8-bit activation blocks are a CPU mode: the GPU multiplies f32
-       * activations, which the exact-activation goldens check. */
-      g_test_skip ("the GPU backend has no 8-bit activation mode");
-      return;
-    }
   gsize n_tok, n_gold;
   g_autofree int32_t *tokens = golden_ints (name, "prompt_tokens.bin", &n_tok);
   g_autofree float *gold = golden_floats (name, "logits_batched.bin", &n_gold);
