@@ -179,7 +179,9 @@ _ts_helora_session_choose_backend (TsHeloraSession *self, const TsHeloraOptions 
 {
   g_autofree char *why = NULL;
 
+  /* A session chooses again when it is reused for another reply. */
   self->backend = TS_HELORA_BACKEND_CPU;
+  g_clear_pointer (&self->backend_reason, g_free);
   if (options->backend == TS_HELORA_BACKEND_CPU)
     return TRUE;
   if (self->mode == TS_HELORA_MODE_REMOTE)
