@@ -1,6 +1,7 @@
 /* test-he-gpu-helora.c: the GPU HE-LoRA session against the CPU pipeline
  * and plain A * h (skipped without a GPU, except the refusal itself).
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <math.h>
 #include <string.h>
 
 #include "ckks-gpu-helora-private.h"
@@ -226,6 +227,88 @@ test_several_modules (void)
   ckks_context_free (ctx);
 }
 
+/* h and u in device memory (the engine's path): q, k, v of one layer and a
+ * module of another width, 3 rows, against the host variant and A h; a
+ * non-finite h gives NaN u instead of an error; stages from the events. */
+static void
+test_device_pointers (void)
+{
+  if (!need_gpu ())
+    return;
+  CkksContext *ctx = context_for (ckks_params_default_preset_name ());
+  CkksSecretKey *sk;
+  g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
+  enum { M = 4, ROWS = 3 };
+  size_t d[M] = { 2048, 2048, 2048, 1024 }, r[M] = { 32, 8, 64, 16 };
+  float *a[M];
+  CkksHeloraPlan *plans[M];
+  for (int m = 0; m < M; m++)
+    {
+      a[m] = random_floats (d[m] * r[m], 0.1);
+      g_assert_cmpint (ckks_helora_plan_new (ctx, d[m], r[m], a[m], &plans[m]), ==, CKKS_OK);
+    }
+  CkksGpuHeloraSession *s;
+  g_assert_cmpint (ckks_gpu_helora_session_new (sk, (const CkksHeloraPlan *const *) plans, M, &s,
+                                                NULL, 0), ==, CKKS_OK);
+  size_t groups = ckks_gpu_helora_session_n_groups (s);
+  g_assert_cmpuint (groups, ==, 2);
+  float *h[2], *u[M];
+  for (size_t g = 0; g < groups; g++)
+    h[g] = random_floats (ROWS * ckks_gpu_helora_session_group_d (s, g), 1.0);
+  for (int m = 0; m < M; m++)
+    u[m] = g_new (float, ROWS * r[m]);
+  g_assert_cmpint (ckks_gpu_helora_session_check_device_run (s, (const float *const *) h, groups,
+                                                             ROWS, u, M), ==, CKKS_OK);
+  CkksGpuHeloraTimings tm;
+  g_assert_cmpint (ckks_gpu_helora_session_device_timings (s, &tm), ==, CKKS_OK);
+  g_assert_cmpfloat (tm.device_us, >, 0);
+  g_assert_cmpfloat (tm.encrypt_us, >, 0);
+  double worst = 0;
+  for (size_t row = 0; row < ROWS; row++)
+    {
+      const float *hr[2];
+      double *host[M];
+      for (size_t g = 0; g < groups; g++)
+        hr[g] = h[g] + row * ckks_gpu_helora_session_group_d (s, g);
+      for (int m = 0; m < M; m++)
+        host[m] = g_new (double, r[m]);
+      g_assert_cmpint (ckks_gpu_helora_session_run (s, hr, groups, host, M, NULL), ==, CKKS_OK);
+      for (int m = 0; m < M; m++)
+        {
+          double *ref = g_new (double, r[m]), *got = g_new (double, r[m]);
+          plain_product (a[m], hr[ckks_gpu_helora_session_group (s, m)], d[m], r[m], ref);
+          for (size_t k = 0; k < r[m]; k++)
+            got[k] = u[m][row * r[m] + k];
+          /* CKKS error plus the rounding to f32 */
+          double tol = tolerance (d[m]) + 1e-6 * fmax (1.0, fabs (ref[0]));
+          g_assert_cmpfloat (he_test_max_abs_diff (got, ref, r[m]), <=, 2 * tol);
+          g_assert_cmpfloat (he_test_max_abs_diff (got, host[m], r[m]), <=, 3 * tol);
+          worst = fmax (worst, he_test_max_abs_diff (got, ref, r[m]));
+          g_free (ref);
+          g_free (got);
+          g_free (host[m]);
+        }
+    }
+  g_test_message ("device pointers: |u - Ah| %.2g, device %.1f us", worst, tm.device_us);
+  /* a non-finite h: NaN u for its group's plans, the other group's fine */
+  h[0][5] = NAN;
+  g_assert_cmpint (ckks_gpu_helora_session_check_device_run (s, (const float *const *) h, groups,
+                                                             1, u, M), ==, CKKS_OK);
+  for (int m = 0; m < M; m++)
+    g_assert_true (isnan (u[m][0]) == (ckks_gpu_helora_session_group (s, m) == 0));
+  ckks_gpu_helora_session_free (s);
+  for (int m = 0; m < M; m++)
+    {
+      ckks_helora_plan_free (plans[m]);
+      g_free (a[m]);
+      g_free (u[m]);
+    }
+  for (size_t g = 0; g < groups; g++)
+    g_free (h[g]);
+  ckks_secret_key_free (sk);
+  ckks_context_free (ctx);
+}
+
 typedef struct {
   const CkksSecretKey *sk;
   const CkksHeloraPlan *plan;
@@ -409,6 +492,7 @@ main (int argc, char **argv)
   g_test_add_func ("/he/gpu-helora/several-modules", test_several_modules);
   g_test_add_func ("/he/gpu-helora/two-sessions", test_two_sessions);
   g_test_add_func ("/he/gpu-helora/replay-fresh", test_replay_fresh);
+  g_test_add_func ("/he/gpu-helora/device-pointers", test_device_pointers);
   int rc = g_test_run ();
   g_rand_free (rng);
   return rc;
