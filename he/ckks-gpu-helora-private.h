@@ -35,3 +35,10 @@ CkksStatus ckks_gpu_helora_compare_host (const CkksSecretKey *sk,
 CkksStatus ckks_gpu_helora_session_check_device_run (CkksGpuHeloraSession *session,
                                                      const float *const *h, size_t n_h,
                                                      size_t rows, float *const *u, size_t n_u);
+/* One row per session through ckks_gpu_helora_sessions_run_device from
+ * host buffers: h[i][g] (d_g floats of session i's group g) in, u[i][p]
+ * (r_p floats) out. Blocking; for tests (fixed seeds). */
+CkksStatus ckks_gpu_helora_sessions_check_device_run (CkksGpuHeloraSession *const *sessions,
+                                                      size_t n_sessions,
+                                                      const float *const *const *h,
+                                                      float *const *const *u);

@@ -459,6 +459,59 @@ ckks_gpu_helora_session_run_device (CkksGpuHeloraSession *s, const float *const 
 #endif
 }
 
+#define MAX_BATCH 64
+
+CkksStatus
+ckks_gpu_helora_sessions_run_device (CkksGpuHeloraSession *const *sessions, size_t n,
+                                     const float *const *const *h_dev, const size_t *rows,
+                                     void *stream)
+{
+  if (!sessions || !h_dev || !rows || n == 0 || n > MAX_BATCH)
+    return CKKS_ERR_INVALID_ARGUMENT;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (!sessions[i] || !h_dev[i])
+        return CKKS_ERR_INVALID_ARGUMENT;
+      for (size_t g = 0; g < sessions[i]->n_groups; g++)
+        if (!h_dev[i][g])
+          return CKKS_ERR_INVALID_ARGUMENT;
+      for (size_t j = 0; j < i; j++)
+        if (sessions[j] == sessions[i])
+          return CKKS_ERR_INVALID_ARGUMENT;
+    }
+#if TS_HAVE_CUDA
+  uint8_t seeds[MAX_BATCH * 32];
+  CkksCudaHelora *devs[MAX_BATCH];
+  for (size_t i = 0; i < n; i++)
+    devs[i] = sessions[i]->dev;
+  if (RAND_priv_bytes (seeds, (int) (32 * n)) != 1)
+    return CKKS_ERR_RANDOM;
+  CkksStatus st = ckks_cuda_helora_run_device_batch (devs, n, h_dev, rows, seeds, stream);
+  OPENSSL_cleanse (seeds, sizeof seeds);
+  return st;
+#else
+  (void) stream;
+  return CKKS_ERR_UNSUPPORTED;
+#endif
+}
+
+CkksStatus
+ckks_gpu_helora_sessions_check_device_run (CkksGpuHeloraSession *const *sessions, size_t n,
+                                           const float *const *const *h,
+                                           float *const *const *u)
+{
+  if (!sessions || !h || !u || n == 0 || n > MAX_BATCH)
+    return CKKS_ERR_INVALID_ARGUMENT;
+#if TS_HAVE_CUDA
+  CkksCudaHelora *devs[MAX_BATCH];
+  for (size_t i = 0; i < n; i++)
+    devs[i] = sessions[i]->dev;
+  return ckks_cuda_helora_check_device_batch (devs, n, h, u);
+#else
+  return CKKS_ERR_UNSUPPORTED;
+#endif
+}
+
 CkksStatus
 ckks_gpu_helora_session_copy_u (CkksGpuHeloraSession *s, size_t plan, size_t first_row,
                                 size_t n_rows, float *u_dev, void *stream)

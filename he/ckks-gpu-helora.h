@@ -125,6 +125,17 @@ CkksStatus ckks_gpu_helora_session_reserve_rows (CkksGpuHeloraSession *session, 
 CkksStatus ckks_gpu_helora_session_run_device (CkksGpuHeloraSession *session,
                                                const float *const *h_dev, size_t n_h,
                                                size_t row, void *stream);
+/* Several sessions' tokens in one launch sequence on @stream (e.g. the
+ * sessions of several chats on one GPU): one CUDA event on @stream that
+ * every session waits for, each session's token on its own stream (they
+ * overlap on the GPU), @stream waiting for all. @h_dev[i] holds session
+ * i's groups' device pointers, @rows[i] its row. Each session draws its own
+ * seed. The sessions must be distinct; each is then used as after
+ * ckks_gpu_helora_session_run_device. */
+CkksStatus ckks_gpu_helora_sessions_run_device (CkksGpuHeloraSession *const *sessions,
+                                                size_t n_sessions,
+                                                const float *const *const *h_dev,
+                                                const size_t *rows, void *stream);
 /* Enqueues on @stream the copy of rows [@first_row, @first_row + @n_rows)
  * of plan @plan's u (r_p floats a row) into @u_dev (device memory). */
 CkksStatus ckks_gpu_helora_session_copy_u (CkksGpuHeloraSession *session, size_t plan,

@@ -873,18 +873,13 @@ launch_u_rows (CkksCudaHelora *dev, size_t row)
   return err;
 }
 
-extern "C" CkksStatus
-ckks_cuda_helora_run_device (CkksCudaHelora *dev, const float *const *h_dev, size_t row,
-                             const uint8_t seed[32], void *stream)
+/* One token's launches on the session's stream (after it waits for
+ * whatever event the caller recorded), ending with done_ev. */
+static cudaError_t
+enqueue_device_token (CkksCudaHelora *dev, const float *const *h_dev, size_t row,
+                      const uint8_t seed[32])
 {
-  if (!h_dev || row >= dev->rows_cap)
-    return CKKS_ERR_INVALID_ARGUMENT;
-  cudaStream_t caller = (cudaStream_t) stream;
-  cudaError_t err = cudaEventRecord (dev->caller_ev, caller);
-  if (err == cudaSuccess)
-    err = cudaStreamWaitEvent (dev->stream, dev->caller_ev, 0);
-  if (err == cudaSuccess)
-    err = record_dev (dev, 0);
+  cudaError_t err = record_dev (dev, 0);
   if (err == cudaSuccess)
     err = launch_stage_h (dev, h_dev, seed);
   if (err == cudaSuccess)
@@ -907,8 +902,35 @@ ckks_cuda_helora_run_device (CkksCudaHelora *dev, const float *const *h_dev, siz
     err = record_dev (dev, 5);
   if (err == cudaSuccess)
     err = cudaEventRecord (dev->done_ev, dev->stream);
-  if (err == cudaSuccess)
-    err = cudaStreamWaitEvent (caller, dev->done_ev, 0);
+  return err;
+}
+
+extern "C" CkksStatus
+ckks_cuda_helora_run_device (CkksCudaHelora *dev, const float *const *h_dev, size_t row,
+                             const uint8_t seed[32], void *stream)
+{
+  return ckks_cuda_helora_run_device_batch (&dev, 1, &h_dev, &row, seed, stream);
+}
+
+extern "C" CkksStatus
+ckks_cuda_helora_run_device_batch (CkksCudaHelora *const *devs, size_t n,
+                                   const float *const *const *h_dev, const size_t *rows,
+                                   const uint8_t *seeds, void *stream)
+{
+  if (n == 0 || !devs || !h_dev || !rows || !seeds)
+    return CKKS_ERR_INVALID_ARGUMENT;
+  for (size_t i = 0; i < n; i++)
+    if (!devs[i] || !h_dev[i] || rows[i] >= devs[i]->rows_cap)
+      return CKKS_ERR_INVALID_ARGUMENT;
+  cudaStream_t caller = (cudaStream_t) stream;
+  /* one point on the caller's stream that every session starts after */
+  cudaError_t err = cudaEventRecord (devs[0]->caller_ev, caller);
+  for (size_t i = 0; err == cudaSuccess && i < n; i++)
+    err = cudaStreamWaitEvent (devs[i]->stream, devs[0]->caller_ev, 0);
+  for (size_t i = 0; err == cudaSuccess && i < n; i++)
+    err = enqueue_device_token (devs[i], h_dev[i], rows[i], seeds + 32 * i);
+  for (size_t i = 0; err == cudaSuccess && i < n; i++)
+    err = cudaStreamWaitEvent (caller, devs[i]->done_ev, 0);
   if (err != cudaSuccess)
     {
       cudaGetLastError ();
@@ -1002,6 +1024,73 @@ ckks_cuda_helora_check_device_run (CkksCudaHelora *dev, const float *const *h, s
   if (stream && cudaStreamSynchronize (stream) != cudaSuccess)
     st = CKKS_ERR_DEVICE;
   free (hp);
+  cudaFree (d_h);
+  cudaFree (d_u);
+  if (stream)
+    cudaStreamDestroy (stream);
+  cudaGetLastError ();
+  return st;
+}
+
+extern "C" CkksStatus
+ckks_cuda_helora_check_device_batch (CkksCudaHelora *const *devs, size_t n,
+                                     const float *const *const *h, float *const *const *u)
+{
+  size_t h_floats = 0, u_floats = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      for (uint32_t g = 0; g < devs[i]->n_groups; g++)
+        h_floats += devs[i]->groups[g].g.d;
+      u_floats += devs[i]->u_count;
+    }
+  float *d_h = NULL, *d_u = NULL;
+  cudaStream_t stream = NULL;
+  cudaError_t err = cudaStreamCreateWithFlags (&stream, cudaStreamNonBlocking);
+  if (err == cudaSuccess)
+    err = cudaMalloc ((void **) &d_h, h_floats * sizeof (float));
+  if (err == cudaSuccess)
+    err = cudaMalloc ((void **) &d_u, u_floats * sizeof (float));
+  CkksStatus st = err == cudaSuccess ? CKKS_OK : CKKS_ERR_DEVICE;
+  const float ***hp = (const float ***) calloc (n, sizeof *hp);
+  size_t *rows = (size_t *) calloc (n, sizeof *rows);
+  uint8_t *seeds = (uint8_t *) calloc (n, 32);
+  size_t off = 0;
+  for (size_t i = 0; st == CKKS_OK && i < n; i++)
+    {
+      st = ckks_cuda_helora_reserve_rows (devs[i], 1);
+      hp[i] = (const float **) calloc (devs[i]->n_groups, sizeof (float *));
+      for (uint32_t g = 0; st == CKKS_OK && g < devs[i]->n_groups; g++)
+        {
+          size_t d = devs[i]->groups[g].g.d;
+          hp[i][g] = d_h + off;
+          if (cudaMemcpyAsync (d_h + off, h[i][g], d * sizeof (float), cudaMemcpyHostToDevice,
+                               stream) != cudaSuccess)
+            st = CKKS_ERR_DEVICE;
+          off += d;
+        }
+      seeds[32 * i] = (uint8_t) (i + 1);
+    }
+  if (st == CKKS_OK)
+    st = ckks_cuda_helora_run_device_batch (devs, n, (const float *const *const *) hp, rows,
+                                            seeds, stream);
+  off = 0;
+  for (size_t i = 0; st == CKKS_OK && i < n; i++)
+    for (uint32_t m = 0; st == CKKS_OK && m < devs[i]->n_modules; m++)
+      {
+        uint32_t r = devs[i]->modules[m].m.r;
+        st = ckks_cuda_helora_copy_u (devs[i], m, 0, 1, d_u + off, stream);
+        if (st == CKKS_OK && cudaMemcpyAsync (u[i][m], d_u + off, r * sizeof (float),
+                                              cudaMemcpyDeviceToHost, stream) != cudaSuccess)
+          st = CKKS_ERR_DEVICE;
+        off += r;
+      }
+  if (stream && cudaStreamSynchronize (stream) != cudaSuccess)
+    st = CKKS_ERR_DEVICE;
+  for (size_t i = 0; i < n; i++)
+    free (hp[i]);
+  free (hp);
+  free (rows);
+  free (seeds);
   cudaFree (d_h);
   cudaFree (d_u);
   if (stream)

@@ -131,6 +131,15 @@ CkksStatus ckks_cuda_helora_reserve_rows (CkksCudaHelora *dev, size_t rows);
  * a later call. */
 CkksStatus ckks_cuda_helora_run_device (CkksCudaHelora *dev, const float *const *h_dev,
                                         size_t row, const uint8_t seed[32], void *stream);
+/* Several sessions' tokens in one launch sequence: one event on @stream
+ * that every session's stream waits for, each session's token (h_dev[i]
+ * per group, row rows[i], seed seeds + 32 i) enqueued on its own stream so
+ * that they run concurrently, and @stream waiting for all of them. The
+ * sessions must be distinct and on the current device. */
+CkksStatus ckks_cuda_helora_run_device_batch (CkksCudaHelora *const *devs, size_t n,
+                                              const float *const *const *h_dev,
+                                              const size_t *rows, const uint8_t *seeds,
+                                              void *stream);
 /* Enqueues on @stream the copy of rows [first_row, first_row + n_rows) of
  * plan @plan's u (f32) into @dst (device memory, r floats a row). */
 CkksStatus ckks_cuda_helora_copy_u (CkksCudaHelora *dev, uint32_t plan, size_t first_row,
@@ -148,6 +157,12 @@ void ckks_cuda_helora_device_timings (CkksCudaHelora *dev, double stage_us[CKKS_
  * r_p floats, host); blocking. */
 CkksStatus ckks_cuda_helora_check_device_run (CkksCudaHelora *dev, const float *const *h,
                                               size_t rows, float *const *u);
+
+/* Tests: one row per session through ckks_cuda_helora_run_device_batch
+ * from host buffers (h[i][g], u[i][p]); blocking. */
+CkksStatus ckks_cuda_helora_check_device_batch (CkksCudaHelora *const *devs, size_t n,
+                                                const float *const *const *h,
+                                                float *const *const *u);
 
 /* ---- host self-checks of the device arithmetic (ckks-cuda-helora-check.cu) ---- */
 

@@ -103,6 +103,19 @@ test_refused_without_gpu (void)
   g_assert_cmpint (ckks_gpu_helora_session_new (sk, plans, 0, &s, NULL, 0), ==,
                    CKKS_ERR_INVALID_ARGUMENT);
   ckks_gpu_helora_session_free (NULL);
+  /* the device-pointer calls refuse what they cannot have been given */
+  const float *none[] = { NULL };
+  size_t row0[] = { 0 };
+  CkksGpuHeloraTimings tm;
+  g_assert_cmpint (ckks_gpu_helora_session_run_device (NULL, none, 1, 0, NULL), ==,
+                   CKKS_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (ckks_gpu_helora_session_reserve_rows (NULL, 1), ==, CKKS_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (ckks_gpu_helora_session_copy_u (NULL, 0, 0, 1, NULL, NULL), ==,
+                   CKKS_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (ckks_gpu_helora_session_device_timings (NULL, &tm), ==,
+                   CKKS_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (ckks_gpu_helora_sessions_run_device (NULL, 1, NULL, row0, NULL), ==,
+                   CKKS_ERR_INVALID_ARGUMENT);
   ckks_helora_plan_free (plan);
   ckks_secret_key_free (sk);
   ckks_context_free (ctx);
@@ -309,6 +322,82 @@ test_device_pointers (void)
   ckks_context_free (ctx);
 }
 
+/* Three sessions (own keys, one of them two groups) in one launch sequence
+ * (ckks_gpu_helora_sessions_run_device): each one's u as A h. */
+static void
+test_sessions_batch (void)
+{
+  if (!need_gpu ())
+    return;
+  CkksContext *ctx = context_for (ckks_params_default_preset_name ());
+  enum { S = 3 };
+  size_t d[S][2] = { { 2048, 0 }, { 1024, 4096 }, { 2048, 0 } }, r[S] = { 16, 32, 8 };
+  size_t n_plans[S] = { 1, 2, 1 };
+  CkksSecretKey *sk[S];
+  CkksGpuHeloraSession *sessions[S];
+  float *a[S][2], *h[S][2], *u[S][2];
+  CkksHeloraPlan *plans[S][2];
+  for (int i = 0; i < S; i++)
+    {
+      g_assert_cmpint (ckks_secret_key_new (ctx, &sk[i]), ==, CKKS_OK);
+      for (size_t p = 0; p < n_plans[i]; p++)
+        {
+          a[i][p] = random_floats (d[i][p] * r[i], 0.1);
+          h[i][p] = random_floats (d[i][p], 1.0);
+          u[i][p] = g_new (float, r[i]);
+          g_assert_cmpint (ckks_helora_plan_new (ctx, d[i][p], r[i], a[i][p], &plans[i][p]), ==,
+                           CKKS_OK);
+        }
+      g_assert_cmpint (ckks_gpu_helora_session_new (sk[i], (const CkksHeloraPlan *const *) plans[i],
+                                                    n_plans[i], &sessions[i], NULL, 0), ==,
+                       CKKS_OK);
+      /* one group per plan here (different d): group g is plan g's */
+      g_assert_cmpuint (ckks_gpu_helora_session_n_groups (sessions[i]), ==, n_plans[i]);
+    }
+  float *hs[S][2];
+  const float *const *hp[S];
+  float *const *up[S];
+  for (int i = 0; i < S; i++)
+    {
+      for (size_t p = 0; p < n_plans[i]; p++)
+        hs[i][ckks_gpu_helora_session_group (sessions[i], p)] = h[i][p];
+      hp[i] = (const float *const *) hs[i];
+      up[i] = u[i];
+    }
+  g_assert_cmpint (ckks_gpu_helora_sessions_check_device_run (sessions, S, hp, up), ==, CKKS_OK);
+  for (int i = 0; i < S; i++)
+    for (size_t p = 0; p < n_plans[i]; p++)
+      {
+        double *ref = g_new (double, r[i]), *got = g_new (double, r[i]);
+        plain_product (a[i][p], h[i][p], d[i][p], r[i], ref);
+        for (size_t k = 0; k < r[i]; k++)
+          got[k] = u[i][p][k];
+        g_assert_cmpfloat (he_test_max_abs_diff (got, ref, r[i]), <=,
+                           2 * (tolerance (d[i][p]) + 1e-6 * fmax (1.0, fabs (ref[0]))));
+        g_free (ref);
+        g_free (got);
+      }
+  /* the same session twice is refused */
+  CkksGpuHeloraSession *twice[] = { sessions[0], sessions[0] };
+  const float *const *h_twice[] = { hp[0], hp[0] };
+  size_t rows[] = { 0, 0 };
+  g_assert_cmpint (ckks_gpu_helora_sessions_run_device (twice, 2, h_twice, rows, NULL), ==,
+                   CKKS_ERR_INVALID_ARGUMENT);
+  for (int i = 0; i < S; i++)
+    {
+      ckks_gpu_helora_session_free (sessions[i]);
+      for (size_t p = 0; p < n_plans[i]; p++)
+        {
+          ckks_helora_plan_free (plans[i][p]);
+          g_free (a[i][p]);
+          g_free (h[i][p]);
+          g_free (u[i][p]);
+        }
+      ckks_secret_key_free (sk[i]);
+    }
+  ckks_context_free (ctx);
+}
+
 typedef struct {
   const CkksSecretKey *sk;
   const CkksHeloraPlan *plan;
@@ -493,6 +582,7 @@ main (int argc, char **argv)
   g_test_add_func ("/he/gpu-helora/two-sessions", test_two_sessions);
   g_test_add_func ("/he/gpu-helora/replay-fresh", test_replay_fresh);
   g_test_add_func ("/he/gpu-helora/device-pointers", test_device_pointers);
+  g_test_add_func ("/he/gpu-helora/sessions-batch", test_sessions_batch);
   int rc = g_test_run ();
   g_rand_free (rng);
   return rc;
