@@ -291,7 +291,8 @@ stage_h_kernel (const float *h, uint32_t d, unsigned char *in, size_t h_offset, 
   for (uint32_t i = t; i < d; i += CKKS_CUDA_ABS_MAX_THREADS)
     {
       float v = h[i];
-      dst[i] = v;
+      /* a non-finite value encodes as 0 (u is NaN through the factor) */
+      dst[i] = isfinite (v) ? v : 0.0f;
       m = hd_abs_max_step (m, v);
     }
   part[t] = m;
