@@ -9,7 +9,10 @@
  * runs the record again, so a replay reads token, position and expert
  * choice from memory as a real graph does. As in CUDA, a stream sync or a
  * copy from or to pageable host memory breaks a capture. The probe
- * (lm-gpu.h) says a GPU is present.
+ * (lm-gpu.h) says a GPU is present. For the device LoRA hook, a test's
+ * hook enqueues its work with gpu_emu_enqueue (a "kernel" on the stream),
+ * checks its pointers with gpu_emu_is_device, and gpu_emu_copies_to_host
+ * shows whether anything crossed to the host.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <math.h>
 #include <pthread.h>

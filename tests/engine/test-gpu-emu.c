@@ -1,7 +1,8 @@
 /* test-gpu-emu.c: the GPU backend's forward pass, sessions and weight upload
  * run on the host emulation of the device API (gpu-emu.c): every buffer
  * offset, stride, expert grouping, LoRA path, partial offload, reset,
- * rewind and memory check of engine/cuda's C code, against the CPU backend
+ * rewind and memory check of engine/cuda's C code (the device LoRA hook's
+ * orchestration included), against the CPU backend
  * and the goldens, without a GPU. The kernels themselves are tested by
  * test-cuda-*.c on a GPU.
  * SPDX-License-Identifier: GPL-3.0-or-later */
