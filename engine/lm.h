@@ -217,11 +217,28 @@ typedef struct {
  * The engine then adds module->scale · B·u to the module output. Return LM_OK,
  * or any other status to abort the forward call (it then returns LM_ERR_HOOK and
  * the session must be reset or rewound). @h is valid only during the call.
- * On the GPU backend h is copied to host memory for the hook and u back to
- * the device after it (the hook API takes host pointers), and a decode step
- * with a hook set runs without the CUDA graph. */
+ * On the GPU backend, for a module without a device hook (below), h is
+ * copied to host memory for the hook and u back to the device after it, and
+ * a decode step with a hook set runs without the CUDA graph. */
 typedef LmStatus (*LmLoraHookFunc) (const LmLoraHookCall *call, const float *h,
                                     float *u, void *user_data);
+
+/* The device hook: the same contract, but @h_dev and @u_dev are device
+ * memory of the session's GPU (n_tokens rows of d_in and of rank floats)
+ * and @stream is the session's cudaStream_t: the hook enqueues its work so
+ * that u_dev is written, in stream order, before anything the engine
+ * enqueues on @stream after the call (e.g. record an event on @stream, work
+ * on a stream of its own that waits for it, and make @stream wait for the
+ * end). The engine does not wait for the device around the call: h never
+ * reaches the host. Only a GPU session calls it, for the modules of the
+ * layers it runs on the GPU; everywhere else (the CPU backend, CPU layers
+ * of a partial offload) the host hook of the same module is called, or the
+ * built-in A·h when it has none: set both. A decode step with a device hook
+ * set runs without the CUDA graph too (a hook may need fresh host input per
+ * token, such as encryption randomness, that a replayed graph would not
+ * give it). */
+typedef LmStatus (*LmLoraDeviceHookFunc) (const LmLoraHookCall *call, const float *h_dev,
+                                          float *u_dev, void *stream, void *user_data);
 
 /* ------------------------------------------------------------------------ */
 /* Sessions                                                                   */
@@ -312,6 +329,12 @@ LmStatus lm_session_set_lora (LmSession *session, const LmLora *lora);
 #define LM_LORA_ALL_MODULES SIZE_MAX
 LmStatus lm_session_set_lora_hook (LmSession *session, size_t module_index,
                                    LmLoraHookFunc hook, void *user_data);
+/* Routes module @module_index (or LM_LORA_ALL_MODULES) of the attached
+ * adapter, where a GPU session computes it, through the device hook @hook
+ * (NULL: back to the host hook or the built-in A·h). Set after
+ * lm_session_set_lora(); independent of the host hook. */
+LmStatus lm_session_set_lora_device_hook (LmSession *session, size_t module_index,
+                                          LmLoraDeviceHookFunc hook, void *user_data);
 
 /* Asked before every prefill step of up to n_batch tokens; returning true
  * stops the prefill with LM_ERR_CANCELLED, the steps already done kept (the

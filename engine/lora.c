@@ -248,12 +248,34 @@ lm_session_set_lora_hook (LmSession *s, size_t module_index, LmLoraHookFunc hook
   if (module_index == LM_LORA_ALL_MODULES)
     {
       for (size_t i = 0; i < s->lora->n_modules; i++)
-        s->hooks[i] = (LmHookSlot) { hook, user_data };
+        {
+          s->hooks[i].fn = hook;
+          s->hooks[i].user_data = user_data;
+        }
       return LM_OK;
     }
   if (module_index >= s->lora->n_modules)
     return LM_ERR_INVALID_ARGUMENT;
-  s->hooks[module_index] = (LmHookSlot) { hook, user_data };
+  s->hooks[module_index].fn = hook;
+  s->hooks[module_index].user_data = user_data;
+  return LM_OK;
+}
+
+LmStatus
+lm_session_set_lora_device_hook (LmSession *s, size_t module_index, LmLoraDeviceHookFunc hook,
+                                 void *user_data)
+{
+  if (s == NULL || s->lora == NULL
+      || (module_index != LM_LORA_ALL_MODULES && module_index >= s->lora->n_modules))
+    return LM_ERR_INVALID_ARGUMENT;
+  lm_gpu_session_invalidate (s->gpu);
+  size_t first = module_index == LM_LORA_ALL_MODULES ? 0 : module_index;
+  size_t end = module_index == LM_LORA_ALL_MODULES ? s->lora->n_modules : module_index + 1;
+  for (size_t i = first; i < end; i++)
+    {
+      s->hooks[i].device_fn = hook;
+      s->hooks[i].device_data = user_data;
+    }
   return LM_OK;
 }
 

@@ -13,6 +13,8 @@ typedef void (*LmDebugFunc) (void *user_data, uint32_t layer, int which, uint32_
 typedef struct {
   LmLoraHookFunc fn;
   void *user_data;
+  LmLoraDeviceHookFunc device_fn;   /* GPU layers of a GPU session */
+  void *device_data;
 } LmHookSlot;
 
 struct LmSession {

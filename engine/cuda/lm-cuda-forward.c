@@ -6,7 +6,8 @@
  * Every launch goes to the session's stream; the host waits only where it
  * needs a result: the logits (or the residual rows for the CPU layers) at the
  * end, the expert choice of a prefill batch (to group its rows by expert),
- * the input of a LoRA hook, and the rows a debug observer asks for. A decode
+ * the input of a host LoRA hook (a device hook gets device memory and the
+ * stream, and nobody waits), and the rows a debug observer asks for. A decode
  * step without those host stops is recorded once as a CUDA graph and
  * replayed; the token and the position travel in pinned host memory that
  * the graph's first copies read, so a replay needs no new recording.
@@ -52,14 +53,13 @@ static bool
 hooks_set (const LmSession *s)
 {
   for (size_t i = 0; s->lora != NULL && s->hooks != NULL && i < s->lora->n_modules; i++)
-    if (s->hooks[i].fn != NULL)
+    if (s->hooks[i].fn != NULL || s->hooks[i].device_fn != NULL)
       return true;
   return false;
 }
 
-/* u = A·h through the hook: h to the host, u back to the device. The hook
- * API takes host pointers, so this round trip stays until the CKKS GPU
- * backend can take device memory. */
+/* u = A·h through the host hook: h to the host, u back to the device (the
+ * path of a module without a device hook). */
 static LmStatus
 lora_hook (LmSession *s, size_t index, const LmLoraModule *mod, const float *x, uint32_t n)
 {
@@ -77,6 +77,21 @@ lora_hook (LmSession *s, size_t index, const LmLoraModule *mod, const float *x, 
                           (size_t) n * mod->rank * sizeof (float));
 }
 
+/* u = A·h through the device hook: h and u stay in device memory, and the
+ * host does not wait (the hook orders its work on the session's stream). */
+static LmStatus
+lora_device_hook (LmSession *s, size_t index, const LmLoraModule *mod, const float *x,
+                  uint32_t n)
+{
+  LmGpuSession *g = s->gpu;
+  const LmHookSlot *hook = &s->hooks[index];
+  LmLoraHookCall call = { index, mod, s->pos, n, &s->timings };
+  double t0 = lm_time_ms ();
+  LmStatus st = hook->device_fn (&call, x, g->lora_u, (void *) g->stream, hook->device_data);
+  s->excluded_ms += lm_time_ms () - t0;
+  return st == LM_OK ? LM_OK : LM_ERR_HOOK;
+}
+
 /* y += scale·B·(A·x) for the module of @kind in layer @il, if any (scale is
  * folded into the device copy of B). */
 static LmStatus
@@ -87,7 +102,9 @@ lora (LmSession *s, uint32_t il, LmModuleKind kind, const float *x, uint32_t n, 
     return LM_OK;
   LmGpuSession *g = s->gpu;
   const LmLoraModule *mod = &s->lora->modules[index];
-  if (s->hooks[index].fn != NULL)
+  if (s->hooks[index].device_fn != NULL)
+    TRY (lora_device_hook (s, (size_t) index, mod, x, n));
+  else if (s->hooks[index].fn != NULL)
     TRY (lora_hook (s, (size_t) index, mod, x, n));
   else
     {

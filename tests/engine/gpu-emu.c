@@ -11,7 +11,10 @@
  * runs the record again, so a replay reads token, position and expert
  * choice from memory as a real graph does. As in CUDA, a stream sync or a
  * copy from or to pageable host memory breaks a capture. The probe
- * (lm-gpu.h) says a GPU is present.
+ * (lm-gpu.h) says a GPU is present. For the device LoRA hook, a test's
+ * hook enqueues its work with gpu_emu_enqueue (a "kernel" on the stream),
+ * checks its pointers with gpu_emu_is_device, and gpu_emu_copies_to_host
+ * shows whether anything crossed to the host.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <math.h>
 #include <pthread.h>
@@ -29,6 +32,7 @@
 size_t gpu_emu_free_bytes = (size_t) 1 << 34;
 atomic_size_t gpu_emu_live_allocations;
 atomic_size_t gpu_emu_graph_launches;
+atomic_size_t gpu_emu_copies_to_host;
 
 /* ---- the probe: the emulated GPU is always there ---- */
 
@@ -52,17 +56,18 @@ static pthread_mutex_t regions_lock = PTHREAD_MUTEX_INITIALIZER;
 typedef struct {
   const char *p;
   size_t n;
+  bool device;             /* lm_cuda_rt_malloc, not pinned or registered host memory */
 } Region;
 
 static Region regions[MAX_REGIONS];
 static size_t n_regions;
 
 static void
-region_add (const void *p, size_t n)
+region_add (const void *p, size_t n, bool device)
 {
   pthread_mutex_lock (&regions_lock);
   if (n_regions < MAX_REGIONS)
-    regions[n_regions++] = (Region) { p, n };
+    regions[n_regions++] = (Region) { p, n, device };
   pthread_mutex_unlock (&regions_lock);
 }
 
@@ -80,14 +85,27 @@ region_remove (const void *p)
 }
 
 static bool
-region_holds (const void *p, size_t n)
+region_find (const void *p, size_t n, bool device_only)
 {
   bool found = false;
   pthread_mutex_lock (&regions_lock);
   for (size_t i = 0; i < n_regions && !found; i++)
-    found = (const char *) p >= regions[i].p && (const char *) p + n <= regions[i].p + regions[i].n;
+    found = (!device_only || regions[i].device) && (const char *) p >= regions[i].p
+            && (const char *) p + n <= regions[i].p + regions[i].n;
   pthread_mutex_unlock (&regions_lock);
   return found;
+}
+
+static bool
+region_holds (const void *p, size_t n)
+{
+  return region_find (p, n, false);
+}
+
+bool
+gpu_emu_is_device (const void *p, size_t bytes)
+{
+  return region_find (p, bytes, true);
 }
 
 /* ---- recording: a capture is per thread (cudaStreamCaptureModeThreadLocal) ---- */
@@ -151,8 +169,8 @@ lm_cuda_rt_error (void)
   return "emulated device error";
 }
 
-LmStatus
-lm_cuda_rt_malloc (void **out, size_t bytes)
+static LmStatus
+emu_alloc (void **out, size_t bytes, bool device)
 {
   size_t size = (bytes + 255) / 256 * 256 + 256;
   *out = aligned_alloc (256, size);
@@ -160,9 +178,15 @@ lm_cuda_rt_malloc (void **out, size_t bytes)
     return LM_ERR_DEVICE;
   /* Device memory starts as garbage: NaN floats show any read before a write. */
   memset (*out, 0xff, size);
-  region_add (*out, size);
+  region_add (*out, size, device);
   gpu_emu_live_allocations++;
   return LM_OK;
+}
+
+LmStatus
+lm_cuda_rt_malloc (void **out, size_t bytes)
+{
+  return emu_alloc (out, bytes, true);
 }
 
 void
@@ -178,7 +202,7 @@ lm_cuda_rt_free (void *p)
 LmStatus
 lm_cuda_rt_host_alloc (void **out, size_t bytes)
 {
-  return lm_cuda_rt_malloc (out, bytes);
+  return emu_alloc (out, bytes, false);
 }
 
 void
@@ -190,7 +214,7 @@ lm_cuda_rt_host_free (void *p)
 LmStatus
 lm_cuda_rt_host_register (void *p, size_t bytes)
 {
-  region_add (p, bytes);
+  region_add (p, bytes, false);
   return LM_OK;
 }
 
@@ -237,6 +261,8 @@ static LmStatus
 copy_run (const void *p)
 {
   const CopyArgs *a = p;
+  if (gpu_emu_is_device (a->src, a->bytes) && !gpu_emu_is_device (a->dst, a->bytes))
+    gpu_emu_copies_to_host++;
   memmove (a->dst, a->src, a->bytes);
   return LM_OK;
 }
@@ -248,6 +274,29 @@ lm_cuda_rt_copy (LmCudaStream stream, void *dst, const void *src, size_t bytes)
     return capture_violation ();
   CopyArgs a = { dst, src, bytes };
   return dispatch (copy_run, &a, sizeof a);
+}
+
+/* ---- work a device hook enqueues (its "kernels") ---- */
+
+typedef struct {
+  GpuEmuWork fn;
+  void *data;
+} WorkArgs;
+
+static LmStatus
+work_run (const void *p)
+{
+  const WorkArgs *a = p;
+  return a->fn (a->data);
+}
+
+LmStatus
+gpu_emu_enqueue (void *stream, GpuEmuWork fn, void *data)
+{
+  if (stream == NULL || fn == NULL)
+    return LM_ERR_DEVICE;
+  WorkArgs a = { fn, data };
+  return dispatch (work_run, &a, sizeof a);
 }
 
 LmStatus

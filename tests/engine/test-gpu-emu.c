@@ -1,7 +1,8 @@
 /* test-gpu-emu.c: the GPU backend's forward pass, sessions and weight upload
  * run on the host emulation of the device API (gpu-emu.c): every buffer
  * offset, stride, expert grouping, LoRA path, partial offload, reset,
- * rewind and memory check of engine/cuda's C code, against the CPU backend
+ * rewind and memory check of engine/cuda's C code (the device LoRA hook's
+ * orchestration included), against the CPU backend
  * and the goldens, without a GPU. The kernels themselves are tested by
  * test-cuda-*.c on a GPU.
  * SPDX-License-Identifier: GPL-3.0-or-later */
@@ -227,6 +228,145 @@ test_lora (void)
   lm_model_free (m);
 }
 
+/* A device hook as the HE-LoRA GPU path is one: it checks that h and u are
+ * device memory and enqueues A·h on the session's stream (run in stream
+ * order by the emulation). */
+typedef struct {
+  guint calls;
+  gboolean fail;
+  const LmLoraModule *mod;
+  const float *h;
+  float *u;
+  uint32_t n;
+} DeviceHookState;
+
+static LmStatus
+device_work (void *data)
+{
+  DeviceHookState *state = data;
+  LmLoraHookCall call = { 0, state->mod, 0, state->n, NULL };
+  HookState plain = { 0 };
+  return plain_hook_cb (&call, state->h, state->u, &plain);
+}
+
+static LmStatus
+device_hook_cb (const LmLoraHookCall *call, const float *h_dev, float *u_dev, void *stream,
+                void *user_data)
+{
+  DeviceHookState *state = user_data;
+  const LmLoraModule *mod = call->module;
+  state->calls++;
+  if (state->fail)
+    return LM_ERR_IO;
+  g_assert_true (gpu_emu_is_device (h_dev, (size_t) call->n_tokens * mod->d_in * sizeof (float)));
+  g_assert_true (gpu_emu_is_device (u_dev, (size_t) call->n_tokens * mod->rank * sizeof (float)));
+  *state = (DeviceHookState) { state->calls, FALSE, mod, h_dev, u_dev, call->n_tokens };
+  return gpu_emu_enqueue (stream, device_work, state);
+}
+
+/* Device-to-host copies of one decode step. */
+static size_t
+decode_copies (LmSession *s, int32_t token)
+{
+  size_t before = gpu_emu_copies_to_host;
+  g_assert_cmpint (lm_session_decode (s, token), ==, LM_OK);
+  return gpu_emu_copies_to_host - before;
+}
+
+/* The device hook on a GPU session: called instead of the host hook for
+ * every module on the GPU, with device pointers; h never copied to the
+ * host; same logits as the host hook; the host hook still serves the CPU
+ * layers of a partial offload and the CPU backend. */
+static void
+test_lora_device_hook (void)
+{
+  LmModel *m = golden_model (LORA_MODEL);
+  LmLora *lora = load_lora (m);
+  size_t n_mod = lm_lora_n_modules (lora);
+  gsize n_tok;
+  g_autofree int32_t *tokens = golden_ints (LORA_MODEL, "prompt_tokens.bin", &n_tok);
+  g_autofree int32_t *prompt = prompt_64 (LORA_MODEL);
+
+  LmSession *host = emu_session (m, 0, 64);
+  LmSession *dev = emu_session (m, 0, 64);
+  LmSession *plain = emu_session (m, 0, 64);
+  HookState host_state = { 0 }, dev_host_state = { 0 };
+  DeviceHookState dev_state = { 0 };
+  g_assert_cmpint (lm_session_set_lora (host, lora), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora (dev, lora), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora (plain, lora), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora_device_hook (dev, n_mod, device_hook_cb, &dev_state), ==,
+                   LM_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (lm_session_set_lora_hook (host, LM_LORA_ALL_MODULES, plain_hook_cb,
+                                             &host_state), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora_hook (dev, LM_LORA_ALL_MODULES, plain_hook_cb,
+                                             &dev_host_state), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora_device_hook (dev, LM_LORA_ALL_MODULES, device_hook_cb,
+                                                    &dev_state), ==, LM_OK);
+
+  g_autofree float *by_host = prefill_all (host, tokens, n_tok);
+  g_autofree float *by_dev = prefill_all (dev, tokens, n_tok);
+  g_assert_cmpuint (dev_state.calls, ==, n_mod);
+  g_assert_cmpuint (dev_host_state.calls, ==, 0);
+  assert_close ("device hook vs host hook", by_dev, by_host,
+                (gsize) n_tok * lm_model_info (m)->n_vocab, EMU_TOL);
+  g_assert_cmpint (lm_session_prefill (plain, tokens, n_tok, NULL), ==, LM_OK);
+
+  /* decode: the device hook adds no device-to-host copy (the built-in A·h
+   * session's count), the host hook one per module; no graph replays */
+  size_t launches = gpu_emu_graph_launches;
+  size_t with_device = decode_copies (dev, tokens[0]);
+  size_t with_host = decode_copies (host, tokens[0]);
+  g_assert_cmpuint (gpu_emu_graph_launches, ==, launches);
+  size_t builtin = decode_copies (plain, tokens[0]);
+  g_assert_cmpuint (with_device, ==, builtin);
+  g_assert_cmpuint (with_host, >=, builtin + n_mod);
+  g_assert_cmpuint (dev_state.calls, ==, 2 * n_mod);
+  g_assert_cmpuint (dev_host_state.calls, ==, 0);
+  assert_close ("device hook decode", lm_session_logits (dev), lm_session_logits (host),
+                lm_model_info (m)->n_vocab, EMU_TOL);
+
+  /* a failing device hook fails the step as a host hook does */
+  dev_state.fail = TRUE;
+  g_assert_cmpint (lm_session_decode (dev, tokens[1]), ==, LM_ERR_HOOK);
+  dev_state.fail = FALSE;
+  /* cleared: the host hook again */
+  g_assert_cmpint (lm_session_rewind (dev, (uint32_t) n_tok + 1), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora_device_hook (dev, LM_LORA_ALL_MODULES, NULL, NULL), ==,
+                   LM_OK);
+  g_assert_cmpint (lm_session_decode (dev, tokens[1]), ==, LM_OK);
+  g_assert_cmpuint (dev_host_state.calls, ==, n_mod);
+  lm_session_free (plain);
+  lm_session_free (dev);
+  lm_session_free (host);
+
+  /* 2 GPU layers: the device hook there, the host hook on the CPU layers,
+   * together the CPU backend's logits with the host hook */
+  LmSession *cpu = cpu_session (m, 16);
+  LmSession *split = emu_session (m, 2, 16);
+  HookState cpu_state = { 0 }, split_state = { 0 };
+  dev_state = (DeviceHookState) { 0 };
+  g_assert_cmpint (lm_session_set_lora (cpu, lora), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora (split, lora), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora_hook (cpu, LM_LORA_ALL_MODULES, plain_hook_cb, &cpu_state),
+                   ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora_device_hook (cpu, LM_LORA_ALL_MODULES, device_hook_cb,
+                                                    &dev_state), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora_hook (split, LM_LORA_ALL_MODULES, plain_hook_cb,
+                                             &split_state), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora_device_hook (split, LM_LORA_ALL_MODULES, device_hook_cb,
+                                                    &dev_state), ==, LM_OK);
+  compare_sessions ("device hook, 2 GPU layers vs CPU", m, cpu, split, prompt, EMU_TOL);
+  g_assert_cmpuint (cpu_state.calls, ==, (N_PROMPT / 16 + N_DECODE) * n_mod);
+  g_assert_cmpuint (split_state.calls + dev_state.calls, ==, (N_PROMPT / 16 + N_DECODE) * n_mod);
+  g_assert_cmpuint (dev_state.calls, >, 0);
+  lm_session_free (split);
+  lm_session_free (cpu);
+  lm_lora_free (lora);
+  g_assert_cmpuint (gpu_emu_live_allocations, ==, 0);
+  lm_model_free (m);
+}
+
 /* Rewind, reset and the mean hidden state, as on the CPU. */
 static void
 test_state (void)
@@ -313,6 +453,7 @@ main (int argc, char **argv)
   g_test_add_data_func ("/engine/gpu-emu/tiny-qwen35moe-f32/goldens", "tiny-qwen35moe-f32",
                         test_goldens);
   g_test_add_func ("/engine/gpu-emu/lora", test_lora);
+  g_test_add_func ("/engine/gpu-emu/lora-device-hook", test_lora_device_hook);
   g_test_add_func ("/engine/gpu-emu/state", test_state);
   g_test_add_func ("/engine/gpu-emu/shared-weights", test_shared_weights);
   return g_test_run ();

@@ -9,6 +9,19 @@
 
 #include "lm-gpu.h"
 #include "session-gpu.h"
+#include "ts-config.h"
+
+/* The device hook below computes A·h with the engine's own kernels: only in
+ * builds that have them (or their host emulation, GPU_EMU). */
+#if TS_HAVE_CUDA || defined (GPU_EMU)
+#define HAVE_DEVICE_API 1
+#else
+#define HAVE_DEVICE_API 0
+#endif
+#if HAVE_DEVICE_API
+#include "lm-cuda-matvec.h"
+#include "lm-cuda-rt.h"
+#endif
 #include "test-forward-util.h"
 #include "ts-test-util.h"
 
@@ -343,6 +356,73 @@ test_lora (void)
   lm_model_free (m);
 }
 
+#if HAVE_DEVICE_API
+/* A device hook: A·h with h and u in device memory, enqueued on the
+ * engine's stream (what HE-LoRA on the GPU does, minus the encryption). */
+typedef struct {
+  float **a_dev;
+  guint calls;
+} DeviceHook;
+
+static LmStatus
+device_hook_cb (const LmLoraHookCall *call, const float *h_dev, float *u_dev, void *stream,
+                void *user_data)
+{
+  DeviceHook *d = user_data;
+  const LmLoraModule *mod = call->module;
+  const float *a = d->a_dev[call->module_index];
+  d->calls++;
+  if (call->n_tokens == 1)
+    return lm_cuda_matvec ((LmCudaStream) stream, LM_TYPE_F32, a, mod->d_in, mod->rank, h_dev,
+                           u_dev, false);
+  return lm_cuda_matmul ((LmCudaStream) stream, LM_TYPE_F32, a, mod->d_in, mod->rank, h_dev,
+                         call->n_tokens, u_dev);
+}
+
+/* The device hook path: the LoRA goldens and greedy tokens, with the host
+ * hook of the same session never called (h stays on the device). */
+static void
+test_lora_device_hook (void)
+{
+  if (!need_gpu ())
+    return;
+  LmModel *m = golden_model (LORA_MODEL);
+  LmLora *lora = load_lora (m);
+  size_t n_mod = lm_lora_n_modules (lora);
+  gsize n_tok, n_gold;
+  g_autofree int32_t *tokens = golden_ints (LORA_MODEL, "prompt_tokens.bin", &n_tok);
+  g_autofree float *gold = golden_floats (LORA_MODEL, "lora_logits_batched.bin", &n_gold);
+  DeviceHook d = { g_new0 (float *, n_mod), 0 };
+  for (size_t i = 0; i < n_mod; i++)
+    {
+      const LmLoraModule *mod = lm_lora_module (lora, i);
+      size_t bytes = (size_t) mod->d_in * mod->rank * sizeof (float);
+      g_assert_cmpint (lm_cuda_rt_malloc ((void **) &d.a_dev[i], bytes), ==, LM_OK);
+      g_assert_cmpint (lm_cuda_rt_upload (d.a_dev[i], mod->a, bytes), ==, LM_OK);
+    }
+  LmSession *s = golden_session (m, 2, 64);
+  guint host_calls = 0;
+  g_assert_cmpint (lm_session_set_lora (s, lora), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora_hook (s, LM_LORA_ALL_MODULES, plain_hook_cb, &host_calls),
+                   ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora_device_hook (s, LM_LORA_ALL_MODULES, device_hook_cb, &d),
+                   ==, LM_OK);
+  g_autofree float *hooked = prefill_all (s, tokens, n_tok);
+  g_assert_cmpuint (d.calls, ==, n_mod);
+  assert_close ("GPU device hook LoRA vs goldens", hooked, gold, n_gold, LOGITS_TOL);
+  lm_session_reset (s);
+  run_greedy (m, s, LORA_MODEL, "lora_");
+  g_assert_cmpuint (host_calls, ==, 0);
+  g_assert_cmpuint (d.calls, >, n_mod);
+  lm_session_free (s);
+  for (size_t i = 0; i < n_mod; i++)
+    lm_cuda_rt_free (d.a_dev[i]);
+  g_free (d.a_dev);
+  lm_lora_free (lora);
+  lm_model_free (m);
+}
+#endif
+
 /* Rewind replays the kept tokens, reset starts over: both as on the CPU. */
 static void
 test_rewind_reset (void)
@@ -437,6 +517,9 @@ main (int argc, char **argv)
     }
   g_test_add_func ("/engine/gpu/two-sessions", test_two_sessions);
   g_test_add_func ("/engine/gpu/lora", test_lora);
+#if HAVE_DEVICE_API
+  g_test_add_func ("/engine/gpu/lora-device-hook", test_lora_device_hook);
+#endif
   g_test_add_func ("/engine/gpu/rewind-reset", test_rewind_reset);
   g_test_add_func ("/engine/gpu/mean-hidden", test_mean_hidden);
   return g_test_run ();
