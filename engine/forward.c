@@ -5,7 +5,7 @@
 #include "forward-ops.h"
 #include "forward-rows.h"
 #include "lora-private.h"
-#include "session-private.h"
+#include "session-gpu.h"
 
 void
 lm_linear (LmSession *s, const LmWeight *w, uint32_t mat, const float *x, uint32_t n,
@@ -58,21 +58,27 @@ lm_project_many (LmSession *s, uint32_t layer, const LmProj *projs, uint32_t n_p
 }
 
 static LmStatus
+check_tokens (const LmSession *s, const int32_t *tokens, uint32_t n)
+{
+  for (uint32_t t = 0; t < n; t++)
+    if (tokens[t] < 0 || (uint32_t) tokens[t] >= s->model->info.n_vocab)
+      return LM_ERR_INVALID_ARGUMENT;
+  return LM_OK;
+}
+
+static LmStatus
 embed (LmSession *s, const int32_t *tokens, uint32_t n)
 {
   const LmModel *m = s->model;
   uint32_t E = m->info.n_embd;
-  for (uint32_t t = 0; t < n; t++)
+  LmStatus st = check_tokens (s, tokens, n);
+  for (uint32_t t = 0; st == LM_OK && t < n; t++)
     {
-      if (tokens[t] < 0 || (uint32_t) tokens[t] >= m->info.n_vocab)
-        return LM_ERR_INVALID_ARGUMENT;
       const char *row = (const char *) m->tok_embd.data
                         + (size_t) tokens[t] * lm_row_bytes (m->tok_embd.type, E);
-      LmStatus st = lm_dequantize_row (m->tok_embd.type, row, s->x + (size_t) t * E, E);
-      if (st != LM_OK)
-        return st;
+      st = lm_dequantize_row (m->tok_embd.type, row, s->x + (size_t) t * E, E);
     }
-  return LM_OK;
+  return st;
 }
 
 static void
@@ -111,6 +117,17 @@ run_layer (LmSession *s, uint32_t il, uint32_t n)
   return LM_OK;
 }
 
+void
+lm_pool_hidden (LmSession *s, uint32_t n)
+{
+  const LmModel *m = s->model;
+  uint32_t E = m->info.n_embd;
+  norm_rows (s->x, m->output_norm, m->info.rms_eps, n, E, s->h);
+  for (uint32_t t = 0; t < n; t++)
+    for (uint32_t e = 0; e < E; e++)
+      s->pool_sum[e] += s->h[(size_t) t * E + e];
+}
+
 /* Final norm and LM head: every row into @logits_all, or the last row only. */
 static void
 lm_head (LmSession *s, uint32_t n, float *logits_all)
@@ -119,12 +136,7 @@ lm_head (LmSession *s, uint32_t n, float *logits_all)
   uint32_t E = m->info.n_embd, V = m->info.n_vocab;
   double t0 = lm_time_ms ();
   if (s->pool_sum != NULL)
-    {
-      norm_rows (s->x, m->output_norm, m->info.rms_eps, n, E, s->h);
-      for (uint32_t t = 0; t < n; t++)
-        for (uint32_t e = 0; e < E; e++)
-          s->pool_sum[e] += s->h[(size_t) t * E + e];
-    }
+    lm_pool_hidden (s, n);
   if (logits_all != NULL)
     {
       norm_rows (s->x, m->output_norm, m->info.rms_eps, n, E, s->h);
@@ -154,17 +166,26 @@ lm_forward_batch (LmSession *s, const int32_t *tokens, uint32_t n, float *logits
     return LM_ERR_INVALID_ARGUMENT;
   double t0 = lm_time_ms ();
   s->excluded_ms = 0.0;
-  LmStatus st = embed (s, tokens, n);
+  uint32_t n_layer = s->model->info.n_layer, first_cpu = 0;
+  LmStatus st = s->gpu != NULL ? check_tokens (s, tokens, n) : embed (s, tokens, n);
   if (st != LM_OK)
     return st;   /* nothing changed yet */
-  for (uint32_t il = 0; il < s->model->info.n_layer; il++)
-    if ((st = run_layer (s, il, n)) != LM_OK)
-      {
-        /* Earlier layers already advanced their state: only a replay helps. */
-        s->broken = true;
-        return st;
-      }
-  lm_head (s, n, logits_all);
+  if (s->gpu != NULL)
+    {
+      /* The embedding and the GPU layers, and with all of them the head. */
+      st = lm_gpu_forward (s, tokens, n, logits_all);
+      first_cpu = s->gpu_layers;
+    }
+  for (uint32_t il = first_cpu; st == LM_OK && il < n_layer; il++)
+    st = run_layer (s, il, n);
+  if (st != LM_OK)
+    {
+      /* Earlier layers already advanced their state: only a replay helps. */
+      s->broken = true;
+      return st;
+    }
+  if (s->gpu == NULL || first_cpu < n_layer)
+    lm_head (s, n, logits_all);
   memmove (s->history + s->pos, tokens, n * sizeof *tokens);
   s->pos += n;
   s->timings.n_tokens += n;

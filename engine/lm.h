@@ -7,6 +7,8 @@
  * Objects and ownership:
  *   LmModel    loaded weights (memory-mapped GGUF). Read-only once loaded: any
  *              number of sessions on any threads may use one model at once.
+ *              GPU sessions share one device copy of the weights, uploaded
+ *              by the first of them and freed with the last (thread-safe).
  *   LmSession  one sequence: KV cache, recurrent state, scratch buffers, timings.
  *              A session is used by one thread at a time; it borrows its model
  *              (and its LoRA adapter, if any), which must outlive it.
@@ -214,14 +216,47 @@ typedef struct {
  * module->d_in floats; must write u = A·h, n_tokens rows of module->rank floats.
  * The engine then adds module->scale · B·u to the module output. Return LM_OK,
  * or any other status to abort the forward call (it then returns LM_ERR_HOOK and
- * the session must be reset or rewound). @h is valid only during the call. */
+ * the session must be reset or rewound). @h is valid only during the call.
+ * On the GPU backend, for a module without a device hook (below), h is
+ * copied to host memory for the hook and u back to the device after it, and
+ * a decode step with a hook set runs without the CUDA graph. */
 typedef LmStatus (*LmLoraHookFunc) (const LmLoraHookCall *call, const float *h,
                                     float *u, void *user_data);
+
+/* The device hook: the same contract, but @h_dev and @u_dev are device
+ * memory of the session's GPU (n_tokens rows of d_in and of rank floats)
+ * and @stream is the session's cudaStream_t: the hook enqueues its work so
+ * that u_dev is written, in stream order, before anything the engine
+ * enqueues on @stream after the call (e.g. record an event on @stream, work
+ * on a stream of its own that waits for it, and make @stream wait for the
+ * end). The engine does not wait for the device around the call: h never
+ * reaches the host. Only a GPU session calls it, for the modules of the
+ * layers it runs on the GPU; everywhere else (the CPU backend, CPU layers
+ * of a partial offload) the host hook of the same module is called, or the
+ * built-in A·h when it has none: set both. A decode step with a device hook
+ * set runs without the CUDA graph too (a hook may need fresh host input per
+ * token, such as encryption randomness, that a replayed graph would not
+ * give it). */
+typedef LmStatus (*LmLoraDeviceHookFunc) (const LmLoraHookCall *call, const float *h_dev,
+                                          float *u_dev, void *stream, void *user_data);
 
 /* ------------------------------------------------------------------------ */
 /* Sessions                                                                   */
 
 typedef struct LmSession LmSession;
+
+/* Where a session computes. */
+typedef enum {
+  LM_BACKEND_CPU = 0,  /* the default: the CPU kernels on the session's pool */
+  LM_BACKEND_CUDA,     /* an NVIDIA GPU: creating the session fails (LM_ERR_DEVICE,
+                          with a message) if this build has no CUDA kernels, no
+                          usable GPU is present or the weights do not fit */
+  LM_BACKEND_AUTO,     /* the GPU when it can be used, otherwise the CPU; the
+                          reason for falling back is lm_session_backend_note() */
+} LmBackend;
+
+/* "cpu", "cuda" or "auto" -> the backend; false for any other name. */
+bool lm_backend_from_name (const char *name, LmBackend *out);
 
 typedef struct {
   uint32_t n_ctx;      /* max positions (0: the training context, at most 4096);
@@ -237,6 +272,17 @@ typedef struct {
    * does (fast; the default). true keeps activations in f32 against the
    * decoded weights (slower; equals an f32 model with the dequantized weights). */
   bool exact_activations;
+  /* The compute backend (LM_BACKEND_CPU when zero-initialised). On the GPU
+   * activations are always f32 against the dequantised weights, so
+   * exact_activations has no effect there, and the LM head's time is part
+   * of the forward stage. The GPU is device 0. */
+  LmBackend backend;
+  /* GPU backend: how many layers, from the first, run on the GPU (0 or at
+   * least n_layer: all of them, and the LM head). With fewer, the embedding
+   * and the first gpu_layers layers run on the GPU and the rest of the layers
+   * and the LM head on the CPU: the residual stream crosses to the host once
+   * per forward call. For GPUs too small for the whole model. */
+  uint32_t gpu_layers;
 } LmSessionParams;
 
 /* Creates a session on @model; every buffer (KV cache, recurrent state,
@@ -244,6 +290,25 @@ typedef struct {
 LmStatus lm_session_new (const LmModel *model, const LmSessionParams *params,
                          LmSession **out);
 void lm_session_free (LmSession *session);
+/* lm_session_new() with a message: on failure, if @error_out is non-NULL, it
+ * receives a newly allocated sentence saying what went wrong (free() it), e.g.
+ * why an explicit LM_BACKEND_CUDA request cannot be met. */
+LmStatus lm_session_new_full (const LmModel *model, const LmSessionParams *params,
+                              LmSession **out, char **error_out);
+
+/* What the session computes on: "cpu" or "cuda" (static string). */
+const char *lm_session_backend_name (const LmSession *session);
+/* For an LM_BACKEND_AUTO session that runs on the CPU: one sentence saying
+ * why the GPU is not used (no CUDA in the build, no GPU, not enough GPU
+ * memory, ...), for the caller to log once; NULL otherwise. Borrowed. */
+const char *lm_session_backend_note (const LmSession *session);
+/* Layers that run on the GPU (0 on the CPU backend). */
+uint32_t lm_session_gpu_layers (const LmSession *session);
+/* GPU memory in bytes: the model's weights on the device (shared by every
+ * session of the model) and this session's own (caches, state, scratch).
+ * Both 0 on the CPU backend. */
+void lm_session_gpu_memory (const LmSession *session, size_t *model_bytes,
+                            size_t *session_bytes);
 
 /* The model the session runs (borrowed). */
 const LmModel *lm_session_model (const LmSession *session);
@@ -264,6 +329,12 @@ LmStatus lm_session_set_lora (LmSession *session, const LmLora *lora);
 #define LM_LORA_ALL_MODULES SIZE_MAX
 LmStatus lm_session_set_lora_hook (LmSession *session, size_t module_index,
                                    LmLoraHookFunc hook, void *user_data);
+/* Routes module @module_index (or LM_LORA_ALL_MODULES) of the attached
+ * adapter, where a GPU session computes it, through the device hook @hook
+ * (NULL: back to the host hook or the built-in A·h). Set after
+ * lm_session_set_lora(); independent of the host hook. */
+LmStatus lm_session_set_lora_device_hook (LmSession *session, size_t module_index,
+                                          LmLoraDeviceHookFunc hook, void *user_data);
 
 /* Asked before every prefill step of up to n_batch tokens; returning true
  * stops the prefill with LM_ERR_CANCELLED, the steps already done kept (the

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "lora-private.h"
-#include "session-private.h"
+#include "session-gpu.h"
 
 static const char *const kind_names[LM_N_MODULE_KINDS] = {
   "attn_q", "attn_k", "attn_v", "attn_output", "attn_qkv", "attn_gate", "ssm_alpha",
@@ -214,7 +214,7 @@ lm_session_set_lora (LmSession *s, const LmLora *lora)
   s->lora_bytes = 0;
   s->lora = lora;
   if (lora == NULL || lora->n_modules == 0)
-    return LM_OK;
+    return s->gpu != NULL ? lm_gpu_session_set_lora (s) : LM_OK;
   s->hooks = calloc (lora->n_modules, sizeof *s->hooks);
   s->lora_u = calloc ((size_t) s->n_batch * lora->max_rank, sizeof (float));
   s->lora_y = calloc ((size_t) s->n_batch * lora->max_d_out, sizeof (float));
@@ -225,6 +225,12 @@ lm_session_set_lora (LmSession *s, const LmLora *lora)
     {
       s->lora = NULL;
       return LM_ERR_NO_MEMORY;
+    }
+  LmStatus st = s->gpu != NULL ? lm_gpu_session_set_lora (s) : LM_OK;
+  if (st != LM_OK)
+    {
+      s->lora = NULL;
+      return st;
     }
   for (size_t i = 0; i < lora->n_modules; i++)
     s->module_slot[lora->modules[i].layer * LM_N_MODULE_KINDS + lora->modules[i].kind] =
@@ -238,15 +244,38 @@ lm_session_set_lora_hook (LmSession *s, size_t module_index, LmLoraHookFunc hook
 {
   if (s == NULL || s->lora == NULL)
     return LM_ERR_INVALID_ARGUMENT;
+  lm_gpu_session_invalidate (s->gpu);
   if (module_index == LM_LORA_ALL_MODULES)
     {
       for (size_t i = 0; i < s->lora->n_modules; i++)
-        s->hooks[i] = (LmHookSlot) { hook, user_data };
+        {
+          s->hooks[i].fn = hook;
+          s->hooks[i].user_data = user_data;
+        }
       return LM_OK;
     }
   if (module_index >= s->lora->n_modules)
     return LM_ERR_INVALID_ARGUMENT;
-  s->hooks[module_index] = (LmHookSlot) { hook, user_data };
+  s->hooks[module_index].fn = hook;
+  s->hooks[module_index].user_data = user_data;
+  return LM_OK;
+}
+
+LmStatus
+lm_session_set_lora_device_hook (LmSession *s, size_t module_index, LmLoraDeviceHookFunc hook,
+                                 void *user_data)
+{
+  if (s == NULL || s->lora == NULL
+      || (module_index != LM_LORA_ALL_MODULES && module_index >= s->lora->n_modules))
+    return LM_ERR_INVALID_ARGUMENT;
+  lm_gpu_session_invalidate (s->gpu);
+  size_t first = module_index == LM_LORA_ALL_MODULES ? 0 : module_index;
+  size_t end = module_index == LM_LORA_ALL_MODULES ? s->lora->n_modules : module_index + 1;
+  for (size_t i = first; i < end; i++)
+    {
+      s->hooks[i].device_fn = hook;
+      s->hooks[i].device_data = user_data;
+    }
   return LM_OK;
 }
 

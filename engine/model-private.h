@@ -2,6 +2,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #pragma once
 
+#include <pthread.h>
+
 #include "gguf.h"
 #include "lm.h"
 
@@ -41,6 +43,11 @@ struct LmModel {
   const float *output_norm;
   LmLayer *layers;
   size_t weight_bytes;
+  /* GPU backend: the device copy of the weights (engine/cuda), created by the
+   * model's first GPU session and freed with its last. A cache, so it may
+   * change in a const model, under gpu_lock. */
+  struct LmGpuModel *gpu;
+  pthread_mutex_t gpu_lock;
 };
 
 /* Derived sizes of the linear-attention layers. */

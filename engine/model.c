@@ -209,6 +209,7 @@ lm_model_load (const char *path, LmModel **out, char **error_out)
   LmModel *m = calloc (1, sizeof *m);
   if (m == NULL)
     return LM_ERR_NO_MEMORY;
+  pthread_mutex_init (&m->gpu_lock, NULL);
   LmStatus st = gguf_open (path, &m->gguf, error_out);
   if (st == LM_OK)
     st = lm_read_hparams (m->gguf, &m->info, error_out);
@@ -230,6 +231,8 @@ lm_model_free (LmModel *model)
 {
   if (model == NULL)
     return;
+  /* Every GPU session (which holds the device weights) is gone by now. */
+  pthread_mutex_destroy (&model->gpu_lock);
   free (model->layers);
   gguf_close (model->gguf);
   free (model);

@@ -13,6 +13,8 @@ typedef void (*LmDebugFunc) (void *user_data, uint32_t layer, int which, uint32_
 typedef struct {
   LmLoraHookFunc fn;
   void *user_data;
+  LmLoraDeviceHookFunc device_fn;   /* GPU layers of a GPU session */
+  void *device_data;
 } LmHookSlot;
 
 struct LmSession {
@@ -65,6 +67,12 @@ struct LmSession {
 
   LmDebugFunc debug_fn;
   void *debug_data;
+
+  /* GPU backend (session-gpu.h): NULL on the CPU. Layers 0 .. gpu_layers-1
+   * run on the device, the others on the host buffers above. */
+  struct LmGpuSession *gpu;
+  uint32_t gpu_layers;
+  char *backend_note;      /* why an LM_BACKEND_AUTO session runs on the CPU */
 };
 
 /* Runs @n tokens (n <= n_batch) at positions pos .. pos+n-1 through the model
@@ -91,6 +99,10 @@ LmStatus lm_project_many (LmSession *s, uint32_t layer, const LmProj *projs, uin
 /* Adds the LoRA delta of module @kind of @layer to y, if the session's adapter has one. */
 LmStatus lm_project_lora (LmSession *s, uint32_t layer, LmModuleKind kind, const float *x,
                           uint32_t n, float *y);
+
+/* Adds the final-norm rows of the @n residual rows in s->x to s->pool_sum
+ * (lm_session_mean_hidden()); uses s->h. */
+void lm_pool_hidden (LmSession *s, uint32_t n);
 
 LmStatus lm_forward_full_attention (LmSession *s, uint32_t il, uint32_t n);
 LmStatus lm_forward_linear_attention (LmSession *s, uint32_t il, uint32_t n);

@@ -5,8 +5,9 @@
 #include <unistd.h>
 
 #include "forward-rows.h"
+#include "lm-gpu.h"
 #include "lora-private.h"
-#include "session-private.h"
+#include "session-gpu.h"
 
 #define DEFAULT_N_CTX 4096
 #define DEFAULT_N_BATCH 64
@@ -99,8 +100,59 @@ online_cores (void)
   return n > 0 ? (uint32_t) n : 1;
 }
 
+bool
+lm_backend_from_name (const char *name, LmBackend *out)
+{
+  static const char *const names[] = { "cpu", "cuda", "auto" };
+  for (int i = 0; name != NULL && i < 3; i++)
+    if (strcmp (name, names[i]) == 0)
+      {
+        *out = (LmBackend) i;
+        return true;
+      }
+  return false;
+}
+
+/* Puts the session on the GPU when asked to. LM_BACKEND_AUTO keeps it on the
+ * CPU when that fails and records why; LM_BACKEND_CUDA fails. */
+static LmStatus
+start_backend (LmSession *s, const LmSessionParams *p, char **error_out)
+{
+  if (p->backend == LM_BACKEND_CPU)
+    return LM_OK;
+  if (p->backend != LM_BACKEND_CUDA && p->backend != LM_BACKEND_AUTO)
+    return lm_fail (error_out, LM_ERR_INVALID_ARGUMENT, "unknown backend %d", (int) p->backend);
+  char why[200] = "", *msg = NULL;
+  LmStatus st = LM_ERR_DEVICE;
+  if (!lm_gpu_available (why, sizeof why))
+    lm_fail (&msg, st, "%s", why);
+  else
+    st = lm_gpu_session_new (s, p->gpu_layers, &msg);
+  if (st == LM_OK)
+    return LM_OK;
+  if (p->backend == LM_BACKEND_AUTO && st != LM_ERR_NO_MEMORY)
+    {
+      lm_fail (&s->backend_note, LM_OK, "running on the CPU: %s",
+               msg != NULL ? msg : lm_status_message (st));
+      free (msg);
+      return LM_OK;
+    }
+  if (error_out != NULL && *error_out == NULL)
+    *error_out = msg;
+  else
+    free (msg);
+  return st;
+}
+
 LmStatus
 lm_session_new (const LmModel *model, const LmSessionParams *params, LmSession **out)
+{
+  return lm_session_new_full (model, params, out, NULL);
+}
+
+LmStatus
+lm_session_new_full (const LmModel *model, const LmSessionParams *params, LmSession **out,
+                     char **error_out)
 {
   if (model == NULL || out == NULL)
     return LM_ERR_INVALID_ARGUMENT;
@@ -126,6 +178,12 @@ lm_session_new (const LmModel *model, const LmSessionParams *params, LmSession *
       return LM_ERR_NO_MEMORY;
     }
   memset (s->module_slot, 0xff, (size_t) model->info.n_layer * LM_N_MODULE_KINDS * sizeof (int32_t));
+  LmStatus st = start_backend (s, &p, error_out);
+  if (st != LM_OK)
+    {
+      lm_session_free (s);
+      return st;
+    }
   *out = s;
   return LM_OK;
 }
@@ -135,6 +193,8 @@ lm_session_free (LmSession *s)
 {
   if (s == NULL)
     return;
+  lm_gpu_session_free (s->gpu);
+  free (s->backend_note);
   float *buffers[] = { s->kv_k, s->kv_v, s->conv_state, s->ssm_state, s->x, s->h, s->o,
                        s->a1, s->a2, s->a3, s->a4, s->ab, s->rope, s->router, s->sel_w,
                        s->moe_y, s->moe_gu, s->logits, s->lora_u, s->lora_y };
@@ -185,6 +245,30 @@ LmTimings *
 lm_session_timings (LmSession *s)
 {
   return &s->timings;
+}
+
+const char *
+lm_session_backend_name (const LmSession *s)
+{
+  return s->gpu != NULL ? "cuda" : "cpu";
+}
+
+const char *
+lm_session_backend_note (const LmSession *s)
+{
+  return s->backend_note;
+}
+
+uint32_t
+lm_session_gpu_layers (const LmSession *s)
+{
+  return s->gpu != NULL ? s->gpu_layers : 0;
+}
+
+void
+lm_session_gpu_memory (const LmSession *s, size_t *model_bytes, size_t *session_bytes)
+{
+  lm_gpu_session_memory (s->gpu, model_bytes, session_bytes);
 }
 
 void
@@ -263,6 +347,7 @@ lm_session_reset (LmSession *s)
   memset (s->conv_state, 0, (size_t) m->n_linear * (in->ssm_conv_kernel - 1) * lm_conv_dim (in)
                             * sizeof (float));
   memset (s->ssm_state, 0, (size_t) m->n_linear * in->ssm_heads * S * S * sizeof (float));
+  lm_gpu_session_reset (s->gpu);
 }
 
 LmStatus

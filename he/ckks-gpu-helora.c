@@ -381,6 +381,22 @@ token_inputs (const CkksGpuHeloraSession *s, const float *const *h, size_t n_h,
   return CKKS_OK;
 }
 
+#if TS_HAVE_CUDA
+static void
+stages_to_timings (const double us[CKKS_CUDA_N_STAGES], CkksGpuHeloraTimings *timings)
+{
+  timings->h2d_us = us[CKKS_CUDA_STAGE_H2D];
+  timings->encrypt_us = us[CKKS_CUDA_STAGE_ENCRYPT];
+  timings->evaluate_us = us[CKKS_CUDA_STAGE_EVALUATE];
+  timings->decrypt_us = us[CKKS_CUDA_STAGE_DECRYPT];
+  timings->d2h_us = us[CKKS_CUDA_STAGE_D2H];
+  timings->device_us = 0;
+  for (int i = 0; i < CKKS_CUDA_N_STAGES; i++)
+    timings->device_us = us[i] < 0 || timings->device_us < 0 ? -1
+                         : timings->device_us + us[i];
+}
+#endif
+
 CkksStatus
 ckks_gpu_helora_session_run (CkksGpuHeloraSession *s, const float *const *h, size_t n_h,
                              double *const *u, size_t n_u, CkksGpuHeloraTimings *timings)
@@ -398,20 +414,144 @@ ckks_gpu_helora_session_run (CkksGpuHeloraSession *s, const float *const *h, siz
   st = ckks_cuda_helora_run (s->dev, h, inv, factor, seed, u, us);
   OPENSSL_cleanse (seed, sizeof seed);
   if (st == CKKS_OK && timings)
-    {
-      timings->h2d_us = us[CKKS_CUDA_STAGE_H2D];
-      timings->encrypt_us = us[CKKS_CUDA_STAGE_ENCRYPT];
-      timings->evaluate_us = us[CKKS_CUDA_STAGE_EVALUATE];
-      timings->decrypt_us = us[CKKS_CUDA_STAGE_DECRYPT];
-      timings->d2h_us = us[CKKS_CUDA_STAGE_D2H];
-      timings->device_us = 0;
-      for (int i = 0; i < CKKS_CUDA_N_STAGES; i++)
-        timings->device_us = us[i] < 0 || timings->device_us < 0 ? -1
-                             : timings->device_us + us[i];
-    }
+    stages_to_timings (us, timings);
   return st;
 #else
   (void) timings;
+  return CKKS_ERR_UNSUPPORTED;
+#endif
+}
+
+
+CkksStatus
+ckks_gpu_helora_session_reserve_rows (CkksGpuHeloraSession *s, size_t rows)
+{
+  if (!s || rows == 0)
+    return CKKS_ERR_INVALID_ARGUMENT;
+#if TS_HAVE_CUDA
+  return ckks_cuda_helora_reserve_rows (s->dev, rows);
+#else
+  return CKKS_ERR_UNSUPPORTED;
+#endif
+}
+
+CkksStatus
+ckks_gpu_helora_session_run_device (CkksGpuHeloraSession *s, const float *const *h_dev,
+                                    size_t n_h, size_t row, void *stream)
+{
+  if (!s || !h_dev || n_h != s->n_groups)
+    return CKKS_ERR_INVALID_ARGUMENT;
+  for (size_t g = 0; g < n_h; g++)
+    if (!h_dev[g])
+      return CKKS_ERR_INVALID_ARGUMENT;
+#if TS_HAVE_CUDA
+  /* the seed determines the errors: private randomness */
+  uint8_t seed[32];
+  if (RAND_priv_bytes (seed, sizeof seed) != 1)
+    return CKKS_ERR_RANDOM;
+  CkksStatus st = ckks_cuda_helora_run_device (s->dev, h_dev, row, seed, stream);
+  OPENSSL_cleanse (seed, sizeof seed);
+  return st;
+#else
+  (void) row;
+  (void) stream;
+  return CKKS_ERR_UNSUPPORTED;
+#endif
+}
+
+#define MAX_BATCH 64
+
+CkksStatus
+ckks_gpu_helora_sessions_run_device (CkksGpuHeloraSession *const *sessions, size_t n,
+                                     const float *const *const *h_dev, const size_t *rows,
+                                     void *stream)
+{
+  if (!sessions || !h_dev || !rows || n == 0 || n > MAX_BATCH)
+    return CKKS_ERR_INVALID_ARGUMENT;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (!sessions[i] || !h_dev[i])
+        return CKKS_ERR_INVALID_ARGUMENT;
+      for (size_t g = 0; g < sessions[i]->n_groups; g++)
+        if (!h_dev[i][g])
+          return CKKS_ERR_INVALID_ARGUMENT;
+      for (size_t j = 0; j < i; j++)
+        if (sessions[j] == sessions[i])
+          return CKKS_ERR_INVALID_ARGUMENT;
+    }
+#if TS_HAVE_CUDA
+  uint8_t seeds[MAX_BATCH * 32];
+  CkksCudaHelora *devs[MAX_BATCH];
+  for (size_t i = 0; i < n; i++)
+    devs[i] = sessions[i]->dev;
+  if (RAND_priv_bytes (seeds, (int) (32 * n)) != 1)
+    return CKKS_ERR_RANDOM;
+  CkksStatus st = ckks_cuda_helora_run_device_batch (devs, n, h_dev, rows, seeds, stream);
+  OPENSSL_cleanse (seeds, sizeof seeds);
+  return st;
+#else
+  (void) stream;
+  return CKKS_ERR_UNSUPPORTED;
+#endif
+}
+
+CkksStatus
+ckks_gpu_helora_sessions_check_device_run (CkksGpuHeloraSession *const *sessions, size_t n,
+                                           const float *const *const *h,
+                                           float *const *const *u)
+{
+  if (!sessions || !h || !u || n == 0 || n > MAX_BATCH)
+    return CKKS_ERR_INVALID_ARGUMENT;
+#if TS_HAVE_CUDA
+  CkksCudaHelora *devs[MAX_BATCH];
+  for (size_t i = 0; i < n; i++)
+    devs[i] = sessions[i]->dev;
+  return ckks_cuda_helora_check_device_batch (devs, n, h, u);
+#else
+  return CKKS_ERR_UNSUPPORTED;
+#endif
+}
+
+CkksStatus
+ckks_gpu_helora_session_copy_u (CkksGpuHeloraSession *s, size_t plan, size_t first_row,
+                                size_t n_rows, float *u_dev, void *stream)
+{
+  if (!s || plan >= s->n_plans || !u_dev)
+    return CKKS_ERR_INVALID_ARGUMENT;
+#if TS_HAVE_CUDA
+  return ckks_cuda_helora_copy_u (s->dev, (uint32_t) plan, first_row, n_rows, u_dev, stream);
+#else
+  (void) first_row;
+  (void) n_rows;
+  (void) stream;
+  return CKKS_ERR_UNSUPPORTED;
+#endif
+}
+
+CkksStatus
+ckks_gpu_helora_session_device_timings (CkksGpuHeloraSession *s, CkksGpuHeloraTimings *timings)
+{
+  if (!s || !timings)
+    return CKKS_ERR_INVALID_ARGUMENT;
+#if TS_HAVE_CUDA
+  double us[CKKS_CUDA_N_STAGES];
+  ckks_cuda_helora_device_timings (s->dev, us);
+  stages_to_timings (us, timings);
+  return CKKS_OK;
+#else
+  return CKKS_ERR_UNSUPPORTED;
+#endif
+}
+
+CkksStatus
+ckks_gpu_helora_session_check_device_run (CkksGpuHeloraSession *s, const float *const *h,
+                                          size_t n_h, size_t rows, float *const *u, size_t n_u)
+{
+  if (!s || !h || !u || n_h != s->n_groups || n_u != s->n_plans || rows == 0)
+    return CKKS_ERR_INVALID_ARGUMENT;
+#if TS_HAVE_CUDA
+  return ckks_cuda_helora_check_device_run (s->dev, h, rows, u);
+#else
   return CKKS_ERR_UNSUPPORTED;
 #endif
 }

@@ -92,6 +92,62 @@ CkksStatus ckks_gpu_helora_session_run (CkksGpuHeloraSession *session, const flo
                                         size_t n_h, double *const *u, size_t n_u,
                                         CkksGpuHeloraTimings *timings);
 
+/* ---- h and u in device memory (the engine's GPU backend) ----
+ *
+ * For a caller whose h already is in device memory (an LLM running on the
+ * same GPU): nothing of h crosses to the host, and the host does not wait.
+ * Per token and row: ckks_gpu_helora_session_run_device reads h on the
+ * session's stream after everything the caller enqueued on its stream so
+ * far (a CUDA event), computes max|h| and 1/max|h| on the device (a
+ * reduction kernel; they stay in device memory and are never sent), runs
+ * the token and writes every plan's u as f32 into row @row of the
+ * session's u rows, then makes the caller's stream wait for it;
+ * ckks_gpu_helora_session_copy_u enqueues on the caller's stream the copy
+ * of a plan's rows into the caller's device buffer. u is f32 because the
+ * caller computes with it in f32 (B u on the GPU) and the host variant's
+ * users round it to float too: decrypting yields doubles, rounded once.
+ * The seed is drawn from the CSPRNG per call and handed to the device in a
+ * launch's parameters (no pinned copy lingers on the host).
+ *
+ * A non-finite h cannot be refused before the device has read it: it gives
+ * u = NaN (as a plain A h would) instead of CKKS_ERR_INVALID_ARGUMENT.
+ * @stream is a cudaStream_t (NULL: the legacy default stream); use the same
+ * stream for a run and the copies of its rows. Not usable in a CUDA graph
+ * capture (the seed must be fresh per token). */
+
+/* Room for @rows rows of u per plan (grows only; a growth synchronises the
+ * session's stream and allocates: reserve the largest batch up front). */
+CkksStatus ckks_gpu_helora_session_reserve_rows (CkksGpuHeloraSession *session, size_t rows);
+/* One token: @h_dev[g] (device pointer, d_g floats) for each of the @n_h
+ * groups; every plan's u into row @row (< the reserved rows). Returns
+ * without waiting for the GPU; a device failure may surface at a later
+ * call (CKKS_ERR_DEVICE). */
+CkksStatus ckks_gpu_helora_session_run_device (CkksGpuHeloraSession *session,
+                                               const float *const *h_dev, size_t n_h,
+                                               size_t row, void *stream);
+/* Several sessions' tokens in one launch sequence on @stream (e.g. the
+ * sessions of several chats on one GPU): one CUDA event on @stream that
+ * every session waits for, each session's token on its own stream (they
+ * overlap on the GPU), @stream waiting for all. @h_dev[i] holds session
+ * i's groups' device pointers, @rows[i] its row. Each session draws its own
+ * seed. The sessions must be distinct; each is then used as after
+ * ckks_gpu_helora_session_run_device. */
+CkksStatus ckks_gpu_helora_sessions_run_device (CkksGpuHeloraSession *const *sessions,
+                                                size_t n_sessions,
+                                                const float *const *const *h_dev,
+                                                const size_t *rows, void *stream);
+/* Enqueues on @stream the copy of rows [@first_row, @first_row + @n_rows)
+ * of plan @plan's u (r_p floats a row) into @u_dev (device memory). */
+CkksStatus ckks_gpu_helora_session_copy_u (CkksGpuHeloraSession *session, size_t plan,
+                                           size_t first_row, size_t n_rows, float *u_dev,
+                                           void *stream);
+/* The stages of the last ckks_gpu_helora_session_run_device from its CUDA
+ * events, once the GPU finished it (-1 for stages not finished yet): h2d_us
+ * is the on-device staging of h (copy + max|h|), d2h_us the rounding of u to
+ * f32. CKKS_ERR_UNSUPPORTED without CUDA. */
+CkksStatus ckks_gpu_helora_session_device_timings (CkksGpuHeloraSession *session,
+                                                   CkksGpuHeloraTimings *timings);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,45 +1,16 @@
-/* ckks-gpu.c: the one probe for the GPU backend, cached for the process.
+/* ckks-gpu.c: the CKKS engine's view of the process-wide GPU probe.
  * SPDX-License-Identifier: GPL-3.0-or-later */
-#include <pthread.h>
-#include <stdio.h>
-
 #include "ckks-gpu.h"
-#include "ts-config.h"
-
-#if TS_HAVE_CUDA
-#include "ckks-cuda.h"
-#endif
-
-static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
-static bool probe_ok;
-static char probe_why[160];
-
-static void
-probe (void)
-{
-#if TS_HAVE_CUDA
-  int count = 0;
-  char reason[120] = "";
-  probe_ok = ckks_cuda_probe (&count, reason, sizeof reason);
-  if (!probe_ok)
-    snprintf (probe_why, sizeof probe_why, "no usable NVIDIA GPU (%s)", reason);
-#else
-  probe_ok = false;
-  snprintf (probe_why, sizeof probe_why, "this build has no CUDA kernels");
-#endif
-}
+#include "ts-cuda-runtime.h"
 
 bool
 ckks_gpu_available (char *why, size_t why_len)
 {
-  pthread_once (&probe_once, probe);
-  if (!probe_ok && why != NULL && why_len > 0)
-    snprintf (why, why_len, "%s", probe_why);
-  return probe_ok;
+  return ts_cuda_runtime_available (why, why_len);
 }
 
 bool
 ckks_gpu_built (void)
 {
-  return TS_HAVE_CUDA;
+  return ts_cuda_runtime_built ();
 }

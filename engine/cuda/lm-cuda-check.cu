@@ -342,3 +342,33 @@ lm_cuda_matmul_host (LmTensorType type, const void *w, uint32_t n_in, uint32_t n
     return LM_OK;
   });
 }
+
+extern "C" LmStatus
+lm_cuda_matmul_host_ex (LmCudaActMode mode, LmTensorType type, const void *w, uint32_t n_in,
+                        uint32_t n_out, const float *x, const int32_t *x_rows,
+                        const int32_t *y_rows, uint32_t n, float *y)
+{
+  size_t row_bytes;
+  bool vector;
+  LmStatus st = host_product_checks (type, w, 0, n_in, &row_bytes, &vector);
+  if (st != LM_OK)
+    return st;
+  if (mode != LM_CUDA_ACT_F32 && mode != LM_CUDA_ACT_Q8)
+    return LM_ERR_INVALID_ARGUMENT;
+  bool q8 = false;
+  lmc_with_decoder (type, vector, [&] (auto dec) {
+    q8 = decltype (dec)::Q8 && mode == LM_CUDA_ACT_Q8;
+    return LM_OK;
+  });
+  if (!q8)
+    return lm_cuda_matmul_host (type, w, n_in, n_out, x, x_rows, y_rows, n, y);
+  /* a block of the prefill kernel is a row block of the decode kernel on
+   * one token's row (matvec_row_block): the same staging and lane sums */
+  for (uint32_t t = 0; t < n && st == LM_OK; t++)
+    {
+      size_t xr = x_rows ? (size_t) x_rows[t] : t, yr = y_rows ? (size_t) y_rows[t] : t;
+      st = lm_cuda_matvec_host (LM_CUDA_ACT_Q8, type, w, 0, nullptr, 1, n_in, n_out,
+                                x + xr * n_in, 0, y + yr * n_out, false);
+    }
+  return st;
+}

@@ -42,6 +42,16 @@ LmStatus lm_cuda_matmul_host (LmTensorType type, const void *w, uint32_t n_in, u
                               const float *x, const int32_t *x_rows, const int32_t *y_rows,
                               uint32_t n, float *y);
 
+/* The float sequence of lm_cuda_matmul_ex / lm_cuda_matmul_rows_ex (w
+ * already at the expert's matrix) on host memory: with LM_CUDA_ACT_Q8 and
+ * Q8_0 / K-quant weights, each token's row block by row block as the
+ * 8-bit prefill kernel runs it (its activations quantised by the CPU's own
+ * functions, as in lm_cuda_matvec_host); otherwise lm_cuda_matmul_host. */
+LmStatus lm_cuda_matmul_host_ex (LmCudaActMode mode, LmTensorType type, const void *w,
+                                 uint32_t n_in, uint32_t n_out, const float *x,
+                                 const int32_t *x_rows, const int32_t *y_rows, uint32_t n,
+                                 float *y);
+
 #ifdef __cplusplus
 }
 #endif

@@ -86,38 +86,20 @@ quantize_q8_0_group (const float *x, uint8_t *xq, float *dx, uint32_t lane)
     *dx = lmc_fp16_to_fp32 (lmc_fp32_to_fp16 (amax / 127.0f));
 }
 
-/* grid (row blocks, slots): slot j reads the matrix w + sel[j] * mat_stride
- * (sel NULL: w), x + j * x_stride, writes y + j * n_out. Q8: the integer
- * path (lm-cuda-schedule.cuh), else f32 activations. */
+/* Row block @row_block of one product y = W x (W at wm, rows of row_bytes):
+ * the block stages x in shared memory (Q8: as 8-bit groups and their
+ * scales, lm-cuda-schedule.cuh; else f32), then warp w computes its
+ * LMC_MV_ROWS rows. Every thread of the block must call it. */
 template <class Dec, bool Q8>
-__global__ void __launch_bounds__ (LMC_MV_MAX_WARPS * LMC_WARP)
-matvec_kernel (const uint8_t *w, size_t mat_stride, const int32_t *sel, size_t row_bytes,
-               uint32_t n_in, uint32_t n_out, const float *x, size_t x_stride, float *y,
-               int accumulate)
+__device__ void
+matvec_row_block (const uint8_t *wm, size_t row_bytes, uint32_t n_in, uint32_t n_out,
+                  const float *xs, float *ys, int accumulate, uint32_t row_block)
 {
   extern __shared__ float4 smem_x4[];
-  const uint32_t slot = blockIdx.y;
   const uint32_t warp = threadIdx.x / LMC_WARP, lane = threadIdx.x % LMC_WARP;
   const uint32_t n_warps = blockDim.x / LMC_WARP;
-  const uint32_t row0 = (blockIdx.x * n_warps + warp) * LMC_MV_ROWS;
-  float *ys = y + (size_t) slot * n_out;
+  const uint32_t row0 = (row_block * n_warps + warp) * LMC_MV_ROWS;
 
-  const uint8_t *wm = w;
-  if (sel != nullptr)
-    {
-      int32_t e = sel[slot];
-      if (e < 0)
-        {
-          /* no expert in this slot: block-uniform, before any barrier */
-          for (uint32_t r = 0; r < LMC_MV_ROWS; r++)
-            if (lane == 0 && row0 + r < n_out)
-              ys[row0 + r] = 0.0f;
-          return;
-        }
-      wm = w + (size_t) e * mat_stride;
-    }
-
-  const float *xs = x + (size_t) slot * x_stride;
   uint8_t *xq = reinterpret_cast<uint8_t *> (smem_x4);
   float *sx = reinterpret_cast<float *> (smem_x4);
   float *dx = reinterpret_cast<float *> (xq + ((size_t) n_in + 15) / 16 * 16);
@@ -153,6 +135,59 @@ matvec_kernel (const uint8_t *w, size_t mat_stride, const int32_t *sel, size_t r
   if (lane == 0)
     for (int r = 0; r < rows; r++)
       ys[row0 + r] = accumulate ? ys[row0 + r] + acc[r] : acc[r];
+}
+
+/* grid (row blocks, slots): slot j reads the matrix w + sel[j] * mat_stride
+ * (sel NULL: w), x + j * x_stride, writes y + j * n_out. Q8: the integer
+ * path (lm-cuda-schedule.cuh), else f32 activations. */
+template <class Dec, bool Q8>
+__global__ void __launch_bounds__ (LMC_MV_MAX_WARPS * LMC_WARP)
+matvec_kernel (const uint8_t *w, size_t mat_stride, const int32_t *sel, size_t row_bytes,
+               uint32_t n_in, uint32_t n_out, const float *x, size_t x_stride, float *y,
+               int accumulate)
+{
+  const uint32_t slot = blockIdx.y;
+  const uint32_t warp = threadIdx.x / LMC_WARP, lane = threadIdx.x % LMC_WARP;
+  const uint32_t n_warps = blockDim.x / LMC_WARP;
+  const uint32_t row0 = (blockIdx.x * n_warps + warp) * LMC_MV_ROWS;
+  float *ys = y + (size_t) slot * n_out;
+
+  const uint8_t *wm = w;
+  if (sel != nullptr)
+    {
+      int32_t e = sel[slot];
+      if (e < 0)
+        {
+          /* no expert in this slot: block-uniform, before any barrier */
+          for (uint32_t r = 0; r < LMC_MV_ROWS; r++)
+            if (lane == 0 && row0 + r < n_out)
+              ys[row0 + r] = 0.0f;
+          return;
+        }
+      wm = w + (size_t) e * mat_stride;
+    }
+  matvec_row_block<Dec, Q8> (wm, row_bytes, n_in, n_out, x + (size_t) slot * x_stride, ys,
+                             accumulate, blockIdx.x);
+}
+
+/* Prefill with 8-bit activations, grid (tokens, row blocks): token t reads
+ * x row x_rows[t] (NULL: t) and writes y row y_rows[t] (NULL: t); each
+ * block is one row block of the decode product of that row. Consecutive
+ * blocks are the tokens of one row block, so they share its weight rows in
+ * the caches. */
+template <class Dec>
+__global__ void __launch_bounds__ (LMC_MV_MAX_WARPS * LMC_WARP)
+matmul_q8_kernel (const uint8_t *w, size_t row_bytes, uint32_t n_in, uint32_t n_out,
+                  const float *x, const int32_t *x_rows, const int32_t *y_rows, uint32_t n,
+                  float *y)
+{
+  const uint32_t tok = blockIdx.x;
+  if (tok >= n)
+    return;   /* block-uniform, before any barrier */
+  size_t xr = x_rows != nullptr ? (size_t) x_rows[tok] : tok;
+  size_t yr = y_rows != nullptr ? (size_t) y_rows[tok] : tok;
+  matvec_row_block<Dec, true> (w, row_bytes, n_in, n_out, x + xr * n_in, y + yr * n_out, 0,
+                               blockIdx.y);
 }
 
 /* The most dynamic shared memory a block of this device may have, after
@@ -251,6 +286,29 @@ launch_matvec (cudaStream_t stream, LmCudaActMode mode, LmTensorType type, const
   });
 }
 
+/* The 8-bit prefill (Dec::Q8 types): the decode kernel's row blocks, one
+ * block per (token, row block). */
+template <class Dec>
+static LmStatus
+launch_matmul_q8 (cudaStream_t stream, const void *w, size_t row_bytes, uint32_t n_in,
+                  uint32_t n_out, const float *x, const int32_t *x_rows, const int32_t *y_rows,
+                  uint32_t n, float *y)
+{
+  size_t smem = lmc_q8_smem_bytes (n_in, Dec::QG);
+  uint32_t warps = n_out >= LMC_MV_TALL ? LMC_MV_MAX_WARPS : LMC_MV_MAX_WARPS / 2;
+  uint32_t rows_per_block = warps * LMC_MV_ROWS;
+  dim3 grid (n, (n_out + rows_per_block - 1) / rows_per_block);
+  if (grid.y > 65535)
+    return LM_ERR_SHAPE;
+  static std::once_flag once;
+  static size_t limit;
+  if (smem > MV_SMEM_DEFAULT && smem > opt_in_smem (matmul_q8_kernel<Dec>, &once, &limit))
+    return LM_ERR_SHAPE;   /* n_in too long for one block's shared memory */
+  matmul_q8_kernel<Dec><<<grid, warps * LMC_WARP, smem, stream>>> (
+    (const uint8_t *) w, row_bytes, n_in, n_out, x, x_rows, y_rows, n, y);
+  return launch_status ();
+}
+
 /* ---- prefill ---- */
 
 /* grid (row tiles, token tiles); the phases of lm-cuda-schedule.cuh.
@@ -283,19 +341,37 @@ matmul_kernel (LmcMatmulArgs args)
 }
 
 static LmStatus
-launch_matmul (cudaStream_t stream, LmTensorType type, const void *w, size_t mat_stride,
-               uint32_t n_in, uint32_t n_out, const float *x, const int32_t *x_rows,
-               const int32_t *y_rows, uint32_t n, float *y)
+launch_matmul (cudaStream_t stream, LmCudaActMode mode, LmTensorType type, const void *w,
+               size_t mat_stride, uint32_t n_in, uint32_t n_out, const float *x,
+               const int32_t *x_rows, const int32_t *y_rows, uint32_t n, float *y)
 {
   size_t row_bytes;
   bool vector;
   LmStatus st = check_product (type, w, mat_stride, n_in, &row_bytes, &vector);
   if (st != LM_OK)
     return st;
+  if (mode != LM_CUDA_ACT_F32 && mode != LM_CUDA_ACT_Q8)
+    return LM_ERR_INVALID_ARGUMENT;
   if (n_out == 0 || n == 0)
     return LM_OK;
   if (x == nullptr || y == nullptr)
     return LM_ERR_INVALID_ARGUMENT;
+  if (mode == LM_CUDA_ACT_Q8)
+    {
+      bool q8 = false;
+      st = lmc_with_decoder (type, vector, [&] (auto dec) {
+        using Dec = decltype (dec);
+        if constexpr (Dec::Q8)
+          {
+            q8 = true;
+            return launch_matmul_q8<Dec> (stream, w, row_bytes, n_in, n_out, x, x_rows, y_rows,
+                                          n, y);
+          }
+        return LM_OK;
+      });
+      if (q8)
+        return st;
+    }
   dim3 grid ((n_out + LMC_MM_ROWS - 1) / LMC_MM_ROWS, (n + LMC_MM_TOKENS - 1) / LMC_MM_TOKENS);
   if (grid.y > 65535)
     return LM_ERR_SHAPE;
@@ -368,11 +444,31 @@ lm_cuda_matvec_experts (LmCudaStream stream, LmTensorType type, const void *w,
 }
 
 extern "C" LmStatus
+lm_cuda_matmul_ex (LmCudaStream stream, LmCudaActMode mode, LmTensorType type, const void *w,
+                   uint32_t n_in, uint32_t n_out, const float *x, uint32_t n, float *y)
+{
+  return launch_matmul ((cudaStream_t) stream, mode, type, w, 0, n_in, n_out, x, nullptr,
+                        nullptr, n, y);
+}
+
+extern "C" LmStatus
 lm_cuda_matmul (LmCudaStream stream, LmTensorType type, const void *w, uint32_t n_in,
                 uint32_t n_out, const float *x, uint32_t n, float *y)
 {
-  return launch_matmul ((cudaStream_t) stream, type, w, 0, n_in, n_out, x, nullptr, nullptr, n,
-                        y);
+  return lm_cuda_matmul_ex (stream, LM_CUDA_ACT_F32, type, w, n_in, n_out, x, n, y);
+}
+
+extern "C" LmStatus
+lm_cuda_matmul_rows_ex (LmCudaStream stream, LmCudaActMode mode, LmTensorType type,
+                        const void *w, size_t mat_stride, uint32_t expert, uint32_t n_in,
+                        uint32_t n_out, const float *x, const int32_t *x_rows,
+                        const int32_t *y_rows, uint32_t n_rows, float *y)
+{
+  if (n_rows > 0 && (x_rows == nullptr || y_rows == nullptr))
+    return LM_ERR_INVALID_ARGUMENT;
+  const uint8_t *wm = w ? (const uint8_t *) w + (size_t) expert * mat_stride : nullptr;
+  return launch_matmul ((cudaStream_t) stream, mode, type, wm, mat_stride, n_in, n_out, x,
+                        x_rows, y_rows, n_rows, y);
 }
 
 extern "C" LmStatus
@@ -380,9 +476,6 @@ lm_cuda_matmul_rows (LmCudaStream stream, LmTensorType type, const void *w, size
                      uint32_t expert, uint32_t n_in, uint32_t n_out, const float *x,
                      const int32_t *x_rows, const int32_t *y_rows, uint32_t n_rows, float *y)
 {
-  if (n_rows > 0 && (x_rows == nullptr || y_rows == nullptr))
-    return LM_ERR_INVALID_ARGUMENT;
-  const uint8_t *wm = w ? (const uint8_t *) w + (size_t) expert * mat_stride : nullptr;
-  return launch_matmul ((cudaStream_t) stream, type, wm, mat_stride, n_in, n_out, x, x_rows,
-                        y_rows, n_rows, y);
+  return lm_cuda_matmul_rows_ex (stream, LM_CUDA_ACT_F32, type, w, mat_stride, expert, n_in,
+                                 n_out, x, x_rows, y_rows, n_rows, y);
 }

@@ -28,8 +28,9 @@
  * Arithmetic: weights are decoded exactly as lm_dequantize_row and
  * multiplied with the f32 activations (fmaf) in a fixed order, so results
  * are deterministic and match the CPU's LM_ACT_F32 mode within float
- * rounding (not the CPU's default 8-bit activation mode). lm-cuda-check.h
- * reproduces every product on the host bit for bit.
+ * rounding; the _ex calls with LM_CUDA_ACT_Q8 match the CPU's default 8-bit
+ * activation mode (LM_ACT_NATIVE) instead. lm-cuda-check.h reproduces every
+ * product on the host bit for bit.
  */
 #pragma once
 
@@ -81,6 +82,24 @@ LmStatus lm_cuda_matvec_experts_ex (LmCudaStream stream, LmCudaActMode mode, LmT
 LmStatus lm_cuda_matmul (LmCudaStream stream, LmTensorType type, const void *w,
                          uint32_t n_in, uint32_t n_out, const float *x, uint32_t n,
                          float *y);
+
+/* lm_cuda_matmul and lm_cuda_matmul_rows with an explicit activation mode.
+ * LM_CUDA_ACT_Q8 with Q8_0 / Q4_K / Q5_K / Q6_K weights: each token's row
+ * is rounded to 8-bit blocks as the CPU's LM_ACT_NATIVE mode does (once per
+ * block of output rows, in shared memory) and multiplied with integer dot
+ * products, per token exactly the float sequence of lm_cuda_matvec_ex
+ * (LM_CUDA_ACT_Q8) on that row. Otherwise (LM_CUDA_ACT_F32, or F32 / F16 /
+ * BF16 weights, which the CPU multiplies with f32 activations in either
+ * mode) the same as lm_cuda_matmul / lm_cuda_matmul_rows. The 8-bit path
+ * has the decode products' n_in limit (LM_ERR_SHAPE beyond it). */
+LmStatus lm_cuda_matmul_ex (LmCudaStream stream, LmCudaActMode mode, LmTensorType type,
+                            const void *w, uint32_t n_in, uint32_t n_out, const float *x,
+                            uint32_t n, float *y);
+LmStatus lm_cuda_matmul_rows_ex (LmCudaStream stream, LmCudaActMode mode, LmTensorType type,
+                                 const void *w, size_t mat_stride, uint32_t expert,
+                                 uint32_t n_in, uint32_t n_out, const float *x,
+                                 const int32_t *x_rows, const int32_t *y_rows, uint32_t n_rows,
+                                 float *y);
 
 /* Routed experts, decode: for slot j < k, with e = sel[j] (device memory)
  * the matrix at w + e * mat_stride bytes,

@@ -17,7 +17,13 @@
  * each thread 4 rows x 4 tokens; for each tile of MM_K input values it
  * decodes the weight tile once into shared memory (k-major, zeros past n_in
  * or n_out) and stages the tokens' x (token-major); every output then
- * accumulates fmaf over the tile's values in order, tiles in order, from 0. */
+ * accumulates fmaf over the tile's values in order, tiles in order, from 0.
+ *
+ * Prefill with 8-bit activations (lm_cuda_matmul_ex, LM_CUDA_ACT_Q8): one
+ * block per (token, row block of the decode kernel), running the decode
+ * kernel's row block on that token's row: the row quantised in shared
+ * memory, then lmc_lane_dot_q8 and the butterfly, so each token gets
+ * exactly the decode product's float sequence. */
 #pragma once
 
 #include <math.h>

@@ -109,6 +109,25 @@ ckks_cuda_check_crt2 (const uint64_t *a0, const uint64_t *a1, uint64_t q0, uint6
     out[i] = hd_crt2 (a0[i], a1[i], q0, q1, inv, inv_shoup, half_t, half_a);
 }
 
+/* stage_h_kernel's reduction in its order: per thread a strided running
+ * max, then the shared-memory tree. */
+void
+ckks_cuda_check_abs_max (const float *h, size_t d, double *inv, double *factor)
+{
+  double part[CKKS_CUDA_ABS_MAX_THREADS];
+  for (size_t t = 0; t < CKKS_CUDA_ABS_MAX_THREADS; t++)
+    {
+      double m = 0;
+      for (size_t i = t; i < d; i += CKKS_CUDA_ABS_MAX_THREADS)
+        m = hd_abs_max_step (m, h[i]);
+      part[t] = m;
+    }
+  for (size_t s = CKKS_CUDA_ABS_MAX_THREADS / 2; s > 0; s >>= 1)
+    for (size_t t = 0; t < s; t++)
+      part[t] = hd_abs_max_combine (part[t], part[t + s]);
+  hd_abs_max_finish (part[0], inv, factor);
+}
+
 /* ---- the whole token on the host ---- */
 
 /* One input group: encode, message limbs, NTT, uniform a, c0 += a (-s), as

@@ -314,3 +314,41 @@ hd_crt2 (uint64_t a0, uint64_t a1, uint64_t q0, uint64_t q1, uint64_t inv, uint6
     st -= (int64_t) q1;
   return hd_dadd (hd_dmul ((double) st, (double) q0), (double) a0);
 }
+
+/* ---- max|h| on the device (the device-pointer run) ---- */
+
+/* Threads of the block that reduces one group's h. */
+#define CKKS_CUDA_ABS_MAX_THREADS 256
+
+/* One value into a running max|h|: a non-finite value makes it +inf, which
+ * no finite value exceeds, so "some value was not finite" survives every
+ * later step and the tree. */
+HD double
+hd_abs_max_step (double m, float v)
+{
+  double a = isfinite (v) ? fabs ((double) v) : INFINITY;
+  return a > m ? a : m;
+}
+
+HD double
+hd_abs_max_combine (double a, double b)
+{
+  return a > b ? a : b;
+}
+
+/* From the reduced max|h| to the encoder's 1/max|h| and the decoder's
+ * factor, as ckks-gpu-helora.c's h_max: h = 0 scales by 1. A non-finite h
+ * encodes zeros (inv 0) and decodes to NaN (factor NaN): u comes out NaN,
+ * as a plain A h would. */
+HD void
+hd_abs_max_finish (double m, double *inv, double *factor)
+{
+  if (isinf (m))
+    {
+      *inv = 0;
+      *factor = NAN;
+      return;
+    }
+  *factor = m > 0 ? m : 1;
+  *inv = 1.0 / *factor;
+}

@@ -75,6 +75,14 @@ struct CkksCudaHelora {
   uint32_t n_groups;
   DevModule *modules;
   uint32_t n_modules;
+  /* The device-pointer run: its own stage events, the caller's stream's
+   * position and the end of the token, and the f32 u rows it writes (plan
+   * i at u_offset_i * rows_cap, r_i floats a row). */
+  cudaEvent_t dev_ev[CKKS_CUDA_N_STAGES + 1];
+  int n_dev_events;
+  cudaEvent_t caller_ev, done_ev;
+  float *u_rows;
+  size_t rows_cap;
 };
 
 static void
@@ -254,6 +262,61 @@ decrypt_kernel (const unsigned char *in, uint32_t group, const uint64_t *out, ui
         acc = hd_dadd (acc, hd_dmul (m[kappa], trace_re[(size_t) t * g2 + kappa]));
       u[row] = hd_dmul (acc, factor);
     }
+}
+
+/* The seed, by value in the launch's parameters, into the input block. */
+typedef struct {
+  uint32_t w[SEED_BYTES / 4];
+} SeedWords;
+
+__global__ void
+seed_kernel (SeedWords seed, unsigned char *in)
+{
+  uint32_t t = threadIdx.x;
+  if (t < SEED_BYTES / 4)
+    ((uint32_t *) in)[t] = seed.w[t];
+}
+
+/* One group's h from the caller's device memory: copied into the input
+ * block, max|h| reduced (hd_abs_max_*, checked on the host by
+ * ckks_cuda_check_abs_max) into 1/max|h| and max|h| where the encoder and
+ * the decoder read them. One block of CKKS_CUDA_ABS_MAX_THREADS threads. */
+__global__ void __launch_bounds__ (CKKS_CUDA_ABS_MAX_THREADS)
+stage_h_kernel (const float *h, uint32_t d, unsigned char *in, size_t h_offset, uint32_t group)
+{
+  __shared__ double part[CKKS_CUDA_ABS_MAX_THREADS];
+  uint32_t t = threadIdx.x;
+  float *dst = (float *) (in + h_offset);
+  double m = 0;
+  for (uint32_t i = t; i < d; i += CKKS_CUDA_ABS_MAX_THREADS)
+    {
+      float v = h[i];
+      /* a non-finite value encodes as 0 (u is NaN through the factor) */
+      dst[i] = isfinite (v) ? v : 0.0f;
+      m = hd_abs_max_step (m, v);
+    }
+  part[t] = m;
+  __syncthreads ();
+  for (uint32_t s = CKKS_CUDA_ABS_MAX_THREADS / 2; s > 0; s >>= 1)
+    {
+      if (t < s)
+        part[t] = hd_abs_max_combine (part[t], part[t + s]);
+      __syncthreads ();
+    }
+  if (t == 0)
+    {
+      double *factors = (double *) (in + SEED_BYTES);
+      hd_abs_max_finish (part[0], &factors[2 * group], &factors[2 * group + 1]);
+    }
+}
+
+/* u (double, as decrypted) to the f32 rows the caller reads. */
+__global__ void __launch_bounds__ (THREADS)
+u_to_float_kernel (const double *u, uint32_t r, float *out)
+{
+  uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < r)
+    out[t] = (float) u[t];
 }
 
 } /* namespace */
@@ -563,6 +626,12 @@ ckks_cuda_helora_new (const CkksCudaHeloraSpec *spec, CkksCudaHelora **out, char
   cudaError_t err = cudaStreamCreateWithFlags (&dev->stream, cudaStreamNonBlocking);
   for (int e = 0; err == cudaSuccess && e <= CKKS_CUDA_N_STAGES; e++, dev->n_events++)
     err = cudaEventCreate (&dev->ev[e]);
+  for (int e = 0; err == cudaSuccess && e <= CKKS_CUDA_N_STAGES; e++, dev->n_dev_events++)
+    err = cudaEventCreate (&dev->dev_ev[e]);
+  if (err == cudaSuccess)
+    err = cudaEventCreateWithFlags (&dev->caller_ev, cudaEventDisableTiming);
+  if (err == cudaSuccess)
+    err = cudaEventCreateWithFlags (&dev->done_ev, cudaEventDisableTiming);
   if (err == cudaSuccess)
     {
       what = "cudaMalloc";
@@ -645,8 +714,20 @@ ckks_cuda_helora_free (CkksCudaHelora *dev)
       wipe_host (dev->host_u, dev->u_count * sizeof (double));
       cudaFreeHost (dev->host_u);
     }
+  if (dev->u_rows)
+    {
+      /* u = A h is as private as h */
+      cudaMemset (dev->u_rows, 0, dev->rows_cap * dev->u_count * sizeof (float));
+      cudaFree (dev->u_rows);
+    }
   for (int e = 0; e < dev->n_events; e++)
     cudaEventDestroy (dev->ev[e]);
+  for (int e = 0; e < dev->n_dev_events; e++)
+    cudaEventDestroy (dev->dev_ev[e]);
+  if (dev->caller_ev)
+    cudaEventDestroy (dev->caller_ev);
+  if (dev->done_ev)
+    cudaEventDestroy (dev->done_ev);
   if (dev->stream)
     cudaStreamDestroy (dev->stream);
   ckks_cuda_tables_free (dev->tables);
@@ -718,4 +799,303 @@ ckks_cuda_helora_read (CkksCudaHelora *dev, uint64_t *const *group_cts,
       return CKKS_ERR_DEVICE;
     }
   return CKKS_OK;
+}
+
+/* ---- the device-pointer run ---- */
+
+extern "C" CkksStatus
+ckks_cuda_helora_reserve_rows (CkksCudaHelora *dev, size_t rows)
+{
+  if (rows <= dev->rows_cap)
+    return CKKS_OK;
+  float *fresh = NULL;
+  size_t bytes = rows * dev->u_count * sizeof (float);
+  cudaError_t err = cudaStreamSynchronize (dev->stream);
+  if (err == cudaSuccess)
+    err = cudaMalloc ((void **) &fresh, bytes);
+  if (err == cudaSuccess)
+    err = cudaMemset (fresh, 0, bytes);
+  if (err != cudaSuccess)
+    {
+      cudaGetLastError ();
+      if (fresh)
+        cudaFree (fresh);
+      return CKKS_ERR_DEVICE;
+    }
+  if (dev->u_rows)
+    {
+      /* rows already written are the caller's; nothing else may read them
+       * now (the stream was idle), so only the wipe remains */
+      cudaMemset (dev->u_rows, 0, dev->rows_cap * dev->u_count * sizeof (float));
+      cudaFree (dev->u_rows);
+    }
+  dev->u_rows = fresh;
+  dev->rows_cap = rows;
+  return CKKS_OK;
+}
+
+static cudaError_t
+record_dev (CkksCudaHelora *dev, int stage)
+{
+  return cudaEventRecord (dev->dev_ev[stage], dev->stream);
+}
+
+/* Every group's h into the input block, with max|h| (on the session's
+ * stream, after the caller's work). */
+static cudaError_t
+launch_stage_h (CkksCudaHelora *dev, const float *const *h_dev, const uint8_t seed[32])
+{
+  SeedWords words;
+  memcpy (words.w, seed, SEED_BYTES);
+  seed_kernel<<<1, 32, 0, dev->stream>>> (words, dev->dev_in);
+  wipe_host (&words, sizeof words);
+  cudaError_t err = cudaGetLastError ();
+  for (uint32_t g = 0; err == cudaSuccess && g < dev->n_groups; g++)
+    {
+      stage_h_kernel<<<1, CKKS_CUDA_ABS_MAX_THREADS, 0, dev->stream>>> (
+        h_dev[g], dev->groups[g].g.d, dev->dev_in, dev->groups[g].h_offset, g);
+      err = cudaGetLastError ();
+    }
+  return err;
+}
+
+static cudaError_t
+launch_u_rows (CkksCudaHelora *dev, size_t row)
+{
+  cudaError_t err = cudaSuccess;
+  for (uint32_t i = 0; err == cudaSuccess && i < dev->n_modules; i++)
+    {
+      const DevModule *M = &dev->modules[i];
+      float *out = dev->u_rows + M->u_offset * dev->rows_cap + row * M->m.r;
+      u_to_float_kernel<<<blocks_for (M->m.r), THREADS, 0, dev->stream>>> (
+        dev->dev_u + M->u_offset, M->m.r, out);
+      err = cudaGetLastError ();
+    }
+  return err;
+}
+
+/* One token's launches on the session's stream (after it waits for
+ * whatever event the caller recorded), ending with done_ev. */
+static cudaError_t
+enqueue_device_token (CkksCudaHelora *dev, const float *const *h_dev, size_t row,
+                      const uint8_t seed[32])
+{
+  cudaError_t err = record_dev (dev, 0);
+  if (err == cudaSuccess)
+    err = launch_stage_h (dev, h_dev, seed);
+  if (err == cudaSuccess)
+    err = record_dev (dev, 1);
+  if (err == cudaSuccess)
+    err = launch_encrypt (dev);
+  if (err == cudaSuccess)
+    err = record_dev (dev, 2);
+  if (err == cudaSuccess)
+    err = launch_evaluate (dev);
+  if (err == cudaSuccess)
+    err = record_dev (dev, 3);
+  if (err == cudaSuccess)
+    err = launch_decrypt (dev);
+  if (err == cudaSuccess)
+    err = record_dev (dev, 4);
+  if (err == cudaSuccess)
+    err = launch_u_rows (dev, row);
+  if (err == cudaSuccess)
+    err = record_dev (dev, 5);
+  if (err == cudaSuccess)
+    err = cudaEventRecord (dev->done_ev, dev->stream);
+  return err;
+}
+
+extern "C" CkksStatus
+ckks_cuda_helora_run_device (CkksCudaHelora *dev, const float *const *h_dev, size_t row,
+                             const uint8_t seed[32], void *stream)
+{
+  return ckks_cuda_helora_run_device_batch (&dev, 1, &h_dev, &row, seed, stream);
+}
+
+extern "C" CkksStatus
+ckks_cuda_helora_run_device_batch (CkksCudaHelora *const *devs, size_t n,
+                                   const float *const *const *h_dev, const size_t *rows,
+                                   const uint8_t *seeds, void *stream)
+{
+  if (n == 0 || !devs || !h_dev || !rows || !seeds)
+    return CKKS_ERR_INVALID_ARGUMENT;
+  for (size_t i = 0; i < n; i++)
+    if (!devs[i] || !h_dev[i] || rows[i] >= devs[i]->rows_cap)
+      return CKKS_ERR_INVALID_ARGUMENT;
+  cudaStream_t caller = (cudaStream_t) stream;
+  /* one point on the caller's stream that every session starts after */
+  cudaError_t err = cudaEventRecord (devs[0]->caller_ev, caller);
+  for (size_t i = 0; err == cudaSuccess && i < n; i++)
+    err = cudaStreamWaitEvent (devs[i]->stream, devs[0]->caller_ev, 0);
+  for (size_t i = 0; err == cudaSuccess && i < n; i++)
+    err = enqueue_device_token (devs[i], h_dev[i], rows[i], seeds + 32 * i);
+  for (size_t i = 0; err == cudaSuccess && i < n; i++)
+    err = cudaStreamWaitEvent (caller, devs[i]->done_ev, 0);
+  if (err != cudaSuccess)
+    {
+      cudaGetLastError ();
+      return CKKS_ERR_DEVICE;
+    }
+  return CKKS_OK;
+}
+
+extern "C" CkksStatus
+ckks_cuda_helora_copy_u (CkksCudaHelora *dev, uint32_t plan, size_t first_row, size_t n_rows,
+                         float *dst, void *stream)
+{
+  if (plan >= dev->n_modules || first_row + n_rows > dev->rows_cap || !dst)
+    return CKKS_ERR_INVALID_ARGUMENT;
+  const DevModule *M = &dev->modules[plan];
+  const float *src = dev->u_rows + M->u_offset * dev->rows_cap + first_row * M->m.r;
+  cudaError_t err = cudaMemcpyAsync (dst, src, n_rows * M->m.r * sizeof (float),
+                                     cudaMemcpyDeviceToDevice, (cudaStream_t) stream);
+  if (err != cudaSuccess)
+    {
+      cudaGetLastError ();
+      return CKKS_ERR_DEVICE;
+    }
+  return CKKS_OK;
+}
+
+extern "C" void
+ckks_cuda_helora_device_timings (CkksCudaHelora *dev, double stage_us[CKKS_CUDA_N_STAGES])
+{
+  for (int s = 0; s < CKKS_CUDA_N_STAGES; s++)
+    {
+      float ms = 0;
+      if (cudaEventElapsedTime (&ms, dev->dev_ev[s], dev->dev_ev[s + 1]) == cudaSuccess)
+        stage_us[s] = ms * 1e3;
+      else
+        {
+          stage_us[s] = -1;
+          cudaGetLastError ();
+        }
+    }
+}
+
+/* ---- test support: the device-pointer run from host buffers ---- */
+
+extern "C" CkksStatus
+ckks_cuda_helora_check_device_run (CkksCudaHelora *dev, const float *const *h, size_t rows,
+                                   float *const *u)
+{
+  size_t h_floats = 0;
+  for (uint32_t g = 0; g < dev->n_groups; g++)
+    h_floats += dev->groups[g].g.d;
+  float *d_h = NULL, *d_u = NULL;
+  cudaStream_t stream = NULL;
+  cudaError_t err = cudaStreamCreateWithFlags (&stream, cudaStreamNonBlocking);
+  if (err == cudaSuccess)
+    err = cudaMalloc ((void **) &d_h, rows * h_floats * sizeof (float));
+  if (err == cudaSuccess)
+    err = cudaMalloc ((void **) &d_u, rows * dev->u_count * sizeof (float));
+  CkksStatus st = err == cudaSuccess ? ckks_cuda_helora_reserve_rows (dev, rows) : CKKS_ERR_DEVICE;
+  /* group g's rows at d_h + rows * (d_0 + .. + d_{g-1}), like the engine's */
+  const float **hp = (const float **) calloc (dev->n_groups, sizeof *hp);
+  size_t off = 0;
+  for (uint32_t g = 0; st == CKKS_OK && g < dev->n_groups; g++)
+    {
+      size_t d = dev->groups[g].g.d;
+      if (cudaMemcpyAsync (d_h + off, h[g], rows * d * sizeof (float), cudaMemcpyHostToDevice,
+                           stream) != cudaSuccess)
+        st = CKKS_ERR_DEVICE;
+      off += rows * d;
+    }
+  for (size_t row = 0; st == CKKS_OK && row < rows; row++)
+    {
+      off = 0;
+      for (uint32_t g = 0; g < dev->n_groups; g++)
+        {
+          hp[g] = d_h + off + row * dev->groups[g].g.d;
+          off += rows * dev->groups[g].g.d;
+        }
+      st = ckks_cuda_helora_run_device (dev, hp, row, (const uint8_t *) "0123456789abcdef0123456789abcdef",
+                                        stream);
+    }
+  off = 0;
+  for (uint32_t i = 0; st == CKKS_OK && i < dev->n_modules; i++)
+    {
+      st = ckks_cuda_helora_copy_u (dev, i, 0, rows, d_u + off, stream);
+      if (st == CKKS_OK && cudaMemcpyAsync (u[i], d_u + off, rows * dev->modules[i].m.r * sizeof (float),
+                                            cudaMemcpyDeviceToHost, stream) != cudaSuccess)
+        st = CKKS_ERR_DEVICE;
+      off += rows * dev->modules[i].m.r;
+    }
+  if (stream && cudaStreamSynchronize (stream) != cudaSuccess)
+    st = CKKS_ERR_DEVICE;
+  free (hp);
+  cudaFree (d_h);
+  cudaFree (d_u);
+  if (stream)
+    cudaStreamDestroy (stream);
+  cudaGetLastError ();
+  return st;
+}
+
+extern "C" CkksStatus
+ckks_cuda_helora_check_device_batch (CkksCudaHelora *const *devs, size_t n,
+                                     const float *const *const *h, float *const *const *u)
+{
+  size_t h_floats = 0, u_floats = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      for (uint32_t g = 0; g < devs[i]->n_groups; g++)
+        h_floats += devs[i]->groups[g].g.d;
+      u_floats += devs[i]->u_count;
+    }
+  float *d_h = NULL, *d_u = NULL;
+  cudaStream_t stream = NULL;
+  cudaError_t err = cudaStreamCreateWithFlags (&stream, cudaStreamNonBlocking);
+  if (err == cudaSuccess)
+    err = cudaMalloc ((void **) &d_h, h_floats * sizeof (float));
+  if (err == cudaSuccess)
+    err = cudaMalloc ((void **) &d_u, u_floats * sizeof (float));
+  CkksStatus st = err == cudaSuccess ? CKKS_OK : CKKS_ERR_DEVICE;
+  const float ***hp = (const float ***) calloc (n, sizeof *hp);
+  size_t *rows = (size_t *) calloc (n, sizeof *rows);
+  uint8_t *seeds = (uint8_t *) calloc (n, 32);
+  size_t off = 0;
+  for (size_t i = 0; st == CKKS_OK && i < n; i++)
+    {
+      st = ckks_cuda_helora_reserve_rows (devs[i], 1);
+      hp[i] = (const float **) calloc (devs[i]->n_groups, sizeof (float *));
+      for (uint32_t g = 0; st == CKKS_OK && g < devs[i]->n_groups; g++)
+        {
+          size_t d = devs[i]->groups[g].g.d;
+          hp[i][g] = d_h + off;
+          if (cudaMemcpyAsync (d_h + off, h[i][g], d * sizeof (float), cudaMemcpyHostToDevice,
+                               stream) != cudaSuccess)
+            st = CKKS_ERR_DEVICE;
+          off += d;
+        }
+      seeds[32 * i] = (uint8_t) (i + 1);
+    }
+  if (st == CKKS_OK)
+    st = ckks_cuda_helora_run_device_batch (devs, n, (const float *const *const *) hp, rows,
+                                            seeds, stream);
+  off = 0;
+  for (size_t i = 0; st == CKKS_OK && i < n; i++)
+    for (uint32_t m = 0; st == CKKS_OK && m < devs[i]->n_modules; m++)
+      {
+        uint32_t r = devs[i]->modules[m].m.r;
+        st = ckks_cuda_helora_copy_u (devs[i], m, 0, 1, d_u + off, stream);
+        if (st == CKKS_OK && cudaMemcpyAsync (u[i][m], d_u + off, r * sizeof (float),
+                                              cudaMemcpyDeviceToHost, stream) != cudaSuccess)
+          st = CKKS_ERR_DEVICE;
+        off += r;
+      }
+  if (stream && cudaStreamSynchronize (stream) != cudaSuccess)
+    st = CKKS_ERR_DEVICE;
+  for (size_t i = 0; i < n; i++)
+    free (hp[i]);
+  free (hp);
+  free (rows);
+  free (seeds);
+  cudaFree (d_h);
+  cudaFree (d_u);
+  if (stream)
+    cudaStreamDestroy (stream);
+  cudaGetLastError ();
+  return st;
 }

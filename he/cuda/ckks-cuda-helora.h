@@ -115,6 +115,55 @@ CkksStatus ckks_cuda_helora_run (CkksCudaHelora *dev, const float *const *h,
                                  const uint8_t seed[32], double *const *u,
                                  double stage_us[CKKS_CUDA_N_STAGES]);
 
+/* ---- the device-pointer run ---- */
+
+/* Room for @rows rows of every plan's u (f32) in device memory, the place
+ * ckks_cuda_helora_run_device writes to (grows only; synchronises the
+ * session's stream when it grows). */
+CkksStatus ckks_cuda_helora_reserve_rows (CkksCudaHelora *dev, size_t rows);
+/* One token with h in device memory: h_dev[g] (d_g floats) for each group,
+ * read on the session's stream after everything enqueued on @stream so far
+ * (an event; no host wait); max|h| and its inverse computed on the device;
+ * every plan's u written as f32 into row @row (< the reserved rows) of the
+ * session's u area; @stream then waits for it. @seed is passed by value in
+ * a launch's parameters: the caller may wipe it as soon as this returns.
+ * Returns without waiting for the device; a device error may show only at
+ * a later call. */
+CkksStatus ckks_cuda_helora_run_device (CkksCudaHelora *dev, const float *const *h_dev,
+                                        size_t row, const uint8_t seed[32], void *stream);
+/* Several sessions' tokens in one launch sequence: one event on @stream
+ * that every session's stream waits for, each session's token (h_dev[i]
+ * per group, row rows[i], seed seeds + 32 i) enqueued on its own stream so
+ * that they run concurrently, and @stream waiting for all of them. The
+ * sessions must be distinct and on the current device. */
+CkksStatus ckks_cuda_helora_run_device_batch (CkksCudaHelora *const *devs, size_t n,
+                                              const float *const *const *h_dev,
+                                              const size_t *rows, const uint8_t *seeds,
+                                              void *stream);
+/* Enqueues on @stream the copy of rows [first_row, first_row + n_rows) of
+ * plan @plan's u (f32) into @dst (device memory, r floats a row). */
+CkksStatus ckks_cuda_helora_copy_u (CkksCudaHelora *dev, uint32_t plan, size_t first_row,
+                                    size_t n_rows, float *dst, void *stream);
+/* The stage times of the last ckks_cuda_helora_run_device, once the device
+ * has finished it (-1 for a stage not finished or not readable). Stage H2D
+ * is the on-device staging of h (max|h|, the copy into the input block),
+ * D2H the conversion of u to f32. */
+void ckks_cuda_helora_device_timings (CkksCudaHelora *dev, double stage_us[CKKS_CUDA_N_STAGES]);
+
+/* Tests: @rows rows of every group's h (h[g]: rows x d_g floats, host)
+ * copied to device memory, ckks_cuda_helora_run_device per row on a stream
+ * of its own with a fixed seed, every plan's rows copied out with
+ * ckks_cuda_helora_copy_u into device memory and back into u[p] (rows x
+ * r_p floats, host); blocking. */
+CkksStatus ckks_cuda_helora_check_device_run (CkksCudaHelora *dev, const float *const *h,
+                                              size_t rows, float *const *u);
+
+/* Tests: one row per session through ckks_cuda_helora_run_device_batch
+ * from host buffers (h[i][g], u[i][p]); blocking. */
+CkksStatus ckks_cuda_helora_check_device_batch (CkksCudaHelora *const *devs, size_t n,
+                                                const float *const *const *h,
+                                                float *const *const *u);
+
 /* ---- host self-checks of the device arithmetic (ckks-cuda-helora-check.cu) ---- */
 
 /* The ChaCha20 block function. */
@@ -144,6 +193,10 @@ void ckks_cuda_check_message_limb (const int64_t *m, const int8_t *e, const Ckks
 void ckks_cuda_check_crt2 (const uint64_t *a0, const uint64_t *a1, uint64_t q0, uint64_t q1,
                            uint64_t inv, uint64_t inv_shoup, uint64_t half_t, uint64_t half_a,
                            double *out, size_t n);
+/* max|h| as the device reduces it (CKKS_CUDA_ABS_MAX_THREADS partial maxima,
+ * then a tree): @inv and @factor as the kernel leaves them in the input
+ * block (0 and NaN when some value is not finite, 1 and 1 for h = 0). */
+void ckks_cuda_check_abs_max (const float *h, size_t d, double *inv, double *factor);
 /* The whole token of ckks_cuda_helora_run on the host, from the same spec
  * and inputs, with the kernels' arithmetic in the kernels' order (slow; for
  * the tests). With @group_cts / @module_outs (NULL, or NULL entries: not

@@ -14,8 +14,9 @@
 
 typedef struct {
   char *model, *backend;
-  int threads, n_prompt, n_decode, runs, n_batch;
+  int threads, n_prompt, n_decode, runs, n_batch, gpu_layers;
   gboolean json;
+  LmBackend backend_id;
 } BenchOptions;
 
 static int
@@ -66,7 +67,8 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
   GOptionEntry entries[] = {
     { "model", 'm', 0, G_OPTION_ARG_FILENAME, &o->model, "GGUF model file", "FILE" },
     { "threads", 't', 0, G_OPTION_ARG_INT, &o->threads, "Worker threads (default: all cores)", "N" },
-    { "backend", 0, 0, G_OPTION_ARG_STRING, &o->backend, "cpu (default) or cuda", "NAME" },
+    { "backend", 0, 0, G_OPTION_ARG_STRING, &o->backend, "cpu (default), cuda or auto", "NAME" },
+    { "gpu-layers", 0, 0, G_OPTION_ARG_INT, &o->gpu_layers, "Layers on the GPU, from the first (default: all)", "N" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &o->json, "Print one JSON object", NULL },
     { "prompt-tokens", 0, 0, G_OPTION_ARG_INT, &o->n_prompt, "Prompt length (default 128)", "N" },
     { "decode-tokens", 0, 0, G_OPTION_ARG_INT, &o->n_decode, "Decode steps (default 64)", "N" },
@@ -83,21 +85,73 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
       return false;
     }
   if (o->model == NULL || *argc != 1 || o->threads < 0 || o->n_prompt < 1 || o->n_decode < 1 ||
-      o->runs < 1 || o->runs > 100 || o->n_batch < 1)
+      o->runs < 1 || o->runs > 100 || o->n_batch < 1 || o->gpu_layers < 0 ||
+      (o->backend != NULL && !lm_backend_from_name (o->backend, &o->backend_id)))
     {
-      fprintf (stderr, "Usage: " CMD " --model FILE [--threads N] [--backend cpu|cuda] [--json]\n");
+      fprintf (stderr, "Usage: " CMD " --model FILE [--threads N] [--backend cpu|cuda|auto "
+               "[--gpu-layers N]] [--json]\n");
       return false;
     }
   return true;
+}
+
+/* The CPU report, unchanged from before the GPU backend. */
+static void
+report_cpu (const BenchOptions *o, const LmModel *m, int threads, double p, double d)
+{
+  if (o->json)
+    printf ("{\"model\": \"%s\", \"threads\": %d, \"backend\": \"cpu\", \"prefill_tok_s\": %.2f, "
+            "\"decode_tok_s\": %.2f, \"peak_rss_mib\": %.1f}\n",
+            o->model, threads, p, d, peak_rss_mib ());
+  else
+    printf ("model %s\nthreads %d, backend cpu\nprefill %.2f tok/s (%d tokens)\n"
+            "decode %.2f tok/s (%d tokens), %.1f MiB of weights read per token (%.2f GB/s)\n"
+            "peak RSS %.1f MiB\n",
+            o->model, threads, p, o->n_prompt, d, o->n_decode,
+            lm_model_decode_bytes (m) / 1048576.0, lm_model_decode_bytes (m) * d / 1e9,
+            peak_rss_mib ());
+}
+
+/* The GPU report: the same rates, the layers on the GPU and its memory. */
+static void
+report_cuda (const BenchOptions *o, const LmModel *m, const LmSession *s, double p, double d)
+{
+  size_t weights, session;
+  lm_session_gpu_memory (s, &weights, &session);
+  uint32_t layers = lm_session_gpu_layers (s), n_layer = lm_model_info (m)->n_layer;
+  double read_mib = lm_model_decode_bytes (m) / 1048576.0;
+  if (o->json)
+    printf ("{\"model\": \"%s\", \"backend\": \"cuda\", \"gpu_layers\": %u, \"n_layer\": %u, "
+            "\"prefill_tok_s\": %.2f, \"decode_tok_s\": %.2f, \"decode_read_mib\": %.1f, "
+            "\"gpu_weights_mib\": %.1f, \"gpu_session_mib\": %.1f, \"peak_rss_mib\": %.1f}\n",
+            o->model, layers, n_layer, p, d, read_mib, weights / 1048576.0,
+            session / 1048576.0, peak_rss_mib ());
+  else
+    printf ("model %s\nbackend cuda, %u of %u layers on the GPU\nprefill %.2f tok/s (%d tokens)\n"
+            "decode %.2f tok/s (%d tokens), %.1f MiB of weights read per token (%.2f GB/s)\n"
+            "GPU memory %.1f MiB (weights %.1f MiB, session %.1f MiB)\npeak RSS %.1f MiB\n",
+            o->model, layers, n_layer, p, o->n_prompt, d, o->n_decode, read_mib,
+            lm_model_decode_bytes (m) * d / 1e9, (weights + session) / 1048576.0,
+            weights / 1048576.0, session / 1048576.0, peak_rss_mib ());
 }
 
 static int
 run_bench (const BenchOptions *o, LmModel *m, int threads)
 {
   LmSessionParams params = { .n_ctx = (uint32_t) (o->n_prompt + o->n_decode),
-                             .n_batch = (uint32_t) o->n_batch, .n_threads = (uint32_t) threads };
+                             .n_batch = (uint32_t) o->n_batch, .n_threads = (uint32_t) threads,
+                             .backend = o->backend_id, .gpu_layers = (uint32_t) o->gpu_layers };
   LmSession *s = NULL;
-  LmStatus st = lm_session_new (m, &params, &s);
+  char *msg = NULL;
+  LmStatus st = lm_session_new_full (m, &params, &s, &msg);
+  if (st != LM_OK)
+    {
+      fprintf (stderr, CMD ": cannot create a session: %s\n", msg ? msg : lm_status_message (st));
+      free (msg);
+      return 1;
+    }
+  if (lm_session_backend_note (s) != NULL)
+    fprintf (stderr, CMD ": %s\n", lm_session_backend_note (s));
   int32_t *tokens = malloc ((size_t) o->n_prompt * sizeof (int32_t));
   double *pre = calloc ((size_t) o->runs, sizeof (double));
   double *dec = calloc ((size_t) o->runs, sizeof (double));
@@ -109,17 +163,10 @@ run_bench (const BenchOptions *o, LmModel *m, int threads)
   if (st == LM_OK)
     {
       double p = median (pre, o->runs), d = median (dec, o->runs);
-      if (o->json)
-        printf ("{\"model\": \"%s\", \"threads\": %d, \"backend\": \"cpu\", \"prefill_tok_s\": %.2f, "
-                "\"decode_tok_s\": %.2f, \"peak_rss_mib\": %.1f}\n",
-                o->model, threads, p, d, peak_rss_mib ());
+      if (lm_session_gpu_layers (s) > 0)
+        report_cuda (o, m, s, p, d);
       else
-        printf ("model %s\nthreads %d, backend cpu\nprefill %.2f tok/s (%d tokens)\n"
-                "decode %.2f tok/s (%d tokens), %.1f MiB of weights read per token (%.2f GB/s)\n"
-                "peak RSS %.1f MiB\n",
-                o->model, threads, p, o->n_prompt, d, o->n_decode,
-                lm_model_decode_bytes (m) / 1048576.0, lm_model_decode_bytes (m) * d / 1e9,
-                peak_rss_mib ());
+        report_cpu (o, m, threads, p, d);
     }
   else
     fprintf (stderr, CMD ": %s\n", lm_status_message (st));
@@ -136,13 +183,6 @@ cli_bench_engine (int argc, char **argv)
   BenchOptions o = { .n_prompt = 128, .n_decode = 64, .runs = 3, .n_batch = 64 };
   if (!parse_options (&argc, &argv, &o))
     return 2;
-  if (o.backend != NULL && strcmp (o.backend, "cpu") != 0)
-    {
-      fprintf (stderr, CMD ": backend '%s' is not available in this build (use cpu)\n", o.backend);
-      g_free (o.model);
-      g_free (o.backend);
-      return 1;
-    }
   LmModel *m = NULL;
   char *msg = NULL;
   LmStatus st = lm_model_load (o.model, &m, &msg);

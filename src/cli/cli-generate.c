@@ -19,9 +19,9 @@
 
 typedef struct {
   char *model, *lora, *prompt, *tokens, *dump_logits, *timings, *he, *he_params,
-       *he_encrypt, *he_ca, *he_backend;
+       *he_encrypt, *he_ca, *he_backend, *engine_backend;
   char **add_lora;             /* stacked on --lora: PATH[@WEIGHT] */
-  int threads, n_predict, top_k, he_lambda;
+  int threads, n_predict, top_k, he_lambda, gpu_layers;
   gboolean chat, greedy, print_ids, he_private;
   double temp, top_p;
   gint64 seed;
@@ -74,6 +74,8 @@ parse_options (int *argc, char ***argv, GenerateOptions *o)
     { "model", 'm', 0, G_OPTION_ARG_FILENAME, &o->model, "GGUF model file", "FILE" },
     { "lora", 0, 0, G_OPTION_ARG_FILENAME, &o->lora, "LoRA adapter: GGUF file or PEFT directory", "PATH" },
     { "threads", 't', 0, G_OPTION_ARG_INT, &o->threads, "Worker threads (default: all cores)", "N" },
+    { "backend", 0, 0, G_OPTION_ARG_STRING, &o->engine_backend, "Where the model runs: cpu (default), cuda, or auto (the GPU if one can be used)", "NAME" },
+    { "gpu-layers", 0, 0, G_OPTION_ARG_INT, &o->gpu_layers, "Layers on the GPU, from the first (default: all)", "N" },
     { "prompt", 'p', 0, G_OPTION_ARG_STRING, &o->prompt, "Prompt text", "TEXT" },
     { "chat", 0, 0, G_OPTION_ARG_NONE, &o->chat, "Wrap the prompt as a ChatML user turn", NULL },
     { "tokens", 0, 0, G_OPTION_ARG_STRING, &o->tokens, "Prompt as token ids", "ID,ID,..." },
@@ -106,12 +108,15 @@ parse_options (int *argc, char ***argv, GenerateOptions *o)
       return false;
     }
   if (o->model == NULL || (o->prompt == NULL) == (o->tokens == NULL) || *argc != 1 ||
-      o->n_predict < 0 || o->threads < 0 || (o->greedy && wants_sampling (o)) ||
+      o->n_predict < 0 || o->threads < 0 || o->gpu_layers < 0 ||
+      (o->engine_backend != NULL && !lm_backend_from_name (o->engine_backend, &(LmBackend) { 0 })) ||
+      (o->greedy && wants_sampling (o)) ||
       (o->he_encrypt != NULL && g_strcmp0 (o->he_encrypt, "sk") != 0
        && g_strcmp0 (o->he_encrypt, "pk") != 0)
       || (o->he_backend != NULL && !ts_helora_backend_parse (o->he_backend, &o->backend, NULL)))
     {
       fprintf (stderr, "Usage: " CMD " --model FILE [--lora PATH [--add-lora PATH[@W]]...] [--threads N]\n"
+               "    [--backend cpu|cuda|auto [--gpu-layers N]]\n"
                "    (--prompt TEXT [--chat] | --tokens ID,ID,...) [-n N]\n"
                "    [--greedy | --temp T --top-k K --top-p P --seed S]\n"
                "    [--print-ids] [--dump-logits FILE] [--timings FILE]\n"
@@ -223,10 +228,15 @@ load (const GenerateOptions *o, Generation *g)
   if (g->n_prompt == 0)
     return fail ("the prompt is empty", NULL);
   LmSessionParams params = { .n_ctx = (uint32_t) (g->n_prompt + (size_t) o->n_predict + 1),
-                             .n_threads = (uint32_t) o->threads };
-  if ((st = lm_session_new (g->model, &params, &g->session)) != LM_OK ||
+                             .n_threads = (uint32_t) o->threads,
+                             .gpu_layers = (uint32_t) o->gpu_layers };
+  if (o->engine_backend != NULL)
+    lm_backend_from_name (o->engine_backend, &params.backend);
+  if ((st = lm_session_new_full (g->model, &params, &g->session, &msg)) != LM_OK ||
       (st = lm_session_set_lora (g->session, g->lora)) != LM_OK)
-    return fail_status ("cannot create a session", st, NULL);
+    return fail_status ("cannot create a session", st, msg);
+  if (lm_session_backend_note (g->session) != NULL)
+    fprintf (stderr, CMD ": %s\n", lm_session_backend_note (g->session));
   g_autoptr (GError) he_error = NULL;
   TsHeloraOptions he_options = { .params_preset = o->he_params,
                                  .public_key = g_strcmp0 (o->he_encrypt, "pk") == 0,
@@ -430,6 +440,7 @@ cli_generate (int argc, char **argv)
   g_free (o.he_encrypt);
   g_free (o.he_backend);
   g_free (o.he_ca);
+  g_free (o.engine_backend);
   g_strfreev (o.add_lora);
   return rc;
 }

@@ -9,6 +9,15 @@
  * price is one copy of the key and of the NTT tables per group on the
  * device (about 2 MiB at N = 16384), next to the plaintexts every backend
  * needs anyway.
+ *
+ * When the engine session runs on the GPU too, every module also gets the
+ * engine's device hook (_ts_helora_session_gpu_attach): h is read from the
+ * engine's device memory and u written back there, ordered on the engine's
+ * stream by CUDA events, with no host copy and no host wait. The first
+ * member of a group to be called runs the token for all; the others copy
+ * their rows. The device's stage times of a token are read at the group's
+ * next call (its events are complete by then) and land in that call's
+ * timings.
  */
 #include <string.h>
 
@@ -179,7 +188,9 @@ _ts_helora_session_choose_backend (TsHeloraSession *self, const TsHeloraOptions 
 {
   g_autofree char *why = NULL;
 
+  /* A session chooses again when it is reused for another reply. */
   self->backend = TS_HELORA_BACKEND_CPU;
+  g_clear_pointer (&self->backend_reason, g_free);
   if (options->backend == TS_HELORA_BACKEND_CPU)
     return TRUE;
   if (self->mode == TS_HELORA_MODE_REMOTE)
@@ -281,5 +292,131 @@ _ts_helora_session_gpu_rows (TsHeloraSession *self, SessionGroup *g,
         }
       _ts_helora_session_count_local_bytes (self, g);
     }
+  return TRUE;
+}
+
+/* ---- the engine's device hook: h and u in GPU memory ---- */
+
+static guint
+member_of (SessionGroup *g, guint module_index)
+{
+  for (guint i = 0; i < g->members->len; i++)
+    if (g_array_index (g->members, guint, i) == module_index)
+      return i;
+  g_return_val_if_reached (0);
+}
+
+/* Whether this call needs a new token: a different h or call, or a member
+ * that already took the current rows (the same position again after a
+ * rewind). The engine hands a group's members one device buffer of h. */
+static gboolean
+device_rows_stale (SessionGroup *g, const LmLoraHookCall *call, const float *h_dev, guint member)
+{
+  return g->dev_h != h_dev || g->dev_pos != call->pos || g->dev_rows != call->n_tokens
+         || member >= 64 || (g->dev_served & ((guint64) 1 << member)) != 0;
+}
+
+/* The previous token's stages: its events are complete once the engine
+ * waited for its step, which it does before the next call. */
+static void
+collect_device_timings (SessionGroup *g, LmTimings *timings)
+{
+  CkksGpuHeloraTimings t;
+
+  if (g->dev_timings_pending && ckks_gpu_helora_session_device_timings (g->gpu, &t) == CKKS_OK)
+    add_timings (timings, &t, 0);
+  g->dev_timings_pending = FALSE;
+}
+
+static gboolean
+compute_group_device (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call,
+                      const float *h_dev, void *stream, GError **error)
+{
+  double t0 = lm_time_ms (), ms;
+  CkksStatus st;
+
+  collect_device_timings (g, call->timings);
+  g->dev_h = NULL;
+  st = ckks_gpu_helora_session_reserve_rows (g->gpu, call->n_tokens);
+  for (guint row = 0; st == CKKS_OK && row < call->n_tokens; row++)
+    {
+      const float *h_row = h_dev + (gsize) row * g->d;
+
+      st = ckks_gpu_helora_session_run_device (g->gpu, &h_row, 1, row, stream);
+      if (st == CKKS_OK)
+        _ts_helora_session_count_local_bytes (self, g);
+    }
+  if (st != CKKS_OK)
+    return gpu_failed (st, error);
+  g->dev_h = h_dev;
+  g->dev_pos = call->pos;
+  g->dev_rows = call->n_tokens;
+  g->dev_served = 0;
+  g->dev_timings_pending = TRUE;
+  /* the host's part: enqueueing (the device's stages come with the next
+   * call, see collect_device_timings) */
+  ms = lm_time_ms () - t0;
+  lm_timings_add (call->timings, LM_STAGE_UPLOAD, ms);
+  g_mutex_lock (&self->stats_lock);
+  self->stats.encryptions += call->n_tokens;
+  self->stats.module_evaluations += (guint64) call->n_tokens * g->members->len;
+  self->stats.he_ms += ms;
+  g_mutex_unlock (&self->stats_lock);
+  return TRUE;
+}
+
+/* u = A·h with h in the engine's device memory: the first member of a group
+ * runs the token for every member (on the GPU session's stream, ordered
+ * after the engine's work), each member copies its rows of u into @u_dev
+ * on the engine's stream. Nothing waits for the GPU here. */
+static LmStatus
+device_hook_cb (const LmLoraHookCall *call, const float *h_dev, float *u_dev, void *stream,
+                void *user_data)
+{
+  TsHeloraSession *self = user_data;
+  SessionModule *m = &g_array_index (self->modules, SessionModule, call->module_index);
+  SessionGroup *g = g_ptr_array_index (self->groups, m->group);
+  guint member = member_of (g, (guint) call->module_index);
+
+  self->device_hook_calls++;
+  if (device_rows_stale (g, call, h_dev, member))
+    {
+      g_clear_error (&self->last_error);
+      if (!compute_group_device (self, g, call, h_dev, stream, &self->last_error))
+        return LM_ERR_HOOK;
+    }
+  if (member < 64)
+    g->dev_served |= (guint64) 1 << member;
+  if (ckks_gpu_helora_session_copy_u (g->gpu, member, 0, call->n_tokens, u_dev, stream)
+      != CKKS_OK)
+    {
+      g_clear_error (&self->last_error);
+      gpu_failed (CKKS_ERR_DEVICE, &self->last_error);
+      return LM_ERR_HOOK;
+    }
+  return LM_OK;
+}
+
+gboolean
+_ts_helora_session_gpu_attach (TsHeloraSession *self, LmSession *lm, GError **error)
+{
+  /* error tracking compares u with the plain A h on the host: keep h there */
+  if (self->backend != TS_HELORA_BACKEND_CUDA || self->track_error
+      || g_strcmp0 (lm_session_backend_name (lm), "cuda") != 0)
+    return TRUE;
+  for (guint i = 0; i < self->groups->len; i++)
+    {
+      SessionGroup *g = g_ptr_array_index (self->groups, i);
+
+      g->dev_h = NULL;
+      g->dev_timings_pending = FALSE;
+    }
+  if (lm_session_set_lora_device_hook (lm, LM_LORA_ALL_MODULES, device_hook_cb, self) != LM_OK)
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_INTERNAL,
+                   "Cannot route the LoRA modules through HE on the GPU");
+      return FALSE;
+    }
+  g_info ("HE-LoRA reads h from the engine's GPU memory");
   return TRUE;
 }

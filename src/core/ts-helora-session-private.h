@@ -35,6 +35,14 @@ typedef struct {
   /* GPU backend: the group's modules and the key in device memory (NULL on
    * the CPU); a token's u lands in the members' u_row. */
   CkksGpuHeloraSession *gpu;
+  /* The device hook (h in the engine's GPU memory): which call the rows of
+   * u in the GPU session belong to, the members that took them since, and
+   * whether the last token's stage events are still to be read. */
+  const float *dev_h;
+  guint32 dev_pos;
+  guint dev_rows;
+  guint64 dev_served;
+  gboolean dev_timings_pending;
 } SessionGroup;
 
 struct _TsHeloraSession {
@@ -56,6 +64,9 @@ struct _TsHeloraSession {
   guint max_in_flight;         /* remote: from the hello-ack */
   gboolean private_mode;       /* remote: the hello asked for the adapter-private mode */
   GError *last_error;
+  /* the engine's calls of the host hook and of the device hook (tests: h
+   * reaches the host only through the former) */
+  guint64 host_hook_calls, device_hook_calls;
   GMutex stats_lock;
   TsHeloraStats stats;
 };
@@ -81,6 +92,10 @@ gboolean _ts_helora_session_choose_backend (TsHeloraSession *self, const TsHelor
  * later auto session in this process runs on the CPU, saying why, and an
  * explicit cuda one fails. Exposed for the tests of that path. */
 void _ts_helora_gpu_mark_failed (const char *reason);
+/* ts-helora-gpu.c: when the engine session and this session both run on
+ * the GPU, routes every module through the engine's device hook as well
+ * (h stays in device memory); nothing otherwise. */
+gboolean _ts_helora_session_gpu_attach (TsHeloraSession *self, LmSession *lm, GError **error);
 gboolean _ts_helora_session_gpu_rows (TsHeloraSession *self, SessionGroup *g,
                                       const LmLoraHookCall *call, const float *h,
                                       GError **error);

@@ -575,6 +575,7 @@ hook_cb (const LmLoraHookCall *call, const float *h, float *u, void *user_data)
   SessionGroup *g = g_ptr_array_index (self->groups, m->group);
   gsize h_bytes = (gsize) call->n_tokens * g->d * sizeof (float);
 
+  self->host_hook_calls++;
   if (g->cached_rows != call->n_tokens || memcmp (g->h, h, h_bytes) != 0)
     {
       g_clear_error (&self->last_error);
@@ -600,7 +601,7 @@ ts_helora_session_attach (TsHeloraSession *self, LmSession *lm, GError **error)
           return FALSE;
         }
     }
-  return TRUE;
+  return _ts_helora_session_gpu_attach (self, lm, error);
 }
 
 TsHeloraSession *

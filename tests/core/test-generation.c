@@ -66,6 +66,7 @@ generate (TsGenerationModel *model, const char *adapter_path, const char *he_mod
     g_main_context_iteration (NULL, TRUE);
   g_assert_no_error (r.error);
   g_assert_cmpuint (r.ids->len, >, 0);
+  g_free (r.backend_reason);
   return r.ids;
 }
 

@@ -148,9 +148,10 @@ test_cuda_fails_cleanly (void)
 /* Prefill and GOLDEN_STEPS greedy steps; every step's logits and the sum of
  * the engine's HE stages over the decode steps. */
 static float *
-greedy_logits (TsHeloraSession *helora, double stage_ms[LM_N_STAGES])
+greedy_logits_on (TsHeloraSession *helora, LmBackend backend, double stage_ms[LM_N_STAGES])
 {
-  LmSessionParams params = { .n_ctx = (guint32) golden.n_prompt + GOLDEN_STEPS + 1, .n_threads = 1 };
+  LmSessionParams params = { .n_ctx = (guint32) golden.n_prompt + GOLDEN_STEPS + 1, .n_threads = 1,
+                             .backend = backend };
   guint n_vocab = lm_model_info (golden.model)->n_vocab;
   float *all = g_new (float, (gsize) GOLDEN_STEPS * n_vocab);
   g_autoptr (GError) error = NULL;
@@ -185,6 +186,12 @@ greedy_logits (TsHeloraSession *helora, double stage_ms[LM_N_STAGES])
     }
   lm_session_free (s);
   return all;
+}
+
+static float *
+greedy_logits (TsHeloraSession *helora, double stage_ms[LM_N_STAGES])
+{
+  return greedy_logits_on (helora, LM_BACKEND_CPU, stage_ms);
 }
 
 /* On a GPU: the same logits as the CPU backend within CKKS error, the
@@ -242,6 +249,53 @@ test_gpu_matches_cpu (void)
     }
 }
 
+/* On a GPU, with the engine on the GPU too: the HE-LoRA session reads h
+ * from the engine's device memory (the device hook; the host hook is never
+ * called, so h never reaches the host) and gives the host hook's logits
+ * (engine on the GPU, HE on the CPU) within the CKKS bound above, with the
+ * HE stages filled from the device's events. */
+static void
+test_device_hook_matches_host_hook (void)
+{
+  char why[256] = "";
+  guint n_vocab = lm_model_info (golden.model)->n_vocab;
+  TsHeloraOptions options = { .mode = TS_HELORA_MODE_LOCAL, .backend = TS_HELORA_BACKEND_CUDA,
+                              .params_preset = "default", .n_threads = 2 };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraSession) dev = NULL, host = NULL;
+  g_autofree float *want = NULL, *got = NULL;
+  double host_ms[LM_N_STAGES], dev_ms[LM_N_STAGES], max_diff = 0, max_logit = 0;
+
+  if (!gpu_usable (why, sizeof why))
+    {
+      g_test_skip (why);
+      return;
+    }
+  dev = ts_helora_session_new (golden.lora, &options, &error);
+  g_assert_no_error (error);
+  options.backend = TS_HELORA_BACKEND_CPU;
+  host = ts_helora_session_new (golden.lora, &options, &error);
+  g_assert_no_error (error);
+  want = greedy_logits_on (host, LM_BACKEND_CUDA, host_ms);
+  got = greedy_logits_on (dev, LM_BACKEND_CUDA, dev_ms);
+  g_assert_cmpuint (host->device_hook_calls, ==, 0);
+  g_assert_cmpuint (host->host_hook_calls, >, 0);
+  g_assert_cmpuint (dev->host_hook_calls, ==, 0);
+  g_assert_cmpuint (dev->device_hook_calls, ==, host->host_hook_calls);
+  for (gsize i = 0; i < (gsize) GOLDEN_STEPS * n_vocab; i++)
+    {
+      max_diff = fmax (max_diff, fabs ((double) got[i] - want[i]));
+      max_logit = fmax (max_logit, fabs ((double) want[i]));
+    }
+  g_test_message ("device hook: max |logit_dev - logit_host| = %.3g (max |logit| %.3g); decode "
+                  "HE ms: staging %.3f encrypt %.3f evaluate %.3f decrypt %.3f to-f32 %.3f",
+                  max_diff, max_logit, dev_ms[LM_STAGE_UPLOAD], dev_ms[LM_STAGE_ENCRYPT],
+                  dev_ms[LM_STAGE_EVALUATE], dev_ms[LM_STAGE_DECRYPT], dev_ms[LM_STAGE_DOWNLOAD]);
+  g_assert_cmpfloat (max_diff, <, 1e-3 * max_logit);
+  for (LmStage t = LM_STAGE_ENCRYPT; t <= LM_STAGE_DECRYPT; t++)
+    g_assert_cmpfloat (dev_ms[t], >, 0);
+}
+
 /* After a GPU failure (a device error mid-reply marks it), the next
  * sessions do not touch the GPU: auto runs on the CPU and says so, cuda
  * fails with it. Last: the mark lasts for the process. */
@@ -278,6 +332,8 @@ main (int argc, char **argv)
   g_test_add_func ("/helora/backend/auto-public-key", test_auto_public_key);
   g_test_add_func ("/helora/backend/cuda-fails-cleanly", test_cuda_fails_cleanly);
   g_test_add_func ("/helora/backend/gpu-matches-cpu", test_gpu_matches_cpu);
+  g_test_add_func ("/helora/backend/device-hook-matches-host-hook",
+                   test_device_hook_matches_host_hook);
   g_test_add_func ("/helora/backend/after-gpu-failure", test_after_gpu_failure);
   rc = g_test_run ();
   golden_clear (&golden);

@@ -143,7 +143,7 @@ bench_case (const Case *c, LmTensorType type, LmCudaActMode mode, int reps, doub
                                               c->k, x, c->n_in, y);
               break;
             case CASE_MATMUL:
-              st = lm_cuda_matmul (NULL, type, m, c->n_in, c->n_out, x, c->n_tok, y);
+              st = lm_cuda_matmul_ex (NULL, mode, type, m, c->n_in, c->n_out, x, c->n_tok, y);
               break;
             }
         }
@@ -212,9 +212,8 @@ main (int argc, char **argv)
       for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         for (int mode = LM_CUDA_ACT_F32; mode <= LM_CUDA_ACT_Q8; mode++)
           {
-            /* the integer path exists for the quantised types' decode products */
-            if (mode == LM_CUDA_ACT_Q8
-                && (cases[c].kind == CASE_MATMUL || lm_type_block_size (types[t]) == 1))
+            /* the integer path exists for the quantised types */
+            if (mode == LM_CUDA_ACT_Q8 && lm_type_block_size (types[t]) == 1)
               continue;
             failed |= bench_case (&cases[c], types[t], (LmCudaActMode) mode,
                                   cases[c].kind == CASE_MATMUL ? reps / 10 + 1 : reps, peak);

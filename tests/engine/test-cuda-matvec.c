@@ -204,8 +204,8 @@ test_experts (void)
 /* matmul (expert < 0) or matmul_rows of matrix @expert of 3 (token t reads
  * x row n - 1 - t, writes y row n + (5 t mod n)). */
 static void
-check_matmul (LmTensorType type, uint32_t n_in, uint32_t n_out, uint32_t n, int expert,
-              uint64_t *state)
+check_matmul_mode (LmCudaActMode mode, LmTensorType type, uint32_t n_in, uint32_t n_out,
+                   uint32_t n, int expert, uint64_t *state)
 {
   gboolean gathered = expert >= 0;
   uint32_t n_mats = gathered ? 3 : 1, y_total = gathered ? 2 * n : n;
@@ -228,24 +228,43 @@ check_matmul (LmTensorType type, uint32_t n_in, uint32_t n_out, uint32_t n, int 
   float *dy = upload (NULL, (size_t) y_total * n_out * sizeof (float));
   int32_t *dxr = upload (x_rows, n * sizeof (int32_t)), *dyr = upload (y_rows, n * sizeof (int32_t));
   char what[128];
-  snprintf (what, sizeof what, "%s %s %ux%u, %u tokens", gathered ? "matmul_rows" : "matmul",
-            lm_type_name (type), n_in, n_out, n);
+  snprintf (what, sizeof what, "%s %s %s %ux%u, %u tokens", gathered ? "matmul_rows" : "matmul",
+            mode == LM_CUDA_ACT_Q8 ? "q8" : "f32", lm_type_name (type), n_in, n_out, n);
+  gboolean int8 = mode == LM_CUDA_ACT_Q8 && lm_type_block_size (type) > 1;
+  float *cpu = g_malloc ((size_t) n * n_out * sizeof (float));
+  double *zero = g_malloc0 (n_out * sizeof (double));
+  if (int8)
+    lm_matmul_ex (lm_kernels_best (), LM_ACT_NATIVE, NULL, type, wm, n_in, n_out, x, n, cpu);
 
+  memset (emu, 0, (size_t) y_total * n_out * sizeof (float));
+  g_assert_true (lm_cuda_buffer_write (dy, emu, (size_t) y_total * n_out * sizeof (float)));
   if (gathered)
-    g_assert_cmpint (lm_cuda_matmul_rows (NULL, type, dw, mat, (uint32_t) expert, n_in, n_out, dx,
-                                          dxr, dyr, n, dy), ==, LM_OK);
+    g_assert_cmpint (lm_cuda_matmul_rows_ex (NULL, mode, type, dw, mat, (uint32_t) expert, n_in,
+                                             n_out, dx, dxr, dyr, n, dy), ==, LM_OK);
   else
-    g_assert_cmpint (lm_cuda_matmul (NULL, type, dw, n_in, n_out, dx, n, dy), ==, LM_OK);
+    g_assert_cmpint (lm_cuda_matmul_ex (NULL, mode, type, dw, n_in, n_out, dx, n, dy), ==, LM_OK);
   download (dy, y, (size_t) y_total * n_out * sizeof (float));
-  g_assert_cmpint (lm_cuda_matmul_host (type, wm, n_in, n_out, x, gathered ? x_rows : NULL,
-                                        gathered ? y_rows : NULL, n, emu), ==, LM_OK);
+  g_assert_cmpint (lm_cuda_matmul_host_ex (mode, type, wm, n_in, n_out, x,
+                                           gathered ? x_rows : NULL, gathered ? y_rows : NULL, n,
+                                           emu), ==, LM_OK);
   for (uint32_t t = 0; t < n; t++)
     {
       uint32_t xr = gathered ? (uint32_t) x_rows[t] : t, yr = gathered ? (uint32_t) y_rows[t] : t;
+      float *yt = y + (size_t) yr * n_out;
+      assert_same_bits (what, yt, emu + (size_t) yr * n_out, n_out);
       cuda_test_reference (type, wm, n_in, n_out, x + (size_t) xr * n_in, ref, mag);
-      cuda_test_assert_close (what, y + (size_t) yr * n_out, NULL, ref, mag, n_out);
-      assert_same_bits (what, y + (size_t) yr * n_out, emu + (size_t) yr * n_out, n_out);
+      if (!int8)
+        cuda_test_assert_close (what, yt, NULL, ref, mag, n_out);
+      else
+        {
+          /* the CPU's native mode rounds each row the same way */
+          for (uint32_t o = 0; o < n_out; o++)
+            emu[(size_t) yr * n_out + o] = yt[o] - cpu[(size_t) xr * n_out + o];
+          cuda_test_assert_close (what, emu + (size_t) yr * n_out, NULL, zero, mag, n_out);
+        }
     }
+  g_free (zero);
+  g_free (cpu);
   lm_cuda_buffer_free (dyr);
   lm_cuda_buffer_free (dxr);
   lm_cuda_buffer_free (dy);
@@ -259,6 +278,14 @@ check_matmul (LmTensorType type, uint32_t n_in, uint32_t n_out, uint32_t n, int 
   g_free (y);
   g_free (x);
   g_free (w);
+}
+
+static void
+check_matmul (LmTensorType type, uint32_t n_in, uint32_t n_out, uint32_t n, int expert,
+              uint64_t *state)
+{
+  check_matmul_mode (LM_CUDA_ACT_F32, type, n_in, n_out, n, expert, state);
+  check_matmul_mode (LM_CUDA_ACT_Q8, type, n_in, n_out, n, expert, state);
 }
 
 static void
@@ -416,6 +443,10 @@ test_errors (void)
   g_assert_cmpint (lm_cuda_matvec_ex (NULL, (LmCudaActMode) 7, LM_TYPE_F32, x, 8, 1, x, x, false),
                    ==, LM_ERR_INVALID_ARGUMENT);
   g_assert_cmpint (lm_cuda_matvec (NULL, LM_TYPE_Q4_K, x, 100, 1, x, x, false), ==, LM_ERR_SHAPE);
+  g_assert_cmpint (lm_cuda_matmul_ex (NULL, (LmCudaActMode) 7, LM_TYPE_Q8_0, x, 32, 1, x, 1, x),
+                   ==, LM_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (lm_cuda_matmul_ex (NULL, LM_CUDA_ACT_Q8, LM_TYPE_Q4_K, x, 100, 1, x, 1, x), ==,
+                   LM_ERR_SHAPE);
   g_assert_cmpint (lm_cuda_matmul (NULL, LM_TYPE_Q8_0, x, 33, 1, x, 1, x), ==, LM_ERR_SHAPE);
   g_assert_cmpint (lm_cuda_dequantize_row (NULL, LM_TYPE_Q6_K, x, x, 255), ==, LM_ERR_SHAPE);
   g_assert_cmpint (lm_cuda_embed (NULL, LM_TYPE_F16, x, 4, 8, NULL, 1, x, NULL), ==,

@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <math.h>
 
+#include "lm-gpu.h"
 #include "test-forward-util.h"
 #include "ts-test-util.h"
 
@@ -41,12 +42,33 @@ golden_model (const char *model)
   return m;
 }
 
+static char skip_reason[200];
+
+static void
+skip_cb (void)
+{
+  g_test_skip (skip_reason);
+}
+
+gboolean
+golden_backend_skip (void)
+{
+  if (GOLDEN_BACKEND == LM_BACKEND_CPU || lm_gpu_available (skip_reason, sizeof skip_reason))
+    return FALSE;
+  g_test_add_func ("/engine/gpu/golden/skipped", skip_cb);
+  return TRUE;
+}
+
 LmSession *
 golden_session (const LmModel *model, uint32_t n_threads, uint32_t n_batch)
 {
-  LmSessionParams p = { .n_ctx = 512, .n_batch = n_batch, .n_threads = n_threads };
+  LmSessionParams p = { .n_ctx = 512, .n_batch = n_batch, .n_threads = n_threads,
+                        .backend = GOLDEN_BACKEND };
   LmSession *s = NULL;
-  g_assert_cmpint (lm_session_new (model, &p, &s), ==, LM_OK);
+  char *error = NULL;
+  LmStatus st = lm_session_new_full (model, &p, &s, &error);
+  if (st != LM_OK)
+    g_error ("session: %s (%s)", lm_status_message (st), error ? error : "");
   return s;
 }
 

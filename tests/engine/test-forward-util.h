@@ -6,6 +6,17 @@
 
 #include "session-private.h"
 
+/* The backend the golden tests run on: these sources are built once for the
+ * CPU and once more with -DGOLDEN_BACKEND=LM_BACKEND_CUDA for the GPU. */
+#ifndef GOLDEN_BACKEND
+#define GOLDEN_BACKEND LM_BACKEND_CPU
+#endif
+
+/* For a GPU build of the tests on a machine where the GPU backend cannot run:
+ * registers one test that is skipped with the probe's reason and returns
+ * TRUE (main() then runs only that); FALSE otherwise. */
+gboolean golden_backend_skip (void);
+
 /* README pass criteria for an fp32 implementation. */
 #define LOGITS_TOL 2e-3
 

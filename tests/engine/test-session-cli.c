@@ -4,6 +4,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "lm-gpu.h"
 #include "test-forward-util.h"
 #include "ts-test-util.h"
 
@@ -235,7 +236,11 @@ test_errors (void)
   const char *bad_id[] = { "generate", "--model", model, "--tokens", "1,99999", NULL };
   const char *no_prompt[] = { "generate", "--model", model, NULL };
   const char *bad_backend[] = { "bench", "engine", "--model", model, "--backend", "tpu", NULL };
-  const char *const *cases[] = { missing, bad_id, no_prompt, bad_backend };
+  const char *bad_backend2[] = { "generate", "--model", model, "--tokens", "1", "--backend", "tpu",
+                                 NULL };
+  const char *bad_layers[] = { "generate", "--model", model, "--tokens", "1", "--backend", "auto",
+                               "--gpu-layers", "-1", NULL };
+  const char *const *cases[] = { missing, bad_id, no_prompt, bad_backend, bad_backend2, bad_layers };
   for (size_t i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_autofree char *out = NULL, *err = NULL;
@@ -258,6 +263,57 @@ test_bench_json (void)
     g_assert_nonnull (strstr (out, keys[i]));
 }
 
+/* --backend: cuda gives the greedy tokens of the goldens on a GPU and fails
+ * with the probe's reason without one; auto falls back to the CPU and says
+ * why on stderr; bench engine --backend cuda reports the GPU's figures. */
+static void
+test_backend (void)
+{
+  g_autofree char *model = ts_test_data_path ("qwen35/" MODEL "/" MODEL ".gguf");
+  gsize n_tok, n_greedy;
+  g_autofree int32_t *tokens = golden_ints (MODEL, "prompt_tokens.bin", &n_tok);
+  g_autofree int32_t *greedy = golden_ints (MODEL, "greedy_tokens.bin", &n_greedy);
+  g_autofree char *ids = join_ids (tokens, n_tok);
+  g_autofree char *want = join_ids_spaces (greedy, n_greedy);
+  char why[200] = "";
+  gboolean gpu = lm_gpu_available (why, sizeof why);
+  const char *backends[] = { "cuda", "auto" };
+  for (size_t i = 0; i < G_N_ELEMENTS (backends); i++)
+    {
+      const char *args[] = { "generate", "--model", model, "--tokens", ids, "-n", "32",
+                             "--greedy", "--threads", "2", "--print-ids", "--backend",
+                             backends[i], NULL };
+      g_autofree char *out = NULL, *err = NULL;
+      int rc = run_cli (args, &out, &err);
+      g_test_message ("--backend %s: status %d, stderr: %s", backends[i], rc, err);
+      if (!gpu && i == 0)
+        {
+          g_assert_cmpint (rc, !=, 0);
+          g_assert_nonnull (strstr (err, why));
+          continue;
+        }
+      g_assert_cmpint (rc, ==, 0);
+      g_assert_cmpstr (g_strstrip (out), ==, want);
+      g_assert_true (gpu ? strstr (err, "running on the CPU") == NULL
+                         : strstr (err, "running on the CPU") != NULL);
+    }
+  const char *bench[] = { "bench", "engine", "--model", model, "--backend", "cuda", "--json",
+                          "--prompt-tokens", "16", "--decode-tokens", "8", "--runs", "1", NULL };
+  g_autofree char *out = NULL, *err = NULL;
+  int rc = run_cli (bench, &out, &err);
+  if (!gpu)
+    {
+      g_assert_cmpint (rc, !=, 0);
+      g_assert_nonnull (strstr (err, why));
+      return;
+    }
+  g_assert_cmpint (rc, ==, 0);
+  const char *keys[] = { "\"backend\": \"cuda\"", "\"gpu_layers\": ", "\"prefill_tok_s\"",
+                         "\"decode_tok_s\"", "\"gpu_weights_mib\"", "\"gpu_session_mib\"" };
+  for (size_t i = 0; i < G_N_ELEMENTS (keys); i++)
+    g_assert_nonnull (strstr (out, keys[i]));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -270,5 +326,6 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/cli/generate-sampling", test_generate_sampling);
   g_test_add_func ("/engine/cli/errors", test_errors);
   g_test_add_func ("/engine/cli/bench-json", test_bench_json);
+  g_test_add_func ("/engine/cli/backend", test_backend);
   return g_test_run ();
 }

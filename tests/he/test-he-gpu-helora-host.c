@@ -2,6 +2,7 @@
  * run on the host (no GPU needed), against RFC 8439, OpenSSL's ChaCha20 and
  * the CPU engine.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <math.h>
 #include <string.h>
 
 #include <openssl/evp.h>
@@ -403,6 +404,57 @@ test_token_modules (void)
   ckks_secret_key_free (sk);
   ckks_context_free (ctx);
 }
+/* The device's max|h| reduction against a plain loop (exact: a maximum
+ * does not depend on the order), with h = 0, one non-finite value at a
+ * random place, and lengths around the block size. */
+static void
+expect_abs_max (const float *h, size_t d)
+{
+  double want = 0, inv, factor;
+  gboolean finite = TRUE;
+  for (size_t i = 0; i < d; i++)
+    {
+      finite = finite && isfinite (h[i]);
+      want = fmax (want, fabs ((double) h[i]));
+    }
+  ckks_cuda_check_abs_max (h, d, &inv, &factor);
+  if (!finite)
+    {
+      g_assert_cmpfloat (inv, ==, 0);
+      g_assert_true (isnan (factor));
+      return;
+    }
+  want = want > 0 ? want : 1;
+  g_assert_cmpfloat (factor, ==, want);
+  g_assert_cmpfloat (inv, ==, 1.0 / want);
+}
+
+static void
+test_abs_max (void)
+{
+  size_t ds[] = { 1, 7, 255, 256, 257, 2048, 5003 };
+  float bad[] = { NAN, INFINITY, -INFINITY };
+  for (size_t di = 0; di < G_N_ELEMENTS (ds); di++)
+    {
+      size_t d = ds[di];
+      float *h = g_new0 (float, d);
+      expect_abs_max (h, d);
+      for (int trial = 0; trial < 20; trial++)
+        {
+          double bound = trial < 10 ? 1.0 : 1e6;
+          for (size_t i = 0; i < d; i++)
+            h[i] = (float) g_rand_double_range (rng, -bound, bound);
+          expect_abs_max (h, d);
+          size_t at = (size_t) g_rand_int_range (rng, 0, (gint32) d);
+          float keep = h[at];
+          h[at] = bad[trial % 3];
+          expect_abs_max (h, d);
+          h[at] = keep;
+        }
+      g_free (h);
+    }
+}
+
 #else
 static void
 test_not_built (void)
@@ -424,6 +476,7 @@ main (int argc, char **argv)
   g_test_add_func ("/he/gpu-helora-host/limb-arithmetic", test_limb_arithmetic);
   g_test_add_func ("/he/gpu-helora-host/token", test_token);
   g_test_add_func ("/he/gpu-helora-host/token-modules", test_token_modules);
+  g_test_add_func ("/he/gpu-helora-host/abs-max", test_abs_max);
 #else
   g_test_add_func ("/he/gpu-helora-host/not-built", test_not_built);
 #endif

@@ -1,6 +1,7 @@
 /* test-he-gpu-helora.c: the GPU HE-LoRA session against the CPU pipeline
  * and plain A * h (skipped without a GPU, except the refusal itself).
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <math.h>
 #include <string.h>
 
 #include "ckks-gpu-helora-private.h"
@@ -102,6 +103,19 @@ test_refused_without_gpu (void)
   g_assert_cmpint (ckks_gpu_helora_session_new (sk, plans, 0, &s, NULL, 0), ==,
                    CKKS_ERR_INVALID_ARGUMENT);
   ckks_gpu_helora_session_free (NULL);
+  /* the device-pointer calls refuse what they cannot have been given */
+  const float *none[] = { NULL };
+  size_t row0[] = { 0 };
+  CkksGpuHeloraTimings tm;
+  g_assert_cmpint (ckks_gpu_helora_session_run_device (NULL, none, 1, 0, NULL), ==,
+                   CKKS_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (ckks_gpu_helora_session_reserve_rows (NULL, 1), ==, CKKS_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (ckks_gpu_helora_session_copy_u (NULL, 0, 0, 1, NULL, NULL), ==,
+                   CKKS_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (ckks_gpu_helora_session_device_timings (NULL, &tm), ==,
+                   CKKS_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (ckks_gpu_helora_sessions_run_device (NULL, 1, NULL, row0, NULL), ==,
+                   CKKS_ERR_INVALID_ARGUMENT);
   ckks_helora_plan_free (plan);
   ckks_secret_key_free (sk);
   ckks_context_free (ctx);
@@ -223,6 +237,164 @@ test_several_modules (void)
   for (size_t g = 0; g < groups; g++)
     g_free (h[g]);
   ckks_secret_key_free (sk);
+  ckks_context_free (ctx);
+}
+
+/* h and u in device memory (the engine's path): q, k, v of one layer and a
+ * module of another width, 3 rows, against the host variant and A h; a
+ * non-finite h gives NaN u instead of an error; stages from the events. */
+static void
+test_device_pointers (void)
+{
+  if (!need_gpu ())
+    return;
+  CkksContext *ctx = context_for (ckks_params_default_preset_name ());
+  CkksSecretKey *sk;
+  g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
+  enum { M = 4, ROWS = 3 };
+  size_t d[M] = { 2048, 2048, 2048, 1024 }, r[M] = { 32, 8, 64, 16 };
+  float *a[M];
+  CkksHeloraPlan *plans[M];
+  for (int m = 0; m < M; m++)
+    {
+      a[m] = random_floats (d[m] * r[m], 0.1);
+      g_assert_cmpint (ckks_helora_plan_new (ctx, d[m], r[m], a[m], &plans[m]), ==, CKKS_OK);
+    }
+  CkksGpuHeloraSession *s;
+  g_assert_cmpint (ckks_gpu_helora_session_new (sk, (const CkksHeloraPlan *const *) plans, M, &s,
+                                                NULL, 0), ==, CKKS_OK);
+  size_t groups = ckks_gpu_helora_session_n_groups (s);
+  g_assert_cmpuint (groups, ==, 2);
+  float *h[2], *u[M];
+  for (size_t g = 0; g < groups; g++)
+    h[g] = random_floats (ROWS * ckks_gpu_helora_session_group_d (s, g), 1.0);
+  for (int m = 0; m < M; m++)
+    u[m] = g_new (float, ROWS * r[m]);
+  g_assert_cmpint (ckks_gpu_helora_session_check_device_run (s, (const float *const *) h, groups,
+                                                             ROWS, u, M), ==, CKKS_OK);
+  CkksGpuHeloraTimings tm;
+  g_assert_cmpint (ckks_gpu_helora_session_device_timings (s, &tm), ==, CKKS_OK);
+  g_assert_cmpfloat (tm.device_us, >, 0);
+  g_assert_cmpfloat (tm.encrypt_us, >, 0);
+  double worst = 0;
+  for (size_t row = 0; row < ROWS; row++)
+    {
+      const float *hr[2];
+      double *host[M];
+      for (size_t g = 0; g < groups; g++)
+        hr[g] = h[g] + row * ckks_gpu_helora_session_group_d (s, g);
+      for (int m = 0; m < M; m++)
+        host[m] = g_new (double, r[m]);
+      g_assert_cmpint (ckks_gpu_helora_session_run (s, hr, groups, host, M, NULL), ==, CKKS_OK);
+      for (int m = 0; m < M; m++)
+        {
+          double *ref = g_new (double, r[m]), *got = g_new (double, r[m]);
+          plain_product (a[m], hr[ckks_gpu_helora_session_group (s, m)], d[m], r[m], ref);
+          for (size_t k = 0; k < r[m]; k++)
+            got[k] = u[m][row * r[m] + k];
+          /* CKKS error plus the rounding to f32 */
+          double tol = tolerance (d[m]) + 1e-6 * fmax (1.0, fabs (ref[0]));
+          g_assert_cmpfloat (he_test_max_abs_diff (got, ref, r[m]), <=, 2 * tol);
+          g_assert_cmpfloat (he_test_max_abs_diff (got, host[m], r[m]), <=, 3 * tol);
+          worst = fmax (worst, he_test_max_abs_diff (got, ref, r[m]));
+          g_free (ref);
+          g_free (got);
+          g_free (host[m]);
+        }
+    }
+  g_test_message ("device pointers: |u - Ah| %.2g, device %.1f us", worst, tm.device_us);
+  /* a non-finite h: NaN u for its group's plans, the other group's fine */
+  h[0][5] = NAN;
+  g_assert_cmpint (ckks_gpu_helora_session_check_device_run (s, (const float *const *) h, groups,
+                                                             1, u, M), ==, CKKS_OK);
+  for (int m = 0; m < M; m++)
+    g_assert_true (isnan (u[m][0]) == (ckks_gpu_helora_session_group (s, m) == 0));
+  ckks_gpu_helora_session_free (s);
+  for (int m = 0; m < M; m++)
+    {
+      ckks_helora_plan_free (plans[m]);
+      g_free (a[m]);
+      g_free (u[m]);
+    }
+  for (size_t g = 0; g < groups; g++)
+    g_free (h[g]);
+  ckks_secret_key_free (sk);
+  ckks_context_free (ctx);
+}
+
+/* Three sessions (own keys, one of them two groups) in one launch sequence
+ * (ckks_gpu_helora_sessions_run_device): each one's u as A h. */
+static void
+test_sessions_batch (void)
+{
+  if (!need_gpu ())
+    return;
+  CkksContext *ctx = context_for (ckks_params_default_preset_name ());
+  enum { S = 3 };
+  size_t d[S][2] = { { 2048, 0 }, { 1024, 4096 }, { 2048, 0 } }, r[S] = { 16, 32, 8 };
+  size_t n_plans[S] = { 1, 2, 1 };
+  CkksSecretKey *sk[S];
+  CkksGpuHeloraSession *sessions[S];
+  float *a[S][2], *h[S][2], *u[S][2];
+  CkksHeloraPlan *plans[S][2];
+  for (int i = 0; i < S; i++)
+    {
+      g_assert_cmpint (ckks_secret_key_new (ctx, &sk[i]), ==, CKKS_OK);
+      for (size_t p = 0; p < n_plans[i]; p++)
+        {
+          a[i][p] = random_floats (d[i][p] * r[i], 0.1);
+          h[i][p] = random_floats (d[i][p], 1.0);
+          u[i][p] = g_new (float, r[i]);
+          g_assert_cmpint (ckks_helora_plan_new (ctx, d[i][p], r[i], a[i][p], &plans[i][p]), ==,
+                           CKKS_OK);
+        }
+      g_assert_cmpint (ckks_gpu_helora_session_new (sk[i], (const CkksHeloraPlan *const *) plans[i],
+                                                    n_plans[i], &sessions[i], NULL, 0), ==,
+                       CKKS_OK);
+      /* one group per plan here (different d): group g is plan g's */
+      g_assert_cmpuint (ckks_gpu_helora_session_n_groups (sessions[i]), ==, n_plans[i]);
+    }
+  float *hs[S][2];
+  const float *const *hp[S];
+  float *const *up[S];
+  for (int i = 0; i < S; i++)
+    {
+      for (size_t p = 0; p < n_plans[i]; p++)
+        hs[i][ckks_gpu_helora_session_group (sessions[i], p)] = h[i][p];
+      hp[i] = (const float *const *) hs[i];
+      up[i] = u[i];
+    }
+  g_assert_cmpint (ckks_gpu_helora_sessions_check_device_run (sessions, S, hp, up), ==, CKKS_OK);
+  for (int i = 0; i < S; i++)
+    for (size_t p = 0; p < n_plans[i]; p++)
+      {
+        double *ref = g_new (double, r[i]), *got = g_new (double, r[i]);
+        plain_product (a[i][p], h[i][p], d[i][p], r[i], ref);
+        for (size_t k = 0; k < r[i]; k++)
+          got[k] = u[i][p][k];
+        g_assert_cmpfloat (he_test_max_abs_diff (got, ref, r[i]), <=,
+                           2 * (tolerance (d[i][p]) + 1e-6 * fmax (1.0, fabs (ref[0]))));
+        g_free (ref);
+        g_free (got);
+      }
+  /* the same session twice is refused */
+  CkksGpuHeloraSession *twice[] = { sessions[0], sessions[0] };
+  const float *const *h_twice[] = { hp[0], hp[0] };
+  size_t rows[] = { 0, 0 };
+  g_assert_cmpint (ckks_gpu_helora_sessions_run_device (twice, 2, h_twice, rows, NULL), ==,
+                   CKKS_ERR_INVALID_ARGUMENT);
+  for (int i = 0; i < S; i++)
+    {
+      ckks_gpu_helora_session_free (sessions[i]);
+      for (size_t p = 0; p < n_plans[i]; p++)
+        {
+          ckks_helora_plan_free (plans[i][p]);
+          g_free (a[i][p]);
+          g_free (h[i][p]);
+          g_free (u[i][p]);
+        }
+      ckks_secret_key_free (sk[i]);
+    }
   ckks_context_free (ctx);
 }
 
@@ -409,6 +581,8 @@ main (int argc, char **argv)
   g_test_add_func ("/he/gpu-helora/several-modules", test_several_modules);
   g_test_add_func ("/he/gpu-helora/two-sessions", test_two_sessions);
   g_test_add_func ("/he/gpu-helora/replay-fresh", test_replay_fresh);
+  g_test_add_func ("/he/gpu-helora/device-pointers", test_device_pointers);
+  g_test_add_func ("/he/gpu-helora/sessions-batch", test_sessions_batch);
   int rc = g_test_run ();
   g_rand_free (rng);
   return rc;

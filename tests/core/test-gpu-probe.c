@@ -1,36 +1,42 @@
-/* test-he-gpu-probe.c: the GPU probe answers, with a reason when it says no.
+/* test-gpu-probe.c: the CKKS engine and the runtime see the same GPU, and
+ * say why when there is none.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib.h>
 #include <string.h>
 
 #include "ckks-gpu.h"
+#include "lm-gpu.h"
 
 static void
 test_probe_consistent (void)
 {
-  char why[200] = "";
+  char why[200] = "", again[200] = "", engine_why[200] = "";
   gboolean first = ckks_gpu_available (why, sizeof why);
-  char again[200] = "";
-  /* Cached: the second answer is the first one. */
+  /* Cached: the second answer is the first one, and the runtime agrees. */
   g_assert_cmpint (ckks_gpu_available (again, sizeof again), ==, first);
+  g_assert_cmpint (lm_gpu_available (engine_why, sizeof engine_why), ==, first);
+  g_assert_cmpint (ckks_gpu_built (), ==, lm_gpu_built ());
   if (first)
     {
       g_assert_cmpstr (why, ==, "");
+      g_assert_true (ckks_gpu_built ());
       g_test_message ("a CUDA GPU is present");
       return;
     }
   g_assert_cmpstr (why, ==, again);
+  g_assert_cmpstr (why, ==, engine_why);
   g_assert_cmpuint (strlen (why), >, 10);
   g_assert_nonnull (strstr (why, ckks_gpu_built () ? "no usable NVIDIA GPU" : "no CUDA kernels"));
-  g_test_message ("GPU backend unavailable: %s", why);
+  g_test_message ("GPU backends unavailable: %s", why);
   /* A NULL buffer is allowed. */
   g_assert_false (ckks_gpu_available (NULL, 0));
+  g_assert_false (lm_gpu_available (NULL, 0));
 }
 
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  g_test_add_func ("/he/gpu/probe", test_probe_consistent);
+  g_test_add_func ("/gpu/probe", test_probe_consistent);
   return g_test_run ();
 }

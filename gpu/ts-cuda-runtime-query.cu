@@ -1,12 +1,12 @@
-/* lm-cuda-probe.cu: is there a GPU the runtime kernels can run on?
+/* ts-cuda-runtime-query.cu: asks the CUDA runtime for usable devices.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <cuda_runtime.h>
 #include <stdio.h>
 
-#include "lm-cuda.h"
+#include "ts-cuda-runtime.h"
 
 extern "C" bool
-lm_cuda_probe (int *device_count, char *why, size_t why_len)
+ts_cuda_runtime_query (int *device_count, char *why, size_t why_len)
 {
   int count = 0;
   cudaError_t err = cudaGetDeviceCount (&count);
