@@ -497,6 +497,25 @@ record (CkksCudaHelora *dev, int stage)
   return cudaEventRecordWithFlags (dev->ev[stage], dev->stream, cudaEventRecordExternal);
 }
 
+/* Encrypt, evaluate and decrypt, each followed by its stage event (2, 3,
+ * 4) recorded by @rec; the stages both token paths share. */
+static cudaError_t
+launch_he_stages (CkksCudaHelora *dev, cudaError_t (*rec) (CkksCudaHelora *, int))
+{
+  cudaError_t err = launch_encrypt (dev);
+  if (err == cudaSuccess)
+    err = rec (dev, 2);
+  if (err == cudaSuccess)
+    err = launch_evaluate (dev);
+  if (err == cudaSuccess)
+    err = rec (dev, 3);
+  if (err == cudaSuccess)
+    err = launch_decrypt (dev);
+  if (err == cudaSuccess)
+    err = rec (dev, 4);
+  return err;
+}
+
 /* CKKS_OK for cudaSuccess; else CKKS_ERR_DEVICE, the error cleared so that
  * the next call on this thread starts clean. */
 static CkksStatus
@@ -542,17 +561,7 @@ capture_token (CkksCudaHelora *dev)
   if (st == cudaSuccess)
     st = record (dev, 1);
   if (st == cudaSuccess)
-    st = launch_encrypt (dev);
-  if (st == cudaSuccess)
-    st = record (dev, 2);
-  if (st == cudaSuccess)
-    st = launch_evaluate (dev);
-  if (st == cudaSuccess)
-    st = record (dev, 3);
-  if (st == cudaSuccess)
-    st = launch_decrypt (dev);
-  if (st == cudaSuccess)
-    st = record (dev, 4);
+    st = launch_he_stages (dev, record);
   if (st == cudaSuccess)
     st = cudaMemcpyAsync (dev->host_u, dev->dev_u, dev->u_count * sizeof (double),
                           cudaMemcpyDeviceToHost, dev->stream);
@@ -902,17 +911,7 @@ enqueue_device_token (CkksCudaHelora *dev, const float *const *h_dev, size_t row
   if (err == cudaSuccess)
     err = record_dev (dev, 1);
   if (err == cudaSuccess)
-    err = launch_encrypt (dev);
-  if (err == cudaSuccess)
-    err = record_dev (dev, 2);
-  if (err == cudaSuccess)
-    err = launch_evaluate (dev);
-  if (err == cudaSuccess)
-    err = record_dev (dev, 3);
-  if (err == cudaSuccess)
-    err = launch_decrypt (dev);
-  if (err == cudaSuccess)
-    err = record_dev (dev, 4);
+    err = launch_he_stages (dev, record_dev);
   if (err == cudaSuccess)
     err = launch_u_rows (dev, row);
   if (err == cudaSuccess)
