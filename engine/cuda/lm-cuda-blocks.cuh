@@ -388,6 +388,35 @@ struct LmcQ8_0
  * bytes l0 .. l0+7 (l0 = 8 (c % 4)) of the group's 32 quant bytes: their low
  * nibbles are values 64g + l0 + i, their high nibbles 64g + 32 + l0 + i. ---- */
 
+/* The scales (d1, d2) and mins (m1, m2) of group g's low-nibble and
+ * high-nibble sub-blocks, from the block's d and dmin. */
+LMC_HD void
+lmc_k4_unit_scales (const uint8_t *b, int g, float d, float dmin, float *d1, float *m1, float *d2,
+                    float *m2)
+{
+  uint32_t sc, m;
+  lmc_k4_scale_min (b + 4, 2 * g, &sc, &m);
+  *d1 = lmc_mul (d, (float) sc);
+  *m1 = lmc_mul (dmin, (float) m);
+  lmc_k4_scale_min (b + 4, 2 * g + 1, &sc, &m);
+  *d2 = lmc_mul (d, (float) sc);
+  *m2 = lmc_mul (dmin, (float) m);
+}
+
+/* The unit's 8 quant bytes (qw) and the matching high-bit bytes (hw; zeros
+ * without qh), as two 32-bit words each. */
+LMC_HD void
+lmc_k4_unit_quants (const uint8_t *qs_base, const uint8_t *qh_base, int g, int l0, uint32_t qw[2],
+                    uint32_t hw[2])
+{
+  uint2 q = lmc_load<uint2> (qs_base + 32 * g + l0);
+  uint2 h = qh_base ? lmc_load<uint2> (qh_base + l0) : make_uint2 (0, 0);
+  qw[0] = q.x;
+  qw[1] = q.y;
+  hw[0] = h.x;
+  hw[1] = h.y;
+}
+
 /* Shared by Q4_K (qh NULL) and Q5_K; the layout offsets come from the caller. */
 LMC_HD void
 lmc_decode_k4_unit (const uint8_t *b, const uint8_t *qs_base, const uint8_t *qh_base, int c,
@@ -397,15 +426,11 @@ lmc_decode_k4_unit (const uint8_t *b, const uint8_t *qs_base, const uint8_t *qh_
   uint32_t dd = lmc_load<uint32_t> (b);
   float d = lmc_fp16_to_fp32 ((uint16_t) (dd & 0xFFFFu));
   float dmin = lmc_fp16_to_fp32 ((uint16_t) (dd >> 16));
-  uint32_t sc, m;
-  lmc_k4_scale_min (b + 4, 2 * g, &sc, &m);
-  float d1 = lmc_mul (d, (float) sc), m1 = lmc_mul (dmin, (float) m);
-  lmc_k4_scale_min (b + 4, 2 * g + 1, &sc, &m);
-  float d2 = lmc_mul (d, (float) sc), m2 = lmc_mul (dmin, (float) m);
+  float d1, m1, d2, m2;
+  lmc_k4_unit_scales (b, g, d, dmin, &d1, &m1, &d2, &m2);
 
-  uint2 q = lmc_load<uint2> (qs_base + 32 * g + l0);
-  uint2 h = qh_base ? lmc_load<uint2> (qh_base + l0) : make_uint2 (0, 0);
-  uint32_t qw[2] = { q.x, q.y }, hw[2] = { h.x, h.y };
+  uint32_t qw[2], hw[2];
+  lmc_k4_unit_quants (qs_base, qh_base, g, l0, qw, hw);
   uint32_t lo_bit = 1u << (2 * g), hi_bit = 2u << (2 * g);
   for (int k = 0; k < 2; k++)
     for (int j = 0; j < 4; j++)
@@ -429,15 +454,11 @@ lmc_dot_k4_unit (const uint8_t *b, const uint8_t *qs_base, const uint8_t *qh_bas
   uint32_t dd = lmc_load<uint32_t> (b);
   float d = lmc_scale_fp16 ((uint16_t) (dd & 0xFFFFu));
   float dmin = lmc_scale_fp16 ((uint16_t) (dd >> 16));
-  uint32_t sc, m;
-  lmc_k4_scale_min (b + 4, 2 * g, &sc, &m);
-  float d1 = lmc_mul (d, (float) sc), m1 = lmc_mul (dmin, (float) m);
-  lmc_k4_scale_min (b + 4, 2 * g + 1, &sc, &m);
-  float d2 = lmc_mul (d, (float) sc), m2 = lmc_mul (dmin, (float) m);
+  float d1, m1, d2, m2;
+  lmc_k4_unit_scales (b, g, d, dmin, &d1, &m1, &d2, &m2);
 
-  uint2 q = lmc_load<uint2> (qs_base + 32 * g + l0);
-  uint2 h = qh_base ? lmc_load<uint2> (qh_base + l0) : make_uint2 (0, 0);
-  uint32_t qw[2] = { q.x, q.y }, hw[2] = { h.x, h.y };
+  uint32_t qw[2], hw[2];
+  lmc_k4_unit_quants (qs_base, qh_base, g, l0, qw, hw);
   uint32_t lo_shift = 2 * g, hi_shift = 2 * g + 1;
   float s1 = 0.0f, s2 = 0.0f;
   for (int k = 0; k < 2; k++)
@@ -470,9 +491,8 @@ lmc_dot_k4_q8 (const uint8_t *b, const uint8_t *qs_base, const uint8_t *qh_base,
   lmc_k4_scale_min (b + 4, 2 * g, &sc1, &m1);
   lmc_k4_scale_min (b + 4, 2 * g + 1, &sc2, &m2);
 
-  uint2 q = lmc_load<uint2> (qs_base + 32 * g + l0);
-  uint2 h = qh_base ? lmc_load<uint2> (qh_base + l0) : make_uint2 (0, 0);
-  uint32_t qw[2] = { q.x, q.y }, hw[2] = { h.x, h.y };
+  uint32_t qw[2], hw[2];
+  lmc_k4_unit_quants (qs_base, qh_base, g, l0, qw, hw);
   const uint8_t *x_lo = xq + 64 * g + l0, *x_hi = x_lo + 32;
   int32_t sum_lo = 0, sum_hi = 0;
   for (int k = 0; k < 2; k++)

@@ -157,24 +157,6 @@ butterfly_sum (float v[LMC_WARP])
   return v[0];
 }
 
-/* Rows checked as the device checks them (check_product in lm-cuda-matvec.cu). */
-static LmStatus
-host_product_checks (LmTensorType type, const void *w, size_t mat_stride, uint32_t n_in,
-                     size_t *row_bytes, bool *vector)
-{
-  if (!lm_cuda_matvec_supports (type))
-    return LM_ERR_UNSUPPORTED;
-  *row_bytes = lm_row_bytes (type, n_in);
-  if (n_in == 0 || *row_bytes == 0)
-    return LM_ERR_SHAPE;
-  uint64_t bits = (uint64_t) (uintptr_t) w | mat_stride | *row_bytes;
-  *vector = lmc_fp_vector_ok (type, n_in, bits);
-  return lmc_with_decoder (type, *vector, [&] (auto dec) {
-    using Dec = decltype (dec);
-    return w != nullptr && bits % Dec::ALIGN == 0 ? LM_OK : LM_ERR_INVALID_ARGUMENT;
-  });
-}
-
 /* x quantised as the CPU's native mode does, in the kernel's layout: n_in
  * int8, then one float scale per group (lmc_q8_smem_bytes). */
 template <class Dec>
@@ -218,11 +200,9 @@ lm_cuda_matvec_host (LmCudaActMode mode, LmTensorType type, const void *w, size_
 {
   size_t row_bytes;
   bool vector;
-  LmStatus st = host_product_checks (type, w, mat_stride, n_in, &row_bytes, &vector);
+  LmStatus st = lmc_check_mode_product (mode, type, w, mat_stride, n_in, &row_bytes, &vector);
   if (st != LM_OK)
     return st;
-  if (mode != LM_CUDA_ACT_F32 && mode != LM_CUDA_ACT_Q8)
-    return LM_ERR_INVALID_ARGUMENT;
   uint32_t slots = sel ? k : 1;
   return lmc_with_decoder (type, vector, [&] (auto dec) {
     using Dec = decltype (dec);
@@ -301,7 +281,7 @@ lm_cuda_matmul_host (LmTensorType type, const void *w, uint32_t n_in, uint32_t n
 {
   size_t row_bytes;
   bool vector;
-  LmStatus st = host_product_checks (type, w, 0, n_in, &row_bytes, &vector);
+  LmStatus st = lmc_check_product (type, w, 0, n_in, &row_bytes, &vector);
   if (st != LM_OK)
     return st;
   return lmc_with_decoder (type, vector, [&] (auto dec) {
@@ -350,11 +330,9 @@ lm_cuda_matmul_host_ex (LmCudaActMode mode, LmTensorType type, const void *w, ui
 {
   size_t row_bytes;
   bool vector;
-  LmStatus st = host_product_checks (type, w, 0, n_in, &row_bytes, &vector);
+  LmStatus st = lmc_check_mode_product (mode, type, w, 0, n_in, &row_bytes, &vector);
   if (st != LM_OK)
     return st;
-  if (mode != LM_CUDA_ACT_F32 && mode != LM_CUDA_ACT_Q8)
-    return LM_ERR_INVALID_ARGUMENT;
   bool q8 = false;
   lmc_with_decoder (type, vector, [&] (auto dec) {
     q8 = decltype (dec)::Q8 && mode == LM_CUDA_ACT_Q8;

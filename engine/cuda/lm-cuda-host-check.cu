@@ -75,6 +75,40 @@ butterfly_sum (float *v, uint32_t width)
     }
 }
 
+/* The butterfly of a warp's __shfl_xor_sync sum at offsets 16, 8, .. 1 (in
+ * place): lane 0 ends with the kernel's sum, in the kernel's order. */
+static void
+warp_sum_down (float v[32])
+{
+  for (uint32_t off = 16; off > 0; off >>= 1)
+    {
+      float next[32];
+      for (uint32_t i = 0; i < 32; i++)
+        next[i] = v[i] + v[i ^ off];
+      memcpy (v, next, sizeof next);
+    }
+}
+
+/* The same butterfly over (value, index) pairs: each lane keeps its own
+ * pair and merges its partner's with @fold, as the kernel's shuffles do. */
+static void
+warp_fold_down (float v[32], int32_t b[32], void (*fold) (float, int32_t, float *, int32_t *))
+{
+  for (uint32_t off = 16; off > 0; off >>= 1)
+    {
+      float nv[32];
+      int32_t nb[32];
+      for (uint32_t lane = 0; lane < 32; lane++)
+        {
+          nv[lane] = v[lane];
+          nb[lane] = b[lane];
+          fold (v[lane ^ off], b[lane ^ off], &nv[lane], &nb[lane]);
+        }
+      memcpy (v, nv, sizeof nv);
+      memcpy (b, nb, sizeof nb);
+    }
+}
+
 extern "C" void
 lm_cuda_host_delta_step (float *M, const float *q, const float *k, const float *v, float decay,
                          float beta, uint32_t S, float *o)
@@ -88,13 +122,7 @@ lm_cuda_host_delta_step (float *M, const float *q, const float *k, const float *
     }
   /* the kernel's shuffles run offsets 16, 8, .. 1; the sum is symmetric in
    * the lanes only up to rounding, so replay that order */
-  for (uint32_t off = 16; off > 0; off >>= 1)
-    {
-      float next[32];
-      for (uint32_t i = 0; i < 32; i++)
-        next[i] = lanes[i] + lanes[i ^ off];
-      memcpy (lanes, next, sizeof next);
-    }
+  warp_sum_down (lanes);
   float kq = lanes[0], scale = 1.0f / sqrtf ((float) S);
   for (uint32_t r = 0; r < S; r++)
     {
@@ -147,13 +175,7 @@ lm_cuda_host_route (const float *logits, uint32_t n_expert, uint32_t k, int32_t 
       for (uint32_t e = lane; e < n_expert; e += 32)
         lane_sum[lane] += expf (logits[e] - max);
     }
-  for (uint32_t off = 16; off > 0; off >>= 1)
-    {
-      float next[32];
-      for (uint32_t i = 0; i < 32; i++)
-        next[i] = lane_sum[i] + lane_sum[i ^ off];
-      memcpy (lane_sum, next, sizeof next);
-    }
+  warp_sum_down (lane_sum);
   float total = lane_sum[0], picked = 0.0f;
   for (uint32_t i = 0; i < k; i++)
     {
@@ -172,19 +194,7 @@ lm_cuda_host_route (const float *logits, uint32_t n_expert, uint32_t k, int32_t 
                 route_fold (logits[e], (int32_t) e, &bl[lane], &b[lane]);
             }
         }
-      for (uint32_t off = 16; off > 0; off >>= 1)
-        {
-          float nl[32];
-          int32_t nb[32];
-          for (uint32_t lane = 0; lane < 32; lane++)
-            {
-              nl[lane] = bl[lane];
-              nb[lane] = b[lane];
-              route_fold (bl[lane ^ off], b[lane ^ off], &nl[lane], &nb[lane]);
-            }
-          memcpy (bl, nl, sizeof nl);
-          memcpy (b, nb, sizeof nb);
-        }
+      warp_fold_down (bl, b, route_fold);
       sel[i] = b[0];
       w[i] = expf (bl[0] - max) / total;
       picked += w[i];
@@ -220,19 +230,7 @@ lm_cuda_host_argmax (const float *logits, uint32_t n, uint32_t n_threads)
           for (uint32_t i = warp * 32 + lane; i < n; i += n_threads)
             argmax_fold (logits[i], (int32_t) i, &v[lane], &b[lane]);
         }
-      for (uint32_t off = 16; off > 0; off >>= 1)
-        {
-          float nv[32];
-          int32_t nb[32];
-          for (uint32_t lane = 0; lane < 32; lane++)
-            {
-              nv[lane] = v[lane];
-              nb[lane] = b[lane];
-              argmax_fold (v[lane ^ off], b[lane ^ off], &nv[lane], &nb[lane]);
-            }
-          memcpy (v, nv, sizeof nv);
-          memcpy (b, nb, sizeof nb);
-        }
+      warp_fold_down (v, b, argmax_fold);
       argmax_fold (v[0], b[0], &wv, &wi);
     }
   return wi;

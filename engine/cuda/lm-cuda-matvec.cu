@@ -220,25 +220,6 @@ launch_status (void)
   return cudaGetLastError () == cudaSuccess ? LM_OK : LM_ERR_DEVICE;
 }
 
-/* Shape and alignment checks shared by every product; *vector says whether
- * a floating-point type may use its 16-byte form. */
-static LmStatus
-check_product (LmTensorType type, const void *w, size_t mat_stride, uint32_t n_in,
-               size_t *row_bytes, bool *vector)
-{
-  if (!lm_cuda_matvec_supports (type))
-    return LM_ERR_UNSUPPORTED;
-  *row_bytes = lm_row_bytes (type, n_in);
-  if (n_in == 0 || *row_bytes == 0)
-    return LM_ERR_SHAPE;
-  uint64_t bits = (uint64_t) (uintptr_t) w | mat_stride | *row_bytes;
-  *vector = lmc_fp_vector_ok (type, n_in, bits);
-  return lmc_with_decoder (type, *vector, [&] (auto dec) {
-    using Dec = decltype (dec);
-    return w != nullptr && bits % Dec::ALIGN == 0 ? LM_OK : LM_ERR_INVALID_ARGUMENT;
-  });
-}
-
 template <class Dec, bool Q8>
 static LmStatus
 launch_matvec_kernel (cudaStream_t stream, const void *w, size_t mat_stride, const int32_t *sel,
@@ -266,11 +247,9 @@ launch_matvec (cudaStream_t stream, LmCudaActMode mode, LmTensorType type, const
 {
   size_t row_bytes;
   bool vector;
-  LmStatus st = check_product (type, w, mat_stride, n_in, &row_bytes, &vector);
+  LmStatus st = lmc_check_mode_product (mode, type, w, mat_stride, n_in, &row_bytes, &vector);
   if (st != LM_OK)
     return st;
-  if (mode != LM_CUDA_ACT_F32 && mode != LM_CUDA_ACT_Q8)
-    return LM_ERR_INVALID_ARGUMENT;
   if (n_out == 0 || slots == 0)
     return LM_OK;
   if (x == nullptr || y == nullptr)
@@ -347,11 +326,9 @@ launch_matmul (cudaStream_t stream, LmCudaActMode mode, LmTensorType type, const
 {
   size_t row_bytes;
   bool vector;
-  LmStatus st = check_product (type, w, mat_stride, n_in, &row_bytes, &vector);
+  LmStatus st = lmc_check_mode_product (mode, type, w, mat_stride, n_in, &row_bytes, &vector);
   if (st != LM_OK)
     return st;
-  if (mode != LM_CUDA_ACT_F32 && mode != LM_CUDA_ACT_Q8)
-    return LM_ERR_INVALID_ARGUMENT;
   if (n_out == 0 || n == 0)
     return LM_OK;
   if (x == nullptr || y == nullptr)

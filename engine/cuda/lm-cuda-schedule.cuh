@@ -29,6 +29,8 @@
 #include <math.h>
 
 #include "lm-cuda-blocks.cuh"
+#include "lm-cuda-matvec.h"
+#include "quant.h"
 
 /* Warps per block of the decode kernel: more for tall matrices, so that
  * each block's staging of x serves more rows; fewer for short ones, so that
@@ -287,3 +289,34 @@ lmc_mm_store (const LmcMatmulArgs *a, uint32_t row_base, uint32_t tok_base, uint
 
 static_assert (LMC_MM_THREADS == 256 && LMC_MM_ROWS == 64 && LMC_MM_TOKENS == 64,
                "lmc_mm_compute maps 256 threads onto 64 x 64 outputs, 4 x 4 each");
+
+/* Shape and alignment checks shared by every product, on the device calls
+ * and their host emulation alike; *vector says whether a floating-point type
+ * may use its 16-byte form. Host code. */
+static inline LmStatus
+lmc_check_product (LmTensorType type, const void *w, size_t mat_stride, uint32_t n_in,
+                   size_t *row_bytes, bool *vector)
+{
+  if (!lm_cuda_matvec_supports (type))
+    return LM_ERR_UNSUPPORTED;
+  *row_bytes = lm_row_bytes (type, n_in);
+  if (n_in == 0 || *row_bytes == 0)
+    return LM_ERR_SHAPE;
+  uint64_t bits = (uint64_t) (uintptr_t) w | mat_stride | *row_bytes;
+  *vector = lmc_fp_vector_ok (type, n_in, bits);
+  return lmc_with_decoder (type, *vector, [&] (auto dec) {
+    using Dec = decltype (dec);
+    return w != nullptr && bits % Dec::ALIGN == 0 ? LM_OK : LM_ERR_INVALID_ARGUMENT;
+  });
+}
+
+/* lmc_check_product, then the activation mode of a call that takes one. */
+static inline LmStatus
+lmc_check_mode_product (LmCudaActMode mode, LmTensorType type, const void *w, size_t mat_stride,
+                        uint32_t n_in, size_t *row_bytes, bool *vector)
+{
+  LmStatus st = lmc_check_product (type, w, mat_stride, n_in, row_bytes, vector);
+  if (st != LM_OK)
+    return st;
+  return mode == LM_CUDA_ACT_F32 || mode == LM_CUDA_ACT_Q8 ? LM_OK : LM_ERR_INVALID_ARGUMENT;
+}

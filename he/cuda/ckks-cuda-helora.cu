@@ -497,6 +497,56 @@ record (CkksCudaHelora *dev, int stage)
   return cudaEventRecordWithFlags (dev->ev[stage], dev->stream, cudaEventRecordExternal);
 }
 
+/* Encrypt, evaluate and decrypt, each followed by its stage event (2, 3,
+ * 4) recorded by @rec; the stages both token paths share. */
+static cudaError_t
+launch_he_stages (CkksCudaHelora *dev, cudaError_t (*rec) (CkksCudaHelora *, int))
+{
+  cudaError_t err = launch_encrypt (dev);
+  if (err == cudaSuccess)
+    err = rec (dev, 2);
+  if (err == cudaSuccess)
+    err = launch_evaluate (dev);
+  if (err == cudaSuccess)
+    err = rec (dev, 3);
+  if (err == cudaSuccess)
+    err = launch_decrypt (dev);
+  if (err == cudaSuccess)
+    err = rec (dev, 4);
+  return err;
+}
+
+/* CKKS_OK for cudaSuccess; else CKKS_ERR_DEVICE, the error cleared so that
+ * the next call on this thread starts clean. */
+static CkksStatus
+device_status (cudaError_t err)
+{
+  if (err != cudaSuccess)
+    {
+      cudaGetLastError ();
+      return CKKS_ERR_DEVICE;
+    }
+  return CKKS_OK;
+}
+
+/* Microseconds between consecutive stage events @ev; timings are best
+ * effort: -1 where an event could not be read. */
+static void
+read_stage_timings (cudaEvent_t ev[CKKS_CUDA_N_STAGES + 1], double stage_us[CKKS_CUDA_N_STAGES])
+{
+  for (int s = 0; s < CKKS_CUDA_N_STAGES; s++)
+    {
+      float ms = 0;
+      if (cudaEventElapsedTime (&ms, ev[s], ev[s + 1]) == cudaSuccess)
+        stage_us[s] = ms * 1e3;
+      else
+        {
+          stage_us[s] = -1;
+          cudaGetLastError ();
+        }
+    }
+}
+
 /* The token's launch sequence, captured between the stage events. */
 static cudaError_t
 capture_token (CkksCudaHelora *dev)
@@ -511,17 +561,7 @@ capture_token (CkksCudaHelora *dev)
   if (st == cudaSuccess)
     st = record (dev, 1);
   if (st == cudaSuccess)
-    st = launch_encrypt (dev);
-  if (st == cudaSuccess)
-    st = record (dev, 2);
-  if (st == cudaSuccess)
-    st = launch_evaluate (dev);
-  if (st == cudaSuccess)
-    st = record (dev, 3);
-  if (st == cudaSuccess)
-    st = launch_decrypt (dev);
-  if (st == cudaSuccess)
-    st = record (dev, 4);
+    st = launch_he_stages (dev, record);
   if (st == cudaSuccess)
     st = cudaMemcpyAsync (dev->host_u, dev->dev_u, dev->u_count * sizeof (double),
                           cudaMemcpyDeviceToHost, dev->stream);
@@ -758,18 +798,8 @@ ckks_cuda_helora_run (CkksCudaHelora *dev, const float *const *h, const double *
       cudaGetLastError ();
       return CKKS_ERR_DEVICE;
     }
-  /* timings are best effort: -1 where an event could not be read */
-  for (int s = 0; stage_us && s < CKKS_CUDA_N_STAGES; s++)
-    {
-      float ms = 0;
-      if (cudaEventElapsedTime (&ms, dev->ev[s], dev->ev[s + 1]) == cudaSuccess)
-        stage_us[s] = ms * 1e3;
-      else
-        {
-          stage_us[s] = -1;
-          cudaGetLastError ();
-        }
-    }
+  if (stage_us)
+    read_stage_timings (dev->ev, stage_us);
   for (uint32_t i = 0; i < dev->n_modules; i++)
     memcpy (u[i], dev->host_u + dev->modules[i].u_offset, dev->modules[i].m.r * sizeof (double));
   return CKKS_OK;
@@ -793,12 +823,7 @@ ckks_cuda_helora_read (CkksCudaHelora *dev, uint64_t *const *group_cts,
                              cudaMemcpyDeviceToHost, dev->stream);
   if (err == cudaSuccess)
     err = cudaStreamSynchronize (dev->stream);
-  if (err != cudaSuccess)
-    {
-      cudaGetLastError ();
-      return CKKS_ERR_DEVICE;
-    }
-  return CKKS_OK;
+  return device_status (err);
 }
 
 /* ---- the device-pointer run ---- */
@@ -886,17 +911,7 @@ enqueue_device_token (CkksCudaHelora *dev, const float *const *h_dev, size_t row
   if (err == cudaSuccess)
     err = record_dev (dev, 1);
   if (err == cudaSuccess)
-    err = launch_encrypt (dev);
-  if (err == cudaSuccess)
-    err = record_dev (dev, 2);
-  if (err == cudaSuccess)
-    err = launch_evaluate (dev);
-  if (err == cudaSuccess)
-    err = record_dev (dev, 3);
-  if (err == cudaSuccess)
-    err = launch_decrypt (dev);
-  if (err == cudaSuccess)
-    err = record_dev (dev, 4);
+    err = launch_he_stages (dev, record_dev);
   if (err == cudaSuccess)
     err = launch_u_rows (dev, row);
   if (err == cudaSuccess)
@@ -932,12 +947,7 @@ ckks_cuda_helora_run_device_batch (CkksCudaHelora *const *devs, size_t n,
     err = enqueue_device_token (devs[i], h_dev[i], rows[i], seeds + 32 * i);
   for (size_t i = 0; err == cudaSuccess && i < n; i++)
     err = cudaStreamWaitEvent (caller, devs[i]->done_ev, 0);
-  if (err != cudaSuccess)
-    {
-      cudaGetLastError ();
-      return CKKS_ERR_DEVICE;
-    }
-  return CKKS_OK;
+  return device_status (err);
 }
 
 extern "C" CkksStatus
@@ -950,28 +960,13 @@ ckks_cuda_helora_copy_u (CkksCudaHelora *dev, uint32_t plan, size_t first_row, s
   const float *src = dev->u_rows + M->u_offset * dev->rows_cap + first_row * M->m.r;
   cudaError_t err = cudaMemcpyAsync (dst, src, n_rows * M->m.r * sizeof (float),
                                      cudaMemcpyDeviceToDevice, (cudaStream_t) stream);
-  if (err != cudaSuccess)
-    {
-      cudaGetLastError ();
-      return CKKS_ERR_DEVICE;
-    }
-  return CKKS_OK;
+  return device_status (err);
 }
 
 extern "C" void
 ckks_cuda_helora_device_timings (CkksCudaHelora *dev, double stage_us[CKKS_CUDA_N_STAGES])
 {
-  for (int s = 0; s < CKKS_CUDA_N_STAGES; s++)
-    {
-      float ms = 0;
-      if (cudaEventElapsedTime (&ms, dev->dev_ev[s], dev->dev_ev[s + 1]) == cudaSuccess)
-        stage_us[s] = ms * 1e3;
-      else
-        {
-          stage_us[s] = -1;
-          cudaGetLastError ();
-        }
-    }
+  read_stage_timings (dev->dev_ev, stage_us);
 }
 
 /* ---- test support: the device-pointer run from host buffers ---- */

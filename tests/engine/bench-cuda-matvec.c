@@ -14,48 +14,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench-util.h"
 #include "lm-cuda-buffer.h"
 #include "lm-cuda-matvec.h"
 #include "lm-gpu.h"
 #include "quant.h"
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static uint64_t
-next_random (void)
-{
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return rng_state;
-}
-
-/* Random weights with small finite scales (as bench-kernels.c), on the device. */
+/* Random weights with small finite scales (bench_random_weights), on the device. */
 static void *
 device_weights (LmTensorType type, size_t bytes)
 {
-  uint8_t *w = malloc (bytes);
+  uint8_t *w = bench_random_weights (type, bytes);
   if (w == NULL)
     return NULL;
-  for (size_t i = 0; i + 8 <= bytes; i += 8)
-    {
-      uint64_t r = next_random ();
-      memcpy (w + i, &r, 8);
-    }
-  size_t bb = lm_type_block_bytes (type);
-  uint16_t scale = lm_fp32_to_fp16 (0.01f);
-  for (size_t off = 0; off + bb <= bytes; off += bb)
-    switch (type)
-      {
-      case LM_TYPE_F32: { float f = (float) (next_random () % 1000) * 1e-3f; memcpy (w + off, &f, 4); break; }
-      case LM_TYPE_F16:
-      case LM_TYPE_BF16: w[off + 1] = 0x3c; break;
-      case LM_TYPE_Q8_0: memcpy (w + off, &scale, 2); break;
-      case LM_TYPE_Q4_K:
-      case LM_TYPE_Q5_K: memcpy (w + off, &scale, 2); memcpy (w + off + 2, &scale, 2); break;
-      case LM_TYPE_Q6_K: memcpy (w + off + 208, &scale, 2); break;
-      default: break;
-      }
   void *d = lm_cuda_buffer_new (bytes, w);
   free (w);
   return d;
@@ -68,7 +39,7 @@ device_floats (size_t n)
   if (x == NULL)
     return NULL;
   for (size_t i = 0; i < n; i++)
-    x[i] = (float) ((int64_t) (next_random () % 2001) - 1000) * 1e-3f;
+    x[i] = (float) ((int64_t) (bench_next_random () % 2001) - 1000) * 1e-3f;
   void *d = lm_cuda_buffer_new (n * sizeof (float), x);
   free (x);
   return d;

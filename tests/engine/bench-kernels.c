@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench-util.h"
 #include "kernels.h"
 
 static double
@@ -33,43 +34,14 @@ cpu_s (void)
   return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
 }
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static uint64_t
-next_random (void)
-{
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return rng_state;
-}
-
 /* Random weights of @type: random quants, small finite fp16 scales. */
 static uint8_t *
 make_weights (LmTensorType type, int64_t n_in, int64_t n_rows, size_t *bytes_out)
 {
   size_t bytes = lm_row_bytes (type, n_in) * (size_t) n_rows;
-  uint8_t *w = malloc (bytes);
+  uint8_t *w = bench_random_weights (type, bytes);
   if (!w)
     return NULL;
-  for (size_t i = 0; i + 8 <= bytes; i += 8)
-    {
-      uint64_t r = next_random ();
-      memcpy (w + i, &r, 8);
-    }
-  size_t bb = lm_type_block_bytes (type);
-  uint16_t scale = lm_fp32_to_fp16 (0.01f);
-  for (size_t off = 0; off + bb <= bytes; off += bb)
-    switch (type)
-      {
-      case LM_TYPE_F32: { float f = (float) (next_random () % 1000) * 1e-3f; memcpy (w + off, &f, 4); break; }
-      case LM_TYPE_F16:
-      case LM_TYPE_BF16: w[off + 1] = 0x3c; break;
-      case LM_TYPE_Q8_0: memcpy (w + off, &scale, 2); break;
-      case LM_TYPE_Q4_K:
-      case LM_TYPE_Q5_K: memcpy (w + off, &scale, 2); memcpy (w + off + 2, &scale, 2); break;
-      case LM_TYPE_Q6_K: memcpy (w + off + 208, &scale, 2); break;
-      }
   *bytes_out = bytes;
   return w;
 }
@@ -162,7 +134,7 @@ bench_case (LmThreadPool *pool, int threads, const LmKernels *k, LmActMode mode,
       exit (1);
     }
   for (int64_t i = 0; i < n_in; i++)
-    x[i] = (float) ((int64_t) (next_random () % 2001) - 1000) * 1e-3f;
+    x[i] = (float) ((int64_t) (bench_next_random () % 2001) - 1000) * 1e-3f;
 
   lm_matvec_ex (k, mode, pool, type, w, n_in, n_out, x, y);   /* warm-up */
   for (int rep = 0; rep < reps; rep++)
@@ -201,7 +173,7 @@ bench_prefill (LmThreadPool *pool, int threads, const LmKernels *k, LmTensorType
   if (!w || !X || !Y)
     exit (1);
   for (int64_t i = 0; i < n_in * n_tok; i++)
-    X[i] = (float) ((int64_t) (next_random () % 2001) - 1000) * 1e-3f;
+    X[i] = (float) ((int64_t) (bench_next_random () % 2001) - 1000) * 1e-3f;
   double best = 1e9, best_cpu = 1e9;
   for (int rep = 0; rep < 5; rep++)
     {

@@ -383,6 +383,32 @@ test_select (void)
   g_rand_free (r);
 }
 
+/* A sampler chain: temperature, top-k (0: off), top-p, min-p. */
+typedef struct {
+  float temp;
+  int32_t top_k;
+  float top_p, min_p;
+} Chain;
+
+/* The CPU sampler's token for logits @l (n) under @ch with @seed, and in
+ * *u the uniform number it drew (the GPU's paths are given the same). */
+static int32_t
+cpu_sample (const Chain *ch, uint64_t seed, const float *l, uint32_t n, double *u)
+{
+  LmSamplerParams p = lm_sampler_params_default (seed);
+  p.temperature = ch->temp;
+  p.top_k = ch->top_k;
+  p.top_p = ch->top_p;
+  p.min_p = ch->min_p;
+  LmSampler *s = lm_sampler_new (&p, (int32_t) n);
+  int32_t tok = lm_sampler_sample (s, l);
+  lm_sampler_free (s);
+  uint64_t st[4];
+  lm_rng_seed (st, seed);
+  *u = lm_rng_uniform (st);
+  return tok;
+}
+
 /* The sampler's fast path (select, exponentials, lm_hd_sample_pick) picks
  * the CPU sampler's token with the same uniform number, for the chains it
  * serves: top-k up to 1024, or any filter on a vocabulary that small. */
@@ -390,11 +416,6 @@ static void
 test_sample_pick (void)
 {
   GRand *r = g_rand_new_with_seed (10);
-  typedef struct {
-    float temp;
-    int32_t top_k;
-    float top_p, min_p;
-  } Chain;
   static const Chain chains[] = {
     { 0.8f, 40, 0.95f, 0.05f }, { 1.0f, 40, 1.0f, 0.0f }, { 0.7f, 1000, 0.9f, 0.0f },
     { 1.3f, 5, 1.0f, 0.2f }, { 1.0f, 0, 0.9f, 0.0f }, { 0.5f, 0, 1.0f, 0.05f },
@@ -413,17 +434,8 @@ test_sample_pick (void)
             if (!use_k && (n > 1024 || !filter))
               continue;   /* the sorted path's and the whole-vocabulary draw's cases */
             float *l = sampler_logits (r, n, kind);
-            LmSamplerParams p = lm_sampler_params_default (seed);
-            p.temperature = ch->temp;
-            p.top_k = ch->top_k;
-            p.top_p = ch->top_p;
-            p.min_p = ch->min_p;
-            LmSampler *s = lm_sampler_new (&p, (int32_t) n);
-            int32_t want_tok = lm_sampler_sample (s, l);
-            lm_sampler_free (s);
-            uint64_t st[4];
-            lm_rng_seed (st, seed);
-            double u = lm_rng_uniform (st);
+            double u;
+            int32_t want_tok = cpu_sample (ch, seed, l, n, &u);
 
             uint32_t want = use_k ? (uint32_t) ch->top_k : n;
             float *v = g_new (float, want);
@@ -458,11 +470,6 @@ static void
 test_sorted_sample (void)
 {
   GRand *r = g_rand_new_with_seed (11);
-  typedef struct {
-    float temp;
-    int32_t top_k;
-    float top_p, min_p;
-  } Chain;
   static const Chain chains[] = {
     { 1.0f, 0, 0.9f, 0.0f }, { 0.8f, 0, 0.95f, 0.05f }, { 1.0f, 0, 1.0f, 0.05f },
     { 1.2f, 0, 0.3f, 0.0f }, { 1.0f, 3000, 1.0f, 0.0f }, { 0.9f, 2000, 0.8f, 0.01f },
@@ -482,17 +489,8 @@ test_sorted_sample (void)
             if (!(use_k ? ch->top_k > 1024 : filter && n > 1024))
               continue;
             float *l = sampler_logits (r, n, kind);
-            LmSamplerParams p = lm_sampler_params_default (seed);
-            p.temperature = ch->temp;
-            p.top_k = ch->top_k;
-            p.top_p = ch->top_p;
-            p.min_p = ch->min_p;
-            LmSampler *s = lm_sampler_new (&p, (int32_t) n);
-            int32_t want_tok = lm_sampler_sample (s, l);
-            lm_sampler_free (s);
-            uint64_t st[4];
-            lm_rng_seed (st, seed);
-            double u = lm_rng_uniform (st);
+            double u;
+            int32_t want_tok = cpu_sample (ch, seed, l, n, &u);
             int32_t got = lm_cuda_host_sorted_sample (l, n, ch->top_k, ch->top_p, ch->min_p,
                                                       ch->temp, u, 1024);
             if (got != want_tok)
@@ -518,17 +516,9 @@ test_draw_all (void)
           {
             uint32_t n = sizes[si];
             float *l = sampler_logits (r, n, kind);
-            LmSamplerParams p = lm_sampler_params_default (seed);
-            p.temperature = temps[ti];
-            p.top_k = 0;
-            p.top_p = 1.0f;
-            p.min_p = 0.0f;
-            LmSampler *s = lm_sampler_new (&p, (int32_t) n);
-            int32_t want_tok = lm_sampler_sample (s, l);
-            lm_sampler_free (s);
-            uint64_t st[4];
-            lm_rng_seed (st, seed);
-            double u = lm_rng_uniform (st);
+            const Chain all = { temps[ti], 0, 1.0f, 0.0f };
+            double u;
+            int32_t want_tok = cpu_sample (&all, seed, l, n, &u);
             g_assert_cmpint (lm_cuda_host_draw_all (l, n, temps[ti], u, 1024), ==, want_tok);
             g_free (l);
           }

@@ -185,3 +185,60 @@ hidden_clear (Hidden *h)
   g_free (h->l_out);
   g_free (h->final_norm);
 }
+
+int32_t *
+golden_prompt_prefix (const char *model, gsize n_tokens)
+{
+  gsize n;
+  int32_t *tokens = golden_ints (model, "long_prompt_tokens.bin", &n);
+  g_assert_cmpuint (n, >=, n_tokens);
+  return tokens;
+}
+
+void
+assert_sessions_agree (const char *what, const LmModel *m, LmSession *a, LmSession *b,
+                       const int32_t *prompt, gsize n_prompt, int n_decode, double tol)
+{
+  uint32_t V = lm_model_info (m)->n_vocab;
+  g_autofree float *la = prefill_all (a, prompt, n_prompt);
+  g_autofree float *lb = prefill_all (b, prompt, n_prompt);
+  g_autofree char *w1 = g_strdup_printf ("%s prefill", what);
+  assert_close (w1, la, lb, n_prompt * V, tol);
+  double worst = 0.0;
+  for (int k = 0; k < n_decode; k++)
+    {
+      int32_t next = argmax (lm_session_logits (a), V);
+      g_assert_cmpint (lm_session_decode (a, next), ==, LM_OK);
+      g_assert_cmpint (lm_session_decode (b, next), ==, LM_OK);
+      double err = max_abs_diff (lm_session_logits (a), lm_session_logits (b), V);
+      worst = err > worst ? err : worst;
+    }
+  g_test_message ("%s: %d decode steps, max abs diff %.3g", what, n_decode, worst);
+  g_assert_cmpfloat (worst, <=, tol);
+}
+
+void
+lora_hook_a_times_h (const LmLoraHookCall *call, const float *h, float *u)
+{
+  const LmLoraModule *mod = call->module;
+  for (uint32_t t = 0; t < call->n_tokens; t++)
+    for (uint32_t r = 0; r < mod->rank; r++)
+      {
+        float sum = 0.0f;
+        for (uint32_t i = 0; i < mod->d_in; i++)
+          sum += mod->a[(size_t) r * mod->d_in + i] * h[(size_t) t * mod->d_in + i];
+        u[(size_t) t * mod->rank + r] = sum;
+      }
+}
+
+LmLora *
+golden_lora_load (const LmModel *m, const char *rel)
+{
+  g_autofree char *path = ts_test_data_path (rel);
+  LmLora *lora = NULL;
+  char *error = NULL;
+  LmStatus st = lm_lora_load (m, path, 1.0f, &lora, &error);
+  if (st != LM_OK)
+    g_error ("loading %s: %s (%s)", path, lm_status_message (st), error ? error : "");
+  return lora;
+}

@@ -39,6 +39,20 @@ void run_greedy (const LmModel *m, LmSession *s, const char *name, const char *p
 /* Prefills @tokens (n) in one call and returns the logits of every position
  * (n x n_vocab, g_free()). */
 float *prefill_all (LmSession *s, const int32_t *tokens, gsize n);
+/* The first @n_tokens tokens of @model's long golden prompt; fails the
+ * test if it is shorter. */
+int32_t *golden_prompt_prefix (const char *model, gsize n_tokens);
+/* Prefills @prompt (all logits), then @n_decode steps fed with @a's argmax:
+ * asserts the logits of @a and @b within @tol at every step, and logs the
+ * worst decode difference under @what. */
+void assert_sessions_agree (const char *what, const LmModel *m, LmSession *a, LmSession *b,
+                            const int32_t *prompt, gsize n_prompt, int n_decode, double tol);
+/* Loads the adapter at tests/data/@rel for @m at scale 1; fails the test
+ * with the loader's message on error. */
+LmLora *golden_lora_load (const LmModel *m, const char *rel);
+/* u = A·h of a LoRA hook call: @call->n_tokens rows of h (d_in each) into
+ * rows of u (rank each), summed in input order. */
+void lora_hook_a_times_h (const LmLoraHookCall *call, const float *h, float *u);
 /* Feeds @tokens one at a time; returns max |logits - @rows| over all steps
  * (row t of @rows, n_vocab wide, after token t). */
 double decode_max_diff (LmSession *s, const int32_t *tokens, gsize n, const float *rows);

@@ -17,6 +17,7 @@
 #define N_PROMPT 64
 #define N_DECODE 32
 #define LORA_MODEL "tiny-qwen35moe-f32"
+#define LORA_FILE "qwen35/" LORA_MODEL "/lora/tiny-qwen35moe-lora-f32.gguf"
 /* The emulation computes with the CPU's f32 functions: only the order of a
  * few sums (MoE combine, LoRA scale) differs from the CPU backend. */
 #define EMU_TOL 1e-4
@@ -46,37 +47,6 @@ emu_session (const LmModel *m, uint32_t gpu_layers, uint32_t n_batch)
   return s;
 }
 
-static int32_t *
-prompt_64 (const char *name)
-{
-  gsize n;
-  int32_t *tokens = golden_ints (name, "long_prompt_tokens.bin", &n);
-  g_assert_cmpuint (n, >=, N_PROMPT);
-  return tokens;
-}
-
-static void
-compare_sessions (const char *what, const LmModel *m, LmSession *a, LmSession *b,
-                  const int32_t *prompt, double tol)
-{
-  uint32_t V = lm_model_info (m)->n_vocab;
-  g_autofree float *la = prefill_all (a, prompt, N_PROMPT);
-  g_autofree float *lb = prefill_all (b, prompt, N_PROMPT);
-  g_autofree char *w1 = g_strdup_printf ("%s prefill", what);
-  assert_close (w1, la, lb, (gsize) N_PROMPT * V, tol);
-  double worst = 0.0;
-  for (int k = 0; k < N_DECODE; k++)
-    {
-      int32_t next = argmax (lm_session_logits (a), V);
-      g_assert_cmpint (lm_session_decode (a, next), ==, LM_OK);
-      g_assert_cmpint (lm_session_decode (b, next), ==, LM_OK);
-      double err = max_abs_diff (lm_session_logits (a), lm_session_logits (b), V);
-      worst = err > worst ? err : worst;
-    }
-  g_test_message ("%s: %d decode steps, max abs diff %.3g", what, N_DECODE, worst);
-  g_assert_cmpfloat (worst, <=, tol);
-}
-
 /* All layers, then 1 and 2 layers on the "GPU", against the CPU; the prompt
  * in batches of 16 (several prefill steps) and in one of 64. */
 static void
@@ -84,7 +54,7 @@ test_vs_cpu (gconstpointer data)
 {
   const char *name = data;
   LmModel *m = golden_model (name);
-  g_autofree int32_t *prompt = prompt_64 (name);
+  g_autofree int32_t *prompt = golden_prompt_prefix (name, N_PROMPT);
   uint32_t layers[] = { 0, 1, 2 }, batches[] = { 16, 64, 16 };
   for (size_t i = 0; i < G_N_ELEMENTS (layers); i++)
     {
@@ -95,7 +65,7 @@ test_vs_cpu (gconstpointer data)
       g_autofree char *what = g_strdup_printf ("%s, %u GPU layers (0: all), batch %u", name,
                                                layers[i], batches[i]);
       size_t launches = gpu_emu_graph_launches;
-      compare_sessions (what, m, cpu, gpu, prompt, EMU_TOL);
+      assert_sessions_agree (what, m, cpu, gpu, prompt, N_PROMPT, N_DECODE, EMU_TOL);
       /* Every decode step replayed the graph recorded by the first. */
       g_assert_true (lm_gpu_session_graph_recorded (gpu->gpu));
       g_assert_cmpuint (gpu_emu_graph_launches - launches, ==, N_DECODE);
@@ -144,28 +114,11 @@ static LmStatus
 plain_hook_cb (const LmLoraHookCall *call, const float *h, float *u, void *user_data)
 {
   HookState *state = user_data;
-  const LmLoraModule *mod = call->module;
   state->calls++;
   if (state->fail)
     return LM_ERR_IO;
-  for (uint32_t t = 0; t < call->n_tokens; t++)
-    for (uint32_t r = 0; r < mod->rank; r++)
-      {
-        float sum = 0.0f;
-        for (uint32_t i = 0; i < mod->d_in; i++)
-          sum += mod->a[(size_t) r * mod->d_in + i] * h[(size_t) t * mod->d_in + i];
-        u[(size_t) t * mod->rank + r] = sum;
-      }
+  lora_hook_a_times_h (call, h, u);
   return LM_OK;
-}
-
-static LmLora *
-load_lora (const LmModel *m)
-{
-  g_autofree char *path = ts_test_data_path ("qwen35/" LORA_MODEL "/lora/tiny-qwen35moe-lora-f32.gguf");
-  LmLora *lora = NULL;
-  g_assert_cmpint (lm_lora_load (m, path, 1.0f, &lora, NULL), ==, LM_OK);
-  return lora;
 }
 
 /* Built-in adapter and hook on the GPU path: the LoRA goldens, the CPU, and
@@ -174,11 +127,11 @@ static void
 test_lora (void)
 {
   LmModel *m = golden_model (LORA_MODEL);
-  LmLora *lora = load_lora (m);
+  LmLora *lora = golden_lora_load (m, LORA_FILE);
   gsize n_tok, n_gold;
   g_autofree int32_t *tokens = golden_ints (LORA_MODEL, "prompt_tokens.bin", &n_tok);
   g_autofree float *gold = golden_floats (LORA_MODEL, "lora_logits_batched.bin", &n_gold);
-  g_autofree int32_t *prompt = prompt_64 (LORA_MODEL);
+  g_autofree int32_t *prompt = golden_prompt_prefix (LORA_MODEL, N_PROMPT);
 
   LmSession *s = emu_session (m, 0, 64);
   g_assert_cmpint (lm_session_set_lora (s, lora), ==, LM_OK);
@@ -191,7 +144,8 @@ test_lora (void)
   LmSession *gpu = emu_session (m, 2, 16);
   g_assert_cmpint (lm_session_set_lora (cpu, lora), ==, LM_OK);
   g_assert_cmpint (lm_session_set_lora (gpu, lora), ==, LM_OK);
-  compare_sessions ("LoRA, 2 GPU layers vs CPU", m, cpu, gpu, prompt, EMU_TOL);
+  assert_sessions_agree ("LoRA, 2 GPU layers vs CPU", m, cpu, gpu, prompt,
+                         N_PROMPT, N_DECODE, EMU_TOL);
   lm_session_free (gpu);
   lm_session_free (cpu);
 
@@ -281,11 +235,11 @@ static void
 test_lora_device_hook (void)
 {
   LmModel *m = golden_model (LORA_MODEL);
-  LmLora *lora = load_lora (m);
+  LmLora *lora = golden_lora_load (m, LORA_FILE);
   size_t n_mod = lm_lora_n_modules (lora);
   gsize n_tok;
   g_autofree int32_t *tokens = golden_ints (LORA_MODEL, "prompt_tokens.bin", &n_tok);
-  g_autofree int32_t *prompt = prompt_64 (LORA_MODEL);
+  g_autofree int32_t *prompt = golden_prompt_prefix (LORA_MODEL, N_PROMPT);
 
   LmSession *host = emu_session (m, 0, 64);
   LmSession *dev = emu_session (m, 0, 64);
@@ -356,7 +310,8 @@ test_lora_device_hook (void)
                                              &split_state), ==, LM_OK);
   g_assert_cmpint (lm_session_set_lora_device_hook (split, LM_LORA_ALL_MODULES, device_hook_cb,
                                                     &dev_state), ==, LM_OK);
-  compare_sessions ("device hook, 2 GPU layers vs CPU", m, cpu, split, prompt, EMU_TOL);
+  assert_sessions_agree ("device hook, 2 GPU layers vs CPU", m, cpu, split, prompt, N_PROMPT,
+                         N_DECODE, EMU_TOL);
   g_assert_cmpuint (cpu_state.calls, ==, (N_PROMPT / 16 + N_DECODE) * n_mod);
   g_assert_cmpuint (split_state.calls + dev_state.calls, ==, (N_PROMPT / 16 + N_DECODE) * n_mod);
   g_assert_cmpuint (dev_state.calls, >, 0);
@@ -374,7 +329,7 @@ test_state (void)
   const char *name = "tiny-qwen35moe-e256-q4_k_m";
   LmModel *m = golden_model (name);
   uint32_t V = lm_model_info (m)->n_vocab, E = lm_model_info (m)->n_embd;
-  g_autofree int32_t *prompt = prompt_64 (name);
+  g_autofree int32_t *prompt = golden_prompt_prefix (name, N_PROMPT);
   LmSession *s = emu_session (m, 0, 16);
   g_assert_cmpint (lm_session_prefill (s, prompt, 20, NULL), ==, LM_OK);
   g_autofree float *at20 = g_memdup2 (lm_session_logits (s), V * sizeof (float));

@@ -145,40 +145,6 @@ test_backend_choice (void)
   lm_model_free (m);
 }
 
-/* The first 64 tokens of the long golden prompt. */
-static int32_t *
-prompt_64 (const char *name)
-{
-  gsize n;
-  int32_t *tokens = golden_ints (name, "long_prompt_tokens.bin", &n);
-  g_assert_cmpuint (n, >=, N_PROMPT);
-  return tokens;
-}
-
-/* Prefill (all logits), then N_DECODE steps fed with @a's argmax: the logits
- * of @a and @b within @tol at every step. */
-static void
-compare_sessions (const char *what, const LmModel *m, LmSession *a, LmSession *b,
-                  const int32_t *prompt, double tol)
-{
-  uint32_t V = lm_model_info (m)->n_vocab;
-  g_autofree float *la = prefill_all (a, prompt, N_PROMPT);
-  g_autofree float *lb = prefill_all (b, prompt, N_PROMPT);
-  g_autofree char *w1 = g_strdup_printf ("%s prefill", what);
-  assert_close (w1, la, lb, (gsize) N_PROMPT * V, tol);
-  double worst = 0.0;
-  for (int k = 0; k < N_DECODE; k++)
-    {
-      int32_t next = argmax (lm_session_logits (a), V);
-      g_assert_cmpint (lm_session_decode (a, next), ==, LM_OK);
-      g_assert_cmpint (lm_session_decode (b, next), ==, LM_OK);
-      double err = max_abs_diff (lm_session_logits (a), lm_session_logits (b), V);
-      worst = err > worst ? err : worst;
-    }
-  g_test_message ("%s: %d decode steps, max abs diff %.3g", what, N_DECODE, worst);
-  g_assert_cmpfloat (worst, <=, tol);
-}
-
 static void
 test_vs_cpu (gconstpointer data)
 {
@@ -186,12 +152,12 @@ test_vs_cpu (gconstpointer data)
   if (!need_gpu ())
     return;
   LmModel *m = golden_model (name);
-  g_autofree int32_t *prompt = prompt_64 (name);
+  g_autofree int32_t *prompt = golden_prompt_prefix (name, N_PROMPT);
   /* Batches of 16: a 64-token prompt takes several prefill steps. */
   LmSession *cpu = new_session (m, LM_BACKEND_CPU, 0, 16);
   LmSession *gpu = new_session (m, LM_BACKEND_CUDA, 0, 16);
   g_autofree char *what = g_strdup_printf ("%s GPU vs CPU", name);
-  compare_sessions (what, m, cpu, gpu, prompt, GPU_TOL);
+  assert_sessions_agree (what, m, cpu, gpu, prompt, N_PROMPT, N_DECODE, GPU_TOL);
   /* The decode steps replayed a recorded graph. */
   g_assert_true (lm_gpu_session_graph_recorded (gpu->gpu));
   size_t weights, session;
@@ -212,12 +178,12 @@ test_partial_offload (gconstpointer data)
   if (!need_gpu ())
     return;
   LmModel *m = golden_model (name);
-  g_autofree int32_t *prompt = prompt_64 (name);
+  g_autofree int32_t *prompt = golden_prompt_prefix (name, N_PROMPT);
   LmSession *full = new_session (m, LM_BACKEND_CUDA, 0, 64);
   LmSession *part = new_session (m, LM_BACKEND_CUDA, 1, 64);
   g_assert_cmpuint (lm_session_gpu_layers (part), ==, 1);
   g_autofree char *what = g_strdup_printf ("%s 1 GPU layer vs all", name);
-  compare_sessions (what, m, full, part, prompt, GPU_TOL);
+  assert_sessions_agree (what, m, full, part, prompt, N_PROMPT, N_DECODE, GPU_TOL);
   lm_session_free (part);
   lm_session_free (full);
   lm_model_free (m);
@@ -257,7 +223,7 @@ test_two_sessions (void)
   const char *name = "tiny-qwen35moe-f32";
   LmModel *m = golden_model (name);
   uint32_t V = lm_model_info (m)->n_vocab;
-  g_autofree int32_t *prompt = prompt_64 (name);
+  g_autofree int32_t *prompt = golden_prompt_prefix (name, N_PROMPT);
   gsize rows = (gsize) (N_PROMPT + N_DECODE) * V;
   Run alone = { m, prompt, g_new (float, rows) };
   run_cb (&alone);
@@ -284,33 +250,13 @@ test_two_sessions (void)
   lm_model_free (m);
 }
 
-static LmLora *
-load_lora (const LmModel *m)
-{
-  g_autofree char *path = ts_test_data_path (LORA_FILE);
-  LmLora *lora = NULL;
-  char *error = NULL;
-  LmStatus st = lm_lora_load (m, path, 1.0f, &lora, &error);
-  if (st != LM_OK)
-    g_error ("loading %s: %s (%s)", path, lm_status_message (st), error ? error : "");
-  return lora;
-}
-
 /* u = A·h on the host, as an HE-LoRA evaluator's result would arrive. */
 static LmStatus
 plain_hook_cb (const LmLoraHookCall *call, const float *h, float *u, void *user_data)
 {
-  const LmLoraModule *mod = call->module;
   guint *calls = user_data;
   ++*calls;
-  for (uint32_t t = 0; t < call->n_tokens; t++)
-    for (uint32_t r = 0; r < mod->rank; r++)
-      {
-        float sum = 0.0f;
-        for (uint32_t i = 0; i < mod->d_in; i++)
-          sum += mod->a[(size_t) r * mod->d_in + i] * h[(size_t) t * mod->d_in + i];
-        u[(size_t) t * mod->rank + r] = sum;
-      }
+  lora_hook_a_times_h (call, h, u);
   return LM_OK;
 }
 
@@ -322,7 +268,7 @@ test_lora (void)
   if (!need_gpu ())
     return;
   LmModel *m = golden_model (LORA_MODEL);
-  LmLora *lora = load_lora (m);
+  LmLora *lora = golden_lora_load (m, LORA_FILE);
   gsize n_tok, n_gold;
   g_autofree int32_t *tokens = golden_ints (LORA_MODEL, "prompt_tokens.bin", &n_tok);
   g_autofree float *gold = golden_floats (LORA_MODEL, "lora_logits_batched.bin", &n_gold);
@@ -387,7 +333,7 @@ test_lora_device_hook (void)
   if (!need_gpu ())
     return;
   LmModel *m = golden_model (LORA_MODEL);
-  LmLora *lora = load_lora (m);
+  LmLora *lora = golden_lora_load (m, LORA_FILE);
   size_t n_mod = lm_lora_n_modules (lora);
   gsize n_tok, n_gold;
   g_autofree int32_t *tokens = golden_ints (LORA_MODEL, "prompt_tokens.bin", &n_tok);
@@ -432,7 +378,7 @@ test_rewind_reset (void)
   const char *name = "tiny-qwen35moe-e256-q8_0";
   LmModel *m = golden_model (name);
   uint32_t V = lm_model_info (m)->n_vocab;
-  g_autofree int32_t *prompt = prompt_64 (name);
+  g_autofree int32_t *prompt = golden_prompt_prefix (name, N_PROMPT);
   LmSession *s = new_session (m, LM_BACKEND_CUDA, 0, 16);
   g_assert_cmpint (lm_session_prefill (s, prompt, 20, NULL), ==, LM_OK);
   g_autofree float *at20 = g_memdup2 (lm_session_logits (s), V * sizeof (float));
@@ -461,7 +407,7 @@ test_mean_hidden (void)
   const char *name = "tiny-qwen35-f32";
   LmModel *m = golden_model (name);
   uint32_t E = lm_model_info (m)->n_embd;
-  g_autofree int32_t *prompt = prompt_64 (name);
+  g_autofree int32_t *prompt = golden_prompt_prefix (name, N_PROMPT);
   LmSession *cpu = new_session (m, LM_BACKEND_CPU, 0, 16);
   LmSession *gpu = new_session (m, LM_BACKEND_CUDA, 0, 16);
   g_autofree float *a = g_new (float, E);
@@ -484,11 +430,11 @@ test_vs_cpu_native (gconstpointer data)
   if (!need_gpu ())
     return;
   LmModel *m = golden_model (name);
-  g_autofree int32_t *prompt = prompt_64 (name);
+  g_autofree int32_t *prompt = golden_prompt_prefix (name, N_PROMPT);
   LmSession *cpu = new_session_mode (m, LM_BACKEND_CPU, 0, 16, FALSE);
   LmSession *gpu = new_session_mode (m, LM_BACKEND_CUDA, 0, 16, FALSE);
   g_autofree char *what = g_strdup_printf ("%s GPU vs CPU, 8-bit activations", name);
-  compare_sessions (what, m, cpu, gpu, prompt, GPU_NATIVE_TOL);
+  assert_sessions_agree (what, m, cpu, gpu, prompt, N_PROMPT, N_DECODE, GPU_NATIVE_TOL);
   g_assert_true (lm_gpu_session_graph_recorded (gpu->gpu));
   lm_session_free (gpu);
   lm_session_free (cpu);

@@ -13,18 +13,6 @@
 
 #define MODEL "tiny-qwen35moe-f32"
 
-static LmLora *
-load_adapter (const LmModel *m, const char *rel)
-{
-  g_autofree char *path = ts_test_data_path (rel);
-  LmLora *lora = NULL;
-  char *error = NULL;
-  LmStatus st = lm_lora_load (m, path, 1.0f, &lora, &error);
-  if (st != LM_OK)
-    g_error ("loading %s: %s (%s)", path, lm_status_message (st), error ? error : "");
-  return lora;
-}
-
 /* The adapter of FORMAT.md 7.2: four modules, rank 8, factor 16/8. */
 static void
 check_modules (const LmLora *lora)
@@ -63,7 +51,7 @@ test_adapter (gconstpointer data)
 {
   const char *rel = data;
   LmModel *m = golden_model (MODEL);
-  LmLora *lora = load_adapter (m, rel);
+  LmLora *lora = golden_lora_load (m, rel);
   check_modules (lora);
   LmSession *s = golden_session (m, 2, 64);
   g_assert_cmpint (lm_session_set_lora (s, lora), ==, LM_OK);
@@ -80,8 +68,8 @@ static void
 test_formats_agree (void)
 {
   LmModel *m = golden_model (MODEL);
-  LmLora *a = load_adapter (m, "qwen35/" MODEL "/lora/tiny-qwen35moe-lora-f32.gguf");
-  LmLora *b = load_adapter (m, "qwen35/" MODEL "/lora/peft");
+  LmLora *a = golden_lora_load (m, "qwen35/" MODEL "/lora/tiny-qwen35moe-lora-f32.gguf");
+  LmLora *b = golden_lora_load (m, "qwen35/" MODEL "/lora/peft");
   for (size_t i = 0; i < lm_lora_n_modules (a); i++)
     {
       const LmLoraModule *ma = lm_lora_module (a, i);
@@ -127,7 +115,7 @@ static void
 test_hook_equals_builtin (void)
 {
   LmModel *m = golden_model (MODEL);
-  LmLora *lora = load_adapter (m, "qwen35/" MODEL "/lora/tiny-qwen35moe-lora-f32.gguf");
+  LmLora *lora = golden_lora_load (m, "qwen35/" MODEL "/lora/tiny-qwen35moe-lora-f32.gguf");
   LmSession *s = golden_session (m, 2, 64);
   g_assert_cmpint (lm_session_set_lora (s, lora), ==, LM_OK);
   HookStats stats = { 0 };
@@ -165,7 +153,7 @@ static void
 test_hook_failure (void)
 {
   LmModel *m = golden_model (MODEL);
-  LmLora *lora = load_adapter (m, "qwen35/" MODEL "/lora/tiny-qwen35moe-lora-f32.gguf");
+  LmLora *lora = golden_lora_load (m, "qwen35/" MODEL "/lora/tiny-qwen35moe-lora-f32.gguf");
   LmSession *s = golden_session (m, 1, 64);
   g_assert_cmpint (lm_session_set_lora (s, lora), ==, LM_OK);
   g_assert_cmpint (lm_session_set_lora_hook (s, 0, failing_hook_cb, NULL), ==, LM_OK);

@@ -9,16 +9,6 @@
 
 static GRand *rng;
 
-static CkksContext *
-context_for (const char *preset)
-{
-  CkksParams p;
-  CkksContext *ctx = NULL;
-  g_assert_cmpint (ckks_params_preset (preset, &p), ==, CKKS_OK);
-  g_assert_cmpint (ckks_context_new (&p, &ctx), ==, CKKS_OK);
-  return ctx;
-}
-
 /* The encoder's coefficients evaluated at zeta^(5^j) directly (O(N) per slot)
  * must give back the slot values times the scale. */
 static void
@@ -60,7 +50,7 @@ test_round_trips (void)
 {
   for (const char *const *name = ckks_params_preset_names (); *name; name++)
     {
-      CkksContext *ctx = context_for (*name);
+      CkksContext *ctx = he_test_context (*name, CKKS_BACKEND_AUTO);
       size_t slots = ckks_context_slots (ctx);
       double *re = he_test_uniform (rng, slots, 1), *im = he_test_uniform (rng, slots, 1);
       double *dr = g_new (double, slots), *di = g_new (double, slots);
@@ -105,7 +95,7 @@ test_round_trips (void)
       g_assert_cmpint (ckks_decode (pt, dr, NULL, slots), ==, CKKS_OK);
       g_assert_cmpfloat (he_test_max_abs_diff (re, dr, slots), <, 1e-6);
       /* a key of another context cannot decrypt this one */
-      CkksContext *other = context_for (*name);
+      CkksContext *other = he_test_context (*name, CKKS_BACKEND_AUTO);
       CkksSecretKey *sk2;
       g_assert_cmpint (ckks_secret_key_new (other, &sk2), ==, CKKS_OK);
       g_assert_cmpint (ckks_decrypt (sk2, ct, pt), ==, CKKS_ERR_MISMATCH);
@@ -197,7 +187,7 @@ test_operations (void)
 static void
 test_crt_limbs (void)
 {
-  CkksContext *ctx = context_for ("fast");
+  CkksContext *ctx = he_test_context ("fast", CKKS_BACKEND_AUTO);
   size_t slots = ckks_context_slots (ctx);
   double *x = he_test_uniform (rng, slots, 1), *out = g_new (double, slots);
   CkksSecretKey *sk;

@@ -86,16 +86,6 @@ test_chacha20_rfc8439 (void)
     }
 }
 
-static CkksContext *
-context_for (const char *preset, CkksBackend backend)
-{
-  CkksParams p;
-  CkksContext *ctx = NULL;
-  g_assert_cmpint (ckks_params_preset (preset, &p), ==, CKKS_OK);
-  g_assert_cmpint (ckks_context_new_with_backend (&p, backend, &ctx), ==, CKKS_OK);
-  return ctx;
-}
-
 static CkksCudaLimb
 limb_of (const CkksContext *ctx, uint32_t i)
 {
@@ -108,7 +98,7 @@ limb_of (const CkksContext *ctx, uint32_t i)
 static void
 test_sample_uniform (void)
 {
-  CkksContext *ctx = context_for ("default", CKKS_BACKEND_AUTO);
+  CkksContext *ctx = he_test_context ("default", CKKS_BACKEND_AUTO);
   size_t n = 16384;
   uint64_t *a = g_new (uint64_t, n), *again = g_new (uint64_t, n);
   uint8_t *stream = g_new (uint8_t, n * 16), seed[32];
@@ -188,7 +178,8 @@ test_encoder (void)
   for (size_t p = 0; names[p]; p++)
     for (int scalar = 0; scalar < 2; scalar++)
       {
-        CkksContext *ctx = context_for (names[p], scalar ? CKKS_BACKEND_SCALAR : CKKS_BACKEND_AUTO);
+        CkksBackend backend = scalar ? CKKS_BACKEND_SCALAR : CKKS_BACKEND_AUTO;
+        CkksContext *ctx = he_test_context (names[p], backend);
         size_t slots = ctx->slots, n = ctx->n;
         size_t ds[] = { 64, 100, 2048, slots + 300 };
         for (size_t di = 0; di < G_N_ELEMENTS (ds); di++)
@@ -244,7 +235,7 @@ test_limb_arithmetic (void)
   const char *const *names = ckks_params_preset_names ();
   for (size_t p = 0; names[p]; p++)
     {
-      CkksContext *ctx = context_for (names[p], CKKS_BACKEND_AUTO);
+      CkksContext *ctx = he_test_context (names[p], CKKS_BACKEND_AUTO);
       size_t n = ctx->n;
       int64_t *m = g_new (int64_t, n);
       int8_t *e = g_new (int8_t, n);
@@ -297,27 +288,6 @@ test_limb_arithmetic (void)
     }
 }
 
-static void
-plain_product (const float *a, const float *h, size_t d, size_t r, double *u)
-{
-  for (size_t i = 0; i < r; i++)
-    {
-      double acc = 0;
-      for (size_t j = 0; j < d; j++)
-        acc += (double) a[i * d + j] * h[j];
-      u[i] = acc;
-    }
-}
-
-static float *
-random_floats (size_t n, double bound)
-{
-  float *v = g_new (float, n);
-  for (size_t i = 0; i < n; i++)
-    v[i] = (float) g_rand_double_range (rng, -bound, bound);
-  return v;
-}
-
 /* The whole GPU token run on the host from the session's own spec (its
  * tables, key copy and plaintexts in Shoup form, its stream layout) against
  * plain A h and the CPU pipeline, at every preset, for d in {64, 2048,
@@ -330,7 +300,8 @@ test_token (void)
   for (size_t p = 0; names[p]; p++)
     for (int scalar = 0; scalar < 2; scalar++)
       {
-        CkksContext *ctx = context_for (names[p], scalar ? CKKS_BACKEND_SCALAR : CKKS_BACKEND_AUTO);
+        CkksBackend backend = scalar ? CKKS_BACKEND_SCALAR : CKKS_BACKEND_AUTO;
+        CkksContext *ctx = he_test_context (names[p], backend);
         CkksSecretKey *sk;
         g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
         for (size_t di = 0; di < G_N_ELEMENTS (ds); di++)
@@ -339,7 +310,8 @@ test_token (void)
               size_t d = ds[di], r = rs[ri];
               if (scalar && (di != 1 || ri != 2))
                 continue;           /* the other backend's plaintext form, once */
-              float *a = random_floats (d * r, 0.1), *h = random_floats (d, 1.0);
+              float *a = he_test_random_floats (rng, d * r, 0.1);
+              float *h = he_test_random_floats (rng, d, 1.0);
               CkksHeloraPlan *plan;
               g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, a, &plan), ==, CKKS_OK);
               const CkksHeloraPlan *plans[] = { plan };
@@ -347,7 +319,7 @@ test_token (void)
               const float *hs[] = { h };
               double *us[] = { u };
               g_assert_cmpint (ckks_gpu_helora_host_token (sk, plans, 1, hs, 1, us, 1), ==, CKKS_OK);
-              plain_product (a, h, d, r, ref);
+              he_test_plain_product (a, h, d, r, ref);
               double err = he_test_max_abs_diff (u, ref, r);
               g_assert_cmpfloat (err, <=, 1e-6 * fmax (1.0, (double) d / 2048));
               g_assert_cmpfloat (err, >, 0);          /* encrypted: some noise */
@@ -365,19 +337,20 @@ test_token (void)
 static void
 test_token_modules (void)
 {
-  CkksContext *ctx = context_for (ckks_params_default_preset_name (), CKKS_BACKEND_AUTO);
+  CkksContext *ctx = he_test_context (ckks_params_default_preset_name (), CKKS_BACKEND_AUTO);
   CkksSecretKey *sk;
   g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
   enum { M = 5 };
   size_t d[M] = { 2048, 2048, 4096, 2048, 2048 }, r[M] = { 32, 8, 16, 64, 32 };
   size_t group[M] = { 0, 0, 1, 0, 2 };
   CkksHeloraScales sc[M] = { 0, 0, 0, 0, CKKS_HELORA_SCALES_PRIVATE };
-  float *a[M], *h[3] = { random_floats (2048, 1), random_floats (4096, 1), random_floats (2048, 1) };
+  float *a[M], *h[3] = { he_test_random_floats (rng, 2048, 1), he_test_random_floats (rng, 4096, 1),
+                        he_test_random_floats (rng, 2048, 1) };
   CkksHeloraPlan *plans[M];
   double *u[M];
   for (int m = 0; m < M; m++)
     {
-      a[m] = random_floats (d[m] * r[m], 0.1);
+      a[m] = he_test_random_floats (rng, d[m] * r[m], 0.1);
       u[m] = g_new (double, r[m]);
       g_assert_cmpint (ckks_helora_plan_new_scaled (ctx, d[m], r[m], a[m], sc[m], &plans[m]), ==,
                        CKKS_OK);
@@ -391,7 +364,7 @@ test_token_modules (void)
   for (int m = 0; m < M; m++)
     {
       double *ref = g_new (double, r[m]);
-      plain_product (a[m], h[group[m]], d[m], r[m], ref);
+      he_test_plain_product (a[m], h[group[m]], d[m], r[m], ref);
       double tol = sc[m] == CKKS_HELORA_SCALES_PRIVATE ? 1e-4 : 1e-6 * fmax (1.0, d[m] / 2048.0);
       g_assert_cmpfloat (he_test_max_abs_diff (u[m], ref, r[m]), <=, tol);
       g_free (ref);

@@ -22,59 +22,11 @@ need_gpu (void)
   return FALSE;
 }
 
-static float *
-random_floats (size_t n, double bound)
-{
-  float *v = g_new (float, n);
-  for (size_t i = 0; i < n; i++)
-    v[i] = (float) g_rand_double_range (rng, -bound, bound);
-  return v;
-}
-
-static void
-plain_product (const float *a, const float *h, size_t d, size_t r, double *u)
-{
-  for (size_t i = 0; i < r; i++)
-    {
-      double s = 0;
-      for (size_t j = 0; j < d; j++)
-        s += (double) a[i * d + j] * h[j];
-      u[i] = s;
-    }
-}
-
-/* The CPU pipeline: decrypt (evaluate (encrypt_sk (h))). */
-static void
-cpu_product (const CkksHeloraPlan *plan, const CkksSecretKey *sk, const float *h, double *u)
-{
-  const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
-  size_t k = ckks_helora_layout_n_inputs (l), b = ckks_helora_layout_n_outputs (l);
-  CkksCiphertext **in, **out;
-  double factor;
-  g_assert_cmpint (ckks_helora_ciphertexts_new (l, k, &in), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_ciphertexts_new (l, b, &out), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_encrypt_sk (l, sk, h, in, k, &factor), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_evaluate (plan, in, k, out, b), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_decrypt (l, sk, out, b, factor, u), ==, CKKS_OK);
-  ckks_helora_ciphertexts_free (in, k);
-  ckks_helora_ciphertexts_free (out, b);
-}
-
 /* CKKS error of u for |h| <= 1, |A| <= 0.1 (as the CPU tests). */
 static double
 tolerance (size_t d)
 {
   return 1e-6 * fmax (1.0, (double) d / 2048);
-}
-
-static CkksContext *
-context_for (const char *preset)
-{
-  CkksParams p;
-  CkksContext *ctx = NULL;
-  g_assert_cmpint (ckks_params_preset (preset, &p), ==, CKKS_OK);
-  g_assert_cmpint (ckks_context_new (&p, &ctx), ==, CKKS_OK);
-  return ctx;
 }
 
 /* Without a GPU (or without CUDA) the session is refused with a reason. */
@@ -86,10 +38,10 @@ test_refused_without_gpu (void)
       g_test_skip ("a GPU is present");
       return;
     }
-  CkksContext *ctx = context_for ("fast");
+  CkksContext *ctx = he_test_context ("fast", CKKS_BACKEND_AUTO);
   CkksSecretKey *sk;
   CkksHeloraPlan *plan;
-  float *a = random_floats (64 * 4, 0.1);
+  float *a = he_test_random_floats (rng, 64 * 4, 0.1);
   g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
   g_assert_cmpint (ckks_helora_plan_new (ctx, 64, 4, a, &plan), ==, CKKS_OK);
   CkksGpuHeloraSession *s = NULL;
@@ -132,14 +84,15 @@ test_single_module (void)
   size_t ds[] = { 64, 2048, 4096 }, rs[] = { 1, 8, 32, 64 };
   for (size_t p = 0; names[p]; p++)
     {
-      CkksContext *ctx = context_for (names[p]);
+      CkksContext *ctx = he_test_context (names[p], CKKS_BACKEND_AUTO);
       CkksSecretKey *sk;
       g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
       for (size_t di = 0; di < G_N_ELEMENTS (ds); di++)
         for (size_t ri = 0; ri < G_N_ELEMENTS (rs); ri++)
           {
             size_t d = ds[di], r = rs[ri];
-            float *a = random_floats (d * r, 0.1), *h = random_floats (d, 1.0);
+            float *a = he_test_random_floats (rng, d * r, 0.1);
+            float *h = he_test_random_floats (rng, d, 1.0);
             CkksHeloraPlan *plan;
             g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, a, &plan), ==, CKKS_OK);
             const CkksHeloraPlan *plans[] = { plan };
@@ -155,8 +108,8 @@ test_single_module (void)
             double *us[] = { gpu };
             CkksGpuHeloraTimings tm;
             g_assert_cmpint (ckks_gpu_helora_session_run (s, hs, 1, us, 1, &tm), ==, CKKS_OK);
-            cpu_product (plan, sk, h, cpu);
-            plain_product (a, h, d, r, ref);
+            he_test_helora_token (plan, sk, h, cpu);
+            he_test_plain_product (a, h, d, r, ref);
             g_assert_cmpfloat (he_test_max_abs_diff (gpu, ref, r), <=, tolerance (d));
             g_assert_cmpfloat (he_test_max_abs_diff (gpu, cpu, r), <=, 2 * tolerance (d));
             g_assert_cmpfloat (tm.device_us, >, 0);
@@ -182,7 +135,7 @@ test_several_modules (void)
 {
   if (!need_gpu ())
     return;
-  CkksContext *ctx = context_for (ckks_params_default_preset_name ());
+  CkksContext *ctx = he_test_context (ckks_params_default_preset_name (), CKKS_BACKEND_AUTO);
   CkksSecretKey *sk;
   g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
   enum { M = 5 };
@@ -192,7 +145,7 @@ test_several_modules (void)
   CkksHeloraPlan *plans[M];
   for (int m = 0; m < M; m++)
     {
-      a[m] = random_floats (d[m] * r[m], 0.1);
+      a[m] = he_test_random_floats (rng, d[m] * r[m], 0.1);
       g_assert_cmpint (ckks_helora_plan_new_scaled (ctx, d[m], r[m], a[m], sc[m], &plans[m]), ==,
                        CKKS_OK);
     }
@@ -205,7 +158,7 @@ test_several_modules (void)
   g_assert_cmpuint (ckks_gpu_helora_session_group (s, 0), !=, ckks_gpu_helora_session_group (s, 4));
   float *h[3];
   for (size_t g = 0; g < groups; g++)
-    h[g] = random_floats (ckks_gpu_helora_session_group_d (s, g), 1.0);
+    h[g] = he_test_random_floats (rng, ckks_gpu_helora_session_group_d (s, g), 1.0);
   double *u[M];
   for (int m = 0; m < M; m++)
     u[m] = g_new (double, r[m]);
@@ -217,7 +170,7 @@ test_several_modules (void)
         {
           const float *hm = h[ckks_gpu_helora_session_group (s, m)];
           double *ref = g_new (double, r[m]);
-          plain_product (a[m], hm, d[m], r[m], ref);
+          he_test_plain_product (a[m], hm, d[m], r[m], ref);
           /* the private split quantises A at 2^-24 */
           double tol = sc[m] == CKKS_HELORA_SCALES_PRIVATE ? 1e-4 : tolerance (d[m]);
           g_assert_cmpfloat (he_test_max_abs_diff (u[m], ref, r[m]), <=, tol);
@@ -248,7 +201,7 @@ test_device_pointers (void)
 {
   if (!need_gpu ())
     return;
-  CkksContext *ctx = context_for (ckks_params_default_preset_name ());
+  CkksContext *ctx = he_test_context (ckks_params_default_preset_name (), CKKS_BACKEND_AUTO);
   CkksSecretKey *sk;
   g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
   enum { M = 4, ROWS = 3 };
@@ -257,7 +210,7 @@ test_device_pointers (void)
   CkksHeloraPlan *plans[M];
   for (int m = 0; m < M; m++)
     {
-      a[m] = random_floats (d[m] * r[m], 0.1);
+      a[m] = he_test_random_floats (rng, d[m] * r[m], 0.1);
       g_assert_cmpint (ckks_helora_plan_new (ctx, d[m], r[m], a[m], &plans[m]), ==, CKKS_OK);
     }
   CkksGpuHeloraSession *s;
@@ -267,7 +220,7 @@ test_device_pointers (void)
   g_assert_cmpuint (groups, ==, 2);
   float *h[2], *u[M];
   for (size_t g = 0; g < groups; g++)
-    h[g] = random_floats (ROWS * ckks_gpu_helora_session_group_d (s, g), 1.0);
+    h[g] = he_test_random_floats (rng, ROWS * ckks_gpu_helora_session_group_d (s, g), 1.0);
   for (int m = 0; m < M; m++)
     u[m] = g_new (float, ROWS * r[m]);
   g_assert_cmpint (ckks_gpu_helora_session_check_device_run (s, (const float *const *) h, groups,
@@ -289,7 +242,7 @@ test_device_pointers (void)
       for (int m = 0; m < M; m++)
         {
           double *ref = g_new (double, r[m]), *got = g_new (double, r[m]);
-          plain_product (a[m], hr[ckks_gpu_helora_session_group (s, m)], d[m], r[m], ref);
+          he_test_plain_product (a[m], hr[ckks_gpu_helora_session_group (s, m)], d[m], r[m], ref);
           for (size_t k = 0; k < r[m]; k++)
             got[k] = u[m][row * r[m] + k];
           /* CKKS error plus the rounding to f32 */
@@ -329,7 +282,7 @@ test_sessions_batch (void)
 {
   if (!need_gpu ())
     return;
-  CkksContext *ctx = context_for (ckks_params_default_preset_name ());
+  CkksContext *ctx = he_test_context (ckks_params_default_preset_name (), CKKS_BACKEND_AUTO);
   enum { S = 3 };
   size_t d[S][2] = { { 2048, 0 }, { 1024, 4096 }, { 2048, 0 } }, r[S] = { 16, 32, 8 };
   size_t n_plans[S] = { 1, 2, 1 };
@@ -342,8 +295,8 @@ test_sessions_batch (void)
       g_assert_cmpint (ckks_secret_key_new (ctx, &sk[i]), ==, CKKS_OK);
       for (size_t p = 0; p < n_plans[i]; p++)
         {
-          a[i][p] = random_floats (d[i][p] * r[i], 0.1);
-          h[i][p] = random_floats (d[i][p], 1.0);
+          a[i][p] = he_test_random_floats (rng, d[i][p] * r[i], 0.1);
+          h[i][p] = he_test_random_floats (rng, d[i][p], 1.0);
           u[i][p] = g_new (float, r[i]);
           g_assert_cmpint (ckks_helora_plan_new (ctx, d[i][p], r[i], a[i][p], &plans[i][p]), ==,
                            CKKS_OK);
@@ -369,7 +322,7 @@ test_sessions_batch (void)
     for (size_t p = 0; p < n_plans[i]; p++)
       {
         double *ref = g_new (double, r[i]), *got = g_new (double, r[i]);
-        plain_product (a[i][p], h[i][p], d[i][p], r[i], ref);
+        he_test_plain_product (a[i][p], h[i][p], d[i][p], r[i], ref);
         for (size_t k = 0; k < r[i]; k++)
           got[k] = u[i][p][k];
         g_assert_cmpfloat (he_test_max_abs_diff (got, ref, r[i]), <=,
@@ -425,7 +378,7 @@ session_thread (gpointer data)
       const float *hs[] = { h };
       double *us[] = { u };
       job->st = ckks_gpu_helora_session_run (s, hs, 1, us, 1, NULL);
-      plain_product (job->a, h, job->d, job->r, ref);
+      he_test_plain_product (job->a, h, job->d, job->r, ref);
       job->err = fmax (job->err, he_test_max_abs_diff (u, ref, job->r));
     }
   ckks_gpu_helora_session_free (s);
@@ -442,7 +395,7 @@ test_two_sessions (void)
 {
   if (!need_gpu ())
     return;
-  CkksContext *ctx = context_for (ckks_params_default_preset_name ());
+  CkksContext *ctx = he_test_context (ckks_params_default_preset_name (), CKKS_BACKEND_AUTO);
   SessionJob jobs[2];
   CkksSecretKey *sks[2];
   CkksHeloraPlan *plans[2];
@@ -451,7 +404,7 @@ test_two_sessions (void)
   for (int i = 0; i < 2; i++)
     {
       size_t d = 2048, r = i ? 64 : 32;
-      as[i] = random_floats (d * r, 0.1);
+      as[i] = he_test_random_floats (rng, d * r, 0.1);
       g_assert_cmpint (ckks_secret_key_new (ctx, &sks[i]), ==, CKKS_OK);
       g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, as[i], &plans[i]), ==, CKKS_OK);
       jobs[i] = (SessionJob) { sks[i], plans[i], as[i], d, r, 0, CKKS_OK };
@@ -478,11 +431,11 @@ test_replay_fresh (void)
 {
   if (!need_gpu ())
     return;
-  CkksContext *ctx = context_for (ckks_params_default_preset_name ());
+  CkksContext *ctx = he_test_context (ckks_params_default_preset_name (), CKKS_BACKEND_AUTO);
   CkksSecretKey *sk;
   CkksHeloraPlan *plan;
   size_t d = 2048, r = 32;
-  float *a = random_floats (d * r, 0.1), *h = random_floats (d, 1.0);
+  float *a = he_test_random_floats (rng, d * r, 0.1), *h = he_test_random_floats (rng, d, 1.0);
   g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
   g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, a, &plan), ==, CKKS_OK);
   const CkksHeloraPlan *plans[] = { plan };
@@ -490,7 +443,7 @@ test_replay_fresh (void)
   g_assert_cmpint (ckks_gpu_helora_session_new (sk, plans, 1, &s, NULL, 0), ==, CKKS_OK);
   enum { TOKENS = 100 };
   double *u = g_new (double, TOKENS * r), ref[32];
-  plain_product (a, h, d, r, ref);
+  he_test_plain_product (a, h, d, r, ref);
   for (int t = 0; t < TOKENS; t++)
     {
       const float *hs[] = { h };
@@ -531,7 +484,7 @@ test_bit_exact_vs_host (void)
   const char *const *names = ckks_params_preset_names ();
   for (size_t p = 0; names[p]; p++)
     {
-      CkksContext *ctx = context_for (names[p]);
+      CkksContext *ctx = he_test_context (names[p], CKKS_BACKEND_AUTO);
       CkksSecretKey *sk;
       g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
       enum { M = 4 };
@@ -541,8 +494,8 @@ test_bit_exact_vs_host (void)
       float *a[M], *h[M];
       for (int m = 0; m < M; m++)
         {
-          a[m] = random_floats (d[m] * r[m], 0.1);
-          h[m] = random_floats (d[m], 1.0);
+          a[m] = he_test_random_floats (rng, d[m] * r[m], 0.1);
+          h[m] = he_test_random_floats (rng, d[m], 1.0);
           g_assert_cmpint (ckks_helora_plan_new_scaled (ctx, d[m], r[m], a[m], sc[m], &plans[m]),
                            ==, CKKS_OK);
         }

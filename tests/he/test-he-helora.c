@@ -8,16 +8,6 @@
 
 static GRand *rng;
 
-static CkksContext *
-context_for (const char *preset, CkksBackend backend)
-{
-  CkksParams p;
-  CkksContext *ctx = NULL;
-  g_assert_cmpint (ckks_params_preset (preset, &p), ==, CKKS_OK);
-  g_assert_cmpint (ckks_context_new_with_backend (&p, backend, &ctx), ==, CKKS_OK);
-  return ctx;
-}
-
 /* Evaluates with the counts the plan's layout says. */
 static CkksStatus
 evaluate_all (const CkksHeloraPlan *plan, CkksCiphertext *const *in, CkksCiphertext *const *out)
@@ -27,57 +17,19 @@ evaluate_all (const CkksHeloraPlan *plan, CkksCiphertext *const *in, CkksCiphert
                                ckks_helora_layout_n_outputs (l));
 }
 
-/* One token through the whole pipeline (sk encryption): u = A h. */
-static void
-token_product (const CkksHeloraPlan *plan, const CkksSecretKey *sk, const float *h, double *u)
-{
-  const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
-  size_t k = ckks_helora_layout_n_inputs (l), b = ckks_helora_layout_n_outputs (l);
-  CkksCiphertext **in, **out;
-  double factor;
-  g_assert_cmpint (ckks_helora_ciphertexts_new (l, k, &in), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_ciphertexts_new (l, b, &out), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_encrypt_sk (l, sk, h, in, k, &factor), ==, CKKS_OK);
-  g_assert_cmpint (evaluate_all (plan, in, out), ==, CKKS_OK);
-  g_assert_cmpint (ckks_helora_decrypt (l, sk, out, b, factor, u), ==, CKKS_OK);
-  ckks_helora_ciphertexts_free (in, k);
-  ckks_helora_ciphertexts_free (out, b);
-}
-
-static float *
-random_floats (size_t n, double bound)
-{
-  float *v = g_new (float, n);
-  for (size_t i = 0; i < n; i++)
-    v[i] = (float) g_rand_double_range (rng, -bound, bound);
-  return v;
-}
-
-static void
-plain_product (const float *a, const float *h, size_t d, size_t r, double *u)
-{
-  for (size_t i = 0; i < r; i++)
-    {
-      double s = 0;
-      for (size_t j = 0; j < d; j++)
-        s += (double) a[i * d + j] * h[j];
-      u[i] = s;
-    }
-}
-
 /* Encrypts h, evaluates every plan on the same ciphertexts, decrypts and
  * returns the max abs error over all plans. */
 static double
 run_product (CkksContext *ctx, CkksSecretKey *sk, CkksPublicKey *pk, size_t d,
              const size_t *rs, size_t n_plans, double a_bound, double h_bound)
 {
-  float *h = random_floats (d, h_bound);
+  float *h = he_test_random_floats (rng, d, h_bound);
   CkksHeloraPlan *plans[4];
   float *as[4];
   g_assert_cmpuint (n_plans, <=, 4);
   for (size_t p = 0; p < n_plans; p++)
     {
-      as[p] = random_floats (rs[p] * d, a_bound);
+      as[p] = he_test_random_floats (rng, rs[p] * d, a_bound);
       g_assert_cmpint (ckks_helora_plan_new (ctx, d, rs[p], as[p], &plans[p]), ==, CKKS_OK);
     }
   const CkksHeloraLayout *l0 = ckks_helora_plan_layout (plans[0]);
@@ -100,7 +52,7 @@ run_product (CkksContext *ctx, CkksSecretKey *sk, CkksPublicKey *pk, size_t d,
       g_assert_cmpint (evaluate_all (plans[p], in, out), ==, CKKS_OK);
       double *u = g_new (double, r), *ref = g_new (double, r);
       g_assert_cmpint (ckks_helora_decrypt (l, sk, out, ckks_helora_layout_n_outputs (l), factor, u), ==, CKKS_OK);
-      plain_product (as[p], h, d, r, ref);
+      he_test_plain_product (as[p], h, d, r, ref);
       worst = fmax (worst, he_test_max_abs_diff (u, ref, r));
       g_free (u); g_free (ref);
       ckks_helora_ciphertexts_free (out, b);
@@ -117,7 +69,7 @@ test_product_presets (void)
 {
   for (const char *const *name = ckks_params_preset_names (); *name; name++)
     {
-      CkksContext *ctx = context_for (*name, CKKS_BACKEND_AUTO);
+      CkksContext *ctx = he_test_context (*name, CKKS_BACKEND_AUTO);
       CkksSecretKey *sk;
       CkksPublicKey *pk;
       g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
@@ -140,9 +92,9 @@ test_product_presets (void)
 static void
 test_product_shapes (void)
 {
-  CkksContext *fast = context_for ("fast", CKKS_BACKEND_AUTO);
-  CkksContext *def = context_for ("default", CKKS_BACKEND_AUTO);
-  CkksContext *wide = context_for ("wide", CKKS_BACKEND_AUTO);
+  CkksContext *fast = he_test_context ("fast", CKKS_BACKEND_AUTO);
+  CkksContext *def = he_test_context ("default", CKKS_BACKEND_AUTO);
+  CkksContext *wide = he_test_context ("wide", CKKS_BACKEND_AUTO);
   CkksSecretKey *sk_fast, *sk_def, *sk_wide;
   g_assert_cmpint (ckks_secret_key_new (fast, &sk_fast), ==, CKKS_OK);
   g_assert_cmpint (ckks_secret_key_new (def, &sk_def), ==, CKKS_OK);
@@ -171,7 +123,7 @@ test_product_shapes (void)
   g_test_message ("fast d=3 r=5 (slot decode), |h| <= 300, |A| <= 2: %.3g", err);
   g_assert_cmpfloat (err, <=, 1e-6 * 300 * 2 * 3);
   /* the portable reference path end to end */
-  CkksContext *ref = context_for ("default", CKKS_BACKEND_SCALAR);
+  CkksContext *ref = he_test_context ("default", CKKS_BACKEND_SCALAR);
   CkksSecretKey *sk_ref;
   CkksPublicKey *pk_ref;
   g_assert_cmpstr (ckks_context_backend_name (ref), ==, "scalar");
@@ -196,11 +148,11 @@ test_product_shapes (void)
 static void
 test_product_zeros (void)
 {
-  CkksContext *ctx = context_for ("fast", CKKS_BACKEND_AUTO);
+  CkksContext *ctx = he_test_context ("fast", CKKS_BACKEND_AUTO);
   CkksSecretKey *sk;
   g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
   const size_t d = 1500, r = 7;
-  float *a = random_floats (r * d, 0.1), *h = random_floats (d, 1.0);
+  float *a = he_test_random_floats (rng, r * d, 0.1), *h = he_test_random_floats (rng, d, 1.0);
   memset (a + 2 * d, 0, 3 * d * sizeof (float));   /* rows 2..4 zero */
   for (int round = 0; round < 3; round++)
     {
@@ -211,8 +163,8 @@ test_product_zeros (void)
       CkksHeloraPlan *plan;
       double u[7], ref[7];
       g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, a, &plan), ==, CKKS_OK);
-      token_product (plan, sk, h, u);
-      plain_product (a, h, d, r, ref);
+      he_test_helora_token (plan, sk, h, u);
+      he_test_plain_product (a, h, d, r, ref);
       g_assert_cmpfloat (he_test_max_abs_diff (u, ref, r), <=, 1e-6);
       ckks_helora_plan_free (plan);
     }
@@ -226,7 +178,7 @@ test_product_zeros (void)
 static void
 test_product_extremes (void)
 {
-  CkksContext *ctx = context_for ("fast", CKKS_BACKEND_AUTO);
+  CkksContext *ctx = he_test_context ("fast", CKKS_BACKEND_AUTO);
   CkksSecretKey *sk;
   g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
   const size_t ds[] = { 2048, 70000 }, r = 3;
@@ -241,8 +193,8 @@ test_product_extremes (void)
       CkksHeloraPlan *plan;
       double u[3], ref[3];
       g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, a, &plan), ==, CKKS_OK);
-      token_product (plan, sk, h, u);
-      plain_product (a, h, d, r, ref);
+      he_test_helora_token (plan, sk, h, u);
+      he_test_plain_product (a, h, d, r, ref);
       g_test_message ("d=%zu all-aligned: u = %.6f, %.6f, error %.3g", d, u[0], u[1],
                       he_test_max_abs_diff (u, ref, r));
       g_assert_cmpfloat (he_test_max_abs_diff (u, ref, r), <=, 1e-6 * (double) d / 2048);
@@ -258,11 +210,11 @@ test_product_extremes (void)
 static void
 test_trace_matches_decode (void)
 {
-  CkksContext *ctx = context_for ("default", CKKS_BACKEND_AUTO);
+  CkksContext *ctx = he_test_context ("default", CKKS_BACKEND_AUTO);
   CkksSecretKey *sk;
   g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
   const size_t d = 1000, r = 16;
-  float *a = random_floats (r * d, 0.1), *h = random_floats (d, 1.0);
+  float *a = he_test_random_floats (rng, r * d, 0.1), *h = he_test_random_floats (rng, d, 1.0);
   CkksHeloraPlan *plan;
   g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, a, &plan), ==, CKKS_OK);
   const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
@@ -306,14 +258,14 @@ test_trace_matches_decode (void)
 static void
 test_compact_matches_full (void)
 {
-  CkksContext *ctx = context_for ("fast", CKKS_BACKEND_AUTO);
+  CkksContext *ctx = he_test_context ("fast", CKKS_BACKEND_AUTO);
   CkksSecretKey *sk;
   g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
   const size_t ds[] = { 2048, 20000 }, r = 7;
   for (size_t di = 0; di < G_N_ELEMENTS (ds); di++)
     {
       size_t d = ds[di];
-      float *a = random_floats (r * d, 0.1), *h = random_floats (d, 1.0);
+      float *a = he_test_random_floats (rng, r * d, 0.1), *h = he_test_random_floats (rng, d, 1.0);
       CkksHeloraPlan *plan;
       g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, a, &plan), ==, CKKS_OK);
       const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
@@ -330,7 +282,7 @@ test_compact_matches_full (void)
       g_assert_cmpint (ckks_helora_decrypt (l, sk, compact, b, factor, u_compact), ==, CKKS_OK);
       g_assert_cmpmem (u_full, r * 8, u_compact, r * 8);
       double ref[7];
-      plain_product (a, h, d, r, ref);
+      he_test_plain_product (a, h, d, r, ref);
       g_assert_cmpfloat (he_test_max_abs_diff (u_compact, ref, r), <=, 1e-6);
       size_t len = ckks_helora_result_serialized_size (l);
       uint8_t *x = g_malloc (len), *y = g_malloc (len);
@@ -367,8 +319,8 @@ test_compact_matches_full (void)
 static void
 test_evaluate_simd_matches_scalar (void)
 {
-  CkksContext *ref = context_for ("default", CKKS_BACKEND_SCALAR);
-  CkksContext *fast = context_for ("default", CKKS_BACKEND_AUTO);
+  CkksContext *ref = he_test_context ("default", CKKS_BACKEND_SCALAR);
+  CkksContext *fast = he_test_context ("default", CKKS_BACKEND_AUTO);
   if (strcmp (ckks_context_backend_name (fast), "scalar") == 0)
     {
       g_test_skip ("no SIMD backend on this CPU");
@@ -377,7 +329,7 @@ test_evaluate_simd_matches_scalar (void)
       return;
     }
   const size_t d = 2048, r = 32;
-  float *a = random_floats (r * d, 0.1), *h = random_floats (d, 1.0);
+  float *a = he_test_random_floats (rng, r * d, 0.1), *h = he_test_random_floats (rng, d, 1.0);
   CkksSecretKey *sk;
   CkksHeloraPlan *plan_ref, *plan_fast;
   g_assert_cmpint (ckks_secret_key_new (ref, &sk), ==, CKKS_OK);
@@ -442,7 +394,7 @@ thread_product (gpointer data)
         || evaluate_all (job->plan, in, out) != CKKS_OK
         || ckks_helora_decrypt (l, job->sk, out, ckks_helora_layout_n_outputs (l), factor, u) != CKKS_OK)
       return NULL;
-  plain_product (job->a, job->h, d, r, ref);
+  he_test_plain_product (job->a, job->h, d, r, ref);
   job->err = he_test_max_abs_diff (u, ref, r);
   ckks_helora_ciphertexts_free (in, 1);
   ckks_helora_ciphertexts_free (out, ckks_helora_layout_n_outputs (l));
@@ -453,11 +405,11 @@ thread_product (gpointer data)
 static void
 test_threads_share_plan (void)
 {
-  CkksContext *ctx = context_for ("fast", CKKS_BACKEND_AUTO);
+  CkksContext *ctx = he_test_context ("fast", CKKS_BACKEND_AUTO);
   CkksSecretKey *sk;
   CkksHeloraPlan *plan;
   const size_t d = 2048, r = 32;
-  float *a = random_floats (r * d, 0.1);
+  float *a = he_test_random_floats (rng, r * d, 0.1);
   g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
   g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, a, &plan), ==, CKKS_OK);
   ThreadJob jobs[4];
@@ -465,7 +417,7 @@ test_threads_share_plan (void)
   float *hs[4];
   for (int i = 0; i < 4; i++)
     {
-      hs[i] = random_floats (d, 1.0);
+      hs[i] = he_test_random_floats (rng, d, 1.0);
       jobs[i] = (ThreadJob) { plan, sk, a, hs[i], INFINITY };
       threads[i] = g_thread_new ("helora", thread_product, &jobs[i]);
     }
@@ -484,7 +436,7 @@ test_threads_share_plan (void)
 static void
 test_bad_arguments (void)
 {
-  CkksContext *ctx = context_for ("fast", CKKS_BACKEND_AUTO);
+  CkksContext *ctx = he_test_context ("fast", CKKS_BACKEND_AUTO);
   CkksHeloraLayout *l;
   CkksHeloraPlan *plan;
   float bad[4] = { 0, NAN, 0, 0 };
