@@ -297,9 +297,11 @@ int
 main (int argc, char **argv)
 {
   static const char *const pool_for_run[] = { "--pad-pool-answers", "4", NULL };
-  /* twice the run: a pool never falls below 2 answers during it */
+  /* twice the run: a pool never falls below 2 answers during it; the idle
+   * period well above the gap between two answers on a loaded machine (under
+   * ASan a token's answers can lie more than a second apart) */
   static const char *const pool_between_turns[] = { "--pad-pool-answers", "8",
-                                                    "--pad-refill-idle-ms", "1500", NULL };
+                                                    "--pad-refill-idle-ms", "5000", NULL };
   static const char *const pool_too_small[] = { "--pad-pool-answers", "3", NULL };
   /* 64 answers asked for, but four modules' pads (2 of about 130 KiB per
    * answer) under a 1 MiB cap leave fewer than 4 */
