@@ -173,7 +173,8 @@ check_encrypt_group (const CkksCudaHeloraSpec *sp, const CkksCudaHeloraGroup *g,
                 {
                   uint32_t x = blk * 4 + j;
                   a1[x] = u[j];
-                  a[x] = hd_add_mod (a[x], hd_mul_shoup (u[j], ns[x], nss[x], lc->q), lc->q);
+                  uint64_t as = ckks_cu_mul_shoup (u[j], ns[x], nss[x], lc->q);
+                  a[x] = ckks_cu_add_mod (a[x], as, lc->q);
                 }
             }
         }
@@ -203,8 +204,9 @@ check_module (const CkksCudaHeloraSpec *sp, const CkksCudaHeloraModule *md,
             {
               size_t p = ((size_t) b * g->chunks + k) * ln + off;
               const uint64_t *c = cts + (size_t) k * 2 * ln + off;
-              acc0 = hd_add_mod (acc0, hd_mul_shoup (c[0], md->pt[p], md->pt_shoup[p], q), q);
-              acc1 = hd_add_mod (acc1, hd_mul_shoup (c[ln], md->pt[p], md->pt_shoup[p], q), q);
+              uint64_t w = md->pt[p], ws = md->pt_shoup[p];
+              acc0 = ckks_cu_add_mod (acc0, ckks_cu_mul_shoup (c[0], w, ws, q), q);
+              acc1 = ckks_cu_add_mod (acc1, ckks_cu_mul_shoup (c[ln], w, ws, q), q);
             }
           out[off] = acc0;
           out[ln + off] = acc1;
@@ -217,8 +219,8 @@ check_module (const CkksCudaHeloraSpec *sp, const CkksCudaHeloraModule *md,
           uint64_t q = sp->limb[i].q, acc = 0;
           size_t off = (size_t) i * n + (size_t) beta * md->span;
           for (uint32_t j = 0; j < md->span; j++)
-            acc = hd_add_mod (acc, hd_add_mod (out[off + j],
-                                               hd_mul_shoup (out[ln + off + j], sp->s[off + j],
+            acc = ckks_cu_add_mod (acc, ckks_cu_add_mod (out[off + j],
+                                               ckks_cu_mul_shoup (out[ln + off + j], sp->s[off + j],
                                                              sp->s_shoup[off + j], q), q), q);
           sums[seg] = acc;
         }
@@ -229,7 +231,7 @@ check_module (const CkksCudaHeloraSpec *sp, const CkksCudaHeloraModule *md,
           const uint64_t *w = md->trace_w + ((size_t) i * g2 + kappa) * g2;
           uint64_t acc = 0;
           for (uint32_t beta = 0; beta < g2; beta++)
-            acc = hd_add_mod (acc, hd_mul_mod (w[beta], sums[(size_t) i * g2 + beta], lc->q,
+            acc = ckks_cu_add_mod (acc, hd_mul_mod (w[beta], sums[(size_t) i * g2 + beta], lc->q,
                                                lc->ratio_lo, lc->ratio_hi), lc->q);
           res[idx] = acc;
         }

@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "ckks-cuda-arith.cuh"
 #include "ckks-cuda-helora.h"
 
 #define HD __host__ __device__ __forceinline__
@@ -24,16 +25,6 @@
 /* Centred binomial with parameter 21, as ckks_sample_cbd: two 21-bit
  * fields of a 64-bit word. */
 #define CKKS_CUDA_CBD_MASK ((1ull << 21) - 1)
-
-HD uint64_t
-hd_mul_hi (uint64_t a, uint64_t b)
-{
-#ifdef __CUDA_ARCH__
-  return __umul64hi (a, b);
-#else
-  return (uint64_t) (((unsigned __int128) a * b) >> 64);
-#endif
-}
 
 HD int
 hd_popcount (uint64_t x)
@@ -83,53 +74,13 @@ hd_rint (double x)
   return rint (x);
 }
 
-/* ---- modular arithmetic (odd q < 2^61), as ckks-modarith.h ---- */
-
-HD uint64_t
-hd_add_mod (uint64_t a, uint64_t b, uint64_t q)
-{
-  uint64_t s = a + b;
-  return s >= q ? s - q : s;
-}
-
-HD uint64_t
-hd_sub_mod (uint64_t a, uint64_t b, uint64_t q)
-{
-  return a >= b ? a - b : a + q - b;
-}
-
-/* x * w mod q in [0, q), w' = floor(w 2^64 / q), any 64-bit x. */
-HD uint64_t
-hd_mul_shoup (uint64_t x, uint64_t w, uint64_t w_shoup, uint64_t q)
-{
-  uint64_t r = x * w - hd_mul_hi (x, w_shoup) * q;
-  return r >= q ? r - q : r;
-}
-
-/* (hi 2^64 + lo) mod q, Barrett with ratio = floor(2^128 / q) (as
- * ckks_barrett_reduce_128). */
-HD uint64_t
-hd_barrett_128 (uint64_t hi, uint64_t lo, uint64_t q, uint64_t ratio_lo, uint64_t ratio_hi)
-{
-  /* mid = hi64(lo * ratio_lo) + lo64(lo * ratio_hi) + lo64(hi * ratio_lo), 66 bits */
-  uint64_t p00_hi = hd_mul_hi (lo, ratio_lo);
-  uint64_t p01_lo = lo * ratio_hi, p01_hi = hd_mul_hi (lo, ratio_hi);
-  uint64_t p10_lo = hi * ratio_lo, p10_hi = hd_mul_hi (hi, ratio_lo);
-  uint64_t mid = p00_hi + p01_lo;
-  uint64_t carry = mid < p00_hi;
-  uint64_t mid2 = mid + p10_lo;
-  carry += mid2 < mid;
-  uint64_t qhat = carry + p01_hi + p10_hi + hi * ratio_hi;
-  uint64_t r = lo - qhat * q;
-  while (r >= q)
-    r -= q;
-  return r;
-}
+/* ---- modular arithmetic (odd q < 2^61), as ckks-modarith.h; the
+ * shared pieces are ckks-cuda-arith.cuh's ---- */
 
 HD uint64_t
 hd_mul_mod (uint64_t a, uint64_t b, uint64_t q, uint64_t ratio_lo, uint64_t ratio_hi)
 {
-  return hd_barrett_128 (hd_mul_hi (a, b), a * b, q, ratio_lo, ratio_hi);
+  return ckks_cu_barrett_reduce_128 (a * b, ckks_cu_mul_hi (a, b), q, ratio_lo, ratio_hi);
 }
 
 /* x mod q for a signed x, ratio64 = floor(2^64 / q) (as ckks_reduce_i64). */
@@ -137,7 +88,7 @@ HD uint64_t
 hd_reduce_i64 (int64_t x, uint64_t q, uint64_t ratio64)
 {
   uint64_t mag = x < 0 ? (uint64_t) 0 - (uint64_t) x : (uint64_t) x;
-  uint64_t r = mag - hd_mul_hi (mag, ratio64) * q;
+  uint64_t r = mag - ckks_cu_mul_hi (mag, ratio64) * q;
   r = r >= q ? r - q : r;
   return x < 0 && r != 0 ? q - r : r;
 }
@@ -225,8 +176,8 @@ hd_sample_uniform4 (const uint32_t key[8], uint32_t ct, uint32_t limb, uint32_t 
   uint32_t nonce[3] = { CKKS_CUDA_DOMAIN_UNIFORM, ct, limb }, s[16];
   hd_chacha20_block (key, blk, nonce, s);
   for (int j = 0; j < 4; j++)
-    a[j] = hd_barrett_128 (hd_block_word64 (s, 2 * j + 1), hd_block_word64 (s, 2 * j), q,
-                           ratio_lo, ratio_hi);
+    a[j] = ckks_cu_barrett_reduce_128 (hd_block_word64 (s, 2 * j),
+                                       hd_block_word64 (s, 2 * j + 1), q, ratio_lo, ratio_hi);
 }
 
 /* Butterfly @idx (< n/2) of the forward NTT stage with @m blocks of
@@ -244,9 +195,9 @@ hd_ntt_butterfly (uint32_t idx, uint32_t m, uint32_t half, uint32_t *x)
 HD void
 hd_ntt_forward_butterfly (uint64_t *x, uint64_t *y, uint64_t w, uint64_t w_shoup, uint64_t q)
 {
-  uint64_t u = *x, v = hd_mul_shoup (*y, w, w_shoup, q);
-  *x = hd_add_mod (u, v, q);
-  *y = hd_sub_mod (u, v, q);
+  uint64_t u = *x, v = ckks_cu_mul_shoup (*y, w, w_shoup, q);
+  *x = ckks_cu_add_mod (u, v, q);
+  *y = ckks_cu_sub_mod (u, v, q);
 }
 
 /* ---- encoder (ckks-encode.c, scalar backend) ---- */
@@ -296,8 +247,8 @@ HD uint64_t
 hd_message_limb (int64_t m, int8_t e, uint64_t q, uint64_t ratio64, uint64_t lift_w,
                  uint64_t lift_shoup)
 {
-  uint64_t x = hd_mul_shoup (hd_reduce_i64 (m, q, ratio64), lift_w, lift_shoup, q);
-  return hd_add_mod (x, hd_lift_small (e, q), q);
+  uint64_t x = ckks_cu_mul_shoup (hd_reduce_i64 (m, q, ratio64), lift_w, lift_shoup, q);
+  return ckks_cu_add_mod (x, hd_lift_small (e, q), q);
 }
 
 /* ---- decryption ---- */
@@ -308,7 +259,7 @@ hd_crt2 (uint64_t a0, uint64_t a1, uint64_t q0, uint64_t q1, uint64_t inv, uint6
          uint64_t half_t, uint64_t half_a)
 {
   uint64_t r0 = a0 < 2 * q1 ? (a0 >= q1 ? a0 - q1 : a0) : a0 % q1;
-  uint64_t t = hd_mul_shoup (hd_sub_mod (a1, r0, q1), inv, inv_shoup, q1);
+  uint64_t t = ckks_cu_mul_shoup (ckks_cu_sub_mod (a1, r0, q1), inv, inv_shoup, q1);
   int64_t st = (int64_t) t;
   if (t > half_t || (t == half_t && a0 > half_a))
     st -= (int64_t) q1;

@@ -178,8 +178,8 @@ uniform_kernel (const unsigned char *in, uint32_t ct_base, uint32_t chunks, uint
   for (int j = 0; j < 4; j++)
     {
       c1[j] = a[j];
-      c0[j] = hd_add_mod (c0[j], hd_mul_shoup (a[j], neg_s[off + j], neg_s_shoup[off + j], L->q),
-                          L->q);
+      uint64_t as = ckks_cu_mul_shoup (a[j], neg_s[off + j], neg_s_shoup[off + j], L->q);
+      c0[j] = ckks_cu_add_mod (c0[j], as, L->q);
     }
 }
 
@@ -216,11 +216,12 @@ decrypt_kernel (const unsigned char *in, uint32_t group, const uint64_t *out, ui
       uint64_t q = lp.limb[i].q, acc = 0;
       size_t off = (size_t) i * n + (size_t) beta * span;
       for (uint32_t j = part * 32 + lane; j < span; j += 32 * parts)
-        acc = hd_add_mod (acc, hd_add_mod (c0[off + j], hd_mul_shoup (c1[off + j], s[off + j],
-                                                                      s_shoup[off + j], q), q),
-                          q);
+        {
+          uint64_t c1s = ckks_cu_mul_shoup (c1[off + j], s[off + j], s_shoup[off + j], q);
+          acc = ckks_cu_add_mod (acc, ckks_cu_add_mod (c0[off + j], c1s, q), q);
+        }
       for (int w = 16; w > 0; w >>= 1)
-        acc = hd_add_mod (acc, __shfl_down_sync (0xffffffffu, acc, w), q);
+        acc = ckks_cu_add_mod (acc, __shfl_down_sync (0xffffffffu, acc, w), q);
       if (lane == 0)
         partial[unit] = acc;
     }
@@ -229,7 +230,7 @@ decrypt_kernel (const unsigned char *in, uint32_t group, const uint64_t *out, ui
     {
       uint64_t q = lp.limb[seg / g2].q, acc = 0;
       for (uint32_t part = 0; part < parts; part++)
-        acc = hd_add_mod (acc, partial[seg * parts + part], q);
+        acc = ckks_cu_add_mod (acc, partial[seg * parts + part], q);
       sums[seg] = acc;
     }
   __syncthreads ();
@@ -241,8 +242,8 @@ decrypt_kernel (const unsigned char *in, uint32_t group, const uint64_t *out, ui
       const uint64_t *sv = sums + (size_t) i * g2;
       uint64_t acc = 0;
       for (uint32_t beta = 0; beta < g2; beta++)
-        acc = hd_add_mod (acc, hd_mul_mod (w[beta], sv[beta], L->q, L->ratio_lo, L->ratio_hi),
-                          L->q);
+        acc = ckks_cu_add_mod (acc, hd_mul_mod (w[beta], sv[beta], L->q, L->ratio_lo,
+                                                L->ratio_hi), L->q);
       res[idx] = acc;
     }
   __syncthreads ();
