@@ -30,14 +30,14 @@ CkksStatus ckks_gpu_helora_compare_host (const CkksSecretKey *sk,
  * d_g floats of h per group, copied to device memory, run row by row
  * (ckks_gpu_helora_session_run_device, on a stream of its own), every
  * plan's u copied out with ckks_gpu_helora_session_copy_u and back to
- * u[p] (rows x r_p floats). Blocking; for tests (a fixed seed).
+ * u[p] (rows x r_p floats). Blocking; for tests (fresh CSPRNG seeds).
  * CKKS_ERR_UNSUPPORTED without CUDA. */
 CkksStatus ckks_gpu_helora_session_check_device_run (CkksGpuHeloraSession *session,
                                                      const float *const *h, size_t n_h,
                                                      size_t rows, float *const *u, size_t n_u);
 /* One row per session through ckks_gpu_helora_sessions_run_device from
  * host buffers: h[i][g] (d_g floats of session i's group g) in, u[i][p]
- * (r_p floats) out. Blocking; for tests (fixed seeds). */
+ * (r_p floats) out. Blocking; for tests (fresh CSPRNG seeds). */
 CkksStatus ckks_gpu_helora_sessions_check_device_run (CkksGpuHeloraSession *const *sessions,
                                                       size_t n_sessions,
                                                       const float *const *const *h,

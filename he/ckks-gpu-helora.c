@@ -3,6 +3,7 @@
  * Shoup form the kernels use), per-token h scaling and the seed.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -504,9 +505,14 @@ ckks_gpu_helora_sessions_check_device_run (CkksGpuHeloraSession *const *sessions
     return CKKS_ERR_INVALID_ARGUMENT;
 #if TS_HAVE_CUDA
   CkksCudaHelora *devs[MAX_BATCH];
+  uint8_t seeds[MAX_BATCH * 32];
   for (size_t i = 0; i < n; i++)
     devs[i] = sessions[i]->dev;
-  return ckks_cuda_helora_check_device_batch (devs, n, h, u);
+  if (RAND_priv_bytes (seeds, (int) (n * 32)) != 1)
+    return CKKS_ERR_RANDOM;
+  CkksStatus st = ckks_cuda_helora_check_device_batch (devs, n, h, seeds, u);
+  OPENSSL_cleanse (seeds, sizeof seeds);
+  return st;
 #else
   return CKKS_ERR_UNSUPPORTED;
 #endif
@@ -550,7 +556,15 @@ ckks_gpu_helora_session_check_device_run (CkksGpuHeloraSession *s, const float *
   if (!s || !h || !u || n_h != s->n_groups || n_u != s->n_plans || rows == 0)
     return CKKS_ERR_INVALID_ARGUMENT;
 #if TS_HAVE_CUDA
-  return ckks_cuda_helora_check_device_run (s->dev, h, rows, u);
+  uint8_t *seeds = malloc (rows * 32);
+  if (!seeds)
+    return CKKS_ERR_NO_MEMORY;
+  CkksStatus st = RAND_priv_bytes (seeds, (int) (rows * 32)) == 1
+                    ? ckks_cuda_helora_check_device_run (s->dev, h, rows, seeds, u)
+                    : CKKS_ERR_RANDOM;
+  OPENSSL_cleanse (seeds, rows * 32);
+  free (seeds);
+  return st;
 #else
   return CKKS_ERR_UNSUPPORTED;
 #endif

@@ -974,7 +974,7 @@ ckks_cuda_helora_device_timings (CkksCudaHelora *dev, double stage_us[CKKS_CUDA_
 
 extern "C" CkksStatus
 ckks_cuda_helora_check_device_run (CkksCudaHelora *dev, const float *const *h, size_t rows,
-                                   float *const *u)
+                                   const uint8_t *seeds, float *const *u)
 {
   size_t h_floats = 0;
   for (uint32_t g = 0; g < dev->n_groups; g++)
@@ -1006,8 +1006,7 @@ ckks_cuda_helora_check_device_run (CkksCudaHelora *dev, const float *const *h, s
           hp[g] = d_h + off + row * dev->groups[g].g.d;
           off += rows * dev->groups[g].g.d;
         }
-      st = ckks_cuda_helora_run_device (dev, hp, row, (const uint8_t *) "0123456789abcdef0123456789abcdef",
-                                        stream);
+      st = ckks_cuda_helora_run_device (dev, hp, row, seeds + 32 * row, stream);
     }
   off = 0;
   for (uint32_t i = 0; st == CKKS_OK && i < dev->n_modules; i++)
@@ -1031,7 +1030,8 @@ ckks_cuda_helora_check_device_run (CkksCudaHelora *dev, const float *const *h, s
 
 extern "C" CkksStatus
 ckks_cuda_helora_check_device_batch (CkksCudaHelora *const *devs, size_t n,
-                                     const float *const *const *h, float *const *const *u)
+                                     const float *const *const *h, const uint8_t *seeds,
+                                     float *const *const *u)
 {
   size_t h_floats = 0, u_floats = 0;
   for (size_t i = 0; i < n; i++)
@@ -1050,7 +1050,6 @@ ckks_cuda_helora_check_device_batch (CkksCudaHelora *const *devs, size_t n,
   CkksStatus st = err == cudaSuccess ? CKKS_OK : CKKS_ERR_DEVICE;
   const float ***hp = (const float ***) calloc (n, sizeof *hp);
   size_t *rows = (size_t *) calloc (n, sizeof *rows);
-  uint8_t *seeds = (uint8_t *) calloc (n, 32);
   size_t off = 0;
   for (size_t i = 0; st == CKKS_OK && i < n; i++)
     {
@@ -1065,7 +1064,6 @@ ckks_cuda_helora_check_device_batch (CkksCudaHelora *const *devs, size_t n,
             st = CKKS_ERR_DEVICE;
           off += d;
         }
-      seeds[32 * i] = (uint8_t) (i + 1);
     }
   if (st == CKKS_OK)
     st = ckks_cuda_helora_run_device_batch (devs, n, (const float *const *const *) hp, rows,
@@ -1087,7 +1085,6 @@ ckks_cuda_helora_check_device_batch (CkksCudaHelora *const *devs, size_t n,
     free (hp[i]);
   free (hp);
   free (rows);
-  free (seeds);
   cudaFree (d_h);
   cudaFree (d_u);
   if (stream)

@@ -152,16 +152,19 @@ void ckks_cuda_helora_device_timings (CkksCudaHelora *dev, double stage_us[CKKS_
 
 /* Tests: @rows rows of every group's h (h[g]: rows x d_g floats, host)
  * copied to device memory, ckks_cuda_helora_run_device per row on a stream
- * of its own with a fixed seed, every plan's rows copied out with
- * ckks_cuda_helora_copy_u into device memory and back into u[p] (rows x
- * r_p floats, host); blocking. */
+ * of its own with seed row of @seeds (rows x 32 bytes), every plan's rows
+ * copied out with ckks_cuda_helora_copy_u into device memory and back into
+ * u[p] (rows x r_p floats, host); blocking. */
 CkksStatus ckks_cuda_helora_check_device_run (CkksCudaHelora *dev, const float *const *h,
-                                              size_t rows, float *const *u);
+                                              size_t rows, const uint8_t *seeds,
+                                              float *const *u);
 
 /* Tests: one row per session through ckks_cuda_helora_run_device_batch
- * from host buffers (h[i][g], u[i][p]); blocking. */
+ * from host buffers (h[i][g], u[i][p]), session i with seed i of @seeds
+ * (n x 32 bytes); blocking. */
 CkksStatus ckks_cuda_helora_check_device_batch (CkksCudaHelora *const *devs, size_t n,
                                                 const float *const *const *h,
+                                                const uint8_t *seeds,
                                                 float *const *const *u);
 
 /* ---- host self-checks of the device arithmetic (ckks-cuda-helora-check.cu) ---- */
