@@ -284,22 +284,19 @@ round_scaled_avx2 (int64_t *out, const double *v, const uint32_t *idx, double sc
 /* ---- signed reduction ---- */
 
 /* (x + e) mod q: the quotient estimated in double precision is off by at
- * most one (x < 2^62 is within 2^9 of its double, q > 2^20, and the
- * relative error of x * (1/q) is below 2^-51 on a quotient below 2^42), the
- * remainder exact in 64-bit integers, then corrected into [0, q). */
+ * most one from floor((x + e) / q) (|x + e| < 2^62 + 2^7 is within 2^9 of
+ * its double, which moves the quotient by under 2^-10 as q > 2^19; the
+ * two roundings of fl(x) * fl(1/q) add under 2^-52 * 2^43 = 2^-9), so
+ * the remainder, exact in 64-bit integers, lies in [-q, 2q): one
+ * correction each way brings it into [0, q). */
 AVX2 static inline __m256i
 reduce_signed4 (__m256i v, __m256i vq, __m256d qinv)
 {
-  const __m256i zero = _mm256_setzero_si256 ();
   const __m256i q_minus_1 = _mm256_sub_epi64 (vq, _mm256_set1_epi64x (1));
   __m256d quo = _mm256_floor_pd (_mm256_mul_pd (i64_to_pd (v), qinv));
   __m256i r = _mm256_sub_epi64 (v, mullo_epi64 (pd_to_i51 (quo), vq));
-  for (int round = 0; round < 2; round++)
-    {
-      r = _mm256_add_epi64 (r, _mm256_and_si256 (_mm256_cmpgt_epi64 (zero, r), vq));
-      r = _mm256_sub_epi64 (r, _mm256_and_si256 (_mm256_cmpgt_epi64 (r, q_minus_1), vq));
-    }
-  return r;
+  r = _mm256_add_epi64 (r, _mm256_and_si256 (_mm256_cmpgt_epi64 (_mm256_setzero_si256 (), r), vq));
+  return _mm256_sub_epi64 (r, _mm256_and_si256 (_mm256_cmpgt_epi64 (r, q_minus_1), vq));
 }
 
 AVX2 static void
@@ -326,30 +323,28 @@ reduce_signed_avx2 (uint64_t *out, const int64_t *x, const int8_t *e, const Ckks
 
 /* ---- two-limb CRT ---- */
 
-/* diff * inv mod q1 in doubles, exactly, for diff, inv < q1 < 2^50:
- * hi = fl(diff * inv) and lo = fma(diff, inv, -hi) give diff * inv = hi + lo
- * exactly (error-free product), hi and lo integers, |lo| <= ulp(hi) / 2
- * <= hi * 2^-53 < q1 / 8. The quotient estimate qe = floor(fl(hi * fl(1/q1)))
- * has relative error below 2^-51 on hi / q1 < q1 < 2^50, so it is off by at
- * most 1 from floor(hi / q1), and D = hi - qe * q1 is an integer in
- * [-q1, 2q1): below 2^53, so fma(-qe, q1, hi) gives D exactly. r = D + lo is
- * an exact sum of integers (|r| < 2^52) in (-9/8 q1, 17/8 q1), equal to
- * diff * inv - qe * q1; two rounds of "add q1 if negative, subtract q1 if
- * >= q1" bring it into [0, q1): the value itself, not an approximation. */
+/* diff * inv mod q1 in doubles, exactly, for diff, inv < q1 < 2^50. Write
+ * P = diff * inv < q1^2 < 2^100 and u = 2^-53 (unit roundoff).
+ * - hi = fl(P) and lo = fma(diff, inv, -hi) give P = hi + lo exactly (the
+ *   error-free product), hi and lo integers, |lo| <= u hi, so
+ *   |lo| / q1 < u q1 < 1/8.
+ * - qe = floor(fl(hi * fl(1/q1))): the two roundings change hi / q1 by a
+ *   factor within 1 +- 2.0001u, an absolute error below 2.0001 u q1 < 1/4
+ *   (hi / q1 < q1 (1 + u) < 2^50). With the 1/8 of lo, fl(hi * fl(1/q1))
+ *   is within 3/8 of P / q1, so qe is floor(P / q1) or one off either way.
+ * - r = P - qe q1 is then in [-q1, 2 q1); D = hi - qe q1 = r - lo is an
+ *   integer below 2^52 in magnitude, so fma(-qe, q1, hi) gives it exactly,
+ *   and r = D + lo, a sum of integers below 2^52, is exact too.
+ * - One correction each way brings r into [0, q1): P mod q1 itself. */
 AVX2 static inline __m256d
 mul_mod_exact (__m256d a, __m256d b, __m256d q, __m256d qinv)
 {
-  const __m256d zero = _mm256_setzero_pd ();
   __m256d hi = _mm256_mul_pd (a, b);
   __m256d lo = _mm256_fmsub_pd (a, b, hi);
   __m256d qe = _mm256_floor_pd (_mm256_mul_pd (hi, qinv));
   __m256d r = _mm256_add_pd (_mm256_fnmadd_pd (qe, q, hi), lo);
-  for (int round = 0; round < 2; round++)
-    {
-      r = _mm256_add_pd (r, _mm256_and_pd (_mm256_cmp_pd (r, zero, _CMP_LT_OQ), q));
-      r = _mm256_sub_pd (r, _mm256_and_pd (_mm256_cmp_pd (r, q, _CMP_GE_OQ), q));
-    }
-  return r;
+  r = _mm256_add_pd (r, _mm256_and_pd (_mm256_cmp_pd (r, _mm256_setzero_pd (), _CMP_LT_OQ), q));
+  return _mm256_sub_pd (r, _mm256_and_pd (_mm256_cmp_pd (r, q, _CMP_GE_OQ), q));
 }
 
 /* All arithmetic on exact integer-valued doubles: a0 < 2 q1 < 2^51 and

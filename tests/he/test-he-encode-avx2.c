@@ -213,8 +213,12 @@ check_reduce (const CkksKernels *s, const CkksKernels *v, uint64_t q, size_t n)
       for (size_t i = 0; i < n; i++)
         g_assert_cmpuint (uv[i], ==, mod_ref (x[i], ep ? ep[i] : 0, q));
       /* odd lengths: the tail */
-      v->reduce_signed (uv, x, ep, &m, n < 7 ? n : 7);
-      g_assert_cmpmem (us, 8 * (n < 7 ? n : 7), uv, 8 * (n < 7 ? n : 7));
+      for (size_t len = 1; len < 12; len += 2)
+        {
+          memset (uv, 0xa5, 8 * len);
+          v->reduce_signed (uv, x + 3, ep ? ep + 3 : NULL, &m, len);
+          g_assert_cmpmem (us + 3, 8 * len, uv, 8 * len);
+        }
     }
   g_free (x); g_free (e); g_free (us); g_free (uv);
 }
@@ -273,6 +277,13 @@ check_crt2 (const CkksKernels *s, const CkksKernels *v, uint64_t q0, uint64_t q1
   s->crt2 (a0, a1, os, &c, n);
   v->crt2 (a0, a1, ov, &c, n);
   g_assert_cmpmem (os, 8 * n, ov, 8 * n);
+  /* lengths that leave a tail, from an unaligned start */
+  for (size_t len = 1; len < 12; len += 2)
+    {
+      memset (ov, 0xa5, 8 * len);
+      v->crt2 (a0 + 1, a1 + 1, ov, &c, len);
+      g_assert_cmpmem (os + 1, 8 * len, ov, 8 * len);
+    }
   /* (Q - 1) / 2 is positive, (Q + 1) / 2 negative */
   crt_residues (half, q0, q1, &a0[0], &a1[0]);
   crt_residues (half + 1, q0, q1, &a0[1], &a1[1]);
