@@ -395,6 +395,31 @@ test_encode_decode (void)
     }
 }
 
+/* A context on the automatic backend uses them where IFMA is absent; the
+ * scalar backend stays the portable reference. */
+static void
+test_context_selects (void)
+{
+  CkksKernels s, v;
+  if (!kernels (&s, &v))
+    return;
+  CkksContext *ctx = he_test_context ("fast", CKKS_BACKEND_SCALAR);
+  g_assert_true (ctx->k.crt2 == s.crt2);
+  g_assert_true (ctx->k.fft_stages_inverse == s.fft_stages_inverse);
+  ckks_context_free (ctx);
+  ctx = he_test_context ("fast", CKKS_BACKEND_AUTO);
+  if (g_strcmp0 (ckks_context_backend_name (ctx), "scalar") == 0)
+    {
+      g_assert_true (ctx->k.crt2 == v.crt2);
+      g_assert_true (ctx->k.fft_stages_forward == v.fft_stages_forward);
+      g_assert_true (ctx->k.fft_stages_inverse == v.fft_stages_inverse);
+      g_assert_true (ctx->k.round_scaled == v.round_scaled);
+      g_assert_true (ctx->k.reduce_signed == v.reduce_signed);
+      g_assert_true (ctx->k.dot == v.dot);
+    }
+  ckks_context_free (ctx);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -406,6 +431,7 @@ main (int argc, char **argv)
   g_test_add_func ("/he/avx2-encode/crt2", test_crt2);
   g_test_add_func ("/he/avx2-encode/dot", test_dot);
   g_test_add_func ("/he/avx2-encode/encode-decode", test_encode_decode);
+  g_test_add_func ("/he/avx2-encode/context", test_context_selects);
   int rc = g_test_run ();
   g_rand_free (rng);
   return rc;
