@@ -264,7 +264,7 @@ round_scaled_avx2 (int64_t *out, const double *v, const uint32_t *idx, double sc
                    size_t n)
 {
   const __m256d s = _mm256_set1_pd (scale);
-  const __m256d limit = _mm256_set1_pd (0x1p62);
+  const __m256d limit = _mm256_set1_pd (0x1p62), limit51 = _mm256_set1_pd (0x1p51);
   const __m256d abs_mask = _mm256_castsi256_pd (_mm256_set1_epi64x (INT64_MAX));
   size_t i = 0;
   for (; i + 4 <= n; i += 4)
@@ -272,11 +272,12 @@ round_scaled_avx2 (int64_t *out, const double *v, const uint32_t *idx, double sc
       __m128i vi = _mm_loadu_si128 ((const __m128i *) (idx + i));
       __m256d x = _mm256_round_pd (_mm256_mul_pd (_mm256_i32gather_pd (v, vi, 8), s),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      /* ordered compare: false for NaN */
-      __m256d ok = _mm256_cmp_pd (_mm256_and_pd (x, abs_mask), limit, _CMP_LT_OQ);
-      if (_mm256_movemask_pd (ok) != 0xf)
+      /* ordered compares: false for NaN */
+      __m256d ax = _mm256_and_pd (x, abs_mask);
+      int small = _mm256_movemask_pd (_mm256_cmp_pd (ax, limit51, _CMP_LT_OQ));
+      if (small != 0xf && _mm256_movemask_pd (_mm256_cmp_pd (ax, limit, _CMP_LT_OQ)) != 0xf)
         break;
-      _mm256_storeu_si256 ((__m256i *) (out + i), pd_to_i62 (x));
+      _mm256_storeu_si256 ((__m256i *) (out + i), small == 0xf ? pd_to_i51 (x) : pd_to_i62 (x));
     }
   return ckks_round_scaled_scalar (out + i, v, idx + i, scale, n - i);
 }
