@@ -5,8 +5,8 @@
  * two-limb CRT and the dot product on 4 doubles or 4 64-bit lanes at a time.
  * Every kernel gives the scalar reference's results bit for bit: the
  * floating-point ones do the same operations in the same order (no FMA
- * contraction: the build uses ISO C17, so GCC's -ffp-contract is off, and
- * the tests compare bit patterns); FMA appears only in the CRT, as an exact
+ * contraction: the library builds with -ffp-contract=off, and the tests
+ * compare bit patterns); FMA appears only in the CRT, as an exact
  * error-free product. Inputs outside a kernel's fast range go to the scalar
  * reference.
  */
