@@ -189,6 +189,11 @@ ckks_context_new_with_backend (const CkksParams *params, CkksBackend backend,
   bool ifma = false;
   if (backend == CKKS_BACKEND_AUTO && small_primes)
     ifma = ckks_kernels_ifma (&ctx->k);
+  /* without IFMA the encode/decode kernels still have AVX2 versions; they
+   * are bit-identical to the scalar ones and keep the NTT's word form, so
+   * the backend (and its name) stays the scalar one */
+  if (backend == CKKS_BACKEND_AUTO && !ifma)
+    ckks_kernels_avx2_encode (&ctx->k);
   for (uint32_t i = 0; i < params->n_moduli && st == CKKS_OK; i++)
     {
       st = ckks_ntt_tables_init (&ctx->ntt[i], params->moduli[i], ctx->n, &ctx->k);
