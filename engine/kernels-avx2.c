@@ -253,6 +253,41 @@ tile_blocks (const void *act, size_t act_stride, int64_t b, const LmBlockQ8_K *a
     ab[t] = (const LmBlockQ8_K *) ((const uint8_t *) act + t * act_stride) + b;
 }
 
+/* Q8_0 rows against @T tokens: each weight block is loaded and its signs
+ * taken once; per token the operations of dot_q8_0. */
+TARGET static inline __attribute__ ((always_inline)) void
+tile_q8_0_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
+                size_t act_stride, int64_t n, float *Y, size_t y_stride, const int T)
+{
+  const __m256i ones = _mm256_set1_epi16 (1);
+  for (int64_t r = 0; r < n_rows; r++)
+    {
+      const LmBlockQ8_0 *w = (const LmBlockQ8_0 *) ((const uint8_t *) W + r * row_bytes);
+      __m256 acc[LM_TILE_TOKENS];
+      for (int t = 0; t < T; t++)
+        acc[t] = _mm256_setzero_ps ();
+      for (int64_t b = 0; b < n / LM_QK8_0; b++)
+        {
+          __m256i qw = _mm256_loadu_si256 ((const __m256i *) w[b].qs);
+          __m256i w_abs = _mm256_sign_epi8 (qw, qw);
+          float dw = fp16 (w[b].d);
+          for (int t = 0; t < T; t++)
+            {
+              const LmBlockQ8_0 *a = (const LmBlockQ8_0 *) ((const uint8_t *) act
+                                                            + t * act_stride) + b;
+              __m256i qa = _mm256_loadu_si256 ((const __m256i *) a->qs);
+              __m256i p16 = _mm256_maddubs_epi16 (w_abs, _mm256_sign_epi8 (qa, qw));
+              __m256 p = _mm256_cvtepi32_ps (_mm256_madd_epi16 (p16, ones));
+              acc[t] = _mm256_fmadd_ps (_mm256_set1_ps (dw * fp16 (a->d)), p, acc[t]);
+            }
+        }
+      for (int t = 0; t < T; t++)
+        Y[t * y_stride + (size_t) r] = hsum256_ps (acc[t]);
+    }
+}
+
+LM_DEFINE_TILE (TARGET, tile_q8_0, tile_q8_0_body)
+
 #define DEFINE_K4_TILE(name, wtype, qh_of)                                              \
   TARGET static inline __attribute__ ((always_inline)) void                             \
   name##_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act,        \
@@ -433,6 +468,7 @@ lm_kernels_fill_avx2 (LmKernels *k)
   k->native[LM_KT_Q4_K] = rows_q4_K;
   k->native[LM_KT_Q5_K] = rows_q5_K;
   k->native[LM_KT_Q6_K] = rows_q6_K;
+  k->native_tile[LM_KT_Q8_0] = tile_q8_0;
   k->native_tile[LM_KT_Q4_K] = tile_q4_K;
   k->native_tile[LM_KT_Q5_K] = tile_q5_K;
   k->native_tile[LM_KT_Q6_K] = tile_q6_K;
