@@ -165,6 +165,49 @@ init_crt_constants (CkksContext *ctx)
       }
 }
 
+/* Sets ctx->k for @backend: AUTO picks IFMA, then AVX2, then scalar; the
+ * SIMD paths need every prime below 2^50 (lazy values below 4q < 2^52 for
+ * IFMA52, exact doubles for AVX2). An explicit SIMD backend the CPU or the
+ * primes do not allow is CKKS_ERR_UNSUPPORTED. */
+static CkksStatus
+select_kernels (CkksContext *ctx, CkksBackend backend)
+{
+  const CkksParams *params = &ctx->params;
+  ckks_kernels_scalar (&ctx->k);
+  bool small_primes = true;
+  for (uint32_t i = 0; i < params->n_moduli; i++)
+    small_primes = small_primes && params->moduli[i] < ((uint64_t) 1 << 50);
+  switch (backend)
+    {
+    case CKKS_BACKEND_SCALAR:
+      return CKKS_OK;
+    case CKKS_BACKEND_AUTO:
+      if (small_primes && !ckks_kernels_ifma (&ctx->k))
+        ckks_kernels_avx2 (&ctx->k);
+      return CKKS_OK;
+    case CKKS_BACKEND_IFMA:
+      return small_primes && ckks_kernels_ifma (&ctx->k) ? CKKS_OK : CKKS_ERR_UNSUPPORTED;
+    case CKKS_BACKEND_AVX2:
+      return small_primes && ckks_kernels_avx2 (&ctx->k) ? CKKS_OK : CKKS_ERR_UNSUPPORTED;
+    default:
+      return CKKS_ERR_INVALID_ARGUMENT;
+    }
+}
+
+/* The backend's own tables for one prime, after the common ones. */
+static CkksStatus
+expand_tables (CkksContext *ctx, CkksNttTables *t)
+{
+  if (strcmp (ctx->k.name, "avx512ifma") == 0)
+    {
+      ckks_ntt_tables_expand_ifma (t, ctx->n);
+      return t->fwd_small ? CKKS_OK : CKKS_ERR_NO_MEMORY;
+    }
+  if (strcmp (ctx->k.name, "avx2") == 0)
+    return ckks_ntt_tables_expand_avx2 (t, ctx->n);
+  return CKKS_OK;
+}
+
 CkksStatus
 ckks_context_new_with_backend (const CkksParams *params, CkksBackend backend,
                                CkksContext **out)
@@ -181,21 +224,12 @@ ckks_context_new_with_backend (const CkksParams *params, CkksBackend backend,
   ctx->params = *params;
   ctx->n = (size_t) 1 << params->log_n;
   ctx->slots = ctx->n / 2;
-  ckks_kernels_scalar (&ctx->k);
-  /* IFMA52 lazy butterflies keep values below 4q: every q must be < 2^50 */
-  bool small_primes = true;
-  for (uint32_t i = 0; i < params->n_moduli; i++)
-    small_primes = small_primes && params->moduli[i] < ((uint64_t) 1 << 50);
-  bool ifma = false;
-  if (backend == CKKS_BACKEND_AUTO && small_primes)
-    ifma = ckks_kernels_ifma (&ctx->k);
+  st = select_kernels (ctx, backend);
   for (uint32_t i = 0; i < params->n_moduli && st == CKKS_OK; i++)
     {
       st = ckks_ntt_tables_init (&ctx->ntt[i], params->moduli[i], ctx->n, &ctx->k);
-      if (st == CKKS_OK && ifma)
-        ckks_ntt_tables_expand_ifma (&ctx->ntt[i], ctx->n);
-      if (st == CKKS_OK && ifma && !ctx->ntt[i].fwd_small)
-        st = CKKS_ERR_NO_MEMORY;
+      if (st == CKKS_OK)
+        st = expand_tables (ctx, &ctx->ntt[i]);
     }
   if (st == CKKS_OK)
     st = init_fft_tables (ctx);

@@ -293,6 +293,15 @@ fixed_prepare_mont (uint64_t *wf, uint64_t *comp, const uint64_t *w, uint64_t q,
     wf[i] = ckks_mul_mod (w[i], r, &m);
 }
 
+/* Montgomery form back: w 2^52 * 2^-52 */
+static void
+fixed_values_mont (uint64_t *out, const uint64_t *wf, const CkksModulus *m, size_t n)
+{
+  uint64_t r_inv = ckks_inv_mod (ckks_barrett_reduce_128 ((ckks_u128) 1 << 52, m), m);
+  for (size_t i = 0; i < n; i++)
+    out[i] = ckks_mul_mod (wf[i], r_inv, m);
+}
+
 /* a * wf * 2^-52 mod q in [0, q) for a < q, wf < q (Montgomery, R = 2^52). */
 IFMA static inline __m512i
 mul_mont (__m512i a, __m512i wf, __m512i q, __m512i qinv)
@@ -545,6 +554,7 @@ ckks_kernels_ifma (CkksKernels *k)
   k->ntt_inverse = ntt_inverse_ifma;
   k->fixed_has_companion = false;
   k->fixed_prepare = fixed_prepare_mont;
+  k->fixed_values = fixed_values_mont;
   k->mul_fixed = mul_fixed_ifma;
   k->mul_fixed_add = mul_fixed_add_ifma;
   k->crt2 = crt2_ifma;

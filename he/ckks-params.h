@@ -72,6 +72,8 @@ typedef struct CkksContext CkksContext;
 typedef enum {
   CKKS_BACKEND_AUTO = 0,     /* fastest path this CPU supports (cpuid) */
   CKKS_BACKEND_SCALAR,       /* portable reference path */
+  CKKS_BACKEND_AVX2,         /* AVX2 + FMA in double precision (primes < 2^50) */
+  CKKS_BACKEND_IFMA,         /* AVX-512 IFMA52 (primes < 2^50) */
 } CkksBackend;
 
 /* Builds a context (validates @params first). Owned by the caller: free it
@@ -85,7 +87,7 @@ void ckks_context_free (CkksContext *ctx);
 const CkksParams *ckks_context_params (const CkksContext *ctx);
 size_t ckks_context_ring_degree (const CkksContext *ctx);
 size_t ckks_context_slots (const CkksContext *ctx);
-/* Name of the arithmetic path in use: "scalar" or "avx512ifma". */
+/* Name of the arithmetic path in use: "scalar", "avx2" or "avx512ifma". */
 const char *ckks_context_backend_name (const CkksContext *ctx);
 /* SHA-256 of the serialised parameters: identifies them in every format. */
 const uint8_t *ckks_context_fingerprint (const CkksContext *ctx);
