@@ -2,38 +2,43 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * AVX2 has no 64 x 64 -> 128-bit multiply, but every prime here is below
- * 2^50, so residues and their small multiples are exact doubles and a
- * modular product can be computed exactly with FMA:
+ * 2^50, so residues and their small multiples are exact doubles, and a
+ * modular product is exact with FMA (u = 2^-53, C = 1.5 * 2^52):
  *
  *   hi = fl(y w), lo = fma(y, w, -hi)      y w = hi + lo exactly
- *   c  = round(hi * qinv)                  qinv = fl(1 / q)
+ *   c  = fma(y, w', C) - C                 w' = fl(w / q): c = nearest(y w')
  *   r  = fma(-c, q, hi) + lo               r = y w - c q exactly
  *
- * Why it is exact: y w is an integer, so hi is one (doubles above 2^53 are
- * integers, below it rounding an integer gives an integer) and lo = y w - hi
- * is the exactly representable rounding error of the product (|lo| <=
- * ulp(hi) / 2). fma(-c, q, hi) rounds hi - c q once; that value is an
- * integer of magnitude below 2^53 (bounds below), so it is exact, and so is
- * the sum with lo.
+ * Exactness: y w is an integer, so hi is one (doubles from 2^53 up are
+ * integers, and rounding an integer below that gives an integer) and
+ * lo = y w - hi is the exactly representable error of the product.
+ * fma(-c, q, hi) rounds hi - c q once; that is an integer below 2^53 in
+ * magnitude (|hi - c q| <= |r| + ulp(hi) / 2 < q + 2^50), so it is exact,
+ * and so is the sum with lo.
  *
- * Why r is small: est = hi * qinv carries three roundings, so
- * |est - y w / q| <= |y w / q| (3u + 3u^2 + u^3) < |y| * 3.0000001 * 2^-53
- * (u = 2^-53, w < q). c is est rounded to nearest, so
- *   |r| = q |y w / q - c| < q (0.5 + |y| * 3.0000001 * 2^-53).
- * With |y| < 5q < 5 * 2^50 that is |r| < 2.375 q; with y < q, |r| < 0.875 q.
- * Then |hi - c q| <= |r| + |lo| < 2.375 q + 2^50 < 2^53: exact, as claimed.
+ * Rounding: for |t| < 2^51, t + C lies in (2^52, 2^53) where doubles are
+ * the integers, so fma(y, w', C) rounds the exact y w' to the nearest
+ * integer in one step, and subtracting C is exact. |y| < 2^51 suffices
+ * (w' < 1).
  *
- * centre(x) = x - round(x * qinv) q reduces any |x| < 5q to |r| < 0.51 q
- * (the estimate x / q is off by less than 5 * 2.0000001 * 2^-53).
+ * Size: w' = (w / q)(1 + d), |d| <= u, so |c - y w / q| <= 0.5 + |y| u and
+ *   |r| <= q (0.5 + |y| 2^-53) < 0.75 q   for |y| < 2^51 (q < 2^50).
+ * Fixed operands (a < q) take the quotient from hi instead, with no
+ * companion: c = nearest(fl(hi * qinv)), qinv = fl(1 / q), two roundings
+ * on a quotient below q < 2^50, so again |c - a w / q| < 0.5 + 0.25.
  *
- * NTTs convert the limb to doubles in place (values < 2^52 convert with the
- * 2^52 magic number: two operations each way), keep signed values with
- * |x| < 2.5q between stages and convert back fully reduced at the end:
+ * centre(x) = x - nearest(x qinv) q takes any |x| < 2^51 to |r| <= q/2
+ * plus q |x| 2^-52 / q: below 0.51 q for the |x| < 4q seen here.
+ *
+ * NTTs convert the limb to doubles in place (values < 2^52 convert with
+ * the 2^52 magic number, two operations each way), keep signed values
+ * between stages and convert back fully reduced at the end:
  *   forward (Cooley-Tukey): u = centre(x), v = y w mod q, (u + v, u - v):
- *     |u| < 0.51q, |v| < q (0.5 + 2.5 * 2^50 * 3.0000001 * 2^-53) < 1.44q,
- *     so both outputs stay below 1.95q < 2.5q;
- *   inverse (Gentleman-Sande): (centre(u + v), (u - v) w mod q): |u - v| <
- *     5q gives |r| < 2.375q < 2.5q.
+ *     with |x|, |y| < 2q: |u| < 0.51q, |v| < 0.75q, outputs < 1.26q;
+ *   inverse (Gentleman-Sande): (centre(u + v), (u - v) w mod q): with
+ *     |x|, |y| < q, |u - v| < 2q < 2^51: outputs below 0.75q;
+ *   the inverse's last stage multiplies u + v and u - v (< 2q) by N^-1 and
+ *     w N^-1: below 0.75q, lifted into [0, q).
  * Outputs are fully reduced, hence bit-identical to the scalar backend
  * (both compute the same residues). Fixed operands are stored as the
  * doubles of their values (exact, no companion word: half the memory
@@ -50,16 +55,24 @@
  * integer's mantissa */
 #define MAGIC 4503599627370496.0
 #define MAGIC_BITS 0x4330000000000000ll
+/* 1.5 * 2^52: t + it is t rounded to an integer, for |t| < 2^51 */
+#define ROUND_MAGIC 6755399441055744.0
 
 typedef struct {
-  __m256d q, qinv;
+  __m256d q, qinv, magic;
 } ModD;
 
 AVX2 static inline ModD
 mod_d (uint64_t q)
 {
-  return (ModD) { _mm256_set1_pd ((double) q), _mm256_set1_pd (1.0 / (double) q) };
+  return (ModD) { _mm256_set1_pd ((double) q), _mm256_set1_pd (1.0 / (double) q),
+                  _mm256_set1_pd (ROUND_MAGIC) };
 }
+
+/* A twiddle w and w' = fl(w / q) */
+typedef struct {
+  __m256d w, wq;
+} Twiddle;
 
 /* 0 <= x < 2^52 as exact doubles */
 AVX2 static inline __m256d
@@ -77,28 +90,38 @@ double_to_u64 (__m256d x)
   return _mm256_xor_si256 (bits, _mm256_set1_epi64x (MAGIC_BITS));
 }
 
+/* nearest(x * y) for |x * y| < 2^51 */
 AVX2 static inline __m256d
-round_nearest (__m256d x)
+round_product (__m256d x, __m256d y, ModD m)
 {
-  return _mm256_round_pd (x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  return _mm256_sub_pd (_mm256_fmadd_pd (x, y, m.magic), m.magic);
 }
 
-/* y w - c q for |y| < 5q, 0 <= w < q: |result| < 2.375q (see above) */
+/* y w - c q with c = nearest(y w'): |result| < 0.75q for |y| < 2^51 */
 AVX2 static inline __m256d
-mul_mod (__m256d y, __m256d w, ModD m)
+mul_twiddle (__m256d y, Twiddle t, ModD m)
 {
-  __m256d hi = _mm256_mul_pd (y, w);
-  __m256d lo = _mm256_fmsub_pd (y, w, hi);
-  __m256d c = round_nearest (_mm256_mul_pd (hi, m.qinv));
+  __m256d hi = _mm256_mul_pd (y, t.w);
+  __m256d lo = _mm256_fmsub_pd (y, t.w, hi);
+  __m256d c = round_product (y, t.wq, m);
   return _mm256_add_pd (_mm256_fnmadd_pd (c, m.q, hi), lo);
 }
 
-/* x mod q in (-0.51q, 0.51q) for |x| < 5q */
+/* a w - c q with c = nearest(fl(a w) qinv): |result| < 0.75q for a, w < q */
+AVX2 static inline __m256d
+mul_fixed_mod (__m256d a, __m256d w, ModD m)
+{
+  __m256d hi = _mm256_mul_pd (a, w);
+  __m256d lo = _mm256_fmsub_pd (a, w, hi);
+  __m256d c = round_product (hi, m.qinv, m);
+  return _mm256_add_pd (_mm256_fnmadd_pd (c, m.q, hi), lo);
+}
+
+/* x mod q in (-0.51q, 0.51q) for |x| < 4q */
 AVX2 static inline __m256d
 centre (__m256d x, ModD m)
 {
-  __m256d c = round_nearest (_mm256_mul_pd (x, m.qinv));
-  return _mm256_fnmadd_pd (c, m.q, x);
+  return _mm256_fnmadd_pd (round_product (x, m.qinv, m), m.q, x);
 }
 
 /* |x| < q into [0, q) */
@@ -117,7 +140,7 @@ sub_if_ge (__m256d x, ModD m)
   return _mm256_sub_pd (x, _mm256_and_pd (ge, m.q));
 }
 
-/* |x| < 2.5q to its residue in [0, q) as an integer */
+/* |x| < 2q to its residue in [0, q) as an integer */
 AVX2 static inline __m256i
 canonical (__m256d x, ModD m)
 {
@@ -125,20 +148,20 @@ canonical (__m256d x, ModD m)
 }
 
 AVX2 static inline void
-fwd_butterfly (__m256d *x, __m256d *y, __m256d w, ModD m)
+fwd_butterfly (__m256d *x, __m256d *y, Twiddle w, ModD m)
 {
   __m256d u = centre (*x, m);
-  __m256d v = mul_mod (*y, w, m);
+  __m256d v = mul_twiddle (*y, w, m);
   *x = _mm256_add_pd (u, v);
   *y = _mm256_sub_pd (u, v);
 }
 
 AVX2 static inline void
-inv_butterfly (__m256d *x, __m256d *y, __m256d w, ModD m)
+inv_butterfly (__m256d *x, __m256d *y, Twiddle w, ModD m)
 {
   __m256d u = *x, v = *y;
   *x = centre (_mm256_add_pd (u, v), m);
-  *y = mul_mod (_mm256_sub_pd (u, v), w, m);
+  *y = mul_twiddle (_mm256_sub_pd (u, v), w, m);
 }
 
 /* The limb as doubles: the first pass reads integers (@convert) */
@@ -159,12 +182,13 @@ store (uint64_t *p, __m256d v)
 /* Twiddle tables (CkksNttTables.fwd_d / inv_d): [0, N) the powers in
  * bit-reversed order as doubles; [N, 3N/2) and [3N/2, 2N) the twiddles of
  * the half-size 2 and 1 stages, one per lane of the X vector of each
- * 8-element block (X lanes hold these elements of the block). */
+ * 8-element block (X lanes hold these elements of the block); then
+ * [2N, 4N) the same for w' = fl(w / q). */
 static const unsigned x_pos_half2[4] = { 0, 1, 4, 5 };
 static const unsigned x_pos_half1[4] = { 0, 4, 2, 6 };
 
 static void
-expand_table (double *d, const uint64_t *tw, size_t n)
+expand_table (double *d, const uint64_t *tw, uint64_t q, size_t n)
 {
   for (size_t i = 0; i < n; i++)
     d[i] = (double) tw[i];
@@ -174,17 +198,32 @@ expand_table (double *d, const uint64_t *tw, size_t n)
         d[n + base / 2 + l] = (double) tw[n / 4 + (base + x_pos_half2[l]) / 4];
         d[n + n / 2 + base / 2 + l] = (double) tw[n / 2 + (base + x_pos_half1[l]) / 2];
       }
+  for (size_t i = 0; i < 2 * n; i++)
+    d[2 * n + i] = d[i] / (double) q;
+}
+
+/* Entry @i of a table, broadcast or as four lanes. */
+AVX2 static inline Twiddle
+tw_set1 (const double *tw, size_t i, size_t n)
+{
+  return (Twiddle) { _mm256_set1_pd (tw[i]), _mm256_set1_pd (tw[2 * n + i]) };
+}
+
+AVX2 static inline Twiddle
+tw_load (const double *tw, size_t i, size_t n)
+{
+  return (Twiddle) { _mm256_loadu_pd (tw + i), _mm256_loadu_pd (tw + 2 * n + i) };
 }
 
 CkksStatus
 ckks_ntt_tables_expand_avx2 (CkksNttTables *t, size_t n)
 {
-  t->fwd_d = ckks_alloc (2 * n * sizeof (double));
-  t->inv_d = ckks_alloc (2 * n * sizeof (double));
+  t->fwd_d = ckks_alloc (4 * n * sizeof (double));
+  t->inv_d = ckks_alloc (4 * n * sizeof (double));
   if (!t->fwd_d || !t->inv_d)
     return CKKS_ERR_NO_MEMORY;
-  expand_table (t->fwd_d, t->psi_rev, n);
-  expand_table (t->inv_d, t->ipsi_rev, n);
+  expand_table (t->fwd_d, t->psi_rev, t->mod.q, n);
+  expand_table (t->inv_d, t->ipsi_rev, t->mod.q, n);
   return CKKS_OK;
 }
 
@@ -192,12 +231,12 @@ ckks_ntt_tables_expand_avx2 (CkksNttTables *t, size_t n)
 AVX2 static inline void
 fwd_radix4 (uint64_t *a, size_t m, size_t half, const double *tw, ModD md, bool convert)
 {
-  size_t qt = half / 2;
+  size_t qt = half / 2, n = 2 * m * half;
   for (size_t i = 0; i < m; i++)
     {
-      const __m256d wa = _mm256_set1_pd (tw[m + i]);
-      const __m256d wb0 = _mm256_set1_pd (tw[2 * m + 2 * i]);
-      const __m256d wb1 = _mm256_set1_pd (tw[2 * m + 2 * i + 1]);
+      const Twiddle wa = tw_set1 (tw, m + i, n);
+      const Twiddle wb0 = tw_set1 (tw, 2 * m + 2 * i, n);
+      const Twiddle wb1 = tw_set1 (tw, 2 * m + 2 * i + 1, n);
       uint64_t *x = a + 2 * i * half;
       for (size_t j = 0; j < qt; j += 4)
         {
@@ -219,9 +258,10 @@ fwd_radix4 (uint64_t *a, size_t m, size_t half, const double *tw, ModD md, bool 
 AVX2 static inline void
 fwd_radix2 (uint64_t *a, size_t m, size_t half, const double *tw, ModD md, bool convert)
 {
+  size_t n = 2 * m * half;
   for (size_t i = 0; i < m; i++)
     {
-      const __m256d w = _mm256_set1_pd (tw[m + i]);
+      const Twiddle w = tw_set1 (tw, m + i, n);
       uint64_t *x = a + 2 * i * half, *y = x + half;
       for (size_t j = 0; j < half; j += 4)
         {
@@ -264,14 +304,14 @@ ntt_forward_avx2 (uint64_t *a, const CkksNttTables *t, size_t n)
     {
       __m256d v0 = _mm256_loadu_pd ((const double *) a + base);
       __m256d v1 = _mm256_loadu_pd ((const double *) a + base + 4);
-      fwd_butterfly (&v0, &v1, _mm256_set1_pd (tw[n / 8 + base / 8]), md);
+      fwd_butterfly (&v0, &v1, tw_set1 (tw, n / 8 + base / 8, n), md);
       __m256d x = _mm256_permute2f128_pd (v0, v1, 0x20), y = _mm256_permute2f128_pd (v0, v1, 0x31);
-      fwd_butterfly (&x, &y, _mm256_loadu_pd (tw + n + base / 2), md);
+      fwd_butterfly (&x, &y, tw_load (tw, n + base / 2, n), md);
       v0 = _mm256_permute2f128_pd (x, y, 0x20);
       v1 = _mm256_permute2f128_pd (x, y, 0x31);
       x = _mm256_unpacklo_pd (v0, v1);
       y = _mm256_unpackhi_pd (v0, v1);
-      fwd_butterfly (&x, &y, _mm256_loadu_pd (tw + n + n / 2 + base / 2), md);
+      fwd_butterfly (&x, &y, tw_load (tw, n + n / 2 + base / 2, n), md);
       v0 = _mm256_unpacklo_pd (x, y);
       v1 = _mm256_unpackhi_pd (x, y);
       _mm256_storeu_si256 ((__m256i *) (a + base), canonical (v0, md));
@@ -286,9 +326,9 @@ inv_radix4 (uint64_t *a, size_t half, const double *tw, ModD md, size_t n)
   size_t ha = n / (2 * half), hb = ha / 2;
   for (size_t g = 0; g < hb; g++)
     {
-      const __m256d wa0 = _mm256_set1_pd (tw[ha + 2 * g]);
-      const __m256d wa1 = _mm256_set1_pd (tw[ha + 2 * g + 1]);
-      const __m256d wb = _mm256_set1_pd (tw[hb + g]);
+      const Twiddle wa0 = tw_set1 (tw, ha + 2 * g, n);
+      const Twiddle wa1 = tw_set1 (tw, ha + 2 * g + 1, n);
+      const Twiddle wb = tw_set1 (tw, hb + g, n);
       uint64_t *x = a + 4 * g * half;
       for (size_t j = 0; j < half; j += 4)
         {
@@ -312,7 +352,7 @@ inv_radix2 (uint64_t *a, size_t half, const double *tw, ModD md, size_t n)
   size_t groups = n / (2 * half);
   for (size_t i = 0; i < groups; i++)
     {
-      const __m256d w = _mm256_set1_pd (tw[groups + i]);
+      const Twiddle w = tw_set1 (tw, groups + i, n);
       uint64_t *x = a + 2 * i * half, *y = x + half;
       for (size_t j = 0; j < half; j += 4)
         {
@@ -334,15 +374,15 @@ ntt_inverse_avx2 (uint64_t *a, const CkksNttTables *t, size_t n)
     {
       __m256d v0 = load (a + base, true), v1 = load (a + base + 4, true);
       __m256d x = _mm256_unpacklo_pd (v0, v1), y = _mm256_unpackhi_pd (v0, v1);
-      inv_butterfly (&x, &y, _mm256_loadu_pd (tw + n + n / 2 + base / 2), md);
+      inv_butterfly (&x, &y, tw_load (tw, n + n / 2 + base / 2, n), md);
       v0 = _mm256_unpacklo_pd (x, y);
       v1 = _mm256_unpackhi_pd (x, y);
       x = _mm256_permute2f128_pd (v0, v1, 0x20);
       y = _mm256_permute2f128_pd (v0, v1, 0x31);
-      inv_butterfly (&x, &y, _mm256_loadu_pd (tw + n + base / 2), md);
+      inv_butterfly (&x, &y, tw_load (tw, n + base / 2, n), md);
       v0 = _mm256_permute2f128_pd (x, y, 0x20);
       v1 = _mm256_permute2f128_pd (x, y, 0x31);
-      inv_butterfly (&v0, &v1, _mm256_set1_pd (tw[n / 8 + base / 8]), md);
+      inv_butterfly (&v0, &v1, tw_set1 (tw, n / 8 + base / 8, n), md);
       store (a + base, v0);
       store (a + base + 4, v1);
     }
@@ -353,15 +393,16 @@ ntt_inverse_avx2 (uint64_t *a, const CkksNttTables *t, size_t n)
   for (; half < n / 2; half <<= 1)
     inv_radix2 (a, half, tw, md, n);
   /* last stage with N^-1 folded in: x' = (u + v) / N, y' = (u - v) w / N */
-  const __m256d ni = _mm256_set1_pd ((double) t->n_inv);
-  const __m256d wn = _mm256_set1_pd ((double) t->w_n_inv);
+  const double q = (double) t->mod.q, ni_d = (double) t->n_inv, wn_d = (double) t->w_n_inv;
+  const Twiddle ni = { _mm256_set1_pd (ni_d), _mm256_set1_pd (ni_d / q) };
+  const Twiddle wn = { _mm256_set1_pd (wn_d), _mm256_set1_pd (wn_d / q) };
   for (size_t j = 0; j < half; j += 4)
     {
       __m256d u = load (a + j, false), v = load (a + half + j, false);
-      __m256d x = mul_mod (_mm256_add_pd (u, v), ni, md);
-      __m256d y = mul_mod (_mm256_sub_pd (u, v), wn, md);
-      _mm256_storeu_si256 ((__m256i *) (a + j), canonical (x, md));
-      _mm256_storeu_si256 ((__m256i *) (a + half + j), canonical (y, md));
+      __m256d x = lift (mul_twiddle (_mm256_add_pd (u, v), ni, md), md);
+      __m256d y = lift (mul_twiddle (_mm256_sub_pd (u, v), wn, md), md);
+      _mm256_storeu_si256 ((__m256i *) (a + j), double_to_u64 (x));
+      _mm256_storeu_si256 ((__m256i *) (a + half + j), double_to_u64 (y));
     }
 }
 
@@ -390,12 +431,12 @@ fixed_values_double (uint64_t *out, const uint64_t *wf, const CkksModulus *m, si
     }
 }
 
-/* a * w mod q in [0, q) for a < q: |mul_mod| < 0.875q, lifted once. */
+/* a * w mod q in [0, q) for a < q: |mul_fixed_mod| < 0.75q, lifted once. */
 AVX2 static inline __m256d
 mul_fixed_at (const uint64_t *a, const uint64_t *w, ModD md)
 {
   __m256d va = u64_to_double (_mm256_loadu_si256 ((const __m256i *) a));
-  return lift (mul_mod (va, _mm256_loadu_pd ((const double *) w), md), md);
+  return lift (mul_fixed_mod (va, _mm256_loadu_pd ((const double *) w), md), md);
 }
 
 /* p + add mod q for p, add in [0, q) */
@@ -459,9 +500,9 @@ mul_fixed_pair_avx2 (uint64_t *out0, uint64_t *out1, const uint64_t *add0,
   for (; i + 4 <= n; i += 4)
     {
       __m256d vw = _mm256_loadu_pd ((const double *) (w + i));
-      __m256d p0 = lift (mul_mod (u64_to_double (_mm256_loadu_si256 ((const __m256i *) (a0 + i))),
+      __m256d p0 = lift (mul_fixed_mod (u64_to_double (_mm256_loadu_si256 ((const __m256i *) (a0 + i))),
                                   vw, md), md);
-      __m256d p1 = lift (mul_mod (u64_to_double (_mm256_loadu_si256 ((const __m256i *) (a1 + i))),
+      __m256d p1 = lift (mul_fixed_mod (u64_to_double (_mm256_loadu_si256 ((const __m256i *) (a1 + i))),
                                   vw, md), md);
       /* every input read before either store: outputs may alias inputs */
       __m256i r0 = add0 ? add_at (p0, add0 + i, md) : double_to_u64 (p0);
