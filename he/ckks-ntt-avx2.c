@@ -34,7 +34,8 @@
  * the 2^52 magic number, two operations each way), keep signed values
  * between stages and convert back fully reduced at the end:
  *   forward (Cooley-Tukey): u = centre(x), v = y w mod q, (u + v, u - v):
- *     with |x|, |y| < 2q: |u| < 0.51q, |v| < 0.75q, outputs < 1.26q;
+ *     with |x|, |y| < 2q: |u| < 0.51q, |v| < 0.75q, outputs < 1.26q; the
+ *     stage after such a one skips the centring (u = x): outputs < 1.92q;
  *   inverse (Gentleman-Sande): (centre(u + v), (u - v) w mod q): with
  *     |x|, |y| < q, |u - v| < 2q < 2^51: outputs below 0.75q;
  *   the inverse's last stage multiplies u + v and u - v (< 2q) by N^-1 and
@@ -147,10 +148,13 @@ canonical (__m256d x, ModD m)
   return double_to_u64 (lift (centre (x, m), m));
 }
 
+/* @reduce: centre x first (inputs below 2q, outputs below 1.26q); without,
+ * inputs must be below 1.26q (a reducing stage's outputs) and outputs stay
+ * below 1.26q + q (0.5 + 1.26q 2^-53) < 1.92q. */
 AVX2 static inline void
-fwd_butterfly (__m256d *x, __m256d *y, Twiddle w, ModD m)
+fwd_butterfly (__m256d *x, __m256d *y, Twiddle w, ModD m, bool reduce)
 {
-  __m256d u = centre (*x, m);
+  __m256d u = reduce ? centre (*x, m) : *x;
   __m256d v = mul_twiddle (*y, w, m);
   *x = _mm256_add_pd (u, v);
   *y = _mm256_sub_pd (u, v);
@@ -242,10 +246,10 @@ fwd_radix4 (uint64_t *a, size_t m, size_t half, const double *tw, ModD md, bool 
         {
           __m256d v0 = load (x + j, convert), v1 = load (x + qt + j, convert);
           __m256d v2 = load (x + half + j, convert), v3 = load (x + half + qt + j, convert);
-          fwd_butterfly (&v0, &v2, wa, md);
-          fwd_butterfly (&v1, &v3, wa, md);
-          fwd_butterfly (&v0, &v1, wb0, md);
-          fwd_butterfly (&v2, &v3, wb1, md);
+          fwd_butterfly (&v0, &v2, wa, md, true);
+          fwd_butterfly (&v1, &v3, wa, md, true);
+          fwd_butterfly (&v0, &v1, wb0, md, false);
+          fwd_butterfly (&v2, &v3, wb1, md, false);
           store (x + j, v0);
           store (x + qt + j, v1);
           store (x + half + j, v2);
@@ -266,7 +270,7 @@ fwd_radix2 (uint64_t *a, size_t m, size_t half, const double *tw, ModD md, bool 
       for (size_t j = 0; j < half; j += 4)
         {
           __m256d vx = load (x + j, convert), vy = load (y + j, convert);
-          fwd_butterfly (&vx, &vy, w, md);
+          fwd_butterfly (&vx, &vy, w, md, true);
           store (x + j, vx);
           store (y + j, vy);
         }
@@ -304,14 +308,14 @@ ntt_forward_avx2 (uint64_t *a, const CkksNttTables *t, size_t n)
     {
       __m256d v0 = _mm256_loadu_pd ((const double *) a + base);
       __m256d v1 = _mm256_loadu_pd ((const double *) a + base + 4);
-      fwd_butterfly (&v0, &v1, tw_set1 (tw, n / 8 + base / 8, n), md);
+      fwd_butterfly (&v0, &v1, tw_set1 (tw, n / 8 + base / 8, n), md, true);
       __m256d x = _mm256_permute2f128_pd (v0, v1, 0x20), y = _mm256_permute2f128_pd (v0, v1, 0x31);
-      fwd_butterfly (&x, &y, tw_load (tw, n + base / 2, n), md);
+      fwd_butterfly (&x, &y, tw_load (tw, n + base / 2, n), md, false);
       v0 = _mm256_permute2f128_pd (x, y, 0x20);
       v1 = _mm256_permute2f128_pd (x, y, 0x31);
       x = _mm256_unpacklo_pd (v0, v1);
       y = _mm256_unpackhi_pd (v0, v1);
-      fwd_butterfly (&x, &y, tw_load (tw, n + n / 2 + base / 2, n), md);
+      fwd_butterfly (&x, &y, tw_load (tw, n + n / 2 + base / 2, n), md, true);
       v0 = _mm256_unpacklo_pd (x, y);
       v1 = _mm256_unpackhi_pd (x, y);
       _mm256_storeu_si256 ((__m256i *) (a + base), canonical (v0, md));
