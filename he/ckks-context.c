@@ -194,20 +194,6 @@ select_kernels (CkksContext *ctx, CkksBackend backend)
     }
 }
 
-/* The backend's own tables for one prime, after the common ones. */
-static CkksStatus
-expand_tables (CkksContext *ctx, CkksNttTables *t)
-{
-  if (strcmp (ctx->k.name, "avx512ifma") == 0)
-    {
-      ckks_ntt_tables_expand_ifma (t, ctx->n);
-      return t->fwd_small ? CKKS_OK : CKKS_ERR_NO_MEMORY;
-    }
-  if (strcmp (ctx->k.name, "avx2") == 0)
-    return ckks_ntt_tables_expand_avx2 (t, ctx->n);
-  return CKKS_OK;
-}
-
 CkksStatus
 ckks_context_new_with_backend (const CkksParams *params, CkksBackend backend,
                                CkksContext **out)
@@ -226,11 +212,7 @@ ckks_context_new_with_backend (const CkksParams *params, CkksBackend backend,
   ctx->slots = ctx->n / 2;
   st = select_kernels (ctx, backend);
   for (uint32_t i = 0; i < params->n_moduli && st == CKKS_OK; i++)
-    {
-      st = ckks_ntt_tables_init (&ctx->ntt[i], params->moduli[i], ctx->n, &ctx->k);
-      if (st == CKKS_OK)
-        st = expand_tables (ctx, &ctx->ntt[i]);
-    }
+    st = ckks_ntt_tables_init (&ctx->ntt[i], params->moduli[i], ctx->n, &ctx->k);
   if (st == CKKS_OK)
     st = init_fft_tables (ctx);
   if (st != CKKS_OK)

@@ -37,6 +37,9 @@ typedef struct {
   const char *name;
   /* floor(w * 2^k / q) with k the backend's word size (64 or 52) */
   uint64_t (*shoup) (uint64_t w, uint64_t q);
+  /* the backend's own NTT tables (fwd_small, fwd_d, ...), built by
+   * ckks_ntt_tables_init after the common ones; NULL when none */
+  CkksStatus (*ntt_tables_expand) (CkksNttTables *t, size_t n);
   void (*ntt_forward) (uint64_t *a, const CkksNttTables *t, size_t n);
   void (*ntt_inverse) (uint64_t *a, const CkksNttTables *t, size_t n);
   /* Fixed operands (plaintexts, keys) are stored in the backend's form:
@@ -116,11 +119,9 @@ struct CkksContext {
 /* Backends. */
 void ckks_kernels_scalar (CkksKernels *k);
 bool ckks_kernels_ifma (CkksKernels *k);   /* false if the CPU lacks IFMA */
-void ckks_ntt_tables_expand_ifma (CkksNttTables *t, size_t n);
 bool ckks_kernels_avx2 (CkksKernels *k);   /* false without AVX2 and FMA */
-CkksStatus ckks_ntt_tables_expand_avx2 (CkksNttTables *t, size_t n);
 
-/* NTT table construction (ckks-ntt.c). */
+/* NTT table construction (ckks-ntt.c), the backend's own tables included. */
 CkksStatus ckks_ntt_tables_init (CkksNttTables *t, uint64_t q, size_t n,
                                  const CkksKernels *k);
 void ckks_ntt_tables_clear (CkksNttTables *t);

@@ -219,8 +219,8 @@ tw_load (const double *tw, size_t i, size_t n)
   return (Twiddle) { _mm256_loadu_pd (tw + i), _mm256_loadu_pd (tw + 2 * n + i) };
 }
 
-CkksStatus
-ckks_ntt_tables_expand_avx2 (CkksNttTables *t, size_t n)
+static CkksStatus
+ntt_tables_expand_avx2 (CkksNttTables *t, size_t n)
 {
   t->fwd_d = ckks_alloc (4 * n * sizeof (double));
   t->inv_d = ckks_alloc (4 * n * sizeof (double));
@@ -540,6 +540,7 @@ ckks_kernels_avx2 (CkksKernels *k)
     return false;
   k->name = "avx2";
   k->shoup = shoup64;
+  k->ntt_tables_expand = ntt_tables_expand_avx2;
   k->ntt_forward = ntt_forward_avx2;
   k->ntt_inverse = ntt_inverse_avx2;
   k->fixed_has_companion = false;

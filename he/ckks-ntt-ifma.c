@@ -107,8 +107,8 @@ small_indices (int s, __m512i *ix, __m512i *iy, __m512i *back0, __m512i *back1)
   *back1 = _mm512_loadu_si512 (b + 8);
 }
 
-void
-ckks_ntt_tables_expand_ifma (CkksNttTables *t, size_t n)
+static CkksStatus
+ntt_tables_expand_ifma (CkksNttTables *t, size_t n)
 {
   size_t half = n / 2;
   t->fwd_small = ckks_alloc (3 * half * sizeof (uint64_t));
@@ -116,11 +116,7 @@ ckks_ntt_tables_expand_ifma (CkksNttTables *t, size_t n)
   t->inv_small = ckks_alloc (3 * half * sizeof (uint64_t));
   t->inv_small_shoup = ckks_alloc (3 * half * sizeof (uint64_t));
   if (!t->fwd_small || !t->fwd_small_shoup || !t->inv_small || !t->inv_small_shoup)
-    {
-      ckks_free (t->fwd_small);
-      t->fwd_small = NULL;
-      return;
-    }
+    return CKKS_ERR_NO_MEMORY;     /* ckks_ntt_tables_clear frees the rest */
   for (int s = 0; s < 3; s++)
     {
       size_t groups = n / (2 * small_t[s]);
@@ -135,6 +131,7 @@ ckks_ntt_tables_expand_ifma (CkksNttTables *t, size_t n)
             t->inv_small_shoup[e] = t->ipsi_rev_shoup[groups + g];
           }
     }
+  return CKKS_OK;
 }
 
 IFMA static void
@@ -550,6 +547,7 @@ ckks_kernels_ifma (CkksKernels *k)
     return false;
   k->name = "avx512ifma";
   k->shoup = shoup52;
+  k->ntt_tables_expand = ntt_tables_expand_ifma;
   k->ntt_forward = ntt_forward_ifma;
   k->ntt_inverse = ntt_inverse_ifma;
   k->fixed_has_companion = false;

@@ -66,7 +66,7 @@ ckks_ntt_tables_init (CkksNttTables *t, uint64_t q, size_t n, const CkksKernels 
   t->n_inv_shoup = k->shoup (t->n_inv, q);
   t->w_n_inv = ckks_mul_mod (t->ipsi_rev[1], t->n_inv, &t->mod);
   t->w_n_inv_shoup = k->shoup (t->w_n_inv, q);
-  return CKKS_OK;
+  return k->ntt_tables_expand ? k->ntt_tables_expand (t, n) : CKKS_OK;
 }
 
 void
@@ -287,6 +287,7 @@ ckks_kernels_scalar (CkksKernels *k)
 {
   k->name = "scalar";
   k->shoup = shoup64;
+  k->ntt_tables_expand = NULL;
   k->ntt_forward = ntt_forward_scalar;
   k->ntt_inverse = ntt_inverse_scalar;
   k->fixed_has_companion = true;

@@ -77,7 +77,10 @@ typedef enum {
 } CkksBackend;
 
 /* Builds a context (validates @params first). Owned by the caller: free it
- * with ckks_context_free() after every object that uses it. */
+ * with ckks_context_free() after every object that uses it. AUTO takes the
+ * fastest backend the CPU and the primes allow (IFMA, then AVX2, then
+ * scalar); a named SIMD backend they do not allow is CKKS_ERR_UNSUPPORTED.
+ * Every backend gives bit-identical results. */
 CkksStatus ckks_context_new (const CkksParams *params, CkksContext **out);
 CkksStatus ckks_context_new_with_backend (const CkksParams *params,
                                           CkksBackend backend,

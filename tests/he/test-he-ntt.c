@@ -129,16 +129,6 @@ negacyclic_schoolbook (const uint64_t *a, const uint64_t *b, uint64_t *c,
       }
 }
 
-/* The backend's own tables after the common ones (as the context does). */
-static void
-expand_tables (const CkksKernels *k, CkksNttTables *t, size_t n)
-{
-  if (g_strcmp0 (k->name, "avx512ifma") == 0)
-    ckks_ntt_tables_expand_ifma (t, n);
-  else if (g_strcmp0 (k->name, "avx2") == 0)
-    g_assert_cmpint (ckks_ntt_tables_expand_avx2 (t, n), ==, CKKS_OK);
-}
-
 static void
 check_ntt_product (const CkksKernels *k, size_t n, unsigned bits)
 {
@@ -150,7 +140,6 @@ check_ntt_product (const CkksKernels *k, size_t n, unsigned bits)
   g_assert_cmpint (ckks_params_generate (log_n < 12 ? 12 : log_n, &bits, 1, &p), ==, CKKS_OK);
   CkksNttTables t;
   g_assert_cmpint (ckks_ntt_tables_init (&t, p.moduli[0], n, k), ==, CKKS_OK);
-  expand_tables (k, &t, n);
   uint64_t q = p.moduli[0];
   uint64_t *a = g_new (uint64_t, n), *b = g_new (uint64_t, n);
   uint64_t *ref = g_new (uint64_t, n), *b_orig = g_new (uint64_t, n);
@@ -242,7 +231,6 @@ test_ntt_simd_matches_scalar (void)
       CkksNttTables ts, tv;
       g_assert_cmpint (ckks_ntt_tables_init (&ts, q, n, &scalar), ==, CKKS_OK);
       g_assert_cmpint (ckks_ntt_tables_init (&tv, q, n, &simd), ==, CKKS_OK);
-      ckks_ntt_tables_expand_ifma (&tv, n);
       uint64_t *x = g_new (uint64_t, n), *y = g_new (uint64_t, n);
       uint64_t *w = g_new (uint64_t, n), *ws = g_new (uint64_t, n), *wv = g_new (uint64_t, n);
       uint64_t *wsf = g_new (uint64_t, n), *wvf = g_new (uint64_t, n);
@@ -396,7 +384,6 @@ check_avx2_prime (const CkksKernels *scalar, const CkksKernels *avx2, uint64_t q
   CkksNttTables ts, tv;
   g_assert_cmpint (ckks_ntt_tables_init (&ts, q, n, scalar), ==, CKKS_OK);
   g_assert_cmpint (ckks_ntt_tables_init (&tv, q, n, avx2), ==, CKKS_OK);
-  expand_tables (avx2, &tv, n);
   uint64_t *x = g_new (uint64_t, n), *y = g_new (uint64_t, n), *orig = g_new (uint64_t, n);
   for (int round = 0; round < 3; round++)
     {
