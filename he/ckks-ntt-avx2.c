@@ -27,8 +27,8 @@
  * companion: c = nearest(fl(hi * qinv)), qinv = fl(1 / q), two roundings
  * on a quotient below q < 2^50, so again |c - a w / q| < 0.5 + 0.25.
  *
- * centre(x) = x - nearest(x qinv) q takes any |x| < 2^51 to |r| <= q/2
- * plus q |x| 2^-52 / q: below 0.51 q for the |x| < 4q seen here.
+ * centre(x) = x - nearest(x qinv) q: x qinv is x / q within |x / q| u, so
+ * for |x| < 4q the result is below q / 2 + 4 u q < 0.51 q (exact, as above).
  *
  * NTTs convert the limb to doubles in place (values < 2^52 convert with
  * the 2^52 magic number, two operations each way), keep signed values

@@ -417,6 +417,8 @@ check_avx2_prime (const CkksKernels *scalar, const CkksKernels *avx2, uint64_t q
       w[i] = i < 16 ? edges[i % 4] : i % 5 == 0 ? q - 1 : rand_below (q);
       x[i] = i < 16 ? edges[i / 4] : i % 7 == 0 ? q - 1 : rand_below (q);
       add[i] = i % 11 == 0 ? q - 1 : rand_below (q);
+      if (i >= 16 && i < 32)      /* add + a w = q exactly: the sum wraps to 0 */
+        add[i] = (q - (uint64_t) (((ckks_u128) x[i] * w[i]) % q)) % q;
     }
   scalar->fixed_prepare (wsf, ws, w, q, n);
   g_assert_false (avx2->fixed_has_companion);
