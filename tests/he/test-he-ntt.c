@@ -437,6 +437,27 @@ check_avx2_prime (const CkksKernels *scalar, const CkksKernels *avx2, uint64_t q
   for (size_t i = 0; i < n; i++)
     g_assert_cmpuint (p0[i], ==, (uint64_t) ((((ckks_u128) x[i] * w[i]) + add[i]) % q));
   g_assert_cmpmem (p0, n * 8, p1, n * 8);
+  /* lengths that are not a multiple of the vector width: the tail, and
+   * nothing written past it */
+  for (size_t cut = 1; cut <= 3; cut += 2)
+    {
+      size_t len = n - cut;
+      uint64_t *r0 = g_new (uint64_t, n), *r1 = g_new (uint64_t, n);
+      r1[len] = r0[len] = 0x5a5a;
+      scalar->mul_fixed (p0, x, wsf, ws, q, len);
+      avx2->mul_fixed (r0, x, wvf, NULL, q, len);
+      g_assert_cmpmem (p0, len * 8, r0, len * 8);
+      scalar->mul_fixed_add (p0, add, x, wsf, ws, q, len);
+      avx2->mul_fixed_add (r0, add, x, wvf, NULL, q, len);
+      g_assert_cmpmem (p0, len * 8, r0, len * 8);
+      scalar->mul_fixed_pair (p0, p1, add, x, x, add, wsf, ws, q, len);
+      avx2->mul_fixed_pair (r0, r1, add, x, x, add, wvf, NULL, q, len);
+      g_assert_cmpmem (p0, len * 8, r0, len * 8);
+      g_assert_cmpmem (p1, len * 8, r1, len * 8);
+      g_assert_cmpuint (r0[len], ==, 0x5a5a);
+      g_assert_cmpuint (r1[len], ==, 0x5a5a);
+      g_free (r0); g_free (r1);
+    }
   /* pairs: with and without addends, and in place over the inputs */
   for (int variant = 0; variant < 3; variant++)
     {
