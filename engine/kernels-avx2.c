@@ -243,40 +243,74 @@ dot_q6_K (const LmBlockQ6_K *w, const LmBlockQ8_K *a, int64_t nb)
   return hsum256_ps (acc);
 }
 
-/* ---- tiles of LM_TILE_TOKENS activation rows for prefill ---- */
+/* ---- tiles of 2 to LM_TILE_TOKENS activation rows for prefill ---- */
 
-#define T LM_TILE_TOKENS
-
-/* The Q8_K blocks @b of the T activation rows of a tile. */
-static inline void
-tile_blocks (const void *act, size_t act_stride, int64_t b, const LmBlockQ8_K *ab[T])
+/* The Q8_K blocks @b of the @T activation rows of a tile. */
+static inline __attribute__ ((always_inline)) void
+tile_blocks (const void *act, size_t act_stride, int64_t b, const LmBlockQ8_K *ab[], int T)
 {
   for (int t = 0; t < T; t++)
     ab[t] = (const LmBlockQ8_K *) ((const uint8_t *) act + t * act_stride) + b;
 }
 
+/* Q8_0 rows against @T tokens: each weight block is loaded and its signs
+ * taken once; per token the operations of dot_q8_0. */
+TARGET static inline __attribute__ ((always_inline)) void
+tile_q8_0_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
+                size_t act_stride, int64_t n, float *Y, size_t y_stride, const int T)
+{
+  const __m256i ones = _mm256_set1_epi16 (1);
+  for (int64_t r = 0; r < n_rows; r++)
+    {
+      const LmBlockQ8_0 *w = (const LmBlockQ8_0 *) ((const uint8_t *) W + r * row_bytes);
+      __m256 acc[LM_TILE_TOKENS];
+      for (int t = 0; t < T; t++)
+        acc[t] = _mm256_setzero_ps ();
+      for (int64_t b = 0; b < n / LM_QK8_0; b++)
+        {
+          __m256i qw = _mm256_loadu_si256 ((const __m256i *) w[b].qs);
+          __m256i w_abs = _mm256_sign_epi8 (qw, qw);
+          float dw = fp16 (w[b].d);
+          for (int t = 0; t < T; t++)
+            {
+              const LmBlockQ8_0 *a = (const LmBlockQ8_0 *) ((const uint8_t *) act
+                                                            + t * act_stride) + b;
+              __m256i qa = _mm256_loadu_si256 ((const __m256i *) a->qs);
+              __m256i p16 = _mm256_maddubs_epi16 (w_abs, _mm256_sign_epi8 (qa, qw));
+              __m256 p = _mm256_cvtepi32_ps (_mm256_madd_epi16 (p16, ones));
+              acc[t] = _mm256_fmadd_ps (_mm256_set1_ps (dw * fp16 (a->d)), p, acc[t]);
+            }
+        }
+      for (int t = 0; t < T; t++)
+        Y[t * y_stride + (size_t) r] = hsum256_ps (acc[t]);
+    }
+}
+
+LM_DEFINE_TILE (TARGET, tile_q8_0, tile_q8_0_body)
+
 #define DEFINE_K4_TILE(name, wtype, qh_of)                                              \
-  TARGET static void name (const void *W, size_t row_bytes, int64_t n_rows,             \
-                           const void *act, size_t act_stride, int64_t n, float *Y,     \
-                           size_t y_stride)                                             \
+  TARGET static inline __attribute__ ((always_inline)) void                             \
+  name##_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act,        \
+               size_t act_stride, int64_t n, float *Y, size_t y_stride, const int T)    \
   {                                                                                     \
     for (int64_t r = 0; r < n_rows; r++)                                                \
       {                                                                                 \
         const wtype *w = (const wtype *) ((const uint8_t *) W + r * row_bytes);         \
-        __m256 acc[T], acc_min[T];                                                      \
+        __m256 acc[LM_TILE_TOKENS], acc_min[LM_TILE_TOKENS];                            \
         for (int t = 0; t < T; t++)                                                     \
           acc[t] = acc_min[t] = _mm256_setzero_ps ();                                   \
         for (int64_t b = 0; b < n / LM_QK_K; b++)                                       \
           {                                                                             \
-            const LmBlockQ8_K *ab[T];                                                   \
-            tile_blocks (act, act_stride, b, ab);                                       \
+            const LmBlockQ8_K *ab[LM_TILE_TOKENS];                                      \
+            tile_blocks (act, act_stride, b, ab, T);                                    \
             k4_block (w[b].scales, w[b].qs, qh_of (w[b]), fp16 (w[b].d),                \
                       fp16 (w[b].dmin), ab, T, acc, acc_min);                           \
           }                                                                             \
         for (int t = 0; t < T; t++)                                                     \
           Y[t * y_stride + (size_t) r] = hsum256_ps (acc[t]) - hsum256_ps (acc_min[t]); \
       }                                                                                 \
-  }
+  }                                                                                     \
+  LM_DEFINE_TILE (TARGET, name, name##_body)
 
 #define NO_QH(block) NULL
 #define QH(block) (block).qh
@@ -284,20 +318,20 @@ tile_blocks (const void *act, size_t act_stride, int64_t b, const LmBlockQ8_K *a
 DEFINE_K4_TILE (tile_q4_K, LmBlockQ4_K, NO_QH)
 DEFINE_K4_TILE (tile_q5_K, LmBlockQ5_K, QH)
 
-TARGET static void
-tile_q6_K (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
-           size_t act_stride, int64_t n, float *Y, size_t y_stride)
+TARGET static inline __attribute__ ((always_inline)) void
+tile_q6_K_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
+                size_t act_stride, int64_t n, float *Y, size_t y_stride, const int T)
 {
   for (int64_t r = 0; r < n_rows; r++)
     {
       const LmBlockQ6_K *w = (const LmBlockQ6_K *) ((const uint8_t *) W + r * row_bytes);
-      __m256 acc[T];
+      __m256 acc[LM_TILE_TOKENS];
       for (int t = 0; t < T; t++)
         acc[t] = _mm256_setzero_ps ();
       for (int64_t b = 0; b < n / LM_QK_K; b++)
         {
-          const LmBlockQ8_K *ab[T];
-          tile_blocks (act, act_stride, b, ab);
+          const LmBlockQ8_K *ab[LM_TILE_TOKENS];
+          tile_blocks (act, act_stride, b, ab, T);
           q6_block (&w[b], ab, T, acc);
         }
       for (int t = 0; t < T; t++)
@@ -305,7 +339,7 @@ tile_q6_K (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
     }
 }
 
-#undef T
+LM_DEFINE_TILE (TARGET, tile_q6_K, tile_q6_K_body)
 
 /* ---- activation quantisation (bit-identical to the scalar reference) ---- */
 
@@ -434,6 +468,7 @@ lm_kernels_fill_avx2 (LmKernels *k)
   k->native[LM_KT_Q4_K] = rows_q4_K;
   k->native[LM_KT_Q5_K] = rows_q5_K;
   k->native[LM_KT_Q6_K] = rows_q6_K;
+  k->native_tile[LM_KT_Q8_0] = tile_q8_0;
   k->native_tile[LM_KT_Q4_K] = tile_q4_K;
   k->native_tile[LM_KT_Q5_K] = tile_q5_K;
   k->native_tile[LM_KT_Q6_K] = tile_q6_K;

@@ -273,18 +273,16 @@ dot_q6_K (const LmBlockQ6_K *w, const LmBlockQ8_K *a, int64_t nb)
  * once for all of them; per row the same operations as the dots above, so
  * the results are identical bit for bit ---- */
 
-#define T LM_TILE_TOKENS
-
 #define DEFINE_K4_TILE(name, wtype, qh_of)                                              \
-  TARGET static void name (const void *W, size_t row_bytes, int64_t n_rows,             \
-                           const void *act, size_t act_stride, int64_t n, float *Y,     \
-                           size_t y_stride)                                             \
+  TARGET static inline __attribute__ ((always_inline)) void                             \
+  name##_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act,        \
+               size_t act_stride, int64_t n, float *Y, size_t y_stride, const int T)    \
   {                                                                                     \
     for (int64_t r = 0; r < n_rows; r++)                                                \
       {                                                                                 \
         const wtype *w = (const wtype *) ((const uint8_t *) W + r * row_bytes);         \
-        __m512 acc[T];                                                                  \
-        __m256 acc_min[T];                                                              \
+        __m512 acc[LM_TILE_TOKENS];                                                     \
+        __m256 acc_min[LM_TILE_TOKENS];                                                 \
         for (int t = 0; t < T; t++)                                                     \
           {                                                                             \
             acc[t] = _mm512_setzero_ps ();                                              \
@@ -302,7 +300,8 @@ dot_q6_K (const LmBlockQ6_K *w, const LmBlockQ8_K *a, int64_t nb)
         for (int t = 0; t < T; t++)                                                     \
           Y[t * y_stride + (size_t) r] = k4_result (acc[t], acc_min[t]);                \
       }                                                                                 \
-  }
+  }                                                                                     \
+  LM_DEFINE_TILE (TARGET, name, name##_body)
 
 #define NO_QH(block) NULL
 #define QH(block) (block).qh
@@ -310,14 +309,14 @@ dot_q6_K (const LmBlockQ6_K *w, const LmBlockQ8_K *a, int64_t nb)
 DEFINE_K4_TILE (tile_q4_K, LmBlockQ4_K, NO_QH)
 DEFINE_K4_TILE (tile_q5_K, LmBlockQ5_K, QH)
 
-TARGET static void
-tile_q6_K (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
-           size_t act_stride, int64_t n, float *Y, size_t y_stride)
+TARGET static inline __attribute__ ((always_inline)) void
+tile_q6_K_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
+                size_t act_stride, int64_t n, float *Y, size_t y_stride, const int T)
 {
   for (int64_t r = 0; r < n_rows; r++)
     {
       const LmBlockQ6_K *w = (const LmBlockQ6_K *) ((const uint8_t *) W + r * row_bytes);
-      __m512 acc[T];
+      __m512 acc[LM_TILE_TOKENS];
       #pragma GCC unroll 4
       for (int t = 0; t < T; t++)
         acc[t] = _mm512_setzero_ps ();
@@ -336,7 +335,7 @@ tile_q6_K (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
     }
 }
 
-#undef T
+LM_DEFINE_TILE (TARGET, tile_q6_K, tile_q6_K_body)
 
 /* ---- f32 activations for quantised weights (exact activations) ---- */
 

@@ -180,28 +180,33 @@ typedef struct {
   int64_t rows_per_task;
 } ProductJob;
 
-/* Rows [r, r + rows) for tokens [t, t + n_tok): a tile when there are enough
- * tokens and a tile kernel, else one token at a time. Writes Y, or adds to it
- * after the first segment. */
+/* Rows [r, r + rows) for the tokens from t: a tile of up to LM_TILE_TOKENS
+ * when at least two are left and there is a tile kernel, else one token.
+ * Writes Y, or adds to it after the first segment. Returns the tokens done. */
 static int64_t
 product_rows (const ProductJob *job, const uint8_t *w, int64_t r, int64_t rows, int64_t t)
 {
   float partial[LM_TILE_TOKENS * ROW_TILE];
   const void *a = job->act + (size_t) t * job->act_stride;
   float *y = job->Y + t * job->n_out + r;
+  int64_t left = job->n_tok - t;
 
-  if (job->tile && job->n_tok - t >= LM_TILE_TOKENS)
+  if (job->tile && left >= 2)
     {
+      int width = left < LM_TILE_TOKENS ? (int) left : LM_TILE_TOKENS;
+
       if (!job->accumulate)
-        job->tile (w, job->row_bytes, rows, a, job->act_stride, job->n_seg, y, (size_t) job->n_out);
+        job->tile (w, job->row_bytes, rows, a, job->act_stride, job->n_seg, width, y,
+                   (size_t) job->n_out);
       else
         {
-          job->tile (w, job->row_bytes, rows, a, job->act_stride, job->n_seg, partial, ROW_TILE);
-          for (int k = 0; k < LM_TILE_TOKENS; k++)
+          job->tile (w, job->row_bytes, rows, a, job->act_stride, job->n_seg, width, partial,
+                     ROW_TILE);
+          for (int k = 0; k < width; k++)
             for (int64_t i = 0; i < rows; i++)
               y[k * job->n_out + i] += partial[k * ROW_TILE + i];
         }
-      return LM_TILE_TOKENS;
+      return width;
     }
   if (!job->accumulate)
     job->fn (w, job->row_bytes, rows, a, job->n_seg, y);

@@ -11,12 +11,37 @@
 typedef void (*LmDotRowsFn) (const void *W, size_t row_bytes, int64_t n_rows,
                              const void *act, int64_t n, float *y);
 /* Y[t * y_stride + r] = dot(row r, activation row t) for r < n_rows and
- * t < LM_TILE_TOKENS, activation rows act_stride bytes apart; identical to
- * LmDotRowsFn per token. For prefill: each weight block is unpacked once. */
+ * t < n_tok (2 <= n_tok <= LM_TILE_TOKENS), activation rows act_stride bytes
+ * apart; identical to LmDotRowsFn per token. For prefill: each weight block
+ * is unpacked once for all n_tok tokens. Tiles narrower than LM_TILE_TOKENS
+ * matter for routed experts, which see only a few tokens of a prompt each. */
 #define LM_TILE_TOKENS 4
 typedef void (*LmDotTileFn) (const void *W, size_t row_bytes, int64_t n_rows,
-                             const void *act, size_t act_stride, int64_t n,
+                             const void *act, size_t act_stride, int64_t n, int n_tok,
                              float *Y, size_t y_stride);
+
+/* Defines the LmDotTileFn @name for the ISA of @target over @body, an
+ * always-inline function with @body's arguments and a constant token count
+ * last, so that each width is compiled with its loops unrolled. */
+#define LM_DEFINE_TILE(target, name, body)                                        \
+  target static void name (const void *W, size_t row_bytes, int64_t n_rows,       \
+                           const void *act, size_t act_stride, int64_t n,         \
+                           int n_tok, float *Y, size_t y_stride)                  \
+  {                                                                               \
+    switch (n_tok)                                                                \
+      {                                                                           \
+      case 2:                                                                     \
+        body (W, row_bytes, n_rows, act, act_stride, n, Y, y_stride, 2);          \
+        break;                                                                    \
+      case 3:                                                                     \
+        body (W, row_bytes, n_rows, act, act_stride, n, Y, y_stride, 3);          \
+        break;                                                                    \
+      default:                                                                    \
+        body (W, row_bytes, n_rows, act, act_stride, n, Y, y_stride,              \
+              LM_TILE_TOKENS);                                                    \
+        break;                                                                    \
+      }                                                                           \
+  }
 typedef void (*LmActQuantFn) (const float *x, void *act, int64_t n);
 
 typedef enum {

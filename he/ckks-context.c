@@ -166,9 +166,10 @@ init_crt_constants (CkksContext *ctx)
 }
 
 /* Sets ctx->k for @backend: AUTO picks IFMA, then AVX2, then scalar; the
- * SIMD paths need every prime below 2^50 (lazy values below 4q < 2^52 for
- * IFMA52, exact doubles for AVX2). An explicit SIMD backend the CPU or the
- * primes do not allow is CKKS_ERR_UNSUPPORTED. */
+ * SIMD NTT and product kernels need every prime below 2^50 (lazy values
+ * below 4q < 2^52 for IFMA52, exact doubles for AVX2). The AVX2 backend
+ * also takes the AVX2 encode/decode kernels. An explicit SIMD backend the
+ * CPU or the primes do not allow is CKKS_ERR_UNSUPPORTED. */
 static CkksStatus
 select_kernels (CkksContext *ctx, CkksBackend backend)
 {
@@ -182,13 +183,22 @@ select_kernels (CkksContext *ctx, CkksBackend backend)
     case CKKS_BACKEND_SCALAR:
       return CKKS_OK;
     case CKKS_BACKEND_AUTO:
-      if (small_primes && !ckks_kernels_ifma (&ctx->k))
+      if (small_primes && ckks_kernels_ifma (&ctx->k))
+        return CKKS_OK;
+      if (small_primes)
         ckks_kernels_avx2 (&ctx->k);
+      /* the encode/decode kernels have AVX2 versions for any primes; they
+       * are bit-identical to the scalar ones and keep the NTT's word form,
+       * so with larger primes the backend (and its name) stays scalar */
+      ckks_kernels_avx2_encode (&ctx->k);
       return CKKS_OK;
     case CKKS_BACKEND_IFMA:
       return small_primes && ckks_kernels_ifma (&ctx->k) ? CKKS_OK : CKKS_ERR_UNSUPPORTED;
     case CKKS_BACKEND_AVX2:
-      return small_primes && ckks_kernels_avx2 (&ctx->k) ? CKKS_OK : CKKS_ERR_UNSUPPORTED;
+      if (!small_primes || !ckks_kernels_avx2 (&ctx->k))
+        return CKKS_ERR_UNSUPPORTED;
+      ckks_kernels_avx2_encode (&ctx->k);
+      return CKKS_OK;
     default:
       return CKKS_ERR_INVALID_ARGUMENT;
     }

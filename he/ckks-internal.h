@@ -120,6 +120,10 @@ struct CkksContext {
 void ckks_kernels_scalar (CkksKernels *k);
 bool ckks_kernels_ifma (CkksKernels *k);   /* false if the CPU lacks IFMA */
 bool ckks_kernels_avx2 (CkksKernels *k);   /* false without AVX2 and FMA */
+/* AVX2 + FMA encode/decode kernels (ckks-encode-avx2.c): sets the FFT
+ * stages, round_scaled, reduce_signed, crt2 and dot, bit-identical to the
+ * scalar ones; false, leaving @k untouched, if the CPU lacks AVX2 or FMA. */
+bool ckks_kernels_avx2_encode (CkksKernels *k);
 
 /* NTT table construction (ckks-ntt.c), the backend's own tables included. */
 CkksStatus ckks_ntt_tables_init (CkksNttTables *t, uint64_t q, size_t n,

@@ -242,11 +242,13 @@ test_thread_counts (void)
     }
 }
 
-/* Several tokens at once give the same numbers as one at a time. */
+/* Several tokens at once give the same numbers as one at a time, for
+ * every split of n_tok into tiles of LM_TILE_TOKENS, narrower tiles and
+ * single tokens. */
 static void
-check_matmul_is_matvec (GRand *rng, LmTensorType type, gint64 n_in, gint64 n_out)
+check_matmul_is_matvec_n (GRand *rng, LmTensorType type, gint64 n_in, gint64 n_out,
+                          gint64 n_tok)
 {
-  const gint64 n_tok = 6;
   g_autofree float *X = g_new (float, n_in * n_tok);
   g_autofree float *Y = g_new (float, n_out * n_tok);
   g_autofree float *y = g_new (float, n_out);
@@ -264,9 +266,15 @@ check_matmul_is_matvec (GRand *rng, LmTensorType type, gint64 n_in, gint64 n_out
           lm_matvec_ex (k, LM_ACT_NATIVE, NULL, type, w, n_in, n_out, X + t * n_in, y);
           g_assert_cmpmem (y, n_out * sizeof (float), Y + t * n_out, n_out * sizeof (float));
         }
-      check_against_double (type, LM_ACT_NATIVE, w, n_in, n_out, X + 5 * n_in, Y + 5 * n_out,
-                            lm_isa_name ((LmIsa) isa));
+      check_against_double (type, LM_ACT_NATIVE, w, n_in, n_out, X + (n_tok - 1) * n_in,
+                            Y + (n_tok - 1) * n_out, lm_isa_name ((LmIsa) isa));
     }
+}
+
+static void
+check_matmul_is_matvec (GRand *rng, LmTensorType type, gint64 n_in, gint64 n_out)
+{
+  check_matmul_is_matvec_n (rng, type, n_in, n_out, 6);
 }
 
 /* n_in above the internal segment length: the partial sums are added. */
@@ -302,8 +310,12 @@ static void
 test_token_tiles (void)
 {
   g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  /* 2 and 3: one narrow tile; 5 to 7: a full tile and a rest of 1 to 3 */
+  const gint64 token_counts[] = { 1, 2, 3, 5, 6, 7 };
+
   for (gsize t = 0; t < G_N_ELEMENTS (all_types); t++)
-    check_matmul_is_matvec (rng, all_types[t], 512, 21);
+    for (gsize c = 0; c < G_N_ELEMENTS (token_counts); c++)
+      check_matmul_is_matvec_n (rng, all_types[t], 512, 21, token_counts[c]);
 }
 
 /* ---- thread pool ---- */

@@ -240,7 +240,9 @@ test_errors (void)
                                  NULL };
   const char *bad_layers[] = { "generate", "--model", model, "--tokens", "1", "--backend", "auto",
                                "--gpu-layers", "-1", NULL };
-  const char *const *cases[] = { missing, bad_id, no_prompt, bad_backend, bad_backend2, bad_layers };
+  const char *bad_clock[] = { "bench", "engine", "--model", model, "--clock", "sundial", NULL };
+  const char *const *cases[] = { missing, bad_id, no_prompt, bad_backend, bad_backend2, bad_layers,
+                                 bad_clock };
   for (size_t i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_autofree char *out = NULL, *err = NULL;
@@ -250,17 +252,26 @@ test_errors (void)
 }
 
 static void
-test_bench_json (void)
+check_bench_json (const char *clock, const char *expected_clock)
 {
   g_autofree char *model = ts_test_data_path ("qwen35/" MODEL "/" MODEL ".gguf");
   const char *args[] = { "bench", "engine", "--model", model, "--threads", "1", "--json",
-                         "--prompt-tokens", "16", "--decode-tokens", "8", "--runs", "1", NULL };
+                         "--prompt-tokens", "16", "--decode-tokens", "8", "--runs", "1",
+                         clock ? "--clock" : NULL, clock, NULL };
   g_autofree char *out = NULL, *err = NULL;
+  g_autofree char *clock_key = g_strdup_printf ("\"clock\": \"%s\"", expected_clock);
   g_assert_cmpint (run_cli (args, &out, &err), ==, 0);
   const char *keys[] = { "\"model\"", "\"threads\": 1", "\"backend\": \"cpu\"", "\"prefill_tok_s\"",
-                         "\"decode_tok_s\"", "\"peak_rss_mib\"" };
+                         "\"decode_tok_s\"", "\"peak_rss_mib\"", clock_key };
   for (size_t i = 0; i < G_N_ELEMENTS (keys); i++)
     g_assert_nonnull (strstr (out, keys[i]));
+}
+
+static void
+test_bench_json (void)
+{
+  check_bench_json (NULL, "wall");
+  check_bench_json ("cpu", "cpu");
 }
 
 /* --backend: cuda gives the greedy tokens of the goldens on a GPU and fails
