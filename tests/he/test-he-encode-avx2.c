@@ -187,6 +187,7 @@ check_reduce (const CkksKernels *s, const CkksKernels *v, uint64_t q, size_t n)
   for (size_t i = 0; i < n; i++)
     {
       int64_t k = (int64_t) (rand_u64 () >> 44) - (1 << 19);
+      k %= lim / (int64_t) q + 1;                  /* |k q| <= lim: no overflow */
       switch (i % 8)
         {
         case 0: x[i] = (int64_t) (rand_u64 () >> 2) - (i & 8 ? lim : 0); break;
