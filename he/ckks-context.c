@@ -165,6 +165,45 @@ init_crt_constants (CkksContext *ctx)
       }
 }
 
+/* Sets ctx->k for @backend: AUTO picks IFMA, then AVX2, then scalar; the
+ * SIMD NTT and product kernels need every prime below 2^50 (lazy values
+ * below 4q < 2^52 for IFMA52, exact doubles for AVX2). The AVX2 backend
+ * also takes the AVX2 encode/decode kernels. An explicit SIMD backend the
+ * CPU or the primes do not allow is CKKS_ERR_UNSUPPORTED. */
+static CkksStatus
+select_kernels (CkksContext *ctx, CkksBackend backend)
+{
+  const CkksParams *params = &ctx->params;
+  ckks_kernels_scalar (&ctx->k);
+  bool small_primes = true;
+  for (uint32_t i = 0; i < params->n_moduli; i++)
+    small_primes = small_primes && params->moduli[i] < ((uint64_t) 1 << 50);
+  switch (backend)
+    {
+    case CKKS_BACKEND_SCALAR:
+      return CKKS_OK;
+    case CKKS_BACKEND_AUTO:
+      if (small_primes && ckks_kernels_ifma (&ctx->k))
+        return CKKS_OK;
+      if (small_primes)
+        ckks_kernels_avx2 (&ctx->k);
+      /* the encode/decode kernels have AVX2 versions for any primes; they
+       * are bit-identical to the scalar ones and keep the NTT's word form,
+       * so with larger primes the backend (and its name) stays scalar */
+      ckks_kernels_avx2_encode (&ctx->k);
+      return CKKS_OK;
+    case CKKS_BACKEND_IFMA:
+      return small_primes && ckks_kernels_ifma (&ctx->k) ? CKKS_OK : CKKS_ERR_UNSUPPORTED;
+    case CKKS_BACKEND_AVX2:
+      if (!small_primes || !ckks_kernels_avx2 (&ctx->k))
+        return CKKS_ERR_UNSUPPORTED;
+      ckks_kernels_avx2_encode (&ctx->k);
+      return CKKS_OK;
+    default:
+      return CKKS_ERR_INVALID_ARGUMENT;
+    }
+}
+
 CkksStatus
 ckks_context_new_with_backend (const CkksParams *params, CkksBackend backend,
                                CkksContext **out)
@@ -181,27 +220,9 @@ ckks_context_new_with_backend (const CkksParams *params, CkksBackend backend,
   ctx->params = *params;
   ctx->n = (size_t) 1 << params->log_n;
   ctx->slots = ctx->n / 2;
-  ckks_kernels_scalar (&ctx->k);
-  /* IFMA52 lazy butterflies keep values below 4q: every q must be < 2^50 */
-  bool small_primes = true;
-  for (uint32_t i = 0; i < params->n_moduli; i++)
-    small_primes = small_primes && params->moduli[i] < ((uint64_t) 1 << 50);
-  bool ifma = false;
-  if (backend == CKKS_BACKEND_AUTO && small_primes)
-    ifma = ckks_kernels_ifma (&ctx->k);
-  /* without IFMA the encode/decode kernels still have AVX2 versions; they
-   * are bit-identical to the scalar ones and keep the NTT's word form, so
-   * the backend (and its name) stays the scalar one */
-  if (backend == CKKS_BACKEND_AUTO && !ifma)
-    ckks_kernels_avx2_encode (&ctx->k);
+  st = select_kernels (ctx, backend);
   for (uint32_t i = 0; i < params->n_moduli && st == CKKS_OK; i++)
-    {
-      st = ckks_ntt_tables_init (&ctx->ntt[i], params->moduli[i], ctx->n, &ctx->k);
-      if (st == CKKS_OK && ifma)
-        ckks_ntt_tables_expand_ifma (&ctx->ntt[i], ctx->n);
-      if (st == CKKS_OK && ifma && !ctx->ntt[i].fwd_small)
-        st = CKKS_ERR_NO_MEMORY;
-    }
+    st = ckks_ntt_tables_init (&ctx->ntt[i], params->moduli[i], ctx->n, &ctx->k);
   if (st == CKKS_OK)
     st = init_fft_tables (ctx);
   if (st != CKKS_OK)

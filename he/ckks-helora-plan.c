@@ -323,16 +323,7 @@ ckks_helora_plan_pt_values (const CkksHeloraPlan *plan, size_t b, size_t k, uint
   const CkksContext *ctx = l->ctx;
   size_t n = ctx->n;
   const uint64_t *w = plan->pts + (b * l->chunks + k) * pt_words (l) + (size_t) limb * n;
-  if (ctx->k.fixed_has_companion)
-    {
-      memcpy (out, w, n * sizeof (uint64_t));
-      return;
-    }
-  /* Montgomery form w 2^52 mod q: back by 2^-52 */
-  const CkksModulus *m = &ctx->ntt[limb].mod;
-  uint64_t r_inv = ckks_inv_mod (ckks_barrett_reduce_128 ((ckks_u128) 1 << 52, m), m);
-  for (size_t i = 0; i < n; i++)
-    out[i] = ckks_mul_mod (w[i], r_inv, m);
+  ctx->k.fixed_values (out, w, &ctx->ntt[limb].mod, n);
 }
 
 /* Inputs at the layout's scale only: an input made for another split would

@@ -24,6 +24,9 @@ typedef struct {
   /* IFMA only: twiddles of the three innermost stages expanded lane by lane */
   uint64_t *fwd_small, *fwd_small_shoup;   /* 3 * N/2 entries */
   uint64_t *inv_small, *inv_small_shoup;
+  /* AVX2 only: twiddles as doubles, N in bit-reversed order, then the
+   * half-size 2 and 1 stages expanded lane by lane (N/2 each) */
+  double *fwd_d, *inv_d;
 } CkksNttTables;
 
 struct CkksCrt2;
@@ -34,16 +37,23 @@ typedef struct {
   const char *name;
   /* floor(w * 2^k / q) with k the backend's word size (64 or 52) */
   uint64_t (*shoup) (uint64_t w, uint64_t q);
+  /* the backend's own NTT tables (fwd_small, fwd_d, ...), built by
+   * ckks_ntt_tables_init after the common ones; NULL when none */
+  CkksStatus (*ntt_tables_expand) (CkksNttTables *t, size_t n);
   void (*ntt_forward) (uint64_t *a, const CkksNttTables *t, size_t n);
   void (*ntt_inverse) (uint64_t *a, const CkksNttTables *t, size_t n);
   /* Fixed operands (plaintexts, keys) are stored in the backend's form:
    * scalar: w and its Shoup companion; IFMA: w * 2^52 mod q (Montgomery)
-   * and no companion (half the memory traffic). fixed_prepare writes that
-   * form; @comp is NULL when !fixed_has_companion. */
+   * and no companion (half the memory traffic); AVX2: the bits of the
+   * double of w, no companion. fixed_prepare writes that form; @comp is
+   * NULL when !fixed_has_companion. fixed_values turns it back into the
+   * plain values (for the GPU upload). */
   bool fixed_has_companion;
   void (*fixed_prepare) (uint64_t *wf, uint64_t *comp, const uint64_t *w, uint64_t q,
                          size_t n);
-  /* out[i] = a[i] * w[i] mod q (w prepared, with its companion if any) */
+  void (*fixed_values) (uint64_t *out, const uint64_t *wf, const CkksModulus *m, size_t n);
+  /* out[i] = a[i] * w[i] mod q (w prepared, with its companion if any);
+   * in the three product kernels a[i] and add[i] are below q */
   void (*mul_fixed) (uint64_t *out, const uint64_t *a, const uint64_t *w,
                      const uint64_t *w_shoup, uint64_t q, size_t n);
   /* out[i] = add[i] + a[i] * w[i] mod q (@out may be @add) */
@@ -109,13 +119,13 @@ struct CkksContext {
 /* Backends. */
 void ckks_kernels_scalar (CkksKernels *k);
 bool ckks_kernels_ifma (CkksKernels *k);   /* false if the CPU lacks IFMA */
-void ckks_ntt_tables_expand_ifma (CkksNttTables *t, size_t n);
+bool ckks_kernels_avx2 (CkksKernels *k);   /* false without AVX2 and FMA */
 /* AVX2 + FMA encode/decode kernels (ckks-encode-avx2.c): sets the FFT
  * stages, round_scaled, reduce_signed, crt2 and dot, bit-identical to the
  * scalar ones; false, leaving @k untouched, if the CPU lacks AVX2 or FMA. */
 bool ckks_kernels_avx2_encode (CkksKernels *k);
 
-/* NTT table construction (ckks-ntt.c). */
+/* NTT table construction (ckks-ntt.c), the backend's own tables included. */
 CkksStatus ckks_ntt_tables_init (CkksNttTables *t, uint64_t q, size_t n,
                                  const CkksKernels *k);
 void ckks_ntt_tables_clear (CkksNttTables *t);

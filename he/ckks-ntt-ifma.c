@@ -107,8 +107,8 @@ small_indices (int s, __m512i *ix, __m512i *iy, __m512i *back0, __m512i *back1)
   *back1 = _mm512_loadu_si512 (b + 8);
 }
 
-void
-ckks_ntt_tables_expand_ifma (CkksNttTables *t, size_t n)
+static CkksStatus
+ntt_tables_expand_ifma (CkksNttTables *t, size_t n)
 {
   size_t half = n / 2;
   t->fwd_small = ckks_alloc (3 * half * sizeof (uint64_t));
@@ -116,11 +116,7 @@ ckks_ntt_tables_expand_ifma (CkksNttTables *t, size_t n)
   t->inv_small = ckks_alloc (3 * half * sizeof (uint64_t));
   t->inv_small_shoup = ckks_alloc (3 * half * sizeof (uint64_t));
   if (!t->fwd_small || !t->fwd_small_shoup || !t->inv_small || !t->inv_small_shoup)
-    {
-      ckks_free (t->fwd_small);
-      t->fwd_small = NULL;
-      return;
-    }
+    return CKKS_ERR_NO_MEMORY;     /* ckks_ntt_tables_clear frees the rest */
   for (int s = 0; s < 3; s++)
     {
       size_t groups = n / (2 * small_t[s]);
@@ -135,6 +131,7 @@ ckks_ntt_tables_expand_ifma (CkksNttTables *t, size_t n)
             t->inv_small_shoup[e] = t->ipsi_rev_shoup[groups + g];
           }
     }
+  return CKKS_OK;
 }
 
 IFMA static void
@@ -291,6 +288,15 @@ fixed_prepare_mont (uint64_t *wf, uint64_t *comp, const uint64_t *w, uint64_t q,
   (void) comp;
   for (size_t i = 0; i < n; i++)
     wf[i] = ckks_mul_mod (w[i], r, &m);
+}
+
+/* Montgomery form back: w 2^52 * 2^-52 */
+static void
+fixed_values_mont (uint64_t *out, const uint64_t *wf, const CkksModulus *m, size_t n)
+{
+  uint64_t r_inv = ckks_inv_mod (ckks_barrett_reduce_128 ((ckks_u128) 1 << 52, m), m);
+  for (size_t i = 0; i < n; i++)
+    out[i] = ckks_mul_mod (wf[i], r_inv, m);
 }
 
 /* a * wf * 2^-52 mod q in [0, q) for a < q, wf < q (Montgomery, R = 2^52). */
@@ -541,10 +547,12 @@ ckks_kernels_ifma (CkksKernels *k)
     return false;
   k->name = "avx512ifma";
   k->shoup = shoup52;
+  k->ntt_tables_expand = ntt_tables_expand_ifma;
   k->ntt_forward = ntt_forward_ifma;
   k->ntt_inverse = ntt_inverse_ifma;
   k->fixed_has_companion = false;
   k->fixed_prepare = fixed_prepare_mont;
+  k->fixed_values = fixed_values_mont;
   k->mul_fixed = mul_fixed_ifma;
   k->mul_fixed_add = mul_fixed_add_ifma;
   k->crt2 = crt2_ifma;

@@ -66,7 +66,7 @@ ckks_ntt_tables_init (CkksNttTables *t, uint64_t q, size_t n, const CkksKernels 
   t->n_inv_shoup = k->shoup (t->n_inv, q);
   t->w_n_inv = ckks_mul_mod (t->ipsi_rev[1], t->n_inv, &t->mod);
   t->w_n_inv_shoup = k->shoup (t->w_n_inv, q);
-  return CKKS_OK;
+  return k->ntt_tables_expand ? k->ntt_tables_expand (t, n) : CKKS_OK;
 }
 
 void
@@ -80,6 +80,8 @@ ckks_ntt_tables_clear (CkksNttTables *t)
   ckks_free (t->fwd_small_shoup);
   ckks_free (t->inv_small);
   ckks_free (t->inv_small_shoup);
+  ckks_free (t->fwd_d);
+  ckks_free (t->inv_d);
   memset (t, 0, sizeof *t);
 }
 
@@ -189,6 +191,13 @@ fixed_prepare_scalar (uint64_t *wf, uint64_t *comp, const uint64_t *w, uint64_t 
 }
 
 static void
+fixed_values_plain (uint64_t *out, const uint64_t *wf, const CkksModulus *m, size_t n)
+{
+  (void) m;
+  memcpy (out, wf, n * sizeof (uint64_t));
+}
+
+static void
 mul_fixed_scalar (uint64_t *out, const uint64_t *a, const uint64_t *w,
                   const uint64_t *ws, uint64_t q, size_t n)
 {
@@ -278,10 +287,12 @@ ckks_kernels_scalar (CkksKernels *k)
 {
   k->name = "scalar";
   k->shoup = shoup64;
+  k->ntt_tables_expand = NULL;
   k->ntt_forward = ntt_forward_scalar;
   k->ntt_inverse = ntt_inverse_scalar;
   k->fixed_has_companion = true;
   k->fixed_prepare = fixed_prepare_scalar;
+  k->fixed_values = fixed_values_plain;
   k->mul_fixed = mul_fixed_scalar;
   k->mul_fixed_add = mul_fixed_add_scalar;
   k->crt2 = ckks_crt2_scalar;

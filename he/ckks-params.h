@@ -72,10 +72,15 @@ typedef struct CkksContext CkksContext;
 typedef enum {
   CKKS_BACKEND_AUTO = 0,     /* fastest path this CPU supports (cpuid) */
   CKKS_BACKEND_SCALAR,       /* portable reference path */
+  CKKS_BACKEND_AVX2,         /* AVX2 + FMA in double precision (primes < 2^50) */
+  CKKS_BACKEND_IFMA,         /* AVX-512 IFMA52 (primes < 2^50) */
 } CkksBackend;
 
 /* Builds a context (validates @params first). Owned by the caller: free it
- * with ckks_context_free() after every object that uses it. */
+ * with ckks_context_free() after every object that uses it. AUTO takes the
+ * fastest backend the CPU and the primes allow (IFMA, then AVX2, then
+ * scalar); a named SIMD backend they do not allow is CKKS_ERR_UNSUPPORTED.
+ * Every backend gives bit-identical results. */
 CkksStatus ckks_context_new (const CkksParams *params, CkksContext **out);
 CkksStatus ckks_context_new_with_backend (const CkksParams *params,
                                           CkksBackend backend,
@@ -85,7 +90,7 @@ void ckks_context_free (CkksContext *ctx);
 const CkksParams *ckks_context_params (const CkksContext *ctx);
 size_t ckks_context_ring_degree (const CkksContext *ctx);
 size_t ckks_context_slots (const CkksContext *ctx);
-/* Name of the arithmetic path in use: "scalar" or "avx512ifma". */
+/* Name of the arithmetic path in use: "scalar", "avx2" or "avx512ifma". */
 const char *ckks_context_backend_name (const CkksContext *ctx);
 /* SHA-256 of the serialised parameters: identifies them in every format. */
 const uint8_t *ckks_context_fingerprint (const CkksContext *ctx);

@@ -6,7 +6,8 @@
  * of: encrypt (encode + encrypt h), evaluate (every ct x pt, compact
  * results: what a client needs and what the evaluator sends back), decrypt
  * (decrypt + segment sums -> u) and their total; plus one forward NTT of one
- * limb at N = 16384.
+ * limb at N = 16384. --cpu-backend runs all that on each CPU backend named
+ * (scalar, avx2, ifma, auto: the one the context picks), in one run.
  *
  * --backend cuda: the whole token on the GPU (ckks-gpu-helora.h), one
  * preset (the default unless --preset), sk encryption: per-stage median µs
@@ -43,7 +44,20 @@ typedef struct {
   double median[N_STAGES], min[N_STAGES];
   double max_abs_error;
   size_t upload_bytes, download_bytes;   /* per token, serialised */
+  double ntt_median, ntt_min;            /* forward NTT, same backend */
 } BenchResult;
+
+typedef struct {
+  const char *name;
+  CkksBackend backend;
+} CpuBackend;
+
+static const CpuBackend cpu_backends[] = {
+  { "auto", CKKS_BACKEND_AUTO },
+  { "scalar", CKKS_BACKEND_SCALAR },
+  { "avx2", CKKS_BACKEND_AVX2 },
+  { "ifma", CKKS_BACKEND_IFMA },
+};
 
 /* CLOCK_MONOTONIC (wall time, the default) or CLOCK_THREAD_CPUTIME_ID (this
  * thread's CPU time: on a machine shared with other work it leaves out the
@@ -117,13 +131,13 @@ setup_clear (BenchSetup *s)
 }
 
 static gboolean
-setup_init (BenchSetup *s, const char *preset, GRand *rng)
+setup_init (BenchSetup *s, const char *preset, CkksBackend backend, GRand *rng)
 {
   CkksParams params;
   memset (s, 0, sizeof *s);
   s->a = random_floats (rng, (size_t) BENCH_D * BENCH_R, 0.1);
   if (!check (ckks_params_preset (preset, &params), preset)
-      || !check (ckks_context_new (&params, &s->ctx), "context")
+      || !check (ckks_context_new_with_backend (&params, backend, &s->ctx), "context")
       || !check (ckks_secret_key_new (s->ctx, &s->sk), "secret key")
       || !check (ckks_public_key_new (s->sk, &s->pk), "public key")
       || !check (ckks_helora_plan_new (s->ctx, BENCH_D, BENCH_R, s->a, &s->plan), "plan"))
@@ -168,10 +182,11 @@ run_token (BenchSetup *s, gboolean pk, GRand *rng, double t[N_STAGES], double *e
 }
 
 static gboolean
-bench_one (const char *preset, gboolean pk, int runs, GRand *rng, BenchResult *res)
+bench_one (const char *preset, CkksBackend backend, gboolean pk, int runs, GRand *rng,
+           BenchResult *res)
 {
   BenchSetup s;
-  gboolean ok = setup_init (&s, preset, rng);
+  gboolean ok = setup_init (&s, preset, backend, rng);
   double *samples = g_new (double, (size_t) N_STAGES * runs), t[N_STAGES], err;
   res->preset = preset;
   res->pk = pk;
@@ -205,12 +220,12 @@ bench_one (const char *preset, gboolean pk, int runs, GRand *rng, BenchResult *r
 
 /* One forward NTT of one limb at N = 16384 (default preset's first prime). */
 static gboolean
-bench_ntt (int runs, double *median, double *min)
+bench_ntt (CkksBackend backend, int runs, double *median, double *min)
 {
   CkksParams params;
   CkksContext *ctx = NULL;
   if (!check (ckks_params_preset ("default", &params), "default")
-      || !check (ckks_context_new (&params, &ctx), "context"))
+      || !check (ckks_context_new_with_backend (&params, backend, &ctx), "context"))
     return FALSE;
   size_t n = ckks_context_ring_degree (ctx);
   uint64_t *v = aligned_alloc (64, n * sizeof (uint64_t));   /* like the engine's */
@@ -235,7 +250,7 @@ bench_ntt (int runs, double *median, double *min)
 }
 
 static void
-print_json (const BenchResult *res, int count, double ntt_med, double ntt_min)
+print_json (const BenchResult *res, int count)
 {
   printf ("[");
   for (int i = 0; i < count; i++)
@@ -254,13 +269,13 @@ print_json (const BenchResult *res, int count, double ntt_med, double ntt_min)
           printf ("}, ");
         }
       printf ("\"max_abs_error\": %.3g, \"ntt_n16384_ms\": {\"median\": %.4f, \"min\": %.4f}}",
-              r->max_abs_error, ntt_med, ntt_min);
+              r->max_abs_error, r->ntt_median, r->ntt_min);
     }
   printf ("\n]\n");
 }
 
 static void
-print_text (const BenchResult *res, int count, double ntt_med, double ntt_min, int runs)
+print_text (const BenchResult *res, int count, int runs)
 {
   printf ("HE-LoRA token, d = %d, r = %d, single thread, %d runs (median / min, ms)\n\n",
           BENCH_D, BENCH_R, runs);
@@ -277,7 +292,11 @@ print_text (const BenchResult *res, int count, double ntt_med, double ntt_min, i
       printf (" %10.2g %9zu %9zu\n", r->max_abs_error, r->upload_bytes / 1024,
               r->download_bytes / 1024);
     }
-  printf ("\nforward NTT, one limb, N = 16384: %.4f / %.4f ms\n", ntt_med, ntt_min);
+  printf ("\n");
+  for (int i = 0; i < count; i++)
+    if (i == 0 || strcmp (res[i].backend, res[i - 1].backend) != 0)
+      printf ("forward NTT, one limb, N = 16384, %s: %.4f / %.4f ms\n", res[i].backend,
+              res[i].ntt_median, res[i].ntt_min);
   printf ("up: the encrypted h as sent (seeded for sk); down: the results in the "
           "compact HE-LoRA format\n");
 }
@@ -374,7 +393,7 @@ bench_gpu (const char *preset, int runs, GRand *rng, GpuBenchResult *res)
   BenchSetup s;
   memset (res, 0, sizeof *res);
   res->preset = preset;
-  gboolean ok = setup_init (&s, preset, rng);
+  gboolean ok = setup_init (&s, preset, CKKS_BACKEND_AUTO, rng);
   double *cpu = g_new (double, (size_t) runs), t[N_STAGES], err, min;
   for (int i = -WARMUP; ok && i < runs; i++)
     {
@@ -450,10 +469,52 @@ run_gpu_bench (const char *preset, const char *encrypt, int runs, gboolean json,
   return 0;
 }
 
+/* Parses "scalar,avx2" into @out (at most G_N_ELEMENTS (cpu_backends));
+ * returns the count, 0 on an unknown or repeated name. */
+static int
+parse_cpu_backends (const char *list, const CpuBackend **out)
+{
+  g_auto (GStrv) names = g_strsplit (list ? list : "auto", ",", -1);
+  int count = 0;
+  for (size_t i = 0; names[i]; i++)
+    {
+      const CpuBackend *found = NULL;
+      for (size_t b = 0; b < G_N_ELEMENTS (cpu_backends); b++)
+        if (strcmp (names[i], cpu_backends[b].name) == 0)
+          found = &cpu_backends[b];
+      for (int j = 0; found && j < count; j++)
+        if (out[j] == found)
+          found = NULL;
+      if (!found || count == (int) G_N_ELEMENTS (cpu_backends))
+        return 0;
+      out[count++] = found;
+    }
+  return count;
+}
+
+/* TRUE if the CPU and the presets' primes allow @b, else prints why. */
+static gboolean
+cpu_backend_available (const CpuBackend *b)
+{
+  CkksParams params;
+  CkksContext *ctx = NULL;
+  CkksStatus st = ckks_params_preset ("fast", &params);
+  if (st == CKKS_OK)
+    st = ckks_context_new_with_backend (&params, b->backend, &ctx);
+  ckks_context_free (ctx);
+  if (st == CKKS_OK)
+    return TRUE;
+  fprintf (stderr, "tensafe-cli bench he: --cpu-backend %s: %s\n", b->name,
+           st == CKKS_ERR_UNSUPPORTED ? "this CPU does not support it"
+                                      : ckks_status_message (st));
+  return FALSE;
+}
+
 int
 cli_bench_he (int argc, char **argv)
 {
   g_autofree char *preset = NULL, *encrypt = NULL, *backend = NULL, *clock_name = NULL;
+  g_autofree char *cpu_backend = NULL;
   int runs = 50;
   gboolean json = FALSE;
   GOptionEntry entries[] = {
@@ -461,6 +522,8 @@ cli_bench_he (int argc, char **argv)
     { "encrypt", 0, 0, G_OPTION_ARG_STRING, &encrypt, "Only this encryption (sk or pk)", "KIND" },
     { "runs", 0, 0, G_OPTION_ARG_INT, &runs, "Timed tokens per configuration (>= 30)", "N" },
     { "backend", 0, 0, G_OPTION_ARG_STRING, &backend, "cpu (default) or cuda", "B" },
+    { "cpu-backend", 0, 0, G_OPTION_ARG_STRING, &cpu_backend,
+      "CPU arithmetic, comma-separated list of auto (default), scalar, avx2, ifma", "LIST" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON array", NULL },
     { "clock", 0, 0, G_OPTION_ARG_STRING, &clock_name,
       "wall (default) or thread (CPU time of the benchmark thread)", "C" },
@@ -496,36 +559,56 @@ cli_bench_he (int argc, char **argv)
       fprintf (stderr, "tensafe-cli bench he: --clock must be wall or thread\n");
       return 2;
     }
+  const CpuBackend *cpus[G_N_ELEMENTS (cpu_backends)];
+  int n_cpus = parse_cpu_backends (cpu_backend, cpus);
+  if (n_cpus == 0)
+    {
+      fprintf (stderr, "tensafe-cli bench he: --cpu-backend takes distinct names out of "
+               "auto, scalar, avx2, ifma\n");
+      return 2;
+    }
   g_autoptr (GRand) rng = g_rand_new ();
   if (backend && strcmp (backend, "cuda") == 0)
     return run_gpu_bench (preset, encrypt, runs, json, rng);
+  for (int c = 0; c < n_cpus; c++)
+    if (!cpu_backend_available (cpus[c]))
+      return 3;
   const char *const *names = ckks_params_preset_names ();
-  BenchResult res[8];
+  BenchResult res[2 * 3 * G_N_ELEMENTS (cpu_backends)];
   int count = 0;
-  for (size_t p = 0; names[p]; p++)
+  for (int c = 0; c < n_cpus; c++)
     {
-      if (preset && strcmp (preset, names[p]) != 0)
-        continue;
-      for (int kind = 0; kind < 2; kind++)
+      int first = count;
+      for (size_t p = 0; names[p] && count + 2 <= (int) G_N_ELEMENTS (res); p++)
         {
-          if (encrypt && strcmp (encrypt, kind ? "pk" : "sk") != 0)
+          if (preset && strcmp (preset, names[p]) != 0)
             continue;
-          if (!bench_one (names[p], kind, runs, rng, &res[count]))
-            return 1;
-          count++;
+          for (int kind = 0; kind < 2; kind++)
+            {
+              if (encrypt && strcmp (encrypt, kind ? "pk" : "sk") != 0)
+                continue;
+              if (!bench_one (names[p], cpus[c]->backend, kind, runs, rng, &res[count]))
+                return 1;
+              count++;
+            }
+        }
+      if (count == first)
+        {
+          fprintf (stderr, "tensafe-cli bench he: unknown preset '%s'\n", preset);
+          return 2;
+        }
+      double ntt_med, ntt_min;
+      if (!bench_ntt (cpus[c]->backend, runs, &ntt_med, &ntt_min))
+        return 1;
+      for (int i = first; i < count; i++)
+        {
+          res[i].ntt_median = ntt_med;
+          res[i].ntt_min = ntt_min;
         }
     }
-  if (count == 0)
-    {
-      fprintf (stderr, "tensafe-cli bench he: unknown preset '%s'\n", preset);
-      return 2;
-    }
-  double ntt_med, ntt_min;
-  if (!bench_ntt (runs, &ntt_med, &ntt_min))
-    return 1;
   if (json)
-    print_json (res, count, ntt_med, ntt_min);
+    print_json (res, count);
   else
-    print_text (res, count, ntt_med, ntt_min, runs);
+    print_text (res, count, runs);
   return 0;
 }

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <json-glib/json-glib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "ts-test-util.h"
 
@@ -126,13 +127,45 @@ test_cuda (void)
   g_assert_cmpfloat (json_object_get_double_member (o, "max_abs_error"), <=, 1e-6);
 }
 
+/* `bench he --cpu-backend scalar,avx2`: one record per backend, in that
+ * order, each naming its backend; exit status 3 where the CPU lacks AVX2. */
+static void
+test_cpu_backends (void)
+{
+  const char *args[] = { "bench", "he", "--preset", "fast", "--encrypt", "sk", "--runs", "30",
+                         "--cpu-backend", "scalar,avx2", "--json", NULL };
+  int status;
+  g_autofree char *out = run_cli (args, &status);
+  if (WIFEXITED (status) && WEXITSTATUS (status) == 3)
+    {
+      g_test_skip ("no AVX2 and FMA on this CPU");
+      return;
+    }
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_assert_true (json_parser_load_from_data (parser, out, -1, NULL));
+  JsonArray *array = json_node_get_array (json_parser_get_root (parser));
+  g_assert_cmpuint (json_array_get_length (array), ==, 2);
+  const char *names[] = { "scalar", "avx2" };
+  for (guint i = 0; i < 2; i++)
+    {
+      JsonObject *o = json_array_get_object_element (array, i);
+      g_assert_cmpstr (json_object_get_string_member (o, "backend"), ==, names[i]);
+      JsonObject *ntt = json_object_get_object_member (o, "ntt_n16384_ms");
+      g_assert_cmpfloat (json_object_get_double_member (ntt, "median"), >, 0);
+      g_assert_cmpfloat (json_object_get_double_member (o, "max_abs_error"), <=, 1e-6);
+    }
+}
+
 static void
 test_bad_options (void)
 {
   const char *backend[] = { "bench", "he", "--backend", "opencl", NULL };
   const char *few[] = { "bench", "he", "--runs", "10", NULL };
   const char *kind[] = { "bench", "he", "--encrypt", "xx", NULL };
-  const char *const *cases[] = { backend, few, kind };
+  const char *cpu[] = { "bench", "he", "--cpu-backend", "sse2", NULL };
+  const char *twice[] = { "bench", "he", "--cpu-backend", "scalar,scalar", NULL };
+  const char *const *cases[] = { backend, few, kind, cpu, twice };
   for (size_t i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       int status;
@@ -147,6 +180,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/he/bench-cli/json", test_json);
+  g_test_add_func ("/he/bench-cli/cpu-backends", test_cpu_backends);
   g_test_add_func ("/he/bench-cli/bad-options", test_bad_options);
   g_test_add_func ("/he/bench-cli/cuda", test_cuda);
   g_test_add_func ("/he/bench-cli/adapter-bench", test_adapter_bench);

@@ -2,7 +2,9 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <string.h>
 
+#include "ckks-internal.h"
 #include "ckks-objects.h"
+#include "ckks-secret.h"
 #include "ckks.h"
 #include "he-test-common.h"
 
@@ -368,6 +370,108 @@ test_evaluate_simd_matches_scalar (void)
   ckks_context_free (fast);
 }
 
+/* One copy of the ciphertexts @src (context A) in @dst (context B, same
+ * parameters, another backend). */
+static void
+copy_ciphertexts (CkksCiphertext *const *src, CkksCiphertext *const *dst, size_t count,
+                  size_t words)
+{
+  for (size_t i = 0; i < count; i++)
+    {
+      memcpy (dst[i]->c0, src[i]->c0, words * 8);
+      memcpy (dst[i]->c1, src[i]->c1, words * 8);
+      dst[i]->scale = src[i]->scale;
+    }
+}
+
+/* The AVX2 backend end to end against the scalar one, at every preset, on
+ * one secret key: the same ciphertexts evaluate to the same bits, decrypt
+ * to the same doubles, and what either side encrypts (sk and pk) decrypts
+ * identically on both. */
+static void
+test_avx2_end_to_end (void)
+{
+  for (const char *const *name = ckks_params_preset_names (); *name; name++)
+    {
+      CkksParams p;
+      CkksContext *ref = he_test_context (*name, CKKS_BACKEND_SCALAR), *vec = NULL;
+      g_assert_cmpint (ckks_params_preset (*name, &p), ==, CKKS_OK);
+      CkksStatus st = ckks_context_new_with_backend (&p, CKKS_BACKEND_AVX2, &vec);
+      if (st == CKKS_ERR_UNSUPPORTED)
+        {
+          g_test_skip ("no AVX2 and FMA on this CPU");
+          ckks_context_free (ref);
+          return;
+        }
+      g_assert_cmpint (st, ==, CKKS_OK);
+      g_assert_cmpstr (ckks_context_backend_name (vec), ==, "avx2");
+      size_t n = ckks_context_ring_degree (ref);
+      int8_t *c_ref = ckks_alloc (n), *c_vec = ckks_alloc (n);
+      for (size_t i = 0; i < n; i++)
+        c_ref[i] = c_vec[i] = (int8_t) g_rand_int_range (rng, -1, 2);
+      CkksSecretKey *sk_ref, *sk_vec;
+      CkksPublicKey *pk_vec;
+      g_assert_cmpint (ckks_secret_key_from_coeffs (ref, c_ref, &sk_ref), ==, CKKS_OK);
+      g_assert_cmpint (ckks_secret_key_from_coeffs (vec, c_vec, &sk_vec), ==, CKKS_OK);
+      g_assert_cmpint (ckks_public_key_new (sk_vec, &pk_vec), ==, CKKS_OK);
+      const size_t d = 3000, r = 7;
+      float *a = he_test_random_floats (rng, r * d, 0.1), *h = he_test_random_floats (rng, d, 1.0);
+      CkksHeloraPlan *plan_ref, *plan_vec;
+      g_assert_cmpint (ckks_helora_plan_new (ref, d, r, a, &plan_ref), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_plan_new (vec, d, r, a, &plan_vec), ==, CKKS_OK);
+      const CkksHeloraLayout *lr = ckks_helora_plan_layout (plan_ref);
+      const CkksHeloraLayout *lv = ckks_helora_plan_layout (plan_vec);
+      size_t k = ckks_helora_layout_n_inputs (lr), b = ckks_helora_layout_n_outputs (lr);
+      size_t words = (size_t) ckks_helora_layout_limbs (lr) * n;
+      CkksCiphertext **in_ref, **in_vec, **out_ref, **out_vec;
+      g_assert_cmpint (ckks_helora_ciphertexts_new (lr, k, &in_ref), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_ciphertexts_new (lv, k, &in_vec), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_ciphertexts_new (lr, b, &out_ref), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_ciphertexts_new (lv, b, &out_vec), ==, CKKS_OK);
+      double *ref_u = g_new (double, r), *u_ref = g_new (double, r), *u_vec = g_new (double, r);
+      he_test_plain_product (a, h, d, r, ref_u);
+      /* encrypted by the scalar side (sk), the AVX2 side (sk), the AVX2 side (pk) */
+      for (int source = 0; source < 3; source++)
+        {
+          double factor;
+          if (source == 0)
+            g_assert_cmpint (ckks_helora_encrypt_sk (lr, sk_ref, h, in_ref, k, &factor), ==, CKKS_OK);
+          else if (source == 1)
+            g_assert_cmpint (ckks_helora_encrypt_sk (lv, sk_vec, h, in_vec, k, &factor), ==, CKKS_OK);
+          else
+            g_assert_cmpint (ckks_helora_encrypt_pk (lv, pk_vec, h, in_vec, k, &factor), ==, CKKS_OK);
+          if (source == 0)
+            copy_ciphertexts (in_ref, in_vec, k, words);
+          else
+            copy_ciphertexts (in_vec, in_ref, k, words);
+          g_assert_cmpint (evaluate_all (plan_ref, in_ref, out_ref), ==, CKKS_OK);
+          g_assert_cmpint (evaluate_all (plan_vec, in_vec, out_vec), ==, CKKS_OK);
+          for (size_t i = 0; i < b; i++)
+            {
+              g_assert_cmpmem (out_ref[i]->c0, words * 8, out_vec[i]->c0, words * 8);
+              g_assert_cmpmem (out_ref[i]->c1, words * 8, out_vec[i]->c1, words * 8);
+            }
+          g_assert_cmpint (ckks_helora_decrypt (lr, sk_ref, out_ref, b, factor, u_ref), ==, CKKS_OK);
+          g_assert_cmpint (ckks_helora_decrypt (lv, sk_vec, out_vec, b, factor, u_vec), ==, CKKS_OK);
+          g_assert_cmpmem (u_ref, r * 8, u_vec, r * 8);
+          g_assert_cmpfloat (he_test_max_abs_diff (u_vec, ref_u, r), <=, 1e-6);
+        }
+      g_free (ref_u); g_free (u_ref); g_free (u_vec);
+      ckks_helora_ciphertexts_free (in_ref, k);
+      ckks_helora_ciphertexts_free (in_vec, k);
+      ckks_helora_ciphertexts_free (out_ref, b);
+      ckks_helora_ciphertexts_free (out_vec, b);
+      ckks_helora_plan_free (plan_ref);
+      ckks_helora_plan_free (plan_vec);
+      g_free (a); g_free (h);
+      ckks_public_key_free (pk_vec);
+      ckks_secret_key_free (sk_ref);
+      ckks_secret_key_free (sk_vec);
+      ckks_context_free (ref);
+      ckks_context_free (vec);
+    }
+}
+
 /* One context, key and plan shared by several threads, each with its own
  * ciphertexts: every thread gets the right product. */
 typedef struct {
@@ -479,6 +583,7 @@ main (int argc, char **argv)
   g_test_add_func ("/he/helora/extremes", test_product_extremes);
   g_test_add_func ("/he/helora/trace-matches-decode", test_trace_matches_decode);
   g_test_add_func ("/he/helora/simd-matches-scalar", test_evaluate_simd_matches_scalar);
+  g_test_add_func ("/he/helora/avx2-end-to-end", test_avx2_end_to_end);
   g_test_add_func ("/he/helora/compact-matches-full", test_compact_matches_full);
   g_test_add_func ("/he/helora/bad-arguments", test_bad_arguments);
   g_test_add_func ("/he/helora/threads", test_threads_share_plan);
