@@ -112,9 +112,8 @@ trace_sums (const CkksHeloraLayout *l, const CkksSecretKey *sk, const CkksCipher
       const CkksModulus *mod = &ctx->ntt[i].mod;
       uint64_t sums[2 * CKKS_HELORA_MAX_TRACE_COPIES], c0_sums[2 * CKKS_HELORA_MAX_TRACE_COPIES];
       /* block sums of c0 + c1 s = those of c0 plus those of c1 s */
-      ctx->k.mul_fixed (poly, ct->c1 + i * n, CKKS_FIXED_W (&sk->s_fixed, i, n),
-                        CKKS_FIXED_C (&sk->s_fixed, i, n), mod->q, n);
-      ckks_block_sums (poly, g, l->span, mod, sums);
+      ckks_fixed_block_sums (ctx, ct->c1 + i * n, CKKS_FIXED_W (&sk->s_fixed, i, n),
+                             CKKS_FIXED_C (&sk->s_fixed, i, n), i, g, l->span, poly, sums);
       ckks_helora_c0_sums (l, ct, i, c0_sums);
       for (size_t beta = 0; beta < g; beta++)
         sums[beta] = ckks_add_mod (sums[beta], c0_sums[beta], mod->q);

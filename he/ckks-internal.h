@@ -66,6 +66,14 @@ typedef struct {
                           const uint64_t *add1, const uint64_t *a0, const uint64_t *a1,
                           const uint64_t *w, const uint64_t *w_shoup, uint64_t q,
                           size_t n);
+  /* sums[beta] = sum of a[i] * w[i] mod q over block beta (values
+   * [beta span, (beta + 1) span)) for @blocks blocks, w prepared: the
+   * trace decryption's block sums of c1 s without writing c1 s out. NULL:
+   * the caller runs mul_fixed, then ckks_block_sums (ckks_fixed_block_sums
+   * does either). */
+  void (*mul_fixed_block_sums) (const uint64_t *a, const uint64_t *w,
+                                const uint64_t *w_shoup, const CkksModulus *m,
+                                size_t blocks, size_t span, uint64_t *sums);
   /* Two-limb CRT to centred doubles (see CkksCrt2) */
   void (*crt2) (const uint64_t *a0, const uint64_t *a1, double *out,
                 const struct CkksCrt2 *c, size_t n);

@@ -480,6 +480,50 @@ mul_fixed_avx2 (uint64_t *out, const uint64_t *a, const uint64_t *w, const uint6
   mul_fixed_tail (out, NULL, a, w, q, i, n);
 }
 
+/* The products of a block in 64-bit lanes: 1024 per lane (4096 per
+ * chunk) below 2^50 each stay below 2^60; each chunk's lanes are added and
+ * reduced as in ckks_block_sums. Spans are multiples of 4 here (N >= 4096,
+ * at most 64 blocks); any other span goes through the scalar kernel. */
+AVX2 static void
+mul_fixed_block_sums_avx2 (const uint64_t *a, const uint64_t *w, const uint64_t *ws,
+                           const CkksModulus *m, size_t blocks, size_t span, uint64_t *sums)
+{
+  const ModD md = mod_d (m->q);
+  (void) ws;
+  if (span % 4 != 0)
+    {
+      for (size_t beta = 0; beta < blocks; beta++)
+        {
+          uint64_t acc = 0;
+          for (size_t j = beta * span; j < (beta + 1) * span; j++)
+            {
+              double d;
+              memcpy (&d, w + j, sizeof d);
+              acc = ckks_add_mod (acc, ckks_mul_mod (a[j], (uint64_t) d, m), m->q);
+            }
+          sums[beta] = acc;
+        }
+      return;
+    }
+  for (size_t beta = 0; beta < blocks; beta++)
+    {
+      size_t base = beta * span;
+      uint64_t acc = 0;
+      for (size_t p = 0; p < span; p += 4096)
+        {
+          size_t end = p + 4096 < span ? p + 4096 : span;
+          __m256i part = _mm256_setzero_si256 ();
+          for (size_t j = base + p; j < base + end; j += 4)
+            part = _mm256_add_epi64 (part, double_to_u64 (mul_fixed_at (a + j, w + j, md)));
+          uint64_t lanes[4];
+          _mm256_storeu_si256 ((__m256i *) lanes, part);
+          uint64_t sum = lanes[0] + lanes[1] + lanes[2] + lanes[3];
+          acc = ckks_add_mod (acc, ckks_barrett_reduce_64 (sum, m), m->q);
+        }
+      sums[beta] = acc;
+    }
+}
+
 AVX2 static void
 mul_fixed_add_avx2 (uint64_t *out, const uint64_t *add, const uint64_t *a,
                     const uint64_t *w, const uint64_t *ws, uint64_t q, size_t n)
@@ -549,5 +593,6 @@ ckks_kernels_avx2 (CkksKernels *k)
   k->mul_fixed = mul_fixed_avx2;
   k->mul_fixed_add = mul_fixed_add_avx2;
   k->mul_fixed_pair = mul_fixed_pair_avx2;
+  k->mul_fixed_block_sums = mul_fixed_block_sums_avx2;
   return true;
 }

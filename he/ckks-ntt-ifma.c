@@ -557,6 +557,7 @@ ckks_kernels_ifma (CkksKernels *k)
   k->mul_fixed_add = mul_fixed_add_ifma;
   k->crt2 = crt2_ifma;
   k->mul_fixed_pair = mul_fixed_pair_ifma;
+  k->mul_fixed_block_sums = NULL;   /* mul_fixed, then the block sums */
   k->fft_stages_forward = fft_stages_forward_avx512;
   k->round_scaled = round_scaled_avx512;
   k->reduce_signed = reduce_signed_avx512;

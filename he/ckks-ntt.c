@@ -205,6 +205,27 @@ mul_fixed_scalar (uint64_t *out, const uint64_t *a, const uint64_t *w,
     out[i] = ckks_mul_shoup (a[i], w[i], ws[i], q);
 }
 
+/* Partial sums of at most 4096 products below 2^52 fit in 64 bits, as in
+ * ckks_block_sums. */
+static void
+mul_fixed_block_sums_scalar (const uint64_t *a, const uint64_t *w, const uint64_t *ws,
+                             const CkksModulus *m, size_t blocks, size_t span, uint64_t *sums)
+{
+  for (size_t beta = 0; beta < blocks; beta++)
+    {
+      size_t base = beta * span;
+      uint64_t acc = 0;
+      for (size_t p = 0; p < span; p += 4096)
+        {
+          uint64_t part = 0;
+          for (size_t j = base + p; j < base + span && j < base + p + 4096; j++)
+            part += ckks_mul_shoup (a[j], w[j], ws[j], m->q);
+          acc = ckks_add_mod (acc, ckks_barrett_reduce_64 (part, m), m->q);
+        }
+      sums[beta] = acc;
+    }
+}
+
 static void
 mul_fixed_add_scalar (uint64_t *out, const uint64_t *add, const uint64_t *a,
                       const uint64_t *w, const uint64_t *ws, uint64_t q, size_t n)
@@ -297,6 +318,7 @@ ckks_kernels_scalar (CkksKernels *k)
   k->mul_fixed_add = mul_fixed_add_scalar;
   k->crt2 = ckks_crt2_scalar;
   k->mul_fixed_pair = mul_fixed_pair_scalar;
+  k->mul_fixed_block_sums = mul_fixed_block_sums_scalar;
   k->reduce_signed = reduce_signed_scalar;
   k->fft_stages_forward = ckks_fft_stages_forward_scalar;
   k->round_scaled = ckks_round_scaled_scalar;

@@ -77,6 +77,12 @@ void ckks_ntt_to_real_coeffs (const CkksContext *ctx, uint64_t *poly,
  * @blocks blocks (values below q < 2^52). */
 void ckks_block_sums (const uint64_t *values, size_t blocks, size_t span,
                       const CkksModulus *m, uint64_t *sums);
+/* sums[beta] = block sums of a * w mod q_limb (w a prepared fixed operand of
+ * limb @limb), fused where the backend has a kernel for it, else through
+ * @scratch (N words). */
+void ckks_fixed_block_sums (const CkksContext *ctx, const uint64_t *a, const uint64_t *w,
+                            const uint64_t *w_shoup, uint32_t limb, size_t blocks, size_t span,
+                            uint64_t *scratch, uint64_t *sums);
 /* CRT of @count residues per limb (limb i at poly + i * stride) to centred
  * doubles. */
 void ckks_crt_to_real (const CkksContext *ctx, const uint64_t *poly, size_t stride,

@@ -231,6 +231,21 @@ ckks_same_scale (double a, double b)
 }
 
 void
+ckks_fixed_block_sums (const CkksContext *ctx, const uint64_t *a, const uint64_t *w,
+                       const uint64_t *w_shoup, uint32_t limb, size_t blocks, size_t span,
+                       uint64_t *scratch, uint64_t *sums)
+{
+  const CkksModulus *m = &ctx->ntt[limb].mod;
+  if (ctx->k.mul_fixed_block_sums)
+    {
+      ctx->k.mul_fixed_block_sums (a, w, w_shoup, m, blocks, span, sums);
+      return;
+    }
+  ctx->k.mul_fixed (scratch, a, w, w_shoup, m->q, blocks * span);
+  ckks_block_sums (scratch, blocks, span, m, sums);
+}
+
+void
 ckks_block_sums (const uint64_t *values, size_t blocks, size_t span, const CkksModulus *m,
                  uint64_t *sums)
 {

@@ -4,6 +4,7 @@
 #include <glib.h>
 
 #include "ckks-internal.h"
+#include "ckks-objects.h"
 #include "he-test-common.h"
 
 static GRand *rng;
@@ -375,6 +376,34 @@ test_ntt_simd_matches_scalar (void)
   ckks_context_free (ctx);
 }
 
+/* The fused products-and-block-sums of both backends against the products
+ * written out and summed (ckks_block_sums), for every block count the trace
+ * decryption uses, spans above 4096 (several partial sums) and odd spans. */
+static void
+check_fused_block_sums (const CkksKernels *scalar, const CkksKernels *avx2, const uint64_t *x,
+                        const uint64_t *w, const uint64_t *wsf, const uint64_t *ws,
+                        const uint64_t *wvf, const CkksModulus *m, size_t n)
+{
+  uint64_t *prod = g_new (uint64_t, n);
+  uint64_t want[64], got_scalar[64], got_avx2[64];
+
+  for (size_t i = 0; i < n; i++)
+    prod[i] = (uint64_t) (((ckks_u128) x[i] * w[i]) % m->q);
+  for (size_t blocks = 1; blocks <= 64 && blocks <= n; blocks *= 2)
+    for (int odd = 0; odd < 2; odd++)
+      {
+        if (n / blocks <= 3)
+          continue;
+        size_t span = n / blocks - (size_t) odd * 3;
+        ckks_block_sums (prod, blocks, span, m, want);
+        scalar->mul_fixed_block_sums (x, wsf, ws, m, blocks, span, got_scalar);
+        avx2->mul_fixed_block_sums (x, wvf, NULL, m, blocks, span, got_avx2);
+        g_assert_cmpmem (want, blocks * 8, got_scalar, blocks * 8);
+        g_assert_cmpmem (want, blocks * 8, got_avx2, blocks * 8);
+      }
+  g_free (prod);
+}
+
 /* One prime, one size: the AVX2 kernels against the scalar ones, bit for
  * bit, and both against plain modular arithmetic, on random values and the
  * edges (0, 1, q - 1 as inputs and as fixed operands). */
@@ -437,6 +466,7 @@ check_avx2_prime (const CkksKernels *scalar, const CkksKernels *avx2, uint64_t q
   for (size_t i = 0; i < n; i++)
     g_assert_cmpuint (p0[i], ==, (uint64_t) ((((ckks_u128) x[i] * w[i]) + add[i]) % q));
   g_assert_cmpmem (p0, n * 8, p1, n * 8);
+  check_fused_block_sums (scalar, avx2, x, w, wsf, ws, wvf, &m, n);
   /* lengths that are not a multiple of the vector width: the tail, and
    * nothing written past it */
   for (size_t cut = 1; cut <= 3; cut += 2)
