@@ -363,6 +363,34 @@ check_pads (const CkksHeloraLayout *l, CkksCiphertext *const *pads, bool compact
   return CKKS_OK;
 }
 
+/* Limb @i of a compact result from one input chunk and no full pad: c1 =
+ * p1 + a1 w written out (a1 w without @p1), c0 only as the block sums of
+ * a0 w, taken as the products are computed. Block by block, so that the
+ * second pass over a block of the plaintext reads it from L1, not memory. */
+static void
+compact_one_chunk (const CkksContext *ctx, uint32_t i, const uint64_t *pt, size_t words,
+                   const CkksCiphertext *in, const uint64_t *p1, uint64_t *o1, size_t g,
+                   size_t span, uint64_t *sums)
+{
+  size_t n = ctx->n;
+  const CkksModulus *m = &ctx->ntt[i].mod;
+  const uint64_t *w = pt + i * n, *a0 = in->c0 + i * n, *a1 = in->c1 + i * n;
+  const uint64_t *ws = ctx->k.fixed_has_companion ? pt + words + i * n : NULL;
+  for (size_t beta = 0; beta <= g; beta++)
+    {
+      size_t off = beta * span, len = beta < g ? span : n - g * span;
+      const uint64_t *ws_block = ws ? ws + off : NULL;
+      if (len == 0)
+        continue;
+      if (beta < g)
+        ctx->k.mul_fixed_block_sums (a0 + off, w + off, ws_block, m, 1, span, &sums[beta]);
+      if (p1)
+        ctx->k.mul_fixed_add (o1 + off, p1 + off, a1 + off, w + off, ws_block, m->q, len);
+      else
+        ctx->k.mul_fixed (o1 + off, a1 + off, w + off, ws_block, m->q, len);
+    }
+}
+
 /* Every evaluation: full results, or (compact) c1 in full and c0 only as
  * its 2c NTT block sums, stored at the start of each block (the rest of c0
  * is left as it was: a trace-only ciphertext never reads it). With @pads,
@@ -403,19 +431,26 @@ evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs, size_t n_in
           const CkksCiphertext *pad = pads ? pads[b] : NULL;
           const uint64_t *p0 = pad && !pad->trace_only ? pad->c0 + i * n : NULL;
           const uint64_t *p1 = pad ? pad->c1 + i * n : NULL;
-          for (size_t k = 0; k < l->chunks; k++)
+          uint64_t sums[2 * CKKS_HELORA_MAX_TRACE_COPIES];
+          if (compact && l->chunks == 1 && !p0 && ctx->k.mul_fixed_block_sums)
+            compact_one_chunk (ctx, i, plan->pts + b * pt_words (l), words, inputs[0], p1, o1,
+                               g, l->span, sums);
+          else
             {
-              const uint64_t *pt = plan->pts + (b * l->chunks + k) * pt_words (l);
-              const CkksCiphertext *in = inputs[k];
-              const uint64_t *w = pt + i * n;
-              const uint64_t *ws = ctx->k.fixed_has_companion ? pt + words + i * n : NULL;
-              ctx->k.mul_fixed_pair (o0, o1, k ? o0 : p0, k ? o1 : p1,
-                                     in->c0 + i * n, in->c1 + i * n, w, ws, q, n);
+              for (size_t k = 0; k < l->chunks; k++)
+                {
+                  const uint64_t *pt = plan->pts + (b * l->chunks + k) * pt_words (l);
+                  const CkksCiphertext *in = inputs[k];
+                  const uint64_t *w = pt + i * n;
+                  const uint64_t *ws = ctx->k.fixed_has_companion ? pt + words + i * n : NULL;
+                  ctx->k.mul_fixed_pair (o0, o1, k ? o0 : p0, k ? o1 : p1,
+                                         in->c0 + i * n, in->c1 + i * n, w, ws, q, n);
+                }
+              if (compact)
+                ckks_block_sums (scratch, g, l->span, &ctx->ntt[i].mod, sums);
             }
           if (compact)
             {
-              uint64_t sums[2 * CKKS_HELORA_MAX_TRACE_COPIES];
-              ckks_block_sums (scratch, g, l->span, &ctx->ntt[i].mod, sums);
               for (size_t beta = 0; beta < g; beta++)
                 out->c0[i * n + beta * l->span]
                   = pad && pad->trace_only
