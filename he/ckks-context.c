@@ -204,6 +204,17 @@ select_kernels (CkksContext *ctx, CkksBackend backend)
     }
 }
 
+const char *
+ckks_cpu_backend_name (void)
+{
+  CkksKernels k;
+  ckks_kernels_scalar (&k);
+  /* each leaves the table untouched when the CPU lacks its instructions */
+  if (!ckks_kernels_ifma (&k))
+    ckks_kernels_avx2 (&k);
+  return k.name;
+}
+
 CkksStatus
 ckks_context_new_with_backend (const CkksParams *params, CkksBackend backend,
                                CkksContext **out)

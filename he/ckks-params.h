@@ -92,6 +92,10 @@ size_t ckks_context_ring_degree (const CkksContext *ctx);
 size_t ckks_context_slots (const CkksContext *ctx);
 /* Name of the arithmetic path in use: "scalar", "avx2" or "avx512ifma". */
 const char *ckks_context_backend_name (const CkksContext *ctx);
+/* The backend CKKS_BACKEND_AUTO picks on this CPU when every prime is below
+ * 2^50 (every preset): "avx512ifma", "avx2" or "scalar". Static string;
+ * thread-safe; cheap (cpuid only, no context). */
+const char *ckks_cpu_backend_name (void);
 /* SHA-256 of the serialised parameters: identifies them in every format. */
 const uint8_t *ckks_context_fingerprint (const CkksContext *ctx);
 

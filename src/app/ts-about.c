@@ -12,11 +12,13 @@ static char *
 debug_info_text (const char *gpu_text)
 {
   g_autofree char *cpu = ts_cpu_features_describe ();
+  g_autofree char *kernels = ts_cpu_kernels_describe ();
 
   return g_strdup_printf ("TenSafe %s\n"
                           "GLib %u.%u.%u, GTK %u.%u.%u, libadwaita %u.%u.%u\n"
                           "CUDA kernels: %s\n"
                           "CPU: %s\n"
+                          "CPU kernels: %s\n"
                           "%s\n",
                           ts_version (),
                           glib_major_version, glib_minor_version, glib_micro_version,
@@ -24,7 +26,7 @@ debug_info_text (const char *gpu_text)
                           gtk_get_micro_version (),
                           adw_get_major_version (), adw_get_minor_version (),
                           adw_get_micro_version (),
-                          TS_HAVE_CUDA ? "built" : "not built", cpu, gpu_text);
+                          TS_HAVE_CUDA ? "built" : "not built", cpu, kernels, gpu_text);
 }
 
 static void

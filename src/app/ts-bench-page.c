@@ -609,7 +609,10 @@ ts_bench_page_class_init (TsBenchPageClass *klass)
 static void
 ts_bench_page_init (TsBenchPage *self)
 {
-  g_autofree char *cpu = ts_cpu_features_describe ();
+  g_autofree char *features = ts_cpu_features_describe ();
+  g_autofree char *kernels = ts_cpu_kernels_describe ();
+  /* the kernels in use decide what the numbers below mean */
+  g_autofree char *cpu = g_strdup_printf ("%s\n%s", features, kernels);
 
   gtk_widget_init_template (GTK_WIDGET (self));
 

@@ -12,6 +12,7 @@ cli_info (int argc, char **argv)
 {
   g_autoptr (TsGpuInfo) gpu = NULL;
   g_autofree char *cpu = NULL;
+  g_autofree char *kernels = ts_cpu_kernels_describe ();
   g_autofree char *gpu_text = NULL;
 
   if (argc > 1)
@@ -27,6 +28,7 @@ cli_info (int argc, char **argv)
   printf ("tensafe %s\n", ts_version ());
   printf ("CUDA kernels: %s\n", TS_HAVE_CUDA ? "built" : "not built");
   printf ("CPU: %s\n", cpu);
+  printf ("CPU kernels: %s\n", kernels);
   printf ("%s\n", gpu_text);
   return 0;
 }

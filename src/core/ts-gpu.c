@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <string.h>
 
+#include "ckks.h"
+#include "kernels.h"
 #include "ts-gpu.h"
 
 /* The few driver API entry points we need, declared here so the probe builds
@@ -286,4 +288,11 @@ ts_cpu_features_describe (void)
 #else
   return g_strdup ("no x86 SIMD (not an x86 CPU)");
 #endif
+}
+
+char *
+ts_cpu_kernels_describe (void)
+{
+  return g_strdup_printf ("CKKS %s, runtime %s", ckks_cpu_backend_name (),
+                          lm_isa_name (lm_kernels_isa (lm_kernels_best ())));
 }

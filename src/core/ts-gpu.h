@@ -57,6 +57,10 @@ char *ts_gpu_info_describe (const TsGpuInfo *info);
  * Newly allocated. */
 char *ts_cpu_features_describe (void);
 
+/* The CPU kernels the two engines run on this machine, as "CKKS avx2,
+ * runtime avx2" (what a benchmark's numbers depend on). Newly allocated. */
+char *ts_cpu_kernels_describe (void);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsGpuInfo, ts_gpu_info_free)
 
 G_END_DECLS

@@ -1,5 +1,6 @@
 /* test-gpu.c: the CUDA probe reports devices or a reason, and never crashes.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include "ckks.h"
 #include "ts-config.h"
 #include "ts-gpu.h"
 
@@ -129,6 +130,35 @@ test_describe_device (void)
   g_assert_cmpstr (text, ==, "GPU 0: Test GPU, 80.0 GiB, compute 9.0\nCUDA driver 12.4");
 }
 
+/* The kernels named are the ones a CKKS context on the automatic backend
+ * really takes, and agree with the CPU's features. */
+static void
+test_cpu_kernels (void)
+{
+  g_autofree char *text = ts_cpu_kernels_describe ();
+  g_autofree char *expected = NULL;
+  CkksParams params;
+  CkksContext *ctx = NULL;
+
+  g_assert_true (g_regex_match_simple ("^CKKS (scalar|avx2|avx512ifma), runtime "
+                                       "(scalar|avx2|avx512)$", text, 0, 0));
+  g_assert_cmpint (ckks_params_preset ("default", &params), ==, CKKS_OK);
+  g_assert_cmpint (ckks_context_new (&params, &ctx), ==, CKKS_OK);
+  expected = g_strdup_printf ("CKKS %s,", ckks_context_backend_name (ctx));
+  g_assert_true (g_str_has_prefix (text, expected));
+  ckks_context_free (ctx);
+#if defined(__x86_64__)
+  __builtin_cpu_init ();
+  if (!__builtin_cpu_supports ("avx512ifma"))
+    g_assert_null (strstr (text, "avx512ifma"));
+  if (!__builtin_cpu_supports ("avx2"))
+    g_assert_true (g_str_equal (text, "CKKS scalar, runtime scalar"));
+  if (__builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma")
+      && !__builtin_cpu_supports ("avx512f"))
+    g_assert_true (g_str_equal (text, "CKKS avx2, runtime avx2"));
+#endif
+}
+
 /* `tensafe-cli info` prints the version, CPU features and the probe result. */
 static void
 test_cli_info (void)
@@ -138,6 +168,8 @@ test_cli_info (void)
   g_autoptr (TsGpuInfo) info = ts_gpu_probe ();
   g_autofree char *gpu = ts_gpu_info_describe (info);
   g_autofree char *cpu = ts_cpu_features_describe ();
+  g_autofree char *kernels = ts_cpu_kernels_describe ();
+  g_autofree char *expected_kernels = g_strdup_printf ("\nCPU kernels: %s\n", kernels);
   g_autofree char *out = NULL;
   g_autofree char *expected_cpu = NULL;
   g_autoptr (GError) error = NULL;
@@ -152,6 +184,7 @@ test_cli_info (void)
   expected_cpu = g_strdup_printf ("\nCPU: %s\n", cpu);
   g_assert_true (g_str_has_prefix (out, "tensafe " TS_VERSION "\n"));
   g_assert_nonnull (strstr (out, expected_cpu));
+  g_assert_nonnull (strstr (out, expected_kernels));
   g_assert_nonnull (strstr (out, gpu));
 }
 
@@ -181,6 +214,7 @@ main (int argc, char **argv)
   g_test_add_func ("/core/gpu/driver-error", test_driver_error);
   g_test_add_func ("/core/gpu/describe-device", test_describe_device);
   g_test_add_func ("/core/gpu/cpu-features", test_cpu_features);
+  g_test_add_func ("/core/gpu/cpu-kernels", test_cpu_kernels);
   g_test_add_func ("/core/gpu/cli-info", test_cli_info);
   return g_test_run ();
 }
