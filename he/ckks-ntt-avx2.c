@@ -24,8 +24,9 @@
  * Size: w' = (w / q)(1 + d), |d| <= u, so |c - y w / q| <= 0.5 + |y| u and
  *   |r| <= q (0.5 + |y| 2^-53) < 0.75 q   for |y| < 2^51 (q < 2^50).
  * Fixed operands (a < q) take the quotient from hi instead, with no
- * companion: c = nearest(fl(hi * qinv)), qinv = fl(1 / q), two roundings
- * on a quotient below q < 2^50, so again |c - a w / q| < 0.5 + 0.25.
+ * companion: c = nearest(fl(hi * qinv)), qinv = fl(1 / q): three roundings
+ * (hi, qinv, the product), each a relative 2^-53, on a quotient below
+ * q < 2^50, so |c - a w / q| < 0.5 + 3 * 2^-3 and |r| < 0.875 q < q.
  *
  * centre(x) = x - nearest(x qinv) q: x qinv is x / q within |x / q| u, so
  * for |x| < 4q the result is below q / 2 + 4 u q < 0.51 q (exact, as above).
@@ -108,7 +109,7 @@ mul_twiddle (__m256d y, Twiddle t, ModD m)
   return _mm256_add_pd (_mm256_fnmadd_pd (c, m.q, hi), lo);
 }
 
-/* a w - c q with c = nearest(fl(a w) qinv): |result| < 0.75q for a, w < q */
+/* a w - c q with c = nearest(fl(a w) qinv): |result| < 0.875q for a, w < q */
 AVX2 static inline __m256d
 mul_fixed_mod (__m256d a, __m256d w, ModD m)
 {
@@ -435,7 +436,7 @@ fixed_values_double (uint64_t *out, const uint64_t *wf, const CkksModulus *m, si
     }
 }
 
-/* a * w mod q in [0, q) for a < q: |mul_fixed_mod| < 0.75q, lifted once. */
+/* a * w mod q in [0, q) for a < q: |mul_fixed_mod| < 0.875q, lifted once. */
 AVX2 static inline __m256d
 mul_fixed_at (const uint64_t *a, const uint64_t *w, ModD md)
 {
