@@ -29,6 +29,58 @@ tolerance (size_t d)
   return 1e-6 * fmax (1.0, (double) d / 2048);
 }
 
+/* Modules of random A (|A| <= 0.1) under one fresh key, and their GPU
+ * session once modules_session is called. */
+enum { MAX_MODULES = 8 };
+
+typedef struct {
+  CkksContext *ctx;
+  CkksSecretKey *sk;
+  int m;
+  float *a[MAX_MODULES];
+  CkksHeloraPlan *plans[MAX_MODULES];
+  CkksGpuHeloraSession *s;
+} Modules;
+
+/* @sc NULL: every plan at CKKS_HELORA_SCALES_PLAIN */
+static void
+modules_init (Modules *f, const char *preset, int m, const size_t *d, const size_t *r,
+              const CkksHeloraScales *sc)
+{
+  g_assert_cmpint (m, <=, MAX_MODULES);
+  memset (f, 0, sizeof *f);
+  f->ctx = he_test_context (preset, CKKS_BACKEND_AUTO);
+  f->m = m;
+  g_assert_cmpint (ckks_secret_key_new (f->ctx, &f->sk), ==, CKKS_OK);
+  for (int i = 0; i < m; i++)
+    {
+      f->a[i] = he_test_random_floats (rng, d[i] * r[i], 0.1);
+      g_assert_cmpint (ckks_helora_plan_new_scaled (f->ctx, d[i], r[i], f->a[i],
+                                                    sc ? sc[i] : CKKS_HELORA_SCALES_PLAIN,
+                                                    &f->plans[i]), ==, CKKS_OK);
+    }
+}
+
+static void
+modules_session (Modules *f)
+{
+  g_assert_cmpint (ckks_gpu_helora_session_new (f->sk, (const CkksHeloraPlan *const *) f->plans,
+                                                (size_t) f->m, &f->s, NULL, 0), ==, CKKS_OK);
+}
+
+static void
+modules_clear (Modules *f)
+{
+  ckks_gpu_helora_session_free (f->s);
+  for (int i = 0; i < f->m; i++)
+    {
+      ckks_helora_plan_free (f->plans[i]);
+      g_free (f->a[i]);
+    }
+  ckks_secret_key_free (f->sk);
+  ckks_context_free (f->ctx);
+}
+
 /* Without a GPU (or without CUDA) the session is refused with a reason. */
 static void
 test_refused_without_gpu (void)
@@ -135,23 +187,14 @@ test_several_modules (void)
 {
   if (!need_gpu ())
     return;
-  CkksContext *ctx = he_test_context (ckks_params_default_preset_name (), CKKS_BACKEND_AUTO);
-  CkksSecretKey *sk;
-  g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
   enum { M = 5 };
   size_t d[M] = { 2048, 2048, 2048, 4096, 2048 }, r[M] = { 32, 8, 64, 16, 32 };
   CkksHeloraScales sc[M] = { 0, 0, 0, 0, CKKS_HELORA_SCALES_PRIVATE };
-  float *a[M];
-  CkksHeloraPlan *plans[M];
-  for (int m = 0; m < M; m++)
-    {
-      a[m] = he_test_random_floats (rng, d[m] * r[m], 0.1);
-      g_assert_cmpint (ckks_helora_plan_new_scaled (ctx, d[m], r[m], a[m], sc[m], &plans[m]), ==,
-                       CKKS_OK);
-    }
-  CkksGpuHeloraSession *s;
-  g_assert_cmpint (ckks_gpu_helora_session_new (sk, (const CkksHeloraPlan *const *) plans, M, &s,
-                                                NULL, 0), ==, CKKS_OK);
+  Modules f;
+  modules_init (&f, ckks_params_default_preset_name (), M, d, r, sc);
+  modules_session (&f);
+  CkksGpuHeloraSession *s = f.s;
+  float *const *a = f.a;
   size_t groups = ckks_gpu_helora_session_n_groups (s);
   g_assert_cmpuint (groups, ==, 3);
   g_assert_cmpuint (ckks_gpu_helora_session_group (s, 0), ==, ckks_gpu_helora_session_group (s, 2));
@@ -180,17 +223,11 @@ test_several_modules (void)
   /* wrong counts are refused */
   g_assert_cmpint (ckks_gpu_helora_session_run (s, (const float *const *) h, 1, u, M, NULL), ==,
                    CKKS_ERR_INVALID_ARGUMENT);
-  ckks_gpu_helora_session_free (s);
   for (int m = 0; m < M; m++)
-    {
-      ckks_helora_plan_free (plans[m]);
-      g_free (a[m]);
-      g_free (u[m]);
-    }
+    g_free (u[m]);
   for (size_t g = 0; g < groups; g++)
     g_free (h[g]);
-  ckks_secret_key_free (sk);
-  ckks_context_free (ctx);
+  modules_clear (&f);
 }
 
 /* h and u in device memory (the engine's path): q, k, v of one layer and a
@@ -201,21 +238,13 @@ test_device_pointers (void)
 {
   if (!need_gpu ())
     return;
-  CkksContext *ctx = he_test_context (ckks_params_default_preset_name (), CKKS_BACKEND_AUTO);
-  CkksSecretKey *sk;
-  g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
   enum { M = 4, ROWS = 3 };
   size_t d[M] = { 2048, 2048, 2048, 1024 }, r[M] = { 32, 8, 64, 16 };
-  float *a[M];
-  CkksHeloraPlan *plans[M];
-  for (int m = 0; m < M; m++)
-    {
-      a[m] = he_test_random_floats (rng, d[m] * r[m], 0.1);
-      g_assert_cmpint (ckks_helora_plan_new (ctx, d[m], r[m], a[m], &plans[m]), ==, CKKS_OK);
-    }
-  CkksGpuHeloraSession *s;
-  g_assert_cmpint (ckks_gpu_helora_session_new (sk, (const CkksHeloraPlan *const *) plans, M, &s,
-                                                NULL, 0), ==, CKKS_OK);
+  Modules f;
+  modules_init (&f, ckks_params_default_preset_name (), M, d, r, NULL);
+  modules_session (&f);
+  CkksGpuHeloraSession *s = f.s;
+  float *const *a = f.a;
   size_t groups = ckks_gpu_helora_session_n_groups (s);
   g_assert_cmpuint (groups, ==, 2);
   float *h[2], *u[M];
@@ -262,17 +291,11 @@ test_device_pointers (void)
                                                              1, u, M), ==, CKKS_OK);
   for (int m = 0; m < M; m++)
     g_assert_true (isnan (u[m][0]) == (ckks_gpu_helora_session_group (s, m) == 0));
-  ckks_gpu_helora_session_free (s);
   for (int m = 0; m < M; m++)
-    {
-      ckks_helora_plan_free (plans[m]);
-      g_free (a[m]);
-      g_free (u[m]);
-    }
+    g_free (u[m]);
   for (size_t g = 0; g < groups; g++)
     g_free (h[g]);
-  ckks_secret_key_free (sk);
-  ckks_context_free (ctx);
+  modules_clear (&f);
 }
 
 /* Three sessions (own keys, one of them two groups) in one launch sequence
@@ -484,21 +507,16 @@ test_bit_exact_vs_host (void)
   const char *const *names = ckks_params_preset_names ();
   for (size_t p = 0; names[p]; p++)
     {
-      CkksContext *ctx = he_test_context (names[p], CKKS_BACKEND_AUTO);
-      CkksSecretKey *sk;
-      g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
       enum { M = 4 };
       size_t d[M] = { 2048, 2048, 4096, 64 }, r[M] = { 32, 64, 8, 8 };
       CkksHeloraScales sc[M] = { 0, CKKS_HELORA_SCALES_PRIVATE, 0, 0 };
-      CkksHeloraPlan *plans[M];
-      float *a[M], *h[M];
+      Modules f;
+      modules_init (&f, names[p], M, d, r, sc);
+      CkksSecretKey *sk = f.sk;
+      CkksHeloraPlan *const *plans = f.plans;
+      float *h[M];
       for (int m = 0; m < M; m++)
-        {
-          a[m] = he_test_random_floats (rng, d[m] * r[m], 0.1);
-          h[m] = he_test_random_floats (rng, d[m], 1.0);
-          g_assert_cmpint (ckks_helora_plan_new_scaled (ctx, d[m], r[m], a[m], sc[m], &plans[m]),
-                           ==, CKKS_OK);
-        }
+        h[m] = he_test_random_floats (rng, d[m], 1.0);
       /* each module alone, then all four (four groups) in one session */
       for (int m = 0; m <= M; m++)
         {
@@ -513,13 +531,8 @@ test_bit_exact_vs_host (void)
                      ckks_status_message (st));
         }
       for (int m = 0; m < M; m++)
-        {
-          ckks_helora_plan_free (plans[m]);
-          g_free (a[m]);
-          g_free (h[m]);
-        }
-      ckks_secret_key_free (sk);
-      ckks_context_free (ctx);
+        g_free (h[m]);
+      modules_clear (&f);
     }
 }
 
