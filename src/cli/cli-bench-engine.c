@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "lm.h"
+#include "ts-timings.h"
 
 #define CMD "tensafe-cli bench engine"
 
@@ -30,20 +31,6 @@ now_ms (const BenchOptions *o)
   struct timespec ts;
   clock_gettime (o->clock, &ts);
   return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-
-static int
-compare_doubles (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
-static double
-median (double *v, int n)
-{
-  qsort (v, (size_t) n, sizeof *v, compare_doubles);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static double
@@ -191,7 +178,7 @@ run_bench (const BenchOptions *o, LmModel *m, int threads)
     st = tokens && pre && dec ? bench_run (s, tokens, o, &pre[r], &dec[r]) : LM_ERR_NO_MEMORY;
   if (st == LM_OK)
     {
-      double p = median (pre, o->runs), d = median (dec, o->runs);
+      double p = ts_median (pre, (guint) o->runs), d = ts_median (dec, (guint) o->runs);
       if (lm_session_gpu_layers (s) > 0)
         report_cuda (o, m, s, p, d);
       else

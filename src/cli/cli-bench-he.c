@@ -27,6 +27,7 @@
 #include "ckks-gpu.h"
 #include "ckks.h"
 #include "cli.h"
+#include "ts-timings.h"
 
 #define BENCH_D 2048
 #define BENCH_R 32
@@ -72,18 +73,10 @@ now_ms (void)
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static int
-compare_doubles (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
 static void
 median_min (double *v, int n, double *median, double *min)
 {
-  qsort (v, (size_t) n, sizeof *v, compare_doubles);
-  *median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  *median = ts_median (v, (guint) n);   /* sorts v */
   *min = v[0];
 }
 
