@@ -1,4 +1,5 @@
-/* forward-ffn.c: dense SwiGLU FFN and the routed + shared expert MoE (FORMAT.md 3.6).
+/* forward-ffn.c: dense SwiGLU FFN and the routed-expert MoE, with a gated shared
+ * expert where the model has one (FORMAT.md 3.6).
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <math.h>
 #include <string.h>
@@ -106,8 +107,9 @@ shared_expert (LmSession *s, uint32_t il, uint32_t n)
   return swiglu_mlp (s, il, LM_MODULE_FFN_GATE_SHEXP, &l->sh_gate, &l->sh_up, &l->sh_down, n);
 }
 
-/* Decode: the selected experts' gate/up rows and the shared expert's in one
- * job, all their down rows in a second. Same numbers as the batched path. */
+/* Decode: the selected experts' gate/up rows and the shared expert's (if
+ * any) in one job, all their down rows in a second. Same numbers as the
+ * batched path. */
 static LmStatus
 moe_decode (LmSession *s, uint32_t il)
 {
@@ -123,25 +125,31 @@ moe_decode (LmSession *s, uint32_t il)
       items[n_items++] = (LmRowsItem) { &l->exp_gate, (uint32_t) s->sel[j], s->h, gate + j * W };
       items[n_items++] = (LmRowsItem) { &l->exp_up, (uint32_t) s->sel[j], s->h, up + j * W };
     }
-  items[n_items++] = (LmRowsItem) { &l->sh_gate, 0, s->h, gate + k * W };
-  items[n_items++] = (LmRowsItem) { &l->sh_up, 0, s->h, up + k * W };
+  bool shared = l->sh_gate.data != NULL;
+  if (shared)
+    {
+      items[n_items++] = (LmRowsItem) { &l->sh_gate, 0, s->h, gate + k * W };
+      items[n_items++] = (LmRowsItem) { &l->sh_up, 0, s->h, up + k * W };
+    }
   lm_rows_run (s, items, n_items);
   LmStatus st;
-  if ((st = lm_project_lora (s, il, LM_MODULE_FFN_GATE_SHEXP, s->h, 1, gate + k * W)) ||
-      (st = lm_project_lora (s, il, LM_MODULE_FFN_UP_SHEXP, s->h, 1, up + k * W)))
+  if (shared &&
+      ((st = lm_project_lora (s, il, LM_MODULE_FFN_GATE_SHEXP, s->h, 1, gate + k * W)) ||
+       (st = lm_project_lora (s, il, LM_MODULE_FFN_UP_SHEXP, s->h, 1, up + k * W))))
     return st;
-  for (uint32_t j = 0; j <= k; j++)
+  for (uint32_t j = 0; j < k + shared; j++)
     swiglu (gate + j * W, up + j * W, j < k ? in->n_ff_exp : in->n_ff_shexp);
   n_items = 0;
   for (uint32_t j = 0; j < k; j++)
     items[n_items++] = (LmRowsItem) { &l->exp_down, (uint32_t) s->sel[j], gate + j * W,
                                       s->moe_y + (size_t) j * E };
-  items[n_items++] = (LmRowsItem) { &l->sh_down, 0, gate + k * W, s->o };
+  if (shared)
+    items[n_items++] = (LmRowsItem) { &l->sh_down, 0, gate + k * W, s->o };
   lm_rows_run (s, items, n_items);
   for (uint32_t j = 0; j < k; j++)
     for (uint32_t i = 0; i < E; i++)
       s->moe_y[(size_t) j * E + i] *= s->sel_w[j];
-  return lm_project_lora (s, il, LM_MODULE_FFN_DOWN_SHEXP, gate + k * W, 1, s->o);
+  return shared ? lm_project_lora (s, il, LM_MODULE_FFN_DOWN_SHEXP, gate + k * W, 1, s->o) : LM_OK;
 }
 
 static LmStatus
@@ -150,7 +158,36 @@ moe_batch (LmSession *s, uint32_t il, uint32_t n)
   const LmLayer *l = &s->model->layers[il];
   for (uint32_t e = 0; e < s->model->info.n_expert; e++)
     run_expert (s, l, e, n);
-  return shared_expert (s, il, n);
+  return l->sh_gate.data != NULL ? shared_expert (s, il, n) : LM_OK;
+}
+
+/* o = sum of the routed outputs, plus the shared expert's output (already in
+ * o) scaled by its sigmoid gate when the model has one. */
+static void
+combine_experts (LmSession *s, const LmLayer *l, uint32_t n)
+{
+  const LmModelInfo *in = &s->model->info;
+  uint32_t E = in->n_embd, k = in->n_expert_used;
+  for (uint32_t t = 0; t < n; t++)
+    {
+      const float *h = s->h + (size_t) t * E;
+      float gate = 0.0f;
+      if (l->shexp_gate_inp != NULL)
+        {
+          float dot = 0.0f;
+          for (uint32_t i = 0; i < E; i++)
+            dot += l->shexp_gate_inp[i] * h[i];
+          gate = lm_sigmoid (dot);
+        }
+      float *o = s->o + (size_t) t * E;
+      for (uint32_t i = 0; i < E; i++)
+        {
+          float sum = 0.0f;
+          for (uint32_t j = 0; j < k; j++)
+            sum += s->moe_y[((size_t) t * k + j) * E + i];
+          o[i] = l->shexp_gate_inp != NULL ? sum + gate * o[i] : sum;
+        }
+    }
 }
 
 static LmStatus
@@ -158,7 +195,7 @@ moe_ffn (LmSession *s, uint32_t il, uint32_t n)
 {
   const LmLayer *l = &s->model->layers[il];
   const LmModelInfo *in = &s->model->info;
-  uint32_t E = in->n_embd, k = in->n_expert_used;
+  uint32_t k = in->n_expert_used;
   lm_linear (s, &l->router, 0, s->h, n, s->router);
   for (uint32_t t = 0; t < n; t++)
     lm_route_token (s->router + (size_t) t * in->n_expert, in->n_expert, k, s->sel + (size_t) t * k,
@@ -166,27 +203,12 @@ moe_ffn (LmSession *s, uint32_t il, uint32_t n)
   LmStatus st = n == 1 && k < LM_ROWS_MAX_ITEMS ? moe_decode (s, il) : moe_batch (s, il, n);
   if (st != LM_OK)
     return st;
-  for (uint32_t t = 0; t < n; t++)
-    {
-      const float *h = s->h + (size_t) t * E;
-      float dot = 0.0f;
-      for (uint32_t i = 0; i < E; i++)
-        dot += l->shexp_gate_inp[i] * h[i];
-      float gate = lm_sigmoid (dot);
-      float *o = s->o + (size_t) t * E;
-      for (uint32_t i = 0; i < E; i++)
-        {
-          float sum = 0.0f;
-          for (uint32_t j = 0; j < k; j++)
-            sum += s->moe_y[((size_t) t * k + j) * E + i];
-          o[i] = sum + gate * o[i];
-        }
-    }
+  combine_experts (s, l, n);
   return LM_OK;
 }
 
 LmStatus
 lm_forward_ffn (LmSession *s, uint32_t il, uint32_t n)
 {
-  return s->model->info.arch == LM_ARCH_QWEN35MOE ? moe_ffn (s, il, n) : dense_ffn (s, il, n);
+  return s->model->info.is_moe ? moe_ffn (s, il, n) : dense_ffn (s, il, n);
 }

@@ -31,7 +31,7 @@ void lm_rope_apply (float *x, uint32_t n_rot, const float *cs);
 /* Causal softmax attention of one query head (FORMAT.md 3.3) over @n_pos
  * cached positions (rows of @kvd floats at k_cache, v_cache, already offset
  * to the kv head), scores in blocks of positions with a running maximum,
- * then the sigmoid output gate: out[hd]. hd <= 1024. */
+ * then the sigmoid output gate where @gate is non-NULL: out[hd]. hd <= 1024. */
 void lm_attend_head (const LmKernels *kernels, const float *q, const float *gate,
                      const float *k_cache, const float *v_cache, uint32_t kvd, uint32_t n_pos,
                      uint32_t hd, float *out);

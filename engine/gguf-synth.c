@@ -1,4 +1,5 @@
-/* gguf-synth.c: Qwen3.5 test models with seeded random weights.
+/* gguf-synth.c: test models of every supported Qwen architecture with seeded
+ * random weights.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include "gguf-synth.h"
 
@@ -14,6 +15,7 @@
 
 #include "gguf-writer.h"
 #include "io-util.h"
+#include "model-hparams.h"
 #include "quant.h"
 #include "sampler.h"   /* lm_rng_* */
 #include "tokenizer.h" /* LmTokenType */
@@ -22,6 +24,27 @@
 #define TRY(call) do { if (st == LM_OK) st = (call); } while (0)
 
 /* ---- presets ---- */
+
+/* Qwen2/2.5/3 layers: all softmax attention with full rotary embedding; the
+ * bench shapes are Qwen3-30B-A3B's (E 2048, 32/4 heads of 128, 128 experts
+ * top-8 of 768, vocab 151936, dense FFN 6144). */
+static void
+synth_attention_only (LmSynthHparams *hp, LmSynthPreset preset)
+{
+  hp->full_attn_interval = 1;
+  hp->ssm_state = hp->ssm_groups = hp->ssm_heads = hp->conv_kernel = 0;
+  hp->rope_base = 1e6f;
+  if (preset == LM_SYNTH_TINY)
+    {
+      hp->n_rot = hp->head_dim;
+      return;
+    }
+  hp->n_layer = preset == LM_SYNTH_FULL ? 48 : 4;
+  hp->n_vocab = 151936; hp->n_embd = 2048; hp->n_ctx = 40960;
+  hp->n_head = 32; hp->n_head_kv = 4; hp->head_dim = 128; hp->n_rot = 128;
+  hp->n_ff = 6144;
+  hp->n_expert = 128; hp->n_expert_used = 8; hp->n_ff_exp = 768;
+}
 
 LmSynthHparams
 lm_synth_hparams (LmSynthArch arch, LmSynthPreset preset)
@@ -48,8 +71,13 @@ lm_synth_hparams (LmSynthArch arch, LmSynthPreset preset)
       hp.n_ff = 512;
       hp.n_expert = 8; hp.n_expert_used = 2; hp.n_ff_exp = 256; hp.n_ff_shexp = 256;
     }
-  if (arch == LM_SYNTH_QWEN35)
+  const LmArchTraits *traits = lm_arch_traits ((LmArch) arch);
+  if (!traits->hybrid)
+    synth_attention_only (&hp, preset);
+  if (!traits->is_moe)
     hp.n_expert = hp.n_expert_used = hp.n_ff_exp = hp.n_ff_shexp = 0;
+  else if (!traits->shared_expert)
+    hp.n_ff_shexp = 0;
   return hp;
 }
 
@@ -61,7 +89,9 @@ is_full_attention (const LmSynthHparams *hp, uint32_t layer)
 
 /* ---- tensor list ---- */
 
-typedef enum { INIT_MATRIX, INIT_EMBD, INIT_NORM, INIT_SSM_A, INIT_DT_BIAS, INIT_CONV } InitKind;
+typedef enum {
+  INIT_MATRIX, INIT_EMBD, INIT_NORM, INIT_SSM_A, INIT_DT_BIAS, INIT_CONV, INIT_BIAS
+} InitKind;
 
 typedef struct {
   char name[64];
@@ -116,36 +146,49 @@ add (TensorList *list, InitKind init, const uint64_t ne[3], const char *fmt, ...
 #define NE(...) ((const uint64_t[3]) { __VA_ARGS__ })
 
 static void
-list_layer (TensorList *l, const LmSynthHparams *hp, bool moe, uint32_t i)
+list_attention (TensorList *l, const LmSynthHparams *hp, const LmArchTraits *tr, uint32_t i)
 {
-  uint64_t E = hp->n_embd;
-  add (l, INIT_NORM, NE (E), "blk.%u.attn_norm.weight", i);
-  add (l, INIT_NORM, NE (E), "blk.%u.post_attention_norm.weight", i);
-  if (is_full_attention (hp, i))
+  uint64_t E = hp->n_embd, hd = hp->head_dim;
+  uint64_t qd = hd * hp->n_head, kvd = hd * hp->n_head_kv;
+  add (l, INIT_MATRIX, NE (E, (tr->attn_gated ? 2 : 1) * qd), "blk.%u.attn_q.weight", i);
+  add (l, INIT_MATRIX, NE (E, kvd), "blk.%u.attn_k.weight", i);
+  add (l, INIT_MATRIX, NE (E, kvd), "blk.%u.attn_v.weight", i);
+  add (l, INIT_MATRIX, NE (qd, E), "blk.%u.attn_output.weight", i);
+  if (tr->attn_qkv_bias)
     {
-      uint64_t hd = hp->head_dim;
-      add (l, INIT_MATRIX, NE (E, 2 * hd * hp->n_head), "blk.%u.attn_q.weight", i);
-      add (l, INIT_MATRIX, NE (E, hd * hp->n_head_kv), "blk.%u.attn_k.weight", i);
-      add (l, INIT_MATRIX, NE (E, hd * hp->n_head_kv), "blk.%u.attn_v.weight", i);
-      add (l, INIT_MATRIX, NE (hd * hp->n_head, E), "blk.%u.attn_output.weight", i);
+      add (l, INIT_BIAS, NE (qd), "blk.%u.attn_q.bias", i);
+      add (l, INIT_BIAS, NE (kvd), "blk.%u.attn_k.bias", i);
+      add (l, INIT_BIAS, NE (kvd), "blk.%u.attn_v.bias", i);
+    }
+  if (tr->attn_qk_norm)
+    {
       add (l, INIT_NORM, NE (hd), "blk.%u.attn_q_norm.weight", i);
       add (l, INIT_NORM, NE (hd), "blk.%u.attn_k_norm.weight", i);
     }
-  else
-    {
-      uint64_t S = hp->ssm_state, key_dim = S * hp->ssm_groups, value_dim = S * hp->ssm_heads;
-      uint64_t conv_dim = 2 * key_dim + value_dim;
-      add (l, INIT_MATRIX, NE (E, conv_dim), "blk.%u.attn_qkv.weight", i);
-      add (l, INIT_MATRIX, NE (E, value_dim), "blk.%u.attn_gate.weight", i);
-      add (l, INIT_CONV, NE (hp->conv_kernel, conv_dim), "blk.%u.ssm_conv1d.weight", i);
-      add (l, INIT_DT_BIAS, NE (hp->ssm_heads), "blk.%u.ssm_dt.bias", i);
-      add (l, INIT_SSM_A, NE (hp->ssm_heads), "blk.%u.ssm_a", i);
-      add (l, INIT_MATRIX, NE (E, hp->ssm_heads), "blk.%u.ssm_alpha.weight", i);
-      add (l, INIT_MATRIX, NE (E, hp->ssm_heads), "blk.%u.ssm_beta.weight", i);
-      add (l, INIT_NORM, NE (S), "blk.%u.ssm_norm.weight", i);
-      add (l, INIT_MATRIX, NE (value_dim, E), "blk.%u.ssm_out.weight", i);
-    }
-  if (!moe)
+}
+
+static void
+list_deltanet (TensorList *l, const LmSynthHparams *hp, uint32_t i)
+{
+  uint64_t E = hp->n_embd;
+  uint64_t S = hp->ssm_state, key_dim = S * hp->ssm_groups, value_dim = S * hp->ssm_heads;
+  uint64_t conv_dim = 2 * key_dim + value_dim;
+  add (l, INIT_MATRIX, NE (E, conv_dim), "blk.%u.attn_qkv.weight", i);
+  add (l, INIT_MATRIX, NE (E, value_dim), "blk.%u.attn_gate.weight", i);
+  add (l, INIT_CONV, NE (hp->conv_kernel, conv_dim), "blk.%u.ssm_conv1d.weight", i);
+  add (l, INIT_DT_BIAS, NE (hp->ssm_heads), "blk.%u.ssm_dt.bias", i);
+  add (l, INIT_SSM_A, NE (hp->ssm_heads), "blk.%u.ssm_a", i);
+  add (l, INIT_MATRIX, NE (E, hp->ssm_heads), "blk.%u.ssm_alpha.weight", i);
+  add (l, INIT_MATRIX, NE (E, hp->ssm_heads), "blk.%u.ssm_beta.weight", i);
+  add (l, INIT_NORM, NE (S), "blk.%u.ssm_norm.weight", i);
+  add (l, INIT_MATRIX, NE (value_dim, E), "blk.%u.ssm_out.weight", i);
+}
+
+static void
+list_ffn (TensorList *l, const LmSynthHparams *hp, const LmArchTraits *tr, uint32_t i)
+{
+  uint64_t E = hp->n_embd;
+  if (!tr->is_moe)
     {
       add (l, INIT_MATRIX, NE (E, hp->n_ff), "blk.%u.ffn_gate.weight", i);
       add (l, INIT_MATRIX, NE (E, hp->n_ff), "blk.%u.ffn_up.weight", i);
@@ -157,20 +200,38 @@ list_layer (TensorList *l, const LmSynthHparams *hp, bool moe, uint32_t i)
   add (l, INIT_MATRIX, NE (E, hp->n_ff_exp, X), "blk.%u.ffn_gate_exps.weight", i);
   add (l, INIT_MATRIX, NE (E, hp->n_ff_exp, X), "blk.%u.ffn_up_exps.weight", i);
   add (l, INIT_MATRIX, NE (hp->n_ff_exp, E, X), "blk.%u.ffn_down_exps.weight", i);
+  if (!tr->shared_expert)
+    return;
   add (l, INIT_MATRIX, NE (E), "blk.%u.ffn_gate_inp_shexp.weight", i);
   add (l, INIT_MATRIX, NE (E, hp->n_ff_shexp), "blk.%u.ffn_gate_shexp.weight", i);
   add (l, INIT_MATRIX, NE (E, hp->n_ff_shexp), "blk.%u.ffn_up_shexp.weight", i);
   add (l, INIT_MATRIX, NE (hp->n_ff_shexp, E), "blk.%u.ffn_down_shexp.weight", i);
 }
 
+/* One layer, with llama.cpp's tensor names for its architecture (the FFN
+ * norm is post_attention_norm in qwen35 files, ffn_norm elsewhere). */
 static void
-list_tensors (TensorList *l, const LmSynthHparams *hp, bool moe)
+list_layer (TensorList *l, const LmSynthHparams *hp, const LmArchTraits *tr, uint32_t i)
+{
+  uint64_t E = hp->n_embd;
+  add (l, INIT_NORM, NE (E), "blk.%u.attn_norm.weight", i);
+  add (l, INIT_NORM, NE (E), tr->hybrid ? "blk.%u.post_attention_norm.weight"
+                                        : "blk.%u.ffn_norm.weight", i);
+  if (is_full_attention (hp, i))
+    list_attention (l, hp, tr, i);
+  else
+    list_deltanet (l, hp, i);
+  list_ffn (l, hp, tr, i);
+}
+
+static void
+list_tensors (TensorList *l, const LmSynthHparams *hp, const LmArchTraits *tr)
 {
   add (l, INIT_EMBD, NE (hp->n_embd, hp->n_vocab), "token_embd.weight");
   add (l, INIT_NORM, NE (hp->n_embd), "output_norm.weight");
   add (l, INIT_MATRIX, NE (hp->n_embd, hp->n_vocab), "output.weight");
   for (uint32_t i = 0; i < hp->n_layer; i++)
-    list_layer (l, hp, moe, i);
+    list_layer (l, hp, tr, i);
 }
 
 /* ---- storage types ---- */
@@ -219,7 +280,7 @@ lm_synth_tensor_type (LmSynthType type, const LmSynthHparams *hp, const char *na
                       uint64_t ne0, int layer)
 {
   bool keep_f32 = ends_with (name, "_norm.weight") || ends_with (name, ".ssm_a")
-                  || ends_with (name, "ssm_dt.bias") || ends_with (name, "ssm_conv1d.weight")
+                  || ends_with (name, ".bias") || ends_with (name, "ssm_conv1d.weight")
                   || ends_with (name, "ffn_gate_inp.weight")
                   || ends_with (name, "ffn_gate_inp_shexp.weight");
   if (keep_f32 || type == LM_SYNTH_F32)
@@ -519,8 +580,10 @@ copy_vocab (GgufWriter *w, const GgufFile *src, uint32_t n_vocab, char **error_o
 /* ---- metadata ---- */
 
 static LmStatus
-write_hparams (GgufWriter *w, const char *arch, const LmSynthHparams *hp, bool moe)
+write_hparams (GgufWriter *w, const LmArchTraits *tr, const LmSynthHparams *hp)
 {
+  const char *arch = tr->name;
+  bool moe = tr->is_moe;
   LmStatus st = LM_OK;
   char key[128];
 #define ARCH_U32(suffix, value) \
@@ -539,21 +602,25 @@ write_hparams (GgufWriter *w, const char *arch, const LmSynthHparams *hp, bool m
   ARCH_F32 ("attention.layer_norm_rms_epsilon", hp->rms_eps);
   ARCH_F32 ("rope.freq_base", hp->rope_base);
   ARCH_U32 ("rope.dimension_count", hp->n_rot);
-  static const int32_t sections[4] = { 11, 11, 10, 0 };
-  snprintf (key, sizeof key, "%s.rope.dimension_sections", arch);
-  TRY (gguf_writer_add_array (w, key, GGUF_TYPE_INT32, sections, 4));
-  ARCH_U32 ("full_attention_interval", hp->full_attn_interval);
-  ARCH_U32 ("ssm.conv_kernel", hp->conv_kernel);
-  ARCH_U32 ("ssm.state_size", hp->ssm_state);
-  ARCH_U32 ("ssm.group_count", hp->ssm_groups);
-  ARCH_U32 ("ssm.time_step_rank", hp->ssm_heads);
-  ARCH_U32 ("ssm.inner_size", hp->ssm_state * hp->ssm_heads);
+  if (tr->hybrid)
+    {
+      static const int32_t sections[4] = { 11, 11, 10, 0 };
+      snprintf (key, sizeof key, "%s.rope.dimension_sections", arch);
+      TRY (gguf_writer_add_array (w, key, GGUF_TYPE_INT32, sections, 4));
+      ARCH_U32 ("full_attention_interval", hp->full_attn_interval);
+      ARCH_U32 ("ssm.conv_kernel", hp->conv_kernel);
+      ARCH_U32 ("ssm.state_size", hp->ssm_state);
+      ARCH_U32 ("ssm.group_count", hp->ssm_groups);
+      ARCH_U32 ("ssm.time_step_rank", hp->ssm_heads);
+      ARCH_U32 ("ssm.inner_size", hp->ssm_state * hp->ssm_heads);
+    }
   if (moe)
     {
       ARCH_U32 ("expert_count", hp->n_expert);
       ARCH_U32 ("expert_used_count", hp->n_expert_used);
       ARCH_U32 ("expert_feed_forward_length", hp->n_ff_exp);
-      ARCH_U32 ("expert_shared_feed_forward_length", hp->n_ff_shexp);
+      if (tr->shared_expert)
+        ARCH_U32 ("expert_shared_feed_forward_length", hp->n_ff_shexp);
     }
 #undef ARCH_U32
 #undef ARCH_F32
@@ -598,6 +665,7 @@ fill_row (const SynthTensor *t, uint64_t tensor_seed, uint64_t row, float *out)
         case INIT_NORM: out[i] = 1.0f + 0.1f * u; break;
         case INIT_SSM_A: out[i] = -expf (1.35f + 1.35f * u); break;   /* -exp(A_log), A_log in [0, 2.7] */
         case INIT_DT_BIAS: out[i] = 0.5f * u; break;
+        case INIT_BIAS: out[i] = 0.2f * u; break;
         case INIT_CONV: out[i] = u / sqrtf ((float) n); break;
         }
     }
@@ -711,16 +779,18 @@ static LmStatus
 synth_prepare (Synth *s, const LmSynthOptions *o, char **error_out)
 {
   memset (s, 0, sizeof *s);
-  bool moe = o->arch == LM_SYNTH_QWEN35MOE;
-  if (o->preset == LM_SYNTH_FULL && !moe)
+  const LmArchTraits *tr = lm_arch_traits ((LmArch) o->arch);
+  if (tr == NULL)
+    return lm_io_fail (error_out, LM_ERR_INVALID_ARGUMENT, "unknown architecture %d", (int) o->arch);
+  if (o->preset == LM_SYNTH_FULL && !tr->is_moe)
     return lm_io_fail (error_out, LM_ERR_UNSUPPORTED,
-                       "the full preset is Qwen3.5-35B-A3B, a qwen35moe model: "
-                       "there is no dense qwen35 model of that shape");
-  const char *arch = moe ? "qwen35moe" : "qwen35";
+                       "the full preset is Qwen3.5-35B-A3B (qwen35moe) or Qwen3-30B-A3B "
+                       "(qwen3moe): there is no dense %s model of that shape", tr->name);
+  const char *arch = tr->name;
   s->hp = lm_synth_hparams (o->arch, o->preset);
   if (o->n_layer > 0)
     s->hp.n_layer = o->n_layer;
-  list_tensors (&s->list, &s->hp, moe);
+  list_tensors (&s->list, &s->hp, tr);
   s->w = gguf_writer_new ();
   LmStatus st = s->list.oom || s->w == NULL ? LM_ERR_NO_MEMORY : LM_OK;
   static const char *const preset_names[] = { "tiny", "bench", "full" };
@@ -732,7 +802,7 @@ synth_prepare (Synth *s, const LmSynthOptions *o, char **error_out)
   TRY (gguf_writer_add_u32 (s->w, "general.file_type", file_type_code (o->type)));
   if (o->type == LM_SYNTH_Q8_0 || o->type == LM_SYNTH_Q4_K_M)
     TRY (gguf_writer_add_u32 (s->w, "general.quantization_version", 2));
-  TRY (write_hparams (s->w, arch, &s->hp, moe));
+  TRY (write_hparams (s->w, tr, &s->hp));
   if (st == LM_OK && o->vocab_from)
     st = copy_vocab (s->w, o->vocab_from, s->hp.n_vocab, error_out);
   else if (st == LM_OK)

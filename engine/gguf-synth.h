@@ -25,7 +25,12 @@
 extern "C" {
 #endif
 
-typedef enum { LM_SYNTH_QWEN35, LM_SYNTH_QWEN35MOE } LmSynthArch;
+/* The same values as LmArch. */
+typedef enum {
+  LM_SYNTH_QWEN35 = LM_ARCH_QWEN35, LM_SYNTH_QWEN35MOE = LM_ARCH_QWEN35MOE,
+  LM_SYNTH_QWEN2 = LM_ARCH_QWEN2, LM_SYNTH_QWEN3 = LM_ARCH_QWEN3,
+  LM_SYNTH_QWEN3MOE = LM_ARCH_QWEN3MOE,
+} LmSynthArch;
 typedef enum { LM_SYNTH_TINY, LM_SYNTH_BENCH, LM_SYNTH_FULL } LmSynthPreset;
 typedef enum { LM_SYNTH_F32, LM_SYNTH_F16, LM_SYNTH_Q8_0, LM_SYNTH_Q4_K_M } LmSynthType;
 
@@ -33,9 +38,9 @@ typedef struct {
   uint32_t n_vocab, n_embd, n_layer, n_ctx;
   uint32_t n_head, n_head_kv, head_dim, n_rot;
   uint32_t ssm_state, ssm_groups, ssm_heads, conv_kernel;   /* S, Hk, Hv, K */
-  uint32_t n_ff;                                            /* qwen35 */
-  uint32_t n_expert, n_expert_used, n_ff_exp, n_ff_shexp;   /* qwen35moe */
-  uint32_t full_attn_interval;
+  uint32_t n_ff;                                            /* dense */
+  uint32_t n_expert, n_expert_used, n_ff_exp, n_ff_shexp;   /* MoE; shexp 0: none */
+  uint32_t full_attn_interval;                              /* 1: no DeltaNet layers */
   float rope_base, rms_eps;
 } LmSynthHparams;
 
@@ -88,7 +93,12 @@ typedef struct {
  * 64 rotary, linear 16 key / 32 value heads of 128, 256 experts top-8 of 512,
  * shared expert 512, dense FFN 6144, vocab 248320) with 4 layers (3 linear, 1 full).
  * full: the same with all 40 layers of Qwen3.5-35B-A3B (30 linear, 10 full;
- * its MTP block left out); qwen35moe only. */
+ * its MTP block left out).
+ * qwen2, qwen3, qwen3moe have only attention layers with full rotary
+ * embedding (tiny: the same sizes otherwise; bench and full: Qwen3-30B-A3B's
+ * shapes, E 2048, 32/4 heads of 128, 128 experts top-8 of 768, vocab 151936,
+ * dense FFN 6144, 4 resp. 48 layers). The full preset exists for the MoE
+ * architectures only. */
 LmSynthHparams lm_synth_hparams (LmSynthArch arch, LmSynthPreset preset);
 
 /* Storage type of tensor @name (row length @ne0, in layer @layer or -1) for

@@ -74,10 +74,20 @@ double lm_time_ms (void);
 /* ------------------------------------------------------------------------ */
 /* Models                                                                     */
 
+/* The architectures the runtime runs, by their GGUF general.architecture.
+ * One forward pass serves all of them: what differs is in LmModelInfo's
+ * feature flags below, not in a copy of the layer loop per architecture. */
 typedef enum {
-  LM_ARCH_QWEN35 = 0,     /* dense SwiGLU FFN */
-  LM_ARCH_QWEN35MOE = 1,  /* routed experts + shared expert */
+  LM_ARCH_QWEN35 = 0,     /* "qwen35": hybrid DeltaNet + gated attention, dense SwiGLU */
+  LM_ARCH_QWEN35MOE = 1,  /* "qwen35moe": the same with routed experts + shared expert */
+  LM_ARCH_QWEN2 = 2,      /* "qwen2": Qwen2 / Qwen2.5, attention with q/k/v bias */
+  LM_ARCH_QWEN3 = 3,      /* "qwen3": attention with per-head q/k RMSNorm, no bias */
+  LM_ARCH_QWEN3MOE = 4,   /* "qwen3moe": qwen3 attention, routed experts, no shared expert */
+  LM_N_ARCHS
 } LmArch;
+
+/* The GGUF name of @arch ("qwen2", "qwen35moe", ...); "unknown" out of range. */
+const char *lm_arch_name (LmArch arch);
 
 #define LM_MAX_LAYERS 256
 
@@ -95,9 +105,17 @@ typedef struct {
   uint32_t ssm_state;          /* S: linear-attention head dim */
   uint32_t ssm_groups;         /* Hk: key heads */
   uint32_t ssm_heads;          /* Hv: value heads */
-  uint32_t n_ff;               /* dense FFN width (qwen35) */
-  uint32_t n_expert, n_expert_used, n_ff_exp, n_ff_shexp;  /* qwen35moe */
+  uint32_t n_ff;               /* dense FFN width (dense architectures) */
+  uint32_t n_expert, n_expert_used, n_ff_exp;  /* MoE; 0 when dense */
+  uint32_t n_ff_shexp;         /* shared expert width; 0 when there is none */
   bool tied_embeddings;        /* LM head is token_embd.weight */
+  /* What the layers contain (set from the architecture, checked against the
+   * tensors when the model loads). */
+  bool hybrid;                 /* some layers are Gated DeltaNet (is_linear) */
+  bool attn_gated;             /* attn_q also yields a sigmoid output gate per head */
+  bool attn_qk_norm;           /* per-head RMSNorm of q and k before RoPE */
+  bool attn_qkv_bias;          /* q, k and v projections add a bias */
+  bool is_moe;                 /* routed experts instead of a dense FFN */
   bool is_linear[LM_MAX_LAYERS];  /* layer il is Gated DeltaNet (else full attention) */
 } LmModelInfo;
 

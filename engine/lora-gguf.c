@@ -35,7 +35,7 @@ check_header (const LmModel *model, const GgufFile *g, const char *path, char **
     return lm_fail (error_out, LM_ERR_FORMAT, "%s: general.type is not 'adapter'", path);
   if (gguf_get_string (g, "adapter.type", &s) && !(s.len == 4 && memcmp (s.data, "lora", 4) == 0))
     return lm_fail (error_out, LM_ERR_UNSUPPORTED, "%s: adapter.type is not 'lora'", path);
-  const char *arch = model->info.arch == LM_ARCH_QWEN35 ? "qwen35" : "qwen35moe";
+  const char *arch = lm_arch_name (model->info.arch);
   if (gguf_get_string (g, "general.architecture", &s) &&
       !(s.len == strlen (arch) && memcmp (s.data, arch, s.len) == 0))
     return lm_fail (error_out, LM_ERR_SHAPE, "%s: adapter is for architecture '%.*s', the model is %s",

@@ -1,4 +1,5 @@
-/* model-hparams.c: Qwen3.5 hyper-parameters from GGUF metadata (FORMAT.md §1).
+/* model-hparams.c: hyper-parameters of the Qwen architectures from GGUF metadata
+ * (FORMAT.md §1).
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <stdio.h>
 #include <string.h>
@@ -153,29 +154,105 @@ read_layer_pattern (const Reader *r, LmModelInfo *info)
   return LM_OK;
 }
 
-static LmStatus
-read_arch (const GgufFile *gguf, LmModelInfo *info, const char **arch, char **error_out)
+/* What each architecture's layers contain: the forward pass reads these
+ * flags, never the architecture itself. */
+typedef LmArchTraits ArchTraits;
+
+static const ArchTraits arch_traits[] = {
+  { "qwen35", LM_ARCH_QWEN35, true, true, true, false, false, false },
+  { "qwen35moe", LM_ARCH_QWEN35MOE, true, true, true, false, true, true },
+  { "qwen2", LM_ARCH_QWEN2, false, false, false, true, false, false },
+  { "qwen3", LM_ARCH_QWEN3, false, false, true, false, false, false },
+  { "qwen3moe", LM_ARCH_QWEN3MOE, false, false, true, false, true, false },
+};
+
+#define N_ARCH_TRAITS (sizeof arch_traits / sizeof arch_traits[0])
+
+const LmArchTraits *
+lm_arch_traits (LmArch arch)
+{
+  for (size_t i = 0; i < N_ARCH_TRAITS; i++)
+    if (arch_traits[i].arch == arch)
+      return &arch_traits[i];
+  return NULL;
+}
+
+const char *
+lm_arch_name (LmArch arch)
+{
+  const LmArchTraits *t = lm_arch_traits (arch);
+  return t != NULL ? t->name : "unknown";
+}
+
+static const ArchTraits *
+read_arch (const GgufFile *gguf, LmModelInfo *info, char **error_out)
 {
   GgufString s;
   if (!gguf_get_string (gguf, "general.architecture", &s))
-    return lm_fail (error_out, LM_ERR_FORMAT, "general.architecture is missing");
-  if (s.len == 6 && memcmp (s.data, "qwen35", 6) == 0)
     {
-      info->arch = LM_ARCH_QWEN35;
-      *arch = "qwen35";
+      lm_fail (error_out, LM_ERR_FORMAT, "general.architecture is missing");
+      return NULL;
     }
-  else if (s.len == 9 && memcmp (s.data, "qwen35moe", 9) == 0)
-    {
-      info->arch = LM_ARCH_QWEN35MOE;
-      *arch = "qwen35moe";
-    }
-  else
-    return lm_fail (error_out, LM_ERR_UNSUPPORTED, "architecture '%.*s' is not qwen35 or qwen35moe",
-                    (int) (s.len > 64 ? 64 : s.len), s.data);
+  for (size_t i = 0; i < N_ARCH_TRAITS; i++)
+    if (gguf_string_eq (s, arch_traits[i].name))
+      {
+        const ArchTraits *t = &arch_traits[i];
+        info->arch = t->arch;
+        info->hybrid = t->hybrid;
+        info->attn_gated = t->attn_gated;
+        info->attn_qk_norm = t->attn_qk_norm;
+        info->attn_qkv_bias = t->attn_qkv_bias;
+        info->is_moe = t->is_moe;
+        return t;
+      }
+  lm_fail (error_out, LM_ERR_UNSUPPORTED,
+           "architecture '%.*s' is not supported (qwen2, qwen3, qwen3moe, qwen35, qwen35moe are)",
+           (int) (s.len > 64 ? 64 : s.len), s.data);
+  return NULL;
+}
+
+/* Reads the rotary embedding; scaled variants (YaRN, linear) change every
+ * angle and are refused rather than run wrong. */
+static LmStatus
+read_rope (const Reader *r, LmModelInfo *info)
+{
+  char key[256];
+  make_key (key, sizeof key, r, "rope.scaling.type");
+  GgufString type;
+  if (gguf_get_string (r->gguf, key, &type) && !gguf_string_eq (type, "none"))
+    return lm_fail (r->error_out, LM_ERR_UNSUPPORTED, "rope scaling '%.*s' is not supported",
+                    (int) (type.len > 32 ? 32 : type.len), type.data);
+  LmStatus st;
+  if ((st = get_u32 (r, "rope.dimension_count", false, info->head_dim, &info->n_rot)) ||
+      (st = get_f32 (r, "rope.freq_base", 10000.0f, &info->rope_base)))
+    return st;
   return LM_OK;
 }
 
-/* Reads the attention and linear-attention sizes. */
+/* Reads the linear-attention (Gated DeltaNet) sizes of hybrid models. */
+static LmStatus
+read_ssm (const Reader *r, LmModelInfo *info)
+{
+  LmStatus st;
+  if ((st = get_u32 (r, "ssm.conv_kernel", true, 0, &info->ssm_conv_kernel)) ||
+      (st = get_u32 (r, "ssm.state_size", true, 0, &info->ssm_state)) ||
+      (st = get_u32 (r, "ssm.group_count", true, 0, &info->ssm_groups)) ||
+      (st = get_u32 (r, "ssm.time_step_rank", true, 0, &info->ssm_heads)))
+    return st;
+  if (info->ssm_groups == 0 || info->ssm_heads % info->ssm_groups != 0 ||
+      info->ssm_state == 0 || info->ssm_state > 1024 || info->ssm_conv_kernel == 0 ||
+      info->ssm_conv_kernel > 64)
+    return lm_fail (r->error_out, LM_ERR_FORMAT, "linear-attention sizes (S %u, Hk %u, Hv %u, K %u) are invalid",
+                    info->ssm_state, info->ssm_groups, info->ssm_heads, info->ssm_conv_kernel);
+  uint32_t inner;
+  if ((st = get_u32 (r, "ssm.inner_size", false, info->ssm_state * info->ssm_heads, &inner)))
+    return st;
+  if (inner != info->ssm_state * info->ssm_heads)
+    return lm_fail (r->error_out, LM_ERR_FORMAT, "ssm.inner_size %u != state_size * time_step_rank", inner);
+  return LM_OK;
+}
+
+/* Reads the attention sizes, and for hybrid models the linear-attention ones. */
 static LmStatus
 read_mixer (const Reader *r, LmModelInfo *info)
 {
@@ -190,43 +267,32 @@ read_mixer (const Reader *r, LmModelInfo *info)
   if ((st = get_u32 (r, "attention.key_length", false, info->n_embd / info->n_head,
                      &info->head_dim)) ||
       (st = get_u32 (r, "attention.value_length", false, info->head_dim, &value_length)) ||
-      (st = get_u32 (r, "rope.dimension_count", false, info->head_dim, &info->n_rot)) ||
-      (st = get_f32 (r, "rope.freq_base", 10000.0f, &info->rope_base)) ||
-      (st = get_f32 (r, "attention.layer_norm_rms_epsilon", 1e-6f, &info->rms_eps)) ||
-      (st = get_u32 (r, "ssm.conv_kernel", true, 0, &info->ssm_conv_kernel)) ||
-      (st = get_u32 (r, "ssm.state_size", true, 0, &info->ssm_state)) ||
-      (st = get_u32 (r, "ssm.group_count", true, 0, &info->ssm_groups)) ||
-      (st = get_u32 (r, "ssm.time_step_rank", true, 0, &info->ssm_heads)))
+      (st = read_rope (r, info)) ||
+      (st = get_f32 (r, "attention.layer_norm_rms_epsilon", 1e-6f, &info->rms_eps)))
     return st;
   if (value_length != info->head_dim || info->head_dim == 0 || info->head_dim > 1024 ||
       info->n_rot > info->head_dim || info->n_rot % 2 != 0)
     return lm_fail (r->error_out, LM_ERR_FORMAT, "attention head dims (key %u, value %u, rope %u) are invalid",
                     info->head_dim, value_length, info->n_rot);
-  if (info->ssm_groups == 0 || info->ssm_heads % info->ssm_groups != 0 ||
-      info->ssm_state == 0 || info->ssm_state > 1024 || info->ssm_conv_kernel == 0 ||
-      info->ssm_conv_kernel > 64)
-    return lm_fail (r->error_out, LM_ERR_FORMAT, "linear-attention sizes (S %u, Hk %u, Hv %u, K %u) are invalid",
-                    info->ssm_state, info->ssm_groups, info->ssm_heads, info->ssm_conv_kernel);
-  uint32_t inner;
-  if ((st = get_u32 (r, "ssm.inner_size", false, info->ssm_state * info->ssm_heads, &inner)))
+  if (info->hybrid && (st = read_ssm (r, info)))
     return st;
-  if (inner != info->ssm_state * info->ssm_heads)
-    return lm_fail (r->error_out, LM_ERR_FORMAT, "ssm.inner_size %u != state_size * time_step_rank", inner);
   return read_rope_sections (r, info);
 }
 
 static LmStatus
-read_ffn (const Reader *r, LmModelInfo *info)
+read_ffn (const Reader *r, const ArchTraits *traits, LmModelInfo *info)
 {
   LmStatus st;
-  if (info->arch == LM_ARCH_QWEN35)
+  if (!traits->is_moe)
     return get_u32 (r, "feed_forward_length", true, 0, &info->n_ff);
   if ((st = get_u32 (r, "expert_count", true, 0, &info->n_expert)) ||
       (st = get_u32 (r, "expert_used_count", true, 0, &info->n_expert_used)) ||
       (st = get_u32 (r, "expert_feed_forward_length", true, 0, &info->n_ff_exp)) ||
-      (st = get_u32 (r, "expert_shared_feed_forward_length", false, info->n_ff_exp,
-                     &info->n_ff_shexp)))
+      (st = get_u32 (r, "expert_shared_feed_forward_length", false,
+                     traits->shared_expert ? info->n_ff_exp : 0, &info->n_ff_shexp)))
     return st;
+  if (traits->shared_expert && info->n_ff_shexp == 0)
+    return lm_fail (r->error_out, LM_ERR_FORMAT, "expert_shared_feed_forward_length is 0");
   if (info->n_expert == 0 || info->n_expert_used == 0 || info->n_expert_used > info->n_expert ||
       info->n_expert > 4096)
     return lm_fail (r->error_out, LM_ERR_FORMAT, "expert counts %u / %u are invalid",
@@ -238,10 +304,11 @@ LmStatus
 lm_read_hparams (const GgufFile *gguf, LmModelInfo *info, char **error_out)
 {
   memset (info, 0, sizeof *info);
-  Reader r = { gguf, NULL, error_out };
-  LmStatus st = read_arch (gguf, info, &r.arch, error_out);
-  if (st != LM_OK)
-    return st;
+  const ArchTraits *traits = read_arch (gguf, info, error_out);
+  if (traits == NULL)
+    return gguf_find_key (gguf, "general.architecture") >= 0 ? LM_ERR_UNSUPPORTED : LM_ERR_FORMAT;
+  Reader r = { gguf, traits->name, error_out };
+  LmStatus st;
   uint32_t block_count, nextn;
   if ((st = get_u32 (&r, "embedding_length", true, 0, &info->n_embd)) ||
       (st = get_u32 (&r, "block_count", true, 0, &block_count)) ||
@@ -253,7 +320,8 @@ lm_read_hparams (const GgufFile *gguf, LmModelInfo *info, char **error_out)
   info->n_layer = block_count - nextn;
   if (info->n_embd == 0 || info->n_embd > 65536)
     return lm_fail (error_out, LM_ERR_FORMAT, "embedding_length %u is invalid", info->n_embd);
-  if ((st = read_mixer (&r, info)) || (st = read_ffn (&r, info)))
+  if ((st = read_mixer (&r, info)) || (st = read_ffn (&r, traits, info)))
     return st;
-  return read_layer_pattern (&r, info);
+  /* Only hybrid models have linear-attention layers (is_linear stays false). */
+  return info->hybrid ? read_layer_pattern (&r, info) : LM_OK;
 }

@@ -20,9 +20,10 @@ typedef struct {
   bool is_linear;
   uint32_t state_index;   /* index among linear (or full) layers */
   const float *attn_norm, *post_norm;
-  /* full attention */
+  /* full attention; the norms and biases are NULL where the architecture has none */
   LmWeight wq, wk, wv, wo;
   const float *q_norm, *k_norm;
+  const float *bq, *bk, *bv;
   /* Gated DeltaNet */
   LmWeight wqkv, wgate, walpha, wbeta, wssm_out;
   const float *conv;      /* [conv_dim][K] */
@@ -31,7 +32,7 @@ typedef struct {
   LmWeight ffn_gate, ffn_up, ffn_down;
   /* MoE */
   LmWeight router, exp_gate, exp_up, exp_down;
-  const float *shexp_gate_inp;
+  const float *shexp_gate_inp;   /* NULL (and sh_* unbound) without a shared expert */
   LmWeight sh_gate, sh_up, sh_down;
 } LmLayer;
 
@@ -49,6 +50,14 @@ struct LmModel {
   struct LmGpuModel *gpu;
   pthread_mutex_t gpu_lock;
 };
+
+/* Floats per token of attn_q's output: each head's query, followed by its
+ * output gate in gated attention. */
+static inline uint32_t
+lm_q_stride (const LmModelInfo *info)
+{
+  return (info->attn_gated ? 2 : 1) * info->head_dim;
+}
 
 /* Derived sizes of the linear-attention layers. */
 static inline uint32_t

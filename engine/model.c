@@ -1,4 +1,4 @@
-/* model.c: loading a Qwen3.5 GGUF and binding every tensor the forward pass uses.
+/* model.c: loading a Qwen GGUF and binding every tensor the forward pass uses.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <stdarg.h>
 #include <stdio.h>
@@ -97,13 +97,21 @@ bind_full_attention (const Binder *b, LmLayer *l)
 {
   const LmModelInfo *in = &b->model->info;
   uint32_t E = in->n_embd, hd = in->head_dim;
+  uint32_t qd = hd * in->n_head, kvd = hd * in->n_head_kv;
   LmStatus st;
-  if ((st = bind_matrix (b, "blk.attn_q.weight", E, 2 * hd * in->n_head, 1, true, &l->wq)) ||
-      (st = bind_matrix (b, "blk.attn_k.weight", E, hd * in->n_head_kv, 1, true, &l->wk)) ||
-      (st = bind_matrix (b, "blk.attn_v.weight", E, hd * in->n_head_kv, 1, true, &l->wv)) ||
-      (st = bind_matrix (b, "blk.attn_output.weight", hd * in->n_head, E, 1, true, &l->wo)) ||
-      (st = bind_f32 (b, "blk.attn_q_norm.weight", hd, &l->q_norm)) ||
-      (st = bind_f32 (b, "blk.attn_k_norm.weight", hd, &l->k_norm)))
+  if ((st = bind_matrix (b, "blk.attn_q.weight", E, lm_q_stride (in) * in->n_head, 1, true, &l->wq)) ||
+      (st = bind_matrix (b, "blk.attn_k.weight", E, kvd, 1, true, &l->wk)) ||
+      (st = bind_matrix (b, "blk.attn_v.weight", E, kvd, 1, true, &l->wv)) ||
+      (st = bind_matrix (b, "blk.attn_output.weight", qd, E, 1, true, &l->wo)))
+    return st;
+  if (in->attn_qk_norm &&
+      ((st = bind_f32 (b, "blk.attn_q_norm.weight", hd, &l->q_norm)) ||
+       (st = bind_f32 (b, "blk.attn_k_norm.weight", hd, &l->k_norm))))
+    return st;
+  if (in->attn_qkv_bias &&
+      ((st = bind_f32 (b, "blk.attn_q.bias", qd, &l->bq)) ||
+       (st = bind_f32 (b, "blk.attn_k.bias", kvd, &l->bk)) ||
+       (st = bind_f32 (b, "blk.attn_v.bias", kvd, &l->bv))))
     return st;
   return LM_OK;
 }
@@ -129,12 +137,26 @@ bind_linear_attention (const Binder *b, LmLayer *l)
 }
 
 static LmStatus
+bind_shared_expert (const Binder *b, LmLayer *l)
+{
+  const LmModelInfo *in = &b->model->info;
+  uint32_t E = in->n_embd, ns = in->n_ff_shexp;
+  LmStatus st;
+  if ((st = bind_f32 (b, "blk.ffn_gate_inp_shexp.weight", E, &l->shexp_gate_inp)) ||
+      (st = bind_matrix (b, "blk.ffn_gate_shexp.weight", E, ns, 1, true, &l->sh_gate)) ||
+      (st = bind_matrix (b, "blk.ffn_up_shexp.weight", E, ns, 1, true, &l->sh_up)) ||
+      (st = bind_matrix (b, "blk.ffn_down_shexp.weight", ns, E, 1, true, &l->sh_down)))
+    return st;
+  return LM_OK;
+}
+
+static LmStatus
 bind_ffn (const Binder *b, LmLayer *l)
 {
   const LmModelInfo *in = &b->model->info;
   uint32_t E = in->n_embd;
   LmStatus st;
-  if (in->arch == LM_ARCH_QWEN35)
+  if (!in->is_moe)
     {
       if ((st = bind_matrix (b, "blk.ffn_gate.weight", E, in->n_ff, 1, true, &l->ffn_gate)) ||
           (st = bind_matrix (b, "blk.ffn_up.weight", E, in->n_ff, 1, true, &l->ffn_up)) ||
@@ -142,17 +164,24 @@ bind_ffn (const Binder *b, LmLayer *l)
         return st;
       return LM_OK;
     }
-  uint32_t ne = in->n_expert, nf = in->n_ff_exp, ns = in->n_ff_shexp;
+  uint32_t ne = in->n_expert, nf = in->n_ff_exp;
   if ((st = bind_matrix (b, "blk.ffn_gate_inp.weight", E, ne, 1, true, &l->router)) ||
       (st = bind_matrix (b, "blk.ffn_gate_exps.weight", E, nf, ne, true, &l->exp_gate)) ||
       (st = bind_matrix (b, "blk.ffn_up_exps.weight", E, nf, ne, true, &l->exp_up)) ||
-      (st = bind_matrix (b, "blk.ffn_down_exps.weight", nf, E, ne, true, &l->exp_down)) ||
-      (st = bind_f32 (b, "blk.ffn_gate_inp_shexp.weight", E, &l->shexp_gate_inp)) ||
-      (st = bind_matrix (b, "blk.ffn_gate_shexp.weight", E, ns, 1, true, &l->sh_gate)) ||
-      (st = bind_matrix (b, "blk.ffn_up_shexp.weight", E, ns, 1, true, &l->sh_up)) ||
-      (st = bind_matrix (b, "blk.ffn_down_shexp.weight", ns, E, 1, true, &l->sh_down)))
+      (st = bind_matrix (b, "blk.ffn_down_exps.weight", nf, E, ne, true, &l->exp_down)))
     return st;
-  return LM_OK;
+  return in->n_ff_shexp > 0 ? bind_shared_expert (b, l) : LM_OK;
+}
+
+/* The norm before the FFN: qwen35 files name it post_attention_norm, the
+ * other architectures ffn_norm (llama.cpp's names for the same tensor). */
+static LmStatus
+bind_ffn_norm (const Binder *b, LmLayer *l)
+{
+  char name[128];
+  const char *stem = find_tensor (b, "blk.post_attention_norm.weight", name, sizeof name)
+                     ? "blk.post_attention_norm.weight" : "blk.ffn_norm.weight";
+  return bind_f32 (b, stem, b->model->info.n_embd, &l->post_norm);
 }
 
 static LmStatus
@@ -169,7 +198,7 @@ bind_layers (LmModel *m, char **error_out)
       l->is_linear = m->info.is_linear[il];
       l->state_index = l->is_linear ? m->n_linear++ : m->n_full++;
       if ((st = bind_f32 (&b, "blk.attn_norm.weight", m->info.n_embd, &l->attn_norm)) ||
-          (st = bind_f32 (&b, "blk.post_attention_norm.weight", m->info.n_embd, &l->post_norm)) ||
+          (st = bind_ffn_norm (&b, l)) ||
           (st = l->is_linear ? bind_linear_attention (&b, l) : bind_full_attention (&b, l)) ||
           (st = bind_ffn (&b, l)))
         return st;

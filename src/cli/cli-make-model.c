@@ -68,17 +68,22 @@ print_plan (const LmSynthOptions *o, const LmSynthPlan *plan, const char *arch,
   uint32_t n_full = 0;
   for (uint32_t i = 0; i < hp->n_layer; i++)
     n_full += (i + 1) % hp->full_attn_interval == 0;
+  bool hybrid = n_full < hp->n_layer;
   printf ("model:        %s, preset %s, %s\n", arch, preset, type);
   printf ("layers:       %u (%u Gated DeltaNet, %u full attention)\n", hp->n_layer,
           hp->n_layer - n_full, n_full);
   printf ("embedding:    %u, vocabulary %u\n", hp->n_embd, hp->n_vocab);
   printf ("attention:    %u query / %u KV heads of %u, %u rotary, rope base %.0f\n", hp->n_head,
           hp->n_head_kv, hp->head_dim, hp->n_rot, hp->rope_base);
-  printf ("deltanet:     %u key / %u value heads of %u, conv kernel %u\n", hp->ssm_groups,
-          hp->ssm_heads, hp->ssm_state, hp->conv_kernel);
-  if (o->arch == LM_SYNTH_QWEN35MOE)
+  if (hybrid)
+    printf ("deltanet:     %u key / %u value heads of %u, conv kernel %u\n", hp->ssm_groups,
+            hp->ssm_heads, hp->ssm_state, hp->conv_kernel);
+  if (hp->n_expert > 0 && hp->n_ff_shexp > 0)
     printf ("experts:      %u of width %u, %u routed + 1 shared of width %u per token\n",
             hp->n_expert, hp->n_ff_exp, hp->n_expert_used, hp->n_ff_shexp);
+  else if (hp->n_expert > 0)
+    printf ("experts:      %u of width %u, %u routed per token\n", hp->n_expert, hp->n_ff_exp,
+            hp->n_expert_used);
   else
     printf ("ffn:          dense, width %u\n", hp->n_ff);
   printf ("tensors:      %zu\n", plan->n_tensors);
@@ -118,9 +123,10 @@ cli_make_model (int argc, char **argv)
   int threads = 0, layers = 0;
   gboolean dry_run = FALSE, force = FALSE;
   GOptionEntry entries[] = {
-    { "arch", 0, 0, G_OPTION_ARG_STRING, &arch, "qwen35 or qwen35moe", "ARCH" },
+    { "arch", 0, 0, G_OPTION_ARG_STRING, &arch, "qwen35, qwen35moe, qwen2, qwen3 or qwen3moe", "ARCH" },
     { "preset", 0, 0, G_OPTION_ARG_STRING, &preset,
-      "tiny, bench (35B-A3B layers, 4 of them) or full (35B-A3B, all 40 layers)", "PRESET" },
+      "tiny, bench (4 layers of the full model) or full (Qwen3.5-35B-A3B or Qwen3-30B-A3B)",
+      "PRESET" },
     { "type", 0, 0, G_OPTION_ARG_STRING, &type, "f32, f16, q8_0 or q4_k_m", "TYPE" },
     { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Output GGUF file", "FILE" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &seed, "Random seed (default 0)", "S" },
@@ -143,14 +149,15 @@ cli_make_model (int argc, char **argv)
       fprintf (stderr, "tensafe-cli make-model: %s\n", error->message);
       return 2;
     }
-  static const char *const archs[] = { "qwen35", "qwen35moe" };
+  /* in LmSynthArch order */
+  static const char *const archs[] = { "qwen35", "qwen35moe", "qwen2", "qwen3", "qwen3moe" };
   static const char *const presets[] = { "tiny", "bench", "full" };
   static const char *const types[] = { "f32", "f16", "q8_0", "q4_k_m" };
   int a, p, t;
-  if (!pick (arch, archs, 2, &a) || !pick (preset, presets, 3, &p) || !pick (type, types, 4, &t)
+  if (!pick (arch, archs, G_N_ELEMENTS (archs), &a) || !pick (preset, presets, 3, &p) || !pick (type, types, 4, &t)
       || (out == NULL && !dry_run) || argc != 1 || layers < 0)
     {
-      fprintf (stderr, "Usage: tensafe-cli make-model --arch qwen35|qwen35moe "
+      fprintf (stderr, "Usage: tensafe-cli make-model --arch qwen35|qwen35moe|qwen2|qwen3|qwen3moe "
                        "--preset tiny|bench|full --type f32|f16|q8_0|q4_k_m "
                        "(--out FILE [--force] | --dry-run) [--seed S] [--vocab GGUF] "
                        "[--threads N]\n");

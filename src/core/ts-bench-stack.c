@@ -11,15 +11,18 @@ static GPtrArray *
 member_stems (const LmModel *model, gboolean ffn)
 {
   const LmModelInfo *info = lm_model_info (model);
-  gboolean moe = info->arch == LM_ARCH_QWEN35MOE;
+  /* The FFN member adapts the dense FFN or the shared expert; a MoE without
+   * a shared expert has no 2-D FFN projection, so it adapts attn_output. */
+  gboolean moe = info->is_moe, shared = info->n_ff_shexp > 0;
   static const char *const attn[] = { "attn_q", "attn_k", "attn_v" };
-  const char *const ff[] = { moe ? "ffn_gate_shexp" : "ffn_gate", moe ? "ffn_up_shexp" : "ffn_up" };
+  const char *const ff[] = { !moe ? "ffn_gate" : shared ? "ffn_gate_shexp" : "attn_output",
+                             !moe ? "ffn_up" : shared ? "ffn_up_shexp" : NULL };
   GPtrArray *stems = g_ptr_array_new_with_free_func (g_free);
 
   for (guint l = 0; l < info->n_layer; l++)
     {
       if (ffn)
-        for (guint k = 0; k < G_N_ELEMENTS (ff); k++)
+        for (guint k = 0; k < G_N_ELEMENTS (ff) && ff[k] != NULL; k++)
           g_ptr_array_add (stems, g_strdup_printf ("blk.%u.%s", l, ff[k]));
       else if (!info->is_linear[l])
         for (guint k = 0; k < G_N_ELEMENTS (attn); k++)

@@ -181,8 +181,7 @@ write_values (GgufWriter *w, const LmModelInfo *info, guint rank, const char *co
 static gboolean
 add_adapter_keys (GgufWriter *w, const LmModelInfo *info, float alpha)
 {
-  return gguf_writer_add_string (w, "general.architecture",
-                                 info->arch == LM_ARCH_QWEN35 ? "qwen35" : "qwen35moe") == LM_OK
+  return gguf_writer_add_string (w, "general.architecture", lm_arch_name (info->arch)) == LM_OK
          && gguf_writer_add_string (w, "general.type", "adapter") == LM_OK
          && gguf_writer_add_string (w, "adapter.type", "lora") == LM_OK
          && gguf_writer_add_f32 (w, "adapter.lora.alpha", alpha) == LM_OK;

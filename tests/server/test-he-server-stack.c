@@ -339,8 +339,7 @@ write_unfit_adapter (Fixture *f)
   g_autofree float *zeros = g_new0 (float, 2 * (info->n_embd + 2));
   GgufWriter *w = gguf_writer_new ();
 
-  g_assert_cmpint (gguf_writer_add_string (w, "general.architecture",
-                                           info->arch == LM_ARCH_QWEN35 ? "qwen35" : "qwen35moe"),
+  g_assert_cmpint (gguf_writer_add_string (w, "general.architecture", lm_arch_name (info->arch)),
                    ==, LM_OK);
   g_assert_cmpint (gguf_writer_add_string (w, "general.type", "adapter"), ==, LM_OK);
   g_assert_cmpint (gguf_writer_add_string (w, "adapter.type", "lora"), ==, LM_OK);
