@@ -106,8 +106,8 @@ read_rope_sections (const Reader *r, LmModelInfo *info)
   memset (info->rope_sections, 0, sizeof info->rope_sections);
   if (!gguf_get_array (r->gguf, key, &type, &count, &data))
     {
-      /* Absent: every pair follows the text position (plain NEOX). */
-      info->rope_sections[0] = (int32_t) info->n_rot;
+      /* Absent (every architecture but qwen35): no sections, so every
+       * pair follows the text position; plain NEOX RoPE. */
       return LM_OK;
     }
   for (uint64_t i = 0; i < count && i < 4; i++)
