@@ -1,4 +1,5 @@
-/* cli-adapter.c: tensafe-cli adapter reduce --rank R [--json] IN OUT, adapter bench.
+/* cli-adapter.c: tensafe-cli adapter reduce --rank R [--json] IN OUT,
+ * adapter synth --model GGUF --rank R [--modules LIST] [--seed S] OUT, adapter bench.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib.h>
 #include <stdio.h>
@@ -6,7 +7,9 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lm.h"
 #include "lora-write.h"
+#include "ts-helora-adapter.h"
 
 typedef struct {
   gboolean json;
@@ -55,7 +58,8 @@ adapter_reduce (int argc, char **argv)
     }
   if (rank < 1 || rank > 65536 || argc != 3)
     {
-      fprintf (stderr, "Usage: tensafe-cli adapter reduce --rank R [--json] IN OUT\n");
+      fprintf (stderr, "Usage: tensafe-cli adapter reduce --rank R [--json] IN OUT\n"
+           "       tensafe-cli adapter synth --model GGUF --rank R [--modules LIST] [--seed S] OUT\n");
       return 2;
     }
   ReduceReport rep = { .json = json };
@@ -75,6 +79,59 @@ adapter_reduce (int argc, char **argv)
   return st == LM_OK ? 0 : 1;
 }
 
+#define SYNTH_USAGE "Usage: tensafe-cli adapter synth --model GGUF --rank R " \
+  "[--modules attn_q,attn_k,attn_v,attn_output] [--seed S] OUT\n"
+
+/* A seeded random adapter for a model: for trying HE-LoRA on a real model
+ * without a trained adapter (same values for the same seed). */
+static int
+adapter_synth (int argc, char **argv)
+{
+  g_autofree char *model_path = NULL, *modules = NULL;
+  int rank = 16;
+  gint64 seed = 1;
+  GOptionEntry entries[] = {
+    { "model", 'm', 0, G_OPTION_ARG_FILENAME, &model_path, "The model GGUF", "FILE" },
+    { "rank", 'r', 0, G_OPTION_ARG_INT, &rank, "Rank (default 16)", "R" },
+    { "modules", 0, 0, G_OPTION_ARG_STRING, &modules,
+      "Projections of every attention layer (default attn_q,attn_v)", "LIST" },
+    { "seed", 0, 0, G_OPTION_ARG_INT64, &seed, "Random seed (default 1)", "S" },
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("OUT - write a random LoRA adapter");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    {
+      fprintf (stderr, "tensafe-cli adapter synth: %s\n", error->message);
+      return 2;
+    }
+  if (model_path == NULL || argc != 2 || rank < 1 || rank > 1024)
+    {
+      fputs (SYNTH_USAGE, stderr);
+      return 2;
+    }
+  g_auto (GStrv) kinds = g_strsplit (modules ? modules : "attn_q,attn_v", ",", -1);
+  LmModel *model = NULL;
+  char *msg = NULL;
+  LmStatus st = lm_model_load (model_path, &model, &msg);
+  if (st != LM_OK)
+    {
+      fprintf (stderr, "tensafe-cli adapter synth: %s\n", msg ? msg : lm_status_message (st));
+      free (msg);
+      return 1;
+    }
+  gboolean ok = ts_helora_adapter_write_synthetic (model, argv[1], (guint) rank, (guint64) seed,
+                                                   (const char *const *) kinds, &error);
+  lm_model_free (model);
+  if (!ok)
+    {
+      fprintf (stderr, "tensafe-cli adapter synth: %s\n", error->message);
+      return 1;
+    }
+  return 0;
+}
+
 int
 cli_adapter (int argc, char **argv)
 {
@@ -82,6 +139,8 @@ cli_adapter (int argc, char **argv)
     return adapter_reduce (argc - 1, argv + 1);
   if (argc >= 2 && strcmp (argv[1], "bench") == 0)
     return cli_adapter_bench (argc - 1, argv + 1);
+  if (argc >= 2 && strcmp (argv[1], "synth") == 0)
+    return adapter_synth (argc - 1, argv + 1);
   fprintf (stderr, "Usage: tensafe-cli adapter reduce --rank R [--json] IN OUT\n"
            "       tensafe-cli adapter bench [--preset NAME] [--d D] [--ranks R,...] "
            "[--tokens N] [--lambda BITS] [--json]\n");

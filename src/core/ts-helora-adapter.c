@@ -108,8 +108,8 @@ check_lm (LmStatus st, const char *what, GError **error)
   return FALSE;
 }
 
-/* Input and output widths of a full-attention projection (FORMAT.md: the
- * query projection also yields the output gate). */
+/* Input and output widths of a full-attention projection (FORMAT.md: in
+ * gated attention the query projection also yields the output gate). */
 static gboolean
 projection_shape (const LmModelInfo *info, const char *kind, guint *d_in, guint *d_out)
 {
@@ -117,7 +117,7 @@ projection_shape (const LmModelInfo *info, const char *kind, guint *d_in, guint 
 
   *d_in = info->n_embd;
   if (g_str_equal (kind, "attn_q"))
-    *d_out = 2 * q;
+    *d_out = (info->attn_gated ? 2 : 1) * q;
   else if (g_str_equal (kind, "attn_k") || g_str_equal (kind, "attn_v"))
     *d_out = kv;
   else if (g_str_equal (kind, "attn_output"))
@@ -199,6 +199,17 @@ ts_helora_adapter_write_synthetic (const struct LmModel *model, const char *path
 
   if (kinds == NULL)
     kinds = output_only;
+  for (guint k = 0; kinds[k] != NULL; k++)
+    {
+      guint d_in, d_out;
+      if (!projection_shape (info, kinds[k], &d_in, &d_out))
+        {
+          g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_INTERNAL,
+                       "Unknown projection '%s' (attn_q, attn_k, attn_v or attn_output)", kinds[k]);
+          gguf_writer_free (w);
+          return FALSE;
+        }
+    }
   ok = add_adapter_keys (w, info, (float) rank) && declare_tensors (w, info, rank, kinds);
   ok = ok && check_lm (gguf_writer_begin (w, path, &msg), msg ? msg : path, error);
   ok = ok && write_values (w, info, rank, kinds, seed);
