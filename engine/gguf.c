@@ -373,7 +373,13 @@ gguf_type_layout (LmTensorType type, uint32_t *block_values, uint32_t *block_byt
     case LM_TYPE_F32: bv = 1; bb = 4; break;
     case LM_TYPE_F16: bv = 1; bb = 2; break;
     case LM_TYPE_BF16: bv = 1; bb = 2; break;
+    case LM_TYPE_Q4_0: bv = 32; bb = 18; break;
+    case LM_TYPE_Q4_1: bv = 32; bb = 20; break;
+    case LM_TYPE_Q5_0: bv = 32; bb = 22; break;
+    case LM_TYPE_Q5_1: bv = 32; bb = 24; break;
     case LM_TYPE_Q8_0: bv = 32; bb = 34; break;
+    case LM_TYPE_Q2_K: bv = 256; bb = 84; break;
+    case LM_TYPE_Q3_K: bv = 256; bb = 110; break;
     case LM_TYPE_Q4_K: bv = 256; bb = 144; break;
     case LM_TYPE_Q5_K: bv = 256; bb = 176; break;
     case LM_TYPE_Q6_K: bv = 256; bb = 210; break;
@@ -394,7 +400,13 @@ gguf_type_name (LmTensorType type)
     case LM_TYPE_F32: return "F32";
     case LM_TYPE_F16: return "F16";
     case LM_TYPE_BF16: return "BF16";
+    case LM_TYPE_Q4_0: return "Q4_0";
+    case LM_TYPE_Q4_1: return "Q4_1";
+    case LM_TYPE_Q5_0: return "Q5_0";
+    case LM_TYPE_Q5_1: return "Q5_1";
     case LM_TYPE_Q8_0: return "Q8_0";
+    case LM_TYPE_Q2_K: return "Q2_K";
+    case LM_TYPE_Q3_K: return "Q3_K";
     case LM_TYPE_Q4_K: return "Q4_K";
     case LM_TYPE_Q5_K: return "Q5_K";
     case LM_TYPE_Q6_K: return "Q6_K";
@@ -407,8 +419,7 @@ static const char *
 unsupported_type_name (uint32_t t)
 {
   static const char *const names[] = {
-    [2] = "Q4_0", [3] = "Q4_1", [6] = "Q5_0", [7] = "Q5_1", [9] = "Q8_1",
-    [10] = "Q2_K", [11] = "Q3_K", [15] = "Q8_K", [16] = "IQ2_XXS", [17] = "IQ2_XS",
+    [9] = "Q8_1", [15] = "Q8_K", [16] = "IQ2_XXS", [17] = "IQ2_XS",
     [18] = "IQ3_XXS", [19] = "IQ1_S", [20] = "IQ4_NL", [21] = "IQ3_S", [22] = "IQ2_S",
     [23] = "IQ4_XS", [24] = "I8", [25] = "I16", [26] = "I32", [27] = "I64", [28] = "F64",
     [29] = "IQ1_M", [34] = "TQ1_0", [35] = "TQ2_0", [39] = "MXFP4",

@@ -28,7 +28,8 @@ typedef enum {
 
 /* ggml tensor types that this runtime reads (numbering as in GGUF). */
 typedef enum {
-  LM_TYPE_F32 = 0, LM_TYPE_F16 = 1, LM_TYPE_Q8_0 = 8, LM_TYPE_Q4_K = 12,
+  LM_TYPE_F32 = 0, LM_TYPE_F16 = 1, LM_TYPE_Q4_0 = 2, LM_TYPE_Q4_1 = 3, LM_TYPE_Q5_0 = 6,
+  LM_TYPE_Q5_1 = 7, LM_TYPE_Q8_0 = 8, LM_TYPE_Q2_K = 10, LM_TYPE_Q3_K = 11, LM_TYPE_Q4_K = 12,
   LM_TYPE_Q5_K = 13, LM_TYPE_Q6_K = 14, LM_TYPE_BF16 = 30,
 } LmTensorType;
 

@@ -100,6 +100,12 @@ lm_kernel_type_index (LmTensorType type)
     case LM_TYPE_Q4_K: return LM_KT_Q4_K;
     case LM_TYPE_Q5_K: return LM_KT_Q5_K;
     case LM_TYPE_Q6_K: return LM_KT_Q6_K;
+    case LM_TYPE_Q4_0: return LM_KT_Q4_0;
+    case LM_TYPE_Q4_1: return LM_KT_Q4_1;
+    case LM_TYPE_Q5_0: return LM_KT_Q5_0;
+    case LM_TYPE_Q5_1: return LM_KT_Q5_1;
+    case LM_TYPE_Q2_K: return LM_KT_Q2_K;
+    case LM_TYPE_Q3_K: return LM_KT_Q3_K;
     }
   return -1;
 }
@@ -111,7 +117,13 @@ lm_act_type (LmTensorType weight_type, LmActMode mode)
     return LM_TYPE_F32;
   switch (weight_type)
     {
+    case LM_TYPE_Q4_0:
+    case LM_TYPE_Q5_0:
     case LM_TYPE_Q8_0: return LM_TYPE_Q8_0;
+    case LM_TYPE_Q4_1:
+    case LM_TYPE_Q5_1: return LM_ACT_TYPE_Q8_1;
+    case LM_TYPE_Q2_K:
+    case LM_TYPE_Q3_K:
     case LM_TYPE_Q4_K:
     case LM_TYPE_Q5_K:
     case LM_TYPE_Q6_K: return LM_ACT_TYPE_Q8_K;
@@ -125,6 +137,7 @@ lm_act_row_bytes (LmTensorType weight_type, LmActMode mode, int64_t n)
   switch ((int) lm_act_type (weight_type, mode))
     {
     case LM_TYPE_Q8_0: return (size_t) (n / LM_QK8_0) * sizeof (LmBlockQ8_0);
+    case LM_ACT_TYPE_Q8_1: return (size_t) (n / LM_QK32) * sizeof (LmBlockQ8_1);
     case LM_ACT_TYPE_Q8_K: return (size_t) (n / LM_QK_K) * sizeof (LmBlockQ8_K);
     default: return (size_t) n * sizeof (float);
     }
@@ -137,6 +150,7 @@ lm_quantize_act (const LmKernels *kernels, LmTensorType weight_type, LmActMode m
   switch ((int) lm_act_type (weight_type, mode))
     {
     case LM_TYPE_Q8_0: kernels->quantize_q8_0 (x, act, n); break;
+    case LM_ACT_TYPE_Q8_1: kernels->quantize_q8_1 (x, act, n); break;
     case LM_ACT_TYPE_Q8_K: kernels->quantize_q8_K (x, act, n); break;
     default: memcpy (act, x, (size_t) n * sizeof (float)); break;
     }
@@ -332,7 +346,7 @@ lm_matvec_ex (const LmKernels *kernels, LmActMode mode, LmThreadPool *pool,
               LmTensorType type, const void *W, int64_t n_in, int64_t n_out,
               const float *x, float *y)
 {
-  /* Q8_K is the larger 8-bit format: 292 bytes per 256 values */
+  /* Q8_K is the largest 8-bit format: 292 bytes per 256 values (Q8_1: 288) */
   _Alignas (64) uint8_t act[SEGMENT / LM_QK_K * sizeof (LmBlockQ8_K)];
 
   if (!product_args_ok (kernels, type, mode, n_in, n_out, 1))

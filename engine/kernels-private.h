@@ -46,6 +46,7 @@ typedef void (*LmActQuantFn) (const float *x, void *act, int64_t n);
 
 typedef enum {
   LM_KT_F32, LM_KT_F16, LM_KT_BF16, LM_KT_Q8_0, LM_KT_Q4_K, LM_KT_Q5_K, LM_KT_Q6_K,
+  LM_KT_Q4_0, LM_KT_Q4_1, LM_KT_Q5_0, LM_KT_Q5_1, LM_KT_Q2_K, LM_KT_Q3_K,
   LM_KT_COUNT
 } LmKernelType;
 
@@ -55,6 +56,7 @@ struct LmKernels {
   LmDotRowsFn f32act[LM_KT_COUNT];   /* against f32 activations */
   LmDotTileFn native_tile[LM_KT_COUNT]; /* optional: several tokens at once */
   LmActQuantFn quantize_q8_0;
+  LmActQuantFn quantize_q8_1;
   LmActQuantFn quantize_q8_K;
 };
 
@@ -90,5 +92,10 @@ lm_prefetch_row (const uint8_t *row, size_t row_bytes)
 int lm_kernel_type_index (LmTensorType type);
 
 void lm_kernels_fill_scalar (LmKernels *k);
+/* The native kernels of Q4_0/Q4_1/Q5_0/Q5_1/Q2_K/Q3_K (kernels-scalar-lowbit.c,
+ * kernels-avx2-q4q5.c, kernels-avx2-k23.c), called by the fills above. */
+void lm_kernels_fill_scalar_lowbit (LmKernels *k);
 void lm_kernels_fill_avx2 (LmKernels *k);
+void lm_kernels_fill_avx2_q4q5 (LmKernels *k);
+void lm_kernels_fill_avx2_k23 (LmKernels *k);
 void lm_kernels_fill_avx512 (LmKernels *k);

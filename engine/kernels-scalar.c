@@ -58,6 +58,12 @@ DEFINE_F32ACT (rows_q8_0_f32, lm_dequantize_row_q8_0, LM_QK8_0, sizeof (LmBlockQ
 DEFINE_F32ACT (rows_q4_K_f32, lm_dequantize_row_q4_K, LM_QK_K, sizeof (LmBlockQ4_K))
 DEFINE_F32ACT (rows_q5_K_f32, lm_dequantize_row_q5_K, LM_QK_K, sizeof (LmBlockQ5_K))
 DEFINE_F32ACT (rows_q6_K_f32, lm_dequantize_row_q6_K, LM_QK_K, sizeof (LmBlockQ6_K))
+DEFINE_F32ACT (rows_q4_0_f32, lm_dequantize_row_q4_0, LM_QK32, sizeof (LmBlockQ4_0))
+DEFINE_F32ACT (rows_q4_1_f32, lm_dequantize_row_q4_1, LM_QK32, sizeof (LmBlockQ4_1))
+DEFINE_F32ACT (rows_q5_0_f32, lm_dequantize_row_q5_0, LM_QK32, sizeof (LmBlockQ5_0))
+DEFINE_F32ACT (rows_q5_1_f32, lm_dequantize_row_q5_1, LM_QK32, sizeof (LmBlockQ5_1))
+DEFINE_F32ACT (rows_q2_K_f32, lm_dequantize_row_q2_K, LM_QK_K, sizeof (LmBlockQ2_K))
+DEFINE_F32ACT (rows_q3_K_f32, lm_dequantize_row_q3_K, LM_QK_K, sizeof (LmBlockQ3_K))
 
 /* ---- 8-bit activations: exact integer sums per block, f32 across blocks ---- */
 
@@ -195,6 +201,12 @@ quantize_q8_0 (const float *x, void *act, int64_t n)
 }
 
 static void
+quantize_q8_1 (const float *x, void *act, int64_t n)
+{
+  lm_quantize_row_q8_1_act (x, act, n);
+}
+
+static void
 quantize_q8_K (const float *x, void *act, int64_t n)
 {
   lm_quantize_row_q8_K (x, act, n);
@@ -211,10 +223,18 @@ lm_kernels_fill_scalar (LmKernels *k)
   k->f32act[LM_KT_Q4_K] = rows_q4_K_f32;
   k->f32act[LM_KT_Q5_K] = rows_q5_K_f32;
   k->f32act[LM_KT_Q6_K] = rows_q6_K_f32;
+  k->f32act[LM_KT_Q4_0] = rows_q4_0_f32;
+  k->f32act[LM_KT_Q4_1] = rows_q4_1_f32;
+  k->f32act[LM_KT_Q5_0] = rows_q5_0_f32;
+  k->f32act[LM_KT_Q5_1] = rows_q5_1_f32;
+  k->f32act[LM_KT_Q2_K] = rows_q2_K_f32;
+  k->f32act[LM_KT_Q3_K] = rows_q3_K_f32;
   k->native[LM_KT_Q8_0] = rows_q8_0_native;
   k->native[LM_KT_Q4_K] = rows_q4_K_native;
   k->native[LM_KT_Q5_K] = rows_q5_K_native;
   k->native[LM_KT_Q6_K] = rows_q6_K_native;
   k->quantize_q8_0 = quantize_q8_0;
+  k->quantize_q8_1 = quantize_q8_1;
   k->quantize_q8_K = quantize_q8_K;
+  lm_kernels_fill_scalar_lowbit (k);
 }

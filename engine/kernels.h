@@ -7,9 +7,10 @@
  * Two activation modes:
  *  - LM_ACT_NATIVE (default, what lm_matvec / lm_matmul use): like llama.cpp's
  *    CPU backend, the activation row is first rounded to 8-bit blocks (Q8_0 for
- *    Q8_0 weights, Q8_K for Q4_K/Q5_K/Q6_K; lm_quantize_row_q8_0_act /
- *    lm_quantize_row_q8_K) and the dot products are integer (AVX-512 VNNI,
- *    AVX2 maddubs). F32/F16/BF16 weights always use f32 activations.
+ *    Q4_0/Q5_0/Q8_0 weights, Q8_1 for Q4_1/Q5_1, Q8_K for the K-quants;
+ *    lm_quantize_row_q8_0_act / lm_quantize_row_q8_1_act / lm_quantize_row_q8_K)
+ *    and the dot products are integer (AVX-512 VNNI, AVX2 maddubs).
+ *    F32/F16/BF16 weights always use f32 activations.
  *    Matches the "native" goldens of the quantised test models.
  *  - LM_ACT_F32: exact f32 activations against the weights decoded on the fly;
  *    matches the `dequant_f32_*` goldens (slower).
@@ -78,8 +79,9 @@ void lm_matmul_ex (const LmKernels *kernels, LmActMode mode, LmThreadPool *pool,
                    const float *X, int64_t n_tok, float *Y);
 
 /* Lower level: the activation a weight type is multiplied with in @mode
- * (LM_TYPE_F32, LM_TYPE_Q8_0, or LM_ACT_TYPE_Q8_K), its size for @n values,
- * and the conversion. */
+ * (LM_TYPE_F32, LM_TYPE_Q8_0, LM_ACT_TYPE_Q8_1 or LM_ACT_TYPE_Q8_K), its size
+ * for @n values, and the conversion. */
+#define LM_ACT_TYPE_Q8_1 ((LmTensorType) 9)    /* GGML_TYPE_Q8_1 */
 #define LM_ACT_TYPE_Q8_K ((LmTensorType) 15)   /* GGML_TYPE_Q8_K */
 LmTensorType lm_act_type (LmTensorType weight_type, LmActMode mode);
 size_t lm_act_row_bytes (LmTensorType weight_type, LmActMode mode, int64_t n);

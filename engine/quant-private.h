@@ -10,14 +10,26 @@
 
 void lm_dequantize_row_f16 (const void *src, float *dst, int64_t n);
 void lm_dequantize_row_bf16 (const void *src, float *dst, int64_t n);
+void lm_dequantize_row_q4_0 (const void *src, float *dst, int64_t n);
+void lm_dequantize_row_q4_1 (const void *src, float *dst, int64_t n);
+void lm_dequantize_row_q5_0 (const void *src, float *dst, int64_t n);
+void lm_dequantize_row_q5_1 (const void *src, float *dst, int64_t n);
 void lm_dequantize_row_q8_0 (const void *src, float *dst, int64_t n);
+void lm_dequantize_row_q2_K (const void *src, float *dst, int64_t n);
+void lm_dequantize_row_q3_K (const void *src, float *dst, int64_t n);
 void lm_dequantize_row_q4_K (const void *src, float *dst, int64_t n);
 void lm_dequantize_row_q5_K (const void *src, float *dst, int64_t n);
 void lm_dequantize_row_q6_K (const void *src, float *dst, int64_t n);
 
 void lm_quantize_row_f16 (const float *src, void *dst, int64_t n);
 void lm_quantize_row_bf16 (const float *src, void *dst, int64_t n);
+void lm_quantize_row_q4_0 (const float *src, void *dst, int64_t n);
+void lm_quantize_row_q4_1 (const float *src, void *dst, int64_t n);
+void lm_quantize_row_q5_0 (const float *src, void *dst, int64_t n);
+void lm_quantize_row_q5_1 (const float *src, void *dst, int64_t n);
 void lm_quantize_row_q8_0 (const float *src, void *dst, int64_t n);
+void lm_quantize_row_q2_K (const float *src, void *dst, int64_t n);
+void lm_quantize_row_q3_K (const float *src, void *dst, int64_t n);
 void lm_quantize_row_q4_K (const float *src, void *dst, int64_t n);
 void lm_quantize_row_q5_K (const float *src, void *dst, int64_t n);
 void lm_quantize_row_q6_K (const float *src, void *dst, int64_t n);
@@ -50,6 +62,19 @@ lm_k4_unpack_scales (const uint8_t packed[LM_K_SCALE_SIZE], uint8_t out[16])
   u[2] = s[1] & 0x3f3f3f3fu;                                               /* m 0..3 */
   u[3] = ((s[2] >> 4) & 0x0f0f0f0fu) | (((s[1] >> 6) & 0x03030303u) << 4); /* m 4..7 */
   __builtin_memcpy (out, u, sizeof u);
+}
+
+/* The sixteen signed 6-bit scales (sc - 32) of a Q3_K block. */
+void lm_q3_K_unpack_scales (const uint8_t packed[LM_K_SCALE_SIZE], int8_t out[16]);
+
+/* The signed quant (-4..3) of a Q3_K block whose 2-bit field is at bit
+ * @shift of qs[@byte] (byte = 32h + 16p + l, shift = 2j): its high bit is
+ * bit 4h + j of hmask[16p + l], and a clear bit means minus 4. */
+static inline int
+lm_q3_K_quant (const uint8_t *qs, const uint8_t *hmask, int byte, int shift)
+{
+  int high = (hmask[byte % 32] >> (4 * (byte / 32) + shift / 2)) & 1;
+  return ((qs[byte] >> shift) & 3) - (high ? 0 : 4);
 }
 
 /* Round to nearest, ties to even, for |x| < 2^22 (the rounding of ggml's

@@ -1,4 +1,4 @@
-/* quant-q8.c: Q8_0 weight rows and the Q8_0 / Q8_K activation blocks.
+/* quant-q8.c: Q8_0 weight rows and the Q8_0 / Q8_1 / Q8_K activation blocks.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <math.h>
 #include <string.h>
@@ -63,6 +63,27 @@ void
 lm_quantize_row_q8_0_act (const float *src, LmBlockQ8_0 *dst, int64_t n)
 {
   quantize_q8_0_blocks (src, dst, n, 1);
+}
+
+void
+lm_quantize_row_q8_1_act (const float *src, LmBlockQ8_1 *dst, int64_t n)
+{
+  for (int64_t b = 0; b < n / LM_QK32; b++)
+    {
+      const float *x = src + b * LM_QK32;
+      float amax = abs_max (x, LM_QK32);
+      float d = amax / 127.0f;
+      float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+      int sum = 0;
+      for (int i = 0; i < LM_QK32; i++)
+        {
+          dst[b].qs[i] = (int8_t) lm_round_even (x[i] * id);
+          sum += dst[b].qs[i];
+        }
+      dst[b].d = lm_fp32_to_fp16 (d);
+      /* the sum is scaled by the unrounded d, as ggml's x86 backend does */
+      dst[b].s = lm_fp32_to_fp16 (d * (float) sum);
+    }
 }
 
 void

@@ -456,7 +456,8 @@ test_named_errors (void)
   size_t t0 = find_bytes (b, "w.f4") + 4;  /* n_dims */
   v = 5; expect_error (b, t0, &v, 4, "5 dimensions");
   uint64_t zero = 0; expect_error (b, t0 + 4, &zero, 8, "dimension 0 has invalid size");
-  v = 2; expect_error (b, t0 + 20, &v, 4, "Q4_0");
+  v = 20; expect_error (b, t0 + 20, &v, 4, "IQ4_NL");
+  v = 2; expect_error (b, t0 + 20, &v, 4, "not a multiple of the Q4_0 block");
   v = 1234; expect_error (b, t0 + 20, &v, 4, "cannot read");
   uint64_t off = 8; expect_error (b, t0 + 24, &off, 8, "not a multiple of the alignment");
   off = 64; expect_error (b, t0 + 24, &off, 8, "overlap");

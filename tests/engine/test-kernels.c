@@ -5,10 +5,12 @@
 #include <string.h>
 
 #include "kernels.h"
+#include "test-quant-refs.h"
 #include "ts-test-util.h"
 
 static const LmTensorType all_types[] = {
   LM_TYPE_F32, LM_TYPE_F16, LM_TYPE_BF16, LM_TYPE_Q8_0, LM_TYPE_Q4_K, LM_TYPE_Q5_K, LM_TYPE_Q6_K,
+  LM_TYPE_Q4_0, LM_TYPE_Q4_1, LM_TYPE_Q5_0, LM_TYPE_Q5_1, LM_TYPE_Q2_K, LM_TYPE_Q3_K,
 };
 
 static float
@@ -51,9 +53,15 @@ random_rows (GRand *rng, LmTensorType type, gint64 n_in, gint64 n_rows)
       guint16 d = random_scale_fp16 (rng), dmin = random_scale_fp16 (rng);
       switch (type)
         {
+        case LM_TYPE_Q4_0:
+        case LM_TYPE_Q5_0:
         case LM_TYPE_Q8_0: memcpy (w + off, &d, 2); break;
+        case LM_TYPE_Q4_1:
+        case LM_TYPE_Q5_1:
         case LM_TYPE_Q4_K:
         case LM_TYPE_Q5_K: memcpy (w + off, &d, 2); memcpy (w + off + 2, &dmin, 2); break;
+        case LM_TYPE_Q2_K: memcpy (w + off + 80, &d, 2); memcpy (w + off + 82, &dmin, 2); break;
+        case LM_TYPE_Q3_K: memcpy (w + off + 108, &d, 2); break;
         case LM_TYPE_Q6_K: memcpy (w + off + 208, &d, 2); break;
         default: g_assert_not_reached ();
         }
@@ -70,9 +78,11 @@ random_vector (GRand *rng, float *x, gint64 n)
     x[37] = 6.0f;   /* an outlier, as real activations have */
 }
 
-/* The activation values the kernels multiply with, decoded in double. */
+/* The activation values the kernels multiply with, decoded in double; for
+ * Q8_1 also each block's sum s (@sums, n / 32 of them, may be NULL). */
 static void
-decoded_activation (LmTensorType type, LmActMode mode, const float *x, gint64 n, double *out)
+decoded_activation_sums (LmTensorType type, LmActMode mode, const float *x, gint64 n,
+                         double *out, double *sums)
 {
   const LmKernels *scalar = lm_kernels_for_isa (LM_ISA_SCALAR);
   g_autofree guint8 *act = g_malloc (lm_act_row_bytes (type, mode, n));
@@ -84,6 +94,15 @@ decoded_activation (LmTensorType type, LmActMode mode, const float *x, gint64 n,
         {
           const LmBlockQ8_0 *b = (const LmBlockQ8_0 *) act + i / 32;
           out[i] = (double) lm_fp16_to_fp32 (b->d) * b->qs[i % 32];
+        }
+      break;
+    case LM_ACT_TYPE_Q8_1:
+      for (gint64 i = 0; i < n; i++)
+        {
+          const LmBlockQ8_1 *b = (const LmBlockQ8_1 *) act + i / 32;
+          out[i] = (double) lm_fp16_to_fp32 (b->d) * b->qs[i % 32];
+          if (sums && i % 32 == 0)
+            sums[i / 32] = lm_fp16_to_fp32 (b->s);
         }
       break;
     case LM_ACT_TYPE_Q8_K:
@@ -99,25 +118,55 @@ decoded_activation (LmTensorType type, LmActMode mode, const float *x, gint64 n,
     }
 }
 
+/* Row @r of @w decoded, with the mins of Q4_1 / Q5_1 blocks zeroed when
+ * @no_mins (the native product takes them through the activation sums);
+ * the mins then go to @mins (one per 32 values). */
+static void
+decoded_weights (LmTensorType type, const guint8 *row_blocks, gint64 n_in, gboolean no_mins,
+                 float *row, double *mins)
+{
+  size_t row_bytes = lm_row_bytes (type, n_in), bb = lm_type_block_bytes (type);
+  g_autofree guint8 *copy = g_memdup2 (row_blocks, row_bytes);
+  if (no_mins)
+    for (size_t off = 0; off < row_bytes; off += bb)
+      {
+        guint16 m;
+        memcpy (&m, copy + off + 2, 2);
+        mins[off / bb] = lm_fp16_to_fp32 (m);
+        memset (copy + off + 2, 0, 2);
+      }
+  g_assert_cmpint (lm_dequantize_row (type, copy, row, n_in), ==, LM_OK);
+}
+
 /* Checks y[r] against sum_i w[r][i] * a[i] in double, within the rounding
- * bound of an f32 summation of n terms (gamma_n * sum |terms|). */
+ * bound of an f32 summation of n terms (gamma_n * sum |terms|). With Q8_1
+ * activations the mins m of the weight blocks enter as m * s, s the block's
+ * activation sum (ggml's definition of that product). */
 static void
 check_against_double (LmTensorType type, LmActMode mode, const guint8 *w, gint64 n_in,
                       gint64 n_rows, const float *x, const float *y, const char *what)
 {
   g_autofree double *a = g_new (double, n_in);
+  g_autofree double *s = g_new0 (double, n_in / 32 + 1);
+  g_autofree double *m = g_new0 (double, n_in / 32 + 1);
   g_autofree float *row = g_new (float, n_in);
   size_t row_bytes = lm_row_bytes (type, n_in);
+  gboolean with_sums = lm_act_type (type, mode) == LM_ACT_TYPE_Q8_1;
 
-  decoded_activation (type, mode, x, n_in, a);
+  decoded_activation_sums (type, mode, x, n_in, a, s);
   for (gint64 r = 0; r < n_rows; r++)
     {
       double sum = 0, magnitude = 0;
-      g_assert_cmpint (lm_dequantize_row (type, w + r * row_bytes, row, n_in), ==, LM_OK);
+      decoded_weights (type, w + r * row_bytes, n_in, with_sums, row, m);
       for (gint64 i = 0; i < n_in; i++)
         {
           sum += row[i] * a[i];
           magnitude += fabs (row[i] * a[i]);
+        }
+      for (gint64 b = 0; with_sums && b < n_in / 32; b++)
+        {
+          sum += m[b] * s[b];
+          magnitude += fabs (m[b] * s[b]);
         }
       double allowed = 2.0 * (double) n_in * 0x1p-24 * magnitude + 1e-30;
       if (!(fabs (y[r] - sum) <= allowed))
@@ -183,7 +232,7 @@ test_isa_activation_blocks (void)
   const gint64 n = 2048;
   g_autofree float *x = g_new (float, n);
   const LmKernels *scalar = lm_kernels_for_isa (LM_ISA_SCALAR);
-  const LmTensorType weight_types[] = { LM_TYPE_Q8_0, LM_TYPE_Q4_K };
+  const LmTensorType weight_types[] = { LM_TYPE_Q8_0, LM_TYPE_Q4_1, LM_TYPE_Q4_K };
 
   random_vector (rng, x, n);
   for (int i = 0; i < 64; i++)   /* exact .5 ties after scaling */
@@ -318,6 +367,58 @@ test_token_tiles (void)
       check_matmul_is_matvec_n (rng, all_types[t], 512, 21, token_counts[c]);
 }
 
+/* ---- gguf-py's blocks (tests/data/quant) ---- */
+
+/* Every ISA's activation blocks are the numpy rendition's of ggml's x86
+ * backend, and its products the float64 ones of tools/make-quant-refs.py
+ * (gguf-py's decoded weights times the activation, f32 or decoded 8-bit)
+ * within the rounding bound of an f32 summation; each ISA also agrees with
+ * the scalar reference within twice that. */
+static void
+test_refs (gconstpointer data)
+{
+  TestQuantRef ref;
+  test_quant_ref_load (data, &ref);
+  g_autofree float *scalar_y = g_new (float, ref.n_rows);
+  g_autofree float *y = g_new (float, ref.n_rows);
+  double bound_per_mag = 2.0 * ref.n_cols * 0x1p-24;
+
+  for (int mode = 0; mode < 2; mode++)
+    for (int isa = 0; isa < LM_ISA_COUNT; isa++)
+      {
+        const LmKernels *k = lm_kernels_for_isa ((LmIsa) isa);
+        if (!k)
+          continue;
+        gsize bytes = lm_act_row_bytes (ref.type, (LmActMode) mode, ref.n_cols);
+        g_autofree guint8 *act = g_malloc (bytes);
+        lm_quantize_act (k, ref.type, (LmActMode) mode, ref.x, act, ref.n_cols);
+        if (mode == LM_ACT_NATIVE)
+          {
+            g_assert_cmpuint ((guint32) lm_act_type (ref.type, LM_ACT_NATIVE), ==, ref.act_type);
+            g_assert_cmpmem (act, bytes, ref.act, ref.act_bytes);
+          }
+        lm_dot_rows (k, ref.type, (LmActMode) mode, ref.w, ref.row_bytes, ref.n_rows, act,
+                     ref.n_cols, y);
+        const double *want = mode == LM_ACT_NATIVE ? ref.dot_native : ref.dot_f32;
+        const double *mag = mode == LM_ACT_NATIVE ? ref.mag_native : ref.mag_f32;
+        for (guint32 r = 0; r < ref.n_rows; r++)
+          {
+            double allowed = bound_per_mag * mag[r] + 1e-30;
+            if (!(fabs (y[r] - want[r]) <= allowed))
+              g_error ("%s %s %s row %u: %.9g, reference %.9g (allowed %g)",
+                       lm_type_name (ref.type), lm_isa_name ((LmIsa) isa),
+                       mode == LM_ACT_NATIVE ? "native" : "f32", r, (double) y[r], want[r],
+                       allowed);
+            if (isa == LM_ISA_SCALAR)
+              scalar_y[r] = y[r];
+            else if (!(fabs (y[r] - scalar_y[r]) <= 2 * allowed))
+              g_error ("%s %s row %u: %.9g, scalar %.9g", lm_type_name (ref.type),
+                       lm_isa_name ((LmIsa) isa), r, (double) y[r], (double) scalar_y[r]);
+          }
+      }
+  test_quant_ref_clear (&ref);
+}
+
 /* ---- thread pool ---- */
 
 typedef struct {
@@ -372,5 +473,11 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/kernels/odd-blocks", test_odd_blocks);
   g_test_add_func ("/engine/kernels/token-tiles", test_token_tiles);
   g_test_add_func ("/engine/kernels/pool", test_pool);
+  for (gsize i = 0; i < TEST_QUANT_N_REFS; i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/engine/kernels/gguf-py/%s",
+                                               test_quant_ref_names[i]);
+      g_test_add_data_func (path, test_quant_ref_names[i], test_refs);
+    }
   return g_test_run ();
 }

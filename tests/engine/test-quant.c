@@ -6,6 +6,7 @@
 
 #include "quant.h"
 #include "test-quant-gguf.h"
+#include "test-quant-refs.h"
 #include "ts-test-util.h"
 
 /* ---- sizes ---- */
@@ -25,8 +26,24 @@ test_sizes (void)
   g_assert_cmpuint (lm_row_bytes (LM_TYPE_Q4_K, 2048), ==, 8 * 144);
   g_assert_cmpuint (lm_row_bytes (LM_TYPE_F32, 3), ==, 12);
   g_assert_cmpuint (lm_row_bytes (LM_TYPE_Q4_K, 100), ==, 0);
-  g_assert_cmpuint (lm_row_bytes ((LmTensorType) 2, 256), ==, 0);   /* Q4_0: unsupported */
+  g_assert_cmpuint (lm_row_bytes ((LmTensorType) 20, 256), ==, 0);   /* IQ4_NL: unsupported */
   g_assert_cmpstr (lm_type_name (LM_TYPE_Q5_K), ==, "q5_K");
+
+  /* ggml's block geometry of the 32-value formats and Q2_K / Q3_K */
+  const struct { LmTensorType type; const char *name; size_t values, bytes; } blocks[] = {
+    { LM_TYPE_Q4_0, "q4_0", 32, 18 }, { LM_TYPE_Q4_1, "q4_1", 32, 20 },
+    { LM_TYPE_Q5_0, "q5_0", 32, 22 }, { LM_TYPE_Q5_1, "q5_1", 32, 24 },
+    { LM_TYPE_Q2_K, "q2_K", 256, 84 }, { LM_TYPE_Q3_K, "q3_K", 256, 110 },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (blocks); i++)
+    {
+      g_assert_true (lm_type_is_supported (blocks[i].type));
+      g_assert_cmpstr (lm_type_name (blocks[i].type), ==, blocks[i].name);
+      g_assert_cmpuint (lm_type_block_size (blocks[i].type), ==, blocks[i].values);
+      g_assert_cmpuint (lm_type_block_bytes (blocks[i].type), ==, blocks[i].bytes);
+      g_assert_cmpuint (lm_row_bytes (blocks[i].type, 896), ==,
+                        blocks[i].values == 32 ? 28 * blocks[i].bytes : 0);
+    }
 
   float out[32];
   g_assert_cmpint (lm_dequantize_row (LM_TYPE_Q8_0, out, out, 31), ==, LM_ERR_INVALID_ARGUMENT);
@@ -165,6 +182,86 @@ test_golden (gconstpointer data)
                   gc->golden, exact, n_in * n_rows);
 }
 
+/* ---- gguf-py's encoding and decoding (tests/data/quant) ---- */
+
+static guint32
+float_bits (float f)
+{
+  guint32 u;
+  memcpy (&u, &f, sizeof u);
+  return u;
+}
+
+/* Every row decodes to gguf-py's values bit for bit. */
+static void
+test_refs_decode (gconstpointer data)
+{
+  TestQuantRef ref;
+  test_quant_ref_load (data, &ref);
+  g_autofree float *row = g_new (float, ref.n_cols);
+  for (guint32 r = 0; r < ref.n_rows; r++)
+    {
+      g_assert_cmpint (lm_dequantize_row (ref.type, ref.w + r * ref.row_bytes, row, ref.n_cols),
+                       ==, LM_OK);
+      for (guint32 i = 0; i < ref.n_cols; i++)
+        if (float_bits (row[i]) != float_bits (ref.deq[r * ref.n_cols + i]))
+          g_error ("%s row %u value %u: %.9g, gguf-py %.9g", lm_type_name (ref.type), r, i,
+                   (double) row[i], (double) ref.deq[r * ref.n_cols + i]);
+    }
+  test_quant_ref_clear (&ref);
+}
+
+/* The 32-value formats encode exactly as gguf-py's (ggml's reference) encoders. */
+static void
+test_refs_encode (gconstpointer data)
+{
+  TestQuantRef ref;
+  test_quant_ref_load (data, &ref);
+  g_assert_cmpuint (ref.n_src_rows, >, 0);
+  g_autofree guint8 *blocks = g_malloc (ref.row_bytes);
+  for (guint32 r = 0; r < ref.n_src_rows; r++)
+    {
+      g_assert_cmpint (lm_quantize_row (ref.type, ref.src + r * ref.n_cols, blocks, ref.n_cols),
+                       ==, LM_OK);
+      for (gsize b = 0; b < ref.row_bytes; b++)
+        if (blocks[b] != ref.w[r * ref.row_bytes + b])
+          g_error ("%s row %u: byte %" G_GSIZE_FORMAT " (block %" G_GSIZE_FORMAT ") is 0x%02x, "
+                   "gguf-py's 0x%02x", lm_type_name (ref.type), r, b,
+                   b / lm_type_block_bytes (ref.type), blocks[b], ref.w[r * ref.row_bytes + b]);
+    }
+  test_quant_ref_clear (&ref);
+}
+
+/* The activation row as 8-bit blocks, bit for bit as the numpy rendition of
+ * ggml's x86 quantize_row_q8_0 / q8_1 / q8_K. */
+static void
+test_refs_activation (gconstpointer data)
+{
+  TestQuantRef ref;
+  test_quant_ref_load (data, &ref);
+  g_autofree guint8 *act = g_malloc0 (ref.act_bytes);
+  gsize expect;
+  switch (ref.act_type)
+    {
+    case 8:
+      expect = ref.n_cols / 32 * sizeof (LmBlockQ8_0);
+      lm_quantize_row_q8_0_act (ref.x, (LmBlockQ8_0 *) act, ref.n_cols);
+      break;
+    case 9:
+      expect = ref.n_cols / 32 * sizeof (LmBlockQ8_1);
+      lm_quantize_row_q8_1_act (ref.x, (LmBlockQ8_1 *) act, ref.n_cols);
+      break;
+    default:
+      g_assert_cmpuint (ref.act_type, ==, 15);
+      expect = ref.n_cols / 256 * sizeof (LmBlockQ8_K);
+      lm_quantize_row_q8_K (ref.x, (LmBlockQ8_K *) act, ref.n_cols);
+      break;
+    }
+  g_assert_cmpuint (ref.act_bytes, ==, expect);
+  g_assert_cmpmem (act, ref.act_bytes, ref.act, ref.act_bytes);
+  test_quant_ref_clear (&ref);
+}
+
 /* ---- quantisers: round trip through the golden-checked decoders ---- */
 
 static void
@@ -179,10 +276,11 @@ fill_random (GRand *rng, float *x, gint64 n)
     }
 }
 
-/* Largest error a sub-block of @len values in [lo, hi] may show after
- * quantising to @levels steps, allowing the super-block scale roundings. */
+/* Largest error a sub-block of @len values in [lo, hi] (0 included) may
+ * show after quantising to @levels steps, allowing @super_range / @super_div
+ * for the roundings of the scales (the super-block's, or fp16's). */
 static double
-allowed_error (const float *x, int len, int levels, double super_range)
+allowed_error (const float *x, int len, double levels, double super_range, double super_div)
 {
   double lo = 0, hi = 0;
   for (int i = 0; i < len; i++)
@@ -190,11 +288,12 @@ allowed_error (const float *x, int len, int levels, double super_range)
       lo = fmin (lo, x[i]);
       hi = fmax (hi, x[i]);
     }
-  return (hi - lo) / levels + super_range / 63.0 + 1e-6;
+  return (hi - lo) / levels + super_range / super_div + 1e-6;
 }
 
 static void
-check_round_trip (LmTensorType type, int sub_len, int levels, double max_rms, GRand *rng)
+check_round_trip_ex (LmTensorType type, int sub_len, double levels, double super_div,
+                     double max_rms, GRand *rng)
 {
   const gint64 n = 4096;
   g_autofree float *x = g_new (float, n);
@@ -214,7 +313,7 @@ check_round_trip (LmTensorType type, int sub_len, int levels, double max_rms, GR
         super_range = fmax (super_range, fabs (x[b + i]));
       for (gint64 s = b; s < b + 256; s += sub_len)
         {
-          double allowed = allowed_error (x + s, sub_len, levels, super_range);
+          double allowed = allowed_error (x + s, sub_len, levels, super_range, super_div);
           for (gint64 i = s; i < s + sub_len; i++)
             {
               double e = fabs ((double) back[i] - x[i]);
@@ -233,12 +332,29 @@ check_round_trip (LmTensorType type, int sub_len, int levels, double max_rms, GR
 }
 
 static void
+check_round_trip (LmTensorType type, int sub_len, int levels, double max_rms, GRand *rng)
+{
+  check_round_trip_ex (type, sub_len, levels, 63.0, max_rms, rng);
+}
+
+static void
 test_round_trip (void)
 {
   g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
   /* RMS limits: a uniform rounding error of step/sqrt(12) with the step set by
    * the sub-block range (outliers make it about 1.5x the Gaussian case) */
   check_round_trip (LM_TYPE_Q8_0, 32, 254, 0.02, rng);
+  /* Q4_0 / Q5_0: step amax/8 resp. amax/16, one step at the clamped end;
+   * Q4_1 / Q5_1: half a step of range/15 resp. range/31; fp16 scales and
+   * mins add at most 2^-10 of the super-block range */
+  check_round_trip_ex (LM_TYPE_Q4_0, 32, 8, 1024, 0.2, rng);
+  check_round_trip_ex (LM_TYPE_Q5_0, 32, 16, 1024, 0.1, rng);
+  check_round_trip_ex (LM_TYPE_Q4_1, 32, 30, 1024, 0.14, rng);
+  check_round_trip_ex (LM_TYPE_Q5_1, 32, 62, 1024, 0.07, rng);
+  /* Q2_K: 4 levels with 4-bit scales and mins; Q3_K: step amax/4 (one step
+   * at the clamped end), 6-bit scales over the super-block's amax/4 */
+  check_round_trip_ex (LM_TYPE_Q2_K, 16, 3, 7.5, 0.55, rng);
+  check_round_trip_ex (LM_TYPE_Q3_K, 16, 4, 31, 0.28, rng);
   check_round_trip (LM_TYPE_Q4_K, 32, 15, 0.15, rng);
   check_round_trip (LM_TYPE_Q5_K, 32, 31, 0.07, rng);
   check_round_trip (LM_TYPE_Q6_K, 16, 63, 0.045, rng);
@@ -364,6 +480,19 @@ main (int argc, char **argv)
       g_autofree char *path = g_strdup_printf ("/engine/quant/golden/%s/%s",
                                                golden_cases[i].folder, golden_cases[i].golden);
       g_test_add_data_func (path, &golden_cases[i], test_golden);
+    }
+  for (gsize i = 0; i < TEST_QUANT_N_REFS; i++)
+    {
+      const char *name = test_quant_ref_names[i];
+      g_autofree char *decode = g_strdup_printf ("/engine/quant/gguf-py/%s/decode", name);
+      g_autofree char *act = g_strdup_printf ("/engine/quant/gguf-py/%s/activation", name);
+      g_test_add_data_func (decode, name, test_refs_decode);
+      g_test_add_data_func (act, name, test_refs_activation);
+      if (lm_type_block_size (test_quant_ref_types[i]) == 32)
+        {
+          g_autofree char *encode = g_strdup_printf ("/engine/quant/gguf-py/%s/encode", name);
+          g_test_add_data_func (encode, name, test_refs_encode);
+        }
     }
   g_test_add_func ("/engine/quant/round-trip", test_round_trip);
   g_test_add_func ("/engine/quant/q8_0-activation", test_q8_0_activation);
