@@ -76,3 +76,25 @@ ts_test_remove_tree (const char *path)
     }
   g_rmdir (path);
 }
+
+char *
+ts_test_real_model (const char *file, guint64 bytes, char **reason)
+{
+  const char *dir = g_getenv ("TENSAFE_MODEL_DIR");
+  g_autofree char *cache = g_build_filename (g_get_user_cache_dir (), "tensafe", "models", NULL);
+  g_autofree char *path = g_build_filename (dir != NULL ? dir : cache, file, NULL);
+  GStatBuf st;
+  if (g_stat (path, &st) != 0)
+    {
+      *reason = g_strdup_printf ("%s is absent (build-aux/fetch-model.sh puts it there)", path);
+      return NULL;
+    }
+  if ((guint64) st.st_size != bytes)
+    {
+      *reason = g_strdup_printf ("%s has %" G_GUINT64_FORMAT " bytes, not %" G_GUINT64_FORMAT
+                                 " (rerun build-aux/fetch-model.sh)", path, (guint64) st.st_size, bytes);
+      return NULL;
+    }
+  *reason = NULL;
+  return g_steal_pointer (&path);
+}

@@ -27,4 +27,11 @@ void ts_test_remove_tree (const char *path);
 
 int ts_test_spawn (const char *const *argv, char **out, char **err);
 
+/* The real model file @file (data/models/) in the model cache —
+ * $TENSAFE_MODEL_DIR, else $XDG_CACHE_HOME/tensafe/models, where
+ * build-aux/fetch-model.sh puts it — when it is there with @bytes bytes:
+ * its path (newly allocated). Otherwise NULL and, in @reason, why (newly
+ * allocated), for g_test_skip(). */
+char *ts_test_real_model (const char *file, guint64 bytes, char **reason);
+
 G_END_DECLS
