@@ -1,4 +1,5 @@
-/* lm-cuda-attn.cu: gated causal attention over the KV cache (lm-cuda-ops.h).
+/* lm-cuda-attn.cu: causal attention over the KV cache, with or without the
+ * per-head output gate (lm-cuda-ops.h).
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * One block serves one token and one kv head: the query heads that share the
@@ -24,7 +25,8 @@
 #define MAX_GROUP 64       /* query heads per kv head */
 
 typedef struct {
-  const float *qg, *k_cache, *v_cache;
+  const float *q, *k_cache, *v_cache;
+  bool gated;       /* each query head is followed by its gate */
   uint32_t n_head, n_head_kv, head_dim;
   const uint32_t *pos;
   uint32_t n_splits, chunk;
@@ -45,6 +47,7 @@ attn_kernel (AttnArgs a)
   extern __shared__ float smem[];
   uint32_t split = blockIdx.x, kv = blockIdx.y, t = blockIdx.z;
   uint32_t hd = a.head_dim, G = a.n_head / a.n_head_kv, kvd = hd * a.n_head_kv;
+  size_t qs = a.gated ? 2 * (size_t) hd : hd;
   float *q = smem, *acc = q + G * hd, *w = acc + G * hd, *m = w + G * TILE, *l = m + G;
   float *shrink = l + G;
   uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
@@ -60,7 +63,7 @@ attn_kernel (AttnArgs a)
   for (uint32_t i = threadIdx.x; i < G * hd; i += blockDim.x)
     {
       uint32_t g = i / hd, d = i % hd;
-      q[i] = a.qg[((size_t) t * a.n_head + kv * G + g) * 2 * hd + d];
+      q[i] = a.q[((size_t) t * a.n_head + kv * G + g) * qs + d];
       acc[i] = 0.0f;
     }
   for (uint32_t g = threadIdx.x; g < G; g += blockDim.x)
@@ -133,8 +136,8 @@ attn_kernel (AttnArgs a)
       size_t th = (size_t) t * a.n_head + h;
       if (a.partial == NULL)
         {
-          float gate = a.qg[th * 2 * hd + hd + d];
-          a.out[th * hd + d] = acc[i] / l[g] * lm_hd_sigmoid (gate);
+          float gate = a.gated ? a.q[th * qs + hd + d] : 0.0f;
+          a.out[th * hd + d] = lm_hd_attn_out (acc[i], l[g], a.gated, gate);
           continue;
         }
       float *p = a.partial + (th * a.n_splits + split) * (hd + 2);
@@ -152,7 +155,7 @@ static __global__ void
 attn_combine_kernel (AttnArgs a)
 {
   uint32_t h = blockIdx.x, t = blockIdx.y, hd = a.head_dim;
-  size_t th = (size_t) t * a.n_head + h;
+  size_t th = (size_t) t * a.n_head + h, qs = a.gated ? 2 * (size_t) hd : hd;
   const float *p = a.partial + th * a.n_splits * (hd + 2);
   uint32_t n_pos = a.pos[0] + t + 1;
   uint32_t live = lm_hd_attn_live (n_pos, a.chunk, a.n_splits);
@@ -167,8 +170,8 @@ attn_combine_kernel (AttnArgs a)
       float acc = 0.0f;
       for (uint32_t s = 0; s < live; s++)
         acc += p[s * (hd + 2) + d] * expf (p[s * (hd + 2) + hd] - mx);
-      float gate = a.qg[th * 2 * hd + hd + d];
-      a.out[th * hd + d] = acc / sum * lm_hd_sigmoid (gate);
+      float gate = a.gated ? a.q[th * qs + hd + d] : 0.0f;
+      a.out[th * hd + d] = lm_hd_attn_out (acc, sum, a.gated, gate);
     }
 }
 
@@ -189,7 +192,7 @@ check_shape (uint32_t n_head, uint32_t n_head_kv, uint32_t head_dim, size_t *sme
 }
 
 extern "C" LmStatus
-lm_cuda_attention (LmCudaStream stream, const float *qg, const float *k_cache,
+lm_cuda_attention (LmCudaStream stream, const float *q, bool gated, const float *k_cache,
                    const float *v_cache, uint32_t n_head, uint32_t n_head_kv, uint32_t head_dim,
                    uint32_t n, const uint32_t *pos, uint32_t n_ctx, float *out)
 {
@@ -199,7 +202,8 @@ lm_cuda_attention (LmCudaStream stream, const float *qg, const float *k_cache,
     return st;
   if (n == 0 || n_head == 0)
     return LM_OK;
-  AttnArgs a = { qg, k_cache, v_cache, n_head, n_head_kv, head_dim, pos, 1, n_ctx, NULL, out };
+  AttnArgs a = { q, k_cache, v_cache, gated, n_head, n_head_kv, head_dim, pos, 1, n_ctx, NULL,
+                 out };
   attn_kernel<<<dim3 (1, n_head_kv, n), ATTN_THREADS, smem, stream>>> (a);
   return lm_cuda_launched ();
 }
@@ -212,7 +216,7 @@ lm_cuda_attention_scratch_floats (uint32_t n_head, uint32_t head_dim, uint32_t n
 }
 
 extern "C" LmStatus
-lm_cuda_attention_split (LmCudaStream stream, const float *qg, const float *k_cache,
+lm_cuda_attention_split (LmCudaStream stream, const float *q, bool gated, const float *k_cache,
                          const float *v_cache, uint32_t n_head, uint32_t n_head_kv,
                          uint32_t head_dim, uint32_t n, const uint32_t *pos, uint32_t n_ctx,
                          float *scratch, float *out)
@@ -224,7 +228,7 @@ lm_cuda_attention_split (LmCudaStream stream, const float *qg, const float *k_ca
   if (n == 0 || n_head == 0)
     return LM_OK;
   uint32_t chunk, splits = lm_hd_attn_splits (n_ctx, &chunk);
-  AttnArgs a = { qg, k_cache, v_cache, n_head, n_head_kv, head_dim, pos, splits, chunk,
+  AttnArgs a = { q, k_cache, v_cache, gated, n_head, n_head_kv, head_dim, pos, splits, chunk,
                  scratch, out };
   attn_kernel<<<dim3 (splits, n_head_kv, n), ATTN_THREADS, smem, stream>>> (a);
   attn_combine_kernel<<<dim3 (n_head, n), 128, 0, stream>>> (a);

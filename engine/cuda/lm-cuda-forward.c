@@ -1,6 +1,7 @@
-/* lm-cuda-forward.c: the Qwen3.5 layer loop on the GPU (the device
- * counterpart of forward.c, forward-attn.c, forward-deltanet.c and
- * forward-ffn.c), and the decode step recorded as a CUDA graph.
+/* lm-cuda-forward.c: the layer loop of every Qwen architecture on the GPU
+ * (the device counterpart of forward.c, forward-attn.c, forward-deltanet.c
+ * and forward-ffn.c, with the same optional parts: q/k/v bias, q/k norm,
+ * output gate, shared expert), and the decode step recorded as a CUDA graph.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Every launch goes to the session's stream; the host waits only where it
@@ -141,6 +142,18 @@ debug_rows (LmSession *s, uint32_t layer, int which, uint32_t n, const float *ro
   return LM_OK;
 }
 
+/* Adds the bias rows of q, k and v (Qwen2) to the @n new tokens. */
+static LmStatus
+add_qkv_bias (LmSession *s, const LmLayer *l, uint32_t n)
+{
+  LmGpuSession *g = s->gpu;
+  const LmModelInfo *in = &s->model->info;
+  uint32_t qd = in->head_dim * in->n_head, kvd = in->head_dim * in->n_head_kv;
+  TRY (lm_cuda_add_rows (g->stream, g->a1, l->bq, n, qd));
+  TRY (lm_cuda_add_rows (g->stream, g->a2, l->bk, n, kvd));
+  return lm_cuda_add_rows (g->stream, g->a3, l->bv, n, kvd);
+}
+
 static LmStatus
 full_attention (LmSession *s, uint32_t il, uint32_t n)
 {
@@ -148,28 +161,33 @@ full_attention (LmSession *s, uint32_t il, uint32_t n)
   const LmLayer *l = &g->dm->layers[il];
   const LmModelInfo *in = &s->model->info;
   uint32_t hd = in->head_dim, nh = in->n_head, nkv = in->n_head_kv, kvd = hd * nkv;
+  /* q heads sit every qs floats (in gated attention each is followed by its gate). */
+  uint32_t qs = lm_q_stride (in);
   float *k_cache = g->kv_k + (size_t) l->state_index * s->n_ctx * kvd;
   float *v_cache = g->kv_v + (size_t) l->state_index * s->n_ctx * kvd;
   LmCudaStream st = g->stream;
   TRY (project (s, il, LM_MODULE_ATTN_Q, &l->wq, g->h, n, g->a1));
   TRY (project (s, il, LM_MODULE_ATTN_K, &l->wk, g->h, n, g->a2));
   TRY (project (s, il, LM_MODULE_ATTN_V, &l->wv, g->h, n, g->a3));
-  /* q heads sit every 2*hd floats (each followed by its gate). */
-  TRY (lm_cuda_rms_norm (st, g->a1, 2 * hd, l->q_norm, in->rms_eps, n * nh, hd, g->a1, 2 * hd));
-  TRY (lm_cuda_rms_norm (st, g->a2, hd, l->k_norm, in->rms_eps, n * nkv, hd, g->a2, hd));
-  TRY (lm_cuda_rope (st, g->a1, (size_t) 2 * hd * nh, 2 * hd, nh, n, g->pos, in->n_rot,
-                     in->rope_base, in->rope_sections));
+  if (l->bq != NULL)
+    TRY (add_qkv_bias (s, l, n));
+  if (l->q_norm != NULL)
+    TRY (lm_cuda_rms_norm (st, g->a1, qs, l->q_norm, in->rms_eps, n * nh, hd, g->a1, qs));
+  if (l->k_norm != NULL)
+    TRY (lm_cuda_rms_norm (st, g->a2, hd, l->k_norm, in->rms_eps, n * nkv, hd, g->a2, hd));
+  TRY (lm_cuda_rope (st, g->a1, (size_t) qs * nh, qs, nh, n, g->pos, in->n_rot, in->rope_base,
+                     in->rope_sections));
   TRY (lm_cuda_rope (st, g->a2, kvd, hd, nkv, n, g->pos, in->n_rot, in->rope_base,
                      in->rope_sections));
   TRY (lm_cuda_kv_append (st, g->a2, g->a3, kvd, n, g->pos, k_cache, v_cache));
   /* Decode has one query row: the split form spreads the positions over
    * blocks (n_head_kv blocks alone would leave the GPU idle). */
   if (n == 1)
-    TRY (lm_cuda_attention_split (st, g->a1, k_cache, v_cache, nh, nkv, hd, 1, g->pos, s->n_ctx,
-                                  g->attn_scratch, g->a4));
+    TRY (lm_cuda_attention_split (st, g->a1, in->attn_gated, k_cache, v_cache, nh, nkv, hd, 1,
+                                  g->pos, s->n_ctx, g->attn_scratch, g->a4));
   else
-    TRY (lm_cuda_attention (st, g->a1, k_cache, v_cache, nh, nkv, hd, n, g->pos, s->n_ctx,
-                            g->a4));
+    TRY (lm_cuda_attention (st, g->a1, in->attn_gated, k_cache, v_cache, nh, nkv, hd, n, g->pos,
+                            s->n_ctx, g->a4));
   return project (s, il, LM_MODULE_ATTN_OUTPUT, &l->wo, g->a4, n, g->o);
 }
 
@@ -302,7 +320,10 @@ moe_ffn (LmSession *s, uint32_t il, uint32_t n)
   TRY (linear (s, &l->router, g->h, n, g->router));
   TRY (lm_cuda_moe_route (g->stream, g->router, n, in->n_expert, k, g->sel, g->sel_w));
   TRY (n == 1 ? experts_decode (s, l) : experts_batch (s, l, n));
-  TRY (swiglu_mlp (s, il, LM_MODULE_FFN_GATE_SHEXP, &l->sh_gate, &l->sh_up, &l->sh_down, n));
+  /* A shared expert leaves its output in o for the combine to scale; without
+   * one the combine writes o afresh. */
+  if (l->sh_gate.data != NULL)
+    TRY (swiglu_mlp (s, il, LM_MODULE_FFN_GATE_SHEXP, &l->sh_gate, &l->sh_up, &l->sh_down, n));
   return lm_cuda_moe_combine (g->stream, g->moe_y, g->sel_w, l->shexp_gate_inp, g->h, n, k,
                               in->n_embd, g->o);
 }
@@ -311,7 +332,7 @@ static LmStatus
 ffn (LmSession *s, uint32_t il, uint32_t n)
 {
   const LmLayer *l = &s->gpu->dm->layers[il];
-  if (s->model->info.arch == LM_ARCH_QWEN35MOE)
+  if (s->model->info.is_moe)
     return moe_ffn (s, il, n);
   return swiglu_mlp (s, il, LM_MODULE_FFN_GATE, &l->ffn_gate, &l->ffn_up, &l->ffn_down, n);
 }

@@ -244,6 +244,131 @@ lm_cuda_host_key_orders (float a, float b)
   return lt == key_lt && eq == key_eq;
 }
 
+/* attn_kernel for one head over positions [start, end): the unnormalised
+ * sum *acc[hd], the running maximum *m and the weights' total *l. */
+static void
+attend_range (const float *q, const float *k_cache, const float *v_cache, uint32_t kvd,
+              uint32_t hd, uint32_t start, uint32_t end, float *acc, float *m_out, float *l_out)
+{
+  float scale = 1.0f / sqrtf ((float) hd), m = -INFINITY, l = 0.0f, w[LM_ATTN_TILE];
+  for (uint32_t d = 0; d < hd; d++)
+    acc[d] = 0.0f;
+  for (uint32_t p0 = start; p0 < end; p0 += LM_ATTN_TILE)
+    {
+      uint32_t nb = end - p0 < LM_ATTN_TILE ? end - p0 : LM_ATTN_TILE;
+      float lanes[32], bm = -INFINITY;
+      for (uint32_t pp = 0; pp < nb; pp++)
+        {
+          const float *k = k_cache + (size_t) (p0 + pp) * kvd;
+          for (uint32_t lane = 0; lane < 32; lane++)
+            {
+              lanes[lane] = 0.0f;
+              for (uint32_t d = lane; d < hd; d += 32)
+                lanes[lane] += k[d] * q[d];
+            }
+          warp_sum_down (lanes);
+          w[pp] = lanes[0] * scale;
+          bm = w[pp] > bm ? w[pp] : bm;
+        }
+      float mx = m > bm ? m : bm, sh = bm > m ? expf (m - bm) : 1.0f;
+      for (uint32_t lane = 0; lane < 32; lane++)
+        {
+          lanes[lane] = 0.0f;
+          for (uint32_t pp = lane; pp < nb; pp += 32)
+            lanes[lane] += w[pp] = expf (w[pp] - mx);
+        }
+      warp_sum_down (lanes);
+      l = l * sh + lanes[0];
+      m = mx;
+      for (uint32_t d = 0; d < hd; d++)
+        {
+          const float *v = v_cache + (size_t) p0 * kvd + d;
+          float s = acc[d] * sh;
+          for (uint32_t pp = 0; pp < nb; pp++)
+            s += w[pp] * v[(size_t) pp * kvd];
+          acc[d] = s;
+        }
+    }
+  *m_out = m;
+  *l_out = l;
+}
+
+extern "C" void
+lm_cuda_host_attend (const float *q, const float *gate, const float *k_cache,
+                     const float *v_cache, uint32_t kvd, uint32_t n_pos, uint32_t hd,
+                     uint32_t n_ctx, float *out)
+{
+  bool gated = gate != NULL;
+  float m, l;
+  if (n_ctx == 0)
+    {
+      attend_range (q, k_cache, v_cache, kvd, hd, 0, n_pos, out, &m, &l);
+      for (uint32_t d = 0; d < hd; d++)
+        out[d] = lm_hd_attn_out (out[d], l, gated, gated ? gate[d] : 0.0f);
+      return;
+    }
+  uint32_t chunk, splits = lm_hd_attn_splits (n_ctx, &chunk);
+  uint32_t live = lm_hd_attn_live (n_pos, chunk, splits);
+  float *acc = (float *) malloc ((size_t) live * hd * sizeof (float));
+  float *ms = (float *) malloc (live * sizeof (float)), *ls = (float *) malloc (live * sizeof (float));
+  for (uint32_t sp = 0; sp < live; sp++)
+    {
+      uint32_t start, end;
+      lm_hd_attn_range (sp, chunk, n_pos, &start, &end);
+      attend_range (q, k_cache, v_cache, kvd, hd, start, end, acc + (size_t) sp * hd, &ms[sp],
+                    &ls[sp]);
+    }
+  float mx = -INFINITY, sum = 0.0f;
+  for (uint32_t sp = 0; sp < live; sp++)
+    mx = ms[sp] > mx ? ms[sp] : mx;
+  for (uint32_t sp = 0; sp < live; sp++)
+    sum += ls[sp] * expf (ms[sp] - mx);
+  for (uint32_t d = 0; d < hd; d++)
+    {
+      float a = 0.0f;
+      for (uint32_t sp = 0; sp < live; sp++)
+        a += acc[(size_t) sp * hd + d] * expf (ms[sp] - mx);
+      out[d] = lm_hd_attn_out (a, sum, gated, gated ? gate[d] : 0.0f);
+    }
+  free (acc);
+  free (ms);
+  free (ls);
+}
+
+extern "C" void
+lm_cuda_host_moe_combine (const float *y, const float *w, const float *gate_inp, const float *h,
+                          uint32_t k, uint32_t width, float *o)
+{
+  bool shared = gate_inp != NULL;
+  float gate = 0.0f;
+  if (shared)
+    {
+      /* lm_block_sum: each warp's butterfly, then one over the warps' sums */
+      float warps[32] = { 0 };
+      for (uint32_t warp = 0; warp < LM_COMBINE_THREADS / 32; warp++)
+        {
+          float lanes[32];
+          for (uint32_t lane = 0; lane < 32; lane++)
+            {
+              lanes[lane] = 0.0f;
+              for (uint32_t i = warp * 32 + lane; i < width; i += LM_COMBINE_THREADS)
+                lanes[lane] += gate_inp[i] * h[i];
+            }
+          warp_sum_down (lanes);
+          warps[warp] = lanes[0];
+        }
+      warp_sum_down (warps);
+      gate = lm_hd_sigmoid (warps[0]);
+    }
+  for (uint32_t i = 0; i < width; i++)
+    {
+      float sum = 0.0f;
+      for (uint32_t j = 0; j < k; j++)
+        sum += w[j] * y[(size_t) j * width + i];
+      o[i] = lm_hd_moe_mix (sum, shared, gate, shared ? o[i] : 0.0f);
+    }
+}
+
 extern "C" uint32_t
 lm_cuda_host_attn_splits (uint32_t n_ctx, uint32_t *chunk)
 {

@@ -50,6 +50,22 @@ int32_t lm_cuda_host_argmax (const float *logits, uint32_t n, uint32_t n_threads
 /* Whether lm_hd_float_key orders a and b as the numbers (a < b <=> key(a) < key(b)). */
 bool lm_cuda_host_key_orders (float a, float b);
 
+/* attn_kernel's arithmetic for one query head, as lm_attend_head() is
+ * called: scores over 32 lanes, tiles of LM_ATTN_TILE positions with a
+ * running maximum; with @n_ctx 0 one block covers the n_pos positions
+ * (lm_cuda_attention), else the chunks of a cache of n_ctx and the combine
+ * of attn_combine_kernel (lm_cuda_attention_split). @gate NULL: ungated. */
+void lm_cuda_host_attend (const float *q, const float *gate, const float *k_cache,
+                          const float *v_cache, uint32_t kvd, uint32_t n_pos, uint32_t hd,
+                          uint32_t n_ctx, float *out);
+
+/* moe_combine_kernel for one token: the gate's dot product over
+ * LM_COMBINE_THREADS threads (lanes, then warps), the weighted routed
+ * outputs y[k][width], and the shared expert's output already in o (not
+ * read when @gate_inp is NULL: no shared expert). */
+void lm_cuda_host_moe_combine (const float *y, const float *w, const float *gate_inp,
+                               const float *h, uint32_t k, uint32_t width, float *o);
+
 /* The split attention's schedule (lm_hd_attn_*): chunk count and size for
  * n_ctx, a chunk's positions for a token seeing n_pos, the chunks read. */
 uint32_t lm_cuda_host_attn_splits (uint32_t n_ctx, uint32_t *chunk);

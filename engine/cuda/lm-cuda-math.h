@@ -92,6 +92,24 @@ lm_hd_l2_scale (double sum_sq, float eps)
   return (float) (1.0 / (norm > eps ? norm : eps));
 }
 
+/* ---- attention output and MoE mix (forward-attn.c, forward-ffn.c) ---- */
+
+/* One output value of an attention head from its softmax-weighted sum @acc
+ * and the weights' total @sum, times sigmoid(@gate) in gated attention. */
+LM_HD float
+lm_hd_attn_out (float acc, float sum, bool gated, float gate)
+{
+  return gated ? acc / sum * lm_hd_sigmoid (gate) : acc / sum;
+}
+
+/* One output value of a MoE layer: the sum of the weighted routed outputs,
+ * plus the shared expert's output @o times its gate where there is one. */
+LM_HD float
+lm_hd_moe_mix (float routed, bool shared, float gate, float o)
+{
+  return shared ? routed + gate * o : routed;
+}
+
 /* ---- Gated DeltaNet (forward-deltanet.c) ---- */
 
 /* The decay exp(g) of head j's state for one token: g = a softplus(alpha + dt_bias). */
@@ -195,6 +213,8 @@ lm_hd_attn_live (uint32_t n_pos, uint32_t chunk, uint32_t n_splits)
   uint32_t live = (n_pos + chunk - 1) / chunk;
   return live < n_splits ? live : n_splits;
 }
+
+#define LM_COMBINE_THREADS 256   /* per token of the MoE combine: its gate's dot product */
 
 #define LM_DELTA_TPR 4   /* threads per state row: adjacent lanes of one warp */
 

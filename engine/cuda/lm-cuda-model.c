@@ -19,10 +19,12 @@
 /* Left free for the kernels' own needs (CUDA graphs, launch resources). */
 #define MEMORY_MARGIN ((size_t) 64 << 20)
 #define MAX_W 19
-#define MAX_F 9
+#define MAX_F 12
 
 /* The device-resident pieces of one layer (or of the globals): matrices and
- * f32 vectors, as pointers into the mirror structure to be redirected. */
+ * f32 vectors, as pointers into the mirror structure to be redirected. The
+ * ones an architecture lacks (NULL: q/k norms, q/k/v biases, the shared
+ * expert) stay NULL in the mirror, which is how the forward pass tells. */
 typedef struct {
   LmWeight *w[MAX_W];
   uint32_t n_w;
@@ -74,6 +76,9 @@ layer_parts (const LmModelInfo *in, LmLayer *l, Parts *p)
   add_floats (p, &l->post_norm, in->n_embd);
   add_floats (p, &l->q_norm, in->head_dim);
   add_floats (p, &l->k_norm, in->head_dim);
+  add_floats (p, &l->bq, (size_t) in->head_dim * in->n_head);
+  add_floats (p, &l->bk, (size_t) in->head_dim * in->n_head_kv);
+  add_floats (p, &l->bv, (size_t) in->head_dim * in->n_head_kv);
   add_floats (p, &l->conv, (size_t) in->ssm_conv_kernel * lm_conv_dim (in));
   add_floats (p, &l->dt_bias, in->ssm_heads);
   add_floats (p, &l->ssm_a, in->ssm_heads);

@@ -1,5 +1,6 @@
-/* lm-cuda-ops.cu: element-wise and per-row operations, RoPE, KV append, the
- * DeltaNet conv, MoE routing and combine, argmax (lm-cuda-ops.h).
+/* lm-cuda-ops.cu: element-wise and per-row operations (bias rows included),
+ * RoPE, KV append, the DeltaNet conv, MoE routing and combine, argmax
+ * (lm-cuda-ops.h).
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -85,6 +86,25 @@ lm_cuda_add (LmCudaStream stream, float *x, const float *y, size_t n)
   if (n == 0)
     return LM_OK;
   add_kernel<<<flat_blocks (n), FLAT_THREADS, 0, stream>>> (x, y, n);
+  return lm_cuda_launched ();
+}
+
+static __global__ void
+add_rows_kernel (float *x, const float *row, uint32_t width, size_t n)
+{
+  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
+       i += (size_t) gridDim.x * blockDim.x)
+    x[i] += row[i % width];
+}
+
+extern "C" LmStatus
+lm_cuda_add_rows (LmCudaStream stream, float *x, const float *row, uint32_t n_rows,
+                  uint32_t width)
+{
+  size_t n = (size_t) n_rows * width;
+  if (n == 0)
+    return LM_OK;
+  add_rows_kernel<<<flat_blocks (n), FLAT_THREADS, 0, stream>>> (x, row, width, n);
   return lm_cuda_launched ();
 }
 
@@ -302,11 +322,16 @@ moe_combine_kernel (const float *y, const float *w, const float *gate_inp, const
 {
   __shared__ float scratch[32];
   uint32_t t = blockIdx.x;
-  const float *ht = h + (size_t) t * width;
-  float dot = 0.0f;
-  for (uint32_t i = threadIdx.x; i < width; i += blockDim.x)
-    dot += gate_inp[i] * ht[i];
-  float gate = lm_hd_sigmoid (lm_block_sum (dot, scratch));
+  bool shared = gate_inp != NULL;   /* the same for the whole grid: no divergent barrier */
+  float gate = 0.0f;
+  if (shared)
+    {
+      const float *ht = h + (size_t) t * width;
+      float dot = 0.0f;
+      for (uint32_t i = threadIdx.x; i < width; i += blockDim.x)
+        dot += gate_inp[i] * ht[i];
+      gate = lm_hd_sigmoid (lm_block_sum (dot, scratch));
+    }
   const float *yt = y + (size_t) t * k * width, *wt = w + (size_t) t * k;
   float *ot = o + (size_t) t * width;
   for (uint32_t i = threadIdx.x; i < width; i += blockDim.x)
@@ -314,7 +339,7 @@ moe_combine_kernel (const float *y, const float *w, const float *gate_inp, const
       float sum = 0.0f;
       for (uint32_t j = 0; j < k; j++)
         sum += wt[j] * yt[(size_t) j * width + i];
-      ot[i] = sum + gate * ot[i];
+      ot[i] = lm_hd_moe_mix (sum, shared, gate, shared ? ot[i] : 0.0f);
     }
 }
 
@@ -324,7 +349,7 @@ lm_cuda_moe_combine (LmCudaStream stream, const float *y, const float *w, const 
 {
   if (n == 0 || width == 0)
     return LM_OK;
-  moe_combine_kernel<<<n, ROW_THREADS, 0, stream>>> (y, w, gate_inp, h, k, width, o);
+  moe_combine_kernel<<<n, LM_COMBINE_THREADS, 0, stream>>> (y, w, gate_inp, h, k, width, o);
   return lm_cuda_launched ();
 }
 

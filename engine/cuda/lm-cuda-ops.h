@@ -1,4 +1,5 @@
-/* lm-cuda-ops.h: the Qwen3.5 layer operations on an NVIDIA GPU (internal).
+/* lm-cuda-ops.h: the layer operations of every Qwen architecture on an NVIDIA
+ * GPU (internal).
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * The device counterparts of forward-ops.h, forward-attn.c,
@@ -44,6 +45,10 @@ LmStatus lm_cuda_l2_norm (LmCudaStream stream, float *x, size_t x_stride, float 
                           uint32_t n_rows, uint32_t width);
 /* x[i] += y[i]. */
 LmStatus lm_cuda_add (LmCudaStream stream, float *x, const float *y, size_t n);
+/* x[r][i] += row[i] for @n_rows rows of @width values, x[r] at x + r * width
+ * (a bias added to every token's projection). */
+LmStatus lm_cuda_add_rows (LmCudaStream stream, float *x, const float *row, uint32_t n_rows,
+                           uint32_t width);
 /* gate[i] = SiLU(gate[i]) * up[i]. */
 LmStatus lm_cuda_swiglu (LmCudaStream stream, float *gate, const float *up, size_t n);
 
@@ -60,7 +65,8 @@ LmStatus lm_cuda_embed (LmCudaStream stream, LmTensorType type, const void *tabl
 /* ---- full attention (forward-attn.c) ---- */
 
 /* Partial interleaved M-RoPE (FORMAT.md 3.4) on the first n_rot dims of
- * every head: head h of token t at x + t * token_stride + h * head_stride,
+ * every head (sections all zero: plain NEOX, every pair follows the
+ * position): head h of token t at x + t * token_stride + h * head_stride,
  * token t at position pos[0] + t. */
 LmStatus lm_cuda_rope (LmCudaStream stream, float *x, size_t token_stride,
                        size_t head_stride, uint32_t n_heads, uint32_t n_tokens,
@@ -72,14 +78,15 @@ LmStatus lm_cuda_rope (LmCudaStream stream, float *x, size_t token_stride,
 LmStatus lm_cuda_kv_append (LmCudaStream stream, const float *k, const float *v,
                             uint32_t kv_dim, uint32_t n, const uint32_t *pos,
                             float *k_cache, float *v_cache);
-/* Gated causal attention: qg holds per token and query head the query then
- * the gate (qg[t][h][2 * head_dim]); token t attends to cache positions
- * 0 .. pos[0] + t; query head h reads kv head h / (n_head / n_head_kv);
- * out[t][h][head_dim] = softmax(q K^T / sqrt(head_dim)) V * sigmoid(gate). */
-LmStatus lm_cuda_attention (LmCudaStream stream, const float *qg, const float *k_cache,
-                            const float *v_cache, uint32_t n_head, uint32_t n_head_kv,
-                            uint32_t head_dim, uint32_t n, const uint32_t *pos,
-                            uint32_t n_ctx, float *out);
+/* Causal attention: q holds per token and query head the query, followed
+ * by its output gate when @gated (q[t][h][head_dim], or [2 * head_dim]);
+ * token t attends to cache positions 0 .. pos[0] + t; query head h reads kv
+ * head h / (n_head / n_head_kv); out[t][h][head_dim] =
+ * softmax(q K^T / sqrt(head_dim)) V, times sigmoid(gate) when @gated. */
+LmStatus lm_cuda_attention (LmCudaStream stream, const float *q, bool gated,
+                            const float *k_cache, const float *v_cache, uint32_t n_head,
+                            uint32_t n_head_kv, uint32_t head_dim, uint32_t n,
+                            const uint32_t *pos, uint32_t n_ctx, float *out);
 /* The same, with the positions split into chunks that run in parallel and
  * a final combine (flash-decoding): the form for decode, where the one above
  * has only n_head_kv blocks. @scratch: lm_cuda_attention_scratch_floats()
@@ -88,10 +95,11 @@ LmStatus lm_cuda_attention (LmCudaStream stream, const float *qg, const float *k
  * Limits: head_dim <= LM_CUDA_MAX_HEAD_DIM, n_head / n_head_kv <= 64. */
 size_t lm_cuda_attention_scratch_floats (uint32_t n_head, uint32_t head_dim, uint32_t n,
                                          uint32_t n_ctx);
-LmStatus lm_cuda_attention_split (LmCudaStream stream, const float *qg, const float *k_cache,
-                                  const float *v_cache, uint32_t n_head, uint32_t n_head_kv,
-                                  uint32_t head_dim, uint32_t n, const uint32_t *pos,
-                                  uint32_t n_ctx, float *scratch, float *out);
+LmStatus lm_cuda_attention_split (LmCudaStream stream, const float *q, bool gated,
+                                  const float *k_cache, const float *v_cache, uint32_t n_head,
+                                  uint32_t n_head_kv, uint32_t head_dim, uint32_t n,
+                                  const uint32_t *pos, uint32_t n_ctx, float *scratch,
+                                  float *out);
 
 /* ---- Gated DeltaNet (forward-deltanet.c) ---- */
 
@@ -130,7 +138,9 @@ LmStatus lm_cuda_delta_rule (LmCudaStream stream, const LmCudaDeltaShape *shape,
 LmStatus lm_cuda_moe_route (LmCudaStream stream, const float *logits, uint32_t n,
                             uint32_t n_expert, uint32_t k, int32_t *sel, float *w);
 /* o[t] = sum_j w[t][j] * y[t][j] + sigmoid(gate_inp . h[t]) * o[t]: the routed
- * outputs y[t][k][E] and the shared expert's output already in o[t][E]. */
+ * outputs y[t][k][E] and the shared expert's output already in o[t][E].
+ * Without a shared expert (@gate_inp NULL; h is not read) o[t] is the sum of
+ * the routed outputs alone. */
 LmStatus lm_cuda_moe_combine (LmCudaStream stream, const float *y, const float *w,
                               const float *gate_inp, const float *h, uint32_t n, uint32_t k,
                               uint32_t width, float *o);

@@ -54,7 +54,9 @@ layout (const LmSession *s, LmGpuSession *g, Carve *c)
   size_t kvd = (size_t) in->head_dim * in->n_head_kv, C = lm_conv_dim (in);
   size_t S = in->ssm_state, n_full, n_linear;
   count_layers (m, g->n_layers, &n_full, &n_linear);
-  g->conv_count = n_linear * (in->ssm_conv_kernel - 1) * C;
+  /* Attention-only architectures have no conv (kernel size 0) and no linear layers. */
+  size_t conv_rows = in->ssm_conv_kernel > 0 ? in->ssm_conv_kernel - 1 : 0;
+  g->conv_count = n_linear * conv_rows * C;
   g->ssm_count = n_linear * in->ssm_heads * S * S;
   g->tokens = carve (c, nb, sizeof (int32_t));
   g->pos = carve (c, 1, sizeof (uint32_t));

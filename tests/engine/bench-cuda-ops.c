@@ -85,16 +85,16 @@ static void
 run_attention (void *ctx)
 {
   Bench *b = ctx;
-  fail (lm_cuda_attention (NULL, b->qg, b->kc, b->vc, N_HEAD, N_HEAD_KV, HEAD_DIM, b->n, b->dpos,
-                           b->n_ctx, b->out), "attention");
+  fail (lm_cuda_attention (NULL, b->qg, true, b->kc, b->vc, N_HEAD, N_HEAD_KV, HEAD_DIM, b->n,
+                           b->dpos, b->n_ctx, b->out), "attention");
 }
 
 static void
 run_attention_split (void *ctx)
 {
   Bench *b = ctx;
-  fail (lm_cuda_attention_split (NULL, b->qg, b->kc, b->vc, N_HEAD, N_HEAD_KV, HEAD_DIM, b->n,
-                                 b->dpos, b->n_ctx, b->scratch, b->out), "attention_split");
+  fail (lm_cuda_attention_split (NULL, b->qg, true, b->kc, b->vc, N_HEAD, N_HEAD_KV, HEAD_DIM,
+                                 b->n, b->dpos, b->n_ctx, b->scratch, b->out), "attention_split");
 }
 
 static void

@@ -5,7 +5,9 @@
  * so that the GPU backend's C code (lm-cuda-model.c, lm-cuda-session.c,
  * lm-cuda-forward.c) and the GPU test programs run on any machine.
  *
- * Each operation does what its header says, synchronously. CUDA graphs are
+ * Each operation does what its header says, synchronously; the model
+ * vectors a kernel reads (norm weights, biases, the shared expert's gate)
+ * must lie in device memory, as on a GPU. CUDA graphs are
  * emulated too: between capture begin and end the operations are recorded
  * with their arguments (pointers, not the data behind them) and a launch
  * runs the record again, so a replay reads token, position and expert
@@ -541,10 +543,20 @@ typedef struct {
   size_t n;
 } RowArgs;
 
+/* A kernel reading a model vector left in host memory (a part the upload
+ * missed) would fault on a real device: here it fails the launch. */
+static bool
+weights_on_device (const float *w, size_t count)
+{
+  return gpu_emu_is_device (w, count * sizeof (float));
+}
+
 static LmStatus
 rms_norm_run (const void *p)
 {
   const RowArgs *a = p;
+  if (!weights_on_device (a->w, a->width))
+    return LM_ERR_DEVICE;
   for (uint32_t r = 0; r < a->n_rows; r++)
     lm_rms_norm (a->y + r * a->y_stride, a->w, a->eps, a->width, a->out + r * a->x_stride);
   return LM_OK;
@@ -599,6 +611,25 @@ swiglu_run (const void *p)
   for (size_t i = 0; i < a->n; i++)
     a->x[i] = lm_silu (a->x[i]) * a->y[i];
   return LM_OK;
+}
+
+static LmStatus
+add_rows_run (const void *p)
+{
+  const RowArgs *a = p;
+  if (!weights_on_device (a->y, a->width))
+    return LM_ERR_DEVICE;
+  for (uint32_t r = 0; r < a->n_rows; r++)
+    lm_add (a->x + (size_t) r * a->width, a->y, a->width);
+  return LM_OK;
+}
+
+LmStatus
+lm_cuda_add_rows (LmCudaStream stream, float *x, const float *row, uint32_t n_rows,
+                  uint32_t width)
+{
+  RowArgs a = { .x = x, .y = row, .n_rows = n_rows, .width = width };
+  return dispatch (add_rows_run, &a, sizeof a);
 }
 
 LmStatus
@@ -709,7 +740,8 @@ lm_cuda_kv_append (LmCudaStream stream, const float *k, const float *v, uint32_t
 }
 
 typedef struct {
-  const float *qg, *k_cache, *v_cache;
+  const float *q, *k_cache, *v_cache;
+  bool gated;
   uint32_t n_head, n_head_kv, head_dim, n, n_ctx;
   const uint32_t *pos;
   float *scratch, *out;
@@ -720,27 +752,29 @@ attention_run (const void *p)
 {
   const AttnArgs *a = p;
   uint32_t hd = a->head_dim, kvd = hd * a->n_head_kv, group = a->n_head / a->n_head_kv;
+  size_t qs = a->gated ? 2 * (size_t) hd : hd;
   if (a->scratch != NULL)   /* the split form's scratch must be usable */
     memset (a->scratch, 0, (size_t) a->n_head * hd * sizeof (float));
   for (uint32_t t = 0; t < a->n; t++)
     for (uint32_t h = 0; h < a->n_head; h++)
       {
-        const float *q = a->qg + ((size_t) t * a->n_head + h) * 2 * hd;
+        const float *q = a->q + ((size_t) t * a->n_head + h) * qs;
         size_t kv = (size_t) (h / group) * hd;
         if (a->pos[0] + t >= a->n_ctx)
           return LM_ERR_INVALID_ARGUMENT;
-        lm_attend_head (lm_kernels_best (), q, q + hd, a->k_cache + kv, a->v_cache + kv, kvd,
+        lm_attend_head (lm_kernels_best (), q, a->gated ? q + hd : NULL, a->k_cache + kv, a->v_cache + kv, kvd,
                         a->pos[0] + t + 1, hd, a->out + ((size_t) t * a->n_head + h) * hd);
       }
   return LM_OK;
 }
 
 LmStatus
-lm_cuda_attention (LmCudaStream stream, const float *qg, const float *k_cache,
+lm_cuda_attention (LmCudaStream stream, const float *q, bool gated, const float *k_cache,
                    const float *v_cache, uint32_t n_head, uint32_t n_head_kv, uint32_t head_dim,
                    uint32_t n, const uint32_t *pos, uint32_t n_ctx, float *out)
 {
-  AttnArgs a = { qg, k_cache, v_cache, n_head, n_head_kv, head_dim, n, n_ctx, pos, NULL, out };
+  AttnArgs a = { q, k_cache, v_cache, gated, n_head, n_head_kv, head_dim, n, n_ctx, pos, NULL,
+                 out };
   return dispatch (attention_run, &a, sizeof a);
 }
 
@@ -751,12 +785,13 @@ lm_cuda_attention_scratch_floats (uint32_t n_head, uint32_t head_dim, uint32_t n
 }
 
 LmStatus
-lm_cuda_attention_split (LmCudaStream stream, const float *qg, const float *k_cache,
+lm_cuda_attention_split (LmCudaStream stream, const float *q, bool gated, const float *k_cache,
                          const float *v_cache, uint32_t n_head, uint32_t n_head_kv,
                          uint32_t head_dim, uint32_t n, const uint32_t *pos, uint32_t n_ctx,
                          float *scratch, float *out)
 {
-  AttnArgs a = { qg, k_cache, v_cache, n_head, n_head_kv, head_dim, n, n_ctx, pos, scratch, out };
+  AttnArgs a = { q, k_cache, v_cache, gated, n_head, n_head_kv, head_dim, n, n_ctx, pos, scratch,
+                 out };
   return dispatch (attention_run, &a, sizeof a);
 }
 
@@ -863,20 +898,28 @@ static LmStatus
 moe_combine_run (const void *p)
 {
   const MoeArgs *a = p;
+  bool shared = a->gate_inp != NULL;
+  if (shared && !weights_on_device (a->gate_inp, a->width))
+    return LM_ERR_DEVICE;
   for (uint32_t t = 0; t < a->n; t++)
     {
-      const float *ht = a->h + (size_t) t * a->width;
-      float dot = 0.0f;
-      for (uint32_t i = 0; i < a->width; i++)
-        dot += a->gate_inp[i] * ht[i];
-      float gate = lm_sigmoid (dot);
+      float gate = 0.0f;
+      if (shared)
+        {
+          const float *ht = a->h + (size_t) t * a->width;
+          float dot = 0.0f;
+          for (uint32_t i = 0; i < a->width; i++)
+            dot += a->gate_inp[i] * ht[i];
+          gate = lm_sigmoid (dot);
+        }
       float *ot = a->o + (size_t) t * a->width;
       for (uint32_t i = 0; i < a->width; i++)
         {
           float sum = 0.0f;
           for (uint32_t j = 0; j < a->k; j++)
             sum += a->w[(size_t) t * a->k + j] * a->y[((size_t) t * a->k + j) * a->width + i];
-          ot[i] = sum + gate * ot[i];
+          /* without a shared expert o holds nothing yet (NaN garbage on this device) */
+          ot[i] = shared ? sum + gate * ot[i] : sum;
         }
     }
   return LM_OK;

@@ -7,6 +7,7 @@
 #include <glib.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -243,6 +244,129 @@ test_float_key (void)
   g_rand_free (r);
 }
 
+
+/* Asserts |got - want| <= atol + rtol |want| over @n values. */
+static void
+assert_near (const char *what, const float *got, const double *want, uint32_t n, double rtol,
+             double atol)
+{
+  for (uint32_t i = 0; i < n; i++)
+    if (!(fabs (got[i] - want[i]) <= atol + rtol * fabs (want[i])))
+      g_error ("%s: value %u is %.9g, expected %.9g", what, i, got[i], want[i]);
+}
+
+/* The attention kernel's arithmetic for one head against lm_attend_head,
+ * gated and ungated, in one block and in chunks; over one position the
+ * output is that position's v (times the sigmoid of the gate), to the bit. */
+static void
+test_attend (void)
+{
+  static const uint32_t hds[] = { 64, 128, 256 };
+  static const uint32_t n_poss[] = { 1, 2, 63, 64, 65, 200, 1000 };
+  const uint32_t n_ctx = 1024, n_kv = 2;
+  const LmKernels *kern = lm_kernels_best ();
+  GRand *r = g_rand_new_with_seed (9);
+  for (size_t hi = 0; hi < G_N_ELEMENTS (hds); hi++)
+    {
+      uint32_t hd = hds[hi], kvd = hd * n_kv;
+      float *k = g_new (float, (size_t) n_ctx * kvd), *v = g_new (float, (size_t) n_ctx * kvd);
+      float *q = g_new (float, hd), *gate = g_new (float, hd), *got = g_new (float, hd);
+      float *want = g_new (float, hd);
+      double *want_d = g_new (double, hd);
+      for (size_t i = 0; i < (size_t) n_ctx * kvd; i++)
+        {
+          k[i] = rnd (r, -1, 1);
+          v[i] = rnd (r, -1, 1);
+        }
+      for (uint32_t d = 0; d < hd; d++)
+        {
+          q[d] = rnd (r, -3, 3);   /* scores of a few units, as after the q/k norms */
+          gate[d] = rnd (r, -4, 4);
+        }
+      /* the second kv head of the cache: a row stride wider than the head */
+      const float *kh = k + hd, *vh = v + hd;
+      for (size_t pi = 0; pi < G_N_ELEMENTS (n_poss); pi++)
+        for (int gated = 0; gated < 2; gated++)
+          {
+            uint32_t n_pos = n_poss[pi];
+            const float *g = gated ? gate : NULL;
+            lm_attend_head (kern, q, g, kh, vh, kvd, n_pos, hd, want);
+            for (uint32_t d = 0; d < hd; d++)
+              want_d[d] = want[d];
+            for (int split = 0; split < 2; split++)
+              {
+                char what[96];
+                snprintf (what, sizeof what, "attention, head %u, %u positions, %s, %s", hd,
+                          n_pos, gated ? "gated" : "ungated", split ? "split" : "one block");
+                lm_cuda_host_attend (q, g, kh, vh, kvd, n_pos, hd, split ? n_ctx : 0, got);
+                assert_near (what, got, want_d, hd, 2e-4, 2e-5);
+                if (n_pos == 1)
+                  for (uint32_t d = 0; d < hd; d++)
+                    assert_same_float (got[d], gated ? vh[d] * lm_sigmoid (gate[d]) : vh[d]);
+              }
+          }
+      g_free (k);
+      g_free (v);
+      g_free (q);
+      g_free (gate);
+      g_free (got);
+      g_free (want);
+      g_free (want_d);
+    }
+  g_rand_free (r);
+}
+
+/* The MoE combine against the sums in double: with the shared expert's
+ * sigmoid-gated output, and without one (o = the routed sum; the old o,
+ * NaN here, is not read). */
+static void
+test_moe_combine (void)
+{
+  static const uint32_t widths[] = { 100, 256, 2048 }, ks[] = { 1, 2, 8 };
+  GRand *r = g_rand_new_with_seed (10);
+  for (size_t wi = 0; wi < G_N_ELEMENTS (widths); wi++)
+    for (size_t ki = 0; ki < G_N_ELEMENTS (ks); ki++)
+      {
+        uint32_t width = widths[wi], k = ks[ki];
+        float *y = g_new (float, (size_t) k * width), *w = g_new (float, k);
+        float *gate_inp = g_new (float, width), *h = g_new (float, width);
+        float *o = g_new (float, width);
+        double *routed = g_new (double, width), *want = g_new (double, width), dot = 0.0;
+        for (size_t i = 0; i < (size_t) k * width; i++)
+          y[i] = rnd (r, -1, 1);
+        for (uint32_t j = 0; j < k; j++)
+          w[j] = rnd (r, 0, 1);
+        for (uint32_t i = 0; i < width; i++)
+          {
+            gate_inp[i] = rnd (r, -0.1, 0.1);
+            h[i] = rnd (r, -2, 2);
+            o[i] = rnd (r, -1, 1);
+            dot += (double) gate_inp[i] * h[i];
+          }
+        double gate = 1.0 / (1.0 + exp (-dot));
+        for (uint32_t i = 0; i < width; i++)
+          {
+            routed[i] = 0.0;
+            for (uint32_t j = 0; j < k; j++)
+              routed[i] += (double) w[j] * y[(size_t) j * width + i];
+            want[i] = routed[i] + gate * o[i];
+          }
+        lm_cuda_host_moe_combine (y, w, gate_inp, h, k, width, o);
+        assert_near ("moe combine, shared expert", o, want, width, 1e-5, 1e-6);
+        for (uint32_t i = 0; i < width; i++)
+          o[i] = NAN;
+        lm_cuda_host_moe_combine (y, w, NULL, NULL, k, width, o);
+        assert_near ("moe combine, routed experts only", o, routed, width, 1e-5, 1e-6);
+        g_free (y);
+        g_free (w);
+        g_free (gate_inp);
+        g_free (h);
+        g_free (o);
+        g_free (routed);
+        g_free (want);
+      }
+  g_rand_free (r);
+}
 
 /* The split attention's chunks: for every cache size and position, the
  * chunks the combine reads cover positions 0 .. n_pos - 1 exactly once,
@@ -536,6 +660,8 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/cuda-math/route", test_route);
   g_test_add_func ("/engine/cuda-math/argmax", test_argmax);
   g_test_add_func ("/engine/cuda-math/float-key", test_float_key);
+  g_test_add_func ("/engine/cuda-math/attend", test_attend);
+  g_test_add_func ("/engine/cuda-math/moe-combine", test_moe_combine);
   g_test_add_func ("/engine/cuda-math/attn-schedule", test_attn_schedule);
   g_test_add_func ("/engine/cuda-math/delta-schedule", test_delta_schedule);
   g_test_add_func ("/engine/cuda-math/select", test_select);

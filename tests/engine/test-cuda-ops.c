@@ -1,8 +1,9 @@
 /* test-cuda-ops.c: every GPU layer operation against its CPU counterpart.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Random inputs at the shapes of the tiny golden models and of
- * Qwen3.5-35B-A3B; attention deep into a context and multi-token prefill;
+ * Random inputs at the shapes of the tiny golden models, of a tiny qwen3moe
+ * model, of Qwen3.5-35B-A3B and of Qwen3-30B-A3B; attention with and
+ * without the output gate, deep into a context and multi-token prefill;
  * the DeltaNet state carried over prefill and decode calls; sampling with
  * the CPU sampler's own uniform numbers. Skips without a usable GPU. */
 #include <glib.h>
@@ -12,6 +13,7 @@
 
 #include "cuda-test-mem.h"
 #include "forward-ops.h"
+#include "gguf-synth.h"
 #include "lm-cuda-ops.h"
 #include "lm-gpu.h"
 #include "sampler.h"
@@ -25,10 +27,29 @@ typedef struct {
   uint32_t K, S, Hk, Hv;      /* DeltaNet: conv kernel, state, key heads, value heads */
   uint32_t n_expert, k;       /* 0 experts: dense */
   uint32_t n_vocab;
+  bool gated;                 /* attention's output gate; without it q rows are head_dim */
+  bool shared_expert;
 } Shape;
 
 static const Shape shape_35b = { "35B-A3B", 2048, 16, 2, 256, 64, 10000000.0f, 1e-6f,
-                                 { 11, 11, 10, 0 }, 4, 128, 16, 32, 256, 8, 248320 };
+                                 { 11, 11, 10, 0 }, 4, 128, 16, 32, 256, 8, 248320, true, true };
+/* Qwen3-30B-A3B (qwen3moe): attention only, plain NEOX RoPE on the whole head. */
+static const Shape shape_30b = { "30B-A3B", 2048, 32, 4, 128, 128, 1000000.0f, 1e-6f,
+                                 { 0, 0, 0, 0 }, 0, 0, 0, 0, 128, 8, 151936, false, false };
+
+/* Floats per query head in the attention's q rows. */
+static uint32_t
+q_stride (const Shape *sh)
+{
+  return (sh->gated ? 2 : 1) * sh->head_dim;
+}
+
+/* Whether the shape has Gated DeltaNet layers. */
+static bool
+hybrid (const Shape *sh)
+{
+  return sh->S > 0;
+}
 
 static Shape
 shape_of_model (const char *model)
@@ -40,20 +61,37 @@ shape_of_model (const char *model)
               { in->rope_sections[0], in->rope_sections[1], in->rope_sections[2],
                 in->rope_sections[3] },
               in->ssm_conv_kernel, in->ssm_state, in->ssm_groups, in->ssm_heads,
-              in->n_expert, in->n_expert_used, in->n_vocab };
+              in->n_expert, in->n_expert_used, in->n_vocab, in->attn_gated,
+              in->n_ff_shexp > 0 };
   lm_model_free (m);
   return s;
 }
 
-/* The shapes every test runs: both tiny models and the 35B-A3B. */
+/* The tiny preset of a synthetic architecture, from its hyperparameters. */
+static Shape
+shape_of_synth (const char *name, LmSynthArch arch)
+{
+  LmSynthHparams hp = lm_synth_hparams (arch, LM_SYNTH_TINY);
+  Shape s = { name, hp.n_embd, hp.n_head, hp.n_head_kv, hp.head_dim, hp.n_rot, hp.rope_base,
+              hp.rms_eps, { 0, 0, 0, 0 }, hp.conv_kernel, hp.ssm_state, hp.ssm_groups,
+              hp.ssm_heads, hp.n_expert, hp.n_expert_used, hp.n_vocab, false,
+              hp.n_ff_shexp > 0 };
+  return s;
+}
+
+/* The shapes every test runs: both tiny golden models, a tiny qwen3moe,
+ * the 35B-A3B and the 30B-A3B (the DeltaNet tests skip those without). */
 static GArray *
 all_shapes (void)
 {
   GArray *a = g_array_new (FALSE, FALSE, sizeof (Shape));
   Shape dense = shape_of_model ("tiny-qwen35-f32"), moe = shape_of_model ("tiny-qwen35moe-f32");
+  Shape qwen3moe = shape_of_synth ("tiny qwen3moe", LM_SYNTH_QWEN3MOE);
   g_array_append_val (a, dense);
   g_array_append_val (a, moe);
+  g_array_append_val (a, qwen3moe);
   g_array_append_val (a, shape_35b);
+  g_array_append_val (a, shape_30b);
   return a;
 }
 
@@ -118,8 +156,9 @@ test_norms (void)
   for (guint si = 0; si < shapes->len; si++)
     {
       const Shape *sh = &g_array_index (shapes, Shape, si);
-      /* the residual rows, then per-head q norms inside the q+gate rows */
-      uint32_t n = 9, hd = sh->head_dim, qrow = 2 * hd * sh->n_head;
+      /* the residual rows, then per-head q norms inside the q rows (q+gate rows
+       * in gated attention) */
+      uint32_t n = 9, hd = sh->head_dim, qs = q_stride (sh), qrow = qs * sh->n_head;
       float *x = random_floats ((size_t) n * sh->n_embd, -3, 3);
       float *w = random_floats (sh->n_embd, 0.5, 1.5);
       float *dx = ct_upload (x, (size_t) n * sh->n_embd * 4), *dw = ct_upload (w, sh->n_embd * 4);
@@ -136,27 +175,47 @@ test_norms (void)
 
       float *qg = random_floats ((size_t) n * qrow, -3, 3);
       float *dqg = ct_upload (qg, (size_t) n * qrow * 4);
-      g_assert_cmpint (lm_cuda_rms_norm (NULL, dqg, 2 * hd, dw, sh->eps, n * sh->n_head, hd, dqg,
-                                         2 * hd), ==, LM_OK);
+      g_assert_cmpint (lm_cuda_rms_norm (NULL, dqg, qs, dw, sh->eps, n * sh->n_head, hd, dqg, qs),
+                       ==, LM_OK);
       for (uint32_t r = 0; r < n * sh->n_head; r++)
-        lm_rms_norm (qg + (size_t) r * 2 * hd, w, sh->eps, hd, qg + (size_t) r * 2 * hd);
+        lm_rms_norm (qg + (size_t) r * qs, w, sh->eps, hd, qg + (size_t) r * qs);
       got = download_floats (dqg, (size_t) n * qrow);
       check_close ("rms_norm in place, strided", sh, got, qg, (size_t) n * qrow, 1e-5, 1e-6);
       g_free (got);
 
       /* L2 norm of the q and k heads of DeltaNet rows */
-      uint32_t C = sh->S * (2 * sh->Hk + sh->Hv);
-      float *u = random_floats ((size_t) n * C, -2, 2);
-      float *du = ct_upload (u, (size_t) n * C * 4);
+      if (hybrid (sh))
+        {
+          uint32_t C = sh->S * (2 * sh->Hk + sh->Hv);
+          float *u = random_floats ((size_t) n * C, -2, 2);
+          float *du = ct_upload (u, (size_t) n * C * 4);
+          for (uint32_t t = 0; t < n; t++)
+            g_assert_cmpint (lm_cuda_l2_norm (NULL, du + (size_t) t * C, sh->S, sh->eps,
+                                              2 * sh->Hk, sh->S), ==, LM_OK);
+          for (uint32_t t = 0; t < n; t++)
+            for (uint32_t h = 0; h < 2 * sh->Hk; h++)
+              lm_l2_norm (u + (size_t) t * C + (size_t) h * sh->S, sh->eps, sh->S);
+          got = download_floats (du, (size_t) n * C);
+          check_close ("l2_norm", sh, got, u, (size_t) n * C, 1e-5, 1e-7);
+          g_free (got);
+          ct_free (du);
+          g_free (u);
+        }
+
+      /* a bias row added to every token's q (qwen2): a plain sum, to the bit */
+      uint32_t qd = hd * sh->n_head;
+      float *bq = random_floats ((size_t) n * qd, -2, 2), *bias = random_floats (qd, -1, 1);
+      float *dbq = ct_upload (bq, (size_t) n * qd * 4), *dbias = ct_upload (bias, qd * 4);
+      g_assert_cmpint (lm_cuda_add_rows (NULL, dbq, dbias, n, qd), ==, LM_OK);
       for (uint32_t t = 0; t < n; t++)
-        g_assert_cmpint (lm_cuda_l2_norm (NULL, du + (size_t) t * C, sh->S, sh->eps, 2 * sh->Hk,
-                                          sh->S), ==, LM_OK);
-      for (uint32_t t = 0; t < n; t++)
-        for (uint32_t h = 0; h < 2 * sh->Hk; h++)
-          lm_l2_norm (u + (size_t) t * C + (size_t) h * sh->S, sh->eps, sh->S);
-      got = download_floats (du, (size_t) n * C);
-      check_close ("l2_norm", sh, got, u, (size_t) n * C, 1e-5, 1e-7);
+        lm_add (bq + (size_t) t * qd, bias, qd);
+      got = download_floats (dbq, (size_t) n * qd);
+      g_assert_cmpmem (got, (size_t) n * qd * 4, bq, (size_t) n * qd * 4);
       g_free (got);
+      ct_free (dbq);
+      ct_free (dbias);
+      g_free (bq);
+      g_free (bias);
 
       /* add and SwiGLU */
       size_t m = (size_t) n * sh->n_embd;
@@ -178,14 +237,12 @@ test_norms (void)
       ct_free (dw);
       ct_free (dy);
       ct_free (dqg);
-      ct_free (du);
       ct_free (da);
       ct_free (db);
       g_free (x);
       g_free (w);
       g_free (want);
       g_free (qg);
-      g_free (u);
       g_free (a);
       g_free (b);
     }
@@ -204,21 +261,22 @@ test_rope_kv (void)
   for (guint si = 0; si < shapes->len; si++)
     {
       const Shape *sh = &g_array_index (shapes, Shape, si);
-      uint32_t hd = sh->head_dim, qrow = 2 * hd * sh->n_head, kvd = hd * sh->n_head_kv;
+      uint32_t hd = sh->head_dim, qs = q_stride (sh), qrow = qs * sh->n_head;
+      uint32_t kvd = hd * sh->n_head_kv;
       for (size_t pi = 0; pi < G_N_ELEMENTS (pos0s); pi++)
         {
           uint32_t n = pi % 2 ? 1 : 6, pos0 = pos0s[pi];
           float *qg = random_floats ((size_t) n * qrow, -2, 2);
           float *dqg = ct_upload (qg, (size_t) n * qrow * 4);
           uint32_t *dpos = ct_upload (&pos0, 4);
-          g_assert_cmpint (lm_cuda_rope (NULL, dqg, qrow, 2 * hd, sh->n_head, n, dpos, sh->n_rot,
+          g_assert_cmpint (lm_cuda_rope (NULL, dqg, qrow, qs, sh->n_head, n, dpos, sh->n_rot,
                                          sh->rope_base, sh->sections), ==, LM_OK);
           float cs[LM_CUDA_MAX_HEAD_DIM];
           for (uint32_t t = 0; t < n; t++)
             {
               lm_rope_table (pos0 + t, sh->n_rot, sh->rope_base, sh->sections, cs);
               for (uint32_t h = 0; h < sh->n_head; h++)
-                lm_rope_apply (qg + (size_t) t * qrow + (size_t) h * 2 * hd, sh->n_rot, cs);
+                lm_rope_apply (qg + (size_t) t * qrow + (size_t) h * qs, sh->n_rot, cs);
             }
           float *got = download_floats (dqg, (size_t) n * qrow);
           check_close ("rope", sh, got, qg, (size_t) n * qrow, 2e-6, 2e-6);
@@ -255,12 +313,15 @@ test_rope_kv (void)
 
 /* ---- attention ---- */
 
+/* @gated: q rows of query and gate per head, else of the query alone. */
 static void
-attention_case (const Shape *sh, uint32_t n_ctx, uint32_t pos0, uint32_t n, const float *dk_cache,
-                const float *dv_cache, const float *k_cache, const float *v_cache)
+attention_case (const Shape *sh, bool gated, uint32_t n_ctx, uint32_t pos0, uint32_t n,
+                const float *dk_cache, const float *dv_cache, const float *k_cache,
+                const float *v_cache)
 {
   uint32_t hd = sh->head_dim, kvd = hd * sh->n_head_kv, G = sh->n_head / sh->n_head_kv;
-  size_t qn = (size_t) n * sh->n_head * 2 * hd, on = (size_t) n * sh->n_head * hd;
+  uint32_t qs = (gated ? 2 : 1) * hd;
+  size_t qn = (size_t) n * sh->n_head * qs, on = (size_t) n * sh->n_head * hd;
   float *qg = random_floats (qn, -1, 1);
   /* scores of a few units, like normed q and k */
   for (size_t i = 0; i < qn; i++)
@@ -270,27 +331,28 @@ attention_case (const Shape *sh, uint32_t n_ctx, uint32_t pos0, uint32_t n, cons
   for (uint32_t t = 0; t < n; t++)
     for (uint32_t h = 0; h < sh->n_head; h++)
       {
-        const float *q = qg + ((size_t) t * sh->n_head + h) * 2 * hd;
-        lm_attend_head (kern, q, q + hd, k_cache + (size_t) (h / G) * hd,
+        const float *q = qg + ((size_t) t * sh->n_head + h) * qs;
+        lm_attend_head (kern, q, gated ? q + hd : NULL, k_cache + (size_t) (h / G) * hd,
                         v_cache + (size_t) (h / G) * hd, kvd, pos0 + t + 1, hd,
                         want + ((size_t) t * sh->n_head + h) * hd);
       }
   float *dqg = ct_upload (qg, qn * 4), *dout = ct_alloc (on * 4);
   uint32_t *dpos = ct_upload (&pos0, 4);
   char what[96];
-  g_assert_cmpint (lm_cuda_attention (NULL, dqg, dk_cache, dv_cache, sh->n_head, sh->n_head_kv,
-                                      hd, n, dpos, n_ctx, dout), ==, LM_OK);
+  const char *kind = gated ? "gated" : "ungated";
+  g_assert_cmpint (lm_cuda_attention (NULL, dqg, gated, dk_cache, dv_cache, sh->n_head,
+                                      sh->n_head_kv, hd, n, dpos, n_ctx, dout), ==, LM_OK);
   float *got = download_floats (dout, on);
-  snprintf (what, sizeof what, "attention, %u tokens at %u", n, pos0);
+  snprintf (what, sizeof what, "attention %s, %u tokens at %u", kind, n, pos0);
   check_close (what, sh, got, want, on, 2e-4, 2e-5);
   g_free (got);
   size_t scratch_n = lm_cuda_attention_scratch_floats (sh->n_head, hd, n, n_ctx);
   float *dscratch = ct_alloc (scratch_n * 4);
-  g_assert_cmpint (lm_cuda_attention_split (NULL, dqg, dk_cache, dv_cache, sh->n_head,
+  g_assert_cmpint (lm_cuda_attention_split (NULL, dqg, gated, dk_cache, dv_cache, sh->n_head,
                                             sh->n_head_kv, hd, n, dpos, n_ctx, dscratch, dout),
                    ==, LM_OK);
   got = download_floats (dout, on);
-  snprintf (what, sizeof what, "attention split, %u tokens at %u", n, pos0);
+  snprintf (what, sizeof what, "attention %s split, %u tokens at %u", kind, n, pos0);
   check_close (what, sh, got, want, on, 2e-4, 2e-5);
   g_free (got);
   ct_free (dscratch);
@@ -315,11 +377,16 @@ test_attention (void)
       float *dk = ct_upload (k, (size_t) n_ctx * kvd * 4), *dv = ct_upload (v, (size_t) n_ctx * kvd * 4);
       /* decode at the first, tile and chunk edges, deep; then prefill batches */
       static const uint32_t decode_pos[] = { 0, 1, 63, 64, 255, 256, 1000, 2047, 4095 };
-      for (size_t i = 0; i < G_N_ELEMENTS (decode_pos); i++)
-        attention_case (sh, n_ctx, decode_pos[i], 1, dk, dv, k, v);
-      attention_case (sh, n_ctx, 0, 37, dk, dv, k, v);
-      attention_case (sh, n_ctx, 3000, 70, dk, dv, k, v);
-      attention_case (sh, 256, 100, 3, dk, dv, k, v);
+      /* the shape's own form first, then the other one */
+      for (int form = 0; form < 2; form++)
+        {
+          bool gated = form == 0 ? sh->gated : !sh->gated;
+          for (size_t i = 0; i < G_N_ELEMENTS (decode_pos); i++)
+            attention_case (sh, gated, n_ctx, decode_pos[i], 1, dk, dv, k, v);
+          attention_case (sh, gated, n_ctx, 0, 37, dk, dv, k, v);
+          attention_case (sh, gated, n_ctx, 3000, 70, dk, dv, k, v);
+          attention_case (sh, gated, 256, 100, 3, dk, dv, k, v);
+        }
       ct_free (dk);
       ct_free (dv);
       g_free (k);
@@ -339,6 +406,8 @@ test_causal_conv (void)
   for (guint si = 0; si < shapes->len; si++)
     {
       const Shape *sh = &g_array_index (shapes, Shape, si);
+      if (!hybrid (sh))
+        continue;
       uint32_t K = sh->K, C = sh->S * (2 * sh->Hk + sh->Hv);
       float *w = random_floats ((size_t) C * K, -1, 1);
       float *state = g_new0 (float, (size_t) (K - 1) * C);
@@ -459,7 +528,8 @@ test_delta_rule (void)
     return;
   GArray *shapes = all_shapes ();
   for (guint si = 0; si < shapes->len; si++)
-    delta_shape (&g_array_index (shapes, Shape, si));
+    if (hybrid (&g_array_index (shapes, Shape, si)))
+      delta_shape (&g_array_index (shapes, Shape, si));
   g_array_unref (shapes);
   /* a state too large for the registers: the second form of the kernel */
   Shape big = shape_35b;
@@ -506,9 +576,11 @@ test_moe (void)
       g_assert_cmpmem (sel, (size_t) n * k * 4, want_sel, (size_t) n * k * 4);
       check_close ("moe route weights", sh, w, want_w, (size_t) n * k, 1e-5, 1e-7);
 
-      /* combine: the routed outputs, weights, shared expert and its gate */
+      /* combine: the routed outputs, weights, shared expert and its gate;
+       * then without a shared expert (the old o, NaN, must not be read) */
       float *y = random_floats ((size_t) n * k * E, -1, 1), *o = random_floats ((size_t) n * E, -1, 1);
       float *gate_inp = random_floats (E, -0.1, 0.1), *h = random_floats ((size_t) n * E, -1, 1);
+      float *routed = g_new (float, (size_t) n * E), *nan_rows = g_new (float, (size_t) n * E);
       float *dy = ct_upload (y, (size_t) n * k * E * 4), *do_ = ct_upload (o, (size_t) n * E * 4);
       float *dg = ct_upload (gate_inp, E * 4), *dh = ct_upload (h, (size_t) n * E * 4);
       g_assert_cmpint (lm_cuda_moe_combine (NULL, dy, dw, dg, dh, n, k, E, do_), ==, LM_OK);
@@ -523,12 +595,22 @@ test_moe (void)
               float sum = 0.0f;
               for (uint32_t j = 0; j < k; j++)
                 sum += want_w[(size_t) t * k + j] * y[((size_t) t * k + j) * E + i];
+              routed[(size_t) t * E + i] = sum;
               o[(size_t) t * E + i] = sum + gate * o[(size_t) t * E + i];
+              nan_rows[(size_t) t * E + i] = NAN;
             }
         }
       float *got = download_floats (do_, (size_t) n * E);
       check_close ("moe combine", sh, got, o, (size_t) n * E, 1e-5, 5e-6);
       g_free (got);
+      ct_copy_in (do_, nan_rows, (size_t) n * E * 4);
+      g_assert_cmpint (lm_cuda_moe_combine (NULL, dy, dw, NULL, NULL, n, k, E, do_), ==, LM_OK);
+      got = download_floats (do_, (size_t) n * E);
+      check_close ("moe combine without a shared expert", sh, got, routed, (size_t) n * E, 1e-5,
+                   5e-6);
+      g_free (got);
+      g_free (routed);
+      g_free (nan_rows);
       g_free (y);
       g_free (o);
       g_free (gate_inp);
@@ -718,8 +800,8 @@ graph_step (void *ctx, void *stream)
       || (st = lm_cuda_rope (s, g->k, hd * sh->n_head_kv, hd, sh->n_head_kv, 1, g->pos, sh->n_rot,
                              sh->rope_base, sh->sections))
       || (st = lm_cuda_kv_append (s, g->k, g->v, hd * sh->n_head_kv, 1, g->pos, g->kc, g->vc))
-      || (st = lm_cuda_attention_split (s, g->qg, g->kc, g->vc, sh->n_head, sh->n_head_kv, hd, 1,
-                                        g->pos, g->n_ctx, g->scratch, g->out))
+      || (st = lm_cuda_attention_split (s, g->qg, true, g->kc, g->vc, sh->n_head, sh->n_head_kv,
+                                        hd, 1, g->pos, g->n_ctx, g->scratch, g->out))
       || (st = lm_cuda_sample (s, &g->sp, g->out, n_out, g->history, g->history_state, g->u,
                                g->sample_scratch, g->token))
       || (st = lm_cuda_sample_accept (s, g->token, n_out, g->repeat_last_n, g->history,

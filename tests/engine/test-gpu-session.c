@@ -1,12 +1,16 @@
 /* test-gpu-session.c: the GPU backend of sessions: backend choice and its
  * failure without a GPU (runs everywhere), and with a GPU: the GPU against
- * the CPU over a 64-token prompt and 32 decode steps on every tiny model,
- * partial offload, two sessions at once, LoRA (built-in and hook), rewind,
- * reset and the mean hidden state.
+ * the CPU over a 64-token prompt and 32 decode steps on every tiny model
+ * (the golden qwen35 / qwen35moe ones, and qwen2, qwen3 and qwen3moe ones
+ * written here by lm_synth_write), partial offload, two sessions at once,
+ * LoRA (built-in and hook), rewind, reset and the mean hidden state.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <stdlib.h>
 #include <string.h>
 
+#include <glib/gstdio.h>
+
+#include "gguf-synth.h"
 #include "lm-gpu.h"
 #include "session-gpu.h"
 #include "ts-config.h"
@@ -37,6 +41,96 @@
 #define GPU_NATIVE_TOL 2e-2
 
 static char gpu_why[200];
+
+/* The architectures without golden files: tiny synthetic models, each
+ * attention part and FFN form once (qwen2: q/k/v bias; qwen3: q/k norms;
+ * qwen3moe: routed experts without a shared expert; none has the output
+ * gate), written on first use into synth_dir. */
+typedef struct {
+  const char *name;
+  LmSynthArch arch;
+  LmSynthType type;
+} SynthModel;
+
+static const SynthModel synth_models[] = {
+  { "tiny-qwen2-f32", LM_SYNTH_QWEN2, LM_SYNTH_F32 },
+  { "tiny-qwen3-f32", LM_SYNTH_QWEN3, LM_SYNTH_F32 },
+  { "tiny-qwen3moe-f32", LM_SYNTH_QWEN3MOE, LM_SYNTH_F32 },
+  { "tiny-qwen2-q8_0", LM_SYNTH_QWEN2, LM_SYNTH_Q8_0 },
+  { "tiny-qwen3moe-q8_0", LM_SYNTH_QWEN3MOE, LM_SYNTH_Q8_0 },
+};
+static char *synth_dir;
+
+static const SynthModel *
+synth_model (const char *name)
+{
+  for (size_t i = 0; i < G_N_ELEMENTS (synth_models); i++)
+    if (strcmp (synth_models[i].name, name) == 0)
+      return &synth_models[i];
+  return NULL;
+}
+
+static char *
+synth_path (const SynthModel *sm)
+{
+  g_autofree char *file = g_strconcat (sm->name, ".gguf", NULL);
+  return g_build_filename (synth_dir, file, NULL);
+}
+
+/* The golden model @name, or the synthetic one (written if not yet). */
+static LmModel *
+test_model (const char *name)
+{
+  const SynthModel *sm = synth_model (name);
+  if (sm == NULL)
+    return golden_model (name);
+  if (synth_dir == NULL && (synth_dir = g_dir_make_tmp ("test-gpu-session-XXXXXX", NULL)) == NULL)
+    g_error ("cannot make a temporary folder for the synthetic models");
+  g_autofree char *path = synth_path (sm);
+  char *error = NULL;
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      LmSynthOptions o = { .arch = sm->arch, .preset = LM_SYNTH_TINY, .type = sm->type,
+                           .seed = 20261127, .threads = 2 };
+      if (lm_synth_write (&o, path, &error) != LM_OK)
+        g_error ("writing %s: %s", path, error ? error : "");
+    }
+  LmModel *m = NULL;
+  if (lm_model_load (path, &m, &error) != LM_OK)
+    g_error ("loading %s: %s", path, error ? error : "");
+  g_assert_cmpint (lm_model_info (m)->arch, ==, (LmArch) sm->arch);
+  return m;
+}
+
+/* N_PROMPT tokens: the golden prompt's, or seeded random ids of the
+ * synthetic model's vocabulary. */
+static int32_t *
+test_prompt (const char *name, const LmModel *m)
+{
+  if (synth_model (name) == NULL)
+    return golden_prompt_prefix (name, N_PROMPT);
+  int32_t *prompt = g_new (int32_t, N_PROMPT);
+  GRand *r = g_rand_new_with_seed (g_str_hash (name));
+  for (int i = 0; i < N_PROMPT; i++)
+    prompt[i] = g_rand_int_range (r, 0, (gint32) lm_model_info (m)->n_vocab);
+  g_rand_free (r);
+  return prompt;
+}
+
+static void
+synth_dir_remove (void)
+{
+  if (synth_dir == NULL)
+    return;
+  for (size_t i = 0; i < G_N_ELEMENTS (synth_models); i++)
+    {
+      g_autofree char *path = synth_path (&synth_models[i]);
+      g_remove (path);
+    }
+  g_rmdir (synth_dir);
+  g_free (synth_dir);
+  synth_dir = NULL;
+}
 
 /* Skips the current test unless the GPU backend can run here. */
 static gboolean
@@ -151,8 +245,8 @@ test_vs_cpu (gconstpointer data)
   const char *name = data;
   if (!need_gpu ())
     return;
-  LmModel *m = golden_model (name);
-  g_autofree int32_t *prompt = golden_prompt_prefix (name, N_PROMPT);
+  LmModel *m = test_model (name);
+  g_autofree int32_t *prompt = test_prompt (name, m);
   /* Batches of 16: a 64-token prompt takes several prefill steps. */
   LmSession *cpu = new_session (m, LM_BACKEND_CPU, 0, 16);
   LmSession *gpu = new_session (m, LM_BACKEND_CUDA, 0, 16);
@@ -177,8 +271,8 @@ test_partial_offload (gconstpointer data)
   const char *name = data;
   if (!need_gpu ())
     return;
-  LmModel *m = golden_model (name);
-  g_autofree int32_t *prompt = golden_prompt_prefix (name, N_PROMPT);
+  LmModel *m = test_model (name);
+  g_autofree int32_t *prompt = test_prompt (name, m);
   LmSession *full = new_session (m, LM_BACKEND_CUDA, 0, 64);
   LmSession *part = new_session (m, LM_BACKEND_CUDA, 1, 64);
   g_assert_cmpuint (lm_session_gpu_layers (part), ==, 1);
@@ -429,8 +523,8 @@ test_vs_cpu_native (gconstpointer data)
   const char *name = data;
   if (!need_gpu ())
     return;
-  LmModel *m = golden_model (name);
-  g_autofree int32_t *prompt = golden_prompt_prefix (name, N_PROMPT);
+  LmModel *m = test_model (name);
+  g_autofree int32_t *prompt = test_prompt (name, m);
   LmSession *cpu = new_session_mode (m, LM_BACKEND_CPU, 0, 16, FALSE);
   LmSession *gpu = new_session_mode (m, LM_BACKEND_CUDA, 0, 16, FALSE);
   g_autofree char *what = g_strdup_printf ("%s GPU vs CPU, 8-bit activations", name);
@@ -447,7 +541,8 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/engine/gpu/backend-choice", test_backend_choice);
   const char *models[] = { "tiny-qwen35-f32", "tiny-qwen35moe-f32", "tiny-qwen35moe-e256-q8_0",
-                           "tiny-qwen35moe-e256-q4_k_m" };
+                           "tiny-qwen35moe-e256-q4_k_m", "tiny-qwen2-f32", "tiny-qwen3-f32",
+                           "tiny-qwen3moe-f32", "tiny-qwen2-q8_0", "tiny-qwen3moe-q8_0" };
   for (size_t i = 0; i < G_N_ELEMENTS (models); i++)
     {
       g_autofree char *p1 = g_strdup_printf ("/engine/gpu/%s/vs-cpu", models[i]);
@@ -455,7 +550,8 @@ main (int argc, char **argv)
       g_test_add_data_func (p1, models[i], test_vs_cpu);
       g_test_add_data_func (p2, models[i], test_partial_offload);
     }
-  const char *quantised[] = { "tiny-qwen35moe-e256-q8_0", "tiny-qwen35moe-e256-q4_k_m" };
+  const char *quantised[] = { "tiny-qwen35moe-e256-q8_0", "tiny-qwen35moe-e256-q4_k_m",
+                              "tiny-qwen2-q8_0", "tiny-qwen3moe-q8_0" };
   for (size_t i = 0; i < G_N_ELEMENTS (quantised); i++)
     {
       g_autofree char *p = g_strdup_printf ("/engine/gpu/%s/vs-cpu-native", quantised[i]);
@@ -468,5 +564,7 @@ main (int argc, char **argv)
 #endif
   g_test_add_func ("/engine/gpu/rewind-reset", test_rewind_reset);
   g_test_add_func ("/engine/gpu/mean-hidden", test_mean_hidden);
-  return g_test_run ();
+  int rc = g_test_run ();
+  synth_dir_remove ();
+  return rc;
 }
