@@ -8,10 +8,15 @@
 void
 lm_rms_norm (const float *x, const float *w, float eps, uint32_t n, float *y)
 {
+  /* ggml's rounding (float squares summed in double, the mean and the
+   * scale in float): with 8-bit activations downstream, a last-bit change
+   * here can flip a rounding there, so a real model's logits track
+   * llama.cpp's closely only when this matches it. */
   double ss = 0.0;
   for (uint32_t i = 0; i < n; i++)
-    ss += (double) x[i] * x[i];
-  float scale = (float) (1.0 / sqrt (ss / n + eps));
+    ss += (double) (x[i] * x[i]);
+  float mean = (float) (ss / n);
+  float scale = 1.0f / sqrtf (mean + eps);
   for (uint32_t i = 0; i < n; i++)
     y[i] = x[i] * scale * w[i];
 }
