@@ -344,6 +344,11 @@ test_long_rows (void)
     }
 
   check_matmul_is_matvec (rng, LM_TYPE_Q6_K, n_in, n_out);
+  /* the 32-value formats are summed in chunks of 2048 values: several
+   * chunks, a short last one, and several segments */
+  check_matmul_is_matvec (rng, LM_TYPE_Q5_0, 4864, 7);
+  check_matmul_is_matvec (rng, LM_TYPE_Q4_1, 4864, 7);
+  check_matmul_is_matvec (rng, LM_TYPE_Q5_0, n_in, n_out);
 }
 
 /* an odd number of Q8_0 blocks in the token tiles */
