@@ -119,7 +119,7 @@ TARGET static inline __attribute__ ((always_inline)) __m256i
 unpack_block (const uint8_t *block, Kind k, __m256 *d, float *m)
 {
   *d = _mm256_set1_ps (fp16_at (block));
-  *m = kind_has_min (k) ? fp16 (((const uint16_t *) block)[1]) : 0.0f;
+  *m = kind_has_min (k) ? fp16_at (block + 2) : 0.0f;
   size_t qh_at = kind_has_min (k) ? 4 : 2;
   size_t qs_at = qh_at + (kind_has_qh (k) ? 4 : 0);
   __m256i q = nibbles (block + qs_at);
