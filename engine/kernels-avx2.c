@@ -474,4 +474,6 @@ lm_kernels_fill_avx2 (LmKernels *k)
   k->native_tile[LM_KT_Q6_K] = tile_q6_K;
   k->quantize_q8_0 = quantize_q8_0;
   k->quantize_q8_K = quantize_q8_K;
+  lm_kernels_fill_avx2_q4q5 (k);
+  lm_kernels_fill_avx2_k23 (k);
 }

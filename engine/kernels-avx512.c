@@ -490,4 +490,5 @@ lm_kernels_fill_avx512 (LmKernels *k)
   k->native_tile[LM_KT_Q6_K] = tile_q6_K;
   k->quantize_q8_0 = quantize_q8_0;
   k->quantize_q8_K = quantize_q8_K;
+  lm_kernels_fill_avx512_q4q5 (k);
 }

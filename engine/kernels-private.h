@@ -93,9 +93,11 @@ int lm_kernel_type_index (LmTensorType type);
 
 void lm_kernels_fill_scalar (LmKernels *k);
 /* The native kernels of Q4_0/Q4_1/Q5_0/Q5_1/Q2_K/Q3_K (kernels-scalar-lowbit.c,
- * kernels-avx2-q4q5.c, kernels-avx2-k23.c), called by the fills above. */
+ * kernels-avx2-q4q5.c, kernels-avx2-k23.c, kernels-avx512-q4q5.c), called by
+ * the fills of their ISA. */
 void lm_kernels_fill_scalar_lowbit (LmKernels *k);
 void lm_kernels_fill_avx2 (LmKernels *k);
 void lm_kernels_fill_avx2_q4q5 (LmKernels *k);
 void lm_kernels_fill_avx2_k23 (LmKernels *k);
 void lm_kernels_fill_avx512 (LmKernels *k);
+void lm_kernels_fill_avx512_q4q5 (LmKernels *k);

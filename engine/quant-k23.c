@@ -44,17 +44,6 @@ lm_dequantize_row_q2_K (const void *src, float *dst, int64_t n)
 }
 
 void
-lm_q3_K_unpack_scales (const uint8_t packed[LM_K_SCALE_SIZE], int8_t out[16])
-{
-  for (int s = 0; s < 16; s++)
-    {
-      int low = s < 8 ? packed[s] & 0xF : packed[s - 8] >> 4;
-      int high = (packed[8 + s % 4] >> (2 * (s / 4))) & 3;
-      out[s] = (int8_t) ((low | high << 4) - 32);
-    }
-}
-
-void
 lm_dequantize_row_q3_K (const void *src, float *dst, int64_t n)
 {
   const LmBlockQ3_K *x = src;

@@ -64,8 +64,23 @@ lm_k4_unpack_scales (const uint8_t packed[LM_K_SCALE_SIZE], uint8_t out[16])
   __builtin_memcpy (out, u, sizeof u);
 }
 
-/* The sixteen signed 6-bit scales (sc - 32) of a Q3_K block. */
-void lm_q3_K_unpack_scales (const uint8_t packed[LM_K_SCALE_SIZE], int8_t out[16]);
+/* The sixteen signed 6-bit scales (sc - 32) of a Q3_K block: low nibbles of
+ * bytes 0..7 (scales 0..7) and their high nibbles (8..15), each with a 2-bit
+ * pair of bytes 8..11 above it (pair s / 4 of byte 8 + s % 4); word-wide. */
+static inline void
+lm_q3_K_unpack_scales (const uint8_t packed[LM_K_SCALE_SIZE], int8_t out[16])
+{
+  uint32_t a[3], u[4];
+  uint8_t v[16];
+  __builtin_memcpy (a, packed, sizeof a);
+  u[0] = (a[0] & 0x0f0f0f0fu) | ((a[2] & 0x03030303u) << 4);
+  u[1] = (a[1] & 0x0f0f0f0fu) | (((a[2] >> 2) & 0x03030303u) << 4);
+  u[2] = ((a[0] >> 4) & 0x0f0f0f0fu) | (((a[2] >> 4) & 0x03030303u) << 4);
+  u[3] = ((a[1] >> 4) & 0x0f0f0f0fu) | (((a[2] >> 6) & 0x03030303u) << 4);
+  __builtin_memcpy (v, u, sizeof v);
+  for (int s = 0; s < 16; s++)
+    out[s] = (int8_t) (v[s] - 32);
+}
 
 /* The signed quant (-4..3) of a Q3_K block whose 2-bit field is at bit
  * @shift of qs[@byte] (byte = 32h + 16p + l, shift = 2j): its high bit is

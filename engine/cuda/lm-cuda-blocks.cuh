@@ -683,6 +683,195 @@ struct LmcQ6_K
   }
 };
 
+/* ---- Q4_0 / Q4_1 / Q5_0 / Q5_1: 32 values, unit c (0..3) = values 8c ..
+ * 8c+7: the low (c < 2) or high nibbles of qs[8 (c % 2) .. +7], with bits
+ * 8c .. 8c+7 of the little-endian word qh as fifth bits (Q5). ---- */
+
+/* The unit's 8 quants as bytes of two words (nibble plus fifth bit). */
+LMC_HD void
+lmc_q32_unit_quants (const uint8_t *qs, const uint8_t *qh, int c, uint32_t q[2])
+{
+  uint32_t high = qh ? lmc_load4_a2 (qh) >> (8 * c) : 0u;
+  for (int k = 0; k < 2; k++)
+    {
+      uint32_t w = lmc_load4_a2 (qs + 8 * (c & 1) + 4 * k);
+      uint32_t n = (c < 2 ? w : w >> 4) & 0x0F0F0F0Fu;
+      uint32_t h = (high >> (4 * k)) & 0xFu;
+      /* bit b of h to bit 4 of byte b */
+      n |= ((h & 1u) << 4) | ((h & 2u) << 11) | ((h & 4u) << 18) | ((h & 8u) << 25);
+      q[k] = n;
+    }
+}
+
+/* Shared by the four formats: @offset is 8 or 16 for Q4_0 / Q5_0 (no min),
+ * 0 for Q4_1 / Q5_1 (@has_min: an fp16 min after d). */
+template <int OFFSET, bool HAS_MIN, bool HAS_QH>
+struct LmcQ32
+{
+  static constexpr int QS_AT = (HAS_MIN ? 4 : 2) + (HAS_QH ? 4 : 0);
+  static constexpr int QH_AT = HAS_MIN ? 4 : 2;
+  LMC_HD static void quants (const uint8_t *b, int c, uint32_t q[2])
+  {
+    lmc_q32_unit_quants (b + QS_AT, HAS_QH ? b + QH_AT : nullptr, c, q);
+  }
+  LMC_HD static void decode (const uint8_t *b, int c, float *v)
+  {
+    float d = lmc_fp16_to_fp32 (lmc_load<uint16_t> (b));
+    float m = HAS_MIN ? lmc_fp16_to_fp32 (lmc_load<uint16_t> (b + 2)) : 0.0f;
+    uint32_t q[2];
+    quants (b, c, q);
+    for (int k = 0; k < 2; k++)
+      for (int j = 0; j < 4; j++)
+        {
+          float scaled = lmc_mul ((float) ((int) lmc_byte (q[k], j) - OFFSET), d);
+          v[4 * k + j] = HAS_MIN ? lmc_add (scaled, m) : scaled;
+        }
+  }
+  LMC_HD static int index (int c, int i) { return 8 * c + i; }
+
+  /* The unit's dot product with xv: d sum (q - offset) x (+ m sum x). */
+  static constexpr bool FAST = true;
+  static constexpr int XS = 1;
+  LMC_HD static void xsums (const float *xv, float *xs)
+  {
+    xs[0] = 0.0f;
+    if (HAS_MIN)
+      for (int i = 0; i < 8; i++)
+        xs[0] = lmc_add (xs[0], xv[i]);
+  }
+  LMC_HD static float dot (const uint8_t *b, int c, const float *xv, const float *xs)
+  {
+    float d = lmc_scale_fp16 (lmc_load<uint16_t> (b));
+    uint32_t q[2];
+    quants (b, c, q);
+    float s = 0.0f;
+    for (int k = 0; k < 2; k++)
+      for (int j = 0; j < 4; j++)
+        s = fmaf (lmc_small_to_float (lmc_byte (q[k], j), OFFSET), xv[4 * k + j], s);
+    float r = lmc_mul (d, s);
+    return HAS_MIN ? fmaf (lmc_scale_fp16 (lmc_load<uint16_t> (b + 2)), xs[0], r) : r;
+  }
+
+  /* Against Q8_0 activations as the CPU's native mode (Q4_0 / Q5_0 only: the
+   * CPU takes Q4_1 / Q5_1 against Q8_1 blocks, whose sums the GPU does not
+   * stage): sumi * (d * dx), sumi = sum q a - offset sum a. */
+  static constexpr bool Q8 = !HAS_MIN;
+  static constexpr int QG = 32;
+  LMC_HD static void q8_sums (const uint8_t *, int, int32_t *) {}
+  LMC_HD static float dot_q8 (const uint8_t *b, int c, const uint8_t *xq, float dx,
+                              const int32_t *)
+  {
+    float d = lmc_scale_fp16 (lmc_load<uint16_t> (b));
+    uint32_t q[2];
+    quants (b, c, q);
+    int32_t sumi = 0, suma = 0;
+    for (int k = 0; k < 2; k++)
+      {
+        uint32_t a = lmc_load<uint32_t> (xq + 8 * c + 4 * k);
+        sumi = lmc_dp4a (q[k], a, sumi);
+        suma = lmc_dp4a (0x01010101u, a, suma);
+      }
+    sumi -= OFFSET * suma;
+    return lmc_mul ((float) sumi, lmc_mul (d, dx));
+  }
+};
+
+/* Q4_0: d (fp16), qs[16]. */
+struct LmcQ4_0 : LmcQ32<8, false, false>
+{
+  static constexpr int BV = 32, BB = 18, C = 8, UPB = 4, SPAN = 8, ALIGN = 2;
+};
+
+/* Q4_1: d, m (fp16), qs[16]. */
+struct LmcQ4_1 : LmcQ32<0, true, false>
+{
+  static constexpr int BV = 32, BB = 20, C = 8, UPB = 4, SPAN = 8, ALIGN = 4;
+};
+
+/* Q5_0: d (fp16), qh[4], qs[16]. */
+struct LmcQ5_0 : LmcQ32<16, false, true>
+{
+  static constexpr int BV = 32, BB = 22, C = 8, UPB = 4, SPAN = 8, ALIGN = 2;
+};
+
+/* Q5_1: d, m (fp16), qh[4], qs[16]. */
+struct LmcQ5_1 : LmcQ32<0, true, true>
+{
+  static constexpr int BV = 32, BB = 24, C = 8, UPB = 4, SPAN = 8, ALIGN = 4;
+};
+
+/* ---- Q2_K / Q3_K: unit c (0..15) = sub-block c, values 16c .. 16c+15: the
+ * 2-bit fields 2j of qs[32h + 16p .. +15] (c = 8h + 2j + p) and, for Q3_K,
+ * bits 4h + j of hmask[16p .. +15]. Decode only: their products decode the
+ * unit (FAST false) with f32 activations. ---- */
+
+/* The unit's 16 2-bit fields as bytes of four words (0..3). */
+LMC_HD void
+lmc_k23_unit_quants (const uint8_t *qs, int c, uint32_t q[4])
+{
+  int h = c >> 3, j = (c >> 1) & 3, p = c & 1;
+  for (int k = 0; k < 4; k++)
+    q[k] = (lmc_load4_a2 (qs + 32 * h + 16 * p + 4 * k) >> (2 * j)) & 0x03030303u;
+}
+
+/* Q2_K: scales[16], qs[64], d, dmin (fp16): x = d (sc & 15) q - dmin (sc >> 4). */
+struct LmcQ2_K
+{
+  static constexpr int BV = 256, BB = 84, C = 16, UPB = 16, SPAN = 16, ALIGN = 4;
+  LMC_HD static void decode (const uint8_t *b, int c, float *v)
+  {
+    float d = lmc_fp16_to_fp32 (lmc_load<uint16_t> (b + 80));
+    float dmin = lmc_fp16_to_fp32 (lmc_load<uint16_t> (b + 82));
+    uint32_t sc = b[c];
+    float dl = lmc_mul (d, (float) (sc & 0xFu)), ml = lmc_mul (dmin, (float) (sc >> 4));
+    uint32_t q[4];
+    lmc_k23_unit_quants (b + 16, c, q);
+    for (int k = 0; k < 4; k++)
+      for (int i = 0; i < 4; i++)
+        v[4 * k + i] = lmc_sub (lmc_mul (dl, (float) lmc_byte (q[k], i)), ml);
+  }
+  LMC_HD static int index (int c, int i) { return 16 * c + i; }
+  static constexpr bool FAST = false, Q8 = false;
+  static constexpr int QG = 1;
+  static constexpr int XS = 1;
+};
+
+/* Q3_K: hmask[32], qs[64], scales[12] (6-bit, packed), d (fp16):
+ * x = d (sc - 32) (q - 4 (1 - hbit)). */
+struct LmcQ3_K
+{
+  static constexpr int BV = 256, BB = 110, C = 16, UPB = 16, SPAN = 16, ALIGN = 2;
+  /* scale c: low nibble of byte c % 8 (high nibble for c >= 8), over the
+   * 2-bit pair c / 4 of byte 8 + c % 4 */
+  LMC_HD static int scale (const uint8_t *sc, int c)
+  {
+    uint32_t low = c < 8 ? sc[c] & 0xFu : (uint32_t) sc[c - 8] >> 4;
+    uint32_t high = ((uint32_t) sc[8 + (c & 3)] >> (2 * (c >> 2))) & 3u;
+    return (int) (low | high << 4) - 32;
+  }
+  LMC_HD static void decode (const uint8_t *b, int c, float *v)
+  {
+    float d = lmc_fp16_to_fp32 (lmc_load<uint16_t> (b + 108));
+    float dl = lmc_mul (d, (float) scale (b + 96, c));
+    int h = c >> 3, j = (c >> 1) & 3, p = c & 1;
+    uint32_t q[4];
+    lmc_k23_unit_quants (b + 32, c, q);
+    for (int k = 0; k < 4; k++)
+      {
+        uint32_t hm = lmc_load4_a2 (b + 16 * p + 4 * k);
+        for (int i = 0; i < 4; i++)
+          {
+            int high = (int) ((lmc_byte (hm, i) >> (4 * h + j)) & 1u);
+            v[4 * k + i] = lmc_mul (dl, (float) ((int) lmc_byte (q[k], i) - (high ? 0 : 4)));
+          }
+      }
+  }
+  LMC_HD static int index (int c, int i) { return 16 * c + i; }
+  static constexpr bool FAST = false, Q8 = false;
+  static constexpr int QG = 1;
+  static constexpr int XS = 1;
+};
+
 /* ---- whole blocks ---- */
 
 /* Decodes one block into out[0 .. BV-1] (the host checks and the dequantise
@@ -734,6 +923,18 @@ lmc_with_decoder (LmTensorType type, bool vector, F &&f)
       return f (LmcQ5_K ());
     case LM_TYPE_Q6_K:
       return f (LmcQ6_K ());
+    case LM_TYPE_Q4_0:
+      return f (LmcQ4_0 ());
+    case LM_TYPE_Q4_1:
+      return f (LmcQ4_1 ());
+    case LM_TYPE_Q5_0:
+      return f (LmcQ5_0 ());
+    case LM_TYPE_Q5_1:
+      return f (LmcQ5_1 ());
+    case LM_TYPE_Q2_K:
+      return f (LmcQ2_K ());
+    case LM_TYPE_Q3_K:
+      return f (LmcQ3_K ());
     default:
       return LM_ERR_UNSUPPORTED;
     }

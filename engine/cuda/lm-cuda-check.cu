@@ -80,7 +80,9 @@ extern "C" bool
 lm_cuda_check_blocks (uint64_t seed, int rounds, char *why, size_t why_len)
 {
   const LmTensorType types[] = { LM_TYPE_F32, LM_TYPE_F16, LM_TYPE_BF16, LM_TYPE_Q8_0,
-                                 LM_TYPE_Q4_K, LM_TYPE_Q5_K, LM_TYPE_Q6_K };
+                                 LM_TYPE_Q4_K, LM_TYPE_Q5_K, LM_TYPE_Q6_K, LM_TYPE_Q4_0,
+                                 LM_TYPE_Q4_1, LM_TYPE_Q5_0, LM_TYPE_Q5_1, LM_TYPE_Q2_K,
+                                 LM_TYPE_Q3_K };
   const uint32_t max_n = 4 * 256;
   uint64_t state = seed ? seed : 0x9e3779b97f4a7c15ull;
   uint8_t *src = (uint8_t *) malloc (lm_row_bytes (LM_TYPE_F32, max_n));

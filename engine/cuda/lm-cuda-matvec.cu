@@ -378,6 +378,12 @@ lm_cuda_matvec_supports (LmTensorType type)
     case LM_TYPE_Q4_K:
     case LM_TYPE_Q5_K:
     case LM_TYPE_Q6_K:
+    case LM_TYPE_Q4_0:
+    case LM_TYPE_Q4_1:
+    case LM_TYPE_Q5_0:
+    case LM_TYPE_Q5_1:
+    case LM_TYPE_Q2_K:
+    case LM_TYPE_Q3_K:
       return true;
     default:
       return false;

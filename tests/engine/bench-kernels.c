@@ -2,12 +2,13 @@
  * thread count, plus the read bandwidth of this machine (not a test).
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * usage: bench-kernels [--quick] [--large] [--threads 1,2]
+ * usage: bench-kernels [--quick] [--large] [--threads 1,2] [--shape 896x4864]
  * environment: BENCH_TYPES=q4_K,q8_0 BENCH_ISA=avx512 BENCH_LARGE_ONLY=1
  * BENCH_HOT=1 (one copy of the small matrix, so it stays in cache)
  * BENCH_PREFILL=1 (also lm_matmul of 64 tokens per type)
  * Weights are random blocks; the small shape cycles through enough copies to
  * exceed the last-level cache, as decode streams expert weights from DRAM. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +198,7 @@ int
 main (int argc, char **argv)
 {
   int large = 0, quick = 0;
+  int64_t n_in = 2048, n_out = 512;   /* --shape: n_in x n_out of the small matrix */
   int thread_counts[8] = { 1, 2 }, n_counts = 2;
   for (int i = 1; i < argc; i++)
     {
@@ -204,6 +206,10 @@ main (int argc, char **argv)
         large = 1;
       else if (strcmp (argv[i], "--quick") == 0)
         quick = 1;
+      else if (strcmp (argv[i], "--shape") == 0 && i + 1 < argc
+               && sscanf (argv[++i], "%" SCNd64 "x%" SCNd64, &n_in, &n_out) == 2 && n_in > 0
+               && n_out > 0)
+        ;
       else if (strcmp (argv[i], "--threads") == 0 && i + 1 < argc)
         {
           n_counts = 0;
@@ -212,13 +218,15 @@ main (int argc, char **argv)
         }
       else
         {
-          fprintf (stderr, "usage: %s [--quick] [--large] [--threads 1,2]\n", argv[0]);
+          fprintf (stderr, "usage: %s [--quick] [--large] [--threads 1,2] [--shape NxM]\n", argv[0]);
           return 2;
         }
     }
 
   const LmTensorType types[] = { LM_TYPE_Q4_K, LM_TYPE_Q5_K, LM_TYPE_Q6_K, LM_TYPE_Q8_0,
-                                 LM_TYPE_F16, LM_TYPE_BF16, LM_TYPE_F32 };
+                                 LM_TYPE_Q5_0, LM_TYPE_Q4_0, LM_TYPE_Q4_1, LM_TYPE_Q5_1,
+                                 LM_TYPE_Q2_K, LM_TYPE_Q3_K, LM_TYPE_F16, LM_TYPE_BF16,
+                                 LM_TYPE_F32 };
   for (int c = 0; c < n_counts; c++)
     {
       int threads = thread_counts[c];
@@ -243,8 +251,10 @@ main (int argc, char **argv)
                 if (mode == LM_ACT_F32 && (quick || (types[t] != LM_TYPE_Q4_K
                                                      && types[t] != LM_TYPE_Q8_0)))
                   continue;
+                if (n_in % (int64_t) lm_type_block_size (types[t]) != 0)
+                  continue;
                 if (!getenv ("BENCH_LARGE_ONLY"))
-                  bench_case (pool, threads, k, (LmActMode) mode, types[t], 2048, 512,
+                  bench_case (pool, threads, k, (LmActMode) mode, types[t], n_in, n_out,
                               isa == LM_ISA_SCALAR ? 5 : 101);
                 if (large && isa != LM_ISA_SCALAR && types[t] != LM_TYPE_F32)
                   bench_case (pool, threads, k, (LmActMode) mode, types[t], 2048, 248320, 7);
@@ -258,7 +268,9 @@ main (int argc, char **argv)
             if (!k || isa == LM_ISA_SCALAR || (only && strcmp (only, lm_isa_name ((LmIsa) isa)) != 0))
               continue;
             for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
-              bench_prefill (pool, threads, k, types[t], 2048, 512, 64);
+              if (n_in % (int64_t) lm_type_block_size (types[t]) == 0
+                  && (!getenv ("BENCH_TYPES") || strstr (getenv ("BENCH_TYPES"), lm_type_name (types[t]))))
+                bench_prefill (pool, threads, k, types[t], n_in, n_out, 64);
           }
       lm_thread_pool_free (pool);
     }

@@ -36,9 +36,15 @@ bench_random_weights (LmTensorType type, size_t bytes)
       case LM_TYPE_F32: { float f = (float) (bench_next_random () % 1000) * 1e-3f; memcpy (w + off, &f, 4); break; }
       case LM_TYPE_F16:
       case LM_TYPE_BF16: w[off + 1] = 0x3c; break;
+      case LM_TYPE_Q4_0:
+      case LM_TYPE_Q5_0:
       case LM_TYPE_Q8_0: memcpy (w + off, &scale, 2); break;
+      case LM_TYPE_Q4_1:
+      case LM_TYPE_Q5_1:
       case LM_TYPE_Q4_K:
       case LM_TYPE_Q5_K: memcpy (w + off, &scale, 2); memcpy (w + off + 2, &scale, 2); break;
+      case LM_TYPE_Q2_K: memcpy (w + off + 80, &scale, 2); memcpy (w + off + 82, &scale, 2); break;
+      case LM_TYPE_Q3_K: memcpy (w + off + 108, &scale, 2); break;
       case LM_TYPE_Q6_K: memcpy (w + off + 208, &scale, 2); break;
       default: break;
       }

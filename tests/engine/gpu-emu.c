@@ -393,7 +393,9 @@ lm_cuda_matvec_supports (LmTensorType type)
 {
   return type == LM_TYPE_F32 || type == LM_TYPE_F16 || type == LM_TYPE_BF16
          || type == LM_TYPE_Q8_0 || type == LM_TYPE_Q4_K || type == LM_TYPE_Q5_K
-         || type == LM_TYPE_Q6_K;
+         || type == LM_TYPE_Q6_K || type == LM_TYPE_Q4_0 || type == LM_TYPE_Q4_1
+         || type == LM_TYPE_Q5_0 || type == LM_TYPE_Q5_1 || type == LM_TYPE_Q2_K
+         || type == LM_TYPE_Q3_K;
 }
 
 /* The CPU's own product in the matching activation mode: LM_CUDA_ACT_Q8 is

@@ -84,7 +84,8 @@ test_matvec (void)
 
 /* LM_CUDA_ACT_Q8 against the CPU's native mode (same 8-bit activations,
  * exact integer sums: equal within float rounding), and loosely against the
- * f32 product (the activations' rounding); F32/F16/BF16 stay f32. */
+ * f32 product (the activations' rounding); F32/F16/BF16 stay f32, and so do
+ * the types without an 8-bit GPU product (against the CPU's f32 mode). */
 static void
 check_matvec_q8 (LmTensorType type, uint32_t n_in, uint32_t n_out, uint64_t *state)
 {
@@ -100,8 +101,9 @@ check_matvec_q8 (LmTensorType type, uint32_t n_in, uint32_t n_out, uint64_t *sta
   cuda_test_reference (type, w, n_in, n_out, x, ref, mag);
   g_assert_cmpint (lm_cuda_matvec_host (LM_CUDA_ACT_Q8, type, w, 0, NULL, 1, n_in, n_out, x, 0, y,
                                         false), ==, LM_OK);
-  lm_matvec_ex (lm_kernels_for_isa (LM_ISA_SCALAR), LM_ACT_NATIVE, NULL, type, w, n_in, n_out, x,
-                cpu);
+  lm_matvec_ex (lm_kernels_for_isa (LM_ISA_SCALAR), cuda_test_gpu_q8 (type) ? LM_ACT_NATIVE
+                                                                           : LM_ACT_F32,
+                NULL, type, w, n_in, n_out, x, cpu);
   snprintf (what, sizeof what, "matvec q8 %s %ux%u against the CPU's native mode",
             lm_type_name (type), n_in, n_out);
   /* y - cpu against zero: the same tolerance relative to sum |w x| */
@@ -112,7 +114,7 @@ check_matvec_q8 (LmTensorType type, uint32_t n_in, uint32_t n_out, uint64_t *sta
     if (!(fabs ((double) y[o] - ref[o]) <= 0.02 * mag[o]))
       g_error ("matvec q8 %s %ux%u: output %u is %g, the f32 product %g", lm_type_name (type), n_in,
                n_out, o, (double) y[o], ref[o]);
-  if (lm_type_block_size (type) == 1)
+  if (!cuda_test_gpu_q8 (type))
     {
       g_assert_cmpint (lm_cuda_matvec_host (LM_CUDA_ACT_F32, type, w, 0, NULL, 1, n_in, n_out, x, 0,
                                             f32, false), ==, LM_OK);
@@ -149,7 +151,7 @@ test_matvec_q8_ties (void)
 {
   uint64_t state = 0x7171;
   const uint32_t n_in = 1024, n_out = 9;
-  const LmTensorType types[] = { LM_TYPE_Q8_0, LM_TYPE_Q4_K, LM_TYPE_Q6_K };
+  const LmTensorType types[] = { LM_TYPE_Q8_0, LM_TYPE_Q4_K, LM_TYPE_Q6_K, LM_TYPE_Q5_0 };
   for (size_t t = 0; t < G_N_ELEMENTS (types); t++)
     {
       size_t bytes;
@@ -294,8 +296,9 @@ check_matmul_q8 (LmTensorType type, uint32_t n_in, uint32_t n_out, uint32_t n, g
 
   g_assert_cmpint (lm_cuda_matmul_host_ex (LM_CUDA_ACT_Q8, type, w, n_in, n_out, x, xr, yr, n, y),
                    ==, LM_OK);
-  lm_matmul_ex (lm_kernels_for_isa (LM_ISA_SCALAR), LM_ACT_NATIVE, NULL, type, w, n_in, n_out, x,
-                n, cpu);
+  lm_matmul_ex (lm_kernels_for_isa (LM_ISA_SCALAR), cuda_test_gpu_q8 (type) ? LM_ACT_NATIVE
+                                                                           : LM_ACT_F32,
+                NULL, type, w, n_in, n_out, x, n, cpu);
   for (uint32_t t = 0; t < n; t++)
     {
       uint32_t xi = gathered ? (uint32_t) x_rows[t] : t, yi = gathered ? (uint32_t) y_rows[t] : t;
@@ -303,7 +306,7 @@ check_matmul_q8 (LmTensorType type, uint32_t n_in, uint32_t n_out, uint32_t n, g
       char what[128];
       snprintf (what, sizeof what, "matmul q8 %s %ux%u token %u of %u%s", lm_type_name (type),
                 n_in, n_out, t, n, gathered ? " (gathered)" : "");
-      if (lm_type_block_size (type) > 1)
+      if (cuda_test_gpu_q8 (type))
         {
           g_assert_cmpint (lm_cuda_matvec_host (LM_CUDA_ACT_Q8, type, w, 0, NULL, 1, n_in, n_out,
                                                 x + (size_t) xi * n_in, 0, row, false), ==, LM_OK);
@@ -314,7 +317,7 @@ check_matmul_q8 (LmTensorType type, uint32_t n_in, uint32_t n_out, uint32_t n, g
         diff[o] = yt[o] - cpu[(size_t) xi * n_out + o];
       cuda_test_assert_close (what, diff, NULL, zero, mag, n_out);
     }
-  if (lm_type_block_size (type) == 1)
+  if (!cuda_test_gpu_q8 (type))
     {
       g_assert_cmpint (lm_cuda_matmul_host (type, w, n_in, n_out, x, xr, yr, n, f32), ==, LM_OK);
       g_assert_cmpmem (y, (size_t) y_total * n_out * sizeof (float), f32,
@@ -380,7 +383,8 @@ static void
 test_q8_integer_exact (void)
 {
   uint64_t state = 0x1e7e9e5;
-  const LmTensorType types[] = { LM_TYPE_Q8_0, LM_TYPE_Q4_K, LM_TYPE_Q5_K, LM_TYPE_Q6_K };
+  const LmTensorType types[] = { LM_TYPE_Q8_0, LM_TYPE_Q4_K, LM_TYPE_Q5_K, LM_TYPE_Q6_K,
+                                 LM_TYPE_Q4_0, LM_TYPE_Q5_0 };
   const uint32_t n_in = 1024, n_out = 11, n = 7;
   for (size_t t = 0; t < G_N_ELEMENTS (types); t++)
     for (int isa = 0; isa < 2; isa++)
@@ -432,7 +436,7 @@ test_errors (void)
 {
   float x[512] = { 0 }, y[4];
   uint8_t w[4096] = { 0 };
-  g_assert_cmpint (lm_cuda_matvec_host (LM_CUDA_ACT_F32, (LmTensorType) 2, w, 0, NULL, 1, 32, 1, x, 0, y, false),
+  g_assert_cmpint (lm_cuda_matvec_host (LM_CUDA_ACT_F32, (LmTensorType) 20, w, 0, NULL, 1, 32, 1, x, 0, y, false),
                    ==, LM_ERR_UNSUPPORTED);
   g_assert_cmpint (lm_cuda_matvec_host (LM_CUDA_ACT_F32, LM_TYPE_Q4_K, w, 0, NULL, 1, 300, 1, x, 0, y, false),
                    ==, LM_ERR_SHAPE);

@@ -93,7 +93,7 @@ check_matvec (LmTensorType type, uint32_t n_in, uint32_t n_out, uint64_t *state)
         g_assert_cmpint (lm_cuda_matvec_host ((LmCudaActMode) mode, type, w, 0, NULL, 1, n_in,
                                               n_out, x, 0, emu, accumulate), ==, LM_OK);
         assert_same_bits (what, y, emu, n_out);
-        if (mode == LM_CUDA_ACT_F32 || lm_type_block_size (type) == 1)
+        if (mode == LM_CUDA_ACT_F32 || !cuda_test_gpu_q8 (type))
           cuda_test_assert_close (what, y, accumulate ? base : NULL, ref, mag, n_out);
         else if (!accumulate)
           {
@@ -230,7 +230,7 @@ check_matmul_mode (LmCudaActMode mode, LmTensorType type, uint32_t n_in, uint32_
   char what[128];
   snprintf (what, sizeof what, "%s %s %s %ux%u, %u tokens", gathered ? "matmul_rows" : "matmul",
             mode == LM_CUDA_ACT_Q8 ? "q8" : "f32", lm_type_name (type), n_in, n_out, n);
-  gboolean int8 = mode == LM_CUDA_ACT_Q8 && lm_type_block_size (type) > 1;
+  gboolean int8 = mode == LM_CUDA_ACT_Q8 && cuda_test_gpu_q8 (type);
   float *cpu = g_malloc ((size_t) n * n_out * sizeof (float));
   double *zero = g_malloc0 (n_out * sizeof (double));
   if (int8)
@@ -436,9 +436,9 @@ static void
 test_errors (void)
 {
   float x[8];
-  g_assert_false (lm_cuda_matvec_supports ((LmTensorType) 2));
+  g_assert_false (lm_cuda_matvec_supports ((LmTensorType) 20));   /* IQ4_NL */
   g_assert_true (lm_cuda_matvec_supports (LM_TYPE_Q6_K));
-  g_assert_cmpint (lm_cuda_matvec (NULL, (LmTensorType) 2, x, 32, 1, x, x, false), ==,
+  g_assert_cmpint (lm_cuda_matvec (NULL, (LmTensorType) 20, x, 32, 1, x, x, false), ==,
                    LM_ERR_UNSUPPORTED);
   g_assert_cmpint (lm_cuda_matvec_ex (NULL, (LmCudaActMode) 7, LM_TYPE_F32, x, 8, 1, x, x, false),
                    ==, LM_ERR_INVALID_ARGUMENT);

@@ -10,7 +10,15 @@
 
 const LmTensorType cuda_test_types[CUDA_TEST_N_TYPES] = {
   LM_TYPE_F32, LM_TYPE_F16, LM_TYPE_BF16, LM_TYPE_Q8_0, LM_TYPE_Q4_K, LM_TYPE_Q5_K, LM_TYPE_Q6_K,
+  LM_TYPE_Q4_0, LM_TYPE_Q4_1, LM_TYPE_Q5_0, LM_TYPE_Q5_1, LM_TYPE_Q2_K, LM_TYPE_Q3_K,
 };
+
+bool
+cuda_test_gpu_q8 (LmTensorType type)
+{
+  return type == LM_TYPE_Q8_0 || type == LM_TYPE_Q4_K || type == LM_TYPE_Q5_K
+         || type == LM_TYPE_Q6_K || type == LM_TYPE_Q4_0 || type == LM_TYPE_Q5_0;
+}
 
 uint64_t
 cuda_test_random (uint64_t *state)
@@ -68,13 +76,24 @@ cuda_test_weights (LmTensorType type, uint32_t n_in, uint32_t n_rows, uint64_t *
       case LM_TYPE_BF16:
         set_u16 (w + off, lm_fp32_to_bf16 (cuda_test_uniform (state)));
         break;
+      case LM_TYPE_Q4_0:
+      case LM_TYPE_Q5_0:
       case LM_TYPE_Q8_0:
         set_u16 (w + off, random_scale (state));
         break;
+      case LM_TYPE_Q4_1:
+      case LM_TYPE_Q5_1:
       case LM_TYPE_Q4_K:
       case LM_TYPE_Q5_K:
         set_u16 (w + off, random_scale (state));
         set_u16 (w + off + 2, random_scale (state));
+        break;
+      case LM_TYPE_Q2_K:
+        set_u16 (w + off + 80, random_scale (state));
+        set_u16 (w + off + 82, random_scale (state));
+        break;
+      case LM_TYPE_Q3_K:
+        set_u16 (w + off + 108, random_scale (state));
         break;
       case LM_TYPE_Q6_K:
         set_u16 (w + off + 208, random_scale (state));

@@ -10,8 +10,12 @@
 #include "gguf.h"
 
 /* The types the GPU kernels read, in test order. */
-extern const LmTensorType cuda_test_types[7];
-#define CUDA_TEST_N_TYPES 7
+extern const LmTensorType cuda_test_types[13];
+#define CUDA_TEST_N_TYPES 13
+
+/* Whether the GPU multiplies @type with 8-bit activations in LM_CUDA_ACT_Q8
+ * (as the CPU's native mode); the others keep f32 activations there. */
+bool cuda_test_gpu_q8 (LmTensorType type);
 
 /* Deterministic xorshift stream. */
 uint64_t cuda_test_random (uint64_t *state);

@@ -344,6 +344,11 @@ test_long_rows (void)
     }
 
   check_matmul_is_matvec (rng, LM_TYPE_Q6_K, n_in, n_out);
+  /* the 32-value formats are summed in chunks of 2048 values: several
+   * chunks, a short last one, and several segments */
+  check_matmul_is_matvec (rng, LM_TYPE_Q5_0, 4864, 7);
+  check_matmul_is_matvec (rng, LM_TYPE_Q4_1, 4864, 7);
+  check_matmul_is_matvec (rng, LM_TYPE_Q5_0, n_in, n_out);
 }
 
 /* an odd number of Q8_0 blocks in the token tiles */
@@ -365,6 +370,37 @@ test_token_tiles (void)
   for (gsize t = 0; t < G_N_ELEMENTS (all_types); t++)
     for (gsize c = 0; c < G_N_ELEMENTS (token_counts); c++)
       check_matmul_is_matvec_n (rng, all_types[t], 512, 21, token_counts[c]);
+}
+
+/* The AVX-512 kernels of the 32-value formats compute the same integers and
+ * float operations as the AVX2 ones: equal bit for bit, rows and tiles. */
+static void
+test_q32_isas_agree (void)
+{
+  const LmKernels *avx2 = lm_kernels_for_isa (LM_ISA_AVX2);
+  const LmKernels *avx512 = lm_kernels_for_isa (LM_ISA_AVX512);
+  if (!avx2 || !avx512)
+    {
+      g_test_skip ("needs AVX2 and AVX-512");
+      return;
+    }
+  g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  const LmTensorType types[] = { LM_TYPE_Q4_0, LM_TYPE_Q5_0, LM_TYPE_Q4_1, LM_TYPE_Q5_1 };
+  const gint64 n_in = 4864, n_out = 21, n_tok = 7;
+  g_autofree float *X = g_new (float, n_in * n_tok);
+  g_autofree float *a = g_new (float, n_out * n_tok);
+  g_autofree float *b = g_new (float, n_out * n_tok);
+
+  random_vector (rng, X, n_in * n_tok);
+  for (gsize t = 0; t < G_N_ELEMENTS (types); t++)
+    {
+      g_autofree guint8 *w = random_rows (rng, types[t], n_in, n_out);
+      lm_matmul_ex (avx2, LM_ACT_NATIVE, NULL, types[t], w, n_in, n_out, X, n_tok, a);
+      lm_matmul_ex (avx512, LM_ACT_NATIVE, NULL, types[t], w, n_in, n_out, X, n_tok, b);
+      g_assert_cmpmem (a, n_out * n_tok * sizeof (float), b, n_out * n_tok * sizeof (float));
+      lm_matvec_ex (avx512, LM_ACT_NATIVE, NULL, types[t], w, n_in, n_out, X, b);
+      g_assert_cmpmem (a, n_out * sizeof (float), b, n_out * sizeof (float));
+    }
 }
 
 /* ---- gguf-py's blocks (tests/data/quant) ---- */
@@ -473,6 +509,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/kernels/odd-blocks", test_odd_blocks);
   g_test_add_func ("/engine/kernels/token-tiles", test_token_tiles);
   g_test_add_func ("/engine/kernels/pool", test_pool);
+  g_test_add_func ("/engine/kernels/q32-isas-agree", test_q32_isas_agree);
   for (gsize i = 0; i < TEST_QUANT_N_REFS; i++)
     {
       g_autofree char *path = g_strdup_printf ("/engine/kernels/gguf-py/%s",
