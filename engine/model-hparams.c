@@ -291,6 +291,16 @@ read_ffn (const Reader *r, const ArchTraits *traits, LmModelInfo *info)
       (st = get_u32 (r, "expert_shared_feed_forward_length", false,
                      traits->shared_expert ? info->n_ff_exp : 0, &info->n_ff_shexp)))
     return st;
+  /* Routing weights are renormalised over the chosen experts, as every
+   * released Qwen3-MoE / Qwen3.5-MoE checkpoint does (norm_topk_prob) and as
+   * llama.cpp always does for these architectures; its converter writes no
+   * key for it. A file that says otherwise is refused, not run wrong. */
+  char key[256];
+  bool norm = true;
+  make_key (key, sizeof key, r, "expert_weights_norm");
+  if (gguf_get_bool (r->gguf, key, &norm) && !norm)
+    return lm_fail (r->error_out, LM_ERR_UNSUPPORTED,
+                    "%s is false: routing without renormalised weights is not supported", key);
   if (traits->shared_expert && info->n_ff_shexp == 0)
     return lm_fail (r->error_out, LM_ERR_FORMAT, "expert_shared_feed_forward_length is 0");
   if (info->n_expert == 0 || info->n_expert_used == 0 || info->n_expert_used > info->n_expert ||
