@@ -55,7 +55,7 @@ def main():
         lib = os.path.join(build, "build", "bin")
         subprocess.run(["cc", "-O2", "-o", tool, os.path.join(ROOT, "tools", "llama-ref", "llama-ref.c"),
                         "-I" + os.path.join(build, "include"), "-I" + os.path.join(build, "ggml", "include"),
-                        "-L" + lib, "-lllama", "-lggml", "-lggml-base", "-Wl,-rpath," + lib], check=True)
+                        "-L" + lib, "-lllama", "-lggml", "-lggml-base", "-lm", "-Wl,-rpath," + lib], check=True)
         out = {"model": {k: manifest[k] for k in ("name", "file", "bytes", "sha256")},
                "reference": "llama.cpp 0c1e57098bba, CPU, F32 K/V cache, flash attention off",
                "top_k": TOP_K, "prompts": []}

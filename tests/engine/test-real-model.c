@@ -18,7 +18,7 @@
  * turn last-bit differences into flipped 8-bit roundings, so the logits
  * drift apart by up to ~0.4 over the layers. llama.cpp's own two CPU paths
  * (weight repacking on and off) agree at 155 of these 159 positions
- * (97.5 %), this runtime with the default one at 156 (98.1 %): the bar
+ * (97.5 %), this runtime with the default one at 154 (96.9 %): the bar
  * sits below that noise floor, and a real error drops it far lower (a rope
  * leaving one pair unrotated: 25 %). */
 #define MIN_ARGMAX_AGREEMENT 0.95
@@ -138,37 +138,69 @@ test_logits (void)
   g_assert_cmpfloat ((double) agree / total, >=, MIN_ARGMAX_AGREEMENT);
 }
 
-/* Greedy decoding of @name: must equal llama.cpp's tokens when @exact. */
+/* A margin below this between llama.cpp's two largest logits is a near-tie
+ * that rounding noise may decide either way: the logits of this runtime and
+ * llama.cpp differ by up to 0.36 at the prompt positions (see above). A
+ * real error moves them by several units. */
+#define NEAR_TIE 0.5
+
+/* Free-running greedy decoding of @name: the number of leading tokens equal
+ * to llama.cpp's. */
+static gsize
+greedy_prefix (JsonObject *p, const int32_t *want, gsize n_want)
+{
+  gsize n;
+  g_autofree int32_t *ids = ints_of (json_object_get_array_member (p, "prompt_ids"), &n);
+  uint32_t V = lm_model_info (fx.model)->n_vocab;
+  LmSession *s = golden_session (fx.model, 2, 64);
+  g_assert_cmpint (lm_session_prefill (s, ids, n, NULL), ==, LM_OK);
+  gsize same = 0;
+  while (same < n_want && argmax (lm_session_logits (s), V) == want[same])
+    g_assert_cmpint (lm_session_decode (s, want[same++]), ==, LM_OK);
+  lm_session_free (s);
+  return same;
+}
+
+/* Greedy decoding of @name step by step with llama.cpp's tokens fed back
+ * (decode path, one token at a time): every step's argmax must be
+ * llama.cpp's token except at near-ties; the free-running prefix and the
+ * near-ties are reported. */
 static void
-check_greedy (const char *name, gboolean exact)
+check_greedy (const char *name)
 {
   JsonObject *p = prompt_named (name);
   gsize n, n_want;
   g_autofree int32_t *ids = ints_of (json_object_get_array_member (p, "prompt_ids"), &n);
   g_autofree int32_t *want = ints_of (json_object_get_array_member (p, "greedy"), &n_want);
+  JsonArray *margin = json_object_get_array_member (p, "greedy_margin");
   uint32_t V = lm_model_info (fx.model)->n_vocab;
   LmSession *s = golden_session (fx.model, 2, 64);
   g_assert_cmpint (lm_session_prefill (s, ids, n, NULL), ==, LM_OK);
-  gsize same = 0;
-  while (same < n_want)
+  gsize equal = 0, ties = 0, tie_misses = 0;
+  for (gsize k = 0; k < n_want; k++)
     {
-      int32_t tok = argmax (lm_session_logits (s), V);
-      if (tok != want[same])
-        break;
-      same++;
-      g_assert_cmpint (lm_session_decode (s, tok), ==, LM_OK);
+      gboolean tie = json_array_get_double_element (margin, (guint) k) < NEAR_TIE;
+      gboolean same = argmax (lm_session_logits (s), V) == want[k];
+      equal += same;
+      ties += tie;
+      tie_misses += tie && !same;
+      if (!same && !tie)
+        g_error ("%s: step %zu chose %d, llama.cpp %d (its margin %.3g)", name, k,
+                 argmax (lm_session_logits (s), V), want[k],
+                 json_array_get_double_element (margin, (guint) k));
+      g_assert_cmpint (lm_session_decode (s, want[k]), ==, LM_OK);
     }
-  g_test_message ("%s: the first %zu of %zu greedy tokens equal llama.cpp's", name, same, n_want);
   lm_session_free (s);
-  if (exact)
-    g_assert_cmpuint (same, ==, n_want);
+  g_test_message ("%s: %zu of %zu greedy steps chose llama.cpp's token (%zu near-ties, %zu of them "
+                  "the other way); free-running, the first %zu tokens are identical", name, equal,
+                  n_want, ties, tie_misses, greedy_prefix (p, want, n_want));
 }
 
 static void
 test_greedy_chat (void)
 {
   if (!skipped ())
-    check_greedy ("chat", TRUE);
+    check_greedy ("chat");
 }
 
 static void
@@ -176,8 +208,8 @@ test_greedy_others (void)
 {
   if (skipped ())
     return;
-  check_greedy ("code", FALSE);
-  check_greedy ("prose", FALSE);
+  check_greedy ("code");
+  check_greedy ("prose");
 }
 
 int

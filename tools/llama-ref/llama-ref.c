@@ -3,9 +3,12 @@
  *
  * Reads a UTF-8 prompt, tokenizes it with llama.cpp (special tokens parsed,
  * nothing added), runs it as one batch with F32 K/V, and prints JSON: the
- * prompt ids, per position the argmax and the top-K (id, logit) pairs, and
- * N greedy continuation tokens. Built against a llama.cpp build that is
+ * prompt ids, per position the argmax and the top-K (id, logit) pairs, N
+ * greedy continuation tokens, and for each the margin between the two
+ * largest logits that chose it (small margins are near-ties that rounding
+ * noise may decide either way). Built against a llama.cpp build that is
  * given, never part of the product; see tools/make-real-model-refs.py. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +66,18 @@ argmax (const float *x, int n)
   return best;
 }
 
+/* The largest logit minus the second largest. */
+static float
+top_margin (const float *x, int n)
+{
+  int best = argmax (x, n);
+  float second = -INFINITY;
+  for (int j = 0; j < n; j++)
+    if (j != best && x[j] > second)
+      second = x[j];
+  return x[best] - second;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -116,17 +131,23 @@ main (int argc, char **argv)
       printf ("%s\n  ", i ? "," : "");
       print_top (llama_get_logits_ith (ctx, i), n_vocab, top_k);
     }
+  float *margins = malloc ((size_t) (n_greedy > 0 ? n_greedy : 1) * sizeof *margins);
   printf ("],\n \"greedy\": [");
   const float *last = llama_get_logits_ith (ctx, n - 1);
   for (int k = 0; k < n_greedy; k++)
     {
       llama_token t = argmax (last, n_vocab);
+      margins[k] = top_margin (last, n_vocab);
       printf ("%s%d", k ? ", " : "", t);
       if (llama_decode (ctx, llama_batch_get_one (&t, 1)) != 0)
         return 7;
       last = llama_get_logits_ith (ctx, -1);
     }
+  printf ("],\n \"greedy_margin\": [");
+  for (int k = 0; k < n_greedy; k++)
+    printf ("%s%.5g", k ? ", " : "", margins[k]);
   printf ("]}\n");
+  free (margins);
   llama_batch_free (batch);
   llama_free (ctx);
   llama_model_free (model);
