@@ -1,4 +1,4 @@
-/* chat.c: ChatML rendering and tokenisation; the streaming reply filter.
+/* chat.c: ChatML rendering and tokenisation; the streaming reply splitter.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include "chat.h"
 
@@ -7,16 +7,8 @@
 
 #define IM_START "<|im_start|>"
 #define IM_END "<|im_end|>"
+#define SYSTEM_TURN IM_START "system\n"
 #define EMPTY_THINK "<think>\n\n</think>\n\n"
-
-/* What follows the last turn, for @flags. */
-static const char *
-generation_prompt (unsigned flags)
-{
-  if (!(flags & LM_CHAT_GENERATION_PROMPT))
-    return NULL;
-  return flags & LM_CHAT_NO_THINKING ? "assistant\n" EMPTY_THINK : "assistant\n";
-}
 
 const char *
 lm_chat_role_name (LmChatRole role)
@@ -30,30 +22,143 @@ lm_chat_role_name (LmChatRole role)
   return NULL;
 }
 
-char *
-lm_chat_render (const LmChatMessage *messages, size_t n, unsigned flags)
+bool
+lm_chat_can_think (const LmTokenizer *tok)
 {
-  const char *gen = generation_prompt (flags);
-  size_t total = 1 + (gen ? strlen (IM_START) + strlen (gen) : 0);
-  for (size_t i = 0; i < n; i++)
-    {
-      const char *role = lm_chat_role_name (messages[i].role);
-      if (role == NULL || messages[i].content == NULL)
-        return NULL;
-      total += strlen (IM_START) + strlen (role) + 1 + strlen (messages[i].content)
-               + strlen (IM_END) + 1;
-    }
-  char *out = malloc (total);
+  return lm_tokenizer_find (tok, "<think>") >= 0 && lm_tokenizer_find (tok, "</think>") >= 0;
+}
+
+/* What follows the last turn, for @flags. */
+static const char *
+generation_prompt (const LmTokenizer *tok, unsigned flags)
+{
+  if (!(flags & LM_CHAT_GENERATION_PROMPT))
+    return NULL;
+  if ((flags & LM_CHAT_NO_THINKING) && lm_chat_can_think (tok))
+    return "assistant\n" EMPTY_THINK;
+  return "assistant\n";
+}
+
+/* ---- the default system prompt of the chat template ---- */
+
+/* Decodes the Jinja string literal whose opening quote is at @p into a
+ * malloc()ed string and sets *end past its closing quote; NULL when the
+ * literal is not closed or memory runs out. */
+static char *
+read_literal (const char *p, const char **end)
+{
+  char quote = *p++;
+  char *out = malloc (strlen (p) + 1);
+  size_t o = 0;
   if (out == NULL)
     return NULL;
-  char *p = out;
+  for (; *p && *p != quote; p++)
+    {
+      if (*p != '\\' || p[1] == 0)
+        {
+          out[o++] = *p;
+          continue;
+        }
+      p++;
+      out[o++] = *p == 'n' ? '\n' : *p == 't' ? '\t' : *p == 'r' ? '\r' : *p;
+    }
+  if (*p != quote)
+    {
+      free (out);
+      return NULL;
+    }
+  out[o] = 0;
+  *end = p + 1;
+  return out;
+}
+
+/* The Qwen2 and 2.5 templates write their default as one literal system
+ * turn, '<|im_start|>system\n...<|im_end|>\n', emitted when the first
+ * message is not a system message; the Qwen3 and 3.5 templates have none
+ * (their system turn is always built around messages[0].content). */
+char *
+lm_chat_default_system (const LmTokenizer *tok)
+{
+  const char *p = lm_tokenizer_chat_template (tok);
+  size_t head = strlen (SYSTEM_TURN), tail = strlen (IM_END "\n");
+  while (p != NULL && (p = strpbrk (p, "'\"")) != NULL)
+    {
+      char *text = read_literal (p, &p);
+      if (text == NULL)
+        return NULL;
+      size_t n = strlen (text);
+      if (n > head + tail && strncmp (text, SYSTEM_TURN, head) == 0
+          && strcmp (text + n - tail, IM_END "\n") == 0)
+        {
+          memmove (text, text + head, n - head - tail);
+          text[n - head - tail] = 0;
+          return text;
+        }
+      free (text);
+    }
+  return NULL;
+}
+
+/* ---- prompts ---- */
+
+typedef struct {
+  const char *role, *content;
+} Turn;
+
+/* @messages as turns, after the default system turn where the template
+ * adds one (*default_out holds its text). NULL for an invalid message or
+ * when out of memory. */
+static Turn *
+build_turns (const LmTokenizer *tok, const LmChatMessage *messages, size_t n, size_t *n_out,
+             char **default_out)
+{
+  *default_out = NULL;
   for (size_t i = 0; i < n; i++)
-    p = stpcpy (stpcpy (stpcpy (stpcpy (stpcpy (stpcpy (p, IM_START),
-                                                lm_chat_role_name (messages[i].role)), "\n"),
-                                messages[i].content), IM_END), "\n");
-  if (gen)
+    if (lm_chat_role_name (messages[i].role) == NULL || messages[i].content == NULL)
+      return NULL;
+  if (n == 0 || messages[0].role != LM_ROLE_SYSTEM)
+    *default_out = lm_chat_default_system (tok);
+  Turn *turns = malloc ((n + 1) * sizeof *turns);
+  if (turns == NULL)
+    {
+      free (*default_out);
+      *default_out = NULL;
+      return NULL;
+    }
+  size_t k = 0;
+  if (*default_out != NULL)
+    turns[k++] = (Turn) { "system", *default_out };
+  for (size_t i = 0; i < n; i++)
+    turns[k++] = (Turn) { lm_chat_role_name (messages[i].role), messages[i].content };
+  *n_out = k;
+  return turns;
+}
+
+char *
+lm_chat_render (const LmTokenizer *tok, const LmChatMessage *messages, size_t n,
+                unsigned flags)
+{
+  size_t n_turns;
+  char *default_system;
+  Turn *turns = build_turns (tok, messages, n, &n_turns, &default_system);
+  if (turns == NULL)
+    return NULL;
+  const char *gen = generation_prompt (tok, flags);
+  size_t total = 1 + (gen ? strlen (IM_START) + strlen (gen) : 0);
+  for (size_t i = 0; i < n_turns; i++)
+    total += strlen (IM_START) + strlen (turns[i].role) + 1 + strlen (turns[i].content)
+             + strlen (IM_END) + 1;
+  char *out = malloc (total);
+  char *p = out;
+  for (size_t i = 0; out != NULL && i < n_turns; i++)
+    p = stpcpy (stpcpy (stpcpy (stpcpy (stpcpy (stpcpy (p, IM_START), turns[i].role), "\n"),
+                                turns[i].content), IM_END), "\n");
+  if (out != NULL && gen)
     p = stpcpy (stpcpy (p, IM_START), gen);
-  *p = 0;
+  if (out != NULL)
+    *p = 0;
+  free (turns);
+  free (default_system);
   return out;
 }
 
@@ -97,6 +202,22 @@ append_text (IdList *list, const LmTokenizer *tok, const char *text)
   free (ids);
 }
 
+/* The role line and the content in one piece of text, so the pre-tokenizer
+ * sees the same boundaries as in the rendered prompt. */
+static void
+append_turn_body (IdList *list, const LmTokenizer *tok, const Turn *turn)
+{
+  char *body = malloc (strlen (turn->role) + 1 + strlen (turn->content) + 1);
+  if (body == NULL)
+    {
+      list->status = LM_ERR_NO_MEMORY;
+      return;
+    }
+  stpcpy (stpcpy (stpcpy (body, turn->role), "\n"), turn->content);
+  append_text (list, tok, body);
+  free (body);
+}
+
 LmStatus
 lm_chat_tokenize (const LmTokenizer *tok, const LmChatMessage *messages, size_t n,
                   unsigned flags, int32_t **ids_out, size_t *n_out)
@@ -107,37 +228,27 @@ lm_chat_tokenize (const LmTokenizer *tok, const LmChatMessage *messages, size_t 
   int32_t im_end = lm_tokenizer_find (tok, IM_END);
   if (im_start < 0 || im_end < 0)
     return LM_ERR_INVALID_ARGUMENT;   /* not a ChatML vocabulary */
+  size_t n_turns;
+  char *default_system;
+  Turn *turns = build_turns (tok, messages, n, &n_turns, &default_system);
+  if (turns == NULL)
+    return LM_ERR_INVALID_ARGUMENT;
   IdList list = { 0 };
-  for (size_t i = 0; i < n && list.status == LM_OK; i++)
+  for (size_t i = 0; i < n_turns; i++)
     {
-      const char *role = lm_chat_role_name (messages[i].role);
-      if (role == NULL || messages[i].content == NULL)
-        {
-          list.status = LM_ERR_INVALID_ARGUMENT;
-          break;
-        }
-      /* Role line and content in one piece of text, so the pre-tokenizer sees
-       * the same boundaries as in the rendered prompt. */
-      size_t len = strlen (role) + 1 + strlen (messages[i].content);
-      char *body = malloc (len + 1);
-      if (body == NULL)
-        {
-          list.status = LM_ERR_NO_MEMORY;
-          break;
-        }
-      stpcpy (stpcpy (stpcpy (body, role), "\n"), messages[i].content);
       append_ids (&list, &im_start, 1);
-      append_text (&list, tok, body);
+      append_turn_body (&list, tok, &turns[i]);
       append_ids (&list, &im_end, 1);
       append_text (&list, tok, "\n");
-      free (body);
     }
-  const char *gen = generation_prompt (flags);
+  const char *gen = generation_prompt (tok, flags);
   if (gen)
     {
       append_ids (&list, &im_start, 1);
       append_text (&list, tok, gen);
     }
+  free (turns);
+  free (default_system);
   if (list.status != LM_OK)
     {
       free (list.ids);
@@ -148,47 +259,69 @@ lm_chat_tokenize (const LmTokenizer *tok, const LmChatMessage *messages, size_t 
   return LM_OK;
 }
 
+/* ---- the reply splitter ---- */
+
 void
-lm_chat_stream_init (LmChatStream *stream, const LmTokenizer *tok, bool show_thinking,
-                     bool starts_in_thinking)
+lm_chat_stream_init (LmChatStream *stream, const LmTokenizer *tok, bool starts_in_thinking)
 {
   memset (stream, 0, sizeof *stream);
   stream->tok = tok;
   stream->think_open = lm_tokenizer_find (tok, "<think>");
   stream->think_close = lm_tokenizer_find (tok, "</think>");
-  stream->show_thinking = show_thinking;
-  stream->in_thinking = starts_in_thinking;
+  stream->part = starts_in_thinking ? LM_CHAT_THINKING : LM_CHAT_ANSWER;
+  stream->at_part_start = starts_in_thinking;
+}
+
+size_t
+lm_chat_stream_buffer_size (const LmTokenizer *tok)
+{
+  return lm_detokenizer_buffer_size (tok) + 3;   /* + the U+FFFD of a finish */
+}
+
+/* Drops the newlines that open a part ("<think>\n", "</think>\n\n"). */
+static size_t
+drop_leading_newlines (LmChatStream *stream, char *out, size_t len)
+{
+  if (!stream->at_part_start)
+    return len;
+  size_t skip = 0;
+  while (skip < len && out[skip] == '\n')
+    skip++;
+  if (skip < len)
+    stream->at_part_start = false;
+  memmove (out, out + skip, len - skip);
+  return len - skip;
 }
 
 LmChatEvent
 lm_chat_stream_push (LmChatStream *stream, int32_t id, char *out, size_t cap, size_t *len_out,
-                     bool *thinking_out)
+                     LmChatPart *part_out)
 {
   *len_out = 0;
-  if (thinking_out)
-    *thinking_out = stream->in_thinking;
+  if (part_out)
+    *part_out = stream->part;
   if (stream->stopped || lm_tokenizer_is_end (stream->tok, id))
     {
       stream->stopped = true;
       return LM_CHAT_STOP;
     }
-  bool is_open = id >= 0 && id == stream->think_open;
-  bool is_close = id >= 0 && id == stream->think_close;
-  bool thinking = stream->in_thinking || is_open || is_close;
-  if (is_open)
-    stream->in_thinking = true;
-  if (is_close)
-    stream->in_thinking = false;
-  if (thinking_out)
-    *thinking_out = thinking;
-  if (thinking && !stream->show_thinking)
-    return LM_CHAT_CONTINUE;
-  *len_out = lm_detokenizer_push (&stream->detok, stream->tok, id, false, out, cap);
+  if (id >= 0 && (id == stream->think_open || id == stream->think_close))
+    {
+      /* A character left unfinished ends with the part it was in. */
+      *len_out = lm_detokenizer_flush (&stream->detok, out, cap);
+      stream->part = id == stream->think_open ? LM_CHAT_THINKING : LM_CHAT_ANSWER;
+      stream->at_part_start = true;
+      return LM_CHAT_CONTINUE;
+    }
+  size_t len = lm_detokenizer_push (&stream->detok, stream->tok, id, false, out, cap);
+  *len_out = drop_leading_newlines (stream, out, len);
   return LM_CHAT_CONTINUE;
 }
 
 size_t
-lm_chat_stream_finish (LmChatStream *stream, char *out, size_t cap)
+lm_chat_stream_finish (LmChatStream *stream, char *out, size_t cap, LmChatPart *part_out)
 {
+  if (part_out)
+    *part_out = stream->part;
   return lm_detokenizer_flush (&stream->detok, out, cap);
 }

@@ -1,60 +1,47 @@
-/* tokenizer-pre.c: the Qwen3.5 pre-tokenizer split rule, written out by hand.
+/* tokenizer-pre.c: the pre-tokenizer split rules of Qwen2 and Qwen3.5, written out by hand.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * The rule is the regex
- *   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}
- *   | ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
- * applied repeatedly at the current position, first matching alternative wins.
- * Every alternative is implemented as a function returning the number of code
- * points it matches at a position (0 = no match), with the backtracking the
- * regex would do spelled out.
+ * Each rule is a regex from the models' tokenizer.json, applied repeatedly
+ * at the current position, first matching alternative wins:
+ *
+ *   qwen2  (Qwen2, Qwen2.5, Qwen3; llama.cpp's LLAMA_VOCAB_PRE_TYPE_QWEN2)
+ *     (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}
+ *     | ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+ *   qwen35 (Qwen3.5; LLAMA_VOCAB_PRE_TYPE_QWEN35)
+ *     (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}
+ *     | ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+ *
+ * They differ in where combining marks go: qwen35 keeps them in letter runs,
+ * qwen2 puts them with punctuation. Every alternative is a function returning
+ * the number of code points it matches at a position (0 = no match), with the
+ * backtracking the regex would do spelled out. The case-insensitive
+ * contractions match ASCII letters only, as in the reference tokenizer
+ * ("'\u017f", long s, is not a contraction there).
  */
 #include "tokenizer-private.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+#define CLASS_SPACE 8   /* beside the TokClass values: \s */
 
 typedef struct {
   const uint32_t *cp;
-  const uint8_t *cls;     /* TokClass, or 8 for whitespace */
+  const uint8_t *cls;     /* TokClass, or CLASS_SPACE */
   size_t n;
+  bool marks_in_words;    /* qwen35 */
 } CpText;
 
-#define CLASS_SPACE 8
-
-size_t
-tok_utf8_decode (const uint8_t *s, size_t len, uint32_t *cp)
+bool
+tok_pre_rule_from_name (const char *name, size_t len, TokPreRule *rule)
 {
-  uint8_t b = s[0];
-  size_t need;
-  uint32_t v, min;
-  if (b < 0x80)
-    {
-      *cp = b;
-      return 1;
-    }
-  if ((b & 0xE0) == 0xC0)
-    need = 2, v = b & 0x1F, min = 0x80;
-  else if ((b & 0xF0) == 0xE0)
-    need = 3, v = b & 0x0F, min = 0x800;
-  else if ((b & 0xF8) == 0xF0)
-    need = 4, v = b & 0x07, min = 0x10000;
+  if (len == 5 && memcmp (name, "qwen2", 5) == 0)
+    *rule = TOK_PRE_QWEN2;
+  else if (len == 6 && memcmp (name, "qwen35", 6) == 0)
+    *rule = TOK_PRE_QWEN35;
   else
-    goto bad;
-  if (need > len)
-    goto bad;
-  for (size_t i = 1; i < need; i++)
-    {
-      if ((s[i] & 0xC0) != 0x80)
-        goto bad;
-      v = (v << 6) | (s[i] & 0x3F);
-    }
-  if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
-    goto bad;
-  *cp = v;
-  return need;
-bad:
-  *cp = 0xFFFD;
-  return 1;
+    return false;
+  return true;
 }
 
 static bool
@@ -63,10 +50,18 @@ is_crlf (uint32_t c)
   return c == '\r' || c == '\n';
 }
 
+/* \p{L} for qwen2, [\p{L}\p{M}] for qwen35 */
 static bool
-is_letter_or_mark (const CpText *t, size_t i)
+is_word (const CpText *t, size_t i)
 {
-  return t->cls[i] == TOK_CLASS_LETTER || t->cls[i] == TOK_CLASS_MARK;
+  return t->cls[i] == TOK_CLASS_LETTER || (t->marks_in_words && t->cls[i] == TOK_CLASS_MARK);
+}
+
+/* [^\s\p{L}\p{N}] for qwen2, [^\s\p{L}\p{M}\p{N}] for qwen35 */
+static bool
+is_punct (const CpText *t, size_t i)
+{
+  return t->cls[i] == TOK_CLASS_OTHER || (!t->marks_in_words && t->cls[i] == TOK_CLASS_MARK);
 }
 
 static bool
@@ -99,15 +94,15 @@ match_contraction (const CpText *t, size_t i)
 }
 
 static size_t
-letter_run (const CpText *t, size_t i)
+word_run (const CpText *t, size_t i)
 {
   size_t j = i;
-  while (j < t->n && is_letter_or_mark (t, j))
+  while (j < t->n && is_word (t, j))
     j++;
   return j - i;
 }
 
-/* [^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+ */
+/* [^\r\n\p{L}\p{N}]?\p{L}+ (qwen2) or [^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+ (qwen35) */
 static size_t
 match_word (const CpText *t, size_t i)
 {
@@ -115,12 +110,12 @@ match_word (const CpText *t, size_t i)
                     && t->cls[i] != TOK_CLASS_NUMBER;
   if (can_prefix && i + 1 < t->n)
     {
-      size_t run = letter_run (t, i + 1);
+      size_t run = word_run (t, i + 1);
       if (run > 0)
         return 1 + run;
     }
-  /* Without the optional prefix (a lone mark can start the run). */
-  return letter_run (t, i);
+  /* Without the optional prefix (in qwen35 a lone mark can start the run). */
+  return word_run (t, i);
 }
 
 /* \p{N} */
@@ -130,7 +125,7 @@ match_number (const CpText *t, size_t i)
   return t->cls[i] == TOK_CLASS_NUMBER ? 1 : 0;
 }
 
-/*  ?[^\s\p{L}\p{M}\p{N}]+[\r\n]* */
+/*  ?[^\s\p{L}\p{N}]+[\r\n]* (qwen2) or  ?[^\s\p{L}\p{M}\p{N}]+[\r\n]* (qwen35) */
 static size_t
 match_punct (const CpText *t, size_t i)
 {
@@ -138,7 +133,7 @@ match_punct (const CpText *t, size_t i)
   if (t->cp[j] == ' ')
     j++;
   size_t start = j;
-  while (j < t->n && t->cls[j] == TOK_CLASS_OTHER)
+  while (j < t->n && is_punct (t, j))
     j++;
   if (j == start)
     return 0;
@@ -184,7 +179,8 @@ match_at (const CpText *t, size_t i)
 }
 
 bool
-tok_pre_split_qwen35 (const uint8_t *text, size_t len, TokPieceFunc emit, void *user_data)
+tok_pre_split (TokPreRule rule, const uint8_t *text, size_t len, TokPieceFunc emit,
+               void *user_data)
 {
   if (len == 0)
     return true;
@@ -202,7 +198,7 @@ tok_pre_split_qwen35 (const uint8_t *text, size_t len, TokPieceFunc emit, void *
           cls[n] = tok_unicode_is_space (cp[n]) ? CLASS_SPACE : tok_unicode_class (cp[n]);
         }
       off[n] = len;
-      CpText t = { cp, cls, n };
+      CpText t = { cp, cls, n, rule == TOK_PRE_QWEN35 };
       for (size_t i = 0; i < n;)
         {
           size_t m = match_at (&t, i);

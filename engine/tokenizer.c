@@ -1,5 +1,11 @@
 /* tokenizer.c: byte-level BPE over the GGUF vocabulary, special tokens, detokenisation.
- * SPDX-License-Identifier: GPL-3.0-or-later */
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Text goes through the steps of the models' Hugging Face tokenizers: the
+ * special tokens are cut out first, then every plain fragment is normalised
+ * to NFC (tokenizer-nfc.c), split by the pre-tokenizer rule that
+ * tokenizer.ggml.pre names (tokenizer-pre.c) and each piece merged by BPE.
+ */
 #include "tokenizer.h"
 
 #include <stdio.h>
@@ -35,6 +41,8 @@ struct LmTokenizer {
   int32_t *specials;
   size_t n_specials;
   int32_t bos, eos, pad, im_end, endoftext;
+  TokPreRule pre;
+  char *chat_template;       /* tokenizer.chat_template, or NULL */
 };
 
 /* ---- GPT-2 byte <-> unicode mapping ---- */
@@ -69,34 +77,6 @@ cp_to_byte (uint32_t cp)
     if (!byte_is_printable (b) && n-- == 0)
       return (int) b;
   return -1;
-}
-
-static size_t
-utf8_encode (uint32_t cp, char *out)
-{
-  if (cp < 0x80)
-    {
-      out[0] = (char) cp;
-      return 1;
-    }
-  if (cp < 0x800)
-    {
-      out[0] = (char) (0xC0 | (cp >> 6));
-      out[1] = (char) (0x80 | (cp & 0x3F));
-      return 2;
-    }
-  if (cp < 0x10000)
-    {
-      out[0] = (char) (0xE0 | (cp >> 12));
-      out[1] = (char) (0x80 | ((cp >> 6) & 0x3F));
-      out[2] = (char) (0x80 | (cp & 0x3F));
-      return 3;
-    }
-  out[0] = (char) (0xF0 | (cp >> 18));
-  out[1] = (char) (0x80 | ((cp >> 12) & 0x3F));
-  out[2] = (char) (0x80 | ((cp >> 6) & 0x3F));
-  out[3] = (char) (0x80 | (cp & 0x3F));
-  return 4;
 }
 
 /* ---- hashing ---- */
@@ -263,7 +243,7 @@ load_tokens (LmTokenizer *tok, const GgufFile *file, char **error_out)
   for (unsigned b = 0; b < 256; b++)
     {
       char buf[4];
-      size_t k = utf8_encode (byte_to_cp (b), buf);
+      size_t k = tok_utf8_encode (byte_to_cp (b), buf);
       tok->byte_token[b] = find_text (tok, buf, k);
     }
   return LM_OK;
@@ -345,6 +325,21 @@ load_specials (LmTokenizer *tok)
   return LM_OK;
 }
 
+/* Kept as it is: chat.c reads what it needs from it. */
+static LmStatus
+load_chat_template (LmTokenizer *tok, const GgufFile *file)
+{
+  GgufString s;
+  if (!gguf_get_string (file, "tokenizer.chat_template", &s))
+    return LM_OK;
+  tok->chat_template = malloc (s.len + 1);
+  if (tok->chat_template == NULL)
+    return LM_ERR_NO_MEMORY;
+  memcpy (tok->chat_template, s.data, s.len);
+  tok->chat_template[s.len] = 0;
+  return LM_OK;
+}
+
 static int32_t
 special_id (const LmTokenizer *tok, const GgufFile *file, const char *key)
 {
@@ -366,15 +361,22 @@ lm_tokenizer_new_from_gguf (const GgufFile *file, LmTokenizer **out, char **erro
   if (!gguf_string_eq (s, "gpt2"))
     return lm_io_fail (error_out, LM_ERR_UNSUPPORTED, "tokenizer model '%.*s' is not supported (only gpt2)",
                        (int) (s.len > 64 ? 64 : s.len), s.data);
-  if (gguf_get_string (file, "tokenizer.ggml.pre", &s) && !gguf_string_eq (s, "qwen35")
-      && !gguf_string_eq (s, "qwen2"))
-    return lm_io_fail (error_out, LM_ERR_UNSUPPORTED, "pre-tokenizer '%.*s' is not supported (only qwen35, qwen2)",
+  TokPreRule pre;
+  if (!gguf_get_string (file, "tokenizer.ggml.pre", &s))
+    return lm_io_fail (error_out, LM_ERR_FORMAT,
+                       "tokenizer.ggml.pre is missing (the pre-tokenizer: qwen2 or qwen35)");
+  if (!tok_pre_rule_from_name (s.data, s.len, &pre))
+    return lm_io_fail (error_out, LM_ERR_UNSUPPORTED,
+                       "pre-tokenizer '%.*s' is not supported (only qwen2 and qwen35)",
                        (int) (s.len > 64 ? 64 : s.len), s.data);
 
   LmTokenizer *tok = calloc (1, sizeof *tok);
   if (tok == NULL)
     return LM_ERR_NO_MEMORY;
+  tok->pre = pre;
   LmStatus st = load_tokens (tok, file, error_out);
+  if (st == LM_OK)
+    st = load_chat_template (tok, file);
   if (st == LM_OK)
     st = load_merges (tok, file, error_out);
   if (st == LM_OK)
@@ -411,6 +413,7 @@ lm_tokenizer_free (LmTokenizer *tok)
   free (tok->text_slots);
   free (tok->merges);
   free (tok->specials);
+  free (tok->chat_template);
   free (tok);
 }
 
@@ -419,6 +422,7 @@ int32_t lm_tokenizer_bos (const LmTokenizer *tok) { return tok->bos; }
 int32_t lm_tokenizer_eos (const LmTokenizer *tok) { return tok->eos; }
 int32_t lm_tokenizer_pad (const LmTokenizer *tok) { return tok->pad; }
 size_t lm_tokenizer_max_piece (const LmTokenizer *tok) { return tok->max_piece; }
+const char *lm_tokenizer_chat_template (const LmTokenizer *tok) { return tok->chat_template; }
 
 int32_t
 lm_tokenizer_find (const LmTokenizer *tok, const char *text)
@@ -589,6 +593,23 @@ bpe_piece (void *user_data, size_t start, size_t end)
       push_id (c, c->sym_id[i]);
 }
 
+/* NFC, pre-tokenizer split and BPE of one fragment without special tokens. */
+static void
+tokenize_plain (TokenizeCtx *c, const uint8_t *text, size_t len)
+{
+  uint8_t *normal = NULL;
+  size_t normal_len = len;
+  if (!tok_nfc (text, len, &normal, &normal_len))
+    {
+      c->oom = true;
+      return;
+    }
+  c->text = normal ? normal : text;   /* pieces are relative to it */
+  if (!tok_pre_split (c->tok->pre, c->text, normal_len, bpe_piece, c))
+    c->oom = true;
+  free (normal);
+}
+
 typedef struct {
   size_t start, len;
   int32_t special;   /* -1 for plain text */
@@ -669,11 +690,10 @@ lm_tokenize (const LmTokenizer *tok, const char *text, size_t len, bool parse_sp
   TokenizeCtx c = { .tok = tok };
   for (size_t f = 0; f < n_frags && !c.oom; f++)
     {
-      c.text = (const uint8_t *) text + frags[f].start;   /* pieces are relative to it */
       if (frags[f].special >= 0)
         push_id (&c, frags[f].special);
-      else if (!tok_pre_split_qwen35 (c.text, frags[f].len, bpe_piece, &c))
-        c.oom = true;
+      else
+        tokenize_plain (&c, (const uint8_t *) text + frags[f].start, frags[f].len);
     }
   free (frags);
   free (c.sym_id);
@@ -692,8 +712,8 @@ lm_tokenize (const LmTokenizer *tok, const char *text, size_t len, bool parse_sp
 
 /* ---- detokenisation ---- */
 
-static bool
-piece_of (const LmTokenizer *tok, int32_t id, bool render_special, const char **p, size_t *n)
+bool
+tok_piece (const LmTokenizer *tok, int32_t id, bool render_special, const char **p, size_t *n)
 {
   if (id < 0 || id >= tok->n_vocab)
     return false;
@@ -709,7 +729,7 @@ lm_token_piece (const LmTokenizer *tok, int32_t id, bool render_special, char *b
 {
   const char *p;
   size_t n;
-  if (!piece_of (tok, id, render_special, &p, &n))
+  if (!tok_piece (tok, id, render_special, &p, &n))
     return 0;
   memcpy (buf, p, n < cap ? n : cap);
   return n;
@@ -726,7 +746,7 @@ lm_detokenize (const LmTokenizer *tok, const int32_t *ids, size_t n, bool render
     {
       const char *p;
       size_t k;
-      if (piece_of (tok, ids[i], render_special, &p, &k))
+      if (tok_piece (tok, ids[i], render_special, &p, &k))
         total += k;
     }
   char *out = malloc (total + 1);
@@ -737,7 +757,7 @@ lm_detokenize (const LmTokenizer *tok, const int32_t *ids, size_t n, bool render
     {
       const char *p;
       size_t k;
-      if (piece_of (tok, ids[i], render_special, &p, &k))
+      if (tok_piece (tok, ids[i], render_special, &p, &k))
         {
           memcpy (out + o, p, k);
           o += k;
@@ -748,62 +768,4 @@ lm_detokenize (const LmTokenizer *tok, const int32_t *ids, size_t n, bool render
   if (len_out)
     *len_out = o;
   return LM_OK;
-}
-
-/* Length a UTF-8 sequence starting with @lead needs, or 0 if @lead cannot start one. */
-static size_t
-utf8_seq_len (uint8_t lead)
-{
-  if ((lead & 0xE0) == 0xC0 && lead >= 0xC2)
-    return 2;
-  if ((lead & 0xF0) == 0xE0)
-    return 3;
-  if ((lead & 0xF8) == 0xF0 && lead <= 0xF4)
-    return 4;
-  return 0;
-}
-
-/* Number of trailing bytes of @s that form an unfinished UTF-8 character. */
-static size_t
-incomplete_tail (const uint8_t *s, size_t n)
-{
-  for (size_t back = 1; back <= 3 && back <= n; back++)
-    {
-      uint8_t b = s[n - back];
-      if ((b & 0xC0) == 0x80)
-        continue;   /* continuation byte: look further back */
-      size_t need = utf8_seq_len (b);
-      return need > back ? back : 0;
-    }
-  return 0;
-}
-
-size_t
-lm_detokenizer_push (LmDetokenizer *state, const LmTokenizer *tok, int32_t id,
-                     bool render_special, char *out, size_t cap)
-{
-  const char *p;
-  size_t k;
-  if (!piece_of (tok, id, render_special, &p, &k))
-    return 0;
-  size_t o = 0;
-  /* pending bytes first, then the piece, all through @out */
-  for (size_t i = 0; i < state->n_pending && o < cap; i++)
-    out[o++] = (char) state->pending[i];
-  size_t copy = k < cap - o ? k : cap - o;
-  memcpy (out + o, p, copy);
-  o += copy;
-  size_t hold = incomplete_tail ((const uint8_t *) out, o);
-  memcpy (state->pending, out + o - hold, hold);
-  state->n_pending = (uint8_t) hold;
-  return o - hold;
-}
-
-size_t
-lm_detokenizer_flush (LmDetokenizer *state, char *out, size_t cap)
-{
-  size_t n = state->n_pending < cap ? state->n_pending : cap;
-  memcpy (out, state->pending, n);
-  state->n_pending = 0;
-  return n;
 }

@@ -1,4 +1,4 @@
-/* tokenizer.h: byte-level BPE tokenizer (GGUF `gpt2` model, Qwen pre-tokenizer).
+/* tokenizer.h: byte-level BPE tokenizer (GGUF `gpt2` model, Qwen pre-tokenizers, NFC).
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Ownership: an LmTokenizer copies everything it needs out of the GgufFile, so
@@ -29,9 +29,10 @@ typedef enum {
 
 typedef struct LmTokenizer LmTokenizer;
 
-/* Builds a tokenizer from the tokenizer.ggml.* metadata of @file. Needs
- * model "gpt2"; pre-tokenizers "qwen35" and "qwen2" (same rule here) are
- * accepted. On failure sets *error_out (free() it) when non-NULL. */
+/* Builds a tokenizer from the tokenizer.* metadata of @file. Needs model
+ * "gpt2" and pre-tokenizer (tokenizer.ggml.pre) "qwen2" (Qwen2, 2.5, 3) or
+ * "qwen35" (Qwen3.5), each with its own split rule; any other is refused.
+ * On failure sets *error_out (free() it) when non-NULL. */
 LmStatus lm_tokenizer_new_from_gguf (const GgufFile *file, LmTokenizer **out, char **error_out);
 void lm_tokenizer_free (LmTokenizer *tok);
 
@@ -46,9 +47,12 @@ LmTokenType lm_tokenizer_token_type (const LmTokenizer *tok, int32_t id);
 /* True for ids that end generation: EOS, <|im_end|>, <|endoftext|>. */
 bool lm_tokenizer_is_end (const LmTokenizer *tok, int32_t id);
 
-/* Tokenizes @len bytes of UTF-8 @text. With @parse_special, CONTROL tokens
- * written in the text are recognised; USER_DEFINED ones always are. No BOS is
- * added. *ids_out is malloc()ed (NULL when *n_out is 0). */
+/* Tokenizes @len bytes of UTF-8 @text as the model's Hugging Face tokenizer
+ * does. With @parse_special, CONTROL tokens written in the text are
+ * recognised; USER_DEFINED ones always are. The text between them is
+ * normalised to NFC before it is split, so the ids may stand for other bytes
+ * than the input (decomposed accents come back composed). No BOS is added.
+ * *ids_out is malloc()ed (NULL when *n_out is 0). */
 LmStatus lm_tokenize (const LmTokenizer *tok, const char *text, size_t len, bool parse_special,
                       int32_t **ids_out, size_t *n_out);
 
@@ -59,27 +63,38 @@ size_t lm_token_piece (const LmTokenizer *tok, int32_t id, bool render_special, 
                        size_t cap);
 
 /* Concatenated pieces of @ids as one malloc()ed, NUL-terminated string
- * (*len_out excludes the NUL; the text may contain NULs of its own). */
+ * (*len_out excludes the NUL; the text may contain NULs of its own). The
+ * bytes are given as they are, valid UTF-8 or not. */
 LmStatus lm_detokenize (const LmTokenizer *tok, const int32_t *ids, size_t n, bool render_special,
                         char **text_out, size_t *len_out);
 
-/* Streaming detokenisation: holds back the bytes of a UTF-8 character that
- * is split across tokens until it is complete. */
-typedef struct {
-  uint8_t pending[4];
-  uint8_t n_pending;
-} LmDetokenizer;
+/* The chat template of the file (tokenizer.chat_template), or NULL. */
+const char *lm_tokenizer_chat_template (const LmTokenizer *tok);
 
 /* Longest piece of any token, in bytes. */
 size_t lm_tokenizer_max_piece (const LmTokenizer *tok);
 
+/* Streaming detokenisation into valid UTF-8: the bytes of a character that
+ * is split across tokens are held back until it is complete. Start from a
+ * zeroed struct. */
+typedef struct {
+  uint8_t pending[4];
+  uint8_t n_pending;   /* bytes held back */
+  uint8_t n_needed;    /* length of the character they begin */
+} LmDetokenizer;
+
+/* The @cap lm_detokenizer_push() needs for any token of @tok. */
+size_t lm_detokenizer_buffer_size (const LmTokenizer *tok);
+
 /* Appends the text token @id completes to @out and returns how many bytes
- * were written; @cap must be at least lm_tokenizer_max_piece() + 4 or the
- * text is cut. Bytes that cannot start or continue a UTF-8 character are
- * passed through as they are. */
+ * were written; with a @cap below lm_detokenizer_buffer_size() the text may
+ * be cut. The text is always valid UTF-8: bytes that cannot belong to a
+ * character (a continuation byte without its lead, a character cut off by
+ * another) come out as U+FFFD. */
 size_t lm_detokenizer_push (LmDetokenizer *state, const LmTokenizer *tok, int32_t id,
                             bool render_special, char *out, size_t cap);
-/* Emits whatever is still held back (an incomplete character at the end). */
+/* At the end of the text: an unfinished character still held back comes out
+ * as one U+FFFD (3 bytes; @cap should be at least 3). Resets @state. */
 size_t lm_detokenizer_flush (LmDetokenizer *state, char *out, size_t cap);
 
 #ifdef __cplusplus

@@ -65,7 +65,7 @@ exercise_tokenizer (const GgufFile *f)
           if (lm_detokenize (tok, ids, n, true, &back, &len) == LM_OK)
             free (back);
           LmDetokenizer st = { 0 };
-          size_t cap = lm_tokenizer_max_piece (tok) + 4;
+          size_t cap = lm_detokenizer_buffer_size (tok);
           char *buf = malloc (cap);
           for (size_t i = 0; buf && i < n; i++)
             lm_detokenizer_push (&st, tok, ids[i], special, buf, cap);

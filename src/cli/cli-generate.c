@@ -8,6 +8,7 @@
 
 #include "chat.h"
 #include "cli.h"
+#include "gguf.h"
 #include "lm.h"
 #include "sampler.h"
 #include "tokenizer.h"
@@ -22,7 +23,7 @@ typedef struct {
        *he_encrypt, *he_ca, *he_backend, *engine_backend;
   char **add_lora;             /* stacked on --lora: PATH[@WEIGHT] */
   int threads, n_predict, top_k, he_lambda, gpu_layers;
-  gboolean chat, greedy, print_ids, he_private;
+  gboolean chat, no_thinking, print_prompt, greedy, print_ids, he_private;
   double temp, top_p;
   gint64 seed;
   TsHeloraBackend backend;     /* parsed --he-backend */
@@ -76,8 +77,12 @@ parse_options (int *argc, char ***argv, GenerateOptions *o)
     { "threads", 't', 0, G_OPTION_ARG_INT, &o->threads, "Worker threads (default: all cores)", "N" },
     { "backend", 0, 0, G_OPTION_ARG_STRING, &o->engine_backend, "Where the model runs: cpu (default), cuda, or auto (the GPU if one can be used)", "NAME" },
     { "gpu-layers", 0, 0, G_OPTION_ARG_INT, &o->gpu_layers, "Layers on the GPU, from the first (default: all)", "N" },
-    { "prompt", 'p', 0, G_OPTION_ARG_STRING, &o->prompt, "Prompt text", "TEXT" },
-    { "chat", 0, 0, G_OPTION_ARG_NONE, &o->chat, "Wrap the prompt as a ChatML user turn", NULL },
+    /* FILENAME: the text byte for byte, not converted from the locale's
+     * character set (ASCII, as the CLI does not call setlocale). */
+    { "prompt", 'p', 0, G_OPTION_ARG_FILENAME, &o->prompt, "Prompt text (may start with '-')", "TEXT" },
+    { "chat", 0, 0, G_OPTION_ARG_NONE, &o->chat, "Wrap the prompt as a user turn in the model's chat template", NULL },
+    { "no-thinking", 0, 0, G_OPTION_ARG_NONE, &o->no_thinking, "--chat: turn thinking off (models that think, as Qwen3)", NULL },
+    { "print-prompt", 0, 0, G_OPTION_ARG_NONE, &o->print_prompt, "Print the prompt's token ids and exit (the weights are not read)", NULL },
     { "tokens", 0, 0, G_OPTION_ARG_STRING, &o->tokens, "Prompt as token ids", "ID,ID,..." },
     { "n-predict", 'n', 0, G_OPTION_ARG_INT, &o->n_predict, "Tokens to generate (default 32)", "N" },
     { "greedy", 0, 0, G_OPTION_ARG_NONE, &o->greedy, "Argmax sampling (the default)", NULL },
@@ -117,9 +122,9 @@ parse_options (int *argc, char ***argv, GenerateOptions *o)
     {
       fprintf (stderr, "Usage: " CMD " --model FILE [--lora PATH [--add-lora PATH[@W]]...] [--threads N]\n"
                "    [--backend cpu|cuda|auto [--gpu-layers N]]\n"
-               "    (--prompt TEXT [--chat] | --tokens ID,ID,...) [-n N]\n"
+               "    (--prompt TEXT [--chat [--no-thinking]] | --tokens ID,ID,...) [-n N]\n"
                "    [--greedy | --temp T --top-k K --top-p P --seed S]\n"
-               "    [--print-ids] [--dump-logits FILE] [--timings FILE]\n"
+               "    [--print-ids] [--print-prompt] [--dump-logits FILE] [--timings FILE]\n"
                "    [--he plain|local|ws://HOST:PORT|wss://HOST:PORT [--he-params PRESET]\n"
                "     [--he-encrypt sk|pk] [--he-ca FILE] [--he-backend cpu|cuda|auto]]\n");
       return false;
@@ -146,20 +151,48 @@ parse_token_list (const char *text, int32_t n_vocab, Generation *g)
   return 0;
 }
 
+/* The prompt's ids: --tokens checked against @n_vocab, or the --prompt text
+ * (as a chat turn with --chat). */
 static int
-tokenize_prompt (const GenerateOptions *o, Generation *g)
+tokenize_prompt (const GenerateOptions *o, int32_t n_vocab, Generation *g)
 {
   if (o->tokens != NULL)
-    return parse_token_list (o->tokens, (int32_t) lm_model_info (g->model)->n_vocab, g);
+    return parse_token_list (o->tokens, n_vocab, g);
   LmStatus st;
   if (o->chat)
     {
       LmChatMessage msg = { LM_ROLE_USER, o->prompt };
-      st = lm_chat_tokenize (g->tok, &msg, 1, LM_CHAT_GENERATION_PROMPT, &g->prompt, &g->n_prompt);
+      unsigned flags = LM_CHAT_GENERATION_PROMPT | (o->no_thinking ? LM_CHAT_NO_THINKING : 0);
+      st = lm_chat_tokenize (g->tok, &msg, 1, flags, &g->prompt, &g->n_prompt);
     }
   else
     st = lm_tokenize (g->tok, o->prompt, strlen (o->prompt), true, &g->prompt, &g->n_prompt);
   return st == LM_OK ? 0 : fail_status ("cannot tokenize the prompt", st, NULL);
+}
+
+/* --print-prompt: only the tokenizer of the file is loaded. */
+static int
+print_prompt (const GenerateOptions *o)
+{
+  GgufFile *file = NULL;
+  Generation g = { 0 };
+  char *msg = NULL;
+  LmStatus st;
+  int rc;
+  if ((st = gguf_open (o->model, &file, &msg)) != LM_OK)
+    return fail_status (o->model, st, msg);
+  if ((st = lm_tokenizer_new_from_gguf (file, &g.tok, &msg)) != LM_OK)
+    rc = fail_status ("tokenizer", st, msg);
+  else if ((rc = tokenize_prompt (o, lm_tokenizer_n_vocab (g.tok), &g)) == 0)
+    {
+      for (size_t i = 0; i < g.n_prompt; i++)
+        printf (i ? " %d" : "%d", g.prompt[i]);
+      printf ("\n");
+    }
+  lm_tokenizer_free (g.tok);
+  free (g.prompt);
+  gguf_close (file);
+  return rc;
 }
 
 /* Loads --add-lora PATH[@WEIGHT] into @lora and @weight; keeps the path. */
@@ -223,7 +256,7 @@ load (const GenerateOptions *o, Generation *g)
     return fail_status (o->lora, st, msg);
   if (o->add_lora != NULL && stack_adapters (o, g) != 0)
     return 1;
-  if (tokenize_prompt (o, g) != 0)
+  if (tokenize_prompt (o, (int32_t) lm_model_info (g->model)->n_vocab, g) != 0)
     return 1;
   if (g->n_prompt == 0)
     return fail ("the prompt is empty", NULL);
@@ -307,18 +340,19 @@ prefill (const GenerateOptions *o, Generation *g)
   return rc;
 }
 
-/* Writes the text of @id (chat mode hides the thinking part). */
+/* Writes the text of @id; chat mode shows the answer, not the thinking. */
 static void
-emit_text (const GenerateOptions *o, Generation *g, LmChatStream *stream, int32_t id)
+emit_text (const GenerateOptions *o, Generation *g, LmChatStream *stream, int32_t id, char *buf,
+           size_t cap)
 {
-  char buf[1024];
   size_t len = 0;
-  bool thinking = false;
+  LmChatPart part = LM_CHAT_ANSWER;
   if (o->chat)
-    lm_chat_stream_push (stream, id, buf, sizeof buf, &len, &thinking);
+    lm_chat_stream_push (stream, id, buf, cap, &len, &part);
   else
-    len = lm_detokenizer_push (&stream->detok, g->tok, id, false, buf, sizeof buf);
-  fwrite (buf, 1, len, stdout);
+    len = lm_detokenizer_push (&stream->detok, g->tok, id, false, buf, cap);
+  if (part == LM_CHAT_ANSWER)
+    fwrite (buf, 1, len, stdout);
   fflush (stdout);
 }
 
@@ -326,7 +360,9 @@ static int
 generate (const GenerateOptions *o, Generation *g)
 {
   LmChatStream stream;
-  lm_chat_stream_init (&stream, g->tok, false, false);
+  size_t cap = lm_chat_stream_buffer_size (g->tok);
+  g_autofree char *buf = g_malloc (cap);
+  lm_chat_stream_init (&stream, g->tok, false);
   for (int k = 0; k < o->n_predict; k++)
     {
       double t0 = lm_time_ms ();
@@ -336,7 +372,7 @@ generate (const GenerateOptions *o, Generation *g)
       lm_timings_add (t, LM_STAGE_SAMPLE, lm_time_ms () - t0);
       g->generated[g->n_generated++] = id;
       if (!o->print_ids)
-        emit_text (o, g, &stream, id);
+        emit_text (o, g, &stream, id, buf, cap);
       if (lm_tokenizer_is_end (g->tok, id) || k + 1 == o->n_predict)
         break;
       LmStatus st = lm_session_decode (g->session, id);
@@ -347,12 +383,14 @@ generate (const GenerateOptions *o, Generation *g)
         t->ms[s] += d->ms[s];
       t->n_tokens = d->n_tokens;
     }
-  char tail[64];
-  size_t len = o->chat ? lm_chat_stream_finish (&stream, tail, sizeof tail)
-                       : lm_detokenizer_flush (&stream.detok, tail, sizeof tail);
+  /* An unfinished character at the end comes out as U+FFFD. */
+  LmChatPart part = LM_CHAT_ANSWER;
+  size_t len = o->chat ? lm_chat_stream_finish (&stream, buf, cap, &part)
+                       : lm_detokenizer_flush (&stream.detok, buf, cap);
   if (!o->print_ids)
     {
-      fwrite (tail, 1, len, stdout);
+      if (part == LM_CHAT_ANSWER)
+        fwrite (buf, 1, len, stdout);
       printf ("\n");
     }
   return 0;
@@ -403,12 +441,36 @@ generation_clear (Generation *g)
   free (g->token_timings);
 }
 
+static void
+free_options (GenerateOptions *o)
+{
+  g_free (o->model);
+  g_free (o->lora);
+  g_free (o->prompt);
+  g_free (o->tokens);
+  g_free (o->dump_logits);
+  g_free (o->timings);
+  g_free (o->he);
+  g_free (o->he_params);
+  g_free (o->he_encrypt);
+  g_free (o->he_backend);
+  g_free (o->he_ca);
+  g_free (o->engine_backend);
+  g_strfreev (o->add_lora);
+}
+
 int
 cli_generate (int argc, char **argv)
 {
   GenerateOptions o = { .n_predict = 32, .temp = -1.0, .top_k = -1, .top_p = -1.0, .seed = -1 };
   if (!parse_options (&argc, &argv, &o))
     return 2;
+  if (o.print_prompt)
+    {
+      int rc = print_prompt (&o);
+      free_options (&o);
+      return rc;
+    }
   Generation g = { 0 };
   int rc = load (&o, &g);
   if (rc == 0)
@@ -429,18 +491,6 @@ cli_generate (int argc, char **argv)
       fprintf (stderr, "%s\n", summary);
     }
   generation_clear (&g);
-  g_free (o.model);
-  g_free (o.lora);
-  g_free (o.prompt);
-  g_free (o.tokens);
-  g_free (o.dump_logits);
-  g_free (o.timings);
-  g_free (o.he);
-  g_free (o.he_params);
-  g_free (o.he_encrypt);
-  g_free (o.he_backend);
-  g_free (o.he_ca);
-  g_free (o.engine_backend);
-  g_strfreev (o.add_lora);
+  free_options (&o);
   return rc;
 }

@@ -1,4 +1,4 @@
-/* cli-tokenize.c: tensafe-cli tokenize --model FILE [--no-special] TEXT.
+/* cli-tokenize.c: tensafe-cli tokenize --model FILE [--no-special] [--] TEXT.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib.h>
 #include <stdio.h>
@@ -13,24 +13,32 @@ int
 cli_tokenize (int argc, char **argv)
 {
   g_autofree char *model = NULL;
+  g_auto (GStrv) text = NULL;
   gboolean no_special = FALSE;
+  /* The text is collected as the remaining argument so that "--" ends the
+   * options and a text starting with '-' can follow it; as a FILENAME it is
+   * taken byte for byte, not converted from the locale's character set
+   * (which is ASCII: the CLI does not call setlocale). */
   GOptionEntry entries[] = {
     { "model", 'm', 0, G_OPTION_ARG_FILENAME, &model, "GGUF model file", "FILE" },
     { "no-special", 0, 0, G_OPTION_ARG_NONE, &no_special,
       "Do not recognise control tokens such as <|im_start|> in the text", NULL },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &text, NULL, "TEXT" },
     G_OPTION_ENTRY_NULL
   };
-  g_autoptr (GOptionContext) ctx = g_option_context_new ("TEXT - print the token ids of TEXT");
+  g_autoptr (GOptionContext) ctx = g_option_context_new (
+    "- print the token ids of TEXT (put -- before a TEXT that starts with '-')");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     {
-      fprintf (stderr, "tensafe-cli tokenize: %s\n", error->message);
+      fprintf (stderr, "tensafe-cli tokenize: %s (a TEXT that starts with '-' goes after --)\n",
+               error->message);
       return 2;
     }
-  if (model == NULL || argc != 2)
+  if (model == NULL || text == NULL || g_strv_length (text) != 1)
     {
-      fprintf (stderr, "Usage: tensafe-cli tokenize --model FILE [--no-special] TEXT\n");
+      fprintf (stderr, "Usage: tensafe-cli tokenize --model FILE [--no-special] [--] TEXT\n");
       return 2;
     }
 
@@ -46,7 +54,7 @@ cli_tokenize (int argc, char **argv)
     }
   int32_t *ids = NULL;
   size_t n = 0;
-  if (lm_tokenize (tok, argv[1], strlen (argv[1]), !no_special, &ids, &n) != LM_OK)
+  if (lm_tokenize (tok, text[0], strlen (text[0]), !no_special, &ids, &n) != LM_OK)
     {
       fprintf (stderr, "tensafe-cli tokenize: out of memory\n");
       goto out;

@@ -560,11 +560,12 @@ collect_timings (TsGenerationJob *self, TsTokenTimings *t, TsHeloraStats *last)
 static gboolean
 job_decode_loop (TsGenerationJob *self, TsTokenTimings *t, TsHeloraStats *last, GError **error)
 {
-  size_t cap = lm_tokenizer_max_piece (self->model->tok) + 8;
+  /* One more byte for the NUL the event's text ends with. */
+  size_t cap = lm_chat_stream_buffer_size (self->model->tok) + 1;
   g_autofree char *piece = g_malloc (cap);
   LmChatStream stream;
 
-  lm_chat_stream_init (&stream, self->model->tok, FALSE, FALSE);
+  lm_chat_stream_init (&stream, self->model->tok, FALSE);
   for (guint k = 0; k < self->request->max_tokens; k++)
     {
       TsGenerationEvent event = { .kind = TS_GENERATION_EVENT_TOKEN, .index = k };
@@ -572,15 +573,22 @@ job_decode_loop (TsGenerationJob *self, TsTokenTimings *t, TsHeloraStats *last, 
       size_t len = 0;
       int32_t id;
       LmChatEvent chat_event;
+      LmChatPart part;
       LmStatus st;
 
       if (g_cancellable_is_cancelled (self->cancellable))
         return TRUE;
       id = lm_sampler_sample (self->sampler, lm_session_logits (self->session));
       lm_sampler_accept (self->sampler, id);
-      chat_event = lm_chat_stream_push (&stream, id, piece, cap, &len, NULL);
+      chat_event = lm_chat_stream_push (&stream, id, piece, cap - 1, &len, &part);
+      /* The thinking part is not shown (the prompt turns thinking off). */
+      if (part == LM_CHAT_THINKING)
+        len = 0;
       if (chat_event == LM_CHAT_STOP || k + 1 == self->request->max_tokens)
-        len += lm_chat_stream_finish (&stream, piece + len, cap - len);
+        {
+          size_t tail = lm_chat_stream_finish (&stream, piece + len, cap - 1 - len, &part);
+          len += part == LM_CHAT_ANSWER ? tail : 0;
+        }
       piece[len] = '\0';
       t->ms[TS_STAGE_SAMPLE] += ts_now_ms () - t0;
       if (self->first_token_ms == 0)

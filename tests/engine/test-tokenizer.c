@@ -1,5 +1,10 @@
 /* test-tokenizer.c: the BPE tokenizer against the golden tokenizer cases.
- * SPDX-License-Identifier: GPL-3.0-or-later */
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * References: llama.cpp's ids in the golden cases (shared/testdata), the
+ * Hugging Face tokenizers' ids of tests/data/tokenizer/qwen35-tiny.json
+ * (tools/make-tokenizer-corpus.py) and GLib's NFC normalisation.
+ */
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -7,6 +12,7 @@
 
 #include "gguf-writer.h"
 #include "gguf.h"
+#include "test-vocab-util.h"
 #include "tokenizer.h"
 #include "ts-test-util.h"
 
@@ -15,6 +21,7 @@ typedef struct {
   LmTokenizer *tok;
   JsonParser *cases;
   JsonParser *manifest;
+  JsonParser *hf;          /* tokenizer/qwen35-tiny.json (the golden models share one vocabulary) */
 } Fixture;
 
 static JsonParser *
@@ -49,6 +56,7 @@ fixture_setup (Fixture *fx, gconstpointer data)
   fx->tok = load_tokenizer ("tiny-qwen35moe-f32", &fx->file);
   fx->cases = parse_json ("qwen35/tiny-qwen35moe-f32/tokenizer_cases.json");
   fx->manifest = parse_json ("qwen35/tiny-qwen35moe-f32/manifest.json");
+  fx->hf = parse_json ("tokenizer/qwen35-tiny.json");
 }
 
 static void
@@ -58,13 +66,34 @@ fixture_teardown (Fixture *fx, gconstpointer data)
   gguf_close (fx->file);
   g_object_unref (fx->cases);
   g_object_unref (fx->manifest);
+  g_object_unref (fx->hf);
+}
+
+static JsonArray *
+cases_in (JsonParser *parser)
+{
+  JsonObject *root = json_node_get_object (json_parser_get_root (parser));
+  return json_object_get_array_member (root, "cases");
 }
 
 static JsonArray *
 cases_of (Fixture *fx)
 {
-  JsonObject *root = json_node_get_object (json_parser_get_root (fx->cases));
-  return json_object_get_array_member (root, "cases");
+  return cases_in (fx->cases);
+}
+
+/* The Hugging Face reference case of @text. */
+static JsonObject *
+hf_case (Fixture *fx, const char *text)
+{
+  JsonArray *cases = cases_in (fx->hf);
+  for (guint i = 0; i < json_array_get_length (cases); i++)
+    {
+      JsonObject *c = json_array_get_object_element (cases, i);
+      if (strcmp (json_object_get_string_member (c, "text"), text) == 0)
+        return c;
+    }
+  g_error ("no Hugging Face reference for '%s'", text);
 }
 
 static void
@@ -102,18 +131,74 @@ ids_of (JsonArray *a, size_t *n)
   return ids;
 }
 
-/* Every golden case tokenized in one mode against the ids under @key. */
+static bool
+same_ids (JsonArray *a, JsonArray *b)
+{
+  if (json_array_get_length (a) != json_array_get_length (b))
+    return false;
+  for (guint i = 0; i < json_array_get_length (a); i++)
+    if (json_array_get_int_element (a, i) != json_array_get_int_element (b, i))
+      return false;
+  return true;
+}
+
+/* Every golden case tokenized in one mode against llama.cpp's ids under
+ * @key. llama.cpp does not normalise and the models' own tokenizers do (NFC):
+ * where NFC changes the text (decomposed accents) the reference is the
+ * Hugging Face tokenizer, whose ids are recorded for parse_special on; the
+ * case has no special token in it, so they hold in both modes. */
 static void
 check_all_cases (Fixture *fx, const char *key, bool parse_special)
 {
   JsonArray *cases = cases_of (fx);
+  guint n_normalised = 0;
   g_assert_cmpuint (json_array_get_length (cases), ==, 35);
   for (guint i = 0; i < json_array_get_length (cases); i++)
     {
       JsonObject *c = json_array_get_object_element (cases, i);
-      check_tokenize (fx->tok, json_object_get_string_member (c, "text"), parse_special,
-                      json_object_get_array_member (c, key));
+      const char *text = json_object_get_string_member (c, "text");
+      JsonObject *hf = hf_case (fx, text);
+      JsonArray *want = json_object_get_array_member (c, key);
+      if (json_object_has_member (hf, "hf_text"))
+        {
+          g_assert_true (same_ids (json_object_get_array_member (c, "ids"),
+                                   json_object_get_array_member (c, "ids_no_parse_special")));
+          g_assert_false (same_ids (want, json_object_get_array_member (hf, "hf_ids")));
+          want = json_object_get_array_member (hf, "hf_ids");
+          n_normalised++;
+        }
+      check_tokenize (fx->tok, text, parse_special, want);
     }
+  g_assert_cmpuint (n_normalised, ==, 1);   /* "Combining: e\u0301 n\u0303 a\u0308" */
+}
+
+/* Every case of the Hugging Face file: its ids, the text they decode to, and
+ * llama.cpp's ids wherever NFC leaves the text as it is. */
+static void
+test_hf_reference (Fixture *fx, gconstpointer data)
+{
+  JsonArray *cases = cases_in (fx->hf);
+  guint n_llama = 0, n = json_array_get_length (cases);
+  for (guint i = 0; i < n; i++)
+    {
+      JsonObject *c = json_array_get_object_element (cases, i);
+      const char *text = json_object_get_string_member (c, "text");
+      bool normalised = json_object_has_member (c, "hf_text");
+      check_tokenize (fx->tok, text, true, json_object_get_array_member (c, "hf_ids"));
+      if (!normalised)
+        check_tokenize (fx->tok, text, true, json_object_get_array_member (c, "llama_ids"));
+      n_llama += same_ids (json_object_get_array_member (c, "hf_ids"),
+                           json_object_get_array_member (c, "llama_ids"));
+
+      size_t n_ids;
+      g_autofree int32_t *ids = ids_of (json_object_get_array_member (c, "hf_ids"), &n_ids);
+      char *back = NULL;
+      g_assert_cmpint (lm_detokenize (fx->tok, ids, n_ids, true, &back, NULL), ==, LM_OK);
+      g_assert_cmpstr (back, ==, normalised ? json_object_get_string_member (c, "hf_text") : text);
+      free (back);
+    }
+  g_test_message ("%u cases equal the Hugging Face ids, %u also llama.cpp's", n, n_llama);
+  g_assert_cmpuint (n_llama, <, n);   /* the decomposed accents */
 }
 
 static void
@@ -175,7 +260,7 @@ test_streaming (Fixture *fx, gconstpointer data)
       g_autofree int32_t *ids = ids_of (json_object_get_array_member (c, "ids"), &n);
       GString *all = g_string_new (NULL);
       LmDetokenizer st = { 0 };
-      size_t cap = lm_tokenizer_max_piece (fx->tok) + 4;
+      size_t cap = lm_detokenizer_buffer_size (fx->tok);
       g_autofree char *buf = g_malloc (cap);
       for (size_t k = 0; k < n; k++)
         {
@@ -192,14 +277,52 @@ test_streaming (Fixture *fx, gconstpointer data)
   /* the CJK and emoji cases do split characters across tokens */
   g_assert_cmpuint (split_chars, >, 0);
 
-  /* An unfinished character at the end comes out on flush. */
+  /* An unfinished character at the end comes out on flush, as U+FFFD. */
   LmDetokenizer st = { 0 };
   char buf[64];
   int32_t e2 = lm_tokenizer_find (fx->tok, "\xc3\xa2");   /* byte 0xE2 in GPT-2 form */
   g_assert_cmpint (e2, >=, 0);
   g_assert_cmpuint (lm_detokenizer_push (&st, fx->tok, e2, true, buf, sizeof buf), ==, 0);
-  g_assert_cmpuint (lm_detokenizer_flush (&st, buf, sizeof buf), ==, 1);
-  g_assert_cmpuint ((uint8_t) buf[0], ==, 0xE2);
+  g_assert_cmpuint (lm_detokenizer_flush (&st, buf, sizeof buf), ==, 3);
+  g_assert_cmpmem (buf, 3, "\xef\xbf\xbd", 3);
+  g_assert_cmpuint (lm_detokenizer_flush (&st, buf, sizeof buf), ==, 0);
+}
+
+/* Pushes the byte tokens of @bytes one by one; returns what each push gave,
+ * "|"-separated, and the flush at the end after a last "|". */
+static char *
+stream_bytes (const LmTokenizer *tok, const char *bytes)
+{
+  LmDetokenizer st = { 0 };
+  GString *seen = g_string_new (NULL);
+  g_autofree char *buf = g_malloc (lm_detokenizer_buffer_size (tok));
+  for (const char *p = bytes; *p; p++)
+    {
+      size_t len = lm_detokenizer_push (&st, tok, vocab_byte_token (tok, (uint8_t) *p), false, buf,
+                                        lm_detokenizer_buffer_size (tok));
+      g_assert_true (g_utf8_validate (buf, (gssize) len, NULL));
+      g_string_append_len (seen, buf, (gssize) len);
+      g_string_append_c (seen, '|');
+    }
+  size_t len = lm_detokenizer_flush (&st, buf, 3);
+  g_string_append_len (seen, buf, (gssize) len);
+  return g_string_free (seen, FALSE);
+}
+
+/* A 4-byte emoji and a CJK character written one byte token at a time come
+ * out whole with their last byte, never as U+FFFD; broken sequences give
+ * one U+FFFD each, and an unfinished one at the end gives U+FFFD on flush. */
+static void
+test_streaming_split_characters (Fixture *fx, gconstpointer data)
+{
+  const LmTokenizer *tok = fx->tok;
+  g_autofree char *whole = stream_bytes (tok, "a\xf0\x9f\x98\x80\xe6\x97\xa5" "b");
+  g_assert_cmpstr (whole, ==, "a||||\xf0\x9f\x98\x80|||\xe6\x97\xa5|b|");
+  g_autofree char *cut = stream_bytes (tok, "\xf0\x9f" "x" "\x80" "\xed\xa0" "\xe6\x97");
+  g_assert_cmpstr (cut, ==, "||\xef\xbf\xbdx|\xef\xbf\xbd||\xef\xbf\xbd\xef\xbf\xbd|||"
+                   "\xef\xbf\xbd");
+  g_autofree char *invalid = stream_bytes (tok, "\xc0\xaf\xf5z");
+  g_assert_cmpstr (invalid, ==, "\xef\xbf\xbd|\xef\xbf\xbd|\xef\xbf\xbd|z|");
 }
 
 static void
@@ -266,15 +389,61 @@ test_odd_input (Fixture *fx, gconstpointer data)
   g_assert_cmpuint (n, ==, 0);
 }
 
-/* Detokenising the tokens of any byte string gives the string back, in both
- * modes, for random mixes of ASCII, specials, multi-byte characters and
- * invalid bytes. */
+/* NFC of @len bytes by GLib, the independent reference: each run of valid
+ * UTF-8 normalised, bytes that are not valid UTF-8 (and NULs, which GLib
+ * will not take) kept as they are. */
+static GString *
+glib_nfc (const char *text, size_t len)
+{
+  GString *out = g_string_new (NULL);
+  const char *p = text, *end = text + len;
+  while (p < end)
+    {
+      const char *stop;
+      g_utf8_validate (p, end - p, &stop);
+      if (stop > p)
+        {
+          g_autofree char *normal = g_utf8_normalize (p, stop - p, G_NORMALIZE_NFC);
+          g_assert_nonnull (normal);
+          g_string_append (out, normal);
+        }
+      if (stop < end)
+        g_string_append_c (out, *stop++);
+      p = stop;
+    }
+  return out;
+}
+
+/* The bytes the tokens of @text stand for: @text in NFC. */
+static void
+assert_roundtrip_nfc (const LmTokenizer *tok, const char *text, size_t len, bool parse_special)
+{
+  int32_t *ids = NULL;
+  size_t n = 0;
+  g_assert_cmpint (lm_tokenize (tok, text, len, parse_special, &ids, &n), ==, LM_OK);
+  char *back = NULL;
+  size_t back_len = 0;
+  g_assert_cmpint (lm_detokenize (tok, ids, n, true, &back, &back_len), ==, LM_OK);
+  GString *want = glib_nfc (text, len);
+  g_assert_cmpmem (back, back_len, want->str, want->len);
+  g_string_free (want, TRUE);
+  free (back);
+  free (ids);
+}
+
+/* Detokenising the tokens of any byte string gives the string back in NFC,
+ * in both modes, for random mixes of ASCII, specials, multi-byte characters,
+ * combining marks and invalid bytes. (The tokenizer normalises each text
+ * between special tokens on its own; no part here can compose with, or be
+ * reordered across, the '<' and '>' that special tokens begin and end with,
+ * so normalising the whole text is the same.) */
 static void
 test_roundtrip_random (Fixture *fx, gconstpointer data)
 {
   static const char *const parts[] = {
     "a", "the", " ", "  ", "\n", "\r\n", "\t", "'s", "'LL", "7", "é", "ñ", "Ж", "日本",
-    "😀", "🇺🇸", "\xcc\x81", "\xff", "\xc3", "\xe2\x82", ",", "...", "<|im_start|>",
+    "😀", "🇺🇸", "\xcc\x81", "\xcc\xa3", "\xe1\x84\x80", "\xe1\x85\xa1", "\xef\xbf\xbd",
+    "\xe2\x84\xab", "\xff", "\xc3", "\xe2\x82", ",", "...", "<|im_start|>",
     "<|im_end|>", "<think>", "<|im_start|", "\x00", "\u00a0", "\u3000", "²", "Ⅻ",
   };
   GRand *rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
@@ -288,21 +457,191 @@ test_roundtrip_random (Fixture *fx, gconstpointer data)
           g_string_append_len (text, p, p[0] ? (gssize) strlen (p) : 1);
         }
       for (int special = 0; special < 2; special++)
-        {
-          int32_t *ids = NULL;
-          size_t n = 0;
-          g_assert_cmpint (lm_tokenize (fx->tok, text->str, text->len, special, &ids, &n), ==,
-                           LM_OK);
-          char *back = NULL;
-          size_t len = 0;
-          g_assert_cmpint (lm_detokenize (fx->tok, ids, n, true, &back, &len), ==, LM_OK);
-          g_assert_cmpmem (back, len, text->str, text->len);
-          free (back);
-          free (ids);
-        }
+        assert_roundtrip_nfc (fx->tok, text->str, text->len, special);
       g_string_free (text, TRUE);
     }
   g_rand_free (rng);
+}
+
+/* Appends @cp and a newline, a starter that composes with nothing, so that
+ * many code points can be normalised in one text, each on its own. */
+static void
+append_line (GString *text, gunichar cp)
+{
+  g_string_append_unichar (text, cp);
+  g_string_append_c (text, '\n');
+}
+
+/* Every code point GLib's Unicode version assigns, normalised on its own
+ * through the tokenizer, is what GLib makes of it. (Normalisation is stable
+ * across Unicode versions for assigned code points; those assigned after
+ * GLib's version are left out.) */
+static void
+test_nfc_code_points (Fixture *fx, gconstpointer data)
+{
+  GString *text = g_string_new (NULL);
+  guint n = 0;
+  for (gunichar cp = 1; cp <= 0x10FFFF; cp++)
+    {
+      if ((cp >= 0xD800 && cp <= 0xDFFF) || g_unichar_type (cp) == G_UNICODE_UNASSIGNED)
+        continue;
+      append_line (text, cp);
+      n++;
+      if (text->len > 60000 || cp == 0x10FFFF)
+        {
+          assert_roundtrip_nfc (fx->tok, text->str, text->len, false);
+          g_string_truncate (text, 0);
+        }
+    }
+  g_string_free (text, TRUE);
+  g_assert_cmpuint (n, >, 280000);
+}
+
+/* The code points NFC acts on, by GLib's data: characters with a canonical
+ * decomposition and the first parts they decompose to (the bases that
+ * compose), the second parts (the marks that compose with them), and all
+ * characters of a non-zero combining class. */
+typedef struct {
+  GArray *bases, *seconds, *marks;
+} NfcPools;
+
+static void
+nfc_pools_init (NfcPools *p)
+{
+  p->bases = g_array_new (FALSE, FALSE, sizeof (gunichar));
+  p->seconds = g_array_new (FALSE, FALSE, sizeof (gunichar));
+  p->marks = g_array_new (FALSE, FALSE, sizeof (gunichar));
+  for (gunichar cp = 0xA0; cp <= 0x10FFFF; cp++)
+    {
+      gunichar a, b;
+      if ((cp >= 0xD800 && cp <= 0xDFFF) || g_unichar_type (cp) == G_UNICODE_UNASSIGNED)
+        continue;
+      if (g_unichar_combining_class (cp) != 0)
+        g_array_append_val (p->marks, cp);
+      if (!g_unichar_decompose (cp, &a, &b))
+        continue;
+      g_array_append_val (p->bases, cp);
+      g_array_append_val (p->bases, a);
+      if (b)
+        g_array_append_val (p->seconds, b);
+    }
+}
+
+static void
+nfc_pools_clear (NfcPools *p)
+{
+  g_array_unref (p->bases);
+  g_array_unref (p->seconds);
+  g_array_unref (p->marks);
+}
+
+static gunichar
+pick (GRand *rng, GArray *pool)
+{
+  return g_array_index (pool, gunichar, g_rand_int_range (rng, 0, (gint32) pool->len));
+}
+
+/* A base (or an ASCII letter) and up to five marks that compose or not;
+ * now and then another base in between. */
+static void
+append_random_sequence (GRand *rng, const NfcPools *p, GString *text)
+{
+  int len = g_rand_int_range (rng, 0, 6);
+  g_string_append_unichar (text, g_rand_boolean (rng) ? pick (rng, p->bases)
+                                 : (gunichar) g_rand_int_range (rng, 'a', 'z' + 1));
+  for (int k = 0; k < len; k++)
+    {
+      int kind = g_rand_int_range (rng, 0, 8);
+      g_string_append_unichar (text, kind < 4 ? pick (rng, p->seconds)
+                                     : kind < 7 ? pick (rng, p->marks) : pick (rng, p->bases));
+    }
+  g_string_append_c (text, '\n');
+}
+
+/* Random sequences of those against GLib: decomposition, the reordering of
+ * marks, and composition with the marks that block it or not. */
+static void
+test_nfc_sequences (Fixture *fx, gconstpointer data)
+{
+  NfcPools pools;
+  nfc_pools_init (&pools);
+  GRand *rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  GString *text = g_string_new (NULL);
+  for (int i = 0; i < 50000; i++)
+    {
+      append_random_sequence (rng, &pools, text);
+      if (text->len > 30000)
+        {
+          assert_roundtrip_nfc (fx->tok, text->str, text->len, false);
+          g_string_truncate (text, 0);
+        }
+    }
+  assert_roundtrip_nfc (fx->tok, text->str, text->len, false);
+  g_string_free (text, TRUE);
+  g_rand_free (rng);
+  nfc_pools_clear (&pools);
+}
+
+/* The tokenizer of @fx's vocabulary with pre-tokenizer @pre; NULL and the
+ * message in *error_out when it is refused. */
+static LmTokenizer *
+tokenizer_with_pre (Fixture *fx, const char *pre, GgufFile **file_out, LmStatus *status,
+                    char **error_out)
+{
+  VocabVariant variant = { .pre = pre };
+  return vocab_variant_tokenizer (fx->file, &variant, file_out, status, error_out);
+}
+
+/* The qwen2 rule (Qwen2, 2.5, 3) on the tiny vocabulary against the Hugging
+ * Face ids of that rule; it splits some texts unlike qwen35 (marks). */
+static void
+test_qwen2_rule (Fixture *fx, gconstpointer data)
+{
+  GgufFile *f = NULL;
+  LmStatus st;
+  LmTokenizer *tok = tokenizer_with_pre (fx, "qwen2", &f, &st, NULL);
+  g_assert_cmpint (st, ==, LM_OK);
+  JsonArray *cases = cases_in (fx->hf);
+  guint n_differ = 0;
+  for (guint i = 0; i < json_array_get_length (cases); i++)
+    {
+      JsonObject *c = json_array_get_object_element (cases, i);
+      check_tokenize (tok, json_object_get_string_member (c, "text"), true,
+                      json_object_get_array_member (c, "hf_qwen2_ids"));
+      n_differ += !same_ids (json_object_get_array_member (c, "hf_qwen2_ids"),
+                             json_object_get_array_member (c, "hf_ids"));
+    }
+  g_assert_cmpuint (n_differ, >, 0);
+  lm_tokenizer_free (tok);
+  gguf_close (f);
+}
+
+/* Other pre-tokenizers, and none, are refused with a message naming them. */
+static void
+test_pre_names (Fixture *fx, gconstpointer data)
+{
+  static const char *const refused[] = { "llama3", "gpt2", "qwen", "qwen2 ", "" };
+  for (size_t i = 0; i < G_N_ELEMENTS (refused); i++)
+    {
+      GgufFile *f = NULL;
+      LmStatus st;
+      char *err = NULL;
+      g_assert_null (tokenizer_with_pre (fx, refused[i], &f, &st, &err));
+      g_assert_cmpint (st, ==, LM_ERR_UNSUPPORTED);
+      g_autofree char *quoted = g_strdup_printf ("'%s'", refused[i]);
+      g_assert_nonnull (strstr (err, quoted));
+      g_assert_nonnull (strstr (err, "qwen2 and qwen35"));
+      free (err);
+      gguf_close (f);
+    }
+  GgufFile *f = NULL;
+  LmStatus st;
+  char *err = NULL;
+  g_assert_null (tokenizer_with_pre (fx, NULL, &f, &st, &err));
+  g_assert_cmpint (st, ==, LM_ERR_FORMAT);
+  g_assert_nonnull (strstr (err, "tokenizer.ggml.pre is missing"));
+  free (err);
+  gguf_close (f);
 }
 
 /* Every golden model carries the same tokenizer. */
@@ -337,6 +676,7 @@ test_malformed_vocab (void)
   const char *merges[] = { "a b", "\xff", "x y" };
   GgufWriter *w = gguf_writer_new ();
   gguf_writer_add_string (w, "tokenizer.ggml.model", "gpt2");
+  gguf_writer_add_string (w, "tokenizer.ggml.pre", "qwen35");
   gguf_writer_add_string_array (w, "tokenizer.ggml.tokens", tokens, 6);
   gguf_writer_add_array (w, "tokenizer.ggml.token_type", GGUF_TYPE_INT32, types, 6);
   gguf_writer_add_string_array (w, "tokenizer.ggml.merges", merges, 1);
@@ -365,6 +705,7 @@ test_malformed_vocab (void)
   /* A merge without a space is a load error naming it. */
   w = gguf_writer_new ();
   gguf_writer_add_string (w, "tokenizer.ggml.model", "gpt2");
+  gguf_writer_add_string (w, "tokenizer.ggml.pre", "qwen35");
   gguf_writer_add_string_array (w, "tokenizer.ggml.tokens", tokens, 6);
   gguf_writer_add_string_array (w, "tokenizer.ggml.merges", merges + 1, 1);
   gguf_writer_begin (w, path, NULL);
@@ -378,6 +719,77 @@ test_malformed_vocab (void)
   gguf_close (f);
   g_unlink (path);
   g_rmdir (dir);
+}
+
+/* "1 2 3\n" from a JSON array of ids. */
+static char *
+ids_line (JsonArray *ids)
+{
+  GString *w = g_string_new (NULL);
+  for (guint i = 0; i < json_array_get_length (ids); i++)
+    g_string_append_printf (w, i ? " %d" : "%d", (int) json_array_get_int_element (ids, i));
+  g_string_append_c (w, '\n');
+  return g_string_free (w, FALSE);
+}
+
+/* The Hugging Face ids of @text (qwen35-tiny.json), as the CLI prints them. */
+static char *
+hf_line (const char *text)
+{
+  g_autoptr (JsonParser) hf = parse_json ("tokenizer/qwen35-tiny.json");
+  JsonArray *cases = cases_in (hf);
+  for (guint i = 0; i < json_array_get_length (cases); i++)
+    {
+      JsonObject *c = json_array_get_object_element (cases, i);
+      if (strcmp (json_object_get_string_member (c, "text"), text) == 0)
+        return ids_line (json_object_get_array_member (c, "hf_ids"));
+    }
+  g_error ("no Hugging Face reference for '%s'", text);
+}
+
+/* Texts that start with '-' go after "--", which ends the options. */
+static void
+test_cli_dash_texts (const char *cli, const char *model)
+{
+  static const char *const texts[] = { "-x", "--help", "--", "- item one\n- item two", "-é" };
+  for (size_t i = 0; i < G_N_ELEMENTS (texts); i++)
+    {
+      const char *argv[] = { cli, "tokenize", "--model", model, "--", texts[i], NULL };
+      g_autofree char *out = NULL, *err = NULL;
+      g_assert_cmpint (ts_test_spawn (argv, &out, &err), ==, 0);
+      g_autofree char *want = hf_line (texts[i]);
+      g_assert_cmpstr (out, ==, want);
+    }
+  /* Without "--" it is an option: refused, with the way out named. */
+  const char *argv[] = { cli, "tokenize", "--model", model, "-x", NULL };
+  g_autofree char *out = NULL, *err = NULL;
+  g_assert_cmpint (ts_test_spawn (argv, &out, &err), ==, 2);
+  g_assert_nonnull (strstr (err, "Unknown option -x"));
+  g_assert_nonnull (strstr (err, "after --"));
+  /* Two texts are one too many. */
+  const char *two[] = { cli, "tokenize", "--model", model, "--", "a", "b", NULL };
+  g_autofree char *out2 = NULL, *err2 = NULL;
+  g_assert_cmpint (ts_test_spawn (two, &out2, &err2), ==, 2);
+}
+
+/* generate --print-prompt: a prompt starting with '-' as the value of
+ * --prompt, and --chat giving llama.cpp's golden ChatML prompt ids. */
+static void
+test_cli_prompt (const char *cli, const char *model, JsonObject *manifest)
+{
+  const char *dash[] = { cli, "generate", "--model", model, "--prompt", "-x", "--print-prompt",
+                         NULL };
+  g_autofree char *out = NULL, *err = NULL;
+  g_assert_cmpint (ts_test_spawn (dash, &out, &err), ==, 0);
+  g_autofree char *want = hf_line ("-x");
+  g_assert_cmpstr (out, ==, want);
+
+  const char *chat[] = { cli, "generate", "--model", model, "--chat", "--print-prompt", "-p",
+                         "What is free software? Explain it briefly.", NULL };
+  g_autofree char *chat_out = NULL, *chat_err = NULL;
+  g_assert_cmpint (ts_test_spawn (chat, &chat_out, &chat_err), ==, 0);
+  g_autofree char *chat_want = ids_line (json_object_get_array_member (manifest, "prompt_tokens"));
+  g_assert_cmpstr (chat_out, ==, chat_want);
 }
 
 /* The CLI prints the prompt's ids space-separated, and fails on a bad file. */
@@ -406,6 +818,9 @@ test_cli (void)
   g_assert_cmpstr (out, ==, w->str);
   g_string_free (w, TRUE);
 
+  test_cli_dash_texts (cli, model);
+  test_cli_prompt (cli, model, m);
+
   const char *bad[] = { cli, "tokenize", "--model", "/nonexistent.gguf", "x", NULL };
   g_spawn_sync (NULL, (char **) bad, NULL, G_SPAWN_STDERR_TO_DEV_NULL | G_SPAWN_STDOUT_TO_DEV_NULL,
                 NULL, NULL, NULL, NULL, &status, NULL);
@@ -421,6 +836,12 @@ main (int argc, char **argv)
   ADD ("/engine/tokenizer/cases-no-parse-special", test_cases_no_parse_special);
   ADD ("/engine/tokenizer/cases-detokenize", test_cases_detokenize);
   ADD ("/engine/tokenizer/streaming", test_streaming);
+  ADD ("/engine/tokenizer/streaming-split-characters", test_streaming_split_characters);
+  ADD ("/engine/tokenizer/hf-reference", test_hf_reference);
+  ADD ("/engine/tokenizer/qwen2-rule", test_qwen2_rule);
+  ADD ("/engine/tokenizer/pre-names", test_pre_names);
+  ADD ("/engine/tokenizer/nfc-code-points", test_nfc_code_points);
+  ADD ("/engine/tokenizer/nfc-sequences", test_nfc_sequences);
   ADD ("/engine/tokenizer/prompts", test_prompts);
   ADD ("/engine/tokenizer/special-ids", test_special_ids);
   ADD ("/engine/tokenizer/odd-input", test_odd_input);
