@@ -112,6 +112,75 @@ test_rejects (void)
   g_rmdir (dir);
 }
 
+/* Loads tests/data/@rel after replacing the first @from after @after (both
+ * byte strings of equal length) with @to, and expects a failure whose
+ * message contains @needle. */
+static void
+expect_patched_failure (const char *rel, const char *after, const char *from, const char *to,
+                        const char *needle)
+{
+  gsize len;
+  g_autofree guint8 *bytes = ts_test_read_data (rel, &len);
+  const char *start = memmem (bytes, len, after, strlen (after));
+  g_assert_nonnull (start);
+  char *hit = memmem (start, len - (gsize) ((const guint8 *) start - bytes), from, strlen (from));
+  g_assert_nonnull (hit);
+  g_assert_cmpuint (strlen (from), ==, strlen (to));
+  memcpy (hit, to, strlen (to));
+  g_autofree char *dir = g_dir_make_tmp ("tensafe-model-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "patched.gguf", NULL);
+  g_assert_true (g_file_set_contents (path, (const char *) bytes, (gssize) len, NULL));
+  expect_failure (path, needle);
+  g_remove (path);
+  g_rmdir (dir);
+}
+
+/* The architectures converted from Hugging Face checkpoints (tests/data/hf):
+ * what the loader reads from each, and a clear refusal when a tensor the
+ * architecture needs is missing or the architecture is unknown. */
+static void
+test_converted_architectures (void)
+{
+  static const struct {
+    const char *name;
+    LmArch arch;
+    gboolean bias, qk_norm, moe;
+    const char *needed;     /* a tensor the architecture cannot do without */
+  } cases[] = {
+    { "qwen2", LM_ARCH_QWEN2, TRUE, FALSE, FALSE, "blk.1.attn_k.bias" },
+    { "qwen3", LM_ARCH_QWEN3, FALSE, TRUE, FALSE, "blk.1.attn_k_norm.weight" },
+    { "qwen3moe", LM_ARCH_QWEN3MOE, FALSE, TRUE, TRUE, "blk.1.ffn_up_exps.weight" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *rel = g_strdup_printf ("hf/%s/%s.gguf", cases[i].name, cases[i].name);
+      g_autofree char *path = ts_test_data_path (rel);
+      LmModel *m = NULL;
+      char *error = NULL;
+      g_assert_cmpint (lm_model_load (path, &m, &error), ==, LM_OK);
+      const LmModelInfo *in = lm_model_info (m);
+      g_assert_cmpint (in->arch, ==, cases[i].arch);
+      g_assert_cmpstr (lm_arch_name (in->arch), ==, cases[i].name);
+      g_assert_false (in->hybrid);
+      g_assert_false (in->attn_gated);
+      g_assert_cmpint (in->attn_qkv_bias, ==, cases[i].bias);
+      g_assert_cmpint (in->attn_qk_norm, ==, cases[i].qk_norm);
+      g_assert_cmpint (in->is_moe, ==, cases[i].moe);
+      g_assert_cmpuint (in->n_ff_shexp, ==, 0);
+      for (uint32_t il = 0; il < in->n_layer; il++)
+        g_assert_false (in->is_linear[il]);
+      lm_model_free (m);
+
+      /* the same length, so the file stays well-formed */
+      g_autofree char *renamed = g_strdup (cases[i].needed);
+      renamed[strlen (renamed) - 1] = 'X';
+      g_autofree char *needle = g_strdup_printf ("tensor %s is missing", cases[i].needed);
+      expect_patched_failure (rel, "blk.", cases[i].needed, renamed, needle);
+    }
+  expect_patched_failure ("hf/qwen3/qwen3.gguf", "general.architecture", "qwen3", "qwenZ",
+                          "architecture 'qwenZ' is not supported");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -122,5 +191,6 @@ main (int argc, char **argv)
       g_test_add_data_func (p, models[i], test_hparams);
     }
   g_test_add_func ("/engine/model/rejects", test_rejects);
+  g_test_add_func ("/engine/model/converted-architectures", test_converted_architectures);
   return g_test_run ();
 }
