@@ -168,6 +168,9 @@ def save_adapter(peft_model, folder, spec):
     config = json.loads(config_path.read_text())
     # A scratch path otherwise; the name of the checkpoint this script builds.
     config["base_model_name_or_path"] = f"tiny-{spec.name}"
+    # PEFT keeps these as sets: their order would change from run to run.
+    for key in ("target_modules", "target_parameters"):
+        config[key] = sorted(config[key] or []) or config[key]
     config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
 
 
