@@ -508,12 +508,13 @@ def llama_check(llama, run, f64, short_ids, long_ids, positions):
 # The runtime (informational)
 
 
-def runtime_check(cli, gguf, run, short_ids, work, f64=None):
-    """tensafe-cli generate on the short prompt: its prompt logits and greedy ids."""
+def runtime_check(cli, gguf, run, short_ids, work, f64=None, extra_args=()):
+    """tensafe-cli generate on the short prompt (@extra_args added, e.g. --lora):
+    its prompt logits and greedy ids."""
     dump = work / "runtime-logits.bin"
     dump.unlink(missing_ok=True)
     cmd = [str(cli), "generate", "--model", str(gguf), "--threads", "2", "--print-ids",
-           "--tokens", ",".join(map(str, short_ids)), "-n", str(N_GREEDY), "--dump-logits", str(dump)]
+           "--tokens", ",".join(map(str, short_ids)), "-n", str(N_GREEDY), "--dump-logits", str(dump), *extra_args]
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
         last = (res.stderr.strip().splitlines() or ["exit %d" % res.returncode])[-1]

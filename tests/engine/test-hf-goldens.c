@@ -8,6 +8,7 @@
  * manifest.json for the versions and the measured differences.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <stdlib.h>
+#include <string.h>
 
 #include "test-forward-util.h"
 #include "ts-test-util.h"
@@ -29,16 +30,32 @@ typedef enum {
 typedef struct {
   const char *name;  /* folder under tests/data/hf/, and its .gguf */
   HfKind kind;
+  size_t n_lora_modules;  /* modules the adapter of lora/ adapts; 0: no lora/ */
 } HfGolden;
 
 static const HfGolden hf_goldens[] = {
-  { "qwen2", HF_F32 },      /* q/k/v bias, tied embeddings */
-  { "qwen2-q8_0", HF_Q8_0 },
-  { "qwen3", HF_F32 },      /* per-head q/k RMSNorm, untied */
-  { "qwen3moe", HF_F32 },   /* 16 experts, 4 routed, normalised weights */
-  { "qwen35", HF_F32 },     /* Gated DeltaNet + gated attention, tied */
-  { "qwen35moe", HF_F32 },  /* the same with routed + shared experts */
+  /* q/k/v bias, tied embeddings; LoRA: q/k/v/o_proj, gate/up/down_proj x 2 layers */
+  { "qwen2", HF_F32, 14 },
+  { "qwen2-q8_0", HF_Q8_0, 0 },
+  /* per-head q/k RMSNorm, untied; LoRA as qwen2 */
+  { "qwen3", HF_F32, 14 },
+  /* 16 experts, 4 routed, normalised weights; LoRA: q/k/v/o_proj only (the
+   * experts are 3-D tensors no adapter may target, see test_lora_experts) */
+  { "qwen3moe", HF_F32, 8 },
+  /* Gated DeltaNet + gated attention, tied; LoRA: in_proj_qkv/z/a/b and
+   * out_proj x 3, q/k/v/o_proj x 1, gate/up/down_proj x 4 */
+  { "qwen35", HF_F32, 31 },
+  /* the same with routed + shared experts; LoRA: 2 DeltaNet layers, 1
+   * attention layer, the shared expert's gate/up/down_proj x 3 */
+  { "qwen35moe", HF_F32, 23 },
 };
+
+/* Rank and lora_alpha of every lora/ adapter (tools/make-hf-lora-goldens.py). */
+#define LORA_RANK 4
+#define LORA_FACTOR (8.0f / LORA_RANK)
+/* The adapters move the logits by several units; less than this and the
+ * LoRA checks could not tell an adapter that is ignored. */
+#define LORA_MIN_EFFECT 0.5
 
 static void *
 hf_read (const char *model, const char *file, gsize elem, gsize *count)
@@ -326,11 +343,207 @@ test_q8_llama (gconstpointer data)
   lm_model_free (m);
 }
 
+/* The adapter of hf/@name/lora/ in @form: "gguf" (@name-lora.gguf) or
+ * "peft" (the peft/ folder), at user scale 1; NULL after failing the test. */
+static LmLora *
+hf_lora (const LmModel *m, const char *name, const char *form)
+{
+  g_autofree char *rel = g_str_equal (form, "gguf")
+                           ? g_strdup_printf ("hf/%s/lora/%s-lora.gguf", name, name)
+                           : g_strdup_printf ("hf/%s/lora/peft", name);
+  g_autofree char *path = ts_test_data_path (rel);
+  LmLora *lora = NULL;
+  char *error = NULL;
+  LmStatus st = lm_lora_load (m, path, 1.0f, &lora, &error);
+  if (st != LM_OK)
+    g_test_fail_printf ("loading %s: %s (%s)", path, lm_status_message (st),
+                        error ? error : "no message");
+  free (error);
+  return lora;
+}
+
+/* Every module at rank 4 with factor alpha/r = 2, taken from the file. */
+static void
+check_lora_modules (const HfGolden *golden, const LmLora *lora, const char *form)
+{
+  g_test_message ("%s %s adapter: %zu modules", golden->name, form, lm_lora_n_modules (lora));
+  g_assert_cmpuint (lm_lora_n_modules (lora), ==, golden->n_lora_modules);
+  for (size_t i = 0; i < lm_lora_n_modules (lora); i++)
+    {
+      const LmLoraModule *mod = lm_lora_module (lora, i);
+      g_assert_cmpuint (mod->rank, ==, LORA_RANK);
+      g_assert_cmpfloat (mod->scale, ==, LORA_FACTOR);
+    }
+}
+
+/* transformers + PEFT: every position of the short prompt in one prefill,
+ * and 32 greedy steps (tokens identical, logits within LOGITS_TOL). */
+static void
+check_lora_run (const LmModel *m, const LmLora *lora, const char *name, const char *what,
+                LmLoraHookFunc hook, void *hook_data)
+{
+  gsize n_tok, n_gold, n_base, n_greedy, n_glog;
+  g_autofree int32_t *tokens = hf_ints (name, "prompt_tokens.bin", &n_tok);
+  g_autofree float *gold = hf_floats (name, "lora/logits.bin", &n_gold);
+  g_autofree float *base = hf_floats (name, "logits.bin", &n_base);
+  g_autofree int32_t *greedy = hf_ints (name, "lora/greedy_tokens.bin", &n_greedy);
+  g_autofree float *glog = hf_floats (name, "lora/greedy_logits.bin", &n_glog);
+  if (!has_rows (m, "lora/logits.bin", n_gold, n_tok) || !has_rows (m, "logits.bin", n_base, n_tok)
+      || !has_rows (m, "lora/greedy_logits.bin", n_glog, n_greedy))
+    return;
+  g_assert_cmpfloat (max_abs_diff (gold, base, n_gold), >=, LORA_MIN_EFFECT);
+  LmSession *s = hf_session (m, false);
+  g_assert_cmpint (lm_session_set_lora (s, lora), ==, LM_OK);
+  if (hook != NULL)
+    g_assert_cmpint (lm_session_set_lora_hook (s, LM_LORA_ALL_MODULES, hook, hook_data), ==, LM_OK);
+  g_autofree float *logits = prefill_all (s, tokens, n_tok);
+  g_autofree char *prefill_what = g_strdup_printf ("%s prefill vs transformers + PEFT", what);
+  assert_close (prefill_what, logits, gold, n_gold, LOGITS_TOL);
+  lm_session_reset (s);
+  double worst;
+  gsize same = greedy_agreement (s, tokens, n_tok, greedy, n_greedy, glog, &worst);
+  g_test_message ("%s greedy vs transformers + PEFT: %zu/%zu tokens identical, logits max abs "
+                  "diff %.3g", what, same, n_greedy, worst);
+  g_assert_cmpuint (same, ==, n_greedy);
+  g_assert_cmpfloat (worst, <=, LOGITS_TOL);
+  lm_session_free (s);
+}
+
+static void
+test_lora_form (const HfGolden *golden, const char *form)
+{
+  LmModel *m = hf_model (golden->name);
+  if (m == NULL)
+    return;
+  LmLora *lora = hf_lora (m, golden->name, form);
+  if (lora != NULL)
+    {
+      check_lora_modules (golden, lora, form);
+      g_autofree char *what = g_strdup_printf ("%s LoRA (%s)", golden->name, form);
+      check_lora_run (m, lora, golden->name, what, NULL, NULL);
+    }
+  lm_lora_free (lora);
+  lm_model_free (m);
+}
+
+static void
+test_lora_gguf (gconstpointer data)
+{
+  test_lora_form (data, "gguf");
+}
+
+static void
+test_lora_peft (gconstpointer data)
+{
+  test_lora_form (data, "peft");
+}
+
+/* The two files were made apart (PEFT's save_pretrained, llama.cpp's
+ * converter, which reorders Qwen3.5's value heads itself): loaded, they must
+ * be one adapter. */
+static void
+test_lora_forms_agree (gconstpointer data)
+{
+  const HfGolden *golden = data;
+  LmModel *m = hf_model (golden->name);
+  if (m == NULL)
+    return;
+  LmLora *gguf = hf_lora (m, golden->name, "gguf"), *peft = hf_lora (m, golden->name, "peft");
+  if (gguf != NULL && peft != NULL)
+    {
+      g_assert_cmpuint (lm_lora_n_modules (gguf), ==, lm_lora_n_modules (peft));
+      for (size_t i = 0; i < lm_lora_n_modules (gguf); i++)
+        {
+          const LmLoraModule *a = lm_lora_module (gguf, i);
+          int64_t j = lm_lora_find (peft, a->name);
+          g_assert_cmpint (j, >=, 0);
+          if (j < 0)
+            continue;
+          const LmLoraModule *b = lm_lora_module (peft, (size_t) j);
+          g_assert_cmpuint (b->rank, ==, a->rank);
+          g_assert_cmpfloat (b->scale, ==, a->scale);
+          g_assert_cmpmem (a->a, a->rank * a->d_in * 4, b->a, b->rank * b->d_in * 4);
+          g_assert_cmpmem (a->b, a->rank * a->d_out * 4, b->b, b->rank * b->d_out * 4);
+        }
+    }
+  lm_lora_free (gguf);
+  lm_lora_free (peft);
+  lm_model_free (m);
+}
+
+typedef struct {
+  unsigned calls;
+} HookCount;
+
+/* The HE-LoRA path: u = A·h computed outside the engine from the module's A. */
+static LmStatus
+external_a_times_h (const LmLoraHookCall *call, const float *h, float *u, void *user_data)
+{
+  HookCount *count = user_data;
+  lora_hook_a_times_h (call, h, u);
+  count->calls++;
+  return LM_OK;
+}
+
+/* The PEFT adapter with every A·h evaluated by a hook: the same reference. */
+static void
+test_lora_hook (gconstpointer data)
+{
+  const HfGolden *golden = data;
+  LmModel *m = hf_model (golden->name);
+  if (m == NULL)
+    return;
+  LmLora *lora = hf_lora (m, golden->name, "peft");
+  if (lora != NULL)
+    {
+      HookCount count = { 0 };
+      g_autofree char *what = g_strdup_printf ("%s LoRA (peft, A*h by a hook)", golden->name);
+      check_lora_run (m, lora, golden->name, what, external_a_times_h, &count);
+      /* Two prefills (one batch each) and 32 decode steps, each module once per call. */
+      g_assert_cmpuint (count.calls, ==, (2 + 32) * golden->n_lora_modules);
+    }
+  lm_lora_free (lora);
+  lm_model_free (m);
+}
+
+/* transformers keeps a MoE layer's routed experts in 3-D tensors
+ * (mlp.experts.gate_up_proj, down_proj), which PEFT adapts through
+ * target_parameters; the runtime adapts 2-D projections only, so an adapter
+ * with such tensors is refused whole, naming one, even though its attention
+ * modules would fit. */
+static void
+test_lora_experts (gconstpointer data)
+{
+  const char *name = data;
+  LmModel *m = hf_model (name);
+  if (m == NULL)
+    return;
+  g_autofree char *rel = g_strdup_printf ("hf/%s/lora/peft-experts", name);
+  g_autofree char *path = ts_test_data_path (rel);
+  LmLora *lora = NULL;
+  char *error = NULL;
+  LmStatus st = lm_lora_load (m, path, 1.0f, &lora, &error);
+  g_test_message ("%s: %s", rel, error ? error : "(no message)");
+  g_assert_cmpint (st, ==, LM_ERR_UNSUPPORTED);
+  g_assert_null (lora);
+  g_assert_nonnull (error);
+  g_assert_nonnull (error ? strstr (error, ".mlp.experts.") : NULL);
+  free (error);
+  lm_lora_free (lora);
+  lm_model_free (m);
+}
+
+static void
+add_test_data (const char *name, const char *what, gconstpointer data, GTestDataFunc fn)
+{
+  g_autofree char *path = g_strdup_printf ("/engine/hf/%s/%s", name, what);
+  g_test_add_data_func (path, data, fn);
+}
+
 static void
 add_test (const char *name, const char *what, GTestDataFunc fn)
 {
-  g_autofree char *path = g_strdup_printf ("/engine/hf/%s/%s", name, what);
-  g_test_add_data_func (path, name, fn);
+  add_test_data (name, what, name, fn);
 }
 
 int
@@ -352,6 +565,13 @@ main (int argc, char **argv)
       add_test (name, "token-by-token", test_token_by_token);
       add_test (name, "greedy", test_greedy);
       add_test (name, "long-prompt", test_long_prompt);
+      if (hf_goldens[i].n_lora_modules == 0)
+        continue;
+      add_test_data (name, "lora-gguf", &hf_goldens[i], test_lora_gguf);
+      add_test_data (name, "lora-peft", &hf_goldens[i], test_lora_peft);
+      add_test_data (name, "lora-forms-agree", &hf_goldens[i], test_lora_forms_agree);
+      add_test_data (name, "lora-hook", &hf_goldens[i], test_lora_hook);
     }
+  add_test ("qwen3moe", "lora-experts-refused", test_lora_experts);
   return g_test_run ();
 }
