@@ -267,6 +267,10 @@ load_tensors (LmLora *lora, const SafetensorsFile *st, const PeftConfig *cfg, fl
       uint32_t layer;
       bool is_a;
       const PeftModule *pm = parse_key (t->name, &layer, &is_a);
+      if (pm == NULL && strstr (t->name, ".mlp.experts.") != NULL)
+        return lm_fail (error_out, LM_ERR_UNSUPPORTED,
+                        "PEFT tensor %s adapts the routed experts, which this runtime cannot "
+                        "adapt (attention, dense FFN and shared-expert projections only)", t->name);
       if (pm == NULL)
         return lm_fail (error_out, LM_ERR_UNSUPPORTED, "PEFT tensor %s is not a supported LoRA module",
                         t->name);

@@ -528,6 +528,7 @@ test_lora_experts (gconstpointer data)
   g_assert_null (lora);
   g_assert_nonnull (error);
   g_assert_nonnull (error ? strstr (error, ".mlp.experts.") : NULL);
+  g_assert_nonnull (error ? strstr (error, "routed experts") : NULL);
   free (error);
   lm_lora_free (lora);
   lm_model_free (m);
