@@ -3,6 +3,7 @@
  * tools/make-real-model-refs.py). Skips, saying why, when the file is not in
  * the model cache.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <math.h>
 
@@ -27,6 +28,7 @@ typedef struct {
   JsonParser *parser;
   JsonObject *root;
   LmModel *model;
+  char *path;     /* the model file, when it is there */
   char *skip;
 } Fixture;
 
@@ -41,14 +43,14 @@ fixture_load (void)
   g_assert_true (json_parser_load_from_file (fx.parser, path, &error));
   fx.root = json_node_get_object (json_parser_get_root (fx.parser));
   JsonObject *m = json_object_get_object_member (fx.root, "model");
-  g_autofree char *file = ts_test_real_model (json_object_get_string_member (m, "file"),
-                                              json_object_get_int_member (m, "bytes"), &fx.skip);
-  if (file == NULL)
+  fx.path = ts_test_real_model (json_object_get_string_member (m, "file"),
+                                json_object_get_int_member (m, "bytes"), &fx.skip);
+  if (fx.path == NULL)
     return;
   char *msg = NULL;
-  LmStatus st = lm_model_load (file, &fx.model, &msg);
+  LmStatus st = lm_model_load (fx.path, &fx.model, &msg);
   if (st != LM_OK)
-    g_error ("loading %s: %s (%s)", file, lm_status_message (st), msg ? msg : "");
+    g_error ("loading %s: %s (%s)", fx.path, lm_status_message (st), msg ? msg : "");
 }
 
 static int32_t *
@@ -212,6 +214,84 @@ test_greedy_others (void)
   check_greedy ("prose");
 }
 
+/* Runs tensafe-cli with @args (NULL-ended) after "generate -m MODEL -t 2
+ * --greedy --print-ids"; returns the printed ids. */
+static GArray *
+cli_generate (const char *const *args)
+{
+  const char *cli = g_getenv ("TENSAFE_CLI");
+  g_assert_nonnull (cli);
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  const char *head[] = { cli, "generate", "-m", fx.path, "-t", "2", "--greedy", "--print-ids" };
+  for (gsize i = 0; i < G_N_ELEMENTS (head); i++)
+    g_ptr_array_add (argv, (gpointer) head[i]);
+  for (gsize i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+  g_autofree char *out = NULL, *err = NULL;
+  int status = ts_test_spawn ((const char *const *) argv->pdata, &out, &err);
+  if (status != 0)
+    g_error ("tensafe-cli generate failed (%d): %s", status, err);
+  GArray *ids = g_array_new (FALSE, FALSE, sizeof (int32_t));
+  g_auto (GStrv) words = g_strsplit_set (g_strstrip (out), " \n", -1);
+  for (gsize i = 0; words[i] != NULL; i++)
+    if (*words[i] != '\0')
+      {
+        int32_t id = (int32_t) g_ascii_strtoll (words[i], NULL, 10);
+        g_array_append_val (ids, id);
+      }
+  return ids;
+}
+
+/* What a user types: generate --chat answers the savings-account question
+ * with llama.cpp's greedy tokens (the prompt built from the file's own chat
+ * template), up to its end of turn or the first near-tie. */
+static void
+test_cli_chat (void)
+{
+  if (skipped ())
+    return;
+  JsonObject *p = prompt_named ("chat");
+  gsize n_want;
+  g_autofree int32_t *want = ints_of (json_object_get_array_member (p, "greedy"), &n_want);
+  JsonArray *margin = json_object_get_array_member (p, "greedy_margin");
+  const char *args[] = { "--chat", "-p", "What is a savings account?", "-n", "64", NULL };
+  g_autoptr (GArray) got = cli_generate (args);
+  gsize k = 0;
+  while (k < got->len && k < n_want && g_array_index (got, int32_t, k) == want[k])
+    k++;
+  g_test_message ("generate --chat: %u tokens, the first %zu equal llama.cpp's", got->len, k);
+  g_assert_cmpuint (k, >, 0);
+  if (k < got->len && k < n_want)   /* a divergence: only at a near-tie */
+    g_assert_cmpfloat (json_array_get_double_element (margin, (guint) k), <, NEAR_TIE);
+}
+
+/* generate --he local with a random rank-16 adapter on attn_q and attn_v:
+ * the same tokens as the adapter in plaintext. */
+static void
+test_cli_he_local (void)
+{
+  if (skipped ())
+    return;
+  g_autofree char *dir = g_dir_make_tmp ("tensafe-real-XXXXXX", NULL);
+  g_autofree char *adapter = g_build_filename (dir, "r16.gguf", NULL);
+  const char *synth[] = { g_getenv ("TENSAFE_CLI"), "adapter", "synth", "-m", fx.path, "--rank", "16",
+                          "--seed", "7", adapter, NULL };
+  g_autofree char *out = NULL, *err = NULL;
+  g_assert_cmpint (ts_test_spawn (synth, &out, &err), ==, 0);
+  const char *plain[] = { "--lora", adapter, "--chat", "-p", "What is a savings account?", "-n", "24",
+                          NULL };
+  const char *he[] = { "--lora", adapter, "--he", "local", "--chat", "-p",
+                       "What is a savings account?", "-n", "24", NULL };
+  g_autoptr (GArray) a = cli_generate (plain);
+  g_autoptr (GArray) b = cli_generate (he);
+  g_test_message ("rank-16 adapter: %u tokens in plaintext, %u under CKKS", a->len, b->len);
+  g_assert_cmpuint (a->len, ==, b->len);
+  g_assert_cmpmem (a->data, a->len * sizeof (int32_t), b->data, b->len * sizeof (int32_t));
+  g_remove (adapter);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -220,9 +300,12 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/real/qwen2.5-coder-0.5b/logits", test_logits);
   g_test_add_func ("/engine/real/qwen2.5-coder-0.5b/greedy-chat", test_greedy_chat);
   g_test_add_func ("/engine/real/qwen2.5-coder-0.5b/greedy-others", test_greedy_others);
+  g_test_add_func ("/engine/real/qwen2.5-coder-0.5b/cli-chat", test_cli_chat);
+  g_test_add_func ("/engine/real/qwen2.5-coder-0.5b/cli-he-local", test_cli_he_local);
   int status = g_test_run ();
   lm_model_free (fx.model);
   g_free (fx.skip);
+  g_free (fx.path);
   g_clear_object (&fx.parser);
   return status;
 }
