@@ -119,7 +119,7 @@ delta_kernel (DeltaArgs a)
       /* gated RMSNorm of o over S */
       double ss = 0.0;
       for (uint32_t i = threadIdx.x; i < S; i += blockDim.x)
-        ss += (double) o[i] * o[i];
+        ss += (double) (o[i] * o[i]);
       float rs = lm_hd_rms_scale (lm_block_sum (ss, scratch), S, sh->eps);
       const float *zt = a.z + (size_t) t * vd + (size_t) j * S;
       float *ot = a.out + (size_t) t * vd + (size_t) j * S;

@@ -79,10 +79,13 @@ lm_hd_rope_rotate (float *a, float *b, float c, float s)
 
 /* ---- norms (forward-ops.c): the scale from the double sum of squares ---- */
 
+/* As lm_rms_norm: the mean rounded to float, the scale computed in float
+ * (ggml's rounding, which the CPU follows). */
 LM_HD float
 lm_hd_rms_scale (double sum_sq, uint32_t n, float eps)
 {
-  return (float) (1.0 / sqrt (sum_sq / n + eps));
+  float mean = (float) (sum_sq / n);
+  return 1.0f / sqrtf (mean + eps);
 }
 
 LM_HD float

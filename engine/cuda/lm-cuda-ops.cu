@@ -20,7 +20,8 @@ flat_blocks (size_t n)
   return (unsigned) (b < 1 ? 1 : b > FLAT_MAX_BLOCKS ? FLAT_MAX_BLOCKS : b);
 }
 
-/* ---- RMSNorm, L2 norm: one block per row, double sum of squares as the CPU ---- */
+/* ---- RMSNorm, L2 norm: one block per row, double sums of squares as the CPU
+ * (RMSNorm's squares rounded to float first, as lm_rms_norm) ---- */
 
 static __global__ void
 rms_norm_kernel (const float *x, size_t x_stride, const float *w, float eps, uint32_t width,
@@ -31,7 +32,7 @@ rms_norm_kernel (const float *x, size_t x_stride, const float *w, float eps, uin
   float *yr = y + blockIdx.x * y_stride;
   double ss = 0.0;
   for (uint32_t i = threadIdx.x; i < width; i += blockDim.x)
-    ss += (double) xr[i] * xr[i];
+    ss += (double) (xr[i] * xr[i]);
   float scale = lm_hd_rms_scale (lm_block_sum (ss, scratch), width, eps);
   for (uint32_t i = threadIdx.x; i < width; i += blockDim.x)
     yr[i] = xr[i] * scale * w[i];

@@ -91,16 +91,17 @@ test_norm_scales (void)
     {
       uint32_t n = (uint32_t) g_rand_int_range (r, 1, 2049);
       float *x = g_new (float, n), *y = g_new (float, n), *ones = g_new (float, n);
-      double ss = 0.0;
+      double ss = 0.0, ss_float_squares = 0.0;   /* L2 norm / RMSNorm */
       for (uint32_t i = 0; i < n; i++)
         {
           x[i] = trial % 7 == 0 ? rnd (r, -1e-4, 1e-4) : rnd (r, -5, 5);
           ones[i] = 1.0f;
           ss += (double) x[i] * x[i];
+          ss_float_squares += (double) (x[i] * x[i]);
         }
       float eps = 1e-6f;
       lm_rms_norm (x, ones, eps, n, y);
-      float rs = lm_cuda_host_rms_scale (ss, n, eps);
+      float rs = lm_cuda_host_rms_scale (ss_float_squares, n, eps);
       for (uint32_t i = 0; i < n; i++)
         assert_same_float (y[i], x[i] * rs * 1.0f);
       memcpy (y, x, n * sizeof (float));
