@@ -1,4 +1,4 @@
-/* test-helora-timings.c: stage names, medians and sums of per-token timings.
+/* test-timings.c: stage names, medians and sums of per-token timings.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include "ts-timings.h"
 
