@@ -1,7 +1,7 @@
 /* fuzz-helora-proto.c: libFuzzer target for the evaluator protocol decoder.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Build with CC=clang meson setup -Dfuzzers=true; run build/tests/core/fuzz-helora-proto.
+ * Build with CC=clang meson setup -Dfuzzers=true; run build/tests/evaluator/fuzz-helora-proto.
  * Any input must decode or fail cleanly; whatever decodes must re-encode to
  * the very same bytes (the format has one encoding per frame), a stacked
  * hello must hold what the server relies on, and a decoded privacy status
