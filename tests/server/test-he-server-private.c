@@ -6,7 +6,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
-#include "../core/helora-golden.h"
+#include "../helora/helora-golden.h"
 #include "ckks-client.h"
 #include "ckks-objects.h"
 #include "ckks-private.h"
