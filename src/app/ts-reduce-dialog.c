@@ -5,6 +5,7 @@
 
 #include "ts-adapter-reduce.h"
 #include "ts-file-chooser.h"
+#include "ts-main-context.h"
 #include "ts-market-format.h"
 #include "ts-market-install.h"
 #include "ts-reduce-dialog-private.h"
@@ -272,8 +273,7 @@ progress_cb (guint done, guint total, const char *module, gpointer user_data)
   p->done = done;
   p->total = total;
   p->module = g_strdup (module);
-  g_main_context_invoke_full (g_task_get_context (task), G_PRIORITY_DEFAULT, progress_apply, p,
-                              progress_free);
+  ts_main_context_post (g_task_get_context (task), progress_apply, p, progress_free);
 }
 
 static void
