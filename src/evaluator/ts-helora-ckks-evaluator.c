@@ -266,7 +266,7 @@ ts_helora_ckks_evaluator_run (TsHeloraEvaluator *base, guint index, CkksHeloraSc
   return ok;
 }
 
-/* For the adapter-private mode (ts-helora-private-eval.c). */
+/* For the adapter-private mode (ts-helora-privacy-eval.c). */
 const CkksContext *
 ts_helora_ckks_evaluator_context (TsHeloraEvaluator *base)
 {

@@ -102,7 +102,7 @@ gboolean _ts_helora_session_gpu_rows (TsHeloraSession *self, SessionGroup *g,
 
 /* ts-helora-session-remote.c: hello with the adapter's modules; every row of
  * a call for a group, pipelined up to the server's in-flight limit. */
-/* ts-helora-session-private-mode.c: the hello's adapter-private request
+/* ts-helora-session-privacy.c: the hello's adapter-private request
  * (nothing when options->private_mode is off). */
 gboolean _ts_helora_session_private_request (TsHeloraSession *self,
                                              const TsHeloraOptions *options,

@@ -1,6 +1,6 @@
-/* ts-helora-private.c: pads pool, DP charge and noise around ckks_private_apply.
+/* ts-helora-privacy.c: pads pool, DP charge and noise around ckks_private_apply.
  * SPDX-License-Identifier: GPL-3.0-or-later */
-#include "ts-helora-private.h"
+#include "ts-helora-privacy.h"
 
 #include <math.h>
 

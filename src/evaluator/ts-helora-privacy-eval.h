@@ -1,10 +1,10 @@
-/* ts-helora-private-eval.h: one client's adapter-private evaluation on a CKKS evaluator.
+/* ts-helora-privacy-eval.h: one client's adapter-private evaluation on a CKKS evaluator.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * What a server connection (or the local session) holds after a hello that
  * asked for the adapter-private mode: the client's public key (owned), its
  * request (lambda_s, DP cost per answer, scale split) and a pad pool
- * (ts-helora-private.h).
+ * (ts-helora-privacy.h).
  * Every evaluate goes through the fused path: pads in the evaluation's output
  * write, compact results, DP noise on the block sums, the budget charged
  * first. docs/security.md says what it protects.

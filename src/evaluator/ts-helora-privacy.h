@@ -1,4 +1,4 @@
-/* ts-helora-private.h: the evaluator's adapter-private mode for one client.
+/* ts-helora-privacy.h: the evaluator's adapter-private mode for one client.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Glue between the CKKS layers (he/ckks-private.h), the privacy accountant

@@ -1,4 +1,4 @@
-/* test-he-server-private.c: the adapter-private mode through tensafe-he-server:
+/* test-he-server-privacy.c: the adapter-private mode through tensafe-he-server:
  * same greedy tokens as plain, c1 no longer reveals A, the budget refusal
  * arrives as its own error code, the spent budget survives a restart, and
  * pads are made ahead (at once, or between turns).

@@ -1,12 +1,12 @@
-/* ts-helora-private-eval.c: one client's adapter-private evaluation on a CKKS evaluator.
+/* ts-helora-privacy-eval.c: one client's adapter-private evaluation on a CKKS evaluator.
  * SPDX-License-Identifier: GPL-3.0-or-later */
-#include "ts-helora-private-eval.h"
+#include "ts-helora-privacy-eval.h"
 
 #include "ckks-private.h"
 #include "ckks-serial.h"
 #include "ts-helora-ckks.h"
 #include "ts-helora-ckks-evaluator.h"
-#include "ts-helora-private.h"
+#include "ts-helora-privacy.h"
 
 struct TsHeloraPrivateEval {
   gatomicrefcount ref_count;

@@ -1,4 +1,4 @@
-/* ts-helora-session-private-mode.c: the client's side of the adapter-private mode: request and budget.
+/* ts-helora-session-privacy.c: the client's side of the adapter-private mode: request and budget.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include "ckks-private.h"
 #include "ckks-serial.h"

@@ -1,4 +1,4 @@
-/* test-helora-private.c: the evaluator's adapter-private glue on a real
+/* test-helora-privacy.c: the evaluator's adapter-private glue on a real
  * CKKS token: pads from the pool, DP noise of the stated sigma, refusal
  * once the client's budget is spent.
  * SPDX-License-Identifier: GPL-3.0-or-later */
@@ -6,7 +6,7 @@
 
 #include "../he/he-private-token.h"
 #include "ckks-private.h"
-#include "ts-helora-private.h"
+#include "ts-helora-privacy.h"
 #include "ts-test-util.h"
 
 static void
