@@ -86,7 +86,7 @@ GBytes *ts_key_file_export_public (const TsKeyFile *file);
 
 /* Reads and parses @path (TS_KEY_ERROR_NOT_FOUND when it does not exist). */
 TsKeyFile *ts_key_file_load (const char *path, GError **error);
-/* Writes @file to @path atomically, mode 0600 (see ts_write_atomic). */
+/* Writes @file to @path atomically, mode 0600 (ts-write-atomic.h). */
 gboolean ts_key_file_save (const TsKeyFile *file, const char *path, GError **error);
 
 /* SHA-256(params || public key), raw and as grouped hex ("AB12 CD34 …"). */
@@ -96,12 +96,6 @@ char *ts_key_file_fingerprint_hex (const TsKeyFile *file);
 /* scrypt(@passphrase, @salt) → 32 bytes into @out (wipe it after use). */
 gboolean ts_key_derive (const char *passphrase, const TsScryptParams *kdf,
                         const guint8 salt[TS_KEY_SALT_BYTES], guint8 out[32], GError **error);
-
-/* Writes @data to a temporary file next to @path (mode 0600), fsyncs it,
- * renames it over @path and fsyncs the folder: a crash leaves either the
- * old file or the new one, never a mix. A stale temporary file from an
- * earlier crash is never read. */
-gboolean ts_write_atomic (const char *path, const void *data, gsize len, GError **error);
 
 /* Maps a he status to a GError of TS_KEY_ERROR (CKKS_ERR_AUTH → WRONG_PASSPHRASE). */
 gboolean ts_key_check (CkksStatus status, const char *what, GError **error);

@@ -8,6 +8,7 @@
 
 #include "ts-key-vault.h"
 #include "ts-main-context.h"
+#include "ts-write-atomic.h"
 
 #define KEY_FILE_NAME "key.tskey"
 

@@ -4,9 +4,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "ts-key-file-private.h"
+#include "ts-key-file.h"
 #include "ts-key-pair.h"
 #include "ts-test-util.h"
+#include "ts-write-atomic-private.h"
 
 #define PASSPHRASE "correct horse battery staple"
 /* A cheap scrypt cost keeps the many unlock attempts quick. */

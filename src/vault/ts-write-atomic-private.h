@@ -1,8 +1,8 @@
-/* ts-key-file-private.h: test hooks of the key file writer.
+/* ts-write-atomic-private.h: the atomic writer's test hook.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #pragma once
 
-#include "ts-key-file.h"
+#include "ts-write-atomic.h"
 
 G_BEGIN_DECLS
 
