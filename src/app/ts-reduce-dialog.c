@@ -9,6 +9,7 @@
 #include "ts-market-format.h"
 #include "ts-market-install.h"
 #include "ts-reduce-dialog-private.h"
+#include "ts-toast.h"
 
 struct _TsReduceDialog
 {
@@ -420,7 +421,7 @@ reduce_done_cb (GObject *source, GAsyncResult *result, gpointer user_data)
   show_page (self, "setup");
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     {
-      ts_market_toast (GTK_WIDGET (self->stack), _("Cancelled: nothing was written"));
+      ts_toast_show (GTK_WIDGET (self->stack), _("Cancelled: nothing was written"));
       return;
     }
   {
