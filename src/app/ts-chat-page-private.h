@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #pragma once
 
-#include "ts-adapter-routing.h"
+#include "ts-chat-router.h"
 #include "ts-chat-page.h"
 #include "ts-generation.h"
 #include "ts-history.h"
@@ -51,7 +51,7 @@ struct _TsChatPage
   /* Adapter routing (ts-chat-page-routing.c): a router over the installed
    * adapters (NULL with fewer than two), what it was built from, the user's
    * choice ("" routes every turn). */
-  TsAdapterRouting *routing;
+  TsChatRouter *routing;
   char *routing_signature;
   GCancellable *routing_cancellable;
   GCancellable *route_cancellable;

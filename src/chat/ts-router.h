@@ -1,4 +1,5 @@
-/* ts-router.h: picks the adapter for a chat turn from the user's text.
+/* ts-router.h: the routing rules: picks the adapter for a chat turn from the user's text.
+ * (ts-chat-router.h applies them to the adapters installed for the chat.)
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Rules, in order:

@@ -1,6 +1,6 @@
-/* ts-adapter-routing.c: the chat's adapter routing: which adapters, and one route per turn.
+/* ts-chat-router.c: the chat's router: the installed adapters, and one route per turn.
  * SPDX-License-Identifier: GPL-3.0-or-later */
-#include "ts-adapter-routing.h"
+#include "ts-chat-router.h"
 
 #include "ts-market-install.h"
 #include "ts-market-json.h"
@@ -83,7 +83,7 @@ compare_ids (gconstpointer a, gconstpointer b)
 }
 
 GPtrArray *
-ts_adapter_routing_find (const char *adapters_dir)
+ts_chat_router_find (const char *adapters_dir)
 {
   GPtrArray *found = g_ptr_array_new_with_free_func ((GDestroyNotify) ts_routable_adapter_free);
   g_autoptr (GDir) dir = g_dir_open (adapters_dir, 0, NULL);
@@ -100,22 +100,22 @@ ts_adapter_routing_find (const char *adapters_dir)
 }
 
 void
-ts_adapter_route_clear (TsAdapterRoute *route)
+ts_chat_route_clear (TsChatRoute *route)
 {
   ts_route_clear (&route->route);
   g_clear_pointer (&route->adapter_path, g_free);
   g_clear_pointer (&route->unusable, g_free);
 }
 
-TsAdapterRouting *
-ts_adapter_routing_new (TsGenerationModel *model, GPtrArray *adapters, GError **error)
+TsChatRouter *
+ts_chat_router_new (TsGenerationModel *model, GPtrArray *adapters, GError **error)
 {
   g_autoptr (TsRouter) router = ts_router_new (ts_generation_model_get_lm (model), error);
-  TsAdapterRouting *self;
+  TsChatRouter *self;
 
   if (router == NULL)
     return NULL;
-  self = g_new0 (TsAdapterRouting, 1);
+  self = g_new0 (TsChatRouter, 1);
   g_atomic_ref_count_init (&self->ref_count);
   g_mutex_init (&self->lock);
   self->model = ts_generation_model_ref (model);
@@ -137,15 +137,15 @@ ts_adapter_routing_new (TsGenerationModel *model, GPtrArray *adapters, GError **
   return self;
 }
 
-TsAdapterRouting *
-ts_adapter_routing_ref (TsAdapterRouting *self)
+TsChatRouter *
+ts_chat_router_ref (TsChatRouter *self)
 {
   g_atomic_ref_count_inc (&self->ref_count);
   return self;
 }
 
 void
-ts_adapter_routing_unref (TsAdapterRouting *self)
+ts_chat_router_unref (TsChatRouter *self)
 {
   if (self == NULL || !g_atomic_ref_count_dec (&self->ref_count))
     return;
@@ -157,19 +157,19 @@ ts_adapter_routing_unref (TsAdapterRouting *self)
 }
 
 TsGenerationModel *
-ts_adapter_routing_get_model (TsAdapterRouting *self)
+ts_chat_router_get_model (TsChatRouter *self)
 {
   return self->model;
 }
 
 GPtrArray *
-ts_adapter_routing_get_adapters (TsAdapterRouting *self)
+ts_chat_router_get_adapters (TsChatRouter *self)
 {
   return self->adapters;
 }
 
 const TsRoutableAdapter *
-ts_adapter_routing_lookup (TsAdapterRouting *self, const char *id)
+ts_chat_router_lookup (TsChatRouter *self, const char *id)
 {
   for (guint i = 0; id != NULL && i < self->adapters->len; i++)
     {
@@ -181,20 +181,20 @@ ts_adapter_routing_lookup (TsAdapterRouting *self, const char *id)
 }
 
 gboolean
-ts_adapter_routing_route (TsAdapterRouting *self, const char *text, const char *override_id,
-                          TsAdapterRoute *out, GError **error)
+ts_chat_router_route (TsChatRouter *self, const char *text, const char *override_id,
+                      TsChatRoute *out, GError **error)
 {
   const TsRoutableAdapter *a;
   g_autoptr (GError) load_error = NULL;
   gboolean ok;
 
-  *out = (TsAdapterRoute) { { NULL, 0, TS_ROUTE_NONE }, NULL, NULL };
+  *out = (TsChatRoute) { { NULL, 0, TS_ROUTE_NONE }, NULL, NULL };
   g_mutex_lock (&self->lock);
   ts_router_set_override (self->router, override_id != NULL && *override_id != '\0'
                                         ? override_id : NULL);
   ok = ts_router_route (self->router, text, &out->route, error);
   g_mutex_unlock (&self->lock);
-  if (!ok || (a = ts_adapter_routing_lookup (self, out->route.adapter_id)) == NULL)
+  if (!ok || (a = ts_chat_router_lookup (self, out->route.adapter_id)) == NULL)
     return ok;
   /* Loaded now, on this worker: the turn then switches without waiting. */
   if (ts_generation_model_get_lora (self->model, a->path, &load_error) != NULL)
@@ -210,24 +210,24 @@ static void
 build_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
 {
   TsGenerationModel *model = g_object_get_data (G_OBJECT (task), "ts-model");
-  g_autoptr (GPtrArray) adapters = ts_adapter_routing_find (data);
+  g_autoptr (GPtrArray) adapters = ts_chat_router_find (data);
   GError *error = NULL;
-  TsAdapterRouting *routing = ts_adapter_routing_new (model, adapters, &error);
+  TsChatRouter *routing = ts_chat_router_new (model, adapters, &error);
 
   if (routing == NULL)
     g_task_return_error (task, error);
   else
-    g_task_return_pointer (task, routing, (GDestroyNotify) ts_adapter_routing_unref);
+    g_task_return_pointer (task, routing, (GDestroyNotify) ts_chat_router_unref);
 }
 
 void
-ts_adapter_routing_new_async (TsGenerationModel *model, const char *adapters_dir,
-                              GCancellable *cancellable, GAsyncReadyCallback callback,
-                              gpointer user_data)
+ts_chat_router_new_async (TsGenerationModel *model, const char *adapters_dir,
+                          GCancellable *cancellable, GAsyncReadyCallback callback,
+                          gpointer user_data)
 {
   g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
 
-  g_task_set_source_tag (task, ts_adapter_routing_new_async);
+  g_task_set_source_tag (task, ts_chat_router_new_async);
   g_task_set_task_data (task, g_strdup (adapters_dir), g_free);
   g_object_set_data_full (G_OBJECT (task), "ts-model", ts_generation_model_ref (model),
                           (GDestroyNotify) ts_generation_model_unref);
@@ -235,15 +235,15 @@ ts_adapter_routing_new_async (TsGenerationModel *model, const char *adapters_dir
   g_task_run_in_thread (task, build_thread);
 }
 
-TsAdapterRouting *
-ts_adapter_routing_new_finish (GAsyncResult *result, GError **error)
+TsChatRouter *
+ts_chat_router_new_finish (GAsyncResult *result, GError **error)
 {
   g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 
 typedef struct {
-  TsAdapterRouting *routing;
+  TsChatRouter *routing;
   char *text;
   char *override_id;
 } RouteRequest;
@@ -253,7 +253,7 @@ route_request_free (gpointer data)
 {
   RouteRequest *r = data;
 
-  ts_adapter_routing_unref (r->routing);
+  ts_chat_router_unref (r->routing);
   g_free (r->text);
   g_free (r->override_id);
   g_free (r);
@@ -262,7 +262,7 @@ route_request_free (gpointer data)
 static void
 route_result_free (gpointer data)
 {
-  ts_adapter_route_clear (data);
+  ts_chat_route_clear (data);
   g_free (data);
 }
 
@@ -270,10 +270,10 @@ static void
 route_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
 {
   RouteRequest *r = data;
-  TsAdapterRoute *out = g_new0 (TsAdapterRoute, 1);
+  TsChatRoute *out = g_new0 (TsChatRoute, 1);
   GError *error = NULL;
 
-  if (ts_adapter_routing_route (r->routing, r->text, r->override_id, out, &error))
+  if (ts_chat_router_route (r->routing, r->text, r->override_id, out, &error))
     g_task_return_pointer (task, out, route_result_free);
   else
     {
@@ -283,25 +283,25 @@ route_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancell
 }
 
 void
-ts_adapter_routing_route_async (TsAdapterRouting *self, const char *text,
-                                const char *override_id, GCancellable *cancellable,
-                                GAsyncReadyCallback callback, gpointer user_data)
+ts_chat_router_route_async (TsChatRouter *self, const char *text,
+                            const char *override_id, GCancellable *cancellable,
+                            GAsyncReadyCallback callback, gpointer user_data)
 {
   g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
   RouteRequest *r = g_new0 (RouteRequest, 1);
 
-  r->routing = ts_adapter_routing_ref (self);
+  r->routing = ts_chat_router_ref (self);
   r->text = g_strdup (text);
   r->override_id = g_strdup (override_id);
-  g_task_set_source_tag (task, ts_adapter_routing_route_async);
+  g_task_set_source_tag (task, ts_chat_router_route_async);
   g_task_set_task_data (task, r, route_request_free);
   g_task_run_in_thread (task, route_thread);
 }
 
 gboolean
-ts_adapter_routing_route_finish (GAsyncResult *result, TsAdapterRoute *out, GError **error)
+ts_chat_router_route_finish (GAsyncResult *result, TsChatRoute *out, GError **error)
 {
-  TsAdapterRoute *route;
+  TsChatRoute *route;
 
   g_return_val_if_fail (g_task_is_valid (result, NULL), FALSE);
   route = g_task_propagate_pointer (G_TASK (result), error);

@@ -1,4 +1,4 @@
-/* test-adapter-routing.c: the chat's routing between installed adapters on the demo model:
+/* test-chat-router.c: the chat's routing between installed adapters on the demo model:
  * which folders count, labelled prompts routed by keywords (metadata.json and a
  * marketplace release file's tags) and by the base model's embedding, the
  * user's override, an adapter that does not fit, and the asynchronous calls.
@@ -9,7 +9,7 @@
  */
 #include <glib/gstdio.h>
 
-#include "ts-adapter-routing.h"
+#include "ts-chat-router.h"
 #include "ts-market-install.h"
 #include "ts-test-util.h"
 
@@ -68,8 +68,8 @@ install (const char *id, const char *source, const char *file_name, const char *
 static void
 test_find (void)
 {
-  g_autoptr (GPtrArray) found = ts_adapter_routing_find (adapters_dir);
-  g_autoptr (GPtrArray) none = ts_adapter_routing_find ("/nonexistent/adapters");
+  g_autoptr (GPtrArray) found = ts_chat_router_find (adapters_dir);
+  g_autoptr (GPtrArray) none = ts_chat_router_find ("/nonexistent/adapters");
   const char *expect[] = { "broken", "tiny-formal", "tiny-pirate", "tiny-poet", "unfit" };
   TsRoutableAdapter *poet;
 
@@ -89,17 +89,17 @@ typedef struct {
   TsRouteRule rule;
 } Labelled;
 
-static TsAdapterRouting *
+static TsChatRouter *
 build (void)
 {
-  g_autoptr (GPtrArray) found = ts_adapter_routing_find (adapters_dir);
+  g_autoptr (GPtrArray) found = ts_chat_router_find (adapters_dir);
   g_autoptr (GError) error = NULL;
-  TsAdapterRouting *routing = ts_adapter_routing_new (model, found, &error);
+  TsChatRouter *routing = ts_chat_router_new (model, found, &error);
 
   g_assert_no_error (error);
   /* "broken" has a metadata.json that is not JSON: left out. */
-  g_assert_cmpuint (ts_adapter_routing_get_adapters (routing)->len, ==, found->len - 1);
-  g_assert_null (ts_adapter_routing_lookup (routing, "broken"));
+  g_assert_cmpuint (ts_chat_router_get_adapters (routing)->len, ==, found->len - 1);
+  g_assert_null (ts_chat_router_lookup (routing, "broken"));
   return routing;
 }
 
@@ -116,25 +116,25 @@ test_labelled_prompts (void)
     { "Dear Sir or Madam, I am writing to inform you of our move.", "tiny-formal",
       TS_ROUTE_EMBEDDING },
   };
-  g_autoptr (TsAdapterRouting) routing = build ();
+  g_autoptr (TsChatRouter) routing = build ();
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_autoptr (GError) error = NULL;
-      TsAdapterRoute route;
+      TsChatRoute route;
       const TsRoutableAdapter *a;
 
-      g_assert_true (ts_adapter_routing_route (routing, cases[i].text, NULL, &route, &error));
+      g_assert_true (ts_chat_router_route (routing, cases[i].text, NULL, &route, &error));
       g_assert_no_error (error);
       g_test_message ("'%s' -> %s %s %.3f", cases[i].text,
                       route.route.adapter_id ? route.route.adapter_id : "-",
                       ts_route_rule_name (route.route.rule), route.route.score);
       g_assert_cmpstr (route.route.adapter_id, ==, cases[i].expect);
       g_assert_cmpint (route.route.rule, ==, cases[i].rule);
-      a = ts_adapter_routing_lookup (routing, route.route.adapter_id);
+      a = ts_chat_router_lookup (routing, route.route.adapter_id);
       g_assert_cmpstr (route.adapter_path, ==, a != NULL ? a->path : NULL);
       g_assert_null (route.unusable);
-      ts_adapter_route_clear (&route);
+      ts_chat_route_clear (&route);
     }
 }
 
@@ -143,33 +143,33 @@ test_labelled_prompts (void)
 static void
 test_override_and_unfit (void)
 {
-  g_autoptr (TsAdapterRouting) routing = build ();
+  g_autoptr (TsChatRouter) routing = build ();
   g_autoptr (GError) error = NULL;
-  TsAdapterRoute route;
+  TsChatRoute route;
 
-  g_assert_true (ts_adapter_routing_route (routing, "Tell me about the pirate ship.",
-                                           "tiny-formal", &route, &error));
+  g_assert_true (ts_chat_router_route (routing, "Tell me about the pirate ship.",
+                                       "tiny-formal", &route, &error));
   g_assert_cmpstr (route.route.adapter_id, ==, "tiny-formal");
   g_assert_cmpint (route.route.rule, ==, TS_ROUTE_OVERRIDE);
   g_assert_true (g_str_has_suffix (route.adapter_path, "/tiny-formal"));
-  ts_adapter_route_clear (&route);
-  g_assert_true (ts_adapter_routing_route (routing, "Tell me about the pirate ship.", "",
-                                           &route, &error));
+  ts_chat_route_clear (&route);
+  g_assert_true (ts_chat_router_route (routing, "Tell me about the pirate ship.", "",
+                                       &route, &error));
   g_assert_cmpstr (route.route.adapter_id, ==, "tiny-pirate");
-  ts_adapter_route_clear (&route);
+  ts_chat_route_clear (&route);
   /* An override outside the routed set: the caller resolves it. */
-  g_assert_true (ts_adapter_routing_route (routing, "hello", "some-file", &route, &error));
+  g_assert_true (ts_chat_router_route (routing, "hello", "some-file", &route, &error));
   g_assert_cmpint (route.route.rule, ==, TS_ROUTE_OVERRIDE);
   g_assert_null (route.adapter_path);
-  ts_adapter_route_clear (&route);
+  ts_chat_route_clear (&route);
   /* "unfit" has metadata but no adapter files. */
-  g_assert_true (ts_adapter_routing_route (routing, "a calibration run", NULL, &route, &error));
+  g_assert_true (ts_chat_router_route (routing, "a calibration run", NULL, &route, &error));
   g_assert_no_error (error);
   g_assert_cmpstr (route.route.adapter_id, ==, "unfit");
   g_assert_null (route.adapter_path);
   g_assert_nonnull (route.unusable);
   g_test_message ("unfit: %s", route.unusable);
-  ts_adapter_route_clear (&route);
+  ts_chat_route_clear (&route);
 }
 
 static void
@@ -192,20 +192,20 @@ test_async (void)
 {
   g_autoptr (GAsyncResult) built = NULL, routed = NULL;
   g_autoptr (GError) error = NULL;
-  g_autoptr (TsAdapterRouting) routing = NULL;
-  TsAdapterRoute route;
+  g_autoptr (TsChatRouter) routing = NULL;
+  TsChatRoute route;
 
-  ts_adapter_routing_new_async (model, adapters_dir, NULL, store_result, &built);
-  routing = ts_adapter_routing_new_finish (wait_result (&built), &error);
+  ts_chat_router_new_async (model, adapters_dir, NULL, store_result, &built);
+  routing = ts_chat_router_new_finish (wait_result (&built), &error);
   g_assert_no_error (error);
-  g_assert_true (ts_adapter_routing_get_model (routing) == model);
-  ts_adapter_routing_route_async (routing, "Hoist the treasure onto the ship!", NULL, NULL,
-                                  store_result, &routed);
-  g_assert_true (ts_adapter_routing_route_finish (wait_result (&routed), &route, &error));
+  g_assert_true (ts_chat_router_get_model (routing) == model);
+  ts_chat_router_route_async (routing, "Hoist the treasure onto the ship!", NULL, NULL,
+                              store_result, &routed);
+  g_assert_true (ts_chat_router_route_finish (wait_result (&routed), &route, &error));
   g_assert_no_error (error);
   g_assert_cmpstr (route.route.adapter_id, ==, "tiny-pirate");
   g_assert_cmpint (route.route.rule, ==, TS_ROUTE_KEYWORD);
-  ts_adapter_route_clear (&route);
+  ts_chat_route_clear (&route);
 }
 
 int
@@ -229,10 +229,10 @@ main (int argc, char **argv)
   model = ts_generation_model_load (model_path, NULL, &error);
   g_assert_no_error (error);
 
-  g_test_add_func ("/adapter-routing/find", test_find);
-  g_test_add_func ("/adapter-routing/labelled-prompts", test_labelled_prompts);
-  g_test_add_func ("/adapter-routing/override-and-unfit", test_override_and_unfit);
-  g_test_add_func ("/adapter-routing/async", test_async);
+  g_test_add_func ("/chat-router/find", test_find);
+  g_test_add_func ("/chat-router/labelled-prompts", test_labelled_prompts);
+  g_test_add_func ("/chat-router/override-and-unfit", test_override_and_unfit);
+  g_test_add_func ("/chat-router/async", test_async);
   status = g_test_run ();
   ts_generation_model_unref (model);
   ts_test_remove_tree (adapters_dir);
