@@ -1,4 +1,4 @@
-/* ts-core.h: entry points of the non-GUI glue shared by app, CLI and servers.
+/* ts-core.h: the program's version, for every program of src/.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #pragma once
 

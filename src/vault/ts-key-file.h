@@ -1,4 +1,4 @@
-/* ts-key-file.h: the sealed CKKS key file: format, passphrase KDF, atomic write.
+/* ts-key-file.h: the sealed CKKS key file: format and passphrase KDF.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * A key file holds one CKKS key pair for one parameter set. Layout (integers
