@@ -33,6 +33,8 @@ ts_stage_name (TsStage stage)
 gboolean
 ts_stage_from_name (const char *name, TsStage *out)
 {
+  g_return_val_if_fail (out != NULL, FALSE);
+
   for (guint i = 0; i < TS_N_STAGES && name != NULL; i++)
     if (strcmp (stage_names[i], name) == 0)
       {
@@ -54,6 +56,8 @@ ts_now_ms (void)
 void
 ts_token_timings_add (TsTokenTimings *acc, const TsTokenTimings *t)
 {
+  g_return_if_fail (acc != NULL && t != NULL);
+
   for (guint i = 0; i < TS_N_STAGES; i++)
     acc->ms[i] += t->ms[i];
   acc->bytes_up += t->bytes_up;
@@ -64,6 +68,8 @@ double
 ts_token_timings_total_ms (const TsTokenTimings *t)
 {
   double total = 0;
+
+  g_return_val_if_fail (t != NULL, 0.0);
 
   for (guint i = 0; i < TS_N_STAGES; i++)
     total += t->ms[i];
@@ -91,12 +97,16 @@ ts_timing_series_free (TsTimingSeries *series)
 void
 ts_timing_series_append (TsTimingSeries *series, const TsTokenTimings *t)
 {
+  g_return_if_fail (series != NULL);
+
   g_array_append_vals (series->tokens, t, 1);
 }
 
 guint
 ts_timing_series_len (const TsTimingSeries *series)
 {
+  g_return_val_if_fail (series != NULL, 0);
+
   return series->tokens->len;
 }
 

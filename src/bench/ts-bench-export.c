@@ -7,6 +7,8 @@
 const char *
 ts_bench_result_mode_name (const TsBenchResult *r)
 {
+  g_return_val_if_fail (r != NULL, NULL);
+
   switch (r->mode)
     {
     case TS_HELORA_MODE_LOCAL:
@@ -24,12 +26,16 @@ ts_bench_result_mode_name (const TsBenchResult *r)
 guint64
 ts_bench_result_per_token (const TsBenchResult *r, guint64 total)
 {
+  g_return_val_if_fail (r != NULL, 0);
+
   return total / MAX (r->n_tokens, 1);
 }
 
 double
 ts_bench_result_encryptions_per_token (const TsBenchResult *r)
 {
+  g_return_val_if_fail (r != NULL, 0.0);
+
   return (double) r->encryptions / MAX (r->n_tokens, 1);
 }
 
@@ -44,6 +50,8 @@ append_double (GString *out, const char *format, double value)
 char *
 ts_bench_results_to_csv (GPtrArray *results)
 {
+  g_return_val_if_fail (results != NULL, NULL);
+
   GString *out = g_string_new ("configuration,mode,preset,rank,tokens,decode_tok_s,he_ms_per_module");
 
   for (int s = 0; s < TS_N_STAGES; s++)
@@ -145,6 +153,8 @@ ts_bench_results_to_json (GPtrArray *results)
   g_autoptr (JsonBuilder) b = json_builder_new ();
   g_autoptr (JsonGenerator) gen = json_generator_new ();
   g_autoptr (JsonNode) root = NULL;
+
+  g_return_val_if_fail (results != NULL, NULL);
 
   json_builder_begin_array (b);
   for (guint i = 0; i < results->len; i++)

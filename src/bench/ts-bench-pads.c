@@ -257,6 +257,8 @@ ts_bench_pads_wait_alone (const char *ws_url, guint timeout_ms, GCancellable *ca
 double
 ts_bench_pads_refill_ms_per_pad (const TsBenchPads *before, const TsBenchPads *after)
 {
+  g_return_val_if_fail (before != NULL, 0.0);
+
   guint64 made = after->made_refill - before->made_refill;
 
   return made > 0 && after->made_refill > before->made_refill

@@ -54,6 +54,8 @@ void
 ts_bench_options_add (TsBenchOptions *options, TsHeloraMode mode, const char *preset,
                       const char *remote_url)
 {
+  g_return_if_fail (options != NULL);
+
   TsBenchConfig config = {
     .mode = mode,
     .preset = mode == TS_HELORA_MODE_PLAIN ? NULL : g_strdup (preset ? preset : "default"),
@@ -69,6 +71,8 @@ ts_bench_options_add_private (TsBenchOptions *options, const char *preset,
 {
   TsBenchConfig *config;
 
+  g_return_if_fail (options != NULL);
+
   ts_bench_options_add (options, TS_HELORA_MODE_REMOTE, preset, remote_url);
   config = &g_array_index (options->configs, TsBenchConfig, options->configs->len - 1);
   config->private_mode = TRUE;
@@ -79,6 +83,8 @@ void
 ts_bench_options_add_private_warm (TsBenchOptions *options, const char *preset,
                                    const char *remote_url, guint lambda_s)
 {
+  g_return_if_fail (options != NULL);
+
   ts_bench_options_add_private (options, preset, remote_url, lambda_s);
   g_array_index (options->configs, TsBenchConfig, options->configs->len - 1).private_warm = TRUE;
 }
@@ -86,6 +92,8 @@ ts_bench_options_add_private_warm (TsBenchOptions *options, const char *preset,
 void
 ts_bench_options_add_stacked (TsBenchOptions *options, const char *path, float weight)
 {
+  g_return_if_fail (options != NULL);
+
   if (options->stack_paths == NULL)
     {
       options->stack_paths = g_ptr_array_new_with_free_func (g_free);

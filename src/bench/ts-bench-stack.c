@@ -60,6 +60,8 @@ ts_bench_stack_write_members (const LmModel *model, guint rank, const char *dir,
                               char *paths[TS_BENCH_STACK_N_MEMBERS], guint *n_written,
                               GError **error)
 {
+  g_return_val_if_fail (paths != NULL && n_written != NULL, FALSE);
+
   *n_written = 0;
   for (guint i = 0; i < TS_BENCH_STACK_N_MEMBERS; i++)
     {

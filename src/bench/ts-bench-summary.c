@@ -103,6 +103,8 @@ plain_remote_for (GArray *rows, const TsBenchSummaryRow *row)
 GArray *
 ts_bench_summarise (GPtrArray *results)
 {
+  g_return_val_if_fail (results != NULL, NULL);
+
   GArray *rows = g_array_new (FALSE, FALSE, sizeof (TsBenchSummaryRow));
 
   for (guint i = 0; i < results->len; i++)

@@ -110,9 +110,12 @@ ts_chat_route_clear (TsChatRoute *route)
 TsChatRouter *
 ts_chat_router_new (TsGenerationModel *model, GPtrArray *adapters, GError **error)
 {
-  g_autoptr (TsRouter) router = ts_router_new (ts_generation_model_get_lm (model), error);
+  g_autoptr (TsRouter) router = NULL;
   TsChatRouter *self;
 
+  g_return_val_if_fail (adapters != NULL, NULL);
+
+  router = ts_router_new (ts_generation_model_get_lm (model), error);
   if (router == NULL)
     return NULL;
   self = g_new0 (TsChatRouter, 1);
@@ -140,6 +143,8 @@ ts_chat_router_new (TsGenerationModel *model, GPtrArray *adapters, GError **erro
 TsChatRouter *
 ts_chat_router_ref (TsChatRouter *self)
 {
+  g_return_val_if_fail (self != NULL, NULL);
+
   g_atomic_ref_count_inc (&self->ref_count);
   return self;
 }
@@ -159,18 +164,24 @@ ts_chat_router_unref (TsChatRouter *self)
 TsGenerationModel *
 ts_chat_router_get_model (TsChatRouter *self)
 {
+  g_return_val_if_fail (self != NULL, NULL);
+
   return self->model;
 }
 
 GPtrArray *
 ts_chat_router_get_adapters (TsChatRouter *self)
 {
+  g_return_val_if_fail (self != NULL, NULL);
+
   return self->adapters;
 }
 
 const TsRoutableAdapter *
 ts_chat_router_lookup (TsChatRouter *self, const char *id)
 {
+  g_return_val_if_fail (self != NULL, NULL);
+
   for (guint i = 0; id != NULL && i < self->adapters->len; i++)
     {
       const TsRoutableAdapter *a = g_ptr_array_index (self->adapters, i);
@@ -187,6 +198,8 @@ ts_chat_router_route (TsChatRouter *self, const char *text, const char *override
   const TsRoutableAdapter *a;
   g_autoptr (GError) load_error = NULL;
   gboolean ok;
+
+  g_return_val_if_fail (self != NULL && out != NULL, FALSE);
 
   *out = (TsChatRoute) { { NULL, 0, TS_ROUTE_NONE }, NULL, NULL };
   g_mutex_lock (&self->lock);

@@ -111,6 +111,8 @@ ts_generation_model_load_stack (const char *model_path, const char *const *adapt
 TsGenerationModel *
 ts_generation_model_ref (TsGenerationModel *self)
 {
+  g_return_val_if_fail (self != NULL, NULL);
+
   g_atomic_ref_count_inc (&self->ref_count);
   return self;
 }
@@ -134,18 +136,24 @@ ts_generation_model_unref (TsGenerationModel *self)
 const char *
 ts_generation_model_get_model_path (TsGenerationModel *self)
 {
+  g_return_val_if_fail (self != NULL, NULL);
+
   return self->model_path;
 }
 
 const char *
 ts_generation_model_get_adapter_path (TsGenerationModel *self)
 {
+  g_return_val_if_fail (self != NULL, NULL);
+
   return self->adapter_paths != NULL ? self->adapter_paths[0] : NULL;
 }
 
 guint
 ts_generation_model_get_n_adapters (TsGenerationModel *self)
 {
+  g_return_val_if_fail (self != NULL, 0);
+
   return self->n_adapters;
 }
 
@@ -161,6 +169,8 @@ ts_generation_model_get_nth_adapter (TsGenerationModel *self, guint i, float *we
 const LmModelInfo *
 ts_generation_model_get_info (TsGenerationModel *self)
 {
+  g_return_val_if_fail (self != NULL, NULL);
+
   return lm_model_info (self->model);
 }
 
@@ -175,6 +185,8 @@ model_is_stacked (TsGenerationModel *self)
 const LmModel *
 ts_generation_model_get_lm (TsGenerationModel *self)
 {
+  g_return_val_if_fail (self != NULL, NULL);
+
   return self->model;
 }
 
@@ -185,6 +197,8 @@ ts_generation_model_get_lora (TsGenerationModel *self, const char *adapter_path,
   LmLora *lora;
   char *message = NULL;
   LmStatus st;
+
+  g_return_val_if_fail (self != NULL, NULL);
 
   if (adapter_path == NULL || (!model_is_stacked (self)
                                 && g_strcmp0 (adapter_path, self->adapter_paths[0]) == 0))
@@ -238,6 +252,8 @@ ts_generation_request_new (void)
 TsGenerationRequest *
 ts_generation_request_copy (const TsGenerationRequest *request)
 {
+  g_return_val_if_fail (request != NULL, NULL);
+
   TsGenerationRequest *copy = g_memdup2 (request, sizeof *request);
 
   copy->system_prompt = g_strdup (request->system_prompt);
@@ -276,6 +292,8 @@ gboolean
 ts_generation_request_set_key_pair (TsGenerationRequest *request, const TsKeyPair *pair,
                                     const char *fingerprint, GError **error)
 {
+  g_return_val_if_fail (request != NULL && pair != NULL, FALSE);
+
   GBytes *sealed = ts_key_pair_seal_for_handover (pair, request->he_unseal_key, error);
   gsize pk_len = ckks_public_key_serialized_size (pair->pk);
   guint8 *pk = NULL;
@@ -684,6 +702,8 @@ ts_generation_job_start (TsGenerationModel *model, const TsGenerationRequest *re
 TsGenerationJob *
 ts_generation_job_ref (TsGenerationJob *self)
 {
+  g_return_val_if_fail (self != NULL, NULL);
+
   g_atomic_ref_count_inc (&self->ref_count);
   return self;
 }
@@ -706,12 +726,16 @@ ts_generation_job_unref (TsGenerationJob *self)
 void
 ts_generation_job_cancel (TsGenerationJob *self)
 {
+  g_return_if_fail (self != NULL);
+
   g_cancellable_cancel (self->cancellable);
 }
 
 void
 ts_generation_job_detach (TsGenerationJob *self)
 {
+  g_return_if_fail (self != NULL);
+
   g_cancellable_cancel (self->cancellable);
   self->callback = NULL;
 }

@@ -200,6 +200,8 @@ ts_history_list (TsHistory *self, GError **error)
 gint64
 ts_history_create (TsHistory *self, const char *title, GError **error)
 {
+  g_return_val_if_fail (self != NULL, 0);
+
   sqlite3_stmt *stmt = prepare (self, "INSERT INTO conversations (title, created, updated)"
                                       " VALUES (?1, ?2, ?2)", error);
   gint64 now = g_get_real_time () / G_USEC_PER_SEC;
@@ -287,6 +289,8 @@ ts_history_add_message (TsHistory *self, gint64 conversation, gboolean is_user,
                         TsHistoryPane pane, const char *content, gboolean complete,
                         GError **error)
 {
+  g_return_val_if_fail (self != NULL, 0);
+
   sqlite3_stmt *stmt = prepare (self, "INSERT INTO messages (conversation, is_user, pane, content,"
                                       " complete) VALUES (?1, ?2, ?3, ?4, ?5)", error);
 

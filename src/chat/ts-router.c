@@ -144,6 +144,8 @@ gboolean
 ts_router_add_adapter (TsRouter *self, const char *id, const char *const *keywords,
                        const char *const *examples, GError **error)
 {
+  g_return_val_if_fail (self != NULL, FALSE);
+
   RouterAdapter *a = g_new0 (RouterAdapter, 1);
 
   a->id = g_strdup (id);
@@ -214,12 +216,16 @@ ts_router_add_metadata (TsRouter *self, const char *id, const char *metadata_pat
 guint
 ts_router_n_adapters (TsRouter *self)
 {
+  g_return_val_if_fail (self != NULL, 0);
+
   return self->adapters->len;
 }
 
 void
 ts_router_set_override (TsRouter *self, const char *adapter_id)
 {
+  g_return_if_fail (self != NULL);
+
   g_free (self->override_id);
   self->override_id = g_strdup (adapter_id);
 }
@@ -227,6 +233,8 @@ ts_router_set_override (TsRouter *self, const char *adapter_id)
 void
 ts_router_set_min_similarity (TsRouter *self, double min_similarity)
 {
+  g_return_if_fail (self != NULL);
+
   self->min_similarity = min_similarity;
 }
 
@@ -338,6 +346,8 @@ route_embedding (TsRouter *self, const char *text, TsRoute *out, GError **error)
 gboolean
 ts_router_route (TsRouter *self, const char *text, TsRoute *out, GError **error)
 {
+  g_return_val_if_fail (self != NULL && out != NULL, FALSE);
+
   *out = (TsRoute) { NULL, 0, TS_ROUTE_NONE };
   if (self->override_id != NULL)
     {

@@ -34,6 +34,8 @@ ts_adapter_stack_load (const LmModel *model, const char *const *paths, const flo
   LmLora *out = NULL;
   guint loaded = 0;
 
+  g_return_val_if_fail (paths != NULL, NULL);
+
   for (; loaded < n; loaded++)
     {
       char *msg = NULL;

@@ -232,6 +232,8 @@ ts_helora_ckks_evaluator_run (TsHeloraEvaluator *base, guint index, CkksHeloraSc
                               GPtrArray *cts, GPtrArray *results,
                               TsHeloraCkksProductsFunc products, gpointer data, GError **error)
 {
+  g_return_val_if_fail (cts != NULL, FALSE);
+
   double a_row_norm = 0.0;
   const CkksHeloraPlan *plan = ts_helora_ckks_evaluator_plan (base, index, scales, &a_row_norm,
                                                               error);
@@ -305,6 +307,8 @@ const CkksHeloraPlan *
 ts_helora_ckks_evaluator_plan (TsHeloraEvaluator *base, guint index, CkksHeloraScales scales,
                                double *a_row_norm, GError **error)
 {
+  g_return_val_if_fail (a_row_norm != NULL, NULL);
+
   CkksEvaluator *self = (CkksEvaluator *) base;
   if (ts_helora_ckks_evaluator_context (base) == NULL || index >= self->modules->len)
     {

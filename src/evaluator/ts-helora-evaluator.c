@@ -9,6 +9,8 @@
 void
 ts_helora_evaluator_init (TsHeloraEvaluator *self, const TsHeloraEvaluatorClass *klass)
 {
+  g_return_if_fail (self != NULL);
+
   self->klass = klass;
   g_atomic_ref_count_init (&self->ref_count);
 }
@@ -16,6 +18,8 @@ ts_helora_evaluator_init (TsHeloraEvaluator *self, const TsHeloraEvaluatorClass 
 TsHeloraEvaluator *
 ts_helora_evaluator_ref (TsHeloraEvaluator *self)
 {
+  g_return_val_if_fail (self != NULL, NULL);
+
   g_atomic_ref_count_inc (&self->ref_count);
   return self;
 }
@@ -31,6 +35,8 @@ gboolean
 ts_helora_evaluator_find_module (TsHeloraEvaluator *self, const char *name,
                                  guint *index, TsHeloraModuleShape *shape, GError **error)
 {
+  g_return_val_if_fail (self != NULL, FALSE);
+
   return self->klass->find_module (self, name, index, shape, error);
 }
 
@@ -38,6 +44,8 @@ gboolean
 ts_helora_evaluator_evaluate (TsHeloraEvaluator *self, guint index, GPtrArray *cts,
                               GPtrArray *results, GError **error)
 {
+  g_return_val_if_fail (self != NULL, FALSE);
+
   return self->klass->evaluate (self, index, cts, results, error);
 }
 

@@ -20,6 +20,8 @@ struct TsHeloraPrivateEval {
 TsHeloraPrivateEval *
 ts_helora_private_eval_ref (TsHeloraPrivateEval *pe)
 {
+  g_return_val_if_fail (pe != NULL, NULL);
+
   g_atomic_ref_count_inc (&pe->ref_count);
   return pe;
 }
@@ -40,6 +42,8 @@ ts_helora_private_eval_new (TsHeloraEvaluator *evaluator, const TsHeloraHello *h
                             TsPrivacyAccountant *accountant, const char *client_id,
                             GError **error)
 {
+  g_return_val_if_fail (hello != NULL, NULL);
+
   const CkksContext *ctx = ts_helora_ckks_evaluator_context (evaluator);
   if (ctx == NULL || (hello->dp && accountant == NULL))
     {
@@ -86,6 +90,8 @@ gboolean
 ts_helora_private_eval_check_module (TsHeloraPrivateEval *pe, guint index, guint min_lambda,
                                      GError **error)
 {
+  g_return_val_if_fail (pe != NULL, FALSE);
+
   double norm = 0.0;
   const CkksHeloraPlan *plan = plan_for (pe, index, &norm, error);
   if (plan == NULL)
@@ -135,6 +141,8 @@ gboolean
 ts_helora_private_eval_evaluate (TsHeloraPrivateEval *pe, guint index, GPtrArray *cts,
                                  GPtrArray *results, GError **error)
 {
+  g_return_val_if_fail (pe != NULL, FALSE);
+
   gboolean ok = ts_helora_ckks_evaluator_run (pe->evaluator, index, pe->scales, cts, results,
                                               private_products, pe, error);
   to_protocol_error (error);
@@ -154,6 +162,8 @@ gboolean
 ts_helora_private_eval_refill_one (TsHeloraPrivateEval *pe, guint index, guint answers,
                                    gboolean *made, GError **error)
 {
+  g_return_val_if_fail (pe != NULL && made != NULL, FALSE);
+
   const CkksHeloraLayout *l = layout_for (pe, index, error);
   *made = FALSE;
   gboolean ok = l != NULL
@@ -167,6 +177,8 @@ ts_helora_private_eval_refill_one (TsHeloraPrivateEval *pe, guint index, guint a
 gboolean
 ts_helora_private_eval_pool (TsHeloraPrivateEval *pe, guint index, TsHeloraPadPool *pool)
 {
+  g_return_val_if_fail (pe != NULL && pool != NULL, FALSE);
+
   const CkksHeloraLayout *l = layout_for (pe, index, NULL);
   if (l == NULL)
     return FALSE;
@@ -182,6 +194,8 @@ void
 ts_helora_private_eval_take_counts (TsHeloraPrivateEval *pe, guint64 *from_pool,
                                     guint64 *made_inline)
 {
+  g_return_if_fail (pe != NULL);
+
   ts_helora_private_take_counts (pe->priv, from_pool, made_inline);
 }
 
@@ -189,6 +203,8 @@ gboolean
 ts_helora_private_eval_prefill (TsHeloraPrivateEval *pe, guint index, guint count,
                                 GError **error)
 {
+  g_return_val_if_fail (pe != NULL, FALSE);
+
   double norm = 0.0;
   const CkksHeloraPlan *plan = plan_for (pe, index, &norm, error);
   if (plan == NULL)

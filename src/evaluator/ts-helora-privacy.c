@@ -73,6 +73,8 @@ pool_for (TsHeloraPrivate *p, const CkksHeloraLayout *layout)
 guint
 ts_helora_private_pooled (TsHeloraPrivate *p, const CkksHeloraLayout *layout)
 {
+  g_return_val_if_fail (p != NULL, 0);
+
   g_mutex_lock (&p->lock);
   guint n = pool_for (p, layout)->length;
   g_mutex_unlock (&p->lock);
@@ -95,6 +97,8 @@ gboolean
 ts_helora_private_refill_one (TsHeloraPrivate *p, const CkksHeloraLayout *layout, guint count,
                               gboolean *made, GError **error)
 {
+  g_return_val_if_fail (p != NULL && made != NULL, FALSE);
+
   *made = FALSE;
   if (ts_helora_private_pooled (p, layout) >= count)
     return TRUE;
@@ -122,6 +126,8 @@ ts_helora_private_prefill (TsHeloraPrivate *p, const CkksHeloraLayout *layout, g
 void
 ts_helora_private_take_counts (TsHeloraPrivate *p, guint64 *from_pool, guint64 *made_inline)
 {
+  g_return_if_fail (p != NULL && from_pool != NULL && made_inline != NULL);
+
   g_mutex_lock (&p->lock);
   *from_pool = p->from_pool;
   *made_inline = p->made_inline;
@@ -207,6 +213,8 @@ gboolean
 ts_helora_private_protect (TsHeloraPrivate *p, const CkksHeloraLayout *layout, double a_row_norm,
                            CkksCiphertext *const *outputs, gsize n_outputs, GError **error)
 {
+  g_return_val_if_fail (p != NULL, FALSE);
+
   g_autofree double *noise = NULL;
   if (p->config.compact)
     {

@@ -141,6 +141,8 @@ void
 ts_helora_hello_add_stacked (TsHeloraHello *hello, const char *id,
                              const guint8 sha256[TS_HELORA_HASH_SIZE], float weight)
 {
+  g_return_if_fail (hello != NULL);
+
   TsHeloraStackMember m = { .id = g_strdup (id), .weight = weight };
 
   memcpy (m.sha256, sha256, TS_HELORA_HASH_SIZE);
@@ -408,6 +410,8 @@ hello_flags (const TsHeloraFrame *frame)
 GBytes *
 ts_helora_frame_encode (const TsHeloraFrame *frame, GError **error)
 {
+  g_return_val_if_fail (frame != NULL, NULL);
+
   Writer w = { .buf = g_byte_array_new () };
   gsize payload_len;
 

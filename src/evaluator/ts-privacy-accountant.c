@@ -127,6 +127,8 @@ void
 ts_privacy_accountant_spent (TsPrivacyAccountant *acc, const char *client, double *rho,
                              double *epsilon)
 {
+  g_return_if_fail (acc != NULL);
+
   double r = 0.0;
   g_mutex_lock (&acc->lock);
   const double *spent = g_hash_table_lookup (acc->spent, client);
@@ -142,6 +144,8 @@ ts_privacy_accountant_spent (TsPrivacyAccountant *acc, const char *client, doubl
 void
 ts_privacy_accountant_budget (TsPrivacyAccountant *acc, double *epsilon, double *delta)
 {
+  g_return_if_fail (acc != NULL);
+
   /* both are set once in _new: no lock needed */
   if (epsilon)
     *epsilon = ts_privacy_epsilon (acc->rho_budget, acc->delta);
@@ -152,6 +156,8 @@ ts_privacy_accountant_budget (TsPrivacyAccountant *acc, double *epsilon, double 
 guint64
 ts_privacy_accountant_remaining (TsPrivacyAccountant *acc, const char *client, double rho)
 {
+  g_return_val_if_fail (acc != NULL, 0);
+
   double spent;
   ts_privacy_accountant_spent (acc, client, &spent, NULL);
   if (!(rho > 0.0))
@@ -163,6 +169,8 @@ ts_privacy_accountant_remaining (TsPrivacyAccountant *acc, const char *client, d
 gboolean
 ts_privacy_accountant_save (TsPrivacyAccountant *acc, const char *path, GError **error)
 {
+  g_return_val_if_fail (acc != NULL, FALSE);
+
   g_autoptr (GString) text = g_string_new ("# tensafe privacy accountant: rho spent per client\n");
   g_mutex_lock (&acc->lock);
   GHashTableIter it;
@@ -183,6 +191,8 @@ ts_privacy_accountant_save (TsPrivacyAccountant *acc, const char *path, GError *
 gboolean
 ts_privacy_accountant_load (TsPrivacyAccountant *acc, const char *path, GError **error)
 {
+  g_return_val_if_fail (acc != NULL, FALSE);
+
   g_autofree char *text = NULL;
   g_autoptr (GError) local = NULL;
   if (!g_file_get_contents (path, &text, NULL, &local))

@@ -75,6 +75,8 @@ ts_helora_local_add_module (TsHeloraLocal *self, guint d, guint r, const float *
 {
   CkksHeloraPlan *plan = NULL;
 
+  g_return_val_if_fail (self != NULL && index != NULL, FALSE);
+
   if (!ts_helora_ckks_check (ckks_helora_plan_new (self->ctx, d, r, a, &plan),
                              "Encoding the adapter", error))
     return FALSE;

@@ -337,6 +337,8 @@ ts_helora_remote_free (TsHeloraRemote *self)
 void
 ts_helora_remote_set_timeout (TsHeloraRemote *self, guint timeout_ms)
 {
+  g_return_if_fail (self != NULL);
+
   g_mutex_lock (&self->lock);
   self->timeout_ms = timeout_ms;
   g_mutex_unlock (&self->lock);
@@ -345,6 +347,8 @@ ts_helora_remote_set_timeout (TsHeloraRemote *self, guint timeout_ms)
 void
 ts_helora_remote_set_tap (TsHeloraRemote *self, TsHeloraTapFunc func, gpointer user_data)
 {
+  g_return_if_fail (self != NULL);
+
   self->tap = func;
   self->tap_data = user_data;
 }
@@ -353,6 +357,8 @@ guint64
 ts_helora_remote_next_id (TsHeloraRemote *self)
 {
   guint64 id;
+
+  g_return_val_if_fail (self != NULL, 0);
 
   g_mutex_lock (&self->lock);
   id = self->next_id++;
@@ -363,6 +369,8 @@ ts_helora_remote_next_id (TsHeloraRemote *self)
 void
 ts_helora_remote_send (TsHeloraRemote *self, GBytes *message, guint64 request_id)
 {
+  g_return_if_fail (self != NULL);
+
   SendData *sd = g_new0 (SendData, 1);
 
   g_mutex_lock (&self->lock);
@@ -407,6 +415,8 @@ guint64
 ts_helora_remote_send_frame (TsHeloraRemote *self, TsHeloraFrame *frame, GError **error)
 {
   g_autoptr (GBytes) message = NULL;
+
+  g_return_val_if_fail (frame != NULL, 0);
 
   frame->request_id = ts_helora_remote_next_id (self);
   message = ts_helora_frame_encode (frame, error);
@@ -482,6 +492,8 @@ ts_helora_remote_evaluate (TsHeloraRemote *self, guint32 token_index, const guin
 {
   g_autoptr (TsHeloraFrame) frame = ts_helora_frame_new (TS_HELORA_FRAME_EVALUATE, 0);
 
+  g_return_val_if_fail (cts != NULL, NULL);
+
   frame->u.evaluate.token_index = token_index;
   g_array_append_vals (frame->u.evaluate.modules, modules, n_modules);
   for (guint i = 0; i < cts->len; i++)
@@ -493,10 +505,13 @@ gboolean
 ts_helora_remote_privacy_status (TsHeloraRemote *self, TsHeloraPrivacyStatus *out,
                                  GError **error)
 {
-  g_autoptr (TsHeloraFrame) frame = ts_helora_frame_new (TS_HELORA_FRAME_PRIVACY_QUERY, 0);
-  g_autoptr (TsHeloraFrame) reply = round_trip (self, frame, TS_HELORA_FRAME_PRIVACY_STATUS,
-                                                error);
+  g_autoptr (TsHeloraFrame) frame = NULL;
+  g_autoptr (TsHeloraFrame) reply = NULL;
 
+  g_return_val_if_fail (out != NULL, FALSE);
+
+  frame = ts_helora_frame_new (TS_HELORA_FRAME_PRIVACY_QUERY, 0);
+  reply = round_trip (self, frame, TS_HELORA_FRAME_PRIVACY_STATUS, error);
   if (reply == NULL)
     return FALSE;
   *out = reply->u.privacy;
@@ -506,6 +521,8 @@ ts_helora_remote_privacy_status (TsHeloraRemote *self, TsHeloraPrivacyStatus *ou
 void
 ts_helora_remote_get_bytes (TsHeloraRemote *self, guint64 *up, guint64 *down)
 {
+  g_return_if_fail (self != NULL);
+
   g_mutex_lock (&self->lock);
   if (up != NULL)
     *up = self->bytes_up;
@@ -527,6 +544,8 @@ close_cb (gpointer data)
 void
 ts_helora_remote_cancel (TsHeloraRemote *self)
 {
+  g_return_if_fail (self != NULL);
+
   fail_all_waiters (self, "Cancelled");
   g_main_context_invoke (self->context, close_cb, self);
 }
@@ -535,6 +554,8 @@ gboolean
 ts_helora_remote_is_closed (TsHeloraRemote *self)
 {
   gboolean closed;
+
+  g_return_val_if_fail (self != NULL, FALSE);
 
   g_mutex_lock (&self->lock);
   closed = self->closed;

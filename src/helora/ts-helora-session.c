@@ -16,6 +16,8 @@
 gboolean
 ts_helora_mode_parse (const char *text, TsHeloraOptions *options, GError **error)
 {
+  g_return_val_if_fail (options != NULL, FALSE);
+
   options->remote_url = NULL;
   if (g_strcmp0 (text, "plain") == 0)
     options->mode = TS_HELORA_MODE_PLAIN;
@@ -39,6 +41,8 @@ ts_helora_mode_parse (const char *text, TsHeloraOptions *options, GError **error
 gboolean
 ts_helora_backend_parse (const char *text, TsHeloraBackend *out, GError **error)
 {
+  g_return_val_if_fail (out != NULL, FALSE);
+
   for (TsHeloraBackend b = TS_HELORA_BACKEND_AUTO; b <= TS_HELORA_BACKEND_CUDA; b++)
     if (g_strcmp0 (text, ts_helora_backend_name (b)) == 0)
       {
@@ -318,12 +322,16 @@ ts_helora_session_mode (TsHeloraSession *self)
 guint
 ts_helora_session_n_inputs (TsHeloraSession *self)
 {
+  g_return_val_if_fail (self != NULL, 0);
+
   return self->groups->len;
 }
 
 void
 ts_helora_session_get_stats (TsHeloraSession *self, TsHeloraStats *out)
 {
+  g_return_if_fail (self != NULL && out != NULL);
+
   g_mutex_lock (&self->stats_lock);
   *out = self->stats;
   g_mutex_unlock (&self->stats_lock);
@@ -332,6 +340,8 @@ ts_helora_session_get_stats (TsHeloraSession *self, TsHeloraStats *out)
 void
 ts_helora_session_reset_stats (TsHeloraSession *self)
 {
+  g_return_if_fail (self != NULL);
+
   g_mutex_lock (&self->stats_lock);
   memset (&self->stats, 0, sizeof self->stats);
   g_mutex_unlock (&self->stats_lock);
@@ -340,6 +350,8 @@ ts_helora_session_reset_stats (TsHeloraSession *self)
 void
 ts_helora_session_cancel (TsHeloraSession *self)
 {
+  g_return_if_fail (self != NULL);
+
   if (self->remote != NULL)
     ts_helora_remote_cancel (self->remote);
 }
@@ -353,12 +365,16 @@ ts_helora_session_backend (TsHeloraSession *self)
 const char *
 ts_helora_session_backend_reason (TsHeloraSession *self)
 {
+  g_return_val_if_fail (self != NULL, NULL);
+
   return self->backend_reason;
 }
 
 const GError *
 ts_helora_session_last_error (TsHeloraSession *self)
 {
+  g_return_val_if_fail (self != NULL, NULL);
+
   return self->last_error;
 }
 
@@ -589,6 +605,8 @@ hook_cb (const LmLoraHookCall *call, const float *h, float *u, void *user_data)
 gboolean
 ts_helora_session_attach (TsHeloraSession *self, LmSession *lm, GError **error)
 {
+  g_return_val_if_fail (self != NULL, FALSE);
+
   if (self->mode == TS_HELORA_MODE_PLAIN)
     return TRUE;
   for (guint i = 0; i < self->modules->len; i++)
@@ -617,6 +635,8 @@ TsHeloraSession *
 ts_helora_attach_with (LmSession *lm, const LmLora *lora, const char *lora_path,
                        const char *mode_text, const TsHeloraOptions *base, GError **error)
 {
+  g_return_val_if_fail (base != NULL, NULL);
+
   TsHeloraOptions options = *base;
   g_autoptr (TsHeloraSession) self = NULL;
 
@@ -646,6 +666,8 @@ ts_helora_session_summary (TsHeloraSession *self)
 {
   static const char *const names[] = { "plain", "local", "remote" };
   TsHeloraStats st;
+
+  g_return_val_if_fail (self != NULL, NULL);
 
   ts_helora_session_get_stats (self, &st);
   return g_strdup_printf ("he %s (%s encryption%s): %" G_GUINT64_FORMAT " encryptions, %" G_GUINT64_FORMAT

@@ -103,18 +103,24 @@ ts_market_client_new (const char *base_url, GError **error)
 const char *
 ts_market_client_get_base_url (TsMarketClient *self)
 {
+  g_return_val_if_fail (TS_IS_MARKET_CLIENT (self), NULL);
+
   return self->base_url;
 }
 
 SoupSession *
 ts_market_client_get_session (TsMarketClient *self)
 {
+  g_return_val_if_fail (TS_IS_MARKET_CLIENT (self), NULL);
+
   return self->session;
 }
 
 void
 ts_market_client_set_cache_dir (TsMarketClient *self, const char *dir)
 {
+  g_return_if_fail (TS_IS_MARKET_CLIENT (self));
+
   g_free (self->cache_dir);
   self->cache_dir = g_strdup (dir);
 }
@@ -122,12 +128,16 @@ ts_market_client_set_cache_dir (TsMarketClient *self, const char *dir)
 gboolean
 ts_market_client_get_offline (TsMarketClient *self)
 {
+  g_return_val_if_fail (TS_IS_MARKET_CLIENT (self), FALSE);
+
   return self->offline;
 }
 
 char *
 ts_market_client_build_url (TsMarketClient *self, const char *path)
 {
+  g_return_val_if_fail (TS_IS_MARKET_CLIENT (self), NULL);
+
   g_autoptr(GUri) uri = g_uri_parse_relative (self->base_uri, path, SOUP_HTTP_URI_FLAGS, NULL);
 
   return uri ? g_uri_to_string (uri) : NULL;

@@ -28,6 +28,8 @@ ts_json_get_int (JsonObject *obj, const char *member, gint64 *out)
 {
   JsonNode *node = value_member (obj, member, G_TYPE_INT64);
 
+  g_return_val_if_fail (out != NULL, FALSE);
+
   if (node == NULL)
     return FALSE;
   *out = json_node_get_int (node);
@@ -39,6 +41,8 @@ ts_json_get_number (JsonObject *obj, const char *member, double *out)
 {
   JsonNode *node = value_member (obj, member, G_TYPE_INVALID);
   GType t = node ? json_node_get_value_type (node) : G_TYPE_INVALID;
+
+  g_return_val_if_fail (out != NULL, FALSE);
 
   if (t != G_TYPE_INT64 && t != G_TYPE_DOUBLE)
     return FALSE;

@@ -100,6 +100,8 @@ ts_market_keyring_load (TsMarketKeyring *self, GError **error)
   gsize len = 0;
   JsonObject *pubs;
 
+  g_return_val_if_fail (TS_IS_MARKET_KEYRING (self), FALSE);
+
   if (self->path == NULL || !g_file_test (self->path, G_FILE_TEST_EXISTS))
     return TRUE;
   if (!g_file_get_contents (self->path, &text, &len, error))
@@ -190,6 +192,8 @@ gboolean
 ts_market_keyring_verify (TsMarketKeyring *self, TsMarketManifest *manifest,
                           const char *key_id, const char *signature_b64, GError **error)
 {
+  g_return_val_if_fail (manifest != NULL, FALSE);
+
   GHashTable *keys = keys_of (self, manifest->publisher, FALSE);
   const char *public_b64 = keys && key_id ? g_hash_table_lookup (keys, key_id) : NULL;
   g_autoptr(TsSigningKey) key = NULL;

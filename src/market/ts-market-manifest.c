@@ -35,6 +35,8 @@ void
 ts_market_manifest_add_file (TsMarketManifest *self, const char *name,
                              const char *sha256, gint64 size)
 {
+  g_return_if_fail (self != NULL);
+
   TsMarketFile *f = g_new0 (TsMarketFile, 1);
 
   f->name = g_strdup (name);
@@ -46,6 +48,8 @@ ts_market_manifest_add_file (TsMarketManifest *self, const char *name,
 const TsMarketFile *
 ts_market_manifest_find_file (TsMarketManifest *self, const char *name)
 {
+  g_return_val_if_fail (self != NULL, NULL);
+
   for (guint i = 0; i < self->files->len; i++)
     {
       const TsMarketFile *f = g_ptr_array_index (self->files, i);
@@ -95,6 +99,8 @@ invalid (GError **error, const char *what, const char *value)
 gboolean
 ts_market_manifest_validate (TsMarketManifest *self, GError **error)
 {
+  g_return_val_if_fail (self != NULL, FALSE);
+
   if (!ts_market_name_is_safe (self->id))
     return invalid (error, "adapter id", self->id);
   if (!ts_market_name_is_safe (self->version))
@@ -150,6 +156,8 @@ compare_files (gconstpointer a, gconstpointer b)
 char *
 ts_market_manifest_to_canonical (TsMarketManifest *self)
 {
+  g_return_val_if_fail (self != NULL, NULL);
+
   GString *out = g_string_new ("{\"base_model_sha256\":");
 
   g_ptr_array_sort (self->files, compare_files);

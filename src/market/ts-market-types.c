@@ -55,6 +55,8 @@ G_DEFINE_BOXED_TYPE (TsMarketAdapter, ts_market_adapter, ts_market_adapter_ref,
 TsMarketVersion *
 ts_market_adapter_find_version (TsMarketAdapter *self, const char *version)
 {
+  g_return_val_if_fail (self != NULL, NULL);
+
   if (version == NULL)
     version = self->latest_version;
   for (guint i = 0; self->versions && i < self->versions->len; i++)

@@ -149,6 +149,8 @@ void
 ts_market_usage_set_timing (TsMarketUsage *self, guint batch_delay_ms, guint retry_base_ms,
                             guint retry_max_ms)
 {
+  g_return_if_fail (TS_IS_MARKET_USAGE (self));
+
   self->batch_delay_ms = batch_delay_ms;
   self->retry_base_ms = MAX (retry_base_ms, 1);
   self->retry_max_ms = MAX (retry_max_ms, self->retry_base_ms);
@@ -157,6 +159,8 @@ ts_market_usage_set_timing (TsMarketUsage *self, guint batch_delay_ms, guint ret
 guint
 ts_market_usage_get_pending (TsMarketUsage *self)
 {
+  g_return_val_if_fail (TS_IS_MARKET_USAGE (self), 0);
+
   return self->queue->len;
 }
 
@@ -208,6 +212,8 @@ ts_market_usage_load (TsMarketUsage *self, GError **error)
   g_autoptr(JsonNode) root = NULL;
   gsize len = 0;
   JsonArray *list;
+
+  g_return_val_if_fail (TS_IS_MARKET_USAGE (self), FALSE);
 
   if (self->queue_path == NULL || !g_file_test (self->queue_path, G_FILE_TEST_EXISTS))
     return TRUE;
@@ -362,6 +368,8 @@ void
 ts_market_usage_flush_async (TsMarketUsage *self, GCancellable *cancellable,
                              GAsyncReadyCallback callback, gpointer user_data)
 {
+  g_return_if_fail (TS_IS_MARKET_USAGE (self));
+
   GTask *task = g_task_new (self, cancellable, callback, user_data);
 
   g_task_set_source_tag (task, ts_market_usage_flush_async);

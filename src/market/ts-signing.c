@@ -204,6 +204,8 @@ ts_signing_key_verify (TsSigningKey *self, const void *data, gsize len,
   EVP_MD_CTX *ctx;
   int rc;
 
+  g_return_val_if_fail (self != NULL, FALSE);
+
   if (signature_b64 != NULL && *signature_b64 != '\0')
     sig = g_base64_decode (signature_b64, &sig_len);
   if (sig_len != TS_ED25519_SIGNATURE_LEN)

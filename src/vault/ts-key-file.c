@@ -71,6 +71,8 @@ put_bytes (GByteArray *out, GBytes *bytes)
 GBytes *
 ts_key_file_serialize (const TsKeyFile *file)
 {
+  g_return_val_if_fail (file != NULL, NULL);
+
   GByteArray *out = g_byte_array_new ();
   guint16 version = GUINT16_TO_LE (TS_KEY_FILE_VERSION), zero = 0;
   gint64 created = GINT64_TO_LE (file->created);
@@ -97,6 +99,8 @@ ts_key_file_serialize (const TsKeyFile *file)
 GBytes *
 ts_key_file_export_public (const TsKeyFile *file)
 {
+  g_return_val_if_fail (file != NULL, NULL);
+
   GByteArray *out = g_byte_array_new ();
   guint16 version = GUINT16_TO_LE (TS_KEY_FILE_VERSION), zero = 0;
   guint8 sum[CHECKSUM_BYTES];
@@ -292,6 +296,8 @@ ts_key_file_save (const TsKeyFile *file, const char *path, GError **error)
 void
 ts_key_file_fingerprint (const TsKeyFile *file, guint8 out[TS_KEY_FINGERPRINT_BYTES])
 {
+  g_return_if_fail (file != NULL);
+
   EVP_MD_CTX *md = EVP_MD_CTX_new ();
   gsize len;
   const void *data;
@@ -323,6 +329,8 @@ gboolean
 ts_key_derive (const char *passphrase, const TsScryptParams *kdf,
                const guint8 salt[TS_KEY_SALT_BYTES], guint8 out[32], GError **error)
 {
+  g_return_val_if_fail (kdf != NULL, FALSE);
+
   EVP_KDF *algo = EVP_KDF_fetch (NULL, "SCRYPT", NULL);
   EVP_KDF_CTX *ctx = algo != NULL ? EVP_KDF_CTX_new (algo) : NULL;
   guint64 n = (guint64) 1 << kdf->log2_n;

@@ -122,6 +122,8 @@ ts_key_pair_seal_for_handover (const TsKeyPair *pair, guint8 key_out[32], GError
   guint8 *sealed = NULL;
   size_t sealed_len = 0;
 
+  g_return_val_if_fail (pair != NULL, NULL);
+
   if (RAND_priv_bytes (key_out, 32) != 1)
     {
       g_set_error (error, TS_KEY_ERROR, TS_KEY_ERROR_FAILED, "The random generator failed");
@@ -195,6 +197,8 @@ ts_key_file_unlock (const TsKeyFile *file, const char *passphrase, TsKeyProgress
   gsize len;
   const guint8 *sealed;
   CkksStatus st;
+
+  g_return_val_if_fail (file != NULL, NULL);
 
   pair->preset = g_strdup (file->preset);
   report (progress, user_data, 0.0);
