@@ -333,6 +333,22 @@ open_reduce_dialog (TsMarketDetails *details)
   return find_reduce_dialog ();
 }
 
+/* Starts @app and installs tiny-poet from its marketplace page; returns
+ * the adapter's details view. */
+static TsMarketDetails *
+install_poet (TsApplication *app)
+{
+  TsChatPage *chat = NULL;
+  TsWindow *window = start_app (app, &chat);
+  TsMarketplacePage *market;
+
+  ts_window_set_visible_page (window, "market");
+  market = TS_MARKETPLACE_PAGE (gui_find_descendant (GTK_WIDGET (window),
+                                                     TS_TYPE_MARKETPLACE_PAGE));
+  wait_until (catalogue_settled, market, "the catalogue");
+  return install (market, "tiny-poet");
+}
+
 /* Starts the reduction as the "Reduce" button does, and waits for its end. */
 static void
 run_reduction (TsReduceDialog *dialog)
@@ -592,23 +608,15 @@ test_reduce_errors (void)
   g_autofree char *marker = g_build_filename (taken, "old-file", NULL);
   g_autofree char *weights = g_build_filename (store, "tiny-poet", "adapter_model.safetensors",
                                                NULL);
-  TsChatPage *chat = NULL;
-  TsMarketplacePage *market;
   TsMarketDetails *details;
   TsReduceDialog *dialog;
   GtkSpinButton *spin;
   GtkEditable *name;
-  TsWindow *window;
   HeldFile held = { 0 };
 
   g_setenv ("TENSAFE_MARKETPLACE_URL", server->url, TRUE);
   app = ts_application_new (G_APPLICATION_NON_UNIQUE);
-  window = start_app (app, &chat);
-  ts_window_set_visible_page (window, "market");
-  market = TS_MARKETPLACE_PAGE (gui_find_descendant (GTK_WIDGET (window),
-                                                     TS_TYPE_MARKETPLACE_PAGE));
-  wait_until (catalogue_settled, market, "the catalogue");
-  details = install (market, "tiny-poet");
+  details = install_poet (app);
   dialog = open_reduce_dialog (details);
   spin = _ts_reduce_dialog_get_rank_spin (dialog);
   name = _ts_reduce_dialog_get_name_entry (dialog);
@@ -696,20 +704,12 @@ test_reduce_progress (void)
   g_autofree char *store = adapters_dir ();
   g_autofree char *reduced = g_build_filename (store, "tiny-poet-r4", NULL);
   gint64 deadline;
-  TsChatPage *chat = NULL;
-  TsMarketplacePage *market;
   TsReduceDialog *dialog;
   GtkProgressBar *bar;
-  TsWindow *window;
 
   g_setenv ("TENSAFE_MARKETPLACE_URL", server->url, TRUE);
   app = ts_application_new (G_APPLICATION_NON_UNIQUE);
-  window = start_app (app, &chat);
-  ts_window_set_visible_page (window, "market");
-  market = TS_MARKETPLACE_PAGE (gui_find_descendant (GTK_WIDGET (window),
-                                                     TS_TYPE_MARKETPLACE_PAGE));
-  wait_until (catalogue_settled, market, "the catalogue");
-  dialog = open_reduce_dialog (install (market, "tiny-poet"));
+  dialog = open_reduce_dialog (install_poet (app));
   bar = GTK_PROGRESS_BAR (gui_find_descendant (GTK_WIDGET (dialog), GTK_TYPE_PROGRESS_BAR));
   g_assert_nonnull (bar);
 
