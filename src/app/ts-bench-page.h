@@ -4,7 +4,7 @@
  * Main-thread only. The user picks a model and an adapter (GGUF, through the
  * file chooser portal; remembered in the bench-model / bench-adapter
  * settings), CKKS presets and a token count; "bench.run" runs
- * ts_bench_run() (src/core/ts-bench-runner.h) on a worker thread with a
+ * ts_bench_run() (src/bench/ts-bench-runner.h) on a worker thread with a
  * progress bar, "bench.cancel" stops it between two tokens. Results fill a
  * GtkColumnView and a TsBenchChart and export as CSV or JSON ("bench.export"
  * with "csv" or "json"). The compute devices are probed on a worker thread

@@ -1,4 +1,4 @@
-/* ts-chat-page-market.c: the chat page's marketplace adapters (checked, metered) and vault key.
+/* ts-chat-page-market.c: the chat page's marketplace adapters (checked, metered).
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib/gi18n.h>
 
@@ -13,54 +13,6 @@ enum {
 };
 
 static guint signals[N_SIGNALS];
-
-/* ---- the key vault's key ------------------------------------------------ */
-
-/* The badge follows the vault between answers; an answer under way keeps
- * the key it started with. */
-static void
-key_vault_changed_cb (TsChatPage *self)
-{
-  const char *fingerprint = ts_key_vault_get_state (self->key_vault) == TS_KEY_STATE_UNLOCKED
-    ? ts_key_vault_get_fingerprint (self->key_vault) : NULL;
-
-  if (!ts_chat_pane_get_busy (self->he_pane))
-    ts_chat_pane_show_key (self->he_pane, fingerprint, fingerprint != NULL);
-}
-
-void
-ts_chat_page_set_key_vault (TsChatPage *self, TsKeyVault *vault)
-{
-  g_return_if_fail (TS_IS_CHAT_PAGE (self));
-  g_return_if_fail (vault == NULL || TS_IS_KEY_VAULT (vault));
-
-  if (self->key_vault != NULL)
-    g_signal_handlers_disconnect_by_data (self->key_vault, self);
-  g_set_object (&self->key_vault, vault);
-  if (vault == NULL)
-    return;
-  g_signal_connect_object (vault, "notify::state", G_CALLBACK (key_vault_changed_cb), self,
-                           G_CONNECT_SWAPPED);
-  g_signal_connect_object (vault, "notify::fingerprint", G_CALLBACK (key_vault_changed_cb), self,
-                           G_CONNECT_SWAPPED);
-  key_vault_changed_cb (self);
-}
-
-void
-_ts_chat_page_use_vault_key (TsChatPage *self, TsGenerationRequest *request)
-{
-  const TsKeyPair *pair = self->key_vault != NULL ? ts_key_vault_get_key_pair (self->key_vault)
-                                                  : NULL;
-  g_autoptr (GError) error = NULL;
-
-  if (pair == NULL || request->he_mode == NULL || g_str_equal (request->he_mode, "plain"))
-    return;
-  /* Sealed for the worker thread: the vault's pair is valid only until its
-   * next state change. Without it the answer falls back to a fresh key. */
-  if (!ts_generation_request_set_key_pair (request, pair,
-                                           ts_key_vault_get_fingerprint (self->key_vault), &error))
-    _ts_chat_page_toast (self, error->message);
-}
 
 /* ---- marketplace adapters ------------------------------------------------ */
 
@@ -206,9 +158,6 @@ _ts_chat_page_market_dispose (TsChatPage *self)
 {
   g_cancellable_cancel (self->verify_cancellable);
   g_clear_object (&self->verify_cancellable);
-  if (self->key_vault != NULL)
-    g_signal_handlers_disconnect_by_data (self->key_vault, self);
-  g_clear_object (&self->key_vault);
   g_clear_pointer (&self->market_id, g_free);
   g_clear_pointer (&self->market_version, g_free);
 }

@@ -250,14 +250,14 @@ _ts_chat_page_load_stack (TsChatPage *self, const char *model_path,
 /* Pickers                                                                    */
 
 /* The installed adapters: marketplace installs and folders with a
- * metadata.json (ts_adapter_routing_find()). */
+ * metadata.json (ts_chat_router_find()). */
 GPtrArray *
 _ts_chat_page_list_adapters (TsChatPage *self)
 {
   GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) g_strfreev);
   g_autofree char *demo = ts_chat_page_find_demo_file (TS_DEMO_ADAPTER);
   g_autofree char *dir = _ts_chat_page_adapters_dir ();
-  g_autoptr (GPtrArray) list = ts_adapter_routing_find (dir);
+  g_autoptr (GPtrArray) list = ts_chat_router_find (dir);
 
   if (demo != NULL)
     g_ptr_array_add (out, g_strdupv ((char *[]) { (char *) _("Demo Adapter"), demo, NULL }));

@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #pragma once
 
-#include "ts-adapter-routing.h"
+#include "ts-chat-router.h"
 #include "ts-chat-page.h"
 #include "ts-generation.h"
 #include "ts-history.h"
@@ -51,7 +51,7 @@ struct _TsChatPage
   /* Adapter routing (ts-chat-page-routing.c): a router over the installed
    * adapters (NULL with fewer than two), what it was built from, the user's
    * choice ("" routes every turn). */
-  TsAdapterRouting *routing;
+  TsChatRouter *routing;
   char *routing_signature;
   GCancellable *routing_cancellable;
   GCancellable *route_cancellable;
@@ -138,15 +138,18 @@ void _ts_chat_page_history_save_reply (TsChatPage *self, gboolean he, gboolean c
 /* Forgets the last exchange (regenerate, edit and resend). */
 void _ts_chat_page_history_drop_exchange (TsChatPage *self);
 
-/* ts-chat-page-market.c: marketplace adapters and the key vault's key. */
+/* ts-chat-page-market.c: marketplace adapters. */
 /* Finds out whether the adapter at @path (the turn's, or the one just
  * loaded) is a marketplace one, whose turns are metered. */
 void _ts_chat_page_market_set_adapter (TsChatPage *self, const char *path);
 /* After a turn: emits "adapter-used" for a marketplace adapter. */
 void _ts_chat_page_market_report_turn (TsChatPage *self);
-/* Makes @request's HE-LoRA session use the vault's unlocked key, if any. */
-void _ts_chat_page_use_vault_key (TsChatPage *self, TsGenerationRequest *request);
 void _ts_chat_page_market_dispose (TsChatPage *self);
 void _ts_chat_page_market_class_init (GObjectClass *object_class);
+
+/* ts-chat-page-vault.c: the key vault's key. */
+/* Makes @request's HE-LoRA session use the vault's unlocked key, if any. */
+void _ts_chat_page_use_vault_key (TsChatPage *self, TsGenerationRequest *request);
+void _ts_chat_page_vault_dispose (TsChatPage *self);
 
 G_END_DECLS

@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * With two or more adapters installed, each turn is routed before it is
- * generated (ts-adapter-routing.h, on a worker thread) and both panes
+ * generated (ts-chat-router.h, on a worker thread) and both panes
  * answer with the routed adapter; the reply says which and why. The
  * adapter picker's "Automatic" entry routes; picking an adapter fixes it
  * (the router's override), remembered in the chat-adapter-override setting.
@@ -45,7 +45,7 @@ static char *
 routing_signature (TsChatPage *self)
 {
   g_autofree char *dir = _ts_chat_page_adapters_dir ();
-  g_autoptr (GPtrArray) found = ts_adapter_routing_find (dir);
+  g_autoptr (GPtrArray) found = ts_chat_router_find (dir);
   GString *sig = g_string_new (NULL);
 
   /* The model object, not its path: a reload of the same file is a new one. */
@@ -70,7 +70,7 @@ routing_signature (TsChatPage *self)
 static void
 apply_remembered_override (TsChatPage *self)
 {
-  const TsRoutableAdapter *a = ts_adapter_routing_lookup (self->routing, self->adapter_override);
+  const TsRoutableAdapter *a = ts_chat_router_lookup (self->routing, self->adapter_override);
 
   if (a != NULL && g_strcmp0 (a->path, self->adapter_path) != 0)
     _ts_chat_page_load_model (self, self->model_path, a->path);
@@ -80,18 +80,18 @@ static void
 routing_built_cb (GObject *source, GAsyncResult *result, gpointer data)
 {
   g_autoptr (GError) error = NULL;
-  TsAdapterRouting *routing = ts_adapter_routing_new_finish (result, &error);
+  TsChatRouter *routing = ts_chat_router_new_finish (result, &error);
   TsChatPage *self = data;
 
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
-  g_clear_pointer (&self->routing, ts_adapter_routing_unref);
+  g_clear_pointer (&self->routing, ts_chat_router_unref);
   if (routing == NULL)
     _ts_chat_page_toast (self, error->message);
-  else if (ts_adapter_routing_get_adapters (routing)->len >= 2)
+  else if (ts_chat_router_get_adapters (routing)->len >= 2)
     self->routing = routing;
   else
-    ts_adapter_routing_unref (routing);
+    ts_chat_router_unref (routing);
   if (self->routing != NULL)
     apply_remembered_override (self);
   _ts_chat_page_rebuild_adapter_menu (self);
@@ -118,8 +118,8 @@ _ts_chat_page_routing_refresh (TsChatPage *self)
   dir = _ts_chat_page_adapters_dir ();
   /* The task holds no reference on the page: a page dropped meanwhile
    * cancels it, and the callback then returns before touching it. */
-  ts_adapter_routing_new_async (self->model, dir, self->routing_cancellable, routing_built_cb,
-                                self);
+  ts_chat_router_new_async (self->model, dir, self->routing_cancellable, routing_built_cb,
+                            self);
 }
 
 /* ---- one turn ------------------------------------------------------------ */
@@ -141,7 +141,7 @@ rule_label (TsRouteRule rule)
 
 /* The turn's adapter (@path_out, borrowed) and the note that says so. */
 static char *
-describe_route (TsChatPage *self, const TsAdapterRoute *route, const char **path_out)
+describe_route (TsChatPage *self, const TsChatRoute *route, const char **path_out)
 {
   g_autofree char *current = _ts_chat_page_adapter_display_name (self);
 
@@ -186,19 +186,19 @@ routed_cb (GObject *source, GAsyncResult *result, gpointer data)
   g_autoptr (GError) error = NULL;
   g_autofree char *note = NULL;
   g_autofree char *current = NULL;
-  TsAdapterRoute route = { { NULL, 0, TS_ROUTE_NONE }, NULL, NULL };
+  TsChatRoute route = { { NULL, 0, TS_ROUTE_NONE }, NULL, NULL };
   const char *path;
 
   if (self == NULL)
     {
-      if (ts_adapter_routing_route_finish (result, &route, NULL))
-        ts_adapter_route_clear (&route);
+      if (ts_chat_router_route_finish (result, &route, NULL))
+        ts_chat_route_clear (&route);
       turn_data_free (t);
       return;
     }
   g_clear_object (&self->route_cancellable);
   path = _ts_chat_page_request_adapter (self);
-  if (!ts_adapter_routing_route_finish (result, &route, &error))
+  if (!ts_chat_router_route_finish (result, &route, &error))
     {
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         {
@@ -213,7 +213,7 @@ routed_cb (GObject *source, GAsyncResult *result, gpointer data)
   else
     note = describe_route (self, &route, &path);
   _ts_chat_page_start_exchange (self, t->prompt, path, note);
-  ts_adapter_route_clear (&route);
+  ts_chat_route_clear (&route);
   turn_data_free (t);
 }
 
@@ -231,8 +231,8 @@ _ts_chat_page_route_turn (TsChatPage *self, const char *prompt)
   g_weak_ref_init (&t->page, self);
   t->prompt = g_strdup (prompt);
   self->route_cancellable = g_cancellable_new ();
-  ts_adapter_routing_route_async (self->routing, prompt, self->adapter_override,
-                                  self->route_cancellable, routed_cb, t);
+  ts_chat_router_route_async (self->routing, prompt, self->adapter_override,
+                              self->route_cancellable, routed_cb, t);
 }
 
 void
@@ -257,7 +257,7 @@ _ts_chat_page_set_adapter_override (TsChatPage *self, const char *id)
 void
 _ts_chat_page_adapter_picked (TsChatPage *self, const char *path)
 {
-  GPtrArray *routed = self->routing != NULL ? ts_adapter_routing_get_adapters (self->routing)
+  GPtrArray *routed = self->routing != NULL ? ts_chat_router_get_adapters (self->routing)
                                              : NULL;
   g_autofree char *id = NULL;
 
@@ -300,7 +300,7 @@ route_adapter_action (GtkWidget *widget, const char *action_name, GVariant *para
   TsChatPage *self = TS_CHAT_PAGE (widget);
   const char *id = g_variant_get_string (param, NULL);
   const TsRoutableAdapter *a = self->routing != NULL
-                               ? ts_adapter_routing_lookup (self->routing, id) : NULL;
+                               ? ts_chat_router_lookup (self->routing, id) : NULL;
 
   _ts_chat_page_set_adapter_override (self, id);
   if (a != NULL && g_strcmp0 (a->path, self->adapter_path) != 0)
@@ -339,7 +339,7 @@ _ts_chat_page_routing_dispose (TsChatPage *self)
   g_clear_object (&self->routing_cancellable);
   g_cancellable_cancel (self->route_cancellable);
   g_clear_object (&self->route_cancellable);
-  g_clear_pointer (&self->routing, ts_adapter_routing_unref);
+  g_clear_pointer (&self->routing, ts_chat_router_unref);
   g_clear_pointer (&self->routing_signature, g_free);
   g_clear_pointer (&self->adapter_override, g_free);
 }

@@ -472,6 +472,7 @@ ts_chat_page_dispose (GObject *object)
   g_clear_handle_id (&self->save_timeout, g_source_remove);
   _ts_chat_page_routing_dispose (self);
   _ts_chat_page_market_dispose (self);
+  _ts_chat_page_vault_dispose (self);
   G_OBJECT_CLASS (ts_chat_page_parent_class)->dispose (object);
 }
 

@@ -60,7 +60,7 @@ const char *ts_chat_page_get_adapter_path (TsChatPage *self);
 
 /* Adapter routing ("routing" property): TRUE once two or more adapters are
  * installed and routed between; each turn then goes to the adapter that
- * fits it (ts-adapter-routing.h) and both replies say which. The
+ * fits it (ts-chat-router.h) and both replies say which. The
  * "adapter-override" property (the chat-adapter-override setting) is the
  * adapter the user picked ("": route every turn). */
 gboolean ts_chat_page_get_routing (TsChatPage *self);

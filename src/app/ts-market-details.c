@@ -8,6 +8,7 @@
 #include "ts-market-install.h"
 #include "ts-market-trust.h"
 #include "ts-reduce-dialog.h"
+#include "ts-toast.h"
 
 struct _TsMarketDetails
 {
@@ -409,7 +410,7 @@ install_cb (GObject *source, GAsyncResult *result, gpointer user_data)
     message = g_strdup_printf (_("Could not install: %s"), error->message);
   else
     message = g_strdup_printf (_("“%s” is installed and verified"), self->adapter->name);
-  ts_market_toast (GTK_WIDGET (self), message);
+  ts_toast_show (GTK_WIDGET (self), message);
   if (self->adapter != NULL)
     show_trust (self, ts_market_adapter_find_version (self->adapter, NULL));
   update_actions (self);
@@ -448,7 +449,7 @@ trust_cb (GObject *source, GAsyncResult *result, gpointer user_data)
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         return;
       message = g_strdup_printf (_("Could not install: %s"), error->message);
-      ts_market_toast (GTK_WIDGET (self), message);
+      ts_toast_show (GTK_WIDGET (self), message);
       return;
     }
   start_install (self);
@@ -494,7 +495,7 @@ remove_action (GtkWidget *widget, const char *name, GVariant *param)
     message = g_strdup_printf (_("Could not remove: %s"), error->message);
   else
     message = g_strdup_printf (_("“%s” was removed"), self->adapter->name);
-  ts_market_toast (widget, message);
+  ts_toast_show (widget, message);
   update_actions (self);
   g_signal_emit (self, signals[SIGNAL_INSTALLED_CHANGED], 0);
 }
@@ -514,7 +515,7 @@ reduced_cb (TsMarketDetails *self, const char *id, const char *path)
   /* Translators: %s is the new adapter's name. */
   g_autofree char *message = g_strdup_printf (_("“%s” was added to the installed adapters"), id);
 
-  ts_market_toast (GTK_WIDGET (self), message);
+  ts_toast_show (GTK_WIDGET (self), message);
   g_signal_emit (self, signals[SIGNAL_INSTALLED_CHANGED], 0);
 }
 

@@ -58,19 +58,3 @@ ts_market_keyring_path (void)
 {
   return g_build_filename (g_get_user_data_dir (), "tensafe", "market-keyring.json", NULL);
 }
-
-void
-ts_market_toast (GtkWidget *widget, const char *message)
-{
-  GtkWidget *overlay = gtk_widget_get_ancestor (widget, ADW_TYPE_TOAST_OVERLAY);
-  g_autofree char *escaped = NULL;
-
-  if (overlay == NULL)
-    {
-      g_message ("%s", message);
-      return;
-    }
-  /* Toast titles are Pango markup; messages may quote server text. */
-  escaped = g_markup_escape_text (message, -1);
-  adw_toast_overlay_add_toast (ADW_TOAST_OVERLAY (overlay), adw_toast_new (escaped));
-}

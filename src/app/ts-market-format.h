@@ -1,4 +1,4 @@
-/* ts-market-format.h: small helpers of the marketplace views: readable values, toasts, folders.
+/* ts-market-format.h: small helpers of the marketplace views: readable values, folders.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Plain functions returning newly allocated, translated strings; callable
@@ -31,9 +31,5 @@ void ts_market_ensure_parent_dir (const char *path);
 /* The file the marketplace page pins publishers' keys into:
  * $XDG_DATA_HOME/tensafe/market-keyring.json (newly allocated). */
 char *ts_market_keyring_path (void);
-
-/* Shows @message as a toast in the nearest AdwToastOverlay above @widget
- * (main thread); logs it when there is none. */
-void ts_market_toast (GtkWidget *widget, const char *message);
 
 G_END_DECLS

@@ -12,6 +12,7 @@
 #include "ts-market-keyring.h"
 #include "ts-marketplace-page-private.h"
 #include "ts-market-usage.h"
+#include "ts-toast.h"
 
 /* Typing pauses this long before a search goes out. */
 #define SEARCH_DELAY_MS 250
@@ -291,7 +292,7 @@ use_in_chat (TsMarketplacePage *self, const char *id, const char *path)
   g_autofree char *message = g_strdup_printf (_("“%s” is selected for the chat"), id);
 
   g_signal_emit (self, signals[SIGNAL_USE_IN_CHAT], 0, id, path);
-  ts_market_toast (GTK_WIDGET (self->outer_stack), message);
+  ts_toast_show (GTK_WIDGET (self->outer_stack), message);
   /* Inside the main window this shows the chat; alone (tests) it does nothing. */
   gtk_widget_activate_action (GTK_WIDGET (self), "win.show-page", "s", "chat");
 }
@@ -376,7 +377,7 @@ refresh_installed (TsMarketplacePage *self)
     {
       g_autofree char *message = g_strdup_printf (_("Cannot list installed adapters: %s"),
                                                   error->message);
-      ts_market_toast (GTK_WIDGET (self->outer_stack), message);
+      ts_toast_show (GTK_WIDGET (self->outer_stack), message);
       return;
     }
   for (guint i = 0; i < list->len; i++)
@@ -439,7 +440,7 @@ remove_installed_action (GtkWidget *widget, const char *name, GVariant *param)
     message = g_strdup_printf (_("“%s” was removed"), id);
   else
     message = g_strdup_printf (_("Could not remove: %s"), error->message);
-  ts_market_toast (GTK_WIDGET (self->outer_stack), message);
+  ts_toast_show (GTK_WIDGET (self->outer_stack), message);
   refresh_installed (self);
 }
 

@@ -5,9 +5,11 @@
 
 #include "ts-adapter-reduce.h"
 #include "ts-file-chooser.h"
+#include "ts-main-context.h"
 #include "ts-market-format.h"
 #include "ts-market-install.h"
 #include "ts-reduce-dialog-private.h"
+#include "ts-toast.h"
 
 struct _TsReduceDialog
 {
@@ -272,8 +274,7 @@ progress_cb (guint done, guint total, const char *module, gpointer user_data)
   p->done = done;
   p->total = total;
   p->module = g_strdup (module);
-  g_main_context_invoke_full (g_task_get_context (task), G_PRIORITY_DEFAULT, progress_apply, p,
-                              progress_free);
+  ts_main_context_post (g_task_get_context (task), progress_apply, p, progress_free);
 }
 
 static void
@@ -420,7 +421,7 @@ reduce_done_cb (GObject *source, GAsyncResult *result, gpointer user_data)
   show_page (self, "setup");
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     {
-      ts_market_toast (GTK_WIDGET (self->stack), _("Cancelled: nothing was written"));
+      ts_toast_show (GTK_WIDGET (self->stack), _("Cancelled: nothing was written"));
       return;
     }
   {

@@ -9,7 +9,7 @@
 #include "he-server-private.h"
 
 #include "ckks-private.h"
-#include "ts-helora-private-eval.h"
+#include "ts-helora-privacy-eval.h"
 
 gboolean
 he_privacy_init (HeServer *server, const HeServerOptions *options, GError **error)

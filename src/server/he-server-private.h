@@ -5,7 +5,7 @@
 #include <libsoup/soup.h>
 
 #include "he-server-service.h"
-#include "ts-helora-private-eval.h"
+#include "ts-helora-privacy-eval.h"
 #include "ts-privacy-accountant.h"
 
 G_BEGIN_DECLS

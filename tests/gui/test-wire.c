@@ -4,7 +4,8 @@
  * installed from a real tensafe-marketd selects it in the chat, and the turn
  * is metered to the marketplace; "Reduce Rank…" in its details makes a
  * lower-rank adapter that the engine loads, the chat lists and uses, and
- * refuses bad names, unwritable folders and unreadable adapters.
+ * refuses bad names, unwritable folders and unreadable adapters; its
+ * progress reaches the dialog on the main thread only.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <adwaita.h>
@@ -332,6 +333,22 @@ open_reduce_dialog (TsMarketDetails *details)
   return find_reduce_dialog ();
 }
 
+/* Starts @app and installs tiny-poet from its marketplace page; returns
+ * the adapter's details view. */
+static TsMarketDetails *
+install_poet (TsApplication *app)
+{
+  TsChatPage *chat = NULL;
+  TsWindow *window = start_app (app, &chat);
+  TsMarketplacePage *market;
+
+  ts_window_set_visible_page (window, "market");
+  market = TS_MARKETPLACE_PAGE (gui_find_descendant (GTK_WIDGET (window),
+                                                     TS_TYPE_MARKETPLACE_PAGE));
+  wait_until (catalogue_settled, market, "the catalogue");
+  return install (market, "tiny-poet");
+}
+
 /* Starts the reduction as the "Reduce" button does, and waits for its end. */
 static void
 run_reduction (TsReduceDialog *dialog)
@@ -591,23 +608,15 @@ test_reduce_errors (void)
   g_autofree char *marker = g_build_filename (taken, "old-file", NULL);
   g_autofree char *weights = g_build_filename (store, "tiny-poet", "adapter_model.safetensors",
                                                NULL);
-  TsChatPage *chat = NULL;
-  TsMarketplacePage *market;
   TsMarketDetails *details;
   TsReduceDialog *dialog;
   GtkSpinButton *spin;
   GtkEditable *name;
-  TsWindow *window;
   HeldFile held = { 0 };
 
   g_setenv ("TENSAFE_MARKETPLACE_URL", server->url, TRUE);
   app = ts_application_new (G_APPLICATION_NON_UNIQUE);
-  window = start_app (app, &chat);
-  ts_window_set_visible_page (window, "market");
-  market = TS_MARKETPLACE_PAGE (gui_find_descendant (GTK_WIDGET (window),
-                                                     TS_TYPE_MARKETPLACE_PAGE));
-  wait_until (catalogue_settled, market, "the catalogue");
-  details = install (market, "tiny-poet");
+  details = install_poet (app);
   dialog = open_reduce_dialog (details);
   spin = _ts_reduce_dialog_get_rank_spin (dialog);
   name = _ts_reduce_dialog_get_name_entry (dialog);
@@ -682,6 +691,47 @@ test_reduce_errors (void)
   market_server_stop (server);
 }
 
+/* The worker's progress reaches the dialog through the main loop only:
+ * while the main thread runs no iteration the default context is free for
+ * the worker to acquire, and the progress bar still must not move until
+ * the main thread iterates again (GTK is not thread-safe). */
+static void
+test_reduce_progress (void)
+{
+  const char *imports[] = { market_demo_dir (), NULL };
+  MarketServer *server = market_server_start (imports, NULL);
+  g_autoptr (TsApplication) app = NULL;
+  g_autofree char *store = adapters_dir ();
+  g_autofree char *reduced = g_build_filename (store, "tiny-poet-r4", NULL);
+  gint64 deadline;
+  TsReduceDialog *dialog;
+  GtkProgressBar *bar;
+
+  g_setenv ("TENSAFE_MARKETPLACE_URL", server->url, TRUE);
+  app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  dialog = open_reduce_dialog (install_poet (app));
+  bar = GTK_PROGRESS_BAR (gui_find_descendant (GTK_WIDGET (dialog), GTK_TYPE_PROGRESS_BAR));
+  g_assert_nonnull (bar);
+
+  /* From the click until the new adapter is in place: no iteration. */
+  g_signal_emit_by_name (gui_find_button (GTK_WIDGET (dialog), "_Reduce"), "clicked");
+  deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  while (!g_file_test (reduced, G_FILE_TEST_IS_DIR))
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (2000);
+    }
+  g_assert_cmpfloat (gtk_progress_bar_get_fraction (bar), ==, 0.0);
+  g_assert_cmpstr (gtk_progress_bar_get_text (bar), ==, "Checking the adapter…");
+
+  wait_until (reduce_settled, dialog, "the reduction");
+  g_assert_cmpstr (_ts_reduce_dialog_get_page (dialog), ==, "done");
+  g_assert_cmpstr (_ts_reduce_dialog_get_result (dialog)->path, ==, reduced);
+  quit_app (app);
+  g_unsetenv ("TENSAFE_MARKETPLACE_URL");
+  market_server_stop (server);
+}
+
 static void
 test_no_display (void)
 {
@@ -714,6 +764,7 @@ main (int argc, char **argv)
   g_test_add_func ("/wire/use-in-chat", test_use_in_chat);
   g_test_add_func ("/wire/reduce-rank", test_reduce_rank);
   g_test_add_func ("/wire/reduce-errors", test_reduce_errors);
+  g_test_add_func ("/wire/reduce-progress", test_reduce_progress);
   status = g_test_run ();
   market_rm_rf (root);
   return status;

@@ -15,7 +15,7 @@
 
 #include <glib/gstdio.h>
 
-#include "../core/helora-golden.h"
+#include "../helora/helora-golden.h"
 #include "ckks-client.h"
 #include "gguf-writer.h"
 #include "server-fixture.h"

@@ -1,0 +1,749 @@
+/* ts-generation.c: a chat reply generated on a worker thread, streamed to a main context.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+
+#include "chat.h"
+#include "ckks-params.h"
+#include "ckks-serial.h"
+#include "sampler.h"
+#include "tokenizer.h"
+#include "ts-adapter-stack.h"
+#include "ts-generation.h"
+#include "ts-helora-ckks.h"
+#include "ts-main-context.h"
+
+G_DEFINE_QUARK (ts-generation-error-quark, ts_generation_error)
+
+/* The session's n_batch: prefill steps of this size compute exactly what
+ * one call over the whole prompt would. */
+#define PREFILL_STEP 64
+
+struct _TsGenerationModel
+{
+  gatomicrefcount ref_count;
+  char *model_path;
+  char **adapter_paths;          /* NULL-ended; empty: no adapter */
+  float *weights;                /* one per adapter */
+  guint n_adapters;
+  LmModel *model;
+  LmTokenizer *tok;
+  LmLora *lora;
+  GMutex lock;                   /* guards loras */
+  GHashTable *loras;             /* other adapters: path → LmLora * */
+};
+
+static gboolean
+set_lm_error (GError **error, int code, const char *what, LmStatus status, char *message)
+{
+  g_set_error (error, TS_GENERATION_ERROR, code, "%s: %s", what,
+               message != NULL ? message : lm_status_message (status));
+  free (message);
+  return FALSE;
+}
+
+TsGenerationModel *
+ts_generation_model_load (const char *model_path, const char *adapter_path, GError **error)
+{
+  return ts_generation_model_load_stack (model_path, &adapter_path, NULL, adapter_path ? 1 : 0,
+                                         error);
+}
+
+/* One adapter at weight 1 is loaded as it is; anything else is stacked
+ * (a single adapter with another weight is a stack of one). */
+static gboolean
+load_adapters (TsGenerationModel *self, GError **error)
+{
+  char *message = NULL;
+  LmStatus st;
+
+  if (self->n_adapters == 0)
+    return TRUE;
+  if (self->n_adapters > 1 || self->weights[0] != 1.0f)
+    {
+      self->lora = ts_adapter_stack_load (self->model, (const char *const *) self->adapter_paths,
+                                          self->weights, self->n_adapters, error);
+      if (self->lora == NULL)
+        g_prefix_error (error, "Stacked adapters: ");
+      return self->lora != NULL;
+    }
+  if ((st = lm_lora_load (self->model, self->adapter_paths[0], 1.0f, &self->lora, &message)) != LM_OK)
+    {
+      g_autofree char *adapter_name = g_filename_display_basename (self->adapter_paths[0]);
+      return set_lm_error (error, TS_GENERATION_ERROR_MODEL, adapter_name, st, message);
+    }
+  return TRUE;
+}
+
+TsGenerationModel *
+ts_generation_model_load_stack (const char *model_path, const char *const *adapter_paths,
+                                const float *weights, guint n, GError **error)
+{
+  g_autoptr (TsGenerationModel) self = g_new0 (TsGenerationModel, 1);
+  g_autofree char *model_name = g_filename_display_basename (model_path);
+  char *message = NULL;
+  LmStatus st;
+
+  g_atomic_ref_count_init (&self->ref_count);
+  g_mutex_init (&self->lock);
+  self->loras = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                       (GDestroyNotify) lm_lora_free);
+  self->model_path = g_strdup (model_path);
+  self->adapter_paths = g_new0 (char *, n + 1);
+  self->weights = g_new (float, MAX (n, 1));
+  self->n_adapters = n;
+  for (guint i = 0; i < n; i++)
+    {
+      self->adapter_paths[i] = g_strdup (adapter_paths[i]);
+      self->weights[i] = weights != NULL ? weights[i] : 1.0f;
+    }
+  if ((st = lm_model_load (model_path, &self->model, &message)) != LM_OK)
+    return set_lm_error (error, TS_GENERATION_ERROR_MODEL, model_name, st, message), NULL;
+  if ((st = lm_tokenizer_new_from_gguf (lm_model_gguf (self->model), &self->tok, &message)) != LM_OK)
+    return set_lm_error (error, TS_GENERATION_ERROR_MODEL, model_name, st, message), NULL;
+  if (!load_adapters (self, error))
+    return NULL;
+  return g_steal_pointer (&self);
+}
+
+TsGenerationModel *
+ts_generation_model_ref (TsGenerationModel *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  g_atomic_ref_count_inc (&self->ref_count);
+  return self;
+}
+
+void
+ts_generation_model_unref (TsGenerationModel *self)
+{
+  if (self == NULL || !g_atomic_ref_count_dec (&self->ref_count))
+    return;
+  g_hash_table_unref (self->loras);
+  g_mutex_clear (&self->lock);
+  lm_lora_free (self->lora);
+  lm_tokenizer_free (self->tok);
+  lm_model_free (self->model);
+  g_free (self->model_path);
+  g_strfreev (self->adapter_paths);
+  g_free (self->weights);
+  g_free (self);
+}
+
+const char *
+ts_generation_model_get_model_path (TsGenerationModel *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  return self->model_path;
+}
+
+const char *
+ts_generation_model_get_adapter_path (TsGenerationModel *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  return self->adapter_paths != NULL ? self->adapter_paths[0] : NULL;
+}
+
+guint
+ts_generation_model_get_n_adapters (TsGenerationModel *self)
+{
+  g_return_val_if_fail (self != NULL, 0);
+
+  return self->n_adapters;
+}
+
+const char *
+ts_generation_model_get_nth_adapter (TsGenerationModel *self, guint i, float *weight)
+{
+  g_return_val_if_fail (i < self->n_adapters, NULL);
+  if (weight != NULL)
+    *weight = self->weights[i];
+  return self->adapter_paths[i];
+}
+
+const LmModelInfo *
+ts_generation_model_get_info (TsGenerationModel *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  return lm_model_info (self->model);
+}
+
+/* The model's own adapter is a stack, or one adapter at another weight:
+ * not the file of its first path. */
+static gboolean
+model_is_stacked (TsGenerationModel *self)
+{
+  return self->n_adapters > 1 || (self->n_adapters == 1 && self->weights[0] != 1.0f);
+}
+
+const LmModel *
+ts_generation_model_get_lm (TsGenerationModel *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  return self->model;
+}
+
+const LmLora *
+ts_generation_model_get_lora (TsGenerationModel *self, const char *adapter_path,
+                              GError **error)
+{
+  LmLora *lora;
+  char *message = NULL;
+  LmStatus st;
+
+  g_return_val_if_fail (self != NULL, NULL);
+
+  if (adapter_path == NULL || (!model_is_stacked (self)
+                                && g_strcmp0 (adapter_path, self->adapter_paths[0]) == 0))
+    return self->lora;
+  /* Loaded under the lock: two replies asking for a new adapter at once
+   * read it once. Adapters are small next to the model. */
+  g_mutex_lock (&self->lock);
+  lora = g_hash_table_lookup (self->loras, adapter_path);
+  if (lora == NULL)
+    {
+      st = lm_lora_load (self->model, adapter_path, 1.0f, &lora, &message);
+      if (st == LM_OK)
+        g_hash_table_insert (self->loras, g_strdup (adapter_path), lora);
+      else
+        {
+          g_autofree char *name = g_filename_display_basename (adapter_path);
+          set_lm_error (error, TS_GENERATION_ERROR_MODEL, name, st, message);
+          lora = NULL;
+        }
+    }
+  g_mutex_unlock (&self->lock);
+  return lora;
+}
+
+/* A stack reaches a remote evaluator as the list of its files and weights;
+ * the evaluator stacks the same files itself. (One adapter at another
+ * weight needs nothing: the weight is in B, which stays here.) */
+static void
+set_stack_options (TsGenerationModel *model, TsHeloraOptions *options)
+{
+  if (model->n_adapters < 2)
+    return;
+  options->stacked_paths = (const char *const *) model->adapter_paths;
+  options->stacked_weights = model->weights;
+  options->n_stacked = model->n_adapters;
+}
+
+/* ------------------------------------------------------------------------ */
+
+TsGenerationRequest *
+ts_generation_request_new (void)
+{
+  TsGenerationRequest *request = g_new0 (TsGenerationRequest, 1);
+
+  request->turns = g_ptr_array_new_with_free_func (g_free);
+  request->top_p = 1.0;
+  request->max_tokens = 128;
+  return request;
+}
+
+TsGenerationRequest *
+ts_generation_request_copy (const TsGenerationRequest *request)
+{
+  g_return_val_if_fail (request != NULL, NULL);
+
+  TsGenerationRequest *copy = g_memdup2 (request, sizeof *request);
+
+  copy->system_prompt = g_strdup (request->system_prompt);
+  copy->he_mode = g_strdup (request->he_mode);
+  copy->he_preset = g_strdup (request->he_preset);
+  copy->he_key_fingerprint = g_strdup (request->he_key_fingerprint);
+  copy->adapter_path = g_strdup (request->adapter_path);
+  if (request->he_sealed_key != NULL)
+    copy->he_sealed_key = g_bytes_ref (request->he_sealed_key);
+  if (request->he_public_key != NULL)
+    copy->he_public_key = g_bytes_ref (request->he_public_key);
+  copy->turns = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; i < request->turns->len; i++)
+    g_ptr_array_add (copy->turns, g_strdup (g_ptr_array_index (request->turns, i)));
+  return copy;
+}
+
+void
+ts_generation_request_free (TsGenerationRequest *request)
+{
+  if (request == NULL)
+    return;
+  g_free (request->system_prompt);
+  g_free (request->he_mode);
+  g_free (request->he_preset);
+  g_free (request->he_key_fingerprint);
+  g_free (request->adapter_path);
+  g_clear_pointer (&request->he_sealed_key, g_bytes_unref);
+  g_clear_pointer (&request->he_public_key, g_bytes_unref);
+  OPENSSL_cleanse (request->he_unseal_key, sizeof request->he_unseal_key);
+  g_ptr_array_unref (request->turns);
+  g_free (request);
+}
+
+gboolean
+ts_generation_request_set_key_pair (TsGenerationRequest *request, const TsKeyPair *pair,
+                                    const char *fingerprint, GError **error)
+{
+  g_return_val_if_fail (request != NULL && pair != NULL, FALSE);
+
+  GBytes *sealed = ts_key_pair_seal_for_handover (pair, request->he_unseal_key, error);
+  gsize pk_len = ckks_public_key_serialized_size (pair->pk);
+  guint8 *pk = NULL;
+
+  if (sealed == NULL)
+    return FALSE;
+  g_clear_pointer (&request->he_sealed_key, g_bytes_unref);
+  request->he_sealed_key = sealed;
+  /* The same public key every reply: the evaluator's privacy budget for
+   * this key then adds up across replies (docs/security.md §6). */
+  pk = g_malloc (pk_len);
+  g_clear_pointer (&request->he_public_key, g_bytes_unref);
+  if (ckks_public_key_serialize (pair->pk, pk, pk_len) == CKKS_OK)
+    request->he_public_key = g_bytes_new_take (g_steal_pointer (&pk), pk_len);
+  g_free (pk);
+  g_free (request->he_preset);
+  request->he_preset = g_strdup (pair->preset);
+  g_free (request->he_key_fingerprint);
+  request->he_key_fingerprint = g_strdup (fingerprint);
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------ */
+
+struct _TsGenerationJob
+{
+  gatomicrefcount ref_count;
+  TsGenerationModel *model;
+  TsGenerationRequest *request;
+  GCancellable *cancellable;
+  GMainContext *context;
+  TsGenerationFunc callback;     /* main context only; NULL once detached */
+  gpointer user_data;
+  GThread *thread;
+
+  /* Worker-only state. */
+  const LmLora *lora;            /* this reply's adapter (the model's cache) */
+  LmSession *session;
+  LmSampler *sampler;
+  TsHeloraSession *helora;
+  double start_ms;
+  double first_token_ms;
+};
+
+/* One event on its way to the main context; owns copies of its strings. */
+typedef struct {
+  TsGenerationJob *job;
+  TsGenerationEvent event;
+  char *text;
+  GError *error;
+} Delivery;
+
+static void
+delivery_free (gpointer data)
+{
+  Delivery *d = data;
+
+  ts_generation_job_unref (d->job);
+  g_free (d->text);
+  g_free (d->event.key_fingerprint);
+  g_free (d->event.he_backend_reason);
+  g_clear_error (&d->error);
+  g_free (d);
+}
+
+static gboolean
+delivery_dispatch (gpointer data)
+{
+  Delivery *d = data;
+
+  d->event.text = d->text;
+  d->event.error = d->error;
+  if (d->job->callback != NULL)
+    d->job->callback (d->job, &d->event, d->job->user_data);
+  return G_SOURCE_REMOVE;
+}
+
+/* Sends @event (copied; @text and @error too) to the main context. */
+static void
+deliver (TsGenerationJob *self, const TsGenerationEvent *event, const char *text,
+         const GError *error)
+{
+  Delivery *d = g_new0 (Delivery, 1);
+
+  d->job = ts_generation_job_ref (self);
+  d->event = *event;
+  d->event.key_fingerprint = g_strdup (event->key_fingerprint);
+  d->event.he_backend_reason = g_strdup (event->he_backend_reason);
+  /* A random or truncated model can emit bytes that are not UTF-8. */
+  d->text = text != NULL ? g_utf8_make_valid (text, -1) : NULL;
+  d->error = error != NULL ? g_error_copy (error) : NULL;
+  d->event.elapsed_ms = ts_now_ms () - self->start_ms;
+  d->event.first_token_ms = self->first_token_ms;
+  if (self->helora != NULL)
+    {
+      d->event.has_he = TRUE;
+      ts_helora_session_get_stats (self->helora, &d->event.he_stats);
+    }
+  ts_main_context_post (self->context, delivery_dispatch, d, delivery_free);
+}
+
+/* The last event; an adapter-private reply also says what the evaluator
+ * has charged its key, asked after its last answer (a refusal included).
+ * Frees the reply's engine and HE state first. */
+static void
+deliver_final (TsGenerationJob *self, TsGenerationEventKind kind, const GError *error)
+{
+  TsGenerationEvent event = { .kind = kind };
+  g_autoptr (GError) status_error = NULL;
+
+  if (self->helora != NULL && self->request->he_private)
+    {
+      event.has_privacy = ts_helora_session_privacy_status (self->helora, &event.privacy,
+                                                            &status_error);
+      if (!event.has_privacy)
+        g_debug ("No privacy status from the evaluator: %s", status_error->message);
+    }
+  /* Nothing of the reply outlives its last event: the HE key is wiped and
+   * this thread's OpenSSL state released before the receiver is told, so
+   * a program that ends on DONE leaves no work behind on this thread. */
+  lm_sampler_free (g_steal_pointer (&self->sampler));
+  lm_session_free (g_steal_pointer (&self->session));
+  g_clear_pointer (&self->helora, ts_helora_session_free);
+  OPENSSL_thread_stop ();
+  deliver (self, &event, NULL, error);
+}
+
+/* Hex SHA-256 of the CKKS parameters the HE session uses: what the lock
+ * badge shows, and what a remote evaluator checks in its hello. */
+static char *
+params_fingerprint (const char *preset)
+{
+  g_autoptr (GError) error = NULL;
+  CkksContext *ctx = ts_helora_ckks_context_new (preset != NULL ? preset : TS_HELORA_DEFAULT_PRESET,
+                                                 &error);
+  GString *hex = g_string_new (NULL);
+
+  if (ctx == NULL)
+    return g_string_free (hex, FALSE);
+  for (int i = 0; i < 32; i++)
+    g_string_append_printf (hex, "%02x", ckks_context_fingerprint (ctx)[i]);
+  ckks_context_free (ctx);
+  return g_string_free (hex, FALSE);
+}
+
+static gboolean
+job_tokenize (TsGenerationJob *self, int32_t **ids, size_t *n_ids, GError **error)
+{
+  TsGenerationRequest *r = self->request;
+  g_autoptr (GArray) messages = g_array_new (FALSE, FALSE, sizeof (LmChatMessage));
+  LmStatus st;
+
+  if (r->system_prompt != NULL && *r->system_prompt != '\0')
+    g_array_append_val (messages, ((LmChatMessage) { LM_ROLE_SYSTEM, r->system_prompt }));
+  for (guint i = 0; i < r->turns->len; i++)
+    {
+      LmChatMessage m = { i % 2 == 0 ? LM_ROLE_USER : LM_ROLE_ASSISTANT,
+                          g_ptr_array_index (r->turns, i) };
+      g_array_append_val (messages, m);
+    }
+  if (r->turns->len % 2 != 1)
+    {
+      g_set_error (error, TS_GENERATION_ERROR, TS_GENERATION_ERROR_PROMPT,
+                   "A conversation must end with a user turn");
+      return FALSE;
+    }
+  st = lm_chat_tokenize (self->model->tok, (LmChatMessage *) messages->data, messages->len,
+                         LM_CHAT_GENERATION_PROMPT | LM_CHAT_NO_THINKING, ids, n_ids);
+  if (st != LM_OK)
+    return set_lm_error (error, TS_GENERATION_ERROR_PROMPT, "Prompt", st, NULL);
+  return TRUE;
+}
+
+static gboolean
+job_attach_he (TsGenerationJob *self, GError **error)
+{
+  TsGenerationRequest *r = self->request;
+  TsHeloraOptions options = { .params_preset = r->he_preset, .backend = r->he_backend };
+
+  if (r->he_sealed_key != NULL)
+    {
+      options.sealed_key = g_bytes_get_data (r->he_sealed_key, &options.sealed_key_len);
+      options.unseal_key = r->he_unseal_key;
+    }
+  options.private_mode = r->he_private;
+  options.private_rho = r->he_private_rho;
+  options.private_lambda_s = r->he_private_lambda_s;
+  options.private_public_key = r->he_public_key;
+  /* A routed or picked adapter is one file; only the model's own may be a stack. */
+  if (self->lora == self->model->lora)
+    set_stack_options (self->model, &options);
+  self->helora = ts_helora_attach_with (self->session, self->lora,
+                                        self->lora != self->model->lora
+                                          ? r->adapter_path
+                                          : ts_generation_model_get_adapter_path (self->model),
+                                        r->he_mode, &options, error);
+  return self->helora != NULL;
+}
+
+static gboolean
+job_prepare (TsGenerationJob *self, int32_t *ids, size_t n_ids, GError **error)
+{
+  TsGenerationRequest *r = self->request;
+  const LmModelInfo *info = lm_model_info (self->model->model);
+  LmSessionParams params = { .n_ctx = (uint32_t) (n_ids + r->max_tokens + 1),
+                             .n_batch = PREFILL_STEP,
+                             .n_threads = MAX (r->n_threads, 1) };
+  LmSamplerParams sp = lm_sampler_params_greedy ();
+  LmStatus st;
+
+  if (info->n_ctx_train > 0 && params.n_ctx > info->n_ctx_train)
+    {
+      g_set_error (error, TS_GENERATION_ERROR, TS_GENERATION_ERROR_PROMPT,
+                   "The conversation is longer than the model's context (%u tokens)",
+                   info->n_ctx_train);
+      return FALSE;
+    }
+  self->lora = ts_generation_model_get_lora (self->model, r->adapter_path, error);
+  if (self->lora == NULL && r->adapter_path != NULL)
+    return FALSE;
+  if ((st = lm_session_new (self->model->model, &params, &self->session)) != LM_OK ||
+      (st = lm_session_set_lora (self->session, self->lora)) != LM_OK)
+    return set_lm_error (error, TS_GENERATION_ERROR_ENGINE, "Session", st, NULL);
+  if (r->he_mode != NULL && self->lora != NULL && !job_attach_he (self, error))
+    return FALSE;
+  if (r->temperature > 0)
+    {
+      sp = lm_sampler_params_default (r->seed);
+      sp.temperature = (float) r->temperature;
+      sp.top_p = (float) CLAMP (r->top_p, 0.01, 1.0);
+    }
+  self->sampler = lm_sampler_new (&sp, (int32_t) info->n_vocab);
+  for (size_t i = 0; i < n_ids; i++)
+    lm_sampler_accept (self->sampler, ids[i]);
+  return TRUE;
+}
+
+static gboolean
+check_engine (TsGenerationJob *self, LmStatus st, GError **error)
+{
+  const GError *he_error = self->helora != NULL ? ts_helora_session_last_error (self->helora) : NULL;
+
+  if (st == LM_OK)
+    return TRUE;
+  if (st == LM_ERR_HOOK && he_error != NULL)
+    {
+      TsGenerationError code = TS_GENERATION_ERROR_ENGINE;
+
+      if (g_error_matches (he_error, TS_HELORA_ERROR, TS_HELORA_ERROR_PRIVACY_BUDGET))
+        code = TS_GENERATION_ERROR_PRIVACY_BUDGET;
+      else if (ts_helora_session_backend (self->helora) == TS_HELORA_BACKEND_CUDA
+               && g_error_matches (he_error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNAVAILABLE))
+        code = TS_GENERATION_ERROR_GPU;
+      g_set_error (error, TS_GENERATION_ERROR, code, "HE-LoRA: %s", he_error->message);
+      return FALSE;
+    }
+  return set_lm_error (error, TS_GENERATION_ERROR_ENGINE, "Generation", st, NULL);
+}
+
+/* Adds the engine's stages of the last call to @t; the byte counters come
+ * from the HE session's totals, @last holding the previous ones. */
+static void
+collect_timings (TsGenerationJob *self, TsTokenTimings *t, TsHeloraStats *last)
+{
+  const LmTimings *lt = lm_session_timings (self->session);
+
+  for (int s = 0; s < LM_N_STAGES && s < TS_N_STAGES; s++)
+    t->ms[s] += lt->ms[s];
+  if (self->helora != NULL)
+    {
+      TsHeloraStats now;
+
+      ts_helora_session_get_stats (self->helora, &now);
+      t->bytes_up += now.bytes_up - last->bytes_up;
+      t->bytes_down += now.bytes_down - last->bytes_down;
+      *last = now;
+    }
+}
+
+/* Samples, delivers and feeds back tokens; @t holds the prefill's stages,
+ * which belong to the first token. */
+static gboolean
+job_decode_loop (TsGenerationJob *self, TsTokenTimings *t, TsHeloraStats *last, GError **error)
+{
+  /* One more byte for the NUL the event's text ends with. */
+  size_t cap = lm_chat_stream_buffer_size (self->model->tok) + 1;
+  g_autofree char *piece = g_malloc (cap);
+  LmChatStream stream;
+
+  lm_chat_stream_init (&stream, self->model->tok, FALSE);
+  for (guint k = 0; k < self->request->max_tokens; k++)
+    {
+      TsGenerationEvent event = { .kind = TS_GENERATION_EVENT_TOKEN, .index = k };
+      double t0 = ts_now_ms ();
+      size_t len = 0;
+      int32_t id;
+      LmChatEvent chat_event;
+      LmChatPart part;
+      LmStatus st;
+
+      if (g_cancellable_is_cancelled (self->cancellable))
+        return TRUE;
+      id = lm_sampler_sample (self->sampler, lm_session_logits (self->session));
+      lm_sampler_accept (self->sampler, id);
+      chat_event = lm_chat_stream_push (&stream, id, piece, cap - 1, &len, &part);
+      /* The thinking part is not shown (the prompt turns thinking off). */
+      if (part == LM_CHAT_THINKING)
+        len = 0;
+      if (chat_event == LM_CHAT_STOP || k + 1 == self->request->max_tokens)
+        {
+          size_t tail = lm_chat_stream_finish (&stream, piece + len, cap - 1 - len, &part);
+          len += part == LM_CHAT_ANSWER ? tail : 0;
+        }
+      piece[len] = '\0';
+      t->ms[TS_STAGE_SAMPLE] += ts_now_ms () - t0;
+      if (self->first_token_ms == 0)
+        self->first_token_ms = ts_now_ms () - self->start_ms;
+      event.token_id = id;
+      event.is_end = chat_event == LM_CHAT_STOP;
+      event.timings = *t;
+      deliver (self, &event, piece, NULL);
+      if (event.is_end || k + 1 == self->request->max_tokens)
+        return TRUE;
+      memset (t, 0, sizeof *t);
+      st = lm_session_decode (self->session, id);
+      collect_timings (self, t, last);
+      if (!check_engine (self, st, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+job_run (TsGenerationJob *self, GError **error)
+{
+  g_autofree int32_t *ids = NULL;
+  size_t n_ids = 0;
+  TsTokenTimings t = { 0 };
+  TsHeloraStats last = { 0 };
+  TsGenerationEvent started = { .kind = TS_GENERATION_EVENT_STARTED };
+  g_autofree char *fingerprint = NULL;
+  LmStatus st;
+
+  if (!job_tokenize (self, (int32_t **) &ids, &n_ids, error) ||
+      !job_prepare (self, ids, n_ids, error))
+    return FALSE;
+  if (self->helora != NULL)
+    fingerprint = self->request->he_key_fingerprint != NULL
+      ? g_strdup (self->request->he_key_fingerprint)
+      : params_fingerprint (self->request->he_preset);
+  started.key_fingerprint = fingerprint;
+  if (self->helora != NULL)
+    {
+      started.he_modules = (guint) lm_lora_n_modules (self->lora);
+      started.he_inputs = ts_helora_session_n_inputs (self->helora);
+      started.he_backend = ts_helora_session_backend (self->helora);
+      started.he_backend_reason = (char *) ts_helora_session_backend_reason (self->helora);
+    }
+  deliver (self, &started, NULL, NULL);
+  if (self->request->max_tokens == 0 || g_cancellable_is_cancelled (self->cancellable))
+    return TRUE;
+  /* In steps of the engine's own batch size (same arithmetic as one call),
+   * so that Stop is honoured during a long prompt too. */
+  for (size_t done = 0; done < n_ids; done += PREFILL_STEP)
+    {
+      if (g_cancellable_is_cancelled (self->cancellable))
+        return TRUE;
+      st = lm_session_prefill (self->session, ids + done, MIN (PREFILL_STEP, n_ids - done), NULL);
+      collect_timings (self, &t, &last);
+      if (!check_engine (self, st, error))
+        return FALSE;
+    }
+  return job_decode_loop (self, &t, &last, error);
+}
+
+static gpointer
+job_thread (gpointer data)
+{
+  TsGenerationJob *self = data;
+  g_autoptr (GError) error = NULL;
+  gboolean ok;
+
+  self->start_ms = ts_now_ms ();
+  ok = job_run (self, &error);
+  if (!ok)
+    deliver_final (self, TS_GENERATION_EVENT_ERROR, error);
+  else if (g_cancellable_is_cancelled (self->cancellable))
+    deliver_final (self, TS_GENERATION_EVENT_CANCELLED, NULL);
+  else
+    deliver_final (self, TS_GENERATION_EVENT_DONE, NULL);
+  ts_generation_job_unref (self);
+  return NULL;
+}
+
+TsGenerationJob *
+ts_generation_job_start (TsGenerationModel *model, const TsGenerationRequest *request,
+                         GCancellable *cancellable, TsGenerationFunc callback,
+                         gpointer user_data)
+{
+  TsGenerationJob *self = g_new0 (TsGenerationJob, 1);
+
+  g_atomic_ref_count_init (&self->ref_count);
+  self->model = ts_generation_model_ref (model);
+  self->request = ts_generation_request_copy (request);
+  self->cancellable = cancellable != NULL ? g_object_ref (cancellable) : g_cancellable_new ();
+  self->context = g_main_context_ref_thread_default ();
+  self->callback = callback;
+  self->user_data = user_data;
+  /* The thread holds its own reference until its last event is queued. */
+  self->thread = g_thread_new ("ts-generation", job_thread, ts_generation_job_ref (self));
+  return self;
+}
+
+TsGenerationJob *
+ts_generation_job_ref (TsGenerationJob *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  g_atomic_ref_count_inc (&self->ref_count);
+  return self;
+}
+
+void
+ts_generation_job_unref (TsGenerationJob *self)
+{
+  if (self == NULL || !g_atomic_ref_count_dec (&self->ref_count))
+    return;
+  /* The last reference is dropped either by the thread itself or after its
+   * last event ran; in both cases the thread has finished its work. */
+  g_thread_unref (self->thread);
+  ts_generation_model_unref (self->model);
+  ts_generation_request_free (self->request);
+  g_object_unref (self->cancellable);
+  g_main_context_unref (self->context);
+  g_free (self);
+}
+
+void
+ts_generation_job_cancel (TsGenerationJob *self)
+{
+  g_return_if_fail (self != NULL);
+
+  g_cancellable_cancel (self->cancellable);
+}
+
+void
+ts_generation_job_detach (TsGenerationJob *self)
+{
+  g_return_if_fail (self != NULL);
+
+  g_cancellable_cancel (self->cancellable);
+  self->callback = NULL;
+}

@@ -1,0 +1,351 @@
+/* ts-history.c: conversations kept in SQLite (XDG data dir tensafe/history.sqlite).
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <sqlite3.h>
+
+#include "ts-history.h"
+
+G_DEFINE_QUARK (ts-history-error-quark, ts_history_error)
+
+struct _TsHistory
+{
+  sqlite3 *db;
+};
+
+static const char schema_sql[] =
+  "PRAGMA journal_mode=WAL;"
+  "PRAGMA synchronous=NORMAL;"
+  "PRAGMA foreign_keys=ON;"
+  "CREATE TABLE IF NOT EXISTS conversations ("
+  "  id INTEGER PRIMARY KEY,"
+  "  title TEXT NOT NULL,"
+  "  created INTEGER NOT NULL,"
+  "  updated INTEGER NOT NULL);"
+  "CREATE TABLE IF NOT EXISTS messages ("
+  "  id INTEGER PRIMARY KEY,"
+  "  conversation INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,"
+  "  is_user INTEGER NOT NULL,"
+  "  pane INTEGER NOT NULL,"
+  "  content TEXT NOT NULL,"
+  "  complete INTEGER NOT NULL,"
+  "  note TEXT);"
+  "CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages(conversation, id);";
+
+/* Databases written before messages had a note (user_version 0 with the
+ * old table) get the column; nothing else changes and no row is touched. */
+static const char migrate_note_sql[] = "ALTER TABLE messages ADD COLUMN note TEXT;";
+#define SCHEMA_VERSION 1
+
+static gboolean
+db_error (TsHistory *self, GError **error)
+{
+  g_set_error (error, TS_HISTORY_ERROR, TS_HISTORY_ERROR_DATABASE, "History database: %s",
+               sqlite3_errmsg (self->db));
+  return FALSE;
+}
+
+void
+ts_history_conversation_free (TsHistoryConversation *c)
+{
+  if (c == NULL)
+    return;
+  g_free (c->title);
+  g_free (c);
+}
+
+void
+ts_history_message_free (TsHistoryMessage *m)
+{
+  if (m == NULL)
+    return;
+  g_free (m->content);
+  g_free (m->note);
+  g_free (m);
+}
+
+char *
+ts_history_default_path (void)
+{
+  return g_build_filename (g_get_user_data_dir (), "tensafe", "history.sqlite", NULL);
+}
+
+static gboolean
+has_note_column (TsHistory *self)
+{
+  sqlite3_stmt *stmt = NULL;
+  gboolean found = FALSE;
+
+  if (sqlite3_prepare_v2 (self->db, "PRAGMA table_info(messages)", -1, &stmt, NULL) != SQLITE_OK)
+    return FALSE;
+  while (!found && sqlite3_step (stmt) == SQLITE_ROW)
+    found = g_strcmp0 ((const char *) sqlite3_column_text (stmt, 1), "note") == 0;
+  sqlite3_finalize (stmt);
+  return found;
+}
+
+/* Brings an older database up to SCHEMA_VERSION in one transaction. */
+static gboolean
+migrate (TsHistory *self, GError **error)
+{
+  sqlite3_stmt *stmt = NULL;
+  int version = 0;
+  g_autofree char *set_version = g_strdup_printf ("PRAGMA user_version=%d;", SCHEMA_VERSION);
+
+  if (sqlite3_prepare_v2 (self->db, "PRAGMA user_version", -1, &stmt, NULL) != SQLITE_OK)
+    return FALSE;
+  if (sqlite3_step (stmt) == SQLITE_ROW)
+    version = sqlite3_column_int (stmt, 0);
+  sqlite3_finalize (stmt);
+  if (version >= SCHEMA_VERSION)
+    return TRUE;
+  if (sqlite3_exec (self->db, "BEGIN IMMEDIATE;", NULL, NULL, NULL) != SQLITE_OK)
+    return FALSE;
+  if ((has_note_column (self) || sqlite3_exec (self->db, migrate_note_sql, NULL, NULL, NULL) == SQLITE_OK)
+      && sqlite3_exec (self->db, set_version, NULL, NULL, NULL) == SQLITE_OK
+      && sqlite3_exec (self->db, "COMMIT;", NULL, NULL, NULL) == SQLITE_OK)
+    return TRUE;
+  sqlite3_exec (self->db, "ROLLBACK;", NULL, NULL, NULL);
+  return FALSE;
+}
+
+TsHistory *
+ts_history_open (const char *path, GError **error)
+{
+  g_autoptr (TsHistory) self = g_new0 (TsHistory, 1);
+  g_autofree char *dir = g_path_get_dirname (path);
+
+  if (g_mkdir_with_parents (dir, 0700) != 0)
+    {
+      int saved = errno;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "Cannot create %s: %s",
+                   dir, g_strerror (saved));
+      return NULL;
+    }
+  if (sqlite3_open_v2 (path, &self->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK ||
+      sqlite3_exec (self->db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+      !migrate (self, error))
+    return db_error (self, error), NULL;
+  sqlite3_busy_timeout (self->db, 2000);
+  return g_steal_pointer (&self);
+}
+
+void
+ts_history_close (TsHistory *self)
+{
+  if (self == NULL)
+    return;
+  sqlite3_close (self->db);
+  g_free (self);
+}
+
+static sqlite3_stmt *
+prepare (TsHistory *self, const char *sql, GError **error)
+{
+  sqlite3_stmt *stmt = NULL;
+
+  if (sqlite3_prepare_v2 (self->db, sql, -1, &stmt, NULL) != SQLITE_OK)
+    db_error (self, error);
+  return stmt;
+}
+
+/* Steps @stmt to completion and finalizes it; checks one row changed when
+ * @must_change. */
+static gboolean
+run (TsHistory *self, sqlite3_stmt *stmt, gboolean must_change, GError **error)
+{
+  int rc = sqlite3_step (stmt);
+
+  sqlite3_finalize (stmt);
+  if (rc != SQLITE_DONE)
+    return db_error (self, error);
+  if (must_change && sqlite3_changes (self->db) == 0)
+    {
+      g_set_error (error, TS_HISTORY_ERROR, TS_HISTORY_ERROR_NOT_FOUND,
+                   "No such conversation or message");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+GPtrArray *
+ts_history_list (TsHistory *self, GError **error)
+{
+  sqlite3_stmt *stmt = prepare (self, "SELECT id, title, updated FROM conversations"
+                                      " ORDER BY updated DESC, id DESC", error);
+  GPtrArray *list;
+  int rc;
+
+  if (stmt == NULL)
+    return NULL;
+  list = g_ptr_array_new_with_free_func ((GDestroyNotify) ts_history_conversation_free);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      TsHistoryConversation *c = g_new0 (TsHistoryConversation, 1);
+
+      c->id = sqlite3_column_int64 (stmt, 0);
+      c->title = g_strdup ((const char *) sqlite3_column_text (stmt, 1));
+      c->updated = sqlite3_column_int64 (stmt, 2);
+      g_ptr_array_add (list, c);
+    }
+  sqlite3_finalize (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      g_ptr_array_unref (list);
+      return db_error (self, error), NULL;
+    }
+  return list;
+}
+
+gint64
+ts_history_create (TsHistory *self, const char *title, GError **error)
+{
+  g_return_val_if_fail (self != NULL, 0);
+
+  sqlite3_stmt *stmt = prepare (self, "INSERT INTO conversations (title, created, updated)"
+                                      " VALUES (?1, ?2, ?2)", error);
+  gint64 now = g_get_real_time () / G_USEC_PER_SEC;
+
+  if (stmt == NULL)
+    return 0;
+  sqlite3_bind_text (stmt, 1, title, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64 (stmt, 2, now);
+  if (!run (self, stmt, FALSE, error))
+    return 0;
+  return sqlite3_last_insert_rowid (self->db);
+}
+
+gboolean
+ts_history_rename (TsHistory *self, gint64 conversation, const char *title, GError **error)
+{
+  sqlite3_stmt *stmt = prepare (self, "UPDATE conversations SET title = ?1 WHERE id = ?2", error);
+
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_text (stmt, 1, title, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64 (stmt, 2, conversation);
+  return run (self, stmt, TRUE, error);
+}
+
+gboolean
+ts_history_delete (TsHistory *self, gint64 conversation, GError **error)
+{
+  sqlite3_stmt *stmt = prepare (self, "DELETE FROM conversations WHERE id = ?1", error);
+
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, conversation);
+  return run (self, stmt, TRUE, error);
+}
+
+GPtrArray *
+ts_history_messages (TsHistory *self, gint64 conversation, GError **error)
+{
+  sqlite3_stmt *stmt = prepare (self, "SELECT id, is_user, pane, content, complete, note FROM messages"
+                                      " WHERE conversation = ?1 ORDER BY id", error);
+  GPtrArray *list;
+  int rc;
+
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_int64 (stmt, 1, conversation);
+  list = g_ptr_array_new_with_free_func ((GDestroyNotify) ts_history_message_free);
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      TsHistoryMessage *m = g_new0 (TsHistoryMessage, 1);
+      int pane = sqlite3_column_int (stmt, 2);
+
+      m->id = sqlite3_column_int64 (stmt, 0);
+      m->is_user = sqlite3_column_int (stmt, 1) != 0;
+      m->pane = pane >= TS_HISTORY_PANE_BOTH && pane <= TS_HISTORY_PANE_HE ? pane : TS_HISTORY_PANE_BOTH;
+      m->content = g_strdup ((const char *) sqlite3_column_text (stmt, 3));
+      m->complete = sqlite3_column_int (stmt, 4) != 0;
+      m->note = g_strdup ((const char *) sqlite3_column_text (stmt, 5));
+      g_ptr_array_add (list, m);
+    }
+  sqlite3_finalize (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      g_ptr_array_unref (list);
+      return db_error (self, error), NULL;
+    }
+  return list;
+}
+
+static void
+touch (TsHistory *self, gint64 conversation)
+{
+  sqlite3_stmt *stmt = prepare (self, "UPDATE conversations SET updated = ?1 WHERE id = ?2", NULL);
+
+  if (stmt == NULL)
+    return;
+  sqlite3_bind_int64 (stmt, 1, g_get_real_time () / G_USEC_PER_SEC);
+  sqlite3_bind_int64 (stmt, 2, conversation);
+  run (self, stmt, FALSE, NULL);
+}
+
+gint64
+ts_history_add_message (TsHistory *self, gint64 conversation, gboolean is_user,
+                        TsHistoryPane pane, const char *content, gboolean complete,
+                        GError **error)
+{
+  g_return_val_if_fail (self != NULL, 0);
+
+  sqlite3_stmt *stmt = prepare (self, "INSERT INTO messages (conversation, is_user, pane, content,"
+                                      " complete) VALUES (?1, ?2, ?3, ?4, ?5)", error);
+
+  if (stmt == NULL)
+    return 0;
+  sqlite3_bind_int64 (stmt, 1, conversation);
+  sqlite3_bind_int (stmt, 2, is_user ? 1 : 0);
+  sqlite3_bind_int (stmt, 3, pane);
+  sqlite3_bind_text (stmt, 4, content != NULL ? content : "", -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int (stmt, 5, complete ? 1 : 0);
+  if (!run (self, stmt, FALSE, error))
+    return 0;
+  touch (self, conversation);
+  return sqlite3_last_insert_rowid (self->db);
+}
+
+gboolean
+ts_history_update_message (TsHistory *self, gint64 message, const char *content,
+                           gboolean complete, GError **error)
+{
+  sqlite3_stmt *stmt = prepare (self, "UPDATE messages SET content = ?1, complete = ?2"
+                                      " WHERE id = ?3", error);
+
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_text (stmt, 1, content != NULL ? content : "", -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int (stmt, 2, complete ? 1 : 0);
+  sqlite3_bind_int64 (stmt, 3, message);
+  return run (self, stmt, TRUE, error);
+}
+
+gboolean
+ts_history_set_note (TsHistory *self, gint64 message, const char *note, GError **error)
+{
+  sqlite3_stmt *stmt = prepare (self, "UPDATE messages SET note = ?1 WHERE id = ?2", error);
+
+  if (stmt == NULL)
+    return FALSE;
+  if (note != NULL)
+    sqlite3_bind_text (stmt, 1, note, -1, SQLITE_TRANSIENT);
+  else
+    sqlite3_bind_null (stmt, 1);
+  sqlite3_bind_int64 (stmt, 2, message);
+  return run (self, stmt, TRUE, error);
+}
+
+gboolean
+ts_history_truncate (TsHistory *self, gint64 conversation, gint64 message, GError **error)
+{
+  sqlite3_stmt *stmt = prepare (self, "DELETE FROM messages WHERE conversation = ?1 AND id >= ?2",
+                                error);
+
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, conversation);
+  sqlite3_bind_int64 (stmt, 2, message);
+  return run (self, stmt, FALSE, error);
+}

@@ -1,0 +1,685 @@
+/* ts-helora-session.c: HE-LoRA for an engine session: keys, modules, the hook.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#include "ckks-serial.h"
+#include "ts-helora-ckks.h"
+#include "ts-helora-proto.h"
+#include "ts-helora-session-private.h"
+
+gboolean
+ts_helora_mode_parse (const char *text, TsHeloraOptions *options, GError **error)
+{
+  g_return_val_if_fail (options != NULL, FALSE);
+
+  options->remote_url = NULL;
+  if (g_strcmp0 (text, "plain") == 0)
+    options->mode = TS_HELORA_MODE_PLAIN;
+  else if (g_strcmp0 (text, "local") == 0)
+    options->mode = TS_HELORA_MODE_LOCAL;
+  else if (text != NULL && (g_str_has_prefix (text, "ws://") || g_str_has_prefix (text, "wss://")))
+    {
+      options->mode = TS_HELORA_MODE_REMOTE;
+      options->remote_url = text;
+    }
+  else
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "HE mode must be plain, local or ws://HOST:PORT, not '%s'",
+                   text ? text : "");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+ts_helora_backend_parse (const char *text, TsHeloraBackend *out, GError **error)
+{
+  g_return_val_if_fail (out != NULL, FALSE);
+
+  for (TsHeloraBackend b = TS_HELORA_BACKEND_AUTO; b <= TS_HELORA_BACKEND_CUDA; b++)
+    if (g_strcmp0 (text, ts_helora_backend_name (b)) == 0)
+      {
+        *out = b;
+        return TRUE;
+      }
+  g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+               "The HE backend must be cpu, cuda or auto, not '%s'", text ? text : "");
+  return FALSE;
+}
+
+const char *
+ts_helora_backend_name (TsHeloraBackend backend)
+{
+  switch (backend)
+    {
+    case TS_HELORA_BACKEND_CPU:
+      return "cpu";
+    case TS_HELORA_BACKEND_CUDA:
+      return "cuda";
+    case TS_HELORA_BACKEND_AUTO:
+    default:
+      return "auto";
+    }
+}
+
+/* ---- groups of modules reading the same h ---- */
+
+/* Projections computed from one normalised hidden state in a layer. */
+static guint
+input_class (LmModuleKind kind)
+{
+  switch (kind)
+    {
+    case LM_MODULE_ATTN_Q:
+    case LM_MODULE_ATTN_K:
+    case LM_MODULE_ATTN_V:
+      return 0;
+    case LM_MODULE_ATTN_QKV:
+    case LM_MODULE_ATTN_GATE:
+    case LM_MODULE_SSM_ALPHA:
+    case LM_MODULE_SSM_BETA:
+      return 1;
+    case LM_MODULE_FFN_GATE:
+    case LM_MODULE_FFN_UP:
+    case LM_MODULE_FFN_GATE_SHEXP:
+    case LM_MODULE_FFN_UP_SHEXP:
+      return 2;
+    default:
+      return 3 + (guint) kind;   /* reads its own input */
+    }
+}
+
+static void
+group_free (gpointer data)
+{
+  SessionGroup *g = data;
+
+  ckks_gpu_helora_session_free (g->gpu);   /* wipes the key's device copy */
+  if (g->inputs != NULL)
+    ckks_helora_ciphertexts_free (g->inputs, g->n_inputs);
+  g_array_unref (g->members);
+  g_free (g->h);
+  g_free (g);
+}
+
+static guint
+find_or_add_group (TsHeloraSession *self, GHashTable *by_key, const LmLoraModule *lm)
+{
+  guint key = lm->layer * 64 + input_class (lm->kind);
+  gpointer found;
+  SessionGroup *g;
+
+  /* The same class with another d cannot share: give it its own group. */
+  if (g_hash_table_lookup_extended (by_key, GUINT_TO_POINTER (key + 1), NULL, &found))
+    {
+      g = g_ptr_array_index (self->groups, GPOINTER_TO_UINT (found));
+      if (g->d == lm->d_in)
+        return GPOINTER_TO_UINT (found);
+    }
+  g = g_new0 (SessionGroup, 1);
+  g->members = g_array_new (FALSE, FALSE, sizeof (guint));
+  g->d = lm->d_in;
+  g_ptr_array_add (self->groups, g);
+  g_hash_table_insert (by_key, GUINT_TO_POINTER (key + 1), GUINT_TO_POINTER (self->groups->len - 1));
+  return self->groups->len - 1;
+}
+
+/* Layouts of the mode: the private split when the evaluator floods. */
+static gboolean
+build_modules (TsHeloraSession *self, CkksHeloraScales scales, GError **error)
+{
+  g_autoptr (GHashTable) by_key = g_hash_table_new (NULL, NULL);
+
+  for (gsize i = 0; i < lm_lora_n_modules (self->lora); i++)
+    {
+      SessionModule m = { .lm = lm_lora_module (self->lora, i) };
+      SessionGroup *g;
+
+      if (!ts_helora_ckks_check (ckks_helora_layout_new_scaled (self->ctx, m.lm->d_in, m.lm->rank,
+                                                                scales, &m.layout),
+                                 m.lm->name, error))
+        return FALSE;
+      m.n_outputs = ckks_helora_layout_n_outputs (m.layout);
+      m.u_row = g_new0 (double, m.lm->rank);
+      m.group = find_or_add_group (self, by_key, m.lm);
+      g_array_append_val (self->modules, m);
+      if (!ts_helora_ckks_check (ckks_helora_ciphertexts_new (m.layout, m.n_outputs,
+                                                              &g_array_index (self->modules, SessionModule, i).outputs),
+                                 m.lm->name, error))
+        return FALSE;
+      g = g_ptr_array_index (self->groups, m.group);
+      g_array_append_val (g->members, i);
+      if (g->inputs == NULL)
+        {
+          g->n_inputs = ckks_helora_layout_n_inputs (m.layout);
+          if (!ts_helora_ckks_check (ckks_helora_ciphertexts_new (m.layout, g->n_inputs, &g->inputs),
+                                     m.lm->name, error))
+            return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static void
+module_clear (gpointer data)
+{
+  SessionModule *m = data;
+
+  if (m->outputs != NULL)
+    ckks_helora_ciphertexts_free (m->outputs, m->n_outputs);
+  g_clear_pointer (&m->layout, ckks_helora_layout_free);
+  g_free (m->u);
+  g_free (m->u_row);
+}
+
+/* ---- setup ---- */
+
+/* The vault's key, copied into this session's context through a sealed blob
+ * under a one-time key, so the session does not depend on the vault's
+ * lifetime. The copy's fingerprint check refuses another preset. */
+static gboolean
+copy_vault_key (TsHeloraSession *self, const TsKeyPair *pair, GError **error)
+{
+  guint8 once[32], *blob = NULL;
+  gsize len = 0;
+  CkksStatus st;
+
+  if (RAND_priv_bytes (once, sizeof once) != 1)
+    return ts_helora_ckks_check (CKKS_ERR_RANDOM, "Secret key", error);
+  st = ckks_secret_key_seal (pair->sk, once, &blob, &len);
+  if (st == CKKS_OK)
+    st = ckks_secret_key_unseal (self->ctx, once, blob, len, &self->sk);
+  OPENSSL_cleanse (once, sizeof once);
+  if (blob != NULL)
+    {
+      OPENSSL_cleanse (blob, len);
+      free (blob);
+    }
+  if (st != CKKS_OK)
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS,
+                   "The key vault's key (preset %s) does not fit these parameters: %s",
+                   pair->preset ? pair->preset : "?", ckks_status_message (st));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+make_keys (TsHeloraSession *self, const TsHeloraOptions *options, GError **error)
+{
+  CkksStatus st;
+
+  if (options->key_pair != NULL)
+    {
+      if (!copy_vault_key (self, options->key_pair, error))
+        return FALSE;
+      st = CKKS_OK;
+    }
+  else
+    st = options->sealed_key != NULL
+      ? ckks_secret_key_unseal (self->ctx, options->unseal_key, options->sealed_key,
+                                options->sealed_key_len, &self->sk)
+      : ckks_secret_key_new (self->ctx, &self->sk);
+  if (st == CKKS_ERR_AUTH || (st != CKKS_OK && options->sealed_key != NULL))
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS,
+                   "The sealed key does not open for these parameters: %s",
+                   ckks_status_message (st));
+      return FALSE;
+    }
+  if (!ts_helora_ckks_check (st, "Secret key", error))
+    return FALSE;
+  return !self->public_key
+         || ts_helora_ckks_check (ckks_public_key_new (self->sk, &self->pk), "Public key", error);
+}
+
+static gboolean
+build_local (TsHeloraSession *self, guint n_threads, GError **error)
+{
+  self->local = ts_helora_local_new (self->ctx, n_threads, error);
+  if (self->local == NULL)
+    return FALSE;
+  for (guint i = 0; i < self->modules->len; i++)
+    {
+      SessionModule *m = &g_array_index (self->modules, SessionModule, i);
+      if (!ts_helora_local_add_module (self->local, m->lm->d_in, m->lm->rank, m->lm->a,
+                                       &m->local_index, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+TsHeloraSession *
+ts_helora_session_new (const LmLora *lora, const TsHeloraOptions *options, GError **error)
+{
+  g_autoptr (TsHeloraSession) self = g_new0 (TsHeloraSession, 1);
+
+  self->mode = options->mode;
+  self->backend = TS_HELORA_BACKEND_CPU;
+  self->public_key = options->public_key;
+  self->track_error = options->track_error;
+  self->thread_clock = options->thread_clock && options->mode == TS_HELORA_MODE_LOCAL;
+  self->lora = lora;
+  self->modules = g_array_new (FALSE, TRUE, sizeof (SessionModule));
+  g_array_set_clear_func (self->modules, module_clear);
+  self->groups = g_ptr_array_new_with_free_func (group_free);
+  g_mutex_init (&self->stats_lock);
+  if (self->mode == TS_HELORA_MODE_PLAIN)
+    return g_steal_pointer (&self);
+  self->preset = g_strdup (options->params_preset != NULL ? options->params_preset
+                           : options->key_pair != NULL ? options->key_pair->preset
+                           : TS_HELORA_DEFAULT_PRESET);
+  self->ctx = ts_helora_ckks_context_new (self->preset, error);
+  if (self->ctx == NULL || !make_keys (self, options, error)
+      || !build_modules (self, options->private_mode ? CKKS_HELORA_SCALES_PRIVATE
+                                                     : CKKS_HELORA_SCALES_PLAIN, error))
+    return NULL;
+  if (!_ts_helora_session_choose_backend (self, options, error))
+    return NULL;
+  if (self->backend == TS_HELORA_BACKEND_CUDA)
+    self->thread_clock = FALSE;   /* the GPU's stages are device time */
+  else if (self->mode == TS_HELORA_MODE_LOCAL && !build_local (self, options->n_threads, error))
+    return NULL;
+  if (self->mode == TS_HELORA_MODE_REMOTE
+      && !_ts_helora_session_hello (self, options, error))
+    return NULL;
+  return g_steal_pointer (&self);
+}
+
+void
+ts_helora_session_free (TsHeloraSession *self)
+{
+  if (self == NULL)
+    return;
+  g_clear_pointer (&self->remote, ts_helora_remote_free);
+  g_clear_pointer (&self->local, ts_helora_local_free);
+  g_clear_pointer (&self->groups, g_ptr_array_unref);
+  g_clear_pointer (&self->modules, g_array_unref);
+  g_clear_pointer (&self->pk, ckks_public_key_free);
+  g_clear_pointer (&self->sk, ckks_secret_key_free);   /* wipes the key */
+  g_clear_pointer (&self->ctx, ckks_context_free);
+  g_clear_error (&self->last_error);
+  g_free (self->backend_reason);
+  g_free (self->preset);
+  g_mutex_clear (&self->stats_lock);
+  g_free (self);
+}
+
+TsHeloraMode
+ts_helora_session_mode (TsHeloraSession *self)
+{
+  return self->mode;
+}
+
+guint
+ts_helora_session_n_inputs (TsHeloraSession *self)
+{
+  g_return_val_if_fail (self != NULL, 0);
+
+  return self->groups->len;
+}
+
+void
+ts_helora_session_get_stats (TsHeloraSession *self, TsHeloraStats *out)
+{
+  g_return_if_fail (self != NULL && out != NULL);
+
+  g_mutex_lock (&self->stats_lock);
+  *out = self->stats;
+  g_mutex_unlock (&self->stats_lock);
+}
+
+void
+ts_helora_session_reset_stats (TsHeloraSession *self)
+{
+  g_return_if_fail (self != NULL);
+
+  g_mutex_lock (&self->stats_lock);
+  memset (&self->stats, 0, sizeof self->stats);
+  g_mutex_unlock (&self->stats_lock);
+}
+
+void
+ts_helora_session_cancel (TsHeloraSession *self)
+{
+  g_return_if_fail (self != NULL);
+
+  if (self->remote != NULL)
+    ts_helora_remote_cancel (self->remote);
+}
+
+TsHeloraBackend
+ts_helora_session_backend (TsHeloraSession *self)
+{
+  return self->backend;
+}
+
+const char *
+ts_helora_session_backend_reason (TsHeloraSession *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  return self->backend_reason;
+}
+
+const GError *
+ts_helora_session_last_error (TsHeloraSession *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  return self->last_error;
+}
+
+/* ---- one group, one call ---- */
+
+gboolean
+_ts_helora_session_encrypt_row (TsHeloraSession *self, SessionGroup *g, const float *h,
+                                double *h_factor, GError **error)
+{
+  const SessionModule *first = &g_array_index (self->modules, SessionModule,
+                                               g_array_index (g->members, guint, 0));
+  CkksStatus st = self->pk != NULL
+    ? ckks_helora_encrypt_pk (first->layout, self->pk, h, g->inputs,
+                              ckks_helora_layout_n_inputs (first->layout), h_factor)
+    : ckks_helora_encrypt_sk (first->layout, self->sk, h, g->inputs,
+                              ckks_helora_layout_n_inputs (first->layout), h_factor);
+
+  return ts_helora_ckks_check (st, "Encrypting h", error);
+}
+
+static gboolean
+evaluate_local (TsHeloraSession *self, SessionGroup *g, GError **error)
+{
+  guint n = g->members->len;
+  g_autofree guint *indices = g_new (guint, n);
+  g_autofree CkksCiphertext ***outputs = g_new (CkksCiphertext **, n);
+
+  for (guint i = 0; i < n; i++)
+    {
+      SessionModule *m = &g_array_index (self->modules, SessionModule,
+                                         g_array_index (g->members, guint, i));
+      indices[i] = m->local_index;
+      outputs[i] = m->outputs;
+    }
+  return ts_helora_local_evaluate (self->local, indices, n, g->inputs, outputs, error);
+}
+
+/* Δ = scale·B·u for the HE u and for u computed in plaintext from A and h. */
+static void
+track_error (TsHeloraSession *self, const SessionModule *m, const float *h, const float *u)
+{
+  const LmLoraModule *lm = m->lm;
+  g_autofree double *u_ref = g_new0 (double, lm->rank);
+  double max_err = 0, max_plain = 0;
+
+  for (guint i = 0; i < lm->rank; i++)
+    for (guint j = 0; j < lm->d_in; j++)
+      u_ref[i] += (double) lm->a[(gsize) i * lm->d_in + j] * h[j];
+  for (guint o = 0; o < lm->d_out; o++)
+    {
+      double he = 0, plain = 0;
+      for (guint i = 0; i < lm->rank; i++)
+        {
+          he += (double) lm->b[(gsize) o * lm->rank + i] * u[i];
+          plain += (double) lm->b[(gsize) o * lm->rank + i] * u_ref[i];
+        }
+      max_err = fmax (max_err, fabs (lm->scale * (he - plain)));
+      max_plain = fmax (max_plain, fabs (lm->scale * plain));
+    }
+  g_mutex_lock (&self->stats_lock);
+  self->stats.max_abs_delta_error = fmax (self->stats.max_abs_delta_error, max_err);
+  self->stats.max_abs_delta_plain = fmax (self->stats.max_abs_delta_plain, max_plain);
+  g_mutex_unlock (&self->stats_lock);
+}
+
+gboolean
+_ts_helora_session_decrypt_row (TsHeloraSession *self, SessionGroup *g, guint row,
+                                double h_factor, GError **error)
+{
+  for (guint i = 0; i < g->members->len; i++)
+    {
+      SessionModule *m = &g_array_index (self->modules, SessionModule,
+                                         g_array_index (g->members, guint, i));
+      float *u = m->u + (gsize) row * m->lm->rank;
+
+      if (!ts_helora_ckks_check (ckks_helora_decrypt (m->layout, self->sk, m->outputs,
+                                                      ckks_helora_layout_n_outputs (m->layout),
+                                                      h_factor, m->u_row),
+                                 "Decrypting u", error))
+        return FALSE;
+      for (guint k = 0; k < m->lm->rank; k++)
+        u[k] = (float) m->u_row[k];
+    }
+  return TRUE;
+}
+
+/* Outside every timed stage: a measurement, not part of the pipeline. */
+static void
+track_group_error (TsHeloraSession *self, SessionGroup *g, guint rows, const float *h)
+{
+  for (guint row = 0; self->track_error && row < rows; row++)
+    for (guint i = 0; i < g->members->len; i++)
+      {
+        SessionModule *m = &g_array_index (self->modules, SessionModule,
+                                           g_array_index (g->members, guint, i));
+        track_error (self, m, h + (gsize) row * g->d, m->u + (gsize) row * m->lm->rank);
+      }
+}
+
+/* The clock of the HE stages: wall time, or this thread's CPU time when the
+ * session was asked to (benchmarks on a shared machine). */
+static double
+now_ms (TsHeloraSession *self)
+{
+  struct timespec ts;
+
+  if (!self->thread_clock)
+    return lm_time_ms ();
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+/* Local mode: the bytes one row would send to a remote evaluator and get
+ * back (the serialised forms ts-helora-ckks.c writes). */
+void
+_ts_helora_session_count_local_bytes (TsHeloraSession *self, SessionGroup *g)
+{
+  guint64 up = 0, down = 0;
+
+  for (guint k = 0; k < g->n_inputs; k++)
+    up += ckks_ciphertext_serialized_size (g->inputs[k]);
+  for (guint i = 0; i < g->members->len; i++)
+    {
+      SessionModule *m = &g_array_index (self->modules, SessionModule,
+                                         g_array_index (g->members, guint, i));
+      gsize compact = ckks_helora_result_serialized_size (m->layout);
+
+      for (guint k = 0; k < m->n_outputs; k++)
+        down += compact > 0 ? compact : ckks_ciphertext_serialized_size (m->outputs[k]);
+    }
+  g_mutex_lock (&self->stats_lock);
+  self->stats.ct_bytes_up += up;
+  self->stats.ct_bytes_down += down;
+  g_mutex_unlock (&self->stats_lock);
+}
+
+/* Local mode: encrypt, evaluate on the pool, decrypt, one row at a time. */
+static gboolean
+compute_row_local (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call,
+                   guint row, const float *h, GError **error)
+{
+  double h_factor = 1, t0 = now_ms (self), t1, t2;
+
+  if (!_ts_helora_session_encrypt_row (self, g, h, &h_factor, error))
+    return FALSE;
+  t1 = now_ms (self);
+  lm_timings_add (call->timings, LM_STAGE_ENCRYPT, t1 - t0);
+  if (!evaluate_local (self, g, error))
+    return FALSE;
+  t2 = now_ms (self);
+  lm_timings_add (call->timings, LM_STAGE_EVALUATE, t2 - t1);
+  if (!_ts_helora_session_decrypt_row (self, g, row, h_factor, error))
+    return FALSE;
+  lm_timings_add (call->timings, LM_STAGE_DECRYPT, now_ms (self) - t2);
+  _ts_helora_session_count_local_bytes (self, g);
+  return TRUE;
+}
+
+static void
+reserve_rows (TsHeloraSession *self, SessionGroup *g, guint rows)
+{
+  if (rows <= g->capacity_rows)
+    return;
+  g->h = g_renew (float, g->h, (gsize) rows * g->d);
+  for (guint i = 0; i < g->members->len; i++)
+    {
+      SessionModule *m = &g_array_index (self->modules, SessionModule,
+                                         g_array_index (g->members, guint, i));
+      m->u = g_renew (float, m->u, (gsize) rows * m->lm->rank);
+    }
+  g->capacity_rows = rows;
+}
+
+static gboolean
+compute_group (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call,
+               const float *h, GError **error)
+{
+  double t0 = now_ms (self);
+
+  reserve_rows (self, g, call->n_tokens);
+  g->cached_rows = 0;
+  if (self->mode == TS_HELORA_MODE_REMOTE)
+    {
+      if (!_ts_helora_session_remote_rows (self, g, call, h, error))
+        return FALSE;
+    }
+  else if (g->gpu != NULL)
+    {
+      if (!_ts_helora_session_gpu_rows (self, g, call, h, error))
+        return FALSE;
+    }
+  else
+    for (guint row = 0; row < call->n_tokens; row++)
+      if (!compute_row_local (self, g, call, row, h + (gsize) row * g->d, error))
+        return FALSE;
+  memcpy (g->h, h, (gsize) call->n_tokens * g->d * sizeof (float));
+  g->cached_rows = call->n_tokens;
+  g_mutex_lock (&self->stats_lock);
+  self->stats.encryptions += call->n_tokens;
+  self->stats.module_evaluations += (guint64) call->n_tokens * g->members->len;
+  self->stats.he_ms += now_ms (self) - t0;
+  g_mutex_unlock (&self->stats_lock);
+  track_group_error (self, g, call->n_tokens, h);
+  return TRUE;
+}
+
+/* The engine's hook: u = A·h for call->n_tokens rows. The first module of a
+ * group computes every member's u; the others find h unchanged and copy. */
+static LmStatus
+hook_cb (const LmLoraHookCall *call, const float *h, float *u, void *user_data)
+{
+  TsHeloraSession *self = user_data;
+  SessionModule *m = &g_array_index (self->modules, SessionModule, call->module_index);
+  SessionGroup *g = g_ptr_array_index (self->groups, m->group);
+  gsize h_bytes = (gsize) call->n_tokens * g->d * sizeof (float);
+
+  self->host_hook_calls++;
+  if (g->cached_rows != call->n_tokens || memcmp (g->h, h, h_bytes) != 0)
+    {
+      g_clear_error (&self->last_error);
+      if (!compute_group (self, g, call, h, &self->last_error))
+        return LM_ERR_HOOK;
+    }
+  memcpy (u, m->u, (gsize) call->n_tokens * m->lm->rank * sizeof (float));
+  return LM_OK;
+}
+
+gboolean
+ts_helora_session_attach (TsHeloraSession *self, LmSession *lm, GError **error)
+{
+  g_return_val_if_fail (self != NULL, FALSE);
+
+  if (self->mode == TS_HELORA_MODE_PLAIN)
+    return TRUE;
+  for (guint i = 0; i < self->modules->len; i++)
+    {
+      LmStatus st = lm_session_set_lora_hook (lm, i, hook_cb, self);
+      if (st != LM_OK)
+        {
+          g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_INTERNAL,
+                       "Cannot route LoRA module %u through HE: %s", i, lm_status_message (st));
+          return FALSE;
+        }
+    }
+  return _ts_helora_session_gpu_attach (self, lm, error);
+}
+
+TsHeloraSession *
+ts_helora_attach (LmSession *lm, const LmLora *lora, const char *lora_path,
+                  const char *mode_text, const char *params_preset, GError **error)
+{
+  TsHeloraOptions options = { .params_preset = params_preset };
+
+  return ts_helora_attach_with (lm, lora, lora_path, mode_text, &options, error);
+}
+
+TsHeloraSession *
+ts_helora_attach_with (LmSession *lm, const LmLora *lora, const char *lora_path,
+                       const char *mode_text, const TsHeloraOptions *base, GError **error)
+{
+  g_return_val_if_fail (base != NULL, NULL);
+
+  TsHeloraOptions options = *base;
+  g_autoptr (TsHeloraSession) self = NULL;
+
+  options.adapter_path = lora_path;
+  options.track_error = TRUE;
+  if (!ts_helora_mode_parse (mode_text, &options, error))
+    return NULL;
+  if (options.private_mode && options.mode != TS_HELORA_MODE_REMOTE)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
+                   "The adapter-private mode needs a remote evaluator (ws://HOST:PORT)");
+      return NULL;
+    }
+  if (lora == NULL)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "HE-LoRA needs an adapter (--lora)");
+      return NULL;
+    }
+  self = ts_helora_session_new (lora, &options, error);
+  if (self == NULL || !ts_helora_session_attach (self, lm, error))
+    return NULL;
+  return g_steal_pointer (&self);
+}
+
+char *
+ts_helora_session_summary (TsHeloraSession *self)
+{
+  static const char *const names[] = { "plain", "local", "remote" };
+  TsHeloraStats st;
+
+  g_return_val_if_fail (self != NULL, NULL);
+
+  ts_helora_session_get_stats (self, &st);
+  return g_strdup_printf ("he %s (%s encryption%s): %" G_GUINT64_FORMAT " encryptions, %" G_GUINT64_FORMAT
+                          " module evaluations, %.1f ms, %" G_GUINT64_FORMAT " bytes up, %"
+                          G_GUINT64_FORMAT " bytes down, max |delta_he - delta_plain| %.3g"
+                          " (max |delta_plain| %.3g)",
+                          names[self->mode],
+                          self->mode == TS_HELORA_MODE_PLAIN ? "no"
+                          : self->public_key ? "public-key" : "secret-key",
+                          self->mode != TS_HELORA_MODE_LOCAL ? ""
+                          : self->backend == TS_HELORA_BACKEND_CUDA ? ", on the GPU" : ", on the CPU",
+                          st.encryptions, st.module_evaluations, st.he_ms,
+                          st.bytes_up, st.bytes_down, st.max_abs_delta_error,
+                          st.max_abs_delta_plain);
+}
