@@ -33,6 +33,7 @@ struct _TsChatPage
   double top_p;
   guint max_tokens;
   guint seed;
+  guint save_interval_ms;        /* "save-interval": history writes while streaming */
 
   /* Model and adapter. */
   TsGenerationModel *model;

@@ -17,12 +17,12 @@ enum {
   PROP_SEED,
   PROP_ROUTING,
   PROP_ADAPTER_OVERRIDE,
+  PROP_SAVE_INTERVAL,
   N_PROPS
 };
 
 static GParamSpec *properties[N_PROPS];
 
-#define SAVE_INTERVAL_MS 400
 
 void
 _ts_chat_page_toast (TsChatPage *self, const char *message)
@@ -193,7 +193,7 @@ _ts_chat_page_start_exchange (TsChatPage *self, const char *prompt, const char *
   ts_chat_pane_generate (self->he_pane, self->model, request, prompt);
   ts_chat_pane_set_reply_note (self->plain_pane, note);
   ts_chat_pane_set_reply_note (self->he_pane, note);
-  self->save_timeout = g_timeout_add (SAVE_INTERVAL_MS, save_timeout_cb, self);
+  self->save_timeout = g_timeout_add (self->save_interval_ms, save_timeout_cb, self);
   set_busy (self, TRUE);
 }
 
@@ -402,6 +402,9 @@ ts_chat_page_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_MAX_TOKENS:
       g_value_set_uint (value, self->max_tokens);
       break;
+    case PROP_SAVE_INTERVAL:
+      g_value_set_uint (value, self->save_interval_ms);
+      break;
     case PROP_SEED:
       g_value_set_uint (value, self->seed);
       break;
@@ -450,6 +453,9 @@ ts_chat_page_set_property (GObject *object, guint prop_id, const GValue *value,
       break;
     case PROP_MAX_TOKENS:
       set_uint (self, &self->max_tokens, g_value_get_uint (value), prop_id);
+      break;
+    case PROP_SAVE_INTERVAL:
+      set_uint (self, &self->save_interval_ms, g_value_get_uint (value), prop_id);
       break;
     case PROP_SEED:
       set_uint (self, &self->seed, g_value_get_uint (value), prop_id);
@@ -504,6 +510,9 @@ install_properties (GObjectClass *object_class)
   properties[PROP_SEED] = g_param_spec_uint ("seed", NULL, NULL, 0, G_MAXINT32, 0, rw);
   properties[PROP_ROUTING] = g_param_spec_boolean ("routing", NULL, NULL, FALSE, ro);
   properties[PROP_ADAPTER_OVERRIDE] = g_param_spec_string ("adapter-override", NULL, NULL, "", rw);
+  /* How often a streaming answer is written to history.sqlite, so that a
+   * crash loses at most this much of it (ms; applies from the next turn). */
+  properties[PROP_SAVE_INTERVAL] = g_param_spec_uint ("save-interval", NULL, NULL, 10, 60000, 400, rw);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -558,6 +567,7 @@ ts_chat_page_init (TsChatPage *self)
   self->temperature = 0;
   self->top_p = 1;
   self->max_tokens = 128;
+  self->save_interval_ms = 400;
   self->plain_ids = g_array_new (FALSE, FALSE, sizeof (int));
   self->he_ids = g_array_new (FALSE, FALSE, sizeof (int));
   gtk_widget_init_template (GTK_WIDGET (self));

@@ -393,7 +393,9 @@ test_saved_while_streaming (void)
   StreamWatch watch = { page, ts_history_open (path, NULL), NULL };
 
   g_assert_nonnull (watch.history);
-  g_object_set (page, "max-tokens", 200, NULL);
+  /* saves every 20 ms, so that even a fast machine is still streaming the
+   * 200 tokens when the first save lands */
+  g_object_set (page, "max-tokens", 200, "save-interval", 20, NULL);
   ts_chat_page_set_prompt (page, PROMPT);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.send", NULL));
   wait_until (he_reply_stored_while_busy, &watch, "the streamed answer to reach history.sqlite");
