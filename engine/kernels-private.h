@@ -11,11 +11,15 @@
 typedef void (*LmDotRowsFn) (const void *W, size_t row_bytes, int64_t n_rows,
                              const void *act, int64_t n, float *y);
 /* Y[t * y_stride + r] = dot(row r, activation row t) for r < n_rows and
- * t < n_tok (2 <= n_tok <= LM_TILE_TOKENS), activation rows act_stride bytes
- * apart; identical to LmDotRowsFn per token. For prefill: each weight block
- * is unpacked once for all n_tok tokens. Tiles narrower than LM_TILE_TOKENS
- * matter for routed experts, which see only a few tokens of a prompt each. */
+ * t < n_tok (2 <= n_tok <= the kernel's width), activation rows act_stride
+ * bytes apart; identical to LmDotRowsFn per token. For prefill: each weight
+ * block is unpacked once for all n_tok tokens. Tiles narrower than their
+ * width matter for routed experts, which see only a few tokens of a prompt
+ * each. LM_DEFINE_TILE makes tiles of width LM_TILE_TOKENS; kernels that
+ * unpack a block in fewer instructions than they spend per token take more
+ * (up to LM_TILE_TOKENS_MAX). */
 #define LM_TILE_TOKENS 4
+#define LM_TILE_TOKENS_MAX 8
 typedef void (*LmDotTileFn) (const void *W, size_t row_bytes, int64_t n_rows,
                              const void *act, size_t act_stride, int64_t n, int n_tok,
                              float *Y, size_t y_stride);
@@ -55,10 +59,18 @@ struct LmKernels {
   LmDotRowsFn native[LM_KT_COUNT];   /* against 8-bit activations; NULL for float types */
   LmDotRowsFn f32act[LM_KT_COUNT];   /* against f32 activations */
   LmDotTileFn native_tile[LM_KT_COUNT]; /* optional: several tokens at once */
+  uint8_t tile_tokens[LM_KT_COUNT];     /* the width of native_tile */
   LmActQuantFn quantize_q8_0;
   LmActQuantFn quantize_q8_1;
   LmActQuantFn quantize_q8_K;
 };
+
+static inline void
+lm_set_tile (LmKernels *k, LmKernelType type, LmDotTileFn tile, int width)
+{
+  k->native_tile[type] = tile;
+  k->tile_tokens[type] = (uint8_t) width;
+}
 
 /* Asks for the row PREFETCH_ROWS ahead into L2. A row loop is a pure stream,
  * but one core's line-fill buffers alone cannot keep enough DRAM reads in
