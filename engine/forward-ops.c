@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "expf-poly.h"
 #include "forward-ops.h"
 
 void
@@ -36,7 +37,7 @@ lm_l2_norm (float *x, float eps, uint32_t n)
 float
 lm_silu (float x)
 {
-  return x / (1.0f + expf (-x));
+  return lm_silu_poly (x);
 }
 
 float
@@ -97,16 +98,21 @@ rope_pair_is_text (uint32_t i, const int32_t s[4])
   return 0;
 }
 
+/* As ggml's CPU rope (so that the rotated q and k equal llama.cpp's bit for
+ * bit): the angle of pair i is the position times theta_scale^i, advanced
+ * by one float multiplication per pair, then cosf/sinf. */
 void
 lm_rope_table (uint32_t pos, uint32_t n_rot, float base, const int32_t sections[4],
                float *cs)
 {
+  const float theta_scale = powf (base, -2.0f / (float) n_rot);
+  float theta = (float) pos;
   for (uint32_t i = 0; i < n_rot / 2; i++)
     {
-      double p = rope_pair_is_text (i, sections) ? pos : 0.0;
-      double theta = p * pow (base, -2.0 * i / n_rot);
-      cs[2 * i] = (float) cos (theta);
-      cs[2 * i + 1] = (float) sin (theta);
+      float t = rope_pair_is_text (i, sections) ? theta : 0.0f;
+      cs[2 * i] = cosf (t);
+      cs[2 * i + 1] = sinf (t);
+      theta *= theta_scale;
     }
 }
 
@@ -117,7 +123,7 @@ lm_rope_apply (float *x, uint32_t n_rot, const float *cs)
   for (uint32_t i = 0; i < half; i++)
     {
       float a = x[i], b = x[i + half];
-      x[i] = a * cs[2 * i] - b * cs[2 * i + 1];
-      x[i + half] = a * cs[2 * i + 1] + b * cs[2 * i];
+      x[i] = fmaf (a, cs[2 * i], -(b * cs[2 * i + 1]));
+      x[i + half] = fmaf (a, cs[2 * i + 1], b * cs[2 * i]);
     }
 }

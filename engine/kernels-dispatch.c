@@ -391,3 +391,23 @@ lm_matmul (LmThreadPool *pool, LmTensorType type, const void *W, int64_t n_in,
 {
   lm_matmul_ex (lm_kernels_best (), LM_ACT_NATIVE, pool, type, W, n_in, n_out, X, n_tok, Y);
 }
+
+size_t
+lm_attend_scratch_floats (uint32_t max_pos, uint32_t hd)
+{
+  /* the transposed queries, then a weight per (position, query), the
+   * positions up to a multiple of 16 */
+  return ((size_t) hd + (max_pos + 15) / 16 * 16) * LM_ATTN_QUERIES;
+}
+
+void
+lm_attend (const LmKernels *kernels, const LmAttnQueries *a, float *scratch)
+{
+  kernels->attend (a, scratch);
+}
+
+void
+lm_swiglu (const LmKernels *kernels, float *gate, const float *up, size_t n)
+{
+  kernels->swiglu (gate, up, n);
+}

@@ -47,6 +47,8 @@ typedef void (*LmDotTileFn) (const void *W, size_t row_bytes, int64_t n_rows,
       }                                                                           \
   }
 typedef void (*LmActQuantFn) (const float *x, void *act, int64_t n);
+typedef void (*LmAttendFn) (const LmAttnQueries *a, float *scratch);
+typedef void (*LmSwigluFn) (float *gate, const float *up, size_t n);
 
 typedef enum {
   LM_KT_F32, LM_KT_F16, LM_KT_BF16, LM_KT_Q8_0, LM_KT_Q4_K, LM_KT_Q5_K, LM_KT_Q6_K,
@@ -63,6 +65,8 @@ struct LmKernels {
   LmActQuantFn quantize_q8_0;
   LmActQuantFn quantize_q8_1;
   LmActQuantFn quantize_q8_K;
+  LmAttendFn attend;
+  LmSwigluFn swiglu;
 };
 
 static inline void
@@ -113,3 +117,8 @@ void lm_kernels_fill_avx2_q4q5 (LmKernels *k);
 void lm_kernels_fill_avx2_k23 (LmKernels *k);
 void lm_kernels_fill_avx512 (LmKernels *k);
 void lm_kernels_fill_avx512_q4q5 (LmKernels *k);
+/* Attention and SwiGLU (kernels-scalar-attn.c, kernels-avx2-attn.c,
+ * kernels-avx512-attn.c). */
+void lm_kernels_fill_scalar_attn (LmKernels *k);
+void lm_kernels_fill_avx2_attn (LmKernels *k);
+void lm_kernels_fill_avx512_attn (LmKernels *k);
