@@ -72,8 +72,8 @@ prepare_pair (const uint8_t *act0, const uint8_t *act1, Kind k, int64_t b0, int 
     }
 }
 
-/* 16 plus byte j of q where bit j of the word at qh is set, per half; lo
- * and hi: the words of the low and high halves. */
+/* 16 added to byte j of q where bit j of the word at qh is set, per half;
+ * lo and hi: the words of the low and high halves. */
 TARGET static inline __attribute__ ((always_inline)) __m512i
 add_fifth_bits (__m512i q, const uint8_t *qh_lo, const uint8_t *qh_hi)
 {
@@ -84,31 +84,49 @@ add_fifth_bits (__m512i q, const uint8_t *qh_lo, const uint8_t *qh_hi)
   return _mm512_mask_add_epi8 (q, mask, q, _mm512_set1_epi8 (16));
 }
 
-/* The nibbles of two blocks' qs[16] in value order, one block per half (low
- * nibbles, then high ones): each 16 bytes in two 128-bit lanes, the upper
- * one shifted by 4. */
+/* The nibbles in value order (low nibbles, then high ones) of the qs[16] in
+ * both 128-bit lanes of each half, the upper lane shifted by 4. */
 TARGET static inline __attribute__ ((always_inline)) __m512i
-nibble_halves (const uint8_t *qs_lo, const uint8_t *qs_hi)
+nibbles_of (__m512i both)
 {
-  __m512i both = _mm512_broadcast_i32x4 (_mm_loadu_si128 ((const __m128i *) qs_lo));
-  if (qs_hi != qs_lo)
-    both = _mm512_mask_broadcast_i32x4 (both, 0xFF00, _mm_loadu_si128 ((const __m128i *) qs_hi));
   __m512i shifted = _mm512_srlv_epi64 (both, _mm512_setr_epi64 (0, 0, 4, 4, 0, 0, 4, 4));
   return _mm512_and_si512 (shifted, _mm512_set1_epi8 (0x0F));
 }
 
-/* Two weight blocks (or one twice), one per half: unsigned quants, the
- * scales in their halves and (Q4_1/Q5_1) the mins. */
-TARGET static inline __attribute__ ((always_inline)) __m512i
-unpack_halves (const uint8_t *lo, const uint8_t *hi, Kind k, __m512 *d, float m[2])
+/* The fp16 at lo in the low half's lanes and at hi in the high half's. */
+TARGET static inline __attribute__ ((always_inline)) __m512
+scale_halves (const uint8_t *lo, const uint8_t *hi)
 {
-  if (lo == hi)
-    *d = _mm512_set1_ps (fp16_at (lo));
-  else
-    *d = halves_ps (fp16_at (lo), fp16_at (hi));
+  uint16_t a, b;
+  memcpy (&a, lo, sizeof a);
+  memcpy (&b, hi, sizeof b);
+  return _mm512_cvtph_ps (_mm256_mask_set1_epi16 (_mm256_set1_epi16 ((short) a), 0xFF00, (short) b));
+}
+
+/* One weight block in both halves (a tile's row): unsigned quants, the
+ * scale in every lane and (Q4_1/Q5_1) the min. */
+TARGET static inline __attribute__ ((always_inline)) __m512i
+unpack_twice (const uint8_t *block, Kind k, __m512 *d, float *m)
+{
+  uint16_t h;
+  memcpy (&h, block, sizeof h);
+  *d = _mm512_cvtph_ps (_mm256_set1_epi16 ((short) h));
+  *m = weight_min (block, k);
+  __m512i q = nibbles_of (_mm512_broadcast_i32x4 (_mm_loadu_si128 ((const __m128i *) (block + qs_offset (k)))));
+  return kind_has_qh (k) ? add_fifth_bits (q, block + qh_offset (k), block + qh_offset (k)) : q;
+}
+
+/* Blocks lo and hi, one per half (a pair of rows), as unpack_twice. */
+TARGET static inline __attribute__ ((always_inline)) __m512i
+unpack_pair (const uint8_t *lo, const uint8_t *hi, Kind k, __m512 *d, float m[2])
+{
+  *d = scale_halves (lo, hi);
   m[0] = weight_min (lo, k);
   m[1] = weight_min (hi, k);
-  __m512i q = nibble_halves (lo + qs_offset (k), hi + qs_offset (k));
+  __m512i both = _mm512_broadcast_i32x4 (_mm_loadu_si128 ((const __m128i *) (lo + qs_offset (k))));
+  both = _mm512_mask_broadcast_i32x4 (both, 0xFF00,
+                                      _mm_loadu_si128 ((const __m128i *) (hi + qs_offset (k))));
+  __m512i q = nibbles_of (both);
   return kind_has_qh (k) ? add_fifth_bits (q, lo + qh_offset (k), hi + qh_offset (k)) : q;
 }
 
@@ -165,7 +183,7 @@ tile_row (const uint8_t *W, size_t row_bytes, int64_t r, const PairChunk *pairs,
       const uint8_t *block = row + (size_t) (c0 + i) * weight_block_bytes (k);
       __m512 d;
       float m[2];
-      __m512i q = unpack_halves (block, block, k, &d, m);
+      __m512i q = unpack_twice (block, k, &d, &m[0]);
       #pragma GCC unroll 4
       for (int p = 0; p < P; p++)
         {
@@ -206,7 +224,7 @@ row_pair (const uint8_t *W, size_t row_bytes, int64_t r, const PairChunk *pair, 
       const uint8_t *lo = row + (size_t) (c0 + i) * weight_block_bytes (k);
       __m512 d;
       float m[2];
-      __m512i q = unpack_halves (lo, lo + row_bytes, k, &d, m);
+      __m512i q = unpack_pair (lo, lo + row_bytes, k, &d, m);
       acc = accumulate (acc, q, d, pair, i, k);
       if (kind_has_min (k))
         {
