@@ -10,7 +10,8 @@
 void lm_rms_norm (const float *x, const float *w, float eps, uint32_t n, float *y);
 /* x = x / max(||x||, eps), in place. */
 void lm_l2_norm (float *x, float eps, uint32_t n);
-/* x / (1 + e^-x) with the exponential of expf-poly.h (as lm_swiglu). */
+/* x / (1 + e^-x) with libm's expf: the scalar SiLU of the DeltaNet layers
+ * (lm_swiglu's, vectorised, takes the exponential of expf-poly.h). */
 float lm_silu (float x);
 float lm_sigmoid (float x);
 float lm_softplus (float x);
