@@ -46,6 +46,34 @@ typedef void (*LmDotTileFn) (const void *W, size_t row_bytes, int64_t n_rows,
         break;                                                                    \
       }                                                                           \
   }
+/* LM_DEFINE_TILE for tiles of LM_TILE_TOKENS_MAX: a full one in one pass,
+ * narrower ones as tiles of up to LM_TILE_TOKENS (each token's arithmetic
+ * is its own, so the split changes no result). */
+#define LM_DEFINE_WIDE_TILE(target, name, body)                                   \
+  LM_DEFINE_TILE (target, name##_narrow, body)                                    \
+  target static void name (const void *W, size_t row_bytes, int64_t n_rows,       \
+                           const void *act, size_t act_stride, int64_t n,         \
+                           int n_tok, float *Y, size_t y_stride)                  \
+  {                                                                               \
+    if (n_tok == LM_TILE_TOKENS_MAX)                                              \
+      {                                                                           \
+        body (W, row_bytes, n_rows, act, act_stride, n, Y, y_stride,              \
+              LM_TILE_TOKENS_MAX);                                                \
+        return;                                                                   \
+      }                                                                           \
+    for (int t = 0; t < n_tok;)                                                   \
+      {                                                                           \
+        int w = n_tok - t < LM_TILE_TOKENS ? n_tok - t : LM_TILE_TOKENS;          \
+        const uint8_t *a = (const uint8_t *) act + (size_t) t * act_stride;       \
+        if (w == 1)                                                               \
+          body (W, row_bytes, n_rows, a, act_stride, n, Y + t * y_stride,         \
+                y_stride, 1);                                                     \
+        else                                                                      \
+          name##_narrow (W, row_bytes, n_rows, a, act_stride, n, w,               \
+                         Y + t * y_stride, y_stride);                             \
+        t += w;                                                                   \
+      }                                                                           \
+  }
 typedef void (*LmActQuantFn) (const float *x, void *act, int64_t n);
 typedef void (*LmAttendFn) (const LmAttnQueries *a, float *scratch);
 typedef void (*LmSwigluFn) (float *gate, const float *up, size_t n);
