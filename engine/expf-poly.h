@@ -16,6 +16,12 @@
 #include <stdint.h>
 #include <string.h>
 
+/* How the functions are declared: static inline in C; the GPU's
+ * lm-cuda-math.h compiles the same ones for host and device. */
+#ifndef LM_EXPF_FN
+#define LM_EXPF_FN static inline
+#endif
+
 #define LM_EXP_SHIFT 0x1.8p23f
 #define LM_EXP_LOG2E 0x1.715476p+0f
 #define LM_EXP_LN2_HI 0x1.62e4p-1f
@@ -26,7 +32,7 @@
 #define LM_EXP_C4 0x1.573e2ep-5f
 #define LM_EXP_C5 0x1.0e4020p-7f
 
-static inline float
+LM_EXPF_FN float
 lm_expf_poly (float x)
 {
   float z = fmaf (x, LM_EXP_LOG2E, LM_EXP_SHIFT);
@@ -52,7 +58,7 @@ lm_expf_poly (float x)
 }
 
 /* x / (1 + e^-x), as ggml's vector SiLU rounds it. */
-static inline float
+LM_EXPF_FN float
 lm_silu_poly (float x)
 {
   return x / (1.0f + lm_expf_poly (0.0f - x));

@@ -97,20 +97,21 @@ rope_pair_is_text (uint32_t i, const int32_t s[4])
   return 0;
 }
 
-/* As ggml's CPU rope (so that the rotated q and k equal llama.cpp's bit for
- * bit): the angle of pair i is the position times theta_scale^i, advanced
- * by one float multiplication per pair, then cosf/sinf. */
+/* As ggml's CPU rope rounds it (so that the rotated q and k follow
+ * llama.cpp's): the angle of pair i is the position times theta_scale^i,
+ * advanced by one float multiplication per pair; cos and sin in double,
+ * rounded once (as on the GPU, lm-cuda-math.h). */
 void
 lm_rope_table (uint32_t pos, uint32_t n_rot, float base, const int32_t sections[4],
                float *cs)
 {
-  const float theta_scale = powf (base, -2.0f / (float) n_rot);
+  const float theta_scale = (float) pow ((double) base, (double) (-2.0f / (float) n_rot));
   float theta = (float) pos;
   for (uint32_t i = 0; i < n_rot / 2; i++)
     {
-      float t = rope_pair_is_text (i, sections) ? theta : 0.0f;
-      cs[2 * i] = cosf (t);
-      cs[2 * i + 1] = sinf (t);
+      double t = rope_pair_is_text (i, sections) ? theta : 0.0;
+      cs[2 * i] = (float) cos (t);
+      cs[2 * i + 1] = (float) sin (t);
       theta *= theta_scale;
     }
 }
