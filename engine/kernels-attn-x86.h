@@ -4,7 +4,7 @@
  *
  * Internal. The including file defines TARGET, the vector types V16 (16
  * floats) and VD16 (16 doubles), the lane-wise primitives below, and the
- * blocking ATTN_LC (how many of a query's 16 output chains run at once):
+ * blocking ATTN_QG x ATTN_LC (queries x their 16 output chains run at once):
  *   v_zero, v_set1 (f), v_load (p), v_store (p, v), v_bcast (p): *p in every lane;
  *   v_add, v_sub, v_mul, v_div, v_max (a, b);
  *   v_fma (a, b, c): a * b + c, v_fnma (a, b, c): c - a * b, fused;
@@ -160,41 +160,51 @@ softmax_positions (const LmAttnQueries *a, const float *qt, const float n_pos[LA
     v_store (w + (size_t) p * LANES, v_mul (v_load (w + (size_t) p * LANES), inv));
 }
 
-/* Lanes [l0, l0 + ATTN_LC) of query i's 16 chains for head values
- * [16c, 16c + 16): lane l takes positions l, l + 16, ... below n. */
+/* Lanes [l0, l0 + ATTN_LC) of the 16 chains of queries [i0, i0 + ATTN_QG)
+ * for head values [16c, 16c + 16): lane l takes positions l, l + 16, ...
+ * below n (a query's weights past its own positions are 0 and leave its
+ * chains as they are), each value vector loaded once for the queries. */
 TARGET static inline __attribute__ ((always_inline)) void
-weigh_lanes (const LmAttnQueries *a, const float *w, uint32_t i, uint32_t n, uint32_t c,
+weigh_lanes (const LmAttnQueries *a, const float *w, uint32_t i0, uint32_t n, uint32_t c,
              uint32_t l0, float *chains)
 {
-  V16 acc[ATTN_LC];
+  V16 acc[ATTN_QG][ATTN_LC];
   #pragma GCC unroll 16
-  for (int m = 0; m < ATTN_LC; m++)
-    acc[m] = v_zero ();
-  const float *v = a->v + (size_t) c * LANES;
-  uint32_t p = l0;
-  for (; p + 16 <= n; p += 16)
+  for (int g = 0; g < ATTN_QG; g++)
     #pragma GCC unroll 16
     for (int m = 0; m < ATTN_LC; m++)
-      acc[m] = v_fma (v_bcast (w + (size_t) (p + m) * LANES + i),
-                      v_load (v + (size_t) (p + m) * a->kvd), acc[m]);
-  for (int m = 0; m < ATTN_LC && p + m < n; m++)
-    acc[m] = v_fma (v_bcast (w + (size_t) (p + m) * LANES + i),
-                    v_load (v + (size_t) (p + m) * a->kvd), acc[m]);
+      acc[g][m] = v_zero ();
+  const float *v = a->v + (size_t) c * LANES;
+  for (uint32_t p = l0; p < n; p += 16)
+    #pragma GCC unroll 16
+    for (int m = 0; m < ATTN_LC; m++)
+      if (m == 0 || p + m < n)
+        {
+          V16 vv = v_load (v + (size_t) (p + m) * a->kvd);
+          #pragma GCC unroll 16
+          for (int g = 0; g < ATTN_QG; g++)
+            acc[g][m] = v_fma (v_bcast (w + (size_t) (p + m) * LANES + i0 + g), vv, acc[g][m]);
+        }
   #pragma GCC unroll 16
-  for (int m = 0; m < ATTN_LC; m++)
-    v_store (chains + (size_t) (l0 + m) * LANES, acc[m]);
+  for (int g = 0; g < ATTN_QG; g++)
+    #pragma GCC unroll 16
+    for (int m = 0; m < ATTN_LC; m++)
+      v_store (chains + ((size_t) g * 16 + l0 + m) * LANES, acc[g][m]);
 }
 
-/* out of query i: per 16 head values its 16 chains, then their reduce16. */
+/* out of queries [i0, i0 + ATTN_QG) (those below n_q): per 16 head values
+ * their 16 chains, then each query's reduce16 of them. */
 TARGET static void
-weigh_values (const LmAttnQueries *a, const float *w, uint32_t i, uint32_t n)
+weigh_values (const LmAttnQueries *a, const float *w, uint32_t i0, uint32_t n)
 {
-  float chains[16 * LANES];
+  float chains[ATTN_QG * 16 * LANES];
   for (uint32_t c = 0; c < a->hd / LANES; c++)
     {
       for (uint32_t l0 = 0; l0 < 16; l0 += ATTN_LC)
-        weigh_lanes (a, w, i, n, c, l0, chains);
-      v_store (a->out[i] + (size_t) c * LANES, reduce16_lanes (chains, LANES));
+        weigh_lanes (a, w, i0, n, c, l0, chains);
+      for (uint32_t g = 0; g < ATTN_QG && i0 + g < a->n_q; g++)
+        v_store (a->out[i0 + g] + (size_t) c * LANES,
+                 reduce16_lanes (chains + (size_t) g * 16 * LANES, LANES));
     }
 }
 
@@ -224,10 +234,13 @@ attend_x86 (const LmAttnQueries *a, float *scratch)
   const uint32_t n = gather_queries (a, qt, q, n_pos);
 
   softmax_positions (a, qt, n_pos, n, w);
-  for (uint32_t i = 0; i < a->n_q; i++)
+  for (uint32_t i0 = 0; i0 < a->n_q; i0 += ATTN_QG)
     {
-      weigh_values (a, w, i, a->n_pos[i]);
-      if (a->hd % LANES != 0)
-        weigh_values_tail (a, w, i);
+      uint32_t most = 0;
+      for (uint32_t g = 0; g < ATTN_QG; g++)
+        most = (uint32_t) n_pos[i0 + g] > most ? (uint32_t) n_pos[i0 + g] : most;
+      weigh_values (a, w, i0, most);
     }
+  for (uint32_t i = 0; a->hd % LANES != 0 && i < a->n_q; i++)
+    weigh_values_tail (a, w, i);
 }

@@ -104,7 +104,8 @@ vd_inv (VD16 s)
   return LANEWISE (_mm256_set_m128 (q[1], q[0]), _mm256_set_m128 (q[3], q[2]));
 }
 
-#define ATTN_LC 4
+#define ATTN_QG 2
+#define ATTN_LC 2
 
 #include "kernels-attn-x86.h"
 

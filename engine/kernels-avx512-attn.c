@@ -65,7 +65,8 @@ vd_inv (VD16 s)
                              _mm512_cvtpd_ps (_mm512_div_pd (one, s.hi)), 1);
 }
 
-#define ATTN_LC 16
+#define ATTN_QG 4
+#define ATTN_LC 4
 
 #include "kernels-attn-x86.h"
 
