@@ -3,19 +3,22 @@
  * (FORMAT.md 3.3).
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "forward-ops.h"
 #include "session-private.h"
 
-#define MAX_HEAD_DIM 1024
-#define SCORE_BLOCK 128
-
+/* The queries of one kv head attended at once: heads of the group, and as
+ * many tokens as fill LM_ATTN_QUERIES lanes. */
 typedef struct {
   LmSession *s;
-  const LmLayer *l;
-  uint32_t n;
+  uint32_t n;                    /* new tokens */
+  uint32_t tokens, heads;        /* per item: tokens, heads of one group */
+  uint32_t token_blocks, head_blocks;
   const float *k_cache, *v_cache;
+  float *scratch;                /* scratch_floats per worker */
+  size_t scratch_floats;
 } AttnJob;
 
 /* Adds the bias rows of q, k and v (Qwen2) to the @n new tokens. */
@@ -63,62 +66,92 @@ prepare_qkv (LmSession *s, const LmLayer *l, uint32_t n, float *k_cache, float *
     }
 }
 
+/* The sigmoid output gate of Qwen3.5's attention. */
+static void
+apply_gate (float *out, const float *gate, uint32_t hd)
+{
+  for (uint32_t d = 0; d < hd; d++)
+    out[d] *= lm_sigmoid (gate[d]);
+}
+
 void
 lm_attend_head (const LmKernels *kernels, const float *q, const float *gate, const float *k_cache,
                 const float *v_cache, uint32_t kvd, uint32_t n_pos, uint32_t hd, float *out)
 {
-  float acc[MAX_HEAD_DIM], score[SCORE_BLOCK];
-  memset (acc, 0, hd * sizeof (float));
-  float scale = 1.0f / sqrtf ((float) hd), max = -INFINITY, sum = 0.0f;
-  for (uint32_t p0 = 0; p0 < n_pos; p0 += SCORE_BLOCK)
+  LmAttnQueries a = { .n_q = 1, .q = { q }, .n_pos = { n_pos }, .out = { out }, .k = k_cache,
+                      .v = v_cache, .kvd = kvd, .hd = hd, .scale = 1.0f / sqrtf ((float) hd) };
+  float *scratch = malloc (lm_attend_scratch_floats (n_pos, hd) * sizeof (float));
+  if (scratch == NULL)
     {
-      uint32_t nb = n_pos - p0 < SCORE_BLOCK ? n_pos - p0 : SCORE_BLOCK;
-      const float *k = k_cache + (size_t) p0 * kvd;
-      const float *v = v_cache + (size_t) p0 * kvd;
-      lm_dot_rows (kernels, LM_TYPE_F32, LM_ACT_F32, k, kvd * sizeof (float), nb, q, hd, score);
-      float block_max = -INFINITY;
-      for (uint32_t i = 0; i < nb; i++)
-        {
-          score[i] *= scale;
-          block_max = score[i] > block_max ? score[i] : block_max;
-        }
-      if (block_max > max)
-        {
-          float shrink = expf (max - block_max);
-          sum *= shrink;
-          for (uint32_t d = 0; d < hd; d++)
-            acc[d] *= shrink;
-          max = block_max;
-        }
-      for (uint32_t i = 0; i < nb; i++)
-        {
-          float w = expf (score[i] - max);
-          sum += w;
-          lm_scale_axpy (acc, 1.0f, w, v + (size_t) i * kvd, hd);
-        }
+      for (uint32_t d = 0; d < hd; d++)
+        out[d] = NAN;
+      return;
     }
-  if (gate == NULL)
-    for (uint32_t d = 0; d < hd; d++)
-      out[d] = acc[d] / sum;
-  else
-    for (uint32_t d = 0; d < hd; d++)
-      out[d] = acc[d] / sum * lm_sigmoid (gate[d]);
+  lm_attend (kernels, &a, scratch);
+  free (scratch);
+  if (gate != NULL)
+    apply_gate (out, gate, hd);
 }
 
-/* One (token, query head). */
+/* Item @item: a block of tokens and of heads of one kv head. */
 static void
-attend_cb (void *ctx, uint32_t item)
+attend_item (const AttnJob *job, uint32_t item, float *scratch)
 {
-  const AttnJob *job = ctx;
   LmSession *s = job->s;
   const LmModelInfo *in = &s->model->info;
-  uint32_t hd = in->head_dim, kvd = hd * in->n_head_kv;
-  uint32_t t = item / in->n_head, j = item % in->n_head;
-  uint32_t kv = j / (in->n_head / in->n_head_kv);
-  const float *q = s->a1 + (size_t) (t * in->n_head + j) * lm_q_stride (in);
-  lm_attend_head (s->kernels, q, in->attn_gated ? q + hd : NULL, job->k_cache + (size_t) kv * hd,
-                  job->v_cache + (size_t) kv * hd, kvd, s->pos + t + 1, hd,
-                  s->a4 + (size_t) (t * in->n_head + j) * hd);
+  const uint32_t hd = in->head_dim, kvd = hd * in->n_head_kv, qs = lm_q_stride (in);
+  const uint32_t group = in->n_head / in->n_head_kv;
+  uint32_t hb = item % job->head_blocks, rest = item / job->head_blocks;
+  uint32_t kv = rest % in->n_head_kv, t0 = rest / in->n_head_kv * job->tokens;
+  LmAttnQueries a = { .k = job->k_cache + (size_t) kv * hd, .v = job->v_cache + (size_t) kv * hd,
+                      .kvd = kvd, .hd = hd, .scale = 1.0f / sqrtf ((float) hd) };
+  for (uint32_t t = t0; t < t0 + job->tokens && t < job->n; t++)
+    for (uint32_t j = hb * job->heads; j < (hb + 1) * job->heads && j < group; j++)
+      {
+        size_t row = (size_t) t * in->n_head + kv * group + j;
+        a.q[a.n_q] = s->a1 + row * qs;
+        a.n_pos[a.n_q] = s->pos + t + 1;
+        a.out[a.n_q] = s->a4 + row * hd;
+        a.n_q++;
+      }
+  lm_attend (s->kernels, &a, scratch);
+  for (uint32_t i = 0; in->attn_gated && i < a.n_q; i++)
+    apply_gate (a.out[i], a.q[i] + hd, hd);
+}
+
+/* Worker @slot of @n_slots: items slot, slot + n_slots, ... with its own
+ * scratch; each item's arithmetic is the same whichever worker runs it. */
+static void
+attend_worker (void *ctx, int slot, int n_slots)
+{
+  const AttnJob *job = ctx;
+  uint32_t n_items = job->token_blocks * job->s->model->info.n_head_kv * job->head_blocks;
+  for (uint32_t item = (uint32_t) slot; item < n_items; item += (uint32_t) n_slots)
+    attend_item (job, item, job->scratch + (size_t) slot * job->scratch_floats);
+}
+
+/* The attention of the @n new tokens, in items of up to LM_ATTN_QUERIES
+ * queries sharing a kv head. */
+static LmStatus
+attend_all (LmSession *s, uint32_t n, const float *k_cache, const float *v_cache)
+{
+  const LmModelInfo *in = &s->model->info;
+  const uint32_t group = in->n_head / in->n_head_kv;
+  AttnJob job = { .s = s, .n = n, .k_cache = k_cache, .v_cache = v_cache };
+  job.heads = group < LM_ATTN_QUERIES ? group : LM_ATTN_QUERIES;
+  job.tokens = job.heads == group ? LM_ATTN_QUERIES / group : 1;
+  job.token_blocks = (n + job.tokens - 1) / job.tokens;
+  job.head_blocks = (group + job.heads - 1) / job.heads;
+  uint32_t n_items = job.token_blocks * in->n_head_kv * job.head_blocks;
+  int workers = lm_thread_pool_size (s->pool);
+  workers = (uint32_t) workers < n_items ? workers : (int) n_items;
+  job.scratch_floats = lm_attend_scratch_floats (s->pos + n, in->head_dim);
+  job.scratch = malloc ((size_t) workers * job.scratch_floats * sizeof (float));
+  if (job.scratch == NULL)
+    return LM_ERR_NO_MEMORY;
+  lm_thread_pool_run (workers > 1 ? s->pool : NULL, attend_worker, &job, workers);
+  free (job.scratch);
+  return LM_OK;
 }
 
 LmStatus
@@ -141,7 +174,7 @@ lm_forward_full_attention (LmSession *s, uint32_t il, uint32_t n)
   if (l->bq != NULL)
     add_qkv_bias (s, l, n);
   prepare_qkv (s, l, n, k_cache, v_cache);
-  AttnJob job = { s, l, n, k_cache, v_cache };
-  lm_parallel_for (s->pool, n * in->n_head, attend_cb, &job);
+  if ((st = attend_all (s, n, k_cache, v_cache)) != LM_OK)
+    return st;
   return lm_project (s, il, LM_MODULE_ATTN_OUTPUT, &l->wo, s->a4, n, s->o);
 }

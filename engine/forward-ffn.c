@@ -10,10 +10,9 @@
 
 /* gate = SiLU(gate) * up over @count values. */
 static void
-swiglu (float *gate, const float *up, size_t count)
+swiglu (const LmSession *s, float *gate, const float *up, size_t count)
 {
-  for (size_t i = 0; i < count; i++)
-    gate[i] = lm_silu (gate[i]) * up[i];
+  lm_swiglu (s->kernels, gate, up, count);
 }
 
 /* A SwiGLU MLP whose three projections are modules @kind (gate, then up and
@@ -29,7 +28,7 @@ swiglu_mlp (LmSession *s, uint32_t il, LmModuleKind gate_kind, const LmWeight *g
   LmStatus st = lm_project_many (s, il, projs, 2, s->h, n);
   if (st != LM_OK)
     return st;
-  swiglu (s->a1, s->a2, (size_t) n * gate->n_out);
+  swiglu (s, s->a1, s->a2, (size_t) n * gate->n_out);
   return lm_project (s, il, gate_kind + 2, down, s->a1, n, s->o);
 }
 
@@ -88,7 +87,7 @@ run_expert (LmSession *s, const LmLayer *l, uint32_t e, uint32_t n)
     return;
   lm_linear (s, &l->exp_gate, e, s->a3, count, s->a1);
   lm_linear (s, &l->exp_up, e, s->a3, count, s->a2);
-  swiglu (s->a1, s->a2, (size_t) count * nf);
+  swiglu (s, s->a1, s->a2, (size_t) count * nf);
   lm_linear (s, &l->exp_down, e, s->a1, count, s->a4);
   for (uint32_t r = 0; r < count; r++)
     {
@@ -138,7 +137,7 @@ moe_decode (LmSession *s, uint32_t il)
        (st = lm_project_lora (s, il, LM_MODULE_FFN_UP_SHEXP, s->h, 1, up + k * W))))
     return st;
   for (uint32_t j = 0; j < k + shared; j++)
-    swiglu (gate + j * W, up + j * W, j < k ? in->n_ff_exp : in->n_ff_shexp);
+    swiglu (s, gate + j * W, up + j * W, j < k ? in->n_ff_exp : in->n_ff_shexp);
   n_items = 0;
   for (uint32_t j = 0; j < k; j++)
     items[n_items++] = (LmRowsItem) { &l->exp_down, (uint32_t) s->sel[j], gate + j * W,

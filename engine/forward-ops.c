@@ -97,16 +97,22 @@ rope_pair_is_text (uint32_t i, const int32_t s[4])
   return 0;
 }
 
+/* As ggml's CPU rope rounds it (so that the rotated q and k follow
+ * llama.cpp's): the angle of pair i is the position times theta_scale^i,
+ * advanced by one float multiplication per pair; cos and sin in double,
+ * rounded once (as on the GPU, lm-cuda-math.h). */
 void
 lm_rope_table (uint32_t pos, uint32_t n_rot, float base, const int32_t sections[4],
                float *cs)
 {
+  const float theta_scale = (float) pow ((double) base, (double) (-2.0f / (float) n_rot));
+  float theta = (float) pos;
   for (uint32_t i = 0; i < n_rot / 2; i++)
     {
-      double p = rope_pair_is_text (i, sections) ? pos : 0.0;
-      double theta = p * pow (base, -2.0 * i / n_rot);
-      cs[2 * i] = (float) cos (theta);
-      cs[2 * i + 1] = (float) sin (theta);
+      double t = rope_pair_is_text (i, sections) ? theta : 0.0;
+      cs[2 * i] = (float) cos (t);
+      cs[2 * i + 1] = (float) sin (t);
+      theta *= theta_scale;
     }
 }
 
@@ -117,7 +123,7 @@ lm_rope_apply (float *x, uint32_t n_rot, const float *cs)
   for (uint32_t i = 0; i < half; i++)
     {
       float a = x[i], b = x[i + half];
-      x[i] = a * cs[2 * i] - b * cs[2 * i + 1];
-      x[i + half] = a * cs[2 * i + 1] + b * cs[2 * i];
+      x[i] = fmaf (a, cs[2 * i], -(b * cs[2 * i + 1]));
+      x[i + half] = fmaf (a, cs[2 * i + 1], b * cs[2 * i]);
     }
 }

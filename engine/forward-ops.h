@@ -10,6 +10,8 @@
 void lm_rms_norm (const float *x, const float *w, float eps, uint32_t n, float *y);
 /* x = x / max(||x||, eps), in place. */
 void lm_l2_norm (float *x, float eps, uint32_t n);
+/* x / (1 + e^-x) with libm's expf: the scalar SiLU of the DeltaNet layers
+ * (lm_swiglu's, vectorised, takes the exponential of expf-poly.h). */
 float lm_silu (float x);
 float lm_sigmoid (float x);
 float lm_softplus (float x);
@@ -30,8 +32,9 @@ void lm_rope_apply (float *x, uint32_t n_rot, const float *cs);
 
 /* Causal softmax attention of one query head (FORMAT.md 3.3) over @n_pos
  * cached positions (rows of @kvd floats at k_cache, v_cache, already offset
- * to the kv head), scores in blocks of positions with a running maximum,
- * then the sigmoid output gate where @gate is non-NULL: out[hd]. hd <= 1024. */
+ * to the kv head), as lm_attend computes it (kernels.h), then the sigmoid
+ * output gate where @gate is non-NULL: out[hd]. hd <= 1024. out is NaN when
+ * the scratch (n_pos + hd floats per lane) cannot be allocated. */
 void lm_attend_head (const LmKernels *kernels, const float *q, const float *gate,
                      const float *k_cache, const float *v_cache, uint32_t kvd, uint32_t n_pos,
                      uint32_t hd, float *out);

@@ -128,7 +128,8 @@ lm_pool_hidden (LmSession *s, uint32_t n)
       s->pool_sum[e] += s->h[(size_t) t * E + e];
 }
 
-/* Final norm and LM head: every row into @logits_all, or the last row only. */
+/* Final norm and LM head: every row into @logits_all, or the last row only
+ * (none for a prefill chunk before the last). */
 static void
 lm_head (LmSession *s, uint32_t n, float *logits_all)
 {
@@ -144,7 +145,7 @@ lm_head (LmSession *s, uint32_t n, float *logits_all)
       lm_linear (s, &m->output, 0, s->h, n, logits_all);
       memcpy (s->logits, logits_all + (size_t) (n - 1) * V, V * sizeof (float));
     }
-  else
+  else if (!s->logits_unused)
     {
       const float *last = s->x + (size_t) (n - 1) * E;
       lm_rms_norm (last, m->output_norm, m->info.rms_eps, E, s->h);

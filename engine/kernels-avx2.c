@@ -468,12 +468,13 @@ lm_kernels_fill_avx2 (LmKernels *k)
   k->native[LM_KT_Q4_K] = rows_q4_K;
   k->native[LM_KT_Q5_K] = rows_q5_K;
   k->native[LM_KT_Q6_K] = rows_q6_K;
-  k->native_tile[LM_KT_Q8_0] = tile_q8_0;
-  k->native_tile[LM_KT_Q4_K] = tile_q4_K;
-  k->native_tile[LM_KT_Q5_K] = tile_q5_K;
-  k->native_tile[LM_KT_Q6_K] = tile_q6_K;
+  lm_set_tile (k, LM_KT_Q8_0, tile_q8_0, LM_TILE_TOKENS);
+  lm_set_tile (k, LM_KT_Q4_K, tile_q4_K, LM_TILE_TOKENS);
+  lm_set_tile (k, LM_KT_Q5_K, tile_q5_K, LM_TILE_TOKENS);
+  lm_set_tile (k, LM_KT_Q6_K, tile_q6_K, LM_TILE_TOKENS);
   k->quantize_q8_0 = quantize_q8_0;
   k->quantize_q8_K = quantize_q8_K;
   lm_kernels_fill_avx2_q4q5 (k);
   lm_kernels_fill_avx2_k23 (k);
+  lm_kernels_fill_avx2_attn (k);
 }

@@ -281,8 +281,8 @@ dot_q6_K (const LmBlockQ6_K *w, const LmBlockQ8_K *a, int64_t nb)
     for (int64_t r = 0; r < n_rows; r++)                                                \
       {                                                                                 \
         const wtype *w = (const wtype *) ((const uint8_t *) W + r * row_bytes);         \
-        __m512 acc[LM_TILE_TOKENS];                                                     \
-        __m256 acc_min[LM_TILE_TOKENS];                                                 \
+        __m512 acc[LM_TILE_TOKENS_MAX];                                                 \
+        __m256 acc_min[LM_TILE_TOKENS_MAX];                                             \
         for (int t = 0; t < T; t++)                                                     \
           {                                                                             \
             acc[t] = _mm512_setzero_ps ();                                              \
@@ -301,7 +301,7 @@ dot_q6_K (const LmBlockQ6_K *w, const LmBlockQ8_K *a, int64_t nb)
           Y[t * y_stride + (size_t) r] = k4_result (acc[t], acc_min[t]);                \
       }                                                                                 \
   }                                                                                     \
-  LM_DEFINE_TILE (TARGET, name, name##_body)
+  LM_DEFINE_WIDE_TILE (TARGET, name, name##_body)
 
 #define NO_QH(block) NULL
 #define QH(block) (block).qh
@@ -485,10 +485,11 @@ lm_kernels_fill_avx512 (LmKernels *k)
   k->native[LM_KT_Q4_K] = rows_q4_K;
   k->native[LM_KT_Q5_K] = rows_q5_K;
   k->native[LM_KT_Q6_K] = rows_q6_K;
-  k->native_tile[LM_KT_Q4_K] = tile_q4_K;
-  k->native_tile[LM_KT_Q5_K] = tile_q5_K;
-  k->native_tile[LM_KT_Q6_K] = tile_q6_K;
+  lm_set_tile (k, LM_KT_Q4_K, tile_q4_K, LM_TILE_TOKENS_MAX);
+  lm_set_tile (k, LM_KT_Q5_K, tile_q5_K, LM_TILE_TOKENS_MAX);
+  lm_set_tile (k, LM_KT_Q6_K, tile_q6_K, LM_TILE_TOKENS);
   k->quantize_q8_0 = quantize_q8_0;
   k->quantize_q8_K = quantize_q8_K;
   lm_kernels_fill_avx512_q4q5 (k);
+  lm_kernels_fill_avx512_attn (k);
 }

@@ -182,6 +182,7 @@ lm_dot_rows (const LmKernels *kernels, LmTensorType type, LmActMode mode,
 typedef struct {
   LmDotRowsFn fn;
   LmDotTileFn tile;       /* NULL: token by token */
+  int tile_tokens;        /* its width */
   const uint8_t *W;
   size_t row_bytes;
   int64_t n_out;
@@ -194,20 +195,20 @@ typedef struct {
   int64_t rows_per_task;
 } ProductJob;
 
-/* Rows [r, r + rows) for the tokens from t: a tile of up to LM_TILE_TOKENS
- * when at least two are left and there is a tile kernel, else one token.
+/* Rows [r, r + rows) for the tokens from t: a tile of up to the kernel's
+ * width when at least two are left and there is a tile kernel, else one token.
  * Writes Y, or adds to it after the first segment. Returns the tokens done. */
 static int64_t
 product_rows (const ProductJob *job, const uint8_t *w, int64_t r, int64_t rows, int64_t t)
 {
-  float partial[LM_TILE_TOKENS * ROW_TILE];
+  float partial[LM_TILE_TOKENS_MAX * ROW_TILE];
   const void *a = job->act + (size_t) t * job->act_stride;
   float *y = job->Y + t * job->n_out + r;
   int64_t left = job->n_tok - t;
 
   if (job->tile && left >= 2)
     {
-      int width = left < LM_TILE_TOKENS ? (int) left : LM_TILE_TOKENS;
+      int width = left < job->tile_tokens ? (int) left : job->tile_tokens;
 
       if (!job->accumulate)
         job->tile (w, job->row_bytes, rows, a, job->act_stride, job->n_seg, width, y,
@@ -316,6 +317,7 @@ product_segments (const LmKernels *kernels, LmActMode mode, LmThreadPool *pool,
       ProductJob job = {
         .fn = rows_kernel (kernels, type, mode),
         .tile = mode == LM_ACT_NATIVE ? kernels->native_tile[index] : NULL,
+        .tile_tokens = kernels->tile_tokens[index],
         .W = (const uint8_t *) W + lm_row_bytes (type, s0),
         .row_bytes = row_bytes,
         .n_out = n_out,
@@ -388,4 +390,24 @@ lm_matmul (LmThreadPool *pool, LmTensorType type, const void *W, int64_t n_in,
            int64_t n_out, const float *X, int64_t n_tok, float *Y)
 {
   lm_matmul_ex (lm_kernels_best (), LM_ACT_NATIVE, pool, type, W, n_in, n_out, X, n_tok, Y);
+}
+
+size_t
+lm_attend_scratch_floats (uint32_t max_pos, uint32_t hd)
+{
+  /* the transposed queries, then a weight per (position, query), the
+   * positions up to a multiple of 16 */
+  return ((size_t) hd + (max_pos + 15) / 16 * 16) * LM_ATTN_QUERIES;
+}
+
+void
+lm_attend (const LmKernels *kernels, const LmAttnQueries *a, float *scratch)
+{
+  kernels->attend (a, scratch);
+}
+
+void
+lm_swiglu (const LmKernels *kernels, float *gate, const float *up, size_t n)
+{
+  kernels->swiglu (gate, up, n);
 }

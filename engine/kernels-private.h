@@ -11,11 +11,15 @@
 typedef void (*LmDotRowsFn) (const void *W, size_t row_bytes, int64_t n_rows,
                              const void *act, int64_t n, float *y);
 /* Y[t * y_stride + r] = dot(row r, activation row t) for r < n_rows and
- * t < n_tok (2 <= n_tok <= LM_TILE_TOKENS), activation rows act_stride bytes
- * apart; identical to LmDotRowsFn per token. For prefill: each weight block
- * is unpacked once for all n_tok tokens. Tiles narrower than LM_TILE_TOKENS
- * matter for routed experts, which see only a few tokens of a prompt each. */
+ * t < n_tok (2 <= n_tok <= the kernel's width), activation rows act_stride
+ * bytes apart; identical to LmDotRowsFn per token. For prefill: each weight
+ * block is unpacked once for all n_tok tokens. Tiles narrower than their
+ * width matter for routed experts, which see only a few tokens of a prompt
+ * each. LM_DEFINE_TILE makes tiles of width LM_TILE_TOKENS; kernels that
+ * unpack a block in fewer instructions than they spend per token take more
+ * (up to LM_TILE_TOKENS_MAX). */
 #define LM_TILE_TOKENS 4
+#define LM_TILE_TOKENS_MAX 8
 typedef void (*LmDotTileFn) (const void *W, size_t row_bytes, int64_t n_rows,
                              const void *act, size_t act_stride, int64_t n, int n_tok,
                              float *Y, size_t y_stride);
@@ -42,7 +46,37 @@ typedef void (*LmDotTileFn) (const void *W, size_t row_bytes, int64_t n_rows,
         break;                                                                    \
       }                                                                           \
   }
+/* LM_DEFINE_TILE for tiles of LM_TILE_TOKENS_MAX: a full one in one pass,
+ * narrower ones as tiles of up to LM_TILE_TOKENS (each token's arithmetic
+ * is its own, so the split changes no result). */
+#define LM_DEFINE_WIDE_TILE(target, name, body)                                   \
+  LM_DEFINE_TILE (target, name##_narrow, body)                                    \
+  target static void name (const void *W, size_t row_bytes, int64_t n_rows,       \
+                           const void *act, size_t act_stride, int64_t n,         \
+                           int n_tok, float *Y, size_t y_stride)                  \
+  {                                                                               \
+    if (n_tok == LM_TILE_TOKENS_MAX)                                              \
+      {                                                                           \
+        body (W, row_bytes, n_rows, act, act_stride, n, Y, y_stride,              \
+              LM_TILE_TOKENS_MAX);                                                \
+        return;                                                                   \
+      }                                                                           \
+    for (int t = 0; t < n_tok;)                                                   \
+      {                                                                           \
+        int w = n_tok - t < LM_TILE_TOKENS ? n_tok - t : LM_TILE_TOKENS;          \
+        const uint8_t *a = (const uint8_t *) act + (size_t) t * act_stride;       \
+        if (w == 1)                                                               \
+          body (W, row_bytes, n_rows, a, act_stride, n, Y + t * y_stride,         \
+                y_stride, 1);                                                     \
+        else                                                                      \
+          name##_narrow (W, row_bytes, n_rows, a, act_stride, n, w,               \
+                         Y + t * y_stride, y_stride);                             \
+        t += w;                                                                   \
+      }                                                                           \
+  }
 typedef void (*LmActQuantFn) (const float *x, void *act, int64_t n);
+typedef void (*LmAttendFn) (const LmAttnQueries *a, float *scratch);
+typedef void (*LmSwigluFn) (float *gate, const float *up, size_t n);
 
 typedef enum {
   LM_KT_F32, LM_KT_F16, LM_KT_BF16, LM_KT_Q8_0, LM_KT_Q4_K, LM_KT_Q5_K, LM_KT_Q6_K,
@@ -55,10 +89,20 @@ struct LmKernels {
   LmDotRowsFn native[LM_KT_COUNT];   /* against 8-bit activations; NULL for float types */
   LmDotRowsFn f32act[LM_KT_COUNT];   /* against f32 activations */
   LmDotTileFn native_tile[LM_KT_COUNT]; /* optional: several tokens at once */
+  uint8_t tile_tokens[LM_KT_COUNT];     /* the width of native_tile */
   LmActQuantFn quantize_q8_0;
   LmActQuantFn quantize_q8_1;
   LmActQuantFn quantize_q8_K;
+  LmAttendFn attend;
+  LmSwigluFn swiglu;
 };
+
+static inline void
+lm_set_tile (LmKernels *k, LmKernelType type, LmDotTileFn tile, int width)
+{
+  k->native_tile[type] = tile;
+  k->tile_tokens[type] = (uint8_t) width;
+}
 
 /* Asks for the row PREFETCH_ROWS ahead into L2. A row loop is a pure stream,
  * but one core's line-fill buffers alone cannot keep enough DRAM reads in
@@ -101,3 +145,8 @@ void lm_kernels_fill_avx2_q4q5 (LmKernels *k);
 void lm_kernels_fill_avx2_k23 (LmKernels *k);
 void lm_kernels_fill_avx512 (LmKernels *k);
 void lm_kernels_fill_avx512_q4q5 (LmKernels *k);
+/* Attention and SwiGLU (kernels-scalar-attn.c, kernels-avx2-attn.c,
+ * kernels-avx512-attn.c). */
+void lm_kernels_fill_scalar_attn (LmKernels *k);
+void lm_kernels_fill_avx2_attn (LmKernels *k);
+void lm_kernels_fill_avx512_attn (LmKernels *k);

@@ -1,6 +1,7 @@
-/* kernels-q32-x86.h: the row and tile kernels of Q4_0, Q5_0 (against Q8_0
- * activations) and Q4_1, Q5_1 (against Q8_1), shared by the AVX2 and AVX-512
- * kernel files.
+/* kernels-q32-x86.h: the 256-bit row and tile kernels of Q4_0, Q5_0 (against
+ * Q8_0 activations) and Q4_1, Q5_1 (against Q8_1), of the AVX2 kernel file;
+ * the AVX-512 ones (kernels-avx512-q4q5.c) do the same per lane, 512 bits
+ * wide.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Internal. The including file defines TARGET, includes kernels-x86.h and
@@ -23,7 +24,7 @@
 
 #include <string.h>
 
-#include "kernels-private.h"
+#include "kernels-q32-kinds.h"
 
 #ifndef TARGET
 #error "define TARGET before including kernels-q32-x86.h"
@@ -37,45 +38,6 @@ nibbles (const uint8_t *qs)
   __m256i both = _mm256_broadcastsi128_si256 (_mm_loadu_si128 ((const __m128i *) qs));
   __m256i shifted = _mm256_srlv_epi32 (both, _mm256_setr_epi32 (0, 0, 0, 0, 4, 4, 4, 4));
   return _mm256_and_si256 (shifted, _mm256_set1_epi8 (0x0F));
-}
-
-/* Activation blocks prepared at once: 2048 values (a row longer than that
- * is summed chunk by chunk, identically in the row and tile kernels). */
-#define ACT_CHUNK 64
-
-typedef enum { KIND_Q4_0, KIND_Q5_0, KIND_Q4_1, KIND_Q5_1 } Kind;
-
-static inline __attribute__ ((always_inline)) int
-kind_has_min (Kind k)
-{
-  return k == KIND_Q4_1 || k == KIND_Q5_1;
-}
-
-static inline __attribute__ ((always_inline)) int
-kind_has_qh (Kind k)
-{
-  return k == KIND_Q5_0 || k == KIND_Q5_1;
-}
-
-static inline __attribute__ ((always_inline)) size_t
-weight_block_bytes (Kind k)
-{
-  static const size_t bytes[] = { sizeof (LmBlockQ4_0), sizeof (LmBlockQ5_0),
-                                  sizeof (LmBlockQ4_1), sizeof (LmBlockQ5_1) };
-  return bytes[k];
-}
-
-/* Q8_0 activations for Q4_0 / Q5_0, Q8_1 for Q4_1 / Q5_1. */
-static inline __attribute__ ((always_inline)) size_t
-act_block_bytes (Kind k)
-{
-  return kind_has_min (k) ? sizeof (LmBlockQ8_1) : sizeof (LmBlockQ8_0);
-}
-
-static inline __attribute__ ((always_inline)) const int8_t *
-act_quants (const uint8_t *block, Kind k)
-{
-  return kind_has_min (k) ? ((const LmBlockQ8_1 *) block)->qs : ((const LmBlockQ8_0 *) block)->qs;
 }
 
 /* One activation row's chunk, prepared once per call. */
@@ -107,23 +69,14 @@ prepare_chunk (const uint8_t *act, Kind k, int64_t b0, int len, ActChunk *p)
     }
 }
 
-/* The fp16 at p (converted from memory, without a general register). */
-TARGET static inline float
-fp16_at (const uint8_t *p)
-{
-  return _mm_cvtss_f32 (_mm_cvtph_ps (_mm_loadu_si32 (p)));
-}
-
 /* A weight block: unsigned quants, scale (in every lane) and (Q4_1/Q5_1) min. */
 TARGET static inline __attribute__ ((always_inline)) __m256i
 unpack_block (const uint8_t *block, Kind k, __m256 *d, float *m)
 {
   *d = _mm256_set1_ps (fp16_at (block));
-  *m = kind_has_min (k) ? fp16_at (block + 2) : 0.0f;
-  size_t qh_at = kind_has_min (k) ? 4 : 2;
-  size_t qs_at = qh_at + (kind_has_qh (k) ? 4 : 0);
-  __m256i q = nibbles (block + qs_at);
-  return kind_has_qh (k) ? q32_add_fifth_bits (q, block + qh_at) : q;
+  *m = weight_min (block, k);
+  __m256i q = nibbles (block + qs_offset (k));
+  return kind_has_qh (k) ? q32_add_fifth_bits (q, block + qh_offset (k)) : q;
 }
 
 /* Adds block i of a chunk of one activation row to that row's accumulators. */
@@ -162,7 +115,7 @@ q32_rows (const uint8_t *W, size_t row_bytes, int64_t r0, const uint8_t *act, si
     {
       const uint8_t *row = W + (r0 + j) * row_bytes;
       if (c0 == 0)
-        lm_prefetch_row (row + LM_PREFETCH_ROWS * row_bytes, row_bytes);
+        lm_prefetch_row (row + Q32_PREFETCH_ROWS * row_bytes, row_bytes);
       #pragma GCC unroll 4
       for (int t = 0; t < T; t++)
         {
@@ -245,8 +198,8 @@ q32_fill (LmKernels *k)
   k->native[LM_KT_Q5_0] = rows_q5_0;
   k->native[LM_KT_Q4_1] = rows_q4_1;
   k->native[LM_KT_Q5_1] = rows_q5_1;
-  k->native_tile[LM_KT_Q4_0] = tile_q4_0;
-  k->native_tile[LM_KT_Q5_0] = tile_q5_0;
-  k->native_tile[LM_KT_Q4_1] = tile_q4_1;
-  k->native_tile[LM_KT_Q5_1] = tile_q5_1;
+  lm_set_tile (k, LM_KT_Q4_0, tile_q4_0, LM_TILE_TOKENS);
+  lm_set_tile (k, LM_KT_Q5_0, tile_q5_0, LM_TILE_TOKENS);
+  lm_set_tile (k, LM_KT_Q4_1, tile_q4_1, LM_TILE_TOKENS);
+  lm_set_tile (k, LM_KT_Q5_1, tile_q5_1, LM_TILE_TOKENS);
 }

@@ -237,4 +237,5 @@ lm_kernels_fill_scalar (LmKernels *k)
   k->quantize_q8_1 = quantize_q8_1;
   k->quantize_q8_K = quantize_q8_K;
   lm_kernels_fill_scalar_lowbit (k);
+  lm_kernels_fill_scalar_attn (k);
 }

@@ -93,6 +93,43 @@ void lm_dot_rows (const LmKernels *kernels, LmTensorType type, LmActMode mode,
                   const void *W, size_t row_bytes, int64_t n_rows, const void *act,
                   int64_t n, float *y);
 
+/* ---- attention and the gated linear unit ---- */
+
+/* Queries that share one kv head (the heads of a GQA group, of one or more
+ * tokens), attended in one pass over that head's cache. */
+#define LM_ATTN_QUERIES 16
+typedef struct {
+  uint32_t n_q;                          /* 1 .. LM_ATTN_QUERIES */
+  const float *q[LM_ATTN_QUERIES];       /* hd floats each */
+  uint32_t n_pos[LM_ATTN_QUERIES];       /* cached positions each sees (causal), >= 1 */
+  float *out[LM_ATTN_QUERIES];           /* hd floats each */
+  const float *k, *v;                    /* position p's key and value at p * kvd */
+  uint32_t kvd, hd;
+  float scale;
+} LmAttnQueries;
+
+/* out = softmax(scale * q·K) · V for every query, each computed the same
+ * way whatever the others in the call and on every ISA, bit for bit: the
+ * arithmetic of llama.cpp's CPU attention without flash attention (its
+ * AVX-512 build), so that a model's logits can follow llama.cpp's exactly.
+ * Lane sums below are reduce16: x_0 + ... + x_15 in the order of GCC's
+ * _mm512_reduce_add_ps (halves, quarters, then (0 + 2) + (1 + 3)).
+ *  - score s_p = q·k_p: per 64 values, four fused multiply-add chains of 16
+ *    lanes (value 64i + 16j + l in chain j, lane l), combined as
+ *    (0 + 2) + (1 + 3) and by reduce16; the last hd % 64 products then
+ *    chained onto that one by one; times scale;
+ *  - e_p = lm_expf_poly (s_p - max s) (expf-poly.h), 0 for p >= n_pos;
+ *  - sum = the reduce16 of each 16 positions, added in double;
+ *    P_p = e_p * (float) (1 / sum);
+ *  - out_d = reduce16 of the 16 chains P_p v_pd + ... over the positions
+ *    p = l, l + 16, l + 32, ... of lane l.
+ * @scratch holds lm_attend_scratch_floats (largest n_pos, hd) floats. */
+size_t lm_attend_scratch_floats (uint32_t max_pos, uint32_t hd);
+void lm_attend (const LmKernels *kernels, const LmAttnQueries *a, float *scratch);
+
+/* gate[i] = silu (gate[i]) * up[i], SiLU as lm_silu_poly (expf-poly.h). */
+void lm_swiglu (const LmKernels *kernels, float *gate, const float *up, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

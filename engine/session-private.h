@@ -64,6 +64,9 @@ struct LmSession {
   /* lm_session_mean_hidden(): per-dimension sums of the final-norm rows of
    * the call in progress (borrowed; NULL otherwise). */
   double *pool_sum;
+  /* lm_session_prefill(): a chunk before the last, whose last-row logits
+   * the next chunk overwrites (the CPU head skips them). */
+  bool logits_unused;
 
   LmDebugFunc debug_fn;
   void *debug_data;

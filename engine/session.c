@@ -299,8 +299,10 @@ lm_session_prefill (LmSession *s, const int32_t *tokens, size_t n, float *logits
       if (s->abort_fn != NULL && s->abort_fn (s->abort_data))
         return LM_ERR_CANCELLED;
       uint32_t chunk = (uint32_t) (n - done < s->n_batch ? n - done : s->n_batch);
+      s->logits_unused = logits_all == NULL && done + chunk < n;
       LmStatus st = lm_forward_batch (s, tokens + done, chunk,
                                       logits_all != NULL ? logits_all + done * V : NULL);
+      s->logits_unused = false;
       if (st != LM_OK)
         return st;
       done += chunk;

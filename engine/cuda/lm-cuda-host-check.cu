@@ -14,6 +14,12 @@ lm_cuda_host_silu (float x)
 }
 
 extern "C" float
+lm_cuda_host_swiglu (float gate, float up)
+{
+  return lm_silu_poly (gate) * up;
+}
+
+extern "C" float
 lm_cuda_host_sigmoid (float x)
 {
   return lm_hd_sigmoid (x);

@@ -17,6 +17,8 @@ extern "C" {
 #endif
 
 float lm_cuda_host_silu (float x);
+/* swiglu_kernel's gate * up for one element. */
+float lm_cuda_host_swiglu (float gate, float up);
 float lm_cuda_host_sigmoid (float x);
 float lm_cuda_host_softplus (float x);
 

@@ -16,6 +16,10 @@
 
 #define LM_HD static __host__ __device__ __forceinline__
 
+/* The polynomial exponential and SiLU of the CPU's SwiGLU (expf-poly.h). */
+#define LM_EXPF_FN LM_HD
+#include "expf-poly.h"
+
 /* ---- activations (forward-ops.c) ---- */
 
 LM_HD float
@@ -57,24 +61,29 @@ lm_hd_rope_pair_is_text (uint32_t i, int32_t s0, int32_t s1, int32_t s2, int32_t
 }
 
 /* Entry @i (< n_rot / 2) of the rotation table at @pos: cos and sin of
- * theta_i, computed in double exactly as lm_rope_table. */
+ * theta_i, the position advanced by i float multiplications by theta_scale,
+ * exactly as lm_rope_table. */
 LM_HD void
 lm_hd_rope_entry (uint32_t pos, uint32_t i, uint32_t n_rot, float base, int32_t s0,
                   int32_t s1, int32_t s2, int32_t s3, float *c, float *s)
 {
-  double p = lm_hd_rope_pair_is_text (i, s0, s1, s2, s3) ? pos : 0.0;
-  double theta = p * pow ((double) base, -2.0 * i / n_rot);
-  *c = (float) cos (theta);
-  *s = (float) sin (theta);
+  const float theta_scale = (float) pow ((double) base, (double) (-2.0f / (float) n_rot));
+  float theta = (float) pos;
+  for (uint32_t k = 0; k < i; k++)
+    theta *= theta_scale;
+  double t = lm_hd_rope_pair_is_text (i, s0, s1, s2, s3) ? theta : 0.0;
+  *c = (float) cos (t);
+  *s = (float) sin (t);
 }
 
-/* One NEOX pair (a, b) = (x[i], x[i + n_rot/2]) rotated by (c, s). */
+/* One NEOX pair (a, b) = (x[i], x[i + n_rot/2]) rotated by (c, s), with the
+ * fused multiply-adds of lm_rope_apply. */
 LM_HD void
 lm_hd_rope_rotate (float *a, float *b, float c, float s)
 {
   float x = *a, y = *b;
-  *a = x * c - y * s;
-  *b = x * s + y * c;
+  *a = fmaf (x, c, -(y * s));
+  *b = fmaf (x, s, y * c);
 }
 
 /* ---- norms (forward-ops.c): the scale from the double sum of squares ---- */

@@ -114,7 +114,7 @@ swiglu_kernel (float *gate, const float *up, size_t n)
 {
   for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
        i += (size_t) gridDim.x * blockDim.x)
-    gate[i] = lm_hd_silu (gate[i]) * up[i];
+    gate[i] = lm_silu_poly (gate[i]) * up[i];
 }
 
 extern "C" LmStatus

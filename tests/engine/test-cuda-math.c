@@ -28,6 +28,14 @@ assert_same_float (float a, float b)
     g_error ("%.9g and %.9g differ", a, b);
 }
 
+/* The CPU's SwiGLU of one element (lm_swiglu). */
+static float
+cpu_swiglu (float gate, float up)
+{
+  lm_swiglu (lm_kernels_best (), &gate, &up, 1);
+  return gate;
+}
+
 static void
 test_activations (void)
 {
@@ -37,6 +45,7 @@ test_activations (void)
   for (size_t i = 0; i < G_N_ELEMENTS (special); i++)
     {
       assert_same_float (lm_cuda_host_silu (special[i]), lm_silu (special[i]));
+      assert_same_float (lm_cuda_host_swiglu (special[i], 0.75f), cpu_swiglu (special[i], 0.75f));
       assert_same_float (lm_cuda_host_sigmoid (special[i]), lm_sigmoid (special[i]));
       assert_same_float (lm_cuda_host_softplus (special[i]), lm_softplus (special[i]));
     }
@@ -44,6 +53,7 @@ test_activations (void)
     {
       float x = rnd (r, -40, 40);
       assert_same_float (lm_cuda_host_silu (x), lm_silu (x));
+      assert_same_float (lm_cuda_host_swiglu (x, -x / 3.0f), cpu_swiglu (x, -x / 3.0f));
       assert_same_float (lm_cuda_host_sigmoid (x), lm_sigmoid (x));
       assert_same_float (lm_cuda_host_softplus (x), lm_softplus (x));
       float a = rnd (r, -8, 0), al = rnd (r, -10, 10), dt = rnd (r, -3, 3);

@@ -292,8 +292,7 @@ test_thread_counts (void)
 }
 
 /* Several tokens at once give the same numbers as one at a time, for
- * every split of n_tok into tiles of LM_TILE_TOKENS, narrower tiles and
- * single tokens. */
+ * every split of n_tok into full tiles, narrower tiles and single tokens. */
 static void
 check_matmul_is_matvec_n (GRand *rng, LmTensorType type, gint64 n_in, gint64 n_out,
                           gint64 n_tok)
@@ -364,8 +363,10 @@ static void
 test_token_tiles (void)
 {
   g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
-  /* 2 and 3: one narrow tile; 5 to 7: a full tile and a rest of 1 to 3 */
-  const gint64 token_counts[] = { 1, 2, 3, 5, 6, 7 };
+  /* tiles are 4 or 8 tokens wide: 2, 3, 5 to 7 are one narrow tile or a
+   * full one and a rest of 1 to 3; 9 to 11 a full one and a rest of 1 to 3
+   * or two full ones and a rest */
+  const gint64 token_counts[] = { 1, 2, 3, 5, 6, 7, 9, 10, 11 };
 
   for (gsize t = 0; t < G_N_ELEMENTS (all_types); t++)
     for (gsize c = 0; c < G_N_ELEMENTS (token_counts); c++)
@@ -386,7 +387,7 @@ test_q32_isas_agree (void)
     }
   g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
   const LmTensorType types[] = { LM_TYPE_Q4_0, LM_TYPE_Q5_0, LM_TYPE_Q4_1, LM_TYPE_Q5_1 };
-  const gint64 n_in = 4864, n_out = 21, n_tok = 7;
+  const gint64 n_in = 4864, n_out = 21, n_tok = 11;
   g_autofree float *X = g_new (float, n_in * n_tok);
   g_autofree float *a = g_new (float, n_out * n_tok);
   g_autofree float *b = g_new (float, n_out * n_tok);

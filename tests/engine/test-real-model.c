@@ -12,16 +12,17 @@
 
 #define REFS "real/qwen2.5-coder-0.5b-instruct-q4_k_m.json"
 
-/* The first position's logits are bit-identical to llama.cpp's (same block
- * kernels, norms and activation rounding); later ones differ in the last
- * bits of the attention (llama.cpp: two-pass softmax with its own SIMD exp;
- * here: one pass with a running maximum). Qwen2.5's outlier channels then
- * turn last-bit differences into flipped 8-bit roundings, so the logits
- * drift apart by up to ~0.4 over the layers. llama.cpp's own two CPU paths
- * (weight repacking on and off) agree at 155 of these 159 positions
- * (97.5 %), this runtime with the default one at 154 (96.9 %): the bar
- * sits below that noise floor, and a real error drops it far lower (a rope
- * leaving one pair unrotated: 25 %). */
+/* The attention (scores, softmax, exponential, weighted values), RoPE and
+ * SwiGLU round as llama.cpp's CPU backend does: layer 0's attention output
+ * is bit-identical to llama.cpp's at every position. The K-quant products
+ * of ffn_down are not (llama.cpp's batched path sums a super-block's
+ * integers before the float step, its decode path in 8 float lanes), and
+ * Qwen2.5's outlier channels turn last-bit differences into flipped 8-bit
+ * roundings, so the logits drift apart by up to ~0.4 over the layers.
+ * llama.cpp's own two CPU paths (weight repacking on and off) agree at 155
+ * of these 159 positions (97.5 %), this runtime at 154 to 156 depending on
+ * the ISA's kernels: the bar sits below that noise floor, and a real error
+ * drops it far lower (a rope leaving one pair unrotated: 25 %). */
 #define MIN_ARGMAX_AGREEMENT 0.95
 
 typedef struct {
