@@ -36,9 +36,25 @@ check-asan:
 	@$(MAKE) --no-print-directory check BUILD=build-asan \
 	  MESON_OPTIONS="-Db_sanitize=address,undefined -Db_lundef=false"
 
-# Runs the app from the build tree; its settings schema is compiled there.
+# Runs the app from the build tree (its settings schema is compiled there) on
+# the real Qwen2.5-Coder-0.5B-Instruct from the model cache, fetched the first
+# time, with a random rank-16 adapter made for it once, so that both panes
+# answer in English; without the model it starts on the tiny random demo
+# model and says why.
+DEMO_MODEL ?= qwen2.5-coder-0.5b-instruct-q4_k_m
+MODEL_DIR = $${TENSAFE_MODEL_DIR:-$${XDG_CACHE_HOME:-$$HOME/.cache}/tensafe/models}
 demo: compile
-	GSETTINGS_SCHEMA_DIR=$(BUILD)/data $(BUILD)/src/app/tensafe
+	@set --; \
+	if build-aux/fetch-model.sh $(DEMO_MODEL); then \
+	  model=$(MODEL_DIR)/$(DEMO_MODEL).gguf; adapter=$(MODEL_DIR)/$(DEMO_MODEL)-random-r16.gguf; \
+	  [ -f "$$adapter" ] || $(BUILD)/src/cli/tensafe-cli adapter synth -m "$$model" --rank 16 \
+	    --modules attn_q,attn_k,attn_v,attn_output "$$adapter"; \
+	  set -- --model "$$model" --adapter "$$adapter"; \
+	else \
+	  echo "make demo: $(DEMO_MODEL) could not be fetched (see above); starting on the tiny" \
+	       "random demo model, whose text is gibberish. Rerun when online for real text."; \
+	fi; \
+	GSETTINGS_SCHEMA_DIR=$(BUILD)/data $(BUILD)/src/app/tensafe "$$@"
 
 # The same, with tensafe-marketd serving data/market on 127.0.0.1:8766 (its
 # store in $(BUILD)/market-demo/) for as long as the app runs.

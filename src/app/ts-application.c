@@ -15,6 +15,8 @@ struct _TsApplication
 
   GSettings *settings;
   TsKeyVault *key_vault;
+  char *start_model;      /* --model, --adapter */
+  char *start_adapter;
 };
 
 G_DEFINE_FINAL_TYPE (TsApplication, ts_application, ADW_TYPE_APPLICATION)
@@ -90,11 +92,23 @@ ts_application_activate (GApplication *app)
 static int
 ts_application_handle_local_options (GApplication *app, GVariantDict *options)
 {
+  TsApplication *self = TS_APPLICATION (app);
+  g_autofree char *model = NULL, *adapter = NULL;
+
   if (g_variant_dict_contains (options, "version"))
     {
       g_print ("tensafe %s\n", ts_version ());
       return 0;
     }
+  g_variant_dict_lookup (options, "model", "^ay", &model);
+  g_variant_dict_lookup (options, "adapter", "^ay", &adapter);
+  if (adapter != NULL && model == NULL)
+    {
+      g_printerr ("tensafe: --adapter needs --model\n");
+      return 2;
+    }
+  if (model != NULL)
+    ts_application_set_start_model (self, model, adapter);
   return -1;
 }
 
@@ -105,6 +119,8 @@ ts_application_dispose (GObject *object)
 
   g_clear_object (&self->settings);
   g_clear_object (&self->key_vault);
+  g_clear_pointer (&self->start_model, g_free);
+  g_clear_pointer (&self->start_adapter, g_free);
   G_OBJECT_CLASS (ts_application_parent_class)->dispose (object);
 }
 
@@ -129,6 +145,10 @@ ts_application_init (TsApplication *self)
 {
   static const GOptionEntry entries[] = {
     { "version", 0, 0, G_OPTION_ARG_NONE, NULL, N_("Print the version and exit"), NULL },
+    { "model", 0, 0, G_OPTION_ARG_FILENAME, NULL, N_("Start the chat on this GGUF model"),
+      N_("FILE") },
+    { "adapter", 0, 0, G_OPTION_ARG_FILENAME, NULL,
+      N_("With --model: apply this LoRA adapter (GGUF file or PEFT folder)"), N_("PATH") },
     { NULL },
   };
 
@@ -161,4 +181,26 @@ ts_application_get_settings (TsApplication *self)
 {
   g_return_val_if_fail (TS_IS_APPLICATION (self), NULL);
   return self->settings;
+}
+
+const char *
+ts_application_get_start_model (TsApplication *self, const char **adapter_out)
+{
+  g_return_val_if_fail (TS_IS_APPLICATION (self), NULL);
+
+  if (adapter_out != NULL)
+    *adapter_out = self->start_adapter;
+  return self->start_model;
+}
+
+void
+ts_application_set_start_model (TsApplication *self, const char *model, const char *adapter)
+{
+  g_return_if_fail (TS_IS_APPLICATION (self));
+
+  /* Made absolute now: the working directory is the command line's. */
+  g_free (self->start_model);
+  g_free (self->start_adapter);
+  self->start_model = model != NULL ? g_canonicalize_filename (model, NULL) : NULL;
+  self->start_adapter = adapter != NULL ? g_canonicalize_filename (adapter, NULL) : NULL;
 }

@@ -28,4 +28,10 @@ GSettings *ts_application_get_settings (TsApplication *self);
  * ts_key_vault_get_key_pair(); see ts-key-vault.h. */
 TsKeyVault *ts_application_get_key_vault (TsApplication *self);
 
+/* The model and adapter given with --model / --adapter on the command line
+ * (transfer none; NULL when not given): the chat loads them instead of the
+ * demo model. Also settable, for the window of a test. */
+const char *ts_application_get_start_model (TsApplication *self, const char **adapter_out);
+void ts_application_set_start_model (TsApplication *self, const char *model, const char *adapter);
+
 G_END_DECLS

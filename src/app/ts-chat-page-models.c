@@ -207,6 +207,15 @@ _ts_chat_page_load_model (TsChatPage *self, const char *model_path, const char *
 }
 
 void
+ts_chat_page_load_model (TsChatPage *self, const char *model_path, const char *adapter_path)
+{
+  g_return_if_fail (TS_IS_CHAT_PAGE (self));
+  g_return_if_fail (model_path != NULL);
+
+  _ts_chat_page_load_model (self, model_path, adapter_path);
+}
+
+void
 _ts_chat_page_load_stack (TsChatPage *self, const char *model_path,
                           const char *const *adapter_paths, const float *weights, guint n)
 {

@@ -47,6 +47,10 @@ guint ts_chat_page_get_n_conversations (TsChatPage *self);
  * HE pane encrypts under it and its lock badge shows the vault's
  * fingerprint; otherwise each answer uses an ephemeral key. */
 void ts_chat_page_set_key_vault (TsChatPage *self, TsKeyVault *vault);
+/* Loads @model_path (a GGUF file) with @adapter_path (NULL: none) in the
+ * background, replacing the current model; progress and errors show on the
+ * page as for a model picked by hand. */
+void ts_chat_page_load_model (TsChatPage *self, const char *model_path, const char *adapter_path);
 
 /* Selects the installed marketplace adapter @id (folder @path under
  * @adapters_dir) for the current model, after checking it with

@@ -91,9 +91,17 @@ static GtkWidget *
 mirror_picker (GtkMenuButton *source)
 {
   GtkWidget *button = gtk_menu_button_new ();
+  GtkWidget *label = gtk_label_new (NULL);
 
+  /* Real model and adapter file names are long: shortened in the middle
+   * (the quantisation at the end stays readable), whole in the tooltip, so
+   * the header never widens the window past a laptop screen. */
+  gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_MIDDLE);
+  gtk_label_set_max_width_chars (GTK_LABEL (label), 22);
+  gtk_menu_button_set_child (GTK_MENU_BUTTON (button), label);
+  gtk_menu_button_set_always_show_arrow (GTK_MENU_BUTTON (button), TRUE);
   g_object_bind_property (source, "menu-model", button, "menu-model", G_BINDING_SYNC_CREATE);
-  g_object_bind_property (source, "label", button, "label", G_BINDING_SYNC_CREATE);
+  g_object_bind_property (source, "label", label, "label", G_BINDING_SYNC_CREATE);
   g_object_bind_property (source, "tooltip-text", button, "tooltip-text", G_BINDING_SYNC_CREATE);
   gtk_widget_set_visible (GTK_WIDGET (source), FALSE);
   return button;
@@ -238,6 +246,17 @@ ts_window_init (TsWindow *self)
   update_header_pickers (self);
 }
 
+/* The model of --model (and its --adapter) instead of the demo model. */
+static void
+start_model (TsWindow *self, TsApplication *app)
+{
+  const char *adapter = NULL;
+  const char *model = ts_application_get_start_model (app, &adapter);
+
+  if (model != NULL)
+    ts_chat_page_load_model (self->chat_page, model, adapter);
+}
+
 TsWindow *
 ts_window_new (TsApplication *app)
 {
@@ -249,6 +268,7 @@ ts_window_new (TsApplication *app)
   ts_window_bind_settings (self, app);
   ts_keys_page_set_vault (self->keys_page, ts_application_get_key_vault (app));
   ts_chat_page_set_key_vault (self->chat_page, ts_application_get_key_vault (app));
+  start_model (self, app);
   return self;
 }
 

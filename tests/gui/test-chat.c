@@ -409,6 +409,34 @@ test_saved_while_streaming (void)
   quit_app (app);
 }
 
+static gboolean
+picker_shows (gpointer data)
+{
+  TsChatPage *page = data;
+  const char *label = gtk_menu_button_get_label (ts_chat_page_get_picker (page, FALSE));
+  return g_strcmp0 (label, "tiny-qwen35moe-f32") == 0;
+}
+
+/* tensafe --model FILE --adapter FILE: the chat starts on them, not on the
+ * demo model, and answers with them. */
+static void
+test_start_model (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  g_autofree char *model = ts_test_data_path ("qwen35/tiny-qwen35moe-f32/tiny-qwen35moe-f32.gguf");
+  g_autofree char *adapter = ts_test_data_path ("qwen35/tiny-qwen35moe-f32/lora/tiny-qwen35moe-lora-f32.gguf");
+  ts_application_set_start_model (app, model, adapter);
+  TsChatPage *page = start_app (app);
+  wait_until (picker_shows, page, "the model of --model to load");
+  g_assert_cmpstr (gtk_menu_button_get_label (ts_chat_page_get_picker (page, TRUE)), ==,
+                   "tiny-qwen35moe-lora-f32");
+  g_autofree char *error = send_prompt_full (page, PROMPT);
+  g_assert_null (error);
+  g_assert_cmpstr (ts_chat_pane_get_reply (ts_chat_page_get_pane (page, FALSE)), ==,
+                   ts_chat_pane_get_reply (ts_chat_page_get_pane (page, TRUE)));
+  quit_app (app);
+}
+
 /* Remote mode: ciphertexts go to a real tensafe-he-server, so every stage
  * of the pipeline, upload and download included, is timed per token. */
 static void
@@ -544,6 +572,7 @@ main (int argc, char **argv)
   g_test_add_func ("/chat/rename-and-delete", test_rename_and_delete);
   g_test_add_func ("/chat/remote-evaluator", test_remote_evaluator);
   g_test_add_func ("/chat/saved-while-streaming", test_saved_while_streaming);
+  g_test_add_func ("/chat/start-model", test_start_model);
   g_test_add_func ("/chat/page-lifecycle", test_page_lifecycle);
   g_test_add_func ("/chat/divergence-marked", test_divergence_marked);
   status = g_test_run ();
