@@ -127,30 +127,63 @@ has_rows (const LmModel *m, const char *file, gsize n, gsize rows)
   return FALSE;
 }
 
+/* One check's data: @name's model, a prompt, reference logits with one row
+ * per prompt token (or per @rows), and a session. */
+typedef struct {
+  LmModel *m;
+  int32_t *tokens;
+  gsize n_tok;
+  float *gold;
+  gsize n_gold;
+  LmSession *s;
+} HfCase;
+
+static void
+hf_case_close (HfCase *c)
+{
+  if (c->s != NULL)
+    lm_session_free (c->s);
+  lm_model_free (c->m);
+  g_free (c->tokens);
+  g_free (c->gold);
+  memset (c, 0, sizeof *c);
+}
+
+/* Fills @c; FALSE (with the test failed and @c empty) when the model does
+ * not load or @gold_file has the wrong size. @rows 0: one row per token. */
+static gboolean
+hf_case_open (HfCase *c, const char *name, const char *tokens_file, const char *gold_file,
+              gsize rows, bool exact_activations)
+{
+  memset (c, 0, sizeof *c);
+  c->m = hf_model (name);
+  if (c->m == NULL)
+    return FALSE;
+  c->tokens = hf_ints (name, tokens_file, &c->n_tok);
+  c->gold = hf_floats (name, gold_file, &c->n_gold);
+  if (!has_rows (c->m, gold_file, c->n_gold, rows != 0 ? rows : c->n_tok))
+    {
+      hf_case_close (c);
+      return FALSE;
+    }
+  c->s = hf_session (c->m, exact_activations);
+  return TRUE;
+}
+
 /* The short prompt in one prefill: every position's logits. */
 static void
 test_prefill (gconstpointer data)
 {
   const char *name = data;
-  LmModel *m = hf_model (name);
-  if (m == NULL)
+  HfCase c;
+  if (!hf_case_open (&c, name, "prompt_tokens.bin", "logits.bin", 0, false))
     return;
-  gsize n_tok, n_gold;
-  g_autofree int32_t *tokens = hf_ints (name, "prompt_tokens.bin", &n_tok);
-  g_autofree float *gold = hf_floats (name, "logits.bin", &n_gold);
-  uint32_t V = n_vocab (m);
-  if (!has_rows (m, "logits.bin", n_gold, n_tok))
-    {
-      lm_model_free (m);
-      return;
-    }
-  LmSession *s = hf_session (m, false);
-  g_autofree float *logits = prefill_all (s, tokens, n_tok);
+  uint32_t V = n_vocab (c.m);
+  g_autofree float *logits = prefill_all (c.s, c.tokens, c.n_tok);
   g_autofree char *what = g_strdup_printf ("%s batched prefill vs transformers", name);
-  assert_close (what, logits, gold, n_gold, LOGITS_TOL);
-  assert_close ("last logits", lm_session_logits (s), gold + (n_tok - 1) * V, V, LOGITS_TOL);
-  lm_session_free (s);
-  lm_model_free (m);
+  assert_close (what, logits, c.gold, c.n_gold, LOGITS_TOL);
+  assert_close ("last logits", lm_session_logits (c.s), c.gold + (c.n_tok - 1) * V, V, LOGITS_TOL);
+  hf_case_close (&c);
 }
 
 /* The short prompt one token at a time: the decode path at every position. */
@@ -158,23 +191,13 @@ static void
 test_token_by_token (gconstpointer data)
 {
   const char *name = data;
-  LmModel *m = hf_model (name);
-  if (m == NULL)
+  HfCase c;
+  if (!hf_case_open (&c, name, "prompt_tokens.bin", "logits.bin", 0, false))
     return;
-  gsize n_tok, n_gold;
-  g_autofree int32_t *tokens = hf_ints (name, "prompt_tokens.bin", &n_tok);
-  g_autofree float *gold = hf_floats (name, "logits.bin", &n_gold);
-  if (!has_rows (m, "logits.bin", n_gold, n_tok))
-    {
-      lm_model_free (m);
-      return;
-    }
-  LmSession *s = hf_session (m, false);
-  double worst = decode_max_diff (s, tokens, n_tok, gold);
+  double worst = decode_max_diff (c.s, c.tokens, c.n_tok, c.gold);
   g_test_message ("%s token-by-token vs transformers: max abs diff %.3g", name, worst);
   g_assert_cmpfloat (worst, <=, LOGITS_TOL);
-  lm_session_free (s);
-  lm_model_free (m);
+  hf_case_close (&c);
 }
 
 /* Prefill, then one step per token of @gold, fed @gold's tokens (so that
@@ -217,27 +240,18 @@ static void
 test_greedy (gconstpointer data)
 {
   const char *name = data;
-  LmModel *m = hf_model (name);
-  if (m == NULL)
-    return;
-  gsize n_tok, n_gold, n_glog;
-  g_autofree int32_t *tokens = hf_ints (name, "prompt_tokens.bin", &n_tok);
+  gsize n_gold;
   g_autofree int32_t *gold = hf_ints (name, "greedy_tokens.bin", &n_gold);
-  g_autofree float *glog = hf_floats (name, "greedy_logits.bin", &n_glog);
-  if (!has_rows (m, "greedy_logits.bin", n_glog, n_gold))
-    {
-      lm_model_free (m);
-      return;
-    }
-  LmSession *s = hf_session (m, false);
+  HfCase c;
+  if (!hf_case_open (&c, name, "prompt_tokens.bin", "greedy_logits.bin", n_gold, false))
+    return;
   double worst;
-  gsize same = greedy_agreement (s, tokens, n_tok, gold, n_gold, glog, &worst);
+  gsize same = greedy_agreement (c.s, c.tokens, c.n_tok, gold, n_gold, c.gold, &worst);
   g_test_message ("%s greedy vs transformers: %zu/%zu tokens identical, logits max abs diff %.3g",
                   name, same, n_gold, worst);
   g_assert_cmpuint (same, ==, n_gold);
   g_assert_cmpfloat (worst, <=, LOGITS_TOL);
-  lm_session_free (s);
-  lm_model_free (m);
+  hf_case_close (&c);
 }
 
 /* 300 tokens in steps of 64: the rows the reference kept (every 10th and
@@ -246,37 +260,28 @@ static void
 test_long_prompt (gconstpointer data)
 {
   const char *name = data;
-  LmModel *m = hf_model (name);
-  if (m == NULL)
-    return;
-  gsize n_tok, n_pos, n_gold;
-  g_autofree int32_t *tokens = hf_ints (name, "long_prompt_tokens.bin", &n_tok);
+  gsize n_pos;
   g_autofree int32_t *positions = hf_ints (name, "long_positions.bin", &n_pos);
-  g_autofree float *gold = hf_floats (name, "long_logits.bin", &n_gold);
-  uint32_t V = n_vocab (m);
-  if (!has_rows (m, "long_logits.bin", n_gold, n_pos))
-    {
-      lm_model_free (m);
-      return;
-    }
-  LmSession *s = hf_session (m, false);
-  g_autofree float *logits = prefill_all (s, tokens, n_tok);
+  HfCase c;
+  if (!hf_case_open (&c, name, "long_prompt_tokens.bin", "long_logits.bin", n_pos, false))
+    return;
+  uint32_t V = n_vocab (c.m);
+  g_autofree float *logits = prefill_all (c.s, c.tokens, c.n_tok);
   double worst = 0.0;
   for (gsize i = 0; i < n_pos; i++)
     {
-      if (positions[i] < 0 || (gsize) positions[i] >= n_tok)
+      if (positions[i] < 0 || (gsize) positions[i] >= c.n_tok)
         {
           g_test_fail_printf ("long_positions.bin: %d is not a position of the prompt", positions[i]);
           break;
         }
-      double err = max_abs_diff (logits + (gsize) positions[i] * V, gold + i * V, V);
+      double err = max_abs_diff (logits + (gsize) positions[i] * V, c.gold + i * V, V);
       worst = err > worst ? err : worst;
     }
   g_test_message ("%s long prompt (%zu tokens, %zu rows) vs transformers: max abs diff %.3g",
-                  name, n_tok, n_pos, worst);
+                  name, c.n_tok, n_pos, worst);
   g_assert_cmpfloat (worst, <=, LOGITS_TOL);
-  lm_session_free (s);
-  lm_model_free (m);
+  hf_case_close (&c);
 }
 
 /* Q8_0 with f32 activations: transformers on the dequantized weights. */
@@ -284,29 +289,20 @@ static void
 test_q8_dequant (gconstpointer data)
 {
   const char *name = data;
-  LmModel *m = hf_model (name);
-  if (m == NULL)
-    return;
-  gsize n_tok, n_gold, n_greedy;
-  g_autofree int32_t *tokens = hf_ints (name, "prompt_tokens.bin", &n_tok);
-  g_autofree float *gold = hf_floats (name, "dequant_logits.bin", &n_gold);
+  gsize n_greedy;
   g_autofree int32_t *greedy = hf_ints (name, "dequant_greedy_tokens.bin", &n_greedy);
-  if (!has_rows (m, "dequant_logits.bin", n_gold, n_tok))
-    {
-      lm_model_free (m);
-      return;
-    }
-  LmSession *s = hf_session (m, true);
-  g_autofree float *logits = prefill_all (s, tokens, n_tok);
+  HfCase c;
+  if (!hf_case_open (&c, name, "prompt_tokens.bin", "dequant_logits.bin", 0, true))
+    return;
+  g_autofree float *logits = prefill_all (c.s, c.tokens, c.n_tok);
   g_autofree char *what = g_strdup_printf ("%s f32 activations vs transformers (dequantized)", name);
-  assert_close (what, logits, gold, n_gold, LOGITS_TOL);
-  lm_session_reset (s);
+  assert_close (what, logits, c.gold, c.n_gold, LOGITS_TOL);
+  lm_session_reset (c.s);
   double worst;
-  gsize same = greedy_agreement (s, tokens, n_tok, greedy, n_greedy, NULL, &worst);
+  gsize same = greedy_agreement (c.s, c.tokens, c.n_tok, greedy, n_greedy, NULL, &worst);
   g_test_message ("%s: %zu/%zu greedy tokens identical", what, same, n_greedy);
   g_assert_cmpuint (same, ==, n_greedy);
-  lm_session_free (s);
-  lm_model_free (m);
+  hf_case_close (&c);
 }
 
 /* Q8_0 with 8-bit activation blocks: llama.cpp on the same file. */
@@ -314,33 +310,23 @@ static void
 test_q8_llama (gconstpointer data)
 {
   const char *name = data;
-  LmModel *m = hf_model (name);
-  if (m == NULL)
-    return;
-  gsize n_tok, n_gold, n_greedy;
-  g_autofree int32_t *tokens = hf_ints (name, "prompt_tokens.bin", &n_tok);
-  g_autofree float *gold = hf_floats (name, "llama_logits.bin", &n_gold);
+  gsize n_greedy;
   g_autofree int32_t *greedy = hf_ints (name, "llama_greedy_tokens.bin", &n_greedy);
-  uint32_t V = n_vocab (m);
-  if (!has_rows (m, "llama_logits.bin", n_gold, n_tok))
-    {
-      lm_model_free (m);
-      return;
-    }
-  LmSession *s = hf_session (m, false);
-  g_autofree float *logits = prefill_all (s, tokens, n_tok);
+  HfCase c;
+  if (!hf_case_open (&c, name, "prompt_tokens.bin", "llama_logits.bin", 0, false))
+    return;
+  g_autofree float *logits = prefill_all (c.s, c.tokens, c.n_tok);
   g_autofree char *what = g_strdup_printf ("%s 8-bit activations vs llama.cpp", name);
-  assert_close (what, logits, gold, n_gold, Q8_LLAMA_TOL);
-  gsize agree = argmax_agreement (logits, gold, n_tok, V);
-  lm_session_reset (s);
+  assert_close (what, logits, c.gold, c.n_gold, Q8_LLAMA_TOL);
+  gsize agree = argmax_agreement (logits, c.gold, c.n_tok, n_vocab (c.m));
+  lm_session_reset (c.s);
   double worst;
-  gsize same = greedy_agreement (s, tokens, n_tok, greedy, n_greedy, NULL, &worst);
-  g_test_message ("%s: argmax %zu/%zu prompt positions, %zu/%zu greedy steps", what, agree, n_tok,
-                  same, n_greedy);
-  g_assert_cmpfloat ((double) agree / n_tok, >=, Q8_ARGMAX_MIN);
+  gsize same = greedy_agreement (c.s, c.tokens, c.n_tok, greedy, n_greedy, NULL, &worst);
+  g_test_message ("%s: argmax %zu/%zu prompt positions, %zu/%zu greedy steps", what, agree,
+                  c.n_tok, same, n_greedy);
+  g_assert_cmpfloat ((double) agree / c.n_tok, >=, Q8_ARGMAX_MIN);
   g_assert_cmpfloat ((double) same / n_greedy, >=, Q8_ARGMAX_MIN);
-  lm_session_free (s);
-  lm_model_free (m);
+  hf_case_close (&c);
 }
 
 /* The adapter of hf/@name/lora/ in @form: "gguf" (@name-lora.gguf) or
