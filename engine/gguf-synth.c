@@ -290,6 +290,8 @@ lm_synth_tensor_type (LmSynthType type, const LmSynthHparams *hp, const char *na
     {
     case LM_SYNTH_F16: t = LM_TYPE_F16; break;
     case LM_SYNTH_Q8_0: t = LM_TYPE_Q8_0; break;
+    case LM_SYNTH_Q4_0: t = LM_TYPE_Q4_0; break;
+    case LM_SYNTH_Q5_0: t = LM_TYPE_Q5_0; break;
     default: t = q4_k_m_type (hp, name, layer); break;
     }
   uint32_t block;
@@ -636,6 +638,8 @@ file_type_code (LmSynthType type)
     case LM_SYNTH_F16: return 1;
     case LM_SYNTH_Q8_0: return 7;
     case LM_SYNTH_Q4_K_M: return 15;
+    case LM_SYNTH_Q4_0: return 2;   /* llama_ftype MOSTLY_Q4_0 */
+    case LM_SYNTH_Q5_0: return 8;   /* MOSTLY_Q5_0 */
     }
   return 0;
 }
@@ -800,7 +804,7 @@ synth_prepare (Synth *s, const LmSynthOptions *o, char **error_out)
   TRY (gguf_writer_add_string (s->w, "general.type", "model"));
   TRY (gguf_writer_add_string (s->w, "general.name", name));
   TRY (gguf_writer_add_u32 (s->w, "general.file_type", file_type_code (o->type)));
-  if (o->type == LM_SYNTH_Q8_0 || o->type == LM_SYNTH_Q4_K_M)
+  if (o->type != LM_SYNTH_F32 && o->type != LM_SYNTH_F16)
     TRY (gguf_writer_add_u32 (s->w, "general.quantization_version", 2));
   TRY (write_hparams (s->w, tr, &s->hp));
   if (st == LM_OK && o->vocab_from)

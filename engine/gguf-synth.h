@@ -32,7 +32,10 @@ typedef enum {
   LM_SYNTH_QWEN3MOE = LM_ARCH_QWEN3MOE,
 } LmSynthArch;
 typedef enum { LM_SYNTH_TINY, LM_SYNTH_BENCH, LM_SYNTH_FULL } LmSynthPreset;
-typedef enum { LM_SYNTH_F32, LM_SYNTH_F16, LM_SYNTH_Q8_0, LM_SYNTH_Q4_K_M } LmSynthType;
+typedef enum {
+  LM_SYNTH_F32, LM_SYNTH_F16, LM_SYNTH_Q8_0, LM_SYNTH_Q4_K_M,
+  LM_SYNTH_Q4_0, LM_SYNTH_Q5_0,   /* every matrix in that type, as llama-quantize's pure types */
+} LmSynthType;
 
 typedef struct {
   uint32_t n_vocab, n_embd, n_layer, n_ctx;

@@ -127,7 +127,7 @@ cli_make_model (int argc, char **argv)
     { "preset", 0, 0, G_OPTION_ARG_STRING, &preset,
       "tiny, bench (4 layers of the full model) or full (Qwen3.5-35B-A3B or Qwen3-30B-A3B)",
       "PRESET" },
-    { "type", 0, 0, G_OPTION_ARG_STRING, &type, "f32, f16, q8_0 or q4_k_m", "TYPE" },
+    { "type", 0, 0, G_OPTION_ARG_STRING, &type, "f32, f16, q8_0, q4_k_m, q4_0 or q5_0", "TYPE" },
     { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Output GGUF file", "FILE" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &seed, "Random seed (default 0)", "S" },
     { "vocab", 0, 0, G_OPTION_ARG_FILENAME, &vocab,
@@ -152,13 +152,15 @@ cli_make_model (int argc, char **argv)
   /* in LmSynthArch order */
   static const char *const archs[] = { "qwen35", "qwen35moe", "qwen2", "qwen3", "qwen3moe" };
   static const char *const presets[] = { "tiny", "bench", "full" };
-  static const char *const types[] = { "f32", "f16", "q8_0", "q4_k_m" };
+  /* in LmSynthType order */
+  static const char *const types[] = { "f32", "f16", "q8_0", "q4_k_m", "q4_0", "q5_0" };
   int a, p, t;
-  if (!pick (arch, archs, G_N_ELEMENTS (archs), &a) || !pick (preset, presets, 3, &p) || !pick (type, types, 4, &t)
+  if (!pick (arch, archs, G_N_ELEMENTS (archs), &a) || !pick (preset, presets, 3, &p)
+      || !pick (type, types, G_N_ELEMENTS (types), &t)
       || (out == NULL && !dry_run) || argc != 1 || layers < 0)
     {
       fprintf (stderr, "Usage: tensafe-cli make-model --arch qwen35|qwen35moe|qwen2|qwen3|qwen3moe "
-                       "--preset tiny|bench|full --type f32|f16|q8_0|q4_k_m "
+                       "--preset tiny|bench|full --type f32|f16|q8_0|q4_k_m|q4_0|q5_0 "
                        "(--out FILE [--force] | --dry-run) [--seed S] [--vocab GGUF] "
                        "[--threads N]\n");
       return 2;

@@ -76,6 +76,8 @@ test_tiny_plan_matches_file (void)
     { .arch = LM_SYNTH_QWEN35MOE, .preset = LM_SYNTH_TINY, .type = LM_SYNTH_Q4_K_M, .seed = 3 },
     { .arch = LM_SYNTH_QWEN35, .preset = LM_SYNTH_TINY, .type = LM_SYNTH_F16, .seed = 4 },
     { .arch = LM_SYNTH_QWEN35MOE, .preset = LM_SYNTH_TINY, .type = LM_SYNTH_Q8_0, .n_layer = 8 },
+    { .arch = LM_SYNTH_QWEN2, .preset = LM_SYNTH_TINY, .type = LM_SYNTH_Q5_0, .seed = 5 },
+    { .arch = LM_SYNTH_QWEN3MOE, .preset = LM_SYNTH_TINY, .type = LM_SYNTH_Q4_0, .seed = 6 },
   };
   for (size_t c = 0; c < G_N_ELEMENTS (cases); c++)
     {
