@@ -409,6 +409,33 @@ test_saved_while_streaming (void)
   quit_app (app);
 }
 
+/* The narrowest the window can be, in pixels. */
+static int
+window_min_width (TsChatPage *page)
+{
+  int min;
+  gtk_widget_measure (GTK_WIDGET (gtk_widget_get_root (GTK_WIDGET (page))),
+                      GTK_ORIENTATION_HORIZONTAL, -1, &min, NULL, NULL, NULL);
+  return min;
+}
+
+/* A 1366x768 laptop screen: the footers of a finished HE-LoRA answer
+ * (tokens, rate, ciphertext bytes, error) wrap instead of widening the
+ * window past the screen. */
+static void
+test_fits_laptop_screen (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  TsChatPage *page = start_app (app);
+  int before = window_min_width (page);
+  g_autofree char *error = send_prompt_full (page, PROMPT);
+  g_assert_null (error);
+  int after = window_min_width (page);
+  g_test_message ("window minimum width: %d px before the answer, %d after", before, after);
+  g_assert_cmpint (after, <=, 1024);
+  quit_app (app);
+}
+
 static gboolean
 picker_shows (gpointer data)
 {
@@ -573,6 +600,7 @@ main (int argc, char **argv)
   g_test_add_func ("/chat/remote-evaluator", test_remote_evaluator);
   g_test_add_func ("/chat/saved-while-streaming", test_saved_while_streaming);
   g_test_add_func ("/chat/start-model", test_start_model);
+  g_test_add_func ("/chat/fits-laptop-screen", test_fits_laptop_screen);
   g_test_add_func ("/chat/page-lifecycle", test_page_lifecycle);
   g_test_add_func ("/chat/divergence-marked", test_divergence_marked);
   status = g_test_run ();
