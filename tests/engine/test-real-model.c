@@ -268,7 +268,9 @@ test_cli_chat (void)
 }
 
 /* generate --he local with a random rank-16 adapter on attn_q and attn_v:
- * the same tokens as the adapter in plaintext. */
+ * the same tokens as the adapter in plaintext. (With seed 7 the two part
+ * at token 36, a near-tie that the HE product's 2e-8 difference decides
+ * the other way, in every run alike: 24 tokens stay clear of it.) */
 static void
 test_cli_he_local (void)
 {
