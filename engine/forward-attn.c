@@ -131,8 +131,9 @@ attend_worker (void *ctx, int slot, int n_slots)
 }
 
 /* The attention of the @n new tokens, in items of up to LM_ATTN_QUERIES
- * queries sharing a kv head. */
-static LmStatus
+ * queries sharing a kv head; each worker uses its part of the session's
+ * scratch (allocated with the session, not per call). */
+static void
 attend_all (LmSession *s, uint32_t n, const float *k_cache, const float *v_cache)
 {
   const LmModelInfo *in = &s->model->info;
@@ -145,13 +146,9 @@ attend_all (LmSession *s, uint32_t n, const float *k_cache, const float *v_cache
   uint32_t n_items = job.token_blocks * in->n_head_kv * job.head_blocks;
   int workers = lm_thread_pool_size (s->pool);
   workers = (uint32_t) workers < n_items ? workers : (int) n_items;
-  job.scratch_floats = lm_attend_scratch_floats (s->pos + n, in->head_dim);
-  job.scratch = malloc ((size_t) workers * job.scratch_floats * sizeof (float));
-  if (job.scratch == NULL)
-    return LM_ERR_NO_MEMORY;
+  job.scratch_floats = s->attn_scratch_floats;
+  job.scratch = s->attn_scratch;
   lm_thread_pool_run (workers > 1 ? s->pool : NULL, attend_worker, &job, workers);
-  free (job.scratch);
-  return LM_OK;
 }
 
 LmStatus
@@ -174,7 +171,6 @@ lm_forward_full_attention (LmSession *s, uint32_t il, uint32_t n)
   if (l->bq != NULL)
     add_qkv_bias (s, l, n);
   prepare_qkv (s, l, n, k_cache, v_cache);
-  if ((st = attend_all (s, n, k_cache, v_cache)) != LM_OK)
-    return st;
+  attend_all (s, n, k_cache, v_cache);
   return lm_project (s, il, LM_MODULE_ATTN_OUTPUT, &l->wo, s->a4, n, s->o);
 }

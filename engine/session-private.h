@@ -45,6 +45,8 @@ struct LmSession {
   float *moe_gu;           /* decode: [2][k+1][max expert width] gate, up */
   int32_t *gather;         /* [nb] (token * k + slot) of one expert's rows */
   float *logits;           /* [n_vocab] logits after the last token */
+  float *attn_scratch;     /* lm_attend scratch of each pool worker, for any position */
+  size_t attn_scratch_floats;   /* per worker */
   uint8_t *act_buf;        /* 8-bit activation blocks of a fused decode step */
 
   /* LoRA. */

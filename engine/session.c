@@ -90,6 +90,12 @@ alloc_buffers (LmSession *s)
   ok = ok && s->act_buf != NULL;
   s->module_slot = session_alloc (s, (size_t) in->n_layer * LM_N_MODULE_KINDS, sizeof (int32_t),
                                   &ok);
+  if (m->n_full > 0)
+    {
+      s->attn_scratch_floats = lm_attend_scratch_floats (s->n_ctx, in->head_dim);
+      s->attn_scratch = session_alloc (s, (size_t) lm_thread_pool_size (s->pool)
+                                          * s->attn_scratch_floats, sizeof (float), &ok);
+    }
   return ok;
 }
 
@@ -197,7 +203,7 @@ lm_session_free (LmSession *s)
   free (s->backend_note);
   float *buffers[] = { s->kv_k, s->kv_v, s->conv_state, s->ssm_state, s->x, s->h, s->o,
                        s->a1, s->a2, s->a3, s->a4, s->ab, s->rope, s->router, s->sel_w,
-                       s->moe_y, s->moe_gu, s->logits, s->lora_u, s->lora_y };
+                       s->moe_y, s->moe_gu, s->logits, s->lora_u, s->lora_y, s->attn_scratch };
   for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++)
     free (buffers[i]);
   free (s->history);

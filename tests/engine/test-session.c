@@ -167,8 +167,10 @@ test_context_bounds (void)
   LmSession *s = NULL, *b = NULL;
   g_assert_cmpint (lm_session_new (m, &small, &s), ==, LM_OK);
   g_assert_cmpint (lm_session_new (m, &big, &b), ==, LM_OK);
-  /* Per position: the token id and K and V of every full-attention layer. */
-  size_t per_pos = 4 + 2 * 4 * (size_t) in->head_dim * in->n_head_kv;
+  /* Per position: the token id, K and V of every full-attention layer, and
+   * the attention's weight of each of its LM_ATTN_QUERIES queries (one
+   * worker's scratch, allocated with the session). */
+  size_t per_pos = 4 + 2 * 4 * (size_t) in->head_dim * in->n_head_kv + 4 * LM_ATTN_QUERIES;
   g_assert_cmpuint (lm_session_memory_bytes (b) - lm_session_memory_bytes (s), ==, 256 * per_pos);
   int32_t tokens[9] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
   g_assert_cmpint (lm_session_prefill (s, tokens, 9, NULL), ==, LM_ERR_CONTEXT_FULL);
