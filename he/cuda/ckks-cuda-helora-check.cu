@@ -131,7 +131,8 @@ ckks_cuda_check_abs_max (const float *h, size_t d, double *inv, double *factor)
 /* ---- the whole token on the host ---- */
 
 /* One input group: encode, message limbs, NTT, uniform a, c0 += a (-s), as
- * encode_kernel and ntt_encrypt_kernel; cts as on the device. */
+ * encode_kernel, lift_kernel, the NTT and uniform_kernel; cts as on the
+ * device. */
 static void
 check_encrypt_group (const CkksCudaHeloraSpec *sp, const CkksCudaHeloraGroup *g,
                      uint32_t ct_base, const float *h, double inv, const uint32_t key[8],
@@ -183,7 +184,7 @@ check_encrypt_group (const CkksCudaHeloraSpec *sp, const CkksCudaHeloraGroup *g,
   delete[] m;
 }
 
-/* One module: ct x pt (mul_plain_kernel), then decrypt_kernel's block sums,
+/* One module: ct x pt (mul_plain_kernel), then segment_sums_kernel's sums,
  * trace matrix, CRT and segment sums. */
 static void
 check_module (const CkksCudaHeloraSpec *sp, const CkksCudaHeloraModule *md,

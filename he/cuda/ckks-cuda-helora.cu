@@ -49,6 +49,7 @@ typedef struct {
   uint64_t *pt, *pt_shoup, *trace_w;
   double *trace_re;
   uint64_t *out;                  /* B * 2 L N */
+  uint64_t *seg_sums;             /* B * L * G: segment_sums_kernel's */
   size_t u_offset;                /* doubles into the u block */
 } DevModule;
 
@@ -96,16 +97,16 @@ say (char *why, size_t why_len, const char *what, cudaError_t err)
 
 namespace {
 
-/* One chunk per block: pack, inverse special FFT, round, then the message
- * limbs (m 2^lift + e) mod q_i in coefficient form, 8 coefficients (one
- * ChaCha20 block of errors) per step. The FFT works in dynamic shared
- * memory when @shared, else in @work (global). */
+/* One chunk per block: pack, inverse special FFT, round into @coeffs. The
+ * FFT works in dynamic shared memory when @shared, else in @work (global).
+ * The message limbs are lift_kernel's: on one multiprocessor the errors'
+ * ChaCha20 blocks and the limb arithmetic took most of this kernel's
+ * 86 us at N = 16384 (H200). */
 template <bool shared>
 __global__ void __launch_bounds__ (WIDE_THREADS)
-encode_kernel (const unsigned char *in, size_t h_offset, uint32_t group, uint32_t ct_base,
-               CkksCudaHeloraGroup g, uint32_t slots, const double *fft_re,
-               const double *fft_im, const uint32_t *bitrev, double *work, int64_t *coeffs,
-               LimbParams lp, uint64_t *cts)
+encode_kernel (const unsigned char *in, size_t h_offset, uint32_t group, CkksCudaHeloraGroup g,
+               uint32_t slots, const double *fft_re, const double *fft_im,
+               const uint32_t *bitrev, double *work, int64_t *coeffs)
 {
   extern __shared__ double smem[];
   uint32_t k = blockIdx.x, n = 2 * slots;
@@ -137,22 +138,27 @@ encode_kernel (const unsigned char *in, size_t h_offset, uint32_t group, uint32_
       m[i] = hd_round_scaled (re[b], g.encode_scale);
       m[slots + i] = hd_round_scaled (im[b], g.encode_scale);
     }
-  __syncthreads ();
-  const uint32_t *key = (const uint32_t *) in;
-  uint64_t *c0 = cts + (size_t) k * 2 * lp.limbs * n;
-  for (uint32_t blk = threadIdx.x; blk < n / 8; blk += blockDim.x)
-    {
-      int8_t e[8];
-      hd_sample_error8 (key, ct_base + k, blk, e);
-      for (uint32_t i = 0; i < lp.limbs; i++)
-        for (uint32_t j = 0; j < 8; j++)
-          {
-            uint32_t x = blk * 8 + j;
-            c0[(size_t) i * n + x] = hd_message_limb (m[x], e[j], lp.limb[i].q,
-                                                      lp.limb[i].ratio64, g.lift_w[i],
-                                                      g.lift_shoup[i]);
-          }
-    }
+}
+
+/* The message limbs of c0, (m 2^lift + e) mod q_i in coefficient form:
+ * one thread per 8 coefficients of a chunk (one ChaCha20 block of errors),
+ * every limb. */
+__global__ void __launch_bounds__ (THREADS)
+lift_kernel (const unsigned char *in, uint32_t ct_base, uint32_t chunks, uint32_t n,
+             CkksCudaHeloraGroup g, LimbParams lp, const int64_t *coeffs, uint64_t *cts)
+{
+  size_t t = (size_t) blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= (size_t) chunks * (n / 8))
+    return;
+  uint32_t k = (uint32_t) (t / (n / 8)), blk = (uint32_t) (t % (n / 8));
+  const int64_t *m = coeffs + (size_t) k * n + (size_t) blk * 8;
+  uint64_t *c0 = cts + (size_t) k * 2 * lp.limbs * n + (size_t) blk * 8;
+  int8_t e[8];
+  hd_sample_error8 ((const uint32_t *) in, ct_base + k, blk, e);
+  for (uint32_t i = 0; i < lp.limbs; i++)
+    for (uint32_t j = 0; j < 8; j++)
+      c0[(size_t) i * n + j] = hd_message_limb (m[j], e[j], lp.limb[i].q, lp.limb[i].ratio64,
+                                                g.lift_w[i], g.lift_shoup[i]);
 }
 
 /* After the forward NTT of c0 (ckks_cuda_ntt_forward): c1 = a uniform (NTT
@@ -183,56 +189,55 @@ uniform_kernel (const unsigned char *in, uint32_t ct_base, uint32_t chunks, uint
     }
 }
 
-/* One result b per block (ckks-helora-client.c trace_sums): the NTT block
- * sums of c0 + c1 s per limb (one warp per block of L' values), m_kappa =
+/* The NTT block sums of c0 + c1 s (ckks-helora-client.c trace_sums): one
+ * block per result b and segment (limb i, beta) of L' values, into
+ * seg_sums[b][i G + beta]. Sums mod q are exact in any order; a block per
+ * segment spreads what took one multiprocessor per result 25 us at
+ * N = 16384 (H200) over the whole GPU. */
+__global__ void __launch_bounds__ (THREADS)
+segment_sums_kernel (const uint64_t *out, uint32_t n, uint32_t g2, uint32_t span, LimbParams lp,
+                     const uint64_t *s, const uint64_t *s_shoup, uint64_t *seg_sums)
+{
+  __shared__ uint64_t partial[THREADS / 32];
+  uint32_t b = blockIdx.x, seg = blockIdx.y, i = seg / g2, beta = seg % g2;
+  uint32_t lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  uint64_t q = lp.limb[i].q, acc = 0;
+  size_t ln = (size_t) lp.limbs * n, off = (size_t) i * n + (size_t) beta * span;
+  const uint64_t *c0 = out + (size_t) b * 2 * ln, *c1 = c0 + ln;
+  for (uint32_t j = threadIdx.x; j < span; j += blockDim.x)
+    {
+      uint64_t c1s = ckks_cu_mul_shoup (c1[off + j], s[off + j], s_shoup[off + j], q);
+      acc = ckks_cu_add_mod (acc, ckks_cu_add_mod (c0[off + j], c1s, q), q);
+    }
+  for (int w = 16; w > 0; w >>= 1)
+    acc = ckks_cu_add_mod (acc, __shfl_down_sync (0xffffffffu, acc, w), q);
+  if (lane == 0)
+    partial[warp] = acc;
+  __syncthreads ();
+  if (threadIdx.x == 0)
+    {
+      for (uint32_t w = 1; w < blockDim.x / 32; w++)
+        acc = ckks_cu_add_mod (acc, partial[w], q);
+      seg_sums[(size_t) b * lp.limbs * g2 + seg] = acc;
+    }
+}
+
+/* One result b per block, from its segment sums: m_kappa =
  * sum_beta W[kappa][beta] sums[beta] per limb, the two-limb CRT, and
  * u[b c + t] = (sum_kappa m_kappa cos_t,kappa) L' / scale * max|h|. */
 __global__ void __launch_bounds__ (WIDE_THREADS)
-decrypt_kernel (const unsigned char *in, uint32_t group, const uint64_t *out, uint32_t n,
-                uint32_t g2, uint32_t span, uint32_t copies, uint32_t r, LimbParams lp,
-                const uint64_t *s, const uint64_t *s_shoup, uint64_t crt_inv,
+decrypt_kernel (const unsigned char *in, uint32_t group, const uint64_t *seg_sums, uint32_t g2,
+                uint32_t copies, uint32_t r, LimbParams lp, uint64_t crt_inv,
                 uint64_t crt_inv_shoup, uint64_t crt_half_t, uint64_t crt_half_a,
                 const uint64_t *trace_w, const double *trace_re, double span_over_scale,
                 double *u)
 {
   __shared__ uint64_t sums[CKKS_CUDA_HELORA_MAX_LIMBS * 2 * CKKS_CUDA_HELORA_MAX_COPIES];
   __shared__ uint64_t res[CKKS_CUDA_HELORA_MAX_LIMBS * 2 * CKKS_CUDA_HELORA_MAX_COPIES];
-  __shared__ uint64_t partial[WIDE_THREADS / 32 > CKKS_CUDA_HELORA_MAX_LIMBS * 2
-                                                    * CKKS_CUDA_HELORA_MAX_COPIES
-                              ? WIDE_THREADS / 32
-                              : CKKS_CUDA_HELORA_MAX_LIMBS * 2 * CKKS_CUDA_HELORA_MAX_COPIES];
   __shared__ double m[2 * CKKS_CUDA_HELORA_MAX_COPIES];
-  uint32_t b = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  uint32_t warps = blockDim.x / 32, segs = lp.limbs * g2;
-  /* segment (limb, beta) split into @parts pieces when there are fewer
-   * segments than warps */
-  uint32_t parts = warps > segs ? warps / segs : 1;
-  size_t ln = (size_t) lp.limbs * n;
-  const uint64_t *c0 = out + (size_t) b * 2 * ln, *c1 = c0 + ln;
-  for (uint32_t unit = warp; unit < segs * parts; unit += warps)
-    {
-      uint32_t seg = unit / parts, part = unit % parts;
-      uint32_t i = seg / g2, beta = seg % g2;
-      uint64_t q = lp.limb[i].q, acc = 0;
-      size_t off = (size_t) i * n + (size_t) beta * span;
-      for (uint32_t j = part * 32 + lane; j < span; j += 32 * parts)
-        {
-          uint64_t c1s = ckks_cu_mul_shoup (c1[off + j], s[off + j], s_shoup[off + j], q);
-          acc = ckks_cu_add_mod (acc, ckks_cu_add_mod (c0[off + j], c1s, q), q);
-        }
-      for (int w = 16; w > 0; w >>= 1)
-        acc = ckks_cu_add_mod (acc, __shfl_down_sync (0xffffffffu, acc, w), q);
-      if (lane == 0)
-        partial[unit] = acc;
-    }
-  __syncthreads ();
+  uint32_t b = blockIdx.x, segs = lp.limbs * g2;
   for (uint32_t seg = threadIdx.x; seg < segs; seg += blockDim.x)
-    {
-      uint64_t q = lp.limb[seg / g2].q, acc = 0;
-      for (uint32_t part = 0; part < parts; part++)
-        acc = ckks_cu_add_mod (acc, partial[seg * parts + part], q);
-      sums[seg] = acc;
-    }
+    sums[seg] = seg_sums[(size_t) b * segs + seg];
   __syncthreads ();
   for (uint32_t idx = threadIdx.x; idx < lp.limbs * g2; idx += blockDim.x)
     {
@@ -378,6 +383,7 @@ layout_pool (CkksCudaHelora *dev, const CkksCudaHeloraSpec *spec, char *base)
       M->trace_w = (uint64_t *) carve (&c, (size_t) spec->limbs * M->g2 * M->g2 * 8);
       M->trace_re = (double *) carve (&c, (size_t) m->copies * M->g2 * sizeof (double));
       M->out = (uint64_t *) carve (&c, (size_t) m->n_outputs * 2 * ln * 8);
+      M->seg_sums = (uint64_t *) carve (&c, (size_t) m->n_outputs * spec->limbs * M->g2 * 8);
     }
   return c.used;
 }
@@ -434,12 +440,14 @@ launch_encrypt (CkksCudaHelora *dev)
       size_t ln = (size_t) limbs * n;
       if (fft_shared)
         encode_kernel<true><<<k, WIDE_THREADS, fft_shared, dev->stream>>> (
-          dev->dev_in, G->h_offset, g, G->ct_base, G->g, dev->slots, dev->fft_re, dev->fft_im,
-          dev->bitrev, NULL, G->coeffs, dev->lp, G->cts);
+          dev->dev_in, G->h_offset, g, G->g, dev->slots, dev->fft_re, dev->fft_im,
+          dev->bitrev, NULL, G->coeffs);
       else
         encode_kernel<false><<<k, WIDE_THREADS, 0, dev->stream>>> (
-          dev->dev_in, G->h_offset, g, G->ct_base, G->g, dev->slots, dev->fft_re, dev->fft_im,
-          dev->bitrev, G->fft_work, G->coeffs, dev->lp, G->cts);
+          dev->dev_in, G->h_offset, g, G->g, dev->slots, dev->fft_re, dev->fft_im,
+          dev->bitrev, G->fft_work, G->coeffs);
+      lift_kernel<<<blocks_for ((size_t) k * n / 8), THREADS, 0, dev->stream>>> (
+        dev->dev_in, G->ct_base, k, n, G->g, dev->lp, G->coeffs, G->cts);
       cudaError_t err = cudaGetLastError ();
       if (err != cudaSuccess)
         return err;
@@ -480,11 +488,13 @@ launch_decrypt (CkksCudaHelora *dev)
   for (uint32_t i = 0; i < dev->n_modules; i++)
     {
       const DevModule *M = &dev->modules[i];
+      dim3 segments (M->m.n_outputs, dev->lp.limbs * M->g2);
+      segment_sums_kernel<<<segments, THREADS, 0, dev->stream>>> (
+        M->out, dev->n, M->g2, M->m.span, dev->lp, dev->s, dev->s_shoup, M->seg_sums);
       decrypt_kernel<<<M->m.n_outputs, WIDE_THREADS, 0, dev->stream>>> (
-        dev->dev_in, M->m.group, M->out, dev->n, M->g2, M->m.span, M->m.copies, M->m.r,
-        dev->lp, dev->s, dev->s_shoup, dev->crt_inv, dev->crt_inv_shoup, dev->crt_half_t,
-        dev->crt_half_a, M->trace_w, M->trace_re, M->m.span_over_scale,
-        dev->dev_u + M->u_offset);
+        dev->dev_in, M->m.group, M->seg_sums, M->g2, M->m.copies, M->m.r, dev->lp,
+        dev->crt_inv, dev->crt_inv_shoup, dev->crt_half_t, dev->crt_half_a, M->trace_w,
+        M->trace_re, M->m.span_over_scale, dev->dev_u + M->u_offset);
       cudaError_t err = cudaGetLastError ();
       if (err != cudaSuccess)
         return err;

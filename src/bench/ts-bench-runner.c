@@ -29,6 +29,8 @@ ts_bench_options_new (const char *model_path, const char *adapter_path, guint n_
   options->model_path = g_strdup (model_path);
   options->adapter_path = g_strdup (adapter_path);
   options->n_tokens = n_tokens;
+  options->engine_backend = LM_BACKEND_CPU;
+  options->he_backend = TS_HELORA_BACKEND_CPU;
   options->configs = g_array_new (FALSE, TRUE, sizeof (TsBenchConfig));
   g_array_set_clear_func (options->configs, config_clear);
   return options;
@@ -243,9 +245,7 @@ attach_helora (const TsBenchOptions *options, const TsBenchConfig *config,
   gboolean remote_stack = config->mode == TS_HELORA_MODE_REMOTE && adapter->stack != NULL;
   TsHeloraOptions he = {
     .mode = config->mode,
-    /* The benchmark measures the CPU backend (per-thread clocks); the GPU's
-     * pipeline has its own: tensafe-cli bench he --backend cuda. */
-    .backend = TS_HELORA_BACKEND_CPU,
+    .backend = options->he_backend,
     .remote_url = config->remote_url,
     .params_preset = config->preset,
     .public_key = options->public_key,
@@ -352,7 +352,8 @@ run_config (const Reporter *r, const TsBenchConfig *config, const TsBenchLoaded 
   g_autoptr (TsBenchResult) result = g_new0 (TsBenchResult, 1);
   g_autoptr (TsHeloraSession) helora = NULL;
   LmSessionParams params = { .n_ctx = (guint32) (l->n_prompt + options->n_tokens + 1),
-                             .n_threads = options->n_threads };
+                             .n_threads = options->n_threads,
+                             .backend = options->engine_backend };
   LmSession *session = NULL;
   PadWatch pads = { 0 };
   LmStatus st;

@@ -20,6 +20,9 @@
 
 typedef struct {
   char *model, *lora, *remote, *params, *make_lora;
+  char *engine_backend, *he_backend;  /* --backend, --he-backend */
+  LmBackend engine;            /* parsed --backend */
+  TsHeloraBackend he;          /* parsed --he-backend */
   int threads, he_threads, n_decode, n_prompt, rank;
   gboolean json, public_key, thread_clock, stack;
   gboolean private_mode;       /* --private: the remote run in adapter-private mode */
@@ -57,6 +60,10 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
     { "make-lora", 0, 0, G_OPTION_ARG_FILENAME, &o->make_lora,
       "Write a random adapter on every full-attention output projection to PATH, then bench it", "PATH" },
     { "rank", 0, 0, G_OPTION_ARG_INT, &o->rank, "Rank of --make-lora (default 32)", "R" },
+    { "backend", 0, 0, G_OPTION_ARG_STRING, &o->engine_backend,
+      "Where the model runs: cpu (default), cuda or auto", "NAME" },
+    { "he-backend", 0, 0, G_OPTION_ARG_STRING, &o->he_backend,
+      "Where local HE-LoRA computes: cpu (default), cuda or auto", "NAME" },
     { "stack", 0, 0, G_OPTION_ARG_NONE, &o->stack,
       "Stack two random adapters on the given one (attention q/k/v of every full-attention layer; FFN gate/up of every layer) and bench the stack; "
       "with --remote they are files next to --lora (written when missing), which the evaluator must serve", NULL },
@@ -73,12 +80,14 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
     }
   if (o->model == NULL || (o->lora == NULL) == (o->make_lora == NULL) || o->n_decode <= 0
       || o->n_prompt <= 0 || o->threads < 0 || o->he_threads < 0 || o->rank <= 0
-      || o->rounds <= 0 || o->pad_wait_s <= 0)
+      || o->rounds <= 0 || o->pad_wait_s <= 0
+      || (o->engine_backend != NULL && !lm_backend_from_name (o->engine_backend, &o->engine))
+      || (o->he_backend != NULL && !ts_helora_backend_parse (o->he_backend, &o->he, NULL)))
     {
       fprintf (stderr, "Usage: " CMD " --model FILE (--lora PATH | --make-lora PATH [--rank R])\n"
                "    [--remote ws://HOST:PORT [--private] [--private-warm [--pad-wait S]] [--he-lambda N]]\n"
                "    [--he-params PRESET] [--pk] [-n N] [--rounds N] [--threads N] [--thread-clock]\n"
-               "    [--json] [--stack]\n");
+               "    [--json] [--stack] [--backend cpu|cuda|auto] [--he-backend cpu|cuda|auto]\n");
       return FALSE;
     }
   return TRUE;
@@ -129,6 +138,8 @@ bench_options (const BenchOptions *o, GError **error)
   bench->thread_clock = o->thread_clock;
   bench->n_rounds = (guint) o->rounds;
   bench->pad_wait_ms = (guint) o->pad_wait_s * 1000;
+  bench->engine_backend = o->engine;
+  bench->he_backend = o->he;
   return add_modes (bench, o, error) ? g_steal_pointer (&bench) : NULL;
 }
 
@@ -265,7 +276,8 @@ run (const BenchOptions *o)
 int
 cli_bench_helora (int argc, char **argv)
 {
-  BenchOptions o = { .n_decode = 32, .n_prompt = 16, .rank = 32, .rounds = 1, .pad_wait_s = 120 };
+  BenchOptions o = { .n_decode = 32, .n_prompt = 16, .rank = 32, .rounds = 1, .pad_wait_s = 120,
+                     .engine = LM_BACKEND_CPU, .he = TS_HELORA_BACKEND_CPU };
   int rc;
 
   if (!parse_options (&argc, &argv, &o))
@@ -276,5 +288,7 @@ cli_bench_helora (int argc, char **argv)
   g_free (o.remote);
   g_free (o.params);
   g_free (o.make_lora);
+  g_free (o.engine_backend);
+  g_free (o.he_backend);
   return rc;
 }

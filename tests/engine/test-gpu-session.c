@@ -35,10 +35,15 @@
 #define LORA_FILE "qwen35/" LORA_MODEL "/lora/tiny-qwen35moe-lora-f32.gguf"
 /* GPU against CPU, both f32 activations: only the order of the sums differs. */
 #define GPU_TOL 2e-3
-/* Both 8-bit activations: the integer sums agree; the float sums around
- * them differ in order, which can move an activation across a rounding
- * step of its 8-bit block now and then. */
-#define GPU_NATIVE_TOL 2e-2
+/* Both 8-bit activations: the integer sums agree, but everything around
+ * them (attention, routing, norms, the f32 products) sums in another order
+ * on the GPU, and a difference of one ulp moves an activation across a
+ * rounding step of its 8-bit block now and then; on these small random
+ * models one such step moves the logits by about 0.1 (measured on an H200:
+ * 0.157 on tiny-qwen35moe-e256-q8_0, where the CPU itself differs from its
+ * native goldens by 0.23 on another x86 machine). So the bound is the one
+ * the native goldens hold every backend to (test-forward-quant.c). */
+#define GPU_NATIVE_TOL 0.5
 
 static char gpu_why[200];
 
