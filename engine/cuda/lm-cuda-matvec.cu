@@ -86,6 +86,16 @@ quantize_q8_0_group (const float *x, uint8_t *xq, float *dx, uint32_t lane)
     *dx = lmc_fp16_to_fp32 (lmc_fp32_to_fp16 (amax / 127.0f));
 }
 
+/* Asks L2 for @bytes at @rows, a line per lane at a time: the DRAM latency
+ * of a warp's rows then overlaps the staging of x. A hint only: the
+ * arithmetic is unchanged. */
+__device__ __forceinline__ void
+prefetch_rows (const uint8_t *rows, size_t bytes, uint32_t lane)
+{
+  for (size_t off = (size_t) lane * 128; off < bytes; off += (size_t) LMC_WARP * 128)
+    asm volatile ("prefetch.global.L2 [%0];" ::"l"(rows + off));
+}
+
 /* Row block @row_block of one product y = W x (W at wm, rows of row_bytes):
  * the block stages x in shared memory (Q8: as 8-bit groups and their
  * scales, lm-cuda-schedule.cuh; else f32), then warp w computes its
@@ -103,6 +113,10 @@ matvec_row_block (const uint8_t *wm, size_t row_bytes, uint32_t n_in, uint32_t n
   uint8_t *xq = reinterpret_cast<uint8_t *> (smem_x4);
   float *sx = reinterpret_cast<float *> (smem_x4);
   float *dx = reinterpret_cast<float *> (xq + ((size_t) n_in + 15) / 16 * 16);
+  if (row0 < n_out)
+    prefetch_rows (wm + (size_t) row0 * row_bytes,
+                   (size_t) (n_out - row0 < LMC_MV_ROWS ? n_out - row0 : LMC_MV_ROWS) * row_bytes,
+                   lane);
   if constexpr (Q8)
     {
       for (uint32_t g = warp; g < n_in / Dec::QG; g += n_warps)

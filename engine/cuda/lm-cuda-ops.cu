@@ -315,7 +315,10 @@ lm_cuda_moe_route (LmCudaStream stream, const float *logits, uint32_t n, uint32_
   return lm_cuda_launched ();
 }
 
-/* ---- MoE combine: one block per token ---- */
+/* ---- MoE combine: one block per token and LM_COMBINE_THREADS outputs ----
+ * Every block of a token computes the shared expert's gate itself (the
+ * same sum in the same order): one multiprocessor per token took 16 us of
+ * a decode step on an H200, a tenth of a 35B-A3B layer. */
 
 static __global__ void
 moe_combine_kernel (const float *y, const float *w, const float *gate_inp, const float *h,
@@ -335,7 +338,8 @@ moe_combine_kernel (const float *y, const float *w, const float *gate_inp, const
     }
   const float *yt = y + (size_t) t * k * width, *wt = w + (size_t) t * k;
   float *ot = o + (size_t) t * width;
-  for (uint32_t i = threadIdx.x; i < width; i += blockDim.x)
+  uint32_t i = blockIdx.y * blockDim.x + threadIdx.x;
+  if (i < width)
     {
       float sum = 0.0f;
       for (uint32_t j = 0; j < k; j++)
@@ -350,7 +354,8 @@ lm_cuda_moe_combine (LmCudaStream stream, const float *y, const float *w, const 
 {
   if (n == 0 || width == 0)
     return LM_OK;
-  moe_combine_kernel<<<n, LM_COMBINE_THREADS, 0, stream>>> (y, w, gate_inp, h, k, width, o);
+  dim3 grid (n, (width + LM_COMBINE_THREADS - 1) / LM_COMBINE_THREADS);
+  moe_combine_kernel<<<grid, LM_COMBINE_THREADS, 0, stream>>> (y, w, gate_inp, h, k, width, o);
   return lm_cuda_launched ();
 }
 

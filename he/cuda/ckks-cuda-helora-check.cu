@@ -67,12 +67,15 @@ ckks_cuda_check_encode (const float *h, uint32_t len, uint32_t copies, double in
       re[s] = hd_helora_slot_value (h, len, copies, inv, s);
       im[s] = 0.0;
     }
-  for (uint32_t hl = slots >> 1; hl >= 1; hl >>= 1)
+  /* encode_kernel's schedule: two stages per step, then the last alone */
+  uint32_t hl = slots >> 1;
+  for (; hl >= 2; hl >>= 2)
+    for (uint32_t idx = 0; idx < slots / 4; idx++)
+      hd_fft_inverse_two_stages (re, im, idx, hl, fft_re, fft_im);
+  if (hl == 1)
     for (uint32_t idx = 0; idx < slots / 2; idx++)
-      {
-        uint32_t x = hd_fft_butterfly_x (idx, hl), y = x + hl, j = idx % hl;
-        hd_fft_inverse_butterfly (&re[x], &im[x], &re[y], &im[y], fft_re[hl + j], fft_im[hl + j]);
-      }
+      hd_fft_inverse_butterfly (&re[2 * idx], &im[2 * idx], &re[2 * idx + 1], &im[2 * idx + 1],
+                                fft_re[1], fft_im[1]);
   for (uint32_t i = 0; i < slots; i++)
     {
       coeffs[i] = hd_round_scaled (re[slot_bitrev[i]], encode_scale);

@@ -225,12 +225,35 @@ hd_fft_inverse_butterfly (double *xr, double *xi, double *yr, double *yi, double
   *yi = hd_dsub (hd_dmul (di, wr), hd_dmul (dr, wi));
 }
 
-/* Index of the butterfly @idx (< n/2) of the stage with half-length @h:
- * x = its upper element, x + h the lower; its twiddle is [h + j]. */
-HD uint32_t
-hd_fft_butterfly_x (uint32_t idx, uint32_t h)
+/* Stages @hl and @hl / 2 of the inverse special FFT on the four elements
+ * of group @idx (< slots / 4): x0, x0 + hl / 2, x0 + hl, x0 + 3 hl / 2 with
+ * x0 mod 2 hl < hl / 2. Stage hl pairs (x0, x0 + hl) and (x0 + hl / 2,
+ * x0 + 3 hl / 2); stage hl / 2 pairs (x0, x0 + hl / 2) and (x0 + hl,
+ * x0 + 3 hl / 2); the twiddles are [h + (x mod 2h)] of each stage h. */
+HD void
+hd_fft_inverse_two_stages (double *re, double *im, uint32_t idx, uint32_t hl, const double *fft_re,
+                const double *fft_im)
 {
-  return (idx / h) * 2 * h + idx % h;
+  uint32_t h2 = hl >> 1, x0 = (idx / h2) * 2 * hl + idx % h2;
+  uint32_t x[4] = { x0, x0 + h2, x0 + hl, x0 + hl + h2 };
+  double r[4], i[4];
+  for (int e = 0; e < 4; e++)
+    {
+      r[e] = re[x[e]];
+      i[e] = im[x[e]];
+    }
+  uint32_t j = x0 % (2 * hl);
+  hd_fft_inverse_butterfly (&r[0], &i[0], &r[2], &i[2], fft_re[hl + j], fft_im[hl + j]);
+  hd_fft_inverse_butterfly (&r[1], &i[1], &r[3], &i[3], fft_re[hl + j + h2],
+                            fft_im[hl + j + h2]);
+  uint32_t j2 = x0 % hl;
+  hd_fft_inverse_butterfly (&r[0], &i[0], &r[1], &i[1], fft_re[h2 + j2], fft_im[h2 + j2]);
+  hd_fft_inverse_butterfly (&r[2], &i[2], &r[3], &i[3], fft_re[h2 + j2], fft_im[h2 + j2]);
+  for (int e = 0; e < 4; e++)
+    {
+      re[x[e]] = r[e];
+      im[x[e]] = i[e];
+    }
 }
 
 /* A coefficient: round-half-even(v * scale) (ckks_round_scaled_scalar; the

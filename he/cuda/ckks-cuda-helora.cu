@@ -121,14 +121,21 @@ encode_kernel (const unsigned char *in, size_t h_offset, uint32_t group, CkksCud
       im[s] = 0.0;
     }
   __syncthreads ();
-  for (uint32_t hl = slots >> 1; hl >= 1; hl >>= 1)
+  /* Two stages per barrier: the butterflies of stages hl and hl / 2 over
+   * four elements stay in one thread, the same ones in the same order as
+   * one stage at a time (bit for bit the CPU's). */
+  uint32_t hl = slots >> 1;
+  for (; hl >= 2; hl >>= 2)
+    {
+      for (uint32_t idx = threadIdx.x; idx < slots / 4; idx += blockDim.x)
+        hd_fft_inverse_two_stages (re, im, idx, hl, fft_re, fft_im);
+      __syncthreads ();
+    }
+  if (hl == 1)
     {
       for (uint32_t idx = threadIdx.x; idx < slots / 2; idx += blockDim.x)
-        {
-          uint32_t x = hd_fft_butterfly_x (idx, hl), y = x + hl, j = idx % hl;
-          hd_fft_inverse_butterfly (&re[x], &im[x], &re[y], &im[y], fft_re[hl + j],
-                                    fft_im[hl + j]);
-        }
+        hd_fft_inverse_butterfly (&re[2 * idx], &im[2 * idx], &re[2 * idx + 1],
+                                  &im[2 * idx + 1], fft_re[1], fft_im[1]);
       __syncthreads ();
     }
   int64_t *m = coeffs + (size_t) k * n;
