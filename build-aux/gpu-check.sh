@@ -36,7 +36,9 @@ elapsed() { echo $(($(date +%s) - started)); }
 
 # The programs: gpu-bundle/ (made here), else its archive (what travels).
 find_bundle() {
-  if [ -x "$root/gpu-bundle/bin/tensafe-cli" ]; then
+  if [ -n "${GPU_CHECK_BUNDLE:-}" ]; then
+    bundle=$GPU_CHECK_BUNDLE     # a folder with bin/ (and lib/): the suite's own check
+  elif [ -x "$root/gpu-bundle/bin/tensafe-cli" ]; then
     bundle=$root/gpu-bundle
   elif [ -f "$root/gpu-bundle.tar.xz" ]; then
     bundle=$work/bundle
