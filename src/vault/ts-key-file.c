@@ -35,13 +35,25 @@ ts_key_file_free (TsKeyFile *file)
   g_free (file);
 }
 
-/* Costs a reader accepts: enough to open any file we write, bounded so a
- * hostile file cannot ask for gigabytes of memory or hours of work. */
+/* Costs a reader accepts: what the vault itself writes (ts_scrypt_default:
+ * 32 MiB, a few hundred ms) with a margin of four, no more, so that a
+ * hostile file cannot make an unlock cost gigabytes or minutes (the old
+ * bounds let one file ask for 4 GiB). Cheaper costs (tests) down to N = 2^10. */
+#define KDF_MAX_MEMORY_BYTES (4 * ((guint64) 128 * 8 << 15))
+#define KDF_MAX_WORK (4 * ((guint64) 8 << 15))    /* N r p, in scrypt's block mixes */
+
+static guint64
+kdf_memory_bytes (const TsScryptParams *kdf)
+{
+  return (guint64) 128 * kdf->r << kdf->log2_n;
+}
+
 static gboolean
 kdf_params_sane (const TsScryptParams *kdf)
 {
   return kdf->log2_n >= 10 && kdf->log2_n <= 20 && kdf->r >= 1 && kdf->r <= 32
-         && kdf->p >= 1 && kdf->p <= 16;
+         && kdf->p >= 1 && kdf->p <= 16 && kdf_memory_bytes (kdf) <= KDF_MAX_MEMORY_BYTES
+         && ((guint64) kdf->r * kdf->p << kdf->log2_n) <= KDF_MAX_WORK;
 }
 
 /* ---- Serialisation ---------------------------------------------------- */
@@ -187,8 +199,18 @@ parse_header (Reader *r, TsKeyFile *file, GError **error)
       || !get_u32 (r, &file->kdf.p) || !take (r, TS_KEY_SALT_BYTES, &salt)
       || !take (r, 8, &created))
     return corrupt (error, "truncated");
-  if (kdf_id != KDF_SCRYPT || !kdf_params_sane (&file->kdf))
+  if (kdf_id != KDF_SCRYPT)
     return corrupt (error, "unknown key derivation");
+  if (!kdf_params_sane (&file->kdf))
+    {
+      g_set_error (error, TS_KEY_ERROR, TS_KEY_ERROR_CORRUPT,
+                   "The key file asks for a key-derivation cost this version never writes "
+                   "(scrypt N = 2^%u, r = %u, p = %u); it was not loaded (at most %u MiB "
+                   "and four times the default work are accepted)",
+                   file->kdf.log2_n, file->kdf.r, file->kdf.p,
+                   (guint) (KDF_MAX_MEMORY_BYTES >> 20));
+      return FALSE;
+    }
   memcpy (file->salt, salt, TS_KEY_SALT_BYTES);
   memcpy (&file->created, created, 8);
   file->created = GINT64_FROM_LE (file->created);

@@ -295,6 +295,53 @@ test_unreasonable_kdf_refused (void)
   assert_corrupt (copy, len);
 }
 
+/* Sets the header's scrypt costs (log2 N at byte 12, r at 16, p at 20),
+ * fixes the checksum and parses. */
+static TsKeyFile *
+parse_with_kdf (guint32 log2_n, guint32 r, guint32 p, GError **error)
+{
+  gsize len;
+  const guint8 *data = g_bytes_get_data (shared.file_bytes, &len);
+  g_autofree guint8 *copy = g_memdup2 (data, len);
+  guint32 fields[3] = { GUINT32_TO_LE (log2_n), GUINT32_TO_LE (r), GUINT32_TO_LE (p) };
+
+  memcpy (copy + 12, fields, sizeof fields);
+  fix_checksum (copy, len);
+  return ts_key_file_parse (copy, len, error);
+}
+
+/* The costs the old bounds let a hostile file ask for (N = 2^20, r = 32:
+ * 4 GiB; p = 16: minutes) are refused before any derivation, with the
+ * costs named; the vault's own setting with its margin still opens. */
+static void
+test_kdf_cost_capped (void)
+{
+  const guint32 refused[][3] = { { 20, 32, 1 }, { 20, 8, 1 }, { 18, 8, 1 }, { 15, 8, 16 },
+                                 { 15, 32, 2 }, { 17, 8, 2 } };
+  const guint32 accepted[][3] = { { 15, 8, 1 }, { 17, 8, 1 }, { 15, 8, 4 }, { 10, 8, 1 },
+                                  { 16, 16, 1 } };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (refused); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      gint64 start = g_get_monotonic_time ();
+      TsKeyFile *file = parse_with_kdf (refused[i][0], refused[i][1], refused[i][2], &error);
+
+      g_assert_null (file);
+      g_assert_error (error, TS_KEY_ERROR, TS_KEY_ERROR_CORRUPT);
+      g_assert_nonnull (strstr (error->message, "key-derivation cost"));
+      g_assert_cmpint (g_get_monotonic_time () - start, <, G_USEC_PER_SEC);
+    }
+  for (gsize i = 0; i < G_N_ELEMENTS (accepted); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (TsKeyFile) file = parse_with_kdf (accepted[i][0], accepted[i][1],
+                                                   accepted[i][2], &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (file->kdf.log2_n, ==, accepted[i][0]);
+    }
+}
+
 /* The exported file is exactly the documented public fields, nothing more. */
 static void
 test_export_has_no_secret (void)
@@ -456,6 +503,7 @@ main (int argc, char **argv)
   g_test_add_func ("/key-file/bit-flips", test_bit_flips);
   g_test_add_func ("/key-file/tampered-with-valid-checksum", test_tampered_with_valid_checksum);
   g_test_add_func ("/key-file/unreasonable-kdf-refused", test_unreasonable_kdf_refused);
+  g_test_add_func ("/key-file/kdf-cost-capped", test_kdf_cost_capped);
   g_test_add_func ("/key-file/export-has-no-secret", test_export_has_no_secret);
   g_test_add_func ("/key-file/atomic-replace", test_atomic_replace);
   g_test_add_func ("/key-file/handover", test_handover);
