@@ -3,6 +3,7 @@
 #include <gio/gio.h>
 
 #include "he-server-private.h"
+#include "server-listen.h"
 
 static void
 healthz_cb (SoupServer *soup, SoupServerMessage *msg, const char *path,
@@ -121,7 +122,7 @@ he_server_listen (HeServer *self, const char *address, GError **error)
     return FALSE;
   if (soup_server_is_https (self->soup))
     flags |= SOUP_SERVER_LISTEN_HTTPS;
-  return soup_server_listen (self->soup, addr, flags, error);
+  return server_listen (self->soup, addr, flags, error);
 }
 
 static GUri *

@@ -7,6 +7,7 @@
 #include "ts-config.h"
 #include "marketd.h"
 #include "marketd-resources.h"
+#include "server-listen.h"
 #include "ts-core.h"
 #include "ts-market-error.h"
 
@@ -112,7 +113,7 @@ start_server (Marketd *self, Options *o, GError **error)
       flags |= SOUP_SERVER_LISTEN_HTTPS;
     }
   marketd_routes_install (self);
-  if (!soup_server_listen (self->server, addr, flags, error))
+  if (!server_listen (self->server, addr, flags, error))
     return FALSE;
   uris = soup_server_get_uris (self->server);
   for (GSList *l = uris; l; l = l->next)
