@@ -226,6 +226,10 @@ read_rope (const Reader *r, LmModelInfo *info)
   if ((st = get_u32 (r, "rope.dimension_count", false, info->head_dim, &info->n_rot)) ||
       (st = get_f32 (r, "rope.freq_base", 10000.0f, &info->rope_base)))
     return st;
+  /* NaN, infinite, zero or negative bases make every angle garbage */
+  if (!(info->rope_base > 1.0f && info->rope_base < 1e30f))
+    return lm_fail (r->error_out, LM_ERR_FORMAT, "rope.freq_base %g is invalid (> 1 expected)",
+                    (double) info->rope_base);
   return LM_OK;
 }
 
@@ -270,6 +274,12 @@ read_mixer (const Reader *r, LmModelInfo *info)
       (st = read_rope (r, info)) ||
       (st = get_f32 (r, "attention.layer_norm_rms_epsilon", 1e-6f, &info->rms_eps)))
     return st;
+  /* RMSNorm divides by sqrt (mean + eps): a NaN, infinite, negative or
+   * huge eps gives garbage instead of an error */
+  if (!(info->rms_eps >= 0.0f && info->rms_eps <= 1.0f))
+    return lm_fail (r->error_out, LM_ERR_FORMAT,
+                    "attention.layer_norm_rms_epsilon %g is invalid (0 to 1 expected)",
+                    (double) info->rms_eps);
   if (value_length != info->head_dim || info->head_dim == 0 || info->head_dim > 1024 ||
       info->n_rot > info->head_dim || info->n_rot % 2 != 0)
     return lm_fail (r->error_out, LM_ERR_FORMAT, "attention head dims (key %u, value %u, rope %u) are invalid",
@@ -328,6 +338,8 @@ lm_read_hparams (const GgufFile *gguf, LmModelInfo *info, char **error_out)
   if (nextn >= block_count || block_count - nextn > LM_MAX_LAYERS)
     return lm_fail (error_out, LM_ERR_FORMAT, "block_count %u (MTP %u) is invalid", block_count, nextn);
   info->n_layer = block_count - nextn;
+  if (info->n_ctx_train == 0)
+    return lm_fail (error_out, LM_ERR_FORMAT, "context_length is 0");
   if (info->n_embd == 0 || info->n_embd > 65536)
     return lm_fail (error_out, LM_ERR_FORMAT, "embedding_length %u is invalid", info->n_embd);
   if ((st = read_mixer (&r, info)) || (st = read_ffn (&r, traits, info)))

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,6 +136,45 @@ expect_patched_failure (const char *rel, const char *after, const char *from, co
   g_rmdir (dir);
 }
 
+/* Loads tests/data/@rel with the 4-byte value of metadata key @key replaced
+ * by @value (an f32 or u32 key: the value follows the key's name and its
+ * u32 type), and expects a failure whose message contains @needle. */
+static void
+expect_value_failure (const char *rel, const char *key, const void *value, const char *needle)
+{
+  gsize len;
+  g_autofree guint8 *bytes = ts_test_read_data (rel, &len);
+  guint8 *hit = memmem (bytes, len, key, strlen (key));
+  g_assert_nonnull (hit);
+  g_assert_cmpuint ((gsize) (hit - bytes) + strlen (key) + 8, <=, len);
+  memcpy (hit + strlen (key) + 4, value, 4);
+  g_autofree char *dir = g_dir_make_tmp ("tensafe-model-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "patched.gguf", NULL);
+  g_assert_true (g_file_set_contents (path, (const char *) bytes, (gssize) len, NULL));
+  expect_failure (path, needle);
+  g_remove (path);
+  g_rmdir (dir);
+}
+
+/* Hyperparameters that would load and print garbage are refused by name:
+ * a NaN, infinite, zero or negative rope base or norm epsilon, a zero
+ * context length. */
+static void
+test_rejects_bad_values (void)
+{
+  const char *rel = "hf/qwen2/qwen2.gguf";
+  const float bad_base[] = { NAN, -10000.0f, INFINITY, 0.0f, 1.0f };
+  const float bad_eps[] = { NAN, -1e-6f, INFINITY, 2.0f };
+  const guint32 zero = 0;
+
+  for (gsize i = 0; i < G_N_ELEMENTS (bad_base); i++)
+    expect_value_failure (rel, "qwen2.rope.freq_base", &bad_base[i], "rope.freq_base");
+  for (gsize i = 0; i < G_N_ELEMENTS (bad_eps); i++)
+    expect_value_failure (rel, "qwen2.attention.layer_norm_rms_epsilon", &bad_eps[i],
+                          "layer_norm_rms_epsilon");
+  expect_value_failure (rel, "qwen2.context_length", &zero, "context_length is 0");
+}
+
 /* The architectures converted from Hugging Face checkpoints (tests/data/hf):
  * what the loader reads from each, and a clear refusal when a tensor the
  * architecture needs is missing or the architecture is unknown. */
@@ -192,5 +232,6 @@ main (int argc, char **argv)
     }
   g_test_add_func ("/engine/model/rejects", test_rejects);
   g_test_add_func ("/engine/model/converted-architectures", test_converted_architectures);
+  g_test_add_func ("/engine/model/rejects-bad-values", test_rejects_bad_values);
   return g_test_run ();
 }
