@@ -114,8 +114,13 @@ read_config (const char *dir, PeftConfig *cfg, char **error_out)
     st = lm_fail (error_out, LM_ERR_FORMAT, "%s: r is missing or invalid", path);
   else if (dora != NULL && dora->type == LM_JSON_BOOL && dora->boolean)
     st = lm_fail (error_out, LM_ERR_UNSUPPORTED, "%s: DoRA adapters are not supported", path);
-  if (st == LM_OK && !lm_json_get_number (root, "lora_alpha", &alpha))
+  const LmJson *alpha_value = lm_json_get (root, "lora_alpha");
+  if (st == LM_OK && alpha_value == NULL)
     alpha = (double) r;   /* PEFT's default lora_alpha is 8 = a common r; use r -> factor 1 */
+  else if (st == LM_OK
+           && (!lm_json_get_number (root, "lora_alpha", &alpha) || !(alpha > 0.0 && alpha <= 1e6)))
+    st = lm_fail (error_out, LM_ERR_FORMAT,
+                  "%s: lora_alpha must be a number above 0 and at most 1e6", path);
   *cfg = (PeftConfig) { (float) alpha, (uint32_t) r,
                         rs != NULL && rs->type == LM_JSON_BOOL && rs->boolean };
   lm_json_free (root);

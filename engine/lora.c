@@ -1,6 +1,7 @@
 /* lora.c: LoRA module table, attaching adapters and hooks to sessions, applying them.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,15 @@ copy_floats (const float *src, size_t n)
   return dst;
 }
 
+static bool
+all_finite (const float *v, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite (v[i]))
+      return false;
+  return true;
+}
+
 LmStatus
 lm_lora_add (LmLora *lora, uint32_t layer, LmModuleKind kind, uint32_t rank,
              uint32_t a_cols, uint32_t b_rows, const float *a, const float *b,
@@ -112,6 +122,12 @@ lm_lora_add (LmLora *lora, uint32_t layer, LmModuleKind kind, uint32_t rank,
                     name, rank, a_cols, b_rows, rank, w->n_in, w->n_out);
   if (lm_lora_find (lora, name) >= 0)
     return lm_fail (error_out, LM_ERR_FORMAT, "LoRA module %s appears twice", name);
+  /* a NaN or infinite weight would turn every answer into garbage */
+  const char *bad = !isfinite (scale) ? "its scale" : !all_finite (a, (size_t) rank * a_cols) ? "A"
+                    : !all_finite (b, (size_t) b_rows * rank) ? "B" : NULL;
+  if (bad != NULL)
+    return lm_fail (error_out, LM_ERR_FORMAT, "LoRA module %s: %s holds a NaN or infinite value",
+                    name, bad);
   if (grow_modules (lora) != LM_OK)
     return LM_ERR_NO_MEMORY;
   LmLoraModule *m = &lora->modules[lora->n_modules];

@@ -1,6 +1,7 @@
 /* test-lora.c: LoRA adapters (GGUF and PEFT) against the llama.cpp LoRA goldens,
  * the external-evaluation hook, and rejection of adapters that do not fit.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,6 +297,59 @@ test_peft_rejects (void)
   lm_model_free (m);
 }
 
+/* A PEFT lora_alpha that is not a positive finite number, and weights that
+ * hold a NaN or an infinity, are refused by name instead of scaling every
+ * answer into garbage. */
+static void
+test_peft_rejects_bad_values (void)
+{
+  LmModel *m = golden_model (MODEL);
+  g_autofree char *dir = g_dir_make_tmp ("tensafe-peft-XXXXXX", NULL);
+  g_autofree char *config = g_build_filename (dir, "adapter_config.json", NULL);
+  g_autofree char *tensors = g_build_filename (dir, "adapter_model.safetensors", NULL);
+  const char *alphas[] = { "\"16\"", "[16]", "null", "0", "-8", "1e308", "{}" };
+
+  for (size_t i = 0; i < G_N_ELEMENTS (alphas); i++)
+    {
+      write_lora_peft (dir, "layers.3.self_attn.o_proj", 128, 4, 128);
+      g_autofree char *text = g_strdup_printf (
+        "{\"peft_type\": \"LORA\", \"r\": 4, \"lora_alpha\": %s}", alphas[i]);
+      g_assert_true (g_file_set_contents (config, text, -1, NULL));
+      LmLora *lora = NULL;
+      char *error = NULL;
+      g_assert_cmpint (lm_lora_load (m, dir, 1.0f, &lora, &error), ==, LM_ERR_FORMAT);
+      g_test_message ("lora_alpha %s: %s", alphas[i], error);
+      g_assert_nonnull (strstr (error, "lora_alpha"));
+      free (error);
+    }
+  /* a NaN in A, then an infinity in B (the values of write_lora_peft are
+   * 0.01 in A and 0.02 in B, little-endian floats after the header) */
+  const float poison[] = { NAN, INFINITY };
+  const char *which[] = { "A holds", "B holds" };
+  for (size_t i = 0; i < G_N_ELEMENTS (poison); i++)
+    {
+      write_lora_peft (dir, "layers.3.self_attn.o_proj", 128, 4, 128);
+      gsize len;
+      g_autofree char *bytes = NULL;
+      g_assert_true (g_file_get_contents (tensors, &bytes, &len, NULL));
+      guint64 header_len;
+      memcpy (&header_len, bytes, 8);
+      size_t at = 8 + GUINT64_FROM_LE (header_len) + (i == 0 ? 5 * 4 : 4 * 128 * 4 + 7 * 4);
+      memcpy (bytes + at, &poison[i], 4);
+      g_assert_true (g_file_set_contents (tensors, bytes, (gssize) len, NULL));
+      LmLora *lora = NULL;
+      char *error = NULL;
+      g_assert_cmpint (lm_lora_load (m, dir, 1.0f, &lora, &error), ==, LM_ERR_FORMAT);
+      g_test_message ("poisoned %s: %s", which[i], error);
+      g_assert_nonnull (strstr (error, which[i]));
+      free (error);
+    }
+  g_remove (tensors);
+  g_remove (config);
+  g_rmdir (dir);
+  lm_model_free (m);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -308,5 +362,6 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/lora/hook-failure", test_hook_failure);
   g_test_add_func ("/engine/lora/rejects", test_rejects);
   g_test_add_func ("/engine/lora/peft-rejects", test_peft_rejects);
+  g_test_add_func ("/engine/lora/peft-rejects-bad-values", test_peft_rejects_bad_values);
   return g_test_run ();
 }
