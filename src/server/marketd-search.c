@@ -18,14 +18,15 @@ typedef struct
   const char *key_sql;     /* sort_key expression */
   gboolean    descending;
   gboolean    needs_query; /* only meaningful with full-text search */
+  GType       key_type;    /* a cursor's key: G_TYPE_STRING, or a number */
 } SortOrder;
 
 static const SortOrder sort_orders[] = {
-  { "relevance", "bm25(adapters_fts, 10.0, 4.0, 3.0, 2.0, 1.0)", FALSE, TRUE },
-  { "name", "lower(a.name)", FALSE, FALSE },
-  { "price", "a.price_per_1k_tokens", FALSE, FALSE },
-  { "-price", "a.price_per_1k_tokens", TRUE, FALSE },
-  { "newest", "a.updated_at", TRUE, FALSE },
+  { "relevance", "bm25(adapters_fts, 10.0, 4.0, 3.0, 2.0, 1.0)", FALSE, TRUE, G_TYPE_DOUBLE },
+  { "name", "lower(a.name)", FALSE, FALSE, G_TYPE_STRING },
+  { "price", "a.price_per_1k_tokens", FALSE, FALSE, G_TYPE_DOUBLE },
+  { "-price", "a.price_per_1k_tokens", TRUE, FALSE, G_TYPE_DOUBLE },
+  { "newest", "a.updated_at", TRUE, FALSE, G_TYPE_INT64 },
 };
 
 /* Search parameters after validation; strings borrowed from the query table. */
@@ -114,7 +115,8 @@ parse_price (const char *s, double *out)
   char *end = NULL;
   double v;
 
-  if (s == NULL || *s == '\0')
+  /* decimal notation only: strtod would also read "0x10" as 16, "inf", "nan" */
+  if (s == NULL || *s == '\0' || s[strspn (s, "0123456789.eE+-")] != '\0')
     return FALSE;
   v = g_ascii_strtod (s, &end);
   if (*end != '\0' || !(v >= 0) || v > 1e12)
@@ -150,6 +152,24 @@ encode_cursor (const SortOrder *sort, sqlite3_stmt *row, int key_col)
   return g_steal_pointer (&b64);
 }
 
+/* The key a cursor holds must be of its sort's type: a text key under a
+ * numeric sort would compare as text in SQL and give an empty page instead
+ * of an error. Integers pass for doubles (a price of 0 is written as 0). */
+static gboolean
+cursor_key_fits (JsonNode *key, const SortOrder *sort)
+{
+  GType type;
+
+  if (!JSON_NODE_HOLDS_VALUE (key))
+    return FALSE;
+  type = json_node_get_value_type (key);
+  if (sort->key_type == G_TYPE_STRING)
+    return type == G_TYPE_STRING;
+  if (sort->key_type == G_TYPE_INT64)
+    return type == G_TYPE_INT64;
+  return type == G_TYPE_INT64 || type == G_TYPE_DOUBLE;
+}
+
 static gboolean
 decode_cursor (const char *text, SearchParams *p)
 {
@@ -175,7 +195,7 @@ decode_cursor (const char *text, SearchParams *p)
     return FALSE;
   key = json_array_get_element (arr, 1);
   if (g_strcmp0 (ts_json_array_get_string (arr, 0), p->sort->name) != 0
-      || !JSON_NODE_HOLDS_VALUE (key)
+      || !cursor_key_fits (key, p->sort)
       || ts_json_array_get_string (arr, 2) == NULL)
     return FALSE;
   p->cursor_key = json_node_copy (key);

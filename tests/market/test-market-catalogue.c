@@ -524,6 +524,35 @@ test_hostile_cursors (void)
                                    &status, NULL);
     g_assert_cmpuint (status, ==, 400);
   }
+  /* a key of the wrong type for its sort: an error, not an empty page */
+  const char *mistyped[][2] = { { "price", "[\"price\",\"text\",\"a\"]" },
+                                { "-price", "[\"-price\",true,\"a\"]" },
+                                { "newest", "[\"newest\",1.5,\"a\"]" },
+                                { "name", "[\"name\",3,\"a\"]" } };
+  for (guint i = 0; i < G_N_ELEMENTS (mistyped); i++)
+    {
+      g_autofree char *cursor = base64url (mistyped[i][1]);
+      g_autofree char *path = g_strdup_printf ("/v1/adapters?sort=%s&cursor=%s",
+                                               mistyped[i][0], cursor);
+      g_autoptr(GBytes) body = http ("GET", path, NULL, NULL, &status, NULL);
+      g_assert_cmpuint (status, ==, 400);
+      g_assert_nonnull (g_strstr_len (g_bytes_get_data (body, NULL), g_bytes_get_size (body),
+                                      "invalid_cursor"));
+    }
+  /* prices in decimal notation only */
+  const char *prices[] = { "0x10", "inf", "nan", "1,5", " 1" };
+  for (guint i = 0; i < G_N_ELEMENTS (prices); i++)
+    {
+      g_autofree char *escaped = g_uri_escape_string (prices[i], NULL, FALSE);
+      g_autofree char *path = g_strdup_printf ("/v1/adapters?max_price=%s", escaped);
+      g_autoptr(GBytes) body = http ("GET", path, NULL, NULL, &status, NULL);
+      g_assert_cmpuint (status, ==, 400);
+    }
+  {
+    g_autoptr(GBytes) body = http ("GET", "/v1/adapters?max_price=1e-1", NULL, NULL, &status,
+                                   NULL);
+    g_assert_cmpuint (status, ==, 200);
+  }
   {
     g_autoptr(GBytes) body = http ("GET", "/healthz", NULL, NULL, &status, NULL);
     g_assert_cmpuint (status, ==, 200);
