@@ -2,6 +2,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include "ts-market-json.h"
 
+#include <string.h>
+
 #include "ts-market-error.h"
 
 static JsonNode *
@@ -159,6 +161,29 @@ max_nesting (const char *data, gsize len, guint limit)
   return deepest;
 }
 
+/* Whether a string holds the escape \u0000: C strings end there, so an id
+ * "x\u0000y" would be stored and compared as "x". */
+static gboolean
+has_nul_escape (const char *data, gsize len)
+{
+  gboolean in_string = FALSE;
+
+  for (gsize i = 0; i < len; i++)
+    {
+      if (!in_string)
+        in_string = data[i] == '"';
+      else if (data[i] == '"')
+        in_string = FALSE;
+      else if (data[i] == '\\')
+        {
+          if (i + 5 < len && memcmp (data + i + 1, "u0000", 5) == 0)
+            return TRUE;
+          i++;
+        }
+    }
+  return FALSE;
+}
+
 JsonNode *
 ts_json_parse_bounded (const char *data, gsize len, guint max_depth, GError **error)
 {
@@ -169,6 +194,12 @@ ts_json_parse_bounded (const char *data, gsize len, guint max_depth, GError **er
     {
       g_set_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_PROTOCOL,
                    "JSON nested deeper than %u levels", max_depth);
+      return NULL;
+    }
+  if (has_nul_escape (data, len))
+    {
+      g_set_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_PROTOCOL,
+                   "A JSON string holds a NUL character (\\u0000)");
       return NULL;
     }
   parser = json_parser_new_immutable ();

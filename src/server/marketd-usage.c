@@ -54,12 +54,15 @@ read_records (SoupServerMessage *msg, JsonNode **root_out, GArray *records)
 {
   SoupMessageBody *body = soup_server_message_get_request_body (msg);
   g_autoptr(GBytes) bytes = soup_message_body_flatten (body);
+  g_autoptr(GError) error = NULL;
   JsonNode *root = NULL, *list = NULL;
 
   /* Records borrow their strings from the tree, which the caller keeps. */
   if (g_bytes_get_size (bytes) <= MARKETD_MAX_REQUEST_BODY)
     root = *root_out = ts_json_parse_bounded (g_bytes_get_data (bytes, NULL),
-                                              g_bytes_get_size (bytes), 4, NULL);
+                                              g_bytes_get_size (bytes), 4, &error);
+  if (error != NULL)   /* say why: too deep, malformed, a NUL in a string */
+    return marketd_reply_error (msg, 400, "invalid_json", "%s", error->message), FALSE;
   if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     return marketd_reply_error (msg, 400, "invalid_json", "Expected a JSON object"), FALSE;
   list = json_object_get_member (json_node_get_object (root), "records");

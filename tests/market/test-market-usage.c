@@ -227,8 +227,17 @@ test_refusals (void)
   g_assert_cmpint (rows, ==, 0);
 }
 
+static guint post_raw_answer (const char *body, const char *token, char **answer_out);
+
 static guint
 post_raw (const char *body, const char *token)
+{
+  return post_raw_answer (body, token, NULL);
+}
+
+/* POSTs @body to /v1/usage; the answer's text into @answer_out if given. */
+static guint
+post_raw_answer (const char *body, const char *token, char **answer_out)
 {
   g_autoptr(SoupSession) session = soup_session_new ();
   g_autofree char *url = g_strconcat (server->url, "v1/usage", NULL);
@@ -240,7 +249,41 @@ post_raw (const char *body, const char *token)
   soup_message_headers_replace (soup_message_get_request_headers (msg), "Authorization", auth);
   soup_message_set_request_body_from_bytes (msg, "application/json", bytes);
   answer = soup_session_send_and_read (session, msg, NULL, NULL);
+  if (answer_out != NULL)
+    *answer_out = answer != NULL ? g_strndup (g_bytes_get_data (answer, NULL),
+                                              g_bytes_get_size (answer)) : g_strdup ("");
   return soup_message_get_status (msg);
+}
+
+/* An id that ends in \u0000 is refused, not stored under the id without
+ * it; a body nested too deep says so instead of "Expected a JSON object". */
+static void
+test_nul_and_depth_named (void)
+{
+  g_autofree char *answer = NULL;
+  gint64 rows = 0, tokens = 0;
+
+  g_assert_cmpuint (post_raw_answer ("{\"adapter\":\"tiny-golden\\u0000\",\"version\":\"1.0.0\","
+                                     "\"tokens\":3,\"idempotency_key\":\"nul-key-0001\"}",
+                                     TOKEN, &answer), ==, 400);
+  g_assert_nonnull (strstr (answer, "NUL"));
+  stored_usage ("nul-key-0001", &rows, &tokens);
+  g_assert_cmpint (rows, ==, 0);
+  g_clear_pointer (&answer, g_free);
+  g_assert_cmpuint (post_raw_answer ("{\"adapter\":\"tiny-golden\",\"version\":\"1.0.0\","
+                                     "\"tokens\":3,\"idempotency_key\":\"deep-key-0001\","
+                                     "\"extra\":{\"a\":{\"b\":{\"c\":{\"d\":1}}}}}",
+                                     TOKEN, &answer), ==, 400);
+  g_assert_nonnull (strstr (answer, "nested deeper"));
+  stored_usage ("deep-key-0001", &rows, &tokens);
+  g_assert_cmpint (rows, ==, 0);
+  /* the text "\u0000" escaped as data (a backslash, then u0000) is fine */
+  g_clear_pointer (&answer, g_free);
+  g_assert_cmpuint (post_raw_answer ("{\"adapter\":\"tiny-golden\",\"version\":\"1.0.0\","
+                                     "\"tokens\":3,\"idempotency_key\":\"esc-key-0001\","
+                                     "\"note\":\"a\\\\u0000\"}", TOKEN, &answer), ==, 200);
+  stored_usage ("esc-key-0001", &rows, &tokens);
+  g_assert_cmpint (rows, ==, 1);
 }
 
 /* Hostile bodies get a 400 and change nothing; the server keeps serving. */
@@ -293,6 +336,7 @@ main (int argc, char **argv)
   g_test_add_func ("/market/usage/batch-and-restart", test_batch_and_restart);
   g_test_add_func ("/market/usage/refusals", test_refusals);
   g_test_add_func ("/market/usage/hostile-bodies", test_hostile_bodies);
+  g_test_add_func ("/market/usage/nul-and-depth-named", test_nul_and_depth_named);
   rc = g_test_run ();
   g_socket_service_stop (G_SOCKET_SERVICE (proxy));
   g_object_unref (proxy);
