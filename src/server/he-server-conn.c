@@ -19,6 +19,8 @@ struct _HeConn {
   guint in_flight;
   gboolean hello_pending;
   gboolean closed;
+  gsize unread_bytes;            /* answers sent while the socket was full */
+  gboolean dropped;              /* closed for not reading: nothing in or out */
   gint64 last_activity_us;
   GSource *idle_source;
 };
@@ -75,15 +77,91 @@ job_free (HeJob *job)
 
 /* ---- sending ---- */
 
+/* Whether the connection's stream takes bytes now: when it does not, the
+ * client is not reading and what is sent waits in the WebSocket layer's
+ * queue, in this process's memory. */
+static gboolean
+conn_output_writable (HeConn *conn)
+{
+  GIOStream *io = soup_websocket_connection_get_io_stream (conn->ws);
+  GOutputStream *out = io != NULL ? g_io_stream_get_output_stream (io) : NULL;
+
+  return out == NULL || !G_IS_POLLABLE_OUTPUT_STREAM (out)
+         || g_pollable_output_stream_is_writable (G_POLLABLE_OUTPUT_STREAM (out));
+}
+
+static gboolean
+unregister_cb (gpointer data)
+{
+  he_conn_unregister (data);
+  return G_SOURCE_REMOVE;
+}
+
+/* The TCP socket under @io (through TLS and the HTTP layer's wrappers). */
+static GSocket *
+socket_of_stream (GIOStream *io)
+{
+  for (int depth = 0; io != NULL && depth < 4; depth++)
+    {
+      GParamSpec *base;
+      GIOStream *next = NULL;
+
+      if (G_IS_SOCKET_CONNECTION (io))
+        return g_socket_connection_get_socket (G_SOCKET_CONNECTION (io));
+      base = g_object_class_find_property (G_OBJECT_GET_CLASS (io), "base-iostream");
+      if (base == NULL)
+        base = g_object_class_find_property (G_OBJECT_GET_CLASS (io), "base-io-stream");
+      if (base == NULL || base->value_type != G_TYPE_IO_STREAM)
+        return NULL;
+      g_object_get (io, base->name, &next, NULL);
+      g_object_unref (next);   /* the outer stream keeps it alive */
+      io = next;
+    }
+  return NULL;
+}
+
+/* A client that leaves more than max_unread_bytes of answers unread is
+ * closed at once: the socket is shut down under the WebSocket layer, which
+ * then fails its next read and write, closes, and frees the queued answers
+ * now, not when a close handshake the client never answers times out. */
+static void
+conn_drop_unread (HeConn *conn)
+{
+  GSocket *socket = socket_of_stream (soup_websocket_connection_get_io_stream (conn->ws));
+
+  GSource *later = g_idle_source_new ();
+
+  g_message ("Closing a client that left %" G_GSIZE_FORMAT " bytes of answers unread",
+             conn->unread_bytes);
+  conn->dropped = TRUE;
+  he_metrics_count_unread_close (conn->server->metrics);
+  if (socket != NULL)
+    g_socket_shutdown (socket, TRUE, TRUE, NULL);
+  soup_websocket_connection_close (conn->ws, SOUP_WEBSOCKET_CLOSE_POLICY_VIOLATION,
+                                   "Answers not read");
+  /* the handshake cannot finish on a shut-down socket: forget the
+   * connection from the main loop (not from inside its own signal), which
+   * drops the last reference to the WebSocket object and its queue */
+  g_source_set_callback (later, unregister_cb, conn_ref (conn), (GDestroyNotify) he_conn_unref);
+  g_source_attach (later, conn->server->context);
+  g_source_unref (later);
+}
+
 static void
 conn_send (HeConn *conn, GBytes *message)
 {
   gsize len = g_bytes_get_size (message);
 
-  if (conn->closed || soup_websocket_connection_get_state (conn->ws) != SOUP_WEBSOCKET_STATE_OPEN)
+  if (conn->closed || conn->dropped
+      || soup_websocket_connection_get_state (conn->ws) != SOUP_WEBSOCKET_STATE_OPEN)
     return;
+  /* writable before the send: the queue is empty or emptying, and this
+   * message goes to the kernel; else it waits behind the full socket */
+  conn->unread_bytes = conn_output_writable (conn) ? 0 : conn->unread_bytes + len;
   soup_websocket_connection_send_binary (conn->ws, g_bytes_get_data (message, NULL), len);
   he_metrics_count_bytes (conn->server->metrics, 0, len);
+  if (conn->unread_bytes > conn->server->max_unread_bytes)
+    conn_drop_unread (conn);
 }
 
 static GBytes *
@@ -426,6 +504,8 @@ on_message (SoupWebsocketConnection *ws, int type, GBytes *message, HeConn *conn
   gint64 t0 = g_get_monotonic_time ();
   TsHeloraFrame *frame;
 
+  if (conn->dropped)
+    return;   /* closed for not reading: nothing more is taken from it */
   conn->last_activity_us = t0;
   he_metrics_count_bytes (conn->server->metrics, g_bytes_get_size (message), 0);
   if (type != SOUP_WEBSOCKET_DATA_BINARY)

@@ -20,6 +20,7 @@ typedef struct {
   int max_frame_mib;
   int max_in_flight;
   int idle_timeout_s;
+  int max_unread_kib;
   gboolean watch;
   gboolean version;
   char *privacy_state;
@@ -87,6 +88,7 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
     { "max-frame-mib", 0, 0, G_OPTION_ARG_INT, &o->max_frame_mib, "Largest frame accepted (default 64)", "MIB" },
     { "max-in-flight", 0, 0, G_OPTION_ARG_INT, &o->max_in_flight, "Evaluate requests in flight per client (default 8)", "N" },
     { "idle-timeout", 0, 0, G_OPTION_ARG_INT, &o->idle_timeout_s, "Close clients idle this long (default 120)", "SECONDS" },
+    { "max-unread-kib", 0, 0, G_OPTION_ARG_INT, &o->max_unread_kib, "Close a client that leaves this much of its answers unread (default 8192)", "KIB" },
     { "watch", 0, 0, G_OPTION_ARG_NONE, &o->watch, "Reload an adapter when its file in DIR changes (hot-swap)", NULL },
     { "version", 0, 0, G_OPTION_ARG_NONE, &o->version, "Print the version", NULL },
     { "privacy-budget", 0, 0, G_OPTION_ARG_STRING, &o->privacy_budget, "Adapter-private mode: DP budget per client (enables DP requests)", "EPS,DELTA" },
@@ -109,6 +111,7 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
     }
   if (o->threads < 0 || o->max_frame_mib < 0 || o->max_frame_mib > 1024
       || o->max_in_flight < 0 || o->idle_timeout_s < 0
+      || o->max_unread_kib < 0 || o->max_unread_kib > (1 << 22)
       || o->privacy_min_lambda < 0 || o->privacy_min_lambda > 100
       || o->pad_pool_answers < 0 || o->pad_pool_answers > 1000
       || o->pad_pool_mib < 0 || o->pad_pool_mib > (1 << 20)
@@ -129,6 +132,7 @@ start (const Options *o, LmModel *model, GError **error)
     .max_frame_bytes = (guint) o->max_frame_mib << 20,
     .max_in_flight = o->max_in_flight,
     .idle_timeout_ms = (guint) o->idle_timeout_s * 1000,
+    .max_unread_bytes = (gsize) o->max_unread_kib << 10,
     .tls_cert = o->tls_cert,
     .tls_key = o->tls_key,
     .watch_adapters = o->watch,

@@ -28,6 +28,7 @@ struct _HeMetrics {
   guint64 bytes_sent;
   int clients;
   guint64 swaps;
+  guint64 unread_closes;
   guint64 pads_refill, pads_from_pool, pads_inline;
   double pads_refill_seconds;
   HeMetricsSource source;
@@ -89,6 +90,14 @@ he_metrics_count_bytes (HeMetrics *self, guint64 received, guint64 sent)
   g_mutex_lock (&self->lock);
   self->bytes_received += received;
   self->bytes_sent += sent;
+  g_mutex_unlock (&self->lock);
+}
+
+void
+he_metrics_count_unread_close (HeMetrics *self)
+{
+  g_mutex_lock (&self->lock);
+  self->unread_closes++;
   g_mutex_unlock (&self->lock);
 }
 
@@ -195,8 +204,12 @@ render_counters (HeMetrics *self, GString *out)
                           "tensafe_he_connected_clients %d\n"
                           "# HELP tensafe_he_adapter_swaps_total Adapter loads, replacements and unloads.\n"
                           "# TYPE tensafe_he_adapter_swaps_total counter\n"
-                          "tensafe_he_adapter_swaps_total %" G_GUINT64_FORMAT "\n",
-                          self->bytes_received, self->bytes_sent, self->clients, self->swaps);
+                          "tensafe_he_adapter_swaps_total %" G_GUINT64_FORMAT "\n"
+                          "# HELP tensafe_he_unread_closes_total Clients closed for leaving their answers unread.\n"
+                          "# TYPE tensafe_he_unread_closes_total counter\n"
+                          "tensafe_he_unread_closes_total %" G_GUINT64_FORMAT "\n",
+                          self->bytes_received, self->bytes_sent, self->clients, self->swaps,
+                          self->unread_closes);
 }
 
 static void

@@ -30,6 +30,8 @@ void he_metrics_count_bytes (HeMetrics *self, guint64 received, guint64 sent);
 /* An adapter loaded, replaced or unloaded while serving. */
 void he_metrics_count_swap (HeMetrics *self);
 void he_metrics_clients_changed (HeMetrics *self, int delta);
+/* A client closed for leaving too many answers unread. */
+void he_metrics_count_unread_close (HeMetrics *self);
 int he_metrics_clients (HeMetrics *self);
 
 /* Privacy pads: @refill_made made by the refill thread in @refill_seconds

@@ -92,6 +92,7 @@ struct _HeServer {
   guint max_frame_bytes;
   guint max_in_flight;
   guint idle_timeout_ms;
+  gsize max_unread_bytes;
   gboolean shut_down;
   /* adapter-private mode (he-server-privacy.c) */
   TsPrivacyAccountant *accountant;   /* NULL: no DP budget configured */

@@ -75,6 +75,8 @@ he_server_new (const HeServerOptions *options, GError **error)
   self->max_in_flight = MIN (self->max_in_flight, G_MAXUINT16);
   self->idle_timeout_ms = options->idle_timeout_ms ? options->idle_timeout_ms
                                                    : HE_SERVER_DEFAULT_IDLE_TIMEOUT_MS;
+  self->max_unread_bytes = options->max_unread_bytes ? options->max_unread_bytes
+                                                     : HE_SERVER_DEFAULT_MAX_UNREAD_BYTES;
   self->adapters = he_adapters_new (options->adapters_dir, options->open_evaluator,
                                     options->open_stack, options->open_data, error);
   if (self->adapters == NULL || !he_privacy_init (self, options, error)

@@ -1,7 +1,13 @@
 /* test-he-server-binary.c: the tensafe-he-server executable: startup line, health, SIGTERM.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <errno.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include <gio/gio.h>
 #include <glib/gstdio.h>
@@ -592,12 +598,127 @@ test_links_no_secret_key_code (void)
       }
 }
 
+/* The server's resident memory, from /proc/PID/status, in KiB. */
+static gint64
+server_rss_kib (Server *s)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%s/status",
+                                           g_subprocess_get_identifier (s->process));
+  g_autofree char *text = NULL;
+  const char *line;
+
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  line = strstr (text, "VmRSS:");
+  g_assert_nonnull (line);
+  return g_ascii_strtoll (line + 6, NULL, 10);
+}
+
+/* A raw TCP connection to the server's port, upgraded to WebSocket by hand
+ * (no library that would read the answers), with a small receive buffer. */
+static int
+connect_websocket_raw (const char *url)
+{
+  const char *colon = strrchr (url, ':');
+  struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK),
+                            .sin_port = htons ((guint16) atoi (colon + 1)) };
+  struct timeval timeout = { .tv_sec = 10 };
+  int fd = socket (AF_INET, SOCK_STREAM, 0), small = 4096;
+  char reply[1024] = "";
+  gsize got = 0;
+
+  setsockopt (fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  setsockopt (fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  g_assert_cmpint (connect (fd, (struct sockaddr *) &to, sizeof to), ==, 0);
+  g_autofree char *request = g_strdup_printf (
+    "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+    TS_HELORA_PATH, atoi (colon + 1));
+  g_assert_cmpint (send (fd, request, strlen (request), MSG_NOSIGNAL), ==, (gssize) strlen (request));
+  while (got < sizeof reply - 1 && strstr (reply, "\r\n\r\n") == NULL)
+    {
+      gssize n = recv (fd, reply + got, 1, 0);   /* byte by byte: read no frame */
+      g_assert_cmpint (n, ==, 1);
+      got++;
+    }
+  g_assert_true (g_str_has_prefix (reply, "HTTP/1.1 101"));
+  return fd;
+}
+
+/* Sends up to @max masked binary frames of 8 bytes that are no protocol
+ * frame (each answered with an error frame) and reads nothing; returns how
+ * many went out before the server closed the connection (-1: it never
+ * did), the largest server RSS seen into @peak_kib. */
+static gint64
+flood_without_reading (Server *s, int fd, gint64 max, gint64 *peak_kib)
+{
+  enum { BATCH = 1000, FRAME = 2 + 4 + 8 };
+  static guint8 batch[BATCH * FRAME];
+
+  for (int i = 0; i < BATCH; i++)
+    {
+      guint8 *f = batch + i * FRAME;
+      f[0] = 0x82;                 /* FIN, binary */
+      f[1] = 0x80 | 8;             /* masked, 8 bytes */
+      memcpy (f + 2, "\x11\x22\x33\x44", 4);
+      memset (f + 6, 0x5a, 8);
+    }
+  *peak_kib = 0;
+  for (gint64 sent = 0; sent < max; sent += BATCH)
+    {
+      if (send (fd, batch, sizeof batch, MSG_NOSIGNAL) != (gssize) sizeof batch)
+        return sent;
+      if (sent % (50 * BATCH) == 0)
+        *peak_kib = MAX (*peak_kib, server_rss_kib (s));
+    }
+  return -1;
+}
+
+/* A client that sends and never reads its answers is closed once 1 MiB of
+ * them waits in the server (--max-unread-kib 1024), the server's memory
+ * stays bounded meanwhile, and the server goes on serving. */
+static void
+test_client_that_never_reads (void)
+{
+  const char *extra[] = { "--max-unread-kib", "1024", NULL };
+  Server s = { 0 };
+  gint64 peak_kib = 0, base_kib;
+  g_autofree char *health = NULL, *metrics = NULL;
+  int fd;
+
+  server_start (&s, extra);
+  health = http_get (s.url, "healthz");
+  base_kib = server_rss_kib (&s);
+  fd = connect_websocket_raw (s.url);
+  gint64 sent = flood_without_reading (&s, fd, 400000, &peak_kib);
+  close (fd);
+  g_test_message ("closed after %" G_GINT64_FORMAT " frames; server RSS %" G_GINT64_FORMAT
+                  " KiB at start, at most %" G_GINT64_FORMAT " KiB seen", sent, base_kib, peak_kib);
+  g_assert_cmpint (sent, >, 0);
+  g_assert_cmpint (peak_kib - base_kib, <, 48 * 1024);
+  for (int i = 0; i < 1000; i++)
+    {
+      g_free (metrics);
+      metrics = http_get (s.url, "metrics");
+      if (strstr (metrics, "tensafe_he_connected_clients 0\n") != NULL)
+        break;
+      g_usleep (10000);
+    }
+  g_assert_nonnull (strstr (metrics, "tensafe_he_unread_closes_total 1\n"));
+  g_assert_nonnull (strstr (metrics, "tensafe_he_connected_clients 0\n"));
+  g_free (health);
+  health = http_get (s.url, "healthz");
+  g_assert_cmpstr (health, ==, "ok\n");
+  server_stop (&s, 0);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/he-server-binary/health-and-sigterm", test_health_and_sigterm);
   g_test_add_func ("/he-server-binary/bad-options", test_bad_options);
+  g_test_add_func ("/he-server-binary/client-that-never-reads", test_client_that_never_reads);
   g_test_add_func ("/he-server-binary/tls", test_tls);
   g_test_add_func ("/he-server-binary/tls-trusted-ca", test_tls_trusted_ca);
   g_test_add_func ("/he-server-binary/generate-remote", test_generate_remote);
