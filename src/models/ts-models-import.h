@@ -18,6 +18,9 @@ G_BEGIN_DECLS
 char *ts_models_import (const char *path, const char *dir, const char *name,
                         TsModelsMeter *meter, GCancellable *cancellable, GError **error);
 
+/* The name an import of @path gets by default (newly allocated). */
+char *ts_models_import_name (const char *path);
+
 /* TRUE when @name may name a model (and its file). */
 gboolean ts_models_name_is_valid (const char *name);
 

@@ -211,7 +211,10 @@ pull_sources (Pull *p, GError **error)
           g_propagate_error (error, local);
           return NULL;
         }
-      g_string_append_printf (reasons, "\n  %s: %s", source_label (s), local->message);
+      /* The messages name the URL that failed. */
+      g_string_append_printf (reasons, "\n  - %s", local->message);
+      if (p->options->source_failed != NULL && i + 1 < p->entry->sources->len)
+        p->options->source_failed (source_label (s), local, p->options->progress_data);
       if (first == NULL)
         first = local;
       else

@@ -16,6 +16,9 @@ typedef struct
   TsModelsProgressFunc  progress;
   gpointer              progress_data;
   GCancellable         *cancellable;
+  /* Told, with @progress_data, why a source failed before the next is tried. */
+  void                (*source_failed) (const char *source, const GError *error,
+                                        gpointer progress_data);
 } TsModelsPullOptions;
 
 /* Downloads @entry into @dir/FILE, trying its sources in order:
