@@ -11,6 +11,7 @@
 #include "ts-models-files.h"
 
 #define READ_BLOCK (256 * 1024)
+#define RETRY_PAUSE_MS 500
 
 typedef struct
 {
@@ -208,6 +209,20 @@ fetch_once (Fetch *f, GError **error)
   return receive (f, msg, in, error);
 }
 
+/* Waits a little longer after each failure, so that a server or link that
+ * is restarting gets time; a cancel ends the wait. */
+static gboolean
+pause_before_retry (guint attempt, GCancellable *cancellable, GError **error)
+{
+  for (guint waited = 0; waited < attempt * RETRY_PAUSE_MS; waited += 50)
+    {
+      if (g_cancellable_set_error_if_cancelled (cancellable, error))
+        return FALSE;
+      g_usleep (50 * 1000);
+    }
+  return TRUE;
+}
+
 gboolean
 ts_models_http_fetch (SoupSession *session, const char *url, const char *part_path,
                       gint64 expected_size, guint attempts, TsModelsMeter *meter,
@@ -227,5 +242,7 @@ ts_models_http_fetch (SoupSession *session, const char *url, const char *part_pa
         }
       g_debug ("%s; retrying (%u of %u)", local->message, attempt + 1, attempts);
       g_clear_error (&local);
+      if (!pause_before_retry (attempt, cancellable, error))
+        return FALSE;
     }
 }

@@ -17,7 +17,8 @@ SoupSession *ts_models_session_new (void);
  * that answers 200 instead makes the file start over. With @expected_size
  * (-1: unknown) a file already that long needs no request, and a longer one
  * or a server announcing another length is refused (TS_MODELS_ERROR_CHECKSUM,
- * the part removed). A dropped connection or short body is retried up to
+ * the part removed). A dropped connection or short body is retried, after a
+ * pause of 0.5 s times the attempts so far, up to
  * @attempts times in all, each resuming where the last stopped; after that
  * the part is kept for the next call (TS_MODELS_ERROR_NETWORK or _TRUNCATED).
  * Cancelling gives G_IO_ERROR_CANCELLED and keeps the part. */

@@ -75,13 +75,12 @@ discard_download (const Pull *p)
 }
 
 static gboolean
-check_download (const Pull *p, char **sha_out, GError **error)
+check_download (Pull *p, char **sha_out, GError **error)
 {
   g_autofree char *sha = NULL;
   gint64 size = -1;
 
-  sha = ts_models_sha256_file (p->part, &size, &((Pull *) p)->meter,
-                               p->options->cancellable, error);
+  sha = ts_models_sha256_file (p->part, &size, &p->meter, p->options->cancellable, error);
   if (sha == NULL)
     return FALSE;
   if (p->entry->bytes >= 0 && size != p->entry->bytes)
