@@ -20,6 +20,7 @@ typedef enum
   TS_MODELS_ERROR_ARCHIVE,      /* a zip archive that cannot be read */
   TS_MODELS_ERROR_UNSUPPORTED,  /* a model the engine refuses (architecture, tensors) */
   TS_MODELS_ERROR_EXISTS,       /* the target name is taken */
+  TS_MODELS_ERROR_BUSY,         /* another pull or import works in the same folder */
   TS_MODELS_ERROR_IO,           /* local disk error */
 } TsModelsError;
 

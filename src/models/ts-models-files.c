@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "ts-models-error.h"
@@ -155,6 +156,35 @@ ts_models_install_file (const char *part, const char *target, GError **error)
       return FALSE;
     }
   return sync_path (dir, O_RDONLY | O_DIRECTORY, error);
+}
+
+int
+ts_models_lock_dir (const char *dir, GError **error)
+{
+  int fd = g_open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+
+  if (fd < 0)
+    {
+      g_set_error (error, TS_MODELS_ERROR, TS_MODELS_ERROR_IO, "Cannot open %s: %s", dir,
+                   g_strerror (errno));
+      return -1;
+    }
+  /* A folder lock leaves no file behind and covers the index as well. */
+  if (flock (fd, LOCK_EX | LOCK_NB) != 0)
+    {
+      g_set_error (error, TS_MODELS_ERROR, TS_MODELS_ERROR_BUSY,
+                   "Another pull or import is working in %s; try again when it ends", dir);
+      close (fd);
+      return -1;
+    }
+  return fd;
+}
+
+void
+ts_models_unlock_dir (int fd)
+{
+  if (fd >= 0)
+    close (fd);
 }
 
 void

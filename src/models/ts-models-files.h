@@ -34,6 +34,12 @@ gboolean ts_models_check_free_space (const char *dir, gint64 needed, GError **er
  * flushes the folder: the target is either absent, the old file, or whole. */
 gboolean ts_models_install_file (const char *part, const char *target, GError **error);
 
+/* Takes an exclusive lock on the folder @dir for the duration of a pull or
+ * import (flock; released when the process ends). Returns the descriptor to
+ * pass to ts_models_unlock_dir(), or -1 with TS_MODELS_ERROR_BUSY. */
+int ts_models_lock_dir (const char *dir, GError **error);
+void ts_models_unlock_dir (int fd);
+
 /* Removes @path: a file, or a folder and everything in it. Missing is fine. */
 void ts_models_remove_tree (const char *path);
 

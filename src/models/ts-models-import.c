@@ -167,6 +167,7 @@ ts_models_import (const char *path, const char *dir, const char *name, TsModelsM
   g_autofree char *part = ts_models_part_path (dir, file);
   g_autofree char *arch = NULL;
   g_autofree char *sha = NULL;
+  int lock;
 
   if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
     {
@@ -177,11 +178,15 @@ ts_models_import (const char *path, const char *dir, const char *name, TsModelsM
       || (arch = check_with_engine (path, error)) == NULL
       || !ts_models_check_free_space (dir, ts_models_file_size (path), error))
     return NULL;
+  if ((lock = ts_models_lock_dir (dir, error)) < 0)
+    return NULL;
   if (!copy_file (path, part, meter, cancellable, &sha, error)
       || !install_and_record (dir, chosen, file, arch, part, target, sha, error))
     {
       g_unlink (part);
+      ts_models_unlock_dir (lock);
       return NULL;
     }
+  ts_models_unlock_dir (lock);
   return g_steal_pointer (&chosen);
 }

@@ -232,6 +232,7 @@ ts_models_pull (const TsModelEntry *entry, const char *dir, const TsModelsPullOp
   static const TsModelsPullOptions defaults = { 0 };
   Pull p = { 0 };
   char *path = NULL;
+  int lock = -1;
 
   p.entry = entry;
   p.options = options ? options : &defaults;
@@ -242,8 +243,9 @@ ts_models_pull (const TsModelEntry *entry, const char *dir, const TsModelsPullOp
   p.target = g_build_filename (dir, entry->file, NULL);
   p.part = ts_models_part_path (dir, entry->file);
   p.partial = ts_models_partial_dir (dir, entry->file);
-  if (prepare (&p, error))
+  if (prepare (&p, error) && (lock = ts_models_lock_dir (dir, error)) >= 0)
     path = pull_sources (&p, error);
+  ts_models_unlock_dir (lock);
   g_object_unref (p.session);
   g_free (p.dir);
   g_free (p.target);

@@ -34,7 +34,8 @@ typedef struct
  * A cancelled or interrupted download keeps FILE.part / FILE.partial for the
  * next pull to resume; wrong or damaged bytes and disk errors remove them. When every source
  * fails, the error lists each one's reason and has the first one's code.
- * A model already installed is TS_MODELS_ERROR_EXISTS. Returns the
+ * A model already installed is TS_MODELS_ERROR_EXISTS; another pull or
+ * import running in @dir (a lock on the folder) is TS_MODELS_ERROR_BUSY. Returns the
  * installed path (newly allocated). */
 char *ts_models_pull (const TsModelEntry *entry, const char *dir,
                       const TsModelsPullOptions *options, GError **error);

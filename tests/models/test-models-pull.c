@@ -398,6 +398,28 @@ test_unverified_records_digest (Fixture *f, gconstpointer data)
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
 }
 
+/* A second pull in the same folder while one runs is refused, not interleaved. */
+static void
+test_busy (Fixture *f, gconstpointer data)
+{
+  g_autofree char *sources = http_sources (f, "/model.gguf");
+  const TsModelEntry *e = entry_for (f, BODY_BYTES, f->body_sha, sources);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  int lock = ts_models_lock_dir (f->dir, &error);
+
+  g_assert_no_error (error);
+  models_test_hub_serve (f->hub, "/model.gguf", f->body);
+  g_assert_null (pull (f, e, 1, NULL, NULL, NULL, &error));
+  g_assert_error (error, TS_MODELS_ERROR, TS_MODELS_ERROR_BUSY);
+  g_assert_cmpuint (log_length (f), ==, 0);
+  ts_models_unlock_dir (lock);
+  g_clear_error (&error);
+  path = pull (f, e, 1, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  assert_installed_body (f, path);
+}
+
 /* The HTTP layer alone: a 200 to a Range request starts the file over. */
 static void
 test_range_ignored (Fixture *f, gconstpointer data)
@@ -564,6 +586,7 @@ main (int argc, char **argv)
   ADD ("cancel", test_cancel);
   ADD ("fallback", test_fallback);
   ADD ("unverified-records-digest", test_unverified_records_digest);
+  ADD ("busy", test_busy);
   ADD ("range-refused", test_range_ignored);
   ADD ("chunks", test_chunks);
   ADD ("chunks-wrong-digest", test_chunks_wrong_digest);
