@@ -93,8 +93,10 @@ open_part (Fetch *f, gboolean append, GError **error)
   return out;
 }
 
+/* A transport failure: before an answer (@answered FALSE) the server could
+ * not be reached; after one, the connection dropped mid-body. */
 static gboolean
-read_failed (Fetch *f, GError *local, GError **error)
+transport_failed (Fetch *f, GError *local, gboolean answered, GError **error)
 {
   if (g_error_matches (local, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     {
@@ -102,9 +104,13 @@ read_failed (Fetch *f, GError *local, GError **error)
       return FALSE;
     }
   f->retry = TRUE;
-  g_set_error (error, TS_MODELS_ERROR, TS_MODELS_ERROR_NETWORK,
-               "%s: the connection dropped after %" G_GINT64_FORMAT " bytes (%s)", f->url,
-               f->received, local->message);
+  if (answered)
+    g_set_error (error, TS_MODELS_ERROR, TS_MODELS_ERROR_NETWORK,
+                 "%s: the connection dropped after %" G_GINT64_FORMAT " bytes (%s)", f->url,
+                 f->received, local->message);
+  else
+    g_set_error (error, TS_MODELS_ERROR, TS_MODELS_ERROR_NETWORK,
+                 "%s: cannot reach the server (%s)", f->url, local->message);
   g_error_free (local);
   return FALSE;
 }
@@ -130,7 +136,7 @@ copy_body (Fetch *f, GInputStream *in, FILE *out, GError **error)
       ts_models_meter_add (f->meter, n);
     }
   if (n < 0)
-    return read_failed (f, local, error);
+    return transport_failed (f, local, TRUE, error);
   if ((f->body_end >= 0 && f->received < f->body_end)
       || (f->expected >= 0 && f->received < f->expected))
     {
@@ -205,7 +211,7 @@ fetch_once (Fetch *f, GError **error)
   soup_message_headers_replace (h, "Accept-Encoding", "identity");
   in = soup_session_send (f->session, msg, f->cancellable, &local);
   if (in == NULL)
-    return read_failed (f, local, error);
+    return transport_failed (f, local, FALSE, error);
   return receive (f, msg, in, error);
 }
 
