@@ -126,8 +126,13 @@ hub_thread (gpointer data)
   g_mutex_unlock (&hub->lock);
   g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
   g_main_loop_run (hub->loop);
+  /* Let the closed connections finish before the server goes. */
   soup_server_disconnect (hub->server);
+  while (g_main_context_iteration (hub->context, FALSE))
+    ;
   g_clear_object (&hub->server);
+  while (g_main_context_iteration (hub->context, FALSE))
+    ;
   g_main_context_pop_thread_default (hub->context);
   return NULL;
 }

@@ -346,6 +346,7 @@ test_fallback (Fixture *f, gconstpointer data)
   const TsModelEntry *e = entry_for (f, BODY_BYTES, f->body_sha, sources);
   g_autoptr(GError) error = NULL;
   g_autofree char *path = NULL, *listing = NULL;
+  g_autoptr(GBytes) short_body = NULL;
 
   models_test_hub_serve (f->hub, "/model.gguf", f->body);
   path = pull (f, e, 1, NULL, NULL, NULL, &error);
@@ -354,7 +355,8 @@ test_fallback (Fixture *f, gconstpointer data)
   g_assert_cmpuint (log_length (f), ==, 2);
   /* With no source left, the error names each one's reason. */
   g_unlink (path);
-  models_test_hub_serve (f->hub, "/model.gguf", g_bytes_new_static ("short", 5));
+  short_body = g_bytes_new_static ("short", 5);
+  models_test_hub_serve (f->hub, "/model.gguf", short_body);
   g_assert_null (pull (f, e, 1, NULL, NULL, NULL, &error));
   g_assert_error (error, TS_MODELS_ERROR, TS_MODELS_ERROR_HTTP);
   g_assert_nonnull (strstr (error->message, "HTTP 404"));
@@ -428,11 +430,12 @@ test_range_ignored (Fixture *f, gconstpointer data)
   g_autofree char *part = in_dir (f, "x.part");
   g_autoptr(GError) error = NULL;
   g_autofree char *text = NULL;
+  g_autoptr(GBytes) body = g_bytes_new_static ("0123456789", 10);
   gsize len;
 
   /* The server answers 416 to a range past the end, so the stale bytes go. */
   g_assert_true (g_file_set_contents (part, "stale bytes that are longer", -1, NULL));
-  models_test_hub_serve (f->hub, "/model.gguf", g_bytes_new_static ("0123456789", 10));
+  models_test_hub_serve (f->hub, "/model.gguf", body);
   g_assert_true (ts_models_http_fetch (f->session, url, part, -1, 2, NULL, NULL, &error));
   g_assert_no_error (error);
   g_assert_true (g_file_get_contents (part, &text, &len, NULL));
