@@ -231,9 +231,15 @@ cmd_rm (Models *m, const char *name)
   g_autoptr(GError) error = NULL;
   g_autofree TsModelState *s = ts_models_lookup (m->catalog, m->index, m->dir, name, &error);
 
-  if (s == NULL || !ts_models_remove (s, m->dir, m->index, &error))
+  g_autofree char *removed = NULL;
+
+  if (s == NULL)
     return fail ("rm", error);
-  printf ("removed %s\n", s->name);
+  /* The state borrows from the index, which forgets an import. */
+  removed = g_strdup (s->name);
+  if (!ts_models_remove (s, m->dir, m->index, &error))
+    return fail ("rm", error);
+  printf ("removed %s\n", removed);
   return 0;
 }
 

@@ -40,7 +40,8 @@ gboolean ts_models_verify (const TsModelState *state, const char *dir, TsModelsM
 
 /* Removes the model file of @state and any unfinished download of it, and
  * forgets an import in @index (saved). A catalogue model's learnt digest
- * stays recorded, so a later download must match it. */
+ * stays recorded, so a later download must match it. After an import is
+ * forgotten, @state's strings (borrowed from @index) are gone. */
 gboolean ts_models_remove (const TsModelState *state, const char *dir, TsModelIndex *index,
                            GError **error);
 

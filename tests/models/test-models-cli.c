@@ -139,6 +139,7 @@ test_import_verify_rm (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (f->err, "catalogue model's name"));
 
   g_assert_cmpint (models (f, "rm", "tiny-qwen2", NULL), ==, 0);
+  g_assert_cmpstr (f->out, ==, "removed tiny-qwen2\n");
   g_assert_false (g_file_test (target, G_FILE_TEST_EXISTS));
   g_assert_cmpint (models (f, "rm", "tiny-qwen2", NULL), ==, 1);
   g_assert_nonnull (strstr (f->err, "No model named \"tiny-qwen2\""));
