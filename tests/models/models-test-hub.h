@@ -16,14 +16,16 @@ void models_test_hub_free (ModelsTestHub *hub);
 /* "http://127.0.0.1:PORT@path" (newly allocated). */
 char *models_test_hub_url (ModelsTestHub *hub, const char *path);
 
-/* Serves @bytes at @path: 200 for a plain GET, 206 for "Range: bytes=N-". */
+/* Serves @bytes at @path with their SHA-256 as a strong ETag: 200 for a
+ * plain GET, 206 for "Range: bytes=N-" (200 when an If-Range names another
+ * ETag). */
 void models_test_hub_serve (ModelsTestHub *hub, const char *path, GBytes *bytes);
 /* The next @count requests for @path get a 200 announcing the whole length
  * and only the first @after bytes before the connection is closed. */
 void models_test_hub_drop (ModelsTestHub *hub, const char *path, gint64 after, guint count);
 
 /* Requests so far, one "PATH RANGE" string each ("-" without a Range
- * header), oldest first; a new array the caller frees. */
+ * header; " if-range" added when one was sent), oldest first; a new array the caller frees. */
 GPtrArray *models_test_hub_log (ModelsTestHub *hub);
 void models_test_hub_clear_log (ModelsTestHub *hub);
 

@@ -111,6 +111,18 @@ assert_installed_body (Fixture *f, const char *path)
   g_assert_true (memcmp (text, g_bytes_get_data (f->body, NULL), len) == 0);
 }
 
+static void
+assert_file_digest (const char *path, const char *sha)
+{
+  g_autofree char *text = NULL;
+  g_autofree char *digest = NULL;
+  gsize len = 0;
+
+  g_assert_true (g_file_get_contents (path, &text, &len, NULL));
+  digest = g_compute_checksum_for_data (G_CHECKSUM_SHA256, (const guchar *) text, len);
+  g_assert_cmpstr (digest, ==, sha);
+}
+
 static gint
 compare_names (gconstpointer a, gconstpointer b)
 {
@@ -188,7 +200,7 @@ test_resume_after_drop (Fixture *f, gconstpointer data)
   first = log_line (f, 0);
   second = log_line (f, 1);
   g_assert_cmpstr (first, ==, "/drop.gguf -");
-  expected = g_strdup_printf ("/drop.gguf bytes=%d-", 123456);
+  expected = g_strdup_printf ("/drop.gguf bytes=%d- if-range", 123456);
   g_assert_cmpstr (second, ==, expected);
   g_assert_cmpuint (log_length (f), ==, 2);
 }
@@ -215,7 +227,7 @@ test_resume_next_pull (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   assert_installed_body (f, path);
   second = log_line (f, 1);
-  g_assert_cmpstr (second, ==, "/drop.gguf bytes=70000-");
+  g_assert_cmpstr (second, ==, "/drop.gguf bytes=70000- if-range");
   g_assert_false (g_file_test (part, G_FILE_TEST_EXISTS));
 }
 
@@ -331,7 +343,7 @@ test_cancel (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   assert_installed_body (f, path);
   line = log_line (f, 1);
-  expected = g_strdup_printf ("/model.gguf bytes=%" G_GINT64_FORMAT "-", kept);
+  expected = g_strdup_printf ("/model.gguf bytes=%" G_GINT64_FORMAT "- if-range", kept);
   g_assert_cmpstr (line, ==, expected);
 }
 
@@ -398,6 +410,39 @@ test_unverified_records_digest (Fixture *f, gconstpointer data)
   g_assert_error (error, TS_MODELS_ERROR, TS_MODELS_ERROR_CHECKSUM);
   g_assert_nonnull (strstr (error->message, f->body_sha));
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+/* The file changed upstream between two pulls: the If-Range of the first
+ * answer's ETag makes the server send the new file whole, which is what gets
+ * installed (and its digest recorded), not a mix of both. */
+static void
+test_changed_upstream (Fixture *f, gconstpointer data)
+{
+  g_autofree char *sources = http_sources (f, "/drop.gguf");
+  const TsModelEntry *e = entry_for (f, -1, NULL, sources);
+  g_autoptr(GBytes) changed = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TsModelIndex) index = NULL;
+  g_autofree char *path = NULL, *second = NULL, *changed_sha = NULL;
+  guint8 *copy;
+
+  models_test_hub_serve (f->hub, "/drop.gguf", f->body);
+  models_test_hub_drop (f->hub, "/drop.gguf", 70000, 1);
+  g_assert_null (pull (f, e, 1, NULL, NULL, NULL, &error));
+  g_clear_error (&error);
+  copy = g_memdup2 (g_bytes_get_data (f->body, NULL), BODY_BYTES);
+  copy[10] ^= 0xff;
+  changed = g_bytes_new_take (copy, BODY_BYTES);
+  changed_sha = g_compute_checksum_for_bytes (G_CHECKSUM_SHA256, changed);
+  models_test_hub_serve (f->hub, "/drop.gguf", changed);
+  path = pull (f, e, 1, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  second = log_line (f, 1);
+  g_assert_cmpstr (second, ==, "/drop.gguf bytes=70000- if-range");
+  index = ts_model_index_load (f->dir, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (ts_model_index_find (index, "test-model")->sha256, ==, changed_sha);
+  assert_file_digest (path, changed_sha);
 }
 
 /* A second pull in the same folder while one runs is refused, not interleaved. */
@@ -498,17 +543,6 @@ chunk_sources (Fixture *f, JsonObject *refs, gboolean with_digests)
   return g_string_free (g_steal_pointer (&s), FALSE);
 }
 
-static void
-assert_file_digest (const char *path, const char *sha)
-{
-  g_autofree char *text = NULL;
-  g_autofree char *digest = NULL;
-  gsize len = 0;
-
-  g_assert_true (g_file_get_contents (path, &text, &len, NULL));
-  digest = g_compute_checksum_for_data (G_CHECKSUM_SHA256, (const guchar *) text, len);
-  g_assert_cmpstr (digest, ==, sha);
-}
 
 static void
 cancel_on_second_wheel (const TsModelsProgress *p, gpointer data)
@@ -589,6 +623,7 @@ main (int argc, char **argv)
   ADD ("cancel", test_cancel);
   ADD ("fallback", test_fallback);
   ADD ("unverified-records-digest", test_unverified_records_digest);
+  ADD ("changed-upstream", test_changed_upstream);
   ADD ("busy", test_busy);
   ADD ("range-refused", test_range_ignored);
   ADD ("chunks", test_chunks);
