@@ -126,7 +126,8 @@ cli_progress_report (const TsModelsProgress *s, gpointer user_data)
             p->download_start = now;
           p->stage_start = p->download_start;
         }
-      p->last_print = 0;
+      /* The first line waits one interval: its speed would mean nothing. */
+      p->last_print = now;
       if (s->what != NULL)
         fprintf (p->out, "%s %s%s\n", stage_name (s->stage), s->what,
                  s->resumed > 0 ? " (resuming)" : "");

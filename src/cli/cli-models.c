@@ -185,6 +185,14 @@ cmd_pull (Models *m, const char *name)
       g_error_free (job.error);
       return report_cancel ("pull", "run the same pull again to resume");
     }
+  /* Pulling what is there already succeeds, as build-aux/fetch-model.sh does. */
+  if (g_error_matches (job.error, TS_MODELS_ERROR, TS_MODELS_ERROR_EXISTS))
+    {
+      printf ("%s; `tensafe-cli models verify %s` checks it\n", job.error->message,
+              entry->name);
+      g_error_free (job.error);
+      return 0;
+    }
   if (job.result == NULL)
     {
       int rc = fail ("pull", job.error);
@@ -248,10 +256,17 @@ verify_one (Models *m, const TsModelState *s)
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *sha = NULL;
+  CliProgress *progress = cli_progress_new (stdout);
+  TsModelsMeter meter = { { 0 }, cli_progress_report, progress };
+  gboolean ok = ts_models_verify (s, m->dir, &meter, NULL, &sha, &error);
 
-  if (ts_models_verify (s, m->dir, NULL, NULL, &sha, &error))
+  cli_progress_free (progress);
+  if (ok)
     {
-      printf ("%-36s %s\n", s->name, s->sha256 ? "OK" : "no digest to check against");
+      if (s->sha256 != NULL)
+        printf ("%-36s OK\n", s->name);
+      else
+        printf ("%-36s no digest to check against (SHA-256 %s)\n", s->name, sha);
       return TRUE;
     }
   printf ("%-36s FAILED: %s\n", s->name, error->message);

@@ -204,6 +204,14 @@ test_pull (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (f->out, "m installed"));
   /* Not a terminal: plain lines, no carriage returns. */
   g_assert_null (strchr (f->out, '\r'));
+  /* Pulling it again succeeds without a download. */
+  models_test_hub_clear_log (hub);
+  g_assert_cmpint (models (f, "--catalogue", catalogue, "pull", "m", NULL), ==, 0);
+  g_assert_nonnull (strstr (f->out, "already installed"));
+  {
+    g_autoptr(GPtrArray) log = models_test_hub_log (hub);
+    g_assert_cmpuint (log->len, ==, 0);
+  }
   g_assert_cmpint (models (f, "--catalogue", catalogue, "pull", "nope", NULL), ==, 1);
   g_assert_nonnull (strstr (f->err, "no model \"nope\" in the catalogue"));
   g_unlink (catalogue);
