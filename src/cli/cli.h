@@ -12,6 +12,8 @@ int cli_tokenize (int argc, char **argv);
 int cli_make_model (int argc, char **argv);
 int cli_keys (int argc, char **argv);
 int cli_adapter (int argc, char **argv);
+/* models: list, pull, import, rm, verify (cli-models.c). */
+int cli_models (int argc, char **argv);
 /* adapter bench: HE-LoRA time per module by rank, adapter-private costs. */
 int cli_adapter_bench (int argc, char **argv);
 /* bench dispatches on argv[1]: he, engine, helora. */

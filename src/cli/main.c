@@ -19,6 +19,7 @@ static const CliCommand commands[] = {
   { "make-model", cli_make_model, "Write a GGUF test model with seeded random weights" },
   { "keys", cli_keys, "Create, seal, unseal and inspect CKKS keys" },
   { "adapter", cli_adapter, "Inspect and transform LoRA adapters" },
+  { "models", cli_models, "List, download, import, remove and verify models" },
   { "bench", cli_bench, "Benchmarks: he, engine, helora" },
 };
 
