@@ -113,6 +113,20 @@ test_rejects (void)
   g_rmdir (dir);
 }
 
+/* Writes @bytes to a temporary GGUF and expects loading it to fail with a
+ * message that contains @needle. */
+static void
+expect_bytes_failure (const guint8 *bytes, gsize len, const char *needle)
+{
+  g_autofree char *dir = g_dir_make_tmp ("tensafe-model-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "patched.gguf", NULL);
+
+  g_assert_true (g_file_set_contents (path, (const char *) bytes, (gssize) len, NULL));
+  expect_failure (path, needle);
+  g_remove (path);
+  g_rmdir (dir);
+}
+
 /* Loads tests/data/@rel after replacing the first @from after @after (both
  * byte strings of equal length) with @to, and expects a failure whose
  * message contains @needle. */
@@ -128,12 +142,7 @@ expect_patched_failure (const char *rel, const char *after, const char *from, co
   g_assert_nonnull (hit);
   g_assert_cmpuint (strlen (from), ==, strlen (to));
   memcpy (hit, to, strlen (to));
-  g_autofree char *dir = g_dir_make_tmp ("tensafe-model-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "patched.gguf", NULL);
-  g_assert_true (g_file_set_contents (path, (const char *) bytes, (gssize) len, NULL));
-  expect_failure (path, needle);
-  g_remove (path);
-  g_rmdir (dir);
+  expect_bytes_failure (bytes, len, needle);
 }
 
 /* Loads tests/data/@rel with the 4-byte value of metadata key @key replaced
@@ -148,12 +157,7 @@ expect_value_failure (const char *rel, const char *key, const void *value, const
   g_assert_nonnull (hit);
   g_assert_cmpuint ((gsize) (hit - bytes) + strlen (key) + 8, <=, len);
   memcpy (hit + strlen (key) + 4, value, 4);
-  g_autofree char *dir = g_dir_make_tmp ("tensafe-model-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "patched.gguf", NULL);
-  g_assert_true (g_file_set_contents (path, (const char *) bytes, (gssize) len, NULL));
-  expect_failure (path, needle);
-  g_remove (path);
-  g_rmdir (dir);
+  expect_bytes_failure (bytes, len, needle);
 }
 
 /* Hyperparameters that would load and print garbage are refused by name:
