@@ -3,6 +3,7 @@
 #include <gio/gio.h>
 
 #include "he-server-private.h"
+#include "server-deadline.h"
 #include "server-listen.h"
 
 static void
@@ -88,6 +89,7 @@ he_server_new (const HeServerOptions *options, GError **error)
       he_server_free (self);
       return NULL;
     }
+  server_set_request_deadline (self->soup, MIN (self->idle_timeout_ms, HE_SERVER_REQUEST_DEADLINE_MS));
   soup_server_add_handler (self->soup, "/healthz", healthz_cb, self, NULL);
   soup_server_add_handler (self->soup, "/metrics", metrics_cb, self, NULL);
   he_admin_install (self);

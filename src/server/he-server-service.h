@@ -17,6 +17,9 @@ G_BEGIN_DECLS
 #define HE_SERVER_DEFAULT_MAX_FRAME (64u << 20)
 #define HE_SERVER_DEFAULT_MAX_IN_FLIGHT 8
 #define HE_SERVER_DEFAULT_IDLE_TIMEOUT_MS 120000
+/* An HTTP request's headers (and the WebSocket upgrade) must arrive within
+ * this, or within the idle timeout when that is shorter (server-deadline.h). */
+#define HE_SERVER_REQUEST_DEADLINE_MS 30000
 /* Answers a client may leave unread (queued behind a full socket) before it
  * is closed: a client that sends and never reads grew a server from 12.5 to
  * 178 MB; a reading client never comes near this. */

@@ -7,6 +7,7 @@
 #include "ts-config.h"
 #include "marketd.h"
 #include "marketd-resources.h"
+#include "server-deadline.h"
 #include "server-listen.h"
 #include "ts-core.h"
 #include "ts-market-error.h"
@@ -113,6 +114,8 @@ start_server (Marketd *self, Options *o, GError **error)
       flags |= SOUP_SERVER_LISTEN_HTTPS;
     }
   marketd_routes_install (self);
+  /* headers within the I/O timeout, not one line per timeout */
+  server_set_request_deadline (self->server, self->io_timeout_s * 1000);
   if (!server_listen (self->server, addr, flags, error))
     return FALSE;
   uris = soup_server_get_uris (self->server);

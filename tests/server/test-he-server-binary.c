@@ -712,6 +712,63 @@ test_client_that_never_reads (void)
   server_stop (&s, 0);
 }
 
+/* A raw TCP connection to the server's port. */
+static int
+connect_raw (const char *url)
+{
+  const char *colon = strrchr (url, ':');
+  struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK),
+                            .sin_port = htons ((guint16) atoi (colon + 1)) };
+  int fd = socket (AF_INET, SOCK_STREAM, 0);
+
+  g_assert_cmpint (connect (fd, (struct sockaddr *) &to, sizeof to), ==, 0);
+  return fd;
+}
+
+/* Whether the server has closed @fd (EOF or reset, nothing else to read). */
+static gboolean
+closed_by_server (int fd)
+{
+  char byte;
+  gssize n = recv (fd, &byte, 1, MSG_DONTWAIT);
+
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+/* Slowloris: one header line every 250 ms never finishes the headers. The
+ * request deadline (the idle timeout, 1 s here) drops the connection; a
+ * socket timeout alone would not, since the line keeps it busy. */
+static void
+test_slow_headers_dropped (void)
+{
+  const char *extra[] = { "--idle-timeout", "1", NULL };
+  Server s = { 0 };
+  g_autofree char *health = NULL;
+  gint64 start;
+  gboolean closed = FALSE;
+  int fd;
+
+  server_start (&s, extra);
+  fd = connect_raw (s.url);
+  start = g_get_monotonic_time ();
+  g_assert_cmpint (send (fd, "GET /healthz HTTP/1.1\r\n", 23, MSG_NOSIGNAL), ==, 23);
+  for (int i = 0; i < 20 && !closed; i++)
+    {
+      g_autofree char *line = g_strdup_printf ("X-Slow-%d: 1\r\n", i);
+      g_usleep (250000);
+      closed = closed_by_server (fd)
+               || send (fd, line, strlen (line), MSG_NOSIGNAL) != (gssize) strlen (line);
+    }
+  g_test_message ("closed: %d after %.1f s", closed,
+                  (g_get_monotonic_time () - start) / (double) G_USEC_PER_SEC);
+  close (fd);
+  g_assert_true (closed);
+  g_assert_cmpint (g_get_monotonic_time () - start, <, 3 * G_USEC_PER_SEC);
+  health = http_get (s.url, "healthz");
+  g_assert_cmpstr (health, ==, "ok\n");
+  server_stop (&s, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -719,6 +776,7 @@ main (int argc, char **argv)
   g_test_add_func ("/he-server-binary/health-and-sigterm", test_health_and_sigterm);
   g_test_add_func ("/he-server-binary/bad-options", test_bad_options);
   g_test_add_func ("/he-server-binary/client-that-never-reads", test_client_that_never_reads);
+  g_test_add_func ("/he-server-binary/slow-headers-dropped", test_slow_headers_dropped);
   g_test_add_func ("/he-server-binary/tls", test_tls);
   g_test_add_func ("/he-server-binary/tls-trusted-ca", test_tls_trusted_ca);
   g_test_add_func ("/he-server-binary/generate-remote", test_generate_remote);
