@@ -11,7 +11,8 @@ key_vault_changed_cb (TsChatPage *self)
   const char *fingerprint = ts_key_vault_get_state (self->key_vault) == TS_KEY_STATE_UNLOCKED
     ? ts_key_vault_get_fingerprint (self->key_vault) : NULL;
 
-  if (!ts_chat_pane_get_busy (self->he_pane))
+  /* a pane whose last answer encrypted nothing shows no lock */
+  if (!ts_chat_pane_get_busy (self->he_pane) && ts_chat_pane_get_encrypted (self->he_pane))
     ts_chat_pane_show_key (self->he_pane, fingerprint, fingerprint != NULL);
 }
 

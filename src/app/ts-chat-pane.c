@@ -27,6 +27,11 @@ struct _TsChatPane
   TsLatencyChart *chart;
 
   gboolean he;
+  /* What the last reply computed: the HE pane says "HE-LoRA" and shows the
+   * lock only when the adapter really was evaluated encrypted. */
+  gboolean reply_encrypted;
+  gboolean reply_has_adapter;
+  char *title;                   /* as configured: the encrypted reply's title */
   TsGenerationJob *job;
   TsChatMessage *reply;          /* the reply being streamed */
   GString *pending;              /* text not shown yet */
@@ -96,6 +101,21 @@ describe_sharing (TsChatPane *self)
                           enc, self->he_modules);
 }
 
+/* Title, lock and error line as computed: a reply that encrypted nothing
+ * (the evaluator set to plaintext, or no adapter) is not called HE-LoRA. */
+static void
+show_computed (TsChatPane *self)
+{
+  const char *title = self->reply_encrypted ? self->title
+                      : !self->reply_has_adapter ? _("Base model (no adapter, not encrypted)")
+                      : self->he ? _("Plaintext LoRA (not encrypted)") : self->title;
+
+  gtk_label_set_text (self->title_label, title != NULL ? title : "");
+  gtk_widget_set_visible (GTK_WIDGET (self->delta_label), self->reply_encrypted);
+  if (!self->reply_encrypted)
+    ts_chat_pane_show_key (self, NULL, FALSE);
+}
+
 static void
 update_footer (TsChatPane *self)
 {
@@ -104,7 +124,8 @@ update_footer (TsChatPane *self)
   g_autofree char *rate = g_strdup_printf (_("%.1f tokens/s"), self->tokens_per_second);
   g_autofree char *ttft = g_strdup_printf (_("first token %.0f ms"), self->first_token_ms);
   g_autofree char *size = g_format_size ((guint64) self->bytes_per_token);
-  g_autofree char *bytes = !self->he ? g_strdup (_("adapter applied in plaintext, nothing encrypted"))
+  g_autofree char *bytes = !self->reply_has_adapter ? g_strdup (_("no adapter: nothing encrypted"))
+    : !self->reply_encrypted ? g_strdup (_("adapter applied in plaintext, nothing encrypted"))
     : self->bytes_per_token > 0 ? g_strdup_printf (_("%s of ciphertext per token"), size)
     : g_strdup (_("ciphertexts stay in-process"));
   g_autofree char *delta = g_strdup_printf (_("max |Δhe − Δplain| %.2e"), self->max_delta_error);
@@ -285,7 +306,8 @@ generation_cb (TsGenerationJob *job, const TsGenerationEvent *event, gpointer us
       self->he_modules = event->he_modules;
       self->he_inputs = event->he_inputs;
       update_footer (self);
-      if (event->key_fingerprint != NULL && *event->key_fingerprint != '\0')
+      if (self->reply_encrypted && event->key_fingerprint != NULL
+          && *event->key_fingerprint != '\0')
         ts_chat_pane_show_key (self, event->key_fingerprint, self->key_from_vault);
       show_backend (self, event);
       break;
@@ -436,6 +458,10 @@ ts_chat_pane_generate (TsChatPane *self, TsGenerationModel *model,
     g_ptr_array_add (r->turns, g_strdup (g_ptr_array_index (turns, i)));
   if (!self->he)
     g_clear_pointer (&r->he_mode, g_free);
+  self->reply_has_adapter = ts_generation_model_get_adapter_path (model) != NULL;
+  self->reply_encrypted = self->he && self->reply_has_adapter && r->he_mode != NULL
+                          && !g_str_equal (r->he_mode, "plain");
+  show_computed (self);
   self->key_from_vault = r->he_key_fingerprint != NULL;
   self->private_reply = self->he && r->he_private;
   self->he_remote = r->he_mode != NULL && g_str_has_prefix (r->he_mode, "ws");
@@ -497,6 +523,13 @@ ts_chat_pane_get_he (TsChatPane *self)
 {
   g_return_val_if_fail (TS_IS_CHAT_PANE (self), FALSE);
   return self->he;
+}
+
+gboolean
+ts_chat_pane_get_encrypted (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), FALSE);
+  return self->reply_encrypted;
 }
 
 void
@@ -674,12 +707,14 @@ ts_chat_pane_set_property (GObject *object, guint prop_id, const GValue *value,
   switch (prop_id)
     {
     case PROP_TITLE:
+      g_free (self->title);
+      self->title = g_value_dup_string (value);
       gtk_label_set_text (self->title_label, g_value_get_string (value));
       gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL,
                                       g_value_get_string (value), -1);
       break;
     case PROP_HE:
-      self->he = g_value_get_boolean (value);
+      self->he = self->reply_encrypted = g_value_get_boolean (value);
       gtk_widget_set_visible (GTK_WIDGET (self->delta_label), self->he);
       update_footer (self);
       break;
@@ -709,6 +744,7 @@ ts_chat_pane_finalize (GObject *object)
 
   g_string_free (self->pending, TRUE);
   g_free (self->key_fingerprint);
+  g_free (self->title);
   G_OBJECT_CLASS (ts_chat_pane_parent_class)->finalize (object);
 }
 
@@ -786,6 +822,7 @@ ts_chat_pane_init (TsChatPane *self)
   self->pending = g_string_new (NULL);
   self->diverged_at = -1;
   self->privacy_epsilon = -1;
+  self->reply_has_adapter = TRUE;
   gtk_widget_init_template (GTK_WIDGET (self));
   update_footer (self);
 }

@@ -44,6 +44,10 @@ void ts_chat_pane_stop (TsChatPane *self);
 gboolean ts_chat_pane_get_busy (TsChatPane *self);
 
 gboolean ts_chat_pane_get_he (TsChatPane *self);
+/* Whether the last reply evaluated the adapter encrypted (FALSE on the
+ * plaintext pane, and on the HE pane when the evaluator is set to
+ * plaintext or no adapter is loaded: its title, lock and footer say so). */
+gboolean ts_chat_pane_get_encrypted (TsChatPane *self);
 void ts_chat_pane_set_subtitle (TsChatPane *self, const char *subtitle);
 guint ts_chat_pane_get_n_tokens (TsChatPane *self);
 double ts_chat_pane_get_tokens_per_second (TsChatPane *self);

@@ -464,6 +464,44 @@ test_start_model (void)
   quit_app (app);
 }
 
+/* The HE pane claims encryption only for a reply that was encrypted: with
+ * the evaluator set to plaintext its title, lock and footer say that
+ * nothing was encrypted; back on the local evaluator they return. */
+static void
+test_plaintext_mode_claims_nothing (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  TsChatPage *page = start_app (app);
+  TsChatPane *he = ts_chat_page_get_pane (page, TRUE);
+  GSettings *settings = ts_application_get_settings (app);
+  g_autofree char *title = NULL;
+
+  send_prompt (page, PROMPT);
+  g_object_get (he, "title", &title, NULL);
+  g_assert_cmpstr (title, ==, "HE-LoRA");
+  g_assert_true (ts_chat_pane_get_encrypted (he));
+  g_assert_nonnull (ts_chat_pane_get_key_fingerprint (he));
+
+  g_settings_set_string (settings, "evaluator-mode", "plain");
+  send_prompt (page, "And in plaintext?");
+  g_clear_pointer (&title, g_free);
+  g_object_get (he, "title", &title, NULL);
+  g_assert_cmpstr (title, !=, "HE-LoRA");
+  g_assert_nonnull (strstr (title, "not encrypted"));
+  g_assert_false (ts_chat_pane_get_encrypted (he));
+  g_assert_null (ts_chat_pane_get_key_fingerprint (he));
+  g_assert_cmpfloat (ts_chat_pane_get_bytes_per_token (he), ==, 0);
+
+  g_settings_reset (settings, "evaluator-mode");
+  send_prompt (page, "And encrypted again?");
+  g_clear_pointer (&title, g_free);
+  g_object_get (he, "title", &title, NULL);
+  g_assert_cmpstr (title, ==, "HE-LoRA");
+  g_assert_true (ts_chat_pane_get_encrypted (he));
+  g_assert_nonnull (ts_chat_pane_get_key_fingerprint (he));
+  quit_app (app);
+}
+
 /* Remote mode: ciphertexts go to a real tensafe-he-server, so every stage
  * of the pipeline, upload and download included, is timed per token. */
 static void
@@ -603,6 +641,7 @@ main (int argc, char **argv)
   g_test_add_func ("/chat/fits-laptop-screen", test_fits_laptop_screen);
   g_test_add_func ("/chat/page-lifecycle", test_page_lifecycle);
   g_test_add_func ("/chat/divergence-marked", test_divergence_marked);
+  g_test_add_func ("/chat/plaintext-mode-claims-nothing", test_plaintext_mode_claims_nothing);
   status = g_test_run ();
   ts_test_remove_tree (data_home);
   return status;
