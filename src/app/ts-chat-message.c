@@ -26,6 +26,7 @@ struct _TsChatMessage
   GtkLabel *error_label;
   GString *text;
   gboolean is_user;
+  gboolean excluded;
 };
 
 G_DEFINE_FINAL_TYPE (TsChatMessage, ts_chat_message, ADW_TYPE_BIN)
@@ -375,6 +376,24 @@ ts_chat_message_get_error (TsChatMessage *self)
   g_return_val_if_fail (TS_IS_CHAT_MESSAGE (self), NULL);
   return gtk_widget_get_visible (GTK_WIDGET (self->error_label))
          ? gtk_label_get_text (self->error_label) : NULL;
+}
+
+void
+ts_chat_message_set_excluded (TsChatMessage *self, gboolean excluded)
+{
+  g_return_if_fail (TS_IS_CHAT_MESSAGE (self));
+  self->excluded = excluded;
+  if (excluded)
+    gtk_widget_add_css_class (GTK_WIDGET (self), "dim-label");
+  else
+    gtk_widget_remove_css_class (GTK_WIDGET (self), "dim-label");
+}
+
+gboolean
+ts_chat_message_get_excluded (TsChatMessage *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_MESSAGE (self), FALSE);
+  return self->excluded;
 }
 
 gboolean

@@ -45,6 +45,7 @@ struct _TsChatPage
 
   /* The exchange in progress. */
   gboolean busy;
+  gboolean turn_failed;          /* a pane of the turn under way failed */
   GArray *plain_ids;             /* token ids of the current reply, per pane */
   GArray *he_ids;
   guint save_timeout;

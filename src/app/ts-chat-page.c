@@ -186,6 +186,7 @@ _ts_chat_page_start_exchange (TsChatPage *self, const char *prompt, const char *
 
   g_array_set_size (self->plain_ids, 0);
   g_array_set_size (self->he_ids, 0);
+  self->turn_failed = FALSE;
   _ts_chat_page_update_subtitles (self);
   _ts_chat_page_market_set_adapter (self, adapter_path);
   _ts_chat_page_history_begin_exchange (self, prompt);
@@ -320,9 +321,17 @@ pane_finished_cb (TsChatPane *pane, int kind, const char *message, TsChatPage *s
       g_autofree char *text = g_strdup_printf (he ? _("HE-LoRA: %s") : _("Plaintext LoRA: %s"),
                                                message);
       _ts_chat_page_toast (self, text);
+      self->turn_failed = TRUE;
     }
   if (!ts_chat_pane_get_busy (self->plain_pane) && !ts_chat_pane_get_busy (self->he_pane))
     {
+      /* Both panes answer from the same history: a turn one side failed
+       * is left out on both sides, or every later answer would differ. */
+      if (self->turn_failed)
+        for (int h = 0; h <= 1; h++)
+          ts_chat_pane_exclude_last_exchange (h ? self->he_pane : self->plain_pane,
+                                              _("Left out of the conversation: a side failed "
+                                                "to answer this turn"));
       set_busy (self, FALSE);
       _ts_chat_page_history_refresh (self);
       _ts_chat_page_market_report_turn (self);

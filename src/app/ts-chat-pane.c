@@ -393,6 +393,8 @@ ts_chat_pane_get_turns (TsChatPane *self)
     {
       TsChatMessage *m = TS_CHAT_MESSAGE (c);
 
+      if (ts_chat_message_get_excluded (m))
+        continue;
       /* Keep user/assistant alternating even after a failed reply. */
       if (ts_chat_message_get_is_user (m) == (turns->len % 2 == 1))
         g_ptr_array_add (turns, g_strdup (""));
@@ -410,6 +412,22 @@ ts_chat_pane_get_reply (TsChatPane *self)
   if (self->pending->len > 0)
     flush_pending (self);
   return self->reply != NULL ? ts_chat_message_get_text (self->reply) : NULL;
+}
+
+void
+ts_chat_pane_exclude_last_exchange (TsChatPane *self, const char *why)
+{
+  GtkWidget *last_user = NULL;
+
+  g_return_if_fail (TS_IS_CHAT_PANE (self));
+  for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (self->messages)); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    if (ts_chat_message_get_is_user (TS_CHAT_MESSAGE (c)))
+      last_user = c;
+  for (GtkWidget *c = last_user; c != NULL; c = gtk_widget_get_next_sibling (c))
+    ts_chat_message_set_excluded (TS_CHAT_MESSAGE (c), TRUE);
+  if (self->reply != NULL && why != NULL)
+    ts_chat_message_set_note (self->reply, why);
 }
 
 char *

@@ -31,6 +31,9 @@ void ts_chat_pane_clear (TsChatPane *self);
 void ts_chat_pane_add_message (TsChatPane *self, gboolean is_user, const char *text);
 /* Removes the last user message and everything after it; returns its text. */
 char *ts_chat_pane_pop_exchange (TsChatPane *self);
+/* Leaves the last exchange (prompt and reply) out of the conversation the
+ * model sees from now on, dimmed, with @why as the reply's note. */
+void ts_chat_pane_exclude_last_exchange (TsChatPane *self, const char *why);
 /* user, reply, user, reply, … (a GPtrArray of char*). */
 GPtrArray *ts_chat_pane_get_turns (TsChatPane *self);
 /* Text of the last reply, or NULL when the pane has none. */

@@ -502,6 +502,39 @@ test_plaintext_mode_claims_nothing (void)
   quit_app (app);
 }
 
+/* A turn only the HE side failed (its evaluator unreachable) is left out of
+ * both panes' conversations: the next turn starts from the same history on
+ * both sides, so the panes answer alike and nothing is marked as differing. */
+static void
+test_failed_turn_left_out (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  TsChatPage *page = start_app (app);
+  TsChatPane *plain = ts_chat_page_get_pane (page, FALSE), *he = ts_chat_page_get_pane (page, TRUE);
+  GSettings *settings = ts_application_get_settings (app);
+  g_autofree char *error = NULL;
+  g_autoptr (GPtrArray) plain_turns = NULL, he_turns = NULL;
+
+  send_prompt (page, PROMPT);
+  g_settings_set_string (settings, "evaluator-url", "ws://127.0.0.1:1");
+  g_settings_set_string (settings, "evaluator-mode", "remote");
+  error = send_prompt_full (page, "Only the plaintext side answers this.");
+  g_settings_reset (settings, "evaluator-mode");
+  g_settings_reset (settings, "evaluator-url");
+  g_assert_nonnull (error);
+  g_assert_nonnull (ts_chat_pane_get_reply (plain));
+  send_prompt (page, "Both sides again.");
+  plain_turns = ts_chat_pane_get_turns (plain);
+  he_turns = ts_chat_pane_get_turns (he);
+  g_assert_cmpuint (plain_turns->len, ==, 4);   /* turns 1 and 3, the failed one left out */
+  g_assert_cmpuint (he_turns->len, ==, plain_turns->len);
+  for (guint i = 0; i < plain_turns->len; i++)
+    g_assert_cmpstr (g_ptr_array_index (plain_turns, i), ==, g_ptr_array_index (he_turns, i));
+  g_assert_cmpint (ts_chat_pane_get_diverged_at (he), ==, -1);
+  g_assert_cmpstr (ts_chat_pane_get_reply (plain), ==, ts_chat_pane_get_reply (he));
+  quit_app (app);
+}
+
 /* Remote mode: ciphertexts go to a real tensafe-he-server, so every stage
  * of the pipeline, upload and download included, is timed per token. */
 static void
@@ -642,6 +675,7 @@ main (int argc, char **argv)
   g_test_add_func ("/chat/page-lifecycle", test_page_lifecycle);
   g_test_add_func ("/chat/divergence-marked", test_divergence_marked);
   g_test_add_func ("/chat/plaintext-mode-claims-nothing", test_plaintext_mode_claims_nothing);
+  g_test_add_func ("/chat/failed-turn-left-out", test_failed_turn_left_out);
   status = g_test_run ();
   ts_test_remove_tree (data_home);
   return status;
