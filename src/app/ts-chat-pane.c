@@ -32,6 +32,8 @@ struct _TsChatPane
   gboolean reply_encrypted;
   gboolean reply_has_adapter;
   char *title;                   /* as configured: the encrypted reply's title */
+  guint requested_max_tokens;    /* the reply's limit as asked */
+  char *context_note;            /* what the reply left out to fit the context */
   TsGenerationJob *job;
   TsChatMessage *reply;          /* the reply being streamed */
   GString *pending;              /* text not shown yet */
@@ -275,6 +277,38 @@ show_error (TsChatPane *self, const TsGenerationEvent *event)
   ts_chat_message_set_error (self->reply, text);
 }
 
+/* What the context could not hold, added to the reply's note: the oldest
+ * turns left out, the answer shortened. */
+static void
+show_context (TsChatPane *self, const TsGenerationEvent *event)
+{
+  g_autoptr (GString) note = g_string_new (NULL);
+  const char *current;
+
+  g_clear_pointer (&self->context_note, g_free);
+  guint exchanges = event->turns_left_out / 2;   /* a question and its answer each */
+
+  if (exchanges > 0)
+    g_string_append_printf (note, g_dngettext (NULL,
+                              "The oldest exchange was left out to fit the model's context.",
+                              "The oldest %u exchanges were left out to fit the model's context.",
+                              exchanges), exchanges);
+  if (event->max_tokens < self->requested_max_tokens)
+    {
+      if (note->len > 0)
+        g_string_append_c (note, ' ');
+      g_string_append_printf (note, _("The context has room for %u more tokens: the answer "
+                                      "stops there."), event->max_tokens);
+    }
+  if (note->len == 0 || self->reply == NULL)
+    return;
+  self->context_note = g_strdup (note->str);
+  current = ts_chat_message_get_note (self->reply);
+  if (current != NULL && *current != '\0')
+    g_string_prepend (g_string_prepend_c (note, '\n'), current);
+  ts_chat_message_set_note (self->reply, note->str);
+}
+
 /* Where the reply's HE-LoRA computes, when it is the GPU or when the GPU
  * the settings allow is not used (the library's reason, in English). */
 static void
@@ -310,6 +344,7 @@ generation_cb (TsGenerationJob *job, const TsGenerationEvent *event, gpointer us
           && *event->key_fingerprint != '\0')
         ts_chat_pane_show_key (self, event->key_fingerprint, self->key_from_vault);
       show_backend (self, event);
+      show_context (self, event);
       break;
     case TS_GENERATION_EVENT_TOKEN:
       on_token (self, event);
@@ -427,7 +462,13 @@ ts_chat_pane_exclude_last_exchange (TsChatPane *self, const char *why)
   for (GtkWidget *c = last_user; c != NULL; c = gtk_widget_get_next_sibling (c))
     ts_chat_message_set_excluded (TS_CHAT_MESSAGE (c), TRUE);
   if (self->reply != NULL && why != NULL)
-    ts_chat_message_set_note (self->reply, why);
+    {
+      const char *current = ts_chat_message_get_note (self->reply);
+      g_autofree char *note = current != NULL && *current != '\0'
+                              ? g_strconcat (current, "\n", why, NULL) : g_strdup (why);
+
+      ts_chat_message_set_note (self->reply, note);
+    }
 }
 
 char *
@@ -481,6 +522,8 @@ ts_chat_pane_generate (TsChatPane *self, TsGenerationModel *model,
                           && !g_str_equal (r->he_mode, "plain");
   show_computed (self);
   self->key_from_vault = r->he_key_fingerprint != NULL;
+  self->requested_max_tokens = r->max_tokens;
+  g_clear_pointer (&self->context_note, g_free);
   self->private_reply = self->he && r->he_private;
   self->he_remote = r->he_mode != NULL && g_str_has_prefix (r->he_mode, "ws");
   gtk_widget_set_visible (GTK_WIDGET (self->backend_label), FALSE);
@@ -541,6 +584,13 @@ ts_chat_pane_get_he (TsChatPane *self)
 {
   g_return_val_if_fail (TS_IS_CHAT_PANE (self), FALSE);
   return self->he;
+}
+
+const char *
+ts_chat_pane_get_context_note (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
+  return self->context_note;
 }
 
 gboolean
@@ -763,6 +813,7 @@ ts_chat_pane_finalize (GObject *object)
   g_string_free (self->pending, TRUE);
   g_free (self->key_fingerprint);
   g_free (self->title);
+  g_free (self->context_note);
   G_OBJECT_CLASS (ts_chat_pane_parent_class)->finalize (object);
 }
 

@@ -51,6 +51,9 @@ gboolean ts_chat_pane_get_he (TsChatPane *self);
  * plaintext pane, and on the HE pane when the evaluator is set to
  * plaintext or no adapter is loaded: its title, lock and footer say so). */
 gboolean ts_chat_pane_get_encrypted (TsChatPane *self);
+/* What the last reply left out to fit the model's context (oldest turns,
+ * a shorter answer), as shown in its note; NULL when it all fit. */
+const char *ts_chat_pane_get_context_note (TsChatPane *self);
 void ts_chat_pane_set_subtitle (TsChatPane *self, const char *subtitle);
 guint ts_chat_pane_get_n_tokens (TsChatPane *self);
 double ts_chat_pane_get_tokens_per_second (TsChatPane *self);

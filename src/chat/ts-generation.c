@@ -336,6 +336,8 @@ struct _TsGenerationJob
   TsHeloraSession *helora;
   double start_ms;
   double first_token_ms;
+  guint turns_left_out;          /* job_tokenize's choice */
+  guint max_tokens;              /* the request's, or less to fit the context */
 };
 
 /* One event on its way to the main context; owns copies of its strings. */
@@ -439,8 +441,9 @@ params_fingerprint (const char *preset)
   return g_string_free (hex, FALSE);
 }
 
+/* The chat template's ids for the system prompt and turns [@first, end). */
 static gboolean
-job_tokenize (TsGenerationJob *self, int32_t **ids, size_t *n_ids, GError **error)
+tokenize_from (TsGenerationJob *self, guint first, int32_t **ids, size_t *n_ids, GError **error)
 {
   TsGenerationRequest *r = self->request;
   g_autoptr (GArray) messages = g_array_new (FALSE, FALSE, sizeof (LmChatMessage));
@@ -448,22 +451,64 @@ job_tokenize (TsGenerationJob *self, int32_t **ids, size_t *n_ids, GError **erro
 
   if (r->system_prompt != NULL && *r->system_prompt != '\0')
     g_array_append_val (messages, ((LmChatMessage) { LM_ROLE_SYSTEM, r->system_prompt }));
-  for (guint i = 0; i < r->turns->len; i++)
+  for (guint i = first; i < r->turns->len; i++)
     {
       LmChatMessage m = { i % 2 == 0 ? LM_ROLE_USER : LM_ROLE_ASSISTANT,
                           g_ptr_array_index (r->turns, i) };
       g_array_append_val (messages, m);
     }
+  st = lm_chat_tokenize (self->model->tok, (LmChatMessage *) messages->data, messages->len,
+                         LM_CHAT_GENERATION_PROMPT | LM_CHAT_NO_THINKING, ids, n_ids);
+  if (st != LM_OK)
+    return set_lm_error (error, TS_GENERATION_ERROR_PROMPT, "Prompt", st, NULL);
+  return TRUE;
+}
+
+/* Tokens of context the reply may use: the request's, or the model's. */
+static guint
+context_limit (TsGenerationJob *self)
+{
+  const LmModelInfo *info = lm_model_info (self->model->model);
+  guint model_ctx = info->n_ctx_train > 0 ? info->n_ctx_train : G_MAXUINT32;
+
+  return self->request->context_tokens > 0 ? MIN (self->request->context_tokens, model_ctx)
+                                           : model_ctx;
+}
+
+/* The prompt that fits: whole exchanges (a user turn and its answer) are
+ * left out from the oldest while the prompt and the full answer do not fit
+ * together, as chat applications do; then the answer gets what is left.
+ * Fails only when the last prompt alone leaves no room for one token. */
+static gboolean
+job_tokenize (TsGenerationJob *self, int32_t **ids, size_t *n_ids, GError **error)
+{
+  TsGenerationRequest *r = self->request;
+  guint limit = context_limit (self), first = 0;
+
   if (r->turns->len % 2 != 1)
     {
       g_set_error (error, TS_GENERATION_ERROR, TS_GENERATION_ERROR_PROMPT,
                    "A conversation must end with a user turn");
       return FALSE;
     }
-  st = lm_chat_tokenize (self->model->tok, (LmChatMessage *) messages->data, messages->len,
-                         LM_CHAT_GENERATION_PROMPT | LM_CHAT_NO_THINKING, ids, n_ids);
-  if (st != LM_OK)
-    return set_lm_error (error, TS_GENERATION_ERROR_PROMPT, "Prompt", st, NULL);
+  if (!tokenize_from (self, first, ids, n_ids, error))
+    return FALSE;
+  while ((guint64) *n_ids + r->max_tokens + 1 > limit && first + 1 < r->turns->len)
+    {
+      first += 2;
+      g_clear_pointer (ids, g_free);
+      if (!tokenize_from (self, first, ids, n_ids, error))
+        return FALSE;
+    }
+  if ((guint64) *n_ids + 2 > limit)
+    {
+      g_set_error (error, TS_GENERATION_ERROR, TS_GENERATION_ERROR_PROMPT,
+                   "This prompt alone (%zu tokens) does not fit the model's context (%u tokens)",
+                   *n_ids, limit);
+      return FALSE;
+    }
+  self->turns_left_out = first;
+  self->max_tokens = (guint) MIN ((guint64) r->max_tokens, limit - *n_ids - 1);
   return TRUE;
 }
 
@@ -498,19 +543,12 @@ job_prepare (TsGenerationJob *self, int32_t *ids, size_t n_ids, GError **error)
 {
   TsGenerationRequest *r = self->request;
   const LmModelInfo *info = lm_model_info (self->model->model);
-  LmSessionParams params = { .n_ctx = (uint32_t) (n_ids + r->max_tokens + 1),
+  LmSessionParams params = { .n_ctx = (uint32_t) (n_ids + self->max_tokens + 1),
                              .n_batch = PREFILL_STEP,
                              .n_threads = MAX (r->n_threads, 1) };
   LmSamplerParams sp = lm_sampler_params_greedy ();
   LmStatus st;
 
-  if (info->n_ctx_train > 0 && params.n_ctx > info->n_ctx_train)
-    {
-      g_set_error (error, TS_GENERATION_ERROR, TS_GENERATION_ERROR_PROMPT,
-                   "The conversation is longer than the model's context (%u tokens)",
-                   info->n_ctx_train);
-      return FALSE;
-    }
   self->lora = ts_generation_model_get_lora (self->model, r->adapter_path, error);
   if (self->lora == NULL && r->adapter_path != NULL)
     return FALSE;
@@ -584,7 +622,7 @@ job_decode_loop (TsGenerationJob *self, TsTokenTimings *t, TsHeloraStats *last, 
   LmChatStream stream;
 
   lm_chat_stream_init (&stream, self->model->tok, FALSE);
-  for (guint k = 0; k < self->request->max_tokens; k++)
+  for (guint k = 0; k < self->max_tokens; k++)
     {
       TsGenerationEvent event = { .kind = TS_GENERATION_EVENT_TOKEN, .index = k };
       double t0 = ts_now_ms ();
@@ -602,7 +640,7 @@ job_decode_loop (TsGenerationJob *self, TsTokenTimings *t, TsHeloraStats *last, 
       /* The thinking part is not shown (the prompt turns thinking off). */
       if (part == LM_CHAT_THINKING)
         len = 0;
-      if (chat_event == LM_CHAT_STOP || k + 1 == self->request->max_tokens)
+      if (chat_event == LM_CHAT_STOP || k + 1 == self->max_tokens)
         {
           size_t tail = lm_chat_stream_finish (&stream, piece + len, cap - 1 - len, &part);
           len += part == LM_CHAT_ANSWER ? tail : 0;
@@ -615,7 +653,7 @@ job_decode_loop (TsGenerationJob *self, TsTokenTimings *t, TsHeloraStats *last, 
       event.is_end = chat_event == LM_CHAT_STOP;
       event.timings = *t;
       deliver (self, &event, piece, NULL);
-      if (event.is_end || k + 1 == self->request->max_tokens)
+      if (event.is_end || k + 1 == self->max_tokens)
         return TRUE;
       memset (t, 0, sizeof *t);
       st = lm_session_decode (self->session, id);
@@ -645,6 +683,8 @@ job_run (TsGenerationJob *self, GError **error)
       ? g_strdup (self->request->he_key_fingerprint)
       : params_fingerprint (self->request->he_preset);
   started.key_fingerprint = fingerprint;
+  started.turns_left_out = self->turns_left_out;
+  started.max_tokens = self->max_tokens;
   if (self->helora != NULL)
     {
       started.he_modules = (guint) lm_lora_n_modules (self->lora);
@@ -653,7 +693,7 @@ job_run (TsGenerationJob *self, GError **error)
       started.he_backend_reason = (char *) ts_helora_session_backend_reason (self->helora);
     }
   deliver (self, &started, NULL, NULL);
-  if (self->request->max_tokens == 0 || g_cancellable_is_cancelled (self->cancellable))
+  if (self->max_tokens == 0 || g_cancellable_is_cancelled (self->cancellable))
     return TRUE;
   /* In steps of the engine's own batch size (same arithmetic as one call),
    * so that Stop is honoured during a long prompt too. */

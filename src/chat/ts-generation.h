@@ -82,6 +82,12 @@ typedef struct {
   double temperature;           /* <= 0: greedy */
   double top_p;                 /* >= 1: off */
   guint max_tokens;
+  /* Tokens of context the reply may use, prompt and answer together; 0:
+   * the model's own. When the conversation does not fit, its oldest
+   * exchanges are left out (the system prompt stays) and then the answer is
+   * shortened to what is left; only a last prompt that cannot fit alone is
+   * an error. */
+  guint context_tokens;
   guint64 seed;
   guint n_threads;              /* engine threads (0: 1) */
   /* HE-LoRA: NULL → the engine's own plaintext LoRA; else "local" or "ws://…". */
@@ -144,6 +150,9 @@ typedef struct {
   guint he_inputs;              /* STARTED with HE: encryptions per token (modules reading
                                  * the same h, e.g. of stacked adapters, share one) */
   TsHeloraBackend he_backend;   /* STARTED with HE: where it computes (CPU or CUDA) */
+  guint turns_left_out;         /* STARTED: oldest turns left out so the context holds it */
+  guint max_tokens;             /* STARTED: the answer's length limit, the request's or
+                                 * less when the context has less room left */
   char *he_backend_reason;      /* STARTED with HE: why not the GPU the request asked for
                                  * (ts_helora_session_backend_reason), or NULL */
   const GError *error;          /* ERROR */

@@ -502,6 +502,39 @@ test_plaintext_mode_claims_nothing (void)
   quit_app (app);
 }
 
+/* A conversation longer than the demo model's context (512 tokens) goes on:
+ * with answers of up to 200 tokens the fourth turn no longer fits, so the
+ * oldest turns are left out (and said so) instead of every later turn
+ * failing; both panes keep answering alike. */
+static void
+test_long_conversation_goes_on (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  TsChatPage *page = start_app (app);
+  TsChatPane *plain = ts_chat_page_get_pane (page, FALSE), *he = ts_chat_page_get_pane (page, TRUE);
+  gboolean left_out = FALSE;
+
+  g_object_set (page, "max-tokens", 200, NULL);
+  for (int turn = 0; turn < 7; turn++)
+    {
+      g_autofree char *prompt = g_strdup_printf ("Question number %d: tell me more.", turn);
+
+      send_prompt (page, prompt);
+      g_assert_cmpstr (ts_chat_pane_get_reply (plain), ==, ts_chat_pane_get_reply (he));
+      if (ts_chat_pane_get_context_note (plain) != NULL)
+        {
+          g_test_message ("turn %d: %s", turn, ts_chat_pane_get_context_note (plain));
+          left_out = TRUE;
+          g_assert_cmpstr (ts_chat_pane_get_context_note (plain), ==,
+                           ts_chat_pane_get_context_note (he));
+          g_assert_nonnull (strstr (ts_chat_pane_get_reply_note (plain),
+                                    ts_chat_pane_get_context_note (plain)));
+        }
+    }
+  g_assert_true (left_out);
+  quit_app (app);
+}
+
 /* A turn only the HE side failed (its evaluator unreachable) is left out of
  * both panes' conversations: the next turn starts from the same history on
  * both sides, so the panes answer alike and nothing is marked as differing. */
@@ -676,6 +709,7 @@ main (int argc, char **argv)
   g_test_add_func ("/chat/divergence-marked", test_divergence_marked);
   g_test_add_func ("/chat/plaintext-mode-claims-nothing", test_plaintext_mode_claims_nothing);
   g_test_add_func ("/chat/failed-turn-left-out", test_failed_turn_left_out);
+  g_test_add_func ("/chat/long-conversation-goes-on", test_long_conversation_goes_on);
   status = g_test_run ();
   ts_test_remove_tree (data_home);
   return status;
