@@ -46,6 +46,8 @@ struct _TsChatPage
   /* The exchange in progress. */
   gboolean busy;
   gboolean turn_failed;          /* a pane of the turn under way failed */
+  gboolean regenerating;         /* the turn being started is a regenerate */
+  guint n_regenerated;           /* regenerates so far: each draws with another seed */
   GArray *plain_ids;             /* token ids of the current reply, per pane */
   GArray *he_ids;
   guint save_timeout;

@@ -128,6 +128,25 @@ request_private_mode (TsGenerationRequest *r, GSettings *settings)
   r->he_private_rho = g_settings_get_double (settings, "privacy-rho");
 }
 
+/* Temperature a regenerate samples at when the page is greedy: pressing
+ * Regenerate asks for another answer, which greedy decoding cannot give. */
+#define REGENERATE_TEMPERATURE 0.8
+
+/* A regenerate draws again: a fresh seed each time (both panes the same, so
+ * they still agree), and sampling when the page is set to greedy. */
+static void
+regenerate_sampling (TsChatPage *self, TsGenerationRequest *r)
+{
+  self->regenerating = FALSE;
+  self->n_regenerated++;
+  r->seed = (guint64) self->seed + 0x9E3779B97F4A7C15ull * self->n_regenerated;
+  if (r->temperature <= 0)
+    {
+      r->temperature = REGENERATE_TEMPERATURE;
+      r->top_p = MIN (r->top_p, 0.95);
+    }
+}
+
 static TsGenerationRequest *
 build_request (TsChatPage *self, const char *adapter_path)
 {
@@ -140,6 +159,8 @@ build_request (TsChatPage *self, const char *adapter_path)
   r->top_p = self->top_p;
   r->max_tokens = self->max_tokens;
   r->seed = self->seed;
+  if (self->regenerating)
+    regenerate_sampling (self, r);
   /* Two panes generate at once: each gets half the cores unless told. */
   r->n_threads = threads > 0 ? threads : MAX (g_get_num_processors () / 2, 1);
   r->he_mode = he_mode_from_settings (settings);
@@ -201,6 +222,7 @@ _ts_chat_page_start_exchange (TsChatPage *self, const char *prompt, const char *
 void
 _ts_chat_page_turn_cancelled (TsChatPage *self, const char *prompt)
 {
+  self->regenerating = FALSE;
   set_busy (self, FALSE);
   if (*gtk_editable_get_text (GTK_EDITABLE (self->prompt_entry)) == '\0')
     gtk_editable_set_text (GTK_EDITABLE (self->prompt_entry), prompt);
@@ -262,6 +284,7 @@ regenerate_action (GtkWidget *widget, const char *action_name, GVariant *param)
 
   if (!ts_chat_page_get_ready (self) || (prompt = pop_exchange (self)) == NULL)
     return;
+  self->regenerating = TRUE;
   start_exchange (self, prompt);
 }
 

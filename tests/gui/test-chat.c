@@ -258,12 +258,20 @@ test_regenerate_and_edit (void)
 
   send_prompt (page, PROMPT);
   first = g_strdup (ts_chat_pane_get_reply (he));
+  /* Regenerate gives another answer (a fresh seed, sampling although the
+   * page is greedy), the same on both sides. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.regenerate", NULL));
   wait_until (page_idle, page, "the regenerated answer");
-  g_assert_cmpstr (ts_chat_pane_get_reply (he), ==, first);
+  g_assert_cmpstr (ts_chat_pane_get_reply (he), !=, first);
+  g_assert_cmpstr (ts_chat_pane_get_reply (he), ==,
+                   ts_chat_pane_get_reply (ts_chat_page_get_pane (page, FALSE)));
+  g_autofree char *second = g_strdup (ts_chat_pane_get_reply (he));
   turns = ts_chat_pane_get_turns (he);
   g_assert_cmpuint (turns->len, ==, 2);
-  check_stored (ts_chat_page_get_conversation (page), first, first, TRUE);
+  check_stored (ts_chat_page_get_conversation (page), second, second, TRUE);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.regenerate", NULL));
+  wait_until (page_idle, page, "the second regenerated answer");
+  g_assert_cmpstr (ts_chat_pane_get_reply (he), !=, second);
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.edit-last", NULL));
   g_assert_cmpstr (ts_chat_page_get_prompt (page), ==, PROMPT);
