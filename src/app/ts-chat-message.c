@@ -24,6 +24,7 @@ struct _TsChatMessage
   GtkLabel *note_label;
   GtkBox *blocks;
   GtkLabel *error_label;
+  GtkLabel *ending_label;
   GString *text;
   gboolean is_user;
   gboolean excluded;
@@ -396,6 +397,21 @@ ts_chat_message_get_excluded (TsChatMessage *self)
   return self->excluded;
 }
 
+void
+ts_chat_message_set_ending (TsChatMessage *self, const char *ending)
+{
+  g_return_if_fail (TS_IS_CHAT_MESSAGE (self));
+  set_optional_label (self->ending_label, ending);
+}
+
+const char *
+ts_chat_message_get_ending (TsChatMessage *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_MESSAGE (self), NULL);
+  return gtk_widget_get_visible (GTK_WIDGET (self->ending_label))
+         ? gtk_label_get_text (self->ending_label) : NULL;
+}
+
 gboolean
 ts_chat_message_get_is_user (TsChatMessage *self)
 {
@@ -423,6 +439,7 @@ ts_chat_message_class_init (TsChatMessageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TsChatMessage, note_label);
   gtk_widget_class_bind_template_child (widget_class, TsChatMessage, blocks);
   gtk_widget_class_bind_template_child (widget_class, TsChatMessage, error_label);
+  gtk_widget_class_bind_template_child (widget_class, TsChatMessage, ending_label);
 }
 
 static void

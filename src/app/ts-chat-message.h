@@ -23,6 +23,10 @@ const char *ts_chat_message_get_text (TsChatMessage *self);
 void ts_chat_message_set_text (TsChatMessage *self, const char *text);
 void ts_chat_message_append (TsChatMessage *self, const char *text);
 gboolean ts_chat_message_get_is_user (TsChatMessage *self);
+/* How an answer ended when it did not end on its own (stopped, cut at the
+ * length limit), below the text; NULL hides it. */
+void ts_chat_message_set_ending (TsChatMessage *self, const char *ending);
+const char *ts_chat_message_get_ending (TsChatMessage *self);
 /* Shown dimmed and left out of the conversation the model sees (an
  * exchange one side of the chat failed to answer). */
 void ts_chat_message_set_excluded (TsChatMessage *self, gboolean excluded);

@@ -198,6 +198,8 @@ load_done_cb (GObject *source, GAsyncResult *result, gpointer data)
   _ts_chat_page_update_subtitles (self);
   _ts_chat_page_update_actions (self);
   _ts_chat_page_routing_refresh (self);
+  /* ready: typing goes to the prompt at once (not after a dozen Tabs) */
+  gtk_widget_grab_focus (GTK_WIDGET (self->prompt_entry));
 }
 
 void

@@ -356,6 +356,7 @@ pane_finished_cb (TsChatPane *pane, int kind, const char *message, TsChatPage *s
                                               _("Left out of the conversation: a side failed "
                                                 "to answer this turn"));
       set_busy (self, FALSE);
+      gtk_widget_grab_focus (GTK_WIDGET (self->prompt_entry));
       _ts_chat_page_history_refresh (self);
       _ts_chat_page_market_report_turn (self);
     }

@@ -5,6 +5,7 @@
 
 #include "ts-chat-message.h"
 #include "ts-chat-pane.h"
+#include "ts-toast.h"
 
 struct _TsChatPane
 {
@@ -33,6 +34,7 @@ struct _TsChatPane
   gboolean reply_has_adapter;
   char *title;                   /* as configured: the encrypted reply's title */
   guint requested_max_tokens;    /* the reply's limit as asked */
+  gboolean saw_end;              /* the last token ended the turn */
   char *context_note;            /* what the reply left out to fit the context */
   TsGenerationJob *job;
   TsChatMessage *reply;          /* the reply being streamed */
@@ -200,6 +202,7 @@ on_token (TsChatPane *self, const TsGenerationEvent *event)
   double decode_ms = event->elapsed_ms - event->first_token_ms;
 
   g_string_append (self->pending, event->text);
+  self->saw_end = event->is_end;
   ts_latency_chart_append (self->chart, &event->timings, event->is_end ? "⏎" : event->text);
   self->n_tokens = event->index + 1;
   self->first_token_ms = event->first_token_ms;
@@ -251,6 +254,24 @@ show_privacy (TsChatPane *self, const TsGenerationEvent *event)
   gtk_label_set_text (self->privacy_label, text);
   gtk_widget_set_visible (GTK_WIDGET (self->privacy_label), TRUE);
   notify (self, PROP_PRIVACY_EPSILON);
+}
+
+/* An answer that did not end on its own says so: stopped by the user, or
+ * cut at the length limit (it would look complete otherwise). */
+static void
+show_ending (TsChatPane *self, TsGenerationEventKind kind)
+{
+  g_autofree char *text = NULL;
+
+  if (self->reply == NULL)
+    return;
+  if (kind == TS_GENERATION_EVENT_CANCELLED)
+    text = g_strdup (_("Stopped"));
+  else if (kind == TS_GENERATION_EVENT_DONE && !self->saw_end && self->n_tokens > 0)
+    text = g_strdup_printf (g_dngettext (NULL, "Cut at the limit of %u token",
+                                         "Cut at the limit of %u tokens", self->n_tokens),
+                            self->n_tokens);
+  ts_chat_message_set_ending (self->reply, text);
 }
 
 /* Why the reply stopped, in the reply itself: the other pane's answer and
@@ -354,6 +375,7 @@ generation_cb (TsGenerationJob *job, const TsGenerationEvent *event, gpointer us
       show_privacy (self, event);
       if (event->kind == TS_GENERATION_EVENT_ERROR)
         show_error (self, event);
+      show_ending (self, event->kind);
       set_busy (self, FALSE);
       g_signal_emit (self, signals[SIGNAL_FINISHED], 0, event->kind,
                      event->error != NULL ? event->error->message : NULL);
@@ -523,6 +545,7 @@ ts_chat_pane_generate (TsChatPane *self, TsGenerationModel *model,
   show_computed (self);
   self->key_from_vault = r->he_key_fingerprint != NULL;
   self->requested_max_tokens = r->max_tokens;
+  self->saw_end = FALSE;
   g_clear_pointer (&self->context_note, g_free);
   self->private_reply = self->he && r->he_private;
   self->he_remote = r->he_mode != NULL && g_str_has_prefix (r->he_mode, "ws");
@@ -584,6 +607,13 @@ ts_chat_pane_get_he (TsChatPane *self)
 {
   g_return_val_if_fail (TS_IS_CHAT_PANE (self), FALSE);
   return self->he;
+}
+
+const char *
+ts_chat_pane_get_reply_ending (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
+  return self->reply != NULL ? ts_chat_message_get_ending (self->reply) : NULL;
 }
 
 const char *
@@ -723,8 +753,10 @@ copy_action (GtkWidget *widget, const char *action_name, GVariant *param)
 {
   const char *reply = ts_chat_pane_get_reply (TS_CHAT_PANE (widget));
 
-  if (reply != NULL)
-    gdk_clipboard_set_text (gtk_widget_get_clipboard (widget), reply);
+  if (reply == NULL)
+    return;
+  gdk_clipboard_set_text (gtk_widget_get_clipboard (widget), reply);
+  ts_toast_show (widget, _("Answer copied"));
 }
 
 static void

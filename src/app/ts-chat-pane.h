@@ -54,6 +54,9 @@ gboolean ts_chat_pane_get_encrypted (TsChatPane *self);
 /* What the last reply left out to fit the model's context (oldest turns,
  * a shorter answer), as shown in its note; NULL when it all fit. */
 const char *ts_chat_pane_get_context_note (TsChatPane *self);
+/* "Stopped" or "Cut at the limit of N tokens" under the last answer, or
+ * NULL when it ended on its own. */
+const char *ts_chat_pane_get_reply_ending (TsChatPane *self);
 void ts_chat_pane_set_subtitle (TsChatPane *self, const char *subtitle);
 guint ts_chat_pane_get_n_tokens (TsChatPane *self);
 double ts_chat_pane_get_tokens_per_second (TsChatPane *self);

@@ -543,6 +543,43 @@ test_long_conversation_goes_on (void)
   quit_app (app);
 }
 
+/* Whether the keyboard focus is in the prompt entry. */
+static gboolean
+prompt_has_focus (TsChatPage *page)
+{
+  GtkWidget *focus = gtk_root_get_focus (gtk_widget_get_root (GTK_WIDGET (page)));
+  GtkWidget *entry = gtk_widget_get_ancestor (focus, GTK_TYPE_ENTRY);
+
+  return focus != NULL && (GTK_IS_ENTRY (focus) || entry != NULL);
+}
+
+/* The keyboard needs no Tabs: the prompt has the focus when the page is
+ * ready and again after each answer; an answer cut at the length limit and
+ * a stopped one say so under the text; Copy confirms with a toast. */
+static void
+test_focus_endings_copy (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  TsChatPage *page = start_app (app);
+  TsChatPane *he = ts_chat_page_get_pane (page, TRUE);
+  g_autofree char *cut = g_strdup_printf ("Cut at the limit of %d tokens", N_TOKENS);
+
+  g_assert_true (prompt_has_focus (page));
+  send_prompt (page, PROMPT);
+  g_assert_true (prompt_has_focus (page));
+  g_assert_cmpstr (ts_chat_pane_get_reply_ending (he), ==, cut);
+  g_assert_cmpstr (ts_chat_pane_get_reply_ending (ts_chat_page_get_pane (page, FALSE)), ==, cut);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (he), "pane.copy", NULL));
+
+  g_object_set (page, "max-tokens", 4096, NULL);
+  ts_chat_page_set_prompt (page, "A long answer, please.");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.send", NULL));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.stop", NULL));
+  wait_until (page_idle, page, "the stop");
+  g_assert_cmpstr (ts_chat_pane_get_reply_ending (he), ==, "Stopped");
+  quit_app (app);
+}
+
 /* A turn only the HE side failed (its evaluator unreachable) is left out of
  * both panes' conversations: the next turn starts from the same history on
  * both sides, so the panes answer alike and nothing is marked as differing. */
@@ -718,6 +755,7 @@ main (int argc, char **argv)
   g_test_add_func ("/chat/plaintext-mode-claims-nothing", test_plaintext_mode_claims_nothing);
   g_test_add_func ("/chat/failed-turn-left-out", test_failed_turn_left_out);
   g_test_add_func ("/chat/long-conversation-goes-on", test_long_conversation_goes_on);
+  g_test_add_func ("/chat/focus-endings-copy", test_focus_endings_copy);
   status = g_test_run ();
   ts_test_remove_tree (data_home);
   return status;
