@@ -10,8 +10,10 @@
 #include "ckks-serial.h"
 #include "sampler.h"
 #include "tokenizer.h"
+#include "ts-adapter-base.h"
 #include "ts-adapter-stack.h"
 #include "ts-generation.h"
+
 #include "ts-helora-ckks.h"
 #include "ts-main-context.h"
 
@@ -72,7 +74,10 @@ load_adapters (TsGenerationModel *self, GError **error)
   if ((st = lm_lora_load (self->model, self->adapter_paths[0], 1.0f, &self->lora, &message)) != LM_OK)
     {
       g_autofree char *adapter_name = g_filename_display_basename (self->adapter_paths[0]);
-      return set_lm_error (error, TS_GENERATION_ERROR_MODEL, adapter_name, st, message);
+      set_lm_error (error, TS_GENERATION_ERROR_MODEL, adapter_name, st, message);
+      if (st == LM_ERR_SHAPE && error != NULL)
+        ts_adapter_explain_mismatch (*error, self->adapter_paths[0], self->model_path);
+      return FALSE;
     }
   return TRUE;
 }
@@ -216,6 +221,8 @@ ts_generation_model_get_lora (TsGenerationModel *self, const char *adapter_path,
         {
           g_autofree char *name = g_filename_display_basename (adapter_path);
           set_lm_error (error, TS_GENERATION_ERROR_MODEL, name, st, message);
+          if (st == LM_ERR_SHAPE && error != NULL)
+            ts_adapter_explain_mismatch (*error, adapter_path, self->model_path);
           lora = NULL;
         }
     }

@@ -7,6 +7,7 @@
 
 #include "ckks-gpu.h"
 #include "ts-generation.h"
+#include "ts-test-util.h"
 
 #define N_TOKENS 8
 
@@ -195,6 +196,33 @@ test_switched_adapter (void)
                  || memcmp (own->data, switched->data, own->len * sizeof (int)) != 0);
 }
 
+/* An adapter made for another model says which one instead of only a
+ * matrix shape: the PEFT folder of tests/data/hf/qwen2 names "tiny-qwen2"
+ * and does not fit the demo model, as a first load and as a switch. */
+static void
+test_adapter_for_another_model (void)
+{
+  g_autofree char *other = ts_test_data_path ("hf/qwen2/lora/peft");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsGenerationModel) refused = ts_generation_model_load (model_path, other, &error);
+  g_autoptr (TsGenerationModel) model = NULL;
+
+  g_assert_null (refused);
+  g_assert_nonnull (error);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "made for the model tiny-qwen2, not for "
+                                            "tiny-qwen35moe-f32.gguf"));
+  g_clear_error (&error);
+  model = ts_generation_model_load (model_path, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_null (ts_generation_model_get_lora (model, other, &error));
+  g_assert_nonnull (strstr (error->message, "made for the model tiny-qwen2"));
+  /* an adapter that names no base model keeps the engine's message alone */
+  g_clear_error (&error);
+  g_assert_nonnull (ts_generation_model_get_lora (model, pirate, &error));
+  g_assert_no_error (error);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -208,6 +236,7 @@ main (int argc, char **argv)
   g_test_add_func ("/generation/adapter-cache", test_adapter_cache);
   g_test_add_func ("/generation/backend-choice", test_backend_choice);
   g_test_add_func ("/generation/switched-adapter", test_switched_adapter);
+  g_test_add_func ("/generation/adapter-for-another-model", test_adapter_for_another_model);
   status = g_test_run ();
   g_free (model_path);
   g_free (demo_adapter);
