@@ -7,6 +7,7 @@
 #include "ts-chat-page.h"
 #include "ts-keys-page.h"
 #include "ts-marketplace-page.h"
+#include "ts-models-dialog.h"
 #include "ts-preferences-window.h"
 #include "ts-window.h"
 
@@ -43,6 +44,15 @@ static void
 about_action (GtkWidget *widget, const char *action_name, GVariant *param)
 {
   ts_about_present (GTK_WINDOW (widget));
+}
+
+/* The Models window: "Use" loads into this window's chat. */
+static void
+models_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  TsWindow *self = TS_WINDOW (widget);
+
+  gtk_window_present (GTK_WINDOW (ts_models_dialog_new (GTK_WINDOW (self), self->chat_page)));
 }
 
 static void
@@ -230,6 +240,7 @@ ts_window_class_init (TsWindowClass *klass)
   gtk_widget_class_install_action (widget_class, "win.show-page", "s", show_page_action);
   gtk_widget_class_install_action (widget_class, "win.about", NULL, about_action);
   gtk_widget_class_install_action (widget_class, "win.preferences", NULL, preferences_action);
+  gtk_widget_class_install_action (widget_class, "win.models", NULL, models_action);
 
   ts_window_add_page_shortcut (widget_class, GDK_KEY_1, "chat");
   ts_window_add_page_shortcut (widget_class, GDK_KEY_2, "market");
