@@ -67,6 +67,7 @@ test_import_use_remove (void)
   g_assert_cmpuint (ts_models_dialog_count_rows (dialog), ==, catalogue + 1);
   g_assert_cmpuint (ts_models_dialog_count_installed (dialog), ==, 1);
   g_assert_true (g_file_test (installed, G_FILE_TEST_IS_REGULAR));
+  gui_save_screenshot (GTK_WIDGET (dialog), "screenshot-models.png");
 
   /* "Use" loads it into the chat (the demo model's picker label changes) */
   g_object_ref (dialog);
