@@ -38,27 +38,37 @@ check-asan:
 
 # Runs the app from the build tree (its settings schema is compiled there) on
 # the real Qwen2.5-Coder-0.5B-Instruct from the model cache, fetched the first
-# time, with a random rank-16 adapter made for it once, so that both panes
-# answer in English; without the model it starts on the tiny random demo
-# model and says why.
+# time, with the banking adapter of the demo catalogue selected (the pirate
+# one, or else a random rank-16 adapter made once, when it is missing), and
+# tensafe-marketd serving data/market on $(MARKET_DEMO_LISTEN) for as long
+# as the app runs; without the model it starts on the tiny random demo model
+# and says why.
 DEMO_MODEL ?= qwen2.5-coder-0.5b-instruct-q4_k_m
+MARKET_DEMO_LISTEN ?= 127.0.0.1:8766
+DEMO_ADAPTERS ?= data/market/qwen2.5-coder-0.5b-banking data/market/qwen2.5-coder-0.5b-pirate
 MODEL_DIR = $${TENSAFE_MODEL_DIR:-$${XDG_CACHE_HOME:-$$HOME/.cache}/tensafe/models}
 demo: compile
 	@set --; \
 	if build-aux/fetch-model.sh $(DEMO_MODEL); then \
-	  model=$(MODEL_DIR)/$(DEMO_MODEL).gguf; adapter=$(MODEL_DIR)/$(DEMO_MODEL)-random-r16.gguf; \
-	  [ -f "$$adapter" ] || $(BUILD)/src/cli/tensafe-cli adapter synth -m "$$model" --rank 16 \
-	    --modules attn_q,attn_k,attn_v,attn_output "$$adapter"; \
+	  model=$(MODEL_DIR)/$(DEMO_MODEL).gguf; adapter=; \
+	  for a in $(DEMO_ADAPTERS); do [ -n "$$adapter" ] || [ ! -d "$$a" ] || adapter=$$a; done; \
+	  if [ -z "$$adapter" ]; then adapter=$(MODEL_DIR)/$(DEMO_MODEL)-random-r16.gguf; \
+	    [ -f "$$adapter" ] || $(BUILD)/src/cli/tensafe-cli adapter synth -m "$$model" --rank 16 \
+	      --modules attn_q,attn_k,attn_v,attn_output "$$adapter"; fi; \
 	  set -- --model "$$model" --adapter "$$adapter"; \
 	else \
 	  echo "make demo: $(DEMO_MODEL) could not be fetched (see above); starting on the tiny" \
 	       "random demo model, whose text is gibberish. Rerun when online for real text."; \
 	fi; \
-	GSETTINGS_SCHEMA_DIR=$(BUILD)/data $(BUILD)/src/app/tensafe "$$@"
+	store=$(BUILD)/market-demo; mkdir -p $$store; \
+	$(BUILD)/src/server/tensafe-marketd --listen $(MARKET_DEMO_LISTEN) --db $$store/market.db \
+	  --blobs $$store/blobs --keys $$store/keys --import data/market & pid=$$!; \
+	trap "kill $$pid 2>/dev/null || true" EXIT INT TERM; \
+	TENSAFE_MARKETPLACE_URL=http://$(MARKET_DEMO_LISTEN)/ GSETTINGS_SCHEMA_DIR=$(BUILD)/data \
+	  $(BUILD)/src/app/tensafe "$$@"
 
-# The same, with tensafe-marketd serving data/market on 127.0.0.1:8766 (its
-# store in $(BUILD)/market-demo/) for as long as the app runs.
-MARKET_DEMO_LISTEN ?= 127.0.0.1:8766
+# The app on its demo model with tensafe-marketd serving data/market on
+# 127.0.0.1:8766 (its store in $(BUILD)/market-demo/) for as long as it runs.
 market-demo: compile
 	@store=$(BUILD)/market-demo; mkdir -p $$store; \
 	$(BUILD)/src/server/tensafe-marketd --listen $(MARKET_DEMO_LISTEN) --db $$store/market.db \
