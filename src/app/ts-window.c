@@ -128,6 +128,7 @@ ts_window_add_header_pickers (TsWindow *self)
     { "use-adapter", forward_chat_action, "s", NULL, NULL },
     { "route-adapter", forward_chat_action, "s", NULL, NULL },
     { "open-adapter", forward_chat_action, NULL, NULL, NULL },
+    { "stack-adapters", forward_chat_action, NULL, NULL, NULL },
   };
   g_autoptr (GSimpleActionGroup) group = g_simple_action_group_new ();
 
