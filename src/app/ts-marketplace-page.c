@@ -670,6 +670,21 @@ ts_marketplace_page_init (TsMarketplacePage *self)
   bind_marketplace_url (self);
 }
 
+void
+ts_marketplace_page_set_loaded_model (TsMarketplacePage *self, const char *base_model)
+{
+  guint n;
+
+  g_return_if_fail (TS_IS_MARKETPLACE_PAGE (self));
+  if (base_model == NULL || *base_model == '\0')
+    return;
+  remember_choice (self->base_models, base_model);
+  n = g_list_model_get_n_items (G_LIST_MODEL (self->base_models));
+  for (guint i = 1; i < n; i++)
+    if (g_strcmp0 (gtk_string_list_get_string (self->base_models, i), base_model) == 0)
+      gtk_drop_down_set_selected (self->base_model_dropdown, i);
+}
+
 const char *
 ts_marketplace_page_get_marketplace_url (TsMarketplacePage *self)
 {

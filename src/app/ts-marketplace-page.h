@@ -50,4 +50,9 @@ const char *ts_marketplace_page_get_adapters_dir (TsMarketplacePage *self);
 void ts_marketplace_page_report_usage (TsMarketplacePage *self, const char *id, const char *version,
                                   gint64 tokens);
 
+/* Filters the catalogue by the base model the chat has loaded (its file
+ * name without .gguf, as adapters name it in their base_model); the user
+ * can widen the filter again. */
+void ts_marketplace_page_set_loaded_model (TsMarketplacePage *self, const char *base_model);
+
 G_END_DECLS

@@ -81,6 +81,14 @@ use_in_chat_cb (TsWindow *self, const char *id, const char *path)
                                    id, path);
 }
 
+/* The marketplace shows the adapters made for the model the chat runs. */
+static void
+model_picked_cb (TsWindow *self)
+{
+  ts_marketplace_page_set_loaded_model (
+    self->market_page, gtk_menu_button_get_label (ts_chat_page_get_picker (self->chat_page, FALSE)));
+}
+
 static void
 adapter_used_cb (TsWindow *self, const char *id, const char *version, gint64 tokens)
 {
@@ -255,6 +263,8 @@ ts_window_init (TsWindow *self)
   gtk_widget_init_template (GTK_WIDGET (self));
   g_signal_connect_swapped (self->market_page, "use-in-chat", G_CALLBACK (use_in_chat_cb), self);
   g_signal_connect_swapped (self->chat_page, "adapter-used", G_CALLBACK (adapter_used_cb), self);
+  g_signal_connect_swapped (ts_chat_page_get_picker (self->chat_page, FALSE), "notify::label",
+                            G_CALLBACK (model_picked_cb), self);
   ts_window_add_header_pickers (self);
   update_header_pickers (self);
 }
