@@ -207,6 +207,33 @@ test_ntt_order (void)
   ckks_context_free (ctx);
 }
 
+/* @k's fused products-and-block-sums (a · the fixed operand @wf, prepared
+ * from @w) against the products written out and summed, for the block counts
+ * the trace decryption uses and odd spans (the vector tail). */
+static void
+check_block_sums_one (const CkksKernels *k, const uint64_t *a, const uint64_t *w,
+                      const uint64_t *wf, const uint64_t *wc, uint64_t q, size_t n)
+{
+  CkksModulus m;
+  uint64_t *prod = g_new (uint64_t, n);
+  uint64_t want[64], got[64];
+
+  ckks_modulus_init (&m, q);
+  for (size_t i = 0; i < n; i++)
+    prod[i] = (uint64_t) (((ckks_u128) a[i] * w[i]) % q);
+  for (size_t blocks = 1; blocks <= 64 && blocks <= n; blocks *= 2)
+    for (int odd = 0; odd < 2; odd++)
+      {
+        if (n / blocks <= 3)
+          continue;
+        size_t span = n / blocks - (size_t) odd * 3;
+        ckks_block_sums (prod, blocks, span, &m, want);
+        k->mul_fixed_block_sums (a, wf, wc, &m, blocks, span, got);
+        g_assert_cmpmem (want, blocks * 8, got, blocks * 8);
+      }
+  g_free (prod);
+}
+
 /* Every SIMD path against the scalar reference, bit for bit. */
 static void
 test_ntt_simd_matches_scalar (void)
@@ -265,6 +292,14 @@ test_ntt_simd_matches_scalar (void)
       simd.mul_fixed_pair (x0, y, NULL, x0, x0, y, wvf, wv, q, n);   /* in place */
       g_assert_cmpmem (p0, n * 8, x0, n * 8);
       g_assert_cmpmem (p1, n * 8, y, n * 8);
+      /* the decryption's fused block sums (q - 1 everywhere: the largest
+       * lane sums; then random) */
+      for (size_t i = 0; i < n; i++)
+        x[i] = q - 1;
+      check_block_sums_one (&simd, x, w, wvf, wv, q, n);
+      for (size_t i = 0; i < n; i++)
+        x[i] = rand_below (q);
+      check_block_sums_one (&simd, x, w, wvf, wv, q, n);
       g_free (x0); g_free (p0); g_free (p1);
       ckks_ntt_tables_clear (&ts);
       ckks_ntt_tables_clear (&tv);
