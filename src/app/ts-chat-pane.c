@@ -274,6 +274,28 @@ show_ending (TsChatPane *self, TsGenerationEventKind kind)
   ts_chat_message_set_ending (self->reply, text);
 }
 
+/* A refusal by the evaluator's privacy budget. When little of it is spent,
+ * the cost asked per answer is what does not fit ("spent: ε 0 of 5" would
+ * contradict itself): say so and where to lower it. */
+static char *
+privacy_refusal (const TsGenerationEvent *event)
+{
+  double spent = event->privacy.epsilon_spent, budget = event->privacy.epsilon_budget;
+
+  if (!event->has_privacy || !(event->privacy.flags & TS_HELORA_PRIVACY_BUDGET))
+    return g_strdup (_("The evaluator refused this answer: the privacy budget of this key is "
+                       "spent. The plaintext answer is not affected."));
+  if (spent < 0.5 * budget)
+    return g_strdup_printf (_("The evaluator refused this answer: at the differential-privacy "
+                              "cost set in Preferences, one answer would spend more than the "
+                              "%.3g of this key's budget (ε %.3g) that is left. Lower the cost "
+                              "per answer (more noise) or set it to 0 (no noise). The plaintext "
+                              "answer is not affected."), budget - spent, budget);
+  return g_strdup_printf (_("The evaluator refused this answer: the privacy budget of this key "
+                            "is spent (ε %.3g of %.3g). The plaintext answer is not affected."),
+                          spent, budget);
+}
+
 /* Why the reply stopped, in the reply itself: the other pane's answer and
  * the user's message stay as they are. */
 static void
@@ -284,12 +306,7 @@ show_error (TsChatPane *self, const TsGenerationEvent *event)
   if (self->reply == NULL || event->error == NULL)
     return;
   if (g_error_matches (event->error, TS_GENERATION_ERROR, TS_GENERATION_ERROR_PRIVACY_BUDGET))
-    text = event->has_privacy && (event->privacy.flags & TS_HELORA_PRIVACY_BUDGET)
-      ? g_strdup_printf (_("The evaluator refused this answer: the privacy budget of this key "
-                           "is spent (ε %.3g of %.3g). The plaintext answer is not affected."),
-                         event->privacy.epsilon_spent, event->privacy.epsilon_budget)
-      : g_strdup (_("The evaluator refused this answer: the privacy budget of this key is "
-                    "spent. The plaintext answer is not affected."));
+    text = privacy_refusal (event);
   else if (g_error_matches (event->error, TS_GENERATION_ERROR, TS_GENERATION_ERROR_GPU))
     text = g_strdup_printf (_("The GPU failed during this answer; the next answer is computed "
                               "on the CPU (%s)"), event->error->message);

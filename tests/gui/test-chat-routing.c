@@ -423,6 +423,20 @@ test_privacy_budget (void)
   g_assert_cmpuint (plain_turns->len, ==, 4);
   g_assert_cmpfloat (ts_chat_pane_get_privacy_epsilon (he), >=, eps2);
 
+  /* A cost no single answer fits in (ρ 0.5 per module answer against a
+   * fresh budget of ε 5): the first answer is refused, and the message
+   * blames the cost and says where to lower it, not a budget "spent" at 0. */
+  gui_evaluator_stop (&e.server);
+  g_remove (e.state);
+  evaluator_start (&e, 5.0);
+  g_settings_set_string (settings, "evaluator-url", e.server.ws_url);
+  g_settings_set_double (settings, "privacy-rho", 0.5);
+  refused = send_private (page, PIRATE_PROMPT);
+  g_test_message ("refused at the first answer: %s", refused);
+  g_assert_nonnull (refused);
+  g_assert_nonnull (strstr (refused, "Lower the cost per answer"));
+  g_assert_null (strstr (refused, "is spent"));
+
   g_settings_reset (settings, "evaluator-mode");
   g_settings_reset (settings, "evaluator-url");
   g_settings_reset (settings, "evaluator-private");
