@@ -383,8 +383,9 @@ _ts_bench_page_export_to (TsBenchPage *self, const char *path, const char *forma
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, _("Nothing to export yet"));
       return FALSE;
     }
-  text = g_str_equal (format, "json") ? ts_bench_results_to_json (self->results)
-                                      : ts_bench_results_to_csv (self->results);
+  text = g_str_equal (format, "json")
+    ? ts_bench_results_to_json_document (self->results, self->model_path, self->adapter_path)
+    : ts_bench_results_to_csv (self->results);
   return g_file_set_contents (path, text, -1, error);
 }
 

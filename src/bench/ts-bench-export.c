@@ -1,8 +1,11 @@
 /* ts-bench-export.c: benchmark results as CSV and JSON, for the app's export and the CLI.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <json-glib/json-glib.h>
+#include <string.h>
+#include <sys/utsname.h>
 
 #include "ts-bench-export.h"
+#include "ts-core.h"
 
 const char *
 ts_bench_result_mode_name (const TsBenchResult *r)
@@ -160,6 +163,98 @@ ts_bench_results_to_json (GPtrArray *results)
   for (guint i = 0; i < results->len; i++)
     build_result (b, g_ptr_array_index (results, i));
   json_builder_end_array (b);
+  root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  json_generator_set_pretty (gen, TRUE);
+  return json_generator_to_data (gen, NULL);
+}
+
+/* The CPU's model name from /proc/cpuinfo, or NULL. */
+static char *
+cpu_name (void)
+{
+  g_autofree char *text = NULL;
+  const char *line, *colon, *end;
+
+  if (!g_file_get_contents ("/proc/cpuinfo", &text, NULL, NULL)
+      || (line = strstr (text, "model name")) == NULL || (colon = strchr (line, ':')) == NULL)
+    return NULL;
+  end = strchr (colon, '\n');
+  return g_strstrip (g_strndup (colon + 1, end != NULL ? (gsize) (end - colon - 1) : strlen (colon + 1)));
+}
+
+/* MemTotal in bytes, or -1. */
+static gint64
+memory_bytes (void)
+{
+  g_autofree char *text = NULL;
+  const char *line;
+
+  if (!g_file_get_contents ("/proc/meminfo", &text, NULL, NULL)
+      || (line = strstr (text, "MemTotal:")) == NULL)
+    return -1;
+  return g_ascii_strtoll (line + strlen ("MemTotal:"), NULL, 10) * 1024;
+}
+
+static void
+add_machine (JsonBuilder *b)
+{
+  g_autofree char *cpu = cpu_name ();
+  struct utsname u;
+  g_autofree char *os = uname (&u) == 0 ? g_strdup_printf ("%s %s %s", u.sysname, u.release,
+                                                           u.machine) : NULL;
+
+  json_builder_set_member_name (b, "machine");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "cpu");
+  json_builder_add_string_value (b, cpu);
+  json_builder_set_member_name (b, "cores");
+  json_builder_add_int_value (b, g_get_num_processors ());
+  json_builder_set_member_name (b, "memory_bytes");
+  json_builder_add_int_value (b, memory_bytes ());
+  json_builder_set_member_name (b, "os");
+  json_builder_add_string_value (b, os);
+  json_builder_end_object (b);
+}
+
+static void
+add_file_name (JsonBuilder *b, const char *member, const char *path)
+{
+  g_autofree char *name = path != NULL && *path != '\0' ? g_path_get_basename (path) : NULL;
+
+  json_builder_set_member_name (b, member);
+  if (name != NULL)
+    json_builder_add_string_value (b, name);
+  else
+    json_builder_add_null_value (b);
+}
+
+char *
+ts_bench_results_to_json_document (GPtrArray *results, const char *model_path,
+                                   const char *adapter_path)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = NULL;
+  g_autoptr (GDateTime) now = g_date_time_new_now_utc ();
+  g_autofree char *date = g_date_time_format_iso8601 (now);
+
+  g_return_val_if_fail (results != NULL, NULL);
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "tensafe_version");
+  json_builder_add_string_value (b, ts_version ());
+  json_builder_set_member_name (b, "date");
+  json_builder_add_string_value (b, date);
+  add_machine (b);
+  add_file_name (b, "model", model_path);
+  add_file_name (b, "adapter", adapter_path);
+  json_builder_set_member_name (b, "results");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < results->len; i++)
+    build_result (b, g_ptr_array_index (results, i));
+  json_builder_end_array (b);
+  json_builder_end_object (b);
   root = json_builder_get_root (b);
   json_generator_set_root (gen, root);
   json_generator_set_pretty (gen, TRUE);

@@ -33,4 +33,11 @@ char *ts_bench_results_to_csv (GPtrArray *results);
  * "refill_ms_per_pad", "cpu_ms_per_module", "wait_ms"}}. */
 char *ts_bench_results_to_json (GPtrArray *results);
 
+/* The app's JSON export: what was measured, where and when, around the
+ * results: {"tensafe_version", "date" (ISO 8601, UTC), "machine": {"cpu",
+ * "cores", "memory_bytes", "os"}, "model", "adapter" (file names; null when
+ * none), "results": ts_bench_results_to_json()'s array}. */
+char *ts_bench_results_to_json_document (GPtrArray *results, const char *model_path,
+                                         const char *adapter_path);
+
 G_END_DECLS

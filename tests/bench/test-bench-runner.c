@@ -13,6 +13,7 @@
 #include "ts-bench-export.h"
 #include "ts-bench-runner.h"
 #include "ts-bench-summary.h"
+#include "ts-core.h"
 #include "ts-test-util.h"
 
 #define GOLDEN_DIR "qwen35/tiny-qwen35moe-f32/"
@@ -253,6 +254,32 @@ test_stack_paths (void)
     }
 }
 
+/* The app's export: the same results inside what was measured where and
+ * when (version, date, machine, model and adapter names). */
+static void
+check_json_document (GPtrArray *results)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+  g_autofree char *json = ts_bench_results_to_json_document (results, "/m/tiny.gguf", NULL);
+  g_autoptr (GDateTime) date = NULL;
+  JsonObject *doc, *machine;
+
+  g_assert_true (json_parser_load_from_data (parser, json, -1, &error));
+  doc = json_node_get_object (json_parser_get_root (parser));
+  g_assert_cmpstr (json_object_get_string_member (doc, "tensafe_version"), ==, ts_version ());
+  date = g_date_time_new_from_iso8601 (json_object_get_string_member (doc, "date"), NULL);
+  g_assert_nonnull (date);
+  g_assert_cmpstr (json_object_get_string_member (doc, "model"), ==, "tiny.gguf");
+  g_assert_true (json_node_is_null (json_object_get_member (doc, "adapter")));
+  machine = json_object_get_object_member (doc, "machine");
+  g_assert_cmpint (json_object_get_int_member (machine, "cores"), ==, g_get_num_processors ());
+  g_assert_cmpint (json_object_get_int_member (machine, "memory_bytes"), >, 0);
+  g_assert_nonnull (json_object_get_string_member (machine, "os"));
+  g_assert_cmpuint (json_array_get_length (json_object_get_array_member (doc, "results")), ==,
+                    results->len);
+}
+
 static void
 test_exports (void)
 {
@@ -298,6 +325,7 @@ test_exports (void)
   g_assert_cmpint (json_object_get_int_member (first, "round"), ==, 0);
   g_assert_true (json_object_has_member (first, "pads"));
   g_assert_null (json_object_get_object_member (first, "pads"));   /* not private */
+  check_json_document (results);
   /* The fields `tensafe-cli bench helora --json` has always printed. */
   second = json_array_get_object_element (configs, 1);
   g_assert_cmpstr (json_object_get_string_member (second, "label"), ==, "HE local · fast");
