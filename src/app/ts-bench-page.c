@@ -55,11 +55,27 @@ static const char *const presets[] = { "fast", "default", "wide" };
 #define STACK_RANK 8
 
 static void
-toast (TsBenchPage *self, const char *text)
+show_toast (TsBenchPage *self, const char *text, guint timeout_s)
 {
+  AdwToast *t = adw_toast_new (text);
+
   g_free (self->last_toast);
   self->last_toast = g_strdup (text);
-  adw_toast_overlay_add_toast (self->toast_overlay, adw_toast_new (text));
+  adw_toast_set_timeout (t, timeout_s);
+  adw_toast_overlay_add_toast (self->toast_overlay, t);
+}
+
+static void
+toast (TsBenchPage *self, const char *text)
+{
+  show_toast (self, text, 5);
+}
+
+/* A failed run or export stays until dismissed: it is not a passing remark. */
+static void
+toast_error (TsBenchPage *self, const char *text)
+{
+  show_toast (self, text, 0);
 }
 
 static GSettings *
@@ -333,7 +349,7 @@ run_done_cb (GObject *source, GAsyncResult *result, gpointer user_data)
     {
       g_autofree char *text = g_strdup_printf (_("Benchmark failed: %s"), error->message);
       gtk_progress_bar_set_text (self->progress_bar, _("Failed"));
-      toast (self, text);
+      toast_error (self, text);
     }
   update_actions (self);
 }
@@ -348,7 +364,7 @@ run_action (GtkWidget *widget, const char *action_name, GVariant *param)
 
   if (options == NULL)
     {
-      toast (self, error->message);
+      toast_error (self, error->message);
       return;
     }
   self->run_cancellable = g_cancellable_new ();
@@ -399,7 +415,7 @@ export_chosen_cb (GtkWidget *owner, const char *path, gpointer user_data)
   if (path == NULL)
     toast (self, _("Results can only be saved to a local file"));
   else if (!_ts_bench_page_export_to (self, path, format, &error))
-    toast (self, error->message);
+    toast_error (self, error->message);
   else
     toast (self, _("Results exported"));
 }

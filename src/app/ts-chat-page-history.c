@@ -11,7 +11,7 @@ static void
 history_failed (TsChatPage *self, const GError *error)
 {
   g_debug ("history: %s", error->message);
-  _ts_chat_page_toast (self, error->message);
+  _ts_chat_page_error (self, error->message);
 }
 
 static GtkWidget *

@@ -177,7 +177,7 @@ load_done_cb (GObject *source, GAsyncResult *result, gpointer data)
     return;
   if (model == NULL)
     {
-      _ts_chat_page_toast (self, error->message);
+      _ts_chat_page_error (self, error->message);
       return;
     }
   /* An adapter switch brings back the same model: the adapter is no longer
@@ -449,7 +449,7 @@ csv_chosen (TsChatPage *self, GFile *file)
 
   if (!g_file_replace_contents (file, csv, strlen (csv), NULL, FALSE, G_FILE_CREATE_NONE, NULL,
                                 NULL, &error))
-    _ts_chat_page_toast (self, error->message);
+    _ts_chat_page_error (self, error->message);
 }
 
 static void
@@ -458,7 +458,7 @@ save_chart_png (TsChatPane *pane, TsChatPage *self, GFile *file)
   g_autoptr (GError) error = NULL;
 
   if (!ts_latency_chart_save_png (ts_chat_pane_get_chart (pane), file, &error))
-    _ts_chat_page_toast (self, error->message);
+    _ts_chat_page_error (self, error->message);
 }
 
 static void

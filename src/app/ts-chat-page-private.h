@@ -46,6 +46,7 @@ struct _TsChatPage
   /* The exchange in progress. */
   gboolean busy;
   gboolean turn_failed;          /* a pane of the turn under way failed */
+  char *last_error;              /* the last error shown (_ts_chat_page_error) */
   gboolean regenerating;         /* the turn being started is a regenerate */
   guint n_regenerated;           /* regenerates so far: each draws with another seed */
   GArray *plain_ids;             /* token ids of the current reply, per pane */
@@ -83,6 +84,8 @@ void _ts_chat_page_toast (TsChatPage *self, const char *message);
  * model's own); @note (NULL: none) above each reply says which. */
 void _ts_chat_page_start_exchange (TsChatPage *self, const char *prompt,
                                    const char *adapter_path, const char *note);
+/* An error as a toast that stays until dismissed. */
+void _ts_chat_page_error (TsChatPage *self, const char *message);
 /* A turn stopped before generation began: the prompt returns to the entry. */
 void _ts_chat_page_turn_cancelled (TsChatPage *self, const char *prompt);
 void _ts_chat_page_update_actions (TsChatPage *self);

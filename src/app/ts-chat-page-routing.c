@@ -87,7 +87,7 @@ routing_built_cb (GObject *source, GAsyncResult *result, gpointer data)
     return;
   g_clear_pointer (&self->routing, ts_chat_router_unref);
   if (routing == NULL)
-    _ts_chat_page_toast (self, error->message);
+    _ts_chat_page_error (self, error->message);
   else if (ts_chat_router_get_adapters (routing)->len >= 2)
     self->routing = routing;
   else

@@ -47,7 +47,7 @@ _ts_chat_page_use_vault_key (TsChatPage *self, TsGenerationRequest *request)
    * next state change. Without it the answer falls back to a fresh key. */
   if (!ts_generation_request_set_key_pair (request, pair,
                                            ts_key_vault_get_fingerprint (self->key_vault), &error))
-    _ts_chat_page_toast (self, error->message);
+    _ts_chat_page_error (self, error->message);
 }
 
 void

@@ -24,8 +24,8 @@ enum {
 static GParamSpec *properties[N_PROPS];
 
 
-void
-_ts_chat_page_toast (TsChatPage *self, const char *message)
+static void
+show_toast (TsChatPage *self, const char *message, guint timeout_s)
 {
   /* Toast titles are markup; messages can carry '<', '&' or bytes from a
    * file or a peer. */
@@ -33,8 +33,33 @@ _ts_chat_page_toast (TsChatPage *self, const char *message)
   g_autofree char *escaped = g_markup_escape_text (valid, -1);
   AdwToast *toast = adw_toast_new (escaped);
 
-  adw_toast_set_timeout (toast, 6);
+  adw_toast_set_timeout (toast, timeout_s);
+  if (timeout_s == 0)
+    adw_toast_set_priority (toast, ADW_TOAST_PRIORITY_HIGH);
   adw_toast_overlay_add_toast (self->toast_overlay, toast);
+}
+
+void
+_ts_chat_page_toast (TsChatPage *self, const char *message)
+{
+  show_toast (self, message, 6);
+}
+
+/* An error stays until it is dismissed: a model that failed to load is not
+ * a passing remark a presenter may miss while talking. */
+void
+_ts_chat_page_error (TsChatPage *self, const char *message)
+{
+  g_free (self->last_error);
+  self->last_error = g_strdup (message);
+  show_toast (self, message, 0);
+}
+
+const char *
+ts_chat_page_get_last_error (TsChatPage *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PAGE (self), NULL);
+  return self->last_error;
 }
 
 void
@@ -522,6 +547,7 @@ ts_chat_page_finalize (GObject *object)
 
   g_clear_pointer (&self->model, ts_generation_model_unref);
   g_free (self->model_path);
+  g_free (self->last_error);
   g_free (self->adapter_path);
   g_array_unref (self->plain_ids);
   g_array_unref (self->he_ids);

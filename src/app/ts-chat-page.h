@@ -84,4 +84,8 @@ char *ts_chat_page_runs_csv (TsChatPage *self);
  * Newly allocated; NULL when missing. */
 char *ts_chat_page_find_demo_file (const char *name);
 
+/* The last error the page showed (a model or adapter that failed to load,
+ * a refused key), or NULL. Errors stay on screen until dismissed. */
+const char *ts_chat_page_get_last_error (TsChatPage *self);
+
 G_END_DECLS

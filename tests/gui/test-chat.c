@@ -580,6 +580,33 @@ test_focus_endings_copy (void)
   quit_app (app);
 }
 
+static gboolean
+error_shown (gpointer page)
+{
+  return ts_chat_page_get_last_error (TS_CHAT_PAGE (page)) != NULL;
+}
+
+/* A model that fails to load is an error that stays on screen (a toast with
+ * no timeout) naming the file, and the page keeps the model it had. */
+static void
+test_model_error_stays (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  TsChatPage *page = start_app (app);
+  g_autofree char *dir = g_dir_make_tmp ("tensafe-badmodel-XXXXXX", NULL);
+  g_autofree char *bad = g_build_filename (dir, "broken-model.gguf", NULL);
+
+  g_assert_true (g_file_set_contents (bad, "GGUF", 4, NULL));
+  ts_chat_page_load_model (page, bad, NULL);
+  wait_until (error_shown, page, "the load error");
+  g_test_message ("%s", ts_chat_page_get_last_error (page));
+  g_assert_nonnull (strstr (ts_chat_page_get_last_error (page), "broken-model.gguf"));
+  send_prompt (page, PROMPT);   /* still answers with the model it had */
+  g_remove (bad);
+  g_rmdir (dir);
+  quit_app (app);
+}
+
 /* A turn only the HE side failed (its evaluator unreachable) is left out of
  * both panes' conversations: the next turn starts from the same history on
  * both sides, so the panes answer alike and nothing is marked as differing. */
@@ -756,6 +783,7 @@ main (int argc, char **argv)
   g_test_add_func ("/chat/failed-turn-left-out", test_failed_turn_left_out);
   g_test_add_func ("/chat/long-conversation-goes-on", test_long_conversation_goes_on);
   g_test_add_func ("/chat/focus-endings-copy", test_focus_endings_copy);
+  g_test_add_func ("/chat/model-error-stays", test_model_error_stays);
   status = g_test_run ();
   ts_test_remove_tree (data_home);
   return status;
