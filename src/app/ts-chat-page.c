@@ -630,6 +630,10 @@ ts_chat_page_init (TsChatPage *self)
   self->plain_ids = g_array_new (FALSE, FALSE, sizeof (int));
   self->he_ids = g_array_new (FALSE, FALSE, sizeof (int));
   gtk_widget_init_template (GTK_WIDGET (self));
+  ts_latency_chart_share_scale (ts_chat_pane_get_chart (self->plain_pane),
+                                ts_chat_pane_get_chart (self->he_pane));
+  ts_latency_chart_share_scale (ts_chat_pane_get_chart (self->he_pane),
+                                ts_chat_pane_get_chart (self->plain_pane));
   g_signal_connect (self->plain_pane, "token", G_CALLBACK (pane_token_cb), self);
   g_signal_connect (self->he_pane, "token", G_CALLBACK (pane_token_cb), self);
   g_signal_connect (self->plain_pane, "finished", G_CALLBACK (pane_finished_cb), self);

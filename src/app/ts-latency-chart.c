@@ -12,7 +12,6 @@
 #define LEGEND_ROW 18.0
 #define SUMMARY_HEIGHT 34.0
 #define AXIS_WIDTH 64.0
-#define RATE_WINDOW 8      /* tokens in the rolling tokens/s */
 
 typedef struct {
   TsTokenTimings timings;
@@ -28,6 +27,7 @@ struct _TsLatencyChart
   guint n_bars;
   guint draw_tick;          /* pending frame callback, 0 when none */
   int hover;                /* bar under the pointer, -1 when none */
+  TsLatencyChart *peer;     /* weak: the other pane's chart, whose scale this one shares */
 };
 
 G_DEFINE_FINAL_TYPE (TsLatencyChart, ts_latency_chart, GTK_TYPE_WIDGET)
@@ -134,6 +134,8 @@ draw_tick_cb (GtkWidget *widget, GdkFrameClock *clock, gpointer data)
   self->draw_tick = 0;
   update_accessible_description (self);
   gtk_widget_queue_draw (widget);
+  if (self->peer != NULL)   /* the shared scale may have grown */
+    gtk_widget_queue_draw (GTK_WIDGET (self->peer));
   return G_SOURCE_REMOVE;
 }
 
@@ -188,28 +190,36 @@ typedef struct {
   double bar_w;
   guint first, count;       /* bars shown */
   double max_ms;            /* top of the scale; taller bars are clipped */
-  double max_rate;
   gboolean dark;
   GdkRGBA fg;
 } Frame;
 
-/* Tokens/s over the last RATE_WINDOW bars; the first bar (the prompt's
- * prefill) only counts for itself. */
+static double text_width (TsLatencyChart *self, const char *text);
+
+/* The tallest bar from @first on. The first token carries the whole
+ * prompt: it would flatten the others, so it does not set the scale (its
+ * bar is clipped). */
 static double
-rolling_rate (TsLatencyChart *self, guint index)
+own_scale_ms (TsLatencyChart *self, guint first)
 {
-  guint from = index + 1 >= RATE_WINDOW ? index + 1 - RATE_WINDOW : 0;
+  double max_ms = 0;
 
-  if (from == 0 && index > 0)
-    from = 1;
-  double ms = 0;
-
-  for (guint i = from; i <= index; i++)
-    ms += ts_token_timings_total_ms (&bar_at (self, i)->timings);
-  return ms > 0 ? 1000.0 * (index + 1 - from) / ms : 0;
+  for (guint i = first; i < self->n_bars; i++)
+    if (i > 0 || self->n_bars == 1)
+      max_ms = MAX (max_ms, ts_token_timings_total_ms (&bar_at (self, i)->timings));
+  return max_ms;
 }
 
-static double text_width (TsLatencyChart *self, const char *text);
+/* Whether any bar spends time in @stage: the legend lists only those (the
+ * plaintext pane has no encryption stages). */
+static gboolean
+stage_used (TsLatencyChart *self, int stage)
+{
+  for (guint i = 0; i < self->n_bars; i++)
+    if (bar_at (self, i)->timings.ms[stage] > 0)
+      return TRUE;
+  return self->n_bars == 0;
+}
 
 /* Legend entries flow onto as many rows as the width needs. */
 static guint
@@ -246,16 +256,9 @@ frame_init (TsLatencyChart *self, Frame *f, double width, double height)
   fit = MAX ((guint) (f->plot_w / (f->bar_w + BAR_GAP)), 1);
   f->count = MIN (self->n_bars, fit);
   f->first = self->n_bars - f->count;
-  f->max_ms = 0;
-  f->max_rate = 0;
-  for (guint i = f->first; i < self->n_bars; i++)
-    {
-      /* The first token carries the whole prompt: it would flatten the
-       * others, so it does not set the scale (its bar is clipped). */
-      if (i > 0 || self->n_bars == 1)
-        f->max_ms = MAX (f->max_ms, ts_token_timings_total_ms (&bar_at (self, i)->timings));
-      f->max_rate = MAX (f->max_rate, rolling_rate (self, i));
-    }
+  /* one scale for both panes' charts, so their bars compare at a glance */
+  f->max_ms = MAX (own_scale_ms (self, f->first),
+                   self->peer != NULL ? own_scale_ms (self->peer, 0) : 0);
   f->dark = adw_style_manager_get_dark (adw_style_manager_get_default ());
   gtk_style_context_get_color (gtk_widget_get_style_context (GTK_WIDGET (self)), &f->fg);
 }
@@ -292,6 +295,10 @@ draw_legend (TsLatencyChart *self, GtkSnapshot *snapshot, const Frame *f)
       double w = 13 + text_width (self, ts_stage_name (s)) + 10;
       GdkRGBA color;
 
+      /* the rows are sized for every stage (the layout does not jump when
+       * the first bar arrives); only the stages this chart has are drawn */
+      if (!stage_used (self, s))
+        continue;
       if (x + w > f->width && x > f->plot_x)
         x = f->plot_x, y += LEGEND_ROW;
       ts_latency_chart_stage_color (s, f->dark, &color);
@@ -337,40 +344,11 @@ draw_bars (TsLatencyChart *self, GtkSnapshot *snapshot, const Frame *f)
     }
 }
 
-/* The rolling tokens/s line, on its own scale (right-hand label). */
-static void
-draw_rate_line (TsLatencyChart *self, GtkSnapshot *snapshot, const Frame *f)
-{
-  cairo_t *cr;
-
-  if (f->count < 2 || f->max_rate <= 0)
-    return;
-  cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, (float) f->width,
-                                                                  (float) f->height));
-  gdk_cairo_set_source_rgba (cr, &f->fg);
-  cairo_set_line_width (cr, 1.5);
-  cairo_set_line_join (cr, CAIRO_LINE_JOIN_ROUND);
-  for (guint i = 0; i < f->count; i++)
-    {
-      double rate = rolling_rate (self, f->first + i);
-      double x = f->plot_x + i * (f->bar_w + BAR_GAP) + f->bar_w / 2;
-      double y = f->plot_y + f->plot_h - rate / (f->max_rate * 1.1) * f->plot_h;
-
-      if (i == 0)
-        cairo_move_to (cr, x, y);
-      else
-        cairo_line_to (cr, x, y);
-    }
-  cairo_stroke (cr);
-  cairo_destroy (cr);
-}
-
 static void
 draw_axes (TsLatencyChart *self, GtkSnapshot *snapshot, const Frame *f)
 {
   GdkRGBA dim = f->fg;
   g_autofree char *top = g_strdup_printf (_("%.1f ms"), f->max_ms);
-  g_autofree char *rate = g_strdup_printf (_("— %.0f tokens/s"), f->max_rate * 1.1);
 
   dim.alpha = 0.25f;
   gtk_snapshot_append_color (snapshot, &dim,
@@ -378,8 +356,6 @@ draw_axes (TsLatencyChart *self, GtkSnapshot *snapshot, const Frame *f)
                                                   (float) f->plot_w, 1));
   dim.alpha = 0.7f;
   draw_text (self, snapshot, top, 2, f->plot_y, &dim);
-  if (f->max_rate > 0)
-    draw_text (self, snapshot, rate, f->width - text_width (self, rate) - 6, f->plot_y, &dim);
 }
 
 static void
@@ -418,7 +394,6 @@ draw_chart (TsLatencyChart *self, GtkSnapshot *snapshot, double width, double he
   draw_legend (self, snapshot, &f);
   draw_axes (self, snapshot, &f);
   draw_bars (self, snapshot, &f);
-  draw_rate_line (self, snapshot, &f);
   draw_summary (self, snapshot, &f);
   gtk_snapshot_pop (snapshot);
 }
@@ -593,6 +568,8 @@ ts_latency_chart_finalize (GObject *object)
 {
   TsLatencyChart *self = TS_LATENCY_CHART (object);
 
+  if (self->peer != NULL)
+    g_object_remove_weak_pointer (G_OBJECT (self->peer), (gpointer *) &self->peer);
   for (guint i = 0; i < self->n_bars; i++)
     g_free (bar_at (self, i)->text);
   g_free (self->bars);
@@ -635,6 +612,30 @@ ts_latency_chart_init (TsLatencyChart *self)
                            G_CALLBACK (dark_changed_cb), self, G_CONNECT_SWAPPED);
   gtk_accessible_update_property (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_PROPERTY_LABEL,
                                   _("Per-token latency by stage"), -1);
+}
+
+void
+ts_latency_chart_share_scale (TsLatencyChart *self, TsLatencyChart *peer)
+{
+  g_return_if_fail (TS_IS_LATENCY_CHART (self) && TS_IS_LATENCY_CHART (peer));
+  if (self->peer != NULL)
+    g_object_remove_weak_pointer (G_OBJECT (self->peer), (gpointer *) &self->peer);
+  self->peer = peer;
+  g_object_add_weak_pointer (G_OBJECT (peer), (gpointer *) &self->peer);
+}
+
+double
+ts_latency_chart_get_scale_ms (TsLatencyChart *self)
+{
+  g_return_val_if_fail (TS_IS_LATENCY_CHART (self), 0);
+  return MAX (own_scale_ms (self, 0), self->peer != NULL ? own_scale_ms (self->peer, 0) : 0);
+}
+
+gboolean
+ts_latency_chart_get_stage_listed (TsLatencyChart *self, TsStage stage)
+{
+  g_return_val_if_fail (TS_IS_LATENCY_CHART (self), FALSE);
+  return stage_used (self, stage);
 }
 
 GtkWidget *

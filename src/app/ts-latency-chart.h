@@ -45,4 +45,13 @@ gboolean ts_latency_chart_save_csv (TsLatencyChart *self, GFile *file, GError **
 /* Renders the chart at its current size (or 800×240 when it has none) to a PNG. */
 gboolean ts_latency_chart_save_png (TsLatencyChart *self, GFile *file, GError **error);
 
+/* Draws on the taller of the two charts' scales, so that the plaintext and
+ * HE panes' bars compare at a glance (@peer is watched weakly; call it both
+ * ways). */
+void ts_latency_chart_share_scale (TsLatencyChart *self, TsLatencyChart *peer);
+/* The top of the scale in ms (the shared one), and whether @stage is in
+ * the legend (only stages some bar spends time in are listed). */
+double ts_latency_chart_get_scale_ms (TsLatencyChart *self);
+gboolean ts_latency_chart_get_stage_listed (TsLatencyChart *self, TsStage stage);
+
 G_END_DECLS

@@ -115,7 +115,7 @@ mirror_picker (GtkMenuButton *source)
    * (the quantisation at the end stays readable), whole in the tooltip, so
    * the header never widens the window past a laptop screen. */
   gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_MIDDLE);
-  gtk_label_set_width_chars (GTK_LABEL (label), 10);
+  gtk_label_set_width_chars (GTK_LABEL (label), 12);
   gtk_label_set_max_width_chars (GTK_LABEL (label), 22);
   gtk_menu_button_set_child (GTK_MENU_BUTTON (button), label);
   gtk_menu_button_set_always_show_arrow (GTK_MENU_BUTTON (button), TRUE);

@@ -131,6 +131,20 @@ check_chart (TsChatPane *pane)
     }
 }
 
+/* One scale for both charts; the plaintext chart lists no encryption stage. */
+static void
+check_charts_compare (TsChatPage *page)
+{
+  TsLatencyChart *plain = ts_chat_pane_get_chart (ts_chat_page_get_pane (page, FALSE));
+  TsLatencyChart *he = ts_chat_pane_get_chart (ts_chat_page_get_pane (page, TRUE));
+
+  g_assert_cmpfloat (ts_latency_chart_get_scale_ms (plain), >, 0);
+  g_assert_cmpfloat (ts_latency_chart_get_scale_ms (plain), ==, ts_latency_chart_get_scale_ms (he));
+  g_assert_false (ts_latency_chart_get_stage_listed (plain, TS_STAGE_ENCRYPT));
+  g_assert_true (ts_latency_chart_get_stage_listed (he, TS_STAGE_ENCRYPT));
+  g_assert_true (ts_latency_chart_get_stage_listed (plain, TS_STAGE_FORWARD));
+}
+
 /* The exported run: a header, then each pane's bars in order. */
 static void
 check_runs_csv (TsChatPage *page)
@@ -226,6 +240,7 @@ test_send_and_restart (void)
   check_backend_line (plain, he);
   check_chart (plain);
   check_chart (he);
+  check_charts_compare (page);
   check_runs_csv (page);
   gui_save_screenshot (gtk_widget_get_ancestor (GTK_WIDGET (page), GTK_TYPE_WINDOW), "screenshot-chat.png");
 
