@@ -290,25 +290,52 @@ rename_action (GtkWidget *widget, const char *action_name, GVariant *param)
 }
 
 static void
-delete_action (GtkWidget *widget, const char *action_name, GVariant *param)
+delete_now (TsChatPage *self, gint64 id)
 {
-  TsChatPage *self = TS_CHAT_PAGE (widget);
-  gint64 id = g_variant_get_int64 (param);
   g_autoptr (GError) error = NULL;
 
-  if (self->history == NULL)
-    return;
   if (id == self->conversation)
     {
       if (self->busy)
         return _ts_chat_page_toast (self, _("Stop the answer in progress first"));
-      gtk_widget_activate_action (widget, "chat.clear", NULL);
+      gtk_widget_activate_action (GTK_WIDGET (self), "chat.clear", NULL);
     }
   if (!ts_history_delete (self->history, id, &error))
     history_failed (self, error);
   else
     _ts_chat_page_toast (self, _("Conversation deleted"));
   _ts_chat_page_history_refresh (self);
+}
+
+static void
+delete_response_cb (AdwMessageDialog *dialog, const char *response, TsChatPage *self)
+{
+  if (g_strcmp0 (response, "delete") == 0 && self->history != NULL)
+    delete_now (self, *(gint64 *) g_object_get_data (G_OBJECT (dialog), "ts-conversation"));
+}
+
+/* Deleting cannot be undone: it asks first. */
+static void
+delete_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  TsChatPage *self = TS_CHAT_PAGE (widget);
+  gint64 id = g_variant_get_int64 (param);
+  GtkWidget *dialog;
+
+  if (self->history == NULL)
+    return;
+  dialog = adw_message_dialog_new (GTK_WINDOW (gtk_widget_get_root (widget)),
+                                   _("Delete the Conversation?"),
+                                   _("Its messages and timings are deleted from this computer. "
+                                     "This cannot be undone."));
+  adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog), "cancel", _("_Cancel"),
+                                    "delete", _("_Delete"), NULL);
+  adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "delete",
+                                              ADW_RESPONSE_DESTRUCTIVE);
+  adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
+  g_object_set_data_full (G_OBJECT (dialog), "ts-conversation", g_memdup2 (&id, sizeof id), g_free);
+  g_signal_connect_object (dialog, "response", G_CALLBACK (delete_response_cb), self, 0);
+  gtk_window_present (GTK_WINDOW (dialog));
 }
 
 void

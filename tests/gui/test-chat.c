@@ -348,11 +348,29 @@ test_rename_and_delete (void)
   dialog = gui_find_message_dialog ();
   gtk_editable_set_text (GTK_EDITABLE (adw_message_dialog_get_extra_child (dialog)), "  Renamed  ");
   adw_message_dialog_response (dialog, "rename");
+  gtk_window_destroy (GTK_WINDOW (dialog));
+  gui_wait_until (gui_message_dialog_gone, NULL, 30, "the rename dialog to close");
   title = stored_title (id);
   g_assert_cmpstr (title, ==, "Renamed");
 
+  /* Deleting asks first: declined, nothing goes; accepted, it goes. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.delete-conversation",
                                              "x", id));
+  gui_wait_until (gui_message_dialog_shown, NULL, 30, "the delete confirmation");
+  dialog = gui_find_message_dialog ();
+  adw_message_dialog_response (dialog, "cancel");
+  gtk_window_destroy (GTK_WINDOW (dialog));
+  gui_wait_until (gui_message_dialog_gone, NULL, 30, "the dialog to close");
+  g_free (title);
+  title = stored_title (id);
+  g_assert_cmpstr (title, ==, "Renamed");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.delete-conversation",
+                                             "x", id));
+  gui_wait_until (gui_message_dialog_shown, NULL, 30, "the delete confirmation");
+  dialog = gui_find_message_dialog ();
+  adw_message_dialog_response (dialog, "delete");
+  gtk_window_destroy (GTK_WINDOW (dialog));
+  gui_wait_until (gui_message_dialog_gone, NULL, 30, "the dialog to close");
   g_assert_null (stored_title (id));
   g_assert_cmpuint (ts_chat_page_get_n_conversations (page), ==, n - 1);
   /* The conversation shown was the one deleted: the page starts afresh. */
