@@ -10,7 +10,7 @@ limit; questions with no such answer are dropped and counted.
 Generated with tensafe-cli generate --chat --system (this repository) on
 qwen2.5-coder-0.5b-instruct-q4_k_m.gguf (sha256 1d9614638d18...f32).
 
-Rerun (about 5 minutes per style on 2 cores):
+Rerun (12.5 min for pirate, 16 min for banking on a shared 2-core machine):
   tools/distill/distill-generate.py pirate build/src/cli/tensafe-cli MODEL \
       tools/distill/pirate-train.txt /tmp/pirate.jsonl
   tools/distill/distill-generate.py banking build/src/cli/tensafe-cli MODEL \
