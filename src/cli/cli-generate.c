@@ -19,7 +19,7 @@
 #define CMD "tensafe-cli generate"
 
 typedef struct {
-  char *model, *lora, *prompt, *tokens, *dump_logits, *timings, *he, *he_params,
+  char *model, *lora, *prompt, *system, *tokens, *dump_logits, *timings, *he, *he_params,
        *he_encrypt, *he_ca, *he_backend, *engine_backend;
   char **add_lora;             /* stacked on --lora: PATH[@WEIGHT] */
   int threads, n_predict, top_k, he_lambda, gpu_layers;
@@ -81,6 +81,7 @@ parse_options (int *argc, char ***argv, GenerateOptions *o)
      * character set (ASCII, as the CLI does not call setlocale). */
     { "prompt", 'p', 0, G_OPTION_ARG_FILENAME, &o->prompt, "Prompt text (may start with '-')", "TEXT" },
     { "chat", 0, 0, G_OPTION_ARG_NONE, &o->chat, "Wrap the prompt as a user turn in the model's chat template", NULL },
+    { "system", 0, 0, G_OPTION_ARG_FILENAME, &o->system, "--chat: this system turn instead of the template's default", "TEXT" },
     { "no-thinking", 0, 0, G_OPTION_ARG_NONE, &o->no_thinking, "--chat: turn thinking off (models that think, as Qwen3)", NULL },
     { "print-prompt", 0, 0, G_OPTION_ARG_NONE, &o->print_prompt, "Print the prompt's token ids and exit (the weights are not read)", NULL },
     { "tokens", 0, 0, G_OPTION_ARG_STRING, &o->tokens, "Prompt as token ids", "ID,ID,..." },
@@ -115,14 +116,14 @@ parse_options (int *argc, char ***argv, GenerateOptions *o)
   if (o->model == NULL || (o->prompt == NULL) == (o->tokens == NULL) || *argc != 1 ||
       o->n_predict < 0 || o->threads < 0 || o->gpu_layers < 0 ||
       (o->engine_backend != NULL && !lm_backend_from_name (o->engine_backend, &(LmBackend) { 0 })) ||
-      (o->greedy && wants_sampling (o)) ||
+      (o->greedy && wants_sampling (o)) || (o->system != NULL && !o->chat) ||
       (o->he_encrypt != NULL && g_strcmp0 (o->he_encrypt, "sk") != 0
        && g_strcmp0 (o->he_encrypt, "pk") != 0)
       || (o->he_backend != NULL && !ts_helora_backend_parse (o->he_backend, &o->backend, NULL)))
     {
       fprintf (stderr, "Usage: " CMD " --model FILE [--lora PATH [--add-lora PATH[@W]]...] [--threads N]\n"
                "    [--backend cpu|cuda|auto [--gpu-layers N]]\n"
-               "    (--prompt TEXT [--chat [--no-thinking]] | --tokens ID,ID,...) [-n N]\n"
+               "    (--prompt TEXT [--chat [--system TEXT] [--no-thinking]] | --tokens ID,ID,...) [-n N]\n"
                "    [--greedy | --temp T --top-k K --top-p P --seed S]\n"
                "    [--print-ids] [--print-prompt] [--dump-logits FILE] [--timings FILE]\n"
                "    [--he plain|local|ws://HOST:PORT|wss://HOST:PORT [--he-params PRESET]\n"
@@ -161,9 +162,11 @@ tokenize_prompt (const GenerateOptions *o, int32_t n_vocab, Generation *g)
   LmStatus st;
   if (o->chat)
     {
-      LmChatMessage msg = { LM_ROLE_USER, o->prompt };
+      /* A system turn first replaces the template's default one. */
+      LmChatMessage msgs[2] = { { LM_ROLE_SYSTEM, o->system }, { LM_ROLE_USER, o->prompt } };
+      size_t first = o->system != NULL ? 0 : 1;
       unsigned flags = LM_CHAT_GENERATION_PROMPT | (o->no_thinking ? LM_CHAT_NO_THINKING : 0);
-      st = lm_chat_tokenize (g->tok, &msg, 1, flags, &g->prompt, &g->n_prompt);
+      st = lm_chat_tokenize (g->tok, msgs + first, 2 - first, flags, &g->prompt, &g->n_prompt);
     }
   else
     st = lm_tokenize (g->tok, o->prompt, strlen (o->prompt), true, &g->prompt, &g->n_prompt);
@@ -447,6 +450,7 @@ free_options (GenerateOptions *o)
   g_free (o->model);
   g_free (o->lora);
   g_free (o->prompt);
+  g_free (o->system);
   g_free (o->tokens);
   g_free (o->dump_logits);
   g_free (o->timings);

@@ -204,6 +204,28 @@ test_generate_prompt (void)
     }
 }
 
+/* --system: the prompt is that system turn, then the user turn, as ChatML
+ * written out by hand; without --chat it is a usage error. */
+static void
+test_generate_system (void)
+{
+  g_autofree char *model = ts_test_data_path ("qwen35/" MODEL "/" MODEL ".gguf");
+  const char *chat[] = { "generate", "--model", model, "--chat", "--system", "Answer in verse.",
+                         "--prompt", "What is free software?", "--print-prompt", NULL };
+  const char *raw[] = { "generate", "--model", model, "--prompt",
+                        "<|im_start|>system\nAnswer in verse.<|im_end|>\n"
+                        "<|im_start|>user\nWhat is free software?<|im_end|>\n"
+                        "<|im_start|>assistant\n", "--print-prompt", NULL };
+  const char *no_chat[] = { "generate", "--model", model, "--system", "Answer in verse.",
+                            "--prompt", "What is free software?", "--print-prompt", NULL };
+  g_autofree char *a = NULL, *b = NULL, *c = NULL, *err = NULL;
+  g_assert_cmpint (run_cli (chat, &a, NULL), ==, 0);
+  g_assert_cmpint (run_cli (raw, &b, NULL), ==, 0);
+  g_assert_cmpstr (a, ==, b);
+  g_assert_cmpint (run_cli (no_chat, &c, &err), !=, 0);
+  g_assert_nonnull (strstr (err, "--system TEXT"));
+}
+
 /* Sampling with a seed is reproducible, and different seeds differ. */
 static void
 test_generate_sampling (void)
@@ -334,6 +356,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/cli/generate-lora", test_generate_lora);
   g_test_add_func ("/engine/cli/generate-prompt", test_generate_prompt);
   g_test_add_func ("/engine/cli/generate-he-backend", test_generate_he_backend);
+  g_test_add_func ("/engine/cli/generate-system", test_generate_system);
   g_test_add_func ("/engine/cli/generate-sampling", test_generate_sampling);
   g_test_add_func ("/engine/cli/errors", test_errors);
   g_test_add_func ("/engine/cli/bench-json", test_bench_json);
