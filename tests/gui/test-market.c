@@ -442,9 +442,11 @@ test_filters_and_pages (void)
   wait_for_catalogue (page, 2);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "market.load-more", NULL));
   wait_for_catalogue (page, 4);
-  for (int i = 0; i < 4; i++)
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "market.load-more", NULL));
+  wait_for_catalogue (page, 6);
+  for (int i = 0; i < 6; i++)
     g_hash_table_add (seen, card_adapter (page, i)->id);
-  g_assert_cmpuint (g_hash_table_size (seen), ==, 4);
+  g_assert_cmpuint (g_hash_table_size (seen), ==, 6);
 
   choose (page, "license", "MIT");
   wait_for_catalogue (page, 1);
@@ -463,6 +465,12 @@ test_filters_and_pages (void)
   wait_for_catalogue (page, 2);
   g_assert_cmpstr (card_adapter (page, 0)->id, ==, "tiny-golden");
   g_assert_cmpstr (card_adapter (page, 1)->id, ==, "tiny-poet");
+  /* The chat's model narrows the list to the adapters made for it. */
+  choose (page, "price", "Any Price");
+  ts_marketplace_page_set_loaded_model (page, "qwen2.5-coder-0.5b-instruct-q4_k_m");
+  wait_for_catalogue (page, 2);
+  g_assert_true (page_lists (page, "qwen2.5-coder-0.5b-pirate"));
+  g_assert_true (page_lists (page, "qwen2.5-coder-0.5b-banking"));
   close_window (window);
   market_server_stop (server);
 }
