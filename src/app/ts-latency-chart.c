@@ -257,8 +257,7 @@ frame_init (TsLatencyChart *self, Frame *f, double width, double height)
   f->count = MIN (self->n_bars, fit);
   f->first = self->n_bars - f->count;
   /* one scale for both panes' charts, so their bars compare at a glance */
-  f->max_ms = MAX (own_scale_ms (self, f->first),
-                   self->peer != NULL ? own_scale_ms (self->peer, 0) : 0);
+  f->max_ms = ts_latency_chart_get_scale_ms (self);
   f->dark = adw_style_manager_get_dark (adw_style_manager_get_default ());
   gtk_style_context_get_color (gtk_widget_get_style_context (GTK_WIDGET (self)), &f->fg);
 }

@@ -24,6 +24,7 @@ typedef struct {
   char **add_lora;             /* stacked on --lora: PATH[@WEIGHT] */
   int threads, n_predict, top_k, he_lambda, gpu_layers;
   gboolean chat, no_thinking, print_prompt, greedy, print_ids, he_private;
+  gboolean exact;              /* --exact-activations */
   double temp, top_p;
   gint64 seed;
   TsHeloraBackend backend;     /* parsed --he-backend */
@@ -92,6 +93,7 @@ parse_options (int *argc, char ***argv, GenerateOptions *o)
     { "top-p", 0, 0, G_OPTION_ARG_DOUBLE, &o->top_p, "Top-p", "P" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &o->seed, "Sampling seed", "S" },
     { "print-ids", 0, 0, G_OPTION_ARG_NONE, &o->print_ids, "Print generated ids instead of text", NULL },
+    { "exact-activations", 0, 0, G_OPTION_ARG_NONE, &o->exact, "Multiply quantized weights with f32 activations (slower; HE-LoRA's tiny error cannot flip an 8-bit rounding)", NULL },
     { "dump-logits", 0, 0, G_OPTION_ARG_FILENAME, &o->dump_logits,
       "Write the prompt's logits (float32 LE, n_prompt x n_vocab)", "FILE" },
     { "timings", 0, 0, G_OPTION_ARG_FILENAME, &o->timings, "Write per-token stage timings (JSON)", "FILE" },
@@ -266,6 +268,7 @@ load (const GenerateOptions *o, Generation *g)
   LmSessionParams params = { .n_ctx = (uint32_t) (g->n_prompt + (size_t) o->n_predict + 1),
                              .n_threads = (uint32_t) o->threads,
                              .gpu_layers = (uint32_t) o->gpu_layers };
+  params.exact_activations = o->exact;
   if (o->engine_backend != NULL)
     lm_backend_from_name (o->engine_backend, &params.backend);
   if ((st = lm_session_new_full (g->model, &params, &g->session, &msg)) != LM_OK ||

@@ -49,8 +49,9 @@ join_ids_spaces (const int32_t *ids, gsize n)
   return commas;
 }
 
+/* @flag: an extra option (NULL: none) that the goldens of @prefix assume. */
 static void
-check_generate (const char *name, const char *lora_rel, const char *prefix)
+check_generate_with (const char *name, const char *lora_rel, const char *prefix, const char *flag)
 {
   g_autofree char *rel = g_strdup_printf ("qwen35/%s/%s.gguf", name, name);
   g_autofree char *model = ts_test_data_path (rel);
@@ -65,11 +66,23 @@ check_generate (const char *name, const char *lora_rel, const char *prefix)
   g_autofree char *dir = g_dir_make_tmp ("tensafe-cli-XXXXXX", NULL);
   g_autofree char *dump = g_build_filename (dir, "logits.bin", NULL);
   g_autofree char *timings = g_build_filename (dir, "timings.json", NULL);
-  const char *args[] = { "generate", "--model", model, "--tokens", ids, "-n", "32", "--greedy",
-                         "--threads", "2", "--print-ids", "--dump-logits", dump,
-                         "--timings", timings, lora ? "--lora" : NULL, lora, NULL };
+  const char *fixed[] = { "generate", "--model", model, "--tokens", ids, "-n", "32", "--greedy",
+                          "--threads", "2", "--print-ids", "--dump-logits", dump,
+                          "--timings", timings };
+  g_autoptr (GPtrArray) args = g_ptr_array_new ();
   g_autofree char *out = NULL, *err = NULL;
-  g_assert_cmpint (run_cli (args, &out, &err), ==, 0);
+
+  for (gsize i = 0; i < G_N_ELEMENTS (fixed); i++)
+    g_ptr_array_add (args, (gpointer) fixed[i]);
+  if (flag != NULL)
+    g_ptr_array_add (args, (gpointer) flag);
+  if (lora != NULL)
+    {
+      g_ptr_array_add (args, (gpointer) "--lora");
+      g_ptr_array_add (args, lora);
+    }
+  g_ptr_array_add (args, NULL);
+  g_assert_cmpint (run_cli ((const char *const *) args->pdata, &out, &err), ==, 0);
   g_autofree char *want = join_ids_spaces (greedy, n_greedy);
   g_assert_cmpstr (g_strstrip (out), ==, want);
   g_autofree char *logits = NULL;
@@ -87,10 +100,18 @@ check_generate (const char *name, const char *lora_rel, const char *prefix)
 }
 
 static void
+check_generate (const char *name, const char *lora_rel, const char *prefix)
+{
+  check_generate_with (name, lora_rel, prefix, NULL);
+}
+
+static void
 test_generate (void)
 {
   check_generate (MODEL, NULL, "");
   check_generate ("tiny-qwen35-f32", NULL, "");
+  /* f32 activations against the decoded Q8_0 weights: the dequant goldens */
+  check_generate_with ("tiny-qwen35moe-e256-q8_0", NULL, "dequant_f32_", "--exact-activations");
 }
 
 static void
