@@ -6,6 +6,9 @@
 #include "ts-chat-page-private.h"
 #include "ts-adapter-stack.h"
 #include "ts-config.h"
+#include "ts-models-catalog.h"
+#include "ts-models-files.h"
+#include "ts-models-installed.h"
 
 char *
 ts_chat_page_find_demo_file (const char *name)
@@ -165,6 +168,8 @@ switch_adapter_thread (GTask *task, gpointer source, gpointer data, GCancellable
 
 /* The task holds no reference on the page: a page dropped mid-load cancels
  * it, and then this callback returns before touching the page. */
+static void build_model_menu (TsChatPage *self);
+
 static void
 load_done_cb (GObject *source, GAsyncResult *result, gpointer data)
 {
@@ -198,6 +203,7 @@ load_done_cb (GObject *source, GAsyncResult *result, gpointer data)
   _ts_chat_page_update_subtitles (self);
   _ts_chat_page_update_actions (self);
   _ts_chat_page_routing_refresh (self);
+  build_model_menu (self);
   /* ready: typing goes to the prompt at once (not after a dozen Tabs) */
   gtk_widget_grab_focus (GTK_WIDGET (self->prompt_entry));
 }
@@ -318,14 +324,53 @@ _ts_chat_page_rebuild_adapter_menu (TsChatPage *self)
   gtk_menu_button_set_menu_model (self->adapter_button, G_MENU_MODEL (menu));
 }
 
+/* The models of the models folder (src/models): downloaded or imported. */
+static GMenu *
+installed_models_section (void)
+{
+  GMenu *section = g_menu_new ();
+  g_autofree char *dir = ts_models_dir ();
+  g_autoptr (TsModelCatalog) catalog = ts_model_catalog_load (NULL, NULL);
+  g_autoptr (TsModelIndex) index = ts_model_index_load (dir, NULL);
+  g_autoptr (GArray) states = NULL;
+
+  if (catalog == NULL || index == NULL)
+    return section;
+  states = ts_models_list (catalog, index, dir);
+  for (guint i = 0; i < states->len; i++)
+    {
+      const TsModelState *state = &g_array_index (states, TsModelState, i);
+      g_autofree char *path = g_build_filename (dir, state->file, NULL);
+      g_autoptr (GMenuItem) item = NULL;
+
+      if (!state->installed)
+        continue;
+      item = g_menu_item_new (state->name, NULL);
+      g_menu_item_set_action_and_target (item, "chat.use-model", "s", path);
+      g_menu_append_item (section, item);
+    }
+  return section;
+}
+
 static void
 build_model_menu (TsChatPage *self)
 {
   g_autoptr (GMenu) menu = g_menu_new ();
+  g_autoptr (GMenu) installed = installed_models_section ();
+  g_autoptr (GMenu) other = g_menu_new ();
 
-  g_menu_append (menu, _("Demo Model"), "chat.use-demo");
-  g_menu_append (menu, _("Open Model File…"), "chat.open-model");
+  g_menu_append_section (menu, _("Installed Models"), G_MENU_MODEL (installed));
+  g_menu_append (other, _("Demo Model"), "chat.use-demo");
+  g_menu_append (other, _("Open Model File…"), "chat.open-model");
+  g_menu_append (other, _("Models…"), "win.models");
+  g_menu_append_section (menu, NULL, G_MENU_MODEL (other));
   gtk_menu_button_set_menu_model (self->model_button, G_MENU_MODEL (menu));
+}
+
+static void
+use_model_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  _ts_chat_page_load_model (TS_CHAT_PAGE (widget), g_variant_get_string (param, NULL), NULL);
 }
 
 static void
@@ -498,6 +543,7 @@ void
 _ts_chat_page_models_class_init (GtkWidgetClass *widget_class)
 {
   gtk_widget_class_install_action (widget_class, "chat.use-demo", NULL, use_demo_action);
+  gtk_widget_class_install_action (widget_class, "chat.use-model", "s", use_model_action);
   gtk_widget_class_install_action (widget_class, "chat.use-adapter", "s", use_adapter_action);
   gtk_widget_class_install_action (widget_class, "chat.open-model", NULL, open_model_action);
   gtk_widget_class_install_action (widget_class, "chat.open-adapter", NULL, open_adapter_action);
@@ -516,6 +562,7 @@ _ts_chat_page_models_init (TsChatPage *self)
   /* Adapters installed from the marketplace meanwhile show up when the
    * page is shown again. */
   g_signal_connect (self, "map", G_CALLBACK (_ts_chat_page_rebuild_adapter_menu), NULL);
+  g_signal_connect (self, "map", G_CALLBACK (build_model_menu), NULL);
   g_signal_connect (self, "map", G_CALLBACK (_ts_chat_page_update_subtitles), NULL);
   _ts_chat_page_update_subtitles (self);
   use_demo_action (GTK_WIDGET (self), NULL, NULL);

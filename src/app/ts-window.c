@@ -132,6 +132,7 @@ ts_window_add_header_pickers (TsWindow *self)
 {
   static const GActionEntry entries[] = {
     { "use-demo", forward_chat_action, NULL, NULL, NULL },
+    { "use-model", forward_chat_action, "s", NULL, NULL },
     { "open-model", forward_chat_action, NULL, NULL, NULL },
     { "use-adapter", forward_chat_action, "s", NULL, NULL },
     { "route-adapter", forward_chat_action, "s", NULL, NULL },

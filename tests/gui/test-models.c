@@ -28,6 +28,25 @@ picker_shows_tiny (gpointer page)
   return g_strcmp0 (label, "tiny-qwen35moe-f32") == 0;
 }
 
+/* Whether @menu (sections included) has an item running @action on @target. */
+static gboolean
+menu_has (GMenuModel *menu, const char *action, const char *target)
+{
+  for (int i = 0; i < g_menu_model_get_n_items (menu); i++)
+    {
+      g_autofree char *a = NULL, *t = NULL;
+      g_autoptr (GMenuModel) section = g_menu_model_get_item_link (menu, i, G_MENU_LINK_SECTION);
+
+      if (section != NULL && menu_has (section, action, target))
+        return TRUE;
+      if (g_menu_model_get_item_attribute (menu, i, G_MENU_ATTRIBUTE_ACTION, "s", &a)
+          && g_menu_model_get_item_attribute (menu, i, G_MENU_ATTRIBUTE_TARGET, "s", &t)
+          && g_strcmp0 (a, action) == 0 && g_strcmp0 (t, target) == 0)
+        return TRUE;
+    }
+  return FALSE;
+}
+
 static void
 test_import_use_remove (void)
 {
@@ -73,6 +92,12 @@ test_import_use_remove (void)
   g_object_ref (dialog);
   ts_models_dialog_use (dialog, "tiny-qwen35moe-f32");
   gui_wait_until (picker_shows_tiny, page, 30, "the imported model in the chat");
+  /* the chat's model picker lists the installed model, and loads it from the
+   * header (the window forwards chat.use-model) */
+  g_assert_true (menu_has (gtk_menu_button_get_menu_model (ts_chat_page_get_picker (page, FALSE)),
+                           "chat.use-model", installed));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (gtk_widget_get_root (GTK_WIDGET (page))),
+                                             "chat.use-model", "s", installed));
 
   ts_models_dialog_remove (dialog, "tiny-qwen35moe-f32");
   g_assert_null (ts_models_dialog_get_error (dialog));
