@@ -508,6 +508,27 @@ test_start_model (void)
 /* The HE pane claims encryption only for a reply that was encrypted: with
  * the evaluator set to plaintext its title, lock and footer say that
  * nothing was encrypted; back on the local evaluator they return. */
+/* What the HE pane claims for its last answer: encrypted (title "HE-LoRA",
+ * the key's lock) or not (a title that says so, no lock, no ciphertext). */
+static void
+assert_pane_claims (TsChatPane *he, gboolean encrypted)
+{
+  g_autofree char *title = NULL;
+
+  g_object_get (he, "title", &title, NULL);
+  g_assert_cmpint (ts_chat_pane_get_encrypted (he), ==, encrypted);
+  if (encrypted)
+    {
+      g_assert_cmpstr (title, ==, "HE-LoRA");
+      g_assert_nonnull (ts_chat_pane_get_key_fingerprint (he));
+      return;
+    }
+  g_assert_cmpstr (title, !=, "HE-LoRA");
+  g_assert_nonnull (strstr (title, "not encrypted"));
+  g_assert_null (ts_chat_pane_get_key_fingerprint (he));
+  g_assert_cmpfloat (ts_chat_pane_get_bytes_per_token (he), ==, 0);
+}
+
 static void
 test_plaintext_mode_claims_nothing (void)
 {
@@ -515,31 +536,15 @@ test_plaintext_mode_claims_nothing (void)
   TsChatPage *page = start_app (app);
   TsChatPane *he = ts_chat_page_get_pane (page, TRUE);
   GSettings *settings = ts_application_get_settings (app);
-  g_autofree char *title = NULL;
 
   send_prompt (page, PROMPT);
-  g_object_get (he, "title", &title, NULL);
-  g_assert_cmpstr (title, ==, "HE-LoRA");
-  g_assert_true (ts_chat_pane_get_encrypted (he));
-  g_assert_nonnull (ts_chat_pane_get_key_fingerprint (he));
-
+  assert_pane_claims (he, TRUE);
   g_settings_set_string (settings, "evaluator-mode", "plain");
   send_prompt (page, "And in plaintext?");
-  g_clear_pointer (&title, g_free);
-  g_object_get (he, "title", &title, NULL);
-  g_assert_cmpstr (title, !=, "HE-LoRA");
-  g_assert_nonnull (strstr (title, "not encrypted"));
-  g_assert_false (ts_chat_pane_get_encrypted (he));
-  g_assert_null (ts_chat_pane_get_key_fingerprint (he));
-  g_assert_cmpfloat (ts_chat_pane_get_bytes_per_token (he), ==, 0);
-
+  assert_pane_claims (he, FALSE);
   g_settings_reset (settings, "evaluator-mode");
   send_prompt (page, "And encrypted again?");
-  g_clear_pointer (&title, g_free);
-  g_object_get (he, "title", &title, NULL);
-  g_assert_cmpstr (title, ==, "HE-LoRA");
-  g_assert_true (ts_chat_pane_get_encrypted (he));
-  g_assert_nonnull (ts_chat_pane_get_key_fingerprint (he));
+  assert_pane_claims (he, TRUE);
   quit_app (app);
 }
 
