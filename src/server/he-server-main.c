@@ -21,6 +21,7 @@ typedef struct {
   int max_in_flight;
   int idle_timeout_s;
   int max_unread_kib;
+  int max_conns_per_address;   /* -1: not given */
   gboolean watch;
   gboolean version;
   char *privacy_state;
@@ -88,6 +89,7 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
     { "max-frame-mib", 0, 0, G_OPTION_ARG_INT, &o->max_frame_mib, "Largest frame accepted (default 64)", "MIB" },
     { "max-in-flight", 0, 0, G_OPTION_ARG_INT, &o->max_in_flight, "Evaluate requests in flight per client (default 8)", "N" },
     { "idle-timeout", 0, 0, G_OPTION_ARG_INT, &o->idle_timeout_s, "Close clients idle this long (default 120)", "SECONDS" },
+    { "max-connections-per-address", 0, 0, G_OPTION_ARG_INT, &o->max_conns_per_address, "Connections one client address may hold open (default 64; 0: no cap, as behind a proxy)", "N" },
     { "max-unread-kib", 0, 0, G_OPTION_ARG_INT, &o->max_unread_kib, "Close a client that leaves this much of its answers unread (default 8192)", "KIB" },
     { "watch", 0, 0, G_OPTION_ARG_NONE, &o->watch, "Reload an adapter when its file in DIR changes (hot-swap)", NULL },
     { "version", 0, 0, G_OPTION_ARG_NONE, &o->version, "Print the version", NULL },
@@ -112,6 +114,7 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
   if (o->threads < 0 || o->max_frame_mib < 0 || o->max_frame_mib > 1024
       || o->max_in_flight < 0 || o->idle_timeout_s < 0
       || o->max_unread_kib < 0 || o->max_unread_kib > (1 << 22)
+      || o->max_conns_per_address < -1 || o->max_conns_per_address > 1000000
       || o->privacy_min_lambda < 0 || o->privacy_min_lambda > 100
       || o->pad_pool_answers < 0 || o->pad_pool_answers > 1000
       || o->pad_pool_mib < 0 || o->pad_pool_mib > (1 << 20)
@@ -133,6 +136,8 @@ start (const Options *o, LmModel *model, GError **error)
     .max_in_flight = o->max_in_flight,
     .idle_timeout_ms = (guint) o->idle_timeout_s * 1000,
     .max_unread_bytes = (gsize) o->max_unread_kib << 10,
+    .max_conns_per_address = o->max_conns_per_address == 0 ? -1
+                             : MAX (o->max_conns_per_address, 0),
     .tls_cert = o->tls_cert,
     .tls_key = o->tls_key,
     .watch_adapters = o->watch,
@@ -157,7 +162,7 @@ start (const Options *o, LmModel *model, GError **error)
 int
 main (int argc, char **argv)
 {
-  g_auto (Options) o = { 0 };
+  g_auto (Options) o = { .max_conns_per_address = -1 };
   g_autoptr (GError) error = NULL;
   g_autoptr (GMainLoop) loop = NULL;
   g_autofree char *url = NULL;

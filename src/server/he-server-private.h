@@ -93,6 +93,7 @@ struct _HeServer {
   guint max_in_flight;
   guint idle_timeout_ms;
   gsize max_unread_bytes;
+  guint max_conns_per_address;  /* 0: no cap */
   gboolean shut_down;
   /* adapter-private mode (he-server-privacy.c) */
   TsPrivacyAccountant *accountant;   /* NULL: no DP budget configured */

@@ -78,6 +78,9 @@ he_server_new (const HeServerOptions *options, GError **error)
                                                    : HE_SERVER_DEFAULT_IDLE_TIMEOUT_MS;
   self->max_unread_bytes = options->max_unread_bytes ? options->max_unread_bytes
                                                      : HE_SERVER_DEFAULT_MAX_UNREAD_BYTES;
+  self->max_conns_per_address = options->max_conns_per_address == 0
+                                  ? SERVER_DEFAULT_MAX_PER_ADDRESS
+                                  : (guint) MAX (options->max_conns_per_address, 0);
   self->adapters = he_adapters_new (options->adapters_dir, options->open_evaluator,
                                     options->open_stack, options->open_data, error);
   if (self->adapters == NULL || !he_privacy_init (self, options, error)
@@ -120,19 +123,17 @@ gboolean
 he_server_listen (HeServer *self, const char *address, GError **error)
 {
   g_autoptr (GSocketAddress) addr = parse_address (address, error);
-  SoupServerListenOptions flags = 0;
+  ServerListenLimits limits = { .max_per_address = self->max_conns_per_address };
 
   if (addr == NULL)
     return FALSE;
-  if (soup_server_is_https (self->soup))
-    flags |= SOUP_SERVER_LISTEN_HTTPS;
-  return server_listen (self->soup, addr, flags, error);
+  return server_listen (self->soup, addr, &limits, error);
 }
 
 static GUri *
 first_uri (HeServer *self)
 {
-  GSList *uris = soup_server_get_uris (self->soup);
+  GSList *uris = server_listen_get_uris (self->soup);
   GUri *uri = uris != NULL ? g_uri_ref (uris->data) : NULL;
 
   g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
@@ -205,7 +206,10 @@ he_server_shutdown (HeServer *self)
   self->shut_down = TRUE;
   g_clear_pointer (&self->watch, he_watch_free);
   if (self->soup != NULL)
-    soup_server_disconnect (self->soup);
+    {
+      server_listen_stop (self->soup);
+      soup_server_disconnect (self->soup);
+    }
   if (self->conns != NULL)
     close_all_connections (self);
   if (self->pool != NULL)

@@ -34,6 +34,7 @@ typedef struct {
   guint max_in_flight;         /* 0: HE_SERVER_DEFAULT_MAX_IN_FLIGHT */
   guint idle_timeout_ms;       /* 0: HE_SERVER_DEFAULT_IDLE_TIMEOUT_MS */
   gsize max_unread_bytes;      /* 0: HE_SERVER_DEFAULT_MAX_UNREAD_BYTES */
+  int max_conns_per_address;   /* 0: SERVER_DEFAULT_MAX_PER_ADDRESS (64); < 0: no cap */
   const char *tls_cert;        /* PEM files; both or neither */
   const char *tls_key;
   gboolean watch_adapters;     /* reload adapters when their files change */

@@ -23,6 +23,7 @@ typedef struct
   char  *tls_cert;
   char  *tls_key;
   int    io_timeout;
+  int    max_conns_per_address;   /* -1: not given */
   gboolean version;
 } Options;
 
@@ -43,6 +44,9 @@ parse_options (int *argc, char ***argv, Options *o, GError **error)
     { "tls-key", 0, 0, G_OPTION_ARG_FILENAME, &o->tls_key, "PEM private key for HTTPS", "FILE" },
     { "io-timeout", 0, 0, G_OPTION_ARG_INT, &o->io_timeout,
       "Close connections idle this long (default 30)", "SECONDS" },
+    { "max-connections-per-address", 0, 0, G_OPTION_ARG_INT, &o->max_conns_per_address,
+      "Connections one client address may hold open (default 64; 0: no cap, as behind a proxy)",
+      "N" },
     { "version", 0, 0, G_OPTION_ARG_NONE, &o->version, "Print the version and exit", NULL },
     G_OPTION_ENTRY_NULL
   };
@@ -61,6 +65,12 @@ parse_options (int *argc, char ***argv, Options *o, GError **error)
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                    "--io-timeout must be 1 to 3600 seconds");
+      return FALSE;
+    }
+  if (o->max_conns_per_address < -1 || o->max_conns_per_address > 1000000)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--max-connections-per-address must be 0 to 1000000");
       return FALSE;
     }
   if ((o->tls_cert == NULL) != (o->tls_key == NULL))
@@ -97,7 +107,10 @@ static gboolean
 start_server (Marketd *self, Options *o, GError **error)
 {
   g_autoptr(GSocketAddress) addr = parse_listen (o->listen, error);
-  SoupServerListenOptions flags = 0;
+  ServerListenLimits limits = {
+    .max_per_address = o->max_conns_per_address < 0 ? SERVER_DEFAULT_MAX_PER_ADDRESS
+                                                    : (guint) o->max_conns_per_address,
+  };
   GSList *uris;
 
   if (addr == NULL)
@@ -111,14 +124,13 @@ start_server (Marketd *self, Options *o, GError **error)
       if (cert == NULL)
         return FALSE;
       soup_server_set_tls_certificate (self->server, cert);
-      flags |= SOUP_SERVER_LISTEN_HTTPS;
     }
   marketd_routes_install (self);
   /* headers within the I/O timeout, not one line per timeout */
   server_set_request_deadline (self->server, self->io_timeout_s * 1000);
-  if (!server_listen (self->server, addr, flags, error))
+  if (!server_listen (self->server, addr, &limits, error))
     return FALSE;
-  uris = soup_server_get_uris (self->server);
+  uris = server_listen_get_uris (self->server);
   for (GSList *l = uris; l; l = l->next)
     {
       g_autofree char *s = g_uri_to_string (l->data);
@@ -169,7 +181,10 @@ static void
 marketd_clear (Marketd *self)
 {
   if (self->server != NULL)
-    soup_server_disconnect (self->server);
+    {
+      server_listen_stop (self->server);
+      soup_server_disconnect (self->server);
+    }
   g_clear_object (&self->server);
   g_clear_pointer (&self->db, sqlite3_close);
   g_clear_pointer (&self->tokens, g_hash_table_unref);
@@ -193,7 +208,7 @@ options_clear (Options *o)
 int
 main (int argc, char **argv)
 {
-  Options o = { 0 };
+  Options o = { .max_conns_per_address = -1 };
   Marketd self = { 0 };
   g_autoptr(GError) error = NULL;
   g_autoptr(GMainLoop) loop = g_main_loop_new (NULL, FALSE);

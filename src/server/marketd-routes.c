@@ -1,6 +1,7 @@
 /* marketd-routes.c: HTTP routes of tensafe-marketd (details, keys, health) and request limits.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include "marketd.h"
+#include "server-listen.h"
 #include "ts-market-json.h"
 
 #include <string.h>
@@ -303,7 +304,7 @@ static void
 request_started_cb (SoupServer *server, SoupServerMessage *msg, gpointer user_data)
 {
   Marketd *self = user_data;
-  GSocket *sock = soup_server_message_get_socket (msg);
+  GSocket *sock = server_message_socket (msg);
 
   if (sock != NULL)
     g_socket_set_timeout (sock, self->io_timeout_s);

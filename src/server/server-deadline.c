@@ -1,6 +1,7 @@
 /* server-deadline.c: a request's headers within a deadline, its body moving.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include "server-deadline.h"
+#include "server-listen.h"
 
 #define DEADLINE_KEY "ts-request-deadline"
 
@@ -63,7 +64,7 @@ chunk_cb (SoupServerMessage *msg, GBytes *chunk, gpointer data)
 static void
 request_started_cb (SoupServer *server, SoupServerMessage *msg, gpointer user_data)
 {
-  GSocket *socket = soup_server_message_get_socket (msg);
+  GSocket *socket = server_message_socket (msg);
   Deadline *d;
 
   if (socket == NULL)
