@@ -11,7 +11,6 @@
 #include "ts-config.h"
 #include "ts-file-chooser.h"
 #include "ts-gpu.h"
-#include "ts-main-context.h"
 
 struct _TsBenchPage
 {
@@ -251,59 +250,18 @@ collect_options (TsBenchPage *self, GError **error)
   return g_steal_pointer (&options);
 }
 
-typedef struct {
-  TsBenchPage *page;   /* ref */
-  double fraction;
-  char *label;
-} Progress;
-
-static gboolean
-progress_apply (gpointer data)
-{
-  Progress *p = data;
-  g_autofree char *text = NULL;
-
-  if (p->page->run_cancellable == NULL)
-    return G_SOURCE_REMOVE;
-  gtk_progress_bar_set_fraction (p->page->progress_bar, p->fraction);
-  text = p->label != NULL ? g_strdup_printf (_("Running %s…"), p->label) : g_strdup (_("Done"));
-  gtk_progress_bar_set_text (p->page->progress_bar, text);
-  return G_SOURCE_REMOVE;
-}
-
-static void
-progress_free (gpointer data)
-{
-  Progress *p = data;
-
-  g_object_unref (p->page);
-  g_free (p->label);
-  g_free (p);
-}
-
-/* On the worker thread. */
+/* On the main thread (ts_bench_run_async()). */
 static void
 progress_cb (double fraction, const char *label, gpointer user_data)
 {
-  GTask *task = user_data;
-  Progress *p = g_new0 (Progress, 1);
+  TsBenchPage *self = user_data;
+  g_autofree char *text = NULL;
 
-  p->page = g_object_ref (g_task_get_source_object (task));
-  p->fraction = fraction;
-  p->label = g_strdup (label);
-  ts_main_context_post (g_task_get_context (task), progress_apply, p, progress_free);
-}
-
-static void
-run_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  GError *error = NULL;
-  GPtrArray *results = ts_bench_run (task_data, progress_cb, task, cancellable, &error);
-
-  if (results != NULL)
-    g_task_return_pointer (task, results, (GDestroyNotify) g_ptr_array_unref);
-  else
-    g_task_return_error (task, error);
+  if (self->run_cancellable == NULL || self->store == NULL)   /* done, or disposed */
+    return;
+  gtk_progress_bar_set_fraction (self->progress_bar, fraction);
+  text = label != NULL ? g_strdup_printf (_("Running %s…"), label) : g_strdup (_("Done"));
+  gtk_progress_bar_set_text (self->progress_bar, text);
 }
 
 static void
@@ -323,9 +281,9 @@ show_results (TsBenchPage *self, GPtrArray *results)
 static void
 run_done_cb (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  TsBenchPage *self = TS_BENCH_PAGE (source);
+  g_autoptr (TsBenchPage) self = user_data;   /* run_action()'s reference */
   g_autoptr (GError) error = NULL;
-  GPtrArray *results = g_task_propagate_pointer (G_TASK (result), &error);
+  GPtrArray *results = ts_bench_run_finish (result, &error);
 
   g_clear_object (&self->run_cancellable);
   if (self->store == NULL)
@@ -359,7 +317,6 @@ run_action (GtkWidget *widget, const char *action_name, GVariant *param)
 {
   TsBenchPage *self = TS_BENCH_PAGE (widget);
   g_autoptr (GError) error = NULL;
-  g_autoptr (GTask) task = NULL;
   TsBenchOptions *options = collect_options (self, &error);
 
   if (options == NULL)
@@ -371,9 +328,8 @@ run_action (GtkWidget *widget, const char *action_name, GVariant *param)
   show_results (self, NULL);
   gtk_progress_bar_set_fraction (self->progress_bar, 0.0);
   gtk_progress_bar_set_text (self->progress_bar, _("Loading the model…"));
-  task = g_task_new (self, self->run_cancellable, run_done_cb, NULL);
-  g_task_set_task_data (task, options, (GDestroyNotify) ts_bench_options_free);
-  g_task_run_in_thread (task, run_thread);
+  ts_bench_run_async (options, progress_cb, self, self->run_cancellable, run_done_cb,
+                      g_object_ref (self));
   update_actions (self);
 }
 
