@@ -535,6 +535,5 @@ _ts_chat_page_models_init (TsChatPage *self)
   g_signal_connect (self, "map", G_CALLBACK (_ts_chat_page_rebuild_adapter_menu), NULL);
   g_signal_connect (self, "map", G_CALLBACK (build_model_menu), NULL);
   g_signal_connect (self, "map", G_CALLBACK (_ts_chat_page_update_subtitles), NULL);
-  _ts_chat_page_update_subtitles (self);
   use_demo_action (GTK_WIDGET (self), NULL, NULL);
 }
