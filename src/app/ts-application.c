@@ -13,7 +13,7 @@ struct _TsApplication
 {
   AdwApplication parent_instance;
 
-  GSettings *settings;
+  TsSettings *settings;
   TsKeyVault *key_vault;
   char *start_model;      /* --model, --adapter */
   char *start_adapter;
@@ -45,23 +45,6 @@ static const GActionEntry app_actions[] = {
   { .name = "quit", .activate = ts_application_quit_action },
 };
 
-static GSettings *
-settings_new_if_installed (void)
-{
-  GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
-  g_autoptr (GSettingsSchema) schema = NULL;
-
-  if (source != NULL)
-    schema = g_settings_schema_source_lookup (source, TS_APP_ID, TRUE);
-  if (schema == NULL)
-    {
-      g_message ("Settings schema %s is not installed; settings will not be kept",
-                 TS_APP_ID);
-      return NULL;
-    }
-  return g_settings_new_full (schema, NULL, NULL);
-}
-
 static void
 ts_application_startup (GApplication *app)
 {
@@ -70,9 +53,7 @@ ts_application_startup (GApplication *app)
 
   G_APPLICATION_CLASS (ts_application_parent_class)->startup (app);
 
-  self->settings = settings_new_if_installed ();
-  if (self->settings != NULL)
-    ts_preferences_follow_color_scheme (self->settings);
+  ts_preferences_follow_color_scheme (ts_application_get_settings (self));
   g_action_map_add_action_entries (G_ACTION_MAP (app), app_actions,
                                    G_N_ELEMENTS (app_actions), app);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "app.quit", quit_accels);
@@ -176,10 +157,15 @@ ts_application_get_key_vault (TsApplication *self)
   return self->key_vault;
 }
 
-GSettings *
+TsSettings *
 ts_application_get_settings (TsApplication *self)
 {
   g_return_val_if_fail (TS_IS_APPLICATION (self), NULL);
+
+  /* Made on first use, like the key vault: a test's pages may ask before
+   * the application has started. */
+  if (self->settings == NULL)
+    self->settings = ts_settings_new_default ();
   return self->settings;
 }
 

@@ -8,6 +8,7 @@
 #include <adwaita.h>
 
 #include "ts-key-vault.h"
+#include "ts-settings.h"
 
 G_BEGIN_DECLS
 
@@ -18,9 +19,11 @@ G_DECLARE_FINAL_TYPE (TsApplication, ts_application, TS, APPLICATION, AdwApplica
  * no session bus. Registers the compiled resources on first use. */
 TsApplication *ts_application_new (GApplicationFlags flags);
 
-/* The org.tensafe.Desktop settings (transfer none), or NULL when the schema
- * is not installed (an uninstalled build run without GSETTINGS_SCHEMA_DIR). */
-GSettings *ts_application_get_settings (TsApplication *self);
+/* The org.tensafe.Desktop settings (transfer none; made on first call),
+ * shared by every window and page. Without the installed schema (an
+ * uninstalled build run without GSETTINGS_SCHEMA_DIR) they hold the
+ * defaults and keep nothing (ts_settings_is_kept()). */
+TsSettings *ts_application_get_settings (TsApplication *self);
 
 /* The CKKS key kept on this desktop (transfer none; made on first call,
  * reading $XDG_DATA_HOME/tensafe/keys/). Pages that need the key watch its

@@ -2,7 +2,6 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib/gi18n.h>
 
-#include "ts-application.h"
 #include "ts-bench-chart.h"
 #include "ts-bench-item.h"
 #include "ts-bench-export.h"
@@ -11,7 +10,6 @@
 #include "ts-config.h"
 #include "ts-file-chooser.h"
 #include "ts-gpu.h"
-#include "ts-main-context.h"
 
 struct _TsBenchPage
 {
@@ -37,6 +35,7 @@ struct _TsBenchPage
   AdwActionRow *gpu_row;
   AdwActionRow *kernels_row;
 
+  TsSettings *settings;         /* from ts_bench_page_set_settings() */
   GCancellable *cancellable;    /* the GPU probe */
   GCancellable *run_cancellable;  /* the running benchmark, or NULL */
   GListStore *store;            /* of TsBenchItem */
@@ -48,7 +47,13 @@ struct _TsBenchPage
 
 G_DEFINE_FINAL_TYPE (TsBenchPage, ts_bench_page, ADW_TYPE_BIN)
 
-static const char *const presets[] = { "fast", "default", "wide" };
+enum {
+  PROP_0,
+  PROP_SETTINGS,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
 
 /* Rank of the two random adapters the stack switch puts on the measured one
  * (ts-bench-stack.h); small enough for the tiny demo model. */
@@ -78,12 +83,21 @@ toast_error (TsBenchPage *self, const char *text)
   show_toast (self, text, 0);
 }
 
-static GSettings *
-app_settings (void)
-{
-  GApplication *app = g_application_get_default ();
+/* The preset check boxes into @checks, in the order of ts_ckks_presets(),
+ * which it returns. */
+#define N_PRESET_CHECKS 3
 
-  return TS_IS_APPLICATION (app) ? ts_application_get_settings (TS_APPLICATION (app)) : NULL;
+static const TsCkksPreset *
+preset_checks (TsBenchPage *self, GtkCheckButton *checks[N_PRESET_CHECKS])
+{
+  guint n;
+  const TsCkksPreset *presets = ts_ckks_presets (&n);
+
+  g_assert (n == N_PRESET_CHECKS);
+  checks[0] = self->fast_check;
+  checks[1] = self->default_check;
+  checks[2] = self->wide_check;
+  return presets;
 }
 
 /* ---- Inputs ----------------------------------------------------------- */
@@ -108,44 +122,37 @@ update_actions (TsBenchPage *self)
 static void
 set_path (TsBenchPage *self, gboolean model, const char *path)
 {
-  GSettings *settings = app_settings ();
-
   g_free (model ? self->model_path : self->adapter_path);
   if (model)
     self->model_path = g_strdup (path);
   else
     self->adapter_path = g_strdup (path);
   show_path (model ? self->model_row : self->adapter_row, path);
-  if (settings != NULL)
-    g_settings_set_string (settings, model ? "bench-model" : "bench-adapter", path ? path : "");
+  if (model)
+    ts_settings_set_bench_model (self->settings, path);
+  else
+    ts_settings_set_bench_adapter (self->settings, path);
 }
 
-/* The remote evaluator rows follow the address in the preferences. */
-static void
-show_evaluator (TsBenchPage *self, const char *key, GSettings *settings)
+/* The remote evaluator rows follow the address in the preferences
+ * (<binding>s in ts-bench-page.ui). */
+static char *
+evaluator_subtitle (gpointer unused, const char *url)
 {
-  g_autofree char *url = g_settings_get_string (settings, "evaluator-url");
+  return g_strdup (url != NULL && *url != '\0' ? url : _("No evaluator address set"));
+}
 
-  adw_action_row_set_subtitle (self->remote_row, *url != '\0' ? url : _("No evaluator address set"));
-  gtk_widget_set_sensitive (GTK_WIDGET (self->remote_row), *url != '\0');
-  gtk_widget_set_sensitive (GTK_WIDGET (self->private_row), *url != '\0');
+static gboolean
+has_text (gpointer unused, const char *text)
+{
+  return text != NULL && *text != '\0';
 }
 
 static void
 load_paths (TsBenchPage *self)
 {
-  GSettings *settings = app_settings ();
-
-  gtk_widget_set_sensitive (GTK_WIDGET (self->remote_row), FALSE);
-  gtk_widget_set_sensitive (GTK_WIDGET (self->private_row), FALSE);
-  if (settings != NULL)
-    {
-      self->model_path = g_settings_get_string (settings, "bench-model");
-      self->adapter_path = g_settings_get_string (settings, "bench-adapter");
-      show_evaluator (self, NULL, settings);
-      g_signal_connect_object (settings, "changed::evaluator-url", G_CALLBACK (show_evaluator),
-                               self, G_CONNECT_SWAPPED);
-    }
+  self->model_path = g_strdup (ts_settings_get_bench_model (self->settings));
+  self->adapter_path = g_strdup (ts_settings_get_bench_adapter (self->settings));
   /* Until the user picks files: the demo model and adapter the chat page
    * also starts with, so a first run works out of the box. */
   if (self->model_path == NULL || *self->model_path == '\0')
@@ -211,10 +218,10 @@ parse_ranks (const char *text, GError **error)
 static TsBenchOptions *
 collect_options (TsBenchPage *self, GError **error)
 {
-  GtkCheckButton *checks[] = { self->fast_check, self->default_check, self->wide_check };
-  GSettings *settings = app_settings ();
-  g_autofree char *url = settings ? g_settings_get_string (settings, "evaluator-url") : NULL;
-  gboolean have_url = url != NULL && *url != '\0';
+  GtkCheckButton *checks[N_PRESET_CHECKS];
+  const TsCkksPreset *presets = preset_checks (self, checks);
+  const char *url = ts_settings_get_evaluator_url (self->settings);
+  gboolean have_url = has_text (NULL, url);
   gboolean remote = gtk_switch_get_active (self->remote_switch) && have_url;
   gboolean private_mode = gtk_switch_get_active (self->private_switch) && have_url;
   g_autoptr (TsBenchOptions) options = NULL;
@@ -232,78 +239,37 @@ collect_options (TsBenchPage *self, GError **error)
     }
   options = ts_bench_options_new (self->model_path, self->adapter_path,
                                   (guint) gtk_spin_button_get_value_as_int (self->tokens_spin));
-  options->n_threads = settings ? (guint) g_settings_get_int (settings, "threads") : 0;
+  options->n_threads = ts_settings_get_threads (self->settings);
   if (ranks->len > 0)
     options->ranks = g_steal_pointer (&ranks);
   if (gtk_switch_get_active (self->stack_switch))
     options->random_stack_rank = STACK_RANK;
   ts_bench_options_add (options, TS_HELORA_MODE_PLAIN, NULL, NULL);
-  for (guint i = 0; i < G_N_ELEMENTS (checks); i++)
+  for (guint i = 0; i < N_PRESET_CHECKS; i++)
     if (gtk_check_button_get_active (checks[i]))
       {
-        ts_bench_options_add (options, TS_HELORA_MODE_LOCAL, presets[i], NULL);
+        ts_bench_options_add (options, TS_HELORA_MODE_LOCAL, presets[i].name, NULL);
         if (remote)
-          ts_bench_options_add (options, TS_HELORA_MODE_REMOTE, presets[i], url);
+          ts_bench_options_add (options, TS_HELORA_MODE_REMOTE, presets[i].name, url);
         /* λ_s 0: the library's default flooding (docs/security.md) */
         if (private_mode)
-          ts_bench_options_add_private (options, presets[i], url, 0);
+          ts_bench_options_add_private (options, presets[i].name, url, 0);
       }
   return g_steal_pointer (&options);
 }
 
-typedef struct {
-  TsBenchPage *page;   /* ref */
-  double fraction;
-  char *label;
-} Progress;
-
-static gboolean
-progress_apply (gpointer data)
-{
-  Progress *p = data;
-  g_autofree char *text = NULL;
-
-  if (p->page->run_cancellable == NULL)
-    return G_SOURCE_REMOVE;
-  gtk_progress_bar_set_fraction (p->page->progress_bar, p->fraction);
-  text = p->label != NULL ? g_strdup_printf (_("Running %s…"), p->label) : g_strdup (_("Done"));
-  gtk_progress_bar_set_text (p->page->progress_bar, text);
-  return G_SOURCE_REMOVE;
-}
-
-static void
-progress_free (gpointer data)
-{
-  Progress *p = data;
-
-  g_object_unref (p->page);
-  g_free (p->label);
-  g_free (p);
-}
-
-/* On the worker thread. */
+/* On the main thread (ts_bench_run_async()). */
 static void
 progress_cb (double fraction, const char *label, gpointer user_data)
 {
-  GTask *task = user_data;
-  Progress *p = g_new0 (Progress, 1);
+  TsBenchPage *self = user_data;
+  g_autofree char *text = NULL;
 
-  p->page = g_object_ref (g_task_get_source_object (task));
-  p->fraction = fraction;
-  p->label = g_strdup (label);
-  ts_main_context_post (g_task_get_context (task), progress_apply, p, progress_free);
-}
-
-static void
-run_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  GError *error = NULL;
-  GPtrArray *results = ts_bench_run (task_data, progress_cb, task, cancellable, &error);
-
-  if (results != NULL)
-    g_task_return_pointer (task, results, (GDestroyNotify) g_ptr_array_unref);
-  else
-    g_task_return_error (task, error);
+  if (self->run_cancellable == NULL || self->store == NULL)   /* done, or disposed */
+    return;
+  gtk_progress_bar_set_fraction (self->progress_bar, fraction);
+  text = label != NULL ? g_strdup_printf (_("Running %s…"), label) : g_strdup (_("Done"));
+  gtk_progress_bar_set_text (self->progress_bar, text);
 }
 
 static void
@@ -323,9 +289,9 @@ show_results (TsBenchPage *self, GPtrArray *results)
 static void
 run_done_cb (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  TsBenchPage *self = TS_BENCH_PAGE (source);
+  g_autoptr (TsBenchPage) self = user_data;   /* run_action()'s reference */
   g_autoptr (GError) error = NULL;
-  GPtrArray *results = g_task_propagate_pointer (G_TASK (result), &error);
+  GPtrArray *results = ts_bench_run_finish (result, &error);
 
   g_clear_object (&self->run_cancellable);
   if (self->store == NULL)
@@ -359,7 +325,6 @@ run_action (GtkWidget *widget, const char *action_name, GVariant *param)
 {
   TsBenchPage *self = TS_BENCH_PAGE (widget);
   g_autoptr (GError) error = NULL;
-  g_autoptr (GTask) task = NULL;
   TsBenchOptions *options = collect_options (self, &error);
 
   if (options == NULL)
@@ -371,9 +336,8 @@ run_action (GtkWidget *widget, const char *action_name, GVariant *param)
   show_results (self, NULL);
   gtk_progress_bar_set_fraction (self->progress_bar, 0.0);
   gtk_progress_bar_set_text (self->progress_bar, _("Loading the model…"));
-  task = g_task_new (self, self->run_cancellable, run_done_cb, NULL);
-  g_task_set_task_data (task, options, (GDestroyNotify) ts_bench_options_free);
-  g_task_run_in_thread (task, run_thread);
+  ts_bench_run_async (options, progress_cb, self, self->run_cancellable, run_done_cb,
+                      g_object_ref (self));
   update_actions (self);
 }
 
@@ -556,16 +520,59 @@ void
 _ts_bench_page_set_inputs (TsBenchPage *self, const char *model, const char *adapter,
                            guint n_tokens, const char *const *presets_on)
 {
-  GtkCheckButton *checks[] = { self->fast_check, self->default_check, self->wide_check };
+  GtkCheckButton *checks[N_PRESET_CHECKS];
+  const TsCkksPreset *presets = preset_checks (self, checks);
 
   set_path (self, TRUE, model);
   set_path (self, FALSE, adapter);
   gtk_spin_button_set_value (self->tokens_spin, n_tokens);
-  for (guint i = 0; i < G_N_ELEMENTS (checks); i++)
-    gtk_check_button_set_active (checks[i], g_strv_contains (presets_on, presets[i]));
+  for (guint i = 0; i < N_PRESET_CHECKS; i++)
+    gtk_check_button_set_active (checks[i], g_strv_contains (presets_on, presets[i].name));
 }
 
 /* ---- GObject ---------------------------------------------------------- */
+
+/* Once, from the window's binding (which passes NULL first, while the window
+ * has none yet) or from whoever builds the page: the settings then stay. */
+void
+ts_bench_page_set_settings (TsBenchPage *self, TsSettings *settings)
+{
+  g_return_if_fail (TS_IS_BENCH_PAGE (self));
+  g_return_if_fail (settings == NULL || TS_IS_SETTINGS (settings));
+
+  if (settings == NULL || self->settings != NULL)
+    return;
+  self->settings = g_object_ref (settings);
+  load_paths (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SETTINGS]);
+}
+
+static void
+ts_bench_page_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  switch (prop_id)
+    {
+    case PROP_SETTINGS:
+      g_value_set_object (value, TS_BENCH_PAGE (object)->settings);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+ts_bench_page_set_property (GObject *object, guint prop_id, const GValue *value,
+                            GParamSpec *pspec)
+{
+  switch (prop_id)
+    {
+    case PROP_SETTINGS:
+      ts_bench_page_set_settings (TS_BENCH_PAGE (object), g_value_get_object (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
 
 static void
 ts_bench_page_dispose (GObject *object)
@@ -581,6 +588,7 @@ ts_bench_page_dispose (GObject *object)
   g_clear_pointer (&self->model_path, g_free);
   g_clear_pointer (&self->adapter_path, g_free);
   g_clear_pointer (&self->last_toast, g_free);
+  g_clear_object (&self->settings);
   /* AdwBin drops its child, the toast overlay, with everything in it. */
   G_OBJECT_CLASS (ts_bench_page_parent_class)->dispose (object);
 }
@@ -592,10 +600,19 @@ ts_bench_page_class_init (TsBenchPageClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = ts_bench_page_dispose;
+  object_class->get_property = ts_bench_page_get_property;
+  object_class->set_property = ts_bench_page_set_property;
+  properties[PROP_SETTINGS] =
+    g_param_spec_object ("settings", NULL, NULL, TS_TYPE_SETTINGS,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
 
   g_type_ensure (TS_TYPE_BENCH_CHART);
+  g_type_ensure (TS_TYPE_SETTINGS);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/tensafe/Desktop/ui/ts-bench-page.ui");
+  gtk_widget_class_bind_template_callback (widget_class, evaluator_subtitle);
+  gtk_widget_class_bind_template_callback (widget_class, has_text);
   gtk_widget_class_bind_template_child (widget_class, TsBenchPage, toast_overlay);
   gtk_widget_class_bind_template_child (widget_class, TsBenchPage, model_row);
   gtk_widget_class_bind_template_child (widget_class, TsBenchPage, adapter_row);
@@ -640,7 +657,6 @@ ts_bench_page_init (TsBenchPage *self)
   adw_action_row_set_subtitle (self->gpu_row, _("Probing…"));
 
   setup_table (self);
-  load_paths (self);
   update_actions (self);
   self->cancellable = g_cancellable_new ();
   ts_gpu_probe_async (self->cancellable, gpu_probe_cb, self);

@@ -17,55 +17,38 @@ static guint signals[N_SIGNALS];
 /* ---- marketplace adapters ------------------------------------------------ */
 
 typedef struct {
-  char *adapters_dir;
+  TsChatPage *self;              /* a reference, until the check is done */
   char *id;
   char *path;
 } VerifyRequest;
 
 static void
-verify_request_free (gpointer data)
+verify_request_free (VerifyRequest *r)
 {
-  VerifyRequest *r = data;
-
-  g_free (r->adapters_dir);
+  g_object_unref (r->self);
   g_free (r->id);
   g_free (r->path);
   g_free (r);
 }
 
-/* A keyring of its own, read from the file the marketplace page pins
- * publishers into, so the worker shares nothing with the main thread. */
-static void
-verify_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
-{
-  VerifyRequest *r = data;
-  g_autofree char *keyring_path = ts_market_keyring_path ();
-  g_autoptr (TsMarketKeyring) keyring = ts_market_keyring_new (keyring_path);
-  GError *error = NULL;
-
-  if (ts_market_keyring_load (keyring, &error)
-      && ts_market_verify_installed (r->adapters_dir, r->id, keyring, cancellable, &error))
-    g_task_return_boolean (task, TRUE);
-  else
-    g_task_return_error (task, error);
-}
-
 static void
 verify_done_cb (GObject *source, GAsyncResult *result, gpointer data)
 {
-  TsChatPage *self = TS_CHAT_PAGE (source);
-  VerifyRequest *r = g_task_get_task_data (G_TASK (result));
+  VerifyRequest *r = data;
+  TsChatPage *self = r->self;
   g_autoptr (GError) error = NULL;
   g_autofree char *demo_model = NULL;
 
-  if (!g_task_propagate_boolean (G_TASK (result), &error))
+  if (!ts_market_verify_installed_finish (result, &error))
     {
       g_autofree char *message = NULL;
 
-      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        return;
-      message = g_strdup_printf (_("“%s” cannot be used: %s"), r->id, error->message);
-      _ts_chat_page_toast (self, message);
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        {
+          message = g_strdup_printf (_("“%s” cannot be used: %s"), r->id, error->message);
+          _ts_chat_page_toast (self, message);
+        }
+      verify_request_free (r);
       return;
     }
   if (self->model_path == NULL)
@@ -73,13 +56,15 @@ verify_done_cb (GObject *source, GAsyncResult *result, gpointer data)
   _ts_chat_page_adapter_picked (self, r->path);
   _ts_chat_page_load_model (self, self->model_path != NULL ? self->model_path : demo_model,
                             r->path);
+  verify_request_free (r);
 }
 
+/* The keyring is the file the marketplace page pins publishers into. */
 void
 ts_chat_page_use_market_adapter (TsChatPage *self, const char *adapters_dir, const char *id,
                                  const char *path)
 {
-  g_autoptr (GTask) task = NULL;
+  g_autofree char *keyring_path = ts_market_keyring_path ();
   VerifyRequest *r;
 
   g_return_if_fail (TS_IS_CHAT_PAGE (self));
@@ -89,12 +74,11 @@ ts_chat_page_use_market_adapter (TsChatPage *self, const char *adapters_dir, con
   g_clear_object (&self->verify_cancellable);
   self->verify_cancellable = g_cancellable_new ();
   r = g_new0 (VerifyRequest, 1);
-  r->adapters_dir = g_strdup (adapters_dir);
+  r->self = g_object_ref (self);
   r->id = g_strdup (id);
   r->path = g_strdup (path);
-  task = g_task_new (self, self->verify_cancellable, verify_done_cb, NULL);
-  g_task_set_task_data (task, r, verify_request_free);
-  g_task_run_in_thread (task, verify_thread);
+  ts_market_verify_installed_async (adapters_dir, id, keyring_path, self->verify_cancellable,
+                                    verify_done_cb, r);
 }
 
 const char *

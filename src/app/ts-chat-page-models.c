@@ -116,77 +116,30 @@ _ts_chat_page_update_subtitles (TsChatPage *self)
   update_adapter_label (self);
 }
 
+/* What a load or an adapter switch was asked for, until it is done. It
+ * holds no reference on the page: a page dropped mid-load cancels it, and
+ * then the callbacks return before touching the page. */
 typedef struct {
+  TsChatPage *self;
   char *model_path;
-  GStrv adapter_paths;
-  float *weights;
-  guint n_adapters;
-} LoadRequest;
+  char *adapter_path;            /* the first adapter, or NULL */
+} Load;
 
 static void
-load_request_free (gpointer data)
+load_free (Load *load)
 {
-  LoadRequest *r = data;
-
-  g_free (r->model_path);
-  g_strfreev (r->adapter_paths);
-  g_free (r->weights);
-  g_free (r);
+  g_free (load->model_path);
+  g_free (load->adapter_path);
+  g_free (load);
 }
 
-static void
-load_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
-{
-  LoadRequest *r = data;
-  GError *error = NULL;
-  TsGenerationModel *model =
-    ts_generation_model_load_stack (r->model_path, (const char *const *) r->adapter_paths,
-                                    r->weights, r->n_adapters, &error);
-
-  if (model == NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, model, (GDestroyNotify) ts_generation_model_unref);
-}
-
-/* Another single adapter on the loaded model: read into the model's cache
- * (once), the model itself stays; the same model comes back to
- * load_done_cb. */
-static void
-switch_adapter_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
-{
-  LoadRequest *r = data;
-  TsGenerationModel *model = g_object_get_data (G_OBJECT (task), "ts-model");
-  GError *error = NULL;
-
-  if (ts_generation_model_get_lora (model, r->adapter_paths[0], &error) == NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, ts_generation_model_ref (model),
-                           (GDestroyNotify) ts_generation_model_unref);
-}
-
-/* The task holds no reference on the page: a page dropped mid-load cancels
- * it, and then this callback returns before touching the page. */
 static void build_model_menu (TsChatPage *self);
 
+/* @model is the loaded one, or (an adapter switch) the page's own: the
+ * adapter is then no longer the one the model was loaded with. */
 static void
-load_done_cb (GObject *source, GAsyncResult *result, gpointer data)
+loaded (TsChatPage *self, TsGenerationModel *model, const Load *load)
 {
-  LoadRequest *r = g_task_get_task_data (G_TASK (result));
-  g_autoptr (GError) error = NULL;
-  TsGenerationModel *model = g_task_propagate_pointer (G_TASK (result), &error);
-  TsChatPage *self = data;
-
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    return;
-  if (model == NULL)
-    {
-      _ts_chat_page_error (self, error->message);
-      return;
-    }
-  /* An adapter switch brings back the same model: the adapter is no longer
-   * the one it was loaded with. */
   self->adapter_is_own = model != self->model;
   if (model == self->model)
     ts_generation_model_unref (model);
@@ -195,10 +148,10 @@ load_done_cb (GObject *source, GAsyncResult *result, gpointer data)
       g_clear_pointer (&self->model, ts_generation_model_unref);
       self->model = model;
       g_free (self->model_path);
-      self->model_path = g_strdup (r->model_path);
+      self->model_path = g_strdup (load->model_path);
     }
   g_free (self->adapter_path);
-  self->adapter_path = g_strdup (r->n_adapters > 0 ? r->adapter_paths[0] : NULL);
+  self->adapter_path = g_strdup (load->adapter_path);
   _ts_chat_page_market_set_adapter (self, self->adapter_path);
   _ts_chat_page_update_subtitles (self);
   _ts_chat_page_update_actions (self);
@@ -206,6 +159,33 @@ load_done_cb (GObject *source, GAsyncResult *result, gpointer data)
   build_model_menu (self);
   /* ready: typing goes to the prompt at once (not after a dozen Tabs) */
   gtk_widget_grab_focus (GTK_WIDGET (self->prompt_entry));
+}
+
+static void
+load_done_cb (GObject *source, GAsyncResult *result, gpointer data)
+{
+  Load *load = data;
+  g_autoptr (GError) error = NULL;
+  TsGenerationModel *model = ts_generation_model_load_stack_finish (result, &error);
+
+  if (model != NULL)
+    loaded (load->self, model, load);
+  else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    _ts_chat_page_error (load->self, error->message);
+  load_free (load);
+}
+
+static void
+switch_done_cb (GObject *source, GAsyncResult *result, gpointer data)
+{
+  Load *load = data;
+  g_autoptr (GError) error = NULL;
+
+  if (ts_generation_model_load_lora_finish (result, &error))
+    loaded (load->self, ts_generation_model_ref (load->self->model), load);
+  else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    _ts_chat_page_error (load->self, error->message);
+  load_free (load);
 }
 
 void
@@ -227,8 +207,7 @@ void
 _ts_chat_page_load_stack (TsChatPage *self, const char *model_path,
                           const char *const *adapter_paths, const float *weights, guint n)
 {
-  g_autoptr (GTask) task = NULL;
-  LoadRequest *r;
+  Load *load;
 
   if (model_path == NULL)
     {
@@ -238,29 +217,21 @@ _ts_chat_page_load_stack (TsChatPage *self, const char *model_path,
   g_cancellable_cancel (self->load_cancellable);
   g_clear_object (&self->load_cancellable);
   self->load_cancellable = g_cancellable_new ();
-  r = g_new0 (LoadRequest, 1);
-  r->model_path = g_strdup (model_path);
-  r->adapter_paths = g_new0 (char *, n + 1);
-  r->weights = g_new (float, MAX (n, 1));
-  r->n_adapters = n;
-  for (guint i = 0; i < n; i++)
-    {
-      r->adapter_paths[i] = g_strdup (adapter_paths[i]);
-      r->weights[i] = weights != NULL ? weights[i] : 1.0f;
-    }
-  task = g_task_new (NULL, self->load_cancellable, load_done_cb, self);
-  g_task_set_return_on_cancel (task, TRUE);
-  g_task_set_task_data (task, r, load_request_free);
-  /* One adapter on the model already loaded: a switch, not a reload. */
+  load = g_new0 (Load, 1);
+  load->self = self;
+  load->model_path = g_strdup (model_path);
+  load->adapter_path = g_strdup (n > 0 ? adapter_paths[0] : NULL);
+  /* One adapter on the model already loaded: a switch, not a reload. The
+   * model stays the same, read once into its cache. */
   if (self->model != NULL && g_strcmp0 (model_path, self->model_path) == 0 && n == 1
-      && r->weights[0] == 1.0f)
+      && (weights == NULL || weights[0] == 1.0f))
     {
-      g_object_set_data_full (G_OBJECT (task), "ts-model", ts_generation_model_ref (self->model),
-                              (GDestroyNotify) ts_generation_model_unref);
-      g_task_run_in_thread (task, switch_adapter_thread);
+      ts_generation_model_load_lora_async (self->model, adapter_paths[0], self->load_cancellable,
+                                           switch_done_cb, load);
       return;
     }
-  g_task_run_in_thread (task, load_thread);
+  ts_generation_model_load_stack_async (model_path, adapter_paths, weights, n,
+                                        self->load_cancellable, load_done_cb, load);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -564,6 +535,5 @@ _ts_chat_page_models_init (TsChatPage *self)
   g_signal_connect (self, "map", G_CALLBACK (_ts_chat_page_rebuild_adapter_menu), NULL);
   g_signal_connect (self, "map", G_CALLBACK (build_model_menu), NULL);
   g_signal_connect (self, "map", G_CALLBACK (_ts_chat_page_update_subtitles), NULL);
-  _ts_chat_page_update_subtitles (self);
   use_demo_action (GTK_WIDGET (self), NULL, NULL);
 }

@@ -7,6 +7,7 @@
 #include "ts-generation.h"
 #include "ts-history.h"
 #include "ts-key-vault.h"
+#include "ts-settings.h"
 
 G_BEGIN_DECLS
 
@@ -16,6 +17,10 @@ G_BEGIN_DECLS
 struct _TsChatPage
 {
   AdwBin parent_instance;
+
+  /* The application's settings (a reference; from ts_chat_page_set_settings()). */
+  TsSettings *settings;
+  GBinding *override_binding;    /* "chat-adapter-override" ↔ "adapter-override" */
 
   /* Template children. */
   AdwToastOverlay *toast_overlay;
@@ -61,7 +66,6 @@ struct _TsChatPage
   GCancellable *routing_cancellable;
   GCancellable *route_cancellable;
   char *adapter_override;
-  gboolean override_bound;
 
   /* The key vault whose unlocked key HE replies use (a reference). */
   TsKeyVault *key_vault;

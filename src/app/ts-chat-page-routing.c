@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "ts-adapter-stack.h"
-#include "ts-application.h"
 #include "ts-chat-page-private.h"
 #include "ts-helora-evaluator.h"
 
@@ -307,28 +306,10 @@ route_adapter_action (GtkWidget *widget, const char *action_name, GVariant *para
     _ts_chat_page_load_model (self, self->model_path, a->path);
 }
 
-/* Bound once the page is in a window of the application (its settings). */
-static void
-bind_settings_cb (TsChatPage *self)
-{
-  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
-  GtkApplication *app = GTK_IS_WINDOW (root) ? gtk_window_get_application (GTK_WINDOW (root))
-                                             : NULL;
-  GSettings *settings = TS_IS_APPLICATION (app) ? ts_application_get_settings (TS_APPLICATION (app))
-                                                : NULL;
-
-  if (self->override_bound || settings == NULL)
-    return;
-  self->override_bound = TRUE;
-  g_settings_bind (settings, "chat-adapter-override", self, "adapter-override",
-                   G_SETTINGS_BIND_DEFAULT);
-}
-
 void
 _ts_chat_page_routing_init (TsChatPage *self)
 {
   self->adapter_override = g_strdup ("");
-  g_signal_connect (self, "map", G_CALLBACK (bind_settings_cb), NULL);
   g_signal_connect (self, "map", G_CALLBACK (_ts_chat_page_routing_refresh), NULL);
 }
 

@@ -2,7 +2,6 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib/gi18n.h>
 
-#include "ts-application.h"
 #include "ts-chat-page-private.h"
 
 G_DEFINE_FINAL_TYPE (TsChatPage, ts_chat_page, ADW_TYPE_BIN)
@@ -18,6 +17,7 @@ enum {
   PROP_ROUTING,
   PROP_ADAPTER_OVERRIDE,
   PROP_SAVE_INTERVAL,
+  PROP_SETTINGS,
   N_PROPS
 };
 
@@ -93,31 +93,26 @@ _ts_chat_page_update_empty_state (TsChatPage *self)
   gtk_stack_set_visible_child_name (self->content_stack, empty ? "empty" : "chat");
 }
 
-static GSettings *
-page_settings (TsChatPage *self)
-{
-  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
-  GtkApplication *app = GTK_IS_WINDOW (root) ? gtk_window_get_application (GTK_WINDOW (root)) : NULL;
-
-  return TS_IS_APPLICATION (app) ? ts_application_get_settings (TS_APPLICATION (app)) : NULL;
-}
-
 /* "local", the evaluator URL, or "plain", as the settings say. */
 static char *
-he_mode_from_settings (GSettings *settings)
+he_mode_from_settings (TsSettings *settings)
 {
-  g_autofree char *mode = settings != NULL ? g_settings_get_string (settings, "evaluator-mode")
-                                           : g_strdup ("local");
-
-  if (g_str_equal (mode, "remote"))
-    return g_settings_get_string (settings, "evaluator-url");
-  return g_steal_pointer (&mode);
+  switch (ts_settings_get_evaluator_mode (settings))
+    {
+    case TS_EVALUATOR_MODE_PLAIN:
+      return g_strdup ("plain");
+    case TS_EVALUATOR_MODE_REMOTE:
+      return g_strdup (ts_settings_get_evaluator_url (settings));
+    case TS_EVALUATOR_MODE_LOCAL:
+    default:
+      return g_strdup ("local");
+    }
 }
 
 char *
 _ts_chat_page_describe_evaluator (TsChatPage *self)
 {
-  g_autofree char *mode = he_mode_from_settings (page_settings (self));
+  g_autofree char *mode = he_mode_from_settings (self->settings);
 
   if (g_str_equal (mode, "local"))
     return g_strdup (_("CKKS, local evaluator"));
@@ -126,31 +121,17 @@ _ts_chat_page_describe_evaluator (TsChatPage *self)
   return g_strdup_printf (_("CKKS, evaluator at %s"), mode);
 }
 
-static char *
-he_preset_from_settings (GSettings *settings)
-{
-  static const char *const presets[][2] = {
-    { "n8192", "fast" }, { "n16384", "default" }, { "n32768", "wide" },
-  };
-  g_autofree char *nick = settings != NULL ? g_settings_get_string (settings, "ckks-preset") : NULL;
-
-  for (gsize i = 0; nick != NULL && i < G_N_ELEMENTS (presets); i++)
-    if (g_str_equal (nick, presets[i][0]))
-      return g_strdup (presets[i][1]);
-  return NULL;
-}
-
 /* The adapter-private request, when the settings ask for it with a remote
  * evaluator (he_mode is its URL then). */
 static void
-request_private_mode (TsGenerationRequest *r, GSettings *settings)
+request_private_mode (TsGenerationRequest *r, TsSettings *settings)
 {
-  if (settings == NULL || r->he_mode == NULL || !g_str_has_prefix (r->he_mode, "ws")
-      || !g_settings_get_boolean (settings, "evaluator-private"))
+  if (r->he_mode == NULL || !g_str_has_prefix (r->he_mode, "ws")
+      || !ts_settings_get_evaluator_private (settings))
     return;
   r->he_private = TRUE;
   r->he_private_lambda_s = 0;    /* the library's default flood (docs/security.md §3.1) */
-  r->he_private_rho = g_settings_get_double (settings, "privacy-rho");
+  r->he_private_rho = ts_settings_get_privacy_rho (settings);
 }
 
 /* Temperature a regenerate samples at when the page is greedy: pressing
@@ -175,9 +156,9 @@ regenerate_sampling (TsChatPage *self, TsGenerationRequest *r)
 static TsGenerationRequest *
 build_request (TsChatPage *self, const char *adapter_path)
 {
-  GSettings *settings = page_settings (self);
+  TsSettings *settings = self->settings;
   TsGenerationRequest *r = ts_generation_request_new ();
-  guint threads = settings != NULL ? (guint) g_settings_get_int (settings, "threads") : 0;
+  guint threads = ts_settings_get_threads (settings);
 
   r->system_prompt = g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->system_entry)));
   r->temperature = self->temperature;
@@ -189,9 +170,9 @@ build_request (TsChatPage *self, const char *adapter_path)
   /* Two panes generate at once: each gets half the cores unless told. */
   r->n_threads = threads > 0 ? threads : MAX (g_get_num_processors () / 2, 1);
   r->he_mode = he_mode_from_settings (settings);
-  r->he_preset = he_preset_from_settings (settings);
-  r->he_backend = settings != NULL && !g_settings_get_boolean (settings, "use-gpu")
-                  ? TS_HELORA_BACKEND_CPU : TS_HELORA_BACKEND_AUTO;
+  r->he_preset = g_strdup (ts_settings_get_ckks_preset_name (settings));
+  r->he_backend = ts_settings_get_use_gpu (settings) ? TS_HELORA_BACKEND_AUTO
+                                                     : TS_HELORA_BACKEND_CPU;
   r->adapter_path = g_strdup (adapter_path);
   request_private_mode (r, settings);
   _ts_chat_page_use_vault_key (self, r);
@@ -472,6 +453,9 @@ ts_chat_page_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_ADAPTER_OVERRIDE:
       g_value_set_string (value, self->adapter_override);
       break;
+    case PROP_SETTINGS:
+      g_value_set_object (value, self->settings);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -521,9 +505,41 @@ ts_chat_page_set_property (GObject *object, guint prop_id, const GValue *value,
     case PROP_ADAPTER_OVERRIDE:
       _ts_chat_page_set_adapter_override (self, g_value_get_string (value));
       break;
+    case PROP_SETTINGS:
+      ts_chat_page_set_settings (self, g_value_get_object (value));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
+}
+
+static void
+settings_changed_cb (TsChatPage *self)
+{
+  _ts_chat_page_update_subtitles (self);
+}
+
+/* Once, from the window's binding (which passes NULL first, while the window
+ * has none yet) or from whoever builds the page: the settings then stay. */
+void
+ts_chat_page_set_settings (TsChatPage *self, TsSettings *settings)
+{
+  g_return_if_fail (TS_IS_CHAT_PAGE (self));
+  g_return_if_fail (settings == NULL || TS_IS_SETTINGS (settings));
+
+  if (settings == NULL || self->settings != NULL)
+    return;
+  self->settings = g_object_ref (settings);
+  self->override_binding =
+    g_object_bind_property (settings, "chat-adapter-override", self, "adapter-override",
+                            G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+  /* The HE pane's subtitle names the evaluator. */
+  g_signal_connect_swapped (settings, "notify::evaluator-mode", G_CALLBACK (settings_changed_cb),
+                            self);
+  g_signal_connect_swapped (settings, "notify::evaluator-url", G_CALLBACK (settings_changed_cb),
+                            self);
+  _ts_chat_page_update_subtitles (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SETTINGS]);
 }
 
 static void
@@ -534,6 +550,12 @@ ts_chat_page_dispose (GObject *object)
   g_cancellable_cancel (self->load_cancellable);
   g_clear_object (&self->load_cancellable);
   g_clear_handle_id (&self->save_timeout, g_source_remove);
+  if (self->settings != NULL)
+    {
+      g_binding_unbind (self->override_binding);
+      g_signal_handlers_disconnect_by_data (self->settings, self);
+      g_clear_object (&self->settings);
+    }
   _ts_chat_page_routing_dispose (self);
   _ts_chat_page_market_dispose (self);
   _ts_chat_page_vault_dispose (self);
@@ -572,6 +594,7 @@ install_properties (GObjectClass *object_class)
   /* How often a streaming answer is written to history.sqlite, so that a
    * crash loses at most this much of it (ms; applies from the next turn). */
   properties[PROP_SAVE_INTERVAL] = g_param_spec_uint ("save-interval", NULL, NULL, 10, 60000, 400, rw);
+  properties[PROP_SETTINGS] = g_param_spec_object ("settings", NULL, NULL, TS_TYPE_SETTINGS, rw);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 

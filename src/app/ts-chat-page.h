@@ -23,6 +23,7 @@
 
 #include "ts-chat-pane.h"
 #include "ts-key-vault.h"
+#include "ts-settings.h"
 
 G_BEGIN_DECLS
 
@@ -42,6 +43,11 @@ gint64 ts_chat_page_get_conversation (TsChatPage *self);
 gboolean ts_chat_page_load_conversation (TsChatPage *self, gint64 id, GError **error);
 /* Conversations in the sidebar. */
 guint ts_chat_page_get_n_conversations (TsChatPage *self);
+
+/* The application's settings (property "settings"): the evaluator, CKKS
+ * preset, threads and GPU of each reply, and the adapter override. Set once;
+ * a page does nothing with settings before it has them. */
+void ts_chat_page_set_settings (TsChatPage *self, TsSettings *settings);
 
 /* The key vault (the application's): while it holds an unlocked key, the
  * HE pane encrypts under it and its lock badge shows the vault's

@@ -2,7 +2,6 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib/gi18n.h>
 
-#include "ts-application.h"
 #include "ts-file-chooser.h"
 #include "ts-keys-page-private.h"
 
@@ -33,6 +32,7 @@ struct _TsKeysPage
   GtkProgressBar *progress_bar;
 
   TsKeyVault *vault;
+  TsSettings *settings;         /* from ts_keys_page_set_settings() */
   AdwMessageDialog *dialog;     /* weak: the open dialog */
   char *last_toast;
   guint prompt_idle;
@@ -41,17 +41,24 @@ struct _TsKeysPage
 
 G_DEFINE_FINAL_TYPE (TsKeysPage, ts_keys_page, ADW_TYPE_BIN)
 
-/* CKKS presets offered when generating, in the drop-down's order. */
-static const char *const preset_names[] = { "fast", "default", "wide" };
+enum {
+  PROP_0,
+  PROP_SETTINGS,
+  N_PROPS
+};
 
+static GParamSpec *properties[N_PROPS];
+
+/* A preset's label (ts-settings.h); an unknown name reads as the default's. */
 static const char *
 preset_label (const char *preset)
 {
-  if (g_strcmp0 (preset, "fast") == 0)
-    return _("Fast (N = 8192)");
-  if (g_strcmp0 (preset, "wide") == 0)
-    return _("Wide (N = 32768)");
-  return _("Default (N = 16384)");
+  const TsCkksPreset *found = ts_ckks_preset_lookup (preset);
+  guint n;
+
+  if (found == NULL)
+    found = &ts_ckks_presets (&n)[TS_CKKS_DEFAULT_INDEX];
+  return gettext (found->label);
 }
 
 static void
@@ -222,32 +229,35 @@ dialog_new (TsKeysPage *self, Ask ask, const char *heading, const char *body,
 
 /* The drop-down starts on the preset chosen in the preferences. */
 static guint
-preferred_preset (void)
+preferred_preset (TsKeysPage *self)
 {
-  static const char *const nicks[] = { "n8192", "n16384", "n32768" };
-  GApplication *app = g_application_get_default ();
-  GSettings *settings = TS_IS_APPLICATION (app) ? ts_application_get_settings (TS_APPLICATION (app)) : NULL;
-  g_autofree char *nick = settings ? g_settings_get_string (settings, "ckks-preset") : NULL;
+  const char *name = ts_settings_get_ckks_preset_name (self->settings);
+  guint n;
+  const TsCkksPreset *presets = ts_ckks_presets (&n);
 
-  for (guint i = 0; nick != NULL && i < G_N_ELEMENTS (nicks); i++)
-    if (g_str_equal (nick, nicks[i]))
+  for (guint i = 0; name != NULL && i < n; i++)
+    if (g_str_equal (name, presets[i].name))
       return i;
-  return 1;  /* "auto" and no settings: the default preset */
+  return TS_CKKS_DEFAULT_INDEX;   /* "auto" */
 }
 
 static void
 ask_generate (TsKeysPage *self)
 {
   const char *entries[] = { _("Passphrase"), _("Confirm passphrase"), NULL };
-  const char *presets[] = { preset_label ("fast"), preset_label ("default"),
-                            preset_label ("wide"), NULL };
+  guint n;
+  const TsCkksPreset *table = ts_ckks_presets (&n);
+  g_autofree const char **presets = g_new0 (const char *, n + 1);
   AdwMessageDialog *dialog =
     dialog_new (self, ASK_GENERATE, _("Generate Encryption Key"),
                 _("The key is sealed under this passphrase. Without it the key cannot be used, and nobody can recover it."),
                 "generate", _("_Generate"), entries, TRUE);
-  GtkWidget *drop_down = gtk_drop_down_new_from_strings (presets);
+  GtkWidget *drop_down;
 
-  gtk_drop_down_set_selected (GTK_DROP_DOWN (drop_down), preferred_preset ());
+  for (guint i = 0; i < n; i++)
+    presets[i] = gettext (table[i].label);
+  drop_down = gtk_drop_down_new_from_strings (presets);
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (drop_down), preferred_preset (self));
   gtk_accessible_update_property (GTK_ACCESSIBLE (drop_down), GTK_ACCESSIBLE_PROPERTY_LABEL,
                                   _("CKKS Parameters"), -1);
   gtk_box_append (GTK_BOX (adw_message_dialog_get_extra_child (dialog)), drop_down);
@@ -388,6 +398,7 @@ dialog_response_cb (AdwMessageDialog *dialog, const char *response, TsKeysPage *
 {
   Ask ask = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (dialog), "ask"));
   GtkDropDown *preset;
+  guint n;
 
   /* GTK 4.8's password entry reacts to the focus leaving a window being
    * destroyed after it is gone itself: move the focus away first. */
@@ -398,7 +409,8 @@ dialog_response_cb (AdwMessageDialog *dialog, const char *response, TsKeysPage *
     {
     case ASK_GENERATE:
       preset = g_object_get_data (G_OBJECT (dialog), "preset");
-      ts_key_vault_generate_async (self->vault, preset_names[gtk_drop_down_get_selected (preset)],
+      ts_key_vault_generate_async (self->vault,
+                                   ts_ckks_presets (&n)[gtk_drop_down_get_selected (preset)].name,
                                    entry_text (dialog, 0), NULL, generate_cb, g_object_ref (self));
       break;
     case ASK_UNLOCK:
@@ -530,6 +542,47 @@ ts_keys_page_set_vault (TsKeysPage *self, TsKeyVault *vault)
   update_view (self);
 }
 
+/* Once, from the window's binding (which passes NULL first, while the window
+ * has none yet) or from whoever builds the page: the settings then stay. */
+void
+ts_keys_page_set_settings (TsKeysPage *self, TsSettings *settings)
+{
+  g_return_if_fail (TS_IS_KEYS_PAGE (self));
+  g_return_if_fail (settings == NULL || TS_IS_SETTINGS (settings));
+
+  if (settings == NULL || self->settings != NULL)
+    return;
+  self->settings = g_object_ref (settings);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SETTINGS]);
+}
+
+static void
+ts_keys_page_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  switch (prop_id)
+    {
+    case PROP_SETTINGS:
+      g_value_set_object (value, TS_KEYS_PAGE (object)->settings);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+ts_keys_page_set_property (GObject *object, guint prop_id, const GValue *value,
+                           GParamSpec *pspec)
+{
+  switch (prop_id)
+    {
+    case PROP_SETTINGS:
+      ts_keys_page_set_settings (TS_KEYS_PAGE (object), g_value_get_object (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
 TsKeyVault *
 ts_keys_page_get_vault (TsKeysPage *self)
 {
@@ -592,6 +645,7 @@ ts_keys_page_dispose (GObject *object)
     gtk_window_destroy (GTK_WINDOW (self->dialog));
   g_clear_weak_pointer (&self->dialog);
   ts_keys_page_set_vault (self, NULL);
+  g_clear_object (&self->settings);
   g_clear_pointer (&self->last_toast, g_free);
   /* AdwBin drops its child, the toast overlay, with everything in it. */
   G_OBJECT_CLASS (ts_keys_page_parent_class)->dispose (object);
@@ -608,6 +662,12 @@ ts_keys_page_class_init (TsKeysPageClass *klass)
   };
 
   object_class->dispose = ts_keys_page_dispose;
+  object_class->get_property = ts_keys_page_get_property;
+  object_class->set_property = ts_keys_page_set_property;
+  properties[PROP_SETTINGS] =
+    g_param_spec_object ("settings", NULL, NULL, TS_TYPE_SETTINGS,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
   widget_class->map = ts_keys_page_map;
 
   gtk_widget_class_set_template_from_resource (widget_class,

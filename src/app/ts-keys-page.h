@@ -13,6 +13,7 @@
 #include <adwaita.h>
 
 #include "ts-key-vault.h"
+#include "ts-settings.h"
 
 G_BEGIN_DECLS
 
@@ -22,5 +23,8 @@ G_DECLARE_FINAL_TYPE (TsKeysPage, ts_keys_page, TS, KEYS_PAGE, AdwBin)
 /* The vault the page shows (the application's); NULL shows nothing. */
 void ts_keys_page_set_vault (TsKeysPage *self, TsKeyVault *vault);
 TsKeyVault *ts_keys_page_get_vault (TsKeysPage *self);
+/* The application's settings (property "settings"): the preset a new key
+ * starts on. Set once. */
+void ts_keys_page_set_settings (TsKeysPage *self, TsSettings *settings);
 
 G_END_DECLS

@@ -3,7 +3,6 @@
 #include <glib/gi18n.h>
 #include <string.h>
 
-#include "ts-config.h"
 #include "ts-market-card.h"
 #include "ts-market-client.h"
 #include "ts-market-details.h"
@@ -16,7 +15,7 @@
 
 /* Typing pauses this long before a search goes out. */
 #define SEARCH_DELAY_MS 250
-/* The schema's default, for runs without installed settings. */
+/* The schema's default: the address until the page has its settings. */
 #define DEFAULT_MARKETPLACE_URL "http://127.0.0.1:8766"
 
 struct _TsMarketplacePage
@@ -24,7 +23,7 @@ struct _TsMarketplacePage
   AdwBin parent_instance;
 
   char *url;
-  GSettings *settings;
+  TsSettings *settings;    /* from ts_marketplace_page_set_settings() */
   TsMarketClient *client;
   TsMarketKeyring *keyring;
   TsMarketUsage *usage;
@@ -66,6 +65,7 @@ enum {
   PROP_0,
   PROP_MARKETPLACE_URL,
   PROP_OFFLINE,
+  PROP_SETTINGS,
   N_PROPS
 };
 
@@ -490,26 +490,24 @@ ts_marketplace_page_map (GtkWidget *widget)
     start_search (self, FALSE);
 }
 
-/* The address comes from the settings, unless the environment names one. */
-static void
-bind_marketplace_url (TsMarketplacePage *self)
+/* Once, from the window's binding (which passes NULL first, while the window
+ * has none yet) or from whoever builds the page. The address follows the
+ * settings, unless the environment names one. */
+void
+ts_marketplace_page_set_settings (TsMarketplacePage *self, TsSettings *settings)
 {
-  GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
-  g_autoptr (GSettingsSchema) schema = NULL;
   const char *env = g_getenv ("TENSAFE_MARKETPLACE_URL");
 
-  if (env != NULL && *env != '\0')
-    {
-      ts_marketplace_page_set_marketplace_url (self, env);
-      return;
-    }
-  if (source != NULL)
-    schema = g_settings_schema_source_lookup (source, TS_APP_ID, TRUE);
-  if (schema == NULL)
+  g_return_if_fail (TS_IS_MARKETPLACE_PAGE (self));
+  g_return_if_fail (settings == NULL || TS_IS_SETTINGS (settings));
+
+  if (settings == NULL || self->settings != NULL)
     return;
-  self->settings = g_settings_new_full (schema, NULL, NULL);
-  g_settings_bind (self->settings, "marketplace-url", self, "marketplace-url",
-                   G_SETTINGS_BIND_GET);
+  self->settings = g_object_ref (settings);
+  if (env == NULL || *env == '\0')
+    g_object_bind_property (settings, "marketplace-url", self, "marketplace-url",
+                            G_BINDING_SYNC_CREATE);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SETTINGS]);
 }
 
 static void
@@ -526,6 +524,9 @@ ts_marketplace_page_get_property (GObject *object, guint prop_id, GValue *value,
     case PROP_OFFLINE:
       g_value_set_boolean (value, ts_marketplace_page_get_offline (self));
       break;
+    case PROP_SETTINGS:
+      g_value_set_object (value, self->settings);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -541,6 +542,9 @@ ts_marketplace_page_set_property (GObject *object, guint prop_id, const GValue *
     {
     case PROP_MARKETPLACE_URL:
       ts_marketplace_page_set_marketplace_url (self, g_value_get_string (value));
+      break;
+    case PROP_SETTINGS:
+      ts_marketplace_page_set_settings (self, g_value_get_object (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -584,6 +588,9 @@ ts_marketplace_page_install_properties (GObjectClass *object_class)
 {
   properties[PROP_MARKETPLACE_URL] =
     g_param_spec_string ("marketplace-url", NULL, NULL, NULL,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_SETTINGS] =
+    g_param_spec_object ("settings", NULL, NULL, TS_TYPE_SETTINGS,
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_OFFLINE] =
     g_param_spec_boolean ("offline", NULL, NULL, FALSE,
@@ -654,6 +661,7 @@ ts_marketplace_page_class_init (TsMarketplacePageClass *klass)
 static void
 ts_marketplace_page_init (TsMarketplacePage *self)
 {
+  const char *env = g_getenv ("TENSAFE_MARKETPLACE_URL");
   g_autofree char *keyring_path = NULL;
   g_autoptr (GError) error = NULL;
 
@@ -666,8 +674,8 @@ ts_marketplace_page_init (TsMarketplacePage *self)
   self->keyring = ts_market_keyring_new (keyring_path);
   if (!ts_market_keyring_load (self->keyring, &error))
     g_message ("Pinned publisher keys could not be read: %s", error->message);
-  ts_marketplace_page_set_marketplace_url (self, DEFAULT_MARKETPLACE_URL);
-  bind_marketplace_url (self);
+  ts_marketplace_page_set_marketplace_url (self, env != NULL && *env != '\0'
+                                                 ? env : DEFAULT_MARKETPLACE_URL);
 }
 
 void

@@ -4,9 +4,10 @@
  * Main-thread only.  (Named "Marketplace" because TsMarketPage is the
  * core's page of search results, ts-market-types.h.)
  *
- * Marketplace address: the GSettings key "marketplace-url" (bound to the
- * property of the same name), or the environment variable
- * TENSAFE_MARKETPLACE_URL, which wins (used by `make market-demo`).
+ * Marketplace address: the setting "marketplace-url" (TsSettings, bound to
+ * the property of the same name once the page has its "settings"), or the
+ * environment variable TENSAFE_MARKETPLACE_URL, which wins (used by `make
+ * market-demo`).
  *
  * Files: adapters go to $XDG_DATA_HOME/tensafe/adapters/<id>/, pinned
  * publisher keys to $XDG_DATA_HOME/tensafe/market-keyring.json, queued usage
@@ -33,11 +34,15 @@
 
 #include <adwaita.h>
 
+#include "ts-settings.h"
+
 G_BEGIN_DECLS
 
 #define TS_TYPE_MARKETPLACE_PAGE (ts_marketplace_page_get_type ())
 G_DECLARE_FINAL_TYPE (TsMarketplacePage, ts_marketplace_page, TS, MARKETPLACE_PAGE, AdwBin)
 
+/* The application's settings (property "settings"). Set once. */
+void ts_marketplace_page_set_settings (TsMarketplacePage *self, TsSettings *settings);
 const char *ts_marketplace_page_get_marketplace_url (TsMarketplacePage *self);
 void ts_marketplace_page_set_marketplace_url (TsMarketplacePage *self, const char *url);
 gboolean ts_marketplace_page_get_offline (TsMarketplacePage *self);

@@ -4,22 +4,19 @@
 #include <string.h>
 
 #include "ts-file-chooser.h"
+#include "ts-models-async.h"
 #include "ts-models-catalog.h"
 #include "ts-models-dialog.h"
 #include "ts-models-files.h"
-#include "ts-models-import.h"
 #include "ts-models-installed.h"
-#include "ts-models-pull.h"
 #include "ts-toast.h"
 
-/* One download or import on the worker; the progress callback writes the
- * counters under the lock, a timer shows them. */
+/* One download or import (ts-models-async.h); its progress, posted to the
+ * main thread, updates the counters, and a timer shows them. */
 typedef struct {
-  TsModelsDialog *self;          /* strong: the window outlives its work */
   char *name;                    /* a download's model */
   char *path;                    /* an import's file */
   GCancellable *cancellable;
-  GMutex lock;
   gint64 done, total;
   double started_s;
   GtkProgressBar *bar;           /* the row's, while it is shown */
@@ -79,7 +76,7 @@ describe (TsModelsDialog *self, const TsModelState *state)
   return g_string_free (text, FALSE);
 }
 
-/* ---- work on the worker thread ---- */
+/* ---- the work ---- */
 
 static void
 work_free (Work *work)
@@ -87,22 +84,18 @@ work_free (Work *work)
   if (work->tick != 0)
     g_source_remove (work->tick);
   g_clear_object (&work->cancellable);
-  g_mutex_clear (&work->lock);
   g_free (work->name);
   g_free (work->path);
-  g_object_unref (work->self);
   g_free (work);
 }
 
 static void
 progress_cb (const TsModelsProgress *progress, gpointer data)
 {
-  Work *work = data;
+  Work *work = TS_MODELS_DIALOG (data)->work;
 
-  g_mutex_lock (&work->lock);
   work->done = progress->done;
   work->total = progress->total;
-  g_mutex_unlock (&work->lock);
 }
 
 /* "42 % · 3.1 MB/s · 2 minutes left" from the counters. */
@@ -110,13 +103,9 @@ static char *
 progress_text (Work *work, double *fraction)
 {
   double elapsed = g_get_monotonic_time () / 1e6 - work->started_s;
-  gint64 done, total;
+  gint64 done = work->done, total = work->total;
   g_autofree char *rate = NULL;
 
-  g_mutex_lock (&work->lock);
-  done = work->done;
-  total = work->total;
-  g_mutex_unlock (&work->lock);
   *fraction = total > 0 ? CLAMP ((double) done / (double) total, 0, 1) : 0;
   if (elapsed < 0.5 || done <= 0)
     return g_strdup (_("Starting…"));
@@ -142,43 +131,13 @@ tick_cb (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
+/* Holds the reference start_work() took: the window outlives its work. */
 static void
-work_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+work_done (TsModelsDialog *self, char *done, GError *error)
 {
-  Work *work = data;
-  TsModelsDialog *self = work->self;
-  GError *error = NULL;
-  char *result;
-
-  if (work->path != NULL)
-    {
-      TsModelsMeter meter = { .func = progress_cb, .data = work };
-
-      result = ts_models_import (work->path, self->dir, NULL, &meter, cancellable, &error);
-    }
-  else
-    {
-      TsModelsPullOptions options = { .progress = progress_cb, .progress_data = work,
-                                      .cancellable = cancellable };
-
-      result = ts_models_pull (ts_model_catalog_find (self->catalog, work->name), self->dir,
-                               &options, &error);
-    }
-  if (result == NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, result, g_free);
-}
-
-static void
-work_done_cb (GObject *source, GAsyncResult *result, gpointer data)
-{
-  TsModelsDialog *self = TS_MODELS_DIALOG (source);
-  g_autoptr (GError) error = NULL;
-  g_autofree char *done = g_task_propagate_pointer (G_TASK (result), &error);
   g_autofree char *text = NULL;
 
-  self->work = NULL;   /* freed with the task */
+  g_clear_pointer (&self->work, work_free);
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     show_error (self, _("Stopped; the download resumes where it stopped"));
   else if (error != NULL)
@@ -191,31 +150,50 @@ work_done_cb (GObject *source, GAsyncResult *result, gpointer data)
     }
   gtk_widget_set_sensitive (GTK_WIDGET (self->import_button), TRUE);
   refresh (self);
+  g_object_unref (self);
+}
+
+static void
+pull_done_cb (GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *done = ts_models_pull_finish (result, &error);
+
+  work_done (data, done, error);
+}
+
+static void
+import_done_cb (GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *done = ts_models_import_finish (result, &error);
+
+  work_done (data, done, error);
 }
 
 static void
 start_work (TsModelsDialog *self, const char *name, const char *path)
 {
   Work *work;
-  g_autoptr (GTask) task = NULL;
 
   if (self->work != NULL)
     return;
   work = g_new0 (Work, 1);
-  work->self = g_object_ref (self);
   work->name = g_strdup (name);
   work->path = g_strdup (path);
   work->cancellable = g_cancellable_new ();
   work->total = -1;
   work->started_s = g_get_monotonic_time () / 1e6;
-  g_mutex_init (&work->lock);
   work->tick = g_timeout_add (200, tick_cb, work);
   self->work = work;
   show_error (self, NULL);
   gtk_widget_set_sensitive (GTK_WIDGET (self->import_button), FALSE);
-  task = g_task_new (self, work->cancellable, work_done_cb, NULL);
-  g_task_set_task_data (task, work, (GDestroyNotify) work_free);
-  g_task_run_in_thread (task, work_thread);
+  if (path != NULL)
+    ts_models_import_async (path, self->dir, NULL, progress_cb, self, work->cancellable,
+                            import_done_cb, g_object_ref (self));
+  else
+    ts_models_pull_async (ts_model_catalog_find (self->catalog, name), self->dir, progress_cb,
+                          self, work->cancellable, pull_done_cb, g_object_ref (self));
   refresh (self);
 }
 

@@ -1,4 +1,4 @@
-/* ts-preferences-window.c: the preferences window, every row bound to GSettings.
+/* ts-preferences-window.c: the preferences window, every row bound to a TsSettings property.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib/gi18n.h>
 
@@ -23,61 +23,63 @@ struct _TsPreferencesWindow
   AdwEntryRow *market_row;
   AdwComboRow *theme_row;
 
-  GSettings *settings;
+  TsSettings *settings;
   GCancellable *cancellable;
 };
 
 G_DEFINE_FINAL_TYPE (TsPreferencesWindow, ts_preferences_window, ADW_TYPE_PREFERENCES_WINDOW)
 
-/* Enum settings shown in combo rows, in the order of the rows' items. */
-static const char *const mode_nicks[] = { "plain", "local", "remote", NULL };
-static const char *const preset_nicks[] = { "auto", "n8192", "n16384", "n32768", NULL };
-static const char *const scheme_nicks[] = { "default", "light", "dark", NULL };
-
+/* The combo rows list an enum's values in order: the selected row is the
+ * value. */
 static gboolean
-nick_to_index (GValue *value, GVariant *variant, gpointer user_data)
+enum_to_index (GBinding *binding, const GValue *from, GValue *to, gpointer user_data)
 {
-  const char *const *nicks = user_data;
-  const char *nick = g_variant_get_string (variant, NULL);
-
-  for (guint i = 0; nicks[i] != NULL; i++)
-    if (g_str_equal (nicks[i], nick))
-      {
-        g_value_set_uint (value, i);
-        return TRUE;
-      }
-  return FALSE;
-}
-
-static GVariant *
-index_to_nick (const GValue *value, const GVariantType *type, gpointer user_data)
-{
-  const char *const *nicks = user_data;
-  guint index = g_value_get_uint (value);
-
-  if (index >= g_strv_length ((char **) nicks))
-    return NULL;
-  return g_variant_new_string (nicks[index]);
-}
-
-static void
-bind_combo (GSettings *settings, const char *key, AdwComboRow *row, const char *const *nicks)
-{
-  g_settings_bind_with_mapping (settings, key, row, "selected", G_SETTINGS_BIND_DEFAULT,
-                                nick_to_index, index_to_nick, (gpointer) nicks, NULL);
-}
-
-static gboolean
-int_to_double (GValue *value, GVariant *variant, gpointer user_data)
-{
-  g_value_set_double (value, g_variant_get_int32 (variant));
+  g_value_set_uint (to, (guint) g_value_get_enum (from));
   return TRUE;
 }
 
-static GVariant *
-double_to_int (const GValue *value, const GVariantType *type, gpointer user_data)
+static gboolean
+index_to_enum (GBinding *binding, const GValue *from, GValue *to, gpointer user_data)
 {
-  return g_variant_new_int32 ((gint32) g_value_get_double (value));
+  guint index = g_value_get_uint (from);
+  g_autoptr (GEnumClass) klass = g_type_class_ref (G_VALUE_TYPE (to));
+
+  if (g_enum_get_value (klass, (int) index) == NULL)
+    return FALSE;
+  g_value_set_enum (to, (int) index);
+  return TRUE;
+}
+
+static void
+bind_combo (TsSettings *settings, const char *key, AdwComboRow *row)
+{
+  g_object_bind_property_full (settings, key, row, "selected",
+                               G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE,
+                               enum_to_index, index_to_enum, NULL, NULL);
+}
+
+static void
+bind (TsSettings *settings, const char *key, gpointer target, const char *property)
+{
+  g_object_bind_property (settings, key, target, property,
+                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+}
+
+/* "Automatic", then the presets (ts-settings.h), whose choices follow it. */
+static void
+fill_presets (AdwComboRow *row)
+{
+  g_autoptr (GtkStringList) list = gtk_string_list_new (NULL);
+  guint n;
+  const TsCkksPreset *presets = ts_ckks_presets (&n);
+
+  gtk_string_list_append (list, _("Automatic"));
+  for (guint i = 0; i < n; i++)
+    {
+      g_assert (presets[i].choice == i + 1);
+      gtk_string_list_append (list, gettext (presets[i].label));
+    }
+  adw_combo_row_set_model (row, G_LIST_MODEL (list));
 }
 
 /* Greys the GPU switch out, with the probe's reason, when there is no GPU. */
@@ -104,30 +106,24 @@ gpu_probe_cb (GObject *source, GAsyncResult *result, gpointer user_data)
 static gboolean
 mode_is_remote (GBinding *binding, const GValue *from, GValue *to, gpointer user_data)
 {
-  g_value_set_boolean (to, g_value_get_uint (from) == 2);
+  g_value_set_boolean (to, g_value_get_uint (from) == TS_EVALUATOR_MODE_REMOTE);
   return TRUE;
 }
 
 static void
 ts_preferences_window_bind (TsPreferencesWindow *self)
 {
-  GSettings *settings = self->settings;
+  TsSettings *settings = self->settings;
 
-  bind_combo (settings, "evaluator-mode", self->mode_row, mode_nicks);
-  bind_combo (settings, "ckks-preset", self->preset_row, preset_nicks);
-  bind_combo (settings, "color-scheme", self->theme_row, scheme_nicks);
-  g_settings_bind (settings, "evaluator-url", self->url_row, "text", G_SETTINGS_BIND_DEFAULT);
-  g_settings_bind (settings, "marketplace-url", self->market_row, "text",
-                   G_SETTINGS_BIND_DEFAULT);
-  g_settings_bind (settings, "use-gpu", self->gpu_switch, "active", G_SETTINGS_BIND_DEFAULT);
-  g_settings_bind_with_mapping (settings, "threads",
-                                gtk_spin_button_get_adjustment (self->threads_spin), "value",
-                                G_SETTINGS_BIND_DEFAULT, int_to_double, double_to_int,
-                                NULL, NULL);
-  g_settings_bind (settings, "evaluator-private", self->private_switch, "active",
-                   G_SETTINGS_BIND_DEFAULT);
-  g_settings_bind (settings, "privacy-rho", gtk_spin_button_get_adjustment (self->rho_spin),
-                   "value", G_SETTINGS_BIND_DEFAULT);
+  bind_combo (settings, "evaluator-mode", self->mode_row);
+  bind_combo (settings, "ckks-preset", self->preset_row);
+  bind_combo (settings, "color-scheme", self->theme_row);
+  bind (settings, "evaluator-url", self->url_row, "text");
+  bind (settings, "marketplace-url", self->market_row, "text");
+  bind (settings, "use-gpu", self->gpu_switch, "active");
+  bind (settings, "threads", gtk_spin_button_get_adjustment (self->threads_spin), "value");
+  bind (settings, "evaluator-private", self->private_switch, "active");
+  bind (settings, "privacy-rho", gtk_spin_button_get_adjustment (self->rho_spin), "value");
   /* The address and the private mode only matter for the remote evaluator. */
   g_object_bind_property_full (self->mode_row, "selected", self->url_row, "sensitive",
                                G_BINDING_SYNC_CREATE, mode_is_remote, NULL, NULL, NULL);
@@ -177,6 +173,7 @@ static void
 ts_preferences_window_init (TsPreferencesWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  fill_presets (self->preset_row);
 
   adw_action_row_set_subtitle (self->gpu_row, _("Probing…"));
   gtk_widget_set_sensitive (GTK_WIDGET (self->gpu_row), FALSE);
@@ -185,11 +182,11 @@ ts_preferences_window_init (TsPreferencesWindow *self)
 }
 
 TsPreferencesWindow *
-ts_preferences_window_new (GtkWindow *parent, GSettings *settings)
+ts_preferences_window_new (GtkWindow *parent, TsSettings *settings)
 {
   TsPreferencesWindow *self;
 
-  g_return_val_if_fail (G_IS_SETTINGS (settings), NULL);
+  g_return_val_if_fail (TS_IS_SETTINGS (settings), NULL);
 
   /* Part of the parent's application, so quitting closes it too. */
   self = g_object_new (TS_TYPE_PREFERENCES_WINDOW, "transient-for", parent,
@@ -201,24 +198,24 @@ ts_preferences_window_new (GtkWindow *parent, GSettings *settings)
 }
 
 static void
-color_scheme_changed_cb (GSettings *settings, const char *key, gpointer user_data)
+color_scheme_changed_cb (TsSettings *settings, GParamSpec *pspec, gpointer user_data)
 {
   static const AdwColorScheme schemes[] = {
-    ADW_COLOR_SCHEME_DEFAULT, ADW_COLOR_SCHEME_FORCE_LIGHT, ADW_COLOR_SCHEME_FORCE_DARK,
+    [TS_COLOR_SCHEME_DEFAULT] = ADW_COLOR_SCHEME_DEFAULT,
+    [TS_COLOR_SCHEME_LIGHT] = ADW_COLOR_SCHEME_FORCE_LIGHT,
+    [TS_COLOR_SCHEME_DARK] = ADW_COLOR_SCHEME_FORCE_DARK,
   };
-  g_autofree char *nick = g_settings_get_string (settings, "color-scheme");
 
-  for (guint i = 0; i < G_N_ELEMENTS (schemes); i++)
-    if (g_str_equal (nick, scheme_nicks[i]))
-      adw_style_manager_set_color_scheme (adw_style_manager_get_default (), schemes[i]);
+  adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
+                                      schemes[ts_settings_get_color_scheme (settings)]);
 }
 
 void
-ts_preferences_follow_color_scheme (GSettings *settings)
+ts_preferences_follow_color_scheme (TsSettings *settings)
 {
-  g_return_if_fail (G_IS_SETTINGS (settings));
+  g_return_if_fail (TS_IS_SETTINGS (settings));
 
-  g_signal_connect (settings, "changed::color-scheme", G_CALLBACK (color_scheme_changed_cb),
+  g_signal_connect (settings, "notify::color-scheme", G_CALLBACK (color_scheme_changed_cb),
                     NULL);
-  color_scheme_changed_cb (settings, "color-scheme", NULL);
+  color_scheme_changed_cb (settings, NULL, NULL);
 }

@@ -1,12 +1,14 @@
-/* ts-preferences-window.h: the preferences window, every row bound to GSettings.
+/* ts-preferences-window.h: the preferences window, every row bound to a TsSettings property.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Main-thread only. Rows write through to org.tensafe.Desktop at once
- * (g_settings_bind); nothing is applied on close.
+ * (through TsSettings' own binding); nothing is applied on close.
  */
 #pragma once
 
 #include <adwaita.h>
+
+#include "ts-settings.h"
 
 G_BEGIN_DECLS
 
@@ -14,12 +16,12 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (TsPreferencesWindow, ts_preferences_window, TS, PREFERENCES_WINDOW,
                       AdwPreferencesWindow)
 
-/* A window for @settings (borrowed; must be the org.tensafe.Desktop schema),
- * transient for @parent (may be NULL). */
-TsPreferencesWindow *ts_preferences_window_new (GtkWindow *parent, GSettings *settings);
+/* A window for @settings (a reference is taken), transient for @parent
+ * (may be NULL). */
+TsPreferencesWindow *ts_preferences_window_new (GtkWindow *parent, TsSettings *settings);
 
 /* Applies the "color-scheme" setting to AdwStyleManager now and whenever it
- * changes (for the application's lifetime). */
-void ts_preferences_follow_color_scheme (GSettings *settings);
+ * changes (for the lifetime of @settings). */
+void ts_preferences_follow_color_scheme (TsSettings *settings);
 
 G_END_DECLS

@@ -5,7 +5,6 @@
 
 #include "ts-adapter-reduce.h"
 #include "ts-file-chooser.h"
-#include "ts-main-context.h"
 #include "ts-market-format.h"
 #include "ts-market-install.h"
 #include "ts-reduce-dialog-private.h"
@@ -207,92 +206,19 @@ choose_location_action (GtkWidget *widget, const char *name, GVariant *param)
 
 /* ---- the run --------------------------------------------------------------- */
 
-/* What the worker thread reads: copies, so the dialog may change meanwhile. */
-typedef struct
-{
-  char *source, *dest_dir, *id, *name, *keyring_path;
-  guint rank;
-  gboolean replace;
-  TsMarketAdapter *catalogue;
-} Job;
-
-static void
-job_free (gpointer data)
-{
-  Job *job = data;
-
-  g_free (job->source);
-  g_free (job->dest_dir);
-  g_free (job->id);
-  g_free (job->name);
-  g_free (job->keyring_path);
-  g_clear_pointer (&job->catalogue, ts_market_adapter_unref);
-  g_free (job);
-}
-
-typedef struct
-{
-  TsReduceDialog *self;     /* ref */
-  guint done, total;
-  char *module;
-} Progress;
-
-static void
-progress_free (gpointer data)
-{
-  Progress *p = data;
-
-  g_object_unref (p->self);
-  g_free (p->module);
-  g_free (p);
-}
-
-static gboolean
-progress_apply (gpointer data)
-{
-  Progress *p = data;
-  g_autofree char *text = NULL;
-
-  if (p->self->disposed || p->self->cancellable == NULL)
-    return G_SOURCE_REMOVE;
-  /* Translators: reduction progress, e.g. "Module 3 of 12: blk.1.attn_output". */
-  text = g_strdup_printf (_("Module %u of %u: %s"), p->done, p->total, p->module);
-  gtk_progress_bar_set_fraction (p->self->progress_bar,
-                                 p->total > 0 ? (double) p->done / p->total : 0.0);
-  gtk_progress_bar_set_text (p->self->progress_bar, text);
-  return G_SOURCE_REMOVE;
-}
-
-/* On the worker thread. */
+/* On the main thread (ts_adapter_reduce_async()). */
 static void
 progress_cb (guint done, guint total, const char *module, gpointer user_data)
 {
-  GTask *task = user_data;
-  Progress *p = g_new0 (Progress, 1);
+  TsReduceDialog *self = user_data;
+  g_autofree char *text = NULL;
 
-  p->self = g_object_ref (g_task_get_source_object (task));
-  p->done = done;
-  p->total = total;
-  p->module = g_strdup (module);
-  ts_main_context_post (g_task_get_context (task), progress_apply, p, progress_free);
-}
-
-static void
-reduce_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  Job *job = task_data;
-  TsAdapterReduceRequest req = {
-    .source = job->source, .dest_dir = job->dest_dir, .id = job->id, .name = job->name,
-    .rank = job->rank, .replace = job->replace, .keyring_path = job->keyring_path,
-    .catalogue = job->catalogue,
-  };
-  GError *error = NULL;
-  TsAdapterReduction *red = ts_adapter_reduce (&req, progress_cb, task, cancellable, &error);
-
-  if (red != NULL)
-    g_task_return_pointer (task, red, (GDestroyNotify) ts_adapter_reduction_free);
-  else
-    g_task_return_error (task, error);
+  if (self->disposed || self->cancellable == NULL)
+    return;
+  /* Translators: reduction progress, e.g. "Module 3 of 12: blk.1.attn_output". */
+  text = g_strdup_printf (_("Module %u of %u: %s"), done, total, module);
+  gtk_progress_bar_set_fraction (self->progress_bar, total > 0 ? (double) done / total : 0.0);
+  gtk_progress_bar_set_text (self->progress_bar, text);
 }
 
 /* A message for people, in their language, from the core's error codes. */
@@ -400,9 +326,9 @@ show_result (TsReduceDialog *self, const TsAdapterReduction *red)
 static void
 reduce_done_cb (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  TsReduceDialog *self = TS_REDUCE_DIALOG (source);
+  g_autoptr (TsReduceDialog) self = user_data;   /* run()'s reference */
   g_autoptr (GError) error = NULL;
-  TsAdapterReduction *red = g_task_propagate_pointer (G_TASK (result), &error);
+  TsAdapterReduction *red = ts_adapter_reduce_finish (result, &error);
 
   if (self->disposed)
     {
@@ -434,31 +360,27 @@ reduce_done_cb (GObject *source, GAsyncResult *result, gpointer user_data)
 static void
 run (TsReduceDialog *self, gboolean replace)
 {
-  g_autoptr (GTask) task = NULL;
-  Job *job = g_new0 (Job, 1);
-  g_autofree char *label = NULL;
   const char *source_name = self->catalogue ? self->catalogue->name : self->source_id;
-
-  job->source = g_strdup (self->source);
-  job->dest_dir = g_strdup (self->location);
-  job->id = g_strdup (new_name (self));
   /* Translators: the reduced adapter's display name, e.g. "Pirate talk, rank 4". */
-  job->name = g_strdup_printf (_("%1$s, rank %2$u"), source_name, new_rank (self));
-  job->keyring_path = ts_market_keyring_path ();
-  job->rank = new_rank (self);
-  job->replace = replace;
-  job->catalogue = self->catalogue ? ts_market_adapter_ref (self->catalogue) : NULL;
+  g_autofree char *name = g_strdup_printf (_("%1$s, rank %2$u"), source_name, new_rank (self));
+  g_autofree char *keyring_path = ts_market_keyring_path ();
+  TsAdapterReduceRequest request = {
+    .source = self->source, .dest_dir = self->location, .id = new_name (self), .name = name,
+    .rank = new_rank (self), .replace = replace, .keyring_path = keyring_path,
+    .catalogue = self->catalogue,
+  };
+  g_autofree char *label = NULL;
+
   self->cancellable = g_cancellable_new ();
   show_error (self, NULL);
   /* Translators: %1$s is an adapter's name, %2$u the new rank. */
-  label = g_strdup_printf (_("Reducing “%1$s” to rank %2$u…"), source_name, job->rank);
+  label = g_strdup_printf (_("Reducing “%1$s” to rank %2$u…"), source_name, request.rank);
   gtk_label_set_text (self->running_label, label);
   gtk_progress_bar_set_fraction (self->progress_bar, 0.0);
   gtk_progress_bar_set_text (self->progress_bar, _("Checking the adapter…"));
   show_page (self, "running");
-  task = g_task_new (self, self->cancellable, reduce_done_cb, NULL);
-  g_task_set_task_data (task, job, job_free);
-  g_task_run_in_thread (task, reduce_thread);
+  ts_adapter_reduce_async (&request, progress_cb, self, self->cancellable, reduce_done_cb,
+                           g_object_ref (self));
 }
 
 static void

@@ -22,6 +22,7 @@ struct _TsWindow
   TsMarketplacePage *market_page;
   AdwHeaderBar *header_bar;
   GtkWidget *header_pickers;     /* the chat's model and adapter pickers */
+  TsSettings *settings;          /* the application's; the pages' "settings" follow it */
 };
 
 G_DEFINE_FINAL_TYPE (TsWindow, ts_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -29,6 +30,7 @@ G_DEFINE_FINAL_TYPE (TsWindow, ts_window, ADW_TYPE_APPLICATION_WINDOW)
 enum {
   PROP_0,
   PROP_VISIBLE_PAGE,
+  PROP_SETTINGS,
   N_PROPS
 };
 
@@ -59,16 +61,14 @@ static void
 preferences_action (GtkWidget *widget, const char *action_name, GVariant *param)
 {
   TsWindow *self = TS_WINDOW (widget);
-  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
-  GSettings *settings = app != NULL ? ts_application_get_settings (TS_APPLICATION (app)) : NULL;
 
-  if (settings == NULL)
+  if (!ts_settings_is_kept (self->settings))
     {
       adw_toast_overlay_add_toast (self->toast_overlay,
                                    adw_toast_new (_("Settings are not installed; preferences cannot be kept")));
       return;
     }
-  gtk_window_present (GTK_WINDOW (ts_preferences_window_new (GTK_WINDOW (self), settings)));
+  gtk_window_present (GTK_WINDOW (ts_preferences_window_new (GTK_WINDOW (self), self->settings)));
 }
 
 /* The marketplace page already asks for the chat page to be shown; the chat
@@ -169,15 +169,13 @@ stack_visible_child_cb (TsWindow *self)
 /* Window size and state follow the settings both ways, so the next start
  * opens the window as the user left it. */
 static void
-ts_window_bind_settings (TsWindow *self, TsApplication *app)
+ts_window_bind_settings (TsWindow *self)
 {
-  GSettings *settings = ts_application_get_settings (app);
+  const GBindingFlags both = G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE;
 
-  if (settings == NULL)
-    return;
-  g_settings_bind (settings, "window-width", self, "default-width", G_SETTINGS_BIND_DEFAULT);
-  g_settings_bind (settings, "window-height", self, "default-height", G_SETTINGS_BIND_DEFAULT);
-  g_settings_bind (settings, "window-maximized", self, "maximized", G_SETTINGS_BIND_DEFAULT);
+  g_object_bind_property (self->settings, "window-width", self, "default-width", both);
+  g_object_bind_property (self->settings, "window-height", self, "default-height", both);
+  g_object_bind_property (self->settings, "window-maximized", self, "maximized", both);
 }
 
 static void
@@ -189,6 +187,9 @@ ts_window_get_property (GObject *object, guint prop_id, GValue *value, GParamSpe
     {
     case PROP_VISIBLE_PAGE:
       g_value_set_string (value, ts_window_get_visible_page (self));
+      break;
+    case PROP_SETTINGS:
+      g_value_set_object (value, self->settings);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -206,9 +207,29 @@ ts_window_set_property (GObject *object, guint prop_id, const GValue *value,
     case PROP_VISIBLE_PAGE:
       ts_window_set_visible_page (self, g_value_get_string (value));
       break;
+    case PROP_SETTINGS:
+      self->settings = g_value_dup_object (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
+}
+
+static void
+ts_window_constructed (GObject *object)
+{
+  TsWindow *self = TS_WINDOW (object);
+
+  G_OBJECT_CLASS (ts_window_parent_class)->constructed (object);
+  g_return_if_fail (TS_IS_SETTINGS (self->settings));   /* ts_window_new() gives them */
+  ts_window_bind_settings (self);
+}
+
+static void
+ts_window_finalize (GObject *object)
+{
+  g_clear_object (&TS_WINDOW (object)->settings);
+  G_OBJECT_CLASS (ts_window_parent_class)->finalize (object);
 }
 
 static void
@@ -226,10 +247,16 @@ ts_window_class_init (TsWindowClass *klass)
 
   object_class->get_property = ts_window_get_property;
   object_class->set_property = ts_window_set_property;
+  object_class->constructed = ts_window_constructed;
+  object_class->finalize = ts_window_finalize;
 
   properties[PROP_VISIBLE_PAGE] =
     g_param_spec_string ("visible-page", NULL, NULL, NULL,
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* The pages bind their own "settings" to it (ts-window.ui). */
+  properties[PROP_SETTINGS] =
+    g_param_spec_object ("settings", NULL, NULL, TS_TYPE_SETTINGS,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   g_type_ensure (TS_TYPE_CHAT_PAGE);
@@ -288,8 +315,8 @@ ts_window_new (TsApplication *app)
 
   g_return_val_if_fail (TS_IS_APPLICATION (app), NULL);
 
-  self = g_object_new (TS_TYPE_WINDOW, "application", app, NULL);
-  ts_window_bind_settings (self, app);
+  self = g_object_new (TS_TYPE_WINDOW, "application", app,
+                       "settings", ts_application_get_settings (app), NULL);
   ts_keys_page_set_vault (self->keys_page, ts_application_get_key_vault (app));
   ts_chat_page_set_key_vault (self->chat_page, ts_application_get_key_vault (app));
   start_model (self, app);

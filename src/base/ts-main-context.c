@@ -41,3 +41,41 @@ ts_main_context_post (GMainContext *context, GSourceFunc func, gpointer data,
   g_source_attach (source, context);
   g_source_unref (source);
 }
+
+typedef struct {
+  GTask *task;
+  GSourceFunc func;
+  gpointer data;
+  GDestroyNotify notify;
+} Progress;
+
+static gboolean
+progress_dispatch (gpointer user_data)
+{
+  Progress *p = user_data;
+
+  if (!g_task_get_completed (p->task))
+    p->func (p->data);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+progress_free (gpointer user_data)
+{
+  Progress *p = user_data;
+
+  if (p->notify != NULL)
+    p->notify (p->data);
+  g_object_unref (p->task);
+  g_free (p);
+}
+
+void
+ts_task_post_progress (GTask *task, GSourceFunc func, gpointer data, GDestroyNotify notify)
+{
+  Progress *p = g_new (Progress, 1);
+
+  g_return_if_fail (G_IS_TASK (task));
+  *p = (Progress) { g_object_ref (task), func, data, notify };
+  ts_main_context_post (g_task_get_context (task), progress_dispatch, p, progress_free);
+}

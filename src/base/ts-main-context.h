@@ -8,11 +8,15 @@
  * the loop), and the callback then races the code that started the worker.
  * ts_main_context_post() always queues.
  *
+ * Widgets start no threads: background work is a core library's _async
+ * function, whose worker reports progress with ts_task_post_progress() and
+ * returns through its GTask (src/DESIGN.md §3).
+ *
  * Thread-safety: callable from any thread.
  */
 #pragma once
 
-#include <glib.h>
+#include <gio/gio.h>
 
 G_BEGIN_DECLS
 
@@ -21,5 +25,12 @@ G_BEGIN_DECLS
  * frees @data afterwards. @func's return value is ignored. */
 void ts_main_context_post (GMainContext *context, GSourceFunc func, gpointer data,
                            GDestroyNotify notify);
+
+/* A worker's progress for the caller of an _async function: runs @func
+ * (@data) like ts_main_context_post() on @task's context
+ * (g_task_get_context()), unless @task's callback has run by then, so that
+ * no progress reaches the caller after the result. Holds a reference on
+ * @task until @notify has freed @data. */
+void ts_task_post_progress (GTask *task, GSourceFunc func, gpointer data, GDestroyNotify notify);
 
 G_END_DECLS

@@ -21,8 +21,9 @@
  * a chat turn after idle time (ts-bench-pads.h reads the server's /metrics
  * for that, and for the pads made inline during the timed decode).
  *
- * ts_bench_run() blocks (seconds to minutes): call it on a worker thread.
- * The progress callback runs on that thread. Cancelling @cancellable stops
+ * ts_bench_run() blocks (seconds to minutes): call it on a worker thread
+ * (its progress callback runs there), or ts_bench_run_async() from a main
+ * loop. Cancelling @cancellable stops
  * between two tokens with G_IO_ERROR_CANCELLED. Exports: ts-bench-export.h.
  */
 #pragma once
@@ -144,5 +145,14 @@ typedef void (*TsBenchProgressFunc) (double fraction, const char *label, gpointe
  * g_ptr_array_unref), or NULL. */
 GPtrArray *ts_bench_run (const TsBenchOptions *options, TsBenchProgressFunc progress,
                          gpointer user_data, GCancellable *cancellable, GError **error);
+
+/* ts_bench_run() on a worker (ts-bench-runner-task.c); takes @options.
+ * @progress (may be NULL) runs with @progress_data on the caller's
+ * thread-default main context, never after @callback. */
+void ts_bench_run_async (TsBenchOptions *options, TsBenchProgressFunc progress,
+                         gpointer progress_data, GCancellable *cancellable,
+                         GAsyncReadyCallback callback, gpointer user_data);
+/* What ts_bench_run() returns, or NULL with @error. */
+GPtrArray *ts_bench_run_finish (GAsyncResult *result, GError **error);
 
 G_END_DECLS

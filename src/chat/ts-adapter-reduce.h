@@ -30,7 +30,7 @@
  *
  * Thread-safety: no shared state.  ts_adapter_reduce() reads and writes
  * the whole adapter: call it from a worker thread (its progress callback
- * runs there).
+ * runs there), or call ts_adapter_reduce_async() from a main loop.
  */
 #pragma once
 
@@ -100,6 +100,16 @@ gboolean ts_adapter_probe (const char *source, LmLoraShape *shape, GError **erro
 TsAdapterReduction *ts_adapter_reduce (const TsAdapterReduceRequest *request,
                                        TsAdapterReduceProgress progress, gpointer progress_data,
                                        GCancellable *cancellable, GError **error);
+
+/* ts_adapter_reduce() on a worker (ts-adapter-reduce-task.c): @request is
+ * copied; @progress (may be NULL) runs with @progress_data on the caller's
+ * thread-default main context, never after @callback. */
+void ts_adapter_reduce_async (const TsAdapterReduceRequest *request,
+                              TsAdapterReduceProgress progress, gpointer progress_data,
+                              GCancellable *cancellable, GAsyncReadyCallback callback,
+                              gpointer user_data);
+/* The outcome (free with ts_adapter_reduction_free()), or NULL with @error. */
+TsAdapterReduction *ts_adapter_reduce_finish (GAsyncResult *result, GError **error);
 
 /* What a reduced adapter's metadata.json says about its source. */
 typedef struct

@@ -10,7 +10,7 @@
  * the key vault's) on
  * a worker thread, and generates the reply token by token. Each token, with
  * its text and per-stage timings, reaches the GMainContext that was current
- * when the job started through g_main_context_invoke_full(); the payload
+ * when the job started through ts_main_context_post(); the payload
  * holds a reference on the job, so the job outlives every pending event.
  * Events arrive in order; the last one is DONE, CANCELLED or ERROR. A
  * GCancellable stops the job before the next token.
@@ -74,6 +74,22 @@ const LmModel *ts_generation_model_get_lm (TsGenerationModel *self);
  * reads it from disk (call it on a worker). */
 const LmLora *ts_generation_model_get_lora (TsGenerationModel *self, const char *adapter_path,
                                             GError **error);
+
+/* From a main loop (ts-generation-load.c): ts_generation_model_load_stack()
+ * and ts_generation_model_get_lora() on a worker. A model's read cannot
+ * stop midway: cancelling returns G_IO_ERROR_CANCELLED at once, and what
+ * the worker loads is dropped. */
+void ts_generation_model_load_stack_async (const char *model_path,
+                                           const char *const *adapter_paths,
+                                           const float *weights, guint n,
+                                           GCancellable *cancellable,
+                                           GAsyncReadyCallback callback, gpointer user_data);
+TsGenerationModel *ts_generation_model_load_stack_finish (GAsyncResult *result, GError **error);
+/* Reads @adapter_path into @self's cache (a reference on @self is held). */
+void ts_generation_model_load_lora_async (TsGenerationModel *self, const char *adapter_path,
+                                          GCancellable *cancellable,
+                                          GAsyncReadyCallback callback, gpointer user_data);
+gboolean ts_generation_model_load_lora_finish (GAsyncResult *result, GError **error);
 
 /* Turns and settings of one reply. */
 typedef struct {

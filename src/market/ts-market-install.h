@@ -63,6 +63,12 @@ GPtrArray *ts_market_list_installed (const char *adapters_dir, GError **error);
 gboolean ts_market_verify_installed (const char *adapters_dir, const char *id,
                                      TsMarketKeyring *keyring, GCancellable *cancellable,
                                      GError **error);
+/* ts_market_verify_installed() on a worker (ts-market-verify-task.c), with
+ * the keyring read there from @keyring_path (ts_market_keyring_new()). */
+void ts_market_verify_installed_async (const char *adapters_dir, const char *id,
+                                       const char *keyring_path, GCancellable *cancellable,
+                                       GAsyncReadyCallback callback, gpointer user_data);
+gboolean ts_market_verify_installed_finish (GAsyncResult *result, GError **error);
 /* Removes "@adapters_dir/@id/" (renamed aside first, so it vanishes at once). */
 gboolean ts_market_remove_installed (const char *adapters_dir, const char *id, GError **error);
 

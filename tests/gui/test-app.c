@@ -155,7 +155,7 @@ open_and_close_shortcuts (TsWindow *window)
 static void
 check_size_reaches_settings (TsApplication *app, TsWindow *window)
 {
-  GSettings *settings = ts_application_get_settings (app);
+  GSettings *settings = ts_settings_get_gsettings (ts_application_get_settings (app));
 
   g_assert_nonnull (settings);
   gtk_window_set_default_size (GTK_WINDOW (window), 1000, 650);

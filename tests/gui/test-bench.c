@@ -21,6 +21,26 @@ typedef struct {
   TsBenchPage *page;
 } Fixture;
 
+/* The application's settings, which the page and the preferences share. */
+static TsSettings *
+app_settings (void)
+{
+  return ts_application_get_settings (TS_APPLICATION (g_application_get_default ()));
+}
+
+static GSettings *
+app_gsettings (void)
+{
+  return ts_settings_get_gsettings (app_settings ());
+}
+
+/* A page as the window makes it: on the application's settings. */
+static TsBenchPage *
+bench_page_new (void)
+{
+  return g_object_new (TS_TYPE_BENCH_PAGE, "settings", app_settings (), NULL);
+}
+
 static void
 fixture_setup (Fixture *f, gconstpointer data)
 {
@@ -29,7 +49,7 @@ fixture_setup (Fixture *f, gconstpointer data)
   const char *const *presets = data;
 
   f->window = GTK_WINDOW (gtk_window_new ());
-  f->page = TS_BENCH_PAGE (g_object_new (TS_TYPE_BENCH_PAGE, NULL));
+  f->page = TS_BENCH_PAGE (bench_page_new ());
   gtk_window_set_child (f->window, GTK_WIDGET (f->page));
   gtk_window_present (f->window);
   _ts_bench_page_set_inputs (f->page, model, lora, 3, presets);
@@ -194,7 +214,7 @@ export_text (TsBenchPage *page, const char *format)
 static void
 test_private_remote (Fixture *f, gconstpointer data)
 {
-  GSettings *settings = ts_application_get_settings (TS_APPLICATION (g_application_get_default ()));
+  GSettings *settings = app_gsettings ();
   g_autofree char *model = ts_chat_page_find_demo_file ("tiny-qwen35moe-f32.gguf");
   g_autofree char *dir = gui_evaluator_demo_dir ();
   g_autofree char *adapter = g_build_filename (dir, "tiny-qwen35moe-lora-f32.gguf", NULL);
@@ -274,13 +294,13 @@ test_stack (Fixture *f, gconstpointer data)
 static void
 test_demo_by_default (void)
 {
-  GSettings *settings = ts_application_get_settings (TS_APPLICATION (g_application_get_default ()));
+  GSettings *settings = app_gsettings ();
   TsBenchPage *page;
   AdwActionRow *model_row;
 
   g_settings_reset (settings, "bench-model");
   g_settings_reset (settings, "bench-adapter");
-  page = g_object_ref_sink (g_object_new (TS_TYPE_BENCH_PAGE, NULL));
+  page = g_object_ref_sink (bench_page_new ());
   model_row = ADW_ACTION_ROW (gtk_widget_get_template_child (GTK_WIDGET (page), TS_TYPE_BENCH_PAGE,
                                                              "model_row"));
   g_assert_true (g_str_has_suffix (adw_action_row_get_subtitle (model_row),
@@ -295,8 +315,8 @@ test_demo_by_default (void)
 static void
 test_remote_row (void)
 {
-  GSettings *settings = ts_application_get_settings (TS_APPLICATION (g_application_get_default ()));
-  TsBenchPage *page = g_object_ref_sink (g_object_new (TS_TYPE_BENCH_PAGE, NULL));
+  GSettings *settings = app_gsettings ();
+  TsBenchPage *page = g_object_ref_sink (bench_page_new ());
   GtkWidget *row = GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (page), TS_TYPE_BENCH_PAGE,
                                                               "remote_row"));
   GtkWidget *private_row = GTK_WIDGET (gtk_widget_get_template_child (
@@ -319,7 +339,7 @@ test_remote_row (void)
 static void
 test_needs_model (void)
 {
-  TsBenchPage *page = g_object_ref_sink (g_object_new (TS_TYPE_BENCH_PAGE, NULL));
+  TsBenchPage *page = g_object_ref_sink (bench_page_new ());
   const char *none[] = { NULL };
 
   _ts_bench_page_set_inputs (page, "", "", 3, none);

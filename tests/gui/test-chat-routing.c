@@ -263,7 +263,7 @@ test_override (void)
   g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
   g_autoptr (TsApplication) app2 = NULL;
   TsChatPage *page = start_app (app);
-  GSettings *settings = ts_application_get_settings (app);
+  GSettings *settings = ts_settings_get_gsettings (ts_application_get_settings (app));
   GtkMenuButton *picker = ts_chat_page_get_picker (page, TRUE);
   g_autofree char *pirate = adapter_path ("tiny-pirate");
   g_autofree char *formal = adapter_path ("tiny-formal");
@@ -283,7 +283,7 @@ test_override (void)
   /* A new instance remembers the choice. */
   app2 = ts_application_new (G_APPLICATION_NON_UNIQUE);
   page = start_app (app2);
-  settings = ts_application_get_settings (app2);
+  settings = ts_settings_get_gsettings (ts_application_get_settings (app2));
   g_assert_cmpstr (ts_chat_page_get_adapter_override (page), ==, "tiny-formal");
   wait_until (adapter_selected, &(AdapterWait) { page, formal }, "the remembered adapter");
   send_alone (page, PIRATE_PROMPT);
@@ -369,7 +369,7 @@ test_privacy_budget (void)
   page = start_app (app);
   plain = ts_chat_page_get_pane (page, FALSE);
   he = ts_chat_page_get_pane (page, TRUE);
-  settings = ts_application_get_settings (app);
+  settings = ts_settings_get_gsettings (ts_application_get_settings (app));
   unlock_a_key (app);
   g_settings_set_string (settings, "evaluator-url", e.server.ws_url);
   g_settings_set_string (settings, "evaluator-mode", "remote");

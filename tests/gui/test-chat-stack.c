@@ -251,7 +251,7 @@ test_stack_remote (void)
   gui_wait_until (adapter_loaded, &wait, WAIT_S, "the q/k/v adapter to load");
   stack_in_dialog (page, weights, 2);
   gui_wait_until (picker_shows_stack, page, WAIT_S, "the stack to load");
-  settings = ts_application_get_settings (app);
+  settings = ts_settings_get_gsettings (ts_application_get_settings (app));
   g_settings_set_string (settings, "evaluator-url", server.ws_url);
   g_settings_set_string (settings, "evaluator-mode", "remote");
   error = send_prompt (page, TRUE);

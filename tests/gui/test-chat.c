@@ -535,7 +535,7 @@ test_plaintext_mode_claims_nothing (void)
   g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
   TsChatPage *page = start_app (app);
   TsChatPane *he = ts_chat_page_get_pane (page, TRUE);
-  GSettings *settings = ts_application_get_settings (app);
+  GSettings *settings = ts_settings_get_gsettings (ts_application_get_settings (app));
 
   send_prompt (page, PROMPT);
   assert_pane_claims (he, TRUE);
@@ -654,7 +654,7 @@ test_failed_turn_left_out (void)
   g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
   TsChatPage *page = start_app (app);
   TsChatPane *plain = ts_chat_page_get_pane (page, FALSE), *he = ts_chat_page_get_pane (page, TRUE);
-  GSettings *settings = ts_application_get_settings (app);
+  GSettings *settings = ts_settings_get_gsettings (ts_application_get_settings (app));
   g_autofree char *error = NULL;
   g_autoptr (GPtrArray) plain_turns = NULL, he_turns = NULL;
 
@@ -695,7 +695,7 @@ test_remote_evaluator (void)
 
   gui_evaluator_start (&server, dir, args);
   page = start_app (app);
-  settings = ts_application_get_settings (app);
+  settings = ts_settings_get_gsettings (ts_application_get_settings (app));
   g_settings_set_string (settings, "evaluator-url", server.ws_url);
   g_settings_set_string (settings, "evaluator-mode", "remote");
   error = send_prompt_full (page, PROMPT);
@@ -742,7 +742,9 @@ test_remote_evaluator (void)
 static void
 test_divergence_marked (void)
 {
-  GtkWidget *page = g_object_ref_sink (g_object_new (TS_TYPE_CHAT_PAGE, NULL));
+  g_autoptr (TsSettings) settings = ts_settings_new_default ();
+  GtkWidget *page = g_object_ref_sink (g_object_new (TS_TYPE_CHAT_PAGE, "settings", settings,
+                                                     NULL));
   TsChatPane *plain = ts_chat_page_get_pane (TS_CHAT_PAGE (page), FALSE);
   TsChatPane *he = ts_chat_page_get_pane (TS_CHAT_PAGE (page), TRUE);
   const int plain_ids[] = { 5, 7, 9, 4 };
@@ -769,7 +771,9 @@ test_divergence_marked (void)
 static void
 test_page_lifecycle (void)
 {
-  GtkWidget *page = g_object_ref_sink (g_object_new (TS_TYPE_CHAT_PAGE, NULL));
+  g_autoptr (TsSettings) settings = ts_settings_new_default ();
+  GtkWidget *page = g_object_ref_sink (g_object_new (TS_TYPE_CHAT_PAGE, "settings", settings,
+                                                     NULL));
 
   g_assert_false (ts_chat_page_get_busy (TS_CHAT_PAGE (page)));
   g_assert_finalize_object (page);

@@ -121,7 +121,8 @@ test_generate_restart_unlock (void)
   g_assert_cmpint (ts_key_vault_get_state (r.vault), ==, TS_KEY_STATE_NONE);
 
   /* The preset chosen in the preferences is the one proposed. */
-  g_settings_set_string (ts_application_get_settings (r.app), "ckks-preset", "n8192");
+  g_settings_set_string (ts_settings_get_gsettings (ts_application_get_settings (r.app)),
+                         "ckks-preset", "n8192");
   /* Generate: mismatching confirmation keeps the button off. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (r.page), "keys.generate", NULL));
   wait_until (dialog_shown, r.page, "the generate dialog");

@@ -66,12 +66,13 @@ static TsMarketplacePage *
 show_page_sized (const char *url, guint page_size, GtkWindow **window_out)
 {
   g_autoptr (GSettings) settings = g_settings_new ("org.tensafe.Desktop");
+  g_autoptr (TsSettings) typed = ts_settings_new (settings);
   GtkWindow *window = GTK_WINDOW (adw_window_new ());
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   GtkWidget *page;
 
   g_settings_set_string (settings, "marketplace-url", url);
-  page = g_object_new (TS_TYPE_MARKETPLACE_PAGE, NULL);
+  page = g_object_new (TS_TYPE_MARKETPLACE_PAGE, "settings", typed, NULL);
   g_assert_cmpstr (ts_marketplace_page_get_marketplace_url (TS_MARKETPLACE_PAGE (page)), ==, url);
   _ts_marketplace_page_set_page_size (TS_MARKETPLACE_PAGE (page), page_size);
   gtk_window_set_title (window, "Marketplace");
@@ -491,7 +492,9 @@ test_unreachable (void)
 static void
 test_lifecycle (void)
 {
-  GtkWidget *page = g_object_ref_sink (g_object_new (TS_TYPE_MARKETPLACE_PAGE, NULL));
+  g_autoptr (TsSettings) settings = ts_settings_new_default ();
+  GtkWidget *page = g_object_ref_sink (g_object_new (TS_TYPE_MARKETPLACE_PAGE, "settings",
+                                                     settings, NULL));
 
   g_assert_true (_ts_marketplace_page_get_busy (TS_MARKETPLACE_PAGE (page)));
   g_assert_false (ts_marketplace_page_get_offline (TS_MARKETPLACE_PAGE (page)));

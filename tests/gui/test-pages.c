@@ -27,7 +27,8 @@ static void
 test_page_lifecycle (gconstpointer data)
 {
   GType type = GPOINTER_TO_SIZE (data);
-  GtkWidget *page = g_object_ref_sink (g_object_new (type, NULL));
+  g_autoptr (TsSettings) settings = ts_settings_new_default ();
+  GtkWidget *page = g_object_ref_sink (g_object_new (type, "settings", settings, NULL));
   AdwStatusPage *status = ADW_STATUS_PAGE (find_status_page (page));
 
   /* Every page starts on a status page with a title of its own (its empty
@@ -43,7 +44,9 @@ test_page_lifecycle (gconstpointer data)
 static void
 test_bench_page_dropped_while_probing (void)
 {
-  GtkWidget *page = g_object_ref_sink (g_object_new (TS_TYPE_BENCH_PAGE, NULL));
+  g_autoptr (TsSettings) settings = ts_settings_new_default ();
+  GtkWidget *page = g_object_ref_sink (g_object_new (TS_TYPE_BENCH_PAGE, "settings", settings,
+                                                     NULL));
 
   g_assert_cmpstr (ts_bench_page_get_gpu_summary (TS_BENCH_PAGE (page)), ==, "Probing…");
   g_assert_finalize_object (page);

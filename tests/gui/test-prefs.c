@@ -1,4 +1,5 @@
-/* test-prefs.c: the preferences window reads and writes org.tensafe.Desktop both ways.
+/* test-prefs.c: the preferences window reads and writes org.tensafe.Desktop both ways
+ * (through TsSettings).
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <adwaita.h>
 
@@ -38,6 +39,7 @@ static void
 test_settings_to_rows (void)
 {
   g_autoptr (GSettings) settings = fresh_settings ();
+  g_autoptr (TsSettings) typed = ts_settings_new (settings);
   TsPreferencesWindow *window;
 
   g_settings_set_string (settings, "evaluator-mode", "remote");
@@ -50,7 +52,7 @@ test_settings_to_rows (void)
   g_settings_set_boolean (settings, "evaluator-private", TRUE);
   g_settings_set_double (settings, "privacy-rho", 0.0025);
 
-  window = g_object_ref_sink (ts_preferences_window_new (NULL, settings));
+  window = g_object_ref_sink (ts_preferences_window_new (NULL, typed));
   g_assert_cmpuint (adw_combo_row_get_selected (ADW_COMBO_ROW (child (window, "mode_row"))), ==, 2);
   g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (child (window, "url_row"))), ==,
                    "ws://10.0.0.7:9000/v1/helora");
@@ -83,7 +85,8 @@ static void
 test_rows_to_settings (void)
 {
   g_autoptr (GSettings) settings = fresh_settings ();
-  TsPreferencesWindow *window = g_object_ref_sink (ts_preferences_window_new (NULL, settings));
+  g_autoptr (TsSettings) typed = ts_settings_new (settings);
+  TsPreferencesWindow *window = g_object_ref_sink (ts_preferences_window_new (NULL, typed));
   g_autofree char *mode = NULL, *preset = NULL, *url = NULL, *market = NULL, *scheme = NULL;
 
   adw_combo_row_set_selected (ADW_COMBO_ROW (child (window, "mode_row")), 1);
@@ -120,16 +123,17 @@ static void
 test_color_scheme (void)
 {
   g_autoptr (GSettings) settings = fresh_settings ();
+  g_autoptr (TsSettings) typed = ts_settings_new (settings);
   AdwStyleManager *style = adw_style_manager_get_default ();
 
-  ts_preferences_follow_color_scheme (settings);
+  ts_preferences_follow_color_scheme (typed);
   g_settings_set_string (settings, "color-scheme", "dark");
   g_assert_cmpint (adw_style_manager_get_color_scheme (style), ==, ADW_COLOR_SCHEME_FORCE_DARK);
   g_settings_set_string (settings, "color-scheme", "light");
   g_assert_cmpint (adw_style_manager_get_color_scheme (style), ==, ADW_COLOR_SCHEME_FORCE_LIGHT);
   g_settings_set_string (settings, "color-scheme", "default");
   g_assert_cmpint (adw_style_manager_get_color_scheme (style), ==, ADW_COLOR_SCHEME_DEFAULT);
-  g_signal_handlers_disconnect_matched (settings, G_SIGNAL_MATCH_DATA, 0, 0, NULL, NULL, NULL);
+  g_signal_handlers_disconnect_matched (typed, G_SIGNAL_MATCH_DATA, 0, 0, NULL, NULL, NULL);
 }
 
 static gboolean
@@ -143,7 +147,8 @@ static void
 test_gpu_row (void)
 {
   g_autoptr (GSettings) settings = fresh_settings ();
-  TsPreferencesWindow *window = g_object_ref_sink (ts_preferences_window_new (NULL, settings));
+  g_autoptr (TsSettings) typed = ts_settings_new (settings);
+  TsPreferencesWindow *window = g_object_ref_sink (ts_preferences_window_new (NULL, typed));
   g_autoptr (TsGpuInfo) info = ts_gpu_probe ();
   GtkWidget *row = child (window, "gpu_row");
 

