@@ -6,7 +6,7 @@ BUILD ?= build
 MESON_OPTIONS ?=
 MESON_TEST_OPTIONS ?=
 
-.PHONY: all deps setup compile check check-asan demo market-demo clean
+.PHONY: all deps setup compile check check-asan hostile hostile-long demo market-demo clean
 
 all: compile
 
@@ -35,6 +35,16 @@ check: compile
 check-asan:
 	@$(MAKE) --no-print-directory check BUILD=build-asan \
 	  MESON_OPTIONS="-Db_sanitize=address,undefined -Db_lundef=false"
+
+# The attacks kept as tests (the 'hostile' suite; part of `make check`).
+# hostile-long runs them with --long: the programs under tests/hostile then
+# try 25 times as many mutants and floods, for a release check.
+hostile: compile
+	meson test -C $(BUILD) --suite hostile --print-errorlogs $(MESON_TEST_OPTIONS)
+
+hostile-long: compile
+	meson test -C $(BUILD) --suite hostile --print-errorlogs --test-args=--long \
+	  --timeout-multiplier 4 $(MESON_TEST_OPTIONS)
 
 # Runs the app from the build tree (its settings schema is compiled there) on
 # the real Qwen2.5-Coder-0.5B-Instruct from the model cache, fetched the first

@@ -31,14 +31,22 @@ guard_state_release (GuardState *state)
   g_rc_box_release_full (state, guard_state_clear);
 }
 
+/* From here the lingering close owns the connection. */
+static gboolean
+guard_state_take_over (GuardState *state)
+{
+  if (state->rejected)
+    return FALSE;
+  state->rejected = TRUE;
+  return TRUE;
+}
+
 static void
 guard_state_reject (GuardState *state, guint status, const char *reason, const char *code,
                     const char *message)
 {
-  if (state->rejected)
-    return;
-  state->rejected = TRUE;
-  server_reject (state->base, state->socket, status, reason, code, message);
+  if (guard_state_take_over (state))
+    server_reject (state->base, state->socket, status, reason, code, message);
 }
 
 static gboolean
@@ -367,4 +375,14 @@ server_guard_stream_reject (ServerGuardStream *self, guint status, const char *r
 {
   g_return_if_fail (SERVER_IS_GUARD_STREAM (self));
   guard_state_reject (self->state, status, reason, code, message);
+}
+
+void
+server_guard_stream_reject_with_body (ServerGuardStream *self, guint status, const char *reason,
+                                      const char *content_type, GBytes *body)
+{
+  g_return_if_fail (SERVER_IS_GUARD_STREAM (self));
+  if (guard_state_take_over (self->state))
+    server_reject_with_body (self->state->base, self->state->socket, status, reason,
+                             content_type, body);
 }

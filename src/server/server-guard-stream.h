@@ -32,5 +32,9 @@ void server_guard_stream_head_done (ServerGuardStream *self);
  * closing the guard no longer closes the connection under it. */
 void server_guard_stream_reject (ServerGuardStream *self, guint status, const char *reason,
                                  const char *code, const char *message);
+/* The same with an answer body of the caller's (server_reject_with_body). */
+void server_guard_stream_reject_with_body (ServerGuardStream *self, guint status,
+                                           const char *reason, const char *content_type,
+                                           GBytes *body);
 
 G_END_DECLS

@@ -298,19 +298,48 @@ incoming_cb (GSocketService *service, GSocketConnection *tcp, GObject *source, g
 
 /* ---- what the server tells the guard ---- */
 
+static gboolean
+has_body (SoupMessageHeaders *headers)
+{
+  return soup_message_headers_get_list (headers, "Transfer-Encoding") != NULL
+         || soup_message_headers_get_content_length (headers) > 0;
+}
+
+/* A handler refused the request from its head (413 for a body too large,
+ * say), but libsoup would still read the whole body before answering: a
+ * client declaring a terabyte would hold the connection until the
+ * deadline. Answer now with what the handler set, and close. */
+static void
+answer_early_refusal (SoupServerMessage *msg, ServerGuardStream *guard)
+{
+  guint status = soup_server_message_get_status (msg);
+  g_autoptr (GBytes) body = soup_message_body_flatten (soup_server_message_get_response_body (msg));
+  g_autofree char *type = g_strdup (soup_message_headers_get_content_type (
+    soup_server_message_get_response_headers (msg), NULL));
+  g_autoptr (GIOStream) stolen = soup_server_message_steal_connection (msg);
+
+  server_guard_stream_reject_with_body (guard, status, soup_status_get_phrase (status), type,
+                                        body);
+}
+
 static void
 got_headers_cb (SoupServerMessage *msg, gpointer data)
 {
   g_autoptr (ServerGuardStream) guard = guard_of_message (msg);
+  SoupMessageHeaders *headers = soup_server_message_get_request_headers (msg);
   const char *problem;
   g_autoptr (GIOStream) stolen = NULL;
 
   if (guard == NULL)
     return;
   server_guard_stream_head_done (guard);
-  problem = server_framing_problem (soup_server_message_get_request_headers (msg));
+  problem = server_framing_problem (headers);
   if (problem == NULL)
-    return;
+    {
+      if (soup_server_message_get_status (msg) >= 400 && has_body (headers))
+        answer_early_refusal (msg, guard);
+      return;
+    }
   g_debug ("Refusing a request: %s", problem);
   /* libsoup would go on to read the body it cannot delimit: take the
    * connection from it (which may free @msg) and answer ourselves */

@@ -55,35 +55,47 @@ linger_readable_cb (GSocket *socket, GIOCondition condition, gpointer data)
 }
 
 static void
-write_answer (GIOStream *stream, guint status, const char *reason, const char *code,
-              const char *message)
+write_answer (GIOStream *stream, guint status, const char *reason, const char *content_type,
+              GBytes *body)
 {
   GOutputStream *out = g_io_stream_get_output_stream (stream);
-  g_autofree char *body = g_strdup_printf ("{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}",
-                                           code, message);
-  g_autofree char *text = g_strdup_printf ("HTTP/1.1 %u %s\r\n"
-                                           "Content-Type: application/json\r\n"
-                                           "Content-Length: %zu\r\n"
-                                           "Connection: close\r\n\r\n%s",
-                                           status, reason, strlen (body), body);
+  gsize len = body != NULL ? g_bytes_get_size (body) : 0;
+  g_autoptr (GString) text = g_string_new (NULL);
 
+  g_string_printf (text, "HTTP/1.1 %u %s\r\n", status, reason);
+  if (content_type != NULL && len > 0)
+    g_string_append_printf (text, "Content-Type: %s\r\n", content_type);
+  g_string_append_printf (text, "Content-Length: %zu\r\nConnection: close\r\n\r\n", len);
+  if (len > 0)
+    g_string_append_len (text, g_bytes_get_data (body, NULL), (gssize) len);
   /* the connection is new or between requests, so its send buffer is
-   * empty and a few hundred bytes fit; if not, the client gets the close */
+   * empty and an error answer fits; if not, the client gets the close */
   if (G_IS_POLLABLE_OUTPUT_STREAM (out))
-    g_pollable_output_stream_write_nonblocking (G_POLLABLE_OUTPUT_STREAM (out), text,
-                                                strlen (text), NULL, NULL);
+    g_pollable_output_stream_write_nonblocking (G_POLLABLE_OUTPUT_STREAM (out), text->str,
+                                                text->len, NULL, NULL);
 }
 
 void
 server_reject (GIOStream *stream, GSocket *socket, guint status, const char *reason,
                const char *code, const char *message)
 {
+  char *json = g_strdup_printf ("{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}", code,
+                                message);
+  g_autoptr (GBytes) body = g_bytes_new_take (json, strlen (json));
+
+  server_reject_with_body (stream, socket, status, reason, "application/json", body);
+}
+
+void
+server_reject_with_body (GIOStream *stream, GSocket *socket, guint status, const char *reason,
+                         const char *content_type, GBytes *body)
+{
   Linger *l;
 
   g_return_if_fail (G_IS_IO_STREAM (stream));
   g_return_if_fail (G_IS_SOCKET (socket));
 
-  write_answer (stream, status, reason, code, message);
+  write_answer (stream, status, reason, content_type, body);
   g_socket_shutdown (socket, FALSE, TRUE, NULL);
   l = g_new0 (Linger, 1);
   l->stream = g_object_ref (stream);

@@ -18,6 +18,9 @@
  * references; the caller must no longer read, write or close @stream. */
 void server_reject (GIOStream *stream, GSocket *socket, guint status, const char *reason,
                     const char *code, const char *message);
+/* The same with an answer body of the caller's (@content_type may be NULL). */
+void server_reject_with_body (GIOStream *stream, GSocket *socket, guint status,
+                              const char *reason, const char *content_type, GBytes *body);
 
 /* How long and how much a lingering close reads before it closes. */
 #define SERVER_REJECT_LINGER_MS 2000

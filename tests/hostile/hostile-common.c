@@ -31,14 +31,15 @@ hostile_count (guint n)
 }
 
 guint64
-hostile_rss_kib (GPid pid)
+hostile_status_kib (GPid pid, const char *field)
 {
   g_autofree char *path = g_strdup_printf ("/proc/%d/status", (int) pid);
+  g_autofree char *key = g_strconcat ("\n", field, ":", NULL);
   g_autofree char *text = NULL;
   const char *line;
 
   if (!g_file_get_contents (path, &text, NULL, NULL))
     return 0;
-  line = strstr (text, "VmRSS:");
-  return line != NULL ? g_ascii_strtoull (line + 6, NULL, 10) : 0;
+  line = strstr (text, key);
+  return line != NULL ? g_ascii_strtoull (line + strlen (key), NULL, 10) : 0;
 }

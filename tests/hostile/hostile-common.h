@@ -12,5 +12,6 @@
 guint hostile_scale_from_args (int *argc, char **argv);
 /* @n attacks, scaled. */
 guint hostile_count (guint n);
-/* Resident memory of process @pid in KiB, from /proc/PID/status; 0 if gone. */
-guint64 hostile_rss_kib (GPid pid);
+/* A memory figure of process @pid in KiB from /proc/PID/status ("VmRSS",
+ * or "RssAnon": its own heap and stacks, without mapped files); 0 if gone. */
+guint64 hostile_status_kib (GPid pid, const char *field);
