@@ -14,6 +14,7 @@
 #include <json-glib/json-glib.h>
 #include <libsoup/soup.h>
 
+#include "hostile-common.h"
 #include "server-fixture.h"
 #include "ts-helora-remote.h"
 #include "ts-test-util.h"
@@ -769,14 +770,164 @@ test_slow_headers_dropped (void)
   server_stop (&s, 0);
 }
 
+/* ---- hostile frames and dropped connections (the hostile suite) ---- */
+
+/* Sends one WebSocket frame: @first is FIN|opcode, @len as declared (may
+ * exceed what follows), @payload masked when @masked. */
+static void
+send_frame (int fd, guint8 first, guint64 declared, const guint8 *payload, gsize len,
+            gboolean masked)
+{
+  g_autoptr (GByteArray) f = g_byte_array_new ();
+  static const guint8 key[4] = { 0x37, 0xfa, 0x21, 0x3d };
+  guint8 head[2] = { first, masked ? 0x80 : 0 };
+
+  if (declared < 126)
+    head[1] |= (guint8) declared;
+  else if (declared <= G_MAXUINT16)
+    head[1] |= 126;
+  else
+    head[1] |= 127;
+  g_byte_array_append (f, head, 2);
+  if ((head[1] & 0x7f) == 126)
+    {
+      guint8 ext[2] = { (guint8) (declared >> 8), (guint8) declared };
+      g_byte_array_append (f, ext, 2);
+    }
+  else if ((head[1] & 0x7f) == 127)
+    for (int shift = 56; shift >= 0; shift -= 8)
+      {
+        guint8 b = (guint8) (declared >> shift);
+        g_byte_array_append (f, &b, 1);
+      }
+  if (masked)
+    g_byte_array_append (f, key, 4);
+  for (gsize i = 0; i < len; i++)
+    {
+      guint8 b = masked ? payload[i] ^ key[i % 4] : payload[i];
+      g_byte_array_append (f, &b, 1);
+    }
+  send (fd, f->data, f->len, MSG_NOSIGNAL);
+}
+
+/* Waits up to 3 s for the server to answer @fd (an error or close frame)
+ * or close it; FALSE when it stays silent. */
+static gboolean
+server_reacts (int fd)
+{
+  struct timeval three = { .tv_sec = 3 };
+  char buf[256];
+
+  setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &three, sizeof three);
+  gssize n = recv (fd, buf, sizeof buf, 0);
+  return n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+/* Frames a WebSocket peer must refuse, and frames of random bytes the
+ * protocol must refuse: each one answered or closed, the server healthy
+ * after all of them, its memory bounded. */
+static void
+test_hostile_frames (void)
+{
+  static const guint8 bad_utf8[] = { 0xc3, 0x28, 0xff };
+  static const guint8 big_ping[126] = { 0 };
+  static const guint8 short_close[1] = { 3 };
+  g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  Server s = { 0 };
+  g_autofree char *health = NULL;
+  gint64 base_kib;
+
+  server_start (&s, NULL);
+  base_kib = server_rss_kib (&s);
+  for (guint i = 0; i < hostile_count (40); i++)
+    {
+      int fd = connect_websocket_raw (s.url);
+      guint8 payload[200];
+      gsize len = (gsize) g_rand_int_range (rng, 0, sizeof payload + 1);
+
+      switch (i % 8)
+        {
+        case 0: send_frame (fd, 0x82, G_MAXINT64, NULL, 0, TRUE); break;      /* 2^63 bytes */
+        case 1: send_frame (fd, 0x82, 4, (const guint8 *) "abcd", 4, FALSE); break; /* unmasked */
+        case 2: send_frame (fd, 0x83, 4, (const guint8 *) "abcd", 4, TRUE); break;  /* opcode 3 */
+        case 3: send_frame (fd, 0x89, sizeof big_ping, big_ping, sizeof big_ping, TRUE); break;
+        case 4: send_frame (fd, 0x81, sizeof bad_utf8, bad_utf8, sizeof bad_utf8, TRUE); break;
+        case 5: send_frame (fd, 0x88, 1, short_close, 1, TRUE); break;
+        default:                                                 /* random bytes as a request */
+          for (gsize b = 0; b < len; b++)
+            payload[b] = (guint8) g_rand_int_range (rng, 0, 256);
+          send_frame (fd, 0x82, len, payload, len, TRUE);
+        }
+      if (!server_reacts (fd))
+        g_error ("hostile frame %u (kind %u, seed %" G_GUINT64_FORMAT "): no answer, no close",
+                 i, i % 8, ts_test_seed ());
+      close (fd);
+    }
+  health = http_get (s.url, "healthz");
+  g_assert_cmpstr (health, ==, "ok\n");
+  g_test_message ("server RSS %" G_GINT64_FORMAT " -> %" G_GINT64_FORMAT " KiB", base_kib,
+                  server_rss_kib (&s));
+  g_assert_cmpint (server_rss_kib (&s) - base_kib, <, 32 * 1024);
+  server_stop (&s, 0);
+}
+
+/* Connections dropped mid-upgrade, mid-frame and right after the upgrade:
+ * nothing is left connected, the server answers, its memory comes back. */
+static void
+test_dropped_connections (void)
+{
+  static const char half_upgrade[] = "GET " TS_HELORA_PATH " HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n";
+  Server s = { 0 };
+  g_autofree char *health = NULL, *metrics = NULL;
+  gint64 base_kib;
+
+  server_start (&s, NULL);
+  base_kib = server_rss_kib (&s);
+  for (guint i = 0; i < hostile_count (150); i++)
+    {
+      int fd;
+
+      if (i % 3 == 0)
+        {
+          fd = connect_raw (s.url);
+          send (fd, half_upgrade, sizeof half_upgrade - 1, MSG_NOSIGNAL);
+        }
+      else
+        {
+          fd = connect_websocket_raw (s.url);
+          if (i % 3 == 1)
+            send_frame (fd, 0x82, 1000, (const guint8 *) "only a part", 11, TRUE);
+        }
+      close (fd);
+    }
+  for (int i = 0; i < 500; i++)
+    {
+      g_free (metrics);
+      metrics = http_get (s.url, "metrics");
+      if (strstr (metrics, "tensafe_he_connected_clients 0\n") != NULL)
+        break;
+      g_usleep (10000);
+    }
+  g_assert_nonnull (strstr (metrics, "tensafe_he_connected_clients 0\n"));
+  health = http_get (s.url, "healthz");
+  g_assert_cmpstr (health, ==, "ok\n");
+  g_test_message ("%u dropped connections; server RSS %" G_GINT64_FORMAT " -> %" G_GINT64_FORMAT
+                  " KiB", hostile_count (150), base_kib, server_rss_kib (&s));
+  g_assert_cmpint (server_rss_kib (&s) - base_kib, <, 32 * 1024);
+  server_stop (&s, 0);
+}
+
 int
 main (int argc, char **argv)
 {
+  hostile_scale_from_args (&argc, argv);
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/he-server-binary/health-and-sigterm", test_health_and_sigterm);
   g_test_add_func ("/he-server-binary/bad-options", test_bad_options);
   g_test_add_func ("/he-server-binary/client-that-never-reads", test_client_that_never_reads);
   g_test_add_func ("/he-server-binary/slow-headers-dropped", test_slow_headers_dropped);
+  g_test_add_func ("/he-server-binary/hostile-frames", test_hostile_frames);
+  g_test_add_func ("/he-server-binary/dropped-connections", test_dropped_connections);
   g_test_add_func ("/he-server-binary/tls", test_tls);
   g_test_add_func ("/he-server-binary/tls-trusted-ca", test_tls_trusted_ca);
   g_test_add_func ("/he-server-binary/generate-remote", test_generate_remote);
