@@ -1,10 +1,10 @@
-/* test-hostile-files.c: mutated models, GGUF adapters and PEFT folders
- * through the real tensafe-cli.
+/* test-hostile-files.c: mutated models, GGUF adapters, PEFT folders and
+ * sealed key files through the real tensafe-cli.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Each mutant (bits flipped, extreme integers written, cut short, a piece
  * repeated; in the part of the file a parser reads, not the tensor data)
- * is given to `tensafe-cli generate`. Every run must end by itself within
+ * is given to `tensafe-cli generate` (key files: `keys verify`). Every run must end by itself within
  * RUN_LIMIT_S, exit 0 or 1 (never a signal: no crash, no abort), say why
  * on stderr when it exits 1, and stay under RUN_MAX_RSS_KIB: a hostile
  * file must not make the program ask for gigabytes. The mutants are
@@ -290,6 +290,48 @@ test_peft_folders (void)
   ts_test_remove_tree (dir);
 }
 
+/* The bytes of a sealed key file its reader parses before the sealed
+ * secret: magic, version, KDF settings, salt, public parts' lengths. */
+#define KEY_HOT_BYTES 512
+/* The KDF may cost four times the vault's own 32 MiB (docs/key-vault.md),
+ * the rest of the program little: a hostile file gets no more. */
+#define KEY_MAX_RSS_KIB (256 * 1024)
+
+static void
+test_key_files (void)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed () + 3);
+  g_autofree char *dir = g_dir_make_tmp ("ts-hostile-XXXXXX", NULL);
+  g_autofree char *pass = g_build_filename (dir, "passphrase", NULL);
+  g_autofree char *keys = g_build_filename (dir, "keys", NULL);
+  g_autofree char *key = g_build_filename (keys, "key.tskey", NULL);
+  const char *generate[] = { "keys", "generate", "--dir", keys, "--preset", "fast",
+                             "--passphrase-file", pass, NULL };
+  const char *verify[] = { "keys", "verify", "--dir", keys, "--passphrase-file", pass, NULL };
+  g_autoptr (GByteArray) original = NULL;
+  Tally t = { 0 };
+
+  g_assert_true (g_file_set_contents (pass, "correct horse battery\n", -1, NULL));
+  {
+    g_auto (Run) made = run_cli (generate, dir);
+    g_assert_false (made.signaled);
+    g_assert_cmpint (made.code, ==, 0);
+  }
+  original = read_bytes (key);
+  for (guint i = 0; i < hostile_count (30); i++)
+    {
+      g_autoptr (GByteArray) b = g_byte_array_sized_new (original->len);
+      g_byte_array_append (b, original->data, original->len);
+      mutate (b, KEY_HOT_BYTES, rng);
+      write_bytes (key, b);
+      g_auto (Run) r = run_cli (verify, dir);
+      check_run (&r, "key file", i, &t);
+      g_assert_cmpuint (r.max_rss_kib, <, KEY_MAX_RSS_KIB);
+    }
+  report ("sealed key file", &t);
+  ts_test_remove_tree (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -298,5 +340,6 @@ main (int argc, char **argv)
   g_test_add_func ("/hostile/files/models", test_models);
   g_test_add_func ("/hostile/files/gguf-adapters", test_gguf_adapters);
   g_test_add_func ("/hostile/files/peft-folders", test_peft_folders);
+  g_test_add_func ("/hostile/files/key-files", test_key_files);
   return g_test_run ();
 }
