@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <string.h>
 
+#include "server-framing.h"
 #include "server-guard-stream.h"
 #include "server-reject.h"
 
@@ -14,6 +15,7 @@ typedef struct {
   gboolean in_head;
   gboolean rejected;   /* answered and lingering: the base is not ours now */
   gboolean nudged;     /* an empty line stood in for an end of stream */
+  GString *head;       /* the head read so far; NULL once it ended */
 } GuardState;
 
 static void
@@ -23,6 +25,8 @@ guard_state_clear (gpointer data)
 
   g_object_unref (state->base);
   g_object_unref (state->socket);
+  if (state->head != NULL)
+    g_string_free (state->head, TRUE);
 }
 
 static void
@@ -75,23 +79,62 @@ guard_state_nudge_end (GuardState *state, char *buffer, gsize count)
   return 2;
 }
 
+/* Keeps the head's bytes until its empty line; then TRUE when the head
+ * must be refused before libsoup parses it (server-framing.h). */
+static gboolean
+guard_state_head_refused (GuardState *state, const char *bytes, gsize n,
+                          ServerFramingRefusal *refusal)
+{
+  gsize from;
+  const char *end;
+  gboolean refused;
+
+  if (state->head == NULL)
+    return FALSE;   /* this head ended already; the rest is its body */
+  from = state->head->len > 3 ? state->head->len - 3 : 0;
+  g_string_append_len (state->head, bytes, (gssize) n);
+  end = g_strstr_len (state->head->str + from, (gssize) (state->head->len - from), "\n\r\n");
+  if (end == NULL)
+    end = g_strstr_len (state->head->str + from, (gssize) (state->head->len - from), "\n\n");
+  if (end == NULL)
+    return FALSE;
+  refused = server_framing_refuse_head (state->head->str, (gsize) (end - state->head->str) + 1,
+                                        refusal);
+  g_string_free (state->head, TRUE);
+  state->head = NULL;
+  return refused;
+}
+
+static gssize
+guard_state_refuse (GuardState *state, guint status, const char *reason, const char *code,
+                    const char *message, GError **error)
+{
+  guard_state_reject (state, status, reason, code, message);
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_CLOSED, "Request refused: %s", message);
+  return -1;
+}
+
 /* Counts @n bytes just read into @buffer (of @count); a head past its
- * bound is answered 431. */
+ * bound is answered 431, one with ambiguous framing 400 or 501. */
 static gssize
 guard_state_account (GuardState *state, void *buffer, gsize count, gssize n, GError **error)
 {
+  ServerFramingRefusal refusal;
+
   if (n == 0)
     return guard_state_nudge_end (state, buffer, count);
   if (n < 0 || !state->in_head)
     return n;
   state->head_bytes += (gsize) n;
-  if (state->head_bytes <= state->max_head_bytes)
-    return n;
-  guard_state_reject (state, 431, "Request Header Fields Too Large", "headers_too_large",
-                      "The request line and headers exceed the server's limit");
-  g_set_error (error, G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
-               "Request head larger than %" G_GSIZE_FORMAT " bytes", state->max_head_bytes);
-  return -1;
+  if (state->head_bytes > state->max_head_bytes)
+    return guard_state_refuse (state, 431, "Request Header Fields Too Large",
+                               "headers_too_large",
+                               "The request line and headers exceed the server's limit", error);
+  if (guard_state_head_refused (state, buffer, (gsize) n, &refusal))
+    return guard_state_refuse (state, refusal.status,
+                               refusal.status == 501 ? "Not Implemented" : "Bad Request",
+                               refusal.code, refusal.message, error);
+  return n;
 }
 
 /* ---- the input stream libsoup reads ---- */
@@ -341,6 +384,7 @@ server_guard_stream_new (GIOStream *base, GSocket *socket, gsize max_head_bytes)
   self->state->socket = g_object_ref (socket);
   self->state->max_head_bytes = max_head_bytes;
   self->state->in_head = TRUE;
+  self->state->head = g_string_new (NULL);
   input = g_object_new (GUARD_TYPE_INPUT, NULL);
   input->state = g_rc_box_acquire (self->state);
   self->input = G_INPUT_STREAM (input);
@@ -360,6 +404,10 @@ server_guard_stream_head_started (ServerGuardStream *self)
   g_return_if_fail (SERVER_IS_GUARD_STREAM (self));
   self->state->in_head = TRUE;
   self->state->head_bytes = 0;
+  if (self->state->head == NULL)
+    self->state->head = g_string_new (NULL);
+  else
+    g_string_truncate (self->state->head, 0);
 }
 
 void
@@ -367,6 +415,11 @@ server_guard_stream_head_done (ServerGuardStream *self)
 {
   g_return_if_fail (SERVER_IS_GUARD_STREAM (self));
   self->state->in_head = FALSE;
+  if (self->state->head != NULL)
+    {
+      g_string_free (self->state->head, TRUE);
+      self->state->head = NULL;
+    }
 }
 
 void

@@ -6,6 +6,8 @@
  * answer. The guard passes every byte through and counts those of each
  * request head; past its own, lower bound it answers 431 itself
  * (server_reject) and fails the read, so libsoup gives the connection up.
+ * It also answers 400 or 501 to a head whose body framing is ambiguous or
+ * unknown, before libsoup parses it (server-framing.h).
  * The server tells the guard where heads end (got-headers) and where the
  * next one starts (request-finished). It also ends connections libsoup
  * would keep forever after the client closed them between requests.

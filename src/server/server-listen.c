@@ -4,7 +4,6 @@
 #include <gio/gunixsocketaddress.h>
 #include <sys/socket.h>
 
-#include "server-framing.h"
 #include "server-guard-stream.h"
 #include "server-listen.h"
 #include "server-reject.h"
@@ -326,25 +325,13 @@ static void
 got_headers_cb (SoupServerMessage *msg, gpointer data)
 {
   g_autoptr (ServerGuardStream) guard = guard_of_message (msg);
-  SoupMessageHeaders *headers = soup_server_message_get_request_headers (msg);
-  const char *problem;
-  g_autoptr (GIOStream) stolen = NULL;
 
   if (guard == NULL)
     return;
   server_guard_stream_head_done (guard);
-  problem = server_framing_problem (headers);
-  if (problem == NULL)
-    {
-      if (soup_server_message_get_status (msg) >= 400 && has_body (headers))
-        answer_early_refusal (msg, guard);
-      return;
-    }
-  g_debug ("Refusing a request: %s", problem);
-  /* libsoup would go on to read the body it cannot delimit: take the
-   * connection from it (which may free @msg) and answer ourselves */
-  stolen = soup_server_message_steal_connection (msg);
-  server_guard_stream_reject (guard, 400, "Bad Request", "bad_framing", problem);
+  if (soup_server_message_get_status (msg) >= 400
+      && has_body (soup_server_message_get_request_headers (msg)))
+    answer_early_refusal (msg, guard);
 }
 
 static void

@@ -13,10 +13,12 @@
  *    (503, or a plain close over TLS, where no answer can be read yet);
  *  - does the TLS handshake itself when the server has a certificate;
  *  - wraps it in a ServerGuardStream, which answers 431 to a request head
- *    over max_head_bytes;
- * and answers 400 at once to a head whose body framing is ambiguous
- * (server-framing.h). Refusals end with a lingering close (server-reject.h)
- * so the client reads the answer, not a reset.
+ *    over max_head_bytes and 400/501 to one whose body framing is
+ *    ambiguous or unknown (server-framing.h), before libsoup parses it;
+ * and answers at once a request its handler refused from the head alone
+ * (413, say), where libsoup would read the whole body first. Refusals end
+ * with a lingering close (server-reject.h) so the client reads the answer,
+ * not a reset.
  * Thread-safety: every function on the server's thread. */
 #pragma once
 
