@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""make-unicode-tables.py: writes engine/tokenizer-unicode-tables.c, the Unicode
+"""make-unicode-tables.py: writes engine/src/tokenizer-unicode-tables.c, the Unicode
 data the tokenizer needs: the general-category classes \\p{L}, \\p{M} and \\p{N}
 of the pre-tokenizer regexes, and the canonical combining classes,
 decompositions and primary compositions of NFC normalisation.
@@ -10,7 +10,7 @@ Python's own `unicodedata`, which is frozen at an older Unicode version.
 
 Rerun (any Python 3 with unicodedata2 installed):
     python3 -m pip install unicodedata2
-    python3 tools/make-unicode-tables.py > engine/tokenizer-unicode-tables.c
+    python3 tools/make-unicode-tables.py > engine/src/tokenizer-unicode-tables.c
 The test suite never runs this script.
 """
 import sys

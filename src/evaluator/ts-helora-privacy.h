@@ -1,7 +1,7 @@
 /* ts-helora-privacy.h: the evaluator's adapter-private mode for one client.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Glue between the CKKS layers (he/ckks-private.h), the privacy accountant
+ * Glue between the CKKS layers (he/include/ckks-private.h), the privacy accountant
  * (ts-privacy-accountant.h) and an evaluator: after ckks_helora_evaluate()
  * and before the results are serialised, the evaluator calls
  * ts_helora_private_protect() on them. That charges the client's DP budget

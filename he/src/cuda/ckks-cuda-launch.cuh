@@ -1,4 +1,4 @@
-/* ckks-cuda-launch.cuh: launchers shared by the .cu files of he/cuda.
+/* ckks-cuda-launch.cuh: launchers shared by the .cu files of he/src/cuda.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #pragma once
 

@@ -1,4 +1,4 @@
-/* ckks-cuda-tables.cuh: what a CkksCudaTables holds (internal to he/cuda).
+/* ckks-cuda-tables.cuh: what a CkksCudaTables holds (internal to he/src/cuda).
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #pragma once
 

@@ -3,7 +3,7 @@
  *
  * A session never gets a GPU half (session-gpu.h) here: lm_gpu_session_new()
  * explains why, and nothing else is ever reached with a GPU session. Built
- * instead of engine/cuda when meson finds no nvcc.
+ * instead of engine/src/cuda when meson finds no nvcc.
  */
 #include "session-gpu.h"
 

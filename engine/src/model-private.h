@@ -44,7 +44,7 @@ struct LmModel {
   const float *output_norm;
   LmLayer *layers;
   size_t weight_bytes;
-  /* GPU backend: the device copy of the weights (engine/cuda), created by the
+  /* GPU backend: the device copy of the weights (engine/src/cuda), created by the
    * model's first GPU session and freed with its last. A cache, so it may
    * change in a const model, under gpu_lock. */
   struct LmGpuModel *gpu;

@@ -28,7 +28,7 @@ void lm_rope_table (uint32_t pos, uint32_t n_rot, float base, const int32_t sect
 /* Rotates the first n_rot dims of one head (NEOX pairs (i, i + n_rot/2)). */
 void lm_rope_apply (float *x, uint32_t n_rot, const float *cs);
 
-/* ---- layer pieces, as pure functions (also the references of engine/cuda) ---- */
+/* ---- layer pieces, as pure functions (also the references of engine/src/cuda) ---- */
 
 /* Causal softmax attention of one query head (FORMAT.md 3.3) over @n_pos
  * cached positions (rows of @kvd floats at k_cache, v_cache, already offset

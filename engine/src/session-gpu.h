@@ -1,7 +1,7 @@
 /* session-gpu.h: the GPU half of a session, as the CPU code sees it.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Implemented in engine/cuda (lm-cuda-session.c, lm-cuda-forward.c); in a
+ * Implemented in engine/src/cuda (lm-cuda-session.c, lm-cuda-forward.c); in a
  * build without CUDA, lm-gpu.c answers every call with "not available". A
  * GPU session runs the embedding and layers 0 .. gpu_layers-1 on the device
  * and, when that is every layer, the LM head too; the CPU code runs the rest
