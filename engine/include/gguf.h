@@ -2,9 +2,9 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Ownership: a GgufFile owns its mapping; every pointer it hands out (strings,
- * array data, tensor data) stays valid until gguf_close(). Strings are NOT
+ * array data, tensor data) stays valid until lm_gguf_close(). Strings are NOT
  * NUL-terminated in the file: use the (data, len) pairs.
- * Thread-safety: after gguf_open() returns, a GgufFile is read-only and may be
+ * Thread-safety: after lm_gguf_open() returns, a GgufFile is read-only and may be
  * used from any number of threads at once.
  */
 #pragma once
@@ -20,10 +20,11 @@ extern "C" {
 #endif
 
 typedef enum {
-  GGUF_TYPE_UINT8 = 0, GGUF_TYPE_INT8 = 1, GGUF_TYPE_UINT16 = 2, GGUF_TYPE_INT16 = 3,
-  GGUF_TYPE_UINT32 = 4, GGUF_TYPE_INT32 = 5, GGUF_TYPE_FLOAT32 = 6, GGUF_TYPE_BOOL = 7,
-  GGUF_TYPE_STRING = 8, GGUF_TYPE_ARRAY = 9, GGUF_TYPE_UINT64 = 10, GGUF_TYPE_INT64 = 11,
-  GGUF_TYPE_FLOAT64 = 12,
+  LM_GGUF_TYPE_UINT8 = 0, LM_GGUF_TYPE_INT8 = 1, LM_GGUF_TYPE_UINT16 = 2,
+  LM_GGUF_TYPE_INT16 = 3, LM_GGUF_TYPE_UINT32 = 4, LM_GGUF_TYPE_INT32 = 5,
+  LM_GGUF_TYPE_FLOAT32 = 6, LM_GGUF_TYPE_BOOL = 7, LM_GGUF_TYPE_STRING = 8,
+  LM_GGUF_TYPE_ARRAY = 9, LM_GGUF_TYPE_UINT64 = 10, LM_GGUF_TYPE_INT64 = 11,
+  LM_GGUF_TYPE_FLOAT64 = 12,
 } GgufValueType;
 
 /* ggml tensor types that this runtime reads (numbering as in GGUF). */
@@ -54,52 +55,52 @@ typedef struct GgufFile GgufFile;
  * read the file; LM_ERR_FORMAT: corrupt or truncated; LM_ERR_UNSUPPORTED: a
  * tensor type this runtime lacks) and, if @error_out is non-NULL, a newly
  * allocated message naming what is wrong (free() it). */
-LmStatus gguf_open (const char *path, GgufFile **out, char **error_out);
+LmStatus lm_gguf_open (const char *path, GgufFile **out, char **error_out);
 /* Same, over a caller-owned buffer that must outlive the GgufFile (for fuzzing). */
-LmStatus gguf_open_memory (const void *data, size_t size, GgufFile **out, char **error_out);
-void gguf_close (GgufFile *file);
+LmStatus lm_gguf_open_memory (const void *data, size_t size, GgufFile **out, char **error_out);
+void lm_gguf_close (GgufFile *file);
 
-uint32_t gguf_version (const GgufFile *file);
-uint64_t gguf_n_kv (const GgufFile *file);
-uint64_t gguf_n_tensors (const GgufFile *file);
+uint32_t lm_gguf_version (const GgufFile *file);
+uint64_t lm_gguf_n_kv (const GgufFile *file);
+uint64_t lm_gguf_n_tensors (const GgufFile *file);
 
 /* Metadata lookup by key; returns -1 when absent. */
-int64_t gguf_find_key (const GgufFile *file, const char *key);
-GgufString gguf_key_name (const GgufFile *file, int64_t index);
-GgufValueType gguf_value_type (const GgufFile *file, int64_t index);
+int64_t lm_gguf_find_key (const GgufFile *file, const char *key);
+GgufString lm_gguf_key_name (const GgufFile *file, int64_t index);
+GgufValueType lm_gguf_value_type (const GgufFile *file, int64_t index);
 /* Typed getters return false when the key is absent or of another type.
- * Integer getters accept any integer type whose value fits; gguf_get_f32
+ * Integer getters accept any integer type whose value fits; lm_gguf_get_f32
  * also reads an f64 (rounded). Tensors with a zero dimension, unknown types
  * or rows that are not whole blocks are rejected when the file is opened. */
-bool gguf_get_u32 (const GgufFile *file, const char *key, uint32_t *out);
-bool gguf_get_u64 (const GgufFile *file, const char *key, uint64_t *out);
-bool gguf_get_i32 (const GgufFile *file, const char *key, int32_t *out);
-bool gguf_get_f32 (const GgufFile *file, const char *key, float *out);
-bool gguf_get_bool (const GgufFile *file, const char *key, bool *out);
-bool gguf_get_string (const GgufFile *file, const char *key, GgufString *out);
+bool lm_gguf_get_u32 (const GgufFile *file, const char *key, uint32_t *out);
+bool lm_gguf_get_u64 (const GgufFile *file, const char *key, uint64_t *out);
+bool lm_gguf_get_i32 (const GgufFile *file, const char *key, int32_t *out);
+bool lm_gguf_get_f32 (const GgufFile *file, const char *key, float *out);
+bool lm_gguf_get_bool (const GgufFile *file, const char *key, bool *out);
+bool lm_gguf_get_string (const GgufFile *file, const char *key, GgufString *out);
 /* Arrays: element type, count, and for numeric arrays a pointer to the raw
- * little-endian elements; for string arrays use gguf_get_array_string(). */
-bool gguf_get_array (const GgufFile *file, const char *key, GgufValueType *elem_type,
+ * little-endian elements; for string arrays use lm_gguf_get_array_string(). */
+bool lm_gguf_get_array (const GgufFile *file, const char *key, GgufValueType *elem_type,
                      uint64_t *count, const void **data);
-bool gguf_get_array_string (const GgufFile *file, const char *key, uint64_t i, GgufString *out);
-/* Numeric array elements returned by gguf_get_array() are a naturally aligned
+bool lm_gguf_get_array_string (const GgufFile *file, const char *key, uint64_t i, GgufString *out);
+/* Numeric array elements returned by lm_gguf_get_array() are a naturally aligned
  * copy owned by the GgufFile (so int32_t / float casts are safe); string arrays
  * and arrays of arrays return data = NULL. */
 
 /* Tensor lookup by name; NULL when absent. */
-const GgufTensorInfo *gguf_find_tensor (const GgufFile *file, const char *name);
-const GgufTensorInfo *gguf_tensor (const GgufFile *file, uint64_t index);
+const GgufTensorInfo *lm_gguf_find_tensor (const GgufFile *file, const char *name);
+const GgufTensorInfo *lm_gguf_tensor (const GgufFile *file, uint64_t index);
 
 /* Layout facts. */
-uint32_t gguf_alignment (const GgufFile *file);
-uint64_t gguf_data_offset (const GgufFile *file);   /* file offset of the data section */
+uint32_t lm_gguf_alignment (const GgufFile *file);
+uint64_t lm_gguf_data_offset (const GgufFile *file);   /* file offset of the data section */
 /* Block size (values) and block bytes of @type; false for a type we do not know. */
-bool gguf_type_layout (LmTensorType type, uint32_t *block_values, uint32_t *block_bytes);
+bool lm_gguf_type_layout (LmTensorType type, uint32_t *block_values, uint32_t *block_bytes);
 /* "F32", "Q4_K", ...; "?" for a type we do not know. */
-const char *gguf_type_name (LmTensorType type);
-const char *gguf_value_type_name (GgufValueType type);
+const char *lm_gguf_type_name (LmTensorType type);
+const char *lm_gguf_value_type_name (GgufValueType type);
 /* True when @s equals the NUL-terminated @cstr. */
-bool gguf_string_eq (GgufString s, const char *cstr);
+bool lm_gguf_string_eq (GgufString s, const char *cstr);
 
 #ifdef __cplusplus
 }

@@ -295,7 +295,7 @@ lm_synth_tensor_type (LmSynthType type, const LmSynthHparams *hp, const char *na
     default: t = q4_k_m_type (hp, name, layer); break;
     }
   uint32_t block;
-  gguf_type_layout (t, &block, NULL);
+  lm_gguf_type_layout (t, &block, NULL);
   if (ne0 % block != 0)
     t = ne0 % 32 == 0 ? LM_TYPE_Q8_0 : LM_TYPE_F32;
   return t;
@@ -499,19 +499,19 @@ write_vocab (GgufWriter *w, const Vocab *v)
 {
   uint32_t base = v->n_tokens - (uint32_t) N_SPECIALS;
   LmStatus st = LM_OK;
-  TRY (gguf_writer_add_string (w, "tokenizer.ggml.model", "gpt2"));
-  TRY (gguf_writer_add_string (w, "tokenizer.ggml.pre", "qwen35"));
-  TRY (gguf_writer_add_string_array (w, "tokenizer.ggml.tokens",
+  TRY (lm_gguf_writer_add_string (w, "tokenizer.ggml.model", "gpt2"));
+  TRY (lm_gguf_writer_add_string (w, "tokenizer.ggml.pre", "qwen35"));
+  TRY (lm_gguf_writer_add_string_array (w, "tokenizer.ggml.tokens",
                                      (const char *const *) v->tokens, v->n_tokens));
-  TRY (gguf_writer_add_array (w, "tokenizer.ggml.token_type", GGUF_TYPE_INT32, v->types,
+  TRY (lm_gguf_writer_add_array (w, "tokenizer.ggml.token_type", LM_GGUF_TYPE_INT32, v->types,
                               v->n_tokens));
-  TRY (gguf_writer_add_string_array (w, "tokenizer.ggml.merges",
+  TRY (lm_gguf_writer_add_string_array (w, "tokenizer.ggml.merges",
                                      (const char *const *) v->merges, v->n_merges));
-  TRY (gguf_writer_add_u32 (w, "tokenizer.ggml.bos_token_id", base));       /* <|endoftext|> */
-  TRY (gguf_writer_add_u32 (w, "tokenizer.ggml.eos_token_id", base + 2));   /* <|im_end|> */
-  TRY (gguf_writer_add_u32 (w, "tokenizer.ggml.padding_token_id", base));
-  TRY (gguf_writer_add_bool (w, "tokenizer.ggml.add_bos_token", false));
-  TRY (gguf_writer_add_string (w, "tokenizer.chat_template", chat_template));
+  TRY (lm_gguf_writer_add_u32 (w, "tokenizer.ggml.bos_token_id", base));       /* <|endoftext|> */
+  TRY (lm_gguf_writer_add_u32 (w, "tokenizer.ggml.eos_token_id", base + 2));   /* <|im_end|> */
+  TRY (lm_gguf_writer_add_u32 (w, "tokenizer.ggml.padding_token_id", base));
+  TRY (lm_gguf_writer_add_bool (w, "tokenizer.ggml.add_bos_token", false));
+  TRY (lm_gguf_writer_add_string (w, "tokenizer.chat_template", chat_template));
   return st;
 }
 
@@ -522,7 +522,7 @@ copy_vocab (GgufWriter *w, const GgufFile *src, uint32_t n_vocab, char **error_o
   LmStatus st = LM_OK;
   uint64_t n_tok = 0;
   GgufValueType et;
-  if (!gguf_get_array (src, "tokenizer.ggml.tokens", &et, &n_tok, NULL) || et != GGUF_TYPE_STRING
+  if (!lm_gguf_get_array (src, "tokenizer.ggml.tokens", &et, &n_tok, NULL) || et != LM_GGUF_TYPE_STRING
       || n_tok != n_vocab)
     {
       if (error_out)
@@ -534,47 +534,47 @@ copy_vocab (GgufWriter *w, const GgufFile *src, uint32_t n_vocab, char **error_o
         }
       return LM_ERR_INVALID_ARGUMENT;
     }
-  for (uint64_t i = 0; i < gguf_n_kv (src) && st == LM_OK; i++)
+  for (uint64_t i = 0; i < lm_gguf_n_kv (src) && st == LM_OK; i++)
     {
-      GgufString key = gguf_key_name (src, (int64_t) i);
+      GgufString key = lm_gguf_key_name (src, (int64_t) i);
       if (key.len < 10 || memcmp (key.data, "tokenizer.", 10) != 0)
         continue;
       char name[256];
       snprintf (name, sizeof name, "%.*s", (int) (key.len < 255 ? key.len : 255), key.data);
-      GgufValueType t = gguf_value_type (src, (int64_t) i);
+      GgufValueType t = lm_gguf_value_type (src, (int64_t) i);
       GgufString s;
       uint32_t u;
       bool b;
       const void *data;
       uint64_t count;
-      if (t == GGUF_TYPE_STRING && gguf_get_string (src, name, &s))
+      if (t == LM_GGUF_TYPE_STRING && lm_gguf_get_string (src, name, &s))
         {
           char *c = strndup (s.data, s.len);
-          st = c ? gguf_writer_add_string (w, name, c) : LM_ERR_NO_MEMORY;
+          st = c ? lm_gguf_writer_add_string (w, name, c) : LM_ERR_NO_MEMORY;
           free (c);
         }
-      else if (t == GGUF_TYPE_BOOL && gguf_get_bool (src, name, &b))
-        st = gguf_writer_add_bool (w, name, b);
-      else if (t == GGUF_TYPE_ARRAY && gguf_get_array (src, name, &et, &count, &data))
+      else if (t == LM_GGUF_TYPE_BOOL && lm_gguf_get_bool (src, name, &b))
+        st = lm_gguf_writer_add_bool (w, name, b);
+      else if (t == LM_GGUF_TYPE_ARRAY && lm_gguf_get_array (src, name, &et, &count, &data))
         {
-          if (et != GGUF_TYPE_STRING)
+          if (et != LM_GGUF_TYPE_STRING)
             {
-              st = data ? gguf_writer_add_array (w, name, et, data, count) : LM_OK;
+              st = data ? lm_gguf_writer_add_array (w, name, et, data, count) : LM_OK;
               continue;
             }
           char **strs = calloc (count ? count : 1, sizeof *strs);
           st = strs ? LM_OK : LM_ERR_NO_MEMORY;
           for (uint64_t k = 0; k < count && st == LM_OK; k++)
-            if (!gguf_get_array_string (src, name, k, &s) || !(strs[k] = strndup (s.data, s.len)))
+            if (!lm_gguf_get_array_string (src, name, k, &s) || !(strs[k] = strndup (s.data, s.len)))
               st = LM_ERR_NO_MEMORY;
           if (st == LM_OK)
-            st = gguf_writer_add_string_array (w, name, (const char *const *) strs, count);
+            st = lm_gguf_writer_add_string_array (w, name, (const char *const *) strs, count);
           for (uint64_t k = 0; strs && k < count; k++)
             free (strs[k]);
           free (strs);
         }
-      else if (gguf_get_u32 (src, name, &u))
-        st = gguf_writer_add_u32 (w, name, u);
+      else if (lm_gguf_get_u32 (src, name, &u))
+        st = lm_gguf_writer_add_u32 (w, name, u);
     }
   return st;
 }
@@ -589,9 +589,11 @@ write_hparams (GgufWriter *w, const LmArchTraits *tr, const LmSynthHparams *hp)
   LmStatus st = LM_OK;
   char key[128];
 #define ARCH_U32(suffix, value) \
-  do { snprintf (key, sizeof key, "%s.%s", arch, suffix); TRY (gguf_writer_add_u32 (w, key, value)); } while (0)
+  do { snprintf (key, sizeof key, "%s.%s", arch, suffix); \
+       TRY (lm_gguf_writer_add_u32 (w, key, value)); } while (0)
 #define ARCH_F32(suffix, value) \
-  do { snprintf (key, sizeof key, "%s.%s", arch, suffix); TRY (gguf_writer_add_f32 (w, key, value)); } while (0)
+  do { snprintf (key, sizeof key, "%s.%s", arch, suffix); \
+       TRY (lm_gguf_writer_add_f32 (w, key, value)); } while (0)
   ARCH_U32 ("context_length", hp->n_ctx);
   ARCH_U32 ("embedding_length", hp->n_embd);
   ARCH_U32 ("block_count", hp->n_layer);
@@ -608,7 +610,7 @@ write_hparams (GgufWriter *w, const LmArchTraits *tr, const LmSynthHparams *hp)
     {
       static const int32_t sections[4] = { 11, 11, 10, 0 };
       snprintf (key, sizeof key, "%s.rope.dimension_sections", arch);
-      TRY (gguf_writer_add_array (w, key, GGUF_TYPE_INT32, sections, 4));
+      TRY (lm_gguf_writer_add_array (w, key, LM_GGUF_TYPE_INT32, sections, 4));
       ARCH_U32 ("full_attention_interval", hp->full_attn_interval);
       ARCH_U32 ("ssm.conv_kernel", hp->conv_kernel);
       ARCH_U32 ("ssm.state_size", hp->ssm_state);
@@ -748,7 +750,7 @@ write_tensor (GgufWriter *w, const SynthTensor *t, uint64_t seed, int threads, P
             st = jobs[k].status;
         }
       if (st == LM_OK)
-        st = gguf_writer_write (w, buf, rows * row_bytes);
+        st = lm_gguf_writer_write (w, buf, rows * row_bytes);
       progress->done += rows * row_bytes;
       if (st == LM_OK && progress->func
           && !progress->func (progress->done, progress->total, progress->data))
@@ -775,7 +777,7 @@ static void
 synth_clear (Synth *s)
 {
   vocab_free (&s->vocab);
-  gguf_writer_free (s->w);
+  lm_gguf_writer_free (s->w);
   free (s->list.t);
 }
 
@@ -795,17 +797,17 @@ synth_prepare (Synth *s, const LmSynthOptions *o, char **error_out)
   if (o->n_layer > 0)
     s->hp.n_layer = o->n_layer;
   list_tensors (&s->list, &s->hp, tr);
-  s->w = gguf_writer_new ();
+  s->w = lm_gguf_writer_new ();
   LmStatus st = s->list.oom || s->w == NULL ? LM_ERR_NO_MEMORY : LM_OK;
   static const char *const preset_names[] = { "tiny", "bench", "full" };
   char name[96];
   snprintf (name, sizeof name, "synthetic-%s-%s", arch, preset_names[o->preset]);
-  TRY (gguf_writer_add_string (s->w, "general.architecture", arch));
-  TRY (gguf_writer_add_string (s->w, "general.type", "model"));
-  TRY (gguf_writer_add_string (s->w, "general.name", name));
-  TRY (gguf_writer_add_u32 (s->w, "general.file_type", file_type_code (o->type)));
+  TRY (lm_gguf_writer_add_string (s->w, "general.architecture", arch));
+  TRY (lm_gguf_writer_add_string (s->w, "general.type", "model"));
+  TRY (lm_gguf_writer_add_string (s->w, "general.name", name));
+  TRY (lm_gguf_writer_add_u32 (s->w, "general.file_type", file_type_code (o->type)));
   if (o->type != LM_SYNTH_F32 && o->type != LM_SYNTH_F16)
-    TRY (gguf_writer_add_u32 (s->w, "general.quantization_version", 2));
+    TRY (lm_gguf_writer_add_u32 (s->w, "general.quantization_version", 2));
   TRY (write_hparams (s->w, tr, &s->hp));
   if (st == LM_OK && o->vocab_from)
     st = copy_vocab (s->w, o->vocab_from, s->hp.n_vocab, error_out);
@@ -818,7 +820,7 @@ synth_prepare (Synth *s, const LmSynthOptions *o, char **error_out)
     {
       SynthTensor *t = &s->list.t[i];
       t->type = lm_synth_tensor_type (o->type, &s->hp, t->name, t->ne[0], t->layer);
-      st = gguf_writer_add_tensor (s->w, t->name, t->type, t->n_dims, t->ne);
+      st = lm_gguf_writer_add_tensor (s->w, t->name, t->type, t->n_dims, t->ne);
     }
   if (st != LM_OK && error_out && *error_out == NULL)
     *error_out = strdup (st == LM_ERR_NO_MEMORY ? "out of memory" : "cannot build the model");
@@ -847,7 +849,7 @@ lm_synth_plan (const LmSynthOptions *o, LmSynthPlan *plan, char **error_out)
   Synth s;
   LmStatus st = synth_prepare (&s, o, error_out);
   if (st == LM_OK)
-    st = gguf_writer_sizes (s.w, &plan->header_bytes, &plan->file_bytes);
+    st = lm_gguf_writer_sizes (s.w, &plan->header_bytes, &plan->file_bytes);
   if (st == LM_OK && (plan->tensors = calloc (s.list.n, sizeof *plan->tensors)) == NULL)
     st = LM_ERR_NO_MEMORY;
   for (size_t i = 0; i < s.list.n && st == LM_OK; i++)
@@ -858,7 +860,7 @@ lm_synth_plan (const LmSynthOptions *o, LmSynthPlan *plan, char **error_out)
       info->type = t->type;
       info->n_dims = t->n_dims;
       memcpy (info->ne, t->ne, sizeof info->ne);
-      info->n_bytes = gguf_writer_tensor_bytes (s.w, i);
+      info->n_bytes = lm_gguf_writer_tensor_bytes (s.w, i);
       plan->n_params += t->ne[0] * t->ne[1] * t->ne[2];
       plan->decode_bytes += decode_bytes_of (t, info->n_bytes, &s.hp);
     }
@@ -936,12 +938,12 @@ lm_synth_write (const LmSynthOptions *o, const char *path, char **error_out)
   LmStatus st = synth_prepare (&s, o, error_out);
   uint64_t file_bytes = 0;
   if (st == LM_OK)
-    st = gguf_writer_sizes (s.w, NULL, &file_bytes);
+    st = lm_gguf_writer_sizes (s.w, NULL, &file_bytes);
   if (st == LM_OK)
     st = check_free_space (path, file_bytes, error_out);
   Progress progress = { o->progress, o->progress_data, 0, 0 };
   for (size_t i = 0; i < s.list.n; i++)
-    progress.total += gguf_writer_tensor_bytes (s.w, i);
+    progress.total += lm_gguf_writer_tensor_bytes (s.w, i);
   size_t n = strlen (path) + 32;
   char *tmp = malloc (n);
   if (st == LM_OK && tmp == NULL)
@@ -950,13 +952,13 @@ lm_synth_write (const LmSynthOptions *o, const char *path, char **error_out)
   if (st == LM_OK)
     {
       snprintf (tmp, n, "%s.tmp-%ld", path, (long) getpid ());
-      st = gguf_writer_begin (s.w, tmp, error_out);
+      st = lm_gguf_writer_begin (s.w, tmp, error_out);
       begun = true;
     }
   for (size_t i = 0; i < s.list.n && st == LM_OK; i++)
     st = write_tensor (s.w, &s.list.t[i], o->seed, threads, &progress);
   if (st == LM_OK)
-    st = gguf_writer_finish (s.w, error_out);
+    st = lm_gguf_writer_finish (s.w, error_out);
   if (st == LM_OK)
     st = commit_file (tmp, path, o->overwrite, error_out);
   if (st != LM_OK && begun)

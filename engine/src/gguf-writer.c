@@ -74,7 +74,7 @@ buf_str (Buf *b, const char *s, size_t n)
 }
 
 GgufWriter *
-gguf_writer_new (void)
+lm_gguf_writer_new (void)
 {
   GgufWriter *w = calloc (1, sizeof *w);
   if (w)
@@ -83,7 +83,7 @@ gguf_writer_new (void)
 }
 
 void
-gguf_writer_free (GgufWriter *w)
+lm_gguf_writer_free (GgufWriter *w)
 {
   if (w == NULL)
     return;
@@ -152,29 +152,29 @@ add_scalar (GgufWriter *w, const char *key, GgufValueType type, const void *v, s
   return add_kv (w, key, &b);
 }
 
-LmStatus gguf_writer_add_u32 (GgufWriter *w, const char *key, uint32_t v)
-{ return add_scalar (w, key, GGUF_TYPE_UINT32, &v, 4); }
-LmStatus gguf_writer_add_i32 (GgufWriter *w, const char *key, int32_t v)
-{ return add_scalar (w, key, GGUF_TYPE_INT32, &v, 4); }
-LmStatus gguf_writer_add_u64 (GgufWriter *w, const char *key, uint64_t v)
-{ return add_scalar (w, key, GGUF_TYPE_UINT64, &v, 8); }
-LmStatus gguf_writer_add_f32 (GgufWriter *w, const char *key, float v)
-{ return add_scalar (w, key, GGUF_TYPE_FLOAT32, &v, 4); }
+LmStatus lm_gguf_writer_add_u32 (GgufWriter *w, const char *key, uint32_t v)
+{ return add_scalar (w, key, LM_GGUF_TYPE_UINT32, &v, 4); }
+LmStatus lm_gguf_writer_add_i32 (GgufWriter *w, const char *key, int32_t v)
+{ return add_scalar (w, key, LM_GGUF_TYPE_INT32, &v, 4); }
+LmStatus lm_gguf_writer_add_u64 (GgufWriter *w, const char *key, uint64_t v)
+{ return add_scalar (w, key, LM_GGUF_TYPE_UINT64, &v, 8); }
+LmStatus lm_gguf_writer_add_f32 (GgufWriter *w, const char *key, float v)
+{ return add_scalar (w, key, LM_GGUF_TYPE_FLOAT32, &v, 4); }
 
 LmStatus
-gguf_writer_add_bool (GgufWriter *w, const char *key, bool v)
+lm_gguf_writer_add_bool (GgufWriter *w, const char *key, bool v)
 {
   uint8_t b = v ? 1 : 0;
-  return add_scalar (w, key, GGUF_TYPE_BOOL, &b, 1);
+  return add_scalar (w, key, LM_GGUF_TYPE_BOOL, &b, 1);
 }
 
 LmStatus
-gguf_writer_add_string (GgufWriter *w, const char *key, const char *value)
+lm_gguf_writer_add_string (GgufWriter *w, const char *key, const char *value)
 {
   if (value == NULL)
     return LM_ERR_INVALID_ARGUMENT;
   Buf b = { 0 };
-  buf_u32 (&b, GGUF_TYPE_STRING);
+  buf_u32 (&b, LM_GGUF_TYPE_STRING);
   buf_str (&b, value, strlen (value));
   return add_kv (w, key, &b);
 }
@@ -184,23 +184,23 @@ value_size (GgufValueType t)
 {
   switch (t)
     {
-    case GGUF_TYPE_UINT8: case GGUF_TYPE_INT8: case GGUF_TYPE_BOOL: return 1;
-    case GGUF_TYPE_UINT16: case GGUF_TYPE_INT16: return 2;
-    case GGUF_TYPE_UINT32: case GGUF_TYPE_INT32: case GGUF_TYPE_FLOAT32: return 4;
-    case GGUF_TYPE_UINT64: case GGUF_TYPE_INT64: case GGUF_TYPE_FLOAT64: return 8;
+    case LM_GGUF_TYPE_UINT8: case LM_GGUF_TYPE_INT8: case LM_GGUF_TYPE_BOOL: return 1;
+    case LM_GGUF_TYPE_UINT16: case LM_GGUF_TYPE_INT16: return 2;
+    case LM_GGUF_TYPE_UINT32: case LM_GGUF_TYPE_INT32: case LM_GGUF_TYPE_FLOAT32: return 4;
+    case LM_GGUF_TYPE_UINT64: case LM_GGUF_TYPE_INT64: case LM_GGUF_TYPE_FLOAT64: return 8;
     default: return 0;
     }
 }
 
 LmStatus
-gguf_writer_add_array (GgufWriter *w, const char *key, GgufValueType elem_type,
+lm_gguf_writer_add_array (GgufWriter *w, const char *key, GgufValueType elem_type,
                        const void *data, uint64_t count)
 {
   size_t es = value_size (elem_type);
   if (es == 0 || (data == NULL && count > 0) || count > SIZE_MAX / es)
     return LM_ERR_INVALID_ARGUMENT;
   Buf b = { 0 };
-  buf_u32 (&b, GGUF_TYPE_ARRAY);
+  buf_u32 (&b, LM_GGUF_TYPE_ARRAY);
   buf_u32 (&b, elem_type);
   buf_u64 (&b, count);
   buf_put (&b, data, count * es);
@@ -208,14 +208,14 @@ gguf_writer_add_array (GgufWriter *w, const char *key, GgufValueType elem_type,
 }
 
 LmStatus
-gguf_writer_add_string_array (GgufWriter *w, const char *key, const char *const *strings,
+lm_gguf_writer_add_string_array (GgufWriter *w, const char *key, const char *const *strings,
                               uint64_t count)
 {
   if (strings == NULL && count > 0)
     return LM_ERR_INVALID_ARGUMENT;
   Buf b = { 0 };
-  buf_u32 (&b, GGUF_TYPE_ARRAY);
-  buf_u32 (&b, GGUF_TYPE_STRING);
+  buf_u32 (&b, LM_GGUF_TYPE_ARRAY);
+  buf_u32 (&b, LM_GGUF_TYPE_STRING);
   buf_u64 (&b, count);
   for (uint64_t i = 0; i < count; i++)
     buf_str (&b, strings[i], strlen (strings[i]));
@@ -223,14 +223,14 @@ gguf_writer_add_string_array (GgufWriter *w, const char *key, const char *const 
 }
 
 LmStatus
-gguf_writer_set_alignment (GgufWriter *w, uint32_t alignment)
+lm_gguf_writer_set_alignment (GgufWriter *w, uint32_t alignment)
 {
   if (w == NULL || alignment == 0 || (alignment & (alignment - 1)) != 0 || w->n_tensors > 0)
     return LM_ERR_INVALID_ARGUMENT;
   w->alignment = alignment;
   if (alignment == 32)
     return LM_OK;
-  return gguf_writer_add_u32 (w, "general.alignment", alignment);
+  return lm_gguf_writer_add_u32 (w, "general.alignment", alignment);
 }
 
 static uint64_t
@@ -240,12 +240,12 @@ align_up (uint64_t x, uint32_t a)
 }
 
 LmStatus
-gguf_writer_add_tensor (GgufWriter *w, const char *name, LmTensorType type, uint32_t n_dims,
+lm_gguf_writer_add_tensor (GgufWriter *w, const char *name, LmTensorType type, uint32_t n_dims,
                         const uint64_t *ne)
 {
   uint32_t bv, bb;
   if (w == NULL || name == NULL || *name == 0 || w->out != NULL || n_dims == 0 || n_dims > 4
-      || ne == NULL || !gguf_type_layout (type, &bv, &bb) || ne[0] % bv != 0)
+      || ne == NULL || !lm_gguf_type_layout (type, &bv, &bb) || ne[0] % bv != 0)
     return LM_ERR_INVALID_ARGUMENT;
   uint64_t n_values = 1;
   for (uint32_t d = 0; d < n_dims; d++)
@@ -279,7 +279,7 @@ gguf_writer_add_tensor (GgufWriter *w, const char *name, LmTensorType type, uint
 }
 
 uint64_t
-gguf_writer_tensor_bytes (const GgufWriter *w, uint64_t index)
+lm_gguf_writer_tensor_bytes (const GgufWriter *w, uint64_t index)
 {
   return index < w->n_tensors ? w->tensors[index].n_bytes : 0;
 }
@@ -343,7 +343,7 @@ serialize_header (const GgufWriter *w, Buf *b)
 }
 
 LmStatus
-gguf_writer_sizes (const GgufWriter *w, uint64_t *header_bytes, uint64_t *file_bytes)
+lm_gguf_writer_sizes (const GgufWriter *w, uint64_t *header_bytes, uint64_t *file_bytes)
 {
   if (w == NULL)
     return LM_ERR_INVALID_ARGUMENT;
@@ -360,7 +360,7 @@ gguf_writer_sizes (const GgufWriter *w, uint64_t *header_bytes, uint64_t *file_b
 }
 
 LmStatus
-gguf_writer_begin (GgufWriter *w, const char *path, char **error_out)
+lm_gguf_writer_begin (GgufWriter *w, const char *path, char **error_out)
 {
   if (w == NULL || path == NULL || w->out != NULL)
     return LM_ERR_INVALID_ARGUMENT;
@@ -387,7 +387,7 @@ gguf_writer_begin (GgufWriter *w, const char *path, char **error_out)
 }
 
 LmStatus
-gguf_writer_write (GgufWriter *w, const void *data, size_t n)
+lm_gguf_writer_write (GgufWriter *w, const void *data, size_t n)
 {
   if (w == NULL || w->out == NULL || w->failed)
     return LM_ERR_INVALID_ARGUMENT;
@@ -418,7 +418,7 @@ gguf_writer_write (GgufWriter *w, const void *data, size_t n)
 }
 
 LmStatus
-gguf_writer_finish (GgufWriter *w, char **error_out)
+lm_gguf_writer_finish (GgufWriter *w, char **error_out)
 {
   if (w == NULL || w->out == NULL)
     return LM_ERR_INVALID_ARGUMENT;

@@ -128,11 +128,11 @@ scalar_size (GgufValueType t)
 {
   switch (t)
     {
-    case GGUF_TYPE_UINT8: case GGUF_TYPE_INT8: case GGUF_TYPE_BOOL: return 1;
-    case GGUF_TYPE_UINT16: case GGUF_TYPE_INT16: return 2;
-    case GGUF_TYPE_UINT32: case GGUF_TYPE_INT32: case GGUF_TYPE_FLOAT32: return 4;
-    case GGUF_TYPE_UINT64: case GGUF_TYPE_INT64: case GGUF_TYPE_FLOAT64: return 8;
-    case GGUF_TYPE_STRING: case GGUF_TYPE_ARRAY: return 0;
+    case LM_GGUF_TYPE_UINT8: case LM_GGUF_TYPE_INT8: case LM_GGUF_TYPE_BOOL: return 1;
+    case LM_GGUF_TYPE_UINT16: case LM_GGUF_TYPE_INT16: return 2;
+    case LM_GGUF_TYPE_UINT32: case LM_GGUF_TYPE_INT32: case LM_GGUF_TYPE_FLOAT32: return 4;
+    case LM_GGUF_TYPE_UINT64: case LM_GGUF_TYPE_INT64: case LM_GGUF_TYPE_FLOAT64: return 8;
+    case LM_GGUF_TYPE_STRING: case LM_GGUF_TYPE_ARRAY: return 0;
     }
   return 0;
 }
@@ -140,11 +140,11 @@ scalar_size (GgufValueType t)
 static bool
 valid_value_type (uint32_t t)
 {
-  return t <= GGUF_TYPE_FLOAT64;
+  return t <= LM_GGUF_TYPE_FLOAT64;
 }
 
 const char *
-gguf_value_type_name (GgufValueType type)
+lm_gguf_value_type_name (GgufValueType type)
 {
   static const char *const names[] = {
     "u8", "i8", "u16", "i16", "u32", "i32", "f32", "bool", "string", "array",
@@ -163,22 +163,22 @@ read_scalar (Cursor *c, GgufKv *kv, const char *what)
     return false;
   switch (kv->type)
     {
-    case GGUF_TYPE_UINT8: kv->v.u = raw[0]; break;
-    case GGUF_TYPE_INT8: kv->v.i = (int8_t) raw[0]; break;
-    case GGUF_TYPE_UINT16: { uint16_t x; memcpy (&x, raw, 2); kv->v.u = x; break; }
-    case GGUF_TYPE_INT16: { int16_t x; memcpy (&x, raw, 2); kv->v.i = x; break; }
-    case GGUF_TYPE_UINT32: { uint32_t x; memcpy (&x, raw, 4); kv->v.u = x; break; }
-    case GGUF_TYPE_INT32: { int32_t x; memcpy (&x, raw, 4); kv->v.i = x; break; }
-    case GGUF_TYPE_FLOAT32: { float x; memcpy (&x, raw, 4); kv->v.f = x; break; }
-    case GGUF_TYPE_UINT64: memcpy (&kv->v.u, raw, 8); break;
-    case GGUF_TYPE_INT64: memcpy (&kv->v.i, raw, 8); break;
-    case GGUF_TYPE_FLOAT64: memcpy (&kv->v.f, raw, 8); break;
-    case GGUF_TYPE_BOOL:
+    case LM_GGUF_TYPE_UINT8: kv->v.u = raw[0]; break;
+    case LM_GGUF_TYPE_INT8: kv->v.i = (int8_t) raw[0]; break;
+    case LM_GGUF_TYPE_UINT16: { uint16_t x; memcpy (&x, raw, 2); kv->v.u = x; break; }
+    case LM_GGUF_TYPE_INT16: { int16_t x; memcpy (&x, raw, 2); kv->v.i = x; break; }
+    case LM_GGUF_TYPE_UINT32: { uint32_t x; memcpy (&x, raw, 4); kv->v.u = x; break; }
+    case LM_GGUF_TYPE_INT32: { int32_t x; memcpy (&x, raw, 4); kv->v.i = x; break; }
+    case LM_GGUF_TYPE_FLOAT32: { float x; memcpy (&x, raw, 4); kv->v.f = x; break; }
+    case LM_GGUF_TYPE_UINT64: memcpy (&kv->v.u, raw, 8); break;
+    case LM_GGUF_TYPE_INT64: memcpy (&kv->v.i, raw, 8); break;
+    case LM_GGUF_TYPE_FLOAT64: memcpy (&kv->v.f, raw, 8); break;
+    case LM_GGUF_TYPE_BOOL:
       if (raw[0] > 1)
         return fail (c, "%s: bool value %u is neither 0 nor 1", what, raw[0]);
       kv->v.b = raw[0] != 0;
       break;
-    case GGUF_TYPE_STRING: case GGUF_TYPE_ARRAY: break;
+    case LM_GGUF_TYPE_STRING: case LM_GGUF_TYPE_ARRAY: break;
     }
   return true;
 }
@@ -209,7 +209,7 @@ skip_array_body (Cursor *c, int depth, const char *what)
     }
   for (uint64_t i = 0; i < count; i++)
     {
-      if (et == GGUF_TYPE_STRING)
+      if (et == LM_GGUF_TYPE_STRING)
         {
           GgufString s;
           if (!read_string (c, &s, what))
@@ -246,7 +246,7 @@ read_array (Cursor *c, GgufKv *kv, const char *what)
       c->pos += bytes;
       return true;
     }
-  if (et == GGUF_TYPE_STRING)
+  if (et == LM_GGUF_TYPE_STRING)
     {
       /* Each string needs at least its 8-byte length. */
       if (kv->count > (c->size - c->pos) / 8)
@@ -356,16 +356,16 @@ read_kv (Cursor *c, GgufFile *f, uint64_t index)
   if (!valid_value_type (type))
     return fail (c, "%s has unknown value type %u", what, type);
   kv->type = type;
-  if (type == GGUF_TYPE_STRING)
+  if (type == LM_GGUF_TYPE_STRING)
     return read_string (c, &kv->v.s, what);
-  if (type == GGUF_TYPE_ARRAY)
+  if (type == LM_GGUF_TYPE_ARRAY)
     return read_array (c, kv, what);
   return read_scalar (c, kv, what);
 }
 
 /* Block geometry of the tensor types this runtime reads. */
 bool
-gguf_type_layout (LmTensorType type, uint32_t *block_values, uint32_t *block_bytes)
+lm_gguf_type_layout (LmTensorType type, uint32_t *block_values, uint32_t *block_bytes)
 {
   uint32_t bv, bb;
   switch (type)
@@ -393,7 +393,7 @@ gguf_type_layout (LmTensorType type, uint32_t *block_values, uint32_t *block_byt
 }
 
 const char *
-gguf_type_name (LmTensorType type)
+lm_gguf_type_name (LmTensorType type)
 {
   switch (type)
     {
@@ -471,13 +471,13 @@ read_tensor_info (Cursor *c, GgufFile *f, uint64_t index)
   if (!read_u32 (c, &type, what))
     return false;
   uint32_t bv, bb;
-  if (!gguf_type_layout ((LmTensorType) type, &bv, &bb))
+  if (!lm_gguf_type_layout ((LmTensorType) type, &bv, &bb))
     return c->status = LM_ERR_UNSUPPORTED, fail (c, "%s has tensor type %u (%s), which this runtime cannot read", what, type,
                  unsupported_type_name (type));
   t->type = (LmTensorType) type;
   if (t->ne[0] % bv != 0)
     return fail (c, "%s: row length %llu is not a multiple of the %s block size %u", what,
-                 (unsigned long long) t->ne[0], gguf_type_name (t->type), bv);
+                 (unsigned long long) t->ne[0], lm_gguf_type_name (t->type), bv);
   if (mul_overflows (n_values / bv, bb, &t->n_bytes))
     return fail (c, "%s: byte size overflows", what);
   if (!read_u64 (c, &t->offset, what))
@@ -532,12 +532,12 @@ static bool
 read_alignment (Cursor *c, GgufFile *f)
 {
   f->alignment = GGUF_DEFAULT_ALIGNMENT;
-  int64_t k = gguf_find_key (f, "general.alignment");
+  int64_t k = lm_gguf_find_key (f, "general.alignment");
   if (k < 0)
     return true;
-  if (f->kv[k].type != GGUF_TYPE_UINT32)
+  if (f->kv[k].type != LM_GGUF_TYPE_UINT32)
     return fail (c, "general.alignment has type %s, expected u32",
-                 gguf_value_type_name (f->kv[k].type));
+                 lm_gguf_value_type_name (f->kv[k].type));
   uint64_t a = f->kv[k].v.u;
   if (a == 0 || (a & (a - 1)) != 0)
     return fail (c, "general.alignment %llu is not a power of two", (unsigned long long) a);
@@ -641,7 +641,7 @@ open_buffer (const void *data, size_t size, bool mapped, GgufFile **out, char **
 }
 
 LmStatus
-gguf_open_memory (const void *data, size_t size, GgufFile **out, char **error_out)
+lm_gguf_open_memory (const void *data, size_t size, GgufFile **out, char **error_out)
 {
   if (out == NULL || (data == NULL && size > 0))
     return LM_ERR_INVALID_ARGUMENT;
@@ -656,7 +656,7 @@ parse_mapped (const void *data, size_t size, bool mapped, void **out, char **err
 }
 
 LmStatus
-gguf_open (const char *path, GgufFile **out, char **error_out)
+lm_gguf_open (const char *path, GgufFile **out, char **error_out)
 {
   if (path == NULL || out == NULL)
     return LM_ERR_INVALID_ARGUMENT;
@@ -665,7 +665,7 @@ gguf_open (const char *path, GgufFile **out, char **error_out)
 }
 
 void
-gguf_close (GgufFile *file)
+lm_gguf_close (GgufFile *file)
 {
   if (file == NULL)
     return;
@@ -675,28 +675,28 @@ gguf_close (GgufFile *file)
   free (file);
 }
 
-uint32_t gguf_version (const GgufFile *file) { return file->version; }
-uint64_t gguf_n_kv (const GgufFile *file) { return file->n_kv; }
-uint64_t gguf_n_tensors (const GgufFile *file) { return file->n_tensors; }
-uint32_t gguf_alignment (const GgufFile *file) { return file->alignment; }
-uint64_t gguf_data_offset (const GgufFile *file) { return file->data_offset; }
+uint32_t lm_gguf_version (const GgufFile *file) { return file->version; }
+uint64_t lm_gguf_n_kv (const GgufFile *file) { return file->n_kv; }
+uint64_t lm_gguf_n_tensors (const GgufFile *file) { return file->n_tensors; }
+uint32_t lm_gguf_alignment (const GgufFile *file) { return file->alignment; }
+uint64_t lm_gguf_data_offset (const GgufFile *file) { return file->data_offset; }
 
 bool
-gguf_string_eq (GgufString s, const char *cstr)
+lm_gguf_string_eq (GgufString s, const char *cstr)
 {
   size_t n = strlen (cstr);
   return s.len == n && memcmp (s.data, cstr, n) == 0;
 }
 
 int64_t
-gguf_find_key (const GgufFile *file, const char *key)
+lm_gguf_find_key (const GgufFile *file, const char *key)
 {
   GgufString name = { key, strlen (key) };
   return index_lookup (&file->kv_index, name, kv_name_at, file, NULL);
 }
 
 GgufString
-gguf_key_name (const GgufFile *file, int64_t index)
+lm_gguf_key_name (const GgufFile *file, int64_t index)
 {
   if (index < 0 || (uint64_t) index >= file->n_kv)
     return (GgufString) { "", 0 };
@@ -704,7 +704,7 @@ gguf_key_name (const GgufFile *file, int64_t index)
 }
 
 GgufValueType
-gguf_value_type (const GgufFile *file, int64_t index)
+lm_gguf_value_type (const GgufFile *file, int64_t index)
 {
   if (index < 0 || (uint64_t) index >= file->n_kv)
     return (GgufValueType) -1;
@@ -714,22 +714,22 @@ gguf_value_type (const GgufFile *file, int64_t index)
 static const GgufKv *
 find_kv (const GgufFile *file, const char *key)
 {
-  int64_t i = gguf_find_key (file, key);
+  int64_t i = lm_gguf_find_key (file, key);
   return i < 0 ? NULL : &file->kv[i];
 }
 
 static bool
 is_signed_type (GgufValueType t)
 {
-  return t == GGUF_TYPE_INT8 || t == GGUF_TYPE_INT16 || t == GGUF_TYPE_INT32
-         || t == GGUF_TYPE_INT64;
+  return t == LM_GGUF_TYPE_INT8 || t == LM_GGUF_TYPE_INT16 || t == LM_GGUF_TYPE_INT32
+         || t == LM_GGUF_TYPE_INT64;
 }
 
 static bool
 is_unsigned_type (GgufValueType t)
 {
-  return t == GGUF_TYPE_UINT8 || t == GGUF_TYPE_UINT16 || t == GGUF_TYPE_UINT32
-         || t == GGUF_TYPE_UINT64;
+  return t == LM_GGUF_TYPE_UINT8 || t == LM_GGUF_TYPE_UINT16 || t == LM_GGUF_TYPE_UINT32
+         || t == LM_GGUF_TYPE_UINT64;
 }
 
 /* Reads any integer key into [min, max] as a signed 128-bit-free pair:
@@ -756,7 +756,7 @@ get_integer (const GgufFile *file, const char *key, bool *is_signed, uint64_t *u
 }
 
 bool
-gguf_get_u64 (const GgufFile *file, const char *key, uint64_t *out)
+lm_gguf_get_u64 (const GgufFile *file, const char *key, uint64_t *out)
 {
   bool sgn;
   uint64_t u = 0;
@@ -770,17 +770,17 @@ gguf_get_u64 (const GgufFile *file, const char *key, uint64_t *out)
 }
 
 bool
-gguf_get_u32 (const GgufFile *file, const char *key, uint32_t *out)
+lm_gguf_get_u32 (const GgufFile *file, const char *key, uint32_t *out)
 {
   uint64_t v;
-  if (!gguf_get_u64 (file, key, &v) || v > UINT32_MAX)
+  if (!lm_gguf_get_u64 (file, key, &v) || v > UINT32_MAX)
     return false;
   *out = (uint32_t) v;
   return true;
 }
 
 bool
-gguf_get_i32 (const GgufFile *file, const char *key, int32_t *out)
+lm_gguf_get_i32 (const GgufFile *file, const char *key, int32_t *out)
 {
   bool sgn;
   uint64_t u = 0;
@@ -794,41 +794,41 @@ gguf_get_i32 (const GgufFile *file, const char *key, int32_t *out)
 }
 
 bool
-gguf_get_f32 (const GgufFile *file, const char *key, float *out)
+lm_gguf_get_f32 (const GgufFile *file, const char *key, float *out)
 {
   const GgufKv *kv = find_kv (file, key);
-  if (kv == NULL || (kv->type != GGUF_TYPE_FLOAT32 && kv->type != GGUF_TYPE_FLOAT64))
+  if (kv == NULL || (kv->type != LM_GGUF_TYPE_FLOAT32 && kv->type != LM_GGUF_TYPE_FLOAT64))
     return false;
   *out = (float) kv->v.f;
   return true;
 }
 
 bool
-gguf_get_bool (const GgufFile *file, const char *key, bool *out)
+lm_gguf_get_bool (const GgufFile *file, const char *key, bool *out)
 {
   const GgufKv *kv = find_kv (file, key);
-  if (kv == NULL || kv->type != GGUF_TYPE_BOOL)
+  if (kv == NULL || kv->type != LM_GGUF_TYPE_BOOL)
     return false;
   *out = kv->v.b;
   return true;
 }
 
 bool
-gguf_get_string (const GgufFile *file, const char *key, GgufString *out)
+lm_gguf_get_string (const GgufFile *file, const char *key, GgufString *out)
 {
   const GgufKv *kv = find_kv (file, key);
-  if (kv == NULL || kv->type != GGUF_TYPE_STRING)
+  if (kv == NULL || kv->type != LM_GGUF_TYPE_STRING)
     return false;
   *out = kv->v.s;
   return true;
 }
 
 bool
-gguf_get_array (const GgufFile *file, const char *key, GgufValueType *elem_type,
+lm_gguf_get_array (const GgufFile *file, const char *key, GgufValueType *elem_type,
                 uint64_t *count, const void **data)
 {
   const GgufKv *kv = find_kv (file, key);
-  if (kv == NULL || kv->type != GGUF_TYPE_ARRAY)
+  if (kv == NULL || kv->type != LM_GGUF_TYPE_ARRAY)
     return false;
   if (elem_type)
     *elem_type = kv->elem_type;
@@ -840,10 +840,10 @@ gguf_get_array (const GgufFile *file, const char *key, GgufValueType *elem_type,
 }
 
 bool
-gguf_get_array_string (const GgufFile *file, const char *key, uint64_t i, GgufString *out)
+lm_gguf_get_array_string (const GgufFile *file, const char *key, uint64_t i, GgufString *out)
 {
   const GgufKv *kv = find_kv (file, key);
-  if (kv == NULL || kv->type != GGUF_TYPE_ARRAY || kv->elem_type != GGUF_TYPE_STRING
+  if (kv == NULL || kv->type != LM_GGUF_TYPE_ARRAY || kv->elem_type != LM_GGUF_TYPE_STRING
       || i >= kv->count)
     return false;
   *out = kv->strings[i];
@@ -851,7 +851,7 @@ gguf_get_array_string (const GgufFile *file, const char *key, uint64_t i, GgufSt
 }
 
 const GgufTensorInfo *
-gguf_find_tensor (const GgufFile *file, const char *name)
+lm_gguf_find_tensor (const GgufFile *file, const char *name)
 {
   GgufString s = { name, strlen (name) };
   int64_t i = index_lookup (&file->tensor_index, s, tensor_name_at, file, NULL);
@@ -859,7 +859,7 @@ gguf_find_tensor (const GgufFile *file, const char *name)
 }
 
 const GgufTensorInfo *
-gguf_tensor (const GgufFile *file, uint64_t index)
+lm_gguf_tensor (const GgufFile *file, uint64_t index)
 {
   return index < file->n_tensors ? &file->tensors[index] : NULL;
 }

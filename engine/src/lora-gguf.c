@@ -31,12 +31,12 @@ static LmStatus
 check_header (const LmModel *model, const GgufFile *g, const char *path, char **error_out)
 {
   GgufString s;
-  if (gguf_get_string (g, "general.type", &s) && !(s.len == 7 && memcmp (s.data, "adapter", 7) == 0))
+  if (lm_gguf_get_string (g, "general.type", &s) && !(s.len == 7 && memcmp (s.data, "adapter", 7) == 0))
     return lm_fail (error_out, LM_ERR_FORMAT, "%s: general.type is not 'adapter'", path);
-  if (gguf_get_string (g, "adapter.type", &s) && !(s.len == 4 && memcmp (s.data, "lora", 4) == 0))
+  if (lm_gguf_get_string (g, "adapter.type", &s) && !(s.len == 4 && memcmp (s.data, "lora", 4) == 0))
     return lm_fail (error_out, LM_ERR_UNSUPPORTED, "%s: adapter.type is not 'lora'", path);
   const char *arch = lm_arch_name (model->info.arch);
-  if (gguf_get_string (g, "general.architecture", &s) &&
+  if (lm_gguf_get_string (g, "general.architecture", &s) &&
       !(s.len == strlen (arch) && memcmp (s.data, arch, s.len) == 0))
     return lm_fail (error_out, LM_ERR_SHAPE, "%s: adapter is for architecture '%.*s', the model is %s",
                     path, (int) (s.len > 64 ? 64 : s.len), s.data, arch);
@@ -54,7 +54,7 @@ add_pair (LmLora *lora, const GgufFile *g, const GgufTensorInfo *ta, float alpha
     return lm_fail (error_out, LM_ERR_FORMAT, "LoRA tensor name too long");
   memcpy (name, ta->name.data, base_len);
   memcpy (name + base_len, ".lora_b", 8);
-  const GgufTensorInfo *tb = gguf_find_tensor (g, name);
+  const GgufTensorInfo *tb = lm_gguf_find_tensor (g, name);
   name[base_len] = '\0';
   uint32_t layer;
   LmModuleKind kind;
@@ -87,10 +87,10 @@ static LmStatus
 load_pairs (LmLora *lora, const GgufFile *g, float user_scale, char **error_out)
 {
   float alpha = 0.0f;
-  gguf_get_f32 (g, "adapter.lora.alpha", &alpha);
-  for (uint64_t i = 0; i < gguf_n_tensors (g); i++)
+  lm_gguf_get_f32 (g, "adapter.lora.alpha", &alpha);
+  for (uint64_t i = 0; i < lm_gguf_n_tensors (g); i++)
     {
-      const GgufTensorInfo *t = gguf_tensor (g, i);
+      const GgufTensorInfo *t = lm_gguf_tensor (g, i);
       bool is_a = t->name.len > 7 && memcmp (t->name.data + t->name.len - 7, ".lora_a", 7) == 0;
       bool is_b = t->name.len > 7 && memcmp (t->name.data + t->name.len - 7, ".lora_b", 7) == 0;
       if (!is_a && !is_b)
@@ -114,7 +114,7 @@ lm_lora_load_gguf (const LmModel *model, const char *path, float user_scale, LmL
     return LM_ERR_INVALID_ARGUMENT;
   *out = NULL;
   GgufFile *g = NULL;
-  LmStatus st = gguf_open (path, &g, error_out);
+  LmStatus st = lm_gguf_open (path, &g, error_out);
   if (st != LM_OK)
     return st;
   LmLora *lora = lm_lora_new (model);
@@ -123,7 +123,7 @@ lm_lora_load_gguf (const LmModel *model, const char *path, float user_scale, LmL
     st = load_pairs (lora, g, user_scale, error_out);
   if (st == LM_OK && lora->n_modules == 0)
     st = lm_fail (error_out, LM_ERR_FORMAT, "%s: the adapter has no LoRA tensors", path);
-  gguf_close (g);
+  lm_gguf_close (g);
   if (st != LM_OK)
     {
       lm_lora_free (lora);

@@ -209,7 +209,7 @@ lm_lora_read_matrix (const SafetensorsTensor *t, uint32_t *rows, uint32_t *cols,
   float *m = malloc ((size_t) t->n_elements * sizeof (float));
   if (m == NULL)
     return LM_ERR_NO_MEMORY;
-  if (safetensors_read_f32 (t, m) != LM_OK)
+  if (lm_safetensors_read_f32 (t, m) != LM_OK)
     {
       free (m);
       return LM_ERR_UNSUPPORTED;
@@ -230,7 +230,7 @@ add_module (LmLora *lora, const SafetensorsFile *st, const SafetensorsTensor *ta
   if (base + 16 > sizeof key_b)
     return lm_fail (error_out, LM_ERR_FORMAT, "PEFT key too long");
   snprintf (key_b, sizeof key_b, "%.*s.lora_B.weight", (int) base, ta->name);
-  const SafetensorsTensor *tb = safetensors_find (st, key_b);
+  const SafetensorsTensor *tb = lm_safetensors_find (st, key_b);
   if (tb == NULL)
     return lm_fail (error_out, LM_ERR_FORMAT, "PEFT tensor %s has no lora_B", ta->name);
   float *a = NULL, *b = NULL, *tmp = NULL;
@@ -266,9 +266,9 @@ static LmStatus
 load_tensors (LmLora *lora, const SafetensorsFile *st, const PeftConfig *cfg, float user_scale,
               char **error_out)
 {
-  for (size_t i = 0; i < safetensors_n_tensors (st); i++)
+  for (size_t i = 0; i < lm_safetensors_n_tensors (st); i++)
     {
-      const SafetensorsTensor *t = safetensors_tensor (st, i);
+      const SafetensorsTensor *t = lm_safetensors_tensor (st, i);
       uint32_t layer;
       bool is_a;
       const PeftModule *pm = parse_key (t->name, &layer, &is_a);
@@ -303,13 +303,13 @@ lm_lora_load_peft (const LmModel *model, const char *dir, float user_scale, LmLo
   char path[4096];
   snprintf (path, sizeof path, "%s/adapter_model.safetensors", dir);
   SafetensorsFile *st = NULL;
-  if ((s = safetensors_open (path, &st, error_out)) != LM_OK)
+  if ((s = lm_safetensors_open (path, &st, error_out)) != LM_OK)
     return s;
   LmLora *lora = lm_lora_new (model);
   s = lora == NULL ? LM_ERR_NO_MEMORY : load_tensors (lora, st, &cfg, user_scale, error_out);
   if (s == LM_OK && lora->n_modules == 0)
     s = lm_fail (error_out, LM_ERR_FORMAT, "%s: the adapter has no LoRA tensors", path);
-  safetensors_close (st);
+  lm_safetensors_close (st);
   if (s != LM_OK)
     {
       lm_lora_free (lora);

@@ -139,14 +139,14 @@ reduce_peft_pair (PeftReduction *red, size_t ia, const LmLoraFactorRule *old_rul
                   LmLoraFactorRule *new_rule, uint32_t rank, LmLoraReduceReportFunc report,
                   void *user_data, char **error_out)
 {
-  const SafetensorsTensor *ta = safetensors_tensor (red->st, ia);
+  const SafetensorsTensor *ta = lm_safetensors_tensor (red->st, ia);
   char name[512], key_b[540];
   size_t base = strlen (ta->name) - strlen (".lora_A.weight");
   if (base >= sizeof name)
     return lm_fail (error_out, LM_ERR_FORMAT, "PEFT key too long");
   snprintf (name, sizeof name, "%.*s", (int) base, ta->name);
   snprintf (key_b, sizeof key_b, "%s.lora_B.weight", name);
-  const SafetensorsTensor *tb = safetensors_find (red->st, key_b);
+  const SafetensorsTensor *tb = lm_safetensors_find (red->st, key_b);
   float *a = NULL, *b = NULL;
   uint32_t r, d_in, d_out, r_b;
   LmStatus st = tb == NULL ? LM_ERR_FORMAT : lm_lora_read_matrix (ta, &r, &d_in, &a);
@@ -156,8 +156,8 @@ reduce_peft_pair (PeftReduction *red, size_t ia, const LmLoraFactorRule *old_rul
     st = LM_ERR_SHAPE;
   if (st == LM_OK)
     {
-      for (size_t i = 0; i < safetensors_n_tensors (red->st); i++)
-        if (safetensors_tensor (red->st, i) == tb)
+      for (size_t i = 0; i < lm_safetensors_n_tensors (red->st); i++)
+        if (lm_safetensors_tensor (red->st, i) == tb)
           red->pair[i] = (int64_t) ia;
       st = lm_reduce_one (name, a, b, r, d_in, d_out, old_rule, new_rule, rank, &red->mods[ia],
                           report, user_data, error_out);
@@ -175,7 +175,7 @@ write_safetensors (const PeftReduction *red, const char *dir, char **error_out)
 {
   char path[4096], *tmp = NULL;
   snprintf (path, sizeof path, "%s/adapter_model.safetensors", dir);
-  size_t n = safetensors_n_tensors (red->st);
+  size_t n = lm_safetensors_n_tensors (red->st);
   /* header: one entry per tensor in the input's order, then the metadata */
   char *header = NULL;
   size_t header_len = 0;
@@ -190,8 +190,8 @@ write_safetensors (const PeftReduction *red, const char *dir, char **error_out)
       bool is_a = (int64_t) i == red->pair[i];
       uint64_t rows = is_a ? m->rank : m->d_out, cols = is_a ? m->d_in : m->rank;
       uint64_t bytes = rows * cols * sizeof (float);
-      write_json_string (h, safetensors_tensor (red->st, i)->name,
-                         strlen (safetensors_tensor (red->st, i)->name));
+      write_json_string (h, lm_safetensors_tensor (red->st, i)->name,
+                         strlen (lm_safetensors_tensor (red->st, i)->name));
       fprintf (h, ":{\"dtype\":\"F32\",\"shape\":[%llu,%llu],\"data_offsets\":[%llu,%llu]},",
                (unsigned long long) rows, (unsigned long long) cols,
                (unsigned long long) offset, (unsigned long long) (offset + bytes));
@@ -228,12 +228,12 @@ reduce_tensors (PeftReduction *red, const PeftConfigFile *cfg, LmLoraFactorRule 
                 uint32_t rank, uint32_t *new_rank, LmLoraReduceReportFunc report,
                 void *user_data, char **error_out)
 {
-  size_t n = safetensors_n_tensors (red->st);
+  size_t n = lm_safetensors_n_tensors (red->st);
   LmStatus st = LM_OK;
   *new_rank = 0;
   for (size_t i = 0; st == LM_OK && i < n; i++)
     {
-      const SafetensorsTensor *t = safetensors_tensor (red->st, i);
+      const SafetensorsTensor *t = lm_safetensors_tensor (red->st, i);
       red->pair[i] = -1;
       if (ends_with (t->name, ".lora_A.weight") && t->n_dims == 2)
         {
@@ -245,7 +245,7 @@ reduce_tensors (PeftReduction *red, const PeftConfigFile *cfg, LmLoraFactorRule 
     }
   *new_rule = (LmLoraFactorRule) { *new_rank, cfg->rule.rslora };
   for (size_t i = 0; st == LM_OK && i < n; i++)
-    if (ends_with (safetensors_tensor (red->st, i)->name, ".lora_A.weight"))
+    if (ends_with (lm_safetensors_tensor (red->st, i)->name, ".lora_A.weight"))
       {
         red->pair[i] = (int64_t) i;
         st = reduce_peft_pair (red, i, &cfg->rule, new_rule, rank, report, user_data, error_out);
@@ -253,7 +253,7 @@ reduce_tensors (PeftReduction *red, const PeftConfigFile *cfg, LmLoraFactorRule 
   for (size_t i = 0; st == LM_OK && i < n; i++)
     if (red->pair[i] < 0)
       st = lm_fail (error_out, LM_ERR_FORMAT, "PEFT tensor %s has no lora_A",
-                    safetensors_tensor (red->st, i)->name);
+                    lm_safetensors_tensor (red->st, i)->name);
   if (st == LM_OK && *new_rank == 0)
     st = lm_fail (error_out, LM_ERR_FORMAT, "the adapter has no LoRA tensors");
   return st;
@@ -269,8 +269,8 @@ lm_lora_reduce_peft (const char *in, const char *out, uint32_t rank,
   snprintf (path, sizeof path, "%s/adapter_model.safetensors", in);
   SafetensorsFile *sf = NULL;
   if (st == LM_OK)
-    st = safetensors_open (path, &sf, error_out);
-  size_t n = sf ? safetensors_n_tensors (sf) : 0;
+    st = lm_safetensors_open (path, &sf, error_out);
+  size_t n = sf ? lm_safetensors_n_tensors (sf) : 0;
   PeftReduction red = { sf, calloc (n + 1, sizeof (LmReducedModule)),
                         malloc ((n + 1) * sizeof (int64_t)) };
   if (st == LM_OK && (red.mods == NULL || red.pair == NULL))
@@ -293,7 +293,7 @@ lm_lora_reduce_peft (const char *in, const char *out, uint32_t rank,
   free (red.mods);
   free (red.pair);
   if (sf)
-    safetensors_close (sf);
+    lm_safetensors_close (sf);
   lm_json_free (cfg.root);
   return st;
 }
@@ -307,16 +307,16 @@ lm_lora_probe_peft (const char *dir, LmLoraShape *out, char **error_out)
   snprintf (path, sizeof path, "%s/adapter_model.safetensors", dir);
   SafetensorsFile *sf = NULL;
   if (st == LM_OK)
-    st = safetensors_open (path, &sf, error_out);
-  for (size_t i = 0; st == LM_OK && i < safetensors_n_tensors (sf); i++)
+    st = lm_safetensors_open (path, &sf, error_out);
+  for (size_t i = 0; st == LM_OK && i < lm_safetensors_n_tensors (sf); i++)
     {
-      const SafetensorsTensor *ta = safetensors_tensor (sf, i);
+      const SafetensorsTensor *ta = lm_safetensors_tensor (sf, i);
       char key_b[540];
       if (!ends_with (ta->name, ".lora_A.weight"))
         continue;
       size_t base = strlen (ta->name) - strlen (".lora_A.weight");
       snprintf (key_b, sizeof key_b, "%.*s.lora_B.weight", (int) base, ta->name);
-      const SafetensorsTensor *tb = safetensors_find (sf, key_b);
+      const SafetensorsTensor *tb = lm_safetensors_find (sf, key_b);
       if (tb == NULL || ta->n_dims != 2 || tb->n_dims != 2 || tb->shape[1] != ta->shape[0] ||
           ta->shape[0] == 0 || ta->shape[0] > 65536)
         st = lm_fail (error_out, LM_ERR_SHAPE, "PEFT module %.*s: no matching lora_B",
@@ -327,7 +327,7 @@ lm_lora_probe_peft (const char *dir, LmLoraShape *out, char **error_out)
   if (st == LM_OK && out->n_modules == 0)
     st = lm_fail (error_out, LM_ERR_FORMAT, "%s: the adapter has no LoRA tensors", path);
   if (sf)
-    safetensors_close (sf);
+    lm_safetensors_close (sf);
   lm_json_free (cfg.root);
   return st;
 }

@@ -101,18 +101,18 @@ reduce_gguf_pair (GgufReduction *red, uint64_t ia, const LmLoraFactorRule *old_r
                   LmLoraFactorRule *new_rule, uint32_t rank, LmLoraReduceReportFunc report,
                   void *user_data, char **error_out)
 {
-  const GgufTensorInfo *ta = gguf_tensor (red->g, ia);
+  const GgufTensorInfo *ta = lm_gguf_tensor (red->g, ia);
   char name[256];
   if (ta->name.len - 7 + 8 > sizeof name)
     return lm_fail (error_out, LM_ERR_FORMAT, "LoRA tensor name too long");
   memcpy (name, ta->name.data, ta->name.len - 7);
   memcpy (name + ta->name.len - 7, ".lora_b", 8);
-  const GgufTensorInfo *tb = gguf_find_tensor (red->g, name);
+  const GgufTensorInfo *tb = lm_gguf_find_tensor (red->g, name);
   name[ta->name.len - 7] = '\0';
   if (tb == NULL || ta->n_dims != 2 || tb->n_dims != 2 || tb->ne[0] != ta->ne[1] ||
       ta->ne[1] == 0 || ta->ne[1] > 65536 || ta->ne[0] > UINT32_MAX || tb->ne[1] > UINT32_MAX)
     return lm_fail (error_out, LM_ERR_SHAPE, "LoRA target %s: no matching lora_b", name);
-  red->pair[tb - gguf_tensor (red->g, 0)] = (int64_t) ia;
+  red->pair[tb - lm_gguf_tensor (red->g, 0)] = (int64_t) ia;
   float *a = NULL, *b = NULL;
   LmStatus st = lm_lora_tensor_to_f32 (ta, &a);
   if (st == LM_OK)
@@ -132,7 +132,7 @@ reduce_gguf_pair (GgufReduction *red, uint64_t ia, const LmLoraFactorRule *old_r
 static LmStatus
 copy_key (GgufWriter *w, const GgufFile *g, int64_t i, float alpha)
 {
-  GgufString ks = gguf_key_name (g, i);
+  GgufString ks = lm_gguf_key_name (g, i);
   char key[256];
   if (ks.len >= sizeof key)
     return LM_ERR_FORMAT;
@@ -141,40 +141,50 @@ copy_key (GgufWriter *w, const GgufFile *g, int64_t i, float alpha)
   if (strcmp (key, "general.alignment") == 0)
     return LM_OK;                       /* the writer records it itself */
   if (strcmp (key, "adapter.lora.alpha") == 0)
-    return gguf_writer_add_f32 (w, key, alpha);
+    return lm_gguf_writer_add_f32 (w, key, alpha);
   union { uint32_t u32; int32_t i32; uint64_t u64; float f32; bool b; } v;
   GgufString s;
-  switch (gguf_value_type (g, i))
+  switch (lm_gguf_value_type (g, i))
     {
-    case GGUF_TYPE_UINT32: gguf_get_u32 (g, key, &v.u32); return gguf_writer_add_u32 (w, key, v.u32);
-    case GGUF_TYPE_INT32: gguf_get_i32 (g, key, &v.i32); return gguf_writer_add_i32 (w, key, v.i32);
-    case GGUF_TYPE_UINT64: gguf_get_u64 (g, key, &v.u64); return gguf_writer_add_u64 (w, key, v.u64);
-    case GGUF_TYPE_FLOAT32: gguf_get_f32 (g, key, &v.f32); return gguf_writer_add_f32 (w, key, v.f32);
-    case GGUF_TYPE_BOOL: gguf_get_bool (g, key, &v.b); return gguf_writer_add_bool (w, key, v.b);
-    case GGUF_TYPE_STRING:
+    case LM_GGUF_TYPE_UINT32:
+      lm_gguf_get_u32 (g, key, &v.u32);
+      return lm_gguf_writer_add_u32 (w, key, v.u32);
+    case LM_GGUF_TYPE_INT32:
+      lm_gguf_get_i32 (g, key, &v.i32);
+      return lm_gguf_writer_add_i32 (w, key, v.i32);
+    case LM_GGUF_TYPE_UINT64:
+      lm_gguf_get_u64 (g, key, &v.u64);
+      return lm_gguf_writer_add_u64 (w, key, v.u64);
+    case LM_GGUF_TYPE_FLOAT32:
+      lm_gguf_get_f32 (g, key, &v.f32);
+      return lm_gguf_writer_add_f32 (w, key, v.f32);
+    case LM_GGUF_TYPE_BOOL:
+      lm_gguf_get_bool (g, key, &v.b);
+      return lm_gguf_writer_add_bool (w, key, v.b);
+    case LM_GGUF_TYPE_STRING:
       {
-        gguf_get_string (g, key, &s);
+        lm_gguf_get_string (g, key, &s);
         char *copy = strndup (s.data, s.len);
-        LmStatus st = copy ? gguf_writer_add_string (w, key, copy) : LM_ERR_NO_MEMORY;
+        LmStatus st = copy ? lm_gguf_writer_add_string (w, key, copy) : LM_ERR_NO_MEMORY;
         free (copy);
         return st;
       }
-    case GGUF_TYPE_ARRAY:
+    case LM_GGUF_TYPE_ARRAY:
       {
         GgufValueType et;
         uint64_t count;
         const void *data;
-        if (!gguf_get_array (g, key, &et, &count, &data) || et == GGUF_TYPE_ARRAY)
+        if (!lm_gguf_get_array (g, key, &et, &count, &data) || et == LM_GGUF_TYPE_ARRAY)
           return LM_ERR_UNSUPPORTED;
-        if (et != GGUF_TYPE_STRING)
-          return gguf_writer_add_array (w, key, et, data, count);
+        if (et != LM_GGUF_TYPE_STRING)
+          return lm_gguf_writer_add_array (w, key, et, data, count);
         char **strs = calloc (count ? count : 1, sizeof (char *));
         LmStatus st = strs ? LM_OK : LM_ERR_NO_MEMORY;
         for (uint64_t k = 0; st == LM_OK && k < count; k++)
-          if (!gguf_get_array_string (g, key, k, &s) || (strs[k] = strndup (s.data, s.len)) == NULL)
+          if (!lm_gguf_get_array_string (g, key, k, &s) || (strs[k] = strndup (s.data, s.len)) == NULL)
             st = LM_ERR_NO_MEMORY;
         if (st == LM_OK)
-          st = gguf_writer_add_string_array (w, key, (const char *const *) strs, count);
+          st = lm_gguf_writer_add_string_array (w, key, (const char *const *) strs, count);
         for (uint64_t k = 0; strs && k < count; k++)
           free (strs[k]);
         free (strs);
@@ -190,19 +200,19 @@ static LmStatus
 write_gguf (const GgufReduction *red, const char *out, float alpha, char **error_out)
 {
   const GgufFile *g = red->g;
-  GgufWriter *w = gguf_writer_new ();
-  LmStatus st = w ? gguf_writer_set_alignment (w, gguf_alignment (g)) : LM_ERR_NO_MEMORY;
-  for (int64_t i = 0; st == LM_OK && i < (int64_t) gguf_n_kv (g); i++)
+  GgufWriter *w = lm_gguf_writer_new ();
+  LmStatus st = w ? lm_gguf_writer_set_alignment (w, lm_gguf_alignment (g)) : LM_ERR_NO_MEMORY;
+  for (int64_t i = 0; st == LM_OK && i < (int64_t) lm_gguf_n_kv (g); i++)
     if ((st = copy_key (w, g, i, alpha)) != LM_OK)
       st = lm_fail (error_out, st, "cannot copy GGUF key %" PRId64, i);
-  for (uint64_t i = 0; st == LM_OK && i < gguf_n_tensors (g); i++)
+  for (uint64_t i = 0; st == LM_OK && i < lm_gguf_n_tensors (g); i++)
     {
-      const GgufTensorInfo *t = gguf_tensor (g, i);
+      const GgufTensorInfo *t = lm_gguf_tensor (g, i);
       const LmReducedModule *m = &red->mods[red->pair[i]];
       bool is_a = (int64_t) i == red->pair[i];
       uint64_t ne[2] = { is_a ? m->d_in : m->rank, is_a ? m->rank : m->d_out };
       char *name = strndup (t->name.data, t->name.len);
-      st = name ? gguf_writer_add_tensor (w, name, LM_TYPE_F32, 2, ne) : LM_ERR_NO_MEMORY;
+      st = name ? lm_gguf_writer_add_tensor (w, name, LM_TYPE_F32, 2, ne) : LM_ERR_NO_MEMORY;
       free (name);
     }
   size_t n = strlen (out) + 32;
@@ -210,18 +220,18 @@ write_gguf (const GgufReduction *red, const char *out, float alpha, char **error
   if (st == LM_OK && tmp != NULL)
     {
       snprintf (tmp, n, "%s.tmp-%ld", out, (long) getpid ());
-      st = gguf_writer_begin (w, tmp, error_out);
+      st = lm_gguf_writer_begin (w, tmp, error_out);
     }
-  for (uint64_t i = 0; st == LM_OK && i < gguf_n_tensors (g); i++)
+  for (uint64_t i = 0; st == LM_OK && i < lm_gguf_n_tensors (g); i++)
     {
       const LmReducedModule *m = &red->mods[red->pair[i]];
       bool is_a = (int64_t) i == red->pair[i];
       size_t count = (size_t) m->rank * (is_a ? m->d_in : m->d_out);
-      st = gguf_writer_write (w, is_a ? m->a : m->b, count * sizeof (float));
+      st = lm_gguf_writer_write (w, is_a ? m->a : m->b, count * sizeof (float));
     }
   if (st == LM_OK)
-    st = gguf_writer_finish (w, error_out);
-  gguf_writer_free (w);
+    st = lm_gguf_writer_finish (w, error_out);
+  lm_gguf_writer_free (w);
   if (st == LM_OK && rename (tmp, out) != 0)
     st = lm_fail (error_out, LM_ERR_IO, "cannot write %s: %s", out, strerror (errno));
   if (st != LM_OK && tmp != NULL)
@@ -235,14 +245,14 @@ reduce_gguf (const char *in, const char *out, uint32_t rank, LmLoraReduceReportF
              void *user_data, char **error_out)
 {
   GgufFile *g = NULL;
-  LmStatus st = gguf_open (in, &g, error_out);
+  LmStatus st = lm_gguf_open (in, &g, error_out);
   if (st != LM_OK)
     return st;
-  uint64_t nt = gguf_n_tensors (g);
+  uint64_t nt = lm_gguf_n_tensors (g);
   GgufReduction red = { g, calloc (nt ? nt : 1, sizeof (LmReducedModule)),
                         malloc ((nt ? nt : 1) * sizeof (int64_t)) };
   float alpha = 0.0f;
-  gguf_get_f32 (g, "adapter.lora.alpha", &alpha);
+  lm_gguf_get_f32 (g, "adapter.lora.alpha", &alpha);
   LmLoraFactorRule old_rule = { alpha, false }, new_rule = { 0.0, false };
   if (red.mods == NULL || red.pair == NULL)
     st = LM_ERR_NO_MEMORY;
@@ -250,7 +260,7 @@ reduce_gguf (const char *in, const char *out, uint32_t rank, LmLoraReduceReportF
   uint32_t new_rank = 0;
   for (uint64_t i = 0; st == LM_OK && i < nt; i++)
     {
-      const GgufTensorInfo *t = gguf_tensor (g, i);
+      const GgufTensorInfo *t = lm_gguf_tensor (g, i);
       red.pair[i] = -1;
       if (has_suffix (t->name, ".lora_a") && t->n_dims == 2)
         {
@@ -263,7 +273,7 @@ reduce_gguf (const char *in, const char *out, uint32_t rank, LmLoraReduceReportF
     }
   new_rule.alpha = alpha != 0.0f ? new_rank : 0.0;
   for (uint64_t i = 0; st == LM_OK && i < nt; i++)
-    if (has_suffix (gguf_tensor (g, i)->name, ".lora_a"))
+    if (has_suffix (lm_gguf_tensor (g, i)->name, ".lora_a"))
       {
         red.pair[i] = (int64_t) i;
         st = reduce_gguf_pair (&red, i, &old_rule, &new_rule, rank, report, user_data, error_out);
@@ -282,7 +292,7 @@ reduce_gguf (const char *in, const char *out, uint32_t rank, LmLoraReduceReportF
     }
   free (red.mods);
   free (red.pair);
-  gguf_close (g);
+  lm_gguf_close (g);
   return st;
 }
 
@@ -300,10 +310,10 @@ static LmStatus
 probe_gguf (const char *path, LmLoraShape *out, char **error_out)
 {
   GgufFile *g = NULL;
-  LmStatus st = gguf_open (path, &g, error_out);
-  for (uint64_t i = 0; st == LM_OK && i < gguf_n_tensors (g); i++)
+  LmStatus st = lm_gguf_open (path, &g, error_out);
+  for (uint64_t i = 0; st == LM_OK && i < lm_gguf_n_tensors (g); i++)
     {
-      const GgufTensorInfo *ta = gguf_tensor (g, i);
+      const GgufTensorInfo *ta = lm_gguf_tensor (g, i);
       char name[256];
       if (!has_suffix (ta->name, ".lora_a"))
         continue;
@@ -314,7 +324,7 @@ probe_gguf (const char *path, LmLoraShape *out, char **error_out)
         }
       memcpy (name, ta->name.data, ta->name.len - 1);
       memcpy (name + ta->name.len - 1, "b", 2);       /* ".lora_a" -> ".lora_b" */
-      const GgufTensorInfo *tb = gguf_find_tensor (g, name);
+      const GgufTensorInfo *tb = lm_gguf_find_tensor (g, name);
       if (tb == NULL || ta->n_dims != 2 || tb->n_dims != 2 || tb->ne[0] != ta->ne[1] ||
           ta->ne[1] == 0 || ta->ne[1] > 65536 || ta->ne[0] > UINT32_MAX || tb->ne[1] > UINT32_MAX)
         st = lm_fail (error_out, LM_ERR_SHAPE, "LoRA target %.*s: no matching lora_b",
@@ -325,7 +335,7 @@ probe_gguf (const char *path, LmLoraShape *out, char **error_out)
   if (st == LM_OK && out->n_modules == 0)
     st = lm_fail (error_out, LM_ERR_FORMAT, "%s: the adapter has no LoRA tensors", path);
   if (g != NULL)
-    gguf_close (g);
+    lm_gguf_close (g);
   return st;
 }
 

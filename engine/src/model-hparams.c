@@ -26,20 +26,20 @@ array_u32_at (GgufValueType type, const void *data, uint64_t i, uint32_t *out)
   int64_t v;
   switch (type)
     {
-    case GGUF_TYPE_UINT8: case GGUF_TYPE_BOOL: v = p[i]; break;
-    case GGUF_TYPE_INT8: v = (int8_t) p[i]; break;
-    case GGUF_TYPE_UINT16: { uint16_t x; memcpy (&x, p + 2 * i, 2); v = x; break; }
-    case GGUF_TYPE_INT16: { int16_t x; memcpy (&x, p + 2 * i, 2); v = x; break; }
-    case GGUF_TYPE_UINT32: { uint32_t x; memcpy (&x, p + 4 * i, 4); v = x; break; }
-    case GGUF_TYPE_INT32: { int32_t x; memcpy (&x, p + 4 * i, 4); v = x; break; }
-    case GGUF_TYPE_UINT64:
+    case LM_GGUF_TYPE_UINT8: case LM_GGUF_TYPE_BOOL: v = p[i]; break;
+    case LM_GGUF_TYPE_INT8: v = (int8_t) p[i]; break;
+    case LM_GGUF_TYPE_UINT16: { uint16_t x; memcpy (&x, p + 2 * i, 2); v = x; break; }
+    case LM_GGUF_TYPE_INT16: { int16_t x; memcpy (&x, p + 2 * i, 2); v = x; break; }
+    case LM_GGUF_TYPE_UINT32: { uint32_t x; memcpy (&x, p + 4 * i, 4); v = x; break; }
+    case LM_GGUF_TYPE_INT32: { int32_t x; memcpy (&x, p + 4 * i, 4); v = x; break; }
+    case LM_GGUF_TYPE_UINT64:
       {
         uint64_t x;
         memcpy (&x, p + 8 * i, 8);
         v = x > UINT32_MAX ? -1 : (int64_t) x;
         break;
       }
-    case GGUF_TYPE_INT64: { int64_t x; memcpy (&x, p + 8 * i, 8); v = x; break; }
+    case LM_GGUF_TYPE_INT64: { int64_t x; memcpy (&x, p + 8 * i, 8); v = x; break; }
     default: return false;
     }
   if (v < 0 || v > UINT32_MAX)
@@ -56,12 +56,12 @@ get_u32 (const Reader *r, const char *suffix, bool required, uint32_t dflt,
 {
   char key[256];
   make_key (key, sizeof key, r, suffix);
-  if (gguf_get_u32 (r->gguf, key, out))
+  if (lm_gguf_get_u32 (r->gguf, key, out))
     return LM_OK;
   GgufValueType type;
   uint64_t count;
   const void *data;
-  if (gguf_get_array (r->gguf, key, &type, &count, &data) && count > 0)
+  if (lm_gguf_get_array (r->gguf, key, &type, &count, &data) && count > 0)
     {
       uint32_t best = 0;
       for (uint64_t i = 0; i < count; i++)
@@ -74,7 +74,7 @@ get_u32 (const Reader *r, const char *suffix, bool required, uint32_t dflt,
       *out = best;
       return LM_OK;
     }
-  if (gguf_find_key (r->gguf, key) >= 0)
+  if (lm_gguf_find_key (r->gguf, key) >= 0)
     return lm_fail (r->error_out, LM_ERR_FORMAT, "metadata %s has the wrong type", key);
   if (required)
     return lm_fail (r->error_out, LM_ERR_FORMAT, "metadata %s is missing", key);
@@ -87,9 +87,9 @@ get_f32 (const Reader *r, const char *suffix, float dflt, float *out)
 {
   char key[256];
   make_key (key, sizeof key, r, suffix);
-  if (gguf_get_f32 (r->gguf, key, out))
+  if (lm_gguf_get_f32 (r->gguf, key, out))
     return LM_OK;
-  if (gguf_find_key (r->gguf, key) >= 0)
+  if (lm_gguf_find_key (r->gguf, key) >= 0)
     return lm_fail (r->error_out, LM_ERR_FORMAT, "metadata %s has the wrong type", key);
   *out = dflt;
   return LM_OK;
@@ -104,7 +104,7 @@ read_rope_sections (const Reader *r, LmModelInfo *info)
   uint64_t count;
   const void *data;
   memset (info->rope_sections, 0, sizeof info->rope_sections);
-  if (!gguf_get_array (r->gguf, key, &type, &count, &data))
+  if (!lm_gguf_get_array (r->gguf, key, &type, &count, &data))
     {
       /* Absent (every architecture but qwen35): no sections, so every
        * pair follows the text position; plain NEOX RoPE. */
@@ -129,7 +129,7 @@ read_layer_pattern (const Reader *r, LmModelInfo *info)
   GgufValueType type;
   uint64_t count;
   const void *data;
-  if (gguf_get_array (r->gguf, key, &type, &count, &data))
+  if (lm_gguf_get_array (r->gguf, key, &type, &count, &data))
     {
       if (count < info->n_layer)
         return lm_fail (r->error_out, LM_ERR_FORMAT, "metadata %s has %llu entries for %u layers",
@@ -188,13 +188,13 @@ static const ArchTraits *
 read_arch (const GgufFile *gguf, LmModelInfo *info, char **error_out)
 {
   GgufString s;
-  if (!gguf_get_string (gguf, "general.architecture", &s))
+  if (!lm_gguf_get_string (gguf, "general.architecture", &s))
     {
       lm_fail (error_out, LM_ERR_FORMAT, "general.architecture is missing");
       return NULL;
     }
   for (size_t i = 0; i < N_ARCH_TRAITS; i++)
-    if (gguf_string_eq (s, arch_traits[i].name))
+    if (lm_gguf_string_eq (s, arch_traits[i].name))
       {
         const ArchTraits *t = &arch_traits[i];
         info->arch = t->arch;
@@ -219,7 +219,7 @@ read_rope (const Reader *r, LmModelInfo *info)
   char key[256];
   make_key (key, sizeof key, r, "rope.scaling.type");
   GgufString type;
-  if (gguf_get_string (r->gguf, key, &type) && !gguf_string_eq (type, "none"))
+  if (lm_gguf_get_string (r->gguf, key, &type) && !lm_gguf_string_eq (type, "none"))
     return lm_fail (r->error_out, LM_ERR_UNSUPPORTED, "rope scaling '%.*s' is not supported",
                     (int) (type.len > 32 ? 32 : type.len), type.data);
   LmStatus st;
@@ -308,7 +308,7 @@ read_ffn (const Reader *r, const ArchTraits *traits, LmModelInfo *info)
   char key[256];
   bool norm = true;
   make_key (key, sizeof key, r, "expert_weights_norm");
-  if (gguf_get_bool (r->gguf, key, &norm) && !norm)
+  if (lm_gguf_get_bool (r->gguf, key, &norm) && !norm)
     return lm_fail (r->error_out, LM_ERR_UNSUPPORTED,
                     "%s is false: routing without renormalised weights is not supported", key);
   if (traits->shared_expert && info->n_ff_shexp == 0)
@@ -326,7 +326,7 @@ lm_read_hparams (const GgufFile *gguf, LmModelInfo *info, char **error_out)
   memset (info, 0, sizeof *info);
   const ArchTraits *traits = read_arch (gguf, info, error_out);
   if (traits == NULL)
-    return gguf_find_key (gguf, "general.architecture") >= 0 ? LM_ERR_UNSUPPORTED : LM_ERR_FORMAT;
+    return lm_gguf_find_key (gguf, "general.architecture") >= 0 ? LM_ERR_UNSUPPORTED : LM_ERR_FORMAT;
   Reader r = { gguf, traits->name, error_out };
   LmStatus st;
   uint32_t block_count, nextn;

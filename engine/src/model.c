@@ -34,7 +34,7 @@ find_tensor (const Binder *b, const char *stem, char *name, size_t size)
     snprintf (name, size, "blk.%u.%s", b->layer, stem + 4);
   else
     snprintf (name, size, "%s", stem);
-  return gguf_find_tensor (b->model->gguf, name);
+  return lm_gguf_find_tensor (b->model->gguf, name);
 }
 
 /* Binds matrix @stem ("blk.attn_q.weight" is expanded with the layer) of
@@ -210,7 +210,7 @@ static LmStatus
 bind_globals (LmModel *m, char **error_out)
 {
   Binder b = { m, error_out, 0 };
-  const GgufTensorInfo *t = gguf_find_tensor (m->gguf, "token_embd.weight");
+  const GgufTensorInfo *t = lm_gguf_find_tensor (m->gguf, "token_embd.weight");
   if (t == NULL)
     return lm_fail (error_out, LM_ERR_FORMAT, "tensor token_embd.weight is missing");
   if (t->ne[1] == 0 || t->ne[1] > (1u << 24))
@@ -239,7 +239,7 @@ lm_model_load (const char *path, LmModel **out, char **error_out)
   if (m == NULL)
     return LM_ERR_NO_MEMORY;
   pthread_mutex_init (&m->gpu_lock, NULL);
-  LmStatus st = gguf_open (path, &m->gguf, error_out);
+  LmStatus st = lm_gguf_open (path, &m->gguf, error_out);
   if (st == LM_OK)
     st = lm_read_hparams (m->gguf, &m->info, error_out);
   if (st == LM_OK)
@@ -263,7 +263,7 @@ lm_model_free (LmModel *model)
   /* Every GPU session (which holds the device weights) is gone by now. */
   pthread_mutex_destroy (&model->gpu_lock);
   free (model->layers);
-  gguf_close (model->gguf);
+  lm_gguf_close (model->gguf);
   free (model);
 }
 

@@ -39,13 +39,13 @@ static const struct {
 #define N_DTYPES (sizeof dtypes / sizeof dtypes[0])
 
 const char *
-safetensors_dtype_name (SafetensorsDtype dtype)
+lm_safetensors_dtype_name (SafetensorsDtype dtype)
 {
   return (unsigned) dtype < N_DTYPES ? dtypes[dtype].name : "?";
 }
 
 size_t
-safetensors_dtype_size (SafetensorsDtype dtype)
+lm_safetensors_dtype_size (SafetensorsDtype dtype)
 {
   return (unsigned) dtype < N_DTYPES ? dtypes[dtype].size : 0;
 }
@@ -90,7 +90,7 @@ read_entry (SafetensorsTensor *t, const char *name, const LmJson *v, uint64_t da
       if (__builtin_mul_overflow (t->n_elements, dim->uint, &t->n_elements))
         return lm_io_fail (error_out, LM_ERR_FORMAT, "tensor '%.80s': element count overflows", name);
     }
-  if (__builtin_mul_overflow (t->n_elements, safetensors_dtype_size (t->dtype), &t->n_bytes))
+  if (__builtin_mul_overflow (t->n_elements, lm_safetensors_dtype_size (t->dtype), &t->n_bytes))
     return lm_io_fail (error_out, LM_ERR_FORMAT, "tensor '%.80s': byte size overflows", name);
   if (offsets->n_items != 2 || offsets->items[0].type != LM_JSON_NUMBER
       || offsets->items[1].type != LM_JSON_NUMBER || !offsets->items[0].is_uint
@@ -196,7 +196,7 @@ open_buffer (const void *data, size_t size, bool mapped, SafetensorsFile **out, 
   LmStatus st = parse_header (f, error_out);
   if (st != LM_OK)
     {
-      safetensors_close (f);   /* not mapped yet: the caller unmaps */
+      lm_safetensors_close (f);   /* not mapped yet: the caller unmaps */
       return st;
     }
   f->mapped = mapped;
@@ -205,7 +205,7 @@ open_buffer (const void *data, size_t size, bool mapped, SafetensorsFile **out, 
 }
 
 LmStatus
-safetensors_open_memory (const void *data, size_t size, SafetensorsFile **out, char **error_out)
+lm_safetensors_open_memory (const void *data, size_t size, SafetensorsFile **out, char **error_out)
 {
   if (out == NULL || (data == NULL && size > 0))
     return LM_ERR_INVALID_ARGUMENT;
@@ -220,7 +220,7 @@ parse_mapped (const void *data, size_t size, bool mapped, void **out, char **err
 }
 
 LmStatus
-safetensors_open (const char *path, SafetensorsFile **out, char **error_out)
+lm_safetensors_open (const char *path, SafetensorsFile **out, char **error_out)
 {
   if (path == NULL || out == NULL)
     return LM_ERR_INVALID_ARGUMENT;
@@ -229,7 +229,7 @@ safetensors_open (const char *path, SafetensorsFile **out, char **error_out)
 }
 
 void
-safetensors_close (SafetensorsFile *f)
+lm_safetensors_close (SafetensorsFile *f)
 {
   if (f == NULL)
     return;
@@ -240,16 +240,16 @@ safetensors_close (SafetensorsFile *f)
   free (f);
 }
 
-size_t safetensors_n_tensors (const SafetensorsFile *f) { return f->n_tensors; }
+size_t lm_safetensors_n_tensors (const SafetensorsFile *f) { return f->n_tensors; }
 
 const SafetensorsTensor *
-safetensors_tensor (const SafetensorsFile *f, size_t index)
+lm_safetensors_tensor (const SafetensorsFile *f, size_t index)
 {
   return index < f->n_tensors ? &f->tensors[index] : NULL;
 }
 
 const SafetensorsTensor *
-safetensors_find (const SafetensorsFile *f, const char *name)
+lm_safetensors_find (const SafetensorsFile *f, const char *name)
 {
   for (size_t i = 0; i < f->n_tensors; i++)
     if (strcmp (f->tensors[i].name, name) == 0)
@@ -258,14 +258,14 @@ safetensors_find (const SafetensorsFile *f, const char *name)
 }
 
 const char *
-safetensors_metadata (const SafetensorsFile *f, const char *key)
+lm_safetensors_metadata (const SafetensorsFile *f, const char *key)
 {
   const char *s = NULL;
   return f->metadata && lm_json_get_string (f->metadata, key, &s) ? s : NULL;
 }
 
 float
-safetensors_f16_to_f32 (uint16_t h)
+lm_safetensors_f16_to_f32 (uint16_t h)
 {
   uint32_t sign = (uint32_t) (h >> 15) << 31;
   uint32_t exp = (h >> 10) & 0x1F, man = h & 0x3FF;
@@ -284,7 +284,7 @@ safetensors_f16_to_f32 (uint16_t h)
 }
 
 float
-safetensors_bf16_to_f32 (uint16_t b)
+lm_safetensors_bf16_to_f32 (uint16_t b)
 {
   uint32_t bits = (uint32_t) b << 16;
   float v;
@@ -293,7 +293,7 @@ safetensors_bf16_to_f32 (uint16_t b)
 }
 
 LmStatus
-safetensors_read_f32 (const SafetensorsTensor *t, float *dst)
+lm_safetensors_read_f32 (const SafetensorsTensor *t, float *dst)
 {
   const uint8_t *src = t->data;
   switch (t->dtype)
@@ -307,8 +307,8 @@ safetensors_read_f32 (const SafetensorsTensor *t, float *dst)
         {
           uint16_t h;
           memcpy (&h, src + 2 * i, 2);
-          dst[i] = t->dtype == SAFETENSORS_F16 ? safetensors_f16_to_f32 (h)
-                                                : safetensors_bf16_to_f32 (h);
+          dst[i] = t->dtype == SAFETENSORS_F16 ? lm_safetensors_f16_to_f32 (h)
+                                                : lm_safetensors_bf16_to_f32 (h);
         }
       return LM_OK;
     default:

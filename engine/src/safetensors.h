@@ -8,7 +8,7 @@
  * have exactly shape x dtype-size bytes, and not to overlap another.
  *
  * Ownership: a SafetensorsFile owns its mapping and its tensor table; every
- * pointer it hands out is valid until safetensors_close().
+ * pointer it hands out is valid until lm_safetensors_close().
  * Thread-safety: read-only after opening; may be shared between threads.
  */
 #pragma once
@@ -47,29 +47,29 @@ typedef struct SafetensorsFile SafetensorsFile;
 /* On failure returns an LmStatus (LM_ERR_IO, LM_ERR_FORMAT, or
  * LM_ERR_UNSUPPORTED for an unknown dtype) and, if @error_out is non-NULL, a
  * malloc()ed message naming what is wrong. */
-LmStatus safetensors_open (const char *path, SafetensorsFile **out, char **error_out);
+LmStatus lm_safetensors_open (const char *path, SafetensorsFile **out, char **error_out);
 /* Same over a caller-owned buffer that must outlive the file (for fuzzing). */
-LmStatus safetensors_open_memory (const void *data, size_t size, SafetensorsFile **out,
+LmStatus lm_safetensors_open_memory (const void *data, size_t size, SafetensorsFile **out,
                                   char **error_out);
-void safetensors_close (SafetensorsFile *file);
+void lm_safetensors_close (SafetensorsFile *file);
 
-size_t safetensors_n_tensors (const SafetensorsFile *file);
+size_t lm_safetensors_n_tensors (const SafetensorsFile *file);
 /* Tensors in the order of their data offsets. */
-const SafetensorsTensor *safetensors_tensor (const SafetensorsFile *file, size_t index);
-const SafetensorsTensor *safetensors_find (const SafetensorsFile *file, const char *name);
+const SafetensorsTensor *lm_safetensors_tensor (const SafetensorsFile *file, size_t index);
+const SafetensorsTensor *lm_safetensors_find (const SafetensorsFile *file, const char *name);
 /* A string from "__metadata__", or NULL. */
-const char *safetensors_metadata (const SafetensorsFile *file, const char *key);
+const char *lm_safetensors_metadata (const SafetensorsFile *file, const char *key);
 
-const char *safetensors_dtype_name (SafetensorsDtype dtype);
-size_t safetensors_dtype_size (SafetensorsDtype dtype);
+const char *lm_safetensors_dtype_name (SafetensorsDtype dtype);
+size_t lm_safetensors_dtype_size (SafetensorsDtype dtype);
 
 /* Converts an F32, F16 or BF16 tensor to n_elements floats in @dst.
  * LM_ERR_INVALID_ARGUMENT for other dtypes. */
-LmStatus safetensors_read_f32 (const SafetensorsTensor *tensor, float *dst);
+LmStatus lm_safetensors_read_f32 (const SafetensorsTensor *tensor, float *dst);
 
 /* IEEE half and bfloat16 to float (exact). */
-float safetensors_f16_to_f32 (uint16_t h);
-float safetensors_bf16_to_f32 (uint16_t b);
+float lm_safetensors_f16_to_f32 (uint16_t h);
+float lm_safetensors_bf16_to_f32 (uint16_t b);
 
 #ifdef __cplusplus
 }

@@ -50,7 +50,7 @@ static void
 push_decomposed (CpBuffer *b, uint32_t cp)
 {
   uint32_t parts[2];
-  int n = cp < RAW_BYTE ? tok_unicode_decompose (cp, parts) : 0;
+  int n = cp < RAW_BYTE ? lm_tok_unicode_decompose (cp, parts) : 0;
   if (n == 0)
     push (b, cp);
   /* Mappings nest at most a few levels deep (e.g. U+1E08 -> U+00C7 U+0301). */
@@ -61,7 +61,7 @@ push_decomposed (CpBuffer *b, uint32_t cp)
 static uint8_t
 ccc_of (uint32_t cp)
 {
-  return cp < RAW_BYTE ? tok_unicode_ccc (cp) : 0;
+  return cp < RAW_BYTE ? lm_tok_unicode_ccc (cp) : 0;
 }
 
 /* Stable sort of every run of non-starters by combining class. */
@@ -100,7 +100,7 @@ compose (CpBuffer *b)
       if (starter != SIZE_MAX && b->cp[starter] < RAW_BYTE && c < RAW_BYTE)
         {
           bool adjacent = out == starter + 1;
-          uint32_t composite = adjacent || last_ccc < cc ? tok_unicode_compose (b->cp[starter], c)
+          uint32_t composite = adjacent || last_ccc < cc ? lm_tok_unicode_compose (b->cp[starter], c)
                                                          : 0;
           if (composite)
             {
@@ -137,13 +137,13 @@ encode (const CpBuffer *b, size_t *len_out)
     if (b->cp[i] >= RAW_BYTE)
       out[o++] = (uint8_t) (b->cp[i] - RAW_BYTE);
     else
-      o += tok_utf8_encode (b->cp[i], (char *) out + o);
+      o += lm_tok_utf8_encode (b->cp[i], (char *) out + o);
   *len_out = o;
   return out;
 }
 
 bool
-tok_nfc (const uint8_t *text, size_t len, uint8_t **out, size_t *out_len)
+lm_tok_nfc (const uint8_t *text, size_t len, uint8_t **out, size_t *out_len)
 {
   *out = NULL;
   *out_len = len;
@@ -153,7 +153,7 @@ tok_nfc (const uint8_t *text, size_t len, uint8_t **out, size_t *out_len)
   for (size_t pos = 0; pos < len;)
     {
       uint32_t cp;
-      size_t k = tok_utf8_decode (text + pos, len - pos, &cp);
+      size_t k = lm_tok_utf8_decode (text + pos, len - pos, &cp);
       bool malformed = cp == 0xFFFD && (k != 3 || memcmp (text + pos, "\xEF\xBF\xBD", 3) != 0);
       push_decomposed (&b, malformed ? RAW_BYTE + text[pos] : cp);
       pos += k;

@@ -33,7 +33,7 @@ typedef struct {
 } CpText;
 
 bool
-tok_pre_rule_from_name (const char *name, size_t len, TokPreRule *rule)
+lm_tok_pre_rule_from_name (const char *name, size_t len, TokPreRule *rule)
 {
   if (len == 5 && memcmp (name, "qwen2", 5) == 0)
     *rule = TOK_PRE_QWEN2;
@@ -179,7 +179,7 @@ match_at (const CpText *t, size_t i)
 }
 
 bool
-tok_pre_split (TokPreRule rule, const uint8_t *text, size_t len, TokPieceFunc emit,
+lm_tok_pre_split (TokPreRule rule, const uint8_t *text, size_t len, TokPieceFunc emit,
                void *user_data)
 {
   if (len == 0)
@@ -194,8 +194,8 @@ tok_pre_split (TokPreRule rule, const uint8_t *text, size_t len, TokPieceFunc em
       for (size_t pos = 0; pos < len; n++)
         {
           off[n] = pos;
-          pos += tok_utf8_decode (text + pos, len - pos, &cp[n]);
-          cls[n] = tok_unicode_is_space (cp[n]) ? CLASS_SPACE : tok_unicode_class (cp[n]);
+          pos += lm_tok_utf8_decode (text + pos, len - pos, &cp[n]);
+          cls[n] = lm_tok_unicode_is_space (cp[n]) ? CLASS_SPACE : lm_tok_unicode_class (cp[n]);
         }
       off[n] = len;
       CpText t = { cp, cls, n, rule == TOK_PRE_QWEN35 };

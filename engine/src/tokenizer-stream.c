@@ -102,7 +102,7 @@ lm_detokenizer_push (LmDetokenizer *state, const LmTokenizer *tok, int32_t id,
 {
   const char *piece;
   size_t n;
-  if (!tok_piece (tok, id, render_special, &piece, &n))
+  if (!lm_tok_piece (tok, id, render_special, &piece, &n))
     return 0;
   Output o = { out, 0, cap };
   for (size_t i = 0; i < n; i++)

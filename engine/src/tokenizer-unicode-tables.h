@@ -28,12 +28,12 @@ typedef struct {
   uint32_t first, second, composite;
 } TokComposition;
 
-extern const char tok_unicode_version[];
-extern const TokClassRange tok_class_ranges[];
-extern const size_t tok_n_class_ranges;
-extern const TokCccRange tok_ccc_ranges[];
-extern const size_t tok_n_ccc_ranges;
-extern const TokDecomposition tok_decompositions[];
-extern const size_t tok_n_decompositions;
-extern const TokComposition tok_compositions[];
-extern const size_t tok_n_compositions;
+extern const char lm_tok_unicode_version[];
+extern const TokClassRange lm_tok_class_ranges[];
+extern const size_t lm_tok_n_class_ranges;
+extern const TokCccRange lm_tok_ccc_ranges[];
+extern const size_t lm_tok_n_ccc_ranges;
+extern const TokDecomposition lm_tok_decompositions[];
+extern const size_t lm_tok_n_decompositions;
+extern const TokComposition lm_tok_compositions[];
+extern const size_t lm_tok_n_compositions;

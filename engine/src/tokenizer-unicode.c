@@ -18,24 +18,24 @@
 #define HANGUL_S_COUNT (HANGUL_L_COUNT * HANGUL_N_COUNT)
 
 TokClass
-tok_unicode_class (uint32_t cp)
+lm_tok_unicode_class (uint32_t cp)
 {
-  size_t lo = 0, hi = tok_n_class_ranges;
+  size_t lo = 0, hi = lm_tok_n_class_ranges;
   while (lo < hi)
     {
       size_t mid = lo + (hi - lo) / 2;
-      if (cp < tok_class_ranges[mid].first)
+      if (cp < lm_tok_class_ranges[mid].first)
         hi = mid;
-      else if (cp > tok_class_ranges[mid].last)
+      else if (cp > lm_tok_class_ranges[mid].last)
         lo = mid + 1;
       else
-        return (TokClass) tok_class_ranges[mid].cls;
+        return (TokClass) lm_tok_class_ranges[mid].cls;
     }
   return TOK_CLASS_OTHER;
 }
 
 bool
-tok_unicode_is_space (uint32_t cp)
+lm_tok_unicode_is_space (uint32_t cp)
 {
   /* The White_Space property (PropList.txt), which is what \s means in the
    * regex engines of the reference tokenizers; unchanged since Unicode 6.3. */
@@ -45,26 +45,26 @@ tok_unicode_is_space (uint32_t cp)
 }
 
 uint8_t
-tok_unicode_ccc (uint32_t cp)
+lm_tok_unicode_ccc (uint32_t cp)
 {
   if (cp < 0x300)
     return 0;
-  size_t lo = 0, hi = tok_n_ccc_ranges;
+  size_t lo = 0, hi = lm_tok_n_ccc_ranges;
   while (lo < hi)
     {
       size_t mid = lo + (hi - lo) / 2;
-      if (cp < tok_ccc_ranges[mid].first)
+      if (cp < lm_tok_ccc_ranges[mid].first)
         hi = mid;
-      else if (cp > tok_ccc_ranges[mid].last)
+      else if (cp > lm_tok_ccc_ranges[mid].last)
         lo = mid + 1;
       else
-        return tok_ccc_ranges[mid].ccc;
+        return lm_tok_ccc_ranges[mid].ccc;
     }
   return 0;
 }
 
 int
-tok_unicode_decompose (uint32_t cp, uint32_t parts[2])
+lm_tok_unicode_decompose (uint32_t cp, uint32_t parts[2])
 {
   if (cp >= HANGUL_S_BASE && cp < HANGUL_S_BASE + HANGUL_S_COUNT)
     {
@@ -74,18 +74,18 @@ tok_unicode_decompose (uint32_t cp, uint32_t parts[2])
       parts[1] = t ? HANGUL_T_BASE + t : HANGUL_V_BASE + (s % HANGUL_N_COUNT) / HANGUL_T_COUNT;
       return 2;
     }
-  size_t lo = 0, hi = tok_n_decompositions;
+  size_t lo = 0, hi = lm_tok_n_decompositions;
   while (lo < hi)
     {
       size_t mid = lo + (hi - lo) / 2;
-      if (cp < tok_decompositions[mid].cp)
+      if (cp < lm_tok_decompositions[mid].cp)
         hi = mid;
-      else if (cp > tok_decompositions[mid].cp)
+      else if (cp > lm_tok_decompositions[mid].cp)
         lo = mid + 1;
       else
         {
-          parts[0] = tok_decompositions[mid].first;
-          parts[1] = tok_decompositions[mid].second;
+          parts[0] = lm_tok_decompositions[mid].first;
+          parts[1] = lm_tok_decompositions[mid].second;
           return parts[1] ? 2 : 1;
         }
     }
@@ -107,16 +107,16 @@ compose_hangul (uint32_t first, uint32_t second)
 }
 
 uint32_t
-tok_unicode_compose (uint32_t first, uint32_t second)
+lm_tok_unicode_compose (uint32_t first, uint32_t second)
 {
   uint32_t hangul = compose_hangul (first, second);
   if (hangul)
     return hangul;
-  size_t lo = 0, hi = tok_n_compositions;
+  size_t lo = 0, hi = lm_tok_n_compositions;
   while (lo < hi)
     {
       size_t mid = lo + (hi - lo) / 2;
-      const TokComposition *c = &tok_compositions[mid];
+      const TokComposition *c = &lm_tok_compositions[mid];
       if (first < c->first || (first == c->first && second < c->second))
         hi = mid;
       else if (first > c->first || second > c->second)
@@ -128,7 +128,7 @@ tok_unicode_compose (uint32_t first, uint32_t second)
 }
 
 size_t
-tok_utf8_decode (const uint8_t *s, size_t len, uint32_t *cp)
+lm_tok_utf8_decode (const uint8_t *s, size_t len, uint32_t *cp)
 {
   uint8_t b = s[0];
   size_t need;
@@ -164,7 +164,7 @@ bad:
 }
 
 size_t
-tok_utf8_encode (uint32_t cp, char *out)
+lm_tok_utf8_encode (uint32_t cp, char *out)
 {
   if (cp < 0x80)
     {

@@ -144,7 +144,7 @@ decode_gpt2_text (const char *text, size_t len, char *out)
   for (size_t i = 0; i < len;)
     {
       uint32_t cp;
-      size_t k = tok_utf8_decode ((const uint8_t *) text + i, len - i, &cp);
+      size_t k = lm_tok_utf8_decode ((const uint8_t *) text + i, len - i, &cp);
       int b = cp_to_byte (cp);
       if (b >= 0)
         out[o++] = (char) b;
@@ -176,7 +176,7 @@ load_tokens (LmTokenizer *tok, const GgufFile *file, char **error_out)
 {
   GgufValueType et;
   uint64_t n;
-  if (!gguf_get_array (file, "tokenizer.ggml.tokens", &et, &n, NULL) || et != GGUF_TYPE_STRING)
+  if (!lm_gguf_get_array (file, "tokenizer.ggml.tokens", &et, &n, NULL) || et != LM_GGUF_TYPE_STRING)
     return lm_io_fail (error_out, LM_ERR_FORMAT, "tokenizer.ggml.tokens is missing or not a string array");
   if (n == 0 || n > INT32_MAX - 1)
     return lm_io_fail (error_out, LM_ERR_FORMAT, "tokenizer.ggml.tokens has %llu entries", (unsigned long long) n);
@@ -184,8 +184,8 @@ load_tokens (LmTokenizer *tok, const GgufFile *file, char **error_out)
 
   const void *types = NULL;
   uint64_t n_types = 0;
-  bool have_types = gguf_get_array (file, "tokenizer.ggml.token_type", &et, &n_types, &types);
-  if (have_types && (et != GGUF_TYPE_INT32 || n_types != n))
+  bool have_types = lm_gguf_get_array (file, "tokenizer.ggml.token_type", &et, &n_types, &types);
+  if (have_types && (et != LM_GGUF_TYPE_INT32 || n_types != n))
     return lm_io_fail (error_out, LM_ERR_FORMAT, "tokenizer.ggml.token_type must be %llu i32 values",
                        (unsigned long long) n);
 
@@ -203,7 +203,7 @@ load_tokens (LmTokenizer *tok, const GgufFile *file, char **error_out)
   for (int32_t id = 0; id < tok->n_vocab; id++)
     {
       GgufString s;
-      gguf_get_array_string (file, "tokenizer.ggml.tokens", (uint64_t) id, &s);
+      lm_gguf_get_array_string (file, "tokenizer.ggml.tokens", (uint64_t) id, &s);
       if (s.len > UINT32_MAX / 2)
         return lm_io_fail (error_out, LM_ERR_FORMAT, "token %d is too long", id);
       int32_t t = have_types ? ((const int32_t *) types)[id] : LM_TOKEN_NORMAL;
@@ -243,7 +243,7 @@ load_tokens (LmTokenizer *tok, const GgufFile *file, char **error_out)
   for (unsigned b = 0; b < 256; b++)
     {
       char buf[4];
-      size_t k = tok_utf8_encode (byte_to_cp (b), buf);
+      size_t k = lm_tok_utf8_encode (byte_to_cp (b), buf);
       tok->byte_token[b] = find_text (tok, buf, k);
     }
   return LM_OK;
@@ -254,9 +254,9 @@ load_merges (LmTokenizer *tok, const GgufFile *file, char **error_out)
 {
   GgufValueType et;
   uint64_t n = 0;
-  if (!gguf_get_array (file, "tokenizer.ggml.merges", &et, &n, NULL))
+  if (!lm_gguf_get_array (file, "tokenizer.ggml.merges", &et, &n, NULL))
     n = 0;
-  else if (et != GGUF_TYPE_STRING)
+  else if (et != LM_GGUF_TYPE_STRING)
     return lm_io_fail (error_out, LM_ERR_FORMAT, "tokenizer.ggml.merges is not a string array");
   if (n > INT32_MAX)
     return lm_io_fail (error_out, LM_ERR_FORMAT, "tokenizer.ggml.merges has too many entries");
@@ -267,7 +267,7 @@ load_merges (LmTokenizer *tok, const GgufFile *file, char **error_out)
   for (uint64_t r = 0; r < n; r++)
     {
       GgufString s;
-      gguf_get_array_string (file, "tokenizer.ggml.merges", r, &s);
+      lm_gguf_get_array_string (file, "tokenizer.ggml.merges", r, &s);
       const char *space = s.len > 1 ? memchr (s.data + 1, ' ', s.len - 1) : NULL;
       if (space == NULL)
         return lm_io_fail (error_out, LM_ERR_FORMAT, "merge %llu '%.*s' has no space", (unsigned long long) r,
@@ -330,7 +330,7 @@ static LmStatus
 load_chat_template (LmTokenizer *tok, const GgufFile *file)
 {
   GgufString s;
-  if (!gguf_get_string (file, "tokenizer.chat_template", &s))
+  if (!lm_gguf_get_string (file, "tokenizer.chat_template", &s))
     return LM_OK;
   tok->chat_template = malloc (s.len + 1);
   if (tok->chat_template == NULL)
@@ -344,7 +344,7 @@ static int32_t
 special_id (const LmTokenizer *tok, const GgufFile *file, const char *key)
 {
   uint32_t id;
-  if (gguf_get_u32 (file, key, &id) && id < (uint32_t) tok->n_vocab)
+  if (lm_gguf_get_u32 (file, key, &id) && id < (uint32_t) tok->n_vocab)
     return (int32_t) id;
   return -1;
 }
@@ -356,16 +356,16 @@ lm_tokenizer_new_from_gguf (const GgufFile *file, LmTokenizer **out, char **erro
   if (file == NULL || out == NULL)
     return LM_ERR_INVALID_ARGUMENT;
   *out = NULL;
-  if (!gguf_get_string (file, "tokenizer.ggml.model", &s))
+  if (!lm_gguf_get_string (file, "tokenizer.ggml.model", &s))
     return lm_io_fail (error_out, LM_ERR_FORMAT, "tokenizer.ggml.model is missing");
-  if (!gguf_string_eq (s, "gpt2"))
+  if (!lm_gguf_string_eq (s, "gpt2"))
     return lm_io_fail (error_out, LM_ERR_UNSUPPORTED, "tokenizer model '%.*s' is not supported (only gpt2)",
                        (int) (s.len > 64 ? 64 : s.len), s.data);
   TokPreRule pre;
-  if (!gguf_get_string (file, "tokenizer.ggml.pre", &s))
+  if (!lm_gguf_get_string (file, "tokenizer.ggml.pre", &s))
     return lm_io_fail (error_out, LM_ERR_FORMAT,
                        "tokenizer.ggml.pre is missing (the pre-tokenizer: qwen2 or qwen35)");
-  if (!tok_pre_rule_from_name (s.data, s.len, &pre))
+  if (!lm_tok_pre_rule_from_name (s.data, s.len, &pre))
     return lm_io_fail (error_out, LM_ERR_UNSUPPORTED,
                        "pre-tokenizer '%.*s' is not supported (only qwen2 and qwen35)",
                        (int) (s.len > 64 ? 64 : s.len), s.data);
@@ -599,13 +599,13 @@ tokenize_plain (TokenizeCtx *c, const uint8_t *text, size_t len)
 {
   uint8_t *normal = NULL;
   size_t normal_len = len;
-  if (!tok_nfc (text, len, &normal, &normal_len))
+  if (!lm_tok_nfc (text, len, &normal, &normal_len))
     {
       c->oom = true;
       return;
     }
   c->text = normal ? normal : text;   /* pieces are relative to it */
-  if (!tok_pre_split (c->tok->pre, c->text, normal_len, bpe_piece, c))
+  if (!lm_tok_pre_split (c->tok->pre, c->text, normal_len, bpe_piece, c))
     c->oom = true;
   free (normal);
 }
@@ -713,7 +713,7 @@ lm_tokenize (const LmTokenizer *tok, const char *text, size_t len, bool parse_sp
 /* ---- detokenisation ---- */
 
 bool
-tok_piece (const LmTokenizer *tok, int32_t id, bool render_special, const char **p, size_t *n)
+lm_tok_piece (const LmTokenizer *tok, int32_t id, bool render_special, const char **p, size_t *n)
 {
   if (id < 0 || id >= tok->n_vocab)
     return false;
@@ -729,7 +729,7 @@ lm_token_piece (const LmTokenizer *tok, int32_t id, bool render_special, char *b
 {
   const char *p;
   size_t n;
-  if (!tok_piece (tok, id, render_special, &p, &n))
+  if (!lm_tok_piece (tok, id, render_special, &p, &n))
     return 0;
   memcpy (buf, p, n < cap ? n : cap);
   return n;
@@ -746,7 +746,7 @@ lm_detokenize (const LmTokenizer *tok, const int32_t *ids, size_t n, bool render
     {
       const char *p;
       size_t k;
-      if (tok_piece (tok, ids[i], render_special, &p, &k))
+      if (lm_tok_piece (tok, ids[i], render_special, &p, &k))
         total += k;
     }
   char *out = malloc (total + 1);
@@ -757,7 +757,7 @@ lm_detokenize (const LmTokenizer *tok, const int32_t *ids, size_t n, bool render
     {
       const char *p;
       size_t k;
-      if (tok_piece (tok, ids[i], render_special, &p, &k))
+      if (lm_tok_piece (tok, ids[i], render_special, &p, &k))
         {
           memcpy (out + o, p, k);
           o += k;

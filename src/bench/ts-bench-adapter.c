@@ -20,12 +20,12 @@ writer_failed (GError **error, LmStatus st, char *msg)
 static LmStatus
 declare (GgufWriter *w, const LmLora *lora, guint rank)
 {
-  LmStatus st = gguf_writer_add_string (w, "general.type", "adapter");
+  LmStatus st = lm_gguf_writer_add_string (w, "general.type", "adapter");
 
   if (st == LM_OK)
-    st = gguf_writer_add_string (w, "adapter.type", "lora");
+    st = lm_gguf_writer_add_string (w, "adapter.type", "lora");
   if (st == LM_OK)
-    st = gguf_writer_add_f32 (w, "adapter.lora.alpha", lm_lora_module (lora, 0)->scale * (float) rank);
+    st = lm_gguf_writer_add_f32 (w, "adapter.lora.alpha", lm_lora_module (lora, 0)->scale * (float) rank);
   for (size_t i = 0; st == LM_OK && i < lm_lora_n_modules (lora); i++)
     {
       const LmLoraModule *m = lm_lora_module (lora, i);
@@ -33,9 +33,9 @@ declare (GgufWriter *w, const LmLora *lora, guint rank)
       g_autofree char *b = g_strconcat (m->name, ".lora_b", NULL);
       uint64_t ne_a[2] = { m->d_in, rank }, ne_b[2] = { rank, m->d_out };
 
-      st = gguf_writer_add_tensor (w, a, LM_TYPE_F32, 2, ne_a);
+      st = lm_gguf_writer_add_tensor (w, a, LM_TYPE_F32, 2, ne_a);
       if (st == LM_OK)
-        st = gguf_writer_add_tensor (w, b, LM_TYPE_F32, 2, ne_b);
+        st = lm_gguf_writer_add_tensor (w, b, LM_TYPE_F32, 2, ne_b);
     }
   return st;
 }
@@ -52,9 +52,9 @@ write_module (GgufWriter *w, const LmLoraModule *m, guint rank)
   memcpy (a, m->a, (gsize) keep * m->d_in * sizeof (float));
   for (guint o = 0; o < m->d_out; o++)
     memcpy (b + (gsize) o * rank, m->b + (gsize) o * m->rank, keep * sizeof (float));
-  st = gguf_writer_write (w, a, (gsize) rank * m->d_in * sizeof (float));
+  st = lm_gguf_writer_write (w, a, (gsize) rank * m->d_in * sizeof (float));
   if (st == LM_OK)
-    st = gguf_writer_write (w, b, (gsize) m->d_out * rank * sizeof (float));
+    st = lm_gguf_writer_write (w, b, (gsize) m->d_out * rank * sizeof (float));
   return st;
 }
 
@@ -71,14 +71,14 @@ ts_bench_write_adapter_rank (const LmLora *lora, guint rank, const char *path, G
                    "Cannot resize the adapter to rank %u", rank);
       return FALSE;
     }
-  w = gguf_writer_new ();
+  w = lm_gguf_writer_new ();
   st = declare (w, lora, rank);
   if (st == LM_OK)
-    st = gguf_writer_begin (w, path, &msg);
+    st = lm_gguf_writer_begin (w, path, &msg);
   for (size_t i = 0; st == LM_OK && i < lm_lora_n_modules (lora); i++)
     st = write_module (w, lm_lora_module (lora, i), rank);
   if (st == LM_OK)
-    st = gguf_writer_finish (w, &msg);
-  gguf_writer_free (w);
+    st = lm_gguf_writer_finish (w, &msg);
+  lm_gguf_writer_free (w);
   return st == LM_OK || writer_failed (error, st, msg);
 }

@@ -184,7 +184,7 @@ print_prompt (const GenerateOptions *o)
   char *msg = NULL;
   LmStatus st;
   int rc;
-  if ((st = gguf_open (o->model, &file, &msg)) != LM_OK)
+  if ((st = lm_gguf_open (o->model, &file, &msg)) != LM_OK)
     return fail_status (o->model, st, msg);
   if ((st = lm_tokenizer_new_from_gguf (file, &g.tok, &msg)) != LM_OK)
     rc = fail_status ("tokenizer", st, msg);
@@ -196,7 +196,7 @@ print_prompt (const GenerateOptions *o)
     }
   lm_tokenizer_free (g.tok);
   free (g.prompt);
-  gguf_close (file);
+  lm_gguf_close (file);
   return rc;
 }
 

@@ -69,19 +69,19 @@ ts_helora_adapter_read (const char *path, GError **error)
   char *msg = NULL;
   gboolean ok = TRUE;
 
-  if (gguf_open (path, &g, &msg) != LM_OK)
+  if (lm_gguf_open (path, &g, &msg) != LM_OK)
     {
       fail (error, path, msg ? msg : "not a GGUF file");
       free (msg);
       return NULL;
     }
-  for (guint64 i = 0; ok && i < gguf_n_tensors (g); i++)
+  for (guint64 i = 0; ok && i < lm_gguf_n_tensors (g); i++)
     {
-      const GgufTensorInfo *t = gguf_tensor (g, i);
+      const GgufTensorInfo *t = lm_gguf_tensor (g, i);
       if (t->name.len > 7 && memcmp (t->name.data + t->name.len - 7, ".lora_a", 7) == 0)
         ok = read_a (t, path, modules, error);
     }
-  gguf_close (g);
+  lm_gguf_close (g);
   if (ok && modules->len == 0)
     ok = fail (error, path, "no LoRA tensors");
   return ok ? g_steal_pointer (&modules) : NULL;
@@ -139,10 +139,10 @@ declare_tensors (GgufWriter *w, const LmModelInfo *info, guint rank, const char 
           return FALSE;
         guint64 ne_a[2] = { d_in, rank }, ne_b[2] = { rank, d_out };
         g_snprintf (name, sizeof name, "blk.%u.%s.weight.lora_a", l, kinds[k]);
-        if (gguf_writer_add_tensor (w, name, LM_TYPE_F32, 2, ne_a) != LM_OK)
+        if (lm_gguf_writer_add_tensor (w, name, LM_TYPE_F32, 2, ne_a) != LM_OK)
           return FALSE;
         g_snprintf (name, sizeof name, "blk.%u.%s.weight.lora_b", l, kinds[k]);
-        if (gguf_writer_add_tensor (w, name, LM_TYPE_F32, 2, ne_b) != LM_OK)
+        if (lm_gguf_writer_add_tensor (w, name, LM_TYPE_F32, 2, ne_b) != LM_OK)
           return FALSE;
       }
   return TRUE;
@@ -155,7 +155,7 @@ write_random (GgufWriter *w, guint64 *state, gsize n, float bound)
 
   for (gsize i = 0; i < n; i++)
     buf[i] = uniform (state, bound);
-  return gguf_writer_write (w, buf, n * sizeof (float)) == LM_OK;
+  return lm_gguf_writer_write (w, buf, n * sizeof (float)) == LM_OK;
 }
 
 static gboolean
@@ -181,10 +181,10 @@ write_values (GgufWriter *w, const LmModelInfo *info, guint rank, const char *co
 static gboolean
 add_adapter_keys (GgufWriter *w, const LmModelInfo *info, float alpha)
 {
-  return gguf_writer_add_string (w, "general.architecture", lm_arch_name (info->arch)) == LM_OK
-         && gguf_writer_add_string (w, "general.type", "adapter") == LM_OK
-         && gguf_writer_add_string (w, "adapter.type", "lora") == LM_OK
-         && gguf_writer_add_f32 (w, "adapter.lora.alpha", alpha) == LM_OK;
+  return lm_gguf_writer_add_string (w, "general.architecture", lm_arch_name (info->arch)) == LM_OK
+         && lm_gguf_writer_add_string (w, "general.type", "adapter") == LM_OK
+         && lm_gguf_writer_add_string (w, "adapter.type", "lora") == LM_OK
+         && lm_gguf_writer_add_f32 (w, "adapter.lora.alpha", alpha) == LM_OK;
 }
 
 gboolean
@@ -193,7 +193,7 @@ ts_helora_adapter_write_synthetic (const struct LmModel *model, const char *path
 {
   static const char *const output_only[] = { "attn_output", NULL };
   const LmModelInfo *info = lm_model_info (model);
-  GgufWriter *w = gguf_writer_new ();
+  GgufWriter *w = lm_gguf_writer_new ();
   char *msg = NULL;
   gboolean ok;
 
@@ -206,18 +206,18 @@ ts_helora_adapter_write_synthetic (const struct LmModel *model, const char *path
         {
           g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_INTERNAL,
                        "Unknown projection '%s' (attn_q, attn_k, attn_v or attn_output)", kinds[k]);
-          gguf_writer_free (w);
+          lm_gguf_writer_free (w);
           return FALSE;
         }
     }
   ok = add_adapter_keys (w, info, (float) rank) && declare_tensors (w, info, rank, kinds);
-  ok = ok && check_lm (gguf_writer_begin (w, path, &msg), msg ? msg : path, error);
+  ok = ok && check_lm (lm_gguf_writer_begin (w, path, &msg), msg ? msg : path, error);
   ok = ok && write_values (w, info, rank, kinds, seed);
-  ok = ok && check_lm (gguf_writer_finish (w, &msg), msg ? msg : path, error);
+  ok = ok && check_lm (lm_gguf_writer_finish (w, &msg), msg ? msg : path, error);
   if (!ok && error != NULL && *error == NULL)
     g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_INTERNAL, "Cannot write %s", path);
   free (msg);
-  gguf_writer_free (w);
+  lm_gguf_writer_free (w);
   return ok;
 }
 
@@ -233,8 +233,8 @@ declare_modules (GgufWriter *w, const LmLora *lora)
       g_autofree char *a = g_strconcat (m->name, ".lora_a", NULL);
       g_autofree char *b = g_strconcat (m->name, ".lora_b", NULL);
 
-      if (gguf_writer_add_tensor (w, a, LM_TYPE_F32, 2, ne_a) != LM_OK
-          || gguf_writer_add_tensor (w, b, LM_TYPE_F32, 2, ne_b) != LM_OK)
+      if (lm_gguf_writer_add_tensor (w, a, LM_TYPE_F32, 2, ne_a) != LM_OK
+          || lm_gguf_writer_add_tensor (w, b, LM_TYPE_F32, 2, ne_b) != LM_OK)
         return FALSE;
     }
   return TRUE;
@@ -252,8 +252,8 @@ write_modules (GgufWriter *w, const LmLora *lora)
 
       for (gsize k = 0; k < n_b; k++)
         b[k] = m->scale * m->b[k];
-      if (gguf_writer_write (w, m->a, (gsize) m->rank * m->d_in * sizeof (float)) != LM_OK
-          || gguf_writer_write (w, b, n_b * sizeof (float)) != LM_OK)
+      if (lm_gguf_writer_write (w, m->a, (gsize) m->rank * m->d_in * sizeof (float)) != LM_OK
+          || lm_gguf_writer_write (w, b, n_b * sizeof (float)) != LM_OK)
         return FALSE;
     }
   return TRUE;
@@ -267,15 +267,15 @@ ts_helora_adapter_write (const struct LmModel *model, const LmLora *lora, const 
   g_autofree char *name = g_path_get_basename (path);
   g_autofree char *tmp_name = g_strconcat (".", name, ".tmp", NULL);
   g_autofree char *tmp = g_build_filename (dir, tmp_name, NULL);
-  GgufWriter *w = gguf_writer_new ();
+  GgufWriter *w = lm_gguf_writer_new ();
   char *msg = NULL;
   gboolean ok;
 
   ok = add_adapter_keys (w, lm_model_info (model), 0.0f) && declare_modules (w, lora);
-  ok = ok && check_lm (gguf_writer_begin (w, tmp, &msg), msg ? msg : tmp, error);
+  ok = ok && check_lm (lm_gguf_writer_begin (w, tmp, &msg), msg ? msg : tmp, error);
   ok = ok && write_modules (w, lora);
-  ok = ok && check_lm (gguf_writer_finish (w, &msg), msg ? msg : tmp, error);
-  gguf_writer_free (w);
+  ok = ok && check_lm (lm_gguf_writer_finish (w, &msg), msg ? msg : tmp, error);
+  lm_gguf_writer_free (w);
   free (msg);
   if (ok && g_rename (tmp, path) != 0)
     {

@@ -105,7 +105,7 @@ check_types (const Parts *p, const char *where, char **error_out)
     if (!lm_cuda_matvec_supports (p->w[i]->type))
       return lm_fail (error_out, LM_ERR_UNSUPPORTED,
                       "%s: tensor type %s is not supported by the GPU kernels", where,
-                      gguf_type_name (p->w[i]->type));
+                      lm_gguf_type_name (p->w[i]->type));
   return LM_OK;
 }
 
