@@ -133,7 +133,8 @@ bool ckks_kernels_avx2 (CkksKernels *k);   /* false without AVX2 and FMA */
  * scalar ones; false, leaving @k untouched, if the CPU lacks AVX2 or FMA. */
 bool ckks_kernels_avx2_encode (CkksKernels *k);
 
-/* NTT table construction (ckks-ntt.c), the backend's own tables included. */
+/* NTT table construction (ckks-kernels-scalar.c), the backend's own tables
+ * included. */
 CkksStatus ckks_ntt_tables_init (CkksNttTables *t, uint64_t q, size_t n,
                                  const CkksKernels *k);
 void ckks_ntt_tables_clear (CkksNttTables *t);

@@ -70,7 +70,8 @@ arith_case (const CkksModulus *m, uint64_t a, uint64_t b, uint64_t x, uint64_t y
   CHECK_EQ ("barrett_reduce_128 (64-bit)", x, 0,
             ckks_cu_barrett_reduce_64w (x, q, m->ratio_lo, m->ratio_hi),
             ckks_barrett_reduce_128 (x, m));
-  /* butterflies on their lazy input ranges, against ckks-ntt.c's formulas */
+  /* butterflies on their lazy input ranges, against the formulas of
+   * ckks-kernels-scalar.c */
   const uint64_t two_q = 2 * q;
   uint64_t u4 = x % (4 * q), v4 = y % (4 * q), bx = u4, by = v4;
   ckks_cu_ntt_fwd_butterfly (&bx, &by, b, bs, q);

@@ -1,4 +1,4 @@
-/* ckks-ntt-avx2.c: AVX2 + FMA kernels in double precision (primes < 2^50).
+/* ckks-kernels-avx2.c: AVX2 + FMA kernels in double precision (primes < 2^50).
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * AVX2 has no 64 x 64 -> 128-bit multiply, but every prime here is below

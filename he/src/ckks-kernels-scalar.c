@@ -1,4 +1,6 @@
-/* ckks-ntt.c: negacyclic NTT tables and the portable scalar kernels.
+/* ckks-kernels-scalar.c: negacyclic NTT tables and the portable scalar kernels
+ * (NTT, fixed-operand products, signed reduction, CRT, dot), the reference
+ * of the SIMD ones.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Forward: Cooley-Tukey with Harvey's lazy butterflies (values in [0, 4q)),

@@ -1,8 +1,8 @@
-/* ckks-ntt-ifma.c: AVX-512 IFMA52 kernels (every prime below 2^50).
+/* ckks-kernels-ifma.c: AVX-512 IFMA52 kernels (every prime below 2^50).
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Same algorithms as the scalar reference in ckks-ntt.c, with Shoup products
- * in 52-bit limbs: w' = floor(w * 2^52 / q), qhat = hi52(x * w'),
+ * Same algorithms as the scalar reference in ckks-kernels-scalar.c, with
+ * Shoup products in 52-bit limbs: w' = floor(w * 2^52 / q), qhat = hi52(x * w'),
  * r = lo52(x * w) - lo52(qhat * q) in [0, 2q) for x < 2^52. Lazy values stay
  * below 4q < 2^52. The three innermost stages (half-sizes 4, 2, 1) work on
  * 16-element blocks with lane permutations and twiddles pre-expanded per
