@@ -26,7 +26,7 @@
  * needed. The split is a property of the layout (CkksHeloraScales): the
  * plain split 48/48 gives a max error of u ~1e-10 relative to
  * max|h| * max|A| * d; the private split 72/24 (the adapter-private mode,
- * ckks-private.h) puts the bits on h, so the evaluation's error e * p_A that
+ * ckks-privacy.h) puts the bits on h, so the evaluation's error e * p_A that
  * the flooding must drown is 2^24 times smaller relative to the result, at the
  * price of A quantised to 2^-24 (~1e-6 relative error of u). h is still
  * rounded at 2^48 (h is a float: 24 bits), then multiplied by 2^24 mod q
@@ -67,7 +67,7 @@ struct CkksPublicKey;
 /* How a layout splits the result's 2^96 scale between h and A. */
 typedef enum {
   CKKS_HELORA_SCALES_PLAIN = 0,    /* h at 2^48, A at 2^48: best precision */
-  CKKS_HELORA_SCALES_PRIVATE = 1,  /* h at 2^72, A at 2^24: room for flooding */
+  CKKS_HELORA_SCALES_PRIVACY = 1,  /* h at 2^72, A at 2^24: room for flooding */
 } CkksHeloraScales;
 
 /* ---- shared (key-free, A-free) ---- */
@@ -133,13 +133,13 @@ CkksStatus ckks_helora_evaluate_compact (const CkksHeloraPlan *plan,
                                          CkksCiphertext *const *inputs, size_t n_inputs,
                                          CkksCiphertext *const *outputs, size_t n_outputs);
 
-/* The two evaluations with the adapter-private pads (ckks-private.h) fused
+/* The two evaluations with the adapter-private pads (ckks-privacy.h) fused
  * into the output write: outputs[b] = pads[b] + sum_k inputs[k] x pt[b][k],
  * in the same pass as the products (no second pass over the results).
  * @pads: B ciphertexts at the layout's limb count, read only; results are
  * bit for bit those of an evaluation followed by adding the pads (the
  * compact form: c0's block sums include the pad's). The compact evaluation
- * also takes compact pads (ckks_private_pad_compact: c0 as its block sums,
+ * also takes compact pads (ckks_privacy_pad_compact: c0 as its block sums,
  * so only c1 is read in full). A pad must never be used twice: the caller
  * frees it after the call. */
 CkksStatus ckks_helora_evaluate_padded (const CkksHeloraPlan *plan,

@@ -103,7 +103,7 @@ ckks_helora_layout_new_scaled (const CkksContext *ctx, size_t d, size_t r,
                                CkksHeloraScales scales, CkksHeloraLayout **out)
 {
   if (!ctx || !out || d == 0 || r == 0 || d > ((size_t) 1 << 24) || r > ((size_t) 1 << 16)
-      || (scales != CKKS_HELORA_SCALES_PLAIN && scales != CKKS_HELORA_SCALES_PRIVATE))
+      || (scales != CKKS_HELORA_SCALES_PLAIN && scales != CKKS_HELORA_SCALES_PRIVACY))
     return CKKS_ERR_INVALID_ARGUMENT;
   /* enough limbs for a 2^96 product with 3 bits of margin */
   uint32_t limbs = 0;
@@ -119,7 +119,7 @@ ckks_helora_layout_new_scaled (const CkksContext *ctx, size_t d, size_t r,
   l->scales = scales;
   /* private: 24 bits move from A to h, so the evaluation's error e * p_A,
    * which the flood must cover, shrinks by 2^24 against the result */
-  l->in_bits = scales == CKKS_HELORA_SCALES_PRIVATE ? 72 : 48;
+  l->in_bits = scales == CKKS_HELORA_SCALES_PRIVACY ? 72 : 48;
   l->pt_bits = CKKS_HELORA_RESULT_BITS - l->in_bits;
   l->d = d;
   l->r = r;

@@ -13,7 +13,7 @@
 #include "sampler.h"
 #include "tokenizer.h"
 #include "ts-adapter-stack.h"
-#include "ckks-private.h"
+#include "ckks-privacy.h"
 #include "ts-helora-session.h"
 
 #define CMD "tensafe-cli generate"
@@ -282,7 +282,7 @@ load (const GenerateOptions *o, Generation *g)
                                  .remote_ca_file = o->he_ca,
                                  .private_mode = o->he_private,
                                  .backend = o->backend,
-                                 .private_lambda_s = o->he_lambda > 0 ? (guint) o->he_lambda : CKKS_PRIVATE_DEFAULT_LAMBDA };
+                                 .private_lambda_s = o->he_lambda > 0 ? (guint) o->he_lambda : CKKS_PRIVACY_DEFAULT_LAMBDA };
   if (g->stack_weights != NULL)
     {
       he_options.stacked_paths = (const char *const *) g->stack_paths->pdata;

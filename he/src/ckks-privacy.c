@@ -1,6 +1,6 @@
-/* ckks-private.c: masks, flooding and DP noise for adapter-private HE-LoRA results.
+/* ckks-privacy.c: masks, flooding and DP noise for adapter-private HE-LoRA results.
  * SPDX-License-Identifier: GPL-3.0-or-later */
-#include "ckks-private.h"
+#include "ckks-privacy.h"
 
 #include <math.h>
 #include <string.h>
@@ -29,38 +29,38 @@ log2_modulus (const CkksHeloraLayout *l)
 }
 
 double
-ckks_private_flood_bits (const CkksHeloraLayout *layout, unsigned lambda_s)
+ckks_privacy_flood_bits (const CkksHeloraLayout *layout, unsigned lambda_s)
 {
   if (layout == NULL)
     return 0.0;
   return lambda_s == 0 ? 0.0 : ceil (lambda_s + log2_comp_bound (layout));
 }
 
-/* Whether the layout holds a flood of 2^f: it stays CKKS_PRIVATE_MARGIN_BITS
+/* Whether the layout holds a flood of 2^f: it stays CKKS_PRIVACY_MARGIN_BITS
  * below the result's scale (past that the error of u reaches several
  * percent of max|u|, see docs/security.md), and a full-scale result plus
  * the flood stays below q/2. */
 static bool
 flood_fits (const CkksHeloraLayout *l, double f)
 {
-  return f <= (double) (CKKS_HELORA_RESULT_BITS - CKKS_PRIVATE_MARGIN_BITS)
+  return f <= (double) (CKKS_HELORA_RESULT_BITS - CKKS_PRIVACY_MARGIN_BITS)
          && log2 (ldexp (1.0, (int) f) + ldexp (1.0, CKKS_HELORA_RESULT_BITS + 1))
             < log2_modulus (l) - 1.0;
 }
 
 unsigned
-ckks_private_max_lambda (const CkksHeloraLayout *layout)
+ckks_privacy_max_lambda (const CkksHeloraLayout *layout)
 {
   if (layout == NULL)
     return 0;
-  unsigned lambda = CKKS_PRIVATE_MAX_LAMBDA;
-  while (lambda > 0 && !flood_fits (layout, ckks_private_flood_bits (layout, lambda)))
+  unsigned lambda = CKKS_PRIVACY_MAX_LAMBDA;
+  while (lambda > 0 && !flood_fits (layout, ckks_privacy_flood_bits (layout, lambda)))
     lambda--;
   return lambda;
 }
 
 double
-ckks_private_flood_stddev (const CkksHeloraLayout *l, unsigned lambda_s, double result_scale)
+ckks_privacy_flood_stddev (const CkksHeloraLayout *l, unsigned lambda_s, double result_scale)
 {
   if (l == NULL || lambda_s == 0 || !(result_scale > 0.0))
     return 0.0;
@@ -78,7 +78,7 @@ ckks_private_flood_stddev (const CkksHeloraLayout *l, unsigned lambda_s, double 
         }
       worst = fmax (worst, sum);
     }
-  double f = ckks_private_flood_bits (l, lambda_s);
+  double f = ckks_privacy_flood_bits (l, lambda_s);
   return (double) l->span / result_scale * ldexp (1.0, (int) f) / sqrt (3.0) * sqrt (worst);
 }
 
@@ -117,14 +117,14 @@ add_flood (const CkksHeloraLayout *l, CkksCiphertext *ct, int f)
 }
 
 CkksStatus
-ckks_private_zero_new (const CkksHeloraLayout *l, const CkksPublicKey *pk, unsigned lambda_s,
+ckks_privacy_zero_new (const CkksHeloraLayout *l, const CkksPublicKey *pk, unsigned lambda_s,
                        CkksCiphertext **out)
 {
-  if (l == NULL || pk == NULL || out == NULL || lambda_s > CKKS_PRIVATE_MAX_LAMBDA)
+  if (l == NULL || pk == NULL || out == NULL || lambda_s > CKKS_PRIVACY_MAX_LAMBDA)
     return CKKS_ERR_INVALID_ARGUMENT;
   *out = NULL;
-  double f = ckks_private_flood_bits (l, lambda_s);
-  if (lambda_s > ckks_private_max_lambda (l))
+  double f = ckks_privacy_flood_bits (l, lambda_s);
+  if (lambda_s > ckks_privacy_max_lambda (l))
     return CKKS_ERR_SCALE;
   CkksCiphertext *ct = NULL;
   CkksStatus st = ckks_ciphertext_new (l->ctx, l->limbs, &ct);
@@ -143,7 +143,7 @@ ckks_private_zero_new (const CkksHeloraLayout *l, const CkksPublicKey *pk, unsig
 }
 
 CkksStatus
-ckks_private_add_zero (CkksCiphertext *result, const CkksCiphertext *zero)
+ckks_privacy_add_zero (CkksCiphertext *result, const CkksCiphertext *zero)
 {
   if (result == NULL || zero == NULL || result->ctx != zero->ctx ||
       result->n_limbs != zero->n_limbs || result->trace_only || zero->trace_only)
@@ -226,7 +226,7 @@ mask_all (const CkksHeloraLayout *l, CkksCiphertext *const *cts, size_t count)
 }
 
 CkksStatus
-ckks_private_mask (const CkksHeloraLayout *l, CkksCiphertext *const *outputs, size_t n_outputs)
+ckks_privacy_mask (const CkksHeloraLayout *l, CkksCiphertext *const *outputs, size_t n_outputs)
 {
   CkksStatus st = check_outputs (l, outputs, n_outputs, false);
   return st != CKKS_OK ? st : mask_all (l, outputs, n_outputs);
@@ -316,10 +316,10 @@ apply_one (const CkksHeloraLayout *l, CkksCiphertext *ct, const CkksCiphertext *
 }
 
 CkksStatus
-ckks_private_pad_new (const CkksHeloraLayout *l, const CkksPublicKey *pk, unsigned lambda_s,
+ckks_privacy_pad_new (const CkksHeloraLayout *l, const CkksPublicKey *pk, unsigned lambda_s,
                       CkksCiphertext **out)
 {
-  CkksStatus st = ckks_private_zero_new (l, pk, lambda_s, out);
+  CkksStatus st = ckks_privacy_zero_new (l, pk, lambda_s, out);
   if (st == CKKS_OK && (st = mask_all (l, out, 1)) != CKKS_OK)
     {
       ckks_ciphertext_free (*out);
@@ -329,7 +329,7 @@ ckks_private_pad_new (const CkksHeloraLayout *l, const CkksPublicKey *pk, unsign
 }
 
 CkksStatus
-ckks_private_pad_compact (const CkksHeloraLayout *l, CkksCiphertext *pad)
+ckks_privacy_pad_compact (const CkksHeloraLayout *l, CkksCiphertext *pad)
 {
   if (l == NULL || pad == NULL)
     return CKKS_ERR_INVALID_ARGUMENT;
@@ -354,7 +354,7 @@ ckks_private_pad_compact (const CkksHeloraLayout *l, CkksCiphertext *pad)
 }
 
 CkksStatus
-ckks_private_apply (const CkksHeloraLayout *l, CkksCiphertext *const *outputs, size_t n_outputs,
+ckks_privacy_apply (const CkksHeloraLayout *l, CkksCiphertext *const *outputs, size_t n_outputs,
                     CkksCiphertext *const *pads, const double *noise)
 {
   CkksStatus st = check_outputs (l, outputs, n_outputs, true);
@@ -386,12 +386,12 @@ ckks_private_apply (const CkksHeloraLayout *l, CkksCiphertext *const *outputs, s
 
 /* The noise of a masked result goes into the first value of each block
  * only (L' times the block's value): the block sums, so the segment sums,
- * are those of ckks_private_apply, and the difference from spreading it
+ * are those of ckks_privacy_apply, and the difference from spreading it
  * over the block is a polynomial with zero block sums, which the uniform
  * zero-sum mask already in the result absorbs (same distribution). O(2c)
  * per limb instead of a pass over c0. */
 CkksStatus
-ckks_private_add_noise_masked (const CkksHeloraLayout *l, CkksCiphertext *const *outputs,
+ckks_privacy_add_noise_masked (const CkksHeloraLayout *l, CkksCiphertext *const *outputs,
                                size_t n_outputs, const double *noise)
 {
   CkksStatus st = check_outputs (l, outputs, n_outputs, true);
@@ -422,16 +422,16 @@ ckks_private_add_noise_masked (const CkksHeloraLayout *l, CkksCiphertext *const 
 }
 
 CkksStatus
-ckks_private_add_segment_noise (const CkksHeloraLayout *l, CkksCiphertext *const *outputs,
+ckks_privacy_add_segment_noise (const CkksHeloraLayout *l, CkksCiphertext *const *outputs,
                                 size_t n_outputs, const double *noise)
 {
   if (noise == NULL)
     return CKKS_ERR_INVALID_ARGUMENT;
-  return ckks_private_apply (l, outputs, n_outputs, NULL, noise);
+  return ckks_privacy_apply (l, outputs, n_outputs, NULL, noise);
 }
 
 CkksStatus
-ckks_private_gaussian (double sigma, double *out, size_t n)
+ckks_privacy_gaussian (double sigma, double *out, size_t n)
 {
   if (out == NULL || !(sigma >= 0.0) || !isfinite (sigma))
     return CKKS_ERR_INVALID_ARGUMENT;

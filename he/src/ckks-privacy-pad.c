@@ -1,4 +1,4 @@
-/* ckks-private-pad.c: compact pads made directly, for compact (trace-only) results.
+/* ckks-privacy-pad.c: compact pads made directly, for compact (trace-only) results.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * A compact result carries c1 in full and c0 only as its 2c NTT block sums,
@@ -8,11 +8,11 @@
  * mask is not needed at all (it only changes what a compact result never
  * holds), and b u is only summed per block. What is left per limb: the
  * NTTs of u and e1. */
-#include "ckks-private-pad.h"
+#include "ckks-privacy-pad.h"
 
 #include <openssl/crypto.h>
 
-#include "ckks-private.h"
+#include "ckks-privacy.h"
 #include "ckks-prng.h"
 
 static uint64_t
@@ -23,7 +23,7 @@ reduce_i128 (ckks_i128 v, uint64_t q)
 }
 
 void
-ckks_private_compact_pad_from (const CkksHeloraLayout *l, const CkksPublicKey *pk,
+ckks_privacy_compact_pad_from (const CkksHeloraLayout *l, const CkksPublicKey *pk,
                                const CkksPadDraws *draws, CkksCiphertext *pad,
                                uint64_t *scratch)
 {
@@ -85,17 +85,17 @@ draw_trace (CkksPrng *prng, size_t g, int f, ckks_i128 *trace)
 }
 
 CkksStatus
-ckks_private_compact_pad_new (const CkksHeloraLayout *l, const CkksPublicKey *pk,
+ckks_privacy_compact_pad_new (const CkksHeloraLayout *l, const CkksPublicKey *pk,
                               unsigned lambda_s, CkksCiphertext **out)
 {
-  if (l == NULL || pk == NULL || out == NULL || lambda_s > CKKS_PRIVATE_MAX_LAMBDA)
+  if (l == NULL || pk == NULL || out == NULL || lambda_s > CKKS_PRIVACY_MAX_LAMBDA)
     return CKKS_ERR_INVALID_ARGUMENT;
   *out = NULL;
   if (pk->ctx != l->ctx)
     return CKKS_ERR_MISMATCH;
   if (l->trace_w == NULL)
     return CKKS_ERR_UNSUPPORTED;
-  if (lambda_s > ckks_private_max_lambda (l))
+  if (lambda_s > ckks_privacy_max_lambda (l))
     return CKKS_ERR_SCALE;
   size_t n = l->ctx->n, g = 2 * l->copies;
   int8_t *small = ckks_alloc (2 * n);
@@ -111,13 +111,13 @@ ckks_private_compact_pad_new (const CkksHeloraLayout *l, const CkksPublicKey *pk
       if (st == CKKS_OK)
         st = ckks_sample_cbd (&prng, small + n, n);
       if (st == CKKS_OK)
-        st = draw_trace (&prng, g, (int) ckks_private_flood_bits (l, lambda_s), trace);
+        st = draw_trace (&prng, g, (int) ckks_privacy_flood_bits (l, lambda_s), trace);
       ckks_prng_clear (&prng);
     }
   if (st == CKKS_OK)
     {
       CkksPadDraws draws = { .u = small, .e1 = small + n, .trace = trace };
-      ckks_private_compact_pad_from (l, pk, &draws, pad, scratch);
+      ckks_privacy_compact_pad_from (l, pk, &draws, pad, scratch);
     }
   /* u and the errors would undo the re-randomisation: wiped */
   if (small)

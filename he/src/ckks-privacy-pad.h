@@ -1,4 +1,4 @@
-/* ckks-private-pad.h: compact pads from explicit draws (internal; tests).
+/* ckks-privacy-pad.h: compact pads from explicit draws (internal; tests).
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #pragma once
 
@@ -17,8 +17,8 @@ typedef struct {
  * (b u + NTT(e0 + flood), a u + NTT(e1)): c1 in full, c0 as its 2c block
  * sums, the sums of b u plus L' sum_kappa trace[kappa] x_beta^kappa.
  * @scratch: 2 N words. Deterministic: bit for bit what the full pad of the
- * same draws gives after ckks_private_pad_compact (without its mask, which
+ * same draws gives after ckks_privacy_pad_compact (without its mask, which
  * sums to zero there). */
-void ckks_private_compact_pad_from (const CkksHeloraLayout *layout, const CkksPublicKey *pk,
+void ckks_privacy_compact_pad_from (const CkksHeloraLayout *layout, const CkksPublicKey *pk,
                                     const CkksPadDraws *draws, CkksCiphertext *pad,
                                     uint64_t *scratch);
