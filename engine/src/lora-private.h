@@ -33,8 +33,6 @@ LmStatus lm_lora_apply (LmSession *s, size_t index, const float *x, uint32_t n, 
  * adapter_config.json (how a GGUF adapter is installed from the marketplace),
  * as a new string (free()); NULL otherwise (a PEFT folder, or no such file). */
 char *lm_lora_dir_gguf (const char *dir);
-/* A 2-D GGUF tensor of any supported type as a new f32 buffer (free()). */
-LmStatus lm_lora_tensor_to_f32 (const GgufTensorInfo *t, float **out);
 struct LmJson;
 /* A PEFT folder's adapter_config.json (at most 1 MiB), parsed into @root
  * (lm_json_free()); @path (@path_size bytes) receives the file's path for

@@ -1,14 +1,13 @@
 /* lora-write.c: rank reduction of GGUF LoRA files, and the shared writer pieces.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <errno.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gguf-writer.h"
+#include "lora-gguf.h"
 #include "lora-private.h"
 #include "lora-write-private.h"
 #include "model-private.h"
@@ -82,217 +81,99 @@ lm_commit_temp (FILE *f, char *tmp, const char *path, char **error_out)
 
 /* ---- GGUF ---- */
 
-typedef struct {
-  const GgufFile *g;
-  LmReducedModule *mods;   /* indexed by the lora_a tensor's index */
-  int64_t *pair;           /* lora_b index -> lora_a index, lora_a -> itself */
-} GgufReduction;
-
-static bool
-has_suffix (GgufString s, const char *suffix)
-{
-  size_t n = strlen (suffix);
-  return s.len > n && memcmp (s.data + s.len - n, suffix, n) == 0;
-}
-
-/* Reduces the module whose lora_a is tensor @ia. */
+/* Reduces every pair of @adapter into @mods (one per pair). */
 static LmStatus
-reduce_gguf_pair (GgufReduction *red, uint64_t ia, const LmLoraFactorRule *old_rule,
-                  LmLoraFactorRule *new_rule, uint32_t rank, LmLoraReduceReportFunc report,
-                  void *user_data, char **error_out)
+reduce_pairs (const LmLoraGguf *adapter, LmReducedModule *mods, const LmLoraFactorRule *old_rule,
+              LmLoraFactorRule *new_rule, uint32_t rank, LmLoraReduceReportFunc report,
+              void *user_data, char **error_out)
 {
-  const GgufTensorInfo *ta = lm_gguf_tensor (red->g, ia);
-  char name[256];
-  if (ta->name.len - 7 + 8 > sizeof name)
-    return lm_fail (error_out, LM_ERR_FORMAT, "LoRA tensor name too long");
-  memcpy (name, ta->name.data, ta->name.len - 7);
-  memcpy (name + ta->name.len - 7, ".lora_b", 8);
-  const GgufTensorInfo *tb = lm_gguf_find_tensor (red->g, name);
-  name[ta->name.len - 7] = '\0';
-  if (tb == NULL || ta->n_dims != 2 || tb->n_dims != 2 || tb->ne[0] != ta->ne[1] ||
-      ta->ne[1] == 0 || ta->ne[1] > 65536 || ta->ne[0] > UINT32_MAX || tb->ne[1] > UINT32_MAX)
-    return lm_fail (error_out, LM_ERR_SHAPE, "LoRA target %s: no matching lora_b", name);
-  red->pair[tb - lm_gguf_tensor (red->g, 0)] = (int64_t) ia;
-  float *a = NULL, *b = NULL;
-  LmStatus st = lm_lora_tensor_to_f32 (ta, &a);
-  if (st == LM_OK)
-    st = lm_lora_tensor_to_f32 (tb, &b);
-  if (st == LM_OK)
-    st = lm_reduce_one (name, a, b, (uint32_t) ta->ne[1], (uint32_t) ta->ne[0],
-                        (uint32_t) tb->ne[1], old_rule, new_rule, rank, &red->mods[ia], report,
-                        user_data, error_out);
-  else
-    st = lm_fail (error_out, st, "LoRA target %s: cannot decode its tensors", name);
-  free (a);
-  free (b);
+  LmStatus st = LM_OK;
+  for (size_t i = 0; st == LM_OK && i < lm_lora_gguf_n_pairs (adapter); i++)
+    {
+      const LmLoraGgufPair *p = lm_lora_gguf_pair (adapter, i);
+      float *a = NULL, *b = NULL;
+      st = lm_lora_gguf_pair_f32 (p, &a, &b);
+      if (st == LM_OK)
+        st = lm_reduce_one (p->name, a, b, p->rank, p->d_in, p->d_out, old_rule, new_rule, rank,
+                            &mods[i], report, user_data, error_out);
+      else
+        st = lm_fail (error_out, st, "LoRA target %s: cannot decode its tensors", p->name);
+      free (a);
+      free (b);
+    }
   return st;
 }
 
-/* Copies key @i of the input, with adapter.lora.alpha set to @alpha. */
+/* Every key of the input (alpha set to @alpha), the reduced modules in F32,
+ * through a temporary name. */
 static LmStatus
-copy_key (GgufWriter *w, const GgufFile *g, int64_t i, float alpha)
+write_gguf (const LmLoraGguf *adapter, const LmReducedModule *mods, const char *out, float alpha,
+            char **error_out)
 {
-  GgufString ks = lm_gguf_key_name (g, i);
-  char key[256];
-  if (ks.len >= sizeof key)
-    return LM_ERR_FORMAT;
-  memcpy (key, ks.data, ks.len);
-  key[ks.len] = '\0';
-  if (strcmp (key, "general.alignment") == 0)
-    return LM_OK;                       /* the writer records it itself */
-  if (strcmp (key, "adapter.lora.alpha") == 0)
-    return lm_gguf_writer_add_f32 (w, key, alpha);
-  union { uint32_t u32; int32_t i32; uint64_t u64; float f32; bool b; } v;
-  GgufString s;
-  switch (lm_gguf_value_type (g, i))
-    {
-    case LM_GGUF_TYPE_UINT32:
-      lm_gguf_get_u32 (g, key, &v.u32);
-      return lm_gguf_writer_add_u32 (w, key, v.u32);
-    case LM_GGUF_TYPE_INT32:
-      lm_gguf_get_i32 (g, key, &v.i32);
-      return lm_gguf_writer_add_i32 (w, key, v.i32);
-    case LM_GGUF_TYPE_UINT64:
-      lm_gguf_get_u64 (g, key, &v.u64);
-      return lm_gguf_writer_add_u64 (w, key, v.u64);
-    case LM_GGUF_TYPE_FLOAT32:
-      lm_gguf_get_f32 (g, key, &v.f32);
-      return lm_gguf_writer_add_f32 (w, key, v.f32);
-    case LM_GGUF_TYPE_BOOL:
-      lm_gguf_get_bool (g, key, &v.b);
-      return lm_gguf_writer_add_bool (w, key, v.b);
-    case LM_GGUF_TYPE_STRING:
-      {
-        lm_gguf_get_string (g, key, &s);
-        char *copy = strndup (s.data, s.len);
-        LmStatus st = copy ? lm_gguf_writer_add_string (w, key, copy) : LM_ERR_NO_MEMORY;
-        free (copy);
-        return st;
-      }
-    case LM_GGUF_TYPE_ARRAY:
-      {
-        GgufValueType et;
-        uint64_t count;
-        const void *data;
-        if (!lm_gguf_get_array (g, key, &et, &count, &data) || et == LM_GGUF_TYPE_ARRAY)
-          return LM_ERR_UNSUPPORTED;
-        if (et != LM_GGUF_TYPE_STRING)
-          return lm_gguf_writer_add_array (w, key, et, data, count);
-        char **strs = calloc (count ? count : 1, sizeof (char *));
-        LmStatus st = strs ? LM_OK : LM_ERR_NO_MEMORY;
-        for (uint64_t k = 0; st == LM_OK && k < count; k++)
-          if (!lm_gguf_get_array_string (g, key, k, &s) || (strs[k] = strndup (s.data, s.len)) == NULL)
-            st = LM_ERR_NO_MEMORY;
-        if (st == LM_OK)
-          st = lm_gguf_writer_add_string_array (w, key, (const char *const *) strs, count);
-        for (uint64_t k = 0; strs && k < count; k++)
-          free (strs[k]);
-        free (strs);
-        return st;
-      }
-    default:
-      return LM_ERR_UNSUPPORTED;
-    }
-}
-
-/* Declares every tensor in input order (F32, reduced shapes), then streams them. */
-static LmStatus
-write_gguf (const GgufReduction *red, const char *out, float alpha, char **error_out)
-{
-  const GgufFile *g = red->g;
-  GgufWriter *w = lm_gguf_writer_new ();
-  LmStatus st = w ? lm_gguf_writer_set_alignment (w, lm_gguf_alignment (g)) : LM_ERR_NO_MEMORY;
-  for (int64_t i = 0; st == LM_OK && i < (int64_t) lm_gguf_n_kv (g); i++)
-    if ((st = copy_key (w, g, i, alpha)) != LM_OK)
-      st = lm_fail (error_out, st, "cannot copy GGUF key %" PRId64, i);
-  for (uint64_t i = 0; st == LM_OK && i < lm_gguf_n_tensors (g); i++)
-    {
-      const GgufTensorInfo *t = lm_gguf_tensor (g, i);
-      const LmReducedModule *m = &red->mods[red->pair[i]];
-      bool is_a = (int64_t) i == red->pair[i];
-      uint64_t ne[2] = { is_a ? m->d_in : m->rank, is_a ? m->rank : m->d_out };
-      char *name = strndup (t->name.data, t->name.len);
-      st = name ? lm_gguf_writer_add_tensor (w, name, LM_TYPE_F32, 2, ne) : LM_ERR_NO_MEMORY;
-      free (name);
-    }
-  size_t n = strlen (out) + 32;
-  char *tmp = malloc (n);
-  if (st == LM_OK && tmp != NULL)
-    {
-      snprintf (tmp, n, "%s.tmp-%ld", out, (long) getpid ());
-      st = lm_gguf_writer_begin (w, tmp, error_out);
-    }
-  for (uint64_t i = 0; st == LM_OK && i < lm_gguf_n_tensors (g); i++)
-    {
-      const LmReducedModule *m = &red->mods[red->pair[i]];
-      bool is_a = (int64_t) i == red->pair[i];
-      size_t count = (size_t) m->rank * (is_a ? m->d_in : m->d_out);
-      st = lm_gguf_writer_write (w, is_a ? m->a : m->b, count * sizeof (float));
-    }
+  size_t n = lm_lora_gguf_n_pairs (adapter);
+  LmLoraGgufModule *modules = calloc (n ? n : 1, sizeof *modules);
+  size_t tmp_size = strlen (out) + 32;
+  char *tmp = malloc (tmp_size);
+  LmStatus st = modules != NULL && tmp != NULL ? LM_OK : LM_ERR_NO_MEMORY;
+  for (size_t i = 0; st == LM_OK && i < n; i++)
+    modules[i] = (LmLoraGgufModule) { lm_lora_gguf_pair (adapter, i)->name, mods[i].rank,
+                                      mods[i].d_in, mods[i].d_out, mods[i].a, mods[i].b };
+  LmLoraGgufKeys keys = { .copy_from = lm_lora_gguf_file (adapter), .alpha = alpha };
   if (st == LM_OK)
-    st = lm_gguf_writer_finish (w, error_out);
-  lm_gguf_writer_free (w);
+    {
+      snprintf (tmp, tmp_size, "%s.tmp-%ld", out, (long) getpid ());
+      st = lm_lora_gguf_write (tmp, &keys, modules, n, error_out);
+    }
   if (st == LM_OK && rename (tmp, out) != 0)
     st = lm_fail (error_out, LM_ERR_IO, "cannot write %s: %s", out, strerror (errno));
   if (st != LM_OK && tmp != NULL)
     remove (tmp);
   free (tmp);
+  free (modules);
   return st;
+}
+
+/* The largest new rank: the new alpha, factor 1 for full-rank modules. */
+static uint32_t
+largest_new_rank (const LmLoraGguf *adapter, uint32_t rank)
+{
+  uint32_t largest = 0;
+  for (size_t i = 0; i < lm_lora_gguf_n_pairs (adapter); i++)
+    {
+      uint32_t r = lm_lora_gguf_pair (adapter, i)->rank;
+      uint32_t k = r < rank ? r : rank;
+      largest = k > largest ? k : largest;
+    }
+  return largest;
 }
 
 static LmStatus
 reduce_gguf (const char *in, const char *out, uint32_t rank, LmLoraReduceReportFunc report,
              void *user_data, char **error_out)
 {
-  GgufFile *g = NULL;
-  LmStatus st = lm_gguf_open (in, &g, error_out);
+  LmLoraGguf *adapter = NULL;
+  LmStatus st = lm_lora_gguf_open (in, &adapter, error_out);
   if (st != LM_OK)
     return st;
-  uint64_t nt = lm_gguf_n_tensors (g);
-  GgufReduction red = { g, calloc (nt ? nt : 1, sizeof (LmReducedModule)),
-                        malloc ((nt ? nt : 1) * sizeof (int64_t)) };
-  float alpha = 0.0f;
-  lm_gguf_get_f32 (g, "adapter.lora.alpha", &alpha);
+  size_t n = lm_lora_gguf_n_pairs (adapter);
+  LmReducedModule *mods = calloc (n ? n : 1, sizeof *mods);
+  float alpha = lm_lora_gguf_alpha (adapter);
   LmLoraFactorRule old_rule = { alpha, false }, new_rule = { 0.0, false };
-  if (red.mods == NULL || red.pair == NULL)
-    st = LM_ERR_NO_MEMORY;
-  /* the new alpha is the largest new rank: factor 1 for full-rank modules */
-  uint32_t new_rank = 0;
-  for (uint64_t i = 0; st == LM_OK && i < nt; i++)
-    {
-      const GgufTensorInfo *t = lm_gguf_tensor (g, i);
-      red.pair[i] = -1;
-      if (has_suffix (t->name, ".lora_a") && t->n_dims == 2)
-        {
-          uint64_t k = t->ne[1] < rank ? t->ne[1] : rank;
-          new_rank = k > new_rank ? (uint32_t) k : new_rank;
-        }
-      else if (!has_suffix (t->name, ".lora_b"))
-        st = lm_fail (error_out, LM_ERR_FORMAT, "unexpected tensor '%.*s' in a LoRA adapter",
-                      (int) (t->name.len > 96 ? 96 : t->name.len), t->name.data);
-    }
-  new_rule.alpha = alpha != 0.0f ? new_rank : 0.0;
-  for (uint64_t i = 0; st == LM_OK && i < nt; i++)
-    if (has_suffix (lm_gguf_tensor (g, i)->name, ".lora_a"))
-      {
-        red.pair[i] = (int64_t) i;
-        st = reduce_gguf_pair (&red, i, &old_rule, &new_rule, rank, report, user_data, error_out);
-      }
-  for (uint64_t i = 0; st == LM_OK && i < nt; i++)
-    if (red.pair[i] < 0)
-      st = lm_fail (error_out, LM_ERR_FORMAT, "%s: lora_b without lora_a", in);
-  if (st == LM_OK && new_rank == 0)
+  st = mods != NULL ? lm_lora_gguf_check_only_pairs (adapter, in, error_out) : LM_ERR_NO_MEMORY;
+  if (st == LM_OK && n == 0)
     st = lm_fail (error_out, LM_ERR_FORMAT, "%s: the adapter has no LoRA tensors", in);
+  new_rule.alpha = alpha != 0.0f ? largest_new_rank (adapter, rank) : 0.0;
   if (st == LM_OK)
-    st = write_gguf (&red, out, (float) new_rule.alpha, error_out);
-  for (uint64_t i = 0; red.mods && i < nt; i++)
+    st = reduce_pairs (adapter, mods, &old_rule, &new_rule, rank, report, user_data, error_out);
+  if (st == LM_OK)
+    st = write_gguf (adapter, mods, out, (float) new_rule.alpha, error_out);
+  for (size_t i = 0; mods != NULL && i < n; i++)
     {
-      free (red.mods[i].a);
-      free (red.mods[i].b);
+      free (mods[i].a);
+      free (mods[i].b);
     }
-  free (red.mods);
-  free (red.pair);
-  lm_gguf_close (g);
+  free (mods);
+  lm_lora_gguf_close (adapter);
   return st;
 }
 
@@ -305,37 +186,22 @@ lm_lora_shape_add (LmLoraShape *shape, uint64_t r, uint64_t d_in, uint64_t d_out
   shape->n_modules++;
 }
 
-/* The same pairing checks as reduce_gguf_pair, on the headers only. */
+/* The pairs' shapes, from the headers only. */
 static LmStatus
 probe_gguf (const char *path, LmLoraShape *out, char **error_out)
 {
-  GgufFile *g = NULL;
-  LmStatus st = lm_gguf_open (path, &g, error_out);
-  for (uint64_t i = 0; st == LM_OK && i < lm_gguf_n_tensors (g); i++)
+  LmLoraGguf *adapter = NULL;
+  LmStatus st = lm_lora_gguf_open (path, &adapter, error_out);
+  if (st != LM_OK)
+    return st;
+  for (size_t i = 0; i < lm_lora_gguf_n_pairs (adapter); i++)
     {
-      const GgufTensorInfo *ta = lm_gguf_tensor (g, i);
-      char name[256];
-      if (!has_suffix (ta->name, ".lora_a"))
-        continue;
-      if (ta->name.len + 1 > sizeof name)
-        {
-          st = lm_fail (error_out, LM_ERR_FORMAT, "LoRA tensor name too long");
-          break;
-        }
-      memcpy (name, ta->name.data, ta->name.len - 1);
-      memcpy (name + ta->name.len - 1, "b", 2);       /* ".lora_a" -> ".lora_b" */
-      const GgufTensorInfo *tb = lm_gguf_find_tensor (g, name);
-      if (tb == NULL || ta->n_dims != 2 || tb->n_dims != 2 || tb->ne[0] != ta->ne[1] ||
-          ta->ne[1] == 0 || ta->ne[1] > 65536 || ta->ne[0] > UINT32_MAX || tb->ne[1] > UINT32_MAX)
-        st = lm_fail (error_out, LM_ERR_SHAPE, "LoRA target %.*s: no matching lora_b",
-                      (int) (ta->name.len - 7), ta->name.data);
-      else
-        lm_lora_shape_add (out, ta->ne[1], ta->ne[0], tb->ne[1]);
+      const LmLoraGgufPair *p = lm_lora_gguf_pair (adapter, i);
+      lm_lora_shape_add (out, p->rank, p->d_in, p->d_out);
     }
-  if (st == LM_OK && out->n_modules == 0)
+  if (out->n_modules == 0)
     st = lm_fail (error_out, LM_ERR_FORMAT, "%s: the adapter has no LoRA tensors", path);
-  if (g != NULL)
-    lm_gguf_close (g);
+  lm_lora_gguf_close (adapter);
   return st;
 }
 
