@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""make-unicode-tables.py: writes engine/tokenizer-unicode-tables.c, the Unicode
+"""make-unicode-tables.py: writes engine/src/tokenizer-unicode-tables.c, the Unicode
 data the tokenizer needs: the general-category classes \\p{L}, \\p{M} and \\p{N}
 of the pre-tokenizer regexes, and the canonical combining classes,
 decompositions and primary compositions of NFC normalisation.
@@ -10,7 +10,7 @@ Python's own `unicodedata`, which is frozen at an older Unicode version.
 
 Rerun (any Python 3 with unicodedata2 installed):
     python3 -m pip install unicodedata2
-    python3 tools/make-unicode-tables.py > engine/tokenizer-unicode-tables.c
+    python3 tools/make-unicode-tables.py > engine/src/tokenizer-unicode-tables.c
 The test suite never runs this script.
 """
 import sys
@@ -104,38 +104,38 @@ def main():
  */
 #include "tokenizer-unicode-tables.h"
 
-const char tok_unicode_version[] = "{ud.unidata_version}";
+const char lm_tok_unicode_version[] = "{ud.unidata_version}";
 
 /* General category L*, M* or N*, consecutive code points of one class merged. */
 #define L TOK_CLASS_LETTER
 #define M TOK_CLASS_MARK
 #define N TOK_CLASS_NUMBER
-const TokClassRange tok_class_ranges[] = {{""")
+const TokClassRange lm_tok_class_ranges[] = {{""")
     emit_rows(classes, lambda r: "{0x%X,0x%X,%s}," % tuple(r))
     print(f"""}};
 #undef L
 #undef M
 #undef N
-const size_t tok_n_class_ranges = {len(classes)};
+const size_t lm_tok_n_class_ranges = {len(classes)};
 
 /* Canonical_Combining_Class, where it is not 0. */
-const TokCccRange tok_ccc_ranges[] = {{""")
+const TokCccRange lm_tok_ccc_ranges[] = {{""")
     emit_rows(cccs, lambda r: "{0x%X,0x%X,%d}," % (r[0], r[1], r[2]))
     print(f"""}};
-const size_t tok_n_ccc_ranges = {len(cccs)};
+const size_t lm_tok_n_ccc_ranges = {len(cccs)};
 
 /* Canonical decomposition mappings (one level; second 0 for a singleton),
  * by code point. Hangul syllables are decomposed arithmetically instead. */
-const TokDecomposition tok_decompositions[] = {{""")
+const TokDecomposition lm_tok_decompositions[] = {{""")
     emit_rows(sorted(decomp.items()), lambda e: "{0x%X,0x%X,0x%X}," % (e[0], e[1][0], e[1][1]))
     print(f"""}};
-const size_t tok_n_decompositions = {len(decomp)};
+const size_t lm_tok_n_decompositions = {len(decomp)};
 
 /* Primary composites: (first, second) -> composite, by first then second. */
-const TokComposition tok_compositions[] = {{""")
+const TokComposition lm_tok_compositions[] = {{""")
     emit_rows(sorted(comp.items()), lambda e: "{0x%X,0x%X,0x%X}," % (e[0][0], e[0][1], e[1]))
     print(f"""}};
-const size_t tok_n_compositions = {len(comp)};""")
+const size_t lm_tok_n_compositions = {len(comp)};""")
 
 
 if __name__ == "__main__":

@@ -14,9 +14,9 @@ static void
 touch_everything (const GgufFile *f)
 {
   volatile uint8_t sink = 0;
-  for (uint64_t i = 0; i < gguf_n_kv (f); i++)
+  for (uint64_t i = 0; i < lm_gguf_n_kv (f); i++)
     {
-      GgufString key = gguf_key_name (f, (int64_t) i);
+      GgufString key = lm_gguf_key_name (f, (int64_t) i);
       char name[300];
       size_t n = key.len < sizeof name - 1 ? key.len : sizeof name - 1;
       memcpy (name, key.data, n);
@@ -25,19 +25,19 @@ touch_everything (const GgufFile *f)
       uint64_t count;
       const void *elems;
       GgufString s;
-      if (gguf_get_array (f, name, &et, &count, &elems) && count > 0)
+      if (lm_gguf_get_array (f, name, &et, &count, &elems) && count > 0)
         {
           if (elems)
             sink ^= ((const uint8_t *) elems)[0];
-          if (gguf_get_array_string (f, name, count - 1, &s) && s.len)
+          if (lm_gguf_get_array_string (f, name, count - 1, &s) && s.len)
             sink ^= (uint8_t) s.data[s.len - 1];
         }
-      if (gguf_get_string (f, name, &s) && s.len)
+      if (lm_gguf_get_string (f, name, &s) && s.len)
         sink ^= (uint8_t) s.data[s.len - 1];
     }
-  for (uint64_t i = 0; i < gguf_n_tensors (f); i++)
+  for (uint64_t i = 0; i < lm_gguf_n_tensors (f); i++)
     {
-      const GgufTensorInfo *t = gguf_tensor (f, i);
+      const GgufTensorInfo *t = lm_gguf_tensor (f, i);
       sink ^= ((const uint8_t *) t->data)[0] ^ ((const uint8_t *) t->data)[t->n_bytes - 1];
     }
   (void) sink;
@@ -81,11 +81,11 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   GgufFile *f = NULL;
   char *err = NULL;
-  if (gguf_open_memory (data, size, &f, &err) == LM_OK)
+  if (lm_gguf_open_memory (data, size, &f, &err) == LM_OK)
     {
       touch_everything (f);
       exercise_tokenizer (f);
-      gguf_close (f);
+      lm_gguf_close (f);
     }
   free (err);
   return 0;

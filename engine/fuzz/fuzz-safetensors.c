@@ -13,23 +13,23 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   SafetensorsFile *f = NULL;
   char *err = NULL;
-  if (safetensors_open_memory (data, size, &f, &err) == LM_OK)
+  if (lm_safetensors_open_memory (data, size, &f, &err) == LM_OK)
     {
-      for (size_t i = 0; i < safetensors_n_tensors (f); i++)
+      for (size_t i = 0; i < lm_safetensors_n_tensors (f); i++)
         {
-          const SafetensorsTensor *t = safetensors_tensor (f, i);
-          if (safetensors_find (f, t->name) == NULL)
+          const SafetensorsTensor *t = lm_safetensors_tensor (f, i);
+          if (lm_safetensors_find (f, t->name) == NULL)
             abort ();   /* every listed tensor can be found by name */
           if (t->n_elements > 0 && t->n_elements < (1u << 20))
             {
               float *buf = malloc (t->n_elements * sizeof *buf);
               if (buf)
-                safetensors_read_f32 (t, buf);
+                lm_safetensors_read_f32 (t, buf);
               free (buf);
             }
         }
-      safetensors_metadata (f, "format");
-      safetensors_close (f);
+      lm_safetensors_metadata (f, "format");
+      lm_safetensors_close (f);
     }
   free (err);
   /* The JSON parser on its own, over the raw bytes. */

@@ -73,7 +73,7 @@ typedef struct {
   gboolean thread_clock;     /* time local HE stages by thread CPU time (busy machines) */
   /* Where the model runs and where local HE-LoRA computes; CPU for both
    * from ts_bench_options_new() (per-thread clocks time the CPU's stages).
-   * With both on the GPU, h and u stay in device memory (engine/lm.h,
+   * With both on the GPU, h and u stay in device memory (engine/include/lm.h,
    * lm_session_set_lora_device_hook). */
   LmBackend engine_backend;
   TsHeloraBackend he_backend;

@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * ts_adapter_reduce() writes the optimal rank-R approximation of every
- * module of an adapter (engine/lora-write.h: truncated SVD of each module's
+ * module of an adapter (engine/include/lora-write.h: truncated SVD of each module's
  * factor·B·A) as a new adapter folder "@dest_dir/@id/" holding
  *   - the reduced adapter in the source's format: the PEFT files, or
  *     "@id.gguf" for a GGUF adapter;

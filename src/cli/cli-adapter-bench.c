@@ -11,7 +11,7 @@
 
 #include "ckks-helora.h"
 #include "ckks-keys.h"
-#include "ckks-private.h"
+#include "ckks-privacy.h"
 #include "ckks.h"
 #include "cli.h"
 
@@ -83,12 +83,12 @@ fresh_pads (Module *m, PadKind kind, gboolean *good)
       ckks_ciphertext_free (m->pads[i]);
       m->pads[i] = NULL;
       if (kind == PADS_COMPACT)
-        *good = ok (ckks_private_compact_pad_new (m->priv.lay, m->pk, m->lambda_s, &m->pads[i]),
+        *good = ok (ckks_privacy_compact_pad_new (m->priv.lay, m->pk, m->lambda_s, &m->pads[i]),
                     "compact pad");
       else
-        *good = ok (ckks_private_pad_new (m->priv.lay, m->pk, m->lambda_s, &m->pads[i]), "pad")
+        *good = ok (ckks_privacy_pad_new (m->priv.lay, m->pk, m->lambda_s, &m->pads[i]), "pad")
                 && (kind == PADS_FULL
-                    || ok (ckks_private_pad_compact (m->priv.lay, m->pads[i]), "pad"));
+                    || ok (ckks_privacy_pad_compact (m->priv.lay, m->pads[i]), "pad"));
     }
   return now_ms () - t0;
 }
@@ -126,7 +126,7 @@ time_pair (Module *m, EvalFunc plain, PaddedFunc padded, const double *noise, do
   t0 = now_ms ();
   good = good && ok (padded (m->priv.plan, m->priv.in, m->k, m->priv.out, m->b, m->pads),
                      "evaluate_padded")
-         && ok (ckks_private_add_noise_masked (m->priv.lay, m->priv.out, m->b, noise), "noise");
+         && ok (ckks_privacy_add_noise_masked (m->priv.lay, m->priv.out, m->b, noise), "noise");
   *t_private = now_ms () - t0;
   return good;
 }
@@ -183,7 +183,7 @@ module_init (Module *m, const char *preset, guint d, guint r, guint lambda_s, GR
       || !ok (ckks_secret_key_new (m->ctx, &m->sk), "secret key")
       || !ok (ckks_public_key_new (m->sk, &m->pk), "public key")
       || !side_init (m, &m->plain, CKKS_HELORA_SCALES_PLAIN)
-      || !side_init (m, &m->priv, CKKS_HELORA_SCALES_PRIVATE))
+      || !side_init (m, &m->priv, CKKS_HELORA_SCALES_PRIVACY))
     return FALSE;
   m->pads = g_new0 (CkksCiphertext *, m->b);
   return TRUE;
@@ -234,13 +234,13 @@ run_token (Module *m, GRand *rng, double t[N_ST], double err[2])
   good = good && ok (ckks_helora_encrypt_sk (m->priv.lay, m->sk, h, m->priv.in, m->k, &factor),
                      "encrypt (private)");
   t[ST_ENCRYPT_PRIVATE] = now_ms () - t0;
-  good = good && ok (ckks_private_gaussian (1e-3, noise, m->r), "noise");
+  good = good && ok (ckks_privacy_gaussian (1e-3, noise, m->r), "noise");
   /* before: full pads, a separate pass after the evaluation */
   t[ST_PADS] = fresh_pads (m, PADS_FULL, &good);
   good = good && ok (ckks_helora_evaluate (m->priv.plan, m->priv.in, m->k, m->priv.out, m->b),
                      "evaluate");
   t0 = now_ms ();
-  good = good && ok (ckks_private_apply (m->priv.lay, m->priv.out, m->b, m->pads, noise), "apply");
+  good = good && ok (ckks_privacy_apply (m->priv.lay, m->priv.out, m->b, m->pads, noise), "apply");
   t[ST_APPLY] = now_ms () - t0;
   /* fused, full results: full pads */
   fresh_pads (m, PADS_FULL, &good);
@@ -313,11 +313,11 @@ bench_rank (const char *preset, guint d, guint r, guint tokens, guint lambda_s, 
   g_autoptr (GRand) rng = g_rand_new_with_seed (r * 7919u + d);
   Module m;
   gboolean good = module_init (&m, preset, d, r, lambda_s, rng);
-  if (good && lambda_s > ckks_private_max_lambda (m.priv.lay))
+  if (good && lambda_s > ckks_privacy_max_lambda (m.priv.lay))
     {
       fprintf (stderr, "tensafe-cli adapter bench: --lambda %u does not fit preset %s "
                "(at most %u: the flood would leave u no precision)\n", lambda_s, preset,
-               ckks_private_max_lambda (m.priv.lay));
+               ckks_privacy_max_lambda (m.priv.lay));
       good = FALSE;
     }
   g_autofree double *samples = g_new (double, (size_t) N_ST * (tokens + 1));
@@ -348,7 +348,7 @@ int
 cli_adapter_bench (int argc, char **argv)
 {
   g_autofree char *preset = NULL, *ranks = NULL;
-  gint d = 2048, tokens = 30, lambda_s = CKKS_PRIVATE_DEFAULT_LAMBDA;
+  gint d = 2048, tokens = 30, lambda_s = CKKS_PRIVACY_DEFAULT_LAMBDA;
   gboolean json = FALSE;
   GOptionEntry entries[] = {
     { "preset", 'p', 0, G_OPTION_ARG_STRING, &preset, "CKKS preset (default: fast)", "NAME" },

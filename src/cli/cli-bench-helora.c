@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "ckks-private.h"
+#include "ckks-privacy.h"
 #include "ts-bench-export.h"
 #include "ts-bench-runner.h"
 #include "ts-bench-summary.h"
@@ -98,7 +98,7 @@ static gboolean
 add_modes (TsBenchOptions *bench, const BenchOptions *o, GError **error)
 {
   TsHeloraOptions parsed = { 0 };
-  guint lambda_s = o->lambda_s > 0 ? (guint) o->lambda_s : CKKS_PRIVATE_DEFAULT_LAMBDA;
+  guint lambda_s = o->lambda_s > 0 ? (guint) o->lambda_s : CKKS_PRIVACY_DEFAULT_LAMBDA;
 
   ts_bench_options_add (bench, TS_HELORA_MODE_PLAIN, NULL, NULL);
   ts_bench_options_add (bench, TS_HELORA_MODE_LOCAL, o->params, NULL);

@@ -13,7 +13,7 @@
 #include "sampler.h"
 #include "tokenizer.h"
 #include "ts-adapter-stack.h"
-#include "ckks-private.h"
+#include "ckks-privacy.h"
 #include "ts-helora-session.h"
 
 #define CMD "tensafe-cli generate"
@@ -184,7 +184,7 @@ print_prompt (const GenerateOptions *o)
   char *msg = NULL;
   LmStatus st;
   int rc;
-  if ((st = gguf_open (o->model, &file, &msg)) != LM_OK)
+  if ((st = lm_gguf_open (o->model, &file, &msg)) != LM_OK)
     return fail_status (o->model, st, msg);
   if ((st = lm_tokenizer_new_from_gguf (file, &g.tok, &msg)) != LM_OK)
     rc = fail_status ("tokenizer", st, msg);
@@ -196,7 +196,7 @@ print_prompt (const GenerateOptions *o)
     }
   lm_tokenizer_free (g.tok);
   free (g.prompt);
-  gguf_close (file);
+  lm_gguf_close (file);
   return rc;
 }
 
@@ -282,7 +282,7 @@ load (const GenerateOptions *o, Generation *g)
                                  .remote_ca_file = o->he_ca,
                                  .private_mode = o->he_private,
                                  .backend = o->backend,
-                                 .private_lambda_s = o->he_lambda > 0 ? (guint) o->he_lambda : CKKS_PRIVATE_DEFAULT_LAMBDA };
+                                 .private_lambda_s = o->he_lambda > 0 ? (guint) o->he_lambda : CKKS_PRIVACY_DEFAULT_LAMBDA };
   if (g->stack_weights != NULL)
     {
       he_options.stacked_paths = (const char *const *) g->stack_paths->pdata;

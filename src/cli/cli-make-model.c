@@ -173,7 +173,7 @@ cli_make_model (int argc, char **argv)
   GgufFile *vocab_file = NULL;
   char *msg = NULL;
   int status = 1;
-  if (vocab && gguf_open (vocab, &vocab_file, &msg) != LM_OK)
+  if (vocab && lm_gguf_open (vocab, &vocab_file, &msg) != LM_OK)
     goto done;
   options.vocab_from = vocab_file;
   if (dry_run)
@@ -197,6 +197,6 @@ done:
   if (status != 0)
     fprintf (stderr, "tensafe-cli make-model: %s\n", msg ? msg : "failed");
   free (msg);
-  gguf_close (vocab_file);
+  lm_gguf_close (vocab_file);
   return status;
 }

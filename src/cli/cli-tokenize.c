@@ -46,7 +46,7 @@ cli_tokenize (int argc, char **argv)
   LmTokenizer *tok = NULL;
   char *msg = NULL;
   int status = 1;
-  if (gguf_open (model, &file, &msg) != LM_OK
+  if (lm_gguf_open (model, &file, &msg) != LM_OK
       || lm_tokenizer_new_from_gguf (file, &tok, &msg) != LM_OK)
     {
       fprintf (stderr, "tensafe-cli tokenize: %s\n", msg ? msg : "cannot load the tokenizer");
@@ -67,6 +67,6 @@ cli_tokenize (int argc, char **argv)
 out:
   free (msg);
   lm_tokenizer_free (tok);
-  gguf_close (file);
+  lm_gguf_close (file);
   return status;
 }

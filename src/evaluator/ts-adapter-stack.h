@@ -1,7 +1,7 @@
 /* ts-adapter-stack.h: several LoRA adapters active at once, with weights.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * A stack is an ordinary LmLora (engine/lm.h, lm_lora_stack()): the union
+ * A stack is an ordinary LmLora (engine/include/lm.h, lm_lora_stack()): the union
  * of the adapters' modules, where a module adapted by several of them sums
  * their weighted products as one module of the summed rank. Attach it like
  * any adapter (lm_session_set_lora(), ts_helora_session_new()); HE-LoRA then

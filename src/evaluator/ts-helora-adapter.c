@@ -5,8 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gguf-writer.h"
-#include "gguf.h"
+#include "lora-gguf.h"
 #include "quant.h"
 #include "ts-helora-adapter.h"
 #include "ts-helora-proto.h"
@@ -27,37 +26,33 @@ fail (GError **error, const char *path, const char *what)
   return FALSE;
 }
 
-/* "blk.3.attn_output.weight.lora_a" → "blk.3.attn_output". */
+/* "blk.3.attn_output.weight" → "blk.3.attn_output". */
 static char *
-base_name (GgufString name)
+base_name (const char *name)
 {
-  g_autofree char *s = g_strndup (name.data, name.len - strlen (".lora_a"));
+  char *s = g_strdup (name);
 
   if (g_str_has_suffix (s, ".weight"))
     s[strlen (s) - strlen (".weight")] = '\0';
-  return g_steal_pointer (&s);
+  return s;
 }
 
 static gboolean
-read_a (const GgufTensorInfo *t, const char *path, GPtrArray *out, GError **error)
+read_a (const LmLoraGgufPair *p, const char *path, GPtrArray *out, GError **error)
 {
-  guint64 cols = t->ne[0], rows = t->ne[1];
-  gsize row_bytes = lm_row_bytes (t->type, (gint64) cols);
+  gsize row_bytes = lm_row_bytes (p->a->type, (gint64) p->d_in);
   TsHeloraAdapterModule *m;
 
-  if (t->n_dims != 2 || rows == 0 || rows > 65536 || cols == 0 || cols > (1u << 24)
-      || row_bytes == 0 || t->n_bytes < row_bytes * rows)
+  if (p->d_in == 0 || p->d_in > (1u << 24) || row_bytes == 0
+      || p->a->n_bytes < row_bytes * p->rank)
     return fail (error, path, "a lora_a tensor has an unusable shape or type");
   m = g_new0 (TsHeloraAdapterModule, 1);
-  m->name = base_name (t->name);
-  m->d_in = (guint) cols;
-  m->rank = (guint) rows;
-  m->a = g_new (float, cols * rows);
+  m->name = base_name (p->name);
+  m->d_in = p->d_in;
+  m->rank = p->rank;
   g_ptr_array_add (out, m);
-  for (guint64 r = 0; r < rows; r++)
-    if (lm_dequantize_row (t->type, (const char *) t->data + r * row_bytes, m->a + r * cols,
-                           (gint64) cols) != LM_OK)
-      return fail (error, path, "a lora_a tensor does not decode");
+  if (lm_lora_gguf_pair_f32 (p, &m->a, NULL) != LM_OK)
+    return fail (error, path, "a lora_a tensor does not decode");
   return TRUE;
 }
 
@@ -65,23 +60,19 @@ GPtrArray *
 ts_helora_adapter_read (const char *path, GError **error)
 {
   g_autoptr (GPtrArray) modules = g_ptr_array_new_with_free_func ((GDestroyNotify) ts_helora_adapter_module_free);
-  GgufFile *g = NULL;
+  LmLoraGguf *adapter = NULL;
   char *msg = NULL;
   gboolean ok = TRUE;
 
-  if (gguf_open (path, &g, &msg) != LM_OK)
+  if (lm_lora_gguf_open (path, &adapter, &msg) != LM_OK)
     {
       fail (error, path, msg ? msg : "not a GGUF file");
       free (msg);
       return NULL;
     }
-  for (guint64 i = 0; ok && i < gguf_n_tensors (g); i++)
-    {
-      const GgufTensorInfo *t = gguf_tensor (g, i);
-      if (t->name.len > 7 && memcmp (t->name.data + t->name.len - 7, ".lora_a", 7) == 0)
-        ok = read_a (t, path, modules, error);
-    }
-  gguf_close (g);
+  for (gsize i = 0; ok && i < lm_lora_gguf_n_pairs (adapter); i++)
+    ok = read_a (lm_lora_gguf_pair (adapter, i), path, modules, error);
+  lm_lora_gguf_close (adapter);
   if (ok && modules->len == 0)
     ok = fail (error, path, "no LoRA tensors");
   return ok ? g_steal_pointer (&modules) : NULL;
@@ -127,64 +118,69 @@ projection_shape (const LmModelInfo *info, const char *kind, guint *d_in, guint 
   return TRUE;
 }
 
-static gboolean
-declare_tensors (GgufWriter *w, const LmModelInfo *info, guint rank, const char *const *kinds)
+/* @n values uniform in ±@bound (g_free()). */
+static float *
+random_values (guint64 *state, gsize n, float bound)
 {
-  for (guint l = 0; l < info->n_layer; l++)
-    for (guint k = 0; !info->is_linear[l] && kinds[k] != NULL; k++)
-      {
-        char name[96];
-        guint d_in, d_out;
-        if (!projection_shape (info, kinds[k], &d_in, &d_out))
-          return FALSE;
-        guint64 ne_a[2] = { d_in, rank }, ne_b[2] = { rank, d_out };
-        g_snprintf (name, sizeof name, "blk.%u.%s.weight.lora_a", l, kinds[k]);
-        if (gguf_writer_add_tensor (w, name, LM_TYPE_F32, 2, ne_a) != LM_OK)
-          return FALSE;
-        g_snprintf (name, sizeof name, "blk.%u.%s.weight.lora_b", l, kinds[k]);
-        if (gguf_writer_add_tensor (w, name, LM_TYPE_F32, 2, ne_b) != LM_OK)
-          return FALSE;
-      }
-  return TRUE;
-}
-
-static gboolean
-write_random (GgufWriter *w, guint64 *state, gsize n, float bound)
-{
-  g_autofree float *buf = g_new (float, n);
+  float *buf = g_new (float, n);
 
   for (gsize i = 0; i < n; i++)
     buf[i] = uniform (state, bound);
-  return gguf_writer_write (w, buf, n * sizeof (float)) == LM_OK;
+  return buf;
 }
 
-static gboolean
-write_values (GgufWriter *w, const LmModelInfo *info, guint rank, const char *const *kinds,
-              guint64 seed)
+static void
+modules_free (GArray *mods)
 {
+  for (guint i = 0; mods != NULL && i < mods->len; i++)
+    {
+      LmLoraGgufModule *m = &g_array_index (mods, LmLoraGgufModule, i);
+      g_free ((char *) m->name);
+      g_free ((float *) m->a);
+      g_free ((float *) m->b);
+    }
+  if (mods != NULL)
+    g_array_free (mods, TRUE);
+}
+
+/* Every full-attention layer's projections in @kinds (validated), A and B
+ * seeded random, in file order: by layer, then kind; A before B. */
+static GArray *
+synthetic_modules (const LmModelInfo *info, guint rank, const char *const *kinds, guint64 seed)
+{
+  GArray *mods = g_array_new (FALSE, TRUE, sizeof (LmLoraGgufModule));
   guint64 state = seed * 2 + 0x9E3779B97F4A7C15ULL;
 
   for (guint l = 0; l < info->n_layer; l++)
     for (guint k = 0; !info->is_linear[l] && kinds[k] != NULL; k++)
       {
+        LmLoraGgufModule m = { .rank = rank };
         guint d_in = 0, d_out = 0;
-        /* The kinds were validated when the tensor infos were written. */
-        if (!projection_shape (info, kinds[k], &d_in, &d_out)
-            || !write_random (w, &state, (gsize) rank * d_in, 0.1f)
-            || !write_random (w, &state, (gsize) rank * d_out, 0.02f))
-          return FALSE;
+
+        projection_shape (info, kinds[k], &d_in, &d_out);
+        m.name = g_strdup_printf ("blk.%u.%s.weight", l, kinds[k]);
+        m.d_in = d_in;
+        m.d_out = d_out;
+        m.a = random_values (&state, (gsize) rank * d_in, 0.1f);
+        m.b = random_values (&state, (gsize) rank * d_out, 0.02f);
+        g_array_append_val (mods, m);
       }
-  return TRUE;
+  return mods;
 }
 
-/* The keys that make a GGUF file a LoRA adapter for @info's architecture. */
+/* Writes @mods with the keys of an adapter for @info's architecture. */
 static gboolean
-add_adapter_keys (GgufWriter *w, const LmModelInfo *info, float alpha)
+write_modules (const char *path, const LmModelInfo *info, float alpha, GArray *mods,
+               GError **error)
 {
-  return gguf_writer_add_string (w, "general.architecture", lm_arch_name (info->arch)) == LM_OK
-         && gguf_writer_add_string (w, "general.type", "adapter") == LM_OK
-         && gguf_writer_add_string (w, "adapter.type", "lora") == LM_OK
-         && gguf_writer_add_f32 (w, "adapter.lora.alpha", alpha) == LM_OK;
+  LmLoraGgufKeys keys = { .arch = lm_arch_name (info->arch), .alpha = alpha };
+  char *msg = NULL;
+  LmStatus st = lm_lora_gguf_write (path, &keys, (const LmLoraGgufModule *) (void *) mods->data,
+                                    mods->len, &msg);
+  gboolean ok = check_lm (st, msg ? msg : path, error);
+
+  free (msg);
+  return ok;
 }
 
 gboolean
@@ -193,8 +189,7 @@ ts_helora_adapter_write_synthetic (const struct LmModel *model, const char *path
 {
   static const char *const output_only[] = { "attn_output", NULL };
   const LmModelInfo *info = lm_model_info (model);
-  GgufWriter *w = gguf_writer_new ();
-  char *msg = NULL;
+  GArray *mods;
   gboolean ok;
 
   if (kinds == NULL)
@@ -206,57 +201,38 @@ ts_helora_adapter_write_synthetic (const struct LmModel *model, const char *path
         {
           g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_INTERNAL,
                        "Unknown projection '%s' (attn_q, attn_k, attn_v or attn_output)", kinds[k]);
-          gguf_writer_free (w);
           return FALSE;
         }
     }
-  ok = add_adapter_keys (w, info, (float) rank) && declare_tensors (w, info, rank, kinds);
-  ok = ok && check_lm (gguf_writer_begin (w, path, &msg), msg ? msg : path, error);
-  ok = ok && write_values (w, info, rank, kinds, seed);
-  ok = ok && check_lm (gguf_writer_finish (w, &msg), msg ? msg : path, error);
+  mods = synthetic_modules (info, rank, kinds, seed);
+  ok = write_modules (path, info, (float) rank, mods, error);
+  modules_free (mods);
   if (!ok && error != NULL && *error == NULL)
     g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_INTERNAL, "Cannot write %s", path);
-  free (msg);
-  gguf_writer_free (w);
   return ok;
 }
 
 /* ---- any adapter as a GGUF file ---- */
 
-static gboolean
-declare_modules (GgufWriter *w, const LmLora *lora)
-{
-  for (gsize i = 0; i < lm_lora_n_modules (lora); i++)
-    {
-      const LmLoraModule *m = lm_lora_module (lora, i);
-      guint64 ne_a[2] = { m->d_in, m->rank }, ne_b[2] = { m->rank, m->d_out };
-      g_autofree char *a = g_strconcat (m->name, ".lora_a", NULL);
-      g_autofree char *b = g_strconcat (m->name, ".lora_b", NULL);
-
-      if (gguf_writer_add_tensor (w, a, LM_TYPE_F32, 2, ne_a) != LM_OK
-          || gguf_writer_add_tensor (w, b, LM_TYPE_F32, 2, ne_b) != LM_OK)
-        return FALSE;
-    }
-  return TRUE;
-}
-
 /* A as it is, B times the module's scale (the file says alpha 0: scale 1). */
-static gboolean
-write_modules (GgufWriter *w, const LmLora *lora)
+static GArray *
+lora_modules (const LmLora *lora)
 {
+  GArray *mods = g_array_new (FALSE, TRUE, sizeof (LmLoraGgufModule));
+
   for (gsize i = 0; i < lm_lora_n_modules (lora); i++)
     {
       const LmLoraModule *m = lm_lora_module (lora, i);
       gsize n_b = (gsize) m->d_out * m->rank;
-      g_autofree float *b = g_new (float, n_b);
+      float *b = g_new (float, n_b);
+      LmLoraGgufModule out = { g_strdup (m->name), m->rank, m->d_in, m->d_out,
+                               g_memdup2 (m->a, (gsize) m->rank * m->d_in * sizeof (float)), b };
 
       for (gsize k = 0; k < n_b; k++)
         b[k] = m->scale * m->b[k];
-      if (gguf_writer_write (w, m->a, (gsize) m->rank * m->d_in * sizeof (float)) != LM_OK
-          || gguf_writer_write (w, b, n_b * sizeof (float)) != LM_OK)
-        return FALSE;
+      g_array_append_val (mods, out);
     }
-  return TRUE;
+  return mods;
 }
 
 gboolean
@@ -267,16 +243,11 @@ ts_helora_adapter_write (const struct LmModel *model, const LmLora *lora, const 
   g_autofree char *name = g_path_get_basename (path);
   g_autofree char *tmp_name = g_strconcat (".", name, ".tmp", NULL);
   g_autofree char *tmp = g_build_filename (dir, tmp_name, NULL);
-  GgufWriter *w = gguf_writer_new ();
-  char *msg = NULL;
+  GArray *mods = lora_modules (lora);
   gboolean ok;
 
-  ok = add_adapter_keys (w, lm_model_info (model), 0.0f) && declare_modules (w, lora);
-  ok = ok && check_lm (gguf_writer_begin (w, tmp, &msg), msg ? msg : tmp, error);
-  ok = ok && write_modules (w, lora);
-  ok = ok && check_lm (gguf_writer_finish (w, &msg), msg ? msg : tmp, error);
-  gguf_writer_free (w);
-  free (msg);
+  ok = write_modules (tmp, lm_model_info (model), 0.0f, mods, error);
+  modules_free (mods);
   if (ok && g_rename (tmp, path) != 0)
     {
       int err = errno;

@@ -291,7 +291,7 @@ private_plan (CkksEvaluator *self, CkksModule *m, GError **error)
   CkksHeloraPlan *made = NULL;
   CkksStatus st = ckks_helora_plan_new_scaled (self->ctx, ckks_helora_layout_d (l),
                                                ckks_helora_layout_r (l), m->a,
-                                               CKKS_HELORA_SCALES_PRIVATE, &made);
+                                               CKKS_HELORA_SCALES_PRIVACY, &made);
   if (!ts_helora_ckks_check (st, m->name, error))
     return NULL;
   g_mutex_lock (&self->lock);
@@ -317,5 +317,5 @@ ts_helora_ckks_evaluator_plan (TsHeloraEvaluator *base, guint index, CkksHeloraS
     }
   CkksModule *m = &g_array_index (self->modules, CkksModule, index);
   *a_row_norm = m->a_row_norm;
-  return scales == CKKS_HELORA_SCALES_PRIVATE ? private_plan (self, m, error) : m->plan;
+  return scales == CKKS_HELORA_SCALES_PRIVACY ? private_plan (self, m, error) : m->plan;
 }

@@ -2,23 +2,23 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include "ts-helora-privacy-eval.h"
 
-#include "ckks-private.h"
+#include "ckks-privacy.h"
 #include "ckks-serial.h"
 #include "ts-helora-ckks.h"
 #include "ts-helora-ckks-evaluator.h"
 #include "ts-helora-privacy.h"
 
-struct TsHeloraPrivateEval {
+struct TsHeloraPrivacyEval {
   gatomicrefcount ref_count;
   TsHeloraEvaluator *evaluator;
   CkksPublicKey *pk;
-  TsHeloraPrivate *priv;
+  TsHeloraPrivacy *priv;
   guint lambda_s;
   CkksHeloraScales scales;     /* the client's: split (72/24) or, older clients, 48/48 */
 };
 
-TsHeloraPrivateEval *
-ts_helora_private_eval_ref (TsHeloraPrivateEval *pe)
+TsHeloraPrivacyEval *
+ts_helora_privacy_eval_ref (TsHeloraPrivacyEval *pe)
 {
   g_return_val_if_fail (pe != NULL, NULL);
 
@@ -27,18 +27,18 @@ ts_helora_private_eval_ref (TsHeloraPrivateEval *pe)
 }
 
 void
-ts_helora_private_eval_unref (TsHeloraPrivateEval *pe)
+ts_helora_privacy_eval_unref (TsHeloraPrivacyEval *pe)
 {
   if (pe == NULL || !g_atomic_ref_count_dec (&pe->ref_count))
     return;
-  ts_helora_private_free (pe->priv);
+  ts_helora_privacy_free (pe->priv);
   ckks_public_key_free (pe->pk);
   ts_helora_evaluator_unref (pe->evaluator);
   g_free (pe);
 }
 
-TsHeloraPrivateEval *
-ts_helora_private_eval_new (TsHeloraEvaluator *evaluator, const TsHeloraHello *hello,
+TsHeloraPrivacyEval *
+ts_helora_privacy_eval_new (TsHeloraEvaluator *evaluator, const TsHeloraHello *hello,
                             TsPrivacyAccountant *accountant, const char *client_id,
                             GError **error)
 {
@@ -54,40 +54,40 @@ ts_helora_private_eval_new (TsHeloraEvaluator *evaluator, const TsHeloraHello *h
     }
   gsize len = 0;
   const guint8 *data = hello->public_key ? g_bytes_get_data (hello->public_key, &len) : NULL;
-  TsHeloraPrivateEval *pe = g_new0 (TsHeloraPrivateEval, 1);
+  TsHeloraPrivacyEval *pe = g_new0 (TsHeloraPrivacyEval, 1);
   g_atomic_ref_count_init (&pe->ref_count);
   pe->evaluator = ts_helora_evaluator_ref (evaluator);
   pe->lambda_s = hello->lambda_s;
-  pe->scales = hello->split_scales ? CKKS_HELORA_SCALES_PRIVATE : CKKS_HELORA_SCALES_PLAIN;
+  pe->scales = hello->split_scales ? CKKS_HELORA_SCALES_PRIVACY : CKKS_HELORA_SCALES_PLAIN;
   if (data == NULL || ckks_public_key_deserialize (ctx, data, len, &pe->pk) != CKKS_OK)
     {
       g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS,
                    "The public key does not parse under these parameters");
-      ts_helora_private_eval_unref (pe);
+      ts_helora_privacy_eval_unref (pe);
       return NULL;
     }
-  TsHeloraPrivateConfig cfg = { .lambda_s = hello->lambda_s, .dp = hello->dp,
+  TsHeloraPrivacyConfig cfg = { .lambda_s = hello->lambda_s, .dp = hello->dp,
                                 .rho_per_answer = hello->rho_per_answer, .compact = TRUE };
   g_autoptr (GError) local = NULL;
-  pe->priv = ts_helora_private_new (&cfg, pe->pk, hello->dp ? accountant : NULL, client_id,
+  pe->priv = ts_helora_privacy_new (&cfg, pe->pk, hello->dp ? accountant : NULL, client_id,
                                     &local);
   if (pe->priv == NULL)
     {
       g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS, "%s", local->message);
-      ts_helora_private_eval_unref (pe);
+      ts_helora_privacy_eval_unref (pe);
       return NULL;
     }
   return pe;
 }
 
 static const CkksHeloraPlan *
-plan_for (TsHeloraPrivateEval *pe, guint index, double *a_row_norm, GError **error)
+plan_for (TsHeloraPrivacyEval *pe, guint index, double *a_row_norm, GError **error)
 {
   return ts_helora_ckks_evaluator_plan (pe->evaluator, index, pe->scales, a_row_norm, error);
 }
 
 gboolean
-ts_helora_private_eval_check_module (TsHeloraPrivateEval *pe, guint index, guint min_lambda,
+ts_helora_privacy_eval_check_module (TsHeloraPrivacyEval *pe, guint index, guint min_lambda,
                                      GError **error)
 {
   g_return_val_if_fail (pe != NULL, FALSE);
@@ -97,7 +97,7 @@ ts_helora_private_eval_check_module (TsHeloraPrivateEval *pe, guint index, guint
   if (plan == NULL)
     return FALSE;
   const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
-  guint max = ckks_private_max_lambda (l);
+  guint max = ckks_privacy_max_lambda (l);
   if (pe->lambda_s < min_lambda)
     g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS,
                  "This server floods with at least lambda_s = %u bits (asked for %u)",
@@ -107,7 +107,7 @@ ts_helora_private_eval_check_module (TsHeloraPrivateEval *pe, guint index, guint
                  "lambda_s = %u does not fit module %u (d %zu, r %zu): at most %u with %s "
                  "scales under these parameters", pe->lambda_s, index,
                  ckks_helora_layout_d (l), ckks_helora_layout_r (l), max,
-                 pe->scales == CKKS_HELORA_SCALES_PRIVATE ? "split" : "48/48 (an older client's)");
+                 pe->scales == CKKS_HELORA_SCALES_PRIVACY ? "split" : "48/48 (an older client's)");
   else
     return TRUE;
   return FALSE;
@@ -132,13 +132,13 @@ private_products (const CkksHeloraPlan *plan, double a_row_norm, CkksCiphertext 
                   gsize n_in, CkksCiphertext *const *out, gsize n_out, gpointer data,
                   GError **error)
 {
-  TsHeloraPrivateEval *pe = data;
-  return ts_helora_private_evaluate (pe->priv, plan, a_row_norm, in, n_in, out, n_out, TRUE,
+  TsHeloraPrivacyEval *pe = data;
+  return ts_helora_privacy_evaluate (pe->priv, plan, a_row_norm, in, n_in, out, n_out, TRUE,
                                      error);
 }
 
 gboolean
-ts_helora_private_eval_evaluate (TsHeloraPrivateEval *pe, guint index, GPtrArray *cts,
+ts_helora_privacy_eval_evaluate (TsHeloraPrivacyEval *pe, guint index, GPtrArray *cts,
                                  GPtrArray *results, GError **error)
 {
   g_return_val_if_fail (pe != NULL, FALSE);
@@ -151,7 +151,7 @@ ts_helora_private_eval_evaluate (TsHeloraPrivateEval *pe, guint index, GPtrArray
 
 /* The layout of module @index's private plan (NULL with @error). */
 static const CkksHeloraLayout *
-layout_for (TsHeloraPrivateEval *pe, guint index, GError **error)
+layout_for (TsHeloraPrivacyEval *pe, guint index, GError **error)
 {
   double norm = 0.0;
   const CkksHeloraPlan *plan = plan_for (pe, index, &norm, error);
@@ -159,7 +159,7 @@ layout_for (TsHeloraPrivateEval *pe, guint index, GError **error)
 }
 
 gboolean
-ts_helora_private_eval_refill_one (TsHeloraPrivateEval *pe, guint index, guint answers,
+ts_helora_privacy_eval_refill_one (TsHeloraPrivacyEval *pe, guint index, guint answers,
                                    gboolean *made, GError **error)
 {
   g_return_val_if_fail (pe != NULL && made != NULL, FALSE);
@@ -167,7 +167,7 @@ ts_helora_private_eval_refill_one (TsHeloraPrivateEval *pe, guint index, guint a
   const CkksHeloraLayout *l = layout_for (pe, index, error);
   *made = FALSE;
   gboolean ok = l != NULL
-                && ts_helora_private_refill_one (pe->priv, l,
+                && ts_helora_privacy_refill_one (pe->priv, l,
                                                  answers * (guint) ckks_helora_layout_n_outputs (l),
                                                  made, error);
   to_protocol_error (error);
@@ -175,7 +175,7 @@ ts_helora_private_eval_refill_one (TsHeloraPrivateEval *pe, guint index, guint a
 }
 
 gboolean
-ts_helora_private_eval_pool (TsHeloraPrivateEval *pe, guint index, TsHeloraPadPool *pool)
+ts_helora_privacy_eval_pool (TsHeloraPrivacyEval *pe, guint index, TsHeloraPadPool *pool)
 {
   g_return_val_if_fail (pe != NULL && pool != NULL, FALSE);
 
@@ -184,23 +184,23 @@ ts_helora_private_eval_pool (TsHeloraPrivateEval *pe, guint index, TsHeloraPadPo
     return FALSE;
   gsize words = (gsize) ckks_helora_layout_limbs (l)
                 * ckks_context_ring_degree (ts_helora_ckks_evaluator_context (pe->evaluator));
-  pool->pooled = ts_helora_private_pooled (pe->priv, l);
+  pool->pooled = ts_helora_privacy_pooled (pe->priv, l);
   pool->pads_per_answer = (guint) ckks_helora_layout_n_outputs (l);
   pool->pad_bytes = 2 * words * sizeof (guint64);
   return TRUE;
 }
 
 void
-ts_helora_private_eval_take_counts (TsHeloraPrivateEval *pe, guint64 *from_pool,
+ts_helora_privacy_eval_take_counts (TsHeloraPrivacyEval *pe, guint64 *from_pool,
                                     guint64 *made_inline)
 {
   g_return_if_fail (pe != NULL);
 
-  ts_helora_private_take_counts (pe->priv, from_pool, made_inline);
+  ts_helora_privacy_take_counts (pe->priv, from_pool, made_inline);
 }
 
 gboolean
-ts_helora_private_eval_prefill (TsHeloraPrivateEval *pe, guint index, guint count,
+ts_helora_privacy_eval_prefill (TsHeloraPrivacyEval *pe, guint index, guint count,
                                 GError **error)
 {
   g_return_val_if_fail (pe != NULL, FALSE);
@@ -210,7 +210,7 @@ ts_helora_private_eval_prefill (TsHeloraPrivateEval *pe, guint index, guint coun
   if (plan == NULL)
     return FALSE;
   const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
-  gboolean ok = ts_helora_private_prefill (pe->priv, l,
+  gboolean ok = ts_helora_privacy_prefill (pe->priv, l,
                                            count * (guint) ckks_helora_layout_n_outputs (l),
                                            error);
   to_protocol_error (error);

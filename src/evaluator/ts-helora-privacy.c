@@ -1,21 +1,21 @@
-/* ts-helora-privacy.c: pads pool, DP charge and noise around ckks_private_apply.
+/* ts-helora-privacy.c: pads pool, DP charge and noise around ckks_privacy_apply.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include "ts-helora-privacy.h"
 
 #include <math.h>
 
-#include "ckks-private.h"
+#include "ckks-privacy.h"
 #include "ts-helora-ckks.h"
 
-struct TsHeloraPrivate {
-  TsHeloraPrivateConfig config;
+struct TsHeloraPrivacy {
+  TsHeloraPrivacyConfig config;
   const CkksPublicKey *pk;
   TsPrivacyAccountant *accountant;
   char *client_id;
   GMutex lock;
   GHashTable *pools;       /* layout -> GQueue of CkksCiphertext *, newest last */
   guint64 from_pool;       /* pads taken from a pool, made inline: since the last */
-  guint64 made_inline;     /* ts_helora_private_take_counts (under lock) */
+  guint64 made_inline;     /* ts_helora_privacy_take_counts (under lock) */
 };
 
 static void
@@ -25,8 +25,8 @@ pool_free (gpointer data)
   g_queue_free_full (q, (GDestroyNotify) ckks_ciphertext_free);
 }
 
-TsHeloraPrivate *
-ts_helora_private_new (const TsHeloraPrivateConfig *config, const CkksPublicKey *pk,
+TsHeloraPrivacy *
+ts_helora_privacy_new (const TsHeloraPrivacyConfig *config, const CkksPublicKey *pk,
                        TsPrivacyAccountant *accountant, const char *client_id, GError **error)
 {
   if (config == NULL || pk == NULL || client_id == NULL || config->lambda_s > 100
@@ -37,7 +37,7 @@ ts_helora_private_new (const TsHeloraPrivateConfig *config, const CkksPublicKey 
                    "Invalid adapter-private configuration");
       return NULL;
     }
-  TsHeloraPrivate *p = g_new0 (TsHeloraPrivate, 1);
+  TsHeloraPrivacy *p = g_new0 (TsHeloraPrivacy, 1);
   p->config = *config;
   p->pk = pk;
   p->accountant = accountant;
@@ -48,7 +48,7 @@ ts_helora_private_new (const TsHeloraPrivateConfig *config, const CkksPublicKey 
 }
 
 void
-ts_helora_private_free (TsHeloraPrivate *p)
+ts_helora_privacy_free (TsHeloraPrivacy *p)
 {
   if (p == NULL)
     return;
@@ -59,7 +59,7 @@ ts_helora_private_free (TsHeloraPrivate *p)
 }
 
 static GQueue *
-pool_for (TsHeloraPrivate *p, const CkksHeloraLayout *layout)
+pool_for (TsHeloraPrivacy *p, const CkksHeloraLayout *layout)
 {
   GQueue *q = g_hash_table_lookup (p->pools, layout);
   if (q == NULL)
@@ -71,7 +71,7 @@ pool_for (TsHeloraPrivate *p, const CkksHeloraLayout *layout)
 }
 
 guint
-ts_helora_private_pooled (TsHeloraPrivate *p, const CkksHeloraLayout *layout)
+ts_helora_privacy_pooled (TsHeloraPrivacy *p, const CkksHeloraLayout *layout)
 {
   g_return_val_if_fail (p != NULL, 0);
 
@@ -81,26 +81,26 @@ ts_helora_private_pooled (TsHeloraPrivate *p, const CkksHeloraLayout *layout)
   return n;
 }
 
-/* Compact pads are made directly (ckks_private_compact_pad_new: half the
+/* Compact pads are made directly (ckks_privacy_compact_pad_new: half the
  * work of a full pad, and no mask to make). */
 static CkksCiphertext *
-make_pad (TsHeloraPrivate *p, const CkksHeloraLayout *layout, GError **error)
+make_pad (TsHeloraPrivacy *p, const CkksHeloraLayout *layout, GError **error)
 {
   CkksCiphertext *pad = NULL;
   CkksStatus st = p->config.compact
-                  ? ckks_private_compact_pad_new (layout, p->pk, p->config.lambda_s, &pad)
-                  : ckks_private_pad_new (layout, p->pk, p->config.lambda_s, &pad);
+                  ? ckks_privacy_compact_pad_new (layout, p->pk, p->config.lambda_s, &pad)
+                  : ckks_privacy_pad_new (layout, p->pk, p->config.lambda_s, &pad);
   return ts_helora_ckks_check (st, "Making a privacy pad", error) ? pad : NULL;
 }
 
 gboolean
-ts_helora_private_refill_one (TsHeloraPrivate *p, const CkksHeloraLayout *layout, guint count,
+ts_helora_privacy_refill_one (TsHeloraPrivacy *p, const CkksHeloraLayout *layout, guint count,
                               gboolean *made, GError **error)
 {
   g_return_val_if_fail (p != NULL && made != NULL, FALSE);
 
   *made = FALSE;
-  if (ts_helora_private_pooled (p, layout) >= count)
+  if (ts_helora_privacy_pooled (p, layout) >= count)
     return TRUE;
   CkksCiphertext *pad = make_pad (p, layout, error);
   if (pad == NULL)
@@ -113,18 +113,18 @@ ts_helora_private_refill_one (TsHeloraPrivate *p, const CkksHeloraLayout *layout
 }
 
 gboolean
-ts_helora_private_prefill (TsHeloraPrivate *p, const CkksHeloraLayout *layout, guint count,
+ts_helora_privacy_prefill (TsHeloraPrivacy *p, const CkksHeloraLayout *layout, guint count,
                            GError **error)
 {
   gboolean made = TRUE;
   while (made)
-    if (!ts_helora_private_refill_one (p, layout, count, &made, error))
+    if (!ts_helora_privacy_refill_one (p, layout, count, &made, error))
       return FALSE;
   return TRUE;
 }
 
 void
-ts_helora_private_take_counts (TsHeloraPrivate *p, guint64 *from_pool, guint64 *made_inline)
+ts_helora_privacy_take_counts (TsHeloraPrivacy *p, guint64 *from_pool, guint64 *made_inline)
 {
   g_return_if_fail (p != NULL && from_pool != NULL && made_inline != NULL);
 
@@ -148,7 +148,7 @@ drop_pads (CkksCiphertext **pads, gsize n)
  * a refill thread may still be in the shared cache (pads are independent
  * and identically distributed, so the order does not matter otherwise). */
 static CkksCiphertext *
-take_pad (TsHeloraPrivate *p, const CkksHeloraLayout *layout, GError **error)
+take_pad (TsHeloraPrivacy *p, const CkksHeloraLayout *layout, GError **error)
 {
   g_mutex_lock (&p->lock);
   CkksCiphertext *pad = g_queue_pop_tail (pool_for (p, layout));
@@ -161,7 +161,7 @@ take_pad (TsHeloraPrivate *p, const CkksHeloraLayout *layout, GError **error)
 }
 
 double
-ts_helora_private_sigma (TsHeloraPrivate *p, const CkksHeloraLayout *layout, double a_row_norm)
+ts_helora_privacy_sigma (TsHeloraPrivacy *p, const CkksHeloraLayout *layout, double a_row_norm)
 {
   if (!p->config.dp)
     return 0.0;
@@ -172,14 +172,14 @@ ts_helora_private_sigma (TsHeloraPrivate *p, const CkksHeloraLayout *layout, dou
 
 /* The DP charge and noise of one answer (*noise NULL when DP is off). */
 static gboolean
-charge_noise (TsHeloraPrivate *p, const CkksHeloraLayout *layout, double a_row_norm,
+charge_noise (TsHeloraPrivacy *p, const CkksHeloraLayout *layout, double a_row_norm,
               double **noise, GError **error)
 {
   gsize r = ckks_helora_layout_r (layout);
   *noise = NULL;
   if (!p->config.dp)
     return TRUE;
-  double sigma = ts_helora_private_sigma (p, layout, a_row_norm);
+  double sigma = ts_helora_privacy_sigma (p, layout, a_row_norm);
   if (!isfinite (sigma))
     {
       g_set_error (error, TS_PRIVACY_ERROR, TS_PRIVACY_ERROR_INVALID,
@@ -190,14 +190,14 @@ charge_noise (TsHeloraPrivate *p, const CkksHeloraLayout *layout, double a_row_n
                                      error))
     return FALSE;
   *noise = g_new (double, r);
-  if (ts_helora_ckks_check (ckks_private_gaussian (sigma, *noise, r), "DP noise", error))
+  if (ts_helora_ckks_check (ckks_privacy_gaussian (sigma, *noise, r), "DP noise", error))
     return TRUE;
   g_clear_pointer (noise, g_free);
   return FALSE;
 }
 
 static CkksCiphertext **
-take_pads (TsHeloraPrivate *p, const CkksHeloraLayout *layout, gsize n, GError **error)
+take_pads (TsHeloraPrivacy *p, const CkksHeloraLayout *layout, gsize n, GError **error)
 {
   CkksCiphertext **pads = g_new0 (CkksCiphertext *, n ? n : 1);
   for (gsize b = 0; b < n; b++)
@@ -210,7 +210,7 @@ take_pads (TsHeloraPrivate *p, const CkksHeloraLayout *layout, gsize n, GError *
 }
 
 gboolean
-ts_helora_private_protect (TsHeloraPrivate *p, const CkksHeloraLayout *layout, double a_row_norm,
+ts_helora_privacy_protect (TsHeloraPrivacy *p, const CkksHeloraLayout *layout, double a_row_norm,
                            CkksCiphertext *const *outputs, gsize n_outputs, GError **error)
 {
   g_return_val_if_fail (p != NULL, FALSE);
@@ -226,7 +226,7 @@ ts_helora_private_protect (TsHeloraPrivate *p, const CkksHeloraLayout *layout, d
     return FALSE;
   CkksCiphertext **pads = take_pads (p, layout, n_outputs, error);
   gboolean ok = pads != NULL
-                && ts_helora_ckks_check (ckks_private_apply (layout, outputs, n_outputs, pads,
+                && ts_helora_ckks_check (ckks_privacy_apply (layout, outputs, n_outputs, pads,
                                                              noise),
                                          "Adapter-private results", error);
   drop_pads (pads, n_outputs);
@@ -234,7 +234,7 @@ ts_helora_private_protect (TsHeloraPrivate *p, const CkksHeloraLayout *layout, d
 }
 
 gboolean
-ts_helora_private_evaluate (TsHeloraPrivate *p, const CkksHeloraPlan *plan, double a_row_norm,
+ts_helora_privacy_evaluate (TsHeloraPrivacy *p, const CkksHeloraPlan *plan, double a_row_norm,
                             CkksCiphertext *const *inputs, gsize n_inputs,
                             CkksCiphertext *const *outputs, gsize n_outputs, gboolean compact,
                             GError **error)
@@ -253,7 +253,7 @@ ts_helora_private_evaluate (TsHeloraPrivate *p, const CkksHeloraPlan *plan, doub
                                                                       outputs, n_outputs, pads),
                                "Evaluating (private)", error);
   if (ok && noise != NULL)
-    ok = ts_helora_ckks_check (ckks_private_add_noise_masked (layout, outputs, n_outputs, noise),
+    ok = ts_helora_ckks_check (ckks_privacy_add_noise_masked (layout, outputs, n_outputs, noise),
                                "DP noise", error);
   drop_pads (pads, n_outputs);
   return ok;

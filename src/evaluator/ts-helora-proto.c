@@ -318,8 +318,8 @@ encode_hello (Writer *w, const TsHeloraHello *h)
   if (!h->private_mode)
     return;
   union { double d; guint64 u; } rho = { .d = h->rho_per_answer };
-  put_u16 (w, (h->dp ? TS_HELORA_PRIVATE_DP : 0)
-              | (h->split_scales ? TS_HELORA_PRIVATE_SPLIT_SCALES : 0));
+  put_u16 (w, (h->dp ? TS_HELORA_PRIVACY_DP : 0)
+              | (h->split_scales ? TS_HELORA_PRIVACY_SPLIT_SCALES : 0));
   put_u16 (w, h->lambda_s);
   put_u64 (w, rho.u);
   if (h->public_key == NULL || g_bytes_get_size (h->public_key) > TS_HELORA_MAX_PUBLIC_KEY
@@ -663,12 +663,12 @@ decode_hello_private (Reader *r, TsHeloraHello *h)
   h->lambda_s = get_u16 (r, "lambda_s");
   guint64 lo = get_u32 (r, "rho"), hi = get_u32 (r, "rho");
   union { guint64 u; double d; } rho = { .u = lo | hi << 32 };
-  h->dp = (flags & TS_HELORA_PRIVATE_DP) != 0;
-  h->split_scales = (flags & TS_HELORA_PRIVATE_SPLIT_SCALES) != 0;
+  h->dp = (flags & TS_HELORA_PRIVACY_DP) != 0;
+  h->split_scales = (flags & TS_HELORA_PRIVACY_SPLIT_SCALES) != 0;
   h->rho_per_answer = rho.d;
   if (r->failed)
     return;
-  if ((flags & ~(guint) (TS_HELORA_PRIVATE_DP | TS_HELORA_PRIVATE_SPLIT_SCALES)) != 0
+  if ((flags & ~(guint) (TS_HELORA_PRIVACY_DP | TS_HELORA_PRIVACY_SPLIT_SCALES)) != 0
       || h->lambda_s > 100
       || (h->dp && !(rho.d > 0.0 && rho.d < 1e6)) || (!h->dp && rho.u != 0))
     {

@@ -64,9 +64,9 @@ typedef enum {
 #define TS_HELORA_FLAG_PRIVATE 0x0001
 /* Bits of the private request's own flags: DP noise; split scales (the
  * client encrypts h at 2^72 and wants A at 2^24: the private layout of
- * he/ckks-helora.h; a server that predates the bit refuses the hello). */
-#define TS_HELORA_PRIVATE_DP 0x0001
-#define TS_HELORA_PRIVATE_SPLIT_SCALES 0x0002
+ * he/include/ckks-helora.h; a server that predates the bit refuses the hello). */
+#define TS_HELORA_PRIVACY_DP 0x0001
+#define TS_HELORA_PRIVACY_SPLIT_SCALES 0x0002
 #define TS_HELORA_MAX_PUBLIC_KEY (8u << 20)
 /* Header flag of a hello that names a stack of adapters with weights. */
 #define TS_HELORA_FLAG_STACK 0x0002

@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * The evaluator adds Gaussian noise N(0, sigma^2) to every segment sum it
- * returns (ckks_private_add_segment_noise). What is protected is the
+ * returns (ckks_privacy_add_segment_noise). What is protected is the
  * adapter: two adapters are neighbours when one row A_i differs (zeroed in
  * one of them), so one token's answer u = A·h has l2 sensitivity
  * Delta = max_i ||A_i||_2 · H, where H bounds ||h||_2 in the units the

@@ -1,6 +1,6 @@
 /* ts-helora-session-privacy.c: the client's side of the adapter-private mode: request and budget.
  * SPDX-License-Identifier: GPL-3.0-or-later */
-#include "ckks-private.h"
+#include "ckks-privacy.h"
 #include "ckks-serial.h"
 #include "ts-helora-ckks.h"
 #include "ts-helora-session-private.h"
@@ -41,12 +41,12 @@ _ts_helora_session_private_request (TsHeloraSession *self, const TsHeloraOptions
   if (!options->private_mode)
     return TRUE;
   guint lambda_s = options->private_lambda_s ? options->private_lambda_s
-                                             : CKKS_PRIVATE_DEFAULT_LAMBDA;
+                                             : CKKS_PRIVACY_DEFAULT_LAMBDA;
   /* a flood the layouts cannot hold: said here, before any connection */
   for (guint i = 0; i < self->modules->len; i++)
     {
       const SessionModule *m = &g_array_index (self->modules, SessionModule, i);
-      guint max = ckks_private_max_lambda (m->layout);
+      guint max = ckks_privacy_max_lambda (m->layout);
       if (lambda_s > max)
         {
           g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_PARAMS,

@@ -279,7 +279,7 @@ ts_helora_session_new (const LmLora *lora, const TsHeloraOptions *options, GErro
                            : TS_HELORA_DEFAULT_PRESET);
   self->ctx = ts_helora_ckks_context_new (self->preset, error);
   if (self->ctx == NULL || !make_keys (self, options, error)
-      || !build_modules (self, options->private_mode ? CKKS_HELORA_SCALES_PRIVATE
+      || !build_modules (self, options->private_mode ? CKKS_HELORA_SCALES_PRIVACY
                                                      : CKKS_HELORA_SCALES_PLAIN, error))
     return NULL;
   if (!_ts_helora_session_choose_backend (self, options, error))

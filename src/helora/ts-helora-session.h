@@ -1,7 +1,7 @@
 /* ts-helora-session.h: HE-LoRA for an engine session: encrypt h, evaluate, decrypt u.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * A TsHeloraSession implements the engine's LoRA hook (engine/lm.h) for every
+ * A TsHeloraSession implements the engine's LoRA hook (engine/include/lm.h) for every
  * module of an adapter: it encrypts h under a CKKS secret key it generates
  * (or unseals from the key vault) and keeps in memory (wiped on free, never
  * serialised, never sent), has an

@@ -14,7 +14,7 @@ struct _HeConn {
   SoupWebsocketConnection *ws;
   TsHeloraEvaluator *evaluator;  /* after a successful hello */
   GArray *module_map;            /* hello's module i → evaluator index */
-  TsHeloraPrivateEval *private_eval;  /* a private hello's; NULL: plain */
+  TsHeloraPrivacyEval *private_eval;  /* a private hello's; NULL: plain */
   char *privacy_client;          /* the identity a private hello is charged as */
   guint in_flight;
   gboolean hello_pending;
@@ -36,7 +36,7 @@ typedef struct {
   guint error_code;
   TsHeloraEvaluator *opened;     /* hello jobs */
   GArray *opened_map;
-  TsHeloraPrivateEval *private_eval;  /* evaluate jobs: the connection's; hello: opened */
+  TsHeloraPrivacyEval *private_eval;  /* evaluate jobs: the connection's; hello: opened */
   char *privacy_client;          /* hello jobs: the private hello's client identity */
 } HeJob;
 
@@ -55,7 +55,7 @@ he_conn_unref (HeConn *conn)
   g_clear_object (&conn->ws);
   g_clear_pointer (&conn->evaluator, ts_helora_evaluator_unref);
   g_clear_pointer (&conn->module_map, g_array_unref);
-  g_clear_pointer (&conn->private_eval, ts_helora_private_eval_unref);
+  g_clear_pointer (&conn->private_eval, ts_helora_privacy_eval_unref);
   g_free (conn->privacy_client);
   g_free (conn);
 }
@@ -70,7 +70,7 @@ job_free (HeJob *job)
   g_clear_pointer (&job->reply, g_bytes_unref);
   g_clear_pointer (&job->opened, ts_helora_evaluator_unref);
   g_clear_pointer (&job->opened_map, g_array_unref);
-  g_clear_pointer (&job->private_eval, ts_helora_private_eval_unref);
+  g_clear_pointer (&job->private_eval, ts_helora_privacy_eval_unref);
   g_free (job->privacy_client);
   g_free (job);
 }
@@ -345,7 +345,7 @@ adopt_hello (HeConn *conn, HeJob *job)
   conn->module_map = g_steal_pointer (&job->opened_map);
   if (conn->private_eval != NULL)
     he_pads_remove (conn->server->pads, conn->private_eval);
-  g_clear_pointer (&conn->private_eval, ts_helora_private_eval_unref);
+  g_clear_pointer (&conn->private_eval, ts_helora_privacy_eval_unref);
   conn->private_eval = g_steal_pointer (&job->private_eval);
   g_free (conn->privacy_client);
   conn->privacy_client = g_steal_pointer (&job->privacy_client);
@@ -407,7 +407,7 @@ submit (HeConn *conn, TsHeloraFrame *frame)
       job->evaluator = ts_helora_evaluator_ref (conn->evaluator);
       job->module_map = g_array_ref (conn->module_map);
       if (conn->private_eval != NULL)
-        job->private_eval = ts_helora_private_eval_ref (conn->private_eval);
+        job->private_eval = ts_helora_privacy_eval_ref (conn->private_eval);
       conn->in_flight++;
       he_metrics_count_request (conn->server->metrics);
     }

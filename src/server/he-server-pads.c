@@ -29,7 +29,7 @@
 #include "he-server-private.h"
 
 typedef struct {
-  TsHeloraPrivateEval *pe;     /* a reference */
+  TsHeloraPrivacyEval *pe;     /* a reference */
   guint index;                 /* evaluator module index */
   guint pads_per_answer;
   gsize pad_bytes;
@@ -57,7 +57,7 @@ static void
 entry_free (gpointer data)
 {
   Entry *e = data;
-  ts_helora_private_eval_unref (e->pe);
+  ts_helora_privacy_eval_unref (e->pe);
   g_free (e);
 }
 
@@ -86,7 +86,7 @@ next_below (HePads *self, guint answers)
       guint at = (self->cursor + tried) % n;
       Entry *e = g_ptr_array_index (self->entries, at);
       TsHeloraPadPool pool;
-      if (!e->failed && ts_helora_private_eval_pool (e->pe, e->index, &pool)
+      if (!e->failed && ts_helora_privacy_eval_pool (e->pe, e->index, &pool)
           && pool.pooled < answers * pool.pads_per_answer)
         {
           self->cursor = at + 1;     /* one pad each, in turn */
@@ -128,13 +128,13 @@ thread_seconds (void)
 static void
 refill (HePads *self, Entry *e)
 {
-  g_autoptr (TsHeloraPrivateEval) pe = ts_helora_private_eval_ref (e->pe);
+  g_autoptr (TsHeloraPrivacyEval) pe = ts_helora_privacy_eval_ref (e->pe);
   guint index = e->index, target = self->target;
   g_autoptr (GError) error = NULL;
   gboolean made = FALSE;
   g_mutex_unlock (&self->lock);
   double t0 = thread_seconds ();
-  gboolean ok = ts_helora_private_eval_refill_one (pe, index, target, &made, &error);
+  gboolean ok = ts_helora_privacy_eval_refill_one (pe, index, target, &made, &error);
   double seconds = thread_seconds () - t0;
   if (made)
     he_metrics_count_pads (self->metrics, 1, seconds, 0, 0);
@@ -194,7 +194,7 @@ render_pools (GString *out, gpointer data)
     {
       Entry *e = g_ptr_array_index (self->entries, i);
       TsHeloraPadPool pool;
-      if (ts_helora_private_eval_pool (e->pe, e->index, &pool))
+      if (ts_helora_privacy_eval_pool (e->pe, e->index, &pool))
         pooled += pool.pooled;
       target += (guint64) self->target * e->pads_per_answer;
     }
@@ -265,7 +265,7 @@ he_pads_free (HePads *self)
 }
 
 void
-he_pads_add (HePads *self, TsHeloraPrivateEval *pe, GArray *module_map)
+he_pads_add (HePads *self, TsHeloraPrivacyEval *pe, GArray *module_map)
 {
   g_mutex_lock (&self->lock);
   for (guint i = 0; i < module_map->len; i++)
@@ -273,12 +273,12 @@ he_pads_add (HePads *self, TsHeloraPrivateEval *pe, GArray *module_map)
       Entry *e = g_new0 (Entry, 1);
       TsHeloraPadPool pool;
       e->index = g_array_index (module_map, guint, i);
-      if (!ts_helora_private_eval_pool (pe, e->index, &pool))
+      if (!ts_helora_privacy_eval_pool (pe, e->index, &pool))
         {
           g_free (e);
           continue;
         }
-      e->pe = ts_helora_private_eval_ref (pe);
+      e->pe = ts_helora_privacy_eval_ref (pe);
       e->pads_per_answer = pool.pads_per_answer;
       e->pad_bytes = pool.pad_bytes;
       g_ptr_array_add (self->entries, e);
@@ -290,7 +290,7 @@ he_pads_add (HePads *self, TsHeloraPrivateEval *pe, GArray *module_map)
 }
 
 void
-he_pads_remove (HePads *self, TsHeloraPrivateEval *pe)
+he_pads_remove (HePads *self, TsHeloraPrivacyEval *pe)
 {
   g_mutex_lock (&self->lock);
   for (guint i = self->entries->len; i-- > 0;)
@@ -304,18 +304,18 @@ he_pads_remove (HePads *self, TsHeloraPrivateEval *pe)
  * @index of @pe (under lock): always without an idle period; with one, when
  * it has no deadline yet or that pool ran low. */
 static gboolean
-wake_needed (HePads *self, TsHeloraPrivateEval *pe, guint index)
+wake_needed (HePads *self, TsHeloraPrivacyEval *pe, guint index)
 {
   TsHeloraPadPool pool;
 
   if (self->idle_us == 0 || self->asleep)
     return TRUE;
-  return ts_helora_private_eval_pool (pe, index, &pool)
+  return ts_helora_privacy_eval_pool (pe, index, &pool)
          && pool.pooled < MIN (self->target, HE_SERVER_DEFAULT_PAD_POOL_ANSWERS) * pool.pads_per_answer;
 }
 
 void
-he_pads_taken (HePads *self, TsHeloraPrivateEval *pe, guint index)
+he_pads_taken (HePads *self, TsHeloraPrivacyEval *pe, guint index)
 {
   g_mutex_lock (&self->lock);
   self->last_taken = g_get_monotonic_time ();

@@ -8,7 +8,7 @@
  * needs per-person budgets must authenticate in front of the server). */
 #include "he-server-private.h"
 
-#include "ckks-private.h"
+#include "ckks-privacy.h"
 #include "ts-helora-privacy-eval.h"
 
 gboolean
@@ -16,12 +16,12 @@ he_privacy_init (HeServer *server, const HeServerOptions *options, GError **erro
 {
   g_mutex_init (&server->privacy_lock);
   server->privacy_min_lambda = options->privacy_min_lambda ? options->privacy_min_lambda
-                                                           : CKKS_PRIVATE_DEFAULT_LAMBDA;
-  if (server->privacy_min_lambda > CKKS_PRIVATE_MAX_LAMBDA)
+                                                           : CKKS_PRIVACY_DEFAULT_LAMBDA;
+  if (server->privacy_min_lambda > CKKS_PRIVACY_MAX_LAMBDA)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                    "Invalid minimum lambda_s %u (1 to %u)", server->privacy_min_lambda,
-                   CKKS_PRIVATE_MAX_LAMBDA);
+                   CKKS_PRIVACY_MAX_LAMBDA);
       return FALSE;
     }
   server->pads = he_pads_new (server->metrics,
@@ -74,32 +74,32 @@ he_privacy_status (HeServer *server, const char *client, TsHeloraPrivacyStatus *
   ts_privacy_accountant_budget (server->accountant, &out->epsilon_budget, &out->delta);
 }
 
-TsHeloraPrivateEval *
+TsHeloraPrivacyEval *
 he_privacy_open (HeServer *server, TsHeloraEvaluator *evaluator, const TsHeloraHello *hello,
                  GArray *module_map, GError **error)
 {
   g_autofree char *client = he_privacy_client_id (hello);
-  TsHeloraPrivateEval *pe = ts_helora_private_eval_new (evaluator, hello, server->accountant,
+  TsHeloraPrivacyEval *pe = ts_helora_privacy_eval_new (evaluator, hello, server->accountant,
                                                         client, error);
   /* lambda_s checked against the server's floor and every layout, and the
    * first pads made now: a failure is the hello's, not the first token's */
   for (guint i = 0; pe != NULL && i < module_map->len; i++)
     {
       guint index = g_array_index (module_map, guint, i);
-      if (!ts_helora_private_eval_check_module (pe, index, server->privacy_min_lambda, error)
-          || !ts_helora_private_eval_prefill (pe, index, 1, error))
-        g_clear_pointer (&pe, ts_helora_private_eval_unref);
+      if (!ts_helora_privacy_eval_check_module (pe, index, server->privacy_min_lambda, error)
+          || !ts_helora_privacy_eval_prefill (pe, index, 1, error))
+        g_clear_pointer (&pe, ts_helora_privacy_eval_unref);
     }
   return pe;
 }
 
 gboolean
-he_privacy_evaluate (HeServer *server, TsHeloraPrivateEval *pe, guint index, GPtrArray *cts,
+he_privacy_evaluate (HeServer *server, TsHeloraPrivacyEval *pe, guint index, GPtrArray *cts,
                      GPtrArray *results, GError **error)
 {
-  gboolean ok = ts_helora_private_eval_evaluate (pe, index, cts, results, error);
+  gboolean ok = ts_helora_privacy_eval_evaluate (pe, index, cts, results, error);
   guint64 from_pool = 0, made_inline = 0;
-  ts_helora_private_eval_take_counts (pe, &from_pool, &made_inline);
+  ts_helora_privacy_eval_take_counts (pe, &from_pool, &made_inline);
   he_metrics_count_pads (server->metrics, 0, 0.0, from_pool, made_inline);
   if (from_pool + made_inline > 0)
     he_pads_taken (server->pads, pe, index);

@@ -119,12 +119,12 @@ void he_watch_free (HeWatch *self);
 gboolean he_privacy_init (HeServer *server, const HeServerOptions *options, GError **error);
 void he_privacy_clear (HeServer *server);
 /* Worker: a private hello's evaluation object (pads for one answer made). */
-TsHeloraPrivateEval *he_privacy_open (HeServer *server, TsHeloraEvaluator *evaluator,
+TsHeloraPrivacyEval *he_privacy_open (HeServer *server, TsHeloraEvaluator *evaluator,
                                       const TsHeloraHello *hello, GArray *module_map,
                                       GError **error);
 /* Worker: one module privately; saves the accountant after a charge,
  * counts the pads it used and wakes the refill thread. */
-gboolean he_privacy_evaluate (HeServer *server, TsHeloraPrivateEval *pe, guint index,
+gboolean he_privacy_evaluate (HeServer *server, TsHeloraPrivacyEval *pe, guint index,
                               GPtrArray *cts, GPtrArray *results, GError **error);
 /* The identity the accountant charges: hex SHA-256 of the hello's public key. */
 char *he_privacy_client_id (const TsHeloraHello *hello);
@@ -142,11 +142,11 @@ HePads *he_pads_new (HeMetrics *metrics, guint answers, gsize max_bytes, guint i
 /* Stops and joins the thread; drops every registration. */
 void he_pads_free (HePads *self);
 /* A private connection's modules (hello's module i -> evaluator index). */
-void he_pads_add (HePads *self, TsHeloraPrivateEval *pe, GArray *module_map);
-void he_pads_remove (HePads *self, TsHeloraPrivateEval *pe);
+void he_pads_add (HePads *self, TsHeloraPrivacyEval *pe, GArray *module_map);
+void he_pads_remove (HePads *self, TsHeloraPrivacyEval *pe);
 /* An answer took pads from module @index of @pe: look again (at once, or
  * when the idle period is over). */
-void he_pads_taken (HePads *self, TsHeloraPrivateEval *pe, guint index);
+void he_pads_taken (HePads *self, TsHeloraPrivacyEval *pe, guint index);
 
 /* ---- one client connection (he-server-conn.c): main thread only ---- */
 

@@ -46,7 +46,7 @@ typedef struct {
   double privacy_delta;
   const char *privacy_state;   /* accountant file (loaded, saved on change); NULL: memory */
   guint privacy_min_lambda;    /* private hellos asking less flooding are refused;
-                                * 0: CKKS_PRIVATE_DEFAULT_LAMBDA (40) */
+                                * 0: CKKS_PRIVACY_DEFAULT_LAMBDA (40) */
   guint pad_pool_answers;      /* privacy pads kept ready per module, in answers; 0: 2 */
   gsize pad_pool_bytes;        /* memory cap of all pad pools; 0: 256 MiB */
   /* > 0: pads are made only once no private answer was served for this

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 
-#include "ckks-private.h"
+#include "ckks-privacy.h"
 #include "ts-bench-runner.h"
 #include "ts-test-util.h"
 
@@ -167,7 +167,7 @@ test_private (Server *server, gconstpointer data)
   g_autoptr (GPtrArray) results = NULL;
   TsBenchResult *private;
 
-  ts_bench_options_add_private (options, "fast", server->ws_url, CKKS_PRIVATE_DEFAULT_LAMBDA);
+  ts_bench_options_add_private (options, "fast", server->ws_url, CKKS_PRIVACY_DEFAULT_LAMBDA);
   results = run_ok (options);
   private = g_ptr_array_index (results, 0);
   g_assert_true (private->private_mode);
@@ -210,8 +210,8 @@ test_private_warm (Server *server, gconstpointer data)
   TsBenchResult *warm, *back_to_back;
   guint64 spent;
 
-  ts_bench_options_add_private_warm (options, "fast", server->ws_url, CKKS_PRIVATE_DEFAULT_LAMBDA);
-  ts_bench_options_add_private (options, "fast", server->ws_url, CKKS_PRIVATE_DEFAULT_LAMBDA);
+  ts_bench_options_add_private_warm (options, "fast", server->ws_url, CKKS_PRIVACY_DEFAULT_LAMBDA);
+  ts_bench_options_add_private (options, "fast", server->ws_url, CKKS_PRIVACY_DEFAULT_LAMBDA);
   options->n_rounds = 2;
   results = run_ok (options);
   g_assert_cmpuint (results->len, ==, 4);
@@ -248,7 +248,7 @@ test_private_warm_small_pool (Server *server, gconstpointer data)
   g_autoptr (GPtrArray) results = NULL;
   gint64 start = g_get_monotonic_time ();
 
-  ts_bench_options_add_private_warm (options, "fast", server->ws_url, CKKS_PRIVATE_DEFAULT_LAMBDA);
+  ts_bench_options_add_private_warm (options, "fast", server->ws_url, CKKS_PRIVACY_DEFAULT_LAMBDA);
   /* a cap is only known to hold after the wait; too few answers at once */
   options->pad_wait_ms = capped ? 1000 : 60000;
   results = ts_bench_run (options, NULL, NULL, NULL, &error);
@@ -281,7 +281,7 @@ test_private_warm_not_alone (Server *server, gconstpointer data)
   g_assert_cmpint (lm_lora_load (model, server->lora, 1.0f, &lora, NULL), ==, LM_OK);
   other = ts_helora_session_new (lora, &he, &error);
   g_assert_no_error (error);
-  ts_bench_options_add_private_warm (options, "fast", server->ws_url, CKKS_PRIVATE_DEFAULT_LAMBDA);
+  ts_bench_options_add_private_warm (options, "fast", server->ws_url, CKKS_PRIVACY_DEFAULT_LAMBDA);
   options->pad_wait_ms = 1000;
   results = ts_bench_run (options, NULL, NULL, NULL, &error);
   g_assert_null (results);

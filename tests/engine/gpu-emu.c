@@ -1,4 +1,4 @@
-/* gpu-emu.c: the device API of engine/cuda (lm-cuda-rt.h, lm-cuda-matvec.h,
+/* gpu-emu.c: the device API of engine/src/cuda (lm-cuda-rt.h, lm-cuda-matvec.h,
  * lm-cuda-ops.h) emulated on the host with the CPU engine's functions (the
  * products in the activation mode asked for: LM_CUDA_ACT_Q8 is the CPU's
  * LM_ACT_NATIVE),

@@ -1,4 +1,4 @@
-/* gpu-emu.h: knobs of the host emulation of the engine/cuda device API
+/* gpu-emu.h: knobs of the host emulation of the engine/src/cuda device API
  * (gpu-emu.c; it also answers lm_gpu_available() with yes).
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #pragma once

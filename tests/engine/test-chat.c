@@ -237,13 +237,13 @@ test_default_system (void)
   g_assert_cmpstr (text2, ==, "<|im_start|>system\nBe brief.<|im_end|>\n"
                    "<|im_start|>user\nHi<|im_end|>\n");
   lm_tokenizer_free (t2);
-  gguf_close (f);
+  lm_gguf_close (f);
 
   v.chat_template = qwen3_template;
   t2 = vocab_variant_tokenizer (file, &v, &f, &st, NULL);
   g_assert_null (lm_chat_default_system (t2));
   lm_tokenizer_free (t2);
-  gguf_close (f);
+  lm_gguf_close (f);
 }
 
 /* Turning thinking off is harmless for a model that does not think. */
@@ -271,7 +271,7 @@ test_no_thinking_without_think_tokens (void)
   free (a);
   free (b);
   lm_tokenizer_free (t2);
-  gguf_close (f);
+  lm_gguf_close (f);
 }
 
 int
@@ -279,7 +279,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_autofree char *path = ts_test_data_path ("qwen35/tiny-qwen35moe-f32/tiny-qwen35moe-f32.gguf");
-  g_assert_cmpint (gguf_open (path, &file, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_gguf_open (path, &file, NULL), ==, LM_OK);
   g_assert_cmpint (lm_tokenizer_new_from_gguf (file, &tok, NULL), ==, LM_OK);
   g_autofree char *mpath = ts_test_data_path ("qwen35/tiny-qwen35moe-f32/manifest.json");
   g_autoptr (JsonParser) parser = json_parser_new ();
@@ -295,6 +295,6 @@ main (int argc, char **argv)
                    test_no_thinking_without_think_tokens);
   int status = g_test_run ();
   lm_tokenizer_free (tok);
-  gguf_close (file);
+  lm_gguf_close (file);
   return status;
 }

@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Needs no GPU: lm-cuda-host-check.cu runs the __host__ __device__ functions
- * of engine/cuda/lm-cuda-math.h and replays the kernels' reduction orders.
+ * of engine/src/cuda/lm-cuda-math.h and replays the kernels' reduction orders.
  * Built only when CUDA is. */
 #include <glib.h>
 #include <math.h>

@@ -32,7 +32,7 @@ open_model (const char *model)
   g_autofree char *path = ts_test_data_path (rel);
   GgufFile *f = NULL;
   char *err = NULL;
-  LmStatus st = gguf_open (path, &f, &err);
+  LmStatus st = lm_gguf_open (path, &f, &err);
   if (st != LM_OK)
     g_error ("%s: %s", path, err);
   g_assert_null (err);
@@ -44,7 +44,7 @@ arch_u32 (GgufFile *f, const char *arch, const char *suffix)
 {
   g_autofree char *key = g_strdup_printf ("%s.%s", arch, suffix);
   uint32_t v = 0;
-  if (!gguf_get_u32 (f, key, &v))
+  if (!lm_gguf_get_u32 (f, key, &v))
     g_error ("missing key %s", key);
   return v;
 }
@@ -54,8 +54,8 @@ check_hparams (GgufFile *f, JsonObject *hp)
 {
   const char *arch = json_object_get_string_member (hp, "arch");
   GgufString s;
-  g_assert_true (gguf_get_string (f, "general.architecture", &s));
-  g_assert_true (gguf_string_eq (s, arch));
+  g_assert_true (lm_gguf_get_string (f, "general.architecture", &s));
+  g_assert_true (lm_gguf_string_eq (s, arch));
 
   struct { const char *json, *key; } u32s[] = {
     { "n_embd", "embedding_length" }, { "n_layer", "block_count" },
@@ -80,8 +80,8 @@ check_hparams (GgufFile *f, JsonObject *hp)
   g_autofree char *k_eps = g_strdup_printf ("%s.attention.layer_norm_rms_epsilon", arch);
   g_autofree char *k_base = g_strdup_printf ("%s.rope.freq_base", arch);
   float eps = 0, base = 0;
-  g_assert_true (gguf_get_f32 (f, k_eps, &eps));
-  g_assert_true (gguf_get_f32 (f, k_base, &base));
+  g_assert_true (lm_gguf_get_f32 (f, k_eps, &eps));
+  g_assert_true (lm_gguf_get_f32 (f, k_base, &base));
   g_assert_cmpfloat_with_epsilon (eps, json_object_get_double_member (hp, "rms_eps"), 1e-12);
   g_assert_cmpfloat_with_epsilon (base, json_object_get_double_member (hp, "rope_base"), 1.0);
 
@@ -89,36 +89,36 @@ check_hparams (GgufFile *f, JsonObject *hp)
   GgufValueType et;
   uint64_t n;
   const void *data;
-  g_assert_true (gguf_get_array (f, k_sec, &et, &n, &data));
+  g_assert_true (lm_gguf_get_array (f, k_sec, &et, &n, &data));
   JsonArray *sections = json_object_get_array_member (hp, "rope_sections");
-  g_assert_cmpuint (et, ==, GGUF_TYPE_INT32);
+  g_assert_cmpuint (et, ==, LM_GGUF_TYPE_INT32);
   g_assert_cmpuint (n, ==, json_array_get_length (sections));
   for (uint64_t i = 0; i < n; i++)
     g_assert_cmpint (((const int32_t *) data)[i], ==, json_array_get_int_element (sections, i));
 
-  g_assert_true (gguf_get_array (f, "tokenizer.ggml.tokens", &et, &n, &data));
-  g_assert_cmpuint (et, ==, GGUF_TYPE_STRING);
+  g_assert_true (lm_gguf_get_array (f, "tokenizer.ggml.tokens", &et, &n, &data));
+  g_assert_cmpuint (et, ==, LM_GGUF_TYPE_STRING);
   g_assert_null (data);
   g_assert_cmpuint (n, ==, json_object_get_int_member (hp, "n_vocab"));
-  const GgufTensorInfo *emb = gguf_find_tensor (f, "token_embd.weight");
+  const GgufTensorInfo *emb = lm_gguf_find_tensor (f, "token_embd.weight");
   g_assert_nonnull (emb);
   g_assert_cmpuint (emb->ne[1], ==, n);
   g_assert_cmpint (json_object_get_boolean_member (hp, "tied"), ==,
-                   gguf_find_tensor (f, "output.weight") == NULL);
+                   lm_gguf_find_tensor (f, "output.weight") == NULL);
 }
 
 static void
 check_tensors (GgufFile *f, JsonObject *types)
 {
-  g_assert_cmpuint (gguf_n_tensors (f), ==, json_object_get_size (types));
-  for (uint64_t i = 0; i < gguf_n_tensors (f); i++)
+  g_assert_cmpuint (lm_gguf_n_tensors (f), ==, json_object_get_size (types));
+  for (uint64_t i = 0; i < lm_gguf_n_tensors (f); i++)
     {
-      const GgufTensorInfo *t = gguf_tensor (f, i);
+      const GgufTensorInfo *t = lm_gguf_tensor (f, i);
       g_autofree char *name = g_strndup (t->name.data, t->name.len);
-      g_assert_true (gguf_find_tensor (f, name) == t);
+      g_assert_true (lm_gguf_find_tensor (f, name) == t);
       JsonObject *want = json_object_get_object_member (types, name);
       g_assert_nonnull (want);
-      g_assert_cmpstr (gguf_type_name (t->type), ==, json_object_get_string_member (want, "type"));
+      g_assert_cmpstr (lm_gguf_type_name (t->type), ==, json_object_get_string_member (want, "type"));
       JsonArray *ne = json_object_get_array_member (want, "ne");
       g_assert_cmpuint (t->n_dims, ==, json_array_get_length (ne));
       uint64_t n_values = 1;
@@ -128,14 +128,14 @@ check_tensors (GgufFile *f, JsonObject *types)
           n_values *= t->ne[d];
         }
       uint32_t bv, bb;
-      g_assert_true (gguf_type_layout (t->type, &bv, &bb));
+      g_assert_true (lm_gguf_type_layout (t->type, &bv, &bb));
       g_assert_cmpuint (t->n_bytes, ==, n_values / bv * bb);
-      g_assert_cmpuint (t->offset % gguf_alignment (f), ==, 0);
+      g_assert_cmpuint (t->offset % lm_gguf_alignment (f), ==, 0);
       g_assert_true ((const char *) t->data
-                     == (const char *) gguf_tensor (f, 0)->data - gguf_tensor (f, 0)->offset
+                     == (const char *) lm_gguf_tensor (f, 0)->data - lm_gguf_tensor (f, 0)->offset
                         + t->offset);
     }
-  g_assert_null (gguf_find_tensor (f, "no.such.tensor"));
+  g_assert_null (lm_gguf_find_tensor (f, "no.such.tensor"));
 }
 
 static void
@@ -146,28 +146,28 @@ test_golden_models (void)
       g_autoptr (JsonParser) parser = NULL;
       JsonObject *manifest = load_manifest (golden_models[m], &parser);
       GgufFile *f = open_model (golden_models[m]);
-      g_assert_cmpuint (gguf_version (f), ==, 3);
-      g_assert_cmpuint (gguf_alignment (f), ==, 32);
-      g_assert_cmpuint (gguf_data_offset (f) % 32, ==, 0);
+      g_assert_cmpuint (lm_gguf_version (f), ==, 3);
+      g_assert_cmpuint (lm_gguf_alignment (f), ==, 32);
+      g_assert_cmpuint (lm_gguf_data_offset (f) % 32, ==, 0);
       check_hparams (f, json_object_get_object_member (manifest, "hparams"));
       check_tensors (f, json_object_get_object_member (manifest, "tensor_types"));
 
       JsonObject *special = json_object_get_object_member (manifest, "special_tokens");
       uint32_t id;
-      g_assert_true (gguf_get_u32 (f, "tokenizer.ggml.eos_token_id", &id));
+      g_assert_true (lm_gguf_get_u32 (f, "tokenizer.ggml.eos_token_id", &id));
       g_assert_cmpuint (id, ==, json_object_get_int_member (special, "eos"));
-      g_assert_true (gguf_get_u32 (f, "tokenizer.ggml.bos_token_id", &id));
+      g_assert_true (lm_gguf_get_u32 (f, "tokenizer.ggml.bos_token_id", &id));
       g_assert_cmpuint (id, ==, json_object_get_int_member (special, "bos"));
       bool add_bos = true;
-      g_assert_true (gguf_get_bool (f, "tokenizer.ggml.add_bos_token", &add_bos));
+      g_assert_true (lm_gguf_get_bool (f, "tokenizer.ggml.add_bos_token", &add_bos));
       g_assert_false (add_bos);
       GgufString tok;
-      g_assert_true (gguf_get_array_string (f, "tokenizer.ggml.tokens", 1000, &tok));
-      g_assert_true (gguf_string_eq (tok, "<|im_end|>"));
-      g_assert_false (gguf_get_array_string (f, "tokenizer.ggml.tokens", 1024, &tok));
-      g_assert_false (gguf_get_string (f, "tokenizer.ggml.tokens", &tok));
-      g_assert_false (gguf_get_u32 (f, "general.architecture", &id));
-      gguf_close (f);
+      g_assert_true (lm_gguf_get_array_string (f, "tokenizer.ggml.tokens", 1000, &tok));
+      g_assert_true (lm_gguf_string_eq (tok, "<|im_end|>"));
+      g_assert_false (lm_gguf_get_array_string (f, "tokenizer.ggml.tokens", 1024, &tok));
+      g_assert_false (lm_gguf_get_string (f, "tokenizer.ggml.tokens", &tok));
+      g_assert_false (lm_gguf_get_u32 (f, "general.architecture", &id));
+      lm_gguf_close (f);
     }
 }
 
@@ -204,23 +204,23 @@ build_small_file (void)
   uint8_t u8 = 200; int8_t i8 = -100; uint16_t u16 = 60000; int16_t i16 = -30000;
   int32_t i32 = -2000000000; float f32 = 1.5f; uint8_t bl = 1; uint64_t u64 = 1ull << 40;
   int64_t i64 = -(1ll << 40); double f64 = 2.25;
-  put_key (b, "t.u8", GGUF_TYPE_UINT8); put (b, &u8, 1);
-  put_key (b, "t.i8", GGUF_TYPE_INT8); put (b, &i8, 1);
-  put_key (b, "t.u16", GGUF_TYPE_UINT16); put (b, &u16, 2);
-  put_key (b, "t.i16", GGUF_TYPE_INT16); put (b, &i16, 2);
-  put_key (b, "t.u32", GGUF_TYPE_UINT32); put_u32 (b, 4000000000u);
-  put_key (b, "t.i32", GGUF_TYPE_INT32); put (b, &i32, 4);
-  put_key (b, "t.f32", GGUF_TYPE_FLOAT32); put (b, &f32, 4);
-  put_key (b, "t.bool", GGUF_TYPE_BOOL); put (b, &bl, 1);
-  put_key (b, "t.u64", GGUF_TYPE_UINT64); put (b, &u64, 8);
-  put_key (b, "t.i64", GGUF_TYPE_INT64); put (b, &i64, 8);
-  put_key (b, "t.f64", GGUF_TYPE_FLOAT64); put (b, &f64, 8);
-  put_key (b, "t.str", GGUF_TYPE_STRING); put_str (b, "héllo");
-  put_key (b, "t.arr_i16", GGUF_TYPE_ARRAY); put_u32 (b, GGUF_TYPE_INT16); put_u64 (b, 3);
+  put_key (b, "t.u8", LM_GGUF_TYPE_UINT8); put (b, &u8, 1);
+  put_key (b, "t.i8", LM_GGUF_TYPE_INT8); put (b, &i8, 1);
+  put_key (b, "t.u16", LM_GGUF_TYPE_UINT16); put (b, &u16, 2);
+  put_key (b, "t.i16", LM_GGUF_TYPE_INT16); put (b, &i16, 2);
+  put_key (b, "t.u32", LM_GGUF_TYPE_UINT32); put_u32 (b, 4000000000u);
+  put_key (b, "t.i32", LM_GGUF_TYPE_INT32); put (b, &i32, 4);
+  put_key (b, "t.f32", LM_GGUF_TYPE_FLOAT32); put (b, &f32, 4);
+  put_key (b, "t.bool", LM_GGUF_TYPE_BOOL); put (b, &bl, 1);
+  put_key (b, "t.u64", LM_GGUF_TYPE_UINT64); put (b, &u64, 8);
+  put_key (b, "t.i64", LM_GGUF_TYPE_INT64); put (b, &i64, 8);
+  put_key (b, "t.f64", LM_GGUF_TYPE_FLOAT64); put (b, &f64, 8);
+  put_key (b, "t.str", LM_GGUF_TYPE_STRING); put_str (b, "héllo");
+  put_key (b, "t.arr_i16", LM_GGUF_TYPE_ARRAY); put_u32 (b, LM_GGUF_TYPE_INT16); put_u64 (b, 3);
   for (int16_t v = -1; v <= 1; v++) put (b, &v, 2);
-  put_key (b, "t.arr_str", GGUF_TYPE_ARRAY); put_u32 (b, GGUF_TYPE_STRING); put_u64 (b, 2);
+  put_key (b, "t.arr_str", LM_GGUF_TYPE_ARRAY); put_u32 (b, LM_GGUF_TYPE_STRING); put_u64 (b, 2);
   put_str (b, "a b"); put_str (b, "");
-  put_key (b, "general.alignment", GGUF_TYPE_UINT32); put_u32 (b, 64);
+  put_key (b, "general.alignment", LM_GGUF_TYPE_UINT32); put_u32 (b, 64);
   /* tensor infos: a [4, 2] F32 at 0 and a [32] Q8_0 at 64 */
   put_str (b, "w.f4"); put_u32 (b, 2); put_u64 (b, 4); put_u64 (b, 2);
   put_u32 (b, LM_TYPE_F32); put_u64 (b, 0);
@@ -246,51 +246,51 @@ test_small_file_values (void)
   g_autoptr (GByteArray) b = build_small_file ();
   GgufFile *f = NULL;
   char *err = NULL;
-  g_assert_cmpint (gguf_open_memory (b->data, b->len, &f, &err), ==, LM_OK);
+  g_assert_cmpint (lm_gguf_open_memory (b->data, b->len, &f, &err), ==, LM_OK);
   g_assert_null (err);
-  g_assert_cmpuint (gguf_n_kv (f), ==, 15);
-  g_assert_cmpuint (gguf_alignment (f), ==, 64);
-  g_assert_cmpuint (gguf_data_offset (f) % 64, ==, 0);
+  g_assert_cmpuint (lm_gguf_n_kv (f), ==, 15);
+  g_assert_cmpuint (lm_gguf_alignment (f), ==, 64);
+  g_assert_cmpuint (lm_gguf_data_offset (f) % 64, ==, 0);
 
   uint32_t u32; uint64_t u64; int32_t i32; float f32; bool bl; GgufString s;
-  g_assert_true (gguf_get_u32 (f, "t.u8", &u32)); g_assert_cmpuint (u32, ==, 200);
-  g_assert_true (gguf_get_i32 (f, "t.i8", &i32)); g_assert_cmpint (i32, ==, -100);
-  g_assert_false (gguf_get_u32 (f, "t.i8", &u32));       /* negative does not fit */
-  g_assert_true (gguf_get_u32 (f, "t.u16", &u32)); g_assert_cmpuint (u32, ==, 60000);
-  g_assert_true (gguf_get_i32 (f, "t.i16", &i32)); g_assert_cmpint (i32, ==, -30000);
-  g_assert_true (gguf_get_u32 (f, "t.u32", &u32)); g_assert_cmpuint (u32, ==, 4000000000u);
-  g_assert_false (gguf_get_i32 (f, "t.u32", &i32));      /* too large for i32 */
-  g_assert_true (gguf_get_i32 (f, "t.i32", &i32)); g_assert_cmpint (i32, ==, -2000000000);
-  g_assert_true (gguf_get_f32 (f, "t.f32", &f32)); g_assert_cmpfloat (f32, ==, 1.5f);
-  g_assert_true (gguf_get_bool (f, "t.bool", &bl)); g_assert_true (bl);
-  g_assert_true (gguf_get_u64 (f, "t.u64", &u64)); g_assert_cmpuint (u64, ==, 1ull << 40);
-  g_assert_false (gguf_get_u32 (f, "t.u64", &u32));
-  g_assert_false (gguf_get_u64 (f, "t.i64", &u64));
-  g_assert_true (gguf_get_f32 (f, "t.f64", &f32)); g_assert_cmpfloat (f32, ==, 2.25f);
-  g_assert_false (gguf_get_f32 (f, "t.u8", &f32));
-  g_assert_true (gguf_get_string (f, "t.str", &s));
-  g_assert_true (gguf_string_eq (s, "héllo"));
-  g_assert_false (gguf_get_u32 (f, "absent", &u32));
-  g_assert_cmpint (gguf_find_key (f, "absent"), ==, -1);
-  int64_t k = gguf_find_key (f, "t.str");
+  g_assert_true (lm_gguf_get_u32 (f, "t.u8", &u32)); g_assert_cmpuint (u32, ==, 200);
+  g_assert_true (lm_gguf_get_i32 (f, "t.i8", &i32)); g_assert_cmpint (i32, ==, -100);
+  g_assert_false (lm_gguf_get_u32 (f, "t.i8", &u32));       /* negative does not fit */
+  g_assert_true (lm_gguf_get_u32 (f, "t.u16", &u32)); g_assert_cmpuint (u32, ==, 60000);
+  g_assert_true (lm_gguf_get_i32 (f, "t.i16", &i32)); g_assert_cmpint (i32, ==, -30000);
+  g_assert_true (lm_gguf_get_u32 (f, "t.u32", &u32)); g_assert_cmpuint (u32, ==, 4000000000u);
+  g_assert_false (lm_gguf_get_i32 (f, "t.u32", &i32));      /* too large for i32 */
+  g_assert_true (lm_gguf_get_i32 (f, "t.i32", &i32)); g_assert_cmpint (i32, ==, -2000000000);
+  g_assert_true (lm_gguf_get_f32 (f, "t.f32", &f32)); g_assert_cmpfloat (f32, ==, 1.5f);
+  g_assert_true (lm_gguf_get_bool (f, "t.bool", &bl)); g_assert_true (bl);
+  g_assert_true (lm_gguf_get_u64 (f, "t.u64", &u64)); g_assert_cmpuint (u64, ==, 1ull << 40);
+  g_assert_false (lm_gguf_get_u32 (f, "t.u64", &u32));
+  g_assert_false (lm_gguf_get_u64 (f, "t.i64", &u64));
+  g_assert_true (lm_gguf_get_f32 (f, "t.f64", &f32)); g_assert_cmpfloat (f32, ==, 2.25f);
+  g_assert_false (lm_gguf_get_f32 (f, "t.u8", &f32));
+  g_assert_true (lm_gguf_get_string (f, "t.str", &s));
+  g_assert_true (lm_gguf_string_eq (s, "héllo"));
+  g_assert_false (lm_gguf_get_u32 (f, "absent", &u32));
+  g_assert_cmpint (lm_gguf_find_key (f, "absent"), ==, -1);
+  int64_t k = lm_gguf_find_key (f, "t.str");
   g_assert_cmpint (k, ==, 11);
-  g_assert_true (gguf_string_eq (gguf_key_name (f, k), "t.str"));
-  g_assert_cmpint (gguf_value_type (f, k), ==, GGUF_TYPE_STRING);
+  g_assert_true (lm_gguf_string_eq (lm_gguf_key_name (f, k), "t.str"));
+  g_assert_cmpint (lm_gguf_value_type (f, k), ==, LM_GGUF_TYPE_STRING);
 
   GgufValueType et; uint64_t n; const void *data;
-  g_assert_true (gguf_get_array (f, "t.arr_i16", &et, &n, &data));
-  g_assert_cmpint (et, ==, GGUF_TYPE_INT16);
+  g_assert_true (lm_gguf_get_array (f, "t.arr_i16", &et, &n, &data));
+  g_assert_cmpint (et, ==, LM_GGUF_TYPE_INT16);
   g_assert_cmpuint (n, ==, 3);
   g_assert_cmpint (((const int16_t *) data)[0], ==, -1);
   g_assert_cmpint (((const int16_t *) data)[2], ==, 1);
-  g_assert_true (gguf_get_array_string (f, "t.arr_str", 0, &s));
-  g_assert_true (gguf_string_eq (s, "a b"));
-  g_assert_true (gguf_get_array_string (f, "t.arr_str", 1, &s));
+  g_assert_true (lm_gguf_get_array_string (f, "t.arr_str", 0, &s));
+  g_assert_true (lm_gguf_string_eq (s, "a b"));
+  g_assert_true (lm_gguf_get_array_string (f, "t.arr_str", 1, &s));
   g_assert_cmpuint (s.len, ==, 0);
-  g_assert_false (gguf_get_array_string (f, "t.arr_str", 2, &s));
-  g_assert_false (gguf_get_array_string (f, "t.arr_i16", 0, &s));
+  g_assert_false (lm_gguf_get_array_string (f, "t.arr_str", 2, &s));
+  g_assert_false (lm_gguf_get_array_string (f, "t.arr_i16", 0, &s));
 
-  const GgufTensorInfo *t = gguf_find_tensor (f, "w.f4");
+  const GgufTensorInfo *t = lm_gguf_find_tensor (f, "w.f4");
   g_assert_nonnull (t);
   g_assert_cmpuint (t->ne[0], ==, 4);
   g_assert_cmpuint (t->ne[1], ==, 2);
@@ -299,11 +299,11 @@ test_small_file_values (void)
   float v7;
   memcpy (&v7, (const char *) t->data + 28, 4);
   g_assert_cmpfloat (v7, ==, 7.0f);
-  t = gguf_find_tensor (f, "w.q8");
+  t = lm_gguf_find_tensor (f, "w.q8");
   g_assert_cmpuint (t->n_bytes, ==, 34);
-  g_assert_cmpuint ((const uint8_t *) t->data - b->data, ==, gguf_data_offset (f) + 64);
+  g_assert_cmpuint ((const uint8_t *) t->data - b->data, ==, lm_gguf_data_offset (f) + 64);
   g_assert_cmpuint (((const uint8_t *) t->data)[33], ==, 1);
-  gguf_close (f);
+  lm_gguf_close (f);
 }
 
 /* Opens @data; on failure checks that a non-empty message came back. */
@@ -312,21 +312,21 @@ try_open (const void *data, size_t len, char **msg_out)
 {
   GgufFile *f = NULL;
   char *err = NULL;
-  LmStatus st = gguf_open_memory (data, len, &f, &err);
+  LmStatus st = lm_gguf_open_memory (data, len, &f, &err);
   if (st == LM_OK)
     {
       g_assert_nonnull (f);
       g_assert_null (err);
       /* Touch every tensor byte so ASan sees any out-of-bounds pointer. */
       volatile uint8_t sink = 0;
-      for (uint64_t i = 0; i < gguf_n_tensors (f); i++)
+      for (uint64_t i = 0; i < lm_gguf_n_tensors (f); i++)
         {
-          const GgufTensorInfo *t = gguf_tensor (f, i);
+          const GgufTensorInfo *t = lm_gguf_tensor (f, i);
           if (t->n_bytes)
             sink ^= ((const uint8_t *) t->data)[0] ^ ((const uint8_t *) t->data)[t->n_bytes - 1];
         }
       (void) sink;
-      gguf_close (f);
+      lm_gguf_close (f);
     }
   else
     {
@@ -378,9 +378,9 @@ test_model_truncations (void)
   g_autofree guint8 *data =
     ts_test_read_data ("qwen35/tiny-qwen35-f32/tiny-qwen35-f32.gguf", &len);
   GgufFile *f = NULL;
-  g_assert_cmpint (gguf_open_memory (data, len, &f, NULL), ==, LM_OK);
-  size_t header = gguf_data_offset (f);
-  gguf_close (f);
+  g_assert_cmpint (lm_gguf_open_memory (data, len, &f, NULL), ==, LM_OK);
+  size_t header = lm_gguf_data_offset (f);
+  lm_gguf_close (f);
   for (size_t n = 0; n < header; n += 1 + n / 512)
     g_assert_cmpint (try_open (data, n, NULL), !=, LM_OK);
   for (size_t n = header; n < len; n += 4093)
@@ -472,17 +472,17 @@ test_open_errors (void)
 {
   GgufFile *f = NULL;
   char *err = NULL;
-  g_assert_cmpint (gguf_open ("/nonexistent/model.gguf", &f, &err), ==, LM_ERR_IO);
+  g_assert_cmpint (lm_gguf_open ("/nonexistent/model.gguf", &f, &err), ==, LM_ERR_IO);
   g_assert_null (f);
   g_assert_nonnull (strstr (err, "/nonexistent/model.gguf"));
   free (err);
   err = NULL;
   g_autofree char *dir = ts_test_data_path ("qwen35");
-  g_assert_cmpint (gguf_open (dir, &f, &err), ==, LM_ERR_IO);
+  g_assert_cmpint (lm_gguf_open (dir, &f, &err), ==, LM_ERR_IO);
   g_assert_nonnull (err);
   free (err);
   err = NULL;
-  g_assert_cmpint (gguf_open_memory (NULL, 0, &f, &err), ==, LM_ERR_FORMAT);
+  g_assert_cmpint (lm_gguf_open_memory (NULL, 0, &f, &err), ==, LM_ERR_FORMAT);
   g_assert_nonnull (strstr (err, "truncated"));
   free (err);
 }

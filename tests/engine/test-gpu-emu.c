@@ -1,7 +1,7 @@
 /* test-gpu-emu.c: the GPU backend's forward pass, sessions and weight upload
  * run on the host emulation of the device API (gpu-emu.c): every buffer
  * offset, stride, expert grouping, LoRA path, partial offload, reset,
- * rewind and memory check of engine/cuda's C code (the device LoRA hook's
+ * rewind and memory check of engine/src/cuda's C code (the device LoRA hook's
  * orchestration included), against the CPU backend
  * and the goldens, without a GPU. The kernels themselves are tested by
  * test-cuda-*.c on a GPU.

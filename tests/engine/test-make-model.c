@@ -45,22 +45,22 @@ assert_file_matches_plan (const char *path, const LmSynthPlan *plan)
   g_assert_cmpuint (file_size (path), ==, plan->file_bytes);
   GgufFile *f = NULL;
   char *err = NULL;
-  if (gguf_open (path, &f, &err) != LM_OK)
+  if (lm_gguf_open (path, &f, &err) != LM_OK)
     g_error ("%s: %s", path, err);
-  g_assert_cmpuint (gguf_data_offset (f), ==, plan->header_bytes);
-  g_assert_cmpuint (gguf_n_tensors (f), ==, plan->n_tensors);
-  for (uint64_t i = 0; i < gguf_n_tensors (f); i++)
+  g_assert_cmpuint (lm_gguf_data_offset (f), ==, plan->header_bytes);
+  g_assert_cmpuint (lm_gguf_n_tensors (f), ==, plan->n_tensors);
+  for (uint64_t i = 0; i < lm_gguf_n_tensors (f); i++)
     {
-      const GgufTensorInfo *t = gguf_tensor (f, i);
+      const GgufTensorInfo *t = lm_gguf_tensor (f, i);
       const LmSynthTensorInfo *p = &plan->tensors[i];
-      g_assert_true (gguf_string_eq (t->name, p->name));
+      g_assert_true (lm_gguf_string_eq (t->name, p->name));
       g_assert_cmpint (t->type, ==, p->type);
       g_assert_cmpuint (t->n_dims, ==, p->n_dims);
       for (uint32_t d = 0; d < p->n_dims; d++)
         g_assert_cmpuint (t->ne[d], ==, p->ne[d]);
       g_assert_cmpuint (t->n_bytes, ==, p->n_bytes);
     }
-  gguf_close (f);
+  lm_gguf_close (f);
   LmModel *m = NULL;
   if (lm_model_load (path, &m, &err) != LM_OK)
     g_error ("%s: %s", path, err);

@@ -20,15 +20,15 @@ test_peft_adapter (void)
   g_autofree char *path = ts_test_data_path (PEFT);
   SafetensorsFile *f = NULL;
   char *err = NULL;
-  if (safetensors_open (path, &f, &err) != LM_OK)
+  if (lm_safetensors_open (path, &f, &err) != LM_OK)
     g_error ("%s", err);
   g_autofree char *gpath = ts_test_data_path (LORA_GGUF);
   GgufFile *g = NULL;
-  g_assert_cmpint (gguf_open (gpath, &g, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_gguf_open (gpath, &g, NULL), ==, LM_OK);
 
-  g_assert_cmpuint (safetensors_n_tensors (f), ==, 8);
-  g_assert_cmpstr (safetensors_metadata (f, "format"), ==, "pt");
-  g_assert_null (safetensors_metadata (f, "absent"));
+  g_assert_cmpuint (lm_safetensors_n_tensors (f), ==, 8);
+  g_assert_cmpstr (lm_safetensors_metadata (f, "format"), ==, "pt");
+  g_assert_null (lm_safetensors_metadata (f, "absent"));
   for (int layer = 0; layer < 4; layer++)
     {
       const char *module = layer < 3 ? "linear_attn.out_proj" : "self_attn.o_proj";
@@ -37,7 +37,7 @@ test_peft_adapter (void)
         {
           g_autofree char *name = g_strdup_printf ("base_model.model.model.layers.%d.%s.lora_%s"
                                                    ".weight", layer, module, ab ? "B" : "A");
-          const SafetensorsTensor *t = safetensors_find (f, name);
+          const SafetensorsTensor *t = lm_safetensors_find (f, name);
           g_assert_nonnull (t);
           g_assert_cmpint (t->dtype, ==, SAFETENSORS_F32);
           g_assert_cmpuint (t->n_dims, ==, 2);
@@ -45,10 +45,10 @@ test_peft_adapter (void)
           g_assert_cmpuint (t->shape[1], ==, ab ? 8 : 128);
           g_assert_cmpuint (t->n_bytes, ==, 8 * 128 * 4);
           g_autofree float *vals = g_new (float, t->n_elements);
-          g_assert_cmpint (safetensors_read_f32 (t, vals), ==, LM_OK);
+          g_assert_cmpint (lm_safetensors_read_f32 (t, vals), ==, LM_OK);
           g_autofree char *gname = g_strdup_printf ("blk.%d.%s.weight.lora_%s", layer, base,
                                                     ab ? "b" : "a");
-          const GgufTensorInfo *gt = gguf_find_tensor (g, gname);
+          const GgufTensorInfo *gt = lm_gguf_find_tensor (g, gname);
           g_assert_nonnull (gt);
           g_assert_cmpuint (gt->n_bytes, ==, t->n_bytes);
           /* B everywhere and A of o_proj are identical; linear_attn A differs by
@@ -57,15 +57,15 @@ test_peft_adapter (void)
           g_assert_true (same == (ab == 1 || layer == 3));
         }
     }
-  g_assert_null (safetensors_find (f, "__metadata__"));
+  g_assert_null (lm_safetensors_find (f, "__metadata__"));
   /* tensors come sorted by offset */
-  for (size_t i = 1; i < safetensors_n_tensors (f); i++)
-    g_assert_true ((const char *) safetensors_tensor (f, i)->data
-                   >= (const char *) safetensors_tensor (f, i - 1)->data
-                      + safetensors_tensor (f, i - 1)->n_bytes);
-  g_assert_null (safetensors_tensor (f, 8));
-  gguf_close (g);
-  safetensors_close (f);
+  for (size_t i = 1; i < lm_safetensors_n_tensors (f); i++)
+    g_assert_true ((const char *) lm_safetensors_tensor (f, i)->data
+                   >= (const char *) lm_safetensors_tensor (f, i - 1)->data
+                      + lm_safetensors_tensor (f, i - 1)->n_bytes);
+  g_assert_null (lm_safetensors_tensor (f, 8));
+  lm_gguf_close (g);
+  lm_safetensors_close (f);
 }
 
 static GByteArray *
@@ -91,7 +91,7 @@ test_half_types (void)
   /* the scalar I32 needs 4 bytes but spans 0: wrong size */
   SafetensorsFile *f = NULL;
   char *err = NULL;
-  g_assert_cmpint (safetensors_open_memory (b->data, b->len, &f, &err), !=, LM_OK);
+  g_assert_cmpint (lm_safetensors_open_memory (b->data, b->len, &f, &err), !=, LM_OK);
   g_assert_nonnull (strstr (err, "need 4"));
   free (err);
   err = NULL;
@@ -100,29 +100,29 @@ test_half_types (void)
     "{\"h\\u00e9\\\"x\":{\"dtype\":\"F16\",\"shape\":[2,3],\"data_offsets\":[0,12]},"
     " \"b\" : {\"data_offsets\":[12,16],\"shape\":[2],\"dtype\":\"BF16\",\"extra\":[null,true]},"
     "\"e\":{\"dtype\":\"U8\",\"shape\":[0,5],\"data_offsets\":[16,16]}}   ", data, 16);
-  if (safetensors_open_memory (c->data, c->len, &f, &err) != LM_OK)
+  if (lm_safetensors_open_memory (c->data, c->len, &f, &err) != LM_OK)
     g_error ("%s", err);
-  const SafetensorsTensor *h = safetensors_find (f, "h\xc3\xa9\"x");
+  const SafetensorsTensor *h = lm_safetensors_find (f, "h\xc3\xa9\"x");
   g_assert_nonnull (h);
   g_assert_cmpuint (h->n_elements, ==, 6);
   float v[6];
-  g_assert_cmpint (safetensors_read_f32 (h, v), ==, LM_OK);
+  g_assert_cmpint (lm_safetensors_read_f32 (h, v), ==, LM_OK);
   g_assert_cmpfloat (v[0], ==, 1.0f);
   g_assert_cmpfloat (v[1], ==, -2.0f);
   g_assert_cmpfloat (v[2], ==, 65504.0f);
   g_assert_cmpfloat (v[3], ==, ldexpf (1.0f, -24));
   g_assert_true (v[4] == 0.0f && signbit (v[4]));
   g_assert_true (isinf (v[5]) && v[5] > 0);
-  const SafetensorsTensor *bt = safetensors_find (f, "b");
-  g_assert_cmpint (safetensors_read_f32 (bt, v), ==, LM_OK);
+  const SafetensorsTensor *bt = lm_safetensors_find (f, "b");
+  g_assert_cmpint (lm_safetensors_read_f32 (bt, v), ==, LM_OK);
   g_assert_cmpfloat (v[0], ==, 1.0f);
   g_assert_cmpfloat (v[1], ==, -3.0f);
-  const SafetensorsTensor *e = safetensors_find (f, "e");
+  const SafetensorsTensor *e = lm_safetensors_find (f, "e");
   g_assert_cmpuint (e->n_elements, ==, 0);
-  g_assert_cmpint (safetensors_read_f32 (e, v), ==, LM_ERR_INVALID_ARGUMENT);
-  g_assert_cmpstr (safetensors_dtype_name (e->dtype), ==, "U8");
-  g_assert_true (isnan (safetensors_f16_to_f32 (0x7E00)));
-  safetensors_close (f);
+  g_assert_cmpint (lm_safetensors_read_f32 (e, v), ==, LM_ERR_INVALID_ARGUMENT);
+  g_assert_cmpstr (lm_safetensors_dtype_name (e->dtype), ==, "U8");
+  g_assert_true (isnan (lm_safetensors_f16_to_f32 (0x7E00)));
+  lm_safetensors_close (f);
 }
 
 static void
@@ -132,7 +132,7 @@ expect_reject (const char *header, size_t data_len, const char *expect)
   g_autoptr (GByteArray) b = build_file (header, data, data_len);
   SafetensorsFile *f = NULL;
   char *err = NULL;
-  LmStatus st = safetensors_open_memory (b->data, b->len, &f, &err);
+  LmStatus st = lm_safetensors_open_memory (b->data, b->len, &f, &err);
   g_assert_cmpint (st, ==, strstr (expect, "dtype") ? LM_ERR_UNSUPPORTED : LM_ERR_FORMAT);
   g_assert_null (f);
   g_assert_nonnull (err);
@@ -180,14 +180,14 @@ test_named_errors (void)
   SafetensorsFile *f = NULL;
   char *err = NULL;
   uint8_t big[16] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f };
-  g_assert_cmpint (safetensors_open_memory (big, sizeof big, &f, &err), !=, LM_OK);
+  g_assert_cmpint (lm_safetensors_open_memory (big, sizeof big, &f, &err), !=, LM_OK);
   g_assert_nonnull (strstr (err, "100 MB"));
   free (err);
   uint8_t small[16] = { 200 };
-  g_assert_cmpint (safetensors_open_memory (small, sizeof small, &f, &err), !=, LM_OK);
+  g_assert_cmpint (lm_safetensors_open_memory (small, sizeof small, &f, &err), !=, LM_OK);
   g_assert_nonnull (strstr (err, "truncated"));
   free (err);
-  g_assert_cmpint (safetensors_open ("/nonexistent.safetensors", &f, &err), ==, LM_ERR_IO);
+  g_assert_cmpint (lm_safetensors_open ("/nonexistent.safetensors", &f, &err), ==, LM_ERR_IO);
   g_assert_nonnull (strstr (err, "/nonexistent.safetensors"));
   free (err);
 }
@@ -202,7 +202,7 @@ test_truncations_and_flips (void)
       g_autofree uint8_t *copy = g_memdup2 (data, n ? n : 1);
       SafetensorsFile *f = NULL;
       char *err = NULL;
-      g_assert_cmpint (safetensors_open_memory (copy, n, &f, &err), !=, LM_OK);
+      g_assert_cmpint (lm_safetensors_open_memory (copy, n, &f, &err), !=, LM_OK);
       g_assert_nonnull (err);
       free (err);
     }
@@ -217,14 +217,14 @@ test_truncations_and_flips (void)
         copy[pos] ^= (uint8_t) (1u << bit);
         SafetensorsFile *f = NULL;
         char *err = NULL;
-        if (safetensors_open_memory (copy, len, &f, &err) == LM_OK)
+        if (lm_safetensors_open_memory (copy, len, &f, &err) == LM_OK)
           {
-            for (size_t i = 0; i < safetensors_n_tensors (f); i++)
+            for (size_t i = 0; i < lm_safetensors_n_tensors (f); i++)
               {
-                const SafetensorsTensor *t = safetensors_tensor (f, i);
+                const SafetensorsTensor *t = lm_safetensors_tensor (f, i);
                 g_assert_true ((const uint8_t *) t->data + t->n_bytes <= copy + len);
               }
-            safetensors_close (f);
+            lm_safetensors_close (f);
           }
         else
           g_assert_nonnull (err);

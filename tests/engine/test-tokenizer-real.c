@@ -244,7 +244,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   GgufFile *file = NULL;
   char *err = NULL;
-  if (gguf_open (model_path, &file, &err) != LM_OK
+  if (lm_gguf_open (model_path, &file, &err) != LM_OK
       || lm_tokenizer_new_from_gguf (file, &tok, &err) != LM_OK)
     g_error ("%s: %s", model_path, err);
   g_assert_cmpint (lm_tokenizer_n_vocab (tok), ==, 151936);
@@ -261,7 +261,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/tokenizer-real/cli", test_cli);
   int status = g_test_run ();
   lm_tokenizer_free (tok);
-  gguf_close (file);
+  lm_gguf_close (file);
   g_free (model_path);
   return status;
 }

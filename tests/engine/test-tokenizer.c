@@ -41,7 +41,7 @@ load_tokenizer (const char *model, GgufFile **file_out)
   g_autofree char *rel = g_strdup_printf ("qwen35/%s/%s.gguf", model, model);
   g_autofree char *path = ts_test_data_path (rel);
   GgufFile *f = NULL;
-  g_assert_cmpint (gguf_open (path, &f, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_gguf_open (path, &f, NULL), ==, LM_OK);
   LmTokenizer *tok = NULL;
   char *err = NULL;
   if (lm_tokenizer_new_from_gguf (f, &tok, &err) != LM_OK)
@@ -63,7 +63,7 @@ static void
 fixture_teardown (Fixture *fx, gconstpointer data)
 {
   lm_tokenizer_free (fx->tok);
-  gguf_close (fx->file);
+  lm_gguf_close (fx->file);
   g_object_unref (fx->cases);
   g_object_unref (fx->manifest);
   g_object_unref (fx->hf);
@@ -613,7 +613,7 @@ test_qwen2_rule (Fixture *fx, gconstpointer data)
     }
   g_assert_cmpuint (n_differ, >, 0);
   lm_tokenizer_free (tok);
-  gguf_close (f);
+  lm_gguf_close (f);
 }
 
 /* Other pre-tokenizers, and none, are refused with a message naming them. */
@@ -632,7 +632,7 @@ test_pre_names (Fixture *fx, gconstpointer data)
       g_assert_nonnull (strstr (err, quoted));
       g_assert_nonnull (strstr (err, "qwen2 and qwen35"));
       free (err);
-      gguf_close (f);
+      lm_gguf_close (f);
     }
   GgufFile *f = NULL;
   LmStatus st;
@@ -641,7 +641,7 @@ test_pre_names (Fixture *fx, gconstpointer data)
   g_assert_cmpint (st, ==, LM_ERR_FORMAT);
   g_assert_nonnull (strstr (err, "tokenizer.ggml.pre is missing"));
   free (err);
-  gguf_close (f);
+  lm_gguf_close (f);
 }
 
 /* Every golden model carries the same tokenizer. */
@@ -659,7 +659,7 @@ test_all_models (void)
       check_tokenize (tok, json_object_get_string_member (m, "prompt_text"), true,
                       json_object_get_array_member (m, "prompt_tokens"));
       lm_tokenizer_free (tok);
-      gguf_close (f);
+      lm_gguf_close (f);
     }
 }
 
@@ -674,17 +674,17 @@ test_malformed_vocab (void)
   const char *tokens[] = { "a", "\xff\xfe\xfd", "\xc3", "b", "\xef\xbf\xbd", "<c>" };
   int32_t types[] = { 1, 1, 1, 1, 1, 3 };
   const char *merges[] = { "a b", "\xff", "x y" };
-  GgufWriter *w = gguf_writer_new ();
-  gguf_writer_add_string (w, "tokenizer.ggml.model", "gpt2");
-  gguf_writer_add_string (w, "tokenizer.ggml.pre", "qwen35");
-  gguf_writer_add_string_array (w, "tokenizer.ggml.tokens", tokens, 6);
-  gguf_writer_add_array (w, "tokenizer.ggml.token_type", GGUF_TYPE_INT32, types, 6);
-  gguf_writer_add_string_array (w, "tokenizer.ggml.merges", merges, 1);
-  g_assert_cmpint (gguf_writer_begin (w, path, NULL), ==, LM_OK);
-  g_assert_cmpint (gguf_writer_finish (w, NULL), ==, LM_OK);
-  gguf_writer_free (w);
+  GgufWriter *w = lm_gguf_writer_new ();
+  lm_gguf_writer_add_string (w, "tokenizer.ggml.model", "gpt2");
+  lm_gguf_writer_add_string (w, "tokenizer.ggml.pre", "qwen35");
+  lm_gguf_writer_add_string_array (w, "tokenizer.ggml.tokens", tokens, 6);
+  lm_gguf_writer_add_array (w, "tokenizer.ggml.token_type", LM_GGUF_TYPE_INT32, types, 6);
+  lm_gguf_writer_add_string_array (w, "tokenizer.ggml.merges", merges, 1);
+  g_assert_cmpint (lm_gguf_writer_begin (w, path, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_gguf_writer_finish (w, NULL), ==, LM_OK);
+  lm_gguf_writer_free (w);
   GgufFile *f = NULL;
-  g_assert_cmpint (gguf_open (path, &f, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_gguf_open (path, &f, NULL), ==, LM_OK);
   LmTokenizer *tok = NULL;
   g_assert_cmpint (lm_tokenizer_new_from_gguf (f, &tok, NULL), ==, LM_OK);
   char buf[16];
@@ -700,23 +700,23 @@ test_malformed_vocab (void)
   g_assert_cmpint (ids[2], ==, 5);
   free (ids);
   lm_tokenizer_free (tok);
-  gguf_close (f);
+  lm_gguf_close (f);
 
   /* A merge without a space is a load error naming it. */
-  w = gguf_writer_new ();
-  gguf_writer_add_string (w, "tokenizer.ggml.model", "gpt2");
-  gguf_writer_add_string (w, "tokenizer.ggml.pre", "qwen35");
-  gguf_writer_add_string_array (w, "tokenizer.ggml.tokens", tokens, 6);
-  gguf_writer_add_string_array (w, "tokenizer.ggml.merges", merges + 1, 1);
-  gguf_writer_begin (w, path, NULL);
-  gguf_writer_finish (w, NULL);
-  gguf_writer_free (w);
-  g_assert_cmpint (gguf_open (path, &f, NULL), ==, LM_OK);
+  w = lm_gguf_writer_new ();
+  lm_gguf_writer_add_string (w, "tokenizer.ggml.model", "gpt2");
+  lm_gguf_writer_add_string (w, "tokenizer.ggml.pre", "qwen35");
+  lm_gguf_writer_add_string_array (w, "tokenizer.ggml.tokens", tokens, 6);
+  lm_gguf_writer_add_string_array (w, "tokenizer.ggml.merges", merges + 1, 1);
+  lm_gguf_writer_begin (w, path, NULL);
+  lm_gguf_writer_finish (w, NULL);
+  lm_gguf_writer_free (w);
+  g_assert_cmpint (lm_gguf_open (path, &f, NULL), ==, LM_OK);
   char *err = NULL;
   g_assert_cmpint (lm_tokenizer_new_from_gguf (f, &tok, &err), !=, LM_OK);
   g_assert_nonnull (strstr (err, "has no space"));
   free (err);
-  gguf_close (f);
+  lm_gguf_close (f);
   g_unlink (path);
   g_rmdir (dir);
 }

@@ -455,9 +455,9 @@ test_private_hello (void)
   g_clear_error (&error);
   /* the private request's flags: DP and split scales known, others refused */
   gsize flags_at = len - 300 - 4 - 8 - 2 - 2;
-  g_assert_cmpuint (p[flags_at], ==, TS_HELORA_PRIVATE_DP | TS_HELORA_PRIVATE_SPLIT_SCALES);
+  g_assert_cmpuint (p[flags_at], ==, TS_HELORA_PRIVACY_DP | TS_HELORA_PRIVACY_SPLIT_SCALES);
   memcpy (copy, p, len);
-  copy[flags_at] = TS_HELORA_PRIVATE_DP;          /* an older client: 48/48 */
+  copy[flags_at] = TS_HELORA_PRIVACY_DP;          /* an older client: 48/48 */
   g_autoptr (GBytes) old = g_bytes_new (copy, len);
   g_autoptr (TsHeloraFrame) decoded = ts_helora_frame_decode (old, 1 << 20, &error);
   g_assert_no_error (error);

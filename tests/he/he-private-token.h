@@ -26,7 +26,7 @@ typedef struct {
 } Token;
 
 /* A token on the layout with the scale split @scales (the adapter-private
- * mode uses CKKS_HELORA_SCALES_PRIVATE). */
+ * mode uses CKKS_HELORA_SCALES_PRIVACY). */
 static inline void
 token_setup_scaled (Token *t, GRand *rng, CkksBackend backend, CkksHeloraScales scales)
 {
@@ -57,7 +57,7 @@ token_setup_scaled (Token *t, GRand *rng, CkksBackend backend, CkksHeloraScales 
 static inline void
 token_setup_backend (Token *t, GRand *rng, CkksBackend backend)
 {
-  token_setup_scaled (t, rng, backend, CKKS_HELORA_SCALES_PRIVATE);
+  token_setup_scaled (t, rng, backend, CKKS_HELORA_SCALES_PRIVACY);
 }
 
 /* The private mode's layout on the fastest backend. */

@@ -343,7 +343,7 @@ test_token_modules (void)
   enum { M = 5 };
   size_t d[M] = { 2048, 2048, 4096, 2048, 2048 }, r[M] = { 32, 8, 16, 64, 32 };
   size_t group[M] = { 0, 0, 1, 0, 2 };
-  CkksHeloraScales sc[M] = { 0, 0, 0, 0, CKKS_HELORA_SCALES_PRIVATE };
+  CkksHeloraScales sc[M] = { 0, 0, 0, 0, CKKS_HELORA_SCALES_PRIVACY };
   float *a[M], *h[3] = { he_test_random_floats (rng, 2048, 1), he_test_random_floats (rng, 4096, 1),
                         he_test_random_floats (rng, 2048, 1) };
   CkksHeloraPlan *plans[M];
@@ -365,7 +365,7 @@ test_token_modules (void)
     {
       double *ref = g_new (double, r[m]);
       he_test_plain_product (a[m], h[group[m]], d[m], r[m], ref);
-      double tol = sc[m] == CKKS_HELORA_SCALES_PRIVATE ? 1e-4 : 1e-6 * fmax (1.0, d[m] / 2048.0);
+      double tol = sc[m] == CKKS_HELORA_SCALES_PRIVACY ? 1e-4 : 1e-6 * fmax (1.0, d[m] / 2048.0);
       g_assert_cmpfloat (he_test_max_abs_diff (u[m], ref, r[m]), <=, tol);
       g_free (ref);
       ckks_helora_plan_free (plans[m]);

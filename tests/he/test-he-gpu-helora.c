@@ -189,7 +189,7 @@ test_several_modules (void)
     return;
   enum { M = 5 };
   size_t d[M] = { 2048, 2048, 2048, 4096, 2048 }, r[M] = { 32, 8, 64, 16, 32 };
-  CkksHeloraScales sc[M] = { 0, 0, 0, 0, CKKS_HELORA_SCALES_PRIVATE };
+  CkksHeloraScales sc[M] = { 0, 0, 0, 0, CKKS_HELORA_SCALES_PRIVACY };
   Modules f;
   modules_init (&f, ckks_params_default_preset_name (), M, d, r, sc);
   modules_session (&f);
@@ -215,7 +215,7 @@ test_several_modules (void)
           double *ref = g_new (double, r[m]);
           he_test_plain_product (a[m], hm, d[m], r[m], ref);
           /* the private split quantises A at 2^-24 */
-          double tol = sc[m] == CKKS_HELORA_SCALES_PRIVATE ? 1e-4 : tolerance (d[m]);
+          double tol = sc[m] == CKKS_HELORA_SCALES_PRIVACY ? 1e-4 : tolerance (d[m]);
           g_assert_cmpfloat (he_test_max_abs_diff (u[m], ref, r[m]), <=, tol);
           g_free (ref);
         }
@@ -509,7 +509,7 @@ test_bit_exact_vs_host (void)
     {
       enum { M = 4 };
       size_t d[M] = { 2048, 2048, 4096, 64 }, r[M] = { 32, 64, 8, 8 };
-      CkksHeloraScales sc[M] = { 0, CKKS_HELORA_SCALES_PRIVATE, 0, 0 };
+      CkksHeloraScales sc[M] = { 0, CKKS_HELORA_SCALES_PRIVACY, 0, 0 };
       Modules f;
       modules_init (&f, names[p], M, d, r, sc);
       CkksSecretKey *sk = f.sk;

@@ -5,14 +5,14 @@
 #include <string.h>
 
 #include "ckks-objects.h"
-#include "ckks-private-pad.h"
-#include "ckks-private.h"
+#include "ckks-privacy-pad.h"
+#include "ckks-privacy.h"
 #include "ckks.h"
 #include "he-private-token.h"
 #include "he-test-common.h"
 
 /* the mode's default statistical security, on the private layout */
-#define LAMBDA CKKS_PRIVATE_DEFAULT_LAMBDA
+#define LAMBDA CKKS_PRIVACY_DEFAULT_LAMBDA
 
 /* Pearson correlation of every decrypted slot of every result with the
  * product h_j·A_ij it holds in the plain evaluation (0 for padding slots). */
@@ -65,11 +65,11 @@ test_masks_hide_products (void)
       double plain_err = u_error (&t, u);
       g_assert_cmpfloat (plain_err, <, bound);
       CkksCiphertext *zero = NULL;
-      g_assert_cmpint (ckks_private_zero_new (t.lay, t.pk, 0, &zero), ==, CKKS_OK);
+      g_assert_cmpint (ckks_privacy_zero_new (t.lay, t.pk, 0, &zero), ==, CKKS_OK);
       for (size_t b = 0; b < t.b; b++)
-        g_assert_cmpint (ckks_private_add_zero (t.out[b], zero), ==, CKKS_OK);
+        g_assert_cmpint (ckks_privacy_add_zero (t.out[b], zero), ==, CKKS_OK);
       ckks_ciphertext_free (zero);
-      g_assert_cmpint (ckks_private_mask (t.lay, t.out, t.b), ==, CKKS_OK);
+      g_assert_cmpint (ckks_privacy_mask (t.lay, t.out, t.b), ==, CKKS_OK);
       double corr = slot_correlation (&t);
       g_test_message ("trial %d: |corr| masked %.4f; u error plain %.3g", trial, fabs (corr),
                       plain_err);
@@ -77,7 +77,7 @@ test_masks_hide_products (void)
       token_decrypt (&t, u);
       g_assert_cmpfloat (u_error (&t, u), <, bound);
     }
-  g_assert_cmpint (ckks_private_mask (t.lay, t.out, t.b + 1), ==, CKKS_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (ckks_privacy_mask (t.lay, t.out, t.b + 1), ==, CKKS_ERR_INVALID_ARGUMENT);
   token_free (&t);
 }
 
@@ -110,8 +110,8 @@ test_rerandomisation_hides_c1 (void)
     }
   g_assert_cmpmem (ratio[0], sizeof ratio[0], ratio[1], sizeof ratio[1]);   /* the leak */
   CkksCiphertext *zero = NULL;
-  g_assert_cmpint (ckks_private_zero_new (t.lay, t.pk, 0, &zero), ==, CKKS_OK);
-  g_assert_cmpint (ckks_private_add_zero (t.out[0], zero), ==, CKKS_OK);
+  g_assert_cmpint (ckks_privacy_zero_new (t.lay, t.pk, 0, &zero), ==, CKKS_OK);
+  g_assert_cmpint (ckks_privacy_add_zero (t.out[0], zero), ==, CKKS_OK);
   ckks_ciphertext_free (zero);
   unsigned same = 0;
   for (size_t k = 0; k < 4; k++)
@@ -133,8 +133,8 @@ flood_rms (Token *t, unsigned lambda_s, int trials)
       for (size_t b = 0; b < t->b; b++)
         {
           CkksCiphertext *zero = NULL;
-          g_assert_cmpint (ckks_private_zero_new (t->lay, t->pk, lambda_s, &zero), ==, CKKS_OK);
-          g_assert_cmpint (ckks_private_add_zero (t->out[b], zero), ==, CKKS_OK);
+          g_assert_cmpint (ckks_privacy_zero_new (t->lay, t->pk, lambda_s, &zero), ==, CKKS_OK);
+          g_assert_cmpint (ckks_privacy_add_zero (t->out[b], zero), ==, CKKS_OK);
           ckks_ciphertext_free (zero);
         }
       token_decrypt (t, u);
@@ -152,7 +152,7 @@ static void
 test_flooding_precision (void)
 {
   static const struct { CkksHeloraScales scales; unsigned lambda; } cases[] = {
-    { CKKS_HELORA_SCALES_PRIVATE, 40 }, { CKKS_HELORA_SCALES_PRIVATE, 48 },
+    { CKKS_HELORA_SCALES_PRIVACY, 40 }, { CKKS_HELORA_SCALES_PRIVACY, 48 },
     { CKKS_HELORA_SCALES_PLAIN, 16 },
   };
   double predicted_sd[G_N_ELEMENTS (cases)];   /* at scale 1: independent of A */
@@ -162,22 +162,22 @@ test_flooding_precision (void)
       Token t;
       token_setup_scaled (&t, rng, CKKS_BACKEND_AUTO, cases[ci].scales);
       double measured = flood_rms (&t, cases[ci].lambda, 8);
-      double predicted = ckks_private_flood_stddev (t.lay, cases[ci].lambda,
+      double predicted = ckks_privacy_flood_stddev (t.lay, cases[ci].lambda,
                                                     ckks_ciphertext_scale (t.out[0]));
-      predicted_sd[ci] = ckks_private_flood_stddev (t.lay, cases[ci].lambda, 1.0);
+      predicted_sd[ci] = ckks_privacy_flood_stddev (t.lay, cases[ci].lambda, 1.0);
       g_test_message ("%s layout, lambda_s %u: flood 2^%.0f, segment-sum error sd %.3g "
                       "(predicted %.3g)", cases[ci].scales ? "private" : "plain",
-                      cases[ci].lambda, ckks_private_flood_bits (t.lay, cases[ci].lambda),
+                      cases[ci].lambda, ckks_privacy_flood_bits (t.lay, cases[ci].lambda),
                       measured, predicted);
       g_assert_cmpfloat (measured, >, 0.7 * predicted);
       g_assert_cmpfloat (measured, <, 1.3 * predicted);
       /* the largest lambda_s the layout holds is accepted, one more is not */
-      unsigned max = ckks_private_max_lambda (t.lay);
+      unsigned max = ckks_privacy_max_lambda (t.lay);
       CkksCiphertext *zero = NULL;
-      g_assert_cmpint (ckks_private_zero_new (t.lay, t.pk, max, &zero), ==, CKKS_OK);
+      g_assert_cmpint (ckks_privacy_zero_new (t.lay, t.pk, max, &zero), ==, CKKS_OK);
       ckks_ciphertext_free (zero);
       zero = NULL;
-      g_assert_cmpint (ckks_private_zero_new (t.lay, t.pk, max + 1, &zero), ==, CKKS_ERR_SCALE);
+      g_assert_cmpint (ckks_privacy_zero_new (t.lay, t.pk, max + 1, &zero), ==, CKKS_ERR_SCALE);
       g_assert_null (zero);
       if (cases[ci].scales == CKKS_HELORA_SCALES_PLAIN)
         g_assert_cmpuint (max, <, LAMBDA);       /* the plain split cannot hold 40 */
@@ -196,10 +196,10 @@ test_segment_noise (void)
   Token t;
   token_setup (&t, rng);
   double noise[R], u[R];
-  g_assert_cmpint (ckks_private_gaussian (0.01, noise, R), ==, CKKS_OK);
+  g_assert_cmpint (ckks_privacy_gaussian (0.01, noise, R), ==, CKKS_OK);
   token_run (&t);
-  g_assert_cmpint (ckks_private_mask (t.lay, t.out, t.b), ==, CKKS_OK);
-  g_assert_cmpint (ckks_private_add_segment_noise (t.lay, t.out, t.b, noise), ==, CKKS_OK);
+  g_assert_cmpint (ckks_privacy_mask (t.lay, t.out, t.b), ==, CKKS_OK);
+  g_assert_cmpint (ckks_privacy_add_segment_noise (t.lay, t.out, t.b, noise), ==, CKKS_OK);
   token_decrypt (&t, u);
   for (size_t i = 0; i < R; i++)
     g_assert_cmpfloat (fabs (u[i] - t.u_plain[i] - noise[i] * t.factor), <,
@@ -216,18 +216,18 @@ test_pads_apply (void)
   Token t;
   token_setup (&t, rng);
   double noise[R], u[R];
-  g_assert_cmpint (ckks_private_gaussian (0.02, noise, R), ==, CKKS_OK);
+  g_assert_cmpint (ckks_privacy_gaussian (0.02, noise, R), ==, CKKS_OK);
   g_autofree CkksCiphertext **pads = g_new0 (CkksCiphertext *, t.b);
   for (size_t b = 0; b < t.b; b++)
-    g_assert_cmpint (ckks_private_pad_new (t.lay, t.pk, LAMBDA, &pads[b]), ==, CKKS_OK);
+    g_assert_cmpint (ckks_privacy_pad_new (t.lay, t.pk, LAMBDA, &pads[b]), ==, CKKS_OK);
   token_run (&t);
-  g_assert_cmpint (ckks_private_apply (t.lay, t.out, t.b, pads, noise), ==, CKKS_OK);
+  g_assert_cmpint (ckks_privacy_apply (t.lay, t.out, t.b, pads, noise), ==, CKKS_OK);
   g_assert_cmpfloat (fabs (slot_correlation (&t)), <, 5.0 / sqrt ((double) ckks_context_slots (t.ctx) * t.b));
   token_decrypt (&t, u);
-  double sd = ckks_private_flood_stddev (t.lay, LAMBDA, ckks_ciphertext_scale (t.out[0]));
+  double sd = ckks_privacy_flood_stddev (t.lay, LAMBDA, ckks_ciphertext_scale (t.out[0]));
   for (size_t i = 0; i < R; i++)
     g_assert_cmpfloat (fabs ((u[i] - t.u_plain[i]) / t.factor - noise[i]), <, 6.0 * sd);
-  g_assert_cmpint (ckks_private_apply (t.lay, t.out, t.b - 1, pads, noise), ==,
+  g_assert_cmpint (ckks_privacy_apply (t.lay, t.out, t.b - 1, pads, noise), ==,
                    CKKS_ERR_INVALID_ARGUMENT);
   for (size_t b = 0; b < t.b; b++)
     ckks_ciphertext_free (pads[b]);
@@ -243,7 +243,7 @@ test_compact_results (void)
   Token t;
   token_setup (&t, rng);
   double noise[R], u[R];
-  g_assert_cmpint (ckks_private_gaussian (0.02, noise, R), ==, CKKS_OK);
+  g_assert_cmpint (ckks_privacy_gaussian (0.02, noise, R), ==, CKKS_OK);
   token_run (&t);
   size_t len = ckks_helora_result_serialized_size (t.lay);
   g_assert_cmpuint (len, >, 0);
@@ -253,12 +253,12 @@ test_compact_results (void)
     {
       g_assert_cmpint (ckks_helora_result_serialize (t.lay, t.out[b], buf, len), ==, CKKS_OK);
       g_assert_cmpint (ckks_helora_result_deserialize_into (t.lay, t.out[b], buf, len), ==, CKKS_OK);
-      g_assert_cmpint (ckks_private_pad_new (t.lay, t.pk, LAMBDA, &pads[b]), ==, CKKS_OK);
+      g_assert_cmpint (ckks_privacy_pad_new (t.lay, t.pk, LAMBDA, &pads[b]), ==, CKKS_OK);
     }
-  g_assert_cmpint (ckks_private_mask (t.lay, t.out, t.b), ==, CKKS_ERR_MISMATCH);
-  g_assert_cmpint (ckks_private_apply (t.lay, t.out, t.b, pads, noise), ==, CKKS_OK);
+  g_assert_cmpint (ckks_privacy_mask (t.lay, t.out, t.b), ==, CKKS_ERR_MISMATCH);
+  g_assert_cmpint (ckks_privacy_apply (t.lay, t.out, t.b, pads, noise), ==, CKKS_OK);
   token_decrypt (&t, u);
-  double sd = ckks_private_flood_stddev (t.lay, LAMBDA, ckks_ciphertext_scale (t.out[0]));
+  double sd = ckks_privacy_flood_stddev (t.lay, LAMBDA, ckks_ciphertext_scale (t.out[0]));
   for (size_t i = 0; i < R; i++)
     g_assert_cmpfloat (fabs ((u[i] - t.u_plain[i]) / t.factor - noise[i]), <, 6.0 * sd);
   for (size_t b = 0; b < t.b; b++)
@@ -282,7 +282,7 @@ assert_same_ciphertext (const Token *t, const CkksCiphertext *x, const CkksCiphe
 }
 
 /* Pads fused into the evaluation's output write give, bit for bit, the
- * evaluation followed by ckks_private_apply (full and compact, on the
+ * evaluation followed by ckks_privacy_apply (full and compact, on the
  * scalar reference and the default backend), and the DP noise on block
  * sums only decrypts to the same u as the noise spread over c0. */
 static void
@@ -296,11 +296,11 @@ test_fused_pads (void)
         Token t;
         token_setup_backend (&t, rng, backends[bk]);
         double noise[R], u_sep[R], u_fused[R];
-        g_assert_cmpint (ckks_private_gaussian (0.02, noise, R), ==, CKKS_OK);
+        g_assert_cmpint (ckks_privacy_gaussian (0.02, noise, R), ==, CKKS_OK);
         g_autofree CkksCiphertext **pads = g_new0 (CkksCiphertext *, t.b);
         CkksCiphertext **fused;
         for (size_t b = 0; b < t.b; b++)
-          g_assert_cmpint (ckks_private_pad_new (t.lay, t.pk, LAMBDA, &pads[b]), ==, CKKS_OK);
+          g_assert_cmpint (ckks_privacy_pad_new (t.lay, t.pk, LAMBDA, &pads[b]), ==, CKKS_OK);
         g_assert_cmpint (ckks_helora_ciphertexts_new (t.lay, t.b, &fused), ==, CKKS_OK);
         g_assert_cmpint (ckks_helora_encrypt_sk (t.lay, t.sk, t.h, t.in, t.k, &t.factor), ==,
                          CKKS_OK);
@@ -309,13 +309,13 @@ test_fused_pads (void)
         g_assert_cmpint ((compact ? ckks_helora_evaluate_compact_padded
                                   : ckks_helora_evaluate_padded)
                          (t.plan, t.in, t.k, fused, t.b, pads), ==, CKKS_OK);
-        g_assert_cmpint (ckks_private_apply (t.lay, t.out, t.b, pads, NULL), ==, CKKS_OK);
+        g_assert_cmpint (ckks_privacy_apply (t.lay, t.out, t.b, pads, NULL), ==, CKKS_OK);
         for (size_t b = 0; b < t.b; b++)
           assert_same_ciphertext (&t, t.out[b], fused[b], compact);
         if (compact)      /* compact pads (c0 as block sums) give the same results */
           {
             for (size_t b = 0; b < t.b; b++)
-              g_assert_cmpint (ckks_private_pad_compact (t.lay, pads[b]), ==, CKKS_OK);
+              g_assert_cmpint (ckks_privacy_pad_compact (t.lay, pads[b]), ==, CKKS_OK);
             g_assert_cmpint (ckks_helora_evaluate_padded (t.plan, t.in, t.k, fused, t.b, pads),
                              ==, CKKS_ERR_MISMATCH);
             g_assert_cmpint (ckks_helora_evaluate_compact_padded (t.plan, t.in, t.k, fused, t.b,
@@ -323,13 +323,13 @@ test_fused_pads (void)
             for (size_t b = 0; b < t.b; b++)
               assert_same_ciphertext (&t, t.out[b], fused[b], compact);
           }
-        g_assert_cmpint (ckks_private_apply (t.lay, t.out, t.b, NULL, noise), ==, CKKS_OK);
-        g_assert_cmpint (ckks_private_add_noise_masked (t.lay, fused, t.b, noise), ==, CKKS_OK);
+        g_assert_cmpint (ckks_privacy_apply (t.lay, t.out, t.b, NULL, noise), ==, CKKS_OK);
+        g_assert_cmpint (ckks_privacy_add_noise_masked (t.lay, fused, t.b, noise), ==, CKKS_OK);
         token_decrypt (&t, u_sep);
         g_assert_cmpint (ckks_helora_decrypt (t.lay, t.sk, fused, t.b, t.factor, u_fused), ==,
                          CKKS_OK);
         g_assert_cmpmem (u_sep, sizeof u_sep, u_fused, sizeof u_fused);
-        double sd = ckks_private_flood_stddev (t.lay, LAMBDA, ckks_ciphertext_scale (fused[0]));
+        double sd = ckks_privacy_flood_stddev (t.lay, LAMBDA, ckks_ciphertext_scale (fused[0]));
         for (size_t i = 0; i < R; i++)
           g_assert_cmpfloat (fabs ((u_fused[i] - t.u_plain[i]) / t.factor - noise[i]), <,
                              6.0 * sd);
@@ -377,12 +377,12 @@ test_scale_split (void)
   g_autoptr (GRand) rng = he_test_rng_new ();
   Token plain, priv;
   token_setup_scaled (&plain, rng, CKKS_BACKEND_AUTO, CKKS_HELORA_SCALES_PLAIN);
-  token_setup_scaled (&priv, rng, CKKS_BACKEND_AUTO, CKKS_HELORA_SCALES_PRIVATE);
+  token_setup_scaled (&priv, rng, CKKS_BACKEND_AUTO, CKKS_HELORA_SCALES_PRIVACY);
   g_assert_cmpuint (ckks_helora_layout_input_bits (plain.lay), ==, 48);
   g_assert_cmpuint (ckks_helora_layout_plain_bits (plain.lay), ==, 48);
   g_assert_cmpuint (ckks_helora_layout_input_bits (priv.lay), ==, 72);
   g_assert_cmpuint (ckks_helora_layout_plain_bits (priv.lay), ==, 24);
-  g_assert_cmpint (ckks_helora_layout_scales (priv.lay), ==, CKKS_HELORA_SCALES_PRIVATE);
+  g_assert_cmpint (ckks_helora_layout_scales (priv.lay), ==, CKKS_HELORA_SCALES_PRIVACY);
   for (int pk = 0; pk <= 1; pk++)
     {
       double e_plain = token_rel_error (&plain, pk), e_priv = token_rel_error (&priv, pk);
@@ -417,7 +417,7 @@ test_scale_split (void)
 
 /* The reference a direct compact pad must equal: the full pad of the same
  * draws (b u + NTT(e0), a u + NTT(e1); e0 with coefficients everywhere, as
- * the full path draws it) made compact by ckks_private_pad_compact. */
+ * the full path draws it) made compact by ckks_privacy_pad_compact. */
 static CkksCiphertext *
 reference_pad (const Token *t, const int8_t *u, const int8_t *e1, const int64_t *e0)
 {
@@ -441,7 +441,7 @@ reference_pad (const Token *t, const int8_t *u, const int8_t *e1, const int64_t 
                             CKKS_FIXED_W (&t->pk->a_fixed, i, n),
                             CKKS_FIXED_C (&t->pk->a_fixed, i, n), q, n);
     }
-  g_assert_cmpint (ckks_private_pad_compact (t->lay, ref), ==, CKKS_OK);
+  g_assert_cmpint (ckks_privacy_pad_compact (t->lay, ref), ==, CKKS_OK);
   return ref;
 }
 
@@ -480,7 +480,7 @@ test_compact_pad_direct (void)
       g_assert_cmpint (ckks_ciphertext_new (t.ctx, ckks_helora_layout_limbs (t.lay), &pad), ==,
                        CKKS_OK);
       CkksPadDraws draws = { .u = u, .e1 = e1, .trace = trace };
-      ckks_private_compact_pad_from (t.lay, t.pk, &draws, pad, scratch);
+      ckks_privacy_compact_pad_from (t.lay, t.pk, &draws, pad, scratch);
       g_assert_true (pad->trace_only);
       assert_same_ciphertext (&t, ref, pad, TRUE);
       ckks_ciphertext_free (ref);
@@ -499,7 +499,7 @@ test_compact_pad_direct (void)
       for (size_t b = 0; b < t.b; b++)
         {
           ckks_ciphertext_free (pads[b]);
-          g_assert_cmpint (ckks_private_compact_pad_new (t.lay, t.pk, LAMBDA, &pads[b]), ==,
+          g_assert_cmpint (ckks_privacy_compact_pad_new (t.lay, t.pk, LAMBDA, &pads[b]), ==,
                            CKKS_OK);
         }
       g_assert_cmpint (ckks_helora_encrypt_sk (t.lay, t.sk, t.h, t.in, t.k, &t.factor), ==,
@@ -515,7 +515,7 @@ test_compact_pad_direct (void)
         sum_sq += pow ((u[i] - t.u_plain[i]) / t.factor, 2);
     }
   double measured = sqrt (sum_sq / count);
-  double predicted = ckks_private_flood_stddev (t.lay, LAMBDA, ckks_ciphertext_scale (t.out[0]));
+  double predicted = ckks_privacy_flood_stddev (t.lay, LAMBDA, ckks_ciphertext_scale (t.out[0]));
   g_test_message ("direct compact pads, lambda_s %u: segment-sum error sd %.3g (predicted %.3g)",
                   LAMBDA, measured, predicted);
   g_assert_cmpfloat (measured, >, 0.7 * predicted);
@@ -524,9 +524,9 @@ test_compact_pad_direct (void)
   g_assert_cmpint (ckks_helora_evaluate_padded (t.plan, t.in, t.k, t.out, t.b, pads), ==,
                    CKKS_ERR_MISMATCH);
   g_assert_cmpint (ckks_helora_evaluate (t.plan, t.in, t.k, t.out, t.b), ==, CKKS_OK);
-  g_assert_cmpint (ckks_private_apply (t.lay, t.out, t.b, pads, NULL), ==, CKKS_ERR_MISMATCH);
+  g_assert_cmpint (ckks_privacy_apply (t.lay, t.out, t.b, pads, NULL), ==, CKKS_ERR_MISMATCH);
   CkksCiphertext *none = NULL;
-  g_assert_cmpint (ckks_private_compact_pad_new (t.lay, t.pk, ckks_private_max_lambda (t.lay) + 1,
+  g_assert_cmpint (ckks_privacy_compact_pad_new (t.lay, t.pk, ckks_privacy_max_lambda (t.lay) + 1,
                                                  &none), ==, CKKS_ERR_SCALE);
   g_assert_null (none);
   for (size_t b = 0; b < t.b; b++)
@@ -540,14 +540,14 @@ test_gaussian (void)
 {
   enum { N = 40000 };
   g_autofree double *x = g_new (double, N);
-  g_assert_cmpint (ckks_private_gaussian (2.5, x, N), ==, CKKS_OK);
+  g_assert_cmpint (ckks_privacy_gaussian (2.5, x, N), ==, CKKS_OK);
   double s = 0, ss = 0;
   for (size_t i = 0; i < N; i++)
     s += x[i], ss += x[i] * x[i];
   double mean = s / N, sd = sqrt (ss / N - mean * mean);
   g_assert_cmpfloat (fabs (mean), <, 5 * 2.5 / sqrt (N));
   g_assert_cmpfloat (fabs (sd - 2.5), <, 0.05);
-  g_assert_cmpint (ckks_private_gaussian (-1.0, x, 1), ==, CKKS_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (ckks_privacy_gaussian (-1.0, x, 1), ==, CKKS_ERR_INVALID_ARGUMENT);
 }
 
 int

@@ -9,7 +9,7 @@
 #include "../helora/helora-golden.h"
 #include "ckks-client.h"
 #include "ckks-objects.h"
-#include "ckks-private.h"
+#include "ckks-privacy.h"
 #include "ckks-serial.h"
 #include "server-fixture.h"
 #include "ts-helora-adapter.h"
@@ -24,7 +24,7 @@
 /* lambda_s = 40, the default, moves u by ~1e-4 of max|u| on the private
  * layout (docs/security.md §3.1): far below what changes a greedy token of
  * the golden model */
-#define LAMBDA_S CKKS_PRIVATE_DEFAULT_LAMBDA
+#define LAMBDA_S CKKS_PRIVACY_DEFAULT_LAMBDA
 
 typedef struct {
   char *dir;                   /* adapters */
@@ -207,7 +207,7 @@ private_client_new (Fixture *f, GBytes **pk_out)
   CkksClient *c = ckks_client_new (PRESET, f->lora_path);
 
   *pk_out = public_key_bytes (c);
-  ckks_client_use_scales (c, CKKS_HELORA_SCALES_PRIVATE);
+  ckks_client_use_scales (c, CKKS_HELORA_SCALES_PRIVACY);
   return c;
 }
 
@@ -256,7 +256,7 @@ test_c1_hides_a (Fixture *f, gconstpointer data)
       g_clear_error (&error);
       ts_helora_remote_free (refused);
     }
-  ckks_client_use_scales (c, CKKS_HELORA_SCALES_PRIVATE);
+  ckks_client_use_scales (c, CKKS_HELORA_SCALES_PRIVACY);
   TsHeloraRemote *priv = connect_private (f, c, pk, 0.0, &error);
   g_assert_no_error (error);
   double agree = c1_ratio_agreement (c, priv, rng);

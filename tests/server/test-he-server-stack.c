@@ -337,19 +337,19 @@ write_unfit_adapter (Fixture *f)
   char *path = g_build_filename (f->dir, "unfit.gguf", NULL);
   guint64 ne_a[2] = { info->n_embd + 2, 2 }, ne_b[2] = { 2, info->n_embd };
   g_autofree float *zeros = g_new0 (float, 2 * (info->n_embd + 2));
-  GgufWriter *w = gguf_writer_new ();
+  GgufWriter *w = lm_gguf_writer_new ();
 
-  g_assert_cmpint (gguf_writer_add_string (w, "general.architecture", lm_arch_name (info->arch)),
+  g_assert_cmpint (lm_gguf_writer_add_string (w, "general.architecture", lm_arch_name (info->arch)),
                    ==, LM_OK);
-  g_assert_cmpint (gguf_writer_add_string (w, "general.type", "adapter"), ==, LM_OK);
-  g_assert_cmpint (gguf_writer_add_string (w, "adapter.type", "lora"), ==, LM_OK);
-  g_assert_cmpint (gguf_writer_add_tensor (w, "blk.3.attn_k.weight.lora_a", LM_TYPE_F32, 2, ne_a), ==, LM_OK);
-  g_assert_cmpint (gguf_writer_add_tensor (w, "blk.3.attn_k.weight.lora_b", LM_TYPE_F32, 2, ne_b), ==, LM_OK);
-  g_assert_cmpint (gguf_writer_begin (w, path, NULL), ==, LM_OK);
-  g_assert_cmpint (gguf_writer_write (w, zeros, 2 * (info->n_embd + 2) * sizeof (float)), ==, LM_OK);
-  g_assert_cmpint (gguf_writer_write (w, zeros, 2 * info->n_embd * sizeof (float)), ==, LM_OK);
-  g_assert_cmpint (gguf_writer_finish (w, NULL), ==, LM_OK);
-  gguf_writer_free (w);
+  g_assert_cmpint (lm_gguf_writer_add_string (w, "general.type", "adapter"), ==, LM_OK);
+  g_assert_cmpint (lm_gguf_writer_add_string (w, "adapter.type", "lora"), ==, LM_OK);
+  g_assert_cmpint (lm_gguf_writer_add_tensor (w, "blk.3.attn_k.weight.lora_a", LM_TYPE_F32, 2, ne_a), ==, LM_OK);
+  g_assert_cmpint (lm_gguf_writer_add_tensor (w, "blk.3.attn_k.weight.lora_b", LM_TYPE_F32, 2, ne_b), ==, LM_OK);
+  g_assert_cmpint (lm_gguf_writer_begin (w, path, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_gguf_writer_write (w, zeros, 2 * (info->n_embd + 2) * sizeof (float)), ==, LM_OK);
+  g_assert_cmpint (lm_gguf_writer_write (w, zeros, 2 * info->n_embd * sizeof (float)), ==, LM_OK);
+  g_assert_cmpint (lm_gguf_writer_finish (w, NULL), ==, LM_OK);
+  lm_gguf_writer_free (w);
   return path;
 }
 

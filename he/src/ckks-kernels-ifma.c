@@ -1,0 +1,604 @@
+/* ckks-kernels-ifma.c: AVX-512 IFMA52 kernels (every prime below 2^50).
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Same algorithms as the scalar reference in ckks-kernels-scalar.c, with
+ * Shoup products in 52-bit limbs: w' = floor(w * 2^52 / q), qhat = hi52(x * w'),
+ * r = lo52(x * w) - lo52(qhat * q) in [0, 2q) for x < 2^52. Lazy values stay
+ * below 4q < 2^52. The three innermost stages (half-sizes 4, 2, 1) work on
+ * 16-element blocks with lane permutations and twiddles pre-expanded per
+ * lane; outputs are fully reduced, bit-identical to the scalar path.
+ */
+#include <immintrin.h>
+
+#include "ckks-internal.h"
+
+#define IFMA __attribute__ ((target ("avx512f,avx512ifma,avx512vl,avx512dq,avx512bw")))
+
+static uint64_t
+shoup52 (uint64_t w, uint64_t q)
+{
+  return (uint64_t) (((ckks_u128) w << 52) / q);
+}
+
+IFMA static inline __m512i
+mul_shoup_lazy (__m512i x, __m512i w, __m512i ws, __m512i q)
+{
+  const __m512i zero = _mm512_setzero_si512 ();
+  const __m512i mask = _mm512_set1_epi64 ((1ll << 52) - 1);
+  __m512i qhat = _mm512_madd52hi_epu64 (zero, x, ws);
+  __m512i xw = _mm512_madd52lo_epu64 (zero, x, w);
+  __m512i qq = _mm512_madd52lo_epu64 (zero, qhat, q);
+  return _mm512_and_si512 (_mm512_sub_epi64 (xw, qq), mask);
+}
+
+/* v - m if v >= m else v (m <= 2^63). */
+IFMA static inline __m512i
+reduce_once (__m512i v, __m512i m)
+{
+  return _mm512_min_epu64 (v, _mm512_sub_epi64 (v, m));
+}
+
+IFMA static inline void
+fwd_butterfly (__m512i *x, __m512i *y, __m512i w, __m512i ws, __m512i q, __m512i two_q)
+{
+  __m512i u = reduce_once (*x, two_q);
+  __m512i t = mul_shoup_lazy (*y, w, ws, q);
+  *x = _mm512_add_epi64 (u, t);
+  *y = _mm512_add_epi64 (_mm512_sub_epi64 (u, t), two_q);
+}
+
+IFMA static inline void
+inv_butterfly (__m512i *x, __m512i *y, __m512i w, __m512i ws, __m512i q, __m512i two_q)
+{
+  __m512i u = *x, v = *y;
+  *x = reduce_once (_mm512_add_epi64 (u, v), two_q);
+  *y = mul_shoup_lazy (_mm512_add_epi64 (_mm512_sub_epi64 (u, v), two_q), w, ws, q);
+}
+
+/* One stage of @groups butterfly groups of half-size @half (>= 8), twiddle
+ * of group i at tw[groups + i]: forward (Cooley-Tukey) or inverse
+ * (Gentleman-Sande) butterflies. */
+IFMA static inline void
+radix2_stage (uint64_t *a, size_t half, size_t groups, const uint64_t *tw,
+              const uint64_t *tw_shoup, __m512i q, bool forward)
+{
+  const __m512i two_q = _mm512_add_epi64 (q, q);
+  for (size_t i = 0; i < groups; i++)
+    {
+      const __m512i w = _mm512_set1_epi64 ((long long) tw[groups + i]);
+      const __m512i ws = _mm512_set1_epi64 ((long long) tw_shoup[groups + i]);
+      uint64_t *x = a + 2 * i * half, *y = x + half;
+      for (size_t j = 0; j < half; j += 8)
+        {
+          __m512i vx = _mm512_loadu_si512 (x + j), vy = _mm512_loadu_si512 (y + j);
+          if (forward)
+            fwd_butterfly (&vx, &vy, w, ws, q, two_q);
+          else
+            inv_butterfly (&vx, &vy, w, ws, q, two_q);
+          _mm512_storeu_si512 (x + j, vx);
+          _mm512_storeu_si512 (y + j, vy);
+        }
+    }
+}
+
+/* Lane indices of the X (first) halves of each butterfly in a 16-element
+ * block for half-sizes 4, 2, 1; Y is X + t. */
+static const int8_t small_x_pos[3][8] = {
+  { 0, 1, 2, 3, 8, 9, 10, 11 },
+  { 0, 1, 4, 5, 8, 9, 12, 13 },
+  { 0, 2, 4, 6, 8, 10, 12, 14 },
+};
+static const unsigned small_t[3] = { 4, 2, 1 };
+
+IFMA static inline void
+small_indices (int s, __m512i *ix, __m512i *iy, __m512i *back0, __m512i *back1)
+{
+  int64_t x[8], y[8], b[16];
+  for (int l = 0; l < 8; l++)
+    {
+      x[l] = small_x_pos[s][l];
+      y[l] = small_x_pos[s][l] + small_t[s];
+      b[x[l]] = l;          /* from X' (first operand) */
+      b[y[l]] = 8 + l;      /* from Y' (second operand) */
+    }
+  *ix = _mm512_loadu_si512 (x);
+  *iy = _mm512_loadu_si512 (y);
+  *back0 = _mm512_loadu_si512 (b);
+  *back1 = _mm512_loadu_si512 (b + 8);
+}
+
+static CkksStatus
+ntt_tables_expand_ifma (CkksNttTables *t, size_t n)
+{
+  size_t half = n / 2;
+  t->fwd_small = ckks_alloc (3 * half * sizeof (uint64_t));
+  t->fwd_small_shoup = ckks_alloc (3 * half * sizeof (uint64_t));
+  t->inv_small = ckks_alloc (3 * half * sizeof (uint64_t));
+  t->inv_small_shoup = ckks_alloc (3 * half * sizeof (uint64_t));
+  if (!t->fwd_small || !t->fwd_small_shoup || !t->inv_small || !t->inv_small_shoup)
+    return CKKS_ERR_NO_MEMORY;     /* ckks_ntt_tables_clear frees the rest */
+  for (int s = 0; s < 3; s++)
+    {
+      size_t groups = n / (2 * small_t[s]);
+      for (size_t base = 0; base < n; base += 16)
+        for (int l = 0; l < 8; l++)
+          {
+            size_t g = (base + (size_t) small_x_pos[s][l]) / (2 * small_t[s]);
+            size_t e = s * half + base / 2 + (size_t) l;
+            t->fwd_small[e] = t->psi_rev[groups + g];
+            t->fwd_small_shoup[e] = t->psi_rev_shoup[groups + g];
+            t->inv_small[e] = t->ipsi_rev[groups + g];
+            t->inv_small_shoup[e] = t->ipsi_rev_shoup[groups + g];
+          }
+    }
+  return CKKS_OK;
+}
+
+IFMA static void
+ntt_forward_ifma (uint64_t *a, const CkksNttTables *t, size_t n)
+{
+  const __m512i q = _mm512_set1_epi64 ((long long) t->mod.q);
+  const __m512i two_q = _mm512_add_epi64 (q, q);
+  /* two stages per pass (half-sizes t and t/2) while t/2 >= 8: each
+   * element is loaded and stored once per pair of stages */
+  size_t m = 1, half = n / 2;
+  for (; half >= 16; m <<= 2, half >>= 2)
+    for (size_t i = 0; i < m; i++)
+      {
+        const __m512i wa = _mm512_set1_epi64 ((long long) t->psi_rev[m + i]);
+        const __m512i wsa = _mm512_set1_epi64 ((long long) t->psi_rev_shoup[m + i]);
+        const __m512i wb0 = _mm512_set1_epi64 ((long long) t->psi_rev[2 * m + 2 * i]);
+        const __m512i wsb0 = _mm512_set1_epi64 ((long long) t->psi_rev_shoup[2 * m + 2 * i]);
+        const __m512i wb1 = _mm512_set1_epi64 ((long long) t->psi_rev[2 * m + 2 * i + 1]);
+        const __m512i wsb1 = _mm512_set1_epi64 ((long long) t->psi_rev_shoup[2 * m + 2 * i + 1]);
+        uint64_t *x = a + 2 * i * half;
+        size_t qt = half / 2;
+        for (size_t j = 0; j < qt; j += 8)
+          {
+            __m512i v0 = _mm512_loadu_si512 (x + j), v1 = _mm512_loadu_si512 (x + qt + j);
+            __m512i v2 = _mm512_loadu_si512 (x + half + j);
+            __m512i v3 = _mm512_loadu_si512 (x + half + qt + j);
+            fwd_butterfly (&v0, &v2, wa, wsa, q, two_q);
+            fwd_butterfly (&v1, &v3, wa, wsa, q, two_q);
+            fwd_butterfly (&v0, &v1, wb0, wsb0, q, two_q);
+            fwd_butterfly (&v2, &v3, wb1, wsb1, q, two_q);
+            _mm512_storeu_si512 (x + j, v0);
+            _mm512_storeu_si512 (x + qt + j, v1);
+            _mm512_storeu_si512 (x + half + j, v2);
+            _mm512_storeu_si512 (x + half + qt + j, v3);
+          }
+      }
+  for (; half >= 8; m <<= 1, half >>= 1)
+    radix2_stage (a, half, m, t->psi_rev, t->psi_rev_shoup, q, true);
+  __m512i ix[3], iy[3], b0[3], b1[3];
+  for (int s = 0; s < 3; s++)
+    small_indices (s, &ix[s], &iy[s], &b0[s], &b1[s]);
+  const size_t stage = n / 2;
+  for (size_t base = 0; base < n; base += 16)
+    {
+      __m512i v0 = _mm512_loadu_si512 (a + base), v1 = _mm512_loadu_si512 (a + base + 8);
+      for (int s = 0; s < 3; s++)
+        {
+          size_t e = s * stage + base / 2;
+          __m512i w = _mm512_loadu_si512 (t->fwd_small + e);
+          __m512i ws = _mm512_loadu_si512 (t->fwd_small_shoup + e);
+          __m512i x = _mm512_permutex2var_epi64 (v0, ix[s], v1);
+          __m512i y = _mm512_permutex2var_epi64 (v0, iy[s], v1);
+          fwd_butterfly (&x, &y, w, ws, q, two_q);
+          v0 = _mm512_permutex2var_epi64 (x, b0[s], y);
+          v1 = _mm512_permutex2var_epi64 (x, b1[s], y);
+        }
+      v0 = reduce_once (reduce_once (v0, two_q), q);
+      v1 = reduce_once (reduce_once (v1, two_q), q);
+      _mm512_storeu_si512 (a + base, v0);
+      _mm512_storeu_si512 (a + base + 8, v1);
+    }
+}
+
+IFMA static void
+ntt_inverse_ifma (uint64_t *a, const CkksNttTables *t, size_t n)
+{
+  const __m512i q = _mm512_set1_epi64 ((long long) t->mod.q);
+  const __m512i two_q = _mm512_add_epi64 (q, q);
+  __m512i ix[3], iy[3], b0[3], b1[3];
+  for (int s = 0; s < 3; s++)
+    small_indices (s, &ix[s], &iy[s], &b0[s], &b1[s]);
+  const size_t stage = n / 2;
+  for (size_t base = 0; base < n; base += 16)
+    {
+      __m512i v0 = _mm512_loadu_si512 (a + base), v1 = _mm512_loadu_si512 (a + base + 8);
+      for (int s = 2; s >= 0; s--)
+        {
+          size_t e = s * stage + base / 2;
+          __m512i w = _mm512_loadu_si512 (t->inv_small + e);
+          __m512i ws = _mm512_loadu_si512 (t->inv_small_shoup + e);
+          __m512i x = _mm512_permutex2var_epi64 (v0, ix[s], v1);
+          __m512i y = _mm512_permutex2var_epi64 (v0, iy[s], v1);
+          inv_butterfly (&x, &y, w, ws, q, two_q);
+          v0 = _mm512_permutex2var_epi64 (x, b0[s], y);
+          v1 = _mm512_permutex2var_epi64 (x, b1[s], y);
+        }
+      _mm512_storeu_si512 (a + base, v0);
+      _mm512_storeu_si512 (a + base + 8, v1);
+    }
+  /* two stages per pass (half-sizes t and 2t) while 2t < N/2 */
+  size_t half = 8;
+  for (; 4 * half <= n / 2; half <<= 2)
+    {
+      size_t ha = n / (2 * half), hb = ha / 2;
+      for (size_t g = 0; g < hb; g++)
+        {
+          const __m512i wa0 = _mm512_set1_epi64 ((long long) t->ipsi_rev[ha + 2 * g]);
+          const __m512i wsa0 = _mm512_set1_epi64 ((long long) t->ipsi_rev_shoup[ha + 2 * g]);
+          const __m512i wa1 = _mm512_set1_epi64 ((long long) t->ipsi_rev[ha + 2 * g + 1]);
+          const __m512i wsa1 = _mm512_set1_epi64 ((long long) t->ipsi_rev_shoup[ha + 2 * g + 1]);
+          const __m512i wb = _mm512_set1_epi64 ((long long) t->ipsi_rev[hb + g]);
+          const __m512i wsb = _mm512_set1_epi64 ((long long) t->ipsi_rev_shoup[hb + g]);
+          uint64_t *x = a + 4 * g * half;
+          for (size_t j = 0; j < half; j += 8)
+            {
+              __m512i v0 = _mm512_loadu_si512 (x + j), v1 = _mm512_loadu_si512 (x + half + j);
+              __m512i v2 = _mm512_loadu_si512 (x + 2 * half + j);
+              __m512i v3 = _mm512_loadu_si512 (x + 3 * half + j);
+              inv_butterfly (&v0, &v1, wa0, wsa0, q, two_q);
+              inv_butterfly (&v2, &v3, wa1, wsa1, q, two_q);
+              inv_butterfly (&v0, &v2, wb, wsb, q, two_q);
+              inv_butterfly (&v1, &v3, wb, wsb, q, two_q);
+              _mm512_storeu_si512 (x + j, v0);
+              _mm512_storeu_si512 (x + half + j, v1);
+              _mm512_storeu_si512 (x + 2 * half + j, v2);
+              _mm512_storeu_si512 (x + 3 * half + j, v3);
+            }
+        }
+    }
+  for (; half < n / 2; half <<= 1)
+    radix2_stage (a, half, n / (2 * half), t->ipsi_rev, t->ipsi_rev_shoup, q, false);
+  /* last stage with N^-1 folded in */
+  const __m512i ni = _mm512_set1_epi64 ((long long) t->n_inv);
+  const __m512i nis = _mm512_set1_epi64 ((long long) t->n_inv_shoup);
+  const __m512i wn = _mm512_set1_epi64 ((long long) t->w_n_inv);
+  const __m512i wns = _mm512_set1_epi64 ((long long) t->w_n_inv_shoup);
+  half = n / 2;
+  for (size_t j = 0; j < half; j += 8)
+    {
+      __m512i u = _mm512_loadu_si512 (a + j), v = _mm512_loadu_si512 (a + half + j);
+      __m512i s = _mm512_add_epi64 (u, v);
+      __m512i d = _mm512_add_epi64 (_mm512_sub_epi64 (u, v), two_q);
+      _mm512_storeu_si512 (a + j, reduce_once (mul_shoup_lazy (s, ni, nis, q), q));
+      _mm512_storeu_si512 (a + half + j, reduce_once (mul_shoup_lazy (d, wn, wns, q), q));
+    }
+}
+
+/* -q^-1 mod 2^52 (Newton's iteration; q odd). */
+static uint64_t
+neg_inv52 (uint64_t q)
+{
+  uint64_t inv = q;               /* correct to 3 bits */
+  for (int i = 0; i < 5; i++)
+    inv *= 2 - q * inv;           /* doubles the correct bits */
+  return (0 - inv) & ((1ull << 52) - 1);
+}
+
+static void
+fixed_prepare_mont (uint64_t *wf, uint64_t *comp, const uint64_t *w, uint64_t q, size_t n)
+{
+  CkksModulus m;
+  ckks_modulus_init (&m, q);
+  uint64_t r = ckks_barrett_reduce_128 ((ckks_u128) 1 << 52, &m);
+  (void) comp;
+  for (size_t i = 0; i < n; i++)
+    wf[i] = ckks_mul_mod (w[i], r, &m);
+}
+
+/* Montgomery form back: w 2^52 * 2^-52 */
+static void
+fixed_values_mont (uint64_t *out, const uint64_t *wf, const CkksModulus *m, size_t n)
+{
+  uint64_t r_inv = ckks_inv_mod (ckks_barrett_reduce_128 ((ckks_u128) 1 << 52, m), m);
+  for (size_t i = 0; i < n; i++)
+    out[i] = ckks_mul_mod (wf[i], r_inv, m);
+}
+
+/* a * wf * 2^-52 mod q in [0, q) for a < q, wf < q (Montgomery, R = 2^52). */
+IFMA static inline __m512i
+mul_mont (__m512i a, __m512i wf, __m512i q, __m512i qinv)
+{
+  const __m512i zero = _mm512_setzero_si512 ();
+  __m512i lo = _mm512_madd52lo_epu64 (zero, a, wf);
+  __m512i hi = _mm512_madd52hi_epu64 (zero, a, wf);
+  __m512i m = _mm512_madd52lo_epu64 (zero, lo, qinv);
+  __m512i t = _mm512_madd52hi_epu64 (hi, m, q);
+  /* lo + lo52(m q) is 2^52 exactly when lo != 0 */
+  t = _mm512_mask_add_epi64 (t, _mm512_test_epi64_mask (lo, lo), t, _mm512_set1_epi64 (1));
+  return reduce_once (t, q);
+}
+
+IFMA static void
+mul_fixed_ifma (uint64_t *out, const uint64_t *a, const uint64_t *w,
+                const uint64_t *ws, uint64_t q, size_t n)
+{
+  const __m512i vq = _mm512_set1_epi64 ((long long) q);
+  const __m512i qinv = _mm512_set1_epi64 ((long long) neg_inv52 (q));
+  (void) ws;
+  for (size_t i = 0; i < n; i += 8)
+    _mm512_storeu_si512 (out + i, mul_mont (_mm512_loadu_si512 (a + i),
+                                            _mm512_loadu_si512 (w + i), vq, qinv));
+}
+
+/* The block sums of a·w (the decryption's trace step) without writing the
+ * products: each lane adds at most 4096 products below 2^52 (< 2^64) before
+ * they are reduced, as ckks_block_sums does, so every sum is the same
+ * residue. Writing the products and summing them in scalar code took 0.12
+ * of the 0.36 ms token at N = 8192, slower than AVX2's fused kernel. */
+IFMA static void
+mul_fixed_block_sums_ifma (const uint64_t *a, const uint64_t *w, const uint64_t *ws,
+                           const CkksModulus *m, size_t blocks, size_t span, uint64_t *sums)
+{
+  const __m512i vq = _mm512_set1_epi64 ((long long) m->q);
+  const __m512i qinv = _mm512_set1_epi64 ((long long) neg_inv52 (m->q));
+  const size_t chunk = 8 * 4096;
+  (void) ws;
+  for (size_t beta = 0; beta < blocks; beta++)
+    {
+      const uint64_t *ab = a + beta * span, *wb = w + beta * span;
+      uint64_t acc = 0;
+      for (size_t p = 0; p < span; p += chunk)
+        {
+          __m512i part = _mm512_setzero_si512 ();
+          uint64_t lanes[8];
+          for (size_t j = p; j < span && j < p + chunk; j += 8)
+            {
+              /* the last vector of a span that is not a multiple of 8 */
+              __mmask8 k = span - j >= 8 ? 0xFF : (__mmask8) ((1u << (span - j)) - 1);
+              part = _mm512_add_epi64 (part, mul_mont (_mm512_maskz_loadu_epi64 (k, ab + j),
+                                                       _mm512_maskz_loadu_epi64 (k, wb + j),
+                                                       vq, qinv));
+            }
+          _mm512_storeu_si512 (lanes, part);
+          for (int l = 0; l < 8; l++)
+            acc = ckks_add_mod (acc, ckks_barrett_reduce_64 (lanes[l], m), m->q);
+        }
+      sums[beta] = acc;
+    }
+}
+
+IFMA static void
+mul_fixed_add_ifma (uint64_t *out, const uint64_t *add, const uint64_t *a,
+                    const uint64_t *w, const uint64_t *ws, uint64_t q, size_t n)
+{
+  const __m512i vq = _mm512_set1_epi64 ((long long) q);
+  const __m512i qinv = _mm512_set1_epi64 ((long long) neg_inv52 (q));
+  (void) ws;
+  for (size_t i = 0; i < n; i += 8)
+    {
+      __m512i p = mul_mont (_mm512_loadu_si512 (a + i), _mm512_loadu_si512 (w + i), vq, qinv);
+      _mm512_storeu_si512 (out + i, reduce_once (_mm512_add_epi64 (p, _mm512_loadu_si512 (add + i)), vq));
+    }
+}
+
+IFMA static void
+mul_fixed_pair_ifma (uint64_t *out0, uint64_t *out1, const uint64_t *add0,
+                     const uint64_t *add1, const uint64_t *a0, const uint64_t *a1,
+                     const uint64_t *w, const uint64_t *ws, uint64_t q, size_t n)
+{
+  const __m512i vq = _mm512_set1_epi64 ((long long) q);
+  const __m512i qinv = _mm512_set1_epi64 ((long long) neg_inv52 (q));
+  (void) ws;
+  for (size_t i = 0; i < n; i += 8)
+    {
+      __m512i vw = _mm512_loadu_si512 (w + i);
+      __m512i p0 = mul_mont (_mm512_loadu_si512 (a0 + i), vw, vq, qinv);
+      __m512i p1 = mul_mont (_mm512_loadu_si512 (a1 + i), vw, vq, qinv);
+      if (add0)
+        p0 = reduce_once (_mm512_add_epi64 (p0, _mm512_loadu_si512 (add0 + i)), vq);
+      if (add1)
+        p1 = reduce_once (_mm512_add_epi64 (p1, _mm512_loadu_si512 (add1 + i)), vq);
+      _mm512_storeu_si512 (out0 + i, p0);
+      _mm512_storeu_si512 (out1 + i, p1);
+    }
+}
+
+IFMA static void
+crt2_ifma (const uint64_t *a0, const uint64_t *a1, double *out, const CkksCrt2 *c,
+           size_t n)
+{
+  const __m512i q1 = _mm512_set1_epi64 ((long long) c->q1);
+  const __m512i inv = _mm512_set1_epi64 ((long long) c->inv);
+  const __m512i invs = _mm512_set1_epi64 ((long long) c->inv_shoup52);
+  const __m512i ht = _mm512_set1_epi64 ((long long) c->half_t);
+  const __m512i ha = _mm512_set1_epi64 ((long long) c->half_a);
+  const __m512d q0 = _mm512_set1_pd ((double) c->q0);
+  const bool small_q0 = c->q0 <= 2 * c->q1;
+  for (size_t k = 0; k < n; k += 8)
+    {
+      __m512i x0 = _mm512_loadu_si512 (a0 + k), x1 = _mm512_loadu_si512 (a1 + k);
+      __m512i r0;
+      if (small_q0)
+        r0 = reduce_once (x0, q1);
+      else
+        {
+          uint64_t tmp[8];
+          for (int j = 0; j < 8; j++)
+            tmp[j] = a0[k + j] % c->q1;
+          r0 = _mm512_loadu_si512 (tmp);
+        }
+      __m512i diff = _mm512_sub_epi64 (x1, r0);
+      diff = _mm512_min_epu64 (diff, _mm512_add_epi64 (diff, q1));
+      __m512i t = reduce_once (mul_shoup_lazy (diff, inv, invs, q1), q1);
+      __mmask8 neg = _mm512_cmpgt_epu64_mask (t, ht)
+                     | (_mm512_cmpeq_epu64_mask (t, ht) & _mm512_cmpgt_epu64_mask (x0, ha));
+      t = _mm512_mask_sub_epi64 (t, neg, t, q1);
+      __m512d hi = _mm512_mul_pd (_mm512_cvtepi64_pd (t), q0);
+      _mm512_storeu_pd (out + k, _mm512_add_pd (hi, _mm512_cvtepu64_pd (x0)));
+    }
+}
+
+IFMA static double
+dot_ifma (const double *a, const double *b, size_t n)
+{
+  __m512d acc = _mm512_setzero_pd ();
+  for (size_t i = 0; i < n; i += 8)
+    acc = _mm512_add_pd (acc, _mm512_mul_pd (_mm512_loadu_pd (a + i), _mm512_loadu_pd (b + i)));
+  double v[8];
+  _mm512_storeu_pd (v, acc);
+  return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
+}
+
+/* FFT stages with h >= 8 on 8 doubles at a time; the same operations in the
+ * same order as the scalar stages (no FMA contraction), so bit-identical. */
+IFMA static void
+fft_stages_forward_avx512 (double *re, double *im, const double *tw_re,
+                           const double *tw_im, size_t n)
+{
+  ckks_fft_forward_stages_from (re, im, tw_re, tw_im, n, 1, 8);
+  for (size_t h = 8; h < n; h <<= 1)
+    for (size_t i = 0; i < n; i += 2 * h)
+      for (size_t j = 0; j < h; j += 8)
+        {
+          __m512d wr = _mm512_loadu_pd (tw_re + h + j), wi = _mm512_loadu_pd (tw_im + h + j);
+          double *xr = re + i + j, *xi = im + i + j, *yr = xr + h, *yi = xi + h;
+          __m512d vyr = _mm512_loadu_pd (yr), vyi = _mm512_loadu_pd (yi);
+          __m512d vxr = _mm512_loadu_pd (xr), vxi = _mm512_loadu_pd (xi);
+          __m512d tr = _mm512_sub_pd (_mm512_mul_pd (vyr, wr), _mm512_mul_pd (vyi, wi));
+          __m512d ti = _mm512_add_pd (_mm512_mul_pd (vyr, wi), _mm512_mul_pd (vyi, wr));
+          _mm512_storeu_pd (yr, _mm512_sub_pd (vxr, tr));
+          _mm512_storeu_pd (yi, _mm512_sub_pd (vxi, ti));
+          _mm512_storeu_pd (xr, _mm512_add_pd (vxr, tr));
+          _mm512_storeu_pd (xi, _mm512_add_pd (vxi, ti));
+        }
+}
+
+IFMA static void
+fft_stages_inverse_avx512 (double *re, double *im, const double *tw_re,
+                           const double *tw_im, size_t n)
+{
+  for (size_t h = n >> 1; h >= 8; h >>= 1)
+    for (size_t i = 0; i < n; i += 2 * h)
+      for (size_t j = 0; j < h; j += 8)
+        {
+          __m512d wr = _mm512_loadu_pd (tw_re + h + j), wi = _mm512_loadu_pd (tw_im + h + j);
+          double *xr = re + i + j, *xi = im + i + j, *yr = xr + h, *yi = xi + h;
+          __m512d vxr = _mm512_loadu_pd (xr), vxi = _mm512_loadu_pd (xi);
+          __m512d vyr = _mm512_loadu_pd (yr), vyi = _mm512_loadu_pd (yi);
+          __m512d dr = _mm512_sub_pd (vxr, vyr), di = _mm512_sub_pd (vxi, vyi);
+          _mm512_storeu_pd (xr, _mm512_add_pd (vxr, vyr));
+          _mm512_storeu_pd (xi, _mm512_add_pd (vxi, vyi));
+          _mm512_storeu_pd (yr, _mm512_add_pd (_mm512_mul_pd (dr, wr), _mm512_mul_pd (di, wi)));
+          _mm512_storeu_pd (yi, _mm512_sub_pd (_mm512_mul_pd (di, wr), _mm512_mul_pd (dr, wi)));
+        }
+  /* half-lengths 4, 2, 1 on 16-slot blocks: the twiddle of a lane depends
+   * only on its index within the half, so each stage has one constant vector */
+  __m512i ix[3], iy[3], b0[3], b1[3];
+  __m512d wr[3], wi[3];
+  for (int s = 0; s < 3; s++)
+    {
+      small_indices (s, &ix[s], &iy[s], &b0[s], &b1[s]);
+      double vr[8], vi[8];
+      for (int l = 0; l < 8; l++)
+        {
+          size_t h = small_t[s], j = (size_t) small_x_pos[s][l] % h;
+          vr[l] = tw_re[h + j];
+          vi[l] = tw_im[h + j];
+        }
+      wr[s] = _mm512_loadu_pd (vr);
+      wi[s] = _mm512_loadu_pd (vi);
+    }
+  for (size_t base = 0; base < n; base += 16)
+    {
+      __m512d r0 = _mm512_loadu_pd (re + base), r1 = _mm512_loadu_pd (re + base + 8);
+      __m512d i0 = _mm512_loadu_pd (im + base), i1 = _mm512_loadu_pd (im + base + 8);
+      for (int s = 0; s < 3; s++)
+        {
+          __m512d xr = _mm512_permutex2var_pd (r0, ix[s], r1), yr = _mm512_permutex2var_pd (r0, iy[s], r1);
+          __m512d xi = _mm512_permutex2var_pd (i0, ix[s], i1), yi = _mm512_permutex2var_pd (i0, iy[s], i1);
+          __m512d dr = _mm512_sub_pd (xr, yr), di = _mm512_sub_pd (xi, yi);
+          xr = _mm512_add_pd (xr, yr);
+          xi = _mm512_add_pd (xi, yi);
+          yr = _mm512_add_pd (_mm512_mul_pd (dr, wr[s]), _mm512_mul_pd (di, wi[s]));
+          yi = _mm512_sub_pd (_mm512_mul_pd (di, wr[s]), _mm512_mul_pd (dr, wi[s]));
+          r0 = _mm512_permutex2var_pd (xr, b0[s], yr);
+          r1 = _mm512_permutex2var_pd (xr, b1[s], yr);
+          i0 = _mm512_permutex2var_pd (xi, b0[s], yi);
+          i1 = _mm512_permutex2var_pd (xi, b1[s], yi);
+        }
+      _mm512_storeu_pd (re + base, r0);
+      _mm512_storeu_pd (re + base + 8, r1);
+      _mm512_storeu_pd (im + base, i0);
+      _mm512_storeu_pd (im + base + 8, i1);
+    }
+}
+
+/* (x + e) mod q: the quotient estimated in double precision is off by at
+ * most one (x < 2^62 is within 2^9 of its double, q > 2^20), the remainder
+ * exact in 64-bit integers, then corrected into [0, q). */
+IFMA static void
+reduce_signed_avx512 (uint64_t *out, const int64_t *x, const int8_t *e,
+                      const CkksModulus *m, size_t n)
+{
+  const __m512i vq = _mm512_set1_epi64 ((long long) m->q);
+  const __m512d qinv = _mm512_set1_pd (1.0 / (double) m->q);
+  const __m512i zero = _mm512_setzero_si512 ();
+  for (size_t i = 0; i < n; i += 8)
+    {
+      __m512i v = _mm512_loadu_si512 (x + i);
+      if (e)
+        v = _mm512_add_epi64 (v, _mm512_cvtepi8_epi64 (_mm_loadl_epi64 ((const __m128i *) (e + i))));
+      __m512d quo = _mm512_roundscale_pd (_mm512_mul_pd (_mm512_cvtepi64_pd (v), qinv),
+                                          _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+      __m512i r = _mm512_sub_epi64 (v, _mm512_mullo_epi64 (_mm512_cvtpd_epi64 (quo), vq));
+      for (int round = 0; round < 2; round++)
+        {
+          r = _mm512_mask_add_epi64 (r, _mm512_cmplt_epi64_mask (r, zero), r, vq);
+          r = reduce_once (r, vq);
+        }
+      _mm512_storeu_si512 (out + i, r);
+    }
+}
+
+/* Rounds with the MXCSR default (nearest, ties to even), like nearbyint. */
+IFMA static bool
+round_scaled_avx512 (int64_t *out, const double *v, const uint32_t *idx, double scale,
+                     size_t n)
+{
+  const __m512d s = _mm512_set1_pd (scale);
+  const __m512d limit = _mm512_set1_pd (4611686018427387904.0);
+  __mmask8 all = 0xff;
+  for (size_t i = 0; i < n; i += 8)
+    {
+      __m256i vi = _mm256_loadu_si256 ((const __m256i *) (idx + i));
+      __m512d x = _mm512_roundscale_pd (_mm512_mul_pd (_mm512_i32gather_pd (vi, v, 8), s),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      all &= _mm512_cmp_pd_mask (_mm512_abs_pd (x), limit, _CMP_LT_OQ);
+      _mm512_storeu_si512 (out + i, _mm512_maskz_cvtpd_epi64 (all, x));
+    }
+  return all == 0xff;
+}
+
+bool
+ckks_kernels_ifma (CkksKernels *k)
+{
+  __builtin_cpu_init ();
+  if (!__builtin_cpu_supports ("avx512f") || !__builtin_cpu_supports ("avx512ifma")
+      || !__builtin_cpu_supports ("avx512vl") || !__builtin_cpu_supports ("avx512dq")
+      || !__builtin_cpu_supports ("avx512bw"))
+    return false;
+  k->name = "avx512ifma";
+  k->shoup = shoup52;
+  k->ntt_tables_expand = ntt_tables_expand_ifma;
+  k->ntt_forward = ntt_forward_ifma;
+  k->ntt_inverse = ntt_inverse_ifma;
+  k->fixed_has_companion = false;
+  k->fixed_prepare = fixed_prepare_mont;
+  k->fixed_values = fixed_values_mont;
+  k->mul_fixed = mul_fixed_ifma;
+  k->mul_fixed_add = mul_fixed_add_ifma;
+  k->crt2 = crt2_ifma;
+  k->mul_fixed_pair = mul_fixed_pair_ifma;
+  k->mul_fixed_block_sums = mul_fixed_block_sums_ifma;
+  k->fft_stages_forward = fft_stages_forward_avx512;
+  k->round_scaled = round_scaled_avx512;
+  k->reduce_signed = reduce_signed_avx512;
+  k->fft_stages_inverse = fft_stages_inverse_avx512;
+  k->dot = dot_ifma;
+  return true;
+}
