@@ -476,5 +476,6 @@ lm_kernels_fill_avx2 (LmKernels *k)
   k->quantize_q8_K = quantize_q8_K;
   lm_kernels_fill_avx2_q4q5 (k);
   lm_kernels_fill_avx2_k23 (k);
+  lm_kernels_fill_avx2_f32act (k);
   lm_kernels_fill_avx2_attn (k);
 }

@@ -491,5 +491,6 @@ lm_kernels_fill_avx512 (LmKernels *k)
   k->quantize_q8_0 = quantize_q8_0;
   k->quantize_q8_K = quantize_q8_K;
   lm_kernels_fill_avx512_q4q5 (k);
+  lm_kernels_fill_avx512_f32act (k);
   lm_kernels_fill_avx512_attn (k);
 }

@@ -145,6 +145,10 @@ void lm_kernels_fill_avx2_q4q5 (LmKernels *k);
 void lm_kernels_fill_avx2_k23 (LmKernels *k);
 void lm_kernels_fill_avx512 (LmKernels *k);
 void lm_kernels_fill_avx512_q4q5 (LmKernels *k);
+/* Products of quantised weights with f32 activations (kernels-avx512-f32act.c,
+ * kernels-avx2-f32act.c). */
+void lm_kernels_fill_avx512_f32act (LmKernels *k);
+void lm_kernels_fill_avx2_f32act (LmKernels *k);
 /* Attention and SwiGLU (kernels-scalar-attn.c, kernels-avx2-attn.c,
  * kernels-avx512-attn.c). */
 void lm_kernels_fill_scalar_attn (LmKernels *k);
