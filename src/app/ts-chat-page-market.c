@@ -37,6 +37,7 @@ verify_done_cb (GObject *source, GAsyncResult *result, gpointer data)
   VerifyRequest *r = data;
   TsChatPage *self = r->self;
   g_autoptr (GError) error = NULL;
+  const char *model_path = ts_chat_session_get_model_path (self->session);
   g_autofree char *demo_model = NULL;
 
   if (!ts_market_verify_installed_finish (result, &error))
@@ -51,11 +52,10 @@ verify_done_cb (GObject *source, GAsyncResult *result, gpointer data)
       verify_request_free (r);
       return;
     }
-  if (self->model_path == NULL)
+  if (model_path == NULL)
     demo_model = ts_chat_page_find_demo_file (TS_DEMO_MODEL);
   _ts_chat_page_adapter_picked (self, r->path);
-  _ts_chat_page_load_model (self, self->model_path != NULL ? self->model_path : demo_model,
-                            r->path);
+  _ts_chat_page_load_model (self, model_path != NULL ? model_path : demo_model, r->path);
   verify_request_free (r);
 }
 
@@ -85,7 +85,7 @@ const char *
 ts_chat_page_get_adapter_path (TsChatPage *self)
 {
   g_return_val_if_fail (TS_IS_CHAT_PAGE (self), NULL);
-  return self->adapter_path;
+  return ts_chat_session_get_adapter_path (self->session);
 }
 
 static gboolean

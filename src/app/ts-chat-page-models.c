@@ -28,64 +28,12 @@ ts_chat_page_find_demo_file (const char *name)
   return NULL;
 }
 
-static gboolean
-is_demo (const char *path, const char *name)
-{
-  g_autofree char *demo = ts_chat_page_find_demo_file (name);
-
-  return path != NULL && demo != NULL && g_str_equal (path, demo);
-}
-
-static char *
-display_name (const char *path)
-{
-  g_autofree char *base = g_path_get_basename (path);
-  char *dot = g_str_has_suffix (base, ".gguf") ? strrchr (base, '.') : NULL;
-
-  if (dot != NULL)
-    *dot = '\0';
-  return g_steal_pointer (&base);
-}
-
-static char *
-adapter_name (const char *path)
-{
-  return is_demo (path, TS_DEMO_ADAPTER) ? g_strdup (_("Demo Adapter")) : display_name (path);
-}
-
-/* "name", "a ×0.70 + b ×0.30" for a stack, or "no adapter". */
-char *
-_ts_chat_page_adapter_display_name (TsChatPage *self)
-{
-  guint n = self->model != NULL ? ts_generation_model_get_n_adapters (self->model) : 0;
-  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
-  g_autofree float *weights = g_new (float, MAX (n, 1));
-
-  if (self->adapter_path == NULL)
-    return g_strdup (_("no adapter"));
-  /* Switched to another adapter on the loaded model: that one alone. */
-  if (!self->adapter_is_own)
-    return adapter_name (self->adapter_path);
-  for (guint i = 0; i < n; i++)
-    g_ptr_array_add (names, adapter_name (ts_generation_model_get_nth_adapter (self->model, i,
-                                                                                &weights[i])));
-  if (n < 2 && (n == 0 || weights[0] == 1.0f))
-    return adapter_name (self->adapter_path);
-  return ts_adapter_stack_describe ((const char *const *) names->pdata, weights, n);
-}
-
-const char *
-_ts_chat_page_request_adapter (TsChatPage *self)
-{
-  return self->adapter_is_own ? NULL : self->adapter_path;
-}
-
 /* "Automatic" while every turn is routed, else the adapter that answers. */
 static void
 update_adapter_label (TsChatPage *self)
 {
   gboolean automatic = self->routing != NULL && self->adapter_override[0] == '\0';
-  g_autofree char *adapter = _ts_chat_page_adapter_display_name (self);
+  const char *adapter = ts_chat_session_get_adapter_name (self->session);
   g_autofree char *tooltip = NULL;
 
   gtk_menu_button_set_label (self->adapter_button, automatic ? _("Automatic") : adapter);
@@ -98,12 +46,13 @@ update_adapter_label (TsChatPage *self)
 void
 _ts_chat_page_update_subtitles (TsChatPage *self)
 {
-  g_autofree char *model = self->model_path != NULL ? display_name (self->model_path) : NULL;
+  const char *model = ts_chat_session_get_model_name (self->session);
+  gboolean demo = ts_chat_session_get_model_is_demo (self->session);
   g_autofree char *evaluator = _ts_chat_page_describe_evaluator (self);
   g_autofree char *he = NULL;
   const char *plain;
 
-  if (is_demo (self->model_path, TS_DEMO_MODEL))
+  if (demo)
     plain = _("Demo model: tiny and random, so its text is gibberish");
   else
     plain = model != NULL ? model : _("No model");
@@ -111,49 +60,19 @@ _ts_chat_page_update_subtitles (TsChatPage *self)
   ts_chat_pane_set_subtitle (self->plain_pane, plain);
   ts_chat_pane_set_subtitle (self->he_pane, he);
   gtk_menu_button_set_label (self->model_button,
-                             is_demo (self->model_path, TS_DEMO_MODEL) ? _("Demo Model")
+                             demo ? _("Demo Model")
                              : model != NULL ? model : _("Choose Model"));
   update_adapter_label (self);
 }
 
-/* What a load or an adapter switch was asked for, until it is done. It
- * holds no reference on the page: a page dropped mid-load cancels it, and
- * then the callbacks return before touching the page. */
-typedef struct {
-  TsChatPage *self;
-  char *model_path;
-  char *adapter_path;            /* the first adapter, or NULL */
-} Load;
-
-static void
-load_free (Load *load)
-{
-  g_free (load->model_path);
-  g_free (load->adapter_path);
-  g_free (load);
-}
-
 static void build_model_menu (TsChatPage *self);
 
-/* @model is the loaded one, or (an adapter switch) the page's own: the
- * adapter is then no longer the one the model was loaded with. */
+/* The session has the new model or adapter (its notifications updated the
+ * subtitles): the rest of the page follows. */
 static void
-loaded (TsChatPage *self, TsGenerationModel *model, const Load *load)
+loaded (TsChatPage *self)
 {
-  self->adapter_is_own = model != self->model;
-  if (model == self->model)
-    ts_generation_model_unref (model);
-  else
-    {
-      g_clear_pointer (&self->model, ts_generation_model_unref);
-      self->model = model;
-      g_free (self->model_path);
-      self->model_path = g_strdup (load->model_path);
-    }
-  g_free (self->adapter_path);
-  self->adapter_path = g_strdup (load->adapter_path);
-  _ts_chat_page_market_set_adapter (self, self->adapter_path);
-  _ts_chat_page_update_subtitles (self);
+  _ts_chat_page_market_set_adapter (self, ts_chat_session_get_adapter_path (self->session));
   _ts_chat_page_update_actions (self);
   _ts_chat_page_routing_refresh (self);
   build_model_menu (self);
@@ -161,31 +80,17 @@ loaded (TsChatPage *self, TsGenerationModel *model, const Load *load)
   gtk_widget_grab_focus (GTK_WIDGET (self->prompt_entry));
 }
 
+/* @data is the page, without a reference: a page dropped mid-load cancels
+ * it, and then this returns before touching the page. */
 static void
 load_done_cb (GObject *source, GAsyncResult *result, gpointer data)
 {
-  Load *load = data;
-  g_autoptr (GError) error = NULL;
-  TsGenerationModel *model = ts_generation_model_load_stack_finish (result, &error);
-
-  if (model != NULL)
-    loaded (load->self, model, load);
-  else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    _ts_chat_page_error (load->self, error->message);
-  load_free (load);
-}
-
-static void
-switch_done_cb (GObject *source, GAsyncResult *result, gpointer data)
-{
-  Load *load = data;
   g_autoptr (GError) error = NULL;
 
-  if (ts_generation_model_load_lora_finish (result, &error))
-    loaded (load->self, ts_generation_model_ref (load->self->model), load);
+  if (ts_chat_session_load_finish (TS_CHAT_SESSION (source), result, &error))
+    loaded (data);
   else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    _ts_chat_page_error (load->self, error->message);
-  load_free (load);
+    _ts_chat_page_error (data, error->message);
 }
 
 void
@@ -207,31 +112,13 @@ void
 _ts_chat_page_load_stack (TsChatPage *self, const char *model_path,
                           const char *const *adapter_paths, const float *weights, guint n)
 {
-  Load *load;
-
   if (model_path == NULL)
     {
       _ts_chat_page_toast (self, _("No model: choose a GGUF file"));
       return;
     }
-  g_cancellable_cancel (self->load_cancellable);
-  g_clear_object (&self->load_cancellable);
-  self->load_cancellable = g_cancellable_new ();
-  load = g_new0 (Load, 1);
-  load->self = self;
-  load->model_path = g_strdup (model_path);
-  load->adapter_path = g_strdup (n > 0 ? adapter_paths[0] : NULL);
-  /* One adapter on the model already loaded: a switch, not a reload. The
-   * model stays the same, read once into its cache. */
-  if (self->model != NULL && g_strcmp0 (model_path, self->model_path) == 0 && n == 1
-      && (weights == NULL || weights[0] == 1.0f))
-    {
-      ts_generation_model_load_lora_async (self->model, adapter_paths[0], self->load_cancellable,
-                                           switch_done_cb, load);
-      return;
-    }
-  ts_generation_model_load_stack_async (model_path, adapter_paths, weights, n,
-                                        self->load_cancellable, load_done_cb, load);
+  ts_chat_session_load_async (self->session, model_path, adapter_paths, weights, n,
+                              self->load_cancellable, load_done_cb, self);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -360,7 +247,8 @@ use_adapter_action (GtkWidget *widget, const char *action_name, GVariant *param)
   TsChatPage *self = TS_CHAT_PAGE (widget);
 
   _ts_chat_page_adapter_picked (self, g_variant_get_string (param, NULL));
-  _ts_chat_page_load_model (self, self->model_path, g_variant_get_string (param, NULL));
+  _ts_chat_page_load_model (self, ts_chat_session_get_model_path (self->session),
+                            g_variant_get_string (param, NULL));
 }
 
 typedef void (*FileChosen) (TsChatPage *self, GFile *file);
@@ -421,7 +309,7 @@ adapter_chosen (TsChatPage *self, GFile *file)
   g_autofree char *path = g_file_get_path (file);
 
   _ts_chat_page_adapter_picked (self, path);
-  _ts_chat_page_load_model (self, self->model_path, path);
+  _ts_chat_page_load_model (self, ts_chat_session_get_model_path (self->session), path);
 }
 
 static void
@@ -524,10 +412,18 @@ _ts_chat_page_models_class_init (GtkWidgetClass *widget_class)
                                    export_plain_png_action);
 }
 
-
 void
 _ts_chat_page_models_init (TsChatPage *self)
 {
+  g_autofree char *demo_model = ts_chat_page_find_demo_file (TS_DEMO_MODEL);
+  g_autofree char *demo_adapter = ts_chat_page_find_demo_file (TS_DEMO_ADAPTER);
+
+  self->session = ts_chat_session_new (demo_model, demo_adapter);
+  self->load_cancellable = g_cancellable_new ();
+  g_signal_connect_object (self->session, "notify::model-name",
+                           G_CALLBACK (_ts_chat_page_update_subtitles), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->session, "notify::adapter-name",
+                           G_CALLBACK (_ts_chat_page_update_subtitles), self, G_CONNECT_SWAPPED);
   build_model_menu (self);
   _ts_chat_page_rebuild_adapter_menu (self);
   /* Adapters installed from the marketplace meanwhile show up when the

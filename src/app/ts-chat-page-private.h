@@ -4,6 +4,7 @@
 
 #include "ts-chat-router.h"
 #include "ts-chat-page.h"
+#include "ts-chat-session.h"
 #include "ts-generation.h"
 #include "ts-history.h"
 #include "ts-key-vault.h"
@@ -40,12 +41,9 @@ struct _TsChatPage
   guint seed;
   guint save_interval_ms;        /* "save-interval": history writes while streaming */
 
-  /* Model and adapter. */
-  TsGenerationModel *model;
-  char *model_path;
-  char *adapter_path;            /* the current adapter (the first of a stack) */
-  gboolean adapter_is_own;       /* it is the model's own (loaded with it), not
-                                  * switched to from the model's cache */
+  /* The model and adapters (the page shows the session's properties);
+   * loads the page asked for stop when the page goes. */
+  TsChatSession *session;
   GCancellable *load_cancellable;
 
   /* The exchange in progress. */
@@ -103,11 +101,6 @@ char *_ts_chat_page_describe_evaluator (TsChatPage *self);
 /* ts-chat-page-models.c: pickers, loading, exports. */
 void _ts_chat_page_update_subtitles (TsChatPage *self);
 void _ts_chat_page_rebuild_adapter_menu (TsChatPage *self);
-/* The current adapter as the pickers name it (newly allocated). */
-char *_ts_chat_page_adapter_display_name (TsChatPage *self);
-/* The current adapter as a reply asks for it (TsGenerationRequest.adapter_path):
- * NULL for the model's own (one adapter or a stack). Borrowed. */
-const char *_ts_chat_page_request_adapter (TsChatPage *self);
 void _ts_chat_page_models_init (TsChatPage *self);
 void _ts_chat_page_load_model (TsChatPage *self, const char *model_path, const char *adapter_path);
 /* Several adapters active at once, with @weights (NULL: all 1). */

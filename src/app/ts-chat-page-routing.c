@@ -48,7 +48,7 @@ routing_signature (TsChatPage *self)
   GString *sig = g_string_new (NULL);
 
   /* The model object, not its path: a reload of the same file is a new one. */
-  g_string_append_printf (sig, "%p", (void *) self->model);
+  g_string_append_printf (sig, "%p", (void *) ts_chat_session_get_model (self->session));
 
   for (guint i = 0; i < found->len; i++)
     {
@@ -71,8 +71,8 @@ apply_remembered_override (TsChatPage *self)
 {
   const TsRoutableAdapter *a = ts_chat_router_lookup (self->routing, self->adapter_override);
 
-  if (a != NULL && g_strcmp0 (a->path, self->adapter_path) != 0)
-    _ts_chat_page_load_model (self, self->model_path, a->path);
+  if (a != NULL && g_strcmp0 (a->path, ts_chat_session_get_adapter_path (self->session)) != 0)
+    _ts_chat_page_load_model (self, ts_chat_session_get_model_path (self->session), a->path);
 }
 
 static void
@@ -104,7 +104,7 @@ _ts_chat_page_routing_refresh (TsChatPage *self)
   g_autofree char *signature = NULL;
   g_autofree char *dir = NULL;
 
-  if (self->model == NULL)
+  if (ts_chat_session_get_model (self->session) == NULL)
     return;
   signature = routing_signature (self);
   if (g_strcmp0 (signature, self->routing_signature) == 0)
@@ -117,7 +117,7 @@ _ts_chat_page_routing_refresh (TsChatPage *self)
   dir = _ts_chat_page_adapters_dir ();
   /* The task holds no reference on the page: a page dropped meanwhile
    * cancels it, and the callback then returns before touching it. */
-  ts_chat_router_new_async (self->model, dir, self->routing_cancellable, routing_built_cb,
+  ts_chat_router_new_async (ts_chat_session_get_model (self->session), dir, self->routing_cancellable, routing_built_cb,
                             self);
 }
 
@@ -142,9 +142,9 @@ rule_label (TsRouteRule rule)
 static char *
 describe_route (TsChatPage *self, const TsChatRoute *route, const char **path_out)
 {
-  g_autofree char *current = _ts_chat_page_adapter_display_name (self);
+  g_autofree char *current = g_strdup (ts_chat_session_get_adapter_name (self->session));
 
-  *path_out = _ts_chat_page_request_adapter (self);
+  *path_out = ts_chat_session_get_request_adapter (self->session);
   if (route->unusable != NULL)
     return g_strdup_printf (_("routed to %s, which cannot be used (%s): kept %s"),
                             route->route.adapter_id, route->unusable, current);
@@ -184,7 +184,6 @@ routed_cb (GObject *source, GAsyncResult *result, gpointer data)
   g_autoptr (TsChatPage) self = g_weak_ref_get (&t->page);
   g_autoptr (GError) error = NULL;
   g_autofree char *note = NULL;
-  g_autofree char *current = NULL;
   TsChatRoute route = { { NULL, 0, TS_ROUTE_NONE }, NULL, NULL };
   const char *path;
 
@@ -196,7 +195,7 @@ routed_cb (GObject *source, GAsyncResult *result, gpointer data)
       return;
     }
   g_clear_object (&self->route_cancellable);
-  path = _ts_chat_page_request_adapter (self);
+  path = ts_chat_session_get_request_adapter (self->session);
   if (!ts_chat_router_route_finish (result, &route, &error))
     {
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
@@ -206,8 +205,8 @@ routed_cb (GObject *source, GAsyncResult *result, gpointer data)
           turn_data_free (t);
           return;
         }
-      current = _ts_chat_page_adapter_display_name (self);
-      note = g_strdup_printf (_("not routed (%s): kept %s"), error->message, current);
+      note = g_strdup_printf (_("not routed (%s): kept %s"), error->message,
+                              ts_chat_session_get_adapter_name (self->session));
     }
   else
     note = describe_route (self, &route, &path);
@@ -223,7 +222,8 @@ _ts_chat_page_route_turn (TsChatPage *self, const char *prompt)
 
   if (self->routing == NULL)
     {
-      _ts_chat_page_start_exchange (self, prompt, _ts_chat_page_request_adapter (self), NULL);
+      _ts_chat_page_start_exchange (self, prompt,
+                                    ts_chat_session_get_request_adapter (self->session), NULL);
       return;
     }
   t = g_new0 (TurnData, 1);
@@ -302,8 +302,8 @@ route_adapter_action (GtkWidget *widget, const char *action_name, GVariant *para
                                ? ts_chat_router_lookup (self->routing, id) : NULL;
 
   _ts_chat_page_set_adapter_override (self, id);
-  if (a != NULL && g_strcmp0 (a->path, self->adapter_path) != 0)
-    _ts_chat_page_load_model (self, self->model_path, a->path);
+  if (a != NULL && g_strcmp0 (a->path, ts_chat_session_get_adapter_path (self->session)) != 0)
+    _ts_chat_page_load_model (self, ts_chat_session_get_model_path (self->session), a->path);
 }
 
 void

@@ -41,16 +41,13 @@ stack_dialog_notify (gpointer data, GClosure *closure)
 static double
 current_weight (TsChatPage *self, const char *path)
 {
-  guint n = self->model != NULL ? ts_generation_model_get_n_adapters (self->model) : 0;
-
-  if (!self->adapter_is_own)
-    return g_strcmp0 (path, self->adapter_path) == 0 ? 1.0 : 0;
+  guint n = ts_chat_session_get_n_adapters (self->session);
 
   for (guint i = 0; i < n; i++)
     {
       float weight = 0;
 
-      if (g_strcmp0 (ts_generation_model_get_nth_adapter (self->model, i, &weight), path) == 0)
+      if (g_strcmp0 (ts_chat_session_get_nth_adapter (self->session, i, &weight), path) == 0)
         return weight;
     }
   return 0;
@@ -121,7 +118,7 @@ build_list (StackDialog *d)
 {
   GtkWidget *list = gtk_list_box_new ();
   g_autoptr (GPtrArray) known = _ts_chat_page_list_adapters (d->page);
-  guint n = d->page->model != NULL ? ts_generation_model_get_n_adapters (d->page->model) : 0;
+  guint n = ts_chat_session_get_n_adapters (d->page->session);
 
   gtk_list_box_set_selection_mode (GTK_LIST_BOX (list), GTK_SELECTION_NONE);
   gtk_widget_add_css_class (list, "boxed-list");
@@ -131,12 +128,9 @@ build_list (StackDialog *d)
 
       add_row (d, GTK_LIST_BOX (list), adapter[0], adapter[1]);
     }
-  /* The adapter switched to on the loaded model, else the model's own. */
-  if (!d->page->adapter_is_own)
-    add_if_unknown (d, GTK_LIST_BOX (list), d->page->adapter_path);
-  for (guint i = 0; d->page->adapter_is_own && i < n; i++)
+  for (guint i = 0; i < n; i++)
     add_if_unknown (d, GTK_LIST_BOX (list),
-                    ts_generation_model_get_nth_adapter (d->page->model, i, NULL));
+                    ts_chat_session_get_nth_adapter (d->page->session, i, NULL));
   return list;
 }
 
@@ -160,8 +154,9 @@ response_cb (AdwMessageDialog *dialog, const char *response, StackDialog *d)
   if (paths->len > 0)
     _ts_chat_page_stack_picked (d->page, (const char *const *) paths->pdata,
                                 (const float *) weights->data, paths->len);
-  _ts_chat_page_load_stack (d->page, d->page->model_path, (const char *const *) paths->pdata,
-                            (const float *) weights->data, paths->len);
+  _ts_chat_page_load_stack (d->page, ts_chat_session_get_model_path (d->page->session),
+                            (const char *const *) paths->pdata, (const float *) weights->data,
+                            paths->len);
 }
 
 static void

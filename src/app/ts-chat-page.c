@@ -210,6 +210,7 @@ _ts_chat_page_start_exchange (TsChatPage *self, const char *prompt, const char *
                               const char *note)
 {
   g_autoptr (TsGenerationRequest) request = build_request (self, adapter_path);
+  TsGenerationModel *model = ts_chat_session_get_model (self->session);
 
   g_array_set_size (self->plain_ids, 0);
   g_array_set_size (self->he_ids, 0);
@@ -217,8 +218,8 @@ _ts_chat_page_start_exchange (TsChatPage *self, const char *prompt, const char *
   _ts_chat_page_update_subtitles (self);
   _ts_chat_page_market_set_adapter (self, adapter_path);
   _ts_chat_page_history_begin_exchange (self, prompt);
-  ts_chat_pane_generate (self->plain_pane, self->model, request, prompt);
-  ts_chat_pane_generate (self->he_pane, self->model, request, prompt);
+  ts_chat_pane_generate (self->plain_pane, model, request, prompt);
+  ts_chat_pane_generate (self->he_pane, model, request, prompt);
   ts_chat_pane_set_reply_note (self->plain_pane, note);
   ts_chat_pane_set_reply_note (self->he_pane, note);
   self->save_timeout = g_timeout_add (self->save_interval_ms, save_timeout_cb, self);
@@ -402,7 +403,7 @@ gboolean
 ts_chat_page_get_ready (TsChatPage *self)
 {
   g_return_val_if_fail (TS_IS_CHAT_PAGE (self), FALSE);
-  return self->model != NULL && !self->busy;
+  return ts_chat_session_get_model (self->session) != NULL && !self->busy;
 }
 
 gboolean
@@ -567,10 +568,8 @@ ts_chat_page_finalize (GObject *object)
 {
   TsChatPage *self = TS_CHAT_PAGE (object);
 
-  g_clear_pointer (&self->model, ts_generation_model_unref);
-  g_free (self->model_path);
+  g_clear_object (&self->session);
   g_free (self->last_error);
-  g_free (self->adapter_path);
   g_array_unref (self->plain_ids);
   g_array_unref (self->he_ids);
   g_clear_pointer (&self->history, ts_history_close);
