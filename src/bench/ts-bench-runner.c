@@ -353,7 +353,8 @@ run_config (const Reporter *r, const TsBenchConfig *config, const TsBenchLoaded 
   g_autoptr (TsHeloraSession) helora = NULL;
   LmSessionParams params = { .n_ctx = (guint32) (l->n_prompt + options->n_tokens + 1),
                              .n_threads = options->n_threads,
-                             .backend = options->engine_backend };
+                             .backend = options->engine_backend,
+                             .exact_activations = options->exact_activations };
   LmSession *session = NULL;
   PadWatch pads = { 0 };
   LmStatus st;

@@ -71,6 +71,7 @@ typedef struct {
   guint he_threads;          /* local evaluator threads; 0: as @n_threads (and 1 for 0) */
   gboolean public_key;       /* encrypt h with a public key instead of the secret key */
   gboolean thread_clock;     /* time local HE stages by thread CPU time (busy machines) */
+  gboolean exact_activations; /* f32 activations, as the chat runs (LmSessionParams) */
   /* Where the model runs and where local HE-LoRA computes; CPU for both
    * from ts_bench_options_new() (per-thread clocks time the CPU's stages).
    * With both on the GPU, h and u stay in device memory (engine/include/lm.h,

@@ -24,7 +24,7 @@ typedef struct {
   LmBackend engine;            /* parsed --backend */
   TsHeloraBackend he;          /* parsed --he-backend */
   int threads, he_threads, n_decode, n_prompt, rank;
-  gboolean json, public_key, thread_clock, stack;
+  gboolean json, public_key, thread_clock, stack, exact;
   gboolean private_mode;       /* --private: the remote run in adapter-private mode */
   gboolean private_warm;       /* --private-warm: that, timed from full pad pools, too */
   int lambda_s;
@@ -56,6 +56,8 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
     { "he-threads", 0, 0, G_OPTION_ARG_INT, &o->he_threads, "Local evaluator threads (default 1)", "N" },
     { "thread-clock", 0, 0, G_OPTION_ARG_NONE, &o->thread_clock,
       "Time local HE stages by thread CPU time (for busy machines)", NULL },
+    { "exact-activations", 0, 0, G_OPTION_ARG_NONE, &o->exact,
+      "Multiply quantised weights with f32 activations, as the chat does", NULL },
     { "json", 0, 0, G_OPTION_ARG_NONE, &o->json, "Print a JSON array, one object per mode", NULL },
     { "make-lora", 0, 0, G_OPTION_ARG_FILENAME, &o->make_lora,
       "Write a random adapter on every full-attention output projection to PATH, then bench it", "PATH" },
@@ -87,7 +89,8 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
       fprintf (stderr, "Usage: " CMD " --model FILE (--lora PATH | --make-lora PATH [--rank R])\n"
                "    [--remote ws://HOST:PORT [--private] [--private-warm [--pad-wait S]] [--he-lambda N]]\n"
                "    [--he-params PRESET] [--pk] [-n N] [--rounds N] [--threads N] [--thread-clock]\n"
-               "    [--json] [--stack] [--backend cpu|cuda|auto] [--he-backend cpu|cuda|auto]\n");
+               "    [--json] [--stack] [--backend cpu|cuda|auto] [--he-backend cpu|cuda|auto]\n"
+               "    [--exact-activations]\n");
       return FALSE;
     }
   return TRUE;
@@ -136,6 +139,7 @@ bench_options (const BenchOptions *o, GError **error)
   bench->he_threads = o->he_threads > 0 ? (guint) o->he_threads : 1;
   bench->public_key = o->public_key;
   bench->thread_clock = o->thread_clock;
+  bench->exact_activations = o->exact;
   bench->n_rounds = (guint) o->rounds;
   bench->pad_wait_ms = (guint) o->pad_wait_s * 1000;
   bench->engine_backend = o->engine;
