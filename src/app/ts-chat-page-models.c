@@ -67,11 +67,30 @@ _ts_chat_page_update_subtitles (TsChatPage *self)
 
 static void build_model_menu (TsChatPage *self);
 
+/* The next start loads this model and adapter again (the demo model is the
+ * default anyway). A stack is not remembered: its adapters are. */
+static void
+remember_model (TsChatPage *self)
+{
+  TsChatSession *session = self->session;
+  gboolean demo = ts_chat_session_get_model_is_demo (session);
+  float weight = 1.0f;
+  const char *adapter = ts_chat_session_get_n_adapters (session) == 1
+                          ? ts_chat_session_get_nth_adapter (session, 0, &weight) : NULL;
+
+  if (self->settings == NULL)
+    return;
+  ts_settings_set_chat_model (self->settings,
+                              demo ? NULL : ts_chat_session_get_model_path (session),
+                              weight == 1.0f ? adapter : NULL);
+}
+
 /* The session has the new model or adapter (its notifications updated the
  * subtitles): the rest of the page follows. */
 static void
 loaded (TsChatPage *self)
 {
+  remember_model (self);
   _ts_chat_page_market_set_adapter (self, ts_chat_session_get_adapter_path (self->session));
   _ts_chat_page_update_actions (self);
   _ts_chat_page_routing_refresh (self);

@@ -297,15 +297,26 @@ ts_window_init (TsWindow *self)
   update_header_pickers (self);
 }
 
-/* The model of --model (and its --adapter) instead of the demo model. */
+/* The model of --model (and its --adapter) instead of the demo model;
+ * without them, the model (and adapter) the chat had last time, when its
+ * file is still there. */
 static void
 start_model (TsWindow *self, TsApplication *app)
 {
+  TsSettings *settings = ts_application_get_settings (app);
   const char *adapter = NULL;
   const char *model = ts_application_get_start_model (app, &adapter);
 
-  if (model != NULL)
-    ts_chat_page_load_model (self->chat_page, model, adapter);
+  if (model == NULL)
+    {
+      model = ts_settings_get_chat_model (settings);
+      adapter = ts_settings_get_chat_adapter (settings);
+      if (!g_file_test (model, G_FILE_TEST_IS_REGULAR))
+        return;
+      if (!g_file_test (adapter, G_FILE_TEST_EXISTS))
+        adapter = NULL;
+    }
+  ts_chat_page_load_model (self->chat_page, model, adapter);
 }
 
 TsWindow *

@@ -85,6 +85,8 @@ enum {
   PROP_CKKS_PRESET,
   PROP_USE_GPU,
   PROP_COLOR_SCHEME,
+  PROP_CHAT_MODEL,
+  PROP_CHAT_ADAPTER,
   PROP_BENCH_MODEL,
   PROP_BENCH_ADAPTER,
   N_PROPS
@@ -164,6 +166,8 @@ ts_settings_class_init (TsSettingsClass *klass)
   properties[PROP_COLOR_SCHEME] = g_param_spec_enum ("color-scheme", NULL, NULL,
                                                      TS_TYPE_COLOR_SCHEME,
                                                      TS_COLOR_SCHEME_DEFAULT, FLAGS);
+  properties[PROP_CHAT_MODEL] = g_param_spec_string ("chat-model", NULL, NULL, "", FLAGS);
+  properties[PROP_CHAT_ADAPTER] = g_param_spec_string ("chat-adapter", NULL, NULL, "", FLAGS);
   properties[PROP_BENCH_MODEL] = g_param_spec_string ("bench-model", NULL, NULL, "", FLAGS);
   properties[PROP_BENCH_ADAPTER] = g_param_spec_string ("bench-adapter", NULL, NULL, "",
                                                         FLAGS);
@@ -303,6 +307,26 @@ TsColorScheme
 ts_settings_get_color_scheme (TsSettings *self)
 {
   return g_value_get_enum (value_of (self, PROP_COLOR_SCHEME));
+}
+
+const char *
+ts_settings_get_chat_model (TsSettings *self)
+{
+  return g_value_get_string (value_of (self, PROP_CHAT_MODEL));
+}
+
+const char *
+ts_settings_get_chat_adapter (TsSettings *self)
+{
+  return g_value_get_string (value_of (self, PROP_CHAT_ADAPTER));
+}
+
+void
+ts_settings_set_chat_model (TsSettings *self, const char *model, const char *adapter)
+{
+  g_return_if_fail (TS_IS_SETTINGS (self));
+  g_object_set (self, "chat-model", model != NULL ? model : "",
+                "chat-adapter", model != NULL && adapter != NULL ? adapter : "", NULL);
 }
 
 const char *

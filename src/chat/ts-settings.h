@@ -96,6 +96,11 @@ TsCkksChoice ts_settings_get_ckks_preset (TsSettings *self);
 const char *ts_settings_get_ckks_preset_name (TsSettings *self);
 gboolean ts_settings_get_use_gpu (TsSettings *self);
 TsColorScheme ts_settings_get_color_scheme (TsSettings *self);
+/* The chat's last model and its adapter ("": the demo model, no adapter). */
+const char *ts_settings_get_chat_model (TsSettings *self);
+const char *ts_settings_get_chat_adapter (TsSettings *self);
+/* Remembers them; NULL @model: the demo model (and no adapter). */
+void ts_settings_set_chat_model (TsSettings *self, const char *model, const char *adapter);
 const char *ts_settings_get_bench_model (TsSettings *self);
 const char *ts_settings_get_bench_adapter (TsSettings *self);
 void ts_settings_set_bench_model (TsSettings *self, const char *path);

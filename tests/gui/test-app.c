@@ -12,12 +12,14 @@
 
 #include "ts-application.h"
 #include "ts-bench-page.h"
+#include "ts-chat-page.h"
 #include "ts-config.h"
 #include "ts-core.h"
 #include "ts-gpu.h"
 #include "ts-window.h"
 
 #include "gui-test-util.h"
+#include "ts-test-util.h"
 
 static gboolean
 widget_is_mapped (gpointer widget)
@@ -215,6 +217,69 @@ test_version (void)
   g_test_trap_assert_stdout ("tensafe " TS_VERSION "\n");
 }
 
+typedef struct {
+  TsChatPage *page;
+  const char *adapter;
+} AdapterWait;
+
+static gboolean
+adapter_loaded (gpointer data)
+{
+  AdapterWait *w = data;
+
+  return gui_chat_ready (w->page)
+         && g_strcmp0 (ts_chat_page_get_adapter_path (w->page), w->adapter) == 0;
+}
+
+static gboolean
+demo_model_loaded (gpointer page)
+{
+  return gui_chat_ready (page)
+         && g_strcmp0 (gtk_menu_button_get_label (ts_chat_page_get_picker (page, FALSE)),
+                       _("Demo Model")) == 0;
+}
+
+/* The chat loads the model (and adapter) it had last time; the demo model,
+ * chosen again, is remembered as the default. (In a process of its own,
+ * like the German test: a fresh application and settings.) */
+static void
+remembers_model (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  g_autofree char *model = ts_test_data_path ("hf/qwen2/qwen2.gguf");
+  g_autofree char *adapter = ts_test_data_path ("hf/qwen2/lora/qwen2-lora.gguf");
+  g_autoptr (GError) error = NULL;
+  TsSettings *settings;
+  AdapterWait wait;
+
+  g_assert_true (g_application_register (G_APPLICATION (app), NULL, &error));
+  g_assert_no_error (error);
+  settings = ts_application_get_settings (app);
+  ts_settings_set_chat_model (settings, model, adapter);
+  wait = (AdapterWait) { gui_start_chat (G_APPLICATION (app), 30), adapter };
+  gui_wait_until (adapter_loaded, &wait, 30, "the remembered model and adapter");
+  g_assert_cmpstr (gtk_menu_button_get_label (ts_chat_page_get_picker (wait.page, FALSE)), !=,
+                   _("Demo Model"));
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (wait.page), "chat.use-demo", NULL));
+  gui_wait_until (demo_model_loaded, wait.page, 30, "the demo model");
+  g_assert_cmpstr (ts_settings_get_chat_model (settings), ==, "");
+  g_assert_cmpstr (ts_settings_get_chat_adapter (settings), ==, "");
+  gui_quit_app (G_APPLICATION (app), 10);
+}
+
+static void
+test_remembers_model (void)
+{
+  if (g_test_subprocess ())
+    {
+      remembers_model ();
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  g_test_trap_assert_passed ();
+}
+
 /* The templates and code use the translation domain: with the German
  * catalogue built in this tree, the pages speak German. */
 static void
@@ -267,5 +332,6 @@ main (int argc, char **argv)
   g_test_add_func ("/gui/smoke", test_smoke);
   g_test_add_func ("/gui/version", test_version);
   g_test_add_func ("/gui/german", test_german);
+  g_test_add_func ("/gui/remembers-model", test_remembers_model);
   return g_test_run ();
 }
