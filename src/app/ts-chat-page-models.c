@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ts-chat-page-private.h"
+#include "ts-adapter-base.h"
 #include "ts-adapter-stack.h"
 #include "ts-config.h"
 #include "ts-models-catalog.h"
@@ -99,6 +100,50 @@ loaded (TsChatPage *self)
   gtk_widget_grab_focus (GTK_WIDGET (self->prompt_entry));
 }
 
+/* The installed model that the adapter at @adapter says it was made for
+ * (metadata.json's or adapter_config.json's base model, matched to a
+ * catalogue name or a file name), or NULL. */
+static char *
+installed_model_for (const char *adapter)
+{
+  g_autofree char *base = adapter != NULL ? ts_adapter_base_model (adapter) : NULL;
+  g_autofree char *dir = ts_models_dir ();
+  g_autoptr (TsModelCatalog) catalog = NULL;
+  g_autoptr (TsModelIndex) index = NULL;
+  g_autoptr (GArray) states = NULL;
+
+  if (base == NULL || (catalog = ts_model_catalog_load (NULL, NULL)) == NULL
+      || (index = ts_model_index_load (dir, NULL)) == NULL)
+    return NULL;
+  states = ts_models_list (catalog, index, dir);
+  for (guint i = 0; i < states->len; i++)
+    {
+      const TsModelState *state = &g_array_index (states, TsModelState, i);
+      g_autofree char *stem = g_strndup (state->file, strcspn (state->file, "."));
+
+      if (state->installed && (g_strcmp0 (state->name, base) == 0 || g_strcmp0 (stem, base) == 0))
+        return g_build_filename (dir, state->file, NULL);
+    }
+  return NULL;
+}
+
+/* A load failed: when the adapter was made for another model that is
+ * installed, the error offers to load that one with it. */
+static void
+load_failed (TsChatPage *self, const GError *error)
+{
+  g_autofree char *model = installed_model_for (self->loading_adapter);
+
+  if (model == NULL || g_strcmp0 (model, self->loading_model) == 0)
+    {
+      _ts_chat_page_error (self, error->message);
+      return;
+    }
+  _ts_chat_page_error_with_remedy (self, error->message, _("Load That Model"),
+                                   "chat.use-model-with-adapter",
+                                   g_variant_new ("(ss)", model, self->loading_adapter));
+}
+
 /* @data is the page, without a reference: a page dropped mid-load cancels
  * it, and then this returns before touching the page. */
 static void
@@ -109,7 +154,7 @@ load_done_cb (GObject *source, GAsyncResult *result, gpointer data)
   if (ts_chat_session_load_finish (TS_CHAT_SESSION (source), result, &error))
     loaded (data);
   else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    _ts_chat_page_error (data, error->message);
+    load_failed (data, error);
 }
 
 void
@@ -136,6 +181,10 @@ _ts_chat_page_load_stack (TsChatPage *self, const char *model_path,
       _ts_chat_page_toast (self, _("No model: choose a GGUF file"));
       return;
     }
+  g_free (self->loading_model);
+  g_free (self->loading_adapter);
+  self->loading_model = g_strdup (model_path);
+  self->loading_adapter = n == 1 ? g_strdup (adapter_paths[0]) : NULL;
   ts_chat_session_load_async (self->session, model_path, adapter_paths, weights, n,
                               self->load_cancellable, load_done_cb, self);
 }
@@ -248,6 +297,15 @@ static void
 use_model_action (GtkWidget *widget, const char *action_name, GVariant *param)
 {
   _ts_chat_page_load_model (TS_CHAT_PAGE (widget), g_variant_get_string (param, NULL), NULL);
+}
+
+static void
+use_model_with_adapter_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  const char *model = NULL, *adapter = NULL;
+
+  g_variant_get (param, "(&s&s)", &model, &adapter);
+  _ts_chat_page_load_model (TS_CHAT_PAGE (widget), model, adapter);
 }
 
 static void
@@ -422,6 +480,8 @@ _ts_chat_page_models_class_init (GtkWidgetClass *widget_class)
 {
   gtk_widget_class_install_action (widget_class, "chat.use-demo", NULL, use_demo_action);
   gtk_widget_class_install_action (widget_class, "chat.use-model", "s", use_model_action);
+  gtk_widget_class_install_action (widget_class, "chat.use-model-with-adapter", "(ss)",
+                                   use_model_with_adapter_action);
   gtk_widget_class_install_action (widget_class, "chat.use-adapter", "s", use_adapter_action);
   gtk_widget_class_install_action (widget_class, "chat.open-model", NULL, open_model_action);
   gtk_widget_class_install_action (widget_class, "chat.open-adapter", NULL, open_adapter_action);

@@ -45,6 +45,8 @@ struct _TsChatPage
    * loads the page asked for stop when the page goes. */
   TsChatSession *session;
   GCancellable *load_cancellable;
+  char *loading_model;           /* the load under way (for its error's remedy) */
+  char *loading_adapter;
 
   /* The exchange in progress. */
   gboolean busy;
@@ -88,6 +90,9 @@ void _ts_chat_page_start_exchange (TsChatPage *self, const char *prompt,
                                    const char *adapter_path, const char *note);
 /* An error as a toast that stays until dismissed. */
 void _ts_chat_page_error (TsChatPage *self, const char *message);
+/* The same with a button that activates @action (with @target) on the page. */
+void _ts_chat_page_error_with_remedy (TsChatPage *self, const char *message,
+                                      const char *button, const char *action, GVariant *target);
 /* A turn stopped before generation began: the prompt returns to the entry. */
 void _ts_chat_page_turn_cancelled (TsChatPage *self, const char *prompt);
 void _ts_chat_page_update_actions (TsChatPage *self);

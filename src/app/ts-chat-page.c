@@ -24,8 +24,8 @@ enum {
 static GParamSpec *properties[N_PROPS];
 
 
-static void
-show_toast (TsChatPage *self, const char *message, guint timeout_s)
+static AdwToast *
+new_toast (const char *message, guint timeout_s)
 {
   /* Toast titles are markup; messages can carry '<', '&' or bytes from a
    * file or a peer. */
@@ -36,7 +36,13 @@ show_toast (TsChatPage *self, const char *message, guint timeout_s)
   adw_toast_set_timeout (toast, timeout_s);
   if (timeout_s == 0)
     adw_toast_set_priority (toast, ADW_TOAST_PRIORITY_HIGH);
-  adw_toast_overlay_add_toast (self->toast_overlay, toast);
+  return toast;
+}
+
+static void
+show_toast (TsChatPage *self, const char *message, guint timeout_s)
+{
+  adw_toast_overlay_add_toast (self->toast_overlay, new_toast (message, timeout_s));
 }
 
 void
@@ -53,6 +59,20 @@ _ts_chat_page_error (TsChatPage *self, const char *message)
   g_free (self->last_error);
   self->last_error = g_strdup (message);
   show_toast (self, message, 0);
+}
+
+void
+_ts_chat_page_error_with_remedy (TsChatPage *self, const char *message, const char *button,
+                                 const char *action, GVariant *target)
+{
+  AdwToast *toast = new_toast (message, 0);
+
+  g_free (self->last_error);
+  self->last_error = g_strdup (message);
+  adw_toast_set_button_label (toast, button);
+  adw_toast_set_action_name (toast, action);
+  adw_toast_set_action_target_value (toast, target);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
 }
 
 const char *
@@ -570,6 +590,8 @@ ts_chat_page_finalize (GObject *object)
 
   g_clear_object (&self->session);
   g_free (self->last_error);
+  g_free (self->loading_model);
+  g_free (self->loading_adapter);
   g_array_unref (self->plain_ids);
   g_array_unref (self->he_ids);
   g_clear_pointer (&self->history, ts_history_close);

@@ -1,6 +1,8 @@
 /* gui-test-util.c: helpers for the GUI tests: waiting on the main loop, finding widgets, screenshots.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include "gui-test-util.h"
+#include "ts-application.h"
+#include "ts-settings.h"
 
 static gboolean
 timeout_cb (gpointer data)
@@ -152,6 +154,9 @@ gui_start_chat (GApplication *app, guint seconds)
 
   if (!g_application_get_is_registered (app))
     g_assert_true (g_application_register (app, NULL, NULL));
+  /* every test starts as a fresh install does, on the demo model, whatever
+   * an earlier test of this process loaded (the settings remember it) */
+  ts_settings_set_chat_model (ts_application_get_settings (TS_APPLICATION (app)), NULL, NULL);
   g_application_activate (app);
   window = gtk_application_get_active_window (GTK_APPLICATION (app));
   g_assert_nonnull (window);

@@ -256,7 +256,10 @@ remembers_model (void)
   g_assert_no_error (error);
   settings = ts_application_get_settings (app);
   ts_settings_set_chat_model (settings, model, adapter);
-  wait = (AdapterWait) { gui_start_chat (G_APPLICATION (app), 30), adapter };
+  g_application_activate (G_APPLICATION (app));
+  wait.page = TS_CHAT_PAGE (gui_find_descendant (
+    GTK_WIDGET (gtk_application_get_active_window (GTK_APPLICATION (app))), TS_TYPE_CHAT_PAGE));
+  wait.adapter = adapter;
   gui_wait_until (adapter_loaded, &wait, 30, "the remembered model and adapter");
   g_assert_cmpstr (gtk_menu_button_get_label (ts_chat_page_get_picker (wait.page, FALSE)), !=,
                    _("Demo Model"));

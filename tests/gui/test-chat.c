@@ -8,6 +8,7 @@
  * is saved there as screenshot-chat.png.
  */
 #include <adwaita.h>
+#include <glib/gi18n.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
 
@@ -17,6 +18,7 @@
 #include "ts-application.h"
 #include "ts-chat-page.h"
 #include "ts-history.h"
+#include "ts-models-import.h"
 #include "ts-window.h"
 #include "ts-test-util.h"
 
@@ -645,6 +647,59 @@ test_model_error_stays (void)
   quit_app (app);
 }
 
+typedef struct {
+  TsChatPage *page;
+  const char *adapter;
+} LoadedWait;
+
+static gboolean
+adapter_in_use (gpointer data)
+{
+  LoadedWait *w = data;
+
+  return gui_chat_ready (w->page)
+         && g_strcmp0 (ts_chat_page_get_adapter_path (w->page), w->adapter) == 0;
+}
+
+/* An adapter made for another model that is installed: the error offers
+ * to load that model with it, and its button does. */
+static void
+test_adapter_offers_its_model (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  g_autofree char *models = g_dir_make_tmp ("tensafe-models-XXXXXX", NULL);
+  g_autofree char *source = ts_test_data_path ("hf/qwen2/qwen2.gguf");
+  g_autofree char *adapter = ts_test_data_path ("hf/qwen2/lora/peft");
+  g_autofree char *demo = ts_chat_page_find_demo_file ("tiny-qwen35moe-f32.gguf");
+  g_autoptr (GError) error = NULL;
+  g_autofree char *name = NULL;
+  TsChatPage *page;
+  GtkWidget *button;
+  LoadedWait wait;
+
+  /* the adapter names its base model "tiny-qwen2": install qwen2.gguf so */
+  g_setenv ("TENSAFE_MODEL_DIR", models, TRUE);
+  name = ts_models_import (source, models, "tiny-qwen2", NULL, NULL, &error);
+  g_assert_no_error (error);
+  page = start_app (app);
+  ts_chat_page_load_model (page, demo, adapter);
+  wait_until (error_shown, page, "the adapter's error");
+  g_assert_nonnull (strstr (ts_chat_page_get_last_error (page), "made for the model tiny-qwen2"));
+  button = gui_find_button (gtk_widget_get_ancestor (GTK_WIDGET (page), ADW_TYPE_TOAST_OVERLAY),
+                            _("Load That Model"));
+  if (button == NULL)
+    button = gui_find_button (GTK_WIDGET (page), _("Load That Model"));
+  g_assert_nonnull (button);
+  gtk_widget_activate (button);
+  wait = (LoadedWait) { page, adapter };
+  gui_wait_until (adapter_in_use, &wait, 30, "the adapter's own model");
+  g_assert_cmpstr (gtk_menu_button_get_label (ts_chat_page_get_picker (page, FALSE)), ==,
+                   "tiny-qwen2");
+  quit_app (app);
+  g_unsetenv ("TENSAFE_MODEL_DIR");
+  ts_test_remove_tree (models);
+}
+
 /* A turn only the HE side failed (its evaluator unreachable) is left out of
  * both panes' conversations: the next turn starts from the same history on
  * both sides, so the panes answer alike and nothing is marked as differing. */
@@ -826,6 +881,7 @@ main (int argc, char **argv)
   g_test_add_func ("/chat/long-conversation-goes-on", test_long_conversation_goes_on);
   g_test_add_func ("/chat/focus-endings-copy", test_focus_endings_copy);
   g_test_add_func ("/chat/model-error-stays", test_model_error_stays);
+  g_test_add_func ("/chat/adapter-offers-its-model", test_adapter_offers_its_model);
   status = g_test_run ();
   ts_test_remove_tree (data_home);
   return status;
