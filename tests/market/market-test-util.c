@@ -4,10 +4,13 @@
 
 #include <glib/gstdio.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <string.h>
 
 #include "lora-reduce.h"
+#include "market-pg.h"
 #include "ts-market-manifest.h"
 
 static const char *
@@ -16,6 +19,29 @@ marketd_path (void)
   const char *env = g_getenv ("TENSAFE_MARKETD");
 
   return env ? env : MARKETD_PATH;
+}
+
+gboolean
+market_use_postgresql (void)
+{
+  return g_strcmp0 (g_getenv ("TS_MARKET_DB"), "postgresql") == 0;
+}
+
+/* Runs before main: a test meant for PostgreSQL on a machine without it
+ * skips as a whole, saying why (TAP: a plan of 0 with SKIP). */
+__attribute__ ((constructor)) static void
+skip_without_postgresql (void)
+{
+  g_autofree char *why_not = NULL, *bindir = NULL;
+
+  if (!market_use_postgresql ())
+    return;
+  bindir = market_pg_bindir (&why_not);
+  if (bindir == NULL)
+    {
+      printf ("1..0 # SKIP %s\n", why_not);
+      exit (0);
+    }
 }
 
 const char *
@@ -127,7 +153,10 @@ market_server_start_with_args (const char * const *imports, const char *tokens_t
   MarketServer *s = g_new0 (MarketServer, 1);
 
   s->dir = market_tmpdir ();
-  s->db_path = g_build_filename (s->dir, "market.db", NULL);
+  if (market_use_postgresql ())
+    s->db_path = market_pg_create_database (market_pg_shared ());
+  else
+    s->db_path = g_build_filename (s->dir, "market.db", NULL);
   s->blobs_dir = g_build_filename (s->dir, "blobs", NULL);
   s->keys_dir = g_build_filename (s->dir, "keys", NULL);
   spawn (s, imports, tokens_text, extra_args);

@@ -16,10 +16,15 @@ typedef struct
   GSubprocess *proc;
   char        *dir;
   char        *url;      /* "http://127.0.0.1:PORT/" */
-  char        *db_path;
+  char        *db_path;  /* an SQLite file, or a postgresql:// URL */
   char        *blobs_dir;
   char        *keys_dir;
 } MarketServer;
+
+/* TRUE when TS_MARKET_DB=postgresql: servers then keep their catalogue in a
+ * new database of a throwaway PostgreSQL server (market-pg.h), one per test
+ * program, and a test program skips whole where PostgreSQL is missing. */
+gboolean market_use_postgresql (void);
 
 /* Starts the server importing each of @imports (NULL-terminated, may be NULL)
  * and, when @tokens_text is not NULL, with a tokens file of that content. */
