@@ -33,6 +33,16 @@ MarketServer *market_server_start (const char * const *imports, const char *toke
 MarketServer *market_server_start_with_args (const char * const *imports,
                                              const char *tokens_text,
                                              const char * const *extra_args);
+/* The same on PostgreSQL, whatever TS_MARKET_DB says. */
+MarketServer *market_server_start_on_postgresql (const char * const *imports,
+                                                 const char *tokens_text,
+                                                 const char * const *extra_args);
+/* @n more servers on @first's database, blobs and keys (each with its own
+ * temporary folder for the tokens file), all started before any is waited
+ * for; a GPtrArray of MarketServer*, each to be stopped. */
+GPtrArray *market_servers_start_sharing (MarketServer *first, guint n,
+                                         const char * const *imports, const char *tokens_text,
+                                         const char * const *extra_args);
 /* Sends SIGTERM, checks the exit status is 0, and deletes the temporary tree. */
 void market_server_stop (MarketServer *server);
 /* Stops the server (checking a clean exit) and starts it again on the same
