@@ -3,6 +3,7 @@
 #include "marketd.h"
 
 #include <glib/gstdio.h>
+#include <unistd.h>
 
 #include "ts-market-error.h"
 #include "ts-signing.h"
@@ -18,7 +19,8 @@ marketd_blob_path (Marketd *self, const char *sha256)
 
 /* Copies @src_path into the store under its SHA-256; a blob already there is
  * kept (same name, same bytes).  The copy goes through a temporary file and a
- * rename, and is hashed again so a file changing under us is caught. */
+ * rename, atomic on one file system (a network mount shared by several
+ * servers included), and is hashed again so a file changing under us is caught. */
 gboolean
 marketd_blob_store (Marketd *self, const char *src_path, char **sha256_out,
                     gint64 *size_out, GError **error)
@@ -40,7 +42,8 @@ marketd_blob_store (Marketd *self, const char *src_path, char **sha256_out,
                        "Cannot create %s", dir);
           return FALSE;
         }
-      tmp = g_strconcat (path, ".tmp", NULL);
+      /* A name of its own: servers sharing the store may copy the same blob at once. */
+      tmp = g_strdup_printf ("%s.%d-%08x.tmp", path, (int) getpid (), g_random_int ());
       src = g_file_new_for_path (src_path);
       dst = g_file_new_for_path (tmp);
       if (!g_file_copy (src, dst, G_FILE_COPY_OVERWRITE, NULL, NULL, NULL, error))

@@ -81,18 +81,18 @@ static gboolean
 lookup_file (Marketd *self, const char *id, const char *version, const char *name,
              char **sha256, gint64 *size)
 {
-  g_autoptr(sqlite3_stmt) s = NULL;
+  MarketdValue params[] = { marketd_text (id), marketd_text (version), marketd_text (name) };
+  g_autoptr(GError) error = NULL;
+  g_autoptr(MarketdRows) s = marketd_store_query (
+      self->store, "SELECT sha256, size FROM files WHERE adapter_id = ?1 AND version = ?2 "
+      "AND name = ?3", params, G_N_ELEMENTS (params), &error);
 
-  if (sqlite3_prepare_v2 (self->db, "SELECT sha256, size FROM files WHERE adapter_id = ?1 "
-                          "AND version = ?2 AND name = ?3", -1, &s, NULL) != SQLITE_OK)
+  if (s == NULL)
+    g_message ("file: %s", error->message);
+  if (s == NULL || marketd_rows_count (s) == 0)
     return FALSE;
-  sqlite3_bind_text (s, 1, id, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text (s, 2, version, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text (s, 3, name, -1, SQLITE_TRANSIENT);
-  if (sqlite3_step (s) != SQLITE_ROW)
-    return FALSE;
-  *sha256 = g_strdup ((const char *) sqlite3_column_text (s, 0));
-  *size = sqlite3_column_int64 (s, 1);
+  *sha256 = g_strdup (marketd_rows_text (s, 0, 0));
+  *size = marketd_rows_int64 (s, 0, 1);
   return TRUE;
 }
 

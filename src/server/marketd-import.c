@@ -300,67 +300,63 @@ publisher_key (Marketd *self, const char *publisher, GError **error)
   return g_steal_pointer (&key);
 }
 
-static void
-bind_text (sqlite3_stmt *stmt, int i, const char *value)
+/* Texts the metadata may leave out are stored as "". */
+static MarketdValue
+text_or_empty (const char *value)
 {
-  sqlite3_bind_text (stmt, i, value ? value : "", -1, SQLITE_TRANSIENT);
+  return marketd_text (value ? value : "");
+}
+
+/* Runs one write statement; FALSE with @error set when it fails. */
+static gboolean
+write_row (Marketd *self, const char *sql, const MarketdValue *params, guint n,
+           GError **error)
+{
+  g_autoptr(MarketdRows) rows = marketd_store_query (self->store, sql, params, n, error);
+
+  return rows != NULL;
 }
 
 static gboolean
 write_publisher (Marketd *self, Release *r, TsSigningKey *key, gint64 now, GError **error)
 {
-  g_autoptr(sqlite3_stmt) pub = NULL, k = NULL;
   g_autofree char *key_id = ts_signing_key_get_id (key);
   g_autofree char *public_b64 = ts_signing_key_get_public_base64 (key);
+  MarketdValue pub[] = {
+    text_or_empty (r->manifest->publisher), text_or_empty (r->publisher_name), marketd_int (now),
+  };
+  MarketdValue k[] = {
+    text_or_empty (key_id), text_or_empty (r->manifest->publisher), text_or_empty (public_b64),
+    marketd_int (now),
+  };
 
-  pub = marketd_db_prepare (self->db,
-      "INSERT INTO publishers (id, name, created_at) VALUES (?1, ?2, ?3) "
-      "ON CONFLICT (id) DO UPDATE SET name = excluded.name", error);
-  if (pub == NULL)
-    return FALSE;
-  bind_text (pub, 1, r->manifest->publisher);
-  bind_text (pub, 2, r->publisher_name);
-  sqlite3_bind_int64 (pub, 3, now);
-  if (!marketd_db_step_done (self->db, pub, error))
-    return FALSE;
-  k = marketd_db_prepare (self->db,
-      "INSERT OR IGNORE INTO publisher_keys (key_id, publisher_id, public_key, created_at) "
-      "VALUES (?1, ?2, ?3, ?4)", error);
-  if (k == NULL)
-    return FALSE;
-  bind_text (k, 1, key_id);
-  bind_text (k, 2, r->manifest->publisher);
-  bind_text (k, 3, public_b64);
-  sqlite3_bind_int64 (k, 4, now);
-  return marketd_db_step_done (self->db, k, error);
+  return write_row (self, "INSERT INTO publishers (id, name, created_at) VALUES (?1, ?2, ?3) "
+                    "ON CONFLICT (id) DO UPDATE SET name = excluded.name", pub,
+                    G_N_ELEMENTS (pub), error)
+         && write_row (self, "INSERT INTO publisher_keys (key_id, publisher_id, public_key, "
+                       "created_at) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING", k,
+                       G_N_ELEMENTS (k), error);
 }
 
 /* 1: already published with the same manifest, 0: new, -1: error or conflict. */
 static int
 check_existing (Marketd *self, Release *r, const char *canonical, GError **error)
 {
-  g_autoptr(sqlite3_stmt) s = NULL;
-  const char *owner;
-  int rc;
+  MarketdValue params[] = { text_or_empty (r->manifest->id), text_or_empty (r->manifest->version) };
+  g_autoptr(MarketdRows) s = marketd_store_query (
+      self->store, "SELECT a.publisher_id, v.manifest FROM adapters a LEFT JOIN versions v "
+      "ON v.adapter_id = a.id AND v.version = ?2 WHERE a.id = ?1", params,
+      G_N_ELEMENTS (params), error);
 
-  s = marketd_db_prepare (self->db,
-      "SELECT a.publisher_id, v.manifest FROM adapters a LEFT JOIN versions v "
-      "ON v.adapter_id = a.id AND v.version = ?2 WHERE a.id = ?1", error);
   if (s == NULL)
-    return -1;
-  bind_text (s, 1, r->manifest->id);
-  bind_text (s, 2, r->manifest->version);
-  rc = sqlite3_step (s);
-  if (rc == SQLITE_DONE)
+    return g_prefix_error (error, "Cannot read adapters: "), -1;
+  if (marketd_rows_count (s) == 0)
     return 0;
-  if (rc != SQLITE_ROW)
-    return marketd_db_set_error (self->db, error, "Cannot read adapters"), -1;
-  owner = (const char *) sqlite3_column_text (s, 0);
-  if (g_strcmp0 (owner, r->manifest->publisher) != 0)
+  if (g_strcmp0 (marketd_rows_text (s, 0, 0), r->manifest->publisher) != 0)
     return fail (error, r->manifest->id, "the adapter id belongs to another publisher"), -1;
-  if (sqlite3_column_type (s, 1) == SQLITE_NULL)
+  if (marketd_rows_is_null (s, 0, 1))
     return 0;
-  if (g_strcmp0 ((const char *) sqlite3_column_text (s, 1), canonical) == 0)
+  if (g_strcmp0 (marketd_rows_text (s, 0, 1), canonical) == 0)
     return 1;
   return fail (error, r->manifest->id, "this version was already published with other files"), -1;
 }
@@ -368,7 +364,15 @@ check_existing (Marketd *self, Release *r, const char *canonical, GError **error
 static gboolean
 write_adapter_row (Marketd *self, Release *r, gint64 now, gint64 *rowid, GError **error)
 {
-  g_autoptr(sqlite3_stmt) s = marketd_db_prepare (self->db,
+  MarketdValue params[] = {
+    text_or_empty (r->manifest->id), text_or_empty (r->name), text_or_empty (r->description),
+    text_or_empty (r->manifest->publisher), text_or_empty (r->base_model),
+    text_or_empty (r->manifest->base_model_sha256), text_or_empty (r->license),
+    marketd_double (r->price), text_or_empty (r->format), marketd_int (r->rank),
+    marketd_double (r->alpha), text_or_empty (r->tags_json), text_or_empty (r->manifest->version),
+    marketd_int (now),
+  };
+  g_autoptr(MarketdRows) s = marketd_store_query (self->store,
       "INSERT INTO adapters (id, name, description, publisher_id, base_model, "
       "base_model_sha256, license, price_per_1k_tokens, format, rank, alpha, tags, "
       "latest_version, created_at, updated_at) "
@@ -379,27 +383,11 @@ write_adapter_row (Marketd *self, Release *r, gint64 now, gint64 *rowid, GError 
       "price_per_1k_tokens = excluded.price_per_1k_tokens, format = excluded.format, "
       "rank = excluded.rank, alpha = excluded.alpha, tags = excluded.tags, "
       "latest_version = excluded.latest_version, updated_at = excluded.updated_at "
-      "RETURNING rowid", error);
+      "RETURNING rowid", params, G_N_ELEMENTS (params), error);
 
-  if (s == NULL)
-    return FALSE;
-  bind_text (s, 1, r->manifest->id);
-  bind_text (s, 2, r->name);
-  bind_text (s, 3, r->description);
-  bind_text (s, 4, r->manifest->publisher);
-  bind_text (s, 5, r->base_model);
-  bind_text (s, 6, r->manifest->base_model_sha256);
-  bind_text (s, 7, r->license);
-  sqlite3_bind_double (s, 8, r->price);
-  bind_text (s, 9, r->format);
-  sqlite3_bind_int64 (s, 10, r->rank);
-  sqlite3_bind_double (s, 11, r->alpha);
-  bind_text (s, 12, r->tags_json);
-  bind_text (s, 13, r->manifest->version);
-  sqlite3_bind_int64 (s, 14, now);
-  if (sqlite3_step (s) != SQLITE_ROW)
-    return marketd_db_set_error (self->db, error, "Cannot write the adapter"), FALSE;
-  *rowid = sqlite3_column_int64 (s, 0);
+  if (s == NULL || marketd_rows_count (s) != 1)
+    return g_prefix_error (error, "Cannot write the adapter: "), FALSE;
+  *rowid = marketd_rows_int64 (s, 0, 0);
   return TRUE;
 }
 
@@ -408,79 +396,74 @@ write_version (Marketd *self, Release *r, const char *canonical, const char *sig
                const char *key_id, gint64 now, GError **error)
 {
   g_autofree char *modules = string_list_to_json (r->target_modules);
-  g_autoptr(sqlite3_stmt) v = marketd_db_prepare (self->db,
-      "INSERT INTO versions (adapter_id, version, rank, alpha, target_modules, manifest, "
-      "signature, key_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", error);
-  g_autoptr(sqlite3_stmt) f = NULL;
+  MarketdValue v[] = {
+    text_or_empty (r->manifest->id), text_or_empty (r->manifest->version), marketd_int (r->rank),
+    marketd_double (r->alpha), text_or_empty (modules), text_or_empty (canonical),
+    text_or_empty (signature), text_or_empty (key_id), marketd_int (now),
+  };
 
-  if (v == NULL)
+  if (!write_row (self, "INSERT INTO versions (adapter_id, version, rank, alpha, "
+                  "target_modules, manifest, signature, key_id, created_at) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", v, G_N_ELEMENTS (v), error))
     return FALSE;
-  bind_text (v, 1, r->manifest->id);
-  bind_text (v, 2, r->manifest->version);
-  sqlite3_bind_int64 (v, 3, r->rank);
-  sqlite3_bind_double (v, 4, r->alpha);
-  bind_text (v, 5, modules);
-  bind_text (v, 6, canonical);
-  bind_text (v, 7, signature);
-  bind_text (v, 8, key_id);
-  sqlite3_bind_int64 (v, 9, now);
-  if (!marketd_db_step_done (self->db, v, error))
-    return FALSE;
-  f = marketd_db_prepare (self->db, "INSERT INTO files (adapter_id, version, name, sha256, "
-                          "size) VALUES (?1, ?2, ?3, ?4, ?5)", error);
-  for (guint i = 0; f != NULL && i < r->manifest->files->len; i++)
+  for (guint i = 0; i < r->manifest->files->len; i++)
     {
       TsMarketFile *file = g_ptr_array_index (r->manifest->files, i);
-      sqlite3_reset (f);
-      bind_text (f, 1, r->manifest->id);
-      bind_text (f, 2, r->manifest->version);
-      bind_text (f, 3, file->name);
-      bind_text (f, 4, file->sha256);
-      sqlite3_bind_int64 (f, 5, file->size);
-      if (!marketd_db_step_done (self->db, f, error))
+      MarketdValue f[] = {
+        text_or_empty (r->manifest->id), text_or_empty (r->manifest->version),
+        text_or_empty (file->name), text_or_empty (file->sha256), marketd_int (file->size),
+      };
+      if (!write_row (self, "INSERT INTO files (adapter_id, version, name, sha256, size) "
+                      "VALUES (?1, ?2, ?3, ?4, ?5)", f, G_N_ELEMENTS (f), error))
         return FALSE;
     }
-  return f != NULL;
+  return TRUE;
 }
 
-/* The module list and the search row follow the latest version. */
+/* The search document: an FTS5 row keyed by the adapter's rowid in SQLite,
+ * the adapter's weighted tsvector in PostgreSQL (see the migrations). */
+static gboolean
+write_search_document (Marketd *self, Release *r, gint64 rowid, GError **error)
+{
+  MarketdValue id[] = { marketd_int (rowid) };
+  MarketdValue doc[] = {
+    marketd_int (rowid), text_or_empty (r->name), text_or_empty (r->description),
+    text_or_empty (r->tags_json), text_or_empty (r->publisher_name),
+    text_or_empty (r->base_model),
+  };
+
+  if (self->store->dialect == MARKETD_DIALECT_POSTGRESQL)
+    return write_row (self, "UPDATE adapters SET search_vector = "
+                      "setweight(to_tsvector('simple', ?2), 'A') || "
+                      "setweight(to_tsvector('simple', ?3), 'B') || "
+                      "setweight(to_tsvector('simple', ?4), 'C') || "
+                      "setweight(to_tsvector('simple', ?5 || ' ' || ?6), 'D') "
+                      "WHERE rowid = ?1", doc, G_N_ELEMENTS (doc), error);
+  return write_row (self, "DELETE FROM adapters_fts WHERE rowid = ?1", id, 1, error)
+         && write_row (self, "INSERT INTO adapters_fts (rowid, name, description, tags, "
+                       "publisher, base_model) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", doc,
+                       G_N_ELEMENTS (doc), error);
+}
+
+/* The module list and the search document follow the latest version. */
 static gboolean
 write_search_rows (Marketd *self, Release *r, gint64 rowid, GError **error)
 {
-  g_autoptr(sqlite3_stmt) del = NULL, mod = NULL, fdel = NULL, fts = NULL;
+  MarketdValue del[] = { text_or_empty (r->manifest->id) };
 
-  del = marketd_db_prepare (self->db,
-      "DELETE FROM adapter_target_modules WHERE adapter_id = ?1", error);
-  if (del == NULL)
+  if (!write_row (self, "DELETE FROM adapter_target_modules WHERE adapter_id = ?1", del, 1,
+                  error))
     return FALSE;
-  bind_text (del, 1, r->manifest->id);
-  if (!marketd_db_step_done (self->db, del, error))
-    return FALSE;
-  mod = marketd_db_prepare (self->db, "INSERT OR IGNORE INTO adapter_target_modules "
-                            "(adapter_id, module) VALUES (?1, ?2)", error);
-  for (guint i = 0; mod != NULL && i < r->target_modules->len; i++)
+  for (guint i = 0; i < r->target_modules->len; i++)
     {
-      sqlite3_reset (mod);
-      bind_text (mod, 1, r->manifest->id);
-      bind_text (mod, 2, g_ptr_array_index (r->target_modules, i));
-      if (!marketd_db_step_done (self->db, mod, error))
+      MarketdValue mod[] = {
+        text_or_empty (r->manifest->id), text_or_empty (g_ptr_array_index (r->target_modules, i)),
+      };
+      if (!write_row (self, "INSERT INTO adapter_target_modules (adapter_id, module) "
+                      "VALUES (?1, ?2) ON CONFLICT DO NOTHING", mod, G_N_ELEMENTS (mod), error))
         return FALSE;
     }
-  fdel = marketd_db_prepare (self->db, "DELETE FROM adapters_fts WHERE rowid = ?1", error);
-  fts = marketd_db_prepare (self->db, "INSERT INTO adapters_fts (rowid, name, description, "
-                            "tags, publisher, base_model) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                            error);
-  if (mod == NULL || fdel == NULL || fts == NULL)
-    return FALSE;
-  sqlite3_bind_int64 (fdel, 1, rowid);
-  sqlite3_bind_int64 (fts, 1, rowid);
-  bind_text (fts, 2, r->name);
-  bind_text (fts, 3, r->description);
-  bind_text (fts, 4, r->tags_json);
-  bind_text (fts, 5, r->publisher_name);
-  bind_text (fts, 6, r->base_model);
-  return marketd_db_step_done (self->db, fdel, error)
-         && marketd_db_step_done (self->db, fts, error);
+  return write_search_document (self, r, rowid, error);
 }
 
 static gboolean
@@ -503,6 +486,10 @@ write_release (Marketd *self, Release *r, TsSigningKey *key, GError **error)
          && write_search_rows (self, r, rowid, error);
 }
 
+/* The release is written in a catalogue transaction: servers importing the
+ * same folder at once take turns, and the later ones find it published.
+ * The key is chosen inside it, so two of them sharing a keys folder do not
+ * both make a first key. */
 static gboolean
 import_one (Marketd *self, const char *dir, GError **error)
 {
@@ -511,17 +498,15 @@ import_one (Marketd *self, const char *dir, GError **error)
 
   if (r == NULL)
     return FALSE;
+  if (!marketd_store_begin (self->store, TRUE, error))
+    return FALSE;
   key = publisher_key (self, r->manifest->publisher, error);
-  if (key == NULL)
-    return FALSE;
-  if (!marketd_db_exec (self->db, "BEGIN IMMEDIATE;", error))
-    return FALSE;
-  if (!write_release (self, r, key, error))
+  if (key == NULL || !write_release (self, r, key, error))
     {
-      sqlite3_exec (self->db, "ROLLBACK;", NULL, NULL, NULL);
+      marketd_store_rollback (self->store);
       return FALSE;
     }
-  return marketd_db_exec (self->db, "COMMIT;", error);
+  return marketd_store_commit (self->store, error);
 }
 
 static int

@@ -33,7 +33,8 @@ parse_options (int *argc, char ***argv, Options *o, GError **error)
   GOptionEntry entries[] = {
     { "listen", 0, 0, G_OPTION_ARG_STRING, &o->listen,
       "Address to listen on (default 127.0.0.1:8088; port 0 picks one)", "ADDR:PORT" },
-    { "db", 0, 0, G_OPTION_ARG_FILENAME, &o->db, "SQLite database (created if missing)", "FILE" },
+    { "db", 0, 0, G_OPTION_ARG_FILENAME, &o->db,
+      "SQLite database file (created if missing), or a postgresql:// URL", "FILE|URL" },
     { "blobs", 0, 0, G_OPTION_ARG_FILENAME, &o->blobs, "Content-addressed file store", "DIR" },
     { "keys", 0, 0, G_OPTION_ARG_FILENAME, &o->keys, "Publisher signing keys", "DIR" },
     { "import", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->imports,
@@ -51,6 +52,9 @@ parse_options (int *argc, char ***argv, Options *o, GError **error)
     G_OPTION_ENTRY_NULL
   };
   g_autoptr(GOptionContext) ctx = g_option_context_new ("— TenSafe adapter marketplace");
+
+  g_option_context_set_description (ctx, "tensafe-marketd migrate --from FILE --to URL copies "
+                                    "an SQLite marketplace into PostgreSQL (see migrate --help).");
 
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!g_option_context_parse (ctx, argc, argv, error))
@@ -162,8 +166,8 @@ open_store (Marketd *self, Options *o, GError **error)
                    "Cannot create the blob or key directory");
       return FALSE;
     }
-  self->db = marketd_db_open (o->db, error);
-  if (self->db == NULL || !marketd_db_migrate (self->db, error))
+  self->store = marketd_store_open (o->db, error);
+  if (self->store == NULL || !marketd_store_migrate (self->store, error))
     return FALSE;
   if (o->tokens != NULL && !marketd_tokens_load (self, o->tokens, error))
     return FALSE;
@@ -186,7 +190,7 @@ marketd_clear (Marketd *self)
       soup_server_disconnect (self->server);
     }
   g_clear_object (&self->server);
-  g_clear_pointer (&self->db, sqlite3_close);
+  g_clear_pointer (&self->store, marketd_store_close);
   g_clear_pointer (&self->tokens, g_hash_table_unref);
   g_free (self->blobs_dir);
   g_free (self->keys_dir);
@@ -215,6 +219,8 @@ main (int argc, char **argv)
   int status = 1;
 
   g_resources_register (marketd_get_resource ());
+  if (argc > 1 && strcmp (argv[1], "migrate") == 0)
+    return marketd_migrate_main (argc - 1, argv + 1);
   if (!parse_options (&argc, &argv, &o, &error))
     goto out;
   if (o.version)

@@ -10,9 +10,9 @@
 #include "ts-market-manifest.h"
 
 void
-marketd_builder_add_summary (JsonBuilder *b, sqlite3_stmt *row)
+marketd_builder_add_summary (JsonBuilder *b, MarketdRows *rows, guint row)
 {
-#define TEXT(i) ((const char *) sqlite3_column_text (row, i))
+#define TEXT(i) marketd_rows_text (rows, row, i)
   ts_json_add_string (b, "id", TEXT (0));
   ts_json_add_string (b, "name", TEXT (1));
   ts_json_add_string (b, "description", TEXT (2));
@@ -24,40 +24,39 @@ marketd_builder_add_summary (JsonBuilder *b, sqlite3_stmt *row)
   ts_json_add_string (b, "base_model", TEXT (5));
   ts_json_add_string (b, "base_model_sha256", TEXT (6));
   ts_json_add_string (b, "license", TEXT (7));
-  ts_json_add_double (b, "price_per_1k_tokens", sqlite3_column_double (row, 8));
+  ts_json_add_double (b, "price_per_1k_tokens", marketd_rows_double (rows, row, 8));
   ts_json_add_string (b, "format", TEXT (9));
-  ts_json_add_int (b, "rank", sqlite3_column_int64 (row, 10));
-  ts_json_add_double (b, "alpha", sqlite3_column_double (row, 11));
+  ts_json_add_int (b, "rank", marketd_rows_int64 (rows, row, 10));
+  ts_json_add_double (b, "alpha", marketd_rows_double (rows, row, 11));
   marketd_builder_add_string_array_json (b, "tags", TEXT (12));
   ts_json_add_string (b, "latest_version", TEXT (13));
   marketd_builder_add_string_array_json (b, "target_modules", TEXT (14));
-  ts_json_add_int (b, "created_at", sqlite3_column_int64 (row, 15));
-  ts_json_add_int (b, "updated_at", sqlite3_column_int64 (row, 16));
+  ts_json_add_int (b, "created_at", marketd_rows_int64 (rows, row, 15));
+  ts_json_add_int (b, "updated_at", marketd_rows_int64 (rows, row, 16));
 #undef TEXT
 }
 
 static gboolean
 add_files (Marketd *self, JsonBuilder *b, const char *id, const char *version)
 {
-  g_autoptr(sqlite3_stmt) s = NULL;
+  MarketdValue params[] = { marketd_text (id), marketd_text (version) };
+  g_autoptr(MarketdRows) s = marketd_store_query (
+      self->store, "SELECT name, sha256, size FROM files WHERE adapter_id = ?1 AND "
+      "version = ?2 ORDER BY name", params, G_N_ELEMENTS (params), NULL);
 
-  if (sqlite3_prepare_v2 (self->db, "SELECT name, sha256, size FROM files WHERE "
-                          "adapter_id = ?1 AND version = ?2 ORDER BY name", -1, &s,
-                          NULL) != SQLITE_OK)
+  if (s == NULL)
     return FALSE;
-  sqlite3_bind_text (s, 1, id, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text (s, 2, version, -1, SQLITE_TRANSIENT);
   json_builder_set_member_name (b, "files");
   json_builder_begin_array (b);
-  while (sqlite3_step (s) == SQLITE_ROW)
+  for (guint r = 0; r < marketd_rows_count (s); r++)
     {
-      const char *name = (const char *) sqlite3_column_text (s, 0);
+      const char *name = marketd_rows_text (s, r, 0);
       g_autofree char *url = g_strdup_printf ("/v1/adapters/%s/versions/%s/files/%s",
                                               id, version, name);
       json_builder_begin_object (b);
       ts_json_add_string (b, "name", name);
-      ts_json_add_string (b, "sha256", (const char *) sqlite3_column_text (s, 1));
-      ts_json_add_int (b, "size", sqlite3_column_int64 (s, 2));
+      ts_json_add_string (b, "sha256", marketd_rows_text (s, r, 1));
+      ts_json_add_int (b, "size", marketd_rows_int64 (s, r, 2));
       ts_json_add_string (b, "url", url);
       json_builder_end_object (b);
     }
@@ -67,24 +66,23 @@ add_files (Marketd *self, JsonBuilder *b, const char *id, const char *version)
 
 /* One version: shape, files, canonical manifest and its signature. */
 static void
-add_version (Marketd *self, JsonBuilder *b, const char *id, sqlite3_stmt *v)
+add_version (Marketd *self, JsonBuilder *b, const char *id, MarketdRows *v, guint row)
 {
-  const char *version = (const char *) sqlite3_column_text (v, 0);
+  const char *version = marketd_rows_text (v, row, 0);
 
   json_builder_begin_object (b);
   ts_json_add_string (b, "version", version);
-  ts_json_add_int (b, "rank", sqlite3_column_int64 (v, 1));
-  ts_json_add_double (b, "alpha", sqlite3_column_double (v, 2));
-  marketd_builder_add_string_array_json (b, "target_modules",
-                                         (const char *) sqlite3_column_text (v, 3));
-  ts_json_add_int (b, "created_at", sqlite3_column_int64 (v, 7));
+  ts_json_add_int (b, "rank", marketd_rows_int64 (v, row, 1));
+  ts_json_add_double (b, "alpha", marketd_rows_double (v, row, 2));
+  marketd_builder_add_string_array_json (b, "target_modules", marketd_rows_text (v, row, 3));
+  ts_json_add_int (b, "created_at", marketd_rows_int64 (v, row, 7));
   add_files (self, b, id, version);
-  ts_json_add_string (b, "manifest", (const char *) sqlite3_column_text (v, 4));
+  ts_json_add_string (b, "manifest", marketd_rows_text (v, row, 4));
   json_builder_set_member_name (b, "signature");
   json_builder_begin_object (b);
   ts_json_add_string (b, "algorithm", "ed25519");
-  ts_json_add_string (b, "key_id", (const char *) sqlite3_column_text (v, 6));
-  ts_json_add_string (b, "value", (const char *) sqlite3_column_text (v, 5));
+  ts_json_add_string (b, "key_id", marketd_rows_text (v, row, 6));
+  ts_json_add_string (b, "value", marketd_rows_text (v, row, 5));
   json_builder_end_object (b);
   json_builder_end_object (b);
 }
@@ -92,55 +90,79 @@ add_version (Marketd *self, JsonBuilder *b, const char *id, sqlite3_stmt *v)
 static void
 handle_details (Marketd *self, SoupServerMessage *msg, const char *id)
 {
-  g_autoptr(sqlite3_stmt) a = NULL, v = NULL;
+  MarketdValue params[] = { marketd_text (id) };
+  g_autoptr(MarketdRows) a = NULL, v = NULL;
   g_autoptr(JsonBuilder) b = json_builder_new ();
+  g_autoptr(GError) error = NULL;
 
-  if (sqlite3_prepare_v2 (self->db, "SELECT " MARKETD_SUMMARY_COLUMNS " FROM "
-                          MARKETD_SUMMARY_FROM " WHERE a.id = ?1", -1, &a, NULL) != SQLITE_OK
-      || sqlite3_prepare_v2 (self->db, "SELECT version, rank, alpha, target_modules, "
+  a = marketd_store_query (self->store, "SELECT " MARKETD_SUMMARY_COLUMNS " FROM "
+                           MARKETD_SUMMARY_FROM " WHERE a.id = ?1", params, 1, &error);
+  if (a != NULL)
+    v = marketd_store_query (self->store, "SELECT version, rank, alpha, target_modules, "
                              "manifest, signature, key_id, created_at FROM versions "
                              "WHERE adapter_id = ?1 ORDER BY created_at DESC, version DESC",
-                             -1, &v, NULL) != SQLITE_OK)
+                             params, 1, &error);
+  if (v == NULL)
     {
+      g_message ("details: %s", error->message);
       marketd_reply_error (msg, 500, "internal", "Cannot read the catalogue");
       return;
     }
-  sqlite3_bind_text (a, 1, id, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text (v, 1, id, -1, SQLITE_TRANSIENT);
-  if (sqlite3_step (a) != SQLITE_ROW)
+  if (marketd_rows_count (a) == 0)
     {
       marketd_reply_error (msg, 404, "not_found", "No adapter “%s”", id);
       return;
     }
   json_builder_begin_object (b);
-  marketd_builder_add_summary (b, a);
+  marketd_builder_add_summary (b, a, 0);
   json_builder_set_member_name (b, "versions");
   json_builder_begin_array (b);
-  while (sqlite3_step (v) == SQLITE_ROW)
-    add_version (self, b, id, v);
+  for (guint r = 0; r < marketd_rows_count (v); r++)
+    add_version (self, b, id, v, r);
   json_builder_end_array (b);
   json_builder_end_object (b);
   marketd_reply_json (msg, 200, b);
 }
 
 static void
+add_keys (JsonBuilder *b, MarketdRows *k)
+{
+  json_builder_set_member_name (b, "keys");
+  json_builder_begin_array (b);
+  for (guint r = 0; r < marketd_rows_count (k); r++)
+    {
+      json_builder_begin_object (b);
+      ts_json_add_string (b, "key_id", marketd_rows_text (k, r, 0));
+      ts_json_add_string (b, "algorithm", marketd_rows_text (k, r, 1));
+      ts_json_add_string (b, "public_key", marketd_rows_text (k, r, 2));
+      ts_json_add_int (b, "created_at", marketd_rows_int64 (k, r, 3));
+      ts_json_add_boolean (b, "revoked", marketd_rows_int64 (k, r, 4) != 0);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+}
+
+static void
 handle_keys (Marketd *self, SoupServerMessage *msg, const char *publisher)
 {
-  g_autoptr(sqlite3_stmt) p = NULL, k = NULL;
+  MarketdValue params[] = { marketd_text (publisher) };
+  g_autoptr(MarketdRows) p = NULL, k = NULL;
   g_autoptr(JsonBuilder) b = json_builder_new ();
+  g_autoptr(GError) error = NULL;
 
-  if (sqlite3_prepare_v2 (self->db, "SELECT id, name FROM publishers WHERE id = ?1", -1,
-                          &p, NULL) != SQLITE_OK
-      || sqlite3_prepare_v2 (self->db, "SELECT key_id, algorithm, public_key, created_at, "
+  p = marketd_store_query (self->store, "SELECT id, name FROM publishers WHERE id = ?1",
+                           params, 1, &error);
+  if (p != NULL)
+    k = marketd_store_query (self->store, "SELECT key_id, algorithm, public_key, created_at, "
                              "revoked FROM publisher_keys WHERE publisher_id = ?1 "
-                             "ORDER BY created_at, key_id", -1, &k, NULL) != SQLITE_OK)
+                             "ORDER BY created_at, key_id", params, 1, &error);
+  if (k == NULL)
     {
+      g_message ("keys: %s", error->message);
       marketd_reply_error (msg, 500, "internal", "Cannot read the publishers");
       return;
     }
-  sqlite3_bind_text (p, 1, publisher, -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text (k, 1, publisher, -1, SQLITE_TRANSIENT);
-  if (sqlite3_step (p) != SQLITE_ROW)
+  if (marketd_rows_count (p) == 0)
     {
       marketd_reply_error (msg, 404, "not_found", "No publisher “%s”", publisher);
       return;
@@ -148,22 +170,10 @@ handle_keys (Marketd *self, SoupServerMessage *msg, const char *publisher)
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "publisher");
   json_builder_begin_object (b);
-  ts_json_add_string (b, "id", (const char *) sqlite3_column_text (p, 0));
-  ts_json_add_string (b, "name", (const char *) sqlite3_column_text (p, 1));
+  ts_json_add_string (b, "id", marketd_rows_text (p, 0, 0));
+  ts_json_add_string (b, "name", marketd_rows_text (p, 0, 1));
   json_builder_end_object (b);
-  json_builder_set_member_name (b, "keys");
-  json_builder_begin_array (b);
-  while (sqlite3_step (k) == SQLITE_ROW)
-    {
-      json_builder_begin_object (b);
-      ts_json_add_string (b, "key_id", (const char *) sqlite3_column_text (k, 0));
-      ts_json_add_string (b, "algorithm", (const char *) sqlite3_column_text (k, 1));
-      ts_json_add_string (b, "public_key", (const char *) sqlite3_column_text (k, 2));
-      ts_json_add_int (b, "created_at", sqlite3_column_int64 (k, 3));
-      ts_json_add_boolean (b, "revoked", sqlite3_column_int (k, 4) != 0);
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
+  add_keys (b, k);
   json_builder_end_object (b);
   marketd_reply_json (msg, 200, b);
 }
@@ -268,7 +278,7 @@ healthz_cb (SoupServer *server, SoupServerMessage *msg, const char *path,
   json_builder_begin_object (b);
   ts_json_add_string (b, "status", "ok");
   ts_json_add_string (b, "version", ts_version ());
-  ts_json_add_int (b, "schema_version", marketd_db_schema_version (self->db));
+  ts_json_add_int (b, "schema_version", marketd_store_schema_version (self->store));
   json_builder_end_object (b);
   marketd_reply_json (msg, 200, b);
 }

@@ -15,14 +15,14 @@
 typedef struct
 {
   const char *name;
-  const char *key_sql;     /* sort_key expression */
+  const char *key_sql;     /* sort_key expression; NULL: the dialect's relevance */
   gboolean    descending;
   gboolean    needs_query; /* only meaningful with full-text search */
   GType       key_type;    /* a cursor's key: G_TYPE_STRING, or a number */
 } SortOrder;
 
 static const SortOrder sort_orders[] = {
-  { "relevance", "bm25(adapters_fts, 10.0, 4.0, 3.0, 2.0, 1.0)", FALSE, TRUE, G_TYPE_DOUBLE },
+  { "relevance", NULL, FALSE, TRUE, G_TYPE_DOUBLE },
   { "name", "lower(a.name)", FALSE, FALSE, G_TYPE_STRING },
   { "price", "a.price_per_1k_tokens", FALSE, FALSE, G_TYPE_DOUBLE },
   { "-price", "a.price_per_1k_tokens", TRUE, FALSE, G_TYPE_DOUBLE },
@@ -54,11 +54,13 @@ search_params_clear (SearchParams *p)
 }
 
 /* Letters, digits and marks make terms; everything else (quotes, operators,
- * parentheses, '*', ':') only separates them.  Each term is then quoted, so
- * FTS5 reads the user's words as words and never as query syntax. */
+ * parentheses, '*', ':', '&', '!') only separates them.  Each term is then
+ * quoted, so the database reads the user's words as words and never as query
+ * syntax: "a" "b"* for FTS5, 'a' & 'b':* for PostgreSQL's to_tsquery. */
 char *
-marketd_fts_query_from_user_text (const char *text)
+marketd_fts_query_from_user_text (const char *text, MarketdDialect dialect)
 {
+  gboolean pg = dialect == MARKETD_DIALECT_POSTGRESQL;
   g_autoptr(GString) out = g_string_new (NULL);
   g_autoptr(GString) term = g_string_new (NULL);
   guint n_terms = 0;
@@ -77,7 +79,8 @@ marketd_fts_query_from_user_text (const char *text)
         ends_in_term = word;
       if ((!word || c == 0) && term->len > 0 && n_terms < MAX_TERMS)
         {
-          g_string_append_printf (out, "%s\"%s\"", n_terms ? " " : "", term->str);
+          g_string_append_printf (out, pg ? "%s'%s'" : "%s\"%s\"",
+                                  n_terms ? (pg ? " & " : " ") : "", term->str);
           n_terms++;
           g_string_truncate (term, 0);
         }
@@ -90,7 +93,7 @@ marketd_fts_query_from_user_text (const char *text)
     return NULL;
   /* Search as you type: the word being typed matches as a prefix. */
   if (ends_in_term)
-    g_string_append_c (out, '*');
+    g_string_append (out, pg ? ":*" : "*");
   return g_string_free (g_steal_pointer (&out), FALSE);
 }
 
@@ -125,9 +128,10 @@ parse_price (const char *s, double *out)
   return TRUE;
 }
 
-/* A cursor is base64url(JSON [sort, key, id]) of the last row returned. */
+/* A cursor is base64url(JSON [sort, key, id]) of the last row returned; the
+ * key is written as its sort's type. */
 static char *
-encode_cursor (const SortOrder *sort, sqlite3_stmt *row, int key_col)
+encode_cursor (const SortOrder *sort, MarketdRows *rows, guint row, guint key_col)
 {
   g_autoptr(JsonBuilder) b = json_builder_new ();
   g_autoptr(JsonNode) root = NULL;
@@ -135,13 +139,13 @@ encode_cursor (const SortOrder *sort, sqlite3_stmt *row, int key_col)
 
   json_builder_begin_array (b);
   json_builder_add_string_value (b, sort->name);
-  if (sqlite3_column_type (row, key_col) == SQLITE_TEXT)
-    json_builder_add_string_value (b, (const char *) sqlite3_column_text (row, key_col));
-  else if (sqlite3_column_type (row, key_col) == SQLITE_INTEGER)
-    json_builder_add_int_value (b, sqlite3_column_int64 (row, key_col));
+  if (sort->key_type == G_TYPE_STRING)
+    json_builder_add_string_value (b, marketd_rows_text (rows, row, key_col));
+  else if (sort->key_type == G_TYPE_INT64)
+    json_builder_add_int_value (b, marketd_rows_int64 (rows, row, key_col));
   else
-    json_builder_add_double_value (b, sqlite3_column_double (row, key_col));
-  json_builder_add_string_value (b, (const char *) sqlite3_column_text (row, 0));
+    json_builder_add_double_value (b, marketd_rows_double (rows, row, key_col));
+  json_builder_add_string_value (b, marketd_rows_text (rows, row, 0));
   json_builder_end_array (b);
   root = json_builder_get_root (b);
   json = json_to_string (root, FALSE);
@@ -216,13 +220,13 @@ find_sort (const char *name, gboolean have_query)
 
 /* Fills @p from the query string; on a bad value answers 400 and returns FALSE. */
 static gboolean
-parse_params (SoupServerMessage *msg, GHashTable *q, SearchParams *p)
+parse_params (SoupServerMessage *msg, GHashTable *q, MarketdDialect dialect, SearchParams *p)
 {
   const char *v;
   gint64 limit = DEFAULT_LIMIT;
 
 #define LOOKUP(k) (q ? (const char *) g_hash_table_lookup (q, k) : NULL)
-  p->fts = marketd_fts_query_from_user_text (LOOKUP ("q"));
+  p->fts = marketd_fts_query_from_user_text (LOOKUP ("q"), dialect);
   p->base_model = LOOKUP ("base_model");
   p->target_module = LOOKUP ("target_module");
   p->license = LOOKUP ("license");
@@ -245,95 +249,120 @@ parse_params (SoupServerMessage *msg, GHashTable *q, SearchParams *p)
   return TRUE;
 }
 
-static char *
-build_sql (const SearchParams *p)
+/* What differs between the dialects: how relevance is scored (BM25 over
+ * FTS5 columns; ts_rank over weighted lexemes, negated so that both sort
+ * ascending), how the text query joins, and case-blind license matching. */
+typedef struct
 {
+  const char *relevance;
+  const char *fts_join;
+  const char *license_match;
+} SearchDialect;
+
+static const SearchDialect search_sqlite = {
+  "bm25(adapters_fts, 10.0, 4.0, 3.0, 2.0, 1.0)",
+  "JOIN adapters_fts ON adapters_fts.rowid = a.rowid AND adapters_fts MATCH ?6",
+  "a.license = ?4 COLLATE NOCASE",
+};
+
+static const SearchDialect search_postgresql = {
+  "(-ts_rank('{0.1, 0.2, 0.4, 1.0}', a.search_vector, fts_query))::float8",
+  "JOIN to_tsquery('simple', ?6) AS fts_query ON a.search_vector @@ fts_query",
+  "lower(a.license) = lower(?4)",
+};
+
+static char *
+build_sql (const SearchParams *p, MarketdDialect dialect)
+{
+  const SearchDialect *d = dialect == MARKETD_DIALECT_POSTGRESQL ? &search_postgresql
+                                                                 : &search_sqlite;
+
   return g_strdup_printf (
       "SELECT * FROM (SELECT " MARKETD_SUMMARY_COLUMNS ", %s AS sort_key FROM "
       MARKETD_SUMMARY_FROM " %s WHERE (?1 IS NULL OR a.base_model = ?1) "
       "AND (?2 IS NULL OR a.rank = ?2) "
       "AND (?3 IS NULL OR EXISTS (SELECT 1 FROM adapter_target_modules t "
       "WHERE t.adapter_id = a.id AND t.module = ?3)) "
-      "AND (?4 IS NULL OR a.license = ?4 COLLATE NOCASE) "
-      "AND (?5 IS NULL OR a.price_per_1k_tokens <= ?5)) "
+      "AND (?4 IS NULL OR %s) "
+      "AND (?5 IS NULL OR a.price_per_1k_tokens <= ?5)) AS page "
       "WHERE (?7 IS NULL OR sort_key %s ?7 OR (sort_key = ?7 AND id > ?8)) "
       "ORDER BY sort_key %s, id LIMIT ?9",
-      p->sort->key_sql,
-      p->fts ? "JOIN adapters_fts ON adapters_fts.rowid = a.rowid AND adapters_fts MATCH ?6" : "",
+      p->sort->key_sql ? p->sort->key_sql : d->relevance,
+      p->fts ? d->fts_join : "", d->license_match,
       p->sort->descending ? "<" : ">", p->sort->descending ? "DESC" : "ASC");
 }
 
-static void
-bind_params (sqlite3_stmt *s, const SearchParams *p)
+static MarketdType
+key_type (const SortOrder *sort)
 {
-  if (p->base_model)
-    sqlite3_bind_text (s, 1, p->base_model, -1, SQLITE_TRANSIENT);
-  if (p->has_rank)
-    sqlite3_bind_int64 (s, 2, p->rank);
-  if (p->target_module)
-    sqlite3_bind_text (s, 3, p->target_module, -1, SQLITE_TRANSIENT);
-  if (p->license)
-    sqlite3_bind_text (s, 4, p->license, -1, SQLITE_TRANSIENT);
-  if (p->has_max_price)
-    sqlite3_bind_double (s, 5, p->max_price);
-  if (p->fts)
-    sqlite3_bind_text (s, 6, p->fts, -1, SQLITE_TRANSIENT);
-  if (p->cursor_key)
+  return sort->key_type == G_TYPE_STRING ? MARKETD_TYPE_TEXT
+         : sort->key_type == G_TYPE_INT64 ? MARKETD_TYPE_INT64 : MARKETD_TYPE_DOUBLE;
+}
+
+/* Parameters ?1 … ?9 of build_sql, each typed even when NULL. */
+static void
+fill_params (const SearchParams *p, MarketdValue v[9])
+{
+  v[0] = marketd_text (p->base_model);
+  v[1] = p->has_rank ? marketd_int (p->rank) : marketd_null (MARKETD_TYPE_INT64);
+  v[2] = marketd_text (p->target_module);
+  v[3] = marketd_text (p->license);
+  v[4] = p->has_max_price ? marketd_double (p->max_price) : marketd_null (MARKETD_TYPE_DOUBLE);
+  v[5] = marketd_text (p->fts);
+  v[6] = marketd_null (key_type (p->sort));
+  v[7] = marketd_text (p->cursor_id);
+  if (p->cursor_key != NULL)
     {
       GType t = json_node_get_value_type (p->cursor_key);
       if (t == G_TYPE_STRING)
-        sqlite3_bind_text (s, 7, json_node_get_string (p->cursor_key), -1, SQLITE_TRANSIENT);
-      else if (t == G_TYPE_INT64)
-        sqlite3_bind_int64 (s, 7, json_node_get_int (p->cursor_key));
+        v[6] = marketd_text (json_node_get_string (p->cursor_key));
+      else if (key_type (p->sort) == MARKETD_TYPE_INT64)
+        v[6] = marketd_int (json_node_get_int (p->cursor_key));
       else
-        sqlite3_bind_double (s, 7, json_node_get_double (p->cursor_key));
-      sqlite3_bind_text (s, 8, p->cursor_id, -1, SQLITE_TRANSIENT);
+        v[6] = marketd_double (json_node_get_double (p->cursor_key));
     }
-  sqlite3_bind_int (s, 9, p->limit + 1);
+  v[8] = marketd_int (p->limit + 1);
 }
 
 void
 marketd_handle_search (Marketd *self, SoupServerMessage *msg, GHashTable *query)
 {
   SearchParams p = { 0 };
+  MarketdValue params[9];
   g_autofree char *sql = NULL, *next = NULL;
-  g_autoptr(sqlite3_stmt) s = NULL;
+  g_autoptr(MarketdRows) rows = NULL;
   g_autoptr(JsonBuilder) b = json_builder_new ();
-  int rc, n = 0;
+  g_autoptr(GError) error = NULL;
+  guint n;
 
-  if (!parse_params (msg, query, &p))
+  if (!parse_params (msg, query, self->store->dialect, &p))
     goto out;
-  sql = build_sql (&p);
-  if (sqlite3_prepare_v2 (self->db, sql, -1, &s, NULL) != SQLITE_OK)
+  sql = build_sql (&p, self->store->dialect);
+  fill_params (&p, params);
+  rows = marketd_store_query (self->store, sql, params, G_N_ELEMENTS (params), &error);
+  if (rows == NULL)
     {
-      g_message ("search: %s", sqlite3_errmsg (self->db));
+      g_message ("search: %s", error->message);
       marketd_reply_error (msg, 500, "internal", "The search failed");
       goto out;
     }
-  bind_params (s, &p);
+  n = marketd_rows_count (rows);
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "adapters");
   json_builder_begin_array (b);
-  while ((rc = sqlite3_step (s)) == SQLITE_ROW)
+  for (guint r = 0; r < n && r < (guint) p.limit; r++)
     {
-      if (++n > p.limit)
-        break;
       json_builder_begin_object (b);
-      marketd_builder_add_summary (b, s);
+      marketd_builder_add_summary (b, rows, r);
       json_builder_end_object (b);
-      g_free (next);
-      next = encode_cursor (p.sort, s, MARKETD_SUMMARY_N_COLUMNS);
     }
   json_builder_end_array (b);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-    {
-      g_message ("search: %s", sqlite3_errmsg (self->db));
-      marketd_reply_error (msg, 500, "internal", "The search failed");
-      goto out;
-    }
   json_builder_set_member_name (b, "next_cursor");
-  if (n > p.limit)
-    json_builder_add_string_value (b, next);
+  if (n > (guint) p.limit)
+    {
+      next = encode_cursor (p.sort, rows, p.limit - 1, MARKETD_SUMMARY_N_COLUMNS);
+      json_builder_add_string_value (b, next);
+    }
   else
     json_builder_add_null_value (b);
   json_builder_end_object (b);

@@ -94,18 +94,17 @@ read_records (SoupServerMessage *msg, JsonNode **root_out, GArray *records)
 static gboolean
 versions_exist (Marketd *self, GArray *records, const char **missing)
 {
-  g_autoptr(sqlite3_stmt) s = NULL;
-
-  if (sqlite3_prepare_v2 (self->db, "SELECT 1 FROM versions WHERE adapter_id = ?1 AND "
-                          "version = ?2", -1, &s, NULL) != SQLITE_OK)
-    return FALSE;
   for (guint i = 0; i < records->len; i++)
     {
       UsageRecord *r = &g_array_index (records, UsageRecord, i);
-      sqlite3_reset (s);
-      sqlite3_bind_text (s, 1, r->adapter, -1, SQLITE_TRANSIENT);
-      sqlite3_bind_text (s, 2, r->version, -1, SQLITE_TRANSIENT);
-      if (sqlite3_step (s) != SQLITE_ROW)
+      MarketdValue params[] = { marketd_text (r->adapter), marketd_text (r->version) };
+      g_autoptr(MarketdRows) s = marketd_store_query (
+          self->store, "SELECT 1 FROM versions WHERE adapter_id = ?1 AND version = ?2",
+          params, G_N_ELEMENTS (params), NULL);
+
+      if (s == NULL)
+        return FALSE;
+      if (marketd_rows_count (s) == 0)
         {
           *missing = r->adapter;
           return FALSE;
@@ -115,45 +114,47 @@ versions_exist (Marketd *self, GArray *records, const char **missing)
 }
 
 /* Inserts every record in one transaction; a key seen before for this
- * account is a duplicate and changes nothing. */
+ * account is a duplicate and changes nothing.  The primary key decides, so
+ * this holds across every server on one database, retries racing included. */
 static gboolean
 insert_records (Marketd *self, const char *account, GArray *records, JsonBuilder *b,
                 guint *n_new)
 {
-  g_autoptr(sqlite3_stmt) s = NULL;
   gint64 now = g_get_real_time () / G_USEC_PER_SEC;
+  g_autoptr(GError) error = NULL;
 
-  if (sqlite3_exec (self->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK
-      || sqlite3_prepare_v2 (self->db, "INSERT OR IGNORE INTO usage (account, "
-                             "idempotency_key, adapter_id, version, tokens, received_at) "
-                             "VALUES (?1, ?2, ?3, ?4, ?5, ?6)", -1, &s, NULL) != SQLITE_OK)
+  if (!marketd_store_begin (self->store, FALSE, &error))
     goto fail;
   json_builder_set_member_name (b, "results");
   json_builder_begin_array (b);
   for (guint i = 0; i < records->len; i++)
     {
       UsageRecord *r = &g_array_index (records, UsageRecord, i);
-      sqlite3_reset (s);
-      sqlite3_bind_text (s, 1, account, -1, SQLITE_TRANSIENT);
-      sqlite3_bind_text (s, 2, r->key, -1, SQLITE_TRANSIENT);
-      sqlite3_bind_text (s, 3, r->adapter, -1, SQLITE_TRANSIENT);
-      sqlite3_bind_text (s, 4, r->version, -1, SQLITE_TRANSIENT);
-      sqlite3_bind_int64 (s, 5, r->tokens);
-      sqlite3_bind_int64 (s, 6, now);
-      if (sqlite3_step (s) != SQLITE_DONE)
+      MarketdValue params[] = {
+        marketd_text (account), marketd_text (r->key), marketd_text (r->adapter),
+        marketd_text (r->version), marketd_int (r->tokens), marketd_int (now),
+      };
+      g_autoptr(MarketdRows) s = marketd_store_query (
+          self->store, "INSERT INTO usage (account, idempotency_key, adapter_id, version, "
+          "tokens, received_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+          params, G_N_ELEMENTS (params), &error);
+      gint64 changes;
+
+      if (s == NULL)
         goto fail;
-      *n_new += sqlite3_changes (self->db);
+      changes = marketd_rows_changes (s);
+      *n_new += changes;
       json_builder_begin_object (b);
       ts_json_add_string (b, "idempotency_key", r->key);
-      ts_json_add_string (b, "status", sqlite3_changes (self->db) ? "recorded" : "duplicate");
+      ts_json_add_string (b, "status", changes ? "recorded" : "duplicate");
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
-  if (sqlite3_exec (self->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+  if (marketd_store_commit (self->store, &error))
     return TRUE;
 fail:
-  g_message ("usage: %s", sqlite3_errmsg (self->db));
-  sqlite3_exec (self->db, "ROLLBACK", NULL, NULL, NULL);
+  g_message ("usage: %s", error ? error->message : "unknown error");
+  marketd_store_rollback (self->store);
   return FALSE;
 }
 

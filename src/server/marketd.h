@@ -3,7 +3,8 @@
 #pragma once
 
 #include <libsoup/soup.h>
-#include <sqlite3.h>
+
+#include "marketd-store.h"
 
 G_BEGIN_DECLS
 
@@ -13,26 +14,16 @@ G_BEGIN_DECLS
 #define MARKETD_IO_TIMEOUT_S 30
 
 /* One server.  Every field is touched only from the main thread: libsoup
- * dispatches handlers there, and SQLite runs on that one connection. */
+ * dispatches handlers there, and the store runs on that one connection. */
 typedef struct
 {
-  sqlite3    *db;
+  MarketdStore *store;
   char       *blobs_dir;
   char       *keys_dir;
   GHashTable *tokens;     /* SHA-256 hex of a bearer token → account name */
   SoupServer *server;
   guint       io_timeout_s;
 } Marketd;
-
-/* marketd-db.c */
-sqlite3 *marketd_db_open (const char *path, GError **error);
-gboolean marketd_db_migrate (sqlite3 *db, GError **error);
-int marketd_db_schema_version (sqlite3 *db);
-gboolean marketd_db_exec (sqlite3 *db, const char *sql, GError **error);
-sqlite3_stmt *marketd_db_prepare (sqlite3 *db, const char *sql, GError **error);
-gboolean marketd_db_step_done (sqlite3 *db, sqlite3_stmt *stmt, GError **error);
-void marketd_db_set_error (sqlite3 *db, GError **error, const char *what);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (sqlite3_stmt, sqlite3_finalize)
 
 /* marketd-blobs.c */
 char *marketd_blob_path (Marketd *self, const char *sha256);
@@ -57,9 +48,10 @@ void marketd_builder_add_string_array_json (JsonBuilder *b, const char *member,
 
 /* marketd-search.c: GET /v1/adapters */
 void marketd_handle_search (Marketd *self, SoupServerMessage *msg, GHashTable *query);
-/* Turns user text into a safe FTS5 query: every term quoted, the last one a
- * prefix; NULL when the text holds no searchable term. */
-char *marketd_fts_query_from_user_text (const char *text);
+/* Turns user text into a safe full-text query for @dialect: every term
+ * quoted, the last one a prefix (FTS5 for SQLite, to_tsquery text for
+ * PostgreSQL); NULL when the text holds no searchable term. */
+char *marketd_fts_query_from_user_text (const char *text, MarketdDialect dialect);
 /* The columns an adapter summary is built from, in this order, from
  * "adapters a JOIN publishers p JOIN versions v" (v = the latest version). */
 #define MARKETD_SUMMARY_COLUMNS \
@@ -70,9 +62,9 @@ char *marketd_fts_query_from_user_text (const char *text);
 #define MARKETD_SUMMARY_FROM \
   "adapters a JOIN publishers p ON p.id = a.publisher_id " \
   "JOIN versions v ON v.adapter_id = a.id AND v.version = a.latest_version"
-/* Adds the summary members (inside an open object) from a row whose first
- * columns are MARKETD_SUMMARY_COLUMNS. */
-void marketd_builder_add_summary (JsonBuilder *b, sqlite3_stmt *row);
+/* Adds the summary members (inside an open object) from @row of @rows, whose
+ * first columns are MARKETD_SUMMARY_COLUMNS. */
+void marketd_builder_add_summary (JsonBuilder *b, MarketdRows *rows, guint row);
 
 /* marketd-files.c: GET /v1/adapters/{id}/versions/{v}/files/{name} */
 void marketd_handle_file (Marketd *self, SoupServerMessage *msg, const char *id,
@@ -80,6 +72,9 @@ void marketd_handle_file (Marketd *self, SoupServerMessage *msg, const char *id,
 
 /* marketd-usage.c: POST /v1/usage */
 void marketd_handle_usage (Marketd *self, SoupServerMessage *msg);
+
+/* marketd-migrate.c: tensafe-marketd migrate --from FILE --to URL */
+int marketd_migrate_main (int argc, char **argv);
 
 /* marketd-routes.c */
 void marketd_routes_install (Marketd *self);

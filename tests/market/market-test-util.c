@@ -4,10 +4,13 @@
 
 #include <glib/gstdio.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <string.h>
 
 #include "lora-reduce.h"
+#include "market-pg.h"
 #include "ts-market-manifest.h"
 
 static const char *
@@ -16,6 +19,29 @@ marketd_path (void)
   const char *env = g_getenv ("TENSAFE_MARKETD");
 
   return env ? env : MARKETD_PATH;
+}
+
+gboolean
+market_use_postgresql (void)
+{
+  return g_strcmp0 (g_getenv ("TS_MARKET_DB"), "postgresql") == 0;
+}
+
+/* Runs before main: a test meant for PostgreSQL on a machine without it
+ * skips as a whole, saying why (TAP: a plan of 0 with SKIP). */
+__attribute__ ((constructor)) static void
+skip_without_postgresql (void)
+{
+  g_autofree char *why_not = NULL, *bindir = NULL;
+
+  if (!market_use_postgresql ())
+    return;
+  bindir = market_pg_bindir (&why_not);
+  if (bindir == NULL)
+    {
+      printf ("1..0 # SKIP %s\n", why_not);
+      exit (0);
+    }
 }
 
 const char *
@@ -84,14 +110,12 @@ server_argv (MarketServer *s, const char * const *imports, const char *tokens_te
 }
 
 static void
-spawn (MarketServer *s, const char * const *imports, const char *tokens_text,
-       const char * const *extra)
+spawn_process (MarketServer *s, const char * const *imports, const char *tokens_text,
+               const char * const *extra)
 {
   g_autoptr(GPtrArray) argv = server_argv (s, imports, tokens_text, extra);
   g_autoptr(GSubprocessLauncher) launcher = NULL;
-  g_autoptr(GDataInputStream) out = NULL;
   g_autoptr(GError) error = NULL;
-  g_autofree char *line = NULL;
 
   launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
   g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
@@ -104,6 +128,16 @@ spawn (MarketServer *s, const char * const *imports, const char *tokens_text,
       g_subprocess_launcher_setenv (launcher, "LSAN_OPTIONS", "detect_leaks=0", TRUE);
   s->proc = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
   g_assert_no_error (error);
+}
+
+/* The first line of the server's stdout names its URL once it listens. */
+static void
+read_url (MarketServer *s)
+{
+  g_autoptr(GDataInputStream) out = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *line = NULL;
+
   out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (s->proc));
   line = g_data_input_stream_read_line_utf8 (out, NULL, NULL, &error);
   g_assert_no_error (error);
@@ -114,24 +148,71 @@ spawn (MarketServer *s, const char * const *imports, const char *tokens_text,
   s->url = g_strdup (line + strlen ("listening on "));
 }
 
+static void
+spawn (MarketServer *s, const char * const *imports, const char *tokens_text,
+       const char * const *extra)
+{
+  spawn_process (s, imports, tokens_text, extra);
+  read_url (s);
+}
+
+GPtrArray *
+market_servers_start_sharing (MarketServer *first, guint n, const char * const *imports,
+                              const char *tokens_text, const char * const *extra_args)
+{
+  GPtrArray *servers = g_ptr_array_new ();
+
+  /* All of them start before any is waited for: they migrate and import at once. */
+  for (guint i = 0; i < n; i++)
+    {
+      MarketServer *s = g_new0 (MarketServer, 1);
+      s->dir = market_tmpdir ();
+      s->db_path = g_strdup (first->db_path);
+      s->blobs_dir = g_strdup (first->blobs_dir);
+      s->keys_dir = g_strdup (first->keys_dir);
+      spawn_process (s, imports, tokens_text, extra_args);
+      g_ptr_array_add (servers, s);
+    }
+  for (guint i = 0; i < n; i++)
+    read_url (g_ptr_array_index (servers, i));
+  return servers;
+}
+
 MarketServer *
 market_server_start (const char * const *imports, const char *tokens_text)
 {
   return market_server_start_with_args (imports, tokens_text, NULL);
 }
 
-MarketServer *
-market_server_start_with_args (const char * const *imports, const char *tokens_text,
-                               const char * const *extra_args)
+static MarketServer *
+start_server (const char * const *imports, const char *tokens_text,
+              const char * const *extra_args, gboolean postgresql)
 {
   MarketServer *s = g_new0 (MarketServer, 1);
 
   s->dir = market_tmpdir ();
-  s->db_path = g_build_filename (s->dir, "market.db", NULL);
+  if (postgresql)
+    s->db_path = market_pg_create_database (market_pg_shared ());
+  else
+    s->db_path = g_build_filename (s->dir, "market.db", NULL);
   s->blobs_dir = g_build_filename (s->dir, "blobs", NULL);
   s->keys_dir = g_build_filename (s->dir, "keys", NULL);
   spawn (s, imports, tokens_text, extra_args);
   return s;
+}
+
+MarketServer *
+market_server_start_with_args (const char * const *imports, const char *tokens_text,
+                               const char * const *extra_args)
+{
+  return start_server (imports, tokens_text, extra_args, market_use_postgresql ());
+}
+
+MarketServer *
+market_server_start_on_postgresql (const char * const *imports, const char *tokens_text,
+                                   const char * const *extra_args)
+{
+  return start_server (imports, tokens_text, extra_args, TRUE);
 }
 
 static void

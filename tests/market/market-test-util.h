@@ -16,10 +16,15 @@ typedef struct
   GSubprocess *proc;
   char        *dir;
   char        *url;      /* "http://127.0.0.1:PORT/" */
-  char        *db_path;
+  char        *db_path;  /* an SQLite file, or a postgresql:// URL */
   char        *blobs_dir;
   char        *keys_dir;
 } MarketServer;
+
+/* TRUE when TS_MARKET_DB=postgresql: servers then keep their catalogue in a
+ * new database of a throwaway PostgreSQL server (market-pg.h), one per test
+ * program, and a test program skips whole where PostgreSQL is missing. */
+gboolean market_use_postgresql (void);
 
 /* Starts the server importing each of @imports (NULL-terminated, may be NULL)
  * and, when @tokens_text is not NULL, with a tokens file of that content. */
@@ -28,6 +33,16 @@ MarketServer *market_server_start (const char * const *imports, const char *toke
 MarketServer *market_server_start_with_args (const char * const *imports,
                                              const char *tokens_text,
                                              const char * const *extra_args);
+/* The same on PostgreSQL, whatever TS_MARKET_DB says. */
+MarketServer *market_server_start_on_postgresql (const char * const *imports,
+                                                 const char *tokens_text,
+                                                 const char * const *extra_args);
+/* @n more servers on @first's database, blobs and keys (each with its own
+ * temporary folder for the tokens file), all started before any is waited
+ * for; a GPtrArray of MarketServer*, each to be stopped. */
+GPtrArray *market_servers_start_sharing (MarketServer *first, guint n,
+                                         const char * const *imports, const char *tokens_text,
+                                         const char * const *extra_args);
 /* Sends SIGTERM, checks the exit status is 0, and deletes the temporary tree. */
 void market_server_stop (MarketServer *server);
 /* Stops the server (checking a clean exit) and starts it again on the same

@@ -3,9 +3,9 @@
 #include <glib/gstdio.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
-#include <sqlite3.h>
 #include <string.h>
 
+#include "market-pg.h"
 #include "market-test-util.h"
 
 static char *work;
@@ -19,17 +19,19 @@ folder (const char *name)
 static gint64
 sql_int (const char *db_path, const char *sql)
 {
-  sqlite3 *db = NULL;
-  sqlite3_stmt *s = NULL;
-  gint64 v;
+  gint64 v = 0;
 
-  g_assert_cmpint (sqlite3_open_v2 (db_path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &s, NULL), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_step (s), ==, SQLITE_ROW);
-  v = sqlite3_column_int64 (s, 0);
-  sqlite3_finalize (s);
-  sqlite3_close (db);
+  market_sql_ints (db_path, sql, NULL, &v, 1);
   return v;
+}
+
+/* SQLite keeps the schema number in user_version, PostgreSQL in a table. */
+static gint64
+schema_version (MarketServer *s)
+{
+  return sql_int (s->db_path, market_use_postgresql ()
+                              ? "SELECT max(version) FROM schema_version"
+                              : "PRAGMA user_version");
 }
 
 static GPtrArray *
@@ -78,9 +80,15 @@ test_migrations_versions_restart (void)
   market_write_adapter (v2, "evolving", "acme", "1.1.0", 2000);
   write_gguf_adapter (gguf);
   s = market_server_start (first, NULL);
-  g_assert_cmpint (sql_int (s->db_path, "PRAGMA user_version"), ==, 2);
-  g_assert_cmpint (sql_int (s->db_path, "SELECT count(*) FROM sqlite_master WHERE name IN "
-                            "('adapters', 'usage', 'adapters_fts')"), ==, 3);
+  g_assert_cmpint (schema_version (s), ==, 2);
+  if (market_use_postgresql ())
+    g_assert_cmpint (sql_int (s->db_path, "SELECT count(*) FROM information_schema.columns "
+                              "WHERE (table_name, column_name) IN (('adapters', 'id'), "
+                              "('usage', 'idempotency_key'), ('adapters', 'search_vector'))"),
+                     ==, 3);
+  else
+    g_assert_cmpint (sql_int (s->db_path, "SELECT count(*) FROM sqlite_master WHERE name IN "
+                              "('adapters', 'usage', 'adapters_fts')"), ==, 3);
   pem = g_build_filename (s->keys_dir, "acme.pem", NULL);
   g_assert_cmpint (g_stat (pem, &st), ==, 0);
   g_assert_cmpint (st.st_mode & 0777, ==, 0600);
@@ -115,7 +123,7 @@ test_migrations_versions_restart (void)
   /* A restart without imports serves the same catalogue. */
   market_server_restart (s, NULL);
   g_assert_cmpint (sql_int (s->db_path, "SELECT count(*) FROM versions"), ==, 3);
-  g_assert_cmpint (sql_int (s->db_path, "PRAGMA user_version"), ==, 2);
+  g_assert_cmpint (schema_version (s), ==, 2);
   market_server_stop (s);
 }
 
@@ -172,16 +180,14 @@ test_newer_schema_refused (void)
 {
   MarketServer *s = market_server_start (NULL, NULL);
   g_autofree char *err = NULL;
-  sqlite3 *db = NULL;
 
   market_server_restart (s, NULL);
-  g_assert_cmpint (sqlite3_open (s->db_path, &db), ==, SQLITE_OK);
-  g_assert_cmpint (sqlite3_exec (db, "PRAGMA user_version = 99", NULL, NULL, NULL), ==,
-                   SQLITE_OK);
-  sqlite3_close (db);
+  market_sql_exec (s->db_path, market_use_postgresql ()
+                               ? "INSERT INTO schema_version VALUES (99, 0)"
+                               : "PRAGMA user_version = 99");
   g_assert_cmpint (market_server_run_once (s, NULL, &err), !=, 0);
   g_assert_nonnull (strstr (err, "newer than this server"));
-  g_assert_cmpint (sql_int (s->db_path, "PRAGMA user_version"), ==, 99);
+  g_assert_cmpint (schema_version (s), ==, 99);
   market_server_stop (s);
 }
 

@@ -1,8 +1,8 @@
 /* test-market-usage.c: usage records reach the server exactly once, through dropped connections and restarts.
  * SPDX-License-Identifier: GPL-3.0-or-later */
-#include <sqlite3.h>
 #include <string.h>
 
+#include "market-pg.h"
 #include "market-test-util.h"
 #include "ts-market-usage.h"
 
@@ -90,21 +90,13 @@ start_proxy (void)
 static void
 stored_usage (const char *key_prefix, gint64 *rows, gint64 *tokens)
 {
-  sqlite3 *db = NULL;
-  sqlite3_stmt *s = NULL;
   g_autofree char *like = g_strconcat (key_prefix, "%", NULL);
+  gint64 v[2] = { 0, 0 };
 
-  g_assert_cmpint (sqlite3_open_v2 (server->db_path, &db, SQLITE_OPEN_READONLY, NULL), ==,
-                   SQLITE_OK);
-  g_assert_cmpint (sqlite3_prepare_v2 (db, "SELECT count(*), coalesce(sum(tokens), 0) FROM "
-                                       "usage WHERE idempotency_key LIKE ?1", -1, &s, NULL),
-                   ==, SQLITE_OK);
-  sqlite3_bind_text (s, 1, like, -1, SQLITE_TRANSIENT);
-  g_assert_cmpint (sqlite3_step (s), ==, SQLITE_ROW);
-  *rows = sqlite3_column_int64 (s, 0);
-  *tokens = sqlite3_column_int64 (s, 1);
-  sqlite3_finalize (s);
-  sqlite3_close (db);
+  market_sql_ints (server->db_path, "SELECT count(*), coalesce(sum(tokens), 0) FROM usage "
+                   "WHERE idempotency_key LIKE ?1", like, v, 2);
+  *rows = v[0];
+  *tokens = v[1];
 }
 
 static gboolean

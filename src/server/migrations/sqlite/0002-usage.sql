@@ -1,4 +1,4 @@
--- 0002-usage.sql: metered usage, one row per client-chosen idempotency key and account.
+-- 0002-usage.sql (SQLite): metered usage, one row per client-chosen idempotency key and account.
 -- SPDX-License-Identifier: GPL-3.0-or-later
 
 CREATE TABLE usage (
