@@ -160,6 +160,8 @@ ts_timing_series_sum (const TsTimingSeries *series)
 void
 ts_timing_series_build_medians (const TsTimingSeries *series, JsonBuilder *builder)
 {
+  g_return_if_fail (series != NULL);
+
   json_builder_set_member_name (builder, "median_ms");
   json_builder_begin_object (builder);
   for (guint i = 0; i < TS_N_STAGES; i++)

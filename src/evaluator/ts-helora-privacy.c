@@ -29,6 +29,8 @@ TsHeloraPrivacy *
 ts_helora_privacy_new (const TsHeloraPrivacyConfig *config, const CkksPublicKey *pk,
                        TsPrivacyAccountant *accountant, const char *client_id, GError **error)
 {
+  g_return_val_if_fail (config != NULL, NULL);
+
   if (config == NULL || pk == NULL || client_id == NULL || config->lambda_s > 100
       || (config->dp && (accountant == NULL || !(config->rho_per_answer > 0.0)))
       || !(config->h_bound >= 0.0))
@@ -163,6 +165,8 @@ take_pad (TsHeloraPrivacy *p, const CkksHeloraLayout *layout, GError **error)
 double
 ts_helora_privacy_sigma (TsHeloraPrivacy *p, const CkksHeloraLayout *layout, double a_row_norm)
 {
+  g_return_val_if_fail (p != NULL, 0);
+
   if (!p->config.dp)
     return 0.0;
   double h = p->config.h_bound > 0.0 ? p->config.h_bound

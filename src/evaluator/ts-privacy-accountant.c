@@ -101,6 +101,8 @@ gboolean
 ts_privacy_accountant_charge (TsPrivacyAccountant *acc, const char *client, double rho,
                               GError **error)
 {
+  g_return_val_if_fail (acc != NULL, FALSE);
+
   if (acc == NULL || client == NULL || !(rho >= 0.0) || !isfinite (rho))
     {
       g_set_error (error, TS_PRIVACY_ERROR, TS_PRIVACY_ERROR_INVALID,

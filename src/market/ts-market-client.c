@@ -474,6 +474,8 @@ ts_market_client_get_adapter_async (TsMarketClient *self, const char *id,
 {
   g_autofree char *path = NULL;
 
+  g_return_if_fail (self != NULL);
+
   if (!check_name (self, id, ts_market_client_get_adapter_async, callback, user_data))
     return;
   path = g_strconcat ("/v1/adapters/", id, NULL);
@@ -496,6 +498,8 @@ ts_market_client_get_publisher_keys_async (TsMarketClient *self, const char *pub
                                            GAsyncReadyCallback callback, gpointer user_data)
 {
   g_autofree char *path = NULL;
+
+  g_return_if_fail (self != NULL);
 
   if (!check_name (self, publisher, ts_market_client_get_publisher_keys_async, callback,
                    user_data))

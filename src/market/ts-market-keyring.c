@@ -166,6 +166,8 @@ gboolean
 ts_market_keyring_pin (TsMarketKeyring *self, const char *publisher, const char *key_id,
                        const char *public_key_b64, GError **error)
 {
+  g_return_val_if_fail (self != NULL, FALSE);
+
   return add_key (self, publisher, key_id, public_key_b64, error) && save (self, error);
 }
 

@@ -40,6 +40,8 @@ adapter_clear (TsMarketAdapter *a)
 TsMarketAdapter *
 ts_market_adapter_ref (TsMarketAdapter *self)
 {
+  g_return_val_if_fail (self != NULL, NULL);
+
   return g_atomic_rc_box_acquire (self);
 }
 

@@ -142,6 +142,8 @@ ts_signing_key_get_public_base64 (TsSigningKey *self)
 {
   guchar raw[TS_ED25519_PUBLIC_KEY_LEN];
 
+  g_return_val_if_fail (self != NULL, NULL);
+
   if (!get_raw_public (self, raw))
     return NULL;
   return g_base64_encode (raw, sizeof raw);
@@ -152,6 +154,8 @@ ts_signing_key_get_id (TsSigningKey *self)
 {
   guchar raw[TS_ED25519_PUBLIC_KEY_LEN];
   g_autofree char *hex = NULL;
+
+  g_return_val_if_fail (self != NULL, NULL);
 
   if (!get_raw_public (self, raw))
     return NULL;
@@ -175,6 +179,8 @@ ts_signing_key_sign (TsSigningKey *self, const void *data, gsize len, GError **e
   guchar sig[TS_ED25519_SIGNATURE_LEN];
   size_t sig_len = sizeof sig;
   gboolean ok;
+
+  g_return_val_if_fail (self != NULL, NULL);
 
   if (!self->has_private)
     {

@@ -430,6 +430,8 @@ ts_model_catalog_load (const char *path, GError **error)
 const TsModelEntry *
 ts_model_catalog_find (const TsModelCatalog *catalog, const char *name)
 {
+  g_return_val_if_fail (catalog != NULL, NULL);
+
   for (guint i = 0; i < catalog->models->len; i++)
     {
       const TsModelEntry *e = g_ptr_array_index (catalog->models, i);

@@ -64,6 +64,8 @@ ts_models_chunks_scratch_bytes (const TsModelSource *source)
 {
   gint64 chunks = 0, largest_wheel = 0;
 
+  g_return_val_if_fail (source != NULL, 0);
+
   for (guint i = 0; i < source->chunks->len; i++)
     {
       const TsModelChunk *c = g_ptr_array_index (source->chunks, i);

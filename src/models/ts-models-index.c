@@ -144,6 +144,8 @@ add_record (JsonBuilder *b, const TsModelRecord *r)
 gboolean
 ts_model_index_save (const TsModelIndex *index, GError **error)
 {
+  g_return_val_if_fail (index != NULL, FALSE);
+
   g_autoptr(JsonBuilder) b = json_builder_new ();
   g_autoptr(JsonGenerator) gen = json_generator_new ();
   g_autoptr(JsonNode) root = NULL;

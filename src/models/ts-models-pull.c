@@ -235,6 +235,8 @@ ts_models_pull (const TsModelEntry *entry, const char *dir, const TsModelsPullOp
   char *path = NULL;
   int lock = -1;
 
+  g_return_val_if_fail (entry != NULL, NULL);
+
   p.entry = entry;
   p.options = options ? options : &defaults;
   p.session = p.options->session ? g_object_ref (p.options->session) : ts_models_session_new ();

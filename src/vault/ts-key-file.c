@@ -306,6 +306,8 @@ ts_key_file_load (const char *path, GError **error)
 gboolean
 ts_key_file_save (const TsKeyFile *file, const char *path, GError **error)
 {
+  g_return_val_if_fail (file != NULL, FALSE);
+
   g_autoptr (GBytes) bytes = ts_key_file_serialize (file);
   gsize len;
   const void *data = g_bytes_get_data (bytes, &len);

@@ -81,6 +81,8 @@ ts_key_pair_seal (const TsKeyPair *pair, const char *passphrase, const TsScryptP
                   gint64 created, TsKeyProgressFunc progress, gpointer user_data,
                   GError **error)
 {
+  g_return_val_if_fail (pair != NULL, NULL);
+
   g_autoptr (TsKeyFile) file = g_new0 (TsKeyFile, 1);
   guint8 key[32];
   guint8 *sealed = NULL;

@@ -448,6 +448,8 @@ ts_key_vault_generate_async (TsKeyVault *self, const char *preset, const char *p
 gboolean
 ts_key_vault_generate_finish (TsKeyVault *self, GAsyncResult *result, GError **error)
 {
+  g_return_val_if_fail (self != NULL, FALSE);
+
   return job_finish (self, result, ts_key_vault_generate_async, error);
 }
 
@@ -463,6 +465,8 @@ ts_key_vault_unlock_async (TsKeyVault *self, const char *passphrase, GCancellabl
 gboolean
 ts_key_vault_unlock_finish (TsKeyVault *self, GAsyncResult *result, GError **error)
 {
+  g_return_val_if_fail (self != NULL, FALSE);
+
   return job_finish (self, result, ts_key_vault_unlock_async, error);
 }
 
@@ -479,6 +483,8 @@ ts_key_vault_change_passphrase_async (TsKeyVault *self, const char *old_passphra
 gboolean
 ts_key_vault_change_passphrase_finish (TsKeyVault *self, GAsyncResult *result, GError **error)
 {
+  g_return_val_if_fail (self != NULL, FALSE);
+
   return job_finish (self, result, ts_key_vault_change_passphrase_async, error);
 }
 
@@ -494,6 +500,8 @@ ts_key_vault_rotate_async (TsKeyVault *self, const char *passphrase, GCancellabl
 gboolean
 ts_key_vault_rotate_finish (TsKeyVault *self, GAsyncResult *result, GError **error)
 {
+  g_return_val_if_fail (self != NULL, FALSE);
+
   return job_finish (self, result, ts_key_vault_rotate_async, error);
 }
 
