@@ -382,6 +382,7 @@ pane_finished_cb (TsChatPane *pane, int kind, const char *message, TsChatPage *s
           ts_chat_pane_exclude_last_exchange (h ? self->he_pane : self->plain_pane,
                                               _("Left out of the conversation: a side failed "
                                                 "to answer this turn"));
+      _ts_chat_page_history_save_stats (self);
       set_busy (self, FALSE);
       gtk_widget_grab_focus (GTK_WIDGET (self->prompt_entry));
       _ts_chat_page_history_refresh (self);
