@@ -110,13 +110,22 @@ note_last_ids (TsChatPage *self, GPtrArray *messages)
     }
 }
 
-/* A stored message back in @pane, with the note its reply had. */
+static const char *
+left_out_note (void)
+{
+  return _("Left out of the conversation: a side failed to answer this turn");
+}
+
+/* A stored message back in @pane, with the note its reply had; a reply
+ * left out takes its exchange out again. */
 static void
 restore_message (TsChatPane *pane, const TsHistoryMessage *m)
 {
   ts_chat_pane_add_message (pane, m->is_user, m->content);
   if (!m->is_user && m->note != NULL)
     ts_chat_pane_set_reply_note (pane, m->note);
+  if (!m->is_user && m->left_out)
+    ts_chat_pane_exclude_last_exchange (pane, left_out_note ());
 }
 
 /* The footers and charts show each pane's last reply, as they did when it
@@ -269,6 +278,19 @@ _ts_chat_page_history_save_stats (TsChatPage *self)
       if (!ts_history_set_stats (self->history, id, stats, &error))
         return history_failed (self, error);
     }
+}
+
+void
+_ts_chat_page_history_leave_out_exchange (TsChatPage *self)
+{
+  g_autoptr (GError) error = NULL;
+
+  for (int he = 0; he <= 1; he++)
+    ts_chat_pane_exclude_last_exchange (ts_chat_page_get_pane (self, he), left_out_note ());
+  if (self->history == NULL || self->conversation == 0 || self->last_user_message == 0)
+    return;
+  if (!ts_history_leave_out (self->history, self->conversation, self->last_user_message, &error))
+    history_failed (self, error);
 }
 
 void

@@ -147,6 +147,9 @@ void _ts_chat_page_history_save_reply (TsChatPage *self, gboolean he, gboolean c
 /* Keeps both panes' footer numbers and chart bars with their replies
  * (once both have finished: the HE pane's divergence mark needs both). */
 void _ts_chat_page_history_save_stats (TsChatPage *self);
+/* Leaves the last exchange out of both panes' conversations, for good (a
+ * side failed to answer it): reopened, it is still left out. */
+void _ts_chat_page_history_leave_out_exchange (TsChatPage *self);
 /* Forgets the last exchange (regenerate, edit and resend). */
 void _ts_chat_page_history_drop_exchange (TsChatPage *self);
 

@@ -105,11 +105,19 @@ migrate_to_2 (TsHistory *self)
   return add_column (self, "stats", "TEXT");
 }
 
+/* Version 3: exchanges left out of the conversation the model sees. */
+static gboolean
+migrate_to_3 (TsHistory *self)
+{
+  return add_column (self, "left_out", "INTEGER NOT NULL DEFAULT 0");
+}
+
 /* migrations[i] brings a database from user_version i to i + 1; no row is
  * touched, so files of every older version open and keep their messages. */
 static gboolean (*const migrations[]) (TsHistory *self) = {
   migrate_to_1,
   migrate_to_2,
+  migrate_to_3,
 };
 #define SCHEMA_VERSION ((int) G_N_ELEMENTS (migrations))
 
@@ -287,7 +295,7 @@ read_stats (sqlite3_stmt *stmt, int column, gint64 message)
 GPtrArray *
 ts_history_messages (TsHistory *self, gint64 conversation, GError **error)
 {
-  sqlite3_stmt *stmt = prepare (self, "SELECT id, is_user, pane, content, complete, note, stats"
+  sqlite3_stmt *stmt = prepare (self, "SELECT id, is_user, pane, content, complete, note, stats, left_out"
                                       " FROM messages"
                                       " WHERE conversation = ?1 ORDER BY id", error);
   GPtrArray *list;
@@ -309,6 +317,7 @@ ts_history_messages (TsHistory *self, gint64 conversation, GError **error)
       m->complete = sqlite3_column_int (stmt, 4) != 0;
       m->note = g_strdup ((const char *) sqlite3_column_text (stmt, 5));
       m->stats = read_stats (stmt, 6, m->id);
+      m->left_out = sqlite3_column_int (stmt, 7) != 0;
       g_ptr_array_add (list, m);
     }
   sqlite3_finalize (stmt);
@@ -398,6 +407,19 @@ ts_history_set_stats (TsHistory *self, gint64 message, const TsHistoryReplyStats
     sqlite3_bind_text (stmt, 1, json, -1, SQLITE_TRANSIENT);
   else
     sqlite3_bind_null (stmt, 1);
+  sqlite3_bind_int64 (stmt, 2, message);
+  return run (self, stmt, TRUE, error);
+}
+
+gboolean
+ts_history_leave_out (TsHistory *self, gint64 conversation, gint64 message, GError **error)
+{
+  sqlite3_stmt *stmt = prepare (self, "UPDATE messages SET left_out = 1"
+                                      " WHERE conversation = ?1 AND id >= ?2", error);
+
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, conversation);
   sqlite3_bind_int64 (stmt, 2, message);
   return run (self, stmt, TRUE, error);
 }

@@ -1,6 +1,6 @@
 /* test-history.c: history.sqlite: files written by older versions open and
  * keep their messages; a reply's footer numbers and chart bars come back as
- * they were stored.
+ * they were stored; a turn left out stays left out.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <sqlite3.h>
 #include <string.h>
@@ -57,10 +57,19 @@ check_old_file (const char *dir, gboolean with_note)
   g_assert_cmpstr (reply->content, ==, "Hello there");
   g_assert_cmpstr (reply->note, ==, with_note ? "routed" : NULL);
   g_assert_null (reply->stats);
-  /* The migrated file takes the new column. */
+  g_assert_false (reply->left_out);
+  /* The migrated file takes the new columns. */
   stats->n_tokens = 3;
   g_assert_true (ts_history_set_stats (history, 2, stats, &error));
   g_assert_no_error (error);
+  g_assert_true (ts_history_leave_out (history, 1, 2, &error));
+  g_assert_no_error (error);
+  g_ptr_array_unref (messages);
+  messages = ts_history_messages (history, 1, &error);
+  g_assert_no_error (error);
+  g_assert_false (((TsHistoryMessage *) g_ptr_array_index (messages, 0))->left_out);
+  g_assert_true (((TsHistoryMessage *) g_ptr_array_index (messages, 1))->left_out);
+  g_assert_cmpuint (((TsHistoryMessage *) g_ptr_array_index (messages, 1))->stats->n_tokens, ==, 3);
 }
 
 static void

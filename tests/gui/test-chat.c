@@ -823,6 +823,65 @@ test_failed_turn_left_out (void)
   quit_app (app);
 }
 
+/* The failed turn of a conversation of three prompts is left out on both
+ * panes, marked as such, and nothing else is. */
+static void
+check_turn_left_out (TsChatPage *page)
+{
+  for (int he = 0; he <= 1; he++)
+    {
+      TsChatPane *pane = ts_chat_page_get_pane (page, he);
+      g_autoptr (GPtrArray) turns = ts_chat_pane_get_turns (pane);
+
+      g_assert_cmpuint (turns->len, ==, 4);
+      g_assert_cmpstr (g_ptr_array_index (turns, 0), ==, PROMPT);
+      g_assert_cmpstr (g_ptr_array_index (turns, 2), ==, "Both sides again.");
+      for (guint i = 0; i < turns->len; i++)
+        g_assert_cmpstr (g_ptr_array_index (turns, i), !=, "Only the plaintext side answers this.");
+    }
+}
+
+/* The left-out turn stays left out when the conversation is opened again,
+ * from the sidebar or after a restart: it is not sent to the model. */
+static void
+test_left_out_turn_reopened (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  g_autoptr (TsApplication) app2 = NULL;
+  TsChatPage *page = start_app (app);
+  GSettings *settings = ts_settings_get_gsettings (ts_application_get_settings (app));
+  g_autofree char *error = NULL;
+  g_autoptr (GPtrArray) turns = NULL;
+  gint64 conversation;
+
+  send_prompt (page, PROMPT);
+  g_settings_set_string (settings, "evaluator-url", "ws://127.0.0.1:1");
+  g_settings_set_string (settings, "evaluator-mode", "remote");
+  error = send_prompt_full (page, "Only the plaintext side answers this.");
+  g_settings_reset (settings, "evaluator-mode");
+  g_settings_reset (settings, "evaluator-url");
+  g_assert_nonnull (error);
+  send_prompt (page, "Both sides again.");
+  check_turn_left_out (page);
+  conversation = ts_chat_page_get_conversation (page);
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.clear", NULL));
+  g_assert_true (ts_chat_page_load_conversation (page, conversation, NULL));
+  check_turn_left_out (page);
+  quit_app (app);
+
+  app2 = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  page = start_app (app2);
+  g_assert_true (ts_chat_page_load_conversation (page, conversation, NULL));
+  check_turn_left_out (page);
+  /* The next turn is answered from the same history on both sides. */
+  send_prompt (page, "One more.");
+  turns = ts_chat_pane_get_turns (ts_chat_page_get_pane (page, TRUE));
+  g_assert_cmpuint (turns->len, ==, 6);
+  g_assert_cmpint (ts_chat_pane_get_diverged_at (ts_chat_page_get_pane (page, TRUE)), ==, -1);
+  quit_app (app2);
+}
+
 /* Remote mode: ciphertexts go to a real tensafe-he-server, so every stage
  * of the pipeline, upload and download included, is timed per token. */
 static void
@@ -969,6 +1028,7 @@ main (int argc, char **argv)
   g_test_add_func ("/chat/divergence-marked", test_divergence_marked);
   g_test_add_func ("/chat/plaintext-mode-claims-nothing", test_plaintext_mode_claims_nothing);
   g_test_add_func ("/chat/failed-turn-left-out", test_failed_turn_left_out);
+  g_test_add_func ("/chat/left-out-turn-reopened", test_left_out_turn_reopened);
   g_test_add_func ("/chat/long-conversation-goes-on", test_long_conversation_goes_on);
   g_test_add_func ("/chat/focus-endings-copy", test_focus_endings_copy);
   g_test_add_func ("/chat/model-error-stays", test_model_error_stays);
