@@ -28,6 +28,7 @@ struct _TsBenchPage
   GtkSwitch *private_switch;
   GtkSwitch *stack_switch;
   GtkSpinButton *tokens_spin;
+  GtkWidget *run_button;
   GtkProgressBar *progress_bar;
   GtkColumnView *results_view;
   TsBenchChart *chart;
@@ -286,6 +287,36 @@ show_results (TsBenchPage *self, GPtrArray *results)
   ts_bench_chart_set_results (self->chart, results);
 }
 
+/* The previous run's rows stay, dimmed, while a run goes on: the page
+ * keeps its height, so nothing moves under the pointer (the Run and Stop
+ * buttons above all). */
+static void
+show_running (TsBenchPage *self, gboolean running)
+{
+  gtk_widget_set_sensitive (GTK_WIDGET (self->results_view), !running);
+  gtk_widget_set_sensitive (GTK_WIDGET (self->chart), !running);
+}
+
+/* A run that stopped or failed keeps the rows that had finished. */
+static void
+show_finished (TsBenchPage *self, GAsyncResult *result, const char *status)
+{
+  g_autoptr (GPtrArray) finished = ts_bench_run_get_finished (result);
+  g_autofree char *text = NULL;
+
+  if (finished->len == 0)
+    {
+      show_results (self, NULL);
+      gtk_progress_bar_set_text (self->progress_bar, status);
+      return;
+    }
+  text = g_strdup_printf (g_dngettext (NULL, "%s: %u configuration finished",
+                                       "%s: %u configurations finished", finished->len),
+                          status, finished->len);
+  show_results (self, g_steal_pointer (&finished));
+  gtk_progress_bar_set_text (self->progress_bar, text);
+}
+
 static void
 run_done_cb (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -300,6 +331,7 @@ run_done_cb (GObject *source, GAsyncResult *result, gpointer user_data)
       g_clear_pointer (&results, g_ptr_array_unref);
       return;
     }
+  show_running (self, FALSE);
   if (results != NULL)
     {
       show_results (self, results);
@@ -308,13 +340,13 @@ run_done_cb (GObject *source, GAsyncResult *result, gpointer user_data)
     }
   else if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     {
-      gtk_progress_bar_set_text (self->progress_bar, _("Stopped"));
+      show_finished (self, result, _("Stopped"));
       toast (self, _("Benchmark stopped"));
     }
   else
     {
       g_autofree char *text = g_strdup_printf (_("Benchmark failed: %s"), error->message);
-      gtk_progress_bar_set_text (self->progress_bar, _("Failed"));
+      show_finished (self, result, _("Failed"));
       toast_error (self, text);
     }
   update_actions (self);
@@ -333,7 +365,7 @@ run_action (GtkWidget *widget, const char *action_name, GVariant *param)
       return;
     }
   self->run_cancellable = g_cancellable_new ();
-  show_results (self, NULL);
+  show_running (self, TRUE);
   gtk_progress_bar_set_fraction (self->progress_bar, 0.0);
   gtk_progress_bar_set_text (self->progress_bar, _("Loading the model…"));
   ts_bench_run_async (options, progress_cb, self, self->run_cancellable, run_done_cb,
@@ -626,6 +658,7 @@ ts_bench_page_class_init (TsBenchPageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TsBenchPage, private_switch);
   gtk_widget_class_bind_template_child (widget_class, TsBenchPage, stack_switch);
   gtk_widget_class_bind_template_child (widget_class, TsBenchPage, tokens_spin);
+  gtk_widget_class_bind_template_child (widget_class, TsBenchPage, run_button);
   gtk_widget_class_bind_template_child (widget_class, TsBenchPage, progress_bar);
   gtk_widget_class_bind_template_child (widget_class, TsBenchPage, results_view);
   gtk_widget_class_bind_template_child (widget_class, TsBenchPage, chart);

@@ -110,13 +110,41 @@ note_last_ids (TsChatPage *self, GPtrArray *messages)
     }
 }
 
-/* A stored message back in @pane, with the note its reply had. */
+static const char *
+left_out_note (void)
+{
+  return _("Left out of the conversation: a side failed to answer this turn");
+}
+
+/* A stored message back in @pane, with the note its reply had; a reply
+ * left out takes its exchange out again. */
 static void
 restore_message (TsChatPane *pane, const TsHistoryMessage *m)
 {
   ts_chat_pane_add_message (pane, m->is_user, m->content);
   if (!m->is_user && m->note != NULL)
     ts_chat_pane_set_reply_note (pane, m->note);
+  if (!m->is_user && m->left_out)
+    ts_chat_pane_exclude_last_exchange (pane, left_out_note ());
+}
+
+/* The footers and charts show each pane's last reply, as they did when it
+ * finished (a reply kept before they were stored shows zeros). */
+static void
+restore_stats (TsChatPage *self, GPtrArray *messages)
+{
+  const TsHistoryMessage *last[2] = { NULL, NULL };
+
+  for (guint i = 0; i < messages->len; i++)
+    {
+      const TsHistoryMessage *m = g_ptr_array_index (messages, i);
+
+      if (!m->is_user)
+        last[m->pane == TS_HISTORY_PANE_HE] = m;
+    }
+  for (int he = 0; he <= 1; he++)
+    if (last[he] != NULL && last[he]->stats != NULL)
+      ts_chat_pane_show_reply_stats (ts_chat_page_get_pane (self, he), last[he]->stats);
 }
 
 gboolean
@@ -138,6 +166,7 @@ ts_chat_page_load_conversation (TsChatPage *self, gint64 id, GError **error)
       if (m->pane != TS_HISTORY_PANE_PLAIN)
         restore_message (self->he_pane, m);
     }
+  restore_stats (self, messages);
   note_last_ids (self, messages);
   _ts_chat_page_update_actions (self);
   _ts_chat_page_update_empty_state (self);
@@ -231,6 +260,36 @@ _ts_chat_page_history_save_reply (TsChatPage *self, gboolean he, gboolean comple
   if (!ts_history_update_message (self->history, id, text, complete, &error)
       || (note != NULL && !ts_chat_pane_get_busy (pane)
           && !ts_history_set_note (self->history, id, note, &error)))
+    history_failed (self, error);
+}
+
+void
+_ts_chat_page_history_save_stats (TsChatPage *self)
+{
+  for (int he = 0; he <= 1; he++)
+    {
+      gint64 id = he ? self->he_reply_message : self->plain_reply_message;
+      g_autoptr (TsHistoryReplyStats) stats = NULL;
+      g_autoptr (GError) error = NULL;
+
+      if (self->history == NULL || id == 0)
+        return;
+      stats = ts_chat_pane_get_reply_stats (ts_chat_page_get_pane (self, he));
+      if (!ts_history_set_stats (self->history, id, stats, &error))
+        return history_failed (self, error);
+    }
+}
+
+void
+_ts_chat_page_history_leave_out_exchange (TsChatPage *self)
+{
+  g_autoptr (GError) error = NULL;
+
+  for (int he = 0; he <= 1; he++)
+    ts_chat_pane_exclude_last_exchange (ts_chat_page_get_pane (self, he), left_out_note ());
+  if (self->history == NULL || self->conversation == 0 || self->last_user_message == 0)
+    return;
+  if (!ts_history_leave_out (self->history, self->conversation, self->last_user_message, &error))
     history_failed (self, error);
 }
 

@@ -144,6 +144,12 @@ void _ts_chat_page_history_refresh (TsChatPage *self);
 void _ts_chat_page_history_begin_exchange (TsChatPage *self, const char *prompt);
 /* Writes the replies streamed so far (@complete: the pane finished). */
 void _ts_chat_page_history_save_reply (TsChatPage *self, gboolean he, gboolean complete);
+/* Keeps both panes' footer numbers and chart bars with their replies
+ * (once both have finished: the HE pane's divergence mark needs both). */
+void _ts_chat_page_history_save_stats (TsChatPage *self);
+/* Leaves the last exchange out of both panes' conversations, for good (a
+ * side failed to answer it): reopened, it is still left out. */
+void _ts_chat_page_history_leave_out_exchange (TsChatPage *self);
 /* Forgets the last exchange (regenerate, edit and resend). */
 void _ts_chat_page_history_drop_exchange (TsChatPage *self);
 

@@ -378,10 +378,8 @@ pane_finished_cb (TsChatPane *pane, int kind, const char *message, TsChatPage *s
       /* Both panes answer from the same history: a turn one side failed
        * is left out on both sides, or every later answer would differ. */
       if (self->turn_failed)
-        for (int h = 0; h <= 1; h++)
-          ts_chat_pane_exclude_last_exchange (h ? self->he_pane : self->plain_pane,
-                                              _("Left out of the conversation: a side failed "
-                                                "to answer this turn"));
+        _ts_chat_page_history_leave_out_exchange (self);
+      _ts_chat_page_history_save_stats (self);
       set_busy (self, FALSE);
       gtk_widget_grab_focus (GTK_WIDGET (self->prompt_entry));
       _ts_chat_page_history_refresh (self);

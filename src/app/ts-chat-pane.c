@@ -765,6 +765,57 @@ ts_chat_pane_get_chart (TsChatPane *self)
   return self->chart;
 }
 
+TsHistoryReplyStats *
+ts_chat_pane_get_reply_stats (TsChatPane *self)
+{
+  TsHistoryReplyStats *stats;
+
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
+  stats = ts_history_reply_stats_new ();
+  stats->n_tokens = self->n_tokens;
+  stats->tokens_per_second = self->tokens_per_second;
+  stats->first_token_ms = self->first_token_ms;
+  stats->max_delta_error = self->max_delta_error;
+  stats->bytes_per_token = self->bytes_per_token;
+  stats->encrypted = self->reply_encrypted;
+  stats->has_adapter = self->reply_has_adapter;
+  stats->he_modules = self->he_modules;
+  stats->he_inputs = self->he_inputs;
+  stats->diverged_at = self->diverged_at;
+  for (guint i = 0; i < ts_latency_chart_get_n_bars (self->chart); i++)
+    ts_history_reply_stats_add_bar (stats, ts_latency_chart_get_bar (self->chart, i),
+                                    ts_latency_chart_get_bar_text (self->chart, i));
+  return stats;
+}
+
+void
+ts_chat_pane_show_reply_stats (TsChatPane *self, const TsHistoryReplyStats *stats)
+{
+  g_return_if_fail (TS_IS_CHAT_PANE (self));
+  g_return_if_fail (stats != NULL);
+  reset_numbers (self);
+  self->n_tokens = stats->n_tokens;
+  self->tokens_per_second = stats->tokens_per_second;
+  self->first_token_ms = stats->first_token_ms;
+  self->max_delta_error = stats->max_delta_error;
+  self->bytes_per_token = stats->bytes_per_token;
+  /* Only the HE pane can have encrypted anything. */
+  self->reply_encrypted = self->he && stats->encrypted;
+  self->reply_has_adapter = stats->has_adapter;
+  self->he_modules = stats->he_modules;
+  self->he_inputs = stats->he_inputs;
+  for (guint i = 0; i < stats->timings->len; i++)
+    ts_latency_chart_append (self->chart, &g_array_index (stats->timings, TsTokenTimings, i),
+                             g_ptr_array_index (stats->texts, i));
+  ts_chat_pane_set_diverged_at (self, stats->diverged_at);
+  show_computed (self);
+  update_footer (self);
+  notify (self, PROP_N_TOKENS);
+  notify (self, PROP_TOKENS_PER_SECOND);
+  notify (self, PROP_FIRST_TOKEN_MS);
+  notify (self, PROP_MAX_DELTA_ERROR);
+}
+
 static void
 copy_action (GtkWidget *widget, const char *action_name, GVariant *param)
 {

@@ -19,6 +19,7 @@
 #include <adwaita.h>
 
 #include "ts-generation.h"
+#include "ts-history-stats.h"
 #include "ts-latency-chart.h"
 
 G_BEGIN_DECLS
@@ -69,6 +70,10 @@ double ts_chat_pane_get_bytes_per_token (TsChatPane *self);
 int ts_chat_pane_get_diverged_at (TsChatPane *self);
 void ts_chat_pane_set_diverged_at (TsChatPane *self, int index);
 TsLatencyChart *ts_chat_pane_get_chart (TsChatPane *self);
+/* The last reply's footer numbers and chart bars (newly allocated), to keep
+ * with it; ts_chat_pane_show_reply_stats() shows them again. */
+TsHistoryReplyStats *ts_chat_pane_get_reply_stats (TsChatPane *self);
+void ts_chat_pane_show_reply_stats (TsChatPane *self, const TsHistoryReplyStats *stats);
 
 /* The last reply's note (which adapter answered) and error (why it has no
  * complete answer); NULL when it has none. */

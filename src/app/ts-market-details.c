@@ -6,6 +6,7 @@
 #include "ts-market-details.h"
 #include "ts-market-format.h"
 #include "ts-market-install.h"
+#include "ts-market-remove.h"
 #include "ts-market-trust.h"
 #include "ts-reduce-dialog.h"
 #include "ts-toast.h"
@@ -485,12 +486,15 @@ cancel_action (GtkWidget *widget, const char *name, GVariant *param)
 }
 
 static void
-remove_action (GtkWidget *widget, const char *name, GVariant *param)
+remove_confirmed (GtkWidget *widget, const char *id)
 {
   TsMarketDetails *self = TS_MARKET_DETAILS (widget);
   g_autoptr (GError) error = NULL;
   g_autofree char *message = NULL;
 
+  /* The dialog may have moved on to another adapter while it asked. */
+  if (self->adapter == NULL || g_strcmp0 (self->adapter->id, id) != 0)
+    return;
   if (!ts_market_remove_installed (self->adapters_dir, self->adapter->id, &error))
     message = g_strdup_printf (_("Could not remove: %s"), error->message);
   else
@@ -498,6 +502,15 @@ remove_action (GtkWidget *widget, const char *name, GVariant *param)
   ts_toast_show (widget, message);
   update_actions (self);
   g_signal_emit (self, signals[SIGNAL_INSTALLED_CHANGED], 0);
+}
+
+static void
+remove_action (GtkWidget *widget, const char *name, GVariant *param)
+{
+  TsMarketDetails *self = TS_MARKET_DETAILS (widget);
+
+  if (self->adapter != NULL)
+    ts_market_confirm_remove (widget, self->adapter->id, self->adapter->name, remove_confirmed);
 }
 
 static void

@@ -11,7 +11,7 @@
  *                        (ts-market-trust.h).  After a cancel or a failure,
  *                        the next install resumes the partial downloads.
  *   details.cancel       cancel the install in progress
- *   details.remove       remove the installed copy
+ *   details.remove       remove the installed copy (after asking)
  *   details.use-in-chat  emit "use-in-chat"
  *   details.reduce       open the "Reduce Rank" dialog (ts-reduce-dialog.h) for
  *                        the installed copy; the new adapter it makes goes

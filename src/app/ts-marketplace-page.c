@@ -7,6 +7,7 @@
 #include "ts-market-client.h"
 #include "ts-market-details.h"
 #include "ts-market-format.h"
+#include "ts-market-remove.h"
 #include "ts-market-install.h"
 #include "ts-market-keyring.h"
 #include "ts-marketplace-page-private.h"
@@ -429,10 +430,9 @@ use_installed_action (GtkWidget *widget, const char *name, GVariant *param)
 }
 
 static void
-remove_installed_action (GtkWidget *widget, const char *name, GVariant *param)
+remove_installed (GtkWidget *widget, const char *id)
 {
   TsMarketplacePage *self = TS_MARKETPLACE_PAGE (widget);
-  const char *id = g_variant_get_string (param, NULL);
   g_autoptr (GError) error = NULL;
   g_autofree char *message = NULL;
 
@@ -442,6 +442,15 @@ remove_installed_action (GtkWidget *widget, const char *name, GVariant *param)
     message = g_strdup_printf (_("Could not remove: %s"), error->message);
   ts_toast_show (GTK_WIDGET (self->outer_stack), message);
   refresh_installed (self);
+}
+
+static void
+remove_installed_action (GtkWidget *widget, const char *name, GVariant *param)
+{
+  TsMarketplacePage *self = TS_MARKETPLACE_PAGE (widget);
+  const char *id = g_variant_get_string (param, NULL);
+
+  ts_market_confirm_remove (widget, id, g_hash_table_lookup (self->names, id), remove_installed);
 }
 
 /* Set-up ---------------------------------------------------------------- */

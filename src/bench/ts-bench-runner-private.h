@@ -1,7 +1,7 @@
 /* ts-bench-runner-private.h: what the benchmark loads once for all its configurations.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Internals shared by ts-bench-runner.c and ts-bench-load.c.
+ * Internals shared by ts-bench-runner.c, ts-bench-runner-task.c and ts-bench-load.c.
  */
 #pragma once
 
@@ -32,6 +32,11 @@ typedef struct {
 gboolean _ts_bench_load (const TsBenchOptions *options, TsBenchLoaded *l, GError **error);
 /* Frees what _ts_bench_load() made and deletes temporary random members. */
 void _ts_bench_loaded_clear (TsBenchLoaded *l);
+/* ts_bench_run() into @results, which keeps the rows that finished when
+ * the run fails or is cancelled part way. */
+gboolean _ts_bench_run_into (const TsBenchOptions *options, TsBenchProgressFunc progress,
+                             gpointer user_data, GPtrArray *results, GCancellable *cancellable,
+                             GError **error);
 /* Whether any configuration runs on a remote evaluator. */
 gboolean _ts_bench_has_remote_config (const TsBenchOptions *options);
 /* Sets @error to "@what: @msg" (or the status' message) and frees @msg; FALSE. */

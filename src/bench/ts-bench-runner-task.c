@@ -1,6 +1,6 @@
 /* ts-bench-runner-task.c: ts_bench_run() on a worker, progress posted to the caller.
  * SPDX-License-Identifier: GPL-3.0-or-later */
-#include "ts-bench-runner.h"
+#include "ts-bench-runner-private.h"
 
 #include "ts-main-context.h"
 
@@ -10,6 +10,7 @@ typedef struct
   TsBenchProgressFunc progress;
   gpointer progress_data;
   GTask *task;             /* the worker's, while it runs */
+  GPtrArray *results;      /* filled on the worker; read once the task is done */
 } Job;
 
 static void
@@ -18,6 +19,7 @@ job_free (gpointer data)
   Job *job = data;
 
   ts_bench_options_free (job->options);
+  g_ptr_array_unref (job->results);
   g_free (job);
 }
 
@@ -62,13 +64,11 @@ run_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *canc
 {
   Job *job = task_data;
   GError *error = NULL;
-  GPtrArray *results;
 
   job->task = task;
-  results = ts_bench_run (job->options, job->progress != NULL ? relay : NULL, job, cancellable,
-                          &error);
-  if (results != NULL)
-    g_task_return_pointer (task, results, (GDestroyNotify) g_ptr_array_unref);
+  if (_ts_bench_run_into (job->options, job->progress != NULL ? relay : NULL, job,
+                          job->results, cancellable, &error))
+    g_task_return_pointer (task, g_ptr_array_ref (job->results), (GDestroyNotify) g_ptr_array_unref);
   else
     g_task_return_error (task, error);
 }
@@ -82,6 +82,7 @@ ts_bench_run_async (TsBenchOptions *options, TsBenchProgressFunc progress, gpoin
 
   g_return_if_fail (options != NULL);
   job->options = options;
+  job->results = g_ptr_array_new_with_free_func ((GDestroyNotify) ts_bench_result_free);
   job->progress = progress;
   job->progress_data = progress_data;
   g_task_set_source_tag (task, ts_bench_run_async);
@@ -94,4 +95,15 @@ ts_bench_run_finish (GAsyncResult *result, GError **error)
 {
   g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
   return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+GPtrArray *
+ts_bench_run_get_finished (GAsyncResult *result)
+{
+  Job *job;
+
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  /* The worker returned before the callback runs: it adds no more rows. */
+  job = g_task_get_task_data (G_TASK (result));
+  return g_ptr_array_ref (job->results);
 }

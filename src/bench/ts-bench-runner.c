@@ -496,25 +496,36 @@ run_all (const TsBenchOptions *options, const TsBenchLoaded *l, TsBenchProgressF
   return ok;
 }
 
-GPtrArray *
-ts_bench_run (const TsBenchOptions *options, TsBenchProgressFunc progress, gpointer user_data,
-              GCancellable *cancellable, GError **error)
+gboolean
+_ts_bench_run_into (const TsBenchOptions *options, TsBenchProgressFunc progress,
+                    gpointer user_data, GPtrArray *results, GCancellable *cancellable,
+                    GError **error)
 {
-  g_autoptr (GPtrArray) results = g_ptr_array_new_with_free_func ((GDestroyNotify) ts_bench_result_free);
   TsBenchLoaded l = { 0 };
   gboolean ok;
 
-  g_return_val_if_fail (options != NULL, NULL);
+  g_return_val_if_fail (options != NULL, FALSE);
   if (options->n_tokens == 0 || options->configs->len == 0)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                    "Nothing to run: choose at least one configuration and one token");
-      return NULL;
+      return FALSE;
     }
   ok = _ts_bench_load (options, &l, error) && run_all (options, &l, progress, user_data, results,
                                              cancellable, error);
   _ts_bench_loaded_clear (&l);
   if (ok && progress != NULL)
     progress (1.0, NULL, user_data);
-  return ok ? g_steal_pointer (&results) : NULL;
+  return ok;
+}
+
+GPtrArray *
+ts_bench_run (const TsBenchOptions *options, TsBenchProgressFunc progress, gpointer user_data,
+              GCancellable *cancellable, GError **error)
+{
+  g_autoptr (GPtrArray) results = g_ptr_array_new_with_free_func ((GDestroyNotify) ts_bench_result_free);
+
+  if (!_ts_bench_run_into (options, progress, user_data, results, cancellable, error))
+    return NULL;
+  return g_steal_pointer (&results);
 }

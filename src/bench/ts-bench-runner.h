@@ -155,5 +155,8 @@ void ts_bench_run_async (TsBenchOptions *options, TsBenchProgressFunc progress,
                          GAsyncReadyCallback callback, gpointer user_data);
 /* What ts_bench_run() returns, or NULL with @error. */
 GPtrArray *ts_bench_run_finish (GAsyncResult *result, GError **error);
+/* Once the run is over: the rows that finished (all of them, or those
+ * before a failure or a stop), as a new reference; empty when none did. */
+GPtrArray *ts_bench_run_get_finished (GAsyncResult *result);
 
 G_END_DECLS

@@ -32,10 +32,6 @@ static const char schema_sql[] =
   "  note TEXT);"
   "CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages(conversation, id);";
 
-/* Databases written before messages had a note (user_version 0 with the
- * old table) get the column; nothing else changes and no row is touched. */
-static const char migrate_note_sql[] = "ALTER TABLE messages ADD COLUMN note TEXT;";
-#define SCHEMA_VERSION 1
 
 static gboolean
 db_error (TsHistory *self, GError **error)
@@ -61,6 +57,7 @@ ts_history_message_free (TsHistoryMessage *m)
     return;
   g_free (m->content);
   g_free (m->note);
+  ts_history_reply_stats_free (m->stats);
   g_free (m);
 }
 
@@ -71,7 +68,7 @@ ts_history_default_path (void)
 }
 
 static gboolean
-has_note_column (TsHistory *self)
+has_column (TsHistory *self, const char *name)
 {
   sqlite3_stmt *stmt = NULL;
   gboolean found = FALSE;
@@ -79,10 +76,50 @@ has_note_column (TsHistory *self)
   if (sqlite3_prepare_v2 (self->db, "PRAGMA table_info(messages)", -1, &stmt, NULL) != SQLITE_OK)
     return FALSE;
   while (!found && sqlite3_step (stmt) == SQLITE_ROW)
-    found = g_strcmp0 ((const char *) sqlite3_column_text (stmt, 1), "note") == 0;
+    found = g_strcmp0 ((const char *) sqlite3_column_text (stmt, 1), name) == 0;
   sqlite3_finalize (stmt);
   return found;
 }
+
+/* Adds @column to messages unless it is there (a database that schema_sql
+ * made with it); existing rows get its default. */
+static gboolean
+add_column (TsHistory *self, const char *column, const char *definition)
+{
+  g_autofree char *sql = g_strdup_printf ("ALTER TABLE messages ADD COLUMN %s %s;", column, definition);
+
+  return has_column (self, column) || sqlite3_exec (self->db, sql, NULL, NULL, NULL) == SQLITE_OK;
+}
+
+/* Version 1: the note above a reply. */
+static gboolean
+migrate_to_1 (TsHistory *self)
+{
+  return add_column (self, "note", "TEXT");
+}
+
+/* Version 2: a finished reply's footer numbers and chart bars (JSON). */
+static gboolean
+migrate_to_2 (TsHistory *self)
+{
+  return add_column (self, "stats", "TEXT");
+}
+
+/* Version 3: exchanges left out of the conversation the model sees. */
+static gboolean
+migrate_to_3 (TsHistory *self)
+{
+  return add_column (self, "left_out", "INTEGER NOT NULL DEFAULT 0");
+}
+
+/* migrations[i] brings a database from user_version i to i + 1; no row is
+ * touched, so files of every older version open and keep their messages. */
+static gboolean (*const migrations[]) (TsHistory *self) = {
+  migrate_to_1,
+  migrate_to_2,
+  migrate_to_3,
+};
+#define SCHEMA_VERSION ((int) G_N_ELEMENTS (migrations))
 
 /* Brings an older database up to SCHEMA_VERSION in one transaction. */
 static gboolean
@@ -90,6 +127,7 @@ migrate (TsHistory *self, GError **error)
 {
   sqlite3_stmt *stmt = NULL;
   int version = 0;
+  gboolean ok = TRUE;
   g_autofree char *set_version = g_strdup_printf ("PRAGMA user_version=%d;", SCHEMA_VERSION);
 
   if (sqlite3_prepare_v2 (self->db, "PRAGMA user_version", -1, &stmt, NULL) != SQLITE_OK)
@@ -101,8 +139,9 @@ migrate (TsHistory *self, GError **error)
     return TRUE;
   if (sqlite3_exec (self->db, "BEGIN IMMEDIATE;", NULL, NULL, NULL) != SQLITE_OK)
     return FALSE;
-  if ((has_note_column (self) || sqlite3_exec (self->db, migrate_note_sql, NULL, NULL, NULL) == SQLITE_OK)
-      && sqlite3_exec (self->db, set_version, NULL, NULL, NULL) == SQLITE_OK
+  for (int v = MAX (version, 0); ok && v < SCHEMA_VERSION; v++)
+    ok = migrations[v] (self);
+  if (ok && sqlite3_exec (self->db, set_version, NULL, NULL, NULL) == SQLITE_OK
       && sqlite3_exec (self->db, "COMMIT;", NULL, NULL, NULL) == SQLITE_OK)
     return TRUE;
   sqlite3_exec (self->db, "ROLLBACK;", NULL, NULL, NULL);
@@ -238,10 +277,26 @@ ts_history_delete (TsHistory *self, gint64 conversation, GError **error)
   return run (self, stmt, TRUE, error);
 }
 
+/* A damaged statistics text loses the chart, not the conversation. */
+static TsHistoryReplyStats *
+read_stats (sqlite3_stmt *stmt, int column, gint64 message)
+{
+  const char *json = (const char *) sqlite3_column_text (stmt, column);
+  g_autoptr (GError) error = NULL;
+  TsHistoryReplyStats *stats;
+
+  if (json == NULL)
+    return NULL;
+  if ((stats = ts_history_reply_stats_from_json (json, &error)) == NULL)
+    g_warning ("History message %" G_GINT64_FORMAT ": %s", message, error->message);
+  return stats;
+}
+
 GPtrArray *
 ts_history_messages (TsHistory *self, gint64 conversation, GError **error)
 {
-  sqlite3_stmt *stmt = prepare (self, "SELECT id, is_user, pane, content, complete, note FROM messages"
+  sqlite3_stmt *stmt = prepare (self, "SELECT id, is_user, pane, content, complete, note, stats, left_out"
+                                      " FROM messages"
                                       " WHERE conversation = ?1 ORDER BY id", error);
   GPtrArray *list;
   int rc;
@@ -261,6 +316,8 @@ ts_history_messages (TsHistory *self, gint64 conversation, GError **error)
       m->content = g_strdup ((const char *) sqlite3_column_text (stmt, 3));
       m->complete = sqlite3_column_int (stmt, 4) != 0;
       m->note = g_strdup ((const char *) sqlite3_column_text (stmt, 5));
+      m->stats = read_stats (stmt, 6, m->id);
+      m->left_out = sqlite3_column_int (stmt, 7) != 0;
       g_ptr_array_add (list, m);
     }
   sqlite3_finalize (stmt);
@@ -333,6 +390,36 @@ ts_history_set_note (TsHistory *self, gint64 message, const char *note, GError *
     sqlite3_bind_text (stmt, 1, note, -1, SQLITE_TRANSIENT);
   else
     sqlite3_bind_null (stmt, 1);
+  sqlite3_bind_int64 (stmt, 2, message);
+  return run (self, stmt, TRUE, error);
+}
+
+gboolean
+ts_history_set_stats (TsHistory *self, gint64 message, const TsHistoryReplyStats *stats,
+                      GError **error)
+{
+  sqlite3_stmt *stmt = prepare (self, "UPDATE messages SET stats = ?1 WHERE id = ?2", error);
+  g_autofree char *json = stats != NULL ? ts_history_reply_stats_to_json (stats) : NULL;
+
+  if (stmt == NULL)
+    return FALSE;
+  if (json != NULL)
+    sqlite3_bind_text (stmt, 1, json, -1, SQLITE_TRANSIENT);
+  else
+    sqlite3_bind_null (stmt, 1);
+  sqlite3_bind_int64 (stmt, 2, message);
+  return run (self, stmt, TRUE, error);
+}
+
+gboolean
+ts_history_leave_out (TsHistory *self, gint64 conversation, gint64 message, GError **error)
+{
+  sqlite3_stmt *stmt = prepare (self, "UPDATE messages SET left_out = 1"
+                                      " WHERE conversation = ?1 AND id >= ?2", error);
+
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, conversation);
   sqlite3_bind_int64 (stmt, 2, message);
   return run (self, stmt, TRUE, error);
 }

@@ -14,6 +14,8 @@
 
 #include <gio/gio.h>
 
+#include "ts-history-stats.h"
+
 G_BEGIN_DECLS
 
 #define TS_HISTORY_ERROR (ts_history_error_quark ())
@@ -43,6 +45,8 @@ typedef struct {
   char *content;
   gboolean complete;           /* FALSE: the answer was cut short */
   char *note;                  /* shown above a reply ("routed to: …"); NULL: none */
+  TsHistoryReplyStats *stats;  /* a finished reply's footer and chart; NULL: none kept */
+  gboolean left_out;           /* its exchange is not part of the conversation the model sees */
 } TsHistoryMessage;
 
 void ts_history_conversation_free (TsHistoryConversation *c);
@@ -76,6 +80,13 @@ gboolean ts_history_update_message (TsHistory *self, gint64 message, const char 
                                     gboolean complete, GError **error);
 /* The note shown above a reply (NULL removes it). */
 gboolean ts_history_set_note (TsHistory *self, gint64 message, const char *note, GError **error);
+/* What the finished reply @message's footer and chart showed. */
+gboolean ts_history_set_stats (TsHistory *self, gint64 message, const TsHistoryReplyStats *stats,
+                               GError **error);
+/* Leaves @message and every later message of its conversation out of the
+ * conversation the model sees (a turn a side failed to answer). */
+gboolean ts_history_leave_out (TsHistory *self, gint64 conversation, gint64 message,
+                               GError **error);
 /* Removes @message and every later message of its conversation (regenerate,
  * edit and resend). */
 gboolean ts_history_truncate (TsHistory *self, gint64 conversation, gint64 message,

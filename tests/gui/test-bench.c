@@ -134,8 +134,8 @@ test_export (Fixture *f, gconstpointer data)
   g_rmdir (dir);
 }
 
-/* Many tokens on every preset: the stop button ends it early, and the
- * table stays empty rather than half-filled. */
+/* Many tokens on every preset: the stop button ends it early, before any
+ * configuration finished, so the table stays empty. */
 static void
 test_cancel (Fixture *f, gconstpointer data)
 {
@@ -153,6 +153,97 @@ test_cancel (Fixture *f, gconstpointer data)
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->page), "bench.run", NULL));
   wait_for_run (f->page);
   g_assert_cmpuint (g_list_model_get_n_items (_ts_bench_page_get_results_model (f->page)), >, 0);
+}
+
+static GtkWidget *
+template_child (TsBenchPage *page, const char *id)
+{
+  return GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (page), TS_TYPE_BENCH_PAGE, id));
+}
+
+/* Where @widget is in its window, once the window has laid it out. */
+static graphene_rect_t
+bounds_in_window (GtkWidget *widget)
+{
+  graphene_rect_t bounds;
+  gint64 until = g_get_monotonic_time () + G_USEC_PER_SEC / 4;
+
+  /* A few frames: what changed has been measured and allocated. */
+  while (g_get_monotonic_time () < until)
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_true (gtk_widget_compute_bounds (widget, GTK_WIDGET (gtk_widget_get_root (widget)), &bounds));
+  return bounds;
+}
+
+static void
+scroll_to_end (GtkWidget *widget)
+{
+  GtkScrolledWindow *scroller = GTK_SCROLLED_WINDOW (gtk_widget_get_ancestor (widget, GTK_TYPE_SCROLLED_WINDOW));
+  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment (scroller);
+
+  bounds_in_window (widget);
+  g_assert_cmpfloat (gtk_adjustment_get_upper (adj), >, gtk_adjustment_get_page_size (adj));
+  gtk_adjustment_set_value (adj, gtk_adjustment_get_upper (adj) - gtk_adjustment_get_page_size (adj));
+}
+
+static void
+assert_same_place (const graphene_rect_t *a, const graphene_rect_t *b)
+{
+  g_assert_cmpfloat (a->origin.x, ==, b->origin.x);
+  g_assert_cmpfloat (a->origin.y, ==, b->origin.y);
+  g_assert_cmpfloat (a->size.width, ==, b->size.width);
+  g_assert_cmpfloat (a->size.height, ==, b->size.height);
+}
+
+static gboolean
+second_row_running (gpointer page)
+{
+  const char *text = gtk_progress_bar_get_text (GTK_PROGRESS_BAR (template_child (page, "progress_bar")));
+
+  return !_ts_bench_page_get_running (page) || strstr (text, "HE local") != NULL;
+}
+
+/* Stopped while the second configuration runs: the first one's row stays,
+ * and the page says the run was stopped. While it runs, the Run button
+ * stays where it was, at its size, though the page was scrolled to the
+ * previous run's rows. */
+static void
+test_stop_keeps_rows (Fixture *f, gconstpointer data)
+{
+  GListModel *rows = _ts_bench_page_get_results_model (f->page);
+  GtkWidget *button = template_child (f->page, "run_button");
+  GtkProgressBar *progress = GTK_PROGRESS_BAR (template_child (f->page, "progress_bar"));
+  GtkSpinButton *tokens = GTK_SPIN_BUTTON (template_child (f->page, "tokens_spin"));
+  g_autoptr (TsBenchItem) first = NULL;
+  g_autofree char *label = NULL;
+  graphene_rect_t idle, running;
+
+  /* A window shorter than the page, scrolled to its end (where the
+   * results are): the page must not get shorter under the pointer. */
+  gtk_window_set_default_size (f->window, 1000, 600);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->page), "bench.run", NULL));
+  wait_for_run (f->page);
+  g_assert_cmpuint (g_list_model_get_n_items (rows), ==, 2);
+  scroll_to_end (button);
+  idle = bounds_in_window (button);
+
+  gtk_spin_button_set_value (tokens, 1000);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->page), "bench.run", NULL));
+  running = bounds_in_window (button);
+  g_assert_true (_ts_bench_page_get_running (f->page));
+  assert_same_place (&idle, &running);
+  gui_wait_until (second_row_running, f->page, 60, "the second configuration to start");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (f->page), "bench.cancel", NULL));
+  wait_for_run (f->page);
+
+  g_assert_cmpstr (_ts_bench_page_get_last_toast (f->page), ==, "Benchmark stopped");
+  g_assert_nonnull (strstr (gtk_progress_bar_get_text (progress), "Stopped"));
+  g_assert_cmpuint (g_list_model_get_n_items (rows), ==, 1);
+  first = g_list_model_get_item (rows, 0);
+  label = ts_bench_item_format (first, "label");
+  g_assert_cmpstr (label, ==, "Plaintext");
+  g_assert_cmpuint (ts_bench_item_get_result (first)->n_tokens, ==, 1000);
+  g_assert_cmpuint (ts_bench_chart_get_n_bars (_ts_bench_page_get_chart (f->page)), ==, 1);
 }
 
 /* Two ranks, each with plaintext and HE local. */
@@ -373,6 +464,7 @@ main (int argc, char **argv)
   ADD ("run-fills-table", test_run_fills_table);
   ADD ("export", test_export);
   ADD ("cancel", test_cancel);
+  ADD ("stop-keeps-rows", test_stop_keeps_rows);
   ADD ("ranks", test_ranks);
   ADD ("private-remote", test_private_remote);
   ADD ("stack", test_stack);

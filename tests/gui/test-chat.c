@@ -262,6 +262,96 @@ test_send_and_restart (void)
   quit_app (app2);
 }
 
+/* What a pane's footer and chart show, to compare after a reopen. */
+typedef struct {
+  guint n_tokens;
+  double tokens_per_second;
+  double first_token_ms;
+  char *tokens_text;           /* the footer's "N tokens", as the user reads it */
+  guint n_bars;
+  double first_bar_forward_ms;
+} ShownNumbers;
+
+static gboolean
+label_has_text (GtkWidget *widget, gconstpointer text)
+{
+  return GTK_IS_LABEL (widget) && g_strcmp0 (gtk_label_get_text (GTK_LABEL (widget)), text) == 0;
+}
+
+static void
+shown_numbers (TsChatPane *pane, ShownNumbers *out)
+{
+  TsLatencyChart *chart = ts_chat_pane_get_chart (pane);
+
+  out->n_tokens = ts_chat_pane_get_n_tokens (pane);
+  out->tokens_per_second = ts_chat_pane_get_tokens_per_second (pane);
+  out->first_token_ms = ts_chat_pane_get_first_token_ms (pane);
+  out->tokens_text = g_strdup_printf (out->n_tokens == 1 ? "%u token" : "%u tokens", out->n_tokens);
+  out->n_bars = ts_latency_chart_get_n_bars (chart);
+  out->first_bar_forward_ms = out->n_bars > 0
+                              ? ts_latency_chart_get_bar (chart, 0)->ms[TS_STAGE_FORWARD] : -1;
+}
+
+/* The pane shows @expected again: footer label, numbers and bars. */
+static void
+check_numbers_shown (TsChatPane *pane, const ShownNumbers *expected)
+{
+  ShownNumbers now;
+
+  shown_numbers (pane, &now);
+  g_assert_cmpuint (now.n_tokens, ==, expected->n_tokens);
+  g_assert_cmpfloat_with_epsilon (now.tokens_per_second, expected->tokens_per_second, 1e-9);
+  g_assert_cmpfloat_with_epsilon (now.first_token_ms, expected->first_token_ms, 1e-9);
+  g_assert_cmpuint (now.n_bars, ==, expected->n_bars);
+  g_assert_cmpfloat_with_epsilon (now.first_bar_forward_ms, expected->first_bar_forward_ms, 1e-9);
+  g_assert_nonnull (gui_find_widget (GTK_WIDGET (pane), label_has_text, expected->tokens_text));
+  g_free (now.tokens_text);
+}
+
+/* A conversation opened again, from the sidebar or after a restart, shows
+ * the footers and charts its last answers had. */
+static void
+test_reopened_keeps_numbers (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  g_autoptr (TsApplication) app2 = NULL;
+  TsChatPage *page = start_app (app);
+  ShownNumbers shown[2];
+  gint64 conversation;
+
+  send_prompt (page, PROMPT);
+  send_prompt (page, "And what do they cost?");
+  for (int he = 0; he <= 1; he++)
+    {
+      shown_numbers (ts_chat_page_get_pane (page, he), &shown[he]);
+      g_assert_cmpuint (shown[he].n_tokens, >=, 1);
+      g_assert_cmpuint (shown[he].n_bars, ==, shown[he].n_tokens);
+      g_assert_cmpfloat (shown[he].first_bar_forward_ms, >, 0);
+    }
+  conversation = ts_chat_page_get_conversation (page);
+
+  /* Another conversation, then back. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.clear", NULL));
+  g_assert_cmpuint (ts_chat_pane_get_n_tokens (ts_chat_page_get_pane (page, TRUE)), ==, 0);
+  send_prompt (page, "Hello");
+  g_assert_cmpint (ts_chat_page_get_conversation (page), !=, conversation);
+  g_assert_true (ts_chat_page_load_conversation (page, conversation, NULL));
+  for (int he = 0; he <= 1; he++)
+    check_numbers_shown (ts_chat_page_get_pane (page, he), &shown[he]);
+  quit_app (app);
+
+  /* A new window on the same history file. */
+  app2 = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  page = start_app (app2);
+  g_assert_true (ts_chat_page_load_conversation (page, conversation, NULL));
+  for (int he = 0; he <= 1; he++)
+    {
+      check_numbers_shown (ts_chat_page_get_pane (page, he), &shown[he]);
+      g_free (shown[he].tokens_text);
+    }
+  quit_app (app2);
+}
+
 /* Regenerate gives the same greedy answer in place; edit takes the exchange
  * back into the prompt box; both keep history in step. */
 static void
@@ -733,6 +823,65 @@ test_failed_turn_left_out (void)
   quit_app (app);
 }
 
+/* The failed turn of a conversation of three prompts is left out on both
+ * panes, marked as such, and nothing else is. */
+static void
+check_turn_left_out (TsChatPage *page)
+{
+  for (int he = 0; he <= 1; he++)
+    {
+      TsChatPane *pane = ts_chat_page_get_pane (page, he);
+      g_autoptr (GPtrArray) turns = ts_chat_pane_get_turns (pane);
+
+      g_assert_cmpuint (turns->len, ==, 4);
+      g_assert_cmpstr (g_ptr_array_index (turns, 0), ==, PROMPT);
+      g_assert_cmpstr (g_ptr_array_index (turns, 2), ==, "Both sides again.");
+      for (guint i = 0; i < turns->len; i++)
+        g_assert_cmpstr (g_ptr_array_index (turns, i), !=, "Only the plaintext side answers this.");
+    }
+}
+
+/* The left-out turn stays left out when the conversation is opened again,
+ * from the sidebar or after a restart: it is not sent to the model. */
+static void
+test_left_out_turn_reopened (void)
+{
+  g_autoptr (TsApplication) app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  g_autoptr (TsApplication) app2 = NULL;
+  TsChatPage *page = start_app (app);
+  GSettings *settings = ts_settings_get_gsettings (ts_application_get_settings (app));
+  g_autofree char *error = NULL;
+  g_autoptr (GPtrArray) turns = NULL;
+  gint64 conversation;
+
+  send_prompt (page, PROMPT);
+  g_settings_set_string (settings, "evaluator-url", "ws://127.0.0.1:1");
+  g_settings_set_string (settings, "evaluator-mode", "remote");
+  error = send_prompt_full (page, "Only the plaintext side answers this.");
+  g_settings_reset (settings, "evaluator-mode");
+  g_settings_reset (settings, "evaluator-url");
+  g_assert_nonnull (error);
+  send_prompt (page, "Both sides again.");
+  check_turn_left_out (page);
+  conversation = ts_chat_page_get_conversation (page);
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.clear", NULL));
+  g_assert_true (ts_chat_page_load_conversation (page, conversation, NULL));
+  check_turn_left_out (page);
+  quit_app (app);
+
+  app2 = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  page = start_app (app2);
+  g_assert_true (ts_chat_page_load_conversation (page, conversation, NULL));
+  check_turn_left_out (page);
+  /* The next turn is answered from the same history on both sides. */
+  send_prompt (page, "One more.");
+  turns = ts_chat_pane_get_turns (ts_chat_page_get_pane (page, TRUE));
+  g_assert_cmpuint (turns->len, ==, 6);
+  g_assert_cmpint (ts_chat_pane_get_diverged_at (ts_chat_page_get_pane (page, TRUE)), ==, -1);
+  quit_app (app2);
+}
+
 /* Remote mode: ciphertexts go to a real tensafe-he-server, so every stage
  * of the pipeline, upload and download included, is timed per token. */
 static void
@@ -867,6 +1016,7 @@ main (int argc, char **argv)
   app = ts_application_new (G_APPLICATION_NON_UNIQUE);
   g_test_add_func ("/chat/send-and-restart", test_send_and_restart);
   g_test_add_func ("/chat/regenerate-and-edit", test_regenerate_and_edit);
+  g_test_add_func ("/chat/reopened-keeps-numbers", test_reopened_keeps_numbers);
   g_test_add_func ("/chat/stop", test_stop);
   g_test_add_func ("/chat/sampling-same-seed", test_sampling_same_seed);
   g_test_add_func ("/chat/rename-and-delete", test_rename_and_delete);
@@ -878,6 +1028,7 @@ main (int argc, char **argv)
   g_test_add_func ("/chat/divergence-marked", test_divergence_marked);
   g_test_add_func ("/chat/plaintext-mode-claims-nothing", test_plaintext_mode_claims_nothing);
   g_test_add_func ("/chat/failed-turn-left-out", test_failed_turn_left_out);
+  g_test_add_func ("/chat/left-out-turn-reopened", test_left_out_turn_reopened);
   g_test_add_func ("/chat/long-conversation-goes-on", test_long_conversation_goes_on);
   g_test_add_func ("/chat/focus-endings-copy", test_focus_endings_copy);
   g_test_add_func ("/chat/model-error-stays", test_model_error_stays);

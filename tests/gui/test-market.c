@@ -1,5 +1,5 @@
 /* test-market.c: the marketplace page against a real tensafe-marketd: browse,
- * search, details, trust-on-first-install, install, "use in chat", remove,
+ * search, details, trust-on-first-install, install, "use in chat", remove (after asking),
  * and the offline banner with the cached catalogue.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
@@ -276,17 +276,66 @@ check_installed_view (TsMarketplacePage *page, const char *id, const char *name)
   g_signal_handlers_disconnect_by_func (page, use_in_chat_cb, &chosen);
 }
 
+/* The installed row's Remove button: it asks about @name; answered with
+ * @response. */
 static void
-check_remove (TsMarketplacePage *page, const char *id)
+answer_remove (TsMarketplacePage *page, const char *id, const char *name, const char *response)
+{
+  AdwMessageDialog *dialog;
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "market.remove-installed", "s",
+                                             id));
+  wait_until (gui_message_dialog_shown, NULL, "the remove confirmation");
+  dialog = gui_find_message_dialog ();
+  g_assert_nonnull (strstr (adw_message_dialog_get_heading (dialog), name));
+  adw_message_dialog_response (dialog, response);
+  gtk_window_destroy (GTK_WINDOW (dialog));
+  wait_until (gui_message_dialog_gone, NULL, "the remove confirmation to close");
+}
+
+static void
+check_remove (TsMarketplacePage *page, const char *id, const char *name)
 {
   g_autofree char *dir = adapters_dir ();
   g_autofree char *path = g_build_filename (dir, id, NULL);
 
-  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "market.remove-installed", "s",
-                                             id));
+  /* It asks first: Cancel keeps the adapter. */
+  answer_remove (page, id, name, "cancel");
+  g_assert_true (g_file_test (path, G_FILE_TEST_EXISTS));
+  g_assert_cmpuint (count_children (GTK_WIDGET (_ts_marketplace_page_get_installed_list (page))),
+                    ==, 1);
+  answer_remove (page, id, name, "remove");
   g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
   g_assert_cmpuint (count_children (GTK_WIDGET (_ts_marketplace_page_get_installed_list (page))),
                     ==, 0);
+}
+
+/* The details' Remove asks the same way. */
+static void
+check_details_remove (TsMarketplacePage *page, TsMarketDetails *details, const char *id,
+                      const char *name)
+{
+  const char *responses[] = { "cancel", "remove" };
+  g_autofree char *dir = adapters_dir ();
+  g_autofree char *path = g_build_filename (dir, id, NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (responses); i++)
+    {
+      AdwMessageDialog *dialog;
+
+      g_assert_true (gtk_widget_activate_action (GTK_WIDGET (details), "details.remove", NULL));
+      wait_until (gui_message_dialog_shown, NULL, "the remove confirmation");
+      dialog = gui_find_message_dialog ();
+      g_assert_nonnull (strstr (adw_message_dialog_get_heading (dialog), name));
+      g_assert_true (ts_market_details_get_installed (details));
+      adw_message_dialog_response (dialog, responses[i]);
+      gtk_window_destroy (GTK_WINDOW (dialog));
+      wait_until (gui_message_dialog_gone, NULL, "the remove confirmation to close");
+    }
+  g_assert_false (ts_market_details_get_installed (details));
+  g_assert_cmpuint (count_children (GTK_WIDGET (_ts_marketplace_page_get_installed_list (page))),
+                    ==, 0);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
 }
 
 /* The key is pinned now, so Install starts at once; a cancel right away
@@ -392,9 +441,9 @@ test_browse_install_remove (void)
       gtk_flow_box_get_child_at_index (_ts_marketplace_page_get_grid (page), 0)))));
   check_installed_view (page, "tiny-pirate", "Pirate talk (tiny)");
   check_usage_report (page, "tiny-pirate");
-  check_remove (page, "tiny-pirate");
+  check_remove (page, "tiny-pirate", "Pirate talk (tiny)");
   check_cancel_and_resume (details, "tiny-pirate");
-  check_remove (page, "tiny-pirate");
+  check_details_remove (page, details, "tiny-pirate", "Pirate talk (tiny)");
   close_window (window);
 
   /* The server goes away: the catalogue seen before stays browsable under

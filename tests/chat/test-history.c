@@ -1,0 +1,175 @@
+/* test-history.c: history.sqlite: files written by older versions open and
+ * keep their messages; a reply's footer numbers and chart bars come back as
+ * they were stored; a turn left out stays left out.
+ * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <sqlite3.h>
+#include <string.h>
+
+#include "ts-history.h"
+#include "ts-test-util.h"
+
+/* The tables as version 0 (no note) and version 1 (user_version 1) wrote
+ * them, with one conversation of a prompt and a reply. */
+static const char v0_sql[] =
+  "CREATE TABLE conversations (id INTEGER PRIMARY KEY, title TEXT NOT NULL,"
+  "  created INTEGER NOT NULL, updated INTEGER NOT NULL);"
+  "CREATE TABLE messages (id INTEGER PRIMARY KEY,"
+  "  conversation INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,"
+  "  is_user INTEGER NOT NULL, pane INTEGER NOT NULL, content TEXT NOT NULL,"
+  "  complete INTEGER NOT NULL);"
+  "INSERT INTO conversations VALUES (1, 'Old', 100, 100);"
+  "INSERT INTO messages VALUES (1, 1, 1, 0, 'Hi', 1);"
+  "INSERT INTO messages VALUES (2, 1, 0, 1, 'Hello there', 1);";
+static const char v1_sql[] =
+  "ALTER TABLE messages ADD COLUMN note TEXT;"
+  "UPDATE messages SET note = 'routed' WHERE id = 2;"
+  "PRAGMA user_version=1;";
+
+static char *
+write_old_file (const char *dir, gboolean with_note)
+{
+  char *path = g_build_filename (dir, with_note ? "v1.sqlite" : "v0.sqlite", NULL);
+  sqlite3 *db = NULL;
+
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, v0_sql, NULL, NULL, NULL), ==, SQLITE_OK);
+  if (with_note)
+    g_assert_cmpint (sqlite3_exec (db, v1_sql, NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (db);
+  return path;
+}
+
+static void
+check_old_file (const char *dir, gboolean with_note)
+{
+  g_autofree char *path = write_old_file (dir, with_note);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHistory) history = ts_history_open (path, &error);
+  g_autoptr (GPtrArray) messages = NULL;
+  g_autoptr (TsHistoryReplyStats) stats = ts_history_reply_stats_new ();
+  TsHistoryMessage *reply;
+
+  g_assert_no_error (error);
+  messages = ts_history_messages (history, 1, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (messages->len, ==, 2);
+  reply = g_ptr_array_index (messages, 1);
+  g_assert_cmpstr (reply->content, ==, "Hello there");
+  g_assert_cmpstr (reply->note, ==, with_note ? "routed" : NULL);
+  g_assert_null (reply->stats);
+  g_assert_false (reply->left_out);
+  /* The migrated file takes the new columns. */
+  stats->n_tokens = 3;
+  g_assert_true (ts_history_set_stats (history, 2, stats, &error));
+  g_assert_no_error (error);
+  g_assert_true (ts_history_leave_out (history, 1, 2, &error));
+  g_assert_no_error (error);
+  g_ptr_array_unref (messages);
+  messages = ts_history_messages (history, 1, &error);
+  g_assert_no_error (error);
+  g_assert_false (((TsHistoryMessage *) g_ptr_array_index (messages, 0))->left_out);
+  g_assert_true (((TsHistoryMessage *) g_ptr_array_index (messages, 1))->left_out);
+  g_assert_cmpuint (((TsHistoryMessage *) g_ptr_array_index (messages, 1))->stats->n_tokens, ==, 3);
+}
+
+static void
+test_old_files_open (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("tensafe-history-XXXXXX", NULL);
+
+  check_old_file (dir, FALSE);
+  check_old_file (dir, TRUE);
+  ts_test_remove_tree (dir);
+}
+
+static void
+test_stats_round_trip (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("tensafe-history-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "history.sqlite", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHistory) history = ts_history_open (path, &error);
+  g_autoptr (TsHistoryReplyStats) stats = ts_history_reply_stats_new ();
+  g_autoptr (GPtrArray) messages = NULL;
+  TsTokenTimings bar = { .ms = { [TS_STAGE_FORWARD] = 1.25, [TS_STAGE_EVALUATE] = 7.5,
+                                 [TS_STAGE_SAMPLE] = 0.125 },
+                         .bytes_up = 131072, .bytes_down = 65536 };
+  const TsHistoryReplyStats *back;
+  gint64 conversation, reply;
+
+  g_assert_no_error (error);
+  conversation = ts_history_create (history, "Numbers", &error);
+  reply = ts_history_add_message (history, conversation, FALSE, TS_HISTORY_PANE_HE, "Hi", TRUE,
+                                  &error);
+  g_assert_no_error (error);
+  stats->n_tokens = 2;
+  stats->tokens_per_second = 12.5;
+  stats->first_token_ms = 80;
+  stats->max_delta_error = 3e-6;
+  stats->bytes_per_token = 196608;
+  stats->encrypted = TRUE;
+  stats->he_modules = 15;
+  stats->he_inputs = 9;
+  stats->diverged_at = 1;
+  ts_history_reply_stats_add_bar (stats, &bar, "Hi");
+  bar.ms[TS_STAGE_FORWARD] = 2.5;
+  ts_history_reply_stats_add_bar (stats, &bar, "⏎");
+  g_assert_true (ts_history_set_stats (history, reply, stats, &error));
+  g_assert_no_error (error);
+
+  messages = ts_history_messages (history, conversation, &error);
+  g_assert_no_error (error);
+  back = ((TsHistoryMessage *) g_ptr_array_index (messages, 0))->stats;
+  g_assert_nonnull (back);
+  g_assert_cmpuint (back->n_tokens, ==, 2);
+  g_assert_cmpfloat (back->tokens_per_second, ==, 12.5);
+  g_assert_cmpfloat (back->first_token_ms, ==, 80);
+  g_assert_cmpfloat_with_epsilon (back->max_delta_error, 3e-6, 1e-12);
+  g_assert_cmpfloat (back->bytes_per_token, ==, 196608);
+  g_assert_true (back->encrypted);
+  g_assert_true (back->has_adapter);
+  g_assert_cmpuint (back->he_modules, ==, 15);
+  g_assert_cmpuint (back->he_inputs, ==, 9);
+  g_assert_cmpint (back->diverged_at, ==, 1);
+  g_assert_cmpuint (back->timings->len, ==, 2);
+  g_assert_cmpfloat (g_array_index (back->timings, TsTokenTimings, 0).ms[TS_STAGE_FORWARD], ==, 1.25);
+  g_assert_cmpfloat (g_array_index (back->timings, TsTokenTimings, 1).ms[TS_STAGE_FORWARD], ==, 2.5);
+  g_assert_cmpfloat (g_array_index (back->timings, TsTokenTimings, 1).ms[TS_STAGE_EVALUATE], ==, 7.5);
+  g_assert_cmpfloat (g_array_index (back->timings, TsTokenTimings, 1).ms[TS_STAGE_ENCRYPT], ==, 0);
+  g_assert_cmpuint (g_array_index (back->timings, TsTokenTimings, 1).bytes_up, ==, 131072);
+  g_assert_cmpuint (g_array_index (back->timings, TsTokenTimings, 1).bytes_down, ==, 65536);
+  g_assert_cmpstr (g_ptr_array_index (back->texts, 1), ==, "⏎");
+  ts_test_remove_tree (dir);
+}
+
+/* A stage this version does not know is ignored, one it knows but the
+ * text lacks reads 0 ms; what is not statistics is refused by name. */
+static void
+test_stats_from_other_versions (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHistoryReplyStats) stats =
+    ts_history_reply_stats_from_json ("{\"n_tokens\": 1, \"bars\": [{\"text\": \"a\","
+                                      " \"ms\": {\"forward\": 4, \"warp\": 9}}]}", &error);
+  g_autoptr (TsHistoryReplyStats) bad = NULL;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (stats->timings->len, ==, 1);
+  g_assert_cmpfloat (g_array_index (stats->timings, TsTokenTimings, 0).ms[TS_STAGE_FORWARD], ==, 4);
+  g_assert_cmpfloat (g_array_index (stats->timings, TsTokenTimings, 0).ms[TS_STAGE_SAMPLE], ==, 0);
+  g_assert_cmpint (stats->diverged_at, ==, -1);
+  bad = ts_history_reply_stats_from_json ("{\"bars\": [3]}", &error);
+  g_assert_null (bad);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+  g_assert_nonnull (strstr (error->message, "bar 1"));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/history/old-files-open", test_old_files_open);
+  g_test_add_func ("/history/stats-round-trip", test_stats_round_trip);
+  g_test_add_func ("/history/stats-from-other-versions", test_stats_from_other_versions);
+  return g_test_run ();
+}
