@@ -10,6 +10,15 @@ static void
 healthz_cb (SoupServer *soup, SoupServerMessage *msg, const char *path,
             GHashTable *query, gpointer data)
 {
+  HeServer *self = data;
+
+  /* a load balancer's health check takes a draining server out of rotation */
+  if (self->draining)
+    {
+      soup_server_message_set_status (msg, SOUP_STATUS_SERVICE_UNAVAILABLE, NULL);
+      soup_server_message_set_response (msg, "text/plain", SOUP_MEMORY_STATIC, "draining\n", 9);
+      return;
+    }
   soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
   soup_server_message_set_response (msg, "text/plain", SOUP_MEMORY_STATIC, "ok\n", 3);
 }
@@ -32,7 +41,7 @@ websocket_cb (SoupServer *soup, SoupServerMessage *msg, const char *path,
 {
   HeServer *self = data;
 
-  if (self->shut_down)
+  if (self->shut_down || self->draining)
     {
       soup_websocket_connection_close (ws, SOUP_WEBSOCKET_CLOSE_GOING_AWAY, NULL);
       return;
@@ -81,6 +90,8 @@ he_server_new (const HeServerOptions *options, GError **error)
   self->max_conns_per_address = options->max_conns_per_address == 0
                                   ? SERVER_DEFAULT_MAX_PER_ADDRESS
                                   : (guint) MAX (options->max_conns_per_address, 0);
+  self->drain_timeout_ms = options->drain_timeout_ms ? options->drain_timeout_ms
+                                                     : HE_SERVER_DEFAULT_DRAIN_TIMEOUT_MS;
   self->adapters = he_adapters_new (options->adapters_dir, options->open_evaluator,
                                     options->open_stack, options->open_data, error);
   if (self->adapters == NULL || !he_privacy_init (self, options, error)
@@ -228,6 +239,7 @@ he_server_free (HeServer *self)
   if (self == NULL)
     return;
   he_server_shutdown (self);
+  he_drain_clear (self);
   g_clear_pointer (&self->watch, he_watch_free);
   g_clear_object (&self->soup);
   g_clear_pointer (&self->conns, g_hash_table_unref);
