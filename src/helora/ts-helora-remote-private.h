@@ -76,6 +76,9 @@ void _ts_helora_remote_lost (TsHeloraRemote *self, const char *reason);
  * frame answers its request, which is then forgotten here. */
 gboolean _ts_helora_remote_take (TsHeloraRemote *self, TsHeloraFrame *frame);
 void _ts_helora_remote_reconnected (TsHeloraRemote *self);
+/* The first connect was refused for a reason that may pass: TRUE when
+ * another try is scheduled (within the reconnect tries). */
+gboolean _ts_helora_remote_retry_first (TsHeloraRemote *self);
 void _ts_helora_remote_connect_failed (TsHeloraRemote *self, const GError *error);
 /* Teardown: stops a pending try and forgets what was kept. */
 void _ts_helora_remote_reconnect_clear (TsHeloraRemote *self);

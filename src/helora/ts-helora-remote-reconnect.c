@@ -162,6 +162,23 @@ _ts_helora_remote_lost (TsHeloraRemote *self, const char *reason)
     start_recovery (self);
 }
 
+gboolean
+_ts_helora_remote_retry_first (TsHeloraRemote *self)
+{
+  if (self->quitting || self->reconnect_tries == 0)
+    return FALSE;
+  if (!self->recovering)
+    {
+      self->recovering = TRUE;
+      self->attempt = 1;
+      self->dropped_us = g_get_monotonic_time ();
+    }
+  if (self->attempt >= self->reconnect_tries)
+    return FALSE;
+  schedule_try (self);
+  return TRUE;
+}
+
 void
 _ts_helora_remote_connect_failed (TsHeloraRemote *self, const GError *error)
 {

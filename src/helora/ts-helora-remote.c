@@ -133,6 +133,8 @@ connect_cb (GObject *source, GAsyncResult *result, gpointer data)
   SoupWebsocketConnection *ws =
     soup_session_websocket_connect_finish (SOUP_SESSION (source), result, &error);
 
+  guint status = self->connect_msg != NULL ? soup_message_get_status (self->connect_msg) : 0;
+
   g_clear_object (&self->cancellable);
   if (ws == NULL)
     explain_refusal (self->connect_msg, &error);
@@ -147,7 +149,14 @@ connect_cb (GObject *source, GAsyncResult *result, gpointer data)
     install (self, ws);
   if (!self->connected_once)
     {
+      /* a load balancer's 502/503/504: an evaluator went away, or none is up yet */
+      if (ws == NULL && status >= 502 && status <= 504 && _ts_helora_remote_retry_first (self))
+        {
+          g_clear_error (&error);
+          return;
+        }
       self->connected_once = ws != NULL;
+      self->recovering = FALSE;
       first_connect_done (self, error);
       return;
     }
@@ -314,6 +323,13 @@ TsHeloraRemote *
 ts_helora_remote_connect_with_ca (const char *url, guint timeout_ms, const char *ca_file,
                                   GError **error)
 {
+  return ts_helora_remote_connect_retrying (url, timeout_ms, ca_file, 0, error);
+}
+
+TsHeloraRemote *
+ts_helora_remote_connect_retrying (const char *url, guint timeout_ms, const char *ca_file,
+                                   guint tries, GError **error)
+{
   g_autofree char *http = http_url (url, error);
   g_autoptr (GTlsDatabase) tls_db = NULL;
   g_autoptr (GError) ca_error = NULL;
@@ -340,6 +356,7 @@ ts_helora_remote_connect_with_ca (const char *url, guint timeout_ms, const char 
                                             (GDestroyNotify) g_bytes_unref);
   self->timeout_ms = timeout_ms ? timeout_ms : TS_HELORA_REMOTE_DEFAULT_TIMEOUT_MS;
   self->next_id = 1;
+  self->reconnect_tries = tries;
   g_mutex_init (&self->lock);
   g_cond_init (&self->cond);
   self->thread = g_thread_new ("helora-remote", io_thread_main, self);

@@ -36,6 +36,14 @@ TsHeloraRemote *ts_helora_remote_connect (const char *url, guint timeout_ms, GEr
 TsHeloraRemote *ts_helora_remote_connect_with_ca (const char *url, guint timeout_ms,
                                                   const char *ca_file, GError **error);
 
+/* The same with reconnecting on (ts_helora_remote_set_reconnect()), which
+ * also covers this first connect when a load balancer answers it with 502,
+ * 503 or 504 (an evaluator that just went, or none up yet): up to @tries
+ * connects within @timeout_ms. Other failures end it at once. */
+TsHeloraRemote *ts_helora_remote_connect_retrying (const char *url, guint timeout_ms,
+                                                   const char *ca_file, guint tries,
+                                                   GError **error);
+
 /* Closes the connection (close frame, then the WebSocket) and frees. */
 void ts_helora_remote_free (TsHeloraRemote *self);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsHeloraRemote, ts_helora_remote_free)

@@ -85,6 +85,15 @@ mismatch:
   return FALSE;
 }
 
+static guint
+reconnect_tries (const TsHeloraOptions *options)
+{
+  if (options->reconnect_tries < 0)
+    return 0;
+  return options->reconnect_tries > 0 ? (guint) options->reconnect_tries
+                                      : TS_HELORA_REMOTE_DEFAULT_RECONNECTS;
+}
+
 gboolean
 _ts_helora_session_hello (TsHeloraSession *self, const TsHeloraOptions *options, GError **error)
 {
@@ -95,14 +104,11 @@ _ts_helora_session_hello (TsHeloraSession *self, const TsHeloraOptions *options,
   if (!fill_hello (self, &hello->u.hello, options, error)
       || !_ts_helora_session_private_request (self, options, &hello->u.hello, error))
     return FALSE;
-  self->remote = ts_helora_remote_connect_with_ca (options->remote_url, options->timeout_ms,
-                                                   options->remote_ca_file, error);
+  self->remote = ts_helora_remote_connect_retrying (options->remote_url, options->timeout_ms,
+                                                    options->remote_ca_file,
+                                                    reconnect_tries (options), error);
   if (self->remote == NULL)
     return FALSE;
-  if (options->reconnect_tries >= 0)
-    ts_helora_remote_set_reconnect (self->remote, options->reconnect_tries > 0
-                                                  ? (guint) options->reconnect_tries
-                                                  : TS_HELORA_REMOTE_DEFAULT_RECONNECTS);
   if (options->tap != NULL)
     ts_helora_remote_set_tap (self->remote, options->tap, options->tap_data);
   ack = ts_helora_remote_hello (self->remote, &hello->u.hello, &hello_error);
