@@ -35,6 +35,22 @@ metrics_cb (SoupServer *soup, SoupServerMessage *msg, const char *path,
                                     text, strlen (text));
 }
 
+/* Runs on the upgrade's headers: a draining server refuses it with an
+ * answer a load balancer can act on (HAProxy's "retry-on 503" with
+ * redispatch sends the handshake to another evaluator, the client never
+ * sees it); a client talking to it directly gets a failed handshake. */
+static void
+upgrade_early_cb (SoupServer *soup, SoupServerMessage *msg, const char *path,
+                  GHashTable *query, gpointer data)
+{
+  HeServer *self = data;
+
+  if (!self->draining)
+    return;
+  soup_server_message_set_status (msg, SOUP_STATUS_SERVICE_UNAVAILABLE, NULL);
+  soup_server_message_set_response (msg, "text/plain", SOUP_MEMORY_STATIC, "draining\n", 9);
+}
+
 static void
 websocket_cb (SoupServer *soup, SoupServerMessage *msg, const char *path,
               SoupWebsocketConnection *ws, gpointer data)
@@ -107,6 +123,7 @@ he_server_new (const HeServerOptions *options, GError **error)
   soup_server_add_handler (self->soup, "/healthz", healthz_cb, self, NULL);
   soup_server_add_handler (self->soup, "/metrics", metrics_cb, self, NULL);
   he_admin_install (self);
+  soup_server_add_early_handler (self->soup, TS_HELORA_PATH, upgrade_early_cb, self, NULL);
   soup_server_add_websocket_handler (self->soup, TS_HELORA_PATH, NULL, NULL,
                                      websocket_cb, self, NULL);
   return self;
