@@ -62,6 +62,17 @@ fail_status (const char *what, LmStatus st, char *msg)
   return 1;
 }
 
+/* A forward pass failed: when the HE-LoRA hook did, its session says why
+ * (an evaluator fleet that is down, say), which the engine's status cannot. */
+static int
+fail_forward (const char *what, LmStatus st, TsHeloraSession *helora)
+{
+  const GError *why = helora != NULL && st == LM_ERR_HOOK ? ts_helora_session_last_error (helora)
+                                                          : NULL;
+
+  return fail_status (what, st, why != NULL ? g_strdup (why->message) : NULL);
+}
+
 /* Any sampling option given (they default to -1). */
 static bool
 wants_sampling (const GenerateOptions *o)
@@ -336,7 +347,7 @@ prefill (const GenerateOptions *o, Generation *g)
   if (o->dump_logits != NULL && (all = malloc (g->n_prompt * V * sizeof (float))) == NULL)
     return fail ("out of memory", NULL);
   LmStatus st = lm_session_prefill (g->session, g->prompt, g->n_prompt, all);
-  int rc = st == LM_OK ? 0 : fail_status ("prefill failed", st, NULL);
+  int rc = st == LM_OK ? 0 : fail_forward ("prefill failed", st, g->helora);
   if (rc == 0 && all != NULL)
     rc = write_file (o->dump_logits, all, g->n_prompt * V * sizeof (float));
   free (all);
@@ -383,7 +394,7 @@ generate (const GenerateOptions *o, Generation *g)
         break;
       LmStatus st = lm_session_decode (g->session, id);
       if (st != LM_OK)
-        return fail_status ("decode failed", st, NULL);
+        return fail_forward ("decode failed", st, g->helora);
       const LmTimings *d = lm_session_timings (g->session);
       for (int s = 0; s < LM_N_STAGES; s++)
         t->ms[s] += d->ms[s];

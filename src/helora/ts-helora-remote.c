@@ -2,44 +2,16 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <string.h>
 
-#include <libsoup/soup.h>
-
-#include "ts-helora-remote.h"
+#include "ts-helora-remote-private.h"
 
 /* Results of wide parameter sets are large; the server's own limit is what
  * bounds what it accepts, this bounds what we buffer. */
 #define MAX_INCOMING (512u << 20)
 
-struct _TsHeloraRemote {
-  GMainContext *context;
-  GMainLoop *loop;
-  GThread *thread;
-  char *url;
-  GTlsDatabase *tls_db;        /* trusted CAs for wss:// (NULL: the system's) */
-  /* I/O thread only. */
-  SoupSession *session;
-  SoupWebsocketConnection *ws;
-  gboolean quitting;
-  /* Shared, under lock. */
-  GMutex lock;
-  GCond cond;
-  GHashTable *waiting;         /* request id (guint64 *) → TsHeloraFrame * or NULL */
-  gboolean connect_done;
-  GError *connect_error;
-  gboolean closed;
-  char *close_reason;
-  guint timeout_ms;
-  guint64 next_id;
-  guint64 bytes_up;
-  guint64 bytes_down;
-  TsHeloraTapFunc tap;
-  gpointer tap_data;
-};
-
 /* ---- I/O thread ---- */
 
-static void
-fail_all_waiters (TsHeloraRemote *self, const char *reason)
+void
+_ts_helora_remote_fail_all (TsHeloraRemote *self, const char *reason)
 {
   g_mutex_lock (&self->lock);
   self->closed = TRUE;
@@ -49,8 +21,22 @@ fail_all_waiters (TsHeloraRemote *self, const char *reason)
   g_mutex_unlock (&self->lock);
 }
 
-static void
-deliver (TsHeloraRemote *self, TsHeloraFrame *frame)
+gboolean
+_ts_helora_remote_is_waited (TsHeloraRemote *self, guint64 request_id)
+{
+  gpointer answer = NULL;
+  gboolean waited;
+
+  g_mutex_lock (&self->lock);
+  waited = g_hash_table_lookup_extended (self->waiting, &request_id, NULL, &answer)
+           && answer == NULL;
+  g_mutex_unlock (&self->lock);
+  return waited;
+}
+
+/* An id's waiter takes one answer: a second one for it is dropped. */
+void
+_ts_helora_remote_deliver (TsHeloraRemote *self, TsHeloraFrame *frame)
 {
   gpointer old;
 
@@ -72,6 +58,8 @@ on_message (SoupWebsocketConnection *ws, int type, GBytes *message, TsHeloraRemo
   g_autoptr (GError) error = NULL;
   TsHeloraFrame *frame;
 
+  if (ws != self->ws)
+    return;        /* a connection given up: its answers are not ours */
   g_mutex_lock (&self->lock);
   self->bytes_down += g_bytes_get_size (message);
   g_mutex_unlock (&self->lock);
@@ -80,7 +68,7 @@ on_message (SoupWebsocketConnection *ws, int type, GBytes *message, TsHeloraRemo
     {
       g_autofree char *why = g_strdup_printf ("Unreadable frame from the evaluator: %s",
                                               error->message);
-      fail_all_waiters (self, why);
+      _ts_helora_remote_fail_all (self, why);
       soup_websocket_connection_close (ws, SOUP_WEBSOCKET_CLOSE_PROTOCOL_ERROR, NULL);
       return;
     }
@@ -89,19 +77,52 @@ on_message (SoupWebsocketConnection *ws, int type, GBytes *message, TsHeloraRemo
       g_autofree char *why = g_strdup_printf ("Evaluator closed the connection: %s (%s)",
                                               frame->u.status.text,
                                               ts_helora_error_name (frame->u.status.code));
-      fail_all_waiters (self, why);
       ts_helora_frame_free (frame);
+      _ts_helora_remote_lost (self, why);
       return;
     }
-  deliver (self, frame);
+  if (!_ts_helora_remote_take (self, frame))
+    _ts_helora_remote_deliver (self, frame);
 }
 
 static void
 on_closed (SoupWebsocketConnection *ws, TsHeloraRemote *self)
 {
-  fail_all_waiters (self, "Connection to the evaluator closed");
-  if (self->quitting)
-    g_main_loop_quit (self->loop);
+  _ts_helora_remote_lost (self, "Connection to the evaluator closed");
+}
+
+static void
+install (TsHeloraRemote *self, SoupWebsocketConnection *ws)
+{
+  self->ws = ws;
+  soup_websocket_connection_set_max_incoming_payload_size (ws, MAX_INCOMING);
+  soup_websocket_connection_set_keepalive_interval (ws, 0);
+  g_signal_connect (ws, "message", G_CALLBACK (on_message), self);
+  g_signal_connect (ws, "closed", G_CALLBACK (on_closed), self);
+}
+
+/* A load balancer answers the handshake itself when no evaluator is up. */
+static void
+explain_refusal (SoupMessage *msg, GError **error)
+{
+  guint status = msg != NULL ? soup_message_get_status (msg) : 0;
+
+  if (status == SOUP_STATUS_SERVICE_UNAVAILABLE)
+    g_prefix_error (error, "HTTP 503, no evaluator available there: ");
+  else if (status >= 300)
+    g_prefix_error (error, "HTTP %u: ", status);
+}
+
+/* The first connection's end wakes ts_helora_remote_connect(). */
+static void
+first_connect_done (TsHeloraRemote *self, GError *error)
+{
+  g_mutex_lock (&self->lock);
+  self->connect_done = TRUE;
+  self->connect_error = error;
+  self->closed = error != NULL;
+  g_cond_broadcast (&self->cond);
+  g_mutex_unlock (&self->lock);
 }
 
 static void
@@ -112,33 +133,59 @@ connect_cb (GObject *source, GAsyncResult *result, gpointer data)
   SoupWebsocketConnection *ws =
     soup_session_websocket_connect_finish (SOUP_SESSION (source), result, &error);
 
-  if (ws != NULL)
+  guint status = self->connect_msg != NULL ? soup_message_get_status (self->connect_msg) : 0;
+
+  g_clear_object (&self->cancellable);
+  if (ws == NULL)
+    explain_refusal (self->connect_msg, &error);
+  g_clear_object (&self->connect_msg);
+  if (ws != NULL && self->quitting)
     {
-      self->ws = ws;
-      soup_websocket_connection_set_max_incoming_payload_size (ws, MAX_INCOMING);
-      soup_websocket_connection_set_keepalive_interval (ws, 0);
-      g_signal_connect (ws, "message", G_CALLBACK (on_message), self);
-      g_signal_connect (ws, "closed", G_CALLBACK (on_closed), self);
+      g_object_unref (ws);
+      ws = NULL;
+      error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED, "Closing");
     }
-  g_mutex_lock (&self->lock);
-  self->connect_done = TRUE;
-  self->connect_error = error;
-  self->closed = ws == NULL;
-  g_cond_broadcast (&self->cond);
-  g_mutex_unlock (&self->lock);
+  if (ws != NULL)
+    install (self, ws);
+  if (!self->connected_once)
+    {
+      /* a load balancer's 502/503/504: an evaluator went away, or none is up yet */
+      if (ws == NULL && status >= 502 && status <= 504 && _ts_helora_remote_retry_first (self))
+        {
+          g_clear_error (&error);
+          return;
+        }
+      self->connected_once = ws != NULL;
+      self->recovering = FALSE;
+      first_connect_done (self, error);
+      return;
+    }
+  if (ws != NULL)
+    _ts_helora_remote_reconnected (self);
+  else
+    _ts_helora_remote_connect_failed (self, error);
+  g_clear_error (&error);
+}
+
+void
+_ts_helora_remote_open (TsHeloraRemote *self)
+{
+  g_clear_object (&self->connect_msg);
+  self->connect_msg = soup_message_new ("GET", self->url);
+  self->cancellable = g_cancellable_new ();
+  soup_session_websocket_connect_async (self->session, self->connect_msg, NULL, NULL,
+                                        G_PRIORITY_DEFAULT, self->cancellable, connect_cb, self);
 }
 
 static gboolean
 start_connect_cb (gpointer data)
 {
   TsHeloraRemote *self = data;
-  g_autoptr (SoupMessage) msg = soup_message_new ("GET", self->url);
 
   self->session = soup_session_new ();
   if (self->tls_db != NULL)
     soup_session_set_tls_database (self->session, self->tls_db);
-  soup_session_websocket_connect_async (self->session, msg, NULL, NULL, G_PRIORITY_DEFAULT,
-                                        NULL, connect_cb, self);
+  _ts_helora_remote_open (self);
   return G_SOURCE_REMOVE;
 }
 
@@ -152,9 +199,13 @@ io_thread_main (gpointer data)
   if (self->ws != NULL)
     g_signal_handlers_disconnect_by_data (self->ws, self);
   g_clear_object (&self->ws);
+  if (self->cancellable != NULL)
+    g_cancellable_cancel (self->cancellable);
+  _ts_helora_remote_reconnect_clear (self);
   g_clear_object (&self->session);
   while (g_main_context_iteration (self->context, FALSE))
     ;
+  g_clear_object (&self->connect_msg);
   g_main_context_pop_thread_default (self->context);
   return NULL;
 }
@@ -162,6 +213,8 @@ io_thread_main (gpointer data)
 typedef struct {
   TsHeloraRemote *self;
   GBytes *message;
+  guint64 request_id;
+  gboolean is_hello;
 } SendData;
 
 static void
@@ -173,18 +226,21 @@ send_data_free (gpointer data)
   g_free (sd);
 }
 
+void
+_ts_helora_remote_transmit (TsHeloraRemote *self, GBytes *message)
+{
+  if (self->tap != NULL)
+    self->tap (message, self->tap_data);
+  soup_websocket_connection_send_binary (self->ws, g_bytes_get_data (message, NULL),
+                                         g_bytes_get_size (message));
+}
+
 static gboolean
 send_cb (gpointer data)
 {
   SendData *sd = data;
-  TsHeloraRemote *self = sd->self;
 
-  if (self->ws == NULL || soup_websocket_connection_get_state (self->ws) != SOUP_WEBSOCKET_STATE_OPEN)
-    return G_SOURCE_REMOVE;      /* the waiter sees closed */
-  if (self->tap != NULL)
-    self->tap (sd->message, self->tap_data);
-  soup_websocket_connection_send_binary (self->ws, g_bytes_get_data (sd->message, NULL),
-                                         g_bytes_get_size (sd->message));
+  _ts_helora_remote_queue (sd->self, sd->request_id, sd->message, sd->is_hello);
   return G_SOURCE_REMOVE;
 }
 
@@ -267,6 +323,13 @@ TsHeloraRemote *
 ts_helora_remote_connect_with_ca (const char *url, guint timeout_ms, const char *ca_file,
                                   GError **error)
 {
+  return ts_helora_remote_connect_retrying (url, timeout_ms, ca_file, 0, error);
+}
+
+TsHeloraRemote *
+ts_helora_remote_connect_retrying (const char *url, guint timeout_ms, const char *ca_file,
+                                   guint tries, GError **error)
+{
   g_autofree char *http = http_url (url, error);
   g_autoptr (GTlsDatabase) tls_db = NULL;
   g_autoptr (GError) ca_error = NULL;
@@ -283,13 +346,17 @@ ts_helora_remote_connect_with_ca (const char *url, guint timeout_ms, const char 
     }
   self = g_new0 (TsHeloraRemote, 1);
   self->url = g_steal_pointer (&http);
+  self->endpoint = g_strdup (url);
   self->tls_db = g_steal_pointer (&tls_db);
   self->context = g_main_context_new ();
   self->loop = g_main_loop_new (self->context, FALSE);
   self->waiting = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
                                          (GDestroyNotify) ts_helora_frame_free);
+  self->unanswered = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
+                                            (GDestroyNotify) g_bytes_unref);
   self->timeout_ms = timeout_ms ? timeout_ms : TS_HELORA_REMOTE_DEFAULT_TIMEOUT_MS;
   self->next_id = 1;
+  self->reconnect_tries = tries;
   g_mutex_init (&self->lock);
   g_cond_init (&self->cond);
   self->thread = g_thread_new ("helora-remote", io_thread_main, self);
@@ -325,9 +392,11 @@ ts_helora_remote_free (TsHeloraRemote *self)
   g_main_loop_unref (self->loop);
   g_main_context_unref (self->context);
   g_hash_table_unref (self->waiting);
+  g_hash_table_unref (self->unanswered);
   g_clear_error (&self->connect_error);
   g_free (self->close_reason);
   g_free (self->url);
+  g_free (self->endpoint);
   g_clear_object (&self->tls_db);
   g_mutex_clear (&self->lock);
   g_cond_clear (&self->cond);
@@ -366,11 +435,9 @@ ts_helora_remote_next_id (TsHeloraRemote *self)
   return id;
 }
 
-void
-ts_helora_remote_send (TsHeloraRemote *self, GBytes *message, guint64 request_id)
+static void
+send_message (TsHeloraRemote *self, GBytes *message, guint64 request_id, gboolean is_hello)
 {
-  g_return_if_fail (self != NULL);
-
   SendData *sd = g_new0 (SendData, 1);
 
   g_mutex_lock (&self->lock);
@@ -380,7 +447,17 @@ ts_helora_remote_send (TsHeloraRemote *self, GBytes *message, guint64 request_id
   g_mutex_unlock (&self->lock);
   sd->self = self;
   sd->message = g_bytes_ref (message);
+  sd->request_id = request_id;
+  sd->is_hello = is_hello;
   g_main_context_invoke_full (self->context, G_PRIORITY_DEFAULT, send_cb, sd, send_data_free);
+}
+
+void
+ts_helora_remote_send (TsHeloraRemote *self, GBytes *message, guint64 request_id)
+{
+  g_return_if_fail (self != NULL);
+
+  send_message (self, message, request_id, FALSE);
 }
 
 TsHeloraFrame *
@@ -411,19 +488,25 @@ ts_helora_remote_wait (TsHeloraRemote *self, guint64 request_id, GError **error)
   return frame;
 }
 
-guint64
-ts_helora_remote_send_frame (TsHeloraRemote *self, TsHeloraFrame *frame, GError **error)
+static guint64
+send_frame (TsHeloraRemote *self, TsHeloraFrame *frame, GError **error)
 {
   g_autoptr (GBytes) message = NULL;
-
-  g_return_val_if_fail (frame != NULL, 0);
 
   frame->request_id = ts_helora_remote_next_id (self);
   message = ts_helora_frame_encode (frame, error);
   if (message == NULL)
     return 0;
-  ts_helora_remote_send (self, message, frame->request_id);
+  send_message (self, message, frame->request_id, frame->type == TS_HELORA_FRAME_HELLO);
   return frame->request_id;
+}
+
+guint64
+ts_helora_remote_send_frame (TsHeloraRemote *self, TsHeloraFrame *frame, GError **error)
+{
+  g_return_val_if_fail (frame != NULL, 0);
+
+  return send_frame (self, frame, error);
 }
 
 TsHeloraFrame *
@@ -519,6 +602,26 @@ ts_helora_remote_privacy_status (TsHeloraRemote *self, TsHeloraPrivacyStatus *ou
 }
 
 void
+ts_helora_remote_set_reconnect (TsHeloraRemote *self, guint tries)
+{
+  g_return_if_fail (self != NULL);
+
+  g_mutex_lock (&self->lock);
+  self->reconnect_tries = tries;
+  g_mutex_unlock (&self->lock);
+}
+
+void
+ts_helora_remote_get_recovery (TsHeloraRemote *self, TsHeloraRemoteRecovery *out)
+{
+  g_return_if_fail (self != NULL && out != NULL);
+
+  g_mutex_lock (&self->lock);
+  *out = self->recovery;
+  g_mutex_unlock (&self->lock);
+}
+
+void
 ts_helora_remote_get_bytes (TsHeloraRemote *self, guint64 *up, guint64 *down)
 {
   g_return_if_fail (self != NULL);
@@ -546,7 +649,7 @@ ts_helora_remote_cancel (TsHeloraRemote *self)
 {
   g_return_if_fail (self != NULL);
 
-  fail_all_waiters (self, "Cancelled");
+  _ts_helora_remote_fail_all (self, "Cancelled");
   g_main_context_invoke (self->context, close_cb, self);
 }
 

@@ -6,7 +6,8 @@
  * generation thread) and never need the caller's main loop. Calls may come
  * from several threads at once; each waits for the answer to its own request
  * id, with the remote's timeout. A dropped connection fails every waiter with
- * TS_HELORA_ERROR_CLOSED; no answer in time gives TS_HELORA_ERROR_TIMEOUT.
+ * TS_HELORA_ERROR_CLOSED, unless reconnecting is on (below); no answer in
+ * time gives TS_HELORA_ERROR_TIMEOUT.
  * Error frames from the server become GErrors with the server's code.
  */
 #pragma once
@@ -21,6 +22,9 @@ G_BEGIN_DECLS
 
 typedef struct _TsHeloraRemote TsHeloraRemote;
 
+/* Tries after a drop: five, over about 7.5 s (0, 0.5, 1, 2, 4 s apart). */
+#define TS_HELORA_REMOTE_DEFAULT_RECONNECTS 5
+
 /* Called on the I/O thread with every message just before it is sent. */
 typedef void (*TsHeloraTapFunc) (GBytes *message, gpointer user_data);
 
@@ -32,11 +36,40 @@ TsHeloraRemote *ts_helora_remote_connect (const char *url, guint timeout_ms, GEr
 TsHeloraRemote *ts_helora_remote_connect_with_ca (const char *url, guint timeout_ms,
                                                   const char *ca_file, GError **error);
 
+/* The same with reconnecting on (ts_helora_remote_set_reconnect()), which
+ * also covers this first connect when a load balancer answers it with 502,
+ * 503 or 504 (an evaluator that just went, or none up yet): up to @tries
+ * connects within @timeout_ms. Other failures end it at once. */
+TsHeloraRemote *ts_helora_remote_connect_retrying (const char *url, guint timeout_ms,
+                                                   const char *ca_file, guint tries,
+                                                   GError **error);
+
 /* Closes the connection (close frame, then the WebSocket) and frees. */
 void ts_helora_remote_free (TsHeloraRemote *self);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsHeloraRemote, ts_helora_remote_free)
 
 void ts_helora_remote_set_timeout (TsHeloraRemote *self, guint timeout_ms);
+/* Reconnecting (ts-helora-remote-reconnect.c), off unless set (before the
+ * first send): when the connection drops, or the evaluator closes it to
+ * shut down or drain, or refuses a hello because it drains, while answers
+ * are awaited (else at the next send), connect to the same URL again up to
+ * @tries times with backoff, say the last hello again and, once it is
+ * acknowledged, send every unanswered request again under its own id.
+ * Each id's waiter takes one answer, and nothing the old connection still
+ * delivers reaches a waiter: an answer lost with a connection is computed
+ * again, never applied twice. When the tries run out, every wait fails
+ * with TS_HELORA_ERROR_CLOSED naming the URL and the last failure. */
+void ts_helora_remote_set_reconnect (TsHeloraRemote *self, guint tries);
+
+typedef struct {
+  guint reconnects;            /* connections that were lost and made again */
+  guint64 resent;              /* requests sent again on a new connection */
+  double max_recovery_ms;      /* longest time from a drop to the new hello's ack */
+  double total_recovery_ms;
+} TsHeloraRemoteRecovery;
+
+void ts_helora_remote_get_recovery (TsHeloraRemote *self, TsHeloraRemoteRecovery *out);
+
 /* Must be set before the first send. */
 void ts_helora_remote_set_tap (TsHeloraRemote *self, TsHeloraTapFunc func, gpointer user_data);
 

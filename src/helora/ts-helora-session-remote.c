@@ -85,6 +85,15 @@ mismatch:
   return FALSE;
 }
 
+static guint
+reconnect_tries (const TsHeloraOptions *options)
+{
+  if (options->reconnect_tries < 0)
+    return 0;
+  return options->reconnect_tries > 0 ? (guint) options->reconnect_tries
+                                      : TS_HELORA_REMOTE_DEFAULT_RECONNECTS;
+}
+
 gboolean
 _ts_helora_session_hello (TsHeloraSession *self, const TsHeloraOptions *options, GError **error)
 {
@@ -95,8 +104,9 @@ _ts_helora_session_hello (TsHeloraSession *self, const TsHeloraOptions *options,
   if (!fill_hello (self, &hello->u.hello, options, error)
       || !_ts_helora_session_private_request (self, options, &hello->u.hello, error))
     return FALSE;
-  self->remote = ts_helora_remote_connect_with_ca (options->remote_url, options->timeout_ms,
-                                                   options->remote_ca_file, error);
+  self->remote = ts_helora_remote_connect_retrying (options->remote_url, options->timeout_ms,
+                                                    options->remote_ca_file,
+                                                    reconnect_tries (options), error);
   if (self->remote == NULL)
     return FALSE;
   if (options->tap != NULL)
@@ -166,17 +176,35 @@ bad:
   return FALSE;
 }
 
-static void
-count_bytes (TsHeloraSession *self, guint64 up0, guint64 down0)
-{
-  guint64 up1, down1;
+/* What the remote counts since its values in @before (bytes, reconnects). */
+typedef struct {
+  guint64 up, down;
+  TsHeloraRemoteRecovery recovery;
+} RemoteCounts;
 
-  ts_helora_remote_get_bytes (self->remote, &up1, &down1);
+static void
+read_counts (TsHeloraSession *self, RemoteCounts *out)
+{
+  ts_helora_remote_get_bytes (self->remote, &out->up, &out->down);
+  ts_helora_remote_get_recovery (self->remote, &out->recovery);
+}
+
+static void
+count_since (TsHeloraSession *self, const RemoteCounts *before)
+{
+  RemoteCounts now;
+  const TsHeloraRemoteRecovery *r0 = &before->recovery, *r1 = &now.recovery;
+
+  read_counts (self, &now);
   g_mutex_lock (&self->stats_lock);
-  self->stats.bytes_up += up1 - up0;
-  self->stats.bytes_down += down1 - down0;
-  self->stats.ct_bytes_up += up1 - up0;
-  self->stats.ct_bytes_down += down1 - down0;
+  self->stats.bytes_up += now.up - before->up;
+  self->stats.bytes_down += now.down - before->down;
+  self->stats.ct_bytes_up += now.up - before->up;
+  self->stats.ct_bytes_down += now.down - before->down;
+  self->stats.reconnects += r1->reconnects - r0->reconnects;
+  self->stats.requests_resent += r1->resent - r0->resent;
+  if (r1->reconnects > r0->reconnects)
+    self->stats.max_recovery_ms = MAX (self->stats.max_recovery_ms, r1->max_recovery_ms);
   g_mutex_unlock (&self->stats_lock);
 }
 
@@ -228,6 +256,9 @@ finish_row (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call, 
   if (!_ts_helora_session_decrypt_row (self, g, row, h_factor, error))
     return FALSE;
   lm_timings_add (call->timings, LM_STAGE_DECRYPT, lm_time_ms () - t2);
+  g_mutex_lock (&self->stats_lock);
+  self->stats.answers_applied++;
+  g_mutex_unlock (&self->stats_lock);
   return TRUE;
 }
 
@@ -241,9 +272,9 @@ _ts_helora_session_remote_rows (TsHeloraSession *self, SessionGroup *g,
   guint n = call->n_tokens, window = self->max_in_flight;
   g_autofree guint64 *ids = g_new0 (guint64, n);
   g_autofree double *h_factors = g_new0 (double, n);
-  guint64 up0, down0;
+  RemoteCounts before;
 
-  ts_helora_remote_get_bytes (self->remote, &up0, &down0);
+  read_counts (self, &before);
   for (guint t = 0; t < n + window; t++)
     {
       if (t >= window && t - window < n)
@@ -259,6 +290,6 @@ _ts_helora_session_remote_rows (TsHeloraSession *self, SessionGroup *g,
             return FALSE;
         }
     }
-  count_bytes (self, up0, down0);
+  count_since (self, &before);
   return TRUE;
 }

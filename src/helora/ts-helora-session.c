@@ -666,11 +666,12 @@ ts_helora_session_summary (TsHeloraSession *self)
 {
   static const char *const names[] = { "plain", "local", "remote" };
   TsHeloraStats st;
+  g_autofree char *line = NULL;
 
   g_return_val_if_fail (self != NULL, NULL);
 
   ts_helora_session_get_stats (self, &st);
-  return g_strdup_printf ("he %s (%s encryption%s): %" G_GUINT64_FORMAT " encryptions, %" G_GUINT64_FORMAT
+  line = g_strdup_printf ("he %s (%s encryption%s): %" G_GUINT64_FORMAT " encryptions, %" G_GUINT64_FORMAT
                           " module evaluations, %.1f ms, %" G_GUINT64_FORMAT " bytes up, %"
                           G_GUINT64_FORMAT " bytes down, max |delta_he - delta_plain| %.3g"
                           " (max |delta_plain| %.3g)",
@@ -682,4 +683,10 @@ ts_helora_session_summary (TsHeloraSession *self)
                           st.encryptions, st.module_evaluations, st.he_ms,
                           st.bytes_up, st.bytes_down, st.max_abs_delta_error,
                           st.max_abs_delta_plain);
+  if (self->mode != TS_HELORA_MODE_REMOTE)
+    return g_steal_pointer (&line);
+  return g_strdup_printf ("%s, %" G_GUINT64_FORMAT " answers applied, %u reconnects (%"
+                          G_GUINT64_FORMAT " requests resent, longest recovery %.0f ms)",
+                          line, st.answers_applied, st.reconnects, st.requests_resent,
+                          st.max_recovery_ms);
 }

@@ -105,6 +105,10 @@ typedef struct {
    * stable key keeps one budget across sessions; NULL: one is made from the
    * secret key, a new identity each session. */
   GBytes *private_public_key;
+  /* Remote: connection tries after a drop (ts_helora_remote_set_reconnect());
+   * 0: TS_HELORA_REMOTE_DEFAULT_RECONNECTS, < 0: none (a drop fails the
+   * hook call at once). */
+  int reconnect_tries;
 } TsHeloraOptions;
 
 typedef struct {
@@ -119,6 +123,12 @@ typedef struct {
   double he_ms;                /* encrypt + upload + evaluate + download + decrypt */
   double max_abs_delta_error;  /* max |Δ_he − Δ_plain| (track_error) */
   double max_abs_delta_plain;  /* max |Δ_plain| (track_error) */
+  /* Remote: evaluate answers decrypted into u, one per encryption (each
+   * counted where it is applied: a lost answer recomputed counts once). */
+  guint64 answers_applied;
+  guint reconnects;            /* connections lost and made again */
+  guint64 requests_resent;     /* requests sent again after a reconnect */
+  double max_recovery_ms;      /* longest drop → new connection acknowledged */
 } TsHeloraStats;
 
 typedef struct _TsHeloraSession TsHeloraSession;

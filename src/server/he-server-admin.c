@@ -3,6 +3,7 @@
  *
  *   POST   /admin/adapters/{id}/reload   load, replace or unload {id} from the directory
  *   DELETE /admin/adapters/{id}          stop offering {id} to new hellos
+ *   POST   /admin/drain                  start draining (as SIGUSR1 does)
  *
  * Requests from any peer that is not a loopback address get 403, whatever
  * address the server listens on: the routes change what the server serves.
@@ -125,8 +126,42 @@ admin_cb (SoupServer *soup, SoupServerMessage *msg, const char *path,
   he_adapter_change_clear (&change);
 }
 
+static void
+drain_cb (SoupServer *soup, SoupServerMessage *msg, const char *path,
+          GHashTable *query, gpointer data)
+{
+  HeServer *self = data;
+  g_autoptr (JsonBuilder) b = NULL;
+
+  if (!peer_is_loopback (msg))
+    {
+      reply_error (msg, SOUP_STATUS_FORBIDDEN, "Admin routes answer loopback peers only");
+      return;
+    }
+  if (strcmp (path, "/admin/drain") != 0)
+    {
+      reply_error (msg, SOUP_STATUS_NOT_FOUND, "No such admin route");
+      return;
+    }
+  if (strcmp (soup_server_message_get_method (msg), "POST") != 0)
+    {
+      reply_error (msg, SOUP_STATUS_METHOD_NOT_ALLOWED, "Use POST /admin/drain");
+      return;
+    }
+  he_server_drain (self);
+  b = json_builder_new ();
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "draining");
+  json_builder_add_boolean_value (b, TRUE);
+  json_builder_set_member_name (b, "connections");
+  json_builder_add_int_value (b, g_hash_table_size (self->conns));
+  json_builder_end_object (b);
+  reply_json (msg, SOUP_STATUS_OK, b);
+}
+
 void
 he_admin_install (HeServer *self)
 {
   soup_server_add_handler (self->soup, "/admin", admin_cb, self, NULL);
+  soup_server_add_handler (self->soup, "/admin/drain", drain_cb, self, NULL);
 }

@@ -190,6 +190,8 @@ conn_send_error (HeConn *conn, guint64 request_id, guint code, const char *text)
 void
 he_conn_unregister (HeConn *conn)
 {
+  HeServer *server = conn->server;
+
   if (conn->closed)
     return;
   conn->closed = TRUE;
@@ -203,6 +205,13 @@ he_conn_unregister (HeConn *conn)
     he_pads_remove (conn->server->pads, conn->private_eval);
   he_metrics_clients_changed (conn->server->metrics, -1);
   g_hash_table_remove (conn->server->conns, conn);  /* drops the table's ref */
+  he_drain_check (server);
+}
+
+gboolean
+he_conn_has_session (HeConn *conn)
+{
+  return conn->evaluator != NULL || conn->hello_pending;
 }
 
 /* The connection stays registered until the closing handshake ends
@@ -229,12 +238,17 @@ check_idle_cb (gpointer data)
   HeConn *conn = data;
   gint64 idle_ms = (g_get_monotonic_time () - conn->last_activity_us) / 1000;
 
-  if (conn->in_flight == 0 && conn->hello_pending == FALSE
-      && idle_ms >= conn->server->idle_timeout_ms)
+  if (conn->in_flight > 0 || conn->hello_pending)
+    return G_SOURCE_CONTINUE;
+  if (idle_ms >= conn->server->idle_timeout_ms)
     {
       g_autofree char *text = g_strdup_printf ("Idle for %u ms", conn->server->idle_timeout_ms);
       he_conn_shutdown (conn, TS_HELORA_ERROR_TIMEOUT, text);
     }
+  /* a session between generations lets a drain end; its client reconnects
+   * elsewhere when it next asks */
+  else if (conn->server->draining && idle_ms >= HE_SERVER_DRAIN_IDLE_MS)
+    he_conn_shutdown (conn, TS_HELORA_ERROR_SHUTTING_DOWN, "Server draining, session idle");
   return G_SOURCE_CONTINUE;
 }
 
@@ -456,6 +470,16 @@ answer_privacy_query (HeConn *conn, guint64 request_id)
     conn_send_error (conn, request_id, TS_HELORA_ERROR_INTERNAL, "Unreportable privacy state");
 }
 
+/* New sessions belong on another evaluator: the error tells the client
+ * why, the close sends it back through the load balancer. */
+static void
+refuse_while_draining (HeConn *conn, guint64 request_id)
+{
+  conn_send_error (conn, request_id, TS_HELORA_ERROR_SHUTTING_DOWN,
+                   "Server draining: connect to another evaluator");
+  he_conn_shutdown (conn, TS_HELORA_ERROR_SHUTTING_DOWN, "Server draining");
+}
+
 static void
 handle_frame (HeConn *conn, TsHeloraFrame *frame)
 {
@@ -467,6 +491,12 @@ handle_frame (HeConn *conn, TsHeloraFrame *frame)
     case TS_HELORA_FRAME_HELLO:
       if (conn->hello_pending)
         break;
+      if (conn->server->draining && conn->evaluator == NULL)
+        {
+          refuse_while_draining (conn, frame->request_id);
+          ts_helora_frame_free (frame);
+          return;
+        }
       submit (conn, frame);
       return;
     case TS_HELORA_FRAME_EVALUATE:

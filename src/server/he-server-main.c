@@ -22,6 +22,7 @@ typedef struct {
   int idle_timeout_s;
   int max_unread_kib;
   int max_conns_per_address;   /* -1: not given */
+  int drain_timeout_s;
   gboolean watch;
   gboolean version;
   char *privacy_state;
@@ -54,6 +55,26 @@ static gboolean
 quit_cb (gpointer loop)
 {
   g_main_loop_quit (loop);
+  return G_SOURCE_CONTINUE;
+}
+
+typedef struct {
+  GMainLoop *loop;
+  HeServer *server;
+} Running;
+
+/* Every session ended, or the drain timeout closes those left (on exit). */
+static void
+drained_cb (gpointer data)
+{
+  g_main_loop_quit (((Running *) data)->loop);
+}
+
+/* SIGUSR1 drains, as POST /admin/drain does. */
+static gboolean
+drain_signal_cb (gpointer data)
+{
+  he_server_drain (((Running *) data)->server);
   return G_SOURCE_CONTINUE;
 }
 
@@ -91,6 +112,7 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
     { "idle-timeout", 0, 0, G_OPTION_ARG_INT, &o->idle_timeout_s, "Close clients idle this long (default 120)", "SECONDS" },
     { "max-connections-per-address", 0, 0, G_OPTION_ARG_INT, &o->max_conns_per_address, "Connections one client address may hold open (default 64; 0: no cap, as behind a proxy)", "N" },
     { "max-unread-kib", 0, 0, G_OPTION_ARG_INT, &o->max_unread_kib, "Close a client that leaves this much of its answers unread (default 8192)", "KIB" },
+    { "drain-timeout", 0, 0, G_OPTION_ARG_INT, &o->drain_timeout_s, "After SIGUSR1 or POST /admin/drain, exit once the open sessions end, or after this long (default 300)", "SECONDS" },
     { "watch", 0, 0, G_OPTION_ARG_NONE, &o->watch, "Reload an adapter when its file in DIR changes (hot-swap)", NULL },
     { "version", 0, 0, G_OPTION_ARG_NONE, &o->version, "Print the version", NULL },
     { "privacy-budget", 0, 0, G_OPTION_ARG_STRING, &o->privacy_budget, "Adapter-private mode: DP budget per client (enables DP requests)", "EPS,DELTA" },
@@ -113,6 +135,7 @@ parse_options (Options *o, int *argc, char ***argv, GError **error)
     }
   if (o->threads < 0 || o->max_frame_mib < 0 || o->max_frame_mib > 1024
       || o->max_in_flight < 0 || o->idle_timeout_s < 0
+      || o->drain_timeout_s < 0 || o->drain_timeout_s > 86400
       || o->max_unread_kib < 0 || o->max_unread_kib > (1 << 22)
       || o->max_conns_per_address < -1 || o->max_conns_per_address > 1000000
       || o->privacy_min_lambda < 0 || o->privacy_min_lambda > 100
@@ -141,6 +164,7 @@ start (const Options *o, LmModel *model, GError **error)
     .tls_cert = o->tls_cert,
     .tls_key = o->tls_key,
     .watch_adapters = o->watch,
+    .drain_timeout_ms = (guint) o->drain_timeout_s * 1000,
     .open_evaluator = ts_helora_ckks_evaluator_open,
     .open_stack = ts_helora_ckks_evaluator_open_stack,
     .open_data = model,
@@ -162,7 +186,8 @@ start (const Options *o, LmModel *model, GError **error)
 int
 main (int argc, char **argv)
 {
-  g_auto (Options) o = { .max_conns_per_address = -1 };
+  g_auto (Options) o = { .max_conns_per_address = -1, .drain_timeout_s = 300 };
+  Running running = { 0 };
   g_autoptr (GError) error = NULL;
   g_autoptr (GMainLoop) loop = NULL;
   g_autofree char *url = NULL;
@@ -198,8 +223,11 @@ main (int argc, char **argv)
   printf ("listening on %s\n", url);
   fflush (stdout);
   loop = g_main_loop_new (NULL, FALSE);
+  running = (Running) { .loop = loop, .server = server };
+  he_server_set_drained_func (server, drained_cb, &running);
   g_unix_signal_add (SIGTERM, quit_cb, loop);
   g_unix_signal_add (SIGINT, quit_cb, loop);
+  g_unix_signal_add (SIGUSR1, drain_signal_cb, &running);
   g_main_loop_run (loop);
   he_server_free (server);
   lm_model_free (model);

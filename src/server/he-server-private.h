@@ -95,6 +95,14 @@ struct _HeServer {
   gsize max_unread_bytes;
   guint max_conns_per_address;  /* 0: no cap */
   gboolean shut_down;
+  /* draining (he-server-drain.c) */
+  gboolean draining;
+  gboolean drained_notified;
+  GSource *drained_source;
+  guint drain_timeout_ms;
+  GSource *drain_timer;
+  HeServerDrainedFunc drained_func;
+  gpointer drained_data;
   /* adapter-private mode (he-server-privacy.c) */
   TsPrivacyAccountant *accountant;   /* NULL: no DP budget configured */
   char *privacy_state;               /* file the accountant is saved to */
@@ -103,9 +111,17 @@ struct _HeServer {
   HePads *pads;                      /* the pad refill thread */
 };
 
+/* ---- draining (he-server-drain.c) ---- */
+
+/* After a connection went: runs the drained function once none is left. */
+void he_drain_check (HeServer *self);
+/* Drops the drain's pending sources (teardown). */
+void he_drain_clear (HeServer *self);
+
 /* ---- admin routes (he-server-admin.c) ---- */
 
-/* Adds /admin/adapters/… (loopback peers only) to the server's routes. */
+/* Adds /admin/adapters/… and /admin/drain (loopback peers only) to the
+ * server's routes. */
 void he_admin_install (HeServer *self);
 
 /* ---- directory watch (he-server-watch.c): main context ---- */
@@ -159,6 +175,8 @@ void he_conn_shutdown (HeConn *conn, guint16 code, const char *text);
 /* Forgets the connection at once (end of the handshake, or server teardown). */
 void he_conn_unregister (HeConn *conn);
 void he_conn_unref (HeConn *conn);
+/* Whether a hello succeeded on the connection (or is being answered). */
+gboolean he_conn_has_session (HeConn *conn);
 
 /* Runs on a worker: the pool's GFunc. */
 void he_conn_run_job (gpointer job, gpointer server);

@@ -10,6 +10,15 @@ static void
 healthz_cb (SoupServer *soup, SoupServerMessage *msg, const char *path,
             GHashTable *query, gpointer data)
 {
+  HeServer *self = data;
+
+  /* a load balancer's health check takes a draining server out of rotation */
+  if (self->draining)
+    {
+      soup_server_message_set_status (msg, SOUP_STATUS_SERVICE_UNAVAILABLE, NULL);
+      soup_server_message_set_response (msg, "text/plain", SOUP_MEMORY_STATIC, "draining\n", 9);
+      return;
+    }
   soup_server_message_set_status (msg, SOUP_STATUS_OK, NULL);
   soup_server_message_set_response (msg, "text/plain", SOUP_MEMORY_STATIC, "ok\n", 3);
 }
@@ -26,13 +35,29 @@ metrics_cb (SoupServer *soup, SoupServerMessage *msg, const char *path,
                                     text, strlen (text));
 }
 
+/* Runs on the upgrade's headers: a draining server refuses it with an
+ * answer a load balancer can act on (HAProxy's "retry-on 503" with
+ * redispatch sends the handshake to another evaluator, the client never
+ * sees it); a client talking to it directly gets a failed handshake. */
+static void
+upgrade_early_cb (SoupServer *soup, SoupServerMessage *msg, const char *path,
+                  GHashTable *query, gpointer data)
+{
+  HeServer *self = data;
+
+  if (!self->draining)
+    return;
+  soup_server_message_set_status (msg, SOUP_STATUS_SERVICE_UNAVAILABLE, NULL);
+  soup_server_message_set_response (msg, "text/plain", SOUP_MEMORY_STATIC, "draining\n", 9);
+}
+
 static void
 websocket_cb (SoupServer *soup, SoupServerMessage *msg, const char *path,
               SoupWebsocketConnection *ws, gpointer data)
 {
   HeServer *self = data;
 
-  if (self->shut_down)
+  if (self->shut_down || self->draining)
     {
       soup_websocket_connection_close (ws, SOUP_WEBSOCKET_CLOSE_GOING_AWAY, NULL);
       return;
@@ -81,6 +106,8 @@ he_server_new (const HeServerOptions *options, GError **error)
   self->max_conns_per_address = options->max_conns_per_address == 0
                                   ? SERVER_DEFAULT_MAX_PER_ADDRESS
                                   : (guint) MAX (options->max_conns_per_address, 0);
+  self->drain_timeout_ms = options->drain_timeout_ms ? options->drain_timeout_ms
+                                                     : HE_SERVER_DEFAULT_DRAIN_TIMEOUT_MS;
   self->adapters = he_adapters_new (options->adapters_dir, options->open_evaluator,
                                     options->open_stack, options->open_data, error);
   if (self->adapters == NULL || !he_privacy_init (self, options, error)
@@ -96,6 +123,7 @@ he_server_new (const HeServerOptions *options, GError **error)
   soup_server_add_handler (self->soup, "/healthz", healthz_cb, self, NULL);
   soup_server_add_handler (self->soup, "/metrics", metrics_cb, self, NULL);
   he_admin_install (self);
+  soup_server_add_early_handler (self->soup, TS_HELORA_PATH, upgrade_early_cb, self, NULL);
   soup_server_add_websocket_handler (self->soup, TS_HELORA_PATH, NULL, NULL,
                                      websocket_cb, self, NULL);
   return self;
@@ -228,6 +256,7 @@ he_server_free (HeServer *self)
   if (self == NULL)
     return;
   he_server_shutdown (self);
+  he_drain_clear (self);
   g_clear_pointer (&self->watch, he_watch_free);
   g_clear_object (&self->soup);
   g_clear_pointer (&self->conns, g_hash_table_unref);

@@ -38,6 +38,7 @@ typedef struct {
   const char *tls_cert;        /* PEM files; both or neither */
   const char *tls_key;
   gboolean watch_adapters;     /* reload adapters when their files change */
+  guint drain_timeout_ms;      /* a drain ends this long after it began; 0: 300 s */
   TsHeloraEvaluatorOpenFunc open_evaluator;  /* required */
   /* Stacked hellos (several adapters with weights); NULL refuses them. */
   TsHeloraEvaluatorOpenStackFunc open_stack;
@@ -68,6 +69,20 @@ gboolean he_server_listen (HeServer *self, const char *address, GError **error);
 char *he_server_get_url (HeServer *self);
 guint16 he_server_get_port (HeServer *self);
 HeMetrics *he_server_get_metrics (HeServer *self);
+
+/* Draining (he-server-drain.c): /healthz answers 503 "draining", new
+ * connections and hellos are refused with SHUTTING_DOWN (a client then
+ * reconnects to another evaluator), sessions already open are served
+ * until their clients close them or leave them idle for
+ * HE_SERVER_DRAIN_IDLE_MS. When the last connection is gone, or the
+ * drain timeout passed, the drained function runs once (main context):
+ * he_server_shutdown() then closes what is left. Idempotent. */
+#define HE_SERVER_DRAIN_IDLE_MS 2000
+#define HE_SERVER_DEFAULT_DRAIN_TIMEOUT_MS 300000
+typedef void (*HeServerDrainedFunc) (gpointer data);
+void he_server_set_drained_func (HeServer *self, HeServerDrainedFunc func, gpointer data);
+void he_server_drain (HeServer *self);
+gboolean he_server_is_draining (HeServer *self);
 
 /* Stops accepting, closes every client with a close frame, waits for the
  * workers and drains their answers. Idempotent. */

@@ -784,12 +784,12 @@ remote_generation_clear (RemoteGeneration *g)
   g_clear_pointer (&g->model, lm_model_free);
 }
 
-/* A drop fails the forward pass with LM_ERR_HOOK, and the HE-LoRA session
- * says why. */
+/* Without reconnecting, a drop fails the forward pass with LM_ERR_HOOK,
+ * and the HE-LoRA session says why (test-he-reconnect.c: with it). */
 static void
 test_session_drop (Fixture *f, gconstpointer data)
 {
-  TsHeloraOptions options = { .timeout_ms = 5000 };
+  TsHeloraOptions options = { .timeout_ms = 5000, .reconnect_tries = -1 };
   const gint32 prompt[] = { 999, 716, 260, 198 };
   RemoteGeneration g = { 0 };
   TsHeloraStats stats;

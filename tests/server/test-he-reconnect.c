@@ -1,0 +1,255 @@
+/* test-he-reconnect.c: a remote HE-LoRA session survives dropped connections.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The session talks to an in-process evaluator through a TCP relay the test
+ * cuts while requests are in flight (from the session's tap, just before a
+ * chosen evaluate goes out): the generation goes on over a new connection
+ * and gives the golden tokens of an independent implementation, with every
+ * answer applied once.
+ */
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "server-fixture.h"
+#include "tcp-relay.h"
+#include "ts-helora-ckks-evaluator.h"
+#include "ts-helora-session.h"
+#include "ts-test-util.h"
+
+#define PRESET "fast"
+#define GOLDEN "qwen35/tiny-qwen35moe-f32/"
+#define GOLDEN_LORA GOLDEN "lora/tiny-qwen35moe-lora-f32.gguf"
+
+typedef struct {
+  char *dir;
+  char *lora_path;
+  ServerFixture *server;
+  TcpRelay *relay;
+  char *url;                   /* the relay's ws:// address */
+} Fixture;
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  gsize len;
+  g_autofree guint8 *lora = ts_test_read_data (GOLDEN_LORA, &len);
+  HeServerOptions options = { .n_threads = 2, .open_evaluator = ts_helora_ckks_evaluator_open };
+  g_autoptr (GUri) uri = NULL;
+
+  f->dir = g_dir_make_tmp ("he-reconnect-XXXXXX", &error);
+  g_assert_no_error (error);
+  f->lora_path = g_build_filename (f->dir, "tiny-lora.gguf", NULL);
+  g_assert_true (g_file_set_contents (f->lora_path, (const char *) lora, len, &error));
+  options.adapters_dir = f->dir;
+  f->server = server_fixture_start (&options);
+  uri = g_uri_parse (server_fixture_http_url (f->server), G_URI_FLAGS_NONE, &error);
+  g_assert_no_error (error);
+  f->relay = tcp_relay_new ((guint16) g_uri_get_port (uri));
+  f->url = g_strdup_printf ("ws://127.0.0.1:%u%s", tcp_relay_port (f->relay), TS_HELORA_PATH);
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  tcp_relay_free (f->relay);
+  if (f->server != NULL)
+    server_fixture_stop (f->server);
+  g_unlink (f->lora_path);
+  g_free (f->lora_path);
+  g_rmdir (f->dir);
+  g_free (f->dir);
+  g_free (f->url);
+}
+
+/* Cuts the relay just before the evaluates numbered in cut_at go out;
+ * with stop_server, stops the evaluator first (for good). */
+typedef struct {
+  TcpRelay *relay;
+  Fixture *stop_server;
+  const guint *cut_at;
+  guint n_cuts;
+  guint sent;
+  guint cuts;
+} Cutter;
+
+static void
+cut_tap (GBytes *message, gpointer data)
+{
+  Cutter *c = data;
+  g_autoptr (TsHeloraFrame) frame = ts_helora_frame_decode (message, G_MAXUINT, NULL);
+
+  if (frame == NULL || frame->type != TS_HELORA_FRAME_EVALUATE)
+    return;
+  c->sent++;
+  for (guint i = 0; i < c->n_cuts; i++)
+    if (c->sent == c->cut_at[i])
+      {
+        if (c->stop_server != NULL)
+          {
+            server_fixture_stop (c->stop_server->server);
+            c->stop_server->server = NULL;
+          }
+        tcp_relay_cut (c->relay);
+        c->cuts++;
+      }
+}
+
+typedef struct {
+  LmModel *model;
+  LmLora *lora;
+  LmSession *session;
+  TsHeloraSession *helora;
+} Generation;
+
+static void
+generation_clear (Generation *g)
+{
+  g_clear_pointer (&g->session, lm_session_free);
+  g_clear_pointer (&g->helora, ts_helora_session_free);
+  g_clear_pointer (&g->lora, lm_lora_free);
+  g_clear_pointer (&g->model, lm_model_free);
+}
+
+static gint32
+argmax (const float *logits, gsize n)
+{
+  gsize best = 0;
+
+  for (gsize i = 1; i < n; i++)
+    if (logits[i] > logits[best])
+      best = i;
+  return (gint32) best;
+}
+
+/* Greedy tokens after the golden prompt, as many as the golden run has;
+ * FALSE (and the session's error in @why) when a forward pass failed. */
+static gboolean
+generate (Fixture *f, Generation *g, TsHeloraOptions *options, GArray *tokens, GError **why)
+{
+  g_autofree char *model_path = ts_test_data_path (GOLDEN "tiny-qwen35moe-f32.gguf");
+  gsize prompt_len, golden_len;
+  g_autofree gint32 *prompt = (gint32 *) ts_test_read_data (GOLDEN "prompt_tokens.bin", &prompt_len);
+  g_autofree gint32 *golden = (gint32 *) ts_test_read_data (GOLDEN "lora_greedy_tokens.bin",
+                                                            &golden_len);
+  g_autoptr (GError) error = NULL;
+  LmStatus st;
+  gsize n_vocab;
+
+  options->mode = TS_HELORA_MODE_REMOTE;
+  options->params_preset = PRESET;
+  options->adapter_path = f->lora_path;
+  options->remote_url = f->url;
+  g_assert_cmpint (lm_model_load (model_path, &g->model, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_lora_load (g->model, f->lora_path, 1.0f, &g->lora, NULL), ==, LM_OK);
+  g->helora = ts_helora_session_new (g->lora, options, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (lm_session_new (g->model, NULL, &g->session), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora (g->session, g->lora), ==, LM_OK);
+  g_assert_true (ts_helora_session_attach (g->helora, g->session, &error));
+  n_vocab = lm_model_info (g->model)->n_vocab;
+  st = lm_session_prefill (g->session, prompt, prompt_len / 4, NULL);
+  while (st == LM_OK && tokens->len < golden_len / 4)
+    {
+      gint32 id = argmax (lm_session_logits (g->session), n_vocab);
+      g_array_append_val (tokens, id);
+      if (tokens->len < golden_len / 4)
+        st = lm_session_decode (g->session, id);
+    }
+  if (st != LM_OK && why != NULL)
+    *why = g_error_copy (ts_helora_session_last_error (g->helora));
+  return st == LM_OK;
+}
+
+static void
+assert_golden (GArray *tokens)
+{
+  gsize len;
+  g_autofree gint32 *golden = (gint32 *) ts_test_read_data (GOLDEN "lora_greedy_tokens.bin", &len);
+
+  g_assert_cmpuint (tokens->len, ==, len / 4);
+  for (guint i = 0; i < tokens->len; i++)
+    g_assert_cmpint (g_array_index (tokens, gint32, i), ==, golden[i]);
+}
+
+/* Cut during the prefill (a window of requests in flight) and twice during
+ * the decode (one request in flight): the same tokens, one answer applied
+ * per encryption, and the recovery counted. */
+static void
+test_cut_mid_request (Fixture *f, gconstpointer data)
+{
+  static const guint cut_at[] = { 5, 120, 200 };
+  Cutter cutter = { .relay = f->relay, .cut_at = cut_at, .n_cuts = G_N_ELEMENTS (cut_at) };
+  TsHeloraOptions options = { .tap = cut_tap, .tap_data = &cutter };
+  g_autoptr (GArray) tokens = g_array_new (FALSE, FALSE, sizeof (gint32));
+  Generation g = { 0 };
+  TsHeloraStats stats;
+
+  g_assert_true (generate (f, &g, &options, tokens, NULL));
+  ts_helora_session_get_stats (g.helora, &stats);
+  g_test_message ("%u cuts: %u reconnects, %" G_GUINT64_FORMAT " requests resent, longest "
+                  "recovery %.0f ms, %u connections; %" G_GUINT64_FORMAT " answers for %"
+                  G_GUINT64_FORMAT " encryptions", cutter.cuts, stats.reconnects,
+                  stats.requests_resent, stats.max_recovery_ms, tcp_relay_accepted (f->relay),
+                  stats.answers_applied, stats.encryptions);
+  assert_golden (tokens);
+  g_assert_cmpuint (cutter.cuts, ==, G_N_ELEMENTS (cut_at));
+  g_assert_cmpuint (stats.reconnects, ==, G_N_ELEMENTS (cut_at));
+  g_assert_cmpuint (tcp_relay_accepted (f->relay), ==, 1 + G_N_ELEMENTS (cut_at));
+  g_assert_cmpuint (stats.requests_resent, >=, G_N_ELEMENTS (cut_at));
+  g_assert_cmpuint (stats.answers_applied, ==, stats.encryptions);
+  generation_clear (&g);
+}
+
+/* Without reconnecting, the first cut fails the generation. */
+static void
+test_cut_without_reconnect (Fixture *f, gconstpointer data)
+{
+  static const guint cut_at[] = { 50 };
+  Cutter cutter = { .relay = f->relay, .cut_at = cut_at, .n_cuts = 1 };
+  TsHeloraOptions options = { .tap = cut_tap, .tap_data = &cutter, .reconnect_tries = -1 };
+  g_autoptr (GArray) tokens = g_array_new (FALSE, FALSE, sizeof (gint32));
+  g_autoptr (GError) why = NULL;
+  Generation g = { 0 };
+
+  g_assert_false (generate (f, &g, &options, tokens, &why));
+  g_assert_error (why, TS_HELORA_ERROR, TS_HELORA_ERROR_CLOSED);
+  generation_clear (&g);
+}
+
+/* The fleet gone for good: after the bounded tries, an error that names the
+ * address, in about the backoff's time. */
+static void
+test_fleet_down (Fixture *f, gconstpointer data)
+{
+  static const guint cut_at[] = { 50 };
+  Cutter cutter = { .relay = f->relay, .stop_server = f, .cut_at = cut_at, .n_cuts = 1 };
+  TsHeloraOptions options = { .tap = cut_tap, .tap_data = &cutter, .reconnect_tries = 3 };
+  g_autoptr (GArray) tokens = g_array_new (FALSE, FALSE, sizeof (gint32));
+  g_autoptr (GError) why = NULL;
+  Generation g = { 0 };
+  gint64 t0;
+
+  /* from the cut on the relay accepts, finds no evaluator, and drops */
+  t0 = g_get_monotonic_time ();
+  g_assert_false (generate (f, &g, &options, tokens, &why));
+  g_test_message ("gave up after %.1f s: %s", (g_get_monotonic_time () - t0) / 1e6, why->message);
+  g_assert_error (why, TS_HELORA_ERROR, TS_HELORA_ERROR_CLOSED);
+  g_assert_nonnull (strstr (why->message, f->url));
+  g_assert_nonnull (strstr (why->message, "3 connection tries"));
+  g_assert_cmpint (g_get_monotonic_time () - t0, <, 10 * G_USEC_PER_SEC);
+  generation_clear (&g);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add ("/he-reconnect/cut-mid-request", Fixture, NULL, fixture_set_up,
+              test_cut_mid_request, fixture_tear_down);
+  g_test_add ("/he-reconnect/cut-without-reconnect", Fixture, NULL, fixture_set_up,
+              test_cut_without_reconnect, fixture_tear_down);
+  g_test_add ("/he-reconnect/fleet-down", Fixture, NULL, fixture_set_up,
+              test_fleet_down, fixture_tear_down);
+  return g_test_run ();
+}
