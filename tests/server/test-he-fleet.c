@@ -22,6 +22,11 @@
 #include "ts-helora-remote.h"
 #include "ts-test-util.h"
 
+/* How long a server may take to exit once it stopped or was killed: a 5 s
+ * wait ran out once under AddressSanitizer (its leak check at exit), with
+ * the suite's other test beside it on two cores. */
+#define EXIT_WAIT_MS 30000
+
 #define GOLDEN "qwen35/tiny-qwen35moe-f32/"
 #define GOLDEN_LORA GOLDEN "lora/tiny-qwen35moe-lora-f32.gguf"
 #define LORA_NAME "tiny-qwen35moe-lora-f32.gguf"
@@ -101,7 +106,7 @@ test_drain_signal (void)
     ckks_client_assert_evaluates (client, open_session, 0, rng);
   g_assert_false (ts_helora_remote_is_closed (open_session));
   ts_helora_remote_free (open_session);
-  g_assert_cmpint (he_process_wait (&p, 5000), ==, 0);
+  g_assert_cmpint (he_process_wait (&p, EXIT_WAIT_MS), ==, 0);
   he_process_clear (&p);
   ckks_client_free (client);
   ts_test_remove_tree (dir);
@@ -133,7 +138,7 @@ test_drain_admin (void)
   g_assert_cmpuint (soup_message_get_status (post), ==, SOUP_STATUS_OK);
   g_assert_nonnull (g_strstr_len (g_bytes_get_data (body, NULL), g_bytes_get_size (body),
                                   "\"draining\":true"));
-  g_assert_cmpint (he_process_wait (&p, 5000), ==, 0);
+  g_assert_cmpint (he_process_wait (&p, EXIT_WAIT_MS), ==, 0);
   he_process_clear (&p);
   ts_test_remove_tree (dir);
 }
@@ -438,7 +443,7 @@ test_haproxy_faults (void)
   wait_metric (&f.he[0], "tensafe_he_connected_clients", 1);
   g_subprocess_send_signal (f.he[0].process, SIGKILL);
   t_kill = g_get_monotonic_time ();
-  g_assert_cmpint (he_process_wait (&f.he[0], 5000), ==, -1);
+  g_assert_cmpint (he_process_wait (&f.he[0], EXIT_WAIT_MS), ==, -1);
   wait_haproxy (&f, "he1", "DOWN", 10000);
   down_ms = (g_get_monotonic_time () - t_kill) / 1000.0;
 
@@ -471,7 +476,13 @@ test_haproxy_faults (void)
                   o.reconnected ? g_array_index (o.recovery_ms, double, o.reconnected / 2) : 0.0,
                   o.reconnected ? g_array_index (o.recovery_ms, double, o.reconnected - 1) : 0.0,
                   drain_ms / 1000, up_ms / 1000);
-  g_assert_cmpuint (o.reconnected, >=, 1);
+  /* With 50 clients he1 always has several mid-stream at the kill (15 and
+   * 16 reconnected in two runs). With the dozen of a sanitizer build a kill
+   * can land after each of he1's clients had its last answer, and then no
+   * one has anything to resend: the golden tokens of every client (below)
+   * still hold. */
+  if (n >= 50)
+    g_assert_cmpuint (o.reconnected, >=, 1);
   g_assert_cmpuint (o.clients, ==, n + second);
   g_array_unref (o.recovery_ms);
   g_array_unref (reference.recovery_ms);
