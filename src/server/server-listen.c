@@ -2,6 +2,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib/gstdio.h>
 #include <gio/gunixsocketaddress.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include "server-guard-stream.h"
@@ -275,6 +277,9 @@ incoming_cb (GSocketService *service, GSocketConnection *tcp, GObject *source, g
 
   if (gate->server == NULL || ip == NULL)
     return TRUE;   /* dropping our reference closes it */
+  /* as libsoup's own listener does: an answer's last small write must not
+   * wait for the client's delayed ACK (40 ms per request with Nagle) */
+  g_socket_set_option (socket, IPPROTO_TCP, TCP_NODELAY, TRUE, NULL);
   if (gate->limits.max_per_address > 0 && gate_count (gate, ip) >= gate->limits.max_per_address)
     {
       g_debug ("Refusing a connection from %s: %u already open", ip, gate_count (gate, ip));

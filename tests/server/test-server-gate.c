@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -46,6 +47,22 @@ echo_cb (SoupServer *server, SoupServerMessage *msg, const char *path, GHashTabl
   soup_server_message_set_response (msg, "text/plain", SOUP_MEMORY_COPY, text, strlen (text));
 }
 
+/* Answers "1" when the connection's socket sends without Nagle's delay. */
+static void
+nodelay_cb (SoupServer *server, SoupServerMessage *msg, const char *path, GHashTable *query,
+            gpointer data)
+{
+  GSocket *socket = server_message_socket (msg);
+  int on = 0;
+  const char *text;
+
+  g_assert_nonnull (socket);
+  g_assert_true (g_socket_get_option (socket, IPPROTO_TCP, TCP_NODELAY, &on, NULL));
+  text = on ? "1" : "0";
+  soup_server_message_set_status (msg, 200, NULL);
+  soup_server_message_set_response (msg, "text/plain", SOUP_MEMORY_STATIC, text, 1);
+}
+
 static guint16
 first_port (GSList *uris)
 {
@@ -67,6 +84,7 @@ serve_thread (gpointer data)
   g_main_context_push_thread_default (s->context);
   s->server = soup_server_new (NULL, NULL);
   soup_server_add_handler (s->server, "/echo", echo_cb, NULL, NULL);
+  soup_server_add_handler (s->server, "/nodelay", nodelay_cb, NULL, NULL);
   if (s->gated)
     g_assert_true (server_listen (s->server, address, &limits, &error));
   else
@@ -506,6 +524,22 @@ test_soup_alone_keeps_closed_connections (void)
   served_stop (s);
 }
 
+/* Accepted sockets send without Nagle's delay, as libsoup's own listener
+ * makes them: with it, each answer's last write waited for the client's
+ * delayed ACK and a keep-alive connection managed 25 requests a second
+ * (marketd: 365 requests/s over 16 connections instead of 5,000). */
+static void
+test_no_nagle (void)
+{
+  Served *s = served_start (TRUE, 0);
+  g_auto (Answer) a = exchange (s->port, "GET /nodelay HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                                strlen ("GET /nodelay HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+
+  g_assert_true (g_str_has_prefix (a.text->str, "HTTP/1.1 200 "));
+  g_assert_true (g_str_has_suffix (a.text->str, "\r\n\r\n1"));
+  served_stop (s);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -522,5 +556,6 @@ main (int argc, char **argv)
   g_test_add_func ("/server-gate/places-given-back", test_places_given_back);
   g_test_add_func ("/server-gate/soup-alone-keeps-closed-connections",
                    test_soup_alone_keeps_closed_connections);
+  g_test_add_func ("/server-gate/no-nagle", test_no_nagle);
   return g_test_run ();
 }
