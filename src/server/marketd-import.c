@@ -434,10 +434,10 @@ write_search_document (Marketd *self, Release *r, gint64 rowid, GError **error)
 
   if (self->store->dialect == MARKETD_DIALECT_POSTGRESQL)
     return write_row (self, "UPDATE adapters SET search_vector = "
-                      "setweight(to_tsvector('simple', ?2), 'A') || "
-                      "setweight(to_tsvector('simple', ?3), 'B') || "
-                      "setweight(to_tsvector('simple', ?4), 'C') || "
-                      "setweight(to_tsvector('simple', ?5 || ' ' || ?6), 'D') "
+                      "setweight(to_tsvector('simple', unaccent(?2)), 'A') || "
+                      "setweight(to_tsvector('simple', unaccent(?3)), 'B') || "
+                      "setweight(to_tsvector('simple', unaccent(?4)), 'C') || "
+                      "setweight(to_tsvector('simple', unaccent(?5 || ' ' || ?6)), 'D') "
                       "WHERE rowid = ?1", doc, G_N_ELEMENTS (doc), error);
   return write_row (self, "DELETE FROM adapters_fts WHERE rowid = ?1", id, 1, error)
          && write_row (self, "INSERT INTO adapters_fts (rowid, name, description, tags, "

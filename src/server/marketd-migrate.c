@@ -237,10 +237,10 @@ build_search_documents (MarketdStore *to, GError **error)
 {
   g_autoptr(MarketdRows) done = marketd_store_query (
       to, "UPDATE adapters a SET search_vector = "
-      "setweight(to_tsvector('simple', a.name), 'A') || "
-      "setweight(to_tsvector('simple', a.description), 'B') || "
-      "setweight(to_tsvector('simple', a.tags), 'C') || "
-      "setweight(to_tsvector('simple', p.name || ' ' || a.base_model), 'D') "
+      "setweight(to_tsvector('simple', unaccent(a.name)), 'A') || "
+      "setweight(to_tsvector('simple', unaccent(a.description)), 'B') || "
+      "setweight(to_tsvector('simple', unaccent(a.tags)), 'C') || "
+      "setweight(to_tsvector('simple', unaccent(p.name || ' ' || a.base_model)), 'D') "
       "FROM publishers p WHERE p.id = a.publisher_id", NULL, 0, error);
 
   return done != NULL;

@@ -267,7 +267,7 @@ static const SearchDialect search_sqlite = {
 
 static const SearchDialect search_postgresql = {
   "(-ts_rank('{0.1, 0.2, 0.4, 1.0}', a.search_vector, fts_query))::float8",
-  "JOIN to_tsquery('simple', ?6) AS fts_query ON a.search_vector @@ fts_query",
+  "JOIN to_tsquery('simple', unaccent(?6)) AS fts_query ON a.search_vector @@ fts_query",
   "lower(a.license) = lower(?4)",
 };
 

@@ -60,8 +60,10 @@ write_extra_catalogue (void)
       /* Names out of id order and shared prices, so sorting and ties are exercised. */
       meta = g_strdup_printf ("{\"id\":\"%s\",\"name\":\"%s\",\"publisher\":\"acme\","
                               "\"version\":\"1.0.0\",\"base_model\":\"test-base\","
-                              "\"license\":\"MIT\",\"price_per_1k_tokens\":%.2f}",
-                              id, name, price);
+                              "\"license\":\"MIT\",\"price_per_1k_tokens\":%.2f%s}",
+                              id, name, price,
+                              /* one with diacritics, found without them too */
+                              i == 0 ? ",\"description\":\"Menus de café et crème brûlée\"" : "");
       g_assert_true (g_file_set_contents (meta_path, meta, -1, NULL));
       expect (id, name, price, 4, "MIT", "test-base", TRUE);
     }
@@ -234,6 +236,8 @@ test_full_text (void)
   g_autoptr(GPtrArray) demo = search_query ("demo");
   g_autoptr(GPtrArray) two = search_query ("formal tone");  /* every word must match */
   g_autoptr(GPtrArray) none = search_query ("zzzunknownword");
+  g_autoptr(GPtrArray) plain = search_query ("cafe creme");  /* the text says café, crème */
+  g_autoptr(GPtrArray) accented = search_query ("BRÛLÉE");
 
   g_assert_cmpuint (pirate->len, ==, 2);
   g_assert_true (contains_id (pirate, "tiny-pirate"));
@@ -244,6 +248,10 @@ test_full_text (void)
   g_assert_cmpuint (two->len, ==, 1);
   g_assert_cmpstr (((TsMarketAdapter *) two->pdata[0])->id, ==, "tiny-formal");
   g_assert_cmpuint (none->len, ==, 0);
+  g_assert_cmpuint (plain->len, ==, 1);
+  g_assert_cmpstr (((TsMarketAdapter *) plain->pdata[0])->id, ==, "pag-00");
+  g_assert_cmpuint (accented->len, ==, 1);
+  g_assert_cmpstr (((TsMarketAdapter *) accented->pdata[0])->id, ==, "pag-00");
 }
 
 static gboolean
@@ -492,7 +500,7 @@ test_http_errors (void)
   health = http ("GET", "/healthz", NULL, NULL, &status, NULL);
   g_assert_cmpuint (status, ==, 200);
   g_assert_nonnull (g_strstr_len (g_bytes_get_data (health, NULL), g_bytes_get_size (health),
-                                  "\"schema_version\":2"));
+                                  "\"schema_version\":3"));
 }
 
 static char *

@@ -80,7 +80,7 @@ test_migrations_versions_restart (void)
   market_write_adapter (v2, "evolving", "acme", "1.1.0", 2000);
   write_gguf_adapter (gguf);
   s = market_server_start (first, NULL);
-  g_assert_cmpint (schema_version (s), ==, 2);
+  g_assert_cmpint (schema_version (s), ==, 3);
   if (market_use_postgresql ())
     g_assert_cmpint (sql_int (s->db_path, "SELECT count(*) FROM information_schema.columns "
                               "WHERE (table_name, column_name) IN (('adapters', 'id'), "
@@ -123,7 +123,7 @@ test_migrations_versions_restart (void)
   /* A restart without imports serves the same catalogue. */
   market_server_restart (s, NULL);
   g_assert_cmpint (sql_int (s->db_path, "SELECT count(*) FROM versions"), ==, 3);
-  g_assert_cmpint (schema_version (s), ==, 2);
+  g_assert_cmpint (schema_version (s), ==, 3);
   market_server_stop (s);
 }
 
