@@ -3,10 +3,24 @@
 """Print the one-line summary 'N passed, N failed, N skipped' of a meson test run.
 
 Counts TAP subtests inside each test program (every g_test case), read from
-meson's testlog.json; a program that crashed counts as one failure.
+meson's testlog.json; a program that crashed counts as one failure. Before
+the summary, each failed program's last lines of output are repeated: a CI
+log that keeps only its tail still says which case failed and why.
 """
 import json
 import sys
+
+
+TAIL_LINES = 25
+
+
+def print_failure(result):
+    """The failed program's name and the end of what it printed."""
+    output = (result.get("stdout") or "") + (result.get("stderr") or "")
+    lines = [line for line in output.splitlines() if line.strip()]
+    print(f"--- {result.get('name')}: {result.get('result')}, last lines of its output:")
+    for line in lines[-TAIL_LINES:]:
+        print(f"    {line}")
 
 
 def main(path):
@@ -37,6 +51,7 @@ def main(path):
                 passed += sub_pass
                 skipped += sub_skip
                 failed += max(sub_fail, 1)
+                print_failure(result)
     print(f"{passed} passed, {failed} failed, {skipped} skipped")
     return 1 if failed else 0
 

@@ -19,8 +19,13 @@ gui_wait_until (GuiCondition condition, gpointer data, guint seconds, const char
 
   while (!condition (data) && !timed_out)
     g_main_context_iteration (NULL, TRUE);
+  /* A condition that holds now, but only after the timeout woke the loop,
+   * changed without any main-loop event: a different bug from a hang. */
+  if (timed_out && condition (data))
+    g_error ("%s: waited %u s for %s, which held by then without waking the main loop",
+             g_test_get_path (), seconds, what);
   if (timed_out)
-    g_error ("timed out waiting for %s", what);
+    g_error ("%s: timed out after %u s waiting for %s", g_test_get_path (), seconds, what);
   g_source_remove (id);
 }
 
