@@ -57,7 +57,8 @@ const LmLoraGgufPair *lm_lora_gguf_pair (const LmLoraGguf *adapter, size_t index
  * does not decode (on error nothing is returned). */
 LmStatus lm_lora_gguf_pair_f32 (const LmLoraGgufPair *pair, float **a, float **b);
 
-/* One module to write: the tensors NAME.lora_a and NAME.lora_b, in F32. */
+/* One module to write: the tensors NAME.lora_a and NAME.lora_b (F32, or F16
+ * with LmLoraGgufKeys.half). */
 typedef struct {
   const char *name;
   uint32_t rank, d_in, d_out;
@@ -72,6 +73,8 @@ typedef struct {
   const GgufFile *copy_from;
   const char *arch;
   float alpha;                     /* adapter.lora.alpha, in either case */
+  bool half;                       /* tensors in F16 (an F16 input stays F16
+                                      and half the size); else F32 */
 } LmLoraGgufKeys;
 
 /* Writes @path (directly: a caller that needs atomicity writes a temporary

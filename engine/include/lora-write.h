@@ -6,9 +6,11 @@
  * (pair lora_a/lora_b, or lora_A/lora_B) is replaced by its optimal
  * rank-min(R, r) approximation (lora-reduce.h), and the result is written in
  * the input's format: GGUF keeps every key of the input (adapter.lora.alpha
- * becomes the new rank, or stays 0), tensors become F32; PEFT keeps every key
- * of adapter_config.json but r and lora_alpha (the new rank) and writes F32
- * tensors in the file's own (Hugging Face) order: a permutation of A's
+ * becomes the new rank, or stays 0), tensors become F32 (F16 when every
+ * input factor is F16); PEFT keeps every key of adapter_config.json but r
+ * and lora_alpha (the new rank) and writes each tensor in its input dtype
+ * when that is F16 or BF16, else F32 (so a lower rank is a smaller file),
+ * in the file's own (Hugging Face) order: a permutation of A's
  * columns or B's rows commutes with the factorisation, so the loader's
  * value-head reordering applies unchanged. The product each module adds,
  * factor · B·A, is approximated, whatever the old and new factors.

@@ -8,6 +8,7 @@
 #include "gguf-writer.h"
 #include "lora-gguf.h"
 #include "model-private.h"
+#include "quant-private.h"
 
 /* Copies key @i of the input, with adapter.lora.alpha set to @alpha. */
 static LmStatus
@@ -103,7 +104,8 @@ add_keys (GgufWriter *w, const LmLoraGgufKeys *keys, char **error_out)
 }
 
 static LmStatus
-add_tensor (GgufWriter *w, const char *name, const char *suffix, uint64_t ne0, uint64_t ne1)
+add_tensor (GgufWriter *w, const char *name, const char *suffix, uint64_t ne0, uint64_t ne1,
+            bool half)
 {
   size_t n = strlen (name) + strlen (suffix) + 1;
   char *full = malloc (n);
@@ -111,35 +113,53 @@ add_tensor (GgufWriter *w, const char *name, const char *suffix, uint64_t ne0, u
     return LM_ERR_NO_MEMORY;
   snprintf (full, n, "%s%s", name, suffix);
   uint64_t ne[2] = { ne0, ne1 };
-  LmStatus st = lm_gguf_writer_add_tensor (w, full, LM_TYPE_F32, 2, ne);
+  LmStatus st = lm_gguf_writer_add_tensor (w, full, half ? LM_TYPE_F16 : LM_TYPE_F32, 2, ne);
   free (full);
   return st;
 }
 
 static LmStatus
-declare_modules (GgufWriter *w, const LmLoraGgufModule *modules, size_t n)
+declare_modules (GgufWriter *w, const LmLoraGgufModule *modules, size_t n, bool half)
 {
   LmStatus st = LM_OK;
   for (size_t i = 0; st == LM_OK && i < n; i++)
     {
       const LmLoraGgufModule *m = &modules[i];
-      st = add_tensor (w, m->name, ".lora_a", m->d_in, m->rank);
+      st = add_tensor (w, m->name, ".lora_a", m->d_in, m->rank, half);
       if (st == LM_OK)
-        st = add_tensor (w, m->name, ".lora_b", m->rank, m->d_out);
+        st = add_tensor (w, m->name, ".lora_b", m->rank, m->d_out, half);
+    }
+  return st;
+}
+
+/* @count floats, as F32 or converted to F16 in slices. */
+static LmStatus
+write_floats (GgufWriter *w, const float *data, size_t count, bool half)
+{
+  enum { SLICE = 4096 };
+  uint16_t h[SLICE];
+  LmStatus st = LM_OK;
+  if (!half)
+    return lm_gguf_writer_write (w, data, count * sizeof (float));
+  for (size_t done = 0; st == LM_OK && done < count; done += SLICE)
+    {
+      size_t n = count - done < SLICE ? count - done : SLICE;
+      lm_quantize_row_f16 (data + done, h, (int64_t) n);
+      st = lm_gguf_writer_write (w, h, n * sizeof *h);
     }
   return st;
 }
 
 static LmStatus
-write_modules (GgufWriter *w, const LmLoraGgufModule *modules, size_t n)
+write_modules (GgufWriter *w, const LmLoraGgufModule *modules, size_t n, bool half)
 {
   LmStatus st = LM_OK;
   for (size_t i = 0; st == LM_OK && i < n; i++)
     {
       const LmLoraGgufModule *m = &modules[i];
-      st = lm_gguf_writer_write (w, m->a, (size_t) m->rank * m->d_in * sizeof (float));
+      st = write_floats (w, m->a, (size_t) m->rank * m->d_in, half);
       if (st == LM_OK)
-        st = lm_gguf_writer_write (w, m->b, (size_t) m->d_out * m->rank * sizeof (float));
+        st = write_floats (w, m->b, (size_t) m->d_out * m->rank, half);
     }
   return st;
 }
@@ -153,11 +173,11 @@ lm_lora_gguf_write (const char *path, const LmLoraGgufKeys *keys,
   GgufWriter *w = lm_gguf_writer_new ();
   LmStatus st = w != NULL ? add_keys (w, keys, error_out) : LM_ERR_NO_MEMORY;
   if (st == LM_OK)
-    st = declare_modules (w, modules, n_modules);
+    st = declare_modules (w, modules, n_modules, keys->half);
   if (st == LM_OK)
     st = lm_gguf_writer_begin (w, path, error_out);
   if (st == LM_OK)
-    st = write_modules (w, modules, n_modules);
+    st = write_modules (w, modules, n_modules, keys->half);
   if (st == LM_OK)
     st = lm_gguf_writer_finish (w, error_out);
   lm_gguf_writer_free (w);

@@ -9,6 +9,7 @@
 #include "lora-private.h"
 #include "lora-write-private.h"
 #include "model-private.h"
+#include "quant-private.h"
 #include "safetensors-json.h"
 #include "safetensors.h"
 
@@ -170,6 +171,37 @@ reduce_peft_pair (PeftReduction *red, size_t ia, const LmLoraFactorRule *old_rul
   return st;
 }
 
+/* The output keeps a half-precision input's dtype (a rank-R/2 copy of an
+ * F16 adapter written in F32 would be as big as it); anything else is F32. */
+static SafetensorsDtype
+output_dtype (const SafetensorsTensor *input)
+{
+  return input->dtype == SAFETENSORS_F16 || input->dtype == SAFETENSORS_BF16
+         ? input->dtype : SAFETENSORS_F32;
+}
+
+/* @count floats in @dtype (output_dtype()), converted in slices. */
+static void
+write_floats (FILE *f, const float *data, size_t count, SafetensorsDtype dtype)
+{
+  enum { SLICE = 4096 };
+  uint16_t h[SLICE];
+  if (dtype == SAFETENSORS_F32)
+    {
+      fwrite (data, sizeof (float), count, f);   /* little-endian hosts */
+      return;
+    }
+  for (size_t done = 0; done < count; done += SLICE)
+    {
+      size_t n = count - done < SLICE ? count - done : SLICE;
+      if (dtype == SAFETENSORS_F16)
+        lm_quantize_row_f16 (data + done, h, (int64_t) n);
+      else
+        lm_quantize_row_bf16 (data + done, h, (int64_t) n);
+      fwrite (h, sizeof *h, n, f);
+    }
+}
+
 static LmStatus
 write_safetensors (const PeftReduction *red, const char *dir, char **error_out)
 {
@@ -189,11 +221,12 @@ write_safetensors (const PeftReduction *red, const char *dir, char **error_out)
       const LmReducedModule *m = &red->mods[red->pair[i]];
       bool is_a = (int64_t) i == red->pair[i];
       uint64_t rows = is_a ? m->rank : m->d_out, cols = is_a ? m->d_in : m->rank;
-      uint64_t bytes = rows * cols * sizeof (float);
-      write_json_string (h, lm_safetensors_tensor (red->st, i)->name,
-                         strlen (lm_safetensors_tensor (red->st, i)->name));
-      fprintf (h, ":{\"dtype\":\"F32\",\"shape\":[%llu,%llu],\"data_offsets\":[%llu,%llu]},",
-               (unsigned long long) rows, (unsigned long long) cols,
+      const SafetensorsTensor *t = lm_safetensors_tensor (red->st, i);
+      SafetensorsDtype dtype = output_dtype (t);
+      uint64_t bytes = rows * cols * lm_safetensors_dtype_size (dtype);
+      write_json_string (h, t->name, strlen (t->name));
+      fprintf (h, ":{\"dtype\":\"%s\",\"shape\":[%llu,%llu],\"data_offsets\":[%llu,%llu]},",
+               lm_safetensors_dtype_name (dtype), (unsigned long long) rows, (unsigned long long) cols,
                (unsigned long long) offset, (unsigned long long) (offset + bytes));
       offset += bytes;
     }
@@ -218,7 +251,7 @@ write_safetensors (const PeftReduction *red, const char *dir, char **error_out)
       const LmReducedModule *m = &red->mods[red->pair[i]];
       bool is_a = (int64_t) i == red->pair[i];
       size_t count = (size_t) m->rank * (is_a ? m->d_in : m->d_out);
-      fwrite (is_a ? m->a : m->b, sizeof (float), count, f);   /* little-endian hosts */
+      write_floats (f, is_a ? m->a : m->b, count, output_dtype (lm_safetensors_tensor (red->st, i)));
     }
   return lm_commit_temp (f, tmp, path, error_out);
 }

@@ -104,8 +104,23 @@ reduce_pairs (const LmLoraGguf *adapter, LmReducedModule *mods, const LmLoraFact
   return st;
 }
 
-/* Every key of the input (alpha set to @alpha), the reduced modules in F32,
- * through a temporary name. */
+/* Whether every factor of @adapter is F16: the reduced ones are then written
+ * in F16 too (in F32 a rank-R/2 copy of an F16 adapter is as big as it). */
+static bool
+all_half (const LmLoraGguf *adapter)
+{
+  size_t n = lm_lora_gguf_n_pairs (adapter);
+  for (size_t i = 0; i < n; i++)
+    {
+      const LmLoraGgufPair *p = lm_lora_gguf_pair (adapter, i);
+      if (p->a->type != LM_TYPE_F16 || p->b->type != LM_TYPE_F16)
+        return false;
+    }
+  return n > 0;
+}
+
+/* Every key of the input (alpha set to @alpha), the reduced modules in F32
+ * (F16 for an all-F16 input), through a temporary name. */
 static LmStatus
 write_gguf (const LmLoraGguf *adapter, const LmReducedModule *mods, const char *out, float alpha,
             char **error_out)
@@ -118,7 +133,8 @@ write_gguf (const LmLoraGguf *adapter, const LmReducedModule *mods, const char *
   for (size_t i = 0; st == LM_OK && i < n; i++)
     modules[i] = (LmLoraGgufModule) { lm_lora_gguf_pair (adapter, i)->name, mods[i].rank,
                                       mods[i].d_in, mods[i].d_out, mods[i].a, mods[i].b };
-  LmLoraGgufKeys keys = { .copy_from = lm_lora_gguf_file (adapter), .alpha = alpha };
+  LmLoraGgufKeys keys = { .copy_from = lm_lora_gguf_file (adapter), .alpha = alpha,
+                          .half = all_half (adapter) };
   if (st == LM_OK)
     {
       snprintf (tmp, tmp_size, "%s.tmp-%ld", out, (long) getpid ());

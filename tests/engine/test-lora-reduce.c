@@ -7,8 +7,10 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "lora-gguf.h"
 #include "lora-write.h"
 #include "safetensors-json.h"
+#include "safetensors.h"
 #include "test-forward-util.h"
 #include "ts-test-util.h"
 
@@ -425,6 +427,230 @@ test_golden_peft (void)
   lm_model_free (m);
 }
 
+/* ---- half-precision adapters stay half precision ---- */
+
+/* The real banking adapter of the demo catalogue: PEFT, F16, rank 16 on the
+ * q and v projections of all 24 layers of Qwen2.5-Coder-0.5B. */
+static char *
+banking_adapter (void)
+{
+  g_autofree char *tests_data = ts_test_data_path (".");
+  return g_build_filename (tests_data, "..", "..", "data", "market", "qwen2.5-coder-0.5b-banking",
+                           NULL);
+}
+
+/* @dir's adapter_config.json: lora_alpha / r, the factor of B·A. */
+static double
+peft_scale (const char *dir)
+{
+  g_autofree char *path = g_build_filename (dir, "adapter_config.json", NULL);
+  g_autofree char *text = NULL;
+  gsize len;
+  uint64_t r = 0;
+  double alpha = 0.0;
+  g_assert_true (g_file_get_contents (path, &text, &len, NULL));
+  LmJson *root = lm_json_parse (text, len, NULL);
+  g_assert_nonnull (root);
+  g_assert_true (lm_json_get_uint (root, "r", &r) && r > 0);
+  g_assert_true (lm_json_get_number (root, "lora_alpha", &alpha));
+  lm_json_free (root);
+  return alpha / (double) r;
+}
+
+/* One module's product scale·B·A, d_out × d_in. */
+typedef struct {
+  size_t n;
+  double *m;
+} Product;
+
+static void
+product_free (gpointer data)
+{
+  Product *p = data;
+  g_free (p->m);
+  g_free (p);
+}
+
+/* Every module's full product (name of its A tensor → Product); asserts
+ * that every factor is stored as @dtype. */
+static GHashTable *
+peft_products (const char *dir, SafetensorsDtype dtype, uint32_t *rank_out)
+{
+  g_autofree char *path = g_build_filename (dir, "adapter_model.safetensors", NULL);
+  GHashTable *products = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, product_free);
+  SafetensorsFile *st = NULL;
+  double scale = peft_scale (dir);
+  g_assert_cmpint (lm_safetensors_open (path, &st, NULL), ==, LM_OK);
+  for (size_t i = 0; i < lm_safetensors_n_tensors (st); i++)
+    {
+      const SafetensorsTensor *ta = lm_safetensors_tensor (st, i);
+      g_assert_cmpint (ta->dtype, ==, dtype);
+      if (!g_str_has_suffix (ta->name, ".lora_A.weight"))
+        continue;
+      g_autofree char *stem = g_strndup (ta->name, strlen (ta->name) - strlen ("A.weight"));
+      g_autofree char *b_name = g_strconcat (stem, "B.weight", NULL);
+      const SafetensorsTensor *tb = lm_safetensors_find (st, b_name);
+      g_assert_nonnull (tb);
+      uint32_t r = (uint32_t) ta->shape[0], d_in = (uint32_t) ta->shape[1];
+      uint32_t d_out = (uint32_t) tb->shape[0];
+      g_assert_cmpuint (tb->shape[1], ==, r);
+      g_autofree float *a = g_new (float, ta->n_elements);
+      g_autofree float *b = g_new (float, tb->n_elements);
+      g_assert_cmpint (lm_safetensors_read_f32 (ta, a), ==, LM_OK);
+      g_assert_cmpint (lm_safetensors_read_f32 (tb, b), ==, LM_OK);
+      Product *p = g_new (Product, 1);
+      p->n = (size_t) d_in * d_out;
+      p->m = full_product (a, b, r, d_in, d_out, scale);
+      g_hash_table_insert (products, g_strdup (ta->name), p);
+      *rank_out = r;
+    }
+  lm_safetensors_close (st);
+  return products;
+}
+
+static gint64
+file_size (const char *dir, const char *name)
+{
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  GStatBuf sb;
+  g_assert_cmpint (g_stat (path, &sb), ==, 0);
+  return (gint64) sb.st_size;
+}
+
+/* An F16 adapter reduced stays F16, so rank 8 of rank 16 is half the file
+ * (written in F32 it was as big as the original); at its own rank it is
+ * the same product up to F16 rounding, and at rank 8 each module loses the
+ * energy the reduction reported, no more. */
+static void
+test_half_precision_kept (void)
+{
+  g_autofree char *in = banking_adapter ();
+  g_autofree char *dir = g_dir_make_tmp ("lora-reduce-f16-XXXXXX", NULL);
+  g_autofree char *same = g_build_filename (dir, "r16", NULL);
+  g_autofree char *half = g_build_filename (dir, "r8", NULL);
+  Report r16 = report_new (), r8 = report_new ();
+  uint32_t rank_in = 0, rank_same = 0, rank_half = 0;
+  char *error = NULL;
+
+  g_assert_cmpint (lm_lora_reduce_file (in, same, 16, collect, &r16, &error), ==, LM_OK);
+  g_assert_cmpint (lm_lora_reduce_file (in, half, 8, collect, &r8, &error), ==, LM_OK);
+  g_autoptr (GHashTable) original = peft_products (in, SAFETENSORS_F16, &rank_in);
+  g_autoptr (GHashTable) kept = peft_products (same, SAFETENSORS_F16, &rank_same);
+  g_autoptr (GHashTable) reduced = peft_products (half, SAFETENSORS_F16, &rank_half);
+  g_assert_cmpuint (rank_in, ==, 16);
+  g_assert_cmpuint (rank_same, ==, 16);
+  g_assert_cmpuint (rank_half, ==, 8);
+  gint64 in_bytes = file_size (in, "adapter_model.safetensors");
+  gint64 half_bytes = file_size (half, "adapter_model.safetensors");
+  g_test_message ("rank 16: %" G_GINT64_FORMAT " bytes, rank 8: %" G_GINT64_FORMAT " bytes",
+                  in_bytes, half_bytes);
+  g_assert_cmpint (half_bytes, <, in_bytes * 51 / 100);
+  g_assert_cmpuint (g_hash_table_size (original), ==, 48);
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init (&it, original);
+  while (g_hash_table_iter_next (&it, &key, &value))
+    {
+      const Product *po = value, *pk = g_hash_table_lookup (kept, key);
+      const Product *ph = g_hash_table_lookup (reduced, key);
+      g_assert_nonnull (pk);
+      g_assert_nonnull (ph);
+      g_assert_cmpuint (pk->n, ==, po->n);
+      g_assert_cmpuint (ph->n, ==, po->n);
+      const double *m = po->m, *k = pk->m, *h = ph->m;
+      double total = 0.0, err_same = 0.0, resid = 0.0;
+      for (size_t i = 0; i < po->n; i++)
+        {
+          total += m[i] * m[i];
+          err_same += (m[i] - k[i]) * (m[i] - k[i]);
+          resid += (m[i] - h[i]) * (m[i] - h[i]);
+        }
+      g_assert_cmpfloat (err_same, <=, 1e-5 * total);
+      g_autofree char *module = g_strndup (key, strlen (key) - strlen (".lora_A.weight"));
+      const double *disc = g_hash_table_lookup (r8.discarded, module);
+      g_assert_nonnull (disc);
+      g_assert_cmpfloat (fabs (resid - *disc), <=, 5e-3 * total);
+    }
+  g_hash_table_destroy (r16.discarded);
+  g_hash_table_destroy (r8.discarded);
+  ts_test_remove_tree (dir);
+}
+
+/* @path's pairs, each factor checked to be of @type; products as in
+ * peft_products() (GGUF factors carry alpha / rank, or 1 without alpha). */
+static GHashTable *
+gguf_products (const char *path, LmTensorType type)
+{
+  GHashTable *products = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, product_free);
+  LmLoraGguf *adapter = NULL;
+  g_assert_cmpint (lm_lora_gguf_open (path, &adapter, NULL), ==, LM_OK);
+  float alpha = lm_lora_gguf_alpha (adapter);
+  for (size_t i = 0; i < lm_lora_gguf_n_pairs (adapter); i++)
+    {
+      const LmLoraGgufPair *pair = lm_lora_gguf_pair (adapter, i);
+      g_autofree float *a = NULL, *b = NULL;
+      g_assert_cmpint (pair->a->type, ==, type);
+      g_assert_cmpint (pair->b->type, ==, type);
+      g_assert_cmpint (lm_lora_gguf_pair_f32 (pair, &a, &b), ==, LM_OK);
+      Product *p = g_new (Product, 1);
+      p->n = (size_t) pair->d_in * pair->d_out;
+      p->m = full_product (a, b, pair->rank, pair->d_in, pair->d_out,
+                           alpha > 0 ? alpha / (double) pair->rank : 1.0);
+      g_hash_table_insert (products, g_strdup (pair->name), p);
+    }
+  lm_lora_gguf_close (adapter);
+  return products;
+}
+
+/* The golden GGUF adapter written in F16, then reduced: the result is F16
+ * too, and at full rank the same products up to F16 rounding. */
+static void
+test_half_precision_gguf (void)
+{
+  g_autofree char *golden = ts_test_data_path (GGUF_REL);
+  g_autofree char *dir = g_dir_make_tmp ("lora-reduce-f16-XXXXXX", NULL);
+  g_autofree char *f16 = g_build_filename (dir, "f16.gguf", NULL);
+  g_autofree char *out = g_build_filename (dir, "reduced.gguf", NULL);
+  LmLoraGguf *adapter = NULL;
+  g_assert_cmpint (lm_lora_gguf_open (golden, &adapter, NULL), ==, LM_OK);
+  size_t n = lm_lora_gguf_n_pairs (adapter);
+  g_autofree LmLoraGgufModule *modules = g_new0 (LmLoraGgufModule, n);
+  g_autoptr (GPtrArray) buffers = g_ptr_array_new_with_free_func (free);
+  for (size_t i = 0; i < n; i++)
+    {
+      const LmLoraGgufPair *pair = lm_lora_gguf_pair (adapter, i);
+      float *a = NULL, *b = NULL;
+      g_assert_cmpint (lm_lora_gguf_pair_f32 (pair, &a, &b), ==, LM_OK);
+      g_ptr_array_add (buffers, a);
+      g_ptr_array_add (buffers, b);
+      modules[i] = (LmLoraGgufModule) { pair->name, pair->rank, pair->d_in, pair->d_out, a, b };
+    }
+  LmLoraGgufKeys keys = { .copy_from = lm_lora_gguf_file (adapter),
+                          .alpha = lm_lora_gguf_alpha (adapter), .half = true };
+  g_assert_cmpint (lm_lora_gguf_write (f16, &keys, modules, n, NULL), ==, LM_OK);
+  lm_lora_gguf_close (adapter);
+  g_assert_cmpint (lm_lora_reduce_file (f16, out, 8, NULL, NULL, NULL), ==, LM_OK);
+  g_autoptr (GHashTable) before = gguf_products (f16, LM_TYPE_F16);
+  g_autoptr (GHashTable) after = gguf_products (out, LM_TYPE_F16);
+  g_assert_cmpuint (g_hash_table_size (after), ==, n);
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init (&it, before);
+  while (g_hash_table_iter_next (&it, &key, &value))
+    {
+      const Product *pb = value, *pa = g_hash_table_lookup (after, key);
+      double total = 0.0, err = 0.0;
+      g_assert_nonnull (pa);
+      for (size_t i = 0; i < pb->n; i++)
+        {
+          total += pb->m[i] * pb->m[i];
+          err += (pb->m[i] - pa->m[i]) * (pb->m[i] - pa->m[i]);
+        }
+      g_assert_cmpfloat (err, <=, 1e-5 * total);
+    }
+  ts_test_remove_tree (dir);
+}
+
 /* Runs tensafe-cli with @args (NULL-terminated); returns the exit status. */
 static int
 run_cli (const char *const *args, char **out, char **err)
@@ -622,5 +848,7 @@ main (int argc, char **argv)
   g_test_add_func ("/lora-reduce/cancel", test_cancel);
   g_test_add_func ("/lora-reduce/probe", test_probe);
   g_test_add_func ("/lora-reduce/gguf-folder", test_gguf_folder);
+  g_test_add_func ("/lora-reduce/half-precision-kept", test_half_precision_kept);
+  g_test_add_func ("/lora-reduce/half-precision-gguf", test_half_precision_gguf);
   return g_test_run ();
 }
