@@ -21,6 +21,7 @@ typedef struct {
   double started_s;
   GtkProgressBar *bar;           /* the row's, while it is shown */
   guint tick;
+  gboolean discard;              /* cancelled, not paused: nothing is kept */
 } Work;
 
 struct _TsModelsDialog {
@@ -35,17 +36,27 @@ struct _TsModelsDialog {
   char *catalog_error;
   Work *work;                    /* NULL when idle */
   guint n_rows, n_installed;
+  char *last_toast;
 };
 
 G_DEFINE_FINAL_TYPE (TsModelsDialog, ts_models_dialog, ADW_TYPE_WINDOW)
 
 static void refresh (TsModelsDialog *self);
+static void discard_download (TsModelsDialog *self, const char *name);
 
 static void
 show_error (TsModelsDialog *self, const char *message)
 {
   gtk_label_set_text (self->error_label, message != NULL ? message : "");
   gtk_widget_set_visible (GTK_WIDGET (self->error_label), message != NULL);
+}
+
+static void
+show_toast (TsModelsDialog *self, const char *message)
+{
+  g_free (self->last_toast);
+  self->last_toast = g_strdup (message);
+  ts_toast_show (GTK_WIDGET (self), message);
 }
 
 /* ---- describing a model ---- */
@@ -131,22 +142,28 @@ tick_cb (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
-/* Holds the reference start_work() took: the window outlives its work. */
+/* Holds the reference start_work() took: the window outlives its work. A
+ * pause is a cancel that keeps the download (its row then offers Resume); a
+ * cancel (Cancel) throws it away. */
 static void
 work_done (TsModelsDialog *self, char *done, GError *error)
 {
   g_autofree char *text = NULL;
+  g_autofree char *name = g_strdup (self->work->name);
+  gboolean discard = self->work->discard;
 
   g_clear_pointer (&self->work, work_free);
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    show_error (self, _("Stopped; the download resumes where it stopped"));
+  if (done == NULL && discard)
+    discard_download (self, name);
+  else if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    show_error (self, NULL);
   else if (error != NULL)
     show_error (self, error->message);
   else
     {
       show_error (self, NULL);
-      text = g_strdup_printf (_("%s is installed"), done);
-      ts_toast_show (GTK_WIDGET (self), text);
+      text = g_strdup_printf (_("%s is installed"), name != NULL ? name : done);
+      show_toast (self, text);
     }
   gtk_widget_set_sensitive (GTK_WIDGET (self->import_button), TRUE);
   refresh (self);
@@ -212,6 +229,63 @@ ts_models_dialog_import (TsModelsDialog *self, const char *path)
 {
   g_return_if_fail (TS_IS_MODELS_DIALOG (self));
   start_work (self, NULL, path);
+}
+
+/* The download of @name that is running: NULL when none is. */
+static Work *
+running_download (TsModelsDialog *self, const char *name)
+{
+  if (self->work == NULL || self->work->name == NULL)
+    return NULL;
+  if (name != NULL && g_ascii_strcasecmp (self->work->name, name) != 0)
+    return NULL;
+  return self->work;
+}
+
+void
+ts_models_dialog_pause (TsModelsDialog *self)
+{
+  Work *work;
+
+  g_return_if_fail (TS_IS_MODELS_DIALOG (self));
+  if ((work = running_download (self, NULL)) != NULL)
+    g_cancellable_cancel (work->cancellable);
+}
+
+/* Deletes what an unfinished download of @name kept, and says so. */
+static void
+discard_download (TsModelsDialog *self, const char *name)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsModelIndex) index = ts_model_index_load (self->dir, &error);
+  g_autofree TsModelState *state = NULL;   /* its strings point into index */
+
+  if (index != NULL && self->catalog != NULL)
+    state = ts_models_lookup (self->catalog, index, self->dir, name, &error);
+  if (state == NULL || (state->partial && !ts_models_remove (state, self->dir, index, &error)))
+    {
+      show_error (self, error != NULL ? error->message : self->catalog_error);
+      return;
+    }
+  show_error (self, NULL);
+  show_toast (self, _("Download cancelled; nothing was kept"));
+}
+
+void
+ts_models_dialog_cancel (TsModelsDialog *self, const char *name)
+{
+  Work *work;
+
+  g_return_if_fail (TS_IS_MODELS_DIALOG (self));
+  if ((work = running_download (self, name)) != NULL)
+    {
+      /* work_done() discards once the worker has let go of the files. */
+      work->discard = TRUE;
+      g_cancellable_cancel (work->cancellable);
+      return;
+    }
+  discard_download (self, name);
+  refresh (self);
 }
 
 void
@@ -321,10 +395,15 @@ use_clicked_cb (GtkWidget *button, TsModelsDialog *self)
 }
 
 static void
+pause_clicked_cb (GtkWidget *button, TsModelsDialog *self)
+{
+  ts_models_dialog_pause (self);
+}
+
+static void
 cancel_clicked_cb (GtkWidget *button, TsModelsDialog *self)
 {
-  if (self->work != NULL)
-    g_cancellable_cancel (self->work->cancellable);
+  ts_models_dialog_cancel (self, button_model (button));
 }
 
 static void
@@ -388,7 +467,7 @@ model_button (TsModelsDialog *self, const char *label, const char *name, GCallba
 /* ---- the list ---- */
 
 static void
-add_work_widgets (TsModelsDialog *self, AdwActionRow *row)
+add_work_widgets (TsModelsDialog *self, AdwActionRow *row, const TsModelState *state)
 {
   GtkWidget *bar = gtk_progress_bar_new ();
 
@@ -397,8 +476,40 @@ add_work_widgets (TsModelsDialog *self, AdwActionRow *row)
   gtk_widget_set_size_request (bar, 200, -1);
   self->work->bar = GTK_PROGRESS_BAR (bar);
   tick_cb (self->work);
+  g_object_set_data (G_OBJECT (row), "model-status", bar);
   adw_action_row_add_suffix (row, bar);
-  adw_action_row_add_suffix (row, model_button (self, _("_Cancel"), NULL,
+  adw_action_row_add_suffix (row, model_button (self, _("_Pause"), state->name,
+                                                G_CALLBACK (pause_clicked_cb), NULL));
+  adw_action_row_add_suffix (row, model_button (self, _("_Cancel"), state->name,
+                                                G_CALLBACK (cancel_clicked_cb), NULL));
+}
+
+/* "Paused · 1.2 MB of 4.0 MB" */
+static char *
+paused_text (const TsModelState *state)
+{
+  g_autofree char *kept = g_format_size ((guint64) state->partial_bytes);
+  g_autofree char *size = state->bytes > 0 ? g_format_size ((guint64) state->bytes) : NULL;
+
+  if (size == NULL)
+    return g_strdup_printf (_("Paused · %s kept"), kept);
+  return g_strdup_printf (_("Paused · %s of %s"), kept, size);
+}
+
+static void
+add_paused_widgets (TsModelsDialog *self, AdwActionRow *row, const TsModelState *state)
+{
+  g_autofree char *text = paused_text (state);
+  GtkWidget *label = gtk_label_new (text);
+  GtkWidget *resume = model_button (self, _("_Resume"), state->name,
+                                    G_CALLBACK (download_clicked_cb), "suggested-action");
+
+  gtk_widget_add_css_class (label, "dim-label");
+  g_object_set_data (G_OBJECT (row), "model-status", label);
+  adw_action_row_add_suffix (row, label);
+  gtk_widget_set_sensitive (resume, self->work == NULL);
+  adw_action_row_add_suffix (row, resume);
+  adw_action_row_add_suffix (row, model_button (self, _("_Cancel"), state->name,
                                                 G_CALLBACK (cancel_clicked_cb), NULL));
 }
 
@@ -411,8 +522,9 @@ model_row (TsModelsDialog *self, const TsModelState *state)
 
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), state->name);
   adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
+  g_object_set_data_full (G_OBJECT (row), "model-name", g_strdup (state->name), g_free);
   if (working)
-    add_work_widgets (self, ADW_ACTION_ROW (row));
+    add_work_widgets (self, ADW_ACTION_ROW (row), state);
   else if (state->installed)
     {
       adw_action_row_add_suffix (ADW_ACTION_ROW (row),
@@ -422,10 +534,12 @@ model_row (TsModelsDialog *self, const TsModelState *state)
                                  model_button (self, _("_Remove"), state->name,
                                                G_CALLBACK (remove_clicked_cb), "destructive-action"));
     }
+  else if (state->entry != NULL && state->partial)
+    add_paused_widgets (self, ADW_ACTION_ROW (row), state);
   else if (state->entry != NULL)
     {
-      GtkWidget *button = model_button (self, state->partial ? _("_Resume") : _("_Download"),
-                                        state->name, G_CALLBACK (download_clicked_cb), NULL);
+      GtkWidget *button = model_button (self, _("_Download"), state->name,
+                                        G_CALLBACK (download_clicked_cb), NULL);
 
       gtk_widget_set_sensitive (button, self->work == NULL);
       adw_action_row_add_suffix (ADW_ACTION_ROW (row), button);
@@ -493,7 +607,32 @@ ts_models_dialog_get_error (TsModelsDialog *self)
          ? gtk_label_get_text (self->error_label) : NULL;
 }
 
-/* A running download stops with the window (it resumes next time). */
+const char *
+ts_models_dialog_get_last_toast (TsModelsDialog *self)
+{
+  g_return_val_if_fail (TS_IS_MODELS_DIALOG (self), NULL);
+  return self->last_toast;
+}
+
+const char *
+ts_models_dialog_get_row_status (TsModelsDialog *self, const char *name)
+{
+  g_return_val_if_fail (TS_IS_MODELS_DIALOG (self), NULL);
+  for (GtkWidget *row = gtk_widget_get_first_child (GTK_WIDGET (self->list)); row != NULL;
+       row = gtk_widget_get_next_sibling (row))
+    {
+      GtkWidget *status = g_object_get_data (G_OBJECT (row), "model-status");
+
+      if (g_strcmp0 (g_object_get_data (G_OBJECT (row), "model-name"), name) != 0)
+        continue;
+      if (GTK_IS_PROGRESS_BAR (status))
+        return gtk_progress_bar_get_text (GTK_PROGRESS_BAR (status));
+      return status != NULL ? gtk_label_get_text (GTK_LABEL (status)) : NULL;
+    }
+  return NULL;
+}
+
+/* A running download pauses with the window (it resumes next time). */
 static gboolean
 close_request_cb (GtkWindow *window, gpointer data)
 {
@@ -558,6 +697,7 @@ ts_models_dialog_finalize (GObject *object)
 
   g_free (self->dir);
   g_free (self->catalog_error);
+  g_free (self->last_toast);
   g_clear_pointer (&self->catalog, ts_model_catalog_free);
   G_OBJECT_CLASS (ts_models_dialog_parent_class)->finalize (object);
 }

@@ -4,8 +4,10 @@
  * One row per model of data/models.json and per imported file, with what
  * it is (architecture, parameters, quantisation, size, memory needed) and
  * whether it is in the models folder (src/models, ts_models_dir()). A model
- * not there downloads with live progress (percentage, speed, time left),
- * can be cancelled and resumes where it stopped; an installed one is used
+ * not there downloads with live progress (percentage, speed, time left).
+ * Pause (or closing the window) stops it and keeps what arrived: the row
+ * says how much, and Resume asks the server for the rest only. Cancel,
+ * while it runs or paused, deletes what arrived. An installed one is used
  * in the chat (after a warning when it needs more memory than the machine
  * has available) or removed after a confirmation; "Import GGUF…" copies a
  * file of the user's in, refused with the engine's reason when it cannot
@@ -30,6 +32,10 @@ TsModelsDialog *ts_models_dialog_new (GtkWindow *parent, TsChatPage *chat_page);
 /* What the buttons do, for the file chooser and for tests. */
 void ts_models_dialog_import (TsModelsDialog *self, const char *path);
 void ts_models_dialog_download (TsModelsDialog *self, const char *name);
+/* Stops the running download and keeps what arrived (Resume: _download()). */
+void ts_models_dialog_pause (TsModelsDialog *self);
+/* Stops @name's download, running or paused, and deletes what arrived. */
+void ts_models_dialog_cancel (TsModelsDialog *self, const char *name);
 void ts_models_dialog_remove (TsModelsDialog *self, const char *name);
 void ts_models_dialog_use (TsModelsDialog *self, const char *name);
 
@@ -40,5 +46,10 @@ guint ts_models_dialog_count_installed (TsModelsDialog *self);
 gboolean ts_models_dialog_get_busy (TsModelsDialog *self);
 /* The last failure shown (NULL after a success). */
 const char *ts_models_dialog_get_error (TsModelsDialog *self);
+/* The last toast shown (NULL before the first). */
+const char *ts_models_dialog_get_last_toast (TsModelsDialog *self);
+/* What @name's row says of its download: the progress bar's text while it
+ * runs, "Paused · …" while paused; NULL otherwise. */
+const char *ts_models_dialog_get_row_status (TsModelsDialog *self, const char *name);
 
 G_END_DECLS

@@ -10,6 +10,25 @@
 #include "ts-models-http.h"
 #include "ts-models-pull.h"
 
+/* The bytes of the regular files directly in @path (a chunked download's
+ * chunks and the wheel in progress); 0 when it is absent. */
+static gint64
+folder_bytes (const char *path)
+{
+  g_autoptr(GDir) folder = g_dir_open (path, 0, NULL);
+  const char *name;
+  gint64 total = 0;
+
+  while (folder != NULL && (name = g_dir_read_name (folder)) != NULL)
+    {
+      g_autofree char *file = g_build_filename (path, name, NULL);
+
+      if (g_file_test (file, G_FILE_TEST_IS_REGULAR))
+        total += MAX (ts_models_file_size (file), 0);
+    }
+  return total;
+}
+
 static void
 fill_presence (TsModelState *s, const char *dir)
 {
@@ -19,6 +38,8 @@ fill_presence (TsModelState *s, const char *dir)
 
   s->installed = g_file_test (path, G_FILE_TEST_IS_REGULAR);
   s->partial = g_file_test (part, G_FILE_TEST_EXISTS) || g_file_test (partial, G_FILE_TEST_EXISTS);
+  /* A chunked pull writes the .part only while joining, and removes it when the join stops. */
+  s->partial_bytes = MAX (ts_models_file_size (part), 0) + folder_bytes (partial);
 }
 
 static TsModelState
@@ -26,7 +47,7 @@ state_of_entry (const TsModelEntry *e, const TsModelIndex *index, const char *di
 {
   const TsModelRecord *r = ts_model_index_find (index, e->name);
   TsModelState s = { e->name, e->file, e->architecture, e->sha256, ts_model_entry_size (e), e,
-                     FALSE, FALSE };
+                     FALSE, FALSE, 0 };
 
   if (s.sha256 == NULL && r != NULL && g_strcmp0 (r->file, e->file) == 0)
     {
@@ -41,7 +62,7 @@ static TsModelState
 state_of_import (const TsModelRecord *r, const char *dir)
 {
   TsModelState s = { r->name, r->file, r->architecture, r->sha256, r->bytes, NULL, FALSE,
-                     FALSE };
+                     FALSE, 0 };
 
   fill_presence (&s, dir);
   return s;

@@ -21,6 +21,7 @@ typedef struct
   const TsModelEntry *entry;     /* NULL for an import */
   gboolean            installed; /* the file is in the models folder */
   gboolean            partial;   /* an unfinished download is kept for resuming */
+  gint64              partial_bytes; /* what it kept: the .part file and the chunks, else 0 */
 } TsModelState;
 
 /* Catalogue models first (in catalogue order), then imports; borrowed

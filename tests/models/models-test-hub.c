@@ -1,4 +1,5 @@
-/* models-test-hub.c: the test server: whole files, Range requests, dropped connections.
+/* models-test-hub.c: the test server: whole files, Range requests, dropped and stalled
+ * connections.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include "models-test-hub.h"
 
@@ -16,13 +17,15 @@ struct ModelsTestHub
   gboolean      started;
   GHashTable   *files;   /* path -> GBytes */
   GHashTable   *drops;   /* path -> DropPlan */
+  GPtrArray    *stalled; /* GIOStream, held open by the hub's thread */
   GPtrArray    *log;
 };
 
 typedef struct
 {
-  gint64 after;
-  guint  count;
+  gint64   after;
+  guint    count;
+  gboolean stall;        /* keep the connection open instead of closing it */
 } DropPlan;
 
 /* A strong ETag: the body's SHA-256, quoted. */
@@ -34,9 +37,11 @@ etag_of (GBytes *bytes)
   return g_strdup_printf ("\"%s\"", sha);
 }
 
-/* Writes a raw 200 with the whole length announced, then only @after bytes. */
+/* Writes a raw 200 with the whole length announced, then only @after bytes;
+ * closes the connection, or with @stall keeps it open in @hub->stalled. */
 static void
-drop_connection (SoupServerMessage *msg, GBytes *bytes, gint64 after)
+drop_connection (ModelsTestHub *hub, SoupServerMessage *msg, GBytes *bytes, gint64 after,
+                 gboolean stall)
 {
   g_autoptr(GIOStream) io = soup_server_message_steal_connection (msg);
   GOutputStream *out = g_io_stream_get_output_stream (io);
@@ -49,7 +54,10 @@ drop_connection (SoupServerMessage *msg, GBytes *bytes, gint64 after)
   g_output_stream_write_all (out, g_bytes_get_data (bytes, NULL), (gsize) after, NULL, NULL,
                              NULL);
   g_output_stream_flush (out, NULL, NULL);
-  g_io_stream_close (io, NULL, NULL);
+  if (stall)
+    g_ptr_array_add (hub->stalled, g_steal_pointer (&io));
+  else
+    g_io_stream_close (io, NULL, NULL);
 }
 
 static void
@@ -109,6 +117,7 @@ handle (SoupServer *server, SoupServerMessage *msg, const char *path, GHashTable
   g_autoptr(GBytes) bytes = NULL;
   DropPlan *drop;
   gint64 drop_after = -1;
+  gboolean stall = FALSE;
 
   g_mutex_lock (&hub->lock);
   g_ptr_array_add (hub->log, g_strdup_printf ("%s %s%s", path, range ? range : "-",
@@ -121,12 +130,13 @@ handle (SoupServer *server, SoupServerMessage *msg, const char *path, GHashTable
     {
       drop->count--;
       drop_after = drop->after;
+      stall = drop->stall;
     }
   g_mutex_unlock (&hub->lock);
   if (bytes == NULL)
     soup_server_message_set_status (msg, SOUP_STATUS_NOT_FOUND, NULL);
   else if (drop_after >= 0)
-    drop_connection (msg, bytes, drop_after);
+    drop_connection (hub, msg, bytes, drop_after, stall);
   else
     serve_range (msg, bytes);
 }
@@ -151,6 +161,8 @@ hub_thread (gpointer data)
   g_mutex_unlock (&hub->lock);
   g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
   g_main_loop_run (hub->loop);
+  /* Stalled clients see their connection close. */
+  g_ptr_array_set_size (hub->stalled, 0);
   /* Let the closed connections finish before the server goes. */
   soup_server_disconnect (hub->server);
   while (g_main_context_iteration (hub->context, FALSE))
@@ -160,6 +172,13 @@ hub_thread (gpointer data)
     ;
   g_main_context_pop_thread_default (hub->context);
   return NULL;
+}
+
+static void
+close_stream (gpointer io)
+{
+  g_io_stream_close (io, NULL, NULL);
+  g_object_unref (io);
 }
 
 ModelsTestHub *
@@ -174,6 +193,7 @@ models_test_hub_new (void)
   hub->files = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                       (GDestroyNotify) g_bytes_unref);
   hub->drops = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  hub->stalled = g_ptr_array_new_with_free_func (close_stream);
   hub->log = g_ptr_array_new_with_free_func (g_free);
   hub->thread = g_thread_new ("models-test-hub", hub_thread, hub);
   g_mutex_lock (&hub->lock);
@@ -199,6 +219,7 @@ models_test_hub_free (ModelsTestHub *hub)
   g_main_context_unref (hub->context);
   g_hash_table_unref (hub->files);
   g_hash_table_unref (hub->drops);
+  g_ptr_array_unref (hub->stalled);
   g_ptr_array_unref (hub->log);
   g_mutex_clear (&hub->lock);
   g_cond_clear (&hub->ready);
@@ -219,16 +240,29 @@ models_test_hub_serve (ModelsTestHub *hub, const char *path, GBytes *bytes)
   g_mutex_unlock (&hub->lock);
 }
 
-void
-models_test_hub_drop (ModelsTestHub *hub, const char *path, gint64 after, guint count)
+static void
+plan_drops (ModelsTestHub *hub, const char *path, gint64 after, guint count, gboolean stall)
 {
   DropPlan *plan = g_new0 (DropPlan, 1);
 
   plan->after = after;
   plan->count = count;
+  plan->stall = stall;
   g_mutex_lock (&hub->lock);
   g_hash_table_replace (hub->drops, g_strdup (path), plan);
   g_mutex_unlock (&hub->lock);
+}
+
+void
+models_test_hub_drop (ModelsTestHub *hub, const char *path, gint64 after, guint count)
+{
+  plan_drops (hub, path, after, count, FALSE);
+}
+
+void
+models_test_hub_stall (ModelsTestHub *hub, const char *path, gint64 after, guint count)
+{
+  plan_drops (hub, path, after, count, TRUE);
 }
 
 GPtrArray *

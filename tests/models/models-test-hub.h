@@ -23,6 +23,11 @@ void models_test_hub_serve (ModelsTestHub *hub, const char *path, GBytes *bytes)
 /* The next @count requests for @path get a 200 announcing the whole length
  * and only the first @after bytes before the connection is closed. */
 void models_test_hub_drop (ModelsTestHub *hub, const char *path, gint64 after, guint count);
+/* The next @count requests for @path get a 200 announcing the whole length
+ * (and the ETag) and only the first @after bytes; the connection then stays
+ * open, sending nothing more, until the hub is freed: a download that sits
+ * mid-way for as long as a test needs. */
+void models_test_hub_stall (ModelsTestHub *hub, const char *path, gint64 after, guint count);
 
 /* Requests so far, one "PATH RANGE" string each ("-" without a Range
  * header; " if-range" added when one was sent), oldest first; a new array the caller frees. */
