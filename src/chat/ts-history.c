@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <sqlite3.h>
+#include <string.h>
 
 #include "ts-history.h"
 
@@ -148,6 +149,46 @@ migrate (TsHistory *self, GError **error)
   return FALSE;
 }
 
+/* @text without case or accents: the compatibility decomposition, case
+ * folded, less its combining marks ("Résumé" and "RESUME" both give
+ * "resume"). */
+static char *
+fold_text (const char *text)
+{
+  g_autofree char *valid = g_utf8_make_valid (text, -1);
+  g_autofree char *decomposed = g_utf8_normalize (valid, -1, G_NORMALIZE_ALL);
+  g_autofree char *folded = g_utf8_casefold (decomposed, -1);
+  GString *out = g_string_sized_new (strlen (folded));
+
+  for (const char *p = folded; *p != '\0'; p = g_utf8_next_char (p))
+    {
+      gunichar c = g_utf8_get_char (p);
+
+      if (g_unichar_type (c) != G_UNICODE_NON_SPACING_MARK)
+        g_string_append_unichar (out, c);
+    }
+  return g_string_free (out, FALSE);
+}
+
+/* ts_fold(text) in SQL: SQLite's own LIKE and lower() fold ASCII only. */
+static void
+fold_sql (sqlite3_context *context, int argc, sqlite3_value **argv)
+{
+  const char *text = (const char *) sqlite3_value_text (argv[0]);
+
+  if (text == NULL)
+    sqlite3_result_null (context);
+  else
+    sqlite3_result_text (context, fold_text (text), -1, g_free);
+}
+
+static gboolean
+add_fold_function (TsHistory *self)
+{
+  return sqlite3_create_function_v2 (self->db, "ts_fold", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                                     NULL, fold_sql, NULL, NULL, NULL) == SQLITE_OK;
+}
+
 TsHistory *
 ts_history_open (const char *path, GError **error)
 {
@@ -163,7 +204,7 @@ ts_history_open (const char *path, GError **error)
     }
   if (sqlite3_open_v2 (path, &self->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK ||
       sqlite3_exec (self->db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
-      !migrate (self, error))
+      !migrate (self, error) || !add_fold_function (self))
     return db_error (self, error), NULL;
   sqlite3_busy_timeout (self->db, 2000);
   return g_steal_pointer (&self);
@@ -207,24 +248,22 @@ run (TsHistory *self, sqlite3_stmt *stmt, gboolean must_change, GError **error)
   return TRUE;
 }
 
-GPtrArray *
-ts_history_list (TsHistory *self, GError **error)
+/* Every row of @stmt (id, title, created, updated) as a TsHistoryConversation;
+ * finalizes @stmt. */
+static GPtrArray *
+read_conversations (TsHistory *self, sqlite3_stmt *stmt, GError **error)
 {
-  sqlite3_stmt *stmt = prepare (self, "SELECT id, title, updated FROM conversations"
-                                      " ORDER BY updated DESC, id DESC", error);
-  GPtrArray *list;
+  GPtrArray *list = g_ptr_array_new_with_free_func ((GDestroyNotify) ts_history_conversation_free);
   int rc;
 
-  if (stmt == NULL)
-    return NULL;
-  list = g_ptr_array_new_with_free_func ((GDestroyNotify) ts_history_conversation_free);
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       TsHistoryConversation *c = g_new0 (TsHistoryConversation, 1);
 
       c->id = sqlite3_column_int64 (stmt, 0);
       c->title = g_strdup ((const char *) sqlite3_column_text (stmt, 1));
-      c->updated = sqlite3_column_int64 (stmt, 2);
+      c->created = sqlite3_column_int64 (stmt, 2);
+      c->updated = sqlite3_column_int64 (stmt, 3);
       g_ptr_array_add (list, c);
     }
   sqlite3_finalize (stmt);
@@ -234,6 +273,38 @@ ts_history_list (TsHistory *self, GError **error)
       return db_error (self, error), NULL;
     }
   return list;
+}
+
+GPtrArray *
+ts_history_list (TsHistory *self, GError **error)
+{
+  sqlite3_stmt *stmt = prepare (self, "SELECT id, title, created, updated FROM conversations"
+                                      " ORDER BY updated DESC, id DESC", error);
+
+  return stmt != NULL ? read_conversations (self, stmt, error) : NULL;
+}
+
+/* instr() rather than LIKE: the folded query is looked for as it is, so
+ * % and _ need no escaping. */
+GPtrArray *
+ts_history_search (TsHistory *self, const char *query, GError **error)
+{
+  g_autofree char *trimmed = g_strstrip (g_strdup (query != NULL ? query : ""));
+  g_autofree char *folded = NULL;
+  sqlite3_stmt *stmt;
+
+  if (*trimmed == '\0')
+    return ts_history_list (self, error);
+  folded = fold_text (trimmed);
+  stmt = prepare (self, "SELECT c.id, c.title, c.created, c.updated FROM conversations c"
+                        " WHERE instr(ts_fold(c.title), ?1) > 0"
+                        "  OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation = c.id"
+                        "             AND instr(ts_fold(m.content), ?1) > 0)"
+                        " ORDER BY c.updated DESC, c.id DESC", error);
+  if (stmt == NULL)
+    return NULL;
+  sqlite3_bind_text (stmt, 1, folded, -1, SQLITE_TRANSIENT);
+  return read_conversations (self, stmt, error);
 }
 
 gint64

@@ -35,7 +35,8 @@ typedef enum {
 typedef struct {
   gint64 id;
   char *title;
-  gint64 updated;              /* unix seconds */
+  gint64 created;              /* unix seconds */
+  gint64 updated;
 } TsHistoryConversation;
 
 typedef struct {
@@ -65,6 +66,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsHistory, ts_history_close)
 
 /* Newest first; a GPtrArray of TsHistoryConversation*. */
 GPtrArray *ts_history_list (TsHistory *self, GError **error);
+/* The conversations, newest first, whose title or any message contains
+ * @query, ignoring case and accents ("resume" finds "Résumé"); % and _ are
+ * plain characters. NULL or "" (or only spaces): all of them. */
+GPtrArray *ts_history_search (TsHistory *self, const char *query, GError **error);
 gint64 ts_history_create (TsHistory *self, const char *title, GError **error);
 gboolean ts_history_rename (TsHistory *self, gint64 conversation, const char *title,
                             GError **error);
