@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "ts-chat-page-private.h"
+#include "ts-file-chooser.h"
+#include "ts-history-export.h"
 
 #define TITLE_CHARS 48
 
@@ -21,6 +23,7 @@ conversation_row_new (const TsHistoryConversation *c)
   GtkWidget *menu_button = gtk_menu_button_new ();
   g_autoptr (GMenu) menu = g_menu_new ();
   g_autoptr (GMenuItem) rename = g_menu_item_new (_("_Rename…"), NULL);
+  g_autoptr (GMenuItem) export = g_menu_item_new (_("_Export…"), NULL);
   g_autoptr (GMenuItem) delete = g_menu_item_new (_("_Delete"), NULL);
   g_autoptr (GDateTime) when = g_date_time_new_from_unix_local (c->updated);
   g_autofree char *subtitle = when != NULL ? g_date_time_format (when, "%x %H:%M") : NULL;
@@ -30,8 +33,10 @@ conversation_row_new (const TsHistoryConversation *c)
   adw_action_row_set_title_lines (ADW_ACTION_ROW (row), 1);
   adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle != NULL ? subtitle : "");
   g_menu_item_set_action_and_target (rename, "chat.rename-conversation", "x", c->id);
+  g_menu_item_set_action_and_target (export, "chat.export-conversation", "x", c->id);
   g_menu_item_set_action_and_target (delete, "chat.delete-conversation", "x", c->id);
   g_menu_append_item (menu, rename);
+  g_menu_append_item (menu, export);
   g_menu_append_item (menu, delete);
   gtk_menu_button_set_menu_model (GTK_MENU_BUTTON (menu_button), G_MENU_MODEL (menu));
   gtk_menu_button_set_icon_name (GTK_MENU_BUTTON (menu_button), "view-more-symbolic");
@@ -53,18 +58,23 @@ row_conversation (GtkListBoxRow *row)
   return id != NULL ? *id : 0;
 }
 
+/* The sidebar lists the conversations its search entry matches (all when
+ * it is empty); the placeholder speaks only for a search that found none. */
 void
 _ts_chat_page_history_refresh (TsChatPage *self)
 {
+  const char *query = gtk_editable_get_text (GTK_EDITABLE (self->history_search));
   g_autoptr (GError) error = NULL;
   g_autoptr (GPtrArray) list = NULL;
-  GtkWidget *child;
+  GtkListBoxRow *old;
 
-  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->history_list))) != NULL)
-    gtk_list_box_remove (self->history_list, child);
+  /* Rows only: the placeholder is a child of the list too. */
+  while ((old = gtk_list_box_get_row_at_index (self->history_list, 0)) != NULL)
+    gtk_list_box_remove (self->history_list, GTK_WIDGET (old));
+  gtk_widget_set_visible (self->history_placeholder, *query != '\0');
   if (self->history == NULL)
     return;
-  if ((list = ts_history_list (self->history, &error)) == NULL)
+  if ((list = ts_history_search (self->history, query, &error)) == NULL)
     {
       history_failed (self, error);
       return;
@@ -78,6 +88,18 @@ _ts_chat_page_history_refresh (TsChatPage *self)
       if (c->id == self->conversation)
         gtk_list_box_select_row (self->history_list, GTK_LIST_BOX_ROW (row));
     }
+}
+
+static void
+search_changed_cb (GtkSearchEntry *entry, TsChatPage *self)
+{
+  _ts_chat_page_history_refresh (self);
+}
+
+static void
+find_conversation_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  gtk_widget_grab_focus (GTK_WIDGET (TS_CHAT_PAGE (widget)->history_search));
 }
 
 guint
@@ -397,17 +419,106 @@ delete_action (GtkWidget *widget, const char *action_name, GVariant *param)
   gtk_window_present (GTK_WINDOW (dialog));
 }
 
+/* ------------------------------------------------------------------------ */
+/* Export                                                                     */
+
+gboolean
+ts_chat_page_export_conversation (TsChatPage *self, gint64 id, const char *path, GError **error)
+{
+  g_autofree char *lower = NULL;
+  g_autofree char *text = NULL;
+
+  g_return_val_if_fail (TS_IS_CHAT_PAGE (self), FALSE);
+  g_return_val_if_fail (path != NULL, FALSE);
+  if (self->history == NULL)
+    {
+      g_set_error (error, TS_HISTORY_ERROR, TS_HISTORY_ERROR_NOT_FOUND,
+                   _("No conversation is kept yet"));
+      return FALSE;
+    }
+  lower = g_ascii_strdown (path, -1);
+  text = g_str_has_suffix (lower, ".json") ? ts_history_export_json (self->history, id, error)
+                                           : ts_history_export_markdown (self->history, id, error);
+  /* Written whole or not at all: a file half-written is worse than none. */
+  return text != NULL && g_file_set_contents (path, text, -1, error);
+}
+
+static void
+export_chosen (GtkWidget *owner, const char *path, gpointer user_data)
+{
+  TsChatPage *self = TS_CHAT_PAGE (owner);
+  g_autoptr (GError) error = NULL;
+  g_autofree char *name = NULL;
+  g_autofree char *message = NULL;
+
+  if (path == NULL)
+    return _ts_chat_page_error (self, _("Export failed: choose a folder on this computer"));
+  if (!ts_chat_page_export_conversation (self, self->export_conversation, path, &error))
+    {
+      message = g_strdup_printf (_("Export failed: %s"), error->message);
+      return _ts_chat_page_error (self, message);
+    }
+  name = g_filename_display_basename (path);
+  message = g_strdup_printf (_("Exported to %s"), name);
+  _ts_chat_page_toast (self, message);
+}
+
+/* @id's title, or NULL when it is not stored. */
+static char *
+conversation_title (TsChatPage *self, gint64 id)
+{
+  g_autoptr (GPtrArray) list = ts_history_list (self->history, NULL);
+
+  for (guint i = 0; list != NULL && i < list->len; i++)
+    {
+      TsHistoryConversation *c = g_ptr_array_index (list, i);
+
+      if (c->id == id)
+        return g_strdup (c->title);
+    }
+  return NULL;
+}
+
+/* The file's extension picks the format: .md (proposed) or .json. */
+static void
+export_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  TsChatPage *self = TS_CHAT_PAGE (widget);
+  g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
+  g_autofree char *title = NULL;
+  g_autofree char *name = NULL;
+
+  if (self->history == NULL)
+    return;
+  self->export_conversation = g_variant_get_int64 (param);
+  title = conversation_title (self, self->export_conversation);
+  name = ts_history_export_file_name (title, "md");
+  gtk_file_filter_set_name (filter, _("Markdown (.md) or JSON (.json)"));
+  gtk_file_filter_add_pattern (filter, "*.md");
+  gtk_file_filter_add_pattern (filter, "*.json");
+  ts_file_chooser_run (widget, GTK_FILE_CHOOSER_ACTION_SAVE, _("Export Conversation"),
+                       _("_Export"), name, filter, export_chosen, NULL);
+}
+
 void
 _ts_chat_page_history_class_init (GtkWidgetClass *widget_class)
 {
+  gtk_widget_class_bind_template_child_full (widget_class, "history_search", FALSE,
+                                             G_STRUCT_OFFSET (TsChatPage, history_search));
+  gtk_widget_class_bind_template_child_full (widget_class, "history_placeholder", FALSE,
+                                             G_STRUCT_OFFSET (TsChatPage, history_placeholder));
   gtk_widget_class_install_action (widget_class, "chat.rename-conversation", "x", rename_action);
+  gtk_widget_class_install_action (widget_class, "chat.export-conversation", "x", export_action);
   gtk_widget_class_install_action (widget_class, "chat.delete-conversation", "x", delete_action);
+  gtk_widget_class_install_action (widget_class, "chat.find-conversation", NULL,
+                                   find_conversation_action);
 }
 
 void
 _ts_chat_page_history_init (TsChatPage *self)
 {
   g_signal_connect (self->history_list, "row-activated", G_CALLBACK (row_activated_cb), self);
+  g_signal_connect (self->history_search, "search-changed", G_CALLBACK (search_changed_cb), self);
   open_history (self, FALSE);
   _ts_chat_page_history_refresh (self);
 }

@@ -77,6 +77,9 @@ struct _TsChatPage
 
   /* History. */
   TsHistory *history;
+  GtkSearchEntry *history_search;  /* template children: the sidebar's filter, */
+  GtkWidget *history_placeholder;  /* and what an empty result says */
+  gint64 export_conversation;      /* the conversation the export dialog is for */
   gint64 conversation;
   gint64 last_user_message;      /* id of the last prompt (regenerate, edit) */
   gint64 plain_reply_message;

@@ -13,7 +13,9 @@
  * chat.open-model, chat.use-demo,
  * chat.open-adapter, chat.use-adapter (s: path), chat.route-adapter (s: an
  * installed adapter's id, "" for automatic routing),
- * chat.rename-conversation (x), chat.delete-conversation (x).
+ * chat.rename-conversation (x), chat.export-conversation (x),
+ * chat.delete-conversation (x), chat.find-conversation (Ctrl+F in the
+ * sidebar: focuses its search entry).
  *
  * Main-thread only.
  */
@@ -41,8 +43,13 @@ gboolean ts_chat_page_get_busy (TsChatPage *self);
 gint64 ts_chat_page_get_conversation (TsChatPage *self);
 /* Shows stored conversation @id in both panes. */
 gboolean ts_chat_page_load_conversation (TsChatPage *self, gint64 id, GError **error);
-/* Conversations in the sidebar. */
+/* Conversations in the sidebar (those its search shows). */
 guint ts_chat_page_get_n_conversations (TsChatPage *self);
+/* Writes stored conversation @id to @path, as JSON when @path ends in
+ * ".json" and as Markdown otherwise (ts-history-export.h); what the
+ * sidebar's "Export…" does with the file chosen. */
+gboolean ts_chat_page_export_conversation (TsChatPage *self, gint64 id, const char *path,
+                                           GError **error);
 
 /* The application's settings (property "settings"): the evaluator, CKKS
  * preset, threads and GPU of each reply, and the adapter override. Set once;
