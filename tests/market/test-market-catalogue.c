@@ -432,8 +432,13 @@ http (const char *method, const char *path, const char *header, const char *valu
 static GStrv
 string_list (JsonObject *o, const char *member)
 {
-  JsonArray *a = json_object_get_array_member (o, member);
-  GStrv out = g_new0 (char *, json_array_get_length (a) + 1);
+  JsonArray *a;
+  GStrv out;
+
+  g_test_message ("%s", member);
+  g_assert_true (json_object_has_member (o, member));
+  a = json_object_get_array_member (o, member);
+  out = g_new0 (char *, json_array_get_length (a) + 1);
 
   for (guint i = 0; i < json_array_get_length (a); i++)
     out[i] = g_strdup (json_array_get_string_element (a, i));

@@ -140,12 +140,16 @@ read_list (const char *path, const char *member)
 {
   g_autoptr(JsonParser) parser = json_parser_new ();
   g_autoptr(GError) error = NULL;
+  JsonObject *o;
   JsonArray *a;
   GStrv out;
 
   g_assert_true (json_parser_load_from_file (parser, path, &error));
   g_assert_no_error (error);
-  a = json_object_get_array_member (json_node_get_object (json_parser_get_root (parser)), member);
+  o = json_node_get_object (json_parser_get_root (parser));
+  g_test_message ("%s in %s", member, path);
+  g_assert_true (json_object_has_member (o, member));
+  a = json_object_get_array_member (o, member);
   g_assert_nonnull (a);
   out = g_new0 (char *, json_array_get_length (a) + 1);
   for (guint i = 0; i < json_array_get_length (a); i++)
