@@ -508,6 +508,22 @@ write_search_rows (Marketd *self, Release *r, gint64 rowid, GError **error)
   return write_search_document (self, r, rowid, error);
 }
 
+/* An unchanged release imported again still brings its routing hints up to
+ * date (they are not signed), so a catalogue published before they were kept
+ * gets them; only the latest version speaks for the adapter. */
+static gboolean
+refresh_routing_hints (Marketd *self, Release *r, GError **error)
+{
+  MarketdValue params[] = {
+    text_or_empty (r->manifest->id), text_or_empty (r->manifest->version),
+    text_or_empty (r->keywords_json), text_or_empty (r->examples_json),
+  };
+
+  return write_row (self, "UPDATE adapters SET keywords = ?3, examples = ?4 "
+                    "WHERE id = ?1 AND latest_version = ?2", params, G_N_ELEMENTS (params),
+                    error);
+}
+
 static gboolean
 write_release (Marketd *self, Release *r, TsSigningKey *key, GError **error)
 {
@@ -517,8 +533,10 @@ write_release (Marketd *self, Release *r, TsSigningKey *key, GError **error)
   int existing;
 
   existing = check_existing (self, r, canonical, error);
+  if (existing == 1)
+    return refresh_routing_hints (self, r, error);
   if (existing != 0)
-    return existing == 1;
+    return FALSE;
   signature = ts_signing_key_sign (key, canonical, strlen (canonical), error);
   if (signature == NULL)
     return FALSE;

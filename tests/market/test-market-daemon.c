@@ -261,6 +261,58 @@ test_routing_hints_refused (void)
 }
 
 static void
+set_metadata (const char *dir, const char *id, const char *version, const char *keywords)
+{
+  g_autofree char *path = g_build_filename (dir, "metadata.json", NULL);
+  g_autofree char *meta = g_strdup_printf ("{\"id\":\"%s\",\"name\":\"Hints\","
+                                           "\"publisher\":\"acme\",\"version\":\"%s\","
+                                           "\"base_model\":\"test-base\",\"keywords\":%s}",
+                                           id, version, keywords);
+
+  g_assert_true (g_file_set_contents (path, meta, -1, NULL));
+}
+
+static char *
+keywords_of (MarketServer *s, const char *id)
+{
+  g_autoptr(TsMarketClient) client = ts_market_client_new (s->url, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TsMarketAdapter) a = market_get_adapter (client, id, &error);
+
+  g_assert_no_error (error);
+  return g_strjoinv (",", a->keywords);
+}
+
+/* Importing an unchanged release again brings its keywords and examples up
+ * to date (a catalogue published before they were kept gets them), and an
+ * older version's folder does not speak for the adapter. */
+static void
+test_routing_hints_refreshed (void)
+{
+  g_autofree char *v1 = folder ("refresh-1"), *v2 = folder ("refresh-2");
+  g_autofree char *got = NULL;
+  /* Again with the older one last: it must not take the latest one's place. */
+  const char *first[] = { v1, v2, NULL }, *again[] = { v2, v1, NULL };
+  MarketServer *s;
+
+  market_write_adapter (v1, "refresh", "acme", "1.0.0", 0);
+  market_write_adapter (v2, "refresh", "acme", "2.0.0", 10);
+  set_metadata (v1, "refresh", "1.0.0", "[]");
+  set_metadata (v2, "refresh", "2.0.0", "[]");
+  s = market_server_start (first, NULL);
+  got = keywords_of (s, "refresh");
+  g_assert_cmpstr (got, ==, "");
+  set_metadata (v1, "refresh", "1.0.0", "[\"older\"]");
+  set_metadata (v2, "refresh", "2.0.0", "[\"ahoy\", \"matey\"]");
+  market_server_restart (s, again);
+  g_clear_pointer (&got, g_free);
+  got = keywords_of (s, "refresh");
+  g_assert_cmpstr (got, ==, "ahoy,matey");
+  g_assert_cmpint (sql_int (s->db_path, "SELECT count(*) FROM versions"), ==, 2);
+  market_server_stop (s);
+}
+
+static void
 test_newer_schema_refused (void)
 {
   MarketServer *s = market_server_start (NULL, NULL);
@@ -484,6 +536,7 @@ main (int argc, char **argv)
   g_test_add_func ("/market/daemon/migrations-versions-restart", test_migrations_versions_restart);
   g_test_add_func ("/market/daemon/import-refusals", test_import_refusals);
   g_test_add_func ("/market/daemon/routing-hints-refused", test_routing_hints_refused);
+  g_test_add_func ("/market/daemon/routing-hints-refreshed", test_routing_hints_refreshed);
   g_test_add_func ("/market/daemon/newer-schema-refused", test_newer_schema_refused);
   g_test_add_func ("/market/daemon/body-limits", test_body_limits);
   g_test_add_func ("/market/daemon/bad-options", test_bad_options);
