@@ -59,6 +59,16 @@ ts_market_remove_flat_dir (const char *path)
   g_rmdir (path);
 }
 
+static void
+add_string_list (JsonBuilder *b, const char *member, GStrv list)
+{
+  json_builder_set_member_name (b, member);
+  json_builder_begin_array (b);
+  for (guint i = 0; list != NULL && list[i] != NULL; i++)
+    json_builder_add_string_value (b, list[i]);
+  json_builder_end_array (b);
+}
+
 static gboolean
 write_release_file (Install *in, const char *dir, GError **error)
 {
@@ -74,13 +84,12 @@ write_release_file (Install *in, const char *dir, GError **error)
   ts_json_add_string (b, "publisher", in->adapter->publisher_id);
   ts_json_add_string (b, "name", in->adapter->name);
   ts_json_add_string (b, "base_model", in->adapter->base_model);
-  /* The catalogue's tags: the chat's adapter routing reads them as keywords
-   * (ts_router_add_metadata() on this file). */
-  json_builder_set_member_name (b, "tags");
-  json_builder_begin_array (b);
-  for (guint i = 0; in->adapter->tags != NULL && in->adapter->tags[i] != NULL; i++)
-    json_builder_add_string_value (b, in->adapter->tags[i]);
-  json_builder_end_array (b);
+  /* The catalogue's routing hints: the chat's adapter routing reads tags and
+   * keywords as keywords and embeds the examples (ts_router_add_metadata()
+   * on this file).  Outside the signed manifest, as the catalogue serves them. */
+  add_string_list (b, "tags", in->adapter->tags);
+  add_string_list (b, "keywords", in->adapter->keywords);
+  add_string_list (b, "examples", in->adapter->examples);
   ts_json_add_string (b, "key_id", in->version->key_id);
   ts_json_add_string (b, "signature", in->version->signature);
   ts_json_add_string (b, "manifest", canonical);

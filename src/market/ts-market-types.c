@@ -32,6 +32,8 @@ adapter_clear (TsMarketAdapter *a)
   g_free (a->license);
   g_free (a->format);
   g_strfreev (a->tags);
+  g_strfreev (a->keywords);
+  g_strfreev (a->examples);
   g_strfreev (a->target_modules);
   g_free (a->latest_version);
   g_clear_pointer (&a->versions, g_ptr_array_unref);
@@ -183,6 +185,8 @@ parse_summary (JsonObject *o, TsMarketAdapter *a, GError **error)
   ts_json_get_number (o, "alpha", &a->alpha);
   ts_json_get_int (o, "updated_at", &a->updated_at);
   a->tags = strv_member (o, "tags");
+  a->keywords = strv_member (o, "keywords");
+  a->examples = strv_member (o, "examples");
   a->target_modules = strv_member (o, "target_modules");
   return TRUE;
 }

@@ -41,6 +41,8 @@ typedef struct
   gint64     rank;
   double     alpha;
   GStrv      tags;
+  GStrv      keywords;      /* routing hints for the chat (ts-router.h); empty when none */
+  GStrv      examples;
   GStrv      target_modules;
   char      *latest_version;
   gint64     updated_at;

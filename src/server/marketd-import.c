@@ -12,6 +12,11 @@
 
 #define MAX_FILES_PER_RELEASE 64
 #define MAX_METADATA_BYTES (256 * 1024)
+/* The chat's router compares every prompt with each adapter's keywords and
+ * embeds each example once: a few dozen of each, sentence-sized, are plenty. */
+#define MAX_KEYWORDS 64
+#define MAX_EXAMPLES 32
+#define MAX_HINT_CHARS 500
 
 /* Everything one folder says about one release. */
 typedef struct
@@ -23,6 +28,8 @@ typedef struct
   char             *license;
   double            price;
   char             *tags_json;
+  char             *keywords_json;   /* routing hints, JSON lists of strings */
+  char             *examples_json;
   char             *format;
   gint64            rank;
   double            alpha;
@@ -39,6 +46,8 @@ release_free (Release *r)
   g_free (r->base_model);
   g_free (r->license);
   g_free (r->tags_json);
+  g_free (r->keywords_json);
+  g_free (r->examples_json);
   g_free (r->format);
   g_clear_pointer (&r->target_modules, g_ptr_array_unref);
   g_clear_pointer (&r->manifest, ts_market_manifest_free);
@@ -171,6 +180,35 @@ read_lora_shape_gguf (const char *dir, JsonObject *meta, Release *r, GError **er
   return TRUE;
 }
 
+/* The optional list @member of @meta (at most @max_items strings of 1 to
+ * MAX_HINT_CHARS characters) as JSON text in @json_out; "[]" when absent. */
+static gboolean
+read_hint_list (const char *dir, JsonObject *meta, const char *member, guint max_items,
+                char **json_out, GError **error)
+{
+  g_autoptr(GPtrArray) list = json_object_has_member (meta, member)
+                              ? ts_json_get_string_list (meta, member)
+                              : g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *message = NULL;
+
+  if (list == NULL)
+    message = g_strdup_printf ("“%s” must be a list of strings", member);
+  else if (list->len > max_items)
+    message = g_strdup_printf ("“%s” lists %u entries; at most %u are allowed", member,
+                               list->len, max_items);
+  for (guint i = 0; message == NULL && i < list->len; i++)
+    {
+      glong chars = g_utf8_strlen (g_ptr_array_index (list, i), -1);
+      if (chars < 1 || chars > MAX_HINT_CHARS)
+        message = g_strdup_printf ("“%s” entry %u has %ld characters; each needs 1 to %d",
+                                   member, i + 1, chars, MAX_HINT_CHARS);
+    }
+  if (message != NULL)
+    return fail (error, dir, message);
+  *json_out = string_list_to_json (list);
+  return TRUE;
+}
+
 static gboolean
 read_metadata (const char *dir, JsonObject *meta, Release *r, GError **error)
 {
@@ -203,6 +241,9 @@ read_metadata (const char *dir, JsonObject *meta, Release *r, GError **error)
   if (tags == NULL)
     return fail (error, dir, "“tags” must be a list of strings");
   r->tags_json = string_list_to_json (tags);
+  if (!read_hint_list (dir, meta, "keywords", MAX_KEYWORDS, &r->keywords_json, error)
+      || !read_hint_list (dir, meta, "examples", MAX_EXAMPLES, &r->examples_json, error))
+    return FALSE;
   r->manifest = ts_market_manifest_new (id, version, publisher,
                                         ts_json_get_string (meta, "base_model_sha256"));
   return TRUE;
@@ -370,18 +411,19 @@ write_adapter_row (Marketd *self, Release *r, gint64 now, gint64 *rowid, GError 
     text_or_empty (r->manifest->base_model_sha256), text_or_empty (r->license),
     marketd_double (r->price), text_or_empty (r->format), marketd_int (r->rank),
     marketd_double (r->alpha), text_or_empty (r->tags_json), text_or_empty (r->manifest->version),
-    marketd_int (now),
+    marketd_int (now), text_or_empty (r->keywords_json), text_or_empty (r->examples_json),
   };
   g_autoptr(MarketdRows) s = marketd_store_query (self->store,
       "INSERT INTO adapters (id, name, description, publisher_id, base_model, "
       "base_model_sha256, license, price_per_1k_tokens, format, rank, alpha, tags, "
-      "latest_version, created_at, updated_at) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14) "
+      "latest_version, created_at, updated_at, keywords, examples) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?14, ?15, ?16) "
       "ON CONFLICT (id) DO UPDATE SET name = excluded.name, "
       "description = excluded.description, base_model = excluded.base_model, "
       "base_model_sha256 = excluded.base_model_sha256, license = excluded.license, "
       "price_per_1k_tokens = excluded.price_per_1k_tokens, format = excluded.format, "
       "rank = excluded.rank, alpha = excluded.alpha, tags = excluded.tags, "
+      "keywords = excluded.keywords, examples = excluded.examples, "
       "latest_version = excluded.latest_version, updated_at = excluded.updated_at "
       "RETURNING rowid", params, G_N_ELEMENTS (params), error);
 
@@ -466,6 +508,22 @@ write_search_rows (Marketd *self, Release *r, gint64 rowid, GError **error)
   return write_search_document (self, r, rowid, error);
 }
 
+/* An unchanged release imported again still brings its routing hints up to
+ * date (they are not signed), so a catalogue published before they were kept
+ * gets them; only the latest version speaks for the adapter. */
+static gboolean
+refresh_routing_hints (Marketd *self, Release *r, GError **error)
+{
+  MarketdValue params[] = {
+    text_or_empty (r->manifest->id), text_or_empty (r->manifest->version),
+    text_or_empty (r->keywords_json), text_or_empty (r->examples_json),
+  };
+
+  return write_row (self, "UPDATE adapters SET keywords = ?3, examples = ?4 "
+                    "WHERE id = ?1 AND latest_version = ?2", params, G_N_ELEMENTS (params),
+                    error);
+}
+
 static gboolean
 write_release (Marketd *self, Release *r, TsSigningKey *key, GError **error)
 {
@@ -475,8 +533,10 @@ write_release (Marketd *self, Release *r, TsSigningKey *key, GError **error)
   int existing;
 
   existing = check_existing (self, r, canonical, error);
+  if (existing == 1)
+    return refresh_routing_hints (self, r, error);
   if (existing != 0)
-    return existing == 1;
+    return FALSE;
   signature = ts_signing_key_sign (key, canonical, strlen (canonical), error);
   if (signature == NULL)
     return FALSE;

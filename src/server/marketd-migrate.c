@@ -24,8 +24,8 @@ static const TableSpec tables[] = {
   { "publisher_keys", "key_id, publisher_id, algorithm, public_key, created_at, revoked",
     "ttttii" },
   { "adapters", "id, name, description, publisher_id, base_model, base_model_sha256, license, "
-    "price_per_1k_tokens, format, rank, alpha, tags, latest_version, created_at, updated_at",
-    "tttttttdtidttii" },
+    "price_per_1k_tokens, format, rank, alpha, tags, latest_version, created_at, updated_at, "
+    "keywords, examples", "tttttttdtidttiitt" },
   { "adapter_target_modules", "adapter_id, module", "tt" },
   { "versions", "adapter_id, version, rank, alpha, target_modules, manifest, signature, key_id, "
     "created_at", "ttidtttti" },

@@ -29,6 +29,8 @@ marketd_builder_add_summary (JsonBuilder *b, MarketdRows *rows, guint row)
   ts_json_add_int (b, "rank", marketd_rows_int64 (rows, row, 10));
   ts_json_add_double (b, "alpha", marketd_rows_double (rows, row, 11));
   marketd_builder_add_string_array_json (b, "tags", TEXT (12));
+  marketd_builder_add_string_array_json (b, "keywords", TEXT (17));
+  marketd_builder_add_string_array_json (b, "examples", TEXT (18));
   ts_json_add_string (b, "latest_version", TEXT (13));
   marketd_builder_add_string_array_json (b, "target_modules", TEXT (14));
   ts_json_add_int (b, "created_at", marketd_rows_int64 (rows, row, 15));

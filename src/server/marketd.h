@@ -57,8 +57,9 @@ char *marketd_fts_query_from_user_text (const char *text, MarketdDialect dialect
 #define MARKETD_SUMMARY_COLUMNS \
   "a.id, a.name, a.description, a.publisher_id, p.name, a.base_model, " \
   "a.base_model_sha256, a.license, a.price_per_1k_tokens, a.format, a.rank, a.alpha, " \
-  "a.tags, a.latest_version, v.target_modules, a.created_at, a.updated_at"
-#define MARKETD_SUMMARY_N_COLUMNS 17
+  "a.tags, a.latest_version, v.target_modules, a.created_at, a.updated_at, a.keywords, " \
+  "a.examples"
+#define MARKETD_SUMMARY_N_COLUMNS 19
 #define MARKETD_SUMMARY_FROM \
   "adapters a JOIN publishers p ON p.id = a.publisher_id " \
   "JOIN versions v ON v.adapter_id = a.id AND v.version = a.latest_version"

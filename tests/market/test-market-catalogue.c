@@ -428,6 +428,101 @@ http (const char *method, const char *path, const char *header, const char *valu
   return body;
 }
 
+/* The string list @member of @o; fails the test when it is not one. */
+static GStrv
+string_list (JsonObject *o, const char *member)
+{
+  JsonArray *a;
+  GStrv out;
+
+  g_test_message ("%s", member);
+  g_assert_true (json_object_has_member (o, member));
+  a = json_object_get_array_member (o, member);
+  out = g_new0 (char *, json_array_get_length (a) + 1);
+
+  for (guint i = 0; i < json_array_get_length (a); i++)
+    out[i] = g_strdup (json_array_get_string_element (a, i));
+  return out;
+}
+
+static void
+assert_same_strv (GStrv got, GStrv want)
+{
+  g_assert_cmpuint (g_strv_length (got), ==, g_strv_length (want));
+  for (guint i = 0; want[i] != NULL; i++)
+    g_assert_cmpstr (got[i], ==, want[i]);
+}
+
+/* The routing hints of @id's folder in the demo catalogue, read from its
+ * metadata.json, and of the details and search summaries the server gives. */
+static void
+assert_hints_served (const char *id, const char *member)
+{
+  g_autofree char *meta_path = g_build_filename (market_demo_dir (), id, "metadata.json", NULL);
+  g_autofree char *details_path = g_strconcat ("/v1/adapters/", id, NULL);
+  g_autoptr(JsonParser) meta = json_parser_new (), details = json_parser_new ();
+  g_autoptr(JsonParser) found = json_parser_new ();
+  g_autoptr(GBytes) d = NULL, f = NULL;
+  g_auto(GStrv) want = NULL, got = NULL, listed = NULL;
+  g_autoptr(GError) error = NULL;
+  JsonArray *adapters;
+  guint status = 0, n_listed = 0;
+
+  g_assert_true (json_parser_load_from_file (meta, meta_path, &error));
+  want = string_list (json_node_get_object (json_parser_get_root (meta)), member);
+  g_assert_cmpuint (g_strv_length (want), >, 0);
+  d = http ("GET", details_path, NULL, NULL, &status, NULL);
+  g_assert_cmpuint (status, ==, 200);
+  g_assert_true (json_parser_load_from_data (details, g_bytes_get_data (d, NULL),
+                                             g_bytes_get_size (d), &error));
+  got = string_list (json_node_get_object (json_parser_get_root (details)), member);
+  assert_same_strv (got, want);
+  f = http ("GET", "/v1/adapters?q=pirate&limit=50", NULL, NULL, &status, NULL);
+  g_assert_cmpuint (status, ==, 200);
+  g_assert_true (json_parser_load_from_data (found, g_bytes_get_data (f, NULL),
+                                             g_bytes_get_size (f), &error));
+  adapters = json_object_get_array_member (json_node_get_object (json_parser_get_root (found)),
+                                           "adapters");
+  for (guint i = 0; i < json_array_get_length (adapters); i++)
+    {
+      JsonObject *a = json_array_get_object_element (adapters, i);
+      if (g_strcmp0 (json_object_get_string_member (a, "id"), id) != 0)
+        continue;
+      listed = string_list (a, member);
+      assert_same_strv (listed, want);
+      n_listed++;
+    }
+  g_assert_cmpuint (n_listed, ==, 1);
+}
+
+/* "keywords" and "examples" of metadata.json reach the catalogue's JSON and
+ * the client's record; an adapter without them has empty lists. */
+static void
+test_routing_hints (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TsMarketAdapter) pirate = NULL, plain = NULL;
+  g_autoptr(GBytes) body = NULL;
+  guint status = 0;
+
+  assert_hints_served ("qwen2.5-coder-0.5b-pirate", "keywords");
+  assert_hints_served ("qwen2.5-coder-0.5b-pirate", "examples");
+  assert_hints_served ("tiny-pirate", "keywords");
+  pirate = market_get_adapter (client, "qwen2.5-coder-0.5b-pirate", &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_strv_length (pirate->keywords), ==, 6);
+  g_assert_cmpstr (pirate->keywords[3], ==, "matey");
+  g_assert_cmpuint (g_strv_length (pirate->examples), ==, 3);
+  g_assert_cmpstr (pirate->examples[0], ==, "Ahoy! How do I keep my houseplants alive, matey?");
+  plain = market_get_adapter (client, "pag-00", &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_strv_length (plain->keywords), ==, 0);
+  g_assert_cmpuint (g_strv_length (plain->examples), ==, 0);
+  body = http ("GET", "/v1/adapters/pag-00", NULL, NULL, &status, NULL);
+  g_assert_nonnull (g_strstr_len (g_bytes_get_data (body, NULL), g_bytes_get_size (body),
+                                  "\"keywords\":[],\"examples\":[]"));
+}
+
 static void
 assert_range (const char *range, const guint8 *file, gsize size, gsize start, gsize end)
 {
@@ -500,7 +595,7 @@ test_http_errors (void)
   health = http ("GET", "/healthz", NULL, NULL, &status, NULL);
   g_assert_cmpuint (status, ==, 200);
   g_assert_nonnull (g_strstr_len (g_bytes_get_data (health, NULL), g_bytes_get_size (health),
-                                  "\"schema_version\":3"));
+                                  "\"schema_version\":4"));
 }
 
 static char *
@@ -710,6 +805,7 @@ main (int argc, char **argv)
   g_test_add_func ("/market/catalogue/filters", test_filters);
   g_test_add_func ("/market/catalogue/hostile-queries", test_hostile_queries);
   g_test_add_func ("/market/catalogue/details", test_details);
+  g_test_add_func ("/market/catalogue/routing-hints", test_routing_hints);
   g_test_add_func ("/market/catalogue/keys-and-not-found", test_keys_and_not_found);
   g_test_add_func ("/market/catalogue/http-ranges-etags", test_http_ranges_and_etags);
   g_test_add_func ("/market/catalogue/http-errors", test_http_errors);

@@ -80,7 +80,7 @@ test_migrations_versions_restart (void)
   market_write_adapter (v2, "evolving", "acme", "1.1.0", 2000);
   write_gguf_adapter (gguf);
   s = market_server_start (first, NULL);
-  g_assert_cmpint (schema_version (s), ==, 3);
+  g_assert_cmpint (schema_version (s), ==, 4);
   if (market_use_postgresql ())
     g_assert_cmpint (sql_int (s->db_path, "SELECT count(*) FROM information_schema.columns "
                               "WHERE (table_name, column_name) IN (('adapters', 'id'), "
@@ -123,7 +123,7 @@ test_migrations_versions_restart (void)
   /* A restart without imports serves the same catalogue. */
   market_server_restart (s, NULL);
   g_assert_cmpint (sql_int (s->db_path, "SELECT count(*) FROM versions"), ==, 3);
-  g_assert_cmpint (schema_version (s), ==, 3);
+  g_assert_cmpint (schema_version (s), ==, 4);
   market_server_stop (s);
 }
 
@@ -172,6 +172,143 @@ test_import_refusals (void)
   expect_refused (s, unsafe, "unsafe file name");
   g_assert_cmpint (sql_int (s->db_path, "SELECT count(*) FROM versions"), ==, 1);
   g_assert_cmpint (sql_int (s->db_path, "SELECT count(*) FROM publishers"), ==, 1);
+  market_server_stop (s);
+}
+
+/* Refused with @message about @member (the quotes around it come out as
+ * the locale allows, so they are left out of the match). */
+static void
+expect_refused_naming (MarketServer *s, const char *dir, const char *member,
+                       const char *message)
+{
+  g_autofree char *named = g_strdup_printf ("%s: ", dir);
+  const char *imports[] = { dir, NULL };
+  g_autofree char *err = NULL;
+  const char *at;
+
+  g_test_message ("%s: %s", member, message);
+  g_assert_cmpint (market_server_run_once (s, imports, &err), !=, 0);
+  at = strstr (err, named);
+  g_assert_nonnull (at);
+  at += strlen (named);
+  g_assert_nonnull (strstr (at, member));
+  g_assert_nonnull (strstr (at, message));
+  g_assert_true (strstr (at, member) < strstr (at, message));
+}
+
+/* An adapter folder whose metadata.json adds @member: @value (JSON text). */
+static char *
+adapter_with (const char *name, const char *member, const char *value)
+{
+  char *dir = folder (name);
+  g_autofree char *meta_path = g_build_filename (dir, "metadata.json", NULL);
+  g_autofree char *meta = NULL;
+
+  market_write_adapter (dir, name, "acme", "1.0.0", 0);
+  meta = g_strdup_printf ("{\"id\":\"%s\",\"name\":\"Hints\",\"publisher\":\"acme\","
+                          "\"version\":\"1.0.0\",\"base_model\":\"test-base\",\"%s\":%s}",
+                          name, member, value);
+  g_assert_true (g_file_set_contents (meta_path, meta, -1, NULL));
+  return dir;
+}
+
+/* A JSON list of @n different strings, each @chars (≥ 3) long. */
+static char *
+json_strings (guint n, guint chars)
+{
+  g_autoptr(GString) out = g_string_new ("[");
+  g_autofree char *word = g_strnfill (chars, 'a');
+
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (out, "%s\"%s%u\"", i ? "," : "", word + 3, 100 + i);
+  g_string_append_c (out, ']');
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+/* "keywords" and "examples" must be lists of 1–500 character strings, at
+ * most 64 and 32 of them: anything else is refused, naming the member. */
+static void
+test_routing_hints_refused (void)
+{
+  g_autofree char *k64 = json_strings (64, 500), *k65 = json_strings (65, 10);
+  g_autofree char *e32 = json_strings (32, 500), *e33 = json_strings (33, 10);
+  g_autofree char *long_entry = json_strings (1, 501);
+  g_autofree char *most = adapter_with ("hints-most", "keywords", k64);
+  g_autofree char *most_e = adapter_with ("hints-most-e", "examples", e32);
+  g_autofree char *number = adapter_with ("hints-number", "keywords", "42");
+  g_autofree char *object = adapter_with ("hints-object", "examples", "{\"a\":\"b\"}");
+  g_autofree char *mixed = adapter_with ("hints-mixed", "keywords", "[\"arr\", 7]");
+  g_autofree char *too_many = adapter_with ("hints-many", "keywords", k65);
+  g_autofree char *too_many_e = adapter_with ("hints-many-e", "examples", e33);
+  g_autofree char *too_long = adapter_with ("hints-long", "examples", long_entry);
+  g_autofree char *empty = adapter_with ("hints-empty", "keywords", "[\"\"]");
+  const char *imports[] = { most, most_e, NULL };
+  MarketServer *s;
+
+  g_assert_cmpuint (strlen (k64), >, 64 * 500);
+  s = market_server_start (imports, NULL);
+  expect_refused_naming (s, number, "keywords", "must be a list of strings");
+  expect_refused_naming (s, object, "examples", "must be a list of strings");
+  expect_refused_naming (s, mixed, "keywords", "must be a list of strings");
+  expect_refused_naming (s, too_many, "keywords", "lists 65 entries; at most 64");
+  expect_refused_naming (s, too_many_e, "examples", "lists 33 entries; at most 32");
+  expect_refused_naming (s, too_long, "examples", "entry 1 has 501 characters");
+  expect_refused_naming (s, empty, "keywords", "entry 1 has 0 characters");
+  g_assert_cmpint (sql_int (s->db_path, "SELECT count(*) FROM adapters"), ==, 2);
+  g_assert_cmpint (sql_int (s->db_path, "SELECT length(keywords) FROM adapters "
+                            "WHERE id = 'hints-most'"), ==, strlen (k64));
+  market_server_stop (s);
+}
+
+static void
+set_metadata (const char *dir, const char *id, const char *version, const char *keywords)
+{
+  g_autofree char *path = g_build_filename (dir, "metadata.json", NULL);
+  g_autofree char *meta = g_strdup_printf ("{\"id\":\"%s\",\"name\":\"Hints\","
+                                           "\"publisher\":\"acme\",\"version\":\"%s\","
+                                           "\"base_model\":\"test-base\",\"keywords\":%s}",
+                                           id, version, keywords);
+
+  g_assert_true (g_file_set_contents (path, meta, -1, NULL));
+}
+
+static char *
+keywords_of (MarketServer *s, const char *id)
+{
+  g_autoptr(TsMarketClient) client = ts_market_client_new (s->url, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TsMarketAdapter) a = market_get_adapter (client, id, &error);
+
+  g_assert_no_error (error);
+  return g_strjoinv (",", a->keywords);
+}
+
+/* Importing an unchanged release again brings its keywords and examples up
+ * to date (a catalogue published before they were kept gets them), and an
+ * older version's folder does not speak for the adapter. */
+static void
+test_routing_hints_refreshed (void)
+{
+  g_autofree char *v1 = folder ("refresh-1"), *v2 = folder ("refresh-2");
+  g_autofree char *got = NULL;
+  /* Again with the older one last: it must not take the latest one's place. */
+  const char *first[] = { v1, v2, NULL }, *again[] = { v2, v1, NULL };
+  MarketServer *s;
+
+  market_write_adapter (v1, "refresh", "acme", "1.0.0", 0);
+  market_write_adapter (v2, "refresh", "acme", "2.0.0", 10);
+  set_metadata (v1, "refresh", "1.0.0", "[]");
+  set_metadata (v2, "refresh", "2.0.0", "[]");
+  s = market_server_start (first, NULL);
+  got = keywords_of (s, "refresh");
+  g_assert_cmpstr (got, ==, "");
+  set_metadata (v1, "refresh", "1.0.0", "[\"older\"]");
+  set_metadata (v2, "refresh", "2.0.0", "[\"ahoy\", \"matey\"]");
+  market_server_restart (s, again);
+  g_clear_pointer (&got, g_free);
+  got = keywords_of (s, "refresh");
+  g_assert_cmpstr (got, ==, "ahoy,matey");
+  g_assert_cmpint (sql_int (s->db_path, "SELECT count(*) FROM versions"), ==, 2);
   market_server_stop (s);
 }
 
@@ -398,6 +535,8 @@ main (int argc, char **argv)
   work = market_tmpdir ();
   g_test_add_func ("/market/daemon/migrations-versions-restart", test_migrations_versions_restart);
   g_test_add_func ("/market/daemon/import-refusals", test_import_refusals);
+  g_test_add_func ("/market/daemon/routing-hints-refused", test_routing_hints_refused);
+  g_test_add_func ("/market/daemon/routing-hints-refreshed", test_routing_hints_refreshed);
   g_test_add_func ("/market/daemon/newer-schema-refused", test_newer_schema_refused);
   g_test_add_func ("/market/daemon/body-limits", test_body_limits);
   g_test_add_func ("/market/daemon/bad-options", test_bad_options);

@@ -134,6 +134,79 @@ test_install_and_remove (void)
   market_rm_rf (dir);
 }
 
+/* The string list @member of the JSON object in @path. */
+static GStrv
+read_list (const char *path, const char *member)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  JsonObject *o;
+  JsonArray *a;
+  GStrv out;
+
+  g_assert_true (json_parser_load_from_file (parser, path, &error));
+  g_assert_no_error (error);
+  o = json_node_get_object (json_parser_get_root (parser));
+  g_test_message ("%s in %s", member, path);
+  g_assert_true (json_object_has_member (o, member));
+  a = json_object_get_array_member (o, member);
+  g_assert_nonnull (a);
+  out = g_new0 (char *, json_array_get_length (a) + 1);
+  for (guint i = 0; i < json_array_get_length (a); i++)
+    out[i] = g_strdup (json_array_get_string_element (a, i));
+  return out;
+}
+
+/* The installed release file carries the publisher's routing hints as its
+ * metadata.json gives them, next to the tags; they lie outside the signed
+ * manifest, so the install verifies with them, and without them (a release
+ * written before they existed). */
+static void
+test_release_routing_hints (void)
+{
+  const char *members[] = { "tags", "keywords", "examples" };
+  g_autofree char *dir = market_tmpdir (), *path = NULL, *release = NULL, *meta = NULL;
+  g_autofree char *text = NULL;
+  g_autoptr(TsMarketKeyring) keyring = demo_keyring ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TsMarketAdapter) a = market_get_adapter (client, "tiny-pirate", &error);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GPtrArray) installed = NULL;
+  JsonObject *o;
+
+  g_assert_no_error (error);
+  path = install (a, keyring, dir, NULL, &error);
+  g_assert_no_error (error);
+  release = g_build_filename (path, TS_MARKET_RELEASE_FILE, NULL);
+  meta = g_build_filename (market_demo_dir (), "tiny-pirate", "metadata.json", NULL);
+  for (guint m = 0; m < G_N_ELEMENTS (members); m++)
+    {
+      g_auto(GStrv) got = read_list (release, members[m]), want = read_list (meta, members[m]);
+      g_test_message ("%s: %u entries", members[m], g_strv_length (want));
+      g_assert_cmpuint (g_strv_length (want), >, 0);
+      g_assert_cmpuint (g_strv_length (got), ==, g_strv_length (want));
+      for (guint i = 0; want[i] != NULL; i++)
+        g_assert_cmpstr (got[i], ==, want[i]);
+    }
+  ts_market_verify_installed (dir, "tiny-pirate", keyring, NULL, &error);
+  g_assert_no_error (error);
+  /* A release file from before: no keywords, no examples. */
+  g_assert_true (json_parser_load_from_file (parser, release, &error));
+  o = json_node_get_object (json_parser_get_root (parser));
+  json_object_remove_member (o, "keywords");
+  json_object_remove_member (o, "examples");
+  text = json_to_string (json_parser_get_root (parser), TRUE);
+  g_assert_null (strstr (text, "matey"));
+  g_assert_true (g_file_set_contents (release, text, -1, NULL));
+  ts_market_verify_installed (dir, "tiny-pirate", keyring, NULL, &error);
+  g_assert_no_error (error);
+  installed = ts_market_list_installed (dir, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (installed->len, ==, 1);
+  g_assert_cmpstr (((TsMarketInstalled *) installed->pdata[0])->id, ==, "tiny-pirate");
+  market_rm_rf (dir);
+}
+
 static gint64
 part_size (const char *downloads)
 {
@@ -377,6 +450,7 @@ main (int argc, char **argv)
   client = ts_market_client_new (server->url, &error);
   g_assert_no_error (error);
   g_test_add_func ("/market/install/install-and-remove", test_install_and_remove);
+  g_test_add_func ("/market/install/release-routing-hints", test_release_routing_hints);
   g_test_add_func ("/market/install/cancel-and-resume", test_cancel_and_resume_install);
   g_test_add_func ("/market/install/download-resume", test_cancel_and_resume_download);
   g_test_add_func ("/market/install/tampered-blob", test_tampered_blob);
