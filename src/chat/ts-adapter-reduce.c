@@ -120,8 +120,21 @@ metadata_from_catalogue (TsMarketAdapter *a)
   json_object_set_int_member (o, "rank", a->rank);
   json_object_set_double_member (o, "alpha", a->alpha);
   set_string_list (o, "tags", (const char *const *) a->tags);
+  /* what the chat's routing reads: a reduced copy routes as its source did */
+  set_string_list (o, "keywords", (const char *const *) a->keywords);
+  set_string_list (o, "examples", (const char *const *) a->examples);
   set_string_list (o, "target_modules", (const char *const *) a->target_modules);
   return o;
+}
+
+/* Copies member @name of @from into @to when it is there. */
+static void
+copy_member (JsonObject *to, JsonObject *from, const char *name)
+{
+  JsonNode *node = json_object_get_member (from, name);
+
+  if (node != NULL)
+    json_object_set_member (to, name, json_node_copy (node));
 }
 
 static JsonObject *
@@ -134,6 +147,9 @@ metadata_from_release (JsonObject *release)
   set_string (o, "version", ts_json_get_string (release, "version"));
   set_string (o, "publisher", ts_json_get_string (release, "publisher"));
   set_string (o, "base_model", ts_json_get_string (release, "base_model"));
+  copy_member (o, release, "tags");
+  copy_member (o, release, "keywords");
+  copy_member (o, release, "examples");
   return o;
 }
 

@@ -4,6 +4,7 @@
  * engine loading it, and every refusal leaving nothing behind.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 #include <math.h>
 #include <signal.h>
 #include <string.h>
@@ -200,6 +201,29 @@ check_record (Store *s, TsAdapterReduction *red, const char *id, const char *sou
   ts_adapter_origin_clear (&origin);
 }
 
+/* @dir's metadata.json lists @keywords and @examples (comma-separated): a
+ * reduced copy routes in the chat as its source did. */
+static void
+check_routing_hints (const char *dir, const char *keywords, const char *examples)
+{
+  g_autofree char *path = g_build_filename (dir, "metadata.json", NULL);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  const char *members[] = { "keywords", "examples" }, *expected[] = { keywords, examples };
+
+  g_assert_true (json_parser_load_from_file (parser, path, NULL));
+  for (int m = 0; m < 2; m++)
+    {
+      JsonArray *list = json_object_get_array_member (json_node_get_object (json_parser_get_root (parser)),
+                                                      members[m]);
+      g_autoptr (GString) joined = g_string_new (NULL);
+
+      g_assert_nonnull (list);
+      for (guint i = 0; i < json_array_get_length (list); i++)
+        g_string_append_printf (joined, "%s%s", i ? "," : "", json_array_get_string_element (list, i));
+      g_assert_cmpstr (joined->str, ==, expected[m]);
+    }
+}
+
 /* tiny-golden (rank 8, PEFT) → 4 → 2: files, energies, metadata, records. */
 static void
 test_reduce_installed (Store *s, gconstpointer unused)
@@ -220,6 +244,11 @@ test_reduce_installed (Store *s, gconstpointer unused)
   g_assert_true (ts_adapter_probe (source, &shape, &error));
   g_assert_true (shape.peft);
   g_assert_cmpuint (shape.rank_max, ==, 8);
+  /* The catalogue's routing hints (tiny-golden publishes none: given here). */
+  g_strfreev (s->golden->keywords);
+  g_strfreev (s->golden->examples);
+  s->golden->keywords = g_strsplit ("golden,reference", ",", -1);
+  s->golden->examples = g_strsplit ("Show me the reference output.", ",", -1);
   red = ts_adapter_reduce (&req, progress_cb, &p, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (p.calls, ==, shape.n_modules);
@@ -236,6 +265,7 @@ test_reduce_installed (Store *s, gconstpointer unused)
   check_energies (red, source, 4);
   check_loads (model, red->path, 4, shape.n_modules);
   check_record (s, red, "tiny-golden-r4", "tiny-golden");
+  check_routing_hints (red->path, "golden,reference", "Show me the reference output.");
 
   /* Reducing the reduced one again: still metered as tiny-golden. */
   req = (TsAdapterReduceRequest) { .source = red->path, .dest_dir = s->store,
@@ -245,6 +275,7 @@ test_reduce_installed (Store *s, gconstpointer unused)
   g_assert_no_error (error);
   check_loads (model, red2->path, 2, shape.n_modules);
   check_record (s, red2, "tiny-golden-r2", "tiny-golden-r4");
+  check_routing_hints (red2->path, "golden,reference", "Show me the reference output.");
   assert_entries (s->store, 3);
 
   /* A reduced adapter changed on disk fails its check, and is not reduced. */
