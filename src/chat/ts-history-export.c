@@ -210,16 +210,7 @@ build_stats (JsonBuilder *b, const TsHistoryReplyStats *stats)
       return;
     }
   json_builder_begin_object (b);
-  set_int (b, "n_tokens", stats->n_tokens);
-  set_double (b, "tokens_per_second", stats->tokens_per_second);
-  set_double (b, "first_token_ms", stats->first_token_ms);
-  set_double (b, "max_delta_error", stats->max_delta_error);
-  set_double (b, "bytes_per_token", stats->bytes_per_token);
-  set_boolean (b, "encrypted", stats->encrypted);
-  set_boolean (b, "has_adapter", stats->has_adapter);
-  set_int (b, "he_modules", stats->he_modules);
-  set_int (b, "he_inputs", stats->he_inputs);
-  set_int (b, "diverged_at", stats->diverged_at);
+  ts_history_reply_stats_add_numbers (b, stats);
   json_builder_set_member_name (b, "tokens");
   json_builder_begin_array (b);
   for (guint i = 0; i < stats->timings->len; i++)

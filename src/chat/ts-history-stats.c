@@ -69,14 +69,11 @@ add_int (JsonBuilder *b, const char *name, gint64 value)
   json_builder_add_int_value (b, value);
 }
 
-char *
-ts_history_reply_stats_to_json (const TsHistoryReplyStats *stats)
+void
+ts_history_reply_stats_add_numbers (JsonBuilder *b, const TsHistoryReplyStats *stats)
 {
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  g_autoptr (JsonNode) root = NULL;
-
-  g_return_val_if_fail (stats != NULL, NULL);
-  json_builder_begin_object (b);
+  g_return_if_fail (JSON_IS_BUILDER (b));
+  g_return_if_fail (stats != NULL);
   add_int (b, "n_tokens", stats->n_tokens);
   add_double (b, "tokens_per_second", stats->tokens_per_second);
   add_double (b, "first_token_ms", stats->first_token_ms);
@@ -89,6 +86,17 @@ ts_history_reply_stats_to_json (const TsHistoryReplyStats *stats)
   add_int (b, "he_modules", stats->he_modules);
   add_int (b, "he_inputs", stats->he_inputs);
   add_int (b, "diverged_at", stats->diverged_at);
+}
+
+char *
+ts_history_reply_stats_to_json (const TsHistoryReplyStats *stats)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonNode) root = NULL;
+
+  g_return_val_if_fail (stats != NULL, NULL);
+  json_builder_begin_object (b);
+  ts_history_reply_stats_add_numbers (b, stats);
   json_builder_set_member_name (b, "bars");
   json_builder_begin_array (b);
   for (guint i = 0; i < stats->timings->len; i++)

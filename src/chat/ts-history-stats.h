@@ -8,6 +8,7 @@
 #pragma once
 
 #include <glib.h>
+#include <json-glib/json-glib.h>
 
 #include "ts-timings.h"
 
@@ -37,6 +38,10 @@ void ts_history_reply_stats_add_bar (TsHistoryReplyStats *stats, const TsTokenTi
                                      const char *text);
 
 char *ts_history_reply_stats_to_json (const TsHistoryReplyStats *stats);
+/* Adds the footer's numbers (n_tokens … diverged_at) as members of the
+ * object @builder is building: one list of names for the stored form and
+ * the conversation export. */
+void ts_history_reply_stats_add_numbers (JsonBuilder *builder, const TsHistoryReplyStats *stats);
 /* NULL (with @error naming what is wrong) when @json is not such a text. */
 TsHistoryReplyStats *ts_history_reply_stats_from_json (const char *json, GError **error);
 
