@@ -85,6 +85,12 @@ screen_width (TsChatPage *page)
   return gdk_surface_get_width (gtk_native_get_surface (GTK_NATIVE (page_window (page))));
 }
 
+static int
+screen_height (TsChatPage *page)
+{
+  return gdk_surface_get_height (gtk_native_get_surface (GTK_NATIVE (page_window (page))));
+}
+
 typedef struct {
   TsChatPage *page;
   int width;
@@ -140,7 +146,8 @@ resize_window (TsChatPage *page, int width, int height)
       wait_for_width (page, width, 2);
     }
   settle (200);
-  note ("asked for %d px: the window is %d px", width, screen_width (page));
+  note ("asked for %d × %d px: the window is %d × %d px", width, height, screen_width (page),
+        screen_height (page));
 }
 
 static void
@@ -203,8 +210,8 @@ check_fits (TsChatPage *page, const char *when)
   g_assert_cmpint (width, <=, SCREEN_WIDTH);
 }
 
-/* Resized to LAPTOP_WIDTH, then STACKED_WIDTH, the window is that wide;
- * then back to the screen's width. */
+/* Resized to LAPTOP_WIDTH, then STACKED_WIDTH, the window is that wide and
+ * as high as the screen; then back to the screen's width. */
 static void
 check_narrower (TsChatPage *page, const char *lang, const char *when)
 {
@@ -217,6 +224,7 @@ check_narrower (TsChatPage *page, const char *lang, const char *when)
       resize_window (page, widths[i], SCREEN_HEIGHT);
       screenshot (page, name);
       g_assert_cmpint (screen_width (page), ==, widths[i]);
+      g_assert_cmpint (screen_height (page), ==, SCREEN_HEIGHT);
     }
   resize_window (page, SCREEN_WIDTH, SCREEN_HEIGHT);
 }
@@ -363,6 +371,9 @@ test_panes_stack (void)
   resize_window (page, STACKED_WIDTH, SCREEN_HEIGHT);
   screenshot (page, "narrow-stacked.png");
   g_assert_cmpint (screen_width (page), ==, STACKED_WIDTH);
+  /* stacked, the panes need more height than the screen has: the page
+   * scrolls instead of the window growing */
+  g_assert_cmpint (screen_height (page), ==, SCREEN_HEIGHT);
   check_arrangement (page, TRUE);
   resize_window (page, SIDE_BY_SIDE_WIDTH, SCREEN_HEIGHT);
   screenshot (page, "narrow-side-by-side.png");
