@@ -3,6 +3,7 @@
 #include <glib/gi18n.h>
 
 #include "ts-chat-page-private.h"
+#include "ts-chat-panes.h"
 
 G_DEFINE_FINAL_TYPE (TsChatPage, ts_chat_page, ADW_TYPE_BIN)
 
@@ -631,6 +632,7 @@ ts_chat_page_class_init (TsChatPageClass *klass)
   _ts_chat_page_market_class_init (object_class);
 
   g_type_ensure (TS_TYPE_CHAT_PANE);
+  g_type_ensure (TS_TYPE_CHAT_PANES);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/tensafe/Desktop/ui/ts-chat-page.ui");
   gtk_widget_class_bind_template_child (widget_class, TsChatPage, toast_overlay);
