@@ -79,6 +79,29 @@ guard_state_nudge_end (GuardState *state, char *buffer, gsize count)
   return 2;
 }
 
+/* libsoup 3.2 has the same blind spot for a socket timeout (the servers
+ * set one, g_socket_set_timeout()): when a kept-alive connection waiting
+ * for its next request times out, the read fails unheard, nothing reads
+ * the connection again and nothing closes it, so a client that sends its
+ * next request on it waits forever. Here the socket is shut down (the
+ * client sees the server close, as after any idle timeout, and opens a
+ * new connection) and the failure becomes the same empty line as above,
+ * whose request then reads the end of stream and closes the connection. */
+static gssize
+guard_state_end_idle (GuardState *state, char *buffer, gsize count, GError **error)
+{
+  gssize nudge;
+
+  if (!state->in_head || state->head_bytes > 0 || error == NULL
+      || !g_error_matches (*error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT))
+    return -1;
+  g_socket_shutdown (state->socket, TRUE, TRUE, NULL);
+  nudge = guard_state_nudge_end (state, buffer, count);
+  if (nudge > 0)
+    g_clear_error (error);
+  return nudge > 0 ? nudge : -1;
+}
+
 /* Keeps the head's bytes until its empty line; then TRUE when the head
  * must be refused before libsoup parses it (server-framing.h). */
 static gboolean
@@ -123,7 +146,9 @@ guard_state_account (GuardState *state, void *buffer, gsize count, gssize n, GEr
 
   if (n == 0)
     return guard_state_nudge_end (state, buffer, count);
-  if (n < 0 || !state->in_head)
+  if (n < 0)
+    return guard_state_end_idle (state, buffer, count, error);
+  if (!state->in_head)
     return n;
   state->head_bytes += (gsize) n;
   if (state->head_bytes > state->max_head_bytes)

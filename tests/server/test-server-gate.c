@@ -31,6 +31,7 @@ typedef struct {
   SoupServer *server;
   gboolean gated;
   guint max_per_address;
+  guint idle_timeout_s;   /* the socket timeout the servers set; 0: none */
   guint16 port;
   GMutex lock;
   GCond ready;
@@ -63,6 +64,17 @@ nodelay_cb (SoupServer *server, SoupServerMessage *msg, const char *path, GHashT
   soup_server_message_set_response (msg, "text/plain", SOUP_MEMORY_STATIC, text, 1);
 }
 
+/* As both servers do: a connection silent this long is given up. */
+static void
+request_started_cb (SoupServer *server, SoupServerMessage *msg, gpointer data)
+{
+  Served *s = data;
+  GSocket *socket = s->gated ? server_message_socket (msg) : soup_server_message_get_socket (msg);
+
+  if (socket != NULL && s->idle_timeout_s > 0)
+    g_socket_set_timeout (socket, s->idle_timeout_s);
+}
+
 static guint16
 first_port (GSList *uris)
 {
@@ -85,6 +97,7 @@ serve_thread (gpointer data)
   s->server = soup_server_new (NULL, NULL);
   soup_server_add_handler (s->server, "/echo", echo_cb, NULL, NULL);
   soup_server_add_handler (s->server, "/nodelay", nodelay_cb, NULL, NULL);
+  g_signal_connect (s->server, "request-started", G_CALLBACK (request_started_cb), s);
   if (s->gated)
     g_assert_true (server_listen (s->server, address, &limits, &error));
   else
@@ -108,12 +121,13 @@ serve_thread (gpointer data)
 }
 
 static Served *
-served_start (gboolean gated, guint max_per_address)
+served_start_full (gboolean gated, guint max_per_address, guint idle_timeout_s)
 {
   Served *s = g_new0 (Served, 1);
 
   s->gated = gated;
   s->max_per_address = max_per_address;
+  s->idle_timeout_s = idle_timeout_s;
   s->context = g_main_context_new ();
   s->loop = g_main_loop_new (s->context, FALSE);
   g_mutex_init (&s->lock);
@@ -124,6 +138,12 @@ served_start (gboolean gated, guint max_per_address)
     g_cond_wait (&s->ready, &s->lock);
   g_mutex_unlock (&s->lock);
   return s;
+}
+
+static Served *
+served_start (gboolean gated, guint max_per_address)
+{
+  return served_start_full (gated, max_per_address, 0);
 }
 
 static gboolean
@@ -540,6 +560,55 @@ test_no_nagle (void)
   served_stop (s);
 }
 
+/* One request on a kept-alive connection, then silence past the server's
+ * socket timeout (1 s): how the connection ends, read within WAIT_MS. */
+static Answer
+idle_past_timeout (Served *s)
+{
+  int fd = client_connect (s->port);
+  g_auto (Answer) first = { 0 };
+  Answer after;
+
+  client_send (fd, keep_alive_request, strlen (keep_alive_request));
+  first = client_read (fd, TRUE);
+  g_assert_true (g_str_has_prefix (first.text->str, "HTTP/1.1 200 "));
+  g_usleep (1200000);
+  after = client_read (fd, FALSE);
+  close (fd);
+  return after;
+}
+
+/* A kept-alive connection left idle past the socket timeout is closed, so
+ * the client's next request goes on a new connection; before, it stayed
+ * open and unread, and a request sent on it (a marketplace page opened
+ * half a minute after the last) waited forever. */
+static void
+test_idle_keep_alive_closed (void)
+{
+  Served *s = served_start_full (TRUE, 0, 1);
+  g_auto (Answer) a = idle_past_timeout (s);
+
+  g_test_message ("after the timeout: closed %d, reset %d, silent %d (%.2f s)", a.closed, a.reset,
+                  a.timed_out, a.seconds);
+  g_assert_true (a.closed);
+  g_assert_cmpuint (a.text->len, ==, 0);
+  g_assert_cmpuint (served_count_reaches (s, 0), ==, 0);
+  served_stop (s);
+}
+
+/* Before the gate: libsoup 3.2 alone keeps such a connection open. */
+static void
+test_soup_alone_keeps_timed_out_connections (void)
+{
+  Served *s = served_start_full (FALSE, 0, 1);
+  g_auto (Answer) a = idle_past_timeout (s);
+
+  g_test_message ("soup_server_listen, after the timeout: closed %d, silent %d", a.closed,
+                  a.timed_out);
+  g_assert_true (a.timed_out);
+  served_stop (s);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -557,5 +626,8 @@ main (int argc, char **argv)
   g_test_add_func ("/server-gate/soup-alone-keeps-closed-connections",
                    test_soup_alone_keeps_closed_connections);
   g_test_add_func ("/server-gate/no-nagle", test_no_nagle);
+  g_test_add_func ("/server-gate/idle-keep-alive-closed", test_idle_keep_alive_closed);
+  g_test_add_func ("/server-gate/soup-alone-keeps-timed-out-connections",
+                   test_soup_alone_keeps_timed_out_connections);
   return g_test_run ();
 }
