@@ -18,6 +18,7 @@ struct _TsPromptView
   GtkLabel *placeholder;
   GtkEventController *keys;
   char *text;
+  guint scrollbar_idle;
 };
 
 G_DEFINE_FINAL_TYPE (TsPromptView, ts_prompt_view, ADW_TYPE_BIN)
@@ -88,14 +89,27 @@ buffer_changed_cb (TsPromptView *self, GtkTextBuffer *buffer)
 
 /* A scroll bar asks for more height than a line (about three): it is
  * there only once the text is longer than the view. */
-static void
-vadjustment_changed_cb (TsPromptView *self, GtkAdjustment *v)
+static gboolean
+update_scrollbar_cb (gpointer data)
 {
+  TsPromptView *self = data;
+  GtkAdjustment *v = gtk_scrollable_get_vadjustment (GTK_SCROLLABLE (self->text_view));
   gboolean overflows = gtk_adjustment_get_upper (v) - gtk_adjustment_get_lower (v)
                        > gtk_adjustment_get_page_size (v) + 0.5;
 
+  self->scrollbar_idle = 0;
   gtk_scrolled_window_set_policy (self->scroller, GTK_POLICY_NEVER,
                                   overflows ? GTK_POLICY_AUTOMATIC : GTK_POLICY_EXTERNAL);
+  return G_SOURCE_REMOVE;
+}
+
+/* The adjustment changes while the view is laid out: showing a scroll bar
+ * then would draw it unallocated; it waits for the frame to end. */
+static void
+vadjustment_changed_cb (TsPromptView *self)
+{
+  if (self->scrollbar_idle == 0)
+    self->scrollbar_idle = g_idle_add (update_scrollbar_cb, self);
 }
 
 static gboolean
@@ -173,6 +187,15 @@ ts_prompt_view_set_property (GObject *object, guint prop_id, const GValue *value
 }
 
 static void
+ts_prompt_view_dispose (GObject *object)
+{
+  TsPromptView *self = TS_PROMPT_VIEW (object);
+
+  g_clear_handle_id (&self->scrollbar_idle, g_source_remove);
+  G_OBJECT_CLASS (ts_prompt_view_parent_class)->dispose (object);
+}
+
+static void
 ts_prompt_view_finalize (GObject *object)
 {
   TsPromptView *self = TS_PROMPT_VIEW (object);
@@ -189,6 +212,7 @@ ts_prompt_view_class_init (TsPromptViewClass *klass)
 
   object_class->get_property = ts_prompt_view_get_property;
   object_class->set_property = ts_prompt_view_set_property;
+  object_class->dispose = ts_prompt_view_dispose;
   object_class->finalize = ts_prompt_view_finalize;
   widget_class->grab_focus = ts_prompt_view_grab_focus;
   properties[PROP_PLACEHOLDER_TEXT] =
