@@ -97,7 +97,7 @@ loaded (TsChatPage *self)
   _ts_chat_page_routing_refresh (self);
   build_model_menu (self);
   /* ready: typing goes to the prompt at once (not after a dozen Tabs) */
-  gtk_widget_grab_focus (GTK_WIDGET (self->prompt_entry));
+  gtk_widget_grab_focus (GTK_WIDGET (self->prompt_view));
 }
 
 /* The installed model that the adapter at @adapter says it was made for

@@ -8,6 +8,7 @@
 #include "ts-generation.h"
 #include "ts-history.h"
 #include "ts-key-vault.h"
+#include "ts-prompt-view.h"
 #include "ts-settings.h"
 
 G_BEGIN_DECLS
@@ -31,7 +32,7 @@ struct _TsChatPage
   GtkStack *content_stack;
   TsChatPane *plain_pane;
   TsChatPane *he_pane;
-  GtkEntry *prompt_entry;
+  TsPromptView *prompt_view;
   GtkEntry *system_entry;
 
   /* Generation settings (bound to the settings popover). */

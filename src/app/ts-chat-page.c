@@ -252,8 +252,8 @@ _ts_chat_page_turn_cancelled (TsChatPage *self, const char *prompt)
 {
   self->regenerating = FALSE;
   set_busy (self, FALSE);
-  if (*gtk_editable_get_text (GTK_EDITABLE (self->prompt_entry)) == '\0')
-    gtk_editable_set_text (GTK_EDITABLE (self->prompt_entry), prompt);
+  if (*ts_prompt_view_get_text (self->prompt_view) == '\0')
+    ts_prompt_view_set_text (self->prompt_view, prompt);
 }
 
 /* The turn is routed first (on a worker) when there are adapters to route
@@ -269,11 +269,11 @@ static void
 send_action (GtkWidget *widget, const char *action_name, GVariant *param)
 {
   TsChatPage *self = TS_CHAT_PAGE (widget);
-  g_autofree char *prompt = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->prompt_entry))));
+  g_autofree char *prompt = g_strstrip (g_strdup (ts_prompt_view_get_text (self->prompt_view)));
 
   if (*prompt == '\0' || !ts_chat_page_get_ready (self))
     return;
-  gtk_editable_set_text (GTK_EDITABLE (self->prompt_entry), "");
+  ts_prompt_view_set_text (self->prompt_view, "");
   start_exchange (self, prompt);
 }
 
@@ -324,9 +324,8 @@ edit_last_action (GtkWidget *widget, const char *action_name, GVariant *param)
 
   if (self->busy || (prompt = pop_exchange (self)) == NULL)
     return;
-  gtk_editable_set_text (GTK_EDITABLE (self->prompt_entry), prompt);
-  gtk_widget_grab_focus (GTK_WIDGET (self->prompt_entry));
-  gtk_editable_set_position (GTK_EDITABLE (self->prompt_entry), -1);
+  ts_prompt_view_set_text (self->prompt_view, prompt);
+  gtk_widget_grab_focus (GTK_WIDGET (self->prompt_view));
   _ts_chat_page_update_actions (self);
   _ts_chat_page_update_empty_state (self);
 }
@@ -382,7 +381,7 @@ pane_finished_cb (TsChatPane *pane, int kind, const char *message, TsChatPage *s
         _ts_chat_page_history_leave_out_exchange (self);
       _ts_chat_page_history_save_stats (self);
       set_busy (self, FALSE);
-      gtk_widget_grab_focus (GTK_WIDGET (self->prompt_entry));
+      gtk_widget_grab_focus (GTK_WIDGET (self->prompt_view));
       _ts_chat_page_history_refresh (self);
       _ts_chat_page_market_report_turn (self);
     }
@@ -408,14 +407,14 @@ void
 ts_chat_page_set_prompt (TsChatPage *self, const char *text)
 {
   g_return_if_fail (TS_IS_CHAT_PAGE (self));
-  gtk_editable_set_text (GTK_EDITABLE (self->prompt_entry), text);
+  ts_prompt_view_set_text (self->prompt_view, text);
 }
 
 const char *
 ts_chat_page_get_prompt (TsChatPage *self)
 {
   g_return_val_if_fail (TS_IS_CHAT_PAGE (self), NULL);
-  return gtk_editable_get_text (GTK_EDITABLE (self->prompt_entry));
+  return ts_prompt_view_get_text (self->prompt_view);
 }
 
 gboolean
@@ -633,6 +632,7 @@ ts_chat_page_class_init (TsChatPageClass *klass)
 
   g_type_ensure (TS_TYPE_CHAT_PANE);
   g_type_ensure (TS_TYPE_CHAT_PANES);
+  g_type_ensure (TS_TYPE_PROMPT_VIEW);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/tensafe/Desktop/ui/ts-chat-page.ui");
   gtk_widget_class_bind_template_child (widget_class, TsChatPage, toast_overlay);
@@ -642,7 +642,7 @@ ts_chat_page_class_init (TsChatPageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TsChatPage, content_stack);
   gtk_widget_class_bind_template_child (widget_class, TsChatPage, plain_pane);
   gtk_widget_class_bind_template_child (widget_class, TsChatPage, he_pane);
-  gtk_widget_class_bind_template_child (widget_class, TsChatPage, prompt_entry);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPage, prompt_view);
   gtk_widget_class_bind_template_child (widget_class, TsChatPage, system_entry);
   gtk_widget_class_bind_template_callback (widget_class, prompt_activate_cb);
 

@@ -19,6 +19,7 @@
 #include "ts-chat-page.h"
 #include "ts-history.h"
 #include "ts-models-import.h"
+#include "ts-prompt-view.h"
 #include "ts-window.h"
 #include "ts-test-util.h"
 
@@ -673,14 +674,13 @@ test_long_conversation_goes_on (void)
   quit_app (app);
 }
 
-/* Whether the keyboard focus is in the prompt entry. */
+/* Whether the keyboard focus is in the prompt. */
 static gboolean
 prompt_has_focus (TsChatPage *page)
 {
   GtkWidget *focus = gtk_root_get_focus (gtk_widget_get_root (GTK_WIDGET (page)));
-  GtkWidget *entry = gtk_widget_get_ancestor (focus, GTK_TYPE_ENTRY);
 
-  return focus != NULL && (GTK_IS_ENTRY (focus) || entry != NULL);
+  return focus != NULL && gtk_widget_get_ancestor (focus, TS_TYPE_PROMPT_VIEW) != NULL;
 }
 
 /* The keyboard needs no Tabs: the prompt has the focus when the page is
