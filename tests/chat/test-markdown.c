@@ -66,7 +66,8 @@ static void
 test_blocks (void)
 {
   static const BlockCase cases[] = {
-    { "# Title\n## Sub ##\n###### Six\n####### seven", "h1: Title\nh2: Sub\nh6: Six\np: ####### seven" },
+    { "# Title\n## Sub ##\n###### Six\n####### seven",
+      "h1: Title\nh2: Sub\nh6: Six\np: ####### seven" },
     { "#hashtag", "p: #hashtag" },
     { "one\ntwo\n\nthree", "p: one\ntwo\np: three" },
     { "- a\n* b\n+ c\n12. d\n3) e", "li0 •: a\nli0 •: b\nli0 •: c\nli0 12.: d\nli0 3.: e" },
@@ -89,7 +90,8 @@ static void
 test_nested_lists (void)
 {
   static const BlockCase cases[] = {
-    { "- a\n  - b\n    - c\n  - d\n- e", "li0 •: a\nli1 •: b\nli2 •: c\nli1 •: d\nli0 •: e" },
+    { "- a\n  - b\n    - c\n  - d\n- e",
+      "li0 •: a\nli1 •: b\nli2 •: c\nli1 •: d\nli0 •: e" },
     { "1. one\n    - sub\n2. two", "li0 1.: one\nli1 •: sub\nli0 2.: two" },
     { "- a\n\n  - b\n\npara\n  - c", "li0 •: a\nli1 •: b\np: para\nli0 •: c" },
     { "- item\n  continued", "li0 •: item\ncontinued" },
@@ -161,14 +163,16 @@ test_inline_links (void)
   static const InlineCase cases[] = {
     { "see [the docs](https://example.org/a?b=1&c=2) now",
       "see <a href=\"https://example.org/a?b=1&amp;c=2\">the docs</a> now" },
-    { "[**bold** link](http://x.test \"title\")", "<a href=\"http://x.test\"><b>bold</b> link</a>" },
+    { "[**bold** link](http://x.test \"title\")",
+      "<a href=\"http://x.test\"><b>bold</b> link</a>" },
     { "<https://example.org> <mailto:a@b.test>",
       "<a href=\"https://example.org\">https://example.org</a> "
       "<a href=\"mailto:a@b.test\">mailto:a@b.test</a>" },
     { "[click](javascript:alert(1))", "[click](javascript:alert(1)" ")" },
     { "[x](file:///etc/passwd)", "[x](file:///etc/passwd)" },
     { "<javascript:alert(1)>", "&lt;javascript:alert(1)&gt;" },
-    { "[a \"q\"](https://x.test/\"onclick=)", "<a href=\"https://x.test/&quot;onclick=\">a &quot;q&quot;</a>" },
+    { "[a \"q\"](https://x.test/\"onclick=)",
+      "<a href=\"https://x.test/&quot;onclick=\">a &quot;q&quot;</a>" },
     { "[[nested](https://a.test)](https://b.test)",
       "<a href=\"https://b.test\">[nested](https://a.test)</a>" },
   };
@@ -183,7 +187,8 @@ test_inline_escapes (void)
     { "\\*not\\* \\`x\\` \\\\ \\a", "*not* `x` \\ \\a" },
     { "\\[x](https://a.test)", "[x](https://a.test)" },
     { "a < b & c > d", "a &lt; b &amp; c &gt; d" },
-    { "<b>bold?</b> <script>x</script>", "&lt;b&gt;bold?&lt;/b&gt; &lt;script&gt;x&lt;/script&gt;" },
+    { "<b>bold?</b> <script>x</script>",
+      "&lt;b&gt;bold?&lt;/b&gt; &lt;script&gt;x&lt;/script&gt;" },
     { "<a href=\"https://x.test\">x</a>", "&lt;a href=&quot;https://x.test&quot;&gt;x&lt;/a&gt;" },
     { "&amp; &#60;", "&amp;amp; &amp;#60;" },
     { "ctl\001x", "ctl\357\277\275x" },
