@@ -1,21 +1,12 @@
-/* ts-chat-message.c: one chat message, rendered as light markdown.
+/* ts-chat-message.c: one chat message, its Markdown rendered as widgets.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib/gi18n.h>
 #include <string.h>
 
+#include <gtksourceview/gtksource.h>
+
 #include "ts-chat-message.h"
-
-typedef enum {
-  BLOCK_PARAGRAPH,
-  BLOCK_LIST_ITEM,
-  BLOCK_CODE,
-} BlockKind;
-
-typedef struct {
-  BlockKind kind;
-  char *marker;           /* list items: "•" or "3." */
-  GString *text;
-} Block;
+#include "ts-markdown.h"
 
 struct _TsChatMessage
 {
@@ -32,123 +23,10 @@ struct _TsChatMessage
 
 G_DEFINE_FINAL_TYPE (TsChatMessage, ts_chat_message, ADW_TYPE_BIN)
 
-static void
-block_free (gpointer data)
-{
-  Block *b = data;
-
-  g_free (b->marker);
-  g_string_free (b->text, TRUE);
-  g_free (b);
-}
-
-static Block *
-block_new (GPtrArray *blocks, BlockKind kind, const char *marker, const char *text)
-{
-  Block *b = g_new0 (Block, 1);
-
-  b->kind = kind;
-  b->marker = g_strdup (marker);
-  b->text = g_string_new (text);
-  g_ptr_array_add (blocks, b);
-  return b;
-}
-
-/* "- x", "* x", "+ x" → "•"; "12. x" → "12."; else NULL. *rest: the item text. */
-static char *
-list_marker (const char *line, const char **rest)
-{
-  const char *p = line;
-
-  if ((p[0] == '-' || p[0] == '*' || p[0] == '+') && p[1] == ' ')
-    {
-      *rest = p + 2;
-      return g_strdup ("•");
-    }
-  while (g_ascii_isdigit (*p))
-    p++;
-  if (p > line && p - line < 4 && p[0] == '.' && p[1] == ' ')
-    {
-      *rest = p + 2;
-      return g_strndup (line, (gsize) (p - line + 1));
-    }
-  return NULL;
-}
-
-static void
-parse_line (GPtrArray *blocks, Block **current, const char *line)
-{
-  const char *rest = NULL;
-  g_autofree char *marker = NULL;
-
-  if (*current != NULL && (*current)->kind == BLOCK_CODE)
-    {
-      if (g_str_has_prefix (line, "```"))
-        *current = NULL;
-      else
-        g_string_append_printf ((*current)->text, "%s%s", (*current)->text->len ? "\n" : "", line);
-      return;
-    }
-  if (g_str_has_prefix (line, "```"))
-    *current = block_new (blocks, BLOCK_CODE, NULL, "");
-  else if (line[strspn (line, " \t")] == '\0')
-    *current = NULL;
-  else if ((marker = list_marker (line, &rest)) != NULL)
-    *current = block_new (blocks, BLOCK_LIST_ITEM, marker, rest);
-  else if (*current != NULL)
-    g_string_append_printf ((*current)->text, "\n%s", line);
-  else
-    *current = block_new (blocks, BLOCK_PARAGRAPH, NULL, line);
-}
-
-static GPtrArray *
-parse_blocks (const char *text)
-{
-  GPtrArray *blocks = g_ptr_array_new_with_free_func (block_free);
-  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
-  Block *current = NULL;
-
-  for (guint i = 0; lines[i] != NULL; i++)
-    parse_line (blocks, &current, lines[i]);
-  return blocks;
-}
-
 char *
 ts_chat_message_inline_markup (const char *text)
 {
-  GString *out = g_string_new (NULL);
-  gboolean code = FALSE, bold = FALSE;
-
-  for (const char *p = text; *p != '\0'; p++)
-    {
-      if (*p == '`')
-        {
-          g_string_append (out, code ? "</tt>" : "<tt>");
-          code = !code;
-        }
-      else if (!code && p[0] == '*' && p[1] == '*')
-        {
-          g_string_append (out, bold ? "</b>" : "<b>");
-          bold = !bold;
-          p++;
-        }
-      else if (*p == '<')
-        g_string_append (out, "&lt;");
-      else if (*p == '>')
-        g_string_append (out, "&gt;");
-      else if (*p == '&')
-        g_string_append (out, "&amp;");
-      else if ((guchar) *p < 0x20 && *p != '\t' && *p != '\n')
-        g_string_append (out, "\357\277\275");  /* U+FFFD: markup has no control characters */
-      else
-        g_string_append_c (out, *p);
-    }
-  /* A reply still streaming may have opened a span it has not closed yet. */
-  if (code)
-    g_string_append (out, "</tt>");
-  if (bold)
-    g_string_append (out, "</b>");
-  return g_string_free (out, FALSE);
+  return ts_markdown_inline (text);
 }
 
 static GtkWidget *
@@ -164,33 +42,201 @@ text_label_new (void)
   return label;
 }
 
+/* Sets @label's markup unless it already shows it (a streamed reply
+ * updates every block on each token; most did not change). */
 static void
-copy_code_cb (GtkButton *button, GtkLabel *label)
+label_set_markup_if_changed (GtkLabel *label, const char *markup)
 {
-  gdk_clipboard_set_text (gtk_widget_get_clipboard (GTK_WIDGET (button)),
-                          gtk_label_get_text (label));
+  if (g_strcmp0 (gtk_label_get_label (label), markup) != 0)
+    gtk_label_set_markup (label, markup);
+}
+
+static void
+label_set_inline (GtkLabel *label, const char *source)
+{
+  g_autofree char *markup = ts_markdown_inline (source);
+
+  label_set_markup_if_changed (label, markup);
+}
+
+/* ---- code blocks ---- */
+
+static void
+copy_code_cb (GtkButton *button, GtkTextView *view)
+{
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (view);
+  GtkTextIter start, end;
+  g_autofree char *text = NULL;
+
+  gtk_text_buffer_get_bounds (buffer, &start, &end);
+  text = gtk_text_buffer_get_text (buffer, &start, &end, FALSE);
+  gdk_clipboard_set_text (gtk_widget_get_clipboard (GTK_WIDGET (button)), text);
+}
+
+/* The info string's language: a GtkSourceView id ("c", "rust"), or the
+ * file extension it is often written as ("py", "rs", "sh"). */
+static GtkSourceLanguage *
+code_language (const char *name)
+{
+  GtkSourceLanguageManager *manager = gtk_source_language_manager_get_default ();
+  GtkSourceLanguage *language;
+  g_autofree char *file_name = NULL;
+
+  if (name == NULL || *name == '\0')
+    return NULL;
+  language = gtk_source_language_manager_get_language (manager, name);
+  if (language != NULL)
+    return language;
+  file_name = g_strconcat ("code.", name, NULL);
+  return gtk_source_language_manager_guess_language (manager, file_name, NULL);
+}
+
+static void
+code_follow_dark (GtkSourceBuffer *buffer)
+{
+  GtkSourceStyleSchemeManager *schemes = gtk_source_style_scheme_manager_get_default ();
+  gboolean dark = adw_style_manager_get_dark (adw_style_manager_get_default ());
+
+  const char *id = dark ? "Adwaita-dark" : "Adwaita";
+
+  gtk_source_buffer_set_style_scheme (buffer,
+                                      gtk_source_style_scheme_manager_get_scheme (schemes, id));
 }
 
 static GtkWidget *
-code_block_new (GtkWidget **label_out)
+code_view_new (void)
+{
+  GtkSourceBuffer *buffer = gtk_source_buffer_new (NULL);
+  GtkWidget *view = gtk_source_view_new_with_buffer (buffer);
+
+  gtk_text_view_set_editable (GTK_TEXT_VIEW (view), FALSE);
+  gtk_text_view_set_cursor_visible (GTK_TEXT_VIEW (view), FALSE);
+  gtk_text_view_set_monospace (GTK_TEXT_VIEW (view), TRUE);
+  /* Wrapped, so a long line never makes the chat wider than its pane. */
+  gtk_text_view_set_wrap_mode (GTK_TEXT_VIEW (view), GTK_WRAP_CHAR);
+  gtk_widget_set_hexpand (view, TRUE);
+  code_follow_dark (buffer);
+  g_signal_connect_object (adw_style_manager_get_default (), "notify::dark",
+                           G_CALLBACK (code_follow_dark), buffer, G_CONNECT_SWAPPED);
+  g_object_unref (buffer);
+  return view;
+}
+
+static GtkWidget *
+code_block_new (GtkWidget **view_out)
 {
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
-  GtkWidget *label = text_label_new ();
+  GtkWidget *view = code_view_new ();
   GtkWidget *copy = gtk_button_new_from_icon_name ("edit-copy-symbolic");
 
   gtk_widget_add_css_class (box, "ts-code-block");
   gtk_widget_add_css_class (box, "card");
-  gtk_widget_add_css_class (label, "monospace");
-  gtk_label_set_wrap_mode (GTK_LABEL (label), PANGO_WRAP_CHAR);
   gtk_widget_add_css_class (copy, "flat");
   gtk_widget_set_valign (copy, GTK_ALIGN_START);
   gtk_widget_set_tooltip_text (copy, _("Copy Code"));
-  g_signal_connect (copy, "clicked", G_CALLBACK (copy_code_cb), label);
-  gtk_box_append (GTK_BOX (box), label);
+  g_signal_connect (copy, "clicked", G_CALLBACK (copy_code_cb), view);
+  gtk_box_append (GTK_BOX (box), view);
   gtk_box_append (GTK_BOX (box), copy);
-  *label_out = label;
+  *view_out = view;
   return box;
 }
+
+/* Streaming appends to the code: only the new end is inserted (and
+ * coloured), not the whole block again. */
+static void
+code_block_update (GtkWidget *widget, const TsMdBlock *block)
+{
+  GtkTextView *view = g_object_get_data (G_OBJECT (widget), "ts-block-view");
+  GtkSourceBuffer *buffer = GTK_SOURCE_BUFFER (gtk_text_view_get_buffer (view));
+  const char *shown = g_object_get_data (G_OBJECT (widget), "ts-block-code");
+  const char *language = g_object_get_data (G_OBJECT (widget), "ts-block-language");
+  gsize shown_len = shown != NULL ? strlen (shown) : 0;
+
+  if (g_strcmp0 (language, block->language) != 0)
+    {
+      gtk_source_buffer_set_language (buffer, code_language (block->language));
+      g_object_set_data_full (G_OBJECT (widget), "ts-block-language",
+                              g_strdup (block->language), g_free);
+    }
+  if (g_strcmp0 (shown, block->text->str) == 0)
+    return;
+  if (shown != NULL && g_str_has_prefix (block->text->str, shown))
+    {
+      GtkTextIter end;
+
+      gtk_text_buffer_get_end_iter (GTK_TEXT_BUFFER (buffer), &end);
+      gtk_text_buffer_insert (GTK_TEXT_BUFFER (buffer), &end, block->text->str + shown_len, -1);
+    }
+  else
+    gtk_text_buffer_set_text (GTK_TEXT_BUFFER (buffer), block->text->str, -1);
+  g_object_set_data_full (G_OBJECT (widget), "ts-block-code", g_strdup (block->text->str), g_free);
+}
+
+/* ---- tables ---- */
+
+static GtkWidget *
+table_new (GtkWidget **grid_out)
+{
+  GtkWidget *frame = gtk_frame_new (NULL);
+  GtkWidget *grid = gtk_grid_new ();
+
+  gtk_widget_add_css_class (frame, "ts-md-table");
+  gtk_grid_set_column_spacing (GTK_GRID (grid), 18);
+  gtk_grid_set_row_spacing (GTK_GRID (grid), 6);
+  gtk_frame_set_child (GTK_FRAME (frame), grid);
+  gtk_widget_set_halign (frame, GTK_ALIGN_START);
+  *grid_out = grid;
+  return frame;
+}
+
+static float
+align_xalign (TsMdAlign align)
+{
+  return align == TS_MD_ALIGN_CENTER ? 0.5f : align == TS_MD_ALIGN_RIGHT ? 1.0f : 0.0f;
+}
+
+static void
+table_cell_update (GtkGrid *grid, const TsMdBlock *block, guint row, guint column)
+{
+  GtkWidget *cell = gtk_grid_get_child_at (grid, (int) column, (int) row);
+
+  if (cell == NULL)
+    {
+      cell = text_label_new ();
+      gtk_widget_set_hexpand (cell, FALSE);
+      if (row == 0)
+        gtk_widget_add_css_class (cell, "heading");
+      gtk_grid_attach (grid, cell, (int) column, (int) row, 1, 1);
+    }
+  gtk_label_set_xalign (GTK_LABEL (cell), align_xalign (block->align[column]));
+  label_set_inline (GTK_LABEL (cell), ts_markdown_table_cell (block, row, column));
+}
+
+/* Cells are kept where they are and only rows still arriving change. */
+static void
+table_update (GtkWidget *widget, const TsMdBlock *block)
+{
+  GtkGrid *grid = g_object_get_data (G_OBJECT (widget), "ts-block-grid");
+  guint rows = ts_markdown_table_rows (block);
+  GtkWidget *child = gtk_widget_get_first_child (GTK_WIDGET (grid));
+
+  /* Cells beyond the table's rows or columns (the text changed) go. */
+  while (child != NULL)
+    {
+      GtkWidget *next = gtk_widget_get_next_sibling (child);
+      int column, row;
+
+      gtk_grid_query_child (grid, child, &column, &row, NULL, NULL);
+      if ((guint) column >= block->n_columns || (guint) row >= rows)
+        gtk_grid_remove (grid, child);
+      child = next;
+    }
+  for (guint r = 0; r < rows; r++)
+    for (guint c = 0; c < block->n_columns; c++)
+      table_cell_update (grid, block, r, c);
+}
+
+/* ---- text blocks ---- */
 
 static GtkWidget *
 list_item_new (GtkWidget **label_out, GtkWidget **marker_out)
@@ -199,57 +245,82 @@ list_item_new (GtkWidget **label_out, GtkWidget **marker_out)
 
   *marker_out = gtk_label_new (NULL);
   gtk_widget_set_valign (*marker_out, GTK_ALIGN_START);
-  gtk_widget_set_margin_start (*marker_out, 8);
   *label_out = text_label_new ();
   gtk_box_append (GTK_BOX (box), *marker_out);
   gtk_box_append (GTK_BOX (box), *label_out);
   return box;
 }
 
-/* Makes a widget for @kind; remembers its kind and text label on it. */
-static GtkWidget *
-block_widget_new (BlockKind kind)
+static void
+heading_update (GtkWidget *label, guint level)
 {
-  GtkWidget *widget, *label = NULL, *marker = NULL;
+  static const char *const classes[] = { "title-1", "title-2", "title-3", "title-4" };
+  guint wanted = MIN (level, 4) - 1;
 
-  if (kind == BLOCK_CODE)
-    widget = code_block_new (&label);
-  else if (kind == BLOCK_LIST_ITEM)
+  for (guint i = 0; i < G_N_ELEMENTS (classes); i++)
+    if (i != wanted)
+      gtk_widget_remove_css_class (label, classes[i]);
+  gtk_widget_add_css_class (label, classes[wanted]);
+}
+
+static GtkWidget *
+block_widget_new (TsMdKind kind)
+{
+  GtkWidget *widget, *label = NULL, *marker = NULL, *view = NULL, *grid = NULL;
+
+  if (kind == TS_MD_CODE)
+    widget = code_block_new (&view);
+  else if (kind == TS_MD_LIST_ITEM)
     widget = list_item_new (&label, &marker);
+  else if (kind == TS_MD_TABLE)
+    widget = table_new (&grid);
+  else if (kind == TS_MD_RULE)
+    widget = gtk_separator_new (GTK_ORIENTATION_HORIZONTAL);
   else
     widget = label = text_label_new ();
+  if (kind == TS_MD_HEADING)
+    gtk_widget_add_css_class (label, "ts-md-heading");
+  if (kind == TS_MD_QUOTE)
+    {
+      gtk_widget_add_css_class (label, "ts-md-quote");
+      gtk_widget_add_css_class (label, "dim-label");
+    }
   g_object_set_data (G_OBJECT (widget), "ts-block-kind", GINT_TO_POINTER (kind + 1));
   g_object_set_data (G_OBJECT (widget), "ts-block-label", label);
   g_object_set_data (G_OBJECT (widget), "ts-block-marker", marker);
+  g_object_set_data (G_OBJECT (widget), "ts-block-view", view);
+  g_object_set_data (G_OBJECT (widget), "ts-block-grid", grid);
   return widget;
 }
 
 static void
-block_widget_update (GtkWidget *widget, const Block *block)
+block_widget_update (GtkWidget *widget, const TsMdBlock *block)
 {
   GtkLabel *label = g_object_get_data (G_OBJECT (widget), "ts-block-label");
   GtkLabel *marker = g_object_get_data (G_OBJECT (widget), "ts-block-marker");
 
-  if (block->kind == BLOCK_CODE)
-    {
-      if (g_strcmp0 (gtk_label_get_text (label), block->text->str) != 0)
-        gtk_label_set_text (label, block->text->str);
-      return;
-    }
+  if (block->kind == TS_MD_CODE)
+    code_block_update (widget, block);
+  else if (block->kind == TS_MD_TABLE)
+    table_update (widget, block);
+  if (label == NULL)
+    return;
   if (marker != NULL)
-    gtk_label_set_text (marker, block->marker);
-  {
-    g_autofree char *markup = ts_chat_message_inline_markup (block->text->str);
-
-    if (g_strcmp0 (gtk_label_get_label (label), markup) != 0)
-      gtk_label_set_markup (label, markup);
-  }
+    {
+      gtk_label_set_text (marker, block->marker);
+      gtk_widget_set_margin_start (GTK_WIDGET (marker), 8 + 18 * (int) block->level);
+    }
+  if (block->kind == TS_MD_HEADING)
+    heading_update (GTK_WIDGET (label), block->level);
+  if (block->kind == TS_MD_QUOTE)
+    gtk_widget_set_margin_start (GTK_WIDGET (label), 12 * ((int) block->level - 1));
+  label_set_inline (label, block->text->str);
 }
 
-static BlockKind
+static TsMdKind
 widget_kind (GtkWidget *widget)
 {
-  return (BlockKind) (GPOINTER_TO_INT (g_object_get_data (G_OBJECT (widget), "ts-block-kind")) - 1);
+  return (TsMdKind) (GPOINTER_TO_INT (g_object_get_data (G_OBJECT (widget), "ts-block-kind")) - 1);
 }
 
 /* Brings the block widgets in line with the text, reusing those that still
@@ -257,12 +328,12 @@ widget_kind (GtkWidget *widget)
 static void
 render (TsChatMessage *self)
 {
-  g_autoptr (GPtrArray) blocks = parse_blocks (self->text->str);
+  g_autoptr (GPtrArray) blocks = ts_markdown_parse (self->text->str);
   GtkWidget *child = gtk_widget_get_first_child (GTK_WIDGET (self->blocks));
 
   for (guint i = 0; i < blocks->len; i++)
     {
-      Block *block = g_ptr_array_index (blocks, i);
+      TsMdBlock *block = g_ptr_array_index (blocks, i);
 
       while (child != NULL && widget_kind (child) != block->kind)
         {
@@ -290,9 +361,8 @@ render (TsChatMessage *self)
       child = next;
     }
 }
-
 static guint
-count_kind (TsChatMessage *self, BlockKind kind)
+count_kind (TsChatMessage *self, TsMdKind kind)
 {
   guint n = 0;
 
@@ -306,14 +376,14 @@ guint
 ts_chat_message_count_code_blocks (TsChatMessage *self)
 {
   g_return_val_if_fail (TS_IS_CHAT_MESSAGE (self), 0);
-  return count_kind (self, BLOCK_CODE);
+  return count_kind (self, TS_MD_CODE);
 }
 
 guint
 ts_chat_message_count_list_items (TsChatMessage *self)
 {
   g_return_val_if_fail (TS_IS_CHAT_MESSAGE (self), 0);
-  return count_kind (self, BLOCK_LIST_ITEM);
+  return count_kind (self, TS_MD_LIST_ITEM);
 }
 
 const char *
@@ -434,6 +504,7 @@ ts_chat_message_class_init (TsChatMessageClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   G_OBJECT_CLASS (klass)->finalize = ts_chat_message_finalize;
+  gtk_source_init ();
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/tensafe/Desktop/ui/ts-chat-message.ui");
   gtk_widget_class_bind_template_child (widget_class, TsChatMessage, note_label);

@@ -1,9 +1,13 @@
-/* ts-chat-message.h: one chat message, rendered as light markdown.
+/* ts-chat-message.h: one chat message, its Markdown rendered as widgets.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Paragraphs, bullet and numbered lists, `inline code`, **bold**, and fenced
- * code blocks (monospace, with a copy button). The text may grow while a
- * reply streams in: blocks already shown are reused, so appending is cheap.
+ * The Markdown of ts-markdown.h: headings (title-1..4 labels), paragraphs,
+ * nested list items, block quotes (dimmed, a line on the left), tables (a
+ * grid in a frame), rules (a separator) and fenced code (a read-only
+ * GtkSourceView coloured for its language, light or dark with the style,
+ * and a copy button); inline spans and http/https/mailto links in the
+ * labels. The text may grow while a reply streams in: blocks already shown
+ * are reused and only what changed is set again, so appending is cheap.
  * A note above the text and an error below it are plain text, not part of
  * the message's text.
  *
@@ -41,8 +45,7 @@ const char *ts_chat_message_get_error (TsChatMessage *self);
 guint ts_chat_message_count_code_blocks (TsChatMessage *self);
 guint ts_chat_message_count_list_items (TsChatMessage *self);
 
-/* Pango markup for one line of text: escapes it, `code` → monospace,
- * **bold** → bold. Newly allocated. */
+/* GtkLabel markup for inline Markdown (ts_markdown_inline()). Newly allocated. */
 char *ts_chat_message_inline_markup (const char *text);
 
 G_END_DECLS
