@@ -3,6 +3,7 @@
 #include "gui-test-util.h"
 #include "ts-application.h"
 #include "ts-settings.h"
+#include "ts-test-util.h"
 
 static gboolean
 timeout_cb (gpointer data)
@@ -91,6 +92,34 @@ gui_run_without_display (const char *path)
 {
   g_test_add_func (path, no_display);
   return g_test_run ();
+}
+
+gboolean
+gui_test_program_init (GuiTestProgram *program, int *argc, char ***argv, const char *name)
+{
+  g_autofree char *template = g_strdup_printf ("tensafe-%s-XXXXXX", name);
+
+  g_test_init (argc, argv, NULL);
+  program->data_home = g_dir_make_tmp (template, NULL);
+  g_assert_nonnull (program->data_home);
+  g_setenv ("XDG_DATA_HOME", program->data_home, TRUE);
+  program->app = NULL;
+  if (!gtk_init_check ())
+    return FALSE;
+  adw_init ();
+  program->app = ts_application_new (G_APPLICATION_NON_UNIQUE);
+  return TRUE;
+}
+
+int
+gui_test_program_run (GuiTestProgram *program, const char *no_display_path)
+{
+  int status = program->app != NULL ? g_test_run () : gui_run_without_display (no_display_path);
+
+  ts_test_remove_tree (program->data_home);
+  g_clear_pointer (&program->data_home, g_free);
+  g_clear_object (&program->app);
+  return status;
 }
 static void
 settle (void)

@@ -4,6 +4,7 @@
 
 #include <adwaita.h>
 
+#include "ts-application.h"
 #include "ts-chat-page.h"
 
 G_BEGIN_DECLS
@@ -47,6 +48,25 @@ gboolean gui_have_result (gpointer data);
 
 /* Registers a skipped test for machines without a display. */
 int gui_run_without_display (const char *path);
+
+/* What a GUI test program sets up before its cases: a data folder of its
+ * own as $XDG_DATA_HOME (for history.sqlite and installed files; not
+ * G_TEST_OPTION_ISOLATE_DIRS, which hides the system's MIME database that
+ * icon loading needs), GTK and libadwaita when there is a display, and an
+ * application (creating it registers the resources the templates load
+ * from). */
+typedef struct {
+  char *data_home;
+  TsApplication *app;          /* NULL without a display */
+} GuiTestProgram;
+
+/* Calls g_test_init(), then sets @program up (@name names its data folder);
+ * FALSE without a display: add no cases then. */
+gboolean gui_test_program_init (GuiTestProgram *program, int *argc, char ***argv,
+                                const char *name);
+/* Runs the cases added (without a display, one skipped case at
+ * @no_display_path), removes the data folder; returns g_test_run()'s status. */
+int gui_test_program_run (GuiTestProgram *program, const char *no_display_path);
 
 /* With TS_SCREENSHOT_DIR set, renders @widget to the PNG file @name there,
  * after letting layout settle; otherwise does nothing. */

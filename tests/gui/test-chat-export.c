@@ -304,23 +304,13 @@ test_find_shortcut (void)
 int
 main (int argc, char **argv)
 {
-  g_autoptr (TsApplication) app = NULL;
-  g_autofree char *data_home = NULL;
-  int status;
+  GuiTestProgram program;
 
-  g_test_init (&argc, &argv, NULL);
-  data_home = g_dir_make_tmp ("tensafe-chat-export-XXXXXX", NULL);
-  g_assert_nonnull (data_home);
-  g_setenv ("XDG_DATA_HOME", data_home, TRUE);
-  if (!gtk_init_check ())
-    return gui_run_without_display ("/chat-export/no-display");
-  adw_init ();
-  /* Creating the application registers the resources the templates load from. */
-  app = ts_application_new (G_APPLICATION_NON_UNIQUE);
-  g_test_add_func ("/chat-export/export", test_export);
-  g_test_add_func ("/chat-export/search", test_search);
-  g_test_add_func ("/chat-export/find-shortcut", test_find_shortcut);
-  status = g_test_run ();
-  ts_test_remove_tree (data_home);
-  return status;
+  if (gui_test_program_init (&program, &argc, &argv, "chat-export"))
+    {
+      g_test_add_func ("/chat-export/export", test_export);
+      g_test_add_func ("/chat-export/search", test_search);
+      g_test_add_func ("/chat-export/find-shortcut", test_find_shortcut);
+    }
+  return gui_test_program_run (&program, "/chat-export/no-display");
 }

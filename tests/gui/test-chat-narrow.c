@@ -413,39 +413,16 @@ test_german_demo_fits (void)
   g_test_trap_assert_passed ();
 }
 
-static void
-test_no_display (void)
-{
-  g_test_skip ("no display: run the gui suite under xvfb-run");
-}
-
 int
 main (int argc, char **argv)
 {
-  g_autoptr (TsApplication) app = NULL;
-  g_autofree char *data_home = NULL;
-  int status;
+  GuiTestProgram program;
 
-  g_test_init (&argc, &argv, NULL);
-  /* A data dir of our own for history.sqlite (not G_TEST_OPTION_ISOLATE_DIRS:
-   * it hides the system's MIME database, which icon loading needs). */
-  data_home = g_dir_make_tmp ("tensafe-narrow-XXXXXX", NULL);
-  g_assert_nonnull (data_home);
-  g_setenv ("XDG_DATA_HOME", data_home, TRUE);
-  if (!gtk_init_check ())
+  if (gui_test_program_init (&program, &argc, &argv, "narrow"))
     {
-      g_test_add_func ("/chat-narrow/no-display", test_no_display);
-      status = g_test_run ();
-      ts_test_remove_tree (data_home);
-      return status;
+      g_test_add_func ("/chat-narrow/english-demo-fits", test_english_demo_fits);
+      g_test_add_func ("/chat-narrow/german-demo-fits", test_german_demo_fits);
+      g_test_add_func ("/chat-narrow/panes-stack", test_panes_stack);
     }
-  adw_init ();
-  /* Creating the application registers the resources the templates load from. */
-  app = ts_application_new (G_APPLICATION_NON_UNIQUE);
-  g_test_add_func ("/chat-narrow/english-demo-fits", test_english_demo_fits);
-  g_test_add_func ("/chat-narrow/german-demo-fits", test_german_demo_fits);
-  g_test_add_func ("/chat-narrow/panes-stack", test_panes_stack);
-  status = g_test_run ();
-  ts_test_remove_tree (data_home);
-  return status;
+  return gui_test_program_run (&program, "/chat-narrow/no-display");
 }

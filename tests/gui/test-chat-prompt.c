@@ -327,28 +327,15 @@ test_tab_leaves (void)
 int
 main (int argc, char **argv)
 {
-  g_autoptr (TsApplication) app = NULL;
-  g_autofree char *data_home = NULL;
-  int status;
+  GuiTestProgram program;
 
-  g_test_init (&argc, &argv, NULL);
-  data_home = g_dir_make_tmp ("tensafe-chat-prompt-XXXXXX", NULL);
-  g_assert_nonnull (data_home);
-  g_setenv ("XDG_DATA_HOME", data_home, TRUE);
-  if (!gtk_init_check ())
-    status = gui_run_without_display ("/chat-prompt/no-display");
-  else
+  if (gui_test_program_init (&program, &argc, &argv, "chat-prompt"))
     {
-      adw_init ();
-      /* Creating the application registers the resources the templates load from. */
-      app = ts_application_new (G_APPLICATION_NON_UNIQUE);
       g_test_add_func ("/chat-prompt/two-lines-one-prompt", test_two_lines_one_prompt);
       g_test_add_func ("/chat-prompt/other-enters-send", test_other_enters_send);
       g_test_add_func ("/chat-prompt/blank-sends-nothing", test_blank_sends_nothing);
       g_test_add_func ("/chat-prompt/grows-then-scrolls", test_grows_then_scrolls);
       g_test_add_func ("/chat-prompt/tab-leaves", test_tab_leaves);
-      status = g_test_run ();
     }
-  ts_test_remove_tree (data_home);
-  return status;
+  return gui_test_program_run (&program, "/chat-prompt/no-display");
 }

@@ -985,55 +985,32 @@ test_page_lifecycle (void)
     g_main_context_iteration (NULL, FALSE);
 }
 
-static void
-test_no_display (void)
-{
-  g_test_skip ("no display: run the gui suite under xvfb-run");
-}
-
 int
 main (int argc, char **argv)
 {
-  g_autoptr (TsApplication) app = NULL;
-  g_autofree char *data_home = NULL;
-  int status;
+  GuiTestProgram program;
 
-  g_test_init (&argc, &argv, NULL);
-  /* A data dir of our own for history.sqlite (not G_TEST_OPTION_ISOLATE_DIRS:
-   * it hides the system's MIME database, which icon loading needs). */
-  data_home = g_dir_make_tmp ("tensafe-chat-XXXXXX", NULL);
-  g_assert_nonnull (data_home);
-  g_setenv ("XDG_DATA_HOME", data_home, TRUE);
-  if (!gtk_init_check ())
+  if (gui_test_program_init (&program, &argc, &argv, "chat"))
     {
-      g_test_add_func ("/chat/no-display", test_no_display);
-      status = g_test_run ();
-      ts_test_remove_tree (data_home);
-      return status;
+      g_test_add_func ("/chat/send-and-restart", test_send_and_restart);
+      g_test_add_func ("/chat/regenerate-and-edit", test_regenerate_and_edit);
+      g_test_add_func ("/chat/reopened-keeps-numbers", test_reopened_keeps_numbers);
+      g_test_add_func ("/chat/stop", test_stop);
+      g_test_add_func ("/chat/sampling-same-seed", test_sampling_same_seed);
+      g_test_add_func ("/chat/rename-and-delete", test_rename_and_delete);
+      g_test_add_func ("/chat/remote-evaluator", test_remote_evaluator);
+      g_test_add_func ("/chat/saved-while-streaming", test_saved_while_streaming);
+      g_test_add_func ("/chat/start-model", test_start_model);
+      g_test_add_func ("/chat/fits-laptop-screen", test_fits_laptop_screen);
+      g_test_add_func ("/chat/page-lifecycle", test_page_lifecycle);
+      g_test_add_func ("/chat/divergence-marked", test_divergence_marked);
+      g_test_add_func ("/chat/plaintext-mode-claims-nothing", test_plaintext_mode_claims_nothing);
+      g_test_add_func ("/chat/failed-turn-left-out", test_failed_turn_left_out);
+      g_test_add_func ("/chat/left-out-turn-reopened", test_left_out_turn_reopened);
+      g_test_add_func ("/chat/long-conversation-goes-on", test_long_conversation_goes_on);
+      g_test_add_func ("/chat/focus-endings-copy", test_focus_endings_copy);
+      g_test_add_func ("/chat/model-error-stays", test_model_error_stays);
+      g_test_add_func ("/chat/adapter-offers-its-model", test_adapter_offers_its_model);
     }
-  adw_init ();
-  /* Creating the application registers the resources the templates load from. */
-  app = ts_application_new (G_APPLICATION_NON_UNIQUE);
-  g_test_add_func ("/chat/send-and-restart", test_send_and_restart);
-  g_test_add_func ("/chat/regenerate-and-edit", test_regenerate_and_edit);
-  g_test_add_func ("/chat/reopened-keeps-numbers", test_reopened_keeps_numbers);
-  g_test_add_func ("/chat/stop", test_stop);
-  g_test_add_func ("/chat/sampling-same-seed", test_sampling_same_seed);
-  g_test_add_func ("/chat/rename-and-delete", test_rename_and_delete);
-  g_test_add_func ("/chat/remote-evaluator", test_remote_evaluator);
-  g_test_add_func ("/chat/saved-while-streaming", test_saved_while_streaming);
-  g_test_add_func ("/chat/start-model", test_start_model);
-  g_test_add_func ("/chat/fits-laptop-screen", test_fits_laptop_screen);
-  g_test_add_func ("/chat/page-lifecycle", test_page_lifecycle);
-  g_test_add_func ("/chat/divergence-marked", test_divergence_marked);
-  g_test_add_func ("/chat/plaintext-mode-claims-nothing", test_plaintext_mode_claims_nothing);
-  g_test_add_func ("/chat/failed-turn-left-out", test_failed_turn_left_out);
-  g_test_add_func ("/chat/left-out-turn-reopened", test_left_out_turn_reopened);
-  g_test_add_func ("/chat/long-conversation-goes-on", test_long_conversation_goes_on);
-  g_test_add_func ("/chat/focus-endings-copy", test_focus_endings_copy);
-  g_test_add_func ("/chat/model-error-stays", test_model_error_stays);
-  g_test_add_func ("/chat/adapter-offers-its-model", test_adapter_offers_its_model);
-  status = g_test_run ();
-  ts_test_remove_tree (data_home);
-  return status;
+  return gui_test_program_run (&program, "/chat/no-display");
 }
