@@ -6,6 +6,7 @@
 
 #include "ts-bench-export.h"
 #include "ts-core.h"
+#include "ts-json-builder.h"
 
 const char *
 ts_bench_result_mode_name (const TsBenchResult *r)
@@ -82,20 +83,6 @@ ts_bench_results_to_csv (GPtrArray *results)
   return g_string_free (out, FALSE);
 }
 
-static void
-add_int (JsonBuilder *b, const char *name, gint64 value)
-{
-  json_builder_set_member_name (b, name);
-  json_builder_add_int_value (b, value);
-}
-
-static void
-add_double (JsonBuilder *b, const char *name, double value)
-{
-  json_builder_set_member_name (b, name);
-  json_builder_add_double_value (b, value);
-}
-
 /* "pads": the evaluator's pads over the decode steps (private rows whose
  * server's /metrics was read), else null. */
 static void
@@ -108,14 +95,14 @@ build_pads (JsonBuilder *b, const TsBenchResult *r)
       return;
     }
   json_builder_begin_object (b);
-  add_int (b, "from_pool", (gint64) r->pads_from_pool);
-  add_int (b, "made_inline", (gint64) r->pads_inline);
-  add_int (b, "ready_at_start", (gint64) r->pads_ready);
-  add_int (b, "refilled_during", (gint64) r->pads_refilled);
-  add_double (b, "per_module", r->pads_per_module);
-  add_double (b, "refill_ms_per_pad", r->pad_ms);
-  add_double (b, "cpu_ms_per_module", r->pads_per_module * r->pad_ms);
-  add_double (b, "wait_ms", r->pad_wait_ms);
+  ts_json_builder_add_int (b, "from_pool", (gint64) r->pads_from_pool);
+  ts_json_builder_add_int (b, "made_inline", (gint64) r->pads_inline);
+  ts_json_builder_add_int (b, "ready_at_start", (gint64) r->pads_ready);
+  ts_json_builder_add_int (b, "refilled_during", (gint64) r->pads_refilled);
+  ts_json_builder_add_double (b, "per_module", r->pads_per_module);
+  ts_json_builder_add_double (b, "refill_ms_per_pad", r->pad_ms);
+  ts_json_builder_add_double (b, "cpu_ms_per_module", r->pads_per_module * r->pad_ms);
+  ts_json_builder_add_double (b, "wait_ms", r->pad_wait_ms);
   json_builder_end_object (b);
 }
 
@@ -134,18 +121,18 @@ build_result (JsonBuilder *b, const TsBenchResult *r)
     json_builder_add_null_value (b);
   json_builder_set_member_name (b, "stacked");
   json_builder_add_boolean_value (b, r->stacked);
-  add_int (b, "rank", r->rank);
-  add_int (b, "tokens", r->n_tokens);
-  add_double (b, "decode_tok_s", r->tokens_per_s);
-  add_double (b, "he_ms_per_module", r->he_ms_per_module);
+  ts_json_builder_add_int (b, "rank", r->rank);
+  ts_json_builder_add_int (b, "tokens", r->n_tokens);
+  ts_json_builder_add_double (b, "decode_tok_s", r->tokens_per_s);
+  ts_json_builder_add_double (b, "he_ms_per_module", r->he_ms_per_module);
   ts_timing_series_build_medians (r->series, b);
-  add_int (b, "bytes_up", (gint64) ts_bench_result_per_token (r, r->bytes_up));
-  add_int (b, "bytes_down", (gint64) ts_bench_result_per_token (r, r->bytes_down));
-  add_int (b, "modules", r->n_modules);
-  add_int (b, "distinct_inputs", r->n_inputs);
-  add_double (b, "encryptions_per_token", ts_bench_result_encryptions_per_token (r));
-  add_double (b, "max_abs_delta_error", r->max_abs_delta_error);
-  add_int (b, "round", r->round);
+  ts_json_builder_add_int (b, "bytes_up", (gint64) ts_bench_result_per_token (r, r->bytes_up));
+  ts_json_builder_add_int (b, "bytes_down", (gint64) ts_bench_result_per_token (r, r->bytes_down));
+  ts_json_builder_add_int (b, "modules", r->n_modules);
+  ts_json_builder_add_int (b, "distinct_inputs", r->n_inputs);
+  ts_json_builder_add_double (b, "encryptions_per_token", ts_bench_result_encryptions_per_token (r));
+  ts_json_builder_add_double (b, "max_abs_delta_error", r->max_abs_delta_error);
+  ts_json_builder_add_int (b, "round", r->round);
   build_pads (b, r);
   json_builder_end_object (b);
 }

@@ -6,6 +6,7 @@
 
 #include "ts-config.h"
 #include "ts-history-export.h"
+#include "ts-json-builder.h"
 
 /* A conversation and its messages, as stored. */
 typedef struct {
@@ -151,52 +152,21 @@ ts_history_export_markdown (TsHistory *history, gint64 conversation, GError **er
 /* ------------------------------------------------------------------------ */
 /* JSON                                                                       */
 
-static void
-set_string (JsonBuilder *b, const char *name, const char *value)
-{
-  json_builder_set_member_name (b, name);
-  if (value != NULL)
-    json_builder_add_string_value (b, value);
-  else
-    json_builder_add_null_value (b);
-}
-
-static void
-set_double (JsonBuilder *b, const char *name, double value)
-{
-  json_builder_set_member_name (b, name);
-  json_builder_add_double_value (b, value);
-}
-
-static void
-set_int (JsonBuilder *b, const char *name, gint64 value)
-{
-  json_builder_set_member_name (b, name);
-  json_builder_add_int_value (b, value);
-}
-
-static void
-set_boolean (JsonBuilder *b, const char *name, gboolean value)
-{
-  json_builder_set_member_name (b, name);
-  json_builder_add_boolean_value (b, value);
-}
-
 /* One chart bar: the token's text and each stage's milliseconds, named as
  * the CSV export's columns are. */
 static void
 build_token (JsonBuilder *b, const TsTokenTimings *t, const char *text)
 {
   json_builder_begin_object (b);
-  set_string (b, "text", text);
+  ts_json_builder_add_string (b, "text", text);
   for (int s = 0; s < TS_N_STAGES; s++)
     {
       g_autofree char *name = g_strdup_printf ("%s_ms", ts_stage_name (s));
 
-      set_double (b, name, t->ms[s]);
+      ts_json_builder_add_double (b, name, t->ms[s]);
     }
-  set_int (b, "bytes_up", (gint64) t->bytes_up);
-  set_int (b, "bytes_down", (gint64) t->bytes_down);
+  ts_json_builder_add_int (b, "bytes_up", (gint64) t->bytes_up);
+  ts_json_builder_add_int (b, "bytes_down", (gint64) t->bytes_down);
   json_builder_end_object (b);
 }
 
@@ -224,13 +194,13 @@ static void
 build_message (JsonBuilder *b, const TsHistoryMessage *m)
 {
   json_builder_begin_object (b);
-  set_string (b, "role", m->is_user ? "user" : "assistant");
+  ts_json_builder_add_string (b, "role", m->is_user ? "user" : "assistant");
   if (!m->is_user)
-    set_string (b, "pane", m->pane == TS_HISTORY_PANE_HE ? "he" : "plaintext");
-  set_string (b, "content", m->content);
-  set_boolean (b, "complete", m->complete);
-  set_boolean (b, "left_out", m->left_out);
-  set_string (b, "note", m->note);
+    ts_json_builder_add_string (b, "pane", m->pane == TS_HISTORY_PANE_HE ? "he" : "plaintext");
+  ts_json_builder_add_string (b, "content", m->content);
+  ts_json_builder_add_boolean (b, "complete", m->complete);
+  ts_json_builder_add_boolean (b, "left_out", m->left_out);
+  ts_json_builder_add_string (b, "note", m->note);
   if (!m->is_user)
     build_stats (b, m->stats);
   json_builder_end_object (b);
@@ -252,12 +222,12 @@ ts_history_export_json (TsHistory *history, gint64 conversation, GError **error)
   created = iso8601_utc (stored.conversation->created);
   now = iso8601_now ();
   json_builder_begin_object (b);
-  set_string (b, "format", TS_HISTORY_EXPORT_FORMAT);
-  set_int (b, "version", TS_HISTORY_EXPORT_VERSION);
-  set_string (b, "title", stored.conversation->title);
-  set_string (b, "created_at", created);
-  set_string (b, "exported_at", now);
-  set_string (b, "app_version", TS_VERSION);
+  ts_json_builder_add_string (b, "format", TS_HISTORY_EXPORT_FORMAT);
+  ts_json_builder_add_int (b, "version", TS_HISTORY_EXPORT_VERSION);
+  ts_json_builder_add_string (b, "title", stored.conversation->title);
+  ts_json_builder_add_string (b, "created_at", created);
+  ts_json_builder_add_string (b, "exported_at", now);
+  ts_json_builder_add_string (b, "app_version", TS_VERSION);
   json_builder_set_member_name (b, "messages");
   json_builder_begin_array (b);
   for (guint i = 0; i < stored.messages->len; i++)

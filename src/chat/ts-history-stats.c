@@ -3,6 +3,7 @@
 #include <json-glib/json-glib.h>
 
 #include "ts-history-stats.h"
+#include "ts-json-builder.h"
 
 TsHistoryReplyStats *
 ts_history_reply_stats_new (void)
@@ -55,37 +56,21 @@ build_bar (JsonBuilder *b, const TsTokenTimings *t, const char *text)
   json_builder_end_object (b);
 }
 
-static void
-add_double (JsonBuilder *b, const char *name, double value)
-{
-  json_builder_set_member_name (b, name);
-  json_builder_add_double_value (b, value);
-}
-
-static void
-add_int (JsonBuilder *b, const char *name, gint64 value)
-{
-  json_builder_set_member_name (b, name);
-  json_builder_add_int_value (b, value);
-}
-
 void
 ts_history_reply_stats_add_numbers (JsonBuilder *b, const TsHistoryReplyStats *stats)
 {
   g_return_if_fail (JSON_IS_BUILDER (b));
   g_return_if_fail (stats != NULL);
-  add_int (b, "n_tokens", stats->n_tokens);
-  add_double (b, "tokens_per_second", stats->tokens_per_second);
-  add_double (b, "first_token_ms", stats->first_token_ms);
-  add_double (b, "max_delta_error", stats->max_delta_error);
-  add_double (b, "bytes_per_token", stats->bytes_per_token);
-  json_builder_set_member_name (b, "encrypted");
-  json_builder_add_boolean_value (b, stats->encrypted);
-  json_builder_set_member_name (b, "has_adapter");
-  json_builder_add_boolean_value (b, stats->has_adapter);
-  add_int (b, "he_modules", stats->he_modules);
-  add_int (b, "he_inputs", stats->he_inputs);
-  add_int (b, "diverged_at", stats->diverged_at);
+  ts_json_builder_add_int (b, "n_tokens", stats->n_tokens);
+  ts_json_builder_add_double (b, "tokens_per_second", stats->tokens_per_second);
+  ts_json_builder_add_double (b, "first_token_ms", stats->first_token_ms);
+  ts_json_builder_add_double (b, "max_delta_error", stats->max_delta_error);
+  ts_json_builder_add_double (b, "bytes_per_token", stats->bytes_per_token);
+  ts_json_builder_add_boolean (b, "encrypted", stats->encrypted);
+  ts_json_builder_add_boolean (b, "has_adapter", stats->has_adapter);
+  ts_json_builder_add_int (b, "he_modules", stats->he_modules);
+  ts_json_builder_add_int (b, "he_inputs", stats->he_inputs);
+  ts_json_builder_add_int (b, "diverged_at", stats->diverged_at);
 }
 
 char *
