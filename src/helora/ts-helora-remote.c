@@ -1,5 +1,6 @@
 /* ts-helora-remote.c: evaluator protocol client: an I/O thread and blocking calls.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <glib/gi18n.h>
 #include <string.h>
 
 #include "ts-helora-remote-private.h"
@@ -295,7 +296,7 @@ http_url (const char *url, GError **error)
       && g_strcmp0 (scheme, "http") != 0 && g_strcmp0 (scheme, "https") != 0)
     {
       g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_CLOSED,
-                   "'%s' is not a ws:// or wss:// address", url);
+                   _("'%s' is not a ws:// or wss:// address"), url);
       return NULL;
     }
   path = g_uri_get_path (uri);
@@ -341,7 +342,7 @@ ts_helora_remote_connect_retrying (const char *url, guint timeout_ms, const char
   if (ca_file != NULL && (tls_db = g_tls_file_database_new (ca_file, &ca_error)) == NULL)
     {
       g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_CLOSED,
-                   "Cannot read the CA certificates in %s: %s", ca_file, ca_error->message);
+                   _("Cannot read the CA certificates in %s: %s"), ca_file, ca_error->message);
       return NULL;
     }
   self = g_new0 (TsHeloraRemote, 1);
@@ -373,10 +374,10 @@ ts_helora_remote_connect_retrying (const char *url, guint timeout_ms, const char
     }
   if (self->connect_error != NULL)
     g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_CLOSED,
-                 "Cannot reach the evaluator at %s: %s", url, self->connect_error->message);
+                 _("Cannot reach the evaluator at %s: %s"), url, self->connect_error->message);
   else
     g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_TIMEOUT,
-                 "No answer from the evaluator at %s in %u ms", url, self->timeout_ms);
+                 _("No answer from the evaluator at %s in %u ms"), url, self->timeout_ms);
   g_mutex_unlock (&self->lock);
   ts_helora_remote_free (self);
   return NULL;
@@ -477,10 +478,10 @@ ts_helora_remote_wait (TsHeloraRemote *self, guint64 request_id, GError **error)
     g_hash_table_steal (self->waiting, &request_id);
   else if (self->closed)
     g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_CLOSED, "%s",
-                 self->close_reason ? self->close_reason : "Not connected");
+                 self->close_reason ? self->close_reason : _("Not connected"));
   else
     g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_TIMEOUT,
-                 "No answer from the evaluator in %u ms", self->timeout_ms);
+                 _("No answer from the evaluator in %u ms"), self->timeout_ms);
   g_hash_table_remove (self->waiting, &request_id);
   g_mutex_unlock (&self->lock);
   if (frame != NULL)
@@ -524,7 +525,7 @@ ts_helora_remote_wait_for (TsHeloraRemote *self, guint64 request_id, TsHeloraFra
                  "Evaluator: %s", reply->u.status.text);
   else
     g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_TYPE,
-                 "Evaluator answered with frame type %d", reply->type);
+                 _("Evaluator answered with frame type %d"), reply->type);
   ts_helora_frame_free (reply);
   return NULL;
 }

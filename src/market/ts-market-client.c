@@ -1,5 +1,6 @@
 /* ts-market-client.c: the marketplace client: session, bounded JSON requests, catalogue calls.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <glib/gi18n.h>
 #include "ts-config.h"
 #include "ts-market-client-private.h"
 
@@ -92,7 +93,7 @@ ts_market_client_new (const char *base_url, GError **error)
                       && g_strcmp0 (g_uri_get_scheme (uri), "https") != 0))
     {
       g_set_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_INVALID,
-                   "Not an http(s) URL: %s", base_url);
+                   _("Not an http(s) URL: %s"), base_url);
       return NULL;
     }
   self->base_uri = g_steal_pointer (&uri);
@@ -161,10 +162,10 @@ _ts_market_error_from_transport (GError **error, const GError *transport, gboole
     g_propagate_error (error, g_error_copy (transport));
   else if (in_body && g_error_matches (transport, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT))
     g_set_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_TRUNCATED,
-                 "The answer was cut short: %s", transport->message);
+                 _("The answer was cut short: %s"), transport->message);
   else
     g_set_error (error, TS_MARKET_ERROR, TS_MARKET_ERROR_NETWORK,
-                 "Cannot reach the marketplace: %s", transport->message);
+                 _("Cannot reach the marketplace: %s"), transport->message);
 }
 
 void
@@ -218,7 +219,7 @@ json_request_complete (GTask *task)
     {
       if (status < 400)
         g_set_error (&error, TS_MARKET_ERROR, TS_MARKET_ERROR_PROTOCOL,
-                     "Unexpected HTTP status %u", status);
+                     _("Unexpected HTTP status %u"), status);
       else
         _ts_market_error_from_status (&error, status, (const char *) r->body->data,
                                       r->body->len);

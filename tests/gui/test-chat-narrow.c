@@ -260,7 +260,7 @@ fail_model_load (TsChatPage *page)
 /* The HE pane's evaluator at a long URL nobody listens on: the pane shows
  * the error under its reply, the subtitle names the URL, a toast says it. */
 static void
-fail_remote_evaluator (TsChatPage *page, GSettings *settings)
+fail_remote_evaluator (TsChatPage *page, GSettings *settings, const char *lang)
 {
   g_autofree char *segment = long_path ();
   g_autofree char *url = g_strdup_printf ("ws://127.0.0.1:1/%s", segment);
@@ -274,6 +274,9 @@ fail_remote_evaluator (TsChatPage *page, GSettings *settings)
   /* shown in the pane, where it has to wrap */
   g_assert_nonnull (strstr (ts_chat_pane_get_reply_error (ts_chat_page_get_pane (page, TRUE)),
                             segment));
+  /* in the demo's language, as the rest of the window */
+  g_assert_nonnull (strstr (error, g_str_equal (lang, "de") ? "nicht erreichbar"
+                                                            : "Cannot reach the evaluator"));
   settle (300);
 }
 
@@ -298,7 +301,7 @@ run_demo (const char *lang)
 
   fail_model_load (page);
   check_fits (page, "after a model error with a long path");
-  fail_remote_evaluator (page, settings);
+  fail_remote_evaluator (page, settings, lang);
   check_fits (page, "after an evaluator error at a long URL");
   check_narrower (page, lang, "error");
   g_settings_reset (settings, "evaluator-mode");
