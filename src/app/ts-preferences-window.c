@@ -5,6 +5,7 @@
 #include "ts-config.h"
 #include "ts-gpu.h"
 #include "ts-preferences-window.h"
+#include "ts-privacy-accountant.h"
 
 struct _TsPreferencesWindow
 {
@@ -16,6 +17,7 @@ struct _TsPreferencesWindow
   GtkSwitch *private_switch;
   AdwActionRow *rho_row;
   GtkSpinButton *rho_spin;
+  AdwActionRow *rho_preview_row;
   AdwComboRow *preset_row;
   GtkSpinButton *threads_spin;
   AdwActionRow *gpu_row;
@@ -103,6 +105,53 @@ gpu_probe_cb (GObject *source, GAsyncResult *result, gpointer user_data)
   gtk_widget_set_sensitive (GTK_WIDGET (self->gpu_row), TS_HAVE_CUDA && info->n_devices > 0);
 }
 
+/* The budget the preview counts against. The evaluator's own budget is
+ * known only once the chat has asked it (its pane then shows it); this is
+ * a usual one, as the evaluator of the demo keeps. */
+#define PREVIEW_EPSILON 5.0
+#define PREVIEW_DELTA 1e-6
+
+/* What a cost per answer means, counted by the evaluator's own accountant:
+ * how much noise each answer gets and how many answers a budget lasts.
+ * A cost above what one answer may spend is refused at the first answer,
+ * so the preview says so and what the most is. */
+static char *
+privacy_preview_text (double rho)
+{
+  TsPrivacyAccountant *accountant;
+  g_autofree char *count = NULL;
+  guint64 answers;
+
+  if (!(rho > 0.0))
+    return g_strdup (_("No noise: answers are masked and flooded only, and no budget is spent."));
+  accountant = ts_privacy_accountant_new (PREVIEW_EPSILON, PREVIEW_DELTA);
+  answers = ts_privacy_accountant_remaining (accountant, "preview", rho);
+  ts_privacy_accountant_free (accountant);
+  if (answers == 0)
+    return g_strdup_printf (_("Too high: with a budget of ε %g (δ %g) even the first answer "
+                              "is refused. The most one answer may cost is %.4f."),
+                            PREVIEW_EPSILON, PREVIEW_DELTA,
+                            ts_privacy_rho_for_epsilon (PREVIEW_EPSILON, PREVIEW_DELTA));
+  count = g_strdup_printf ("%" G_GUINT64_FORMAT, answers);
+  return g_strdup_printf (g_dngettext (NULL,
+                                       "Each answer gets noise of %.3g times the most one "
+                                       "adapter row can change it. A budget of ε %g (δ %g) "
+                                       "lasts %s answer; a token asks one per adapted module.",
+                                       "Each answer gets noise of %.3g times the most one "
+                                       "adapter row can change it. A budget of ε %g (δ %g) "
+                                       "lasts %s answers; a token asks one per adapted module.",
+                                       (gulong) MIN (answers, G_MAXULONG)),
+                          ts_privacy_sigma (1.0, rho), PREVIEW_EPSILON, PREVIEW_DELTA, count);
+}
+
+static void
+update_privacy_preview (TsPreferencesWindow *self)
+{
+  g_autofree char *text = privacy_preview_text (gtk_spin_button_get_value (self->rho_spin));
+
+  adw_action_row_set_subtitle (self->rho_preview_row, text);
+}
+
 static gboolean
 mode_is_remote (GBinding *binding, const GValue *from, GValue *to, gpointer user_data)
 {
@@ -131,6 +180,11 @@ ts_preferences_window_bind (TsPreferencesWindow *self)
                                G_BINDING_SYNC_CREATE, mode_is_remote, NULL, NULL, NULL);
   g_object_bind_property_full (self->mode_row, "selected", self->rho_row, "sensitive",
                                G_BINDING_SYNC_CREATE, mode_is_remote, NULL, NULL, NULL);
+  g_object_bind_property_full (self->mode_row, "selected", self->rho_preview_row, "sensitive",
+                               G_BINDING_SYNC_CREATE, mode_is_remote, NULL, NULL, NULL);
+  g_signal_connect_object (gtk_spin_button_get_adjustment (self->rho_spin), "value-changed",
+                           G_CALLBACK (update_privacy_preview), self, G_CONNECT_SWAPPED);
+  update_privacy_preview (self);
 }
 
 static void
@@ -161,6 +215,7 @@ ts_preferences_window_class_init (TsPreferencesWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TsPreferencesWindow, private_switch);
   gtk_widget_class_bind_template_child (widget_class, TsPreferencesWindow, rho_row);
   gtk_widget_class_bind_template_child (widget_class, TsPreferencesWindow, rho_spin);
+  gtk_widget_class_bind_template_child (widget_class, TsPreferencesWindow, rho_preview_row);
   gtk_widget_class_bind_template_child (widget_class, TsPreferencesWindow, preset_row);
   gtk_widget_class_bind_template_child (widget_class, TsPreferencesWindow, threads_spin);
   gtk_widget_class_bind_template_child (widget_class, TsPreferencesWindow, gpu_row);

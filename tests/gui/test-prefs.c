@@ -2,6 +2,8 @@
  * (through TsSettings).
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <adwaita.h>
+#include <math.h>
+#include <string.h>
 
 #include "gui-test-util.h"
 #include "ts-application.h"
@@ -200,6 +202,63 @@ test_window_action (void)
   gui_wait_until (no_windows, app, 10, "quit to close every window");
 }
 
+/* The answers a zCDP budget (epsilon, delta) lasts at @rho each, by the
+ * textbook: epsilon = R + 2 sqrt (R ln (1/delta)) solved for the total R. */
+static guint64
+answers_by_hand (double epsilon, double delta, double rho)
+{
+  double l = log (1.0 / delta);
+  double total = pow (sqrt (l + epsilon) - sqrt (l), 2.0);
+
+  return (guint64) floor (total / rho);
+}
+
+static const char *
+preview_at (TsPreferencesWindow *window, GSettings *settings, double rho)
+{
+  g_settings_set_double (settings, "privacy-rho", rho);
+  return adw_action_row_get_subtitle (ADW_ACTION_ROW (child (window, "rho_preview_row")));
+}
+
+/* Preferences says in plain words what a differential-privacy cost per
+ * answer means: the noise, how long an evaluator's budget (epsilon 5 at
+ * delta 1e-6) lasts, and that a cost above one answer's share is refused
+ * at once -- the contradiction of a first answer refused as "spent". */
+static void
+test_privacy_preview (void)
+{
+  g_autoptr (GSettings) settings = fresh_settings ();
+  g_autoptr (TsSettings) typed = ts_settings_new (settings);
+  TsPreferencesWindow *window;
+  g_autofree char *answers = NULL, *noise = NULL, *most = NULL;
+
+  g_settings_set_string (settings, "evaluator-mode", "remote");
+  window = g_object_ref_sink (ts_preferences_window_new (NULL, typed));
+  g_assert_true (gtk_widget_get_sensitive (child (window, "rho_preview_row")));
+
+  answers = g_strdup_printf ("lasts %" G_GUINT64_FORMAT " answers",
+                             answers_by_hand (5.0, 1e-6, 0.001));
+  noise = g_strdup_printf ("noise of %.3g times", 1.0 / sqrt (2.0 * 0.001));
+  g_assert_nonnull (strstr (preview_at (window, settings, 0.001), answers));
+  g_assert_nonnull (strstr (preview_at (window, settings, 0.001), noise));
+  g_assert_cmpuint (answers_by_hand (5.0, 1e-6, 0.001), ==, 385);
+
+  /* 0.5 is more than the whole budget allows one answer */
+  g_assert_cmpuint (answers_by_hand (5.0, 1e-6, 0.5), ==, 0);
+  most = g_strdup_printf ("%.4f", pow (sqrt (log (1e6) + 5.0) - sqrt (log (1e6)), 2.0));
+  g_assert_nonnull (strstr (preview_at (window, settings, 0.5), "first answer is refused"));
+  g_assert_nonnull (strstr (preview_at (window, settings, 0.5), most));
+  g_assert_nonnull (strstr (preview_at (window, settings, 0.0), "No noise"));
+
+  /* only the remote evaluator adds noise */
+  g_settings_set_string (settings, "evaluator-mode", "local");
+  g_assert_false (gtk_widget_get_sensitive (child (window, "rho_preview_row")));
+  gtk_window_destroy (GTK_WINDOW (window));
+  g_assert_finalize_object (window);
+  g_settings_reset (settings, "evaluator-mode");
+  g_settings_reset (settings, "privacy-rho");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -216,5 +275,6 @@ main (int argc, char **argv)
   g_test_add_func ("/prefs/color-scheme", test_color_scheme);
   g_test_add_func ("/prefs/gpu-row", test_gpu_row);
   g_test_add_func ("/prefs/window-action", test_window_action);
+  g_test_add_func ("/prefs/privacy-preview", test_privacy_preview);
   return g_test_run ();
 }
