@@ -14,6 +14,10 @@
  * from CUDA events (H2D, encode + encrypt, evaluate, decrypt + sums, D2H),
  * the token's median wall time from h on the host to u on the host, and the
  * single-thread CPU pipeline's median of the same run for the ratio.
+ *
+ * --seal PROGRAM: after each CPU configuration, the same token on Microsoft
+ * SEAL (tools/seal-bench, built by the user against their SEAL) at the
+ * same ring degree, encryption, runs and clock, and the ratio of the medians.
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +27,7 @@
 
 #include <glib.h>
 
+#include "cli-bench-he-seal.h"
 #include "ckks-gpu-helora.h"
 #include "ckks-gpu.h"
 #include "ckks.h"
@@ -46,6 +51,8 @@ typedef struct {
   double max_abs_error;
   size_t upload_bytes, download_bytes;   /* per token, serialised */
   double ntt_median, ntt_min;            /* forward NTT, same backend */
+  gboolean has_seal;
+  CliSealResult seal;                    /* the same token on SEAL (--seal) */
 } BenchResult;
 
 typedef struct {
@@ -261,10 +268,36 @@ print_json (const BenchResult *res, int count)
             printf ("\"%s\": %.4f%s", stage_names[k], v[k], k + 1 < N_STAGES ? ", " : "");
           printf ("}, ");
         }
-      printf ("\"max_abs_error\": %.3g, \"ntt_n16384_ms\": {\"median\": %.4f, \"min\": %.4f}}",
+      printf ("\"max_abs_error\": %.3g, \"ntt_n16384_ms\": {\"median\": %.4f, \"min\": %.4f}",
               r->max_abs_error, r->ntt_median, r->ntt_min);
+      if (r->has_seal)
+        printf (", \"seal\": {\"library\": \"%s\", \"hexl\": %s, \"median_ms\": %.4f, "
+                "\"min_ms\": %.4f, \"max_abs_error\": %.3g, \"speedup\": %.2f}",
+                r->seal.library, r->seal.hexl ? "true" : "false", r->seal.median_ms,
+                r->seal.min_ms, r->seal.max_abs_error, r->seal.median_ms / r->median[STAGE_TOTAL]);
+      printf ("}");
     }
   printf ("\n]\n");
+}
+
+/* The same token on SEAL beside ours, interleaved configuration by
+ * configuration in this run. */
+static void
+print_seal_text (const BenchResult *res, int count)
+{
+  for (int i = 0; i < count; i++)
+    {
+      const BenchResult *r = &res[i];
+      if (!r->has_seal)
+        continue;
+      if (i == 0 || !res[i - 1].has_seal)
+        printf ("\nThe same token on %s%s (median / min ms, max err), interleaved:\n",
+                r->seal.library, r->seal.hexl ? " + Intel HEXL" : "");
+      printf ("%-8s %6zu %-4s %-10s SEAL %7.3f / %7.3f %8.2g   ours %6.3f / %6.3f %8.2g   "
+              "%5.1fx\n", r->preset, r->ring_degree, r->pk ? "pk" : "sk", r->backend,
+              r->seal.median_ms, r->seal.min_ms, r->seal.max_abs_error, r->median[STAGE_TOTAL],
+              r->min[STAGE_TOTAL], r->max_abs_error, r->seal.median_ms / r->median[STAGE_TOTAL]);
+    }
 }
 
 static void
@@ -292,6 +325,7 @@ print_text (const BenchResult *res, int count, int runs)
               res[i].ntt_median, res[i].ntt_min);
   printf ("up: the encrypted h as sent (seeded for sk); down: the results in the "
           "compact HE-LoRA format\n");
+  print_seal_text (res, count);
 }
 
 /* ---- --backend cuda ---- */
@@ -462,6 +496,28 @@ run_gpu_bench (const char *preset, const char *encrypt, int runs, gboolean json,
   return 0;
 }
 
+/* The same configuration as @r on the SEAL program at @program. */
+static gboolean
+bench_seal (const char *program, int runs, BenchResult *r)
+{
+  g_autoptr (GError) error = NULL;
+
+  r->has_seal = cli_seal_bench_run (program, r->ring_degree, r->pk, runs,
+                                    bench_clock == CLOCK_THREAD_CPUTIME_ID, &r->seal, &error);
+  if (!r->has_seal)
+    fprintf (stderr, "tensafe-cli bench he: %s\n", error->message);
+  return r->has_seal;
+}
+
+/* Frees what the first @count results hold and returns @status. */
+static int
+finish (BenchResult *res, int count, int status)
+{
+  for (int i = 0; i < count; i++)
+    cli_seal_result_clear (&res[i].seal);
+  return status;
+}
+
 /* Parses "scalar,avx2" into @out (at most G_N_ELEMENTS (cpu_backends));
  * returns the count, 0 on an unknown or repeated name. */
 static int
@@ -507,7 +563,7 @@ int
 cli_bench_he (int argc, char **argv)
 {
   g_autofree char *preset = NULL, *encrypt = NULL, *backend = NULL, *clock_name = NULL;
-  g_autofree char *cpu_backend = NULL;
+  g_autofree char *cpu_backend = NULL, *seal = NULL;
   int runs = 50;
   gboolean json = FALSE;
   GOptionEntry entries[] = {
@@ -520,6 +576,8 @@ cli_bench_he (int argc, char **argv)
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON array", NULL },
     { "clock", 0, 0, G_OPTION_ARG_STRING, &clock_name,
       "wall (default) or thread (CPU time of the benchmark thread)", "C" },
+    { "seal", 0, 0, G_OPTION_ARG_FILENAME, &seal,
+      "Also time the token on SEAL: tools/seal-bench's program, built against your SEAL", "PROGRAM" },
     { NULL }
   };
   g_autoptr (GOptionContext) octx = g_option_context_new ("- benchmark the CKKS engine");
@@ -561,13 +619,19 @@ cli_bench_he (int argc, char **argv)
       return 2;
     }
   g_autoptr (GRand) rng = g_rand_new ();
+  if (backend && strcmp (backend, "cuda") == 0 && seal != NULL)
+    {
+      fprintf (stderr, "tensafe-cli bench he: --seal compares the CPU path; leave out "
+               "--backend cuda\n");
+      return 2;
+    }
   if (backend && strcmp (backend, "cuda") == 0)
     return run_gpu_bench (preset, encrypt, runs, json, rng);
   for (int c = 0; c < n_cpus; c++)
     if (!cpu_backend_available (cpus[c]))
       return 3;
   const char *const *names = ckks_params_preset_names ();
-  BenchResult res[2 * 3 * G_N_ELEMENTS (cpu_backends)];
+  BenchResult res[2 * 3 * G_N_ELEMENTS (cpu_backends)] = { 0 };
   int count = 0;
   for (int c = 0; c < n_cpus; c++)
     {
@@ -582,6 +646,8 @@ cli_bench_he (int argc, char **argv)
                 continue;
               if (!bench_one (names[p], cpus[c]->backend, kind, runs, rng, &res[count]))
                 return 1;
+              if (seal != NULL && !bench_seal (seal, runs, &res[count]))
+                return finish (res, count, 1);
               count++;
             }
         }
@@ -603,5 +669,5 @@ cli_bench_he (int argc, char **argv)
     print_json (res, count);
   else
     print_text (res, count, runs);
-  return 0;
+  return finish (res, count, 0);
 }

@@ -1,6 +1,7 @@
 /* test-he-bench-cli.c: `tensafe-cli bench he --json` prints the documented
  * JSON (the numbers themselves are not judged here), bad options fail.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -175,6 +176,72 @@ test_bad_options (void)
     }
 }
 
+/* Writes an executable shell script printing @json (with $2, the ring
+ * degree asked, where it says RING) and returns its path. */
+static char *
+write_program (const char *dir, const char *name, const char *json)
+{
+  g_autofree char *text = g_strdup_printf ("#!/bin/sh\ncat <<END\n%s\nEND\n", json);
+  char *path = g_build_filename (dir, name, NULL);
+  g_autoptr (GString) body = g_string_new (text);
+
+  g_string_replace (body, "RING", "$2", 0);
+  g_assert_true (g_file_set_contents (path, body->str, -1, NULL));
+  g_assert_cmpint (g_chmod (path, 0755), ==, 0);
+  return path;
+}
+
+/* --seal: the token on SEAL beside ours. SEAL is not installed here, so
+ * the program is a script speaking tools/seal-bench's output format; what
+ * is checked is how the command runs it, reads it and refuses what it
+ * cannot use, each refusal before any table is printed. */
+static void
+test_seal (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("seal-bench-XXXXXX", NULL);
+  g_autofree char *good = write_program (dir, "good",
+    "{\"library\": \"SEAL 4.4.3\", \"hexl\": true, \"ring_degree\": RING, \"encrypt\": \"sk\", "
+    "\"median_ms\": {\"total\": 7.5}, \"min_ms\": {\"total\": 6.25}, \"max_abs_error\": 3e-07}");
+  g_autofree char *wrong_ring = write_program (dir, "wrong-ring",
+    "{\"ring_degree\": 4096, \"encrypt\": \"sk\", \"median_ms\": {\"total\": 7.5}, "
+    "\"min_ms\": {\"total\": 6.25}, \"max_abs_error\": 3e-07}");
+  g_autofree char *no_total = write_program (dir, "no-total",
+    "{\"ring_degree\": RING, \"encrypt\": \"sk\", \"median_ms\": {}, \"min_ms\": {}, "
+    "\"max_abs_error\": 3e-07}");
+  g_autofree char *missing = g_build_filename (dir, "missing", NULL);
+  const char *base[] = { "bench", "he", "--preset", "fast", "--encrypt", "sk", "--runs", "30",
+                         "--json", "--seal", good, NULL };
+  int status;
+  g_autofree char *out = run_cli (base, &status);
+
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_assert_true (json_parser_load_from_data (parser, out, -1, NULL));
+  JsonObject *o = json_array_get_object_element (json_node_get_array (json_parser_get_root (parser)), 0);
+  JsonObject *seal = json_object_get_object_member (o, "seal");
+  double ours = json_object_get_double_member (json_object_get_object_member (o, "median_ms"), "total");
+  g_assert_cmpstr (json_object_get_string_member (seal, "library"), ==, "SEAL 4.4.3");
+  g_assert_true (json_object_get_boolean_member (seal, "hexl"));
+  g_assert_cmpfloat (json_object_get_double_member (seal, "median_ms"), ==, 7.5);
+  g_assert_cmpfloat (json_object_get_double_member (seal, "min_ms"), ==, 6.25);
+  g_assert_cmpfloat_with_epsilon (json_object_get_double_member (seal, "speedup"), 7.5 / ours,
+                                  0.01 * 7.5 / ours);
+
+  const char *refused[] = { wrong_ring, no_total, missing, "/bin/false" };
+  for (size_t i = 0; i < G_N_ELEMENTS (refused); i++)
+    {
+      const char *args[] = { "bench", "he", "--preset", "fast", "--encrypt", "sk", "--runs", "30",
+                             "--seal", refused[i], NULL };
+      g_autofree char *text = run_cli (args, &status);
+      g_assert_false (g_spawn_check_wait_status (status, NULL));
+      g_assert_cmpstr (text, ==, "");
+    }
+  const char *cuda[] = { "bench", "he", "--backend", "cuda", "--seal", good, NULL };
+  g_free (run_cli (cuda, &status));
+  g_assert_false (g_spawn_check_wait_status (status, NULL));
+  ts_test_remove_tree (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -184,5 +251,6 @@ main (int argc, char **argv)
   g_test_add_func ("/he/bench-cli/bad-options", test_bad_options);
   g_test_add_func ("/he/bench-cli/cuda", test_cuda);
   g_test_add_func ("/he/bench-cli/adapter-bench", test_adapter_bench);
+  g_test_add_func ("/he/bench-cli/seal", test_seal);
   return g_test_run ();
 }
