@@ -105,6 +105,38 @@ test_prompt_model_without_thinking (void)
   ts_test_remove_tree (dir);
 }
 
+/* The real Qwen2.5 (when it is in the model cache) does not think: the
+ * same prompt with thinking on and off, ending in the assistant's turn. */
+static void
+test_real_qwen25_does_not_think (void)
+{
+  g_autofree char *reason = NULL;
+  g_autofree char *path = ts_test_real_model ("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+                                              491400064, &reason);
+  g_autoptr (TsGenerationModel) model = NULL;
+  g_autoptr (TsGenerationRequest) on = request_new (TRUE), off = request_new (FALSE);
+  g_autoptr (GArray) on_ids = NULL, off_ids = NULL, end = NULL;
+  g_autoptr (GError) error = NULL;
+
+  if (path == NULL)
+    {
+      g_test_skip (reason);
+      return;
+    }
+  model = ts_generation_model_load (path, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_false (ts_generation_model_can_think (model));
+  on_ids = ts_generation_prompt_tokens (model, on, &error);
+  off_ids = ts_generation_prompt_tokens (model, off, &error);
+  g_assert_no_error (error);
+  g_assert_cmpmem (on_ids->data, on_ids->len * sizeof (gint32), off_ids->data,
+                   off_ids->len * sizeof (gint32));
+  end = tokenize_text (model, "<|im_end|>\n<|im_start|>assistant\n");
+  g_assert_cmpuint (on_ids->len, >, end->len);
+  g_assert_cmpmem ((gint32 *) on_ids->data + on_ids->len - end->len, end->len * sizeof (gint32),
+                   end->data, end->len * sizeof (gint32));
+}
+
 typedef struct {
   GArray *ids;
   GArray *thinking_flags;      /* gboolean per token */
@@ -276,6 +308,8 @@ main (int argc, char **argv)
   g_test_add_func ("/generation-thinking/prompt", test_prompt);
   g_test_add_func ("/generation-thinking/prompt-model-without-thinking",
                    test_prompt_model_without_thinking);
+  g_test_add_func ("/generation-thinking/real-qwen2.5-does-not-think",
+                   test_real_qwen25_does_not_think);
   g_test_add_func ("/generation-thinking/thinking-apart", test_thinking_apart);
   g_test_add_func ("/generation-thinking/thinking-off", test_thinking_off);
   status = g_test_run ();

@@ -267,6 +267,7 @@ test_page (void)
   check_pane_reply (plain, plain_ids);
   check_pane_reply (he, he_ids);
   g_assert_cmpstr (ts_chat_pane_get_reply_thinking (he), ==, ts_chat_pane_get_reply_thinking (plain));
+  gui_save_screenshot (GTK_WIDGET (gtk_widget_get_root (GTK_WIDGET (page))), "chat-thinking.png");
   plain_thinking = g_strdup (ts_chat_pane_get_reply_thinking (plain));
   he_thinking = g_strdup (ts_chat_pane_get_reply_thinking (he));
   conversation = ts_chat_page_get_conversation (page);
