@@ -3,9 +3,9 @@
  * from the answer.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <stdlib.h>
 #include <string.h>
 
-#include "gguf.h"
 #include "lm.h"
 #include "tokenizer.h"
 #include "ts-generation.h"
