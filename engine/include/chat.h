@@ -48,6 +48,11 @@ typedef enum {
    * goes on with an empty "<think>\n\n</think>\n\n". Adds nothing for a
    * model that does not think (Qwen2.5), so it is always safe to pass. */
   LM_CHAT_NO_THINKING = 1 << 1,
+  /* Thinking on, as Qwen3.5's template has it: the generation prompt goes
+   * on with an opened "<think>\n", so the reply starts in its thinking
+   * (lm_chat_stream_init's @starts_in_thinking). Qwen3 would write the
+   * same tag itself. Adds nothing for a model that does not think. */
+  LM_CHAT_OPEN_THINKING = 1 << 2,
 } LmChatFlags;
 
 /* Whether the model thinks: its vocabulary has <think> and </think>. */

@@ -9,6 +9,7 @@
 #define IM_END "<|im_end|>"
 #define SYSTEM_TURN IM_START "system\n"
 #define EMPTY_THINK "<think>\n\n</think>\n\n"
+#define OPEN_THINK "<think>\n"
 
 const char *
 lm_chat_role_name (LmChatRole role)
@@ -36,6 +37,8 @@ generation_prompt (const LmTokenizer *tok, unsigned flags)
     return NULL;
   if ((flags & LM_CHAT_NO_THINKING) && lm_chat_can_think (tok))
     return "assistant\n" EMPTY_THINK;
+  if ((flags & LM_CHAT_OPEN_THINKING) && lm_chat_can_think (tok))
+    return "assistant\n" OPEN_THINK;
   return "assistant\n";
 }
 

@@ -13,6 +13,7 @@ struct _TsChatMessage
   AdwBin parent_instance;
 
   GtkLabel *note_label;
+  TsThinkingBlock *thinking_block;
   GtkBox *blocks;
   GtkLabel *error_label;
   GtkLabel *ending_label;
@@ -408,7 +409,44 @@ ts_chat_message_append (TsChatMessage *self, const char *text)
   if (text == NULL || *text == '\0')
     return;
   g_string_append (self->text, text);
+  /* The answer has started: the thinking above it is done. */
+  ts_thinking_block_finish (self->thinking_block, TRUE);
   render (self);
+}
+
+void
+ts_chat_message_append_thinking (TsChatMessage *self, const char *text, guint n_tokens)
+{
+  g_return_if_fail (TS_IS_CHAT_MESSAGE (self));
+  ts_thinking_block_append (self->thinking_block, text, n_tokens);
+}
+
+void
+ts_chat_message_end_thinking (TsChatMessage *self)
+{
+  g_return_if_fail (TS_IS_CHAT_MESSAGE (self));
+  ts_thinking_block_finish (self->thinking_block, self->text->len > 0);
+}
+
+void
+ts_chat_message_set_thinking (TsChatMessage *self, const char *thinking)
+{
+  g_return_if_fail (TS_IS_CHAT_MESSAGE (self));
+  ts_thinking_block_set_text (self->thinking_block, thinking);
+}
+
+const char *
+ts_chat_message_get_thinking (TsChatMessage *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_MESSAGE (self), NULL);
+  return ts_thinking_block_get_text (self->thinking_block);
+}
+
+TsThinkingBlock *
+ts_chat_message_get_thinking_block (TsChatMessage *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_MESSAGE (self), NULL);
+  return gtk_widget_get_visible (GTK_WIDGET (self->thinking_block)) ? self->thinking_block : NULL;
 }
 
 /* Shows @text in @label, or hides it for NULL. */
@@ -505,9 +543,11 @@ ts_chat_message_class_init (TsChatMessageClass *klass)
 
   G_OBJECT_CLASS (klass)->finalize = ts_chat_message_finalize;
   gtk_source_init ();
+  g_type_ensure (TS_TYPE_THINKING_BLOCK);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/tensafe/Desktop/ui/ts-chat-message.ui");
   gtk_widget_class_bind_template_child (widget_class, TsChatMessage, note_label);
+  gtk_widget_class_bind_template_child (widget_class, TsChatMessage, thinking_block);
   gtk_widget_class_bind_template_child (widget_class, TsChatMessage, blocks);
   gtk_widget_class_bind_template_child (widget_class, TsChatMessage, error_label);
   gtk_widget_class_bind_template_child (widget_class, TsChatMessage, ending_label);

@@ -9,13 +9,16 @@
  * labels. The text may grow while a reply streams in: blocks already shown
  * are reused and only what changed is set again, so appending is cheap.
  * A note above the text and an error below it are plain text, not part of
- * the message's text.
+ * the message's text. A reply's thinking (ts-thinking-block.h) comes
+ * between the note and the text, apart from the text too.
  *
  * Main-thread only.
  */
 #pragma once
 
 #include <adwaita.h>
+
+#include "ts-thinking-block.h"
 
 G_BEGIN_DECLS
 
@@ -41,6 +44,16 @@ const char *ts_chat_message_get_note (TsChatMessage *self);
 /* Why there is no (complete) answer, below the text (NULL hides it). */
 void ts_chat_message_set_error (TsChatMessage *self, const char *error);
 const char *ts_chat_message_get_error (TsChatMessage *self);
+/* The reply's thinking, streamed: @n_tokens is its length so far. The
+ * thinking ends when answer text is appended, or with end_thinking (the
+ * reply stopped); it stays open when no answer follows. */
+void ts_chat_message_append_thinking (TsChatMessage *self, const char *text, guint n_tokens);
+void ts_chat_message_end_thinking (TsChatMessage *self);
+/* A finished reply's thinking (history): NULL or "" shows none. */
+void ts_chat_message_set_thinking (TsChatMessage *self, const char *thinking);
+const char *ts_chat_message_get_thinking (TsChatMessage *self);
+/* The block that shows it, or NULL when the reply has no thinking. */
+TsThinkingBlock *ts_chat_message_get_thinking_block (TsChatMessage *self);
 /* Number of rendered blocks of each kind (for tests and accessibility). */
 guint ts_chat_message_count_code_blocks (TsChatMessage *self);
 guint ts_chat_message_count_list_items (TsChatMessage *self);

@@ -146,6 +146,8 @@ restore_message (TsChatPane *pane, const TsHistoryMessage *m)
   ts_chat_pane_add_message (pane, m->is_user, m->content);
   if (!m->is_user && m->note != NULL)
     ts_chat_pane_set_reply_note (pane, m->note);
+  if (!m->is_user && m->thinking != NULL)
+    ts_chat_pane_set_reply_thinking (pane, m->thinking);
   if (!m->is_user && m->left_out)
     ts_chat_pane_exclude_last_exchange (pane, left_out_note ());
 }
@@ -274,12 +276,15 @@ _ts_chat_page_history_save_reply (TsChatPage *self, gboolean he, gboolean comple
   TsChatPane *pane = ts_chat_page_get_pane (self, he);
   const char *text = ts_chat_pane_get_reply (pane);
   const char *note = ts_chat_pane_get_reply_note (pane);
+  const char *thinking = ts_chat_pane_get_reply_thinking (pane);
   g_autoptr (GError) error = NULL;
 
   if (self->history == NULL || id == 0 || text == NULL)
     return;
   /* The routing note goes in once, when the reply has finished. */
   if (!ts_history_update_message (self->history, id, text, complete, &error)
+      || (thinking != NULL && *thinking != '\0'
+          && !ts_history_set_thinking (self->history, id, thinking, &error))
       || (note != NULL && !ts_chat_pane_get_busy (pane)
           && !ts_history_set_note (self->history, id, note, &error)))
     history_failed (self, error);

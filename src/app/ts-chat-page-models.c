@@ -44,6 +44,28 @@ update_adapter_label (TsChatPage *self)
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->adapter_button), tooltip);
 }
 
+/* The Thinking switch applies to models that think; for another one it
+ * says why it does nothing (and keeps the choice for the next model). */
+static void
+update_thinking_switch (TsChatPage *self)
+{
+  TsGenerationModel *model = ts_chat_session_get_model (self->session);
+  gboolean can_think = model == NULL || ts_generation_model_can_think (model);
+  const char *model_name = ts_chat_session_get_model_name (self->session);
+  g_autofree char *tooltip = NULL;
+
+  if (can_think)
+    tooltip = g_strdup (_("Models that think (Qwen3, Qwen3.5) think before they answer; the "
+                          "thinking shows above the answer and closes when the answer starts. "
+                          "Off: they answer at once"));
+  else
+    tooltip = g_strdup_printf (_("%s does not think before it answers: only models such as "
+                                 "Qwen3 and Qwen3.5 do"),
+                               model_name != NULL ? model_name : _("This model"));
+  gtk_widget_set_sensitive (GTK_WIDGET (self->thinking_switch), can_think);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->thinking_switch), tooltip);
+}
+
 void
 _ts_chat_page_update_subtitles (TsChatPage *self)
 {
@@ -64,6 +86,7 @@ _ts_chat_page_update_subtitles (TsChatPage *self)
                              demo ? _("Demo Model")
                              : model != NULL ? model : _("Choose Model"));
   update_adapter_label (self);
+  update_thinking_switch (self);
 }
 
 static void build_model_menu (TsChatPage *self);

@@ -34,6 +34,7 @@ struct _TsChatPage
   TsChatPane *he_pane;
   TsPromptView *prompt_view;
   GtkEntry *system_entry;
+  GtkSwitch *thinking_switch;    /* "chat-thinking"; insensitive for a model that cannot think */
 
   /* Generation settings (bound to the settings popover). */
   double temperature;

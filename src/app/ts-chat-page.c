@@ -186,6 +186,7 @@ build_request (TsChatPage *self, const char *adapter_path)
   r->top_p = self->top_p;
   r->max_tokens = self->max_tokens;
   r->seed = self->seed;
+  r->thinking = ts_settings_get_chat_thinking (settings);
   if (self->regenerating)
     regenerate_sampling (self, r);
   /* Two panes generate at once: each gets half the cores unless told. */
@@ -552,6 +553,8 @@ ts_chat_page_set_settings (TsChatPage *self, TsSettings *settings)
   self->override_binding =
     g_object_bind_property (settings, "chat-adapter-override", self, "adapter-override",
                             G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+  g_object_bind_property (settings, "chat-thinking", self->thinking_switch, "active",
+                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
   /* The HE pane's subtitle names the evaluator. */
   g_signal_connect_swapped (settings, "notify::evaluator-mode", G_CALLBACK (settings_changed_cb),
                             self);
@@ -636,6 +639,7 @@ ts_chat_page_class_init (TsChatPageClass *klass)
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/tensafe/Desktop/ui/ts-chat-page.ui");
   gtk_widget_class_bind_template_child (widget_class, TsChatPage, toast_overlay);
+  gtk_widget_class_bind_template_child (widget_class, TsChatPage, thinking_switch);
   gtk_widget_class_bind_template_child (widget_class, TsChatPage, history_list);
   gtk_widget_class_bind_template_child (widget_class, TsChatPage, model_button);
   gtk_widget_class_bind_template_child (widget_class, TsChatPage, adapter_button);

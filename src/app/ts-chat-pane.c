@@ -39,6 +39,8 @@ struct _TsChatPane
   TsGenerationJob *job;
   TsChatMessage *reply;          /* the reply being streamed */
   GString *pending;              /* text not shown yet */
+  GString *pending_thinking;     /* … of the thinking */
+  guint n_thinking_tokens;
   guint flush_tick;
   guint n_tokens;
   double tokens_per_second;
@@ -163,8 +165,14 @@ flush_pending (TsChatPane *self)
   /* Take the text out first: whatever runs while it is shown sees an empty
    * queue, so no piece can be appended twice. */
   g_autofree char *text = g_strndup (self->pending->str, self->pending->len);
+  g_autofree char *thinking = g_strndup (self->pending_thinking->str, self->pending_thinking->len);
 
   g_string_truncate (self->pending, 0);
+  g_string_truncate (self->pending_thinking, 0);
+  /* Also without new thinking text: the count includes the tokens that
+   * gave none (the closing tag) before the answer ends the thinking. */
+  if (self->reply != NULL && (*thinking != '\0' || *text != '\0'))
+    ts_chat_message_append_thinking (self->reply, thinking, self->n_thinking_tokens);
   if (self->reply != NULL && *text != '\0')
     ts_chat_message_append (self->reply, text);
   update_footer (self);
@@ -201,9 +209,12 @@ on_token (TsChatPane *self, const TsGenerationEvent *event)
 {
   double decode_ms = event->elapsed_ms - event->first_token_ms;
 
-  g_string_append (self->pending, event->text);
+  g_string_append (event->is_thinking ? self->pending_thinking : self->pending,
+                   event->is_thinking ? event->thinking : event->text);
+  self->n_thinking_tokens += event->is_thinking;
   self->saw_end = event->is_end;
-  ts_latency_chart_append (self->chart, &event->timings, event->is_end ? "⏎" : event->text);
+  ts_latency_chart_append (self->chart, &event->timings,
+                           event->is_end ? "⏎" : event->is_thinking ? event->thinking : event->text);
   self->n_tokens = event->index + 1;
   self->first_token_ms = event->first_token_ms;
   self->tokens_per_second = self->n_tokens > 1 && decode_ms > 0
@@ -389,6 +400,8 @@ generation_cb (TsGenerationJob *job, const TsGenerationEvent *event, gpointer us
       break;
     default:
       flush_pending (self);
+      if (self->reply != NULL)
+        ts_chat_message_end_thinking (self->reply);
       show_privacy (self, event);
       if (event->kind == TS_GENERATION_EVENT_ERROR)
         show_error (self, event);
@@ -441,6 +454,7 @@ ts_chat_pane_clear (TsChatPane *self)
     gtk_box_remove (self->messages, child);
   self->reply = NULL;
   g_string_truncate (self->pending, 0);
+  g_string_truncate (self->pending_thinking, 0);
   reset_numbers (self);
 }
 
@@ -486,6 +500,23 @@ ts_chat_pane_get_reply (TsChatPane *self)
   if (self->pending->len > 0)
     flush_pending (self);
   return self->reply != NULL ? ts_chat_message_get_text (self->reply) : NULL;
+}
+
+const char *
+ts_chat_pane_get_reply_thinking (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
+  if (self->pending_thinking->len > 0)
+    flush_pending (self);
+  return self->reply != NULL ? ts_chat_message_get_thinking (self->reply) : NULL;
+}
+
+void
+ts_chat_pane_set_reply_thinking (TsChatPane *self, const char *thinking)
+{
+  g_return_if_fail (TS_IS_CHAT_PANE (self));
+  if (self->reply != NULL)
+    ts_chat_message_set_thinking (self->reply, thinking);
 }
 
 void
@@ -563,6 +594,7 @@ ts_chat_pane_generate (TsChatPane *self, TsGenerationModel *model,
   self->key_from_vault = r->he_key_fingerprint != NULL;
   self->requested_max_tokens = r->max_tokens;
   self->saw_end = FALSE;
+  self->n_thinking_tokens = 0;
   g_clear_pointer (&self->context_note, g_free);
   self->private_reply = self->he && r->he_private;
   self->he_remote = r->he_mode != NULL && g_str_has_prefix (r->he_mode, "ws");
@@ -911,6 +943,7 @@ ts_chat_pane_finalize (GObject *object)
   TsChatPane *self = TS_CHAT_PANE (object);
 
   g_string_free (self->pending, TRUE);
+  g_string_free (self->pending_thinking, TRUE);
   g_free (self->key_fingerprint);
   g_free (self->title);
   g_free (self->context_note);
@@ -989,6 +1022,7 @@ static void
 ts_chat_pane_init (TsChatPane *self)
 {
   self->pending = g_string_new (NULL);
+  self->pending_thinking = g_string_new (NULL);
   self->diverged_at = -1;
   self->privacy_epsilon = -1;
   self->reply_has_adapter = TRUE;

@@ -39,6 +39,11 @@ void ts_chat_pane_exclude_last_exchange (TsChatPane *self, const char *why);
 GPtrArray *ts_chat_pane_get_turns (TsChatPane *self);
 /* Text of the last reply, or NULL when the pane has none. */
 const char *ts_chat_pane_get_reply (TsChatPane *self);
+/* The last reply's thinking ("" when it has none; NULL: no reply). The
+ * turns above never contain it: the model gets its answers back alone. */
+const char *ts_chat_pane_get_reply_thinking (TsChatPane *self);
+/* Shows @thinking (history) as the last reply's. */
+void ts_chat_pane_set_reply_thinking (TsChatPane *self, const char *thinking);
 
 /* Adds @prompt as a user message and generates the reply: @request's turns
  * are filled from the pane's own history. */

@@ -187,6 +187,14 @@ model_is_stacked (TsGenerationModel *self)
   return self->n_adapters > 1 || (self->n_adapters == 1 && self->weights[0] != 1.0f);
 }
 
+gboolean
+ts_generation_model_can_think (TsGenerationModel *self)
+{
+  g_return_val_if_fail (self != NULL, FALSE);
+
+  return lm_chat_can_think (self->tok);
+}
+
 const LmModel *
 ts_generation_model_get_lm (TsGenerationModel *self)
 {
@@ -352,6 +360,7 @@ typedef struct {
   TsGenerationJob *job;
   TsGenerationEvent event;
   char *text;
+  char *thinking;
   GError *error;
 } Delivery;
 
@@ -362,6 +371,7 @@ delivery_free (gpointer data)
 
   ts_generation_job_unref (d->job);
   g_free (d->text);
+  g_free (d->thinking);
   g_free (d->event.key_fingerprint);
   g_free (d->event.he_backend_reason);
   g_clear_error (&d->error);
@@ -374,6 +384,7 @@ delivery_dispatch (gpointer data)
   Delivery *d = data;
 
   d->event.text = d->text;
+  d->event.thinking = d->thinking;
   d->event.error = d->error;
   if (d->job->callback != NULL)
     d->job->callback (d->job, &d->event, d->job->user_data);
@@ -393,6 +404,7 @@ deliver (TsGenerationJob *self, const TsGenerationEvent *event, const char *text
   d->event.he_backend_reason = g_strdup (event->he_backend_reason);
   /* A random or truncated model can emit bytes that are not UTF-8. */
   d->text = text != NULL ? g_utf8_make_valid (text, -1) : NULL;
+  d->thinking = event->thinking != NULL ? g_utf8_make_valid (event->thinking, -1) : NULL;
   d->error = error != NULL ? g_error_copy (error) : NULL;
   d->event.elapsed_ms = ts_now_ms () - self->start_ms;
   d->event.first_token_ms = self->first_token_ms;
@@ -448,11 +460,22 @@ params_fingerprint (const char *preset)
   return g_string_free (hex, FALSE);
 }
 
-/* The chat template's ids for the system prompt and turns [@first, end). */
+/* Whether @r's reply starts in the model's thinking. */
 static gboolean
-tokenize_from (TsGenerationJob *self, guint first, int32_t **ids, size_t *n_ids, GError **error)
+request_thinks (TsGenerationModel *model, const TsGenerationRequest *r)
 {
-  TsGenerationRequest *r = self->request;
+  return r->thinking && lm_chat_can_think (model->tok);
+}
+
+/* The chat template's ids for the system prompt and turns [@first, end).
+ * Earlier answers go back as the answer text alone: their thinking is
+ * never part of a turn (Qwen's templates drop it too). */
+static gboolean
+tokenize_turns (TsGenerationModel *model, const TsGenerationRequest *r, guint first,
+                int32_t **ids, size_t *n_ids, GError **error)
+{
+  unsigned flags = LM_CHAT_GENERATION_PROMPT
+                   | (request_thinks (model, r) ? LM_CHAT_OPEN_THINKING : LM_CHAT_NO_THINKING);
   g_autoptr (GArray) messages = g_array_new (FALSE, FALSE, sizeof (LmChatMessage));
   LmStatus st;
 
@@ -464,11 +487,34 @@ tokenize_from (TsGenerationJob *self, guint first, int32_t **ids, size_t *n_ids,
                           g_ptr_array_index (r->turns, i) };
       g_array_append_val (messages, m);
     }
-  st = lm_chat_tokenize (self->model->tok, (LmChatMessage *) messages->data, messages->len,
-                         LM_CHAT_GENERATION_PROMPT | LM_CHAT_NO_THINKING, ids, n_ids);
+  st = lm_chat_tokenize (model->tok, (LmChatMessage *) messages->data, messages->len, flags,
+                         ids, n_ids);
   if (st != LM_OK)
     return set_lm_error (error, TS_GENERATION_ERROR_PROMPT, "Prompt", st, NULL);
   return TRUE;
+}
+
+static gboolean
+tokenize_from (TsGenerationJob *self, guint first, int32_t **ids, size_t *n_ids, GError **error)
+{
+  return tokenize_turns (self->model, self->request, first, ids, n_ids, error);
+}
+
+GArray *
+ts_generation_prompt_tokens (TsGenerationModel *model, const TsGenerationRequest *request,
+                             GError **error)
+{
+  g_autofree int32_t *ids = NULL;
+  size_t n_ids = 0;
+  GArray *out;
+
+  g_return_val_if_fail (model != NULL && request != NULL, NULL);
+
+  if (!tokenize_turns (model, request, 0, &ids, &n_ids, error))
+    return NULL;
+  out = g_array_sized_new (FALSE, FALSE, sizeof (gint32), (guint) n_ids);
+  g_array_append_vals (out, ids, (guint) n_ids);
+  return out;
 }
 
 /* Tokens of context the reply may use: the request's, or the model's. */
@@ -624,6 +670,32 @@ collect_timings (TsGenerationJob *self, TsTokenTimings *t, TsHeloraStats *last)
     }
 }
 
+/* Puts the text of token @id into @piece (NUL-ended) and says in @event
+ * which part of the reply it belongs to; @last: no token follows it. */
+static void
+take_piece (LmChatStream *stream, gboolean thinks, int32_t id, gboolean last, char *piece,
+            size_t cap, TsGenerationEvent *event)
+{
+  size_t len = 0;
+  LmChatPart part;
+  LmChatEvent chat_event = lm_chat_stream_push (stream, id, piece, cap - 1, &len, &part);
+
+  /* A tag flushes its part's text before it switches, so what the last
+   * token and the finish give together is of one part. */
+  if (chat_event == LM_CHAT_STOP || last)
+    len += lm_chat_stream_finish (stream, piece + len, cap - 1 - len, NULL);
+  /* Thinking the request did not ask for is not shown (the prompt turned
+   * it off, but a model may open a <think> anyway). */
+  if (part == LM_CHAT_THINKING && !thinks)
+    len = 0;
+  piece[len] = '\0';
+  event->token_id = id;
+  event->is_end = chat_event == LM_CHAT_STOP;
+  event->is_thinking = part == LM_CHAT_THINKING && thinks;
+  event->thinking = event->is_thinking ? piece : "";
+  event->text = event->is_thinking ? "" : piece;
+}
+
 /* Samples, delivers and feeds back tokens; @t holds the prefill's stages,
  * which belong to the first token. */
 static gboolean
@@ -632,40 +704,27 @@ job_decode_loop (TsGenerationJob *self, TsTokenTimings *t, TsHeloraStats *last, 
   /* One more byte for the NUL the event's text ends with. */
   size_t cap = lm_chat_stream_buffer_size (self->model->tok) + 1;
   g_autofree char *piece = g_malloc (cap);
+  gboolean thinks = request_thinks (self->model, self->request);
   LmChatStream stream;
 
-  lm_chat_stream_init (&stream, self->model->tok, FALSE);
+  lm_chat_stream_init (&stream, self->model->tok, thinks);
   for (guint k = 0; k < self->max_tokens; k++)
     {
       TsGenerationEvent event = { .kind = TS_GENERATION_EVENT_TOKEN, .index = k };
       double t0 = ts_now_ms ();
-      size_t len = 0;
       int32_t id;
-      LmChatEvent chat_event;
-      LmChatPart part;
       LmStatus st;
 
       if (g_cancellable_is_cancelled (self->cancellable))
         return TRUE;
       id = lm_sampler_sample (self->sampler, lm_session_logits (self->session));
       lm_sampler_accept (self->sampler, id);
-      chat_event = lm_chat_stream_push (&stream, id, piece, cap - 1, &len, &part);
-      /* The thinking part is not shown (the prompt turns thinking off). */
-      if (part == LM_CHAT_THINKING)
-        len = 0;
-      if (chat_event == LM_CHAT_STOP || k + 1 == self->max_tokens)
-        {
-          size_t tail = lm_chat_stream_finish (&stream, piece + len, cap - 1 - len, &part);
-          len += part == LM_CHAT_ANSWER ? tail : 0;
-        }
-      piece[len] = '\0';
+      take_piece (&stream, thinks, id, k + 1 == self->max_tokens, piece, cap, &event);
       t->ms[TS_STAGE_SAMPLE] += ts_now_ms () - t0;
       if (self->first_token_ms == 0)
         self->first_token_ms = ts_now_ms () - self->start_ms;
-      event.token_id = id;
-      event.is_end = chat_event == LM_CHAT_STOP;
       event.timings = *t;
-      deliver (self, &event, piece, NULL);
+      deliver (self, &event, event.text, NULL);
       if (event.is_end || k + 1 == self->max_tokens)
         return TRUE;
       memset (t, 0, sizeof *t);

@@ -64,6 +64,8 @@ const char *ts_generation_model_get_adapter_path (TsGenerationModel *self);
 guint ts_generation_model_get_n_adapters (TsGenerationModel *self);
 const char *ts_generation_model_get_nth_adapter (TsGenerationModel *self, guint i, float *weight);
 const LmModelInfo *ts_generation_model_get_info (TsGenerationModel *self);
+/* Whether the model thinks before it answers (Qwen3, 3.5: lm_chat_can_think()). */
+gboolean ts_generation_model_can_think (TsGenerationModel *self);
 /* The engine's model, for other readers of the same weights (the router). */
 const LmModel *ts_generation_model_get_lm (TsGenerationModel *self);
 /* The adapter at @adapter_path on this model (NULL, or the path of a single
@@ -105,6 +107,10 @@ typedef struct {
    * an error. */
   guint context_tokens;
   guint64 seed;
+  /* Let a model that thinks (ts_generation_model_can_think()) think first:
+   * the prompt opens its thinking and TOKEN events carry that text apart
+   * from the answer. Off, or a model that does not think: the answer only. */
+  gboolean thinking;
   guint n_threads;              /* engine threads (0: 1) */
   /* HE-LoRA: NULL → the engine's own plaintext LoRA; else "local" or "ws://…". */
   char *he_mode;
@@ -153,7 +159,11 @@ typedef struct {
   TsGenerationEventKind kind;
   guint index;                  /* TOKEN: 0, 1, … */
   gint32 token_id;              /* TOKEN */
-  const char *text;             /* TOKEN: text to append (may be empty) */
+  const char *text;             /* TOKEN: answer text to append (may be empty) */
+  /* TOKEN: the token belongs to the model's thinking (the closing tag
+   * included); its text is then in @thinking, never in @text. */
+  gboolean is_thinking;
+  const char *thinking;         /* TOKEN: thinking text to append (may be empty) */
   gboolean is_end;              /* TOKEN: an end-of-turn token (no text) */
   TsTokenTimings timings;       /* TOKEN: this token's stages and bytes */
   double elapsed_ms;            /* since the job started */
@@ -183,6 +193,12 @@ typedef struct _TsGenerationJob TsGenerationJob;
 
 typedef void (*TsGenerationFunc) (TsGenerationJob *job, const TsGenerationEvent *event,
                                   gpointer user_data);
+
+/* The prompt's token ids for @request's whole conversation, as a reply
+ * would begin (before any turn is left out to fit the context); a GArray of
+ * gint32, or NULL with @error. Any thread. */
+GArray *ts_generation_prompt_tokens (TsGenerationModel *model, const TsGenerationRequest *request,
+                                     GError **error);
 
 /* Starts generating on a new thread. @request is copied. @callback runs on
  * the thread-default main context of the caller. */

@@ -99,6 +99,24 @@ append_user (GString *md, const TsHistoryMessage *m, guint exchange)
   g_string_append_printf (md, "**%s**\n\n%s\n\n", _("Prompt"), m->content);
 }
 
+/* The thinking as a block quote under its own heading line, each line
+ * quoted (an empty one too, so the quote does not end there), in a
+ * <details> element that Markdown viewers show closed, like the chat. */
+static void
+append_thinking (GString *md, const char *thinking)
+{
+  g_auto (GStrv) lines = NULL;
+
+  if (thinking == NULL || *thinking == '\0')
+    return;
+  lines = g_strsplit (thinking, "\n", -1);
+  g_string_append_printf (md, "<details>\n<summary>%s</summary>\n\n", _("Thinking"));
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (lines[i + 1] != NULL || *lines[i] != '\0')
+      g_string_append_printf (md, ">%s%s\n", *lines[i] != '\0' ? " " : "", lines[i]);
+  g_string_append (md, "\n</details>\n\n");
+}
+
 static void
 append_reply (GString *md, const TsHistoryMessage *m, gboolean exchange_left_out)
 {
@@ -108,6 +126,7 @@ append_reply (GString *md, const TsHistoryMessage *m, gboolean exchange_left_out
   g_string_append (md, "\n\n");
   if (m->note != NULL && *m->note != '\0')
     g_string_append_printf (md, "*%s*\n\n", m->note);
+  append_thinking (md, m->thinking);
   if (*m->content != '\0')
     g_string_append_printf (md, "%s\n\n", m->content);
   if (!m->complete)
@@ -202,7 +221,10 @@ build_message (JsonBuilder *b, const TsHistoryMessage *m)
   ts_json_builder_add_boolean (b, "left_out", m->left_out);
   ts_json_builder_add_string (b, "note", m->note);
   if (!m->is_user)
-    build_stats (b, m->stats);
+    {
+      ts_json_builder_add_string (b, "thinking", m->thinking);
+      build_stats (b, m->stats);
+    }
   json_builder_end_object (b);
 }
 

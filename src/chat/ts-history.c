@@ -58,6 +58,7 @@ ts_history_message_free (TsHistoryMessage *m)
     return;
   g_free (m->content);
   g_free (m->note);
+  g_free (m->thinking);
   ts_history_reply_stats_free (m->stats);
   g_free (m);
 }
@@ -113,12 +114,20 @@ migrate_to_3 (TsHistory *self)
   return add_column (self, "left_out", "INTEGER NOT NULL DEFAULT 0");
 }
 
+/* Version 4: a reply's thinking (models that think before they answer). */
+static gboolean
+migrate_to_4 (TsHistory *self)
+{
+  return add_column (self, "thinking", "TEXT");
+}
+
 /* migrations[i] brings a database from user_version i to i + 1; no row is
  * touched, so files of every older version open and keep their messages. */
 static gboolean (*const migrations[]) (TsHistory *self) = {
   migrate_to_1,
   migrate_to_2,
   migrate_to_3,
+  migrate_to_4,
 };
 #define SCHEMA_VERSION ((int) G_N_ELEMENTS (migrations))
 
@@ -366,8 +375,8 @@ read_stats (sqlite3_stmt *stmt, int column, gint64 message)
 GPtrArray *
 ts_history_messages (TsHistory *self, gint64 conversation, GError **error)
 {
-  sqlite3_stmt *stmt = prepare (self, "SELECT id, is_user, pane, content, complete, note, stats, left_out"
-                                      " FROM messages"
+  sqlite3_stmt *stmt = prepare (self, "SELECT id, is_user, pane, content, complete, note, stats,"
+                                      " left_out, thinking FROM messages"
                                       " WHERE conversation = ?1 ORDER BY id", error);
   GPtrArray *list;
   int rc;
@@ -389,6 +398,7 @@ ts_history_messages (TsHistory *self, gint64 conversation, GError **error)
       m->note = g_strdup ((const char *) sqlite3_column_text (stmt, 5));
       m->stats = read_stats (stmt, 6, m->id);
       m->left_out = sqlite3_column_int (stmt, 7) != 0;
+      m->thinking = g_strdup ((const char *) sqlite3_column_text (stmt, 8));
       g_ptr_array_add (list, m);
     }
   sqlite3_finalize (stmt);
@@ -459,6 +469,21 @@ ts_history_set_note (TsHistory *self, gint64 message, const char *note, GError *
     return FALSE;
   if (note != NULL)
     sqlite3_bind_text (stmt, 1, note, -1, SQLITE_TRANSIENT);
+  else
+    sqlite3_bind_null (stmt, 1);
+  sqlite3_bind_int64 (stmt, 2, message);
+  return run (self, stmt, TRUE, error);
+}
+
+gboolean
+ts_history_set_thinking (TsHistory *self, gint64 message, const char *thinking, GError **error)
+{
+  sqlite3_stmt *stmt = prepare (self, "UPDATE messages SET thinking = ?1 WHERE id = ?2", error);
+
+  if (stmt == NULL)
+    return FALSE;
+  if (thinking != NULL && *thinking != '\0')
+    sqlite3_bind_text (stmt, 1, thinking, -1, SQLITE_TRANSIENT);
   else
     sqlite3_bind_null (stmt, 1);
   sqlite3_bind_int64 (stmt, 2, message);

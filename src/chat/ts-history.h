@@ -48,6 +48,7 @@ typedef struct {
   char *note;                  /* shown above a reply ("routed to: …"); NULL: none */
   TsHistoryReplyStats *stats;  /* a finished reply's footer and chart; NULL: none kept */
   gboolean left_out;           /* its exchange is not part of the conversation the model sees */
+  char *thinking;              /* what the model thought before this reply; NULL: nothing */
 } TsHistoryMessage;
 
 void ts_history_conversation_free (TsHistoryConversation *c);
@@ -85,6 +86,9 @@ gboolean ts_history_update_message (TsHistory *self, gint64 message, const char 
                                     gboolean complete, GError **error);
 /* The note shown above a reply (NULL removes it). */
 gboolean ts_history_set_note (TsHistory *self, gint64 message, const char *note, GError **error);
+/* What the model thought before reply @message (NULL or "": nothing). */
+gboolean ts_history_set_thinking (TsHistory *self, gint64 message, const char *thinking,
+                                  GError **error);
 /* What the finished reply @message's footer and chart showed. */
 gboolean ts_history_set_stats (TsHistory *self, gint64 message, const TsHistoryReplyStats *stats,
                                GError **error);

@@ -80,6 +80,7 @@ enum {
   PROP_EVALUATOR_PRIVATE,
   PROP_PRIVACY_RHO,
   PROP_CHAT_ADAPTER_OVERRIDE,
+  PROP_CHAT_THINKING,
   PROP_MARKETPLACE_URL,
   PROP_THREADS,
   PROP_CKKS_PRESET,
@@ -156,6 +157,8 @@ ts_settings_class_init (TsSettingsClass *klass)
                                                       FLAGS);
   properties[PROP_CHAT_ADAPTER_OVERRIDE] = g_param_spec_string ("chat-adapter-override", NULL,
                                                                 NULL, "", FLAGS);
+  properties[PROP_CHAT_THINKING] = g_param_spec_boolean ("chat-thinking", NULL, NULL, FALSE,
+                                                         FLAGS);
   properties[PROP_MARKETPLACE_URL] = g_param_spec_string ("marketplace-url", NULL, NULL,
                                                           "http://127.0.0.1:8766", FLAGS);
   properties[PROP_THREADS] = g_param_spec_int ("threads", NULL, NULL, 0, 1024, 0, FLAGS);
@@ -295,6 +298,12 @@ ts_settings_get_ckks_preset_name (TsSettings *self)
     if (presets[i].choice == choice)
       return presets[i].name;
   return NULL;
+}
+
+gboolean
+ts_settings_get_chat_thinking (TsSettings *self)
+{
+  return g_value_get_boolean (value_of (self, PROP_CHAT_THINKING));
 }
 
 gboolean

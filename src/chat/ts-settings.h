@@ -95,6 +95,8 @@ TsCkksChoice ts_settings_get_ckks_preset (TsSettings *self);
 /* The chosen preset's engine name, or NULL for "auto". */
 const char *ts_settings_get_ckks_preset_name (TsSettings *self);
 gboolean ts_settings_get_use_gpu (TsSettings *self);
+/* Whether models that think (Qwen3, 3.5) think before they answer in the chat. */
+gboolean ts_settings_get_chat_thinking (TsSettings *self);
 TsColorScheme ts_settings_get_color_scheme (TsSettings *self);
 /* The chat's last model and its adapter ("": the demo model, no adapter). */
 const char *ts_settings_get_chat_model (TsSettings *self);

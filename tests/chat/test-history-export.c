@@ -59,7 +59,11 @@ add (TsHistory *history, gint64 conversation, gboolean is_user, TsHistoryPane pa
   return id;
 }
 
-/* Exchange 1: both panes answer, the HE reply stopped after 2 tokens.
+/* What the plaintext pane's first reply thought: two paragraphs. */
+#define THINKING "CKKS: approximate.\n\nSay it short.\n"
+
+/* Exchange 1: both panes answer (the plaintext one after thinking), the
+ * HE reply stopped after 2 tokens.
  * Exchange 2: the plaintext pane answers, the HE pane fails; the exchange
  * is left out. */
 static void
@@ -80,6 +84,7 @@ fixture_set_up (Fixture *f, gconstpointer data)
   he1 = add (f->history, f->conversation, FALSE, TS_HISTORY_PANE_HE, "An HE", FALSE);
   g_assert_true (ts_history_set_note (f->history, plain1, "routed to: crypto-101", &error));
   g_assert_true (ts_history_set_note (f->history, he1, "routed to: crypto-101", &error));
+  g_assert_true (ts_history_set_thinking (f->history, plain1, THINKING, &error));
   g_assert_no_error (error);
   store_stats (f->history, plain1, 3, 12.5, 40, 0);
   store_stats (f->history, he1, 2, 4.3, 180.4, 2.5);
@@ -164,8 +169,13 @@ test_markdown (Fixture *f, gconstpointer data)
   g_assert_null (strstr (md, "## Exchange 1 (left out)"));
   plain1 = between (md, "### Plaintext LoRA", "### HE-LoRA");
   g_assert_cmpstr (plain1, ==,
-                   "### Plaintext LoRA\n\n*routed to: crypto-101*\n\nAn HE scheme.\n\n"
+                   "### Plaintext LoRA\n\n*routed to: crypto-101*\n\n"
+                   "<details>\n<summary>Thinking</summary>\n\n"
+                   "> CKKS: approximate.\n>\n> Say it short.\n\n</details>\n\n"
+                   "An HE scheme.\n\n"
                    "*3 tokens · 12.5 tokens/s · first token 40 ms*\n\n");
+  /* Only that reply thought. */
+  g_assert_null (strstr (strstr (md, "</details>") + 1, "<details>"));
   /* The failed HE reply has no footer: it kept no numbers. */
   g_assert_true (g_str_has_suffix (md, "### HE-LoRA\n\n*(stopped)*\n\n"));
 }
@@ -222,6 +232,8 @@ check_message (JsonObject *m, const char *role, const char *pane, const char *co
     g_assert_cmpstr (json_object_get_string_member (m, "note"), ==, note);
   else
     g_assert_true (json_object_get_null_member (m, "note"));
+  /* Replies say what they thought (null: nothing); prompts have no thinking. */
+  g_assert_true (json_object_has_member (m, "thinking") == (pane != NULL));
 }
 
 static void
@@ -262,6 +274,9 @@ test_json (Fixture *f, gconstpointer data)
   check_message (message_at (messages, 1), "assistant", "plaintext", "An HE scheme.", TRUE, FALSE,
                  "routed to: crypto-101");
   check_reply_stats (message_at (messages, 1), 3, 40, 0);
+  g_assert_cmpstr (json_object_get_string_member (message_at (messages, 1), "thinking"), ==,
+                   THINKING);
+  g_assert_true (json_object_get_null_member (message_at (messages, 2), "thinking"));
   check_message (message_at (messages, 2), "assistant", "he", "An HE", FALSE, FALSE,
                  "routed to: crypto-101");
   check_reply_stats (message_at (messages, 2), 2, 180.4, 2.5);

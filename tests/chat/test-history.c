@@ -1,6 +1,6 @@
 /* test-history.c: history.sqlite: files written by older versions open and
- * keep their messages; a reply's footer numbers and chart bars come back as
- * they were stored; a turn left out stays left out.
+ * keep their messages; a reply's footer numbers and chart bars, and its
+ * thinking, come back as they were stored; a turn left out stays left out.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <sqlite3.h>
 #include <string.h>
@@ -58,6 +58,7 @@ check_old_file (const char *dir, gboolean with_note)
   g_assert_cmpstr (reply->note, ==, with_note ? "routed" : NULL);
   g_assert_null (reply->stats);
   g_assert_false (reply->left_out);
+  g_assert_null (reply->thinking);
   /* The migrated file takes the new columns. */
   stats->n_tokens = 3;
   g_assert_true (ts_history_set_stats (history, 2, stats, &error));
@@ -70,6 +71,83 @@ check_old_file (const char *dir, gboolean with_note)
   g_assert_false (((TsHistoryMessage *) g_ptr_array_index (messages, 0))->left_out);
   g_assert_true (((TsHistoryMessage *) g_ptr_array_index (messages, 1))->left_out);
   g_assert_cmpuint (((TsHistoryMessage *) g_ptr_array_index (messages, 1))->stats->n_tokens, ==, 3);
+}
+
+/* The tables as version 3 wrote them (note, stats, left_out; no thinking). */
+static const char v3_sql[] =
+  "ALTER TABLE messages ADD COLUMN stats TEXT;"
+  "ALTER TABLE messages ADD COLUMN left_out INTEGER NOT NULL DEFAULT 0;"
+  "PRAGMA user_version=3;";
+
+static int
+user_version (const char *path)
+{
+  sqlite3 *db = NULL;
+  sqlite3_stmt *stmt = NULL;
+  int version;
+
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_prepare_v2 (db, "PRAGMA user_version", -1, &stmt, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
+  version = sqlite3_column_int (stmt, 0);
+  sqlite3_finalize (stmt);
+  sqlite3_close (db);
+  return version;
+}
+
+/* The stored reply's thinking (newly allocated), read from a fresh open. */
+static char *
+reply_thinking (const char *path)
+{  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHistory) history = ts_history_open (path, &error);
+  g_autoptr (GPtrArray) messages = NULL;
+
+  g_assert_no_error (error);
+  messages = ts_history_messages (history, 1, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (messages->len, ==, 2);
+  g_assert_cmpstr (((TsHistoryMessage *) g_ptr_array_index (messages, 1))->content, ==,
+                   "Hello there");
+  return g_strdup (((TsHistoryMessage *) g_ptr_array_index (messages, 1))->thinking);
+}
+
+/* A version 3 file opens with its messages and no thinking, then keeps a
+ * reply's thinking (lines, quotes, non-ASCII) across closing and opening;
+ * "" clears it. */
+static void
+test_thinking_round_trip (void)
+{
+  static const char thinking[] = "The user greets me.\n\n\"Hello\" it is — short, «friendly».\n";
+  g_autofree char *dir = g_dir_make_tmp ("tensafe-history-XXXXXX", NULL);
+  g_autofree char *path = write_old_file (dir, TRUE);
+  g_autofree char *before = NULL, *kept = NULL, *cleared = NULL;
+  g_autoptr (GError) error = NULL;
+  sqlite3 *db = NULL;
+
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, v3_sql, NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (db);
+  before = reply_thinking (path);
+  g_assert_null (before);
+  g_assert_cmpint (user_version (path), ==, 4);
+  {
+    g_autoptr (TsHistory) history = ts_history_open (path, &error);
+
+    g_assert_no_error (error);
+    g_assert_true (ts_history_set_thinking (history, 2, thinking, &error));
+    g_assert_no_error (error);
+  }
+  kept = reply_thinking (path);
+  g_assert_cmpstr (kept, ==, thinking);
+  {
+    g_autoptr (TsHistory) history = ts_history_open (path, &error);
+
+    g_assert_true (ts_history_set_thinking (history, 2, "", &error));
+    g_assert_no_error (error);
+  }
+  cleared = reply_thinking (path);
+  g_assert_null (cleared);
+  ts_test_remove_tree (dir);
 }
 
 static void
@@ -171,5 +249,6 @@ main (int argc, char **argv)
   g_test_add_func ("/history/old-files-open", test_old_files_open);
   g_test_add_func ("/history/stats-round-trip", test_stats_round_trip);
   g_test_add_func ("/history/stats-from-other-versions", test_stats_from_other_versions);
+  g_test_add_func ("/history/thinking-round-trip", test_thinking_round_trip);
   return g_test_run ();
 }

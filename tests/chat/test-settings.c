@@ -52,6 +52,9 @@ test_keys_to_properties (void)
   g_assert_cmpuint (ts_settings_get_threads (settings), ==, 6);
   g_settings_set_boolean (gsettings, "use-gpu", FALSE);
   g_assert_false (ts_settings_get_use_gpu (settings));
+  g_assert_false (ts_settings_get_chat_thinking (settings));
+  g_settings_set_boolean (gsettings, "chat-thinking", TRUE);
+  g_assert_true (ts_settings_get_chat_thinking (settings));
   g_settings_set_double (gsettings, "privacy-rho", 0.0025);
   g_assert_cmpfloat (ts_settings_get_privacy_rho (settings), ==, 0.0025);
   /* The same value again changes nothing. */

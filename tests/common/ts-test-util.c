@@ -5,6 +5,7 @@
 #include "ts-test-util.h"
 
 #include <glib/gstdio.h>
+#include <string.h>
 
 char *
 ts_test_data_path (const char *relative)
@@ -97,4 +98,42 @@ ts_test_real_model (const char *file, guint64 bytes, char **reason)
     }
   *reason = NULL;
   return g_steal_pointer (&path);
+}
+
+/* A GGUF string is its length (uint64, little-endian) and its bytes:
+ * matching the length too finds the vocabulary entry, not the same text
+ * inside another string (a chat template). */
+static void
+rename_gguf_string (guint8 *data, gsize len, const char *from, const char *to)
+{
+  gsize n = strlen (from), found = 0;
+  guint8 key[64];
+
+  g_assert_cmpuint (n, ==, strlen (to));
+  g_assert_cmpuint (8 + n, <=, sizeof key);
+  for (int i = 0; i < 8; i++)
+    key[i] = (guint8) ((guint64) n >> (8 * i));
+  memcpy (key + 8, from, n);
+  for (gsize i = 0; i + 8 + n <= len; i++)
+    if (memcmp (data + i, key, 8 + n) == 0)
+      {
+        memcpy (data + i + 8, to, n);
+        found++;
+      }
+  g_assert_cmpuint (found, ==, 1);
+}
+
+void
+ts_test_copy_model_without_think (const char *src, const char *dest)
+{
+  g_autofree guint8 *data = NULL;
+  g_autoptr (GError) error = NULL;
+  gsize len = 0;
+
+  g_assert_true (g_file_get_contents (src, (char **) &data, &len, &error));
+  g_assert_no_error (error);
+  rename_gguf_string (data, len, "<think>", "<thonk>");
+  rename_gguf_string (data, len, "</think>", "</thonk>");
+  g_assert_true (g_file_set_contents (dest, (const char *) data, (gssize) len, &error));
+  g_assert_no_error (error);
 }

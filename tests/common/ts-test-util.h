@@ -34,4 +34,10 @@ int ts_test_spawn (const char *const *argv, char **out, char **err);
  * allocated), for g_test_skip(). */
 char *ts_test_real_model (const char *file, guint64 bytes, char **reason);
 
+/* Copies the GGUF model @src to @dest with its <think> and </think>
+ * vocabulary entries renamed (same length, so the file stays valid): the
+ * same model as one that does not think, as Qwen2.5. Fails the test when a
+ * tag is not found once each or the copy cannot be written. */
+void ts_test_copy_model_without_think (const char *src, const char *dest);
+
 G_END_DECLS

@@ -246,7 +246,8 @@ test_default_system (void)
   lm_gguf_close (f);
 }
 
-/* Turning thinking off is harmless for a model that does not think. */
+/* Turning thinking off, or opening it, is harmless for a model that does
+ * not think; a model that thinks gets Qwen3.5's opened "<think>\n". */
 static void
 test_no_thinking_without_think_tokens (void)
 {
@@ -260,8 +261,14 @@ test_no_thinking_without_think_tokens (void)
   g_autofree char *on = lm_chat_render (t2, &user, 1, LM_CHAT_GENERATION_PROMPT);
   g_autofree char *off = lm_chat_render (t2, &user, 1,
                                          LM_CHAT_GENERATION_PROMPT | LM_CHAT_NO_THINKING);
+  g_autofree char *open = lm_chat_render (t2, &user, 1,
+                                          LM_CHAT_GENERATION_PROMPT | LM_CHAT_OPEN_THINKING);
+  g_autofree char *thinks = lm_chat_render (tok, &user, 1,
+                                            LM_CHAT_GENERATION_PROMPT | LM_CHAT_OPEN_THINKING);
   g_assert_cmpstr (off, ==, on);
+  g_assert_cmpstr (open, ==, on);
   g_assert_true (g_str_has_suffix (off, "<|im_start|>assistant\n"));
+  g_assert_cmpstr (thinks, ==, "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n");
   int32_t *a = NULL, *b = NULL;
   size_t na = 0, nb = 0;
   g_assert_cmpint (lm_chat_tokenize (t2, &user, 1, LM_CHAT_GENERATION_PROMPT, &a, &na), ==, LM_OK);
