@@ -365,6 +365,15 @@ lm_session_rewind (LmSession *s, uint32_t pos)
     return LM_ERR_INVALID_ARGUMENT;
   if (pos == s->pos && !s->broken)
     return LM_OK;
+  /* Attention alone reads only positions below pos, so a model without
+   * recurrent layers drops the rest by moving back; the last kept token is
+   * fed again for its logits. (On the GPU the cache lives on the device:
+   * replay there.) */
+  if (s->model->n_linear == 0 && s->gpu == NULL && !s->broken && pos > 0)
+    {
+      s->pos = pos - 1;
+      return lm_session_decode (s, s->history[pos - 1]);
+    }
   /* The recurrent state cannot be undone, so replay the kept prefix. The
    * history buffer is read while the replay rewrites the same entries with
    * the same values, front to back. */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "test-forward-util.h"
+#include "ts-test-util.h"
 #include "threadpool.h"
 
 #define MODEL "tiny-qwen35moe-f32"
@@ -156,6 +157,62 @@ test_rewind (void)
   lm_model_free (m);
 }
 
+/* Counts the tokens a LoRA hook is asked for, computing A·h itself. */
+static LmStatus
+counting_hook_cb (const LmLoraHookCall *call, const float *h, float *u, void *user_data)
+{
+  if (call->module_index == 0)
+    *(size_t *) user_data += call->n_tokens;
+  lora_hook_a_times_h (call, h, u);
+  return LM_OK;
+}
+
+/* A model of attention layers only (Qwen2) rewinds by moving back: the
+ * logits and the continuation are those of a fresh session fed the kept
+ * tokens, and only the last kept token is computed again (the adapter hook
+ * sees one token, not the whole prefix). A chat that keeps its session
+ * between turns relies on this to drop a reply's last tokens cheaply. */
+static void
+test_rewind_attention_only (void)
+{
+  g_autofree char *path = ts_test_data_path ("hf/qwen2/qwen2.gguf");
+  LmModel *m = NULL;
+  char *message = NULL;
+  g_assert_cmpint (lm_model_load (path, &m, &message), ==, LM_OK);
+  LmLora *lora = golden_lora_load (m, "hf/qwen2/lora/qwen2-lora.gguf");
+  uint32_t V = lm_model_info (m)->n_vocab;
+  gsize bytes;
+  g_autofree int32_t *tokens = (int32_t *) ts_test_read_data ("hf/qwen2/long_prompt_tokens.bin",
+                                                              &bytes);
+  const gsize n = 40;
+  size_t hooked = 0;
+  LmSession *s = golden_session (m, 2, 16), *fresh = golden_session (m, 2, 16);
+
+  g_assert_cmpuint (bytes / sizeof (int32_t), >=, n);
+  g_assert_cmpint (lm_session_set_lora (s, lora), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora_hook (s, 0, counting_hook_cb, &hooked), ==, LM_OK);
+  g_assert_cmpint (lm_session_prefill (s, tokens, n, NULL), ==, LM_OK);
+  g_assert_cmpuint (hooked, ==, n);
+  g_assert_cmpint (lm_session_rewind (s, 25), ==, LM_OK);
+  g_assert_cmpuint (lm_session_pos (s), ==, 25);
+  g_assert_cmpuint (hooked, ==, n + 1);
+
+  g_assert_cmpint (lm_session_set_lora (fresh, lora), ==, LM_OK);
+  g_assert_cmpint (lm_session_prefill (fresh, tokens, 25, NULL), ==, LM_OK);
+  assert_close ("rewound logits", lm_session_logits (s), lm_session_logits (fresh), V, 1e-5);
+  g_assert_cmpint (argmax (lm_session_logits (s), V), ==, argmax (lm_session_logits (fresh), V));
+  /* a different continuation than the one dropped */
+  g_assert_cmpint (lm_session_prefill (s, tokens + 30, 10, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_session_prefill (fresh, tokens + 30, 10, NULL), ==, LM_OK);
+  assert_close ("continued after the rewind", lm_session_logits (s), lm_session_logits (fresh),
+                V, 1e-5);
+  lm_session_free (fresh);
+  lm_session_free (s);
+  lm_lora_free (lora);
+  free (message);
+  lm_model_free (m);
+}
+
 /* The context length bounds both the sequence and the memory. */
 static void
 test_context_bounds (void)
@@ -264,6 +321,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/session/thread-counts", test_thread_counts);
   g_test_add_func ("/engine/session/concurrent", test_concurrent_sessions);
   g_test_add_func ("/engine/session/rewind", test_rewind);
+  g_test_add_func ("/engine/session/rewind-attention-only", test_rewind_attention_only);
   g_test_add_func ("/engine/session/context-bounds", test_context_bounds);
   g_test_add_func ("/engine/session/timings", test_timings);
   g_test_add_func ("/engine/session/abort", test_abort);
