@@ -180,6 +180,8 @@ ts_chat_page_load_conversation (TsChatPage *self, gint64 id, GError **error)
   if (self->history == NULL || (messages = ts_history_messages (self->history, id, error)) == NULL)
     return FALSE;
   gtk_widget_activate_action (GTK_WIDGET (self), "chat.clear", NULL);
+  if (!_ts_chat_page_settings_load (self, id, error))
+    return FALSE;
   self->conversation = id;
   for (guint i = 0; i < messages->len; i++)
     {
@@ -254,6 +256,8 @@ _ts_chat_page_history_begin_exchange (TsChatPage *self, const char *prompt)
       if ((self->conversation = ts_history_create (self->history, title, &error)) == 0)
         return history_failed (self, error);
       created = TRUE;
+      /* A snapshot: a later change of the defaults leaves it as it was. */
+      _ts_chat_page_settings_store (self);
     }
   self->last_user_message = ts_history_add_message (self->history, self->conversation, TRUE,
                                                     TS_HISTORY_PANE_BOTH, prompt, TRUE, &error);

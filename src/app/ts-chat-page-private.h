@@ -33,14 +33,13 @@ struct _TsChatPage
   TsChatPane *plain_pane;
   TsChatPane *he_pane;
   TsPromptView *prompt_view;
-  GtkEntry *system_entry;
   GtkSwitch *thinking_switch;    /* "chat-thinking"; insensitive for a model that cannot think */
 
-  /* Generation settings (bound to the settings popover). */
-  double temperature;
-  double top_p;
-  guint max_tokens;
-  guint seed;
+  /* The conversation's system prompt and sampling (ts-chat-page-settings.c):
+   * never NULL; what both panes answer each turn with. */
+  TsConversationSettings *conv_settings;
+  GtkWidget *settings_dialog;    /* the open dialog (a weak pointer), or NULL */
+  guint max_tokens;              /* the answers' length limit, for every conversation */
   guint save_interval_ms;        /* "save-interval": history writes while streaming */
 
   /* The model and adapters (the page shows the session's properties);
@@ -157,6 +156,18 @@ void _ts_chat_page_history_save_stats (TsChatPage *self);
 void _ts_chat_page_history_leave_out_exchange (TsChatPage *self);
 /* Forgets the last exchange (regenerate, edit and resend). */
 void _ts_chat_page_history_drop_exchange (TsChatPage *self);
+
+/* ts-chat-page-settings.c: the conversation's settings. */
+void _ts_chat_page_settings_class_init (GtkWidgetClass *widget_class);
+void _ts_chat_page_settings_dispose (TsChatPage *self);
+/* A new conversation: the preferences' defaults. */
+void _ts_chat_page_settings_reset (TsChatPage *self);
+/* Stored conversation @conversation's, or the defaults when it has none. */
+gboolean _ts_chat_page_settings_load (TsChatPage *self, gint64 conversation, GError **error);
+/* Keeps the settings shown with the conversation (once it is stored). */
+void _ts_chat_page_settings_store (TsChatPage *self);
+/* Notifies the page's temperature, top-p and seed properties. */
+void _ts_chat_page_notify_sampling (TsChatPage *self);
 
 /* ts-chat-page-market.c: marketplace adapters. */
 /* Finds out whether the adapter at @path (the turn's, or the one just
