@@ -338,6 +338,34 @@ _ts_chat_page_history_drop_exchange (TsChatPage *self)
   note_last_ids (self, messages);
 }
 
+void
+_ts_chat_page_history_truncate (TsChatPage *self, guint index)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) messages = NULL;
+  gint64 prompt = 0;
+  guint n = 0;
+
+  if (self->history == NULL || self->conversation == 0)
+    return;
+  if ((messages = ts_history_messages (self->history, self->conversation, &error)) == NULL)
+    return history_failed (self, error);
+  for (guint i = 0; i < messages->len && prompt == 0; i++)
+    {
+      TsHistoryMessage *m = g_ptr_array_index (messages, i);
+
+      if (m->is_user && n++ == index)
+        prompt = m->id;
+    }
+  if (prompt == 0)
+    return;
+  g_ptr_array_unref (g_steal_pointer (&messages));
+  if (!ts_history_truncate (self->history, self->conversation, prompt, &error) ||
+      (messages = ts_history_messages (self->history, self->conversation, &error)) == NULL)
+    return history_failed (self, error);
+  note_last_ids (self, messages);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Rename and delete                                                          */
 

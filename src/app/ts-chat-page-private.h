@@ -34,6 +34,14 @@ struct _TsChatPage
   TsChatPane *he_pane;
   TsPromptView *prompt_view;
   GtkSwitch *thinking_switch;    /* "chat-thinking"; insensitive for a model that cannot think */
+  GtkWidget *edit_bar;           /* shown while an earlier prompt is edited */
+  GtkLabel *edit_label;
+  GtkButton *send_button;
+
+  /* Editing an earlier prompt (chat.edit-prompt): its exchange's index
+   * (-1: none), and the draft the prompt held before, for Cancel. */
+  int editing;
+  char *draft;
 
   /* The conversation's system prompt and sampling (ts-chat-page-settings.c):
    * never NULL; what both panes answer each turn with. */
@@ -156,6 +164,16 @@ void _ts_chat_page_history_save_stats (TsChatPage *self);
 void _ts_chat_page_history_leave_out_exchange (TsChatPage *self);
 /* Forgets the last exchange (regenerate, edit and resend). */
 void _ts_chat_page_history_drop_exchange (TsChatPage *self);
+/* Forgets exchange @index (from 0) and every later one, in one statement. */
+void _ts_chat_page_history_truncate (TsChatPage *self, guint index);
+
+/* ts-chat-page-edit.c: editing an earlier prompt. */
+void _ts_chat_page_edit_class_init (GtkWidgetClass *widget_class);
+void _ts_chat_page_edit_dispose (TsChatPage *self);
+/* Leaves editing, the prompt view as it was before. */
+void _ts_chat_page_edit_cancel (TsChatPage *self);
+/* Sending the edited prompt: its exchange and the later ones go (panes and history). */
+void _ts_chat_page_edit_commit (TsChatPage *self);
 
 /* ts-chat-page-settings.c: the conversation's settings. */
 void _ts_chat_page_settings_class_init (GtkWidgetClass *widget_class);

@@ -102,6 +102,8 @@ _ts_chat_page_update_actions (TsChatPage *self)
   gtk_widget_action_set_enabled (widget, "chat.regenerate", ready && has_exchange);
   gtk_widget_action_set_enabled (widget, "chat.edit-last", !self->busy && has_exchange);
   gtk_widget_action_set_enabled (widget, "chat.clear", !self->busy);
+  gtk_widget_action_set_enabled (widget, "chat.edit-prompt", !self->busy);
+  gtk_widget_action_set_enabled (widget, "chat.cancel-edit", self->editing >= 0);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_READY]);
 }
 
@@ -289,6 +291,7 @@ send_action (GtkWidget *widget, const char *action_name, GVariant *param)
   if (*prompt == '\0' || !ts_chat_page_get_ready (self))
     return;
   ts_prompt_view_set_text (self->prompt_view, "");
+  _ts_chat_page_edit_commit (self);
   start_exchange (self, prompt);
 }
 
@@ -325,7 +328,10 @@ regenerate_action (GtkWidget *widget, const char *action_name, GVariant *param)
   TsChatPage *self = TS_CHAT_PAGE (widget);
   g_autofree char *prompt = NULL;
 
-  if (!ts_chat_page_get_ready (self) || (prompt = pop_exchange (self)) == NULL)
+  if (!ts_chat_page_get_ready (self))
+    return;
+  _ts_chat_page_edit_cancel (self);
+  if ((prompt = pop_exchange (self)) == NULL)
     return;
   self->regenerating = TRUE;
   start_exchange (self, prompt);
@@ -337,7 +343,10 @@ edit_last_action (GtkWidget *widget, const char *action_name, GVariant *param)
   TsChatPage *self = TS_CHAT_PAGE (widget);
   g_autofree char *prompt = NULL;
 
-  if (self->busy || (prompt = pop_exchange (self)) == NULL)
+  if (self->busy)
+    return;
+  _ts_chat_page_edit_cancel (self);
+  if ((prompt = pop_exchange (self)) == NULL)
     return;
   ts_prompt_view_set_text (self->prompt_view, prompt);
   gtk_widget_grab_focus (GTK_WIDGET (self->prompt_view));
@@ -350,6 +359,7 @@ clear_action (GtkWidget *widget, const char *action_name, GVariant *param)
 {
   TsChatPage *self = TS_CHAT_PAGE (widget);
 
+  _ts_chat_page_edit_cancel (self);
   ts_chat_pane_clear (self->plain_pane);
   ts_chat_pane_clear (self->he_pane);
   self->conversation = 0;
@@ -610,6 +620,7 @@ ts_chat_page_dispose (GObject *object)
   _ts_chat_page_market_dispose (self);
   _ts_chat_page_vault_dispose (self);
   _ts_chat_page_settings_dispose (self);
+  _ts_chat_page_edit_dispose (self);
   G_OBJECT_CLASS (ts_chat_page_parent_class)->dispose (object);
 }
 
@@ -696,12 +707,14 @@ ts_chat_page_class_init (TsChatPageClass *klass)
   _ts_chat_page_stack_class_init (widget_class);
   _ts_chat_page_history_class_init (widget_class);
   _ts_chat_page_settings_class_init (widget_class);
+  _ts_chat_page_edit_class_init (widget_class);
 }
 
 static void
 ts_chat_page_init (TsChatPage *self)
 {
   self->conv_settings = ts_conversation_settings_new ();
+  self->editing = -1;
   self->max_tokens = 128;
   self->save_interval_ms = 400;
   self->plain_ids = g_array_new (FALSE, FALSE, sizeof (int));

@@ -16,7 +16,9 @@
  * chat.rename-conversation (x), chat.export-conversation (x),
  * chat.delete-conversation (x), chat.find-conversation (Ctrl+F in the
  * sidebar: focuses its search entry), chat.conversation-settings (the
- * Conversation Settings dialog).
+ * Conversation Settings dialog), chat.edit-prompt (u: the index of the
+ * exchange whose prompt is edited; each prompt's Edit button),
+ * chat.cancel-edit.
  *
  * Main-thread only.
  */
@@ -61,6 +63,9 @@ gboolean ts_chat_page_export_conversation (TsChatPage *self, gint64 id, const ch
 const TsConversationSettings *ts_chat_page_get_conversation_settings (TsChatPage *self);
 void ts_chat_page_set_conversation_settings (TsChatPage *self,
                                              const TsConversationSettings *settings);
+/* The exchange (from 0) whose prompt is being edited: Send removes it and
+ * every later exchange, then sends the prompt again; -1 when none. */
+int ts_chat_page_get_editing (TsChatPage *self);
 /* The open Conversation Settings dialog (a TsConversationSettingsDialog), or NULL. */
 GtkWidget *ts_chat_page_get_settings_dialog (TsChatPage *self);
 
