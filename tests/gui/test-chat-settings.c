@@ -210,7 +210,7 @@ sample_with_seed (TsChatPage *page, gint64 seed, const char *prompt)
 }
 
 /* The conversation's seed is both panes' seed: the same seed draws the same
- * reply again, and a random seed is drawn once for both panes. */
+ * reply again, another seed another one, and a random seed is drawn once for both panes. */
 static void
 test_seed_both_panes (void)
 {
@@ -218,10 +218,12 @@ test_seed_both_panes (void)
   TsChatPage *page = start_app (app);
   g_autofree char *first = sample_with_seed (page, 4321, "Say something surprising.");
   g_autofree char *again = sample_with_seed (page, 4321, "Say something surprising.");
+  g_autofree char *other = sample_with_seed (page, 4322, "Say something surprising.");
   g_autofree char *random1 = sample_with_seed (page, -1, "Say something surprising.");
   g_autofree char *random2 = sample_with_seed (page, -1, "Say something surprising.");
 
   g_assert_cmpstr (first, ==, again);
+  g_assert_cmpstr (first, !=, other);
   /* Two random seeds: two different draws of 8 tokens at temperature 1. */
   g_assert_cmpstr (random1, !=, random2);
   gui_quit_app (G_APPLICATION (app), 30);
