@@ -131,6 +131,7 @@ test_edit_first_of_three (void)
   /* Edit the first prompt (from the HE pane's button) and send it. */
   g_signal_emit_by_name (edit_button (he, 0), "clicked");
   g_assert_cmpint (ts_chat_page_get_editing (page), ==, 0);
+  gui_save_screenshot (GTK_WIDGET (gtk_widget_get_root (GTK_WIDGET (page))), "chat-edit.png");
   send_prompt (page, EDITED);
   g_assert_cmpint (ts_chat_page_get_editing (page), ==, -1);
   g_assert_cmpint (ts_chat_page_get_conversation (page), ==, conversation);

@@ -210,7 +210,8 @@ sample_with_seed (TsChatPage *page, gint64 seed, const char *prompt)
 }
 
 /* The conversation's seed is both panes' seed: the same seed draws the same
- * reply again, another seed another one, and a random seed is drawn once for both panes. */
+ * reply again, another seed another one, and a random seed is drawn once
+ * for both panes. */
 static void
 test_seed_both_panes (void)
 {
