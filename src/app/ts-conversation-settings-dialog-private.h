@@ -24,6 +24,7 @@ struct _TsConversationSettingsDialog
   GtkAdjustment *context_adjustment;
   GtkLabel *error_label;
   GtkButton *save_button;
+  GtkWidget *make_default_button;
 
   TsConversationSettings *defaults;
   guint model_context;

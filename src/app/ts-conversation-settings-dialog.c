@@ -128,6 +128,14 @@ ts_conversation_settings_dialog_set_settings (TsConversationSettingsDialog *self
   validate (self);
 }
 
+void
+ts_conversation_settings_dialog_set_for_defaults (TsConversationSettingsDialog *self)
+{
+  g_return_if_fail (TS_IS_CONVERSATION_SETTINGS_DIALOG (self));
+  gtk_window_set_title (GTK_WINDOW (self), _("New Conversations"));
+  gtk_widget_set_visible (self->make_default_button, FALSE);
+}
+
 const char *
 ts_conversation_settings_dialog_get_error (TsConversationSettingsDialog *self)
 {
@@ -209,6 +217,7 @@ ts_conversation_settings_dialog_class_init (TsConversationSettingsDialogClass *k
   BIND (context_adjustment);
   BIND (error_label);
   BIND (save_button);
+  BIND (make_default_button);
   gtk_widget_class_install_action (widget_class, "settings.save", NULL, save_action);
   gtk_widget_class_install_action (widget_class, "settings.reset", NULL, reset_action);
   gtk_widget_class_install_action (widget_class, "settings.make-default", NULL,

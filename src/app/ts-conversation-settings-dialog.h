@@ -32,6 +32,9 @@ TsConversationSettingsDialog *ts_conversation_settings_dialog_new (GtkWindow *pa
                                                                    const TsConversationSettings *current,
                                                                    const TsConversationSettings *defaults,
                                                                    guint model_context);
+/* Edits the defaults themselves (the preferences): the title says so and
+ * "Use as Defaults" is hidden. */
+void ts_conversation_settings_dialog_set_for_defaults (TsConversationSettingsDialog *self);
 /* What the fields say now (newly allocated), valid or not. */
 TsConversationSettings *ts_conversation_settings_dialog_get_settings (TsConversationSettingsDialog *self);
 /* Shows @settings in the fields. */
