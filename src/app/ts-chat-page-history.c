@@ -24,6 +24,7 @@ conversation_row_new (const TsHistoryConversation *c)
   g_autoptr (GMenu) menu = g_menu_new ();
   g_autoptr (GMenuItem) rename = g_menu_item_new (_("_Rename…"), NULL);
   g_autoptr (GMenuItem) export = g_menu_item_new (_("_Export…"), NULL);
+  g_autoptr (GMenuItem) settings = g_menu_item_new (_("_Settings…"), NULL);
   g_autoptr (GMenuItem) delete = g_menu_item_new (_("_Delete"), NULL);
   g_autoptr (GDateTime) when = g_date_time_new_from_unix_local (c->updated);
   g_autofree char *subtitle = when != NULL ? g_date_time_format (when, "%x %H:%M") : NULL;
@@ -34,9 +35,11 @@ conversation_row_new (const TsHistoryConversation *c)
   adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle != NULL ? subtitle : "");
   g_menu_item_set_action_and_target (rename, "chat.rename-conversation", "x", c->id);
   g_menu_item_set_action_and_target (export, "chat.export-conversation", "x", c->id);
+  g_menu_item_set_action_and_target (settings, "chat.conversation-settings-of", "x", c->id);
   g_menu_item_set_action_and_target (delete, "chat.delete-conversation", "x", c->id);
   g_menu_append_item (menu, rename);
   g_menu_append_item (menu, export);
+  g_menu_append_item (menu, settings);
   g_menu_append_item (menu, delete);
   gtk_menu_button_set_menu_model (GTK_MENU_BUTTON (menu_button), G_MENU_MODEL (menu));
   gtk_menu_button_set_icon_name (GTK_MENU_BUTTON (menu_button), "view-more-symbolic");

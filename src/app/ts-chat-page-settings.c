@@ -112,6 +112,25 @@ conversation_settings_action (GtkWidget *widget, const char *action_name, GVaria
   gtk_window_present (GTK_WINDOW (dialog));
 }
 
+/* From a sidebar row's menu: that conversation is opened first. */
+static void
+conversation_settings_of_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  TsChatPage *self = TS_CHAT_PAGE (widget);
+  gint64 id = g_variant_get_int64 (param);
+  g_autoptr (GError) error = NULL;
+
+  if (id != self->conversation)
+    {
+      if (self->busy)
+        return _ts_chat_page_toast (self, _("Stop the answer in progress first"));
+      if (!ts_chat_page_load_conversation (self, id, &error))
+        return _ts_chat_page_error (self, error->message);
+      _ts_chat_page_history_refresh (self);
+    }
+  conversation_settings_action (widget, "chat.conversation-settings", NULL);
+}
+
 GtkWidget *
 ts_chat_page_get_settings_dialog (TsChatPage *self)
 {
@@ -132,4 +151,6 @@ _ts_chat_page_settings_class_init (GtkWidgetClass *widget_class)
 {
   gtk_widget_class_install_action (widget_class, "chat.conversation-settings", NULL,
                                    conversation_settings_action);
+  gtk_widget_class_install_action (widget_class, "chat.conversation-settings-of", "x",
+                                   conversation_settings_of_action);
 }

@@ -16,7 +16,8 @@
  * chat.rename-conversation (x), chat.export-conversation (x),
  * chat.delete-conversation (x), chat.find-conversation (Ctrl+F in the
  * sidebar: focuses its search entry), chat.conversation-settings (the
- * Conversation Settings dialog), chat.edit-prompt (u: the index of the
+ * Conversation Settings dialog), chat.conversation-settings-of (x: the
+ * same for a sidebar row's conversation, opened first), chat.edit-prompt (u: the index of the
  * exchange whose prompt is edited; each prompt's Edit button),
  * chat.cancel-edit.
  *

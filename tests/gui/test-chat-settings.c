@@ -164,6 +164,16 @@ test_restored (void)
   stored_row (page, other);
   g_assert_cmpstr (ts_chat_page_get_conversation_settings (page)->system_prompt, ==, "");
   g_assert_cmpfloat (ts_chat_page_get_conversation_settings (page)->temperature, ==, 0);
+
+  /* A sidebar row's Settings… opens that conversation and its settings. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.conversation-settings-of",
+                                             "x", concise_conversation));
+  g_assert_cmpint (ts_chat_page_get_conversation (page), ==, concise_conversation);
+  dialog = TS_CONVERSATION_SETTINGS_DIALOG (ts_chat_page_get_settings_dialog (page));
+  g_assert_nonnull (dialog);
+  g_assert_cmpfloat (gtk_spin_button_get_value (dialog->temperature_spin), ==, 0.7);
+  gtk_window_close (GTK_WINDOW (dialog));
+  gui_wait_until (dialog_gone, page, 10, "the dialog to close");
   gui_quit_app (G_APPLICATION (app), 30);
 }
 
