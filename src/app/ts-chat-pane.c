@@ -628,28 +628,14 @@ ts_chat_pane_truncate (TsChatPane *self, guint index)
 char *
 ts_chat_pane_pop_exchange (TsChatPane *self)
 {
-  GtkWidget *last_user = NULL;
+  guint n;
   char *text;
 
   g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
-  for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (self->messages)); c != NULL;
-       c = gtk_widget_get_next_sibling (c))
-    if (ts_chat_message_get_is_user (TS_CHAT_MESSAGE (c)))
-      last_user = c;
-  if (last_user == NULL)
+  if ((n = count_prompts (self)) == 0)
     return NULL;
-  text = g_strdup (ts_chat_message_get_text (TS_CHAT_MESSAGE (last_user)));
-  while (gtk_widget_get_next_sibling (last_user) != NULL)
-    gtk_box_remove (self->messages, gtk_widget_get_next_sibling (last_user));
-  gtk_box_remove (self->messages, last_user);
-  self->reply = NULL;
-  for (GtkWidget *c = gtk_widget_get_last_child (GTK_WIDGET (self->messages)); c != NULL;
-       c = gtk_widget_get_prev_sibling (c))
-    if (!ts_chat_message_get_is_user (TS_CHAT_MESSAGE (c)))
-      {
-        self->reply = TS_CHAT_MESSAGE (c);
-        break;
-      }
+  text = g_strdup (ts_chat_pane_get_prompt (self, n - 1));
+  ts_chat_pane_truncate (self, n - 1);
   return text;
 }
 
