@@ -560,6 +560,15 @@ ts_chat_message_init (TsChatMessage *self)
   gtk_widget_init_template (GTK_WIDGET (self));
 }
 
+void
+ts_chat_message_add_button (TsChatMessage *self, GtkWidget *button)
+{
+  g_return_if_fail (TS_IS_CHAT_MESSAGE (self));
+  g_return_if_fail (GTK_IS_WIDGET (button));
+  gtk_widget_set_halign (button, GTK_ALIGN_END);
+  gtk_box_append (GTK_BOX (adw_bin_get_child (ADW_BIN (self))), button);
+}
+
 GtkWidget *
 ts_chat_message_new (gboolean is_user, const char *text)
 {

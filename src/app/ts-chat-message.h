@@ -54,6 +54,9 @@ void ts_chat_message_set_thinking (TsChatMessage *self, const char *thinking);
 const char *ts_chat_message_get_thinking (TsChatMessage *self);
 /* The block that shows it, or NULL when the reply has no thinking. */
 TsThinkingBlock *ts_chat_message_get_thinking_block (TsChatMessage *self);
+/* @button (floating, taken) below the text, at its end: an action on the
+ * message (Edit on a prompt). */
+void ts_chat_message_add_button (TsChatMessage *self, GtkWidget *button);
 /* Number of rendered blocks of each kind (for tests and accessibility). */
 guint ts_chat_message_count_code_blocks (TsChatMessage *self);
 guint ts_chat_message_count_list_items (TsChatMessage *self);

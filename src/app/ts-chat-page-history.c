@@ -24,6 +24,7 @@ conversation_row_new (const TsHistoryConversation *c)
   g_autoptr (GMenu) menu = g_menu_new ();
   g_autoptr (GMenuItem) rename = g_menu_item_new (_("_Rename…"), NULL);
   g_autoptr (GMenuItem) export = g_menu_item_new (_("_Export…"), NULL);
+  g_autoptr (GMenuItem) settings = g_menu_item_new (_("_Settings…"), NULL);
   g_autoptr (GMenuItem) delete = g_menu_item_new (_("_Delete"), NULL);
   g_autoptr (GDateTime) when = g_date_time_new_from_unix_local (c->updated);
   g_autofree char *subtitle = when != NULL ? g_date_time_format (when, "%x %H:%M") : NULL;
@@ -34,9 +35,11 @@ conversation_row_new (const TsHistoryConversation *c)
   adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle != NULL ? subtitle : "");
   g_menu_item_set_action_and_target (rename, "chat.rename-conversation", "x", c->id);
   g_menu_item_set_action_and_target (export, "chat.export-conversation", "x", c->id);
+  g_menu_item_set_action_and_target (settings, "chat.conversation-settings-of", "x", c->id);
   g_menu_item_set_action_and_target (delete, "chat.delete-conversation", "x", c->id);
   g_menu_append_item (menu, rename);
   g_menu_append_item (menu, export);
+  g_menu_append_item (menu, settings);
   g_menu_append_item (menu, delete);
   gtk_menu_button_set_menu_model (GTK_MENU_BUTTON (menu_button), G_MENU_MODEL (menu));
   gtk_menu_button_set_icon_name (GTK_MENU_BUTTON (menu_button), "view-more-symbolic");
@@ -180,6 +183,8 @@ ts_chat_page_load_conversation (TsChatPage *self, gint64 id, GError **error)
   if (self->history == NULL || (messages = ts_history_messages (self->history, id, error)) == NULL)
     return FALSE;
   gtk_widget_activate_action (GTK_WIDGET (self), "chat.clear", NULL);
+  if (!_ts_chat_page_settings_load (self, id, error))
+    return FALSE;
   self->conversation = id;
   for (guint i = 0; i < messages->len; i++)
     {
@@ -254,6 +259,8 @@ _ts_chat_page_history_begin_exchange (TsChatPage *self, const char *prompt)
       if ((self->conversation = ts_history_create (self->history, title, &error)) == 0)
         return history_failed (self, error);
       created = TRUE;
+      /* A snapshot: a later change of the defaults leaves it as it was. */
+      _ts_chat_page_settings_store (self);
     }
   self->last_user_message = ts_history_add_message (self->history, self->conversation, TRUE,
                                                     TS_HISTORY_PANE_BOTH, prompt, TRUE, &error);
@@ -329,6 +336,34 @@ _ts_chat_page_history_drop_exchange (TsChatPage *self)
   if (self->history == NULL || self->conversation == 0 || self->last_user_message == 0)
     return;
   if (!ts_history_truncate (self->history, self->conversation, self->last_user_message, &error) ||
+      (messages = ts_history_messages (self->history, self->conversation, &error)) == NULL)
+    return history_failed (self, error);
+  note_last_ids (self, messages);
+}
+
+void
+_ts_chat_page_history_truncate (TsChatPage *self, guint index)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) messages = NULL;
+  gint64 prompt = 0;
+  guint n = 0;
+
+  if (self->history == NULL || self->conversation == 0)
+    return;
+  if ((messages = ts_history_messages (self->history, self->conversation, &error)) == NULL)
+    return history_failed (self, error);
+  for (guint i = 0; i < messages->len && prompt == 0; i++)
+    {
+      TsHistoryMessage *m = g_ptr_array_index (messages, i);
+
+      if (m->is_user && n++ == index)
+        prompt = m->id;
+    }
+  if (prompt == 0)
+    return;
+  g_ptr_array_unref (g_steal_pointer (&messages));
+  if (!ts_history_truncate (self->history, self->conversation, prompt, &error) ||
       (messages = ts_history_messages (self->history, self->conversation, &error)) == NULL)
     return history_failed (self, error);
   note_last_ids (self, messages);

@@ -33,14 +33,21 @@ struct _TsChatPage
   TsChatPane *plain_pane;
   TsChatPane *he_pane;
   TsPromptView *prompt_view;
-  GtkEntry *system_entry;
   GtkSwitch *thinking_switch;    /* "chat-thinking"; insensitive for a model that cannot think */
+  GtkWidget *edit_bar;           /* shown while an earlier prompt is edited */
+  GtkLabel *edit_label;
+  GtkButton *send_button;
 
-  /* Generation settings (bound to the settings popover). */
-  double temperature;
-  double top_p;
-  guint max_tokens;
-  guint seed;
+  /* Editing an earlier prompt (chat.edit-prompt): its exchange's index
+   * (-1: none), and the draft the prompt held before, for Cancel. */
+  int editing;
+  char *draft;
+
+  /* The conversation's system prompt and sampling (ts-chat-page-settings.c):
+   * never NULL; what both panes answer each turn with. */
+  TsConversationSettings *conv_settings;
+  GtkWidget *settings_dialog;    /* the open dialog (a weak pointer), or NULL */
+  guint max_tokens;              /* the answers' length limit, for every conversation */
   guint save_interval_ms;        /* "save-interval": history writes while streaming */
 
   /* The model and adapters (the page shows the session's properties);
@@ -157,6 +164,28 @@ void _ts_chat_page_history_save_stats (TsChatPage *self);
 void _ts_chat_page_history_leave_out_exchange (TsChatPage *self);
 /* Forgets the last exchange (regenerate, edit and resend). */
 void _ts_chat_page_history_drop_exchange (TsChatPage *self);
+/* Forgets exchange @index (from 0) and every later one, in one statement. */
+void _ts_chat_page_history_truncate (TsChatPage *self, guint index);
+
+/* ts-chat-page-edit.c: editing an earlier prompt. */
+void _ts_chat_page_edit_class_init (GtkWidgetClass *widget_class);
+void _ts_chat_page_edit_dispose (TsChatPage *self);
+/* Leaves editing, the prompt view as it was before. */
+void _ts_chat_page_edit_cancel (TsChatPage *self);
+/* Sending the edited prompt: its exchange and the later ones go (panes and history). */
+void _ts_chat_page_edit_commit (TsChatPage *self);
+
+/* ts-chat-page-settings.c: the conversation's settings. */
+void _ts_chat_page_settings_class_init (GtkWidgetClass *widget_class);
+void _ts_chat_page_settings_dispose (TsChatPage *self);
+/* A new conversation: the preferences' defaults. */
+void _ts_chat_page_settings_reset (TsChatPage *self);
+/* Stored conversation @conversation's, or the defaults when it has none. */
+gboolean _ts_chat_page_settings_load (TsChatPage *self, gint64 conversation, GError **error);
+/* Keeps the settings shown with the conversation (once it is stored). */
+void _ts_chat_page_settings_store (TsChatPage *self);
+/* Notifies the page's temperature, top-p and seed properties. */
+void _ts_chat_page_notify_sampling (TsChatPage *self);
 
 /* ts-chat-page-market.c: marketplace adapters. */
 /* Finds out whether the adapter at @path (the turn's, or the one just

@@ -102,6 +102,8 @@ _ts_chat_page_update_actions (TsChatPage *self)
   gtk_widget_action_set_enabled (widget, "chat.regenerate", ready && has_exchange);
   gtk_widget_action_set_enabled (widget, "chat.edit-last", !self->busy && has_exchange);
   gtk_widget_action_set_enabled (widget, "chat.clear", !self->busy);
+  gtk_widget_action_set_enabled (widget, "chat.edit-prompt", !self->busy);
+  gtk_widget_action_set_enabled (widget, "chat.cancel-edit", self->editing >= 0);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_READY]);
 }
 
@@ -166,12 +168,30 @@ regenerate_sampling (TsChatPage *self, TsGenerationRequest *r)
 {
   self->regenerating = FALSE;
   self->n_regenerated++;
-  r->seed = (guint64) self->seed + 0x9E3779B97F4A7C15ull * self->n_regenerated;
+  r->seed += 0x9E3779B97F4A7C15ull * self->n_regenerated;
   if (r->temperature <= 0)
     {
       r->temperature = REGENERATE_TEMPERATURE;
       r->top_p = MIN (r->top_p, 0.95);
     }
+}
+
+/* The conversation's settings; one request serves both panes, so a random
+ * seed is drawn once per turn and both draw alike. */
+static void
+request_sampling (TsChatPage *self, TsGenerationRequest *r)
+{
+  const TsConversationSettings *s = self->conv_settings;
+
+  r->system_prompt = g_strdup (s->system_prompt);
+  r->temperature = s->temperature;
+  r->top_k = s->top_k;
+  r->top_p = s->top_p;
+  r->min_p = s->min_p;
+  r->repeat_penalty = s->repeat_penalty;
+  r->seed = s->seed >= 0 ? (guint64) s->seed : (guint64) g_random_int_range (0, G_MAXINT32);
+  r->context_tokens = s->context_length;
+  r->max_tokens = self->max_tokens;
 }
 
 static TsGenerationRequest *
@@ -181,11 +201,7 @@ build_request (TsChatPage *self, const char *adapter_path)
   TsGenerationRequest *r = ts_generation_request_new ();
   guint threads = ts_settings_get_threads (settings);
 
-  r->system_prompt = g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->system_entry)));
-  r->temperature = self->temperature;
-  r->top_p = self->top_p;
-  r->max_tokens = self->max_tokens;
-  r->seed = self->seed;
+  request_sampling (self, r);
   r->thinking = ts_settings_get_chat_thinking (settings);
   if (self->regenerating)
     regenerate_sampling (self, r);
@@ -275,6 +291,7 @@ send_action (GtkWidget *widget, const char *action_name, GVariant *param)
   if (*prompt == '\0' || !ts_chat_page_get_ready (self))
     return;
   ts_prompt_view_set_text (self->prompt_view, "");
+  _ts_chat_page_edit_commit (self);
   start_exchange (self, prompt);
 }
 
@@ -311,7 +328,10 @@ regenerate_action (GtkWidget *widget, const char *action_name, GVariant *param)
   TsChatPage *self = TS_CHAT_PAGE (widget);
   g_autofree char *prompt = NULL;
 
-  if (!ts_chat_page_get_ready (self) || (prompt = pop_exchange (self)) == NULL)
+  if (!ts_chat_page_get_ready (self))
+    return;
+  _ts_chat_page_edit_cancel (self);
+  if ((prompt = pop_exchange (self)) == NULL)
     return;
   self->regenerating = TRUE;
   start_exchange (self, prompt);
@@ -323,7 +343,10 @@ edit_last_action (GtkWidget *widget, const char *action_name, GVariant *param)
   TsChatPage *self = TS_CHAT_PAGE (widget);
   g_autofree char *prompt = NULL;
 
-  if (self->busy || (prompt = pop_exchange (self)) == NULL)
+  if (self->busy)
+    return;
+  _ts_chat_page_edit_cancel (self);
+  if ((prompt = pop_exchange (self)) == NULL)
     return;
   ts_prompt_view_set_text (self->prompt_view, prompt);
   gtk_widget_grab_focus (GTK_WIDGET (self->prompt_view));
@@ -336,10 +359,12 @@ clear_action (GtkWidget *widget, const char *action_name, GVariant *param)
 {
   TsChatPage *self = TS_CHAT_PAGE (widget);
 
+  _ts_chat_page_edit_cancel (self);
   ts_chat_pane_clear (self->plain_pane);
   ts_chat_pane_clear (self->he_pane);
   self->conversation = 0;
   self->last_user_message = 0;
+  _ts_chat_page_settings_reset (self);
   gtk_list_box_unselect_all (self->history_list);
   set_busy (self, FALSE);
   _ts_chat_page_update_actions (self);
@@ -453,10 +478,10 @@ ts_chat_page_get_property (GObject *object, guint prop_id, GValue *value, GParam
       g_value_set_boolean (value, self->busy);
       break;
     case PROP_TEMPERATURE:
-      g_value_set_double (value, self->temperature);
+      g_value_set_double (value, self->conv_settings->temperature);
       break;
     case PROP_TOP_P:
-      g_value_set_double (value, self->top_p);
+      g_value_set_double (value, self->conv_settings->top_p);
       break;
     case PROP_MAX_TOKENS:
       g_value_set_uint (value, self->max_tokens);
@@ -465,7 +490,7 @@ ts_chat_page_get_property (GObject *object, guint prop_id, GValue *value, GParam
       g_value_set_uint (value, self->save_interval_ms);
       break;
     case PROP_SEED:
-      g_value_set_uint (value, self->seed);
+      g_value_set_uint (value, (guint) MAX (self->conv_settings->seed, 0));
       break;
     case PROP_ROUTING:
       g_value_set_boolean (value, self->routing != NULL);
@@ -481,13 +506,28 @@ ts_chat_page_get_property (GObject *object, guint prop_id, GValue *value, GParam
     }
 }
 
+/* The conversation's temperature, top-p or seed, kept with it. */
 static void
-set_double (TsChatPage *self, double *field, double value, guint prop)
+set_sampling (TsChatPage *self, guint prop, const GValue *value)
 {
-  if (*field == value)
-    return;
-  *field = value;
-  g_object_notify_by_pspec (G_OBJECT (self), properties[prop]);
+  g_autoptr (TsConversationSettings) s = ts_conversation_settings_copy (self->conv_settings);
+
+  if (prop == PROP_TEMPERATURE)
+    s->temperature = g_value_get_double (value);
+  else if (prop == PROP_TOP_P)
+    s->top_p = g_value_get_double (value);
+  else
+    s->seed = g_value_get_uint (value);
+  if (!ts_conversation_settings_equal (s, self->conv_settings))
+    ts_chat_page_set_conversation_settings (self, s);
+}
+
+void
+_ts_chat_page_notify_sampling (TsChatPage *self)
+{
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TEMPERATURE]);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TOP_P]);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SEED]);
 }
 
 static void
@@ -508,19 +548,15 @@ ts_chat_page_set_property (GObject *object, guint prop_id, const GValue *value,
   switch (prop_id)
     {
     case PROP_TEMPERATURE:
-      set_double (self, &self->temperature, g_value_get_double (value), prop_id);
-      break;
     case PROP_TOP_P:
-      set_double (self, &self->top_p, g_value_get_double (value), prop_id);
+    case PROP_SEED:
+      set_sampling (self, prop_id, value);
       break;
     case PROP_MAX_TOKENS:
       set_uint (self, &self->max_tokens, g_value_get_uint (value), prop_id);
       break;
     case PROP_SAVE_INTERVAL:
       set_uint (self, &self->save_interval_ms, g_value_get_uint (value), prop_id);
-      break;
-    case PROP_SEED:
-      set_uint (self, &self->seed, g_value_get_uint (value), prop_id);
       break;
     case PROP_ADAPTER_OVERRIDE:
       _ts_chat_page_set_adapter_override (self, g_value_get_string (value));
@@ -561,6 +597,8 @@ ts_chat_page_set_settings (TsChatPage *self, TsSettings *settings)
   g_signal_connect_swapped (settings, "notify::evaluator-url", G_CALLBACK (settings_changed_cb),
                             self);
   _ts_chat_page_update_subtitles (self);
+  if (self->conversation == 0)
+    _ts_chat_page_settings_reset (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SETTINGS]);
 }
 
@@ -581,6 +619,8 @@ ts_chat_page_dispose (GObject *object)
   _ts_chat_page_routing_dispose (self);
   _ts_chat_page_market_dispose (self);
   _ts_chat_page_vault_dispose (self);
+  _ts_chat_page_settings_dispose (self);
+  _ts_chat_page_edit_dispose (self);
   G_OBJECT_CLASS (ts_chat_page_parent_class)->dispose (object);
 }
 
@@ -590,6 +630,7 @@ ts_chat_page_finalize (GObject *object)
   TsChatPage *self = TS_CHAT_PAGE (object);
 
   g_clear_object (&self->session);
+  ts_conversation_settings_free (self->conv_settings);
   g_free (self->last_error);
   g_free (self->loading_model);
   g_free (self->loading_adapter);
@@ -647,7 +688,6 @@ ts_chat_page_class_init (TsChatPageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TsChatPage, plain_pane);
   gtk_widget_class_bind_template_child (widget_class, TsChatPage, he_pane);
   gtk_widget_class_bind_template_child (widget_class, TsChatPage, prompt_view);
-  gtk_widget_class_bind_template_child (widget_class, TsChatPage, system_entry);
   gtk_widget_class_bind_template_callback (widget_class, prompt_activate_cb);
 
   gtk_widget_class_install_action (widget_class, "chat.send", NULL, send_action);
@@ -666,13 +706,15 @@ ts_chat_page_class_init (TsChatPageClass *klass)
   _ts_chat_page_routing_class_init (widget_class);
   _ts_chat_page_stack_class_init (widget_class);
   _ts_chat_page_history_class_init (widget_class);
+  _ts_chat_page_settings_class_init (widget_class);
+  _ts_chat_page_edit_class_init (widget_class);
 }
 
 static void
 ts_chat_page_init (TsChatPage *self)
 {
-  self->temperature = 0;
-  self->top_p = 1;
+  self->conv_settings = ts_conversation_settings_new ();
+  self->editing = -1;
   self->max_tokens = 128;
   self->save_interval_ms = 400;
   self->plain_ids = g_array_new (FALSE, FALSE, sizeof (int));

@@ -15,7 +15,11 @@
  * installed adapter's id, "" for automatic routing),
  * chat.rename-conversation (x), chat.export-conversation (x),
  * chat.delete-conversation (x), chat.find-conversation (Ctrl+F in the
- * sidebar: focuses its search entry).
+ * sidebar: focuses its search entry), chat.conversation-settings (the
+ * Conversation Settings dialog), chat.conversation-settings-of (x: the
+ * same for a sidebar row's conversation, opened first), chat.edit-prompt (u: the index of the
+ * exchange whose prompt is edited; each prompt's Edit button),
+ * chat.cancel-edit.
  *
  * Main-thread only.
  */
@@ -24,6 +28,7 @@
 #include <adwaita.h>
 
 #include "ts-chat-pane.h"
+#include "ts-conversation-settings.h"
 #include "ts-key-vault.h"
 #include "ts-settings.h"
 
@@ -50,6 +55,20 @@ guint ts_chat_page_get_n_conversations (TsChatPage *self);
  * sidebar's "Export…" does with the file chosen. */
 gboolean ts_chat_page_export_conversation (TsChatPage *self, gint64 id, const char *path,
                                            GError **error);
+
+/* The shown conversation's system prompt and sampling settings (both panes
+ * answer with them): a stored conversation's own, else the preferences'
+ * defaults. The "temperature", "top-p" and "seed" properties are the same
+ * values. Setting them keeps them with the conversation (once stored; a new
+ * one stores them with its first exchange). */
+const TsConversationSettings *ts_chat_page_get_conversation_settings (TsChatPage *self);
+void ts_chat_page_set_conversation_settings (TsChatPage *self,
+                                             const TsConversationSettings *settings);
+/* The exchange (from 0) whose prompt is being edited: Send removes it and
+ * every later exchange, then sends the prompt again; -1 when none. */
+int ts_chat_page_get_editing (TsChatPage *self);
+/* The open Conversation Settings dialog (a TsConversationSettingsDialog), or NULL. */
+GtkWidget *ts_chat_page_get_settings_dialog (TsChatPage *self);
 
 /* The application's settings (property "settings"): the evaluator, CKKS
  * preset, threads and GPU of each reply, and the adapter override. Set once;

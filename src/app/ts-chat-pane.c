@@ -458,6 +458,35 @@ ts_chat_pane_clear (TsChatPane *self)
   reset_numbers (self);
 }
 
+/* The prompts before this one: messages go and come only at the end, so
+ * this is the prompt's exchange number for as long as it is shown. */
+static guint
+count_prompts (TsChatPane *self)
+{
+  guint n = 0;
+
+  for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (self->messages)); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    n += ts_chat_message_get_is_user (TS_CHAT_MESSAGE (c));
+  return n;
+}
+
+/* Edit on a prompt: chat.edit-prompt with its exchange's index, insensitive
+ * while the page has the action off (a reply streaming). */
+static GtkWidget *
+edit_button_new (TsChatPane *self)
+{
+  GtkWidget *button = gtk_button_new_from_icon_name ("document-edit-symbolic");
+
+  gtk_widget_add_css_class (button, "flat");
+  gtk_widget_add_css_class (button, "ts-edit-prompt");
+  gtk_widget_set_tooltip_text (button, _("Edit and Answer Again"));
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "chat.edit-prompt");
+  gtk_actionable_set_action_target_value (GTK_ACTIONABLE (button),
+                                          g_variant_new_uint32 (count_prompts (self)));
+  return button;
+}
+
 void
 ts_chat_pane_add_message (TsChatPane *self, gboolean is_user, const char *text)
 {
@@ -465,6 +494,8 @@ ts_chat_pane_add_message (TsChatPane *self, gboolean is_user, const char *text)
 
   g_return_if_fail (TS_IS_CHAT_PANE (self));
   message = ts_chat_message_new (is_user, text);
+  if (is_user)
+    ts_chat_message_add_button (TS_CHAT_MESSAGE (message), edit_button_new (self));
   gtk_box_append (self->messages, message);
   if (!is_user)
     self->reply = TS_CHAT_MESSAGE (message);
@@ -541,23 +572,48 @@ ts_chat_pane_exclude_last_exchange (TsChatPane *self, const char *why)
     }
 }
 
-char *
-ts_chat_pane_pop_exchange (TsChatPane *self)
+/* The @index-th prompt (from 0), or NULL. */
+static GtkWidget *
+nth_prompt (TsChatPane *self, guint index)
 {
-  GtkWidget *last_user = NULL;
-  char *text;
+  guint n = 0;
 
-  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
   for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (self->messages)); c != NULL;
        c = gtk_widget_get_next_sibling (c))
-    if (ts_chat_message_get_is_user (TS_CHAT_MESSAGE (c)))
-      last_user = c;
-  if (last_user == NULL)
-    return NULL;
-  text = g_strdup (ts_chat_message_get_text (TS_CHAT_MESSAGE (last_user)));
-  while (gtk_widget_get_next_sibling (last_user) != NULL)
-    gtk_box_remove (self->messages, gtk_widget_get_next_sibling (last_user));
-  gtk_box_remove (self->messages, last_user);
+    if (ts_chat_message_get_is_user (TS_CHAT_MESSAGE (c)) && n++ == index)
+      return c;
+  return NULL;
+}
+
+const char *
+ts_chat_pane_get_prompt (TsChatPane *self, guint index)
+{
+  GtkWidget *prompt;
+
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
+  prompt = nth_prompt (self, index);
+  return prompt != NULL ? ts_chat_message_get_text (TS_CHAT_MESSAGE (prompt)) : NULL;
+}
+
+guint
+ts_chat_pane_get_n_prompts (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), 0);
+  return count_prompts (self);
+}
+
+gboolean
+ts_chat_pane_truncate (TsChatPane *self, guint index)
+{
+  GtkWidget *prompt;
+
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), FALSE);
+  g_return_val_if_fail (self->job == NULL, FALSE);
+  if ((prompt = nth_prompt (self, index)) == NULL)
+    return FALSE;
+  while (gtk_widget_get_last_child (GTK_WIDGET (self->messages)) != prompt)
+    gtk_box_remove (self->messages, gtk_widget_get_last_child (GTK_WIDGET (self->messages)));
+  gtk_box_remove (self->messages, prompt);
   self->reply = NULL;
   for (GtkWidget *c = gtk_widget_get_last_child (GTK_WIDGET (self->messages)); c != NULL;
        c = gtk_widget_get_prev_sibling (c))
@@ -566,6 +622,20 @@ ts_chat_pane_pop_exchange (TsChatPane *self)
         self->reply = TS_CHAT_MESSAGE (c);
         break;
       }
+  return TRUE;
+}
+
+char *
+ts_chat_pane_pop_exchange (TsChatPane *self)
+{
+  guint n;
+  char *text;
+
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
+  if ((n = count_prompts (self)) == 0)
+    return NULL;
+  text = g_strdup (ts_chat_pane_get_prompt (self, n - 1));
+  ts_chat_pane_truncate (self, n - 1);
   return text;
 }
 

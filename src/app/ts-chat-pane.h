@@ -30,6 +30,13 @@ G_DECLARE_FINAL_TYPE (TsChatPane, ts_chat_pane, TS, CHAT_PANE, AdwBin)
 /* Removes every message and chart bar and resets the numbers. */
 void ts_chat_pane_clear (TsChatPane *self);
 void ts_chat_pane_add_message (TsChatPane *self, gboolean is_user, const char *text);
+/* The @index-th prompt's text (from 0), or NULL; how many prompts there are. */
+const char *ts_chat_pane_get_prompt (TsChatPane *self, guint index);
+guint ts_chat_pane_get_n_prompts (TsChatPane *self);
+/* Removes the @index-th prompt (from 0) and everything after it; FALSE when
+ * there is no such prompt. Not while a reply is generated. Each prompt has
+ * an Edit button that activates chat.edit-prompt (u: its index). */
+gboolean ts_chat_pane_truncate (TsChatPane *self, guint index);
 /* Removes the last user message and everything after it; returns its text. */
 char *ts_chat_pane_pop_exchange (TsChatPane *self);
 /* Leaves the last exchange (prompt and reply) out of the conversation the

@@ -3,6 +3,7 @@
 #include <glib/gi18n.h>
 
 #include "ts-config.h"
+#include "ts-conversation-settings-dialog.h"
 #include "ts-gpu.h"
 #include "ts-preferences-window.h"
 #include "ts-privacy-accountant.h"
@@ -24,6 +25,7 @@ struct _TsPreferencesWindow
   GtkSwitch *gpu_switch;
   AdwEntryRow *market_row;
   AdwComboRow *theme_row;
+  AdwActionRow *conversation_row;
 
   TsSettings *settings;
   GCancellable *cancellable;
@@ -152,6 +154,30 @@ update_privacy_preview (TsPreferencesWindow *self)
   adw_action_row_set_subtitle (self->rho_preview_row, text);
 }
 
+static void
+defaults_saved_cb (TsConversationSettingsDialog *dialog, TsPreferencesWindow *self)
+{
+  g_autoptr (TsConversationSettings) s = ts_conversation_settings_dialog_get_settings (dialog);
+
+  ts_settings_set_conversation_defaults (self->settings, s);
+}
+
+/* The conversation settings dialog over the defaults; its Reset shows the
+ * built-in ones. */
+static void
+conversation_defaults_action (GtkWidget *widget, const char *action_name, GVariant *param)
+{
+  TsPreferencesWindow *self = TS_PREFERENCES_WINDOW (widget);
+  g_autoptr (TsConversationSettings) current = ts_settings_get_conversation_defaults (self->settings);
+  g_autoptr (TsConversationSettings) builtin = ts_conversation_settings_new ();
+  TsConversationSettingsDialog *dialog;
+
+  dialog = ts_conversation_settings_dialog_new (GTK_WINDOW (self), current, builtin, 0);
+  ts_conversation_settings_dialog_set_for_defaults (dialog);
+  g_signal_connect_object (dialog, "saved", G_CALLBACK (defaults_saved_cb), self, 0);
+  gtk_window_present (GTK_WINDOW (dialog));
+}
+
 static gboolean
 mode_is_remote (GBinding *binding, const GValue *from, GValue *to, gpointer user_data)
 {
@@ -222,6 +248,9 @@ ts_preferences_window_class_init (TsPreferencesWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TsPreferencesWindow, gpu_switch);
   gtk_widget_class_bind_template_child (widget_class, TsPreferencesWindow, market_row);
   gtk_widget_class_bind_template_child (widget_class, TsPreferencesWindow, theme_row);
+  gtk_widget_class_bind_template_child (widget_class, TsPreferencesWindow, conversation_row);
+  gtk_widget_class_install_action (widget_class, "prefs.conversation-defaults", NULL,
+                                   conversation_defaults_action);
 }
 
 static void

@@ -260,6 +260,9 @@ ts_generation_request_new (void)
 
   request->turns = g_ptr_array_new_with_free_func (g_free);
   request->top_p = 1.0;
+  request->top_k = 40;
+  request->min_p = 0.05;
+  request->repeat_penalty = 1.0;
   request->max_tokens = 128;
   return request;
 }
@@ -621,7 +624,10 @@ job_prepare (TsGenerationJob *self, int32_t *ids, size_t n_ids, GError **error)
       sp = lm_sampler_params_default (r->seed);
       sp.temperature = (float) r->temperature;
       sp.top_p = (float) CLAMP (r->top_p, 0.01, 1.0);
+      sp.top_k = MAX (r->top_k, 0);
+      sp.min_p = (float) CLAMP (r->min_p, 0.0, 1.0);
     }
+  sp.repeat_penalty = r->repeat_penalty > 0 ? (float) r->repeat_penalty : 1.0f;
   self->sampler = lm_sampler_new (&sp, (int32_t) info->n_vocab);
   for (size_t i = 0; i < n_ids; i++)
     lm_sampler_accept (self->sampler, ids[i]);

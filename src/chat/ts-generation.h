@@ -99,6 +99,9 @@ typedef struct {
   GPtrArray *turns;             /* of char*: user, assistant, user, … ending with user */
   double temperature;           /* <= 0: greedy */
   double top_p;                 /* >= 1: off */
+  int top_k;                    /* <= 0: off */
+  double min_p;                 /* <= 0: off */
+  double repeat_penalty;        /* 1: off; applies to greedy replies too */
   guint max_tokens;
   /* Tokens of context the reply may use, prompt and answer together; 0:
    * the model's own. When the conversation does not fit, its oldest

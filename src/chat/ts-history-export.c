@@ -12,6 +12,7 @@
 typedef struct {
   TsHistoryConversation *conversation;
   GPtrArray *messages;
+  TsConversationSettings *settings;   /* NULL: the preferences' defaults */
 } Stored;
 
 static void
@@ -19,6 +20,7 @@ stored_clear (Stored *stored)
 {
   ts_history_conversation_free (stored->conversation);
   g_clear_pointer (&stored->messages, g_ptr_array_unref);
+  g_clear_pointer (&stored->settings, ts_conversation_settings_free);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Stored, stored_clear)
 
@@ -39,7 +41,8 @@ load_stored (TsHistory *history, gint64 id, Stored *stored, GError **error)
       return FALSE;
     }
   stored->messages = ts_history_messages (history, id, error);
-  return stored->messages != NULL;
+  return stored->messages != NULL
+         && ts_history_get_settings (history, id, &stored->settings, error);
 }
 
 static char *
@@ -84,6 +87,30 @@ append_footer (GString *md, const TsHistoryReplyStats *stats)
                                            stats->n_tokens),
                           stats->n_tokens, stats->tokens_per_second, stats->first_token_ms);
   g_string_append (md, "*\n\n");
+}
+
+/* The sampling settings on one line, then the system prompt quoted. */
+static void
+append_settings (GString *md, const TsConversationSettings *s)
+{
+  g_autofree char *seed = s->seed < 0 ? g_strdup (_("random")) : g_strdup_printf ("%" G_GINT64_FORMAT, s->seed);
+  g_autofree char *context = s->context_length == 0 ? g_strdup (_("the model's"))
+                                                    : g_strdup_printf ("%u", s->context_length);
+  g_auto (GStrv) lines = NULL;
+
+  g_string_append_c (md, '*');
+  g_string_append_printf (md, _("Settings: temperature %g · top-k %d · top-p %g · min-p %g · "
+                                "repetition penalty %g · seed %s · context %s"),
+                          s->temperature, s->top_k, s->top_p, s->min_p, s->repeat_penalty, seed,
+                          context);
+  g_string_append (md, "*\n\n");
+  if (*s->system_prompt == '\0')
+    return;
+  g_string_append_printf (md, "**%s**\n\n", _("System prompt"));
+  lines = g_strsplit (s->system_prompt, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    g_string_append_printf (md, "> %s\n", lines[i]);
+  g_string_append_c (md, '\n');
 }
 
 static void
@@ -138,7 +165,7 @@ append_reply (GString *md, const TsHistoryMessage *m, gboolean exchange_left_out
 char *
 ts_history_export_markdown (TsHistory *history, gint64 conversation, GError **error)
 {
-  g_auto (Stored) stored = { NULL, NULL };
+  g_auto (Stored) stored = { NULL, NULL, NULL };
   g_autofree char *now = NULL;
   gboolean exchange_left_out = FALSE;
   guint exchange = 0;
@@ -153,6 +180,10 @@ ts_history_export_markdown (TsHistory *history, gint64 conversation, GError **er
   g_string_append_c (md, '*');
   g_string_append_printf (md, _("Exported from TenSafe Desktop %s on %s."), TS_VERSION, now);
   g_string_append (md, "*\n\n");
+  if (stored.settings != NULL)
+    append_settings (md, stored.settings);
+  else
+    g_string_append_printf (md, "*%s*\n\n", _("Settings: the defaults of the preferences"));
   for (guint i = 0; i < stored.messages->len; i++)
     {
       const TsHistoryMessage *m = g_ptr_array_index (stored.messages, i);
@@ -231,7 +262,7 @@ build_message (JsonBuilder *b, const TsHistoryMessage *m)
 char *
 ts_history_export_json (TsHistory *history, gint64 conversation, GError **error)
 {
-  g_auto (Stored) stored = { NULL, NULL };
+  g_auto (Stored) stored = { NULL, NULL, NULL };
   g_autoptr (JsonBuilder) b = json_builder_new ();
   g_autoptr (JsonGenerator) generator = json_generator_new ();
   g_autoptr (JsonNode) root = NULL;
@@ -250,6 +281,16 @@ ts_history_export_json (TsHistory *history, gint64 conversation, GError **error)
   ts_json_builder_add_string (b, "created_at", created);
   ts_json_builder_add_string (b, "exported_at", now);
   ts_json_builder_add_string (b, "app_version", TS_VERSION);
+  /* null: the conversation follows the preferences' defaults. */
+  json_builder_set_member_name (b, "settings");
+  if (stored.settings == NULL)
+    json_builder_add_null_value (b);
+  else
+    {
+      json_builder_begin_object (b);
+      ts_conversation_settings_add_members (b, stored.settings);
+      json_builder_end_object (b);
+    }
   json_builder_set_member_name (b, "messages");
   json_builder_begin_array (b);
   for (guint i = 0; i < stored.messages->len; i++)

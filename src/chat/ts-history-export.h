@@ -4,7 +4,9 @@
  * Both hold each exchange's prompt and the two panes' replies (plaintext
  * LoRA and HE-LoRA) with what history.sqlite keeps of them: the note above
  * a reply, whether it was stopped or left out of the conversation, and a
- * finished reply's footer numbers. The JSON file also holds every token's
+ * finished reply's footer numbers, and the conversation's system prompt and
+ * sampling settings ("settings": null, and a line saying so, when it
+ * follows the preferences' defaults). The JSON file also holds every token's
  * per-stage milliseconds, as the latency charts showed them. Nothing is
  * computed here that the history did not store.
  */

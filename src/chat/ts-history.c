@@ -70,12 +70,13 @@ ts_history_default_path (void)
 }
 
 static gboolean
-has_column (TsHistory *self, const char *name)
+has_column (TsHistory *self, const char *table, const char *name)
 {
+  g_autofree char *sql = g_strdup_printf ("PRAGMA table_info(%s)", table);
   sqlite3_stmt *stmt = NULL;
   gboolean found = FALSE;
 
-  if (sqlite3_prepare_v2 (self->db, "PRAGMA table_info(messages)", -1, &stmt, NULL) != SQLITE_OK)
+  if (sqlite3_prepare_v2 (self->db, sql, -1, &stmt, NULL) != SQLITE_OK)
     return FALSE;
   while (!found && sqlite3_step (stmt) == SQLITE_ROW)
     found = g_strcmp0 ((const char *) sqlite3_column_text (stmt, 1), name) == 0;
@@ -83,14 +84,22 @@ has_column (TsHistory *self, const char *name)
   return found;
 }
 
-/* Adds @column to messages unless it is there (a database that schema_sql
+/* Adds @column to @table unless it is there (a database that schema_sql
  * made with it); existing rows get its default. */
+static gboolean
+add_table_column (TsHistory *self, const char *table, const char *column, const char *definition)
+{
+  g_autofree char *sql = g_strdup_printf ("ALTER TABLE %s ADD COLUMN %s %s;", table, column,
+                                          definition);
+
+  return has_column (self, table, column)
+         || sqlite3_exec (self->db, sql, NULL, NULL, NULL) == SQLITE_OK;
+}
+
 static gboolean
 add_column (TsHistory *self, const char *column, const char *definition)
 {
-  g_autofree char *sql = g_strdup_printf ("ALTER TABLE messages ADD COLUMN %s %s;", column, definition);
-
-  return has_column (self, column) || sqlite3_exec (self->db, sql, NULL, NULL, NULL) == SQLITE_OK;
+  return add_table_column (self, "messages", column, definition);
 }
 
 /* Version 1: the note above a reply. */
@@ -121,6 +130,14 @@ migrate_to_4 (TsHistory *self)
   return add_column (self, "thinking", "TEXT");
 }
 
+/* Version 5: a conversation's system prompt and sampling settings (JSON;
+ * NULL: the preferences' defaults, as every older conversation has). */
+static gboolean
+migrate_to_5 (TsHistory *self)
+{
+  return add_table_column (self, "conversations", "settings", "TEXT");
+}
+
 /* migrations[i] brings a database from user_version i to i + 1; no row is
  * touched, so files of every older version open and keep their messages. */
 static gboolean (*const migrations[]) (TsHistory *self) = {
@@ -128,6 +145,7 @@ static gboolean (*const migrations[]) (TsHistory *self) = {
   migrate_to_2,
   migrate_to_3,
   migrate_to_4,
+  migrate_to_5,
 };
 #define SCHEMA_VERSION ((int) G_N_ELEMENTS (migrations))
 
@@ -531,4 +549,56 @@ ts_history_truncate (TsHistory *self, gint64 conversation, gint64 message, GErro
   sqlite3_bind_int64 (stmt, 1, conversation);
   sqlite3_bind_int64 (stmt, 2, message);
   return run (self, stmt, FALSE, error);
+}
+
+gboolean
+ts_history_get_settings (TsHistory *self, gint64 conversation, TsConversationSettings **out,
+                         GError **error)
+{
+  sqlite3_stmt *stmt = prepare (self, "SELECT settings FROM conversations WHERE id = ?1", error);
+  g_autoptr (GError) parse_error = NULL;
+  const char *json;
+  int rc;
+
+  *out = NULL;
+  if (stmt == NULL)
+    return FALSE;
+  sqlite3_bind_int64 (stmt, 1, conversation);
+  if ((rc = sqlite3_step (stmt)) != SQLITE_ROW)
+    {
+      sqlite3_finalize (stmt);
+      if (rc != SQLITE_DONE)
+        return db_error (self, error);
+      g_set_error (error, TS_HISTORY_ERROR, TS_HISTORY_ERROR_NOT_FOUND,
+                   "No conversation with id %" G_GINT64_FORMAT " in the history", conversation);
+      return FALSE;
+    }
+  /* Damaged settings fall back to the defaults: the conversation still opens. */
+  if ((json = (const char *) sqlite3_column_text (stmt, 0)) != NULL
+      && (*out = ts_conversation_settings_from_json (json, &parse_error)) == NULL)
+    g_warning ("History conversation %" G_GINT64_FORMAT ": %s", conversation, parse_error->message);
+  sqlite3_finalize (stmt);
+  return TRUE;
+}
+
+gboolean
+ts_history_set_settings (TsHistory *self, gint64 conversation,
+                         const TsConversationSettings *settings, GError **error)
+{
+  sqlite3_stmt *stmt;
+  g_autofree char *json = NULL;
+
+  if (settings != NULL && !ts_conversation_settings_validate (settings, 0, error))
+    return FALSE;
+  if ((stmt = prepare (self, "UPDATE conversations SET settings = ?1 WHERE id = ?2", error)) == NULL)
+    return FALSE;
+  if (settings != NULL)
+    {
+      json = ts_conversation_settings_to_json (settings);
+      sqlite3_bind_text (stmt, 1, json, -1, SQLITE_TRANSIENT);
+    }
+  else
+    sqlite3_bind_null (stmt, 1);
+  sqlite3_bind_int64 (stmt, 2, conversation);
+  return run (self, stmt, TRUE, error);
 }

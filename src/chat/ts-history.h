@@ -14,6 +14,7 @@
 
 #include <gio/gio.h>
 
+#include "ts-conversation-settings.h"
 #include "ts-history-stats.h"
 
 G_BEGIN_DECLS
@@ -96,9 +97,21 @@ gboolean ts_history_set_stats (TsHistory *self, gint64 message, const TsHistoryR
  * conversation the model sees (a turn a side failed to answer). */
 gboolean ts_history_leave_out (TsHistory *self, gint64 conversation, gint64 message,
                                GError **error);
-/* Removes @message and every later message of its conversation (regenerate,
- * edit and resend). */
+/* Removes @message and every later message of its conversation, with their
+ * notes and statistics, in one statement (regenerate, edit and resend). */
 gboolean ts_history_truncate (TsHistory *self, gint64 conversation, gint64 message,
                               GError **error);
+
+/* The system prompt and sampling settings kept with @conversation: *@out
+ * gets a copy, or NULL when it follows the preferences' defaults (every
+ * conversation of a file older than version 5, and one whose stored
+ * settings are damaged: a warning says so). FALSE with
+ * TS_HISTORY_ERROR_NOT_FOUND when there is no such conversation. */
+gboolean ts_history_get_settings (TsHistory *self, gint64 conversation,
+                                  TsConversationSettings **out, GError **error);
+/* Keeps @settings with @conversation (validated first; NULL: follow the
+ * defaults again). */
+gboolean ts_history_set_settings (TsHistory *self, gint64 conversation,
+                                  const TsConversationSettings *settings, GError **error);
 
 G_END_DECLS

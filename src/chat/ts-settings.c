@@ -88,6 +88,14 @@ enum {
   PROP_COLOR_SCHEME,
   PROP_CHAT_MODEL,
   PROP_CHAT_ADAPTER,
+  PROP_CHAT_SYSTEM_PROMPT,
+  PROP_CHAT_TEMPERATURE,
+  PROP_CHAT_TOP_K,
+  PROP_CHAT_TOP_P,
+  PROP_CHAT_MIN_P,
+  PROP_CHAT_REPEAT_PENALTY,
+  PROP_CHAT_SEED,
+  PROP_CHAT_CONTEXT_LENGTH,
   PROP_BENCH_MODEL,
   PROP_BENCH_ADAPTER,
   N_PROPS
@@ -171,6 +179,21 @@ ts_settings_class_init (TsSettingsClass *klass)
                                                      TS_COLOR_SCHEME_DEFAULT, FLAGS);
   properties[PROP_CHAT_MODEL] = g_param_spec_string ("chat-model", NULL, NULL, "", FLAGS);
   properties[PROP_CHAT_ADAPTER] = g_param_spec_string ("chat-adapter", NULL, NULL, "", FLAGS);
+  properties[PROP_CHAT_SYSTEM_PROMPT] = g_param_spec_string ("chat-system-prompt", NULL, NULL, "",
+                                                             FLAGS);
+  properties[PROP_CHAT_TEMPERATURE] = g_param_spec_double ("chat-temperature", NULL, NULL, 0,
+                                                           TS_TEMPERATURE_MAX, 0, FLAGS);
+  properties[PROP_CHAT_TOP_K] = g_param_spec_int ("chat-top-k", NULL, NULL, 0, TS_TOP_K_MAX, 40,
+                                                  FLAGS);
+  properties[PROP_CHAT_TOP_P] = g_param_spec_double ("chat-top-p", NULL, NULL, TS_TOP_P_MIN, 1, 1,
+                                                     FLAGS);
+  properties[PROP_CHAT_MIN_P] = g_param_spec_double ("chat-min-p", NULL, NULL, 0, 1, 0.05, FLAGS);
+  properties[PROP_CHAT_REPEAT_PENALTY] = g_param_spec_double ("chat-repeat-penalty", NULL, NULL,
+                                                              1, TS_REPEAT_PENALTY_MAX, 1, FLAGS);
+  properties[PROP_CHAT_SEED] = g_param_spec_int ("chat-seed", NULL, NULL, -1, TS_SEED_MAX, 0,
+                                                 FLAGS);
+  properties[PROP_CHAT_CONTEXT_LENGTH] = g_param_spec_int ("chat-context-length", NULL, NULL, 0,
+                                                           1048576, 0, FLAGS);
   properties[PROP_BENCH_MODEL] = g_param_spec_string ("bench-model", NULL, NULL, "", FLAGS);
   properties[PROP_BENCH_ADAPTER] = g_param_spec_string ("bench-adapter", NULL, NULL, "",
                                                         FLAGS);
@@ -362,4 +385,33 @@ ts_settings_set_bench_adapter (TsSettings *self, const char *path)
 {
   g_return_if_fail (TS_IS_SETTINGS (self));
   g_object_set (self, "bench-adapter", path != NULL ? path : "", NULL);
+}
+
+TsConversationSettings *
+ts_settings_get_conversation_defaults (TsSettings *self)
+{
+  TsConversationSettings *s = ts_conversation_settings_new ();
+
+  g_return_val_if_fail (TS_IS_SETTINGS (self), s);
+  g_free (s->system_prompt);
+  s->system_prompt = g_strdup (g_value_get_string (value_of (self, PROP_CHAT_SYSTEM_PROMPT)));
+  s->temperature = g_value_get_double (value_of (self, PROP_CHAT_TEMPERATURE));
+  s->top_k = g_value_get_int (value_of (self, PROP_CHAT_TOP_K));
+  s->top_p = g_value_get_double (value_of (self, PROP_CHAT_TOP_P));
+  s->min_p = g_value_get_double (value_of (self, PROP_CHAT_MIN_P));
+  s->repeat_penalty = g_value_get_double (value_of (self, PROP_CHAT_REPEAT_PENALTY));
+  s->seed = g_value_get_int (value_of (self, PROP_CHAT_SEED));
+  s->context_length = (guint) g_value_get_int (value_of (self, PROP_CHAT_CONTEXT_LENGTH));
+  return s;
+}
+
+void
+ts_settings_set_conversation_defaults (TsSettings *self, const TsConversationSettings *s)
+{
+  g_return_if_fail (TS_IS_SETTINGS (self));
+  g_return_if_fail (s != NULL);
+  g_object_set (self, "chat-system-prompt", s->system_prompt, "chat-temperature", s->temperature,
+                "chat-top-k", s->top_k, "chat-top-p", s->top_p, "chat-min-p", s->min_p,
+                "chat-repeat-penalty", s->repeat_penalty, "chat-seed", (int) s->seed,
+                "chat-context-length", (int) MIN (s->context_length, 1048576u), NULL);
 }

@@ -21,6 +21,8 @@
 
 #include <gio/gio.h>
 
+#include "ts-conversation-settings.h"
+
 G_BEGIN_DECLS
 
 /* "evaluator-mode": how the adapter is evaluated. */
@@ -103,6 +105,12 @@ const char *ts_settings_get_chat_model (TsSettings *self);
 const char *ts_settings_get_chat_adapter (TsSettings *self);
 /* Remembers them; NULL @model: the demo model (and no adapter). */
 void ts_settings_set_chat_model (TsSettings *self, const char *model, const char *adapter);
+/* The chat-system-prompt, chat-temperature, … keys: what new conversations,
+ * and those with no settings of their own, answer with (newly allocated). */
+TsConversationSettings *ts_settings_get_conversation_defaults (TsSettings *self);
+/* Makes @settings the defaults (validated values: the keys' ranges are theirs). */
+void ts_settings_set_conversation_defaults (TsSettings *self,
+                                            const TsConversationSettings *settings);
 const char *ts_settings_get_bench_model (TsSettings *self);
 const char *ts_settings_get_bench_adapter (TsSettings *self);
 void ts_settings_set_bench_model (TsSettings *self, const char *path);

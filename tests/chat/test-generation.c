@@ -1,6 +1,7 @@
 /* test-generation.c: replies on the demo model with another adapter than the one it
  * was loaded with: the adapter cache, and the same tokens as a model loaded
- * with that adapter, in plaintext and under HE-LoRA (local evaluator).
+ * with that adapter, in plaintext and under HE-LoRA (local evaluator); the
+ * request's top-k, min-p and repetition penalty reach the sampler.
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <string.h>
@@ -47,20 +48,16 @@ reply_cb (TsGenerationJob *job, const TsGenerationEvent *event, gpointer data)
     }
 }
 
-/* Greedy token ids of one reply to a fixed prompt; @adapter_path as the
- * request's adapter (NULL: the model's), @he_mode NULL or "local". */
+/* Token ids of one reply to a fixed prompt with @request's sampling. */
 static GArray *
-generate (TsGenerationModel *model, const char *adapter_path, const char *he_mode)
+generate_request (TsGenerationModel *model, TsGenerationRequest *request)
 {
-  g_autoptr (TsGenerationRequest) request = ts_generation_request_new ();
   Reply r = { g_array_new (FALSE, FALSE, sizeof (int)), FALSE, NULL };
   g_autoptr (TsGenerationJob) job = NULL;
 
   g_ptr_array_add (request->turns, g_strdup ("Tell me about encrypted adapters."));
-  request->max_tokens = N_TOKENS;
-  request->temperature = 0;
-  request->adapter_path = g_strdup (adapter_path);
-  request->he_mode = g_strdup (he_mode);
+  if (request->max_tokens == 0)
+    request->max_tokens = N_TOKENS;
   request->he_preset = g_strdup ("fast");
   job = ts_generation_job_start (model, request, NULL, reply_cb, &r);
   while (!r.done)
@@ -69,6 +66,20 @@ generate (TsGenerationModel *model, const char *adapter_path, const char *he_mod
   g_assert_cmpuint (r.ids->len, >, 0);
   g_free (r.backend_reason);
   return r.ids;
+}
+
+/* Greedy token ids of one reply to a fixed prompt; @adapter_path as the
+ * request's adapter (NULL: the model's), @he_mode NULL or "local". */
+static GArray *
+generate (TsGenerationModel *model, const char *adapter_path, const char *he_mode)
+{
+  g_autoptr (TsGenerationRequest) request = ts_generation_request_new ();
+
+  request->temperature = 0;
+  request->max_tokens = 0;
+  request->adapter_path = g_strdup (adapter_path);
+  request->he_mode = g_strdup (he_mode);
+  return generate_request (model, request);
 }
 
 static void
@@ -223,6 +234,49 @@ test_adapter_for_another_model (void)
   g_assert_no_error (error);
 }
 
+static GArray *
+sample (TsGenerationModel *model, double temperature, int top_k, double min_p, double penalty)
+{
+  g_autoptr (TsGenerationRequest) request = ts_generation_request_new ();
+
+  request->temperature = temperature;
+  request->top_k = top_k;
+  request->min_p = min_p;
+  request->repeat_penalty = penalty;
+  request->seed = 99;
+  /* Long enough for the greedy reply to repeat a token. */
+  request->max_tokens = 48;
+  return generate_request (model, request);
+}
+
+/* Top-k 1, or min-p 1, leaves only the most likely token at any
+ * temperature: the greedy reply. Without them a hot draw leaves it; a
+ * penalty on the prompt's tokens changes the greedy reply. */
+static void
+test_sampling_settings (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsGenerationModel) model = ts_generation_model_load (model_path, demo_adapter, &error);
+  g_autoptr (GArray) greedy = NULL;
+  g_autoptr (GArray) top1 = NULL;
+  g_autoptr (GArray) minp1 = NULL;
+  g_autoptr (GArray) hot = NULL;
+  g_autoptr (GArray) penalised = NULL;
+
+  g_assert_no_error (error);
+  greedy = sample (model, 0, 40, 0.05, 1);
+  top1 = sample (model, 2, 1, 0, 1);
+  minp1 = sample (model, 2, 0, 1, 1);
+  hot = sample (model, 2, 0, 0, 1);
+  penalised = sample (model, 0, 40, 0.05, 2);
+  assert_same_ids (greedy, top1);
+  assert_same_ids (greedy, minp1);
+  g_assert_false (hot->len == greedy->len
+                  && memcmp (hot->data, greedy->data, hot->len * sizeof (int)) == 0);
+  g_assert_false (penalised->len == greedy->len
+                  && memcmp (penalised->data, greedy->data, greedy->len * sizeof (int)) == 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -234,6 +288,7 @@ main (int argc, char **argv)
                                    NULL);
   pirate = g_build_filename (TS_SOURCE_DATA_DIR, "market", "tiny-pirate", NULL);
   g_test_add_func ("/generation/adapter-cache", test_adapter_cache);
+  g_test_add_func ("/generation/sampling-settings", test_sampling_settings);
   g_test_add_func ("/generation/backend-choice", test_backend_choice);
   g_test_add_func ("/generation/switched-adapter", test_switched_adapter);
   g_test_add_func ("/generation/adapter-for-another-model", test_adapter_for_another_model);

@@ -287,6 +287,55 @@ test_json (Fixture *f, gconstpointer data)
   g_assert_true (json_object_get_null_member (message_at (messages, 5), "stats"));
 }
 
+/* Settings kept with the conversation go in both exports; without them,
+ * both say the conversation follows the defaults. */
+static void
+test_settings (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsConversationSettings) mine = ts_conversation_settings_new ();
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autofree char *md = ts_history_export_markdown (f->history, f->conversation, &error);
+  g_autofree char *json = ts_history_export_json (f->history, f->conversation, &error);
+  JsonObject *settings;
+
+  g_assert_nonnull (strstr (md, "*Settings: the defaults of the preferences*\n"));
+  g_assert_true (json_parser_load_from_data (parser, json, -1, &error));
+  g_assert_true (json_object_get_null_member (json_node_get_object (json_parser_get_root (parser)),
+                                              "settings"));
+  g_free (mine->system_prompt);
+  mine->system_prompt = g_strdup ("Be brief.\nUse French.");
+  mine->temperature = 0.7;
+  mine->top_k = 20;
+  mine->top_p = 0.9;
+  mine->min_p = 0.1;
+  mine->repeat_penalty = 1.1;
+  mine->seed = -1;
+  mine->context_length = 256;
+  g_assert_true (ts_history_set_settings (f->history, f->conversation, mine, &error));
+  g_clear_pointer (&md, g_free);
+  g_clear_pointer (&json, g_free);
+  md = ts_history_export_markdown (f->history, f->conversation, &error);
+  json = ts_history_export_json (f->history, f->conversation, &error);
+  g_assert_no_error (error);
+  assert_in_order (md, (const char *const[]) {
+    "*Settings: temperature 0.7 · top-k 20 · top-p 0.9 · min-p 0.1 · repetition penalty 1.1 · "
+    "seed random · context 256*\n\n",
+    "**System prompt**\n\n> Be brief.\n> Use French.\n\n", "## Exchange 1", NULL });
+  g_assert_true (json_parser_load_from_data (parser, json, -1, &error));
+  settings = json_object_get_object_member (json_node_get_object (json_parser_get_root (parser)),
+                                            "settings");
+  g_assert_cmpstr (json_object_get_string_member (settings, "system_prompt"), ==,
+                   "Be brief.\nUse French.");
+  g_assert_cmpfloat (json_object_get_double_member (settings, "temperature"), ==, 0.7);
+  g_assert_cmpint (json_object_get_int_member (settings, "top_k"), ==, 20);
+  g_assert_cmpfloat (json_object_get_double_member (settings, "top_p"), ==, 0.9);
+  g_assert_cmpfloat (json_object_get_double_member (settings, "min_p"), ==, 0.1);
+  g_assert_cmpfloat (json_object_get_double_member (settings, "repeat_penalty"), ==, 1.1);
+  g_assert_true (json_object_get_null_member (settings, "seed"));
+  g_assert_cmpint (json_object_get_int_member (settings, "context_length"), ==, 256);
+}
+
 /* A conversation that is not there is an error that names it. */
 static void
 test_missing_conversation (Fixture *f, gconstpointer data)
@@ -336,6 +385,8 @@ main (int argc, char **argv)
   g_test_add ("/history-export/json", Fixture, NULL, fixture_set_up, test_json, fixture_tear_down);
   g_test_add ("/history-export/missing-conversation", Fixture, NULL, fixture_set_up,
               test_missing_conversation, fixture_tear_down);
+  g_test_add ("/history-export/settings", Fixture, NULL, fixture_set_up, test_settings,
+              fixture_tear_down);
   g_test_add_func ("/history-export/file-name", test_file_name);
   return g_test_run ();
 }

@@ -149,6 +149,40 @@ test_presets_are_the_engines (void)
   g_assert_cmpstr (presets[TS_CKKS_DEFAULT_INDEX].name, ==, "default");
 }
 
+/* The chat-* keys are the defaults of new conversations, both ways; the
+ * schema's defaults are the built-in ones. */
+static void
+test_conversation_defaults (void)
+{
+  g_autoptr (GSettings) gsettings = fresh_gsettings ();
+  g_autoptr (TsSettings) settings = ts_settings_new (gsettings);
+  g_autoptr (TsConversationSettings) builtin = ts_conversation_settings_new ();
+  g_autoptr (TsConversationSettings) defaults = ts_settings_get_conversation_defaults (settings);
+
+  g_assert_true (ts_conversation_settings_equal (defaults, builtin));
+  g_settings_set_string (gsettings, "chat-system-prompt", "Be brief.");
+  g_settings_set_double (gsettings, "chat-temperature", 0.7);
+  g_settings_set_int (gsettings, "chat-top-k", 5);
+  g_settings_set_int (gsettings, "chat-seed", -1);
+  g_settings_set_int (gsettings, "chat-context-length", 1024);
+  g_clear_pointer (&defaults, ts_conversation_settings_free);
+  defaults = ts_settings_get_conversation_defaults (settings);
+  g_assert_cmpstr (defaults->system_prompt, ==, "Be brief.");
+  g_assert_cmpfloat (defaults->temperature, ==, 0.7);
+  g_assert_cmpint (defaults->top_k, ==, 5);
+  g_assert_cmpint (defaults->seed, ==, -1);
+  g_assert_cmpuint (defaults->context_length, ==, 1024);
+  builtin->min_p = 0.2;
+  builtin->repeat_penalty = 1.3;
+  builtin->top_p = 0.5;
+  ts_settings_set_conversation_defaults (settings, builtin);
+  g_assert_cmpfloat (g_settings_get_double (gsettings, "chat-min-p"), ==, 0.2);
+  g_assert_cmpfloat (g_settings_get_double (gsettings, "chat-repeat-penalty"), ==, 1.3);
+  g_assert_cmpfloat (g_settings_get_double (gsettings, "chat-top-p"), ==, 0.5);
+  g_assert_cmpstr (g_settings_get_string (gsettings, "chat-system-prompt"), ==, "");
+  g_assert_cmpint (g_settings_get_int (gsettings, "chat-seed"), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -157,5 +191,6 @@ main (int argc, char **argv)
   g_test_add_func ("/settings/properties-to-keys", test_properties_to_keys);
   g_test_add_func ("/settings/defaults-are-the-schemas", test_defaults_are_the_schemas);
   g_test_add_func ("/settings/presets-are-the-engines", test_presets_are_the_engines);
+  g_test_add_func ("/settings/conversation-defaults", test_conversation_defaults);
   return g_test_run ();
 }

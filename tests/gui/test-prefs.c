@@ -9,6 +9,7 @@
 #include "ts-application.h"
 #include "ts-config.h"
 #include "ts-gpu.h"
+#include "ts-conversation-settings-dialog-private.h"
 #include "ts-preferences-window.h"
 #include "ts-window.h"
 
@@ -168,6 +169,60 @@ test_gpu_row (void)
   g_assert_finalize_object (window);
 }
 
+/* The open conversation settings dialog among the toplevels, or NULL. */
+static TsConversationSettingsDialog *
+find_settings_dialog (void)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr (GObject) w = g_list_model_get_item (toplevels, i);
+
+      if (TS_IS_CONVERSATION_SETTINGS_DIALOG (w) && gtk_widget_get_visible (GTK_WIDGET (w)))
+        return TS_CONVERSATION_SETTINGS_DIALOG (w);
+    }
+  return NULL;
+}
+
+static gboolean
+settings_dialog_gone (gpointer unused)
+{
+  return find_settings_dialog () == NULL;
+}
+
+/* The Chat group's row edits the defaults of new conversations in the
+ * conversation settings dialog (without its Use as Defaults). */
+static void
+test_conversation_defaults (void)
+{
+  g_autoptr (GSettings) settings = fresh_settings ();
+  g_autoptr (TsSettings) typed = ts_settings_new (settings);
+  TsPreferencesWindow *window = g_object_ref_sink (ts_preferences_window_new (NULL, typed));
+  TsConversationSettingsDialog *dialog;
+
+  g_assert_null (find_settings_dialog ());
+  g_assert_true (gtk_widget_activate_action (child (window, "conversation_row"),
+                                             "prefs.conversation-defaults", NULL));
+  dialog = find_settings_dialog ();
+  g_assert_nonnull (dialog);
+  g_assert_cmpstr (gtk_window_get_title (GTK_WINDOW (dialog)), ==, "New Conversations");
+  g_assert_false (gtk_widget_get_visible (dialog->make_default_button));
+  g_assert_cmpfloat (gtk_spin_button_get_value (dialog->temperature_spin), ==, 0);
+  gtk_spin_button_set_value (dialog->temperature_spin, 0.6);
+  gtk_text_buffer_set_text (gtk_text_view_get_buffer (dialog->system_view), "Be kind.", -1);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "settings.save", NULL));
+  gui_wait_until (settings_dialog_gone, NULL, 10, "the dialog to close");
+  g_assert_cmpfloat (g_settings_get_double (settings, "chat-temperature"), ==, 0.6);
+  {
+    g_autofree char *prompt = g_settings_get_string (settings, "chat-system-prompt");
+
+    g_assert_cmpstr (prompt, ==, "Be kind.");
+  }
+  gtk_window_destroy (GTK_WINDOW (window));
+  g_assert_finalize_object (window);
+}
+
 static gboolean
 no_windows (gpointer app)
 {
@@ -274,6 +329,7 @@ main (int argc, char **argv)
   g_test_add_func ("/prefs/rows-to-settings", test_rows_to_settings);
   g_test_add_func ("/prefs/color-scheme", test_color_scheme);
   g_test_add_func ("/prefs/gpu-row", test_gpu_row);
+  g_test_add_func ("/prefs/conversation-defaults", test_conversation_defaults);
   g_test_add_func ("/prefs/window-action", test_window_action);
   g_test_add_func ("/prefs/privacy-preview", test_privacy_preview);
   return g_test_run ();
