@@ -5,6 +5,7 @@
 
 #include "ts-chat-message.h"
 #include "ts-chat-pane.h"
+#include "ts-generation-cache.h"
 #include "ts-toast.h"
 
 struct _TsChatPane
@@ -37,6 +38,7 @@ struct _TsChatPane
   gboolean saw_end;              /* the last token ended the turn */
   char *context_note;            /* what the reply left out to fit the context */
   TsGenerationJob *job;
+  TsGenerationCache *cache;       /* this pane's previous reply's session */
   TsChatMessage *reply;          /* the reply being streamed */
   GString *pending;              /* text not shown yet */
   GString *pending_thinking;     /* … of the thinking */
@@ -672,7 +674,7 @@ ts_chat_pane_generate (TsChatPane *self, TsGenerationModel *model,
   if (!self->private_reply)
     gtk_widget_set_visible (GTK_WIDGET (self->privacy_label), FALSE);
   reset_numbers (self);
-  self->job = ts_generation_job_start (model, r, NULL, generation_cb, self);
+  self->job = ts_generation_job_start_cached (model, r, self->cache, NULL, generation_cb, self);
   set_busy (self, TRUE);
 }
 
@@ -1014,6 +1016,7 @@ ts_chat_pane_finalize (GObject *object)
 
   g_string_free (self->pending, TRUE);
   g_string_free (self->pending_thinking, TRUE);
+  ts_generation_cache_unref (self->cache);
   g_free (self->key_fingerprint);
   g_free (self->title);
   g_free (self->context_note);
@@ -1093,6 +1096,7 @@ ts_chat_pane_init (TsChatPane *self)
 {
   self->pending = g_string_new (NULL);
   self->pending_thinking = g_string_new (NULL);
+  self->cache = ts_generation_cache_new ();
   self->diverged_at = -1;
   self->privacy_epsilon = -1;
   self->reply_has_adapter = TRUE;

@@ -12,6 +12,7 @@
 #include "tokenizer.h"
 #include "ts-adapter-base.h"
 #include "ts-adapter-stack.h"
+#include "ts-generation-cache.h"
 #include "ts-generation.h"
 
 #include "ts-helora-ckks.h"
@@ -347,9 +348,15 @@ struct _TsGenerationJob
   gpointer user_data;
   GThread *thread;
 
+  TsGenerationCache *cache;      /* a reference; NULL: a session of its own */
+
   /* Worker-only state. */
   const LmLora *lora;            /* this reply's adapter (the model's cache) */
   LmSession *session;
+  gboolean session_ok;           /* every engine call on it succeeded */
+  char *signature;               /* how it computes (the cache's key) */
+  GArray *fed;                   /* gint32: the tokens the session holds */
+  guint reused;                  /* of the prompt, already in a kept session */
   LmSampler *sampler;
   TsHeloraSession *helora;
   double start_ms;
@@ -419,6 +426,20 @@ deliver (TsGenerationJob *self, const TsGenerationEvent *event, const char *text
   ts_main_context_post (self->context, delivery_dispatch, d, delivery_free);
 }
 
+/* Hands a healthy session to the cache for the next reply, its adapter
+ * hooks removed first (they point into the HE session, freed next). */
+static void
+keep_session (TsGenerationJob *self)
+{
+  if (self->cache == NULL || self->session == NULL || !self->session_ok
+      || self->fed->len != lm_session_pos (self->session))
+    return;
+  if (lm_session_set_lora (self->session, self->lora) != LM_OK)
+    return;
+  _ts_generation_cache_put (self->cache, self->model, self->lora, self->signature,
+                            g_steal_pointer (&self->session), g_steal_pointer (&self->fed));
+}
+
 /* The last event; an adapter-private reply also says what the evaluator
  * has charged its key, asked after its last answer (a refusal included).
  * Frees the reply's engine and HE state first. */
@@ -439,6 +460,7 @@ deliver_final (TsGenerationJob *self, TsGenerationEventKind kind, const GError *
    * this thread's OpenSSL state released before the receiver is told, so
    * a program that ends on DONE leaves no work behind on this thread. */
   lm_sampler_free (g_steal_pointer (&self->sampler));
+  keep_session (self);
   lm_session_free (g_steal_pointer (&self->session));
   g_clear_pointer (&self->helora, ts_helora_session_free);
   OPENSSL_thread_stop ();
@@ -594,31 +616,95 @@ job_attach_he (TsGenerationJob *self, GError **error)
   return self->helora != NULL;
 }
 
+/* What a kept session must have been computed with to be continued: the
+ * evaluator and its parameters, the key, the threads (the adapter and the
+ * model are compared as such). */
+static char *
+session_signature (const TsGenerationRequest *r)
+{
+  return g_strdup_printf ("threads %u; he %s; preset %s; backend %d; private %d %.17g %u; key %s",
+                          MAX (r->n_threads, 1), r->he_mode ? r->he_mode : "-",
+                          r->he_preset ? r->he_preset : "-", (int) r->he_backend,
+                          r->he_private, r->he_private_rho, r->he_private_lambda_s,
+                          r->he_key_fingerprint ? r->he_key_fingerprint : "-");
+}
+
+/* Positions a new session holds: this reply's, and as many again (at least
+ * 1024) for the turns that follow, within the context limit, so that the
+ * next replies continue it instead of starting a bigger one. */
+static uint32_t
+session_positions (TsGenerationJob *self, size_t needed)
+{
+  return (uint32_t) MIN ((guint64) context_limit (self), needed + MAX (needed, 1024));
+}
+
+/* Leading tokens @ids shares with the kept session's, at most @n_ids - 1:
+ * the last prompt token is always fed, its logits start the reply. */
+static guint
+shared_prefix (const GArray *kept, const int32_t *ids, size_t n_ids)
+{
+  guint n = 0;
+
+  while (n < kept->len && n + 1 < n_ids && g_array_index (kept, gint32, n) == ids[n])
+    n++;
+  return n;
+}
+
+/* The previous reply's session when it fits this one, else a new one. */
 static gboolean
-job_prepare (TsGenerationJob *self, int32_t *ids, size_t n_ids, GError **error)
+job_open_session (TsGenerationJob *self, size_t n_ids, GArray **kept, GError **error)
 {
   TsGenerationRequest *r = self->request;
-  const LmModelInfo *info = lm_model_info (self->model->model);
+  size_t needed = n_ids + self->max_tokens + 1;
   /* Exact (f32) activations: with 8-bit activation blocks the CKKS error of
    * the encrypted pane's adapter output (~1e-8) now and then flips the
    * rounding of an activation and the two panes part at a near-tie; in f32
    * they give the same tokens (helora-real-adapters: 40 of 40 answers), for
    * about 1.4 times the time per token on the real model. */
-  LmSessionParams params = { .n_ctx = (uint32_t) (n_ids + self->max_tokens + 1),
+  LmSessionParams params = { .n_ctx = session_positions (self, needed),
                              .n_batch = PREFILL_STEP,
                              .n_threads = MAX (r->n_threads, 1),
                              .exact_activations = true };
-  LmSamplerParams sp = lm_sampler_params_greedy ();
   LmStatus st;
+
+  self->signature = session_signature (r);
+  if (self->cache != NULL)
+    self->session = _ts_generation_cache_take (self->cache, self->model, self->lora,
+                                               self->signature, kept);
+  if (self->session != NULL && (lm_session_n_ctx (self->session) < needed
+                                || lm_session_pos (self->session) != (*kept)->len))
+    {
+      lm_session_free (g_steal_pointer (&self->session));
+      g_clear_pointer (kept, g_array_unref);
+    }
+  if (self->session == NULL && (st = lm_session_new (self->model->model, &params,
+                                                     &self->session)) != LM_OK)
+    return set_lm_error (error, TS_GENERATION_ERROR_ENGINE, "Session", st, NULL);
+  self->session_ok = TRUE;
+  /* (Re)attaching the adapter clears a kept session's hooks. */
+  if ((st = lm_session_set_lora (self->session, self->lora)) != LM_OK)
+    return set_lm_error (error, TS_GENERATION_ERROR_ENGINE, "Session", st, NULL);
+  return TRUE;
+}
+
+static gboolean
+job_prepare (TsGenerationJob *self, int32_t *ids, size_t n_ids, GError **error)
+{
+  TsGenerationRequest *r = self->request;
+  const LmModelInfo *info = lm_model_info (self->model->model);
+  LmSamplerParams sp = lm_sampler_params_greedy ();
+  g_autoptr (GArray) kept = NULL;
 
   self->lora = ts_generation_model_get_lora (self->model, r->adapter_path, error);
   if (self->lora == NULL && r->adapter_path != NULL)
     return FALSE;
-  if ((st = lm_session_new (self->model->model, &params, &self->session)) != LM_OK ||
-      (st = lm_session_set_lora (self->session, self->lora)) != LM_OK)
-    return set_lm_error (error, TS_GENERATION_ERROR_ENGINE, "Session", st, NULL);
+  if (!job_open_session (self, n_ids, &kept, error))
+    return FALSE;
   if (r->he_mode != NULL && self->lora != NULL && !job_attach_he (self, error))
     return FALSE;
+  self->reused = kept != NULL ? shared_prefix (kept, ids, n_ids) : 0;
+  self->fed = g_array_sized_new (FALSE, FALSE, sizeof (gint32), (guint) n_ids + self->max_tokens);
+  g_array_append_vals (self->fed, ids, self->reused);
   if (r->temperature > 0)
     {
       sp = lm_sampler_params_default (r->seed);
@@ -641,6 +727,7 @@ check_engine (TsGenerationJob *self, LmStatus st, GError **error)
 
   if (st == LM_OK)
     return TRUE;
+  self->session_ok = FALSE;
   if (st == LM_ERR_HOOK && he_error != NULL)
     {
       TsGenerationError code = TS_GENERATION_ERROR_ENGINE;
@@ -738,6 +825,7 @@ job_decode_loop (TsGenerationJob *self, TsTokenTimings *t, TsHeloraStats *last, 
       collect_timings (self, t, last);
       if (!check_engine (self, st, error))
         return FALSE;
+      g_array_append_val (self->fed, id);
     }
   return TRUE;
 }
@@ -763,6 +851,10 @@ job_run (TsGenerationJob *self, GError **error)
   started.key_fingerprint = fingerprint;
   started.turns_left_out = self->turns_left_out;
   started.max_tokens = self->max_tokens;
+  started.prompt_tokens = (guint) n_ids;
+  started.reused_tokens = self->reused;
+  if (self->cache != NULL)
+    _ts_generation_cache_set_last_reused (self->cache, self->reused);
   if (self->helora != NULL)
     {
       started.he_modules = (guint) lm_lora_n_modules (self->lora);
@@ -773,16 +865,28 @@ job_run (TsGenerationJob *self, GError **error)
   deliver (self, &started, NULL, NULL);
   if (self->max_tokens == 0 || g_cancellable_is_cancelled (self->cancellable))
     return TRUE;
-  /* In steps of the engine's own batch size (same arithmetic as one call),
-   * so that Stop is honoured during a long prompt too. */
-  for (size_t done = 0; done < n_ids; done += PREFILL_STEP)
+  /* A kept session drops what this prompt does not share (a model with
+   * recurrent layers replays the shared part, through this reply's hooks). */
+  if (lm_session_pos (self->session) != self->reused)
     {
-      if (g_cancellable_is_cancelled (self->cancellable))
-        return TRUE;
-      st = lm_session_prefill (self->session, ids + done, MIN (PREFILL_STEP, n_ids - done), NULL);
+      st = lm_session_rewind (self->session, self->reused);
       collect_timings (self, &t, &last);
       if (!check_engine (self, st, error))
         return FALSE;
+    }
+  /* In steps of the engine's own batch size (same arithmetic as one call),
+   * so that Stop is honoured during a long prompt too. */
+  for (size_t done = self->reused; done < n_ids; done += PREFILL_STEP)
+    {
+      size_t step = MIN (PREFILL_STEP, n_ids - done);
+
+      if (g_cancellable_is_cancelled (self->cancellable))
+        return TRUE;
+      st = lm_session_prefill (self->session, ids + done, step, NULL);
+      collect_timings (self, &t, &last);
+      if (!check_engine (self, st, error))
+        return FALSE;
+      g_array_append_vals (self->fed, ids + done, (guint) step);
     }
   return job_decode_loop (self, &t, &last, error);
 }
@@ -811,6 +915,14 @@ ts_generation_job_start (TsGenerationModel *model, const TsGenerationRequest *re
                          GCancellable *cancellable, TsGenerationFunc callback,
                          gpointer user_data)
 {
+  return ts_generation_job_start_cached (model, request, NULL, cancellable, callback, user_data);
+}
+
+TsGenerationJob *
+ts_generation_job_start_cached (TsGenerationModel *model, const TsGenerationRequest *request,
+                                TsGenerationCache *cache, GCancellable *cancellable,
+                                TsGenerationFunc callback, gpointer user_data)
+{
   TsGenerationJob *self = g_new0 (TsGenerationJob, 1);
 
   g_atomic_ref_count_init (&self->ref_count);
@@ -820,6 +932,7 @@ ts_generation_job_start (TsGenerationModel *model, const TsGenerationRequest *re
   self->context = g_main_context_ref_thread_default ();
   self->callback = callback;
   self->user_data = user_data;
+  self->cache = cache != NULL ? ts_generation_cache_ref (cache) : NULL;
   /* The thread holds its own reference until its last event is queued. */
   self->thread = g_thread_new ("ts-generation", job_thread, ts_generation_job_ref (self));
   return self;
@@ -844,6 +957,9 @@ ts_generation_job_unref (TsGenerationJob *self)
   g_thread_unref (self->thread);
   ts_generation_model_unref (self->model);
   ts_generation_request_free (self->request);
+  g_clear_pointer (&self->fed, g_array_unref);
+  g_free (self->signature);
+  g_clear_pointer (&self->cache, ts_generation_cache_unref);
   g_object_unref (self->cancellable);
   g_main_context_unref (self->context);
   g_free (self);

@@ -182,6 +182,9 @@ typedef struct {
   guint turns_left_out;         /* STARTED: oldest turns left out so the context holds it */
   guint max_tokens;             /* STARTED: the answer's length limit, the request's or
                                  * less when the context has less room left */
+  guint prompt_tokens;          /* STARTED: the prompt's length in tokens */
+  guint reused_tokens;          /* STARTED: of those, already computed by the previous
+                                 * reply of the same cache (fed again: the rest) */
   char *he_backend_reason;      /* STARTED with HE: why not the GPU the request asked for
                                  * (ts_helora_session_backend_reason), or NULL */
   const GError *error;          /* ERROR */
@@ -203,8 +206,18 @@ typedef void (*TsGenerationFunc) (TsGenerationJob *job, const TsGenerationEvent 
 GArray *ts_generation_prompt_tokens (TsGenerationModel *model, const TsGenerationRequest *request,
                                      GError **error);
 
+typedef struct _TsGenerationCache TsGenerationCache;
+
 /* Starts generating on a new thread. @request is copied. @callback runs on
- * the thread-default main context of the caller. */
+ * the thread-default main context of the caller. With a @cache
+ * (ts-generation-cache.h; the job holds a reference), the reply continues
+ * the previous reply's session where their tokens agree. */
+TsGenerationJob *ts_generation_job_start_cached (TsGenerationModel *model,
+                                                 const TsGenerationRequest *request,
+                                                 TsGenerationCache *cache,
+                                                 GCancellable *cancellable,
+                                                 TsGenerationFunc callback, gpointer user_data);
+/* ts_generation_job_start_cached() without a cache. */
 TsGenerationJob *ts_generation_job_start (TsGenerationModel *model,
                                           const TsGenerationRequest *request,
                                           GCancellable *cancellable,
