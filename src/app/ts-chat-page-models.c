@@ -514,6 +514,15 @@ _ts_chat_page_models_class_init (GtkWidgetClass *widget_class)
                                    export_plain_png_action);
 }
 
+/* The panes' kept sessions belong to the model that was loaded before:
+ * its memory goes now, not at the next reply. */
+static void
+forget_kept_sessions (TsChatPage *self)
+{
+  ts_chat_pane_forget_session (self->plain_pane);
+  ts_chat_pane_forget_session (self->he_pane);
+}
+
 void
 _ts_chat_page_models_init (TsChatPage *self)
 {
@@ -524,6 +533,8 @@ _ts_chat_page_models_init (TsChatPage *self)
   self->load_cancellable = g_cancellable_new ();
   g_signal_connect_object (self->session, "notify::model-name",
                            G_CALLBACK (_ts_chat_page_update_subtitles), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->session, "notify::model-path",
+                           G_CALLBACK (forget_kept_sessions), self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->session, "notify::adapter-name",
                            G_CALLBACK (_ts_chat_page_update_subtitles), self, G_CONNECT_SWAPPED);
   build_model_menu (self);

@@ -678,6 +678,20 @@ ts_chat_pane_generate (TsChatPane *self, TsGenerationModel *model,
   set_busy (self, TRUE);
 }
 
+void
+ts_chat_pane_forget_session (TsChatPane *self)
+{
+  g_return_if_fail (TS_IS_CHAT_PANE (self));
+  ts_generation_cache_clear (self->cache);
+}
+
+TsGenerationCache *
+ts_chat_pane_get_cache (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
+  return self->cache;
+}
+
 gboolean
 ts_chat_pane_get_busy (TsChatPane *self)
 {

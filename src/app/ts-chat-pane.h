@@ -58,6 +58,11 @@ void ts_chat_pane_generate (TsChatPane *self, TsGenerationModel *model,
                             const TsGenerationRequest *request, const char *prompt);
 void ts_chat_pane_stop (TsChatPane *self);
 gboolean ts_chat_pane_get_busy (TsChatPane *self);
+/* The pane keeps its last reply's engine session and continues it with the
+ * next reply where the conversation agrees (ts-generation-cache.h); the
+ * cache is borrowed. Forgetting it frees that session's memory at once. */
+TsGenerationCache *ts_chat_pane_get_cache (TsChatPane *self);
+void ts_chat_pane_forget_session (TsChatPane *self);
 
 gboolean ts_chat_pane_get_he (TsChatPane *self);
 /* Whether the last reply evaluated the adapter encrypted (FALSE on the

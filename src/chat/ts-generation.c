@@ -431,7 +431,7 @@ deliver (TsGenerationJob *self, const TsGenerationEvent *event, const char *text
 static void
 keep_session (TsGenerationJob *self)
 {
-  if (self->cache == NULL || self->session == NULL || !self->session_ok
+  if (self->cache == NULL || self->session == NULL || !self->session_ok || self->fed == NULL
       || self->fed->len != lm_session_pos (self->session))
     return;
   if (lm_session_set_lora (self->session, self->lora) != LM_OK)

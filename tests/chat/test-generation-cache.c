@@ -188,6 +188,33 @@ test_other_computation_starts_afresh (void)
   ts_generation_model_unref (model);
 }
 
+/* A reply whose HE session cannot start (an evaluator nobody listens at)
+ * ends with its error and keeps nothing; the next reply starts afresh. */
+static void
+test_failed_reply_keeps_nothing (void)
+{
+  Case plain = { "hf/qwen2/qwen2.gguf", "hf/qwen2/lora/qwen2-lora.gguf", NULL };
+  Case unreachable = { plain.model, plain.adapter, "ws://127.0.0.1:1/v1/helora" };
+  g_autoptr (TsGenerationCache) cache = ts_generation_cache_new ();
+  TsGenerationModel *model = load (&plain);
+  const char *turns[] = { "What is a savings account?", NULL };
+  g_autoptr (TsGenerationRequest) r_plain = request_for (&plain, turns);
+  g_autoptr (TsGenerationRequest) r_bad = request_for (&unreachable, turns);
+  g_autoptr (TsGenerationJob) job = NULL;
+  Reply r = { g_array_new (FALSE, FALSE, sizeof (gint32)), g_string_new (NULL) };
+
+  job = ts_generation_job_start_cached (model, r_bad, cache, NULL, reply_cb, &r);
+  while (!r.done)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_nonnull (r.error);
+  g_clear_error (&r.error);
+  reply_clear (&r);
+  run (model, r_plain, cache, &r);
+  g_assert_cmpuint (r.reused_tokens, ==, 0);
+  reply_clear (&r);
+  ts_generation_model_unref (model);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -208,5 +235,7 @@ main (int argc, char **argv)
                         test_continues);
   g_test_add_func ("/generation-cache/other-computation-starts-afresh",
                    test_other_computation_starts_afresh);
+  g_test_add_func ("/generation-cache/failed-reply-keeps-nothing",
+                   test_failed_reply_keeps_nothing);
   return g_test_run ();
 }

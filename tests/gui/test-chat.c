@@ -17,6 +17,7 @@
 #include "gui-test-util.h"
 #include "ts-application.h"
 #include "ts-chat-page.h"
+#include "ts-generation-cache.h"
 #include "ts-history.h"
 #include "ts-models-import.h"
 #include "ts-prompt-view.h"
@@ -660,6 +661,16 @@ test_long_conversation_goes_on (void)
 
       send_prompt (page, prompt);
       g_assert_cmpstr (ts_chat_pane_get_reply (plain), ==, ts_chat_pane_get_reply (he));
+      /* the second turn continues each pane's session of the first */
+      if (turn == 1)
+        {
+          guint reused = ts_generation_cache_get_last_reused (ts_chat_pane_get_cache (plain));
+
+          g_test_message ("turn 1: %u prompt tokens already computed", reused);
+          g_assert_cmpuint (reused, >, 20);
+          g_assert_cmpuint (ts_generation_cache_get_last_reused (ts_chat_pane_get_cache (he)), ==,
+                            reused);
+        }
       if (ts_chat_pane_get_context_note (plain) != NULL)
         {
           g_test_message ("turn %d: %s", turn, ts_chat_pane_get_context_note (plain));
