@@ -177,12 +177,23 @@ lm_dot_rows (const LmKernels *kernels, LmTensorType type, LmActMode mode,
     fn (W, row_bytes, n_rows, act, n, y);
 }
 
+int64_t
+lm_matmul_batch_tokens (const LmKernels *kernels, LmTensorType type, int64_t n_tok)
+{
+  int index = lm_kernel_type_index (type);
+  if (index < 0 || kernels->batch_tokens[index] == 0 || n_tok < kernels->batch_tokens[index])
+    return 0;
+  return n_tok - n_tok % kernels->batch_step[index];
+}
+
 /* One segment of a product: rows [0, n_out) of W (offset to the segment)
  * against n_tok activation rows act_stride bytes apart. */
 typedef struct {
   LmDotRowsFn fn;
   LmDotTileFn tile;       /* NULL: token by token */
   int tile_tokens;        /* its width */
+  bool tile_alone;        /* a batch kernel: also for a lone last token */
+  int64_t n_tile_tok;     /* the tokens the tile takes, the rest one by one */
   const uint8_t *W;
   size_t row_bytes;
   int64_t n_out;
@@ -196,7 +207,8 @@ typedef struct {
 } ProductJob;
 
 /* Rows [r, r + rows) for the tokens from t: a tile of up to the kernel's
- * width when at least two are left and there is a tile kernel, else one token.
+ * width when at least two of the tile's tokens are left (a batch kernel:
+ * one) and there is a tile kernel, else one token.
  * Writes Y, or adds to it after the first segment. Returns the tokens done. */
 static int64_t
 product_rows (const ProductJob *job, const uint8_t *w, int64_t r, int64_t rows, int64_t t)
@@ -204,11 +216,11 @@ product_rows (const ProductJob *job, const uint8_t *w, int64_t r, int64_t rows, 
   float partial[LM_TILE_TOKENS_MAX * ROW_TILE];
   const void *a = job->act + (size_t) t * job->act_stride;
   float *y = job->Y + t * job->n_out + r;
-  int64_t left = job->n_tok - t;
 
-  if (job->tile && left >= 2)
+  int64_t tile_left = job->n_tile_tok - t;
+  if (job->tile && (tile_left >= 2 || (tile_left == 1 && job->tile_alone)))
     {
-      int width = left < job->tile_tokens ? (int) left : job->tile_tokens;
+      int width = tile_left < job->tile_tokens ? (int) tile_left : job->tile_tokens;
 
       if (!job->accumulate)
         job->tile (w, job->row_bytes, rows, a, job->act_stride, job->n_seg, width, y,
@@ -314,10 +326,14 @@ product_segments (const LmKernels *kernels, LmActMode mode, LmThreadPool *pool,
     {
       int64_t n_seg = n_in - s0 < SEGMENT ? n_in - s0 : SEGMENT;
       int index = lm_kernel_type_index (type);
+      bool batch = kernels->batch_tokens[index] > 0;
+      int64_t n_batch = lm_matmul_batch_tokens (kernels, type, n_tok);
       ProductJob job = {
         .fn = rows_kernel (kernels, type, mode),
-        .tile = mode == LM_ACT_NATIVE ? kernels->native_tile[index] : NULL,
+        .tile = mode == LM_ACT_NATIVE && (!batch || n_batch > 0) ? kernels->native_tile[index] : NULL,
         .tile_tokens = kernels->tile_tokens[index],
+        .tile_alone = batch,
+        .n_tile_tok = batch ? n_batch : n_tok,
         .W = (const uint8_t *) W + lm_row_bytes (type, s0),
         .row_bytes = row_bytes,
         .n_out = n_out,

@@ -1,0 +1,144 @@
+/* kernels-q4k-x86.h: the row and tile kernels of Q4_K weights against Q8_K
+ * activations, shared by the AVX2 and AVX-512 kernel files.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Internal. The float arithmetic is that of ggml's x86 CPU backend, which
+ * by default multiplies Q4_K weights in its repacked (8 rows interleaved)
+ * form: per (row, token) the integer sums (scale times quants times
+ * activations, and the mins times the activation sums) go through float as
+ *   acc     = fma (total, d_w * d_a, acc)
+ *   acc_min = fma (mins, dmin_w * d_a, acc_min)
+ * and the result is acc - acc_min. Its single-token kernel (the row kernel
+ * here) takes one such step per super-block; its batch kernel (the tile
+ * here, for the tokens of a product in whole groups of 4, the rest going
+ * token by token) one per two sub-blocks. Other float orders round
+ * differently in the last bits, which Qwen2.5's outlier channels turn into
+ * different 8-bit activations a few layers on.
+ *
+ * Eight (row, token) pairs share one 8-lane float vector: a tile's tokens
+ * for one row, or a row kernel's eight rows for one token. The including
+ * file defines TARGET, includes kernels-x86.h and defines first:
+ *   K4Block: one unpacked super-block, with members float d, dmin;
+ *   k4_unpack_q4 (w, u): unpacks the Q4_K block w into u;
+ *   k4_integers (u, a, sumi, mins): the block against the Q8_K block a as
+ *     two int32 vectors whose lane totals are the sub-block sum and the
+ *     mins times the activation sums;
+ *   k4_group_lanes (u, a, g): as sumi, for sub-blocks 2g and 2g+1 alone;
+ *   k4_min_lanes (u, a): lane j the min of sub-block j times its
+ *     activation sum. */
+#pragma once
+
+#ifndef TARGET
+#error "define TARGET before including kernels-q4k-x86.h"
+#endif
+
+/* The fma steps of one super-block for 8 lanes of integer vectors. */
+TARGET static inline __attribute__ ((always_inline)) void
+q4k_combine (const __m256i sumi[8], const __m256i mins[8], __m256 d_w, __m256 dmin_w, __m256 d_a,
+             __m256 *acc, __m256 *acc_min)
+{
+  *acc = _mm256_fmadd_ps (_mm256_cvtepi32_ps (lane_totals8 (sumi)), _mm256_mul_ps (d_w, d_a), *acc);
+  *acc_min = _mm256_fmadd_ps (_mm256_cvtepi32_ps (lane_totals8 (mins)), _mm256_mul_ps (dmin_w, d_a),
+                              *acc_min);
+}
+
+/* Rows [0, n_rows) against @T activation rows (lanes: tokens), in the float
+ * order of ggml's repacked batch kernel: each super-block in four steps of
+ * two sub-blocks (64 values), each step's integer sums once through float. */
+TARGET static inline __attribute__ ((always_inline)) void
+q4k_tile_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
+               size_t act_stride, int64_t n, float *Y, size_t y_stride, const int T)
+{
+  /* the activation scales of block b of each token: a gather from a[0][b].d */
+  const __m256i offsets = _mm256_mullo_epi32 (_mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7),
+                                              _mm256_set1_epi32 ((int) act_stride));
+  const __m256 live = _mm256_castsi256_ps (_mm256_cmpgt_epi32 (_mm256_set1_epi32 (T),
+                                                               _mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7)));
+  for (int64_t r = 0; r < n_rows; r++)
+    {
+      const LmBlockQ4_K *w = (const LmBlockQ4_K *) ((const uint8_t *) W + r * row_bytes);
+      __m256 acc = _mm256_setzero_ps (), acc_min = _mm256_setzero_ps ();
+      lm_prefetch_row ((const uint8_t *) w + LM_PREFETCH_ROWS * row_bytes, row_bytes);
+      for (int64_t b = 0; b < n / LM_QK_K; b++)
+        {
+          K4Block u;
+          k4_unpack_q4 (&w[b], &u);
+          /* mins[g][t]: the mins of sub-blocks 2g, 2g+1 times token t's sums */
+          int32_t mins[4][8] = { { 0 } };
+          for (int t = 0; t < T; t++)
+            {
+              int32_t m[8];
+              _mm256_storeu_si256 ((__m256i *) m, k4_min_lanes (&u, (const LmBlockQ8_K *) ((const uint8_t *) act + t * act_stride) + b));
+              for (int g = 0; g < 4; g++)
+                mins[g][t] = m[2 * g] + m[2 * g + 1];
+            }
+          const float *d0 = &((const LmBlockQ8_K *) act)[b].d;
+          __m256 d_a = _mm256_mask_i32gather_ps (_mm256_setzero_ps (), d0, offsets, live, 1);
+          __m256 d = _mm256_mul_ps (_mm256_set1_ps (u.d), d_a);
+          __m256 dmin = _mm256_mul_ps (_mm256_set1_ps (u.dmin), d_a);
+          #pragma GCC unroll 4
+          for (int g = 0; g < 4; g++)
+            {
+              __m256i lanes[8];
+              #pragma GCC unroll 8
+              for (int t = 0; t < 8; t++)
+                lanes[t] = t < T ? k4_group_lanes (&u, (const LmBlockQ8_K *) ((const uint8_t *) act
+                                                                              + t * act_stride) + b, g)
+                                 : _mm256_setzero_si256 ();
+              acc = _mm256_fmadd_ps (_mm256_cvtepi32_ps (lane_totals8 (lanes)), d, acc);
+              acc_min = _mm256_fmadd_ps (_mm256_cvtepi32_ps (_mm256_loadu_si256 ((const __m256i *) mins[g])),
+                                         dmin, acc_min);
+            }
+        }
+      float out[8];
+      _mm256_storeu_ps (out, _mm256_sub_ps (acc, acc_min));
+      for (int t = 0; t < T; t++)
+        Y[t * y_stride + (size_t) r] = out[t];
+    }
+}
+
+LM_DEFINE_WIDE_TILE (TARGET, tile_q4_K, q4k_tile_body)
+
+
+/* Rows [r0, r0 + R) against one activation row (lanes: rows). */
+TARGET static inline __attribute__ ((always_inline)) void
+q4k_row_group (const uint8_t *W, size_t row_bytes, int64_t r0, int R, const LmBlockQ8_K *a,
+               int64_t nb, float *y)
+{
+  __m256 acc = _mm256_setzero_ps (), acc_min = _mm256_setzero_ps ();
+  for (int j = 0; j < R; j++)
+    lm_prefetch_row (W + (r0 + 8 + j) * row_bytes, row_bytes);
+  for (int64_t b = 0; b < nb; b++)
+    {
+      __m256i sumi[8], mins[8];
+      float d_w[8] = { 0 }, dmin_w[8] = { 0 };
+      #pragma GCC unroll 8
+      for (int j = 0; j < 8; j++)
+        if (j < R)
+          {
+            K4Block u;
+            k4_unpack_q4 ((const LmBlockQ4_K *) (W + (r0 + j) * row_bytes) + b, &u);
+            k4_integers (&u, &a[b], &sumi[j], &mins[j]);
+            d_w[j] = u.d;
+            dmin_w[j] = u.dmin;
+          }
+        else
+          sumi[j] = mins[j] = _mm256_setzero_si256 ();
+      q4k_combine (sumi, mins, _mm256_loadu_ps (d_w), _mm256_loadu_ps (dmin_w),
+                   _mm256_set1_ps (a[b].d), &acc, &acc_min);
+    }
+  float out[8];
+  _mm256_storeu_ps (out, _mm256_sub_ps (acc, acc_min));
+  for (int j = 0; j < R; j++)
+    y[r0 + j] = out[j];
+}
+
+TARGET static void
+rows_q4_K (const void *W, size_t row_bytes, int64_t n_rows, const void *act, int64_t n, float *y)
+{
+  int64_t r = 0;
+  for (; r + 8 <= n_rows; r += 8)
+    q4k_row_group (W, row_bytes, r, 8, act, n / LM_QK_K, y);
+  if (r < n_rows)
+    q4k_row_group (W, row_bytes, r, (int) (n_rows - r), act, n / LM_QK_K, y);
+}
