@@ -348,6 +348,37 @@ k4_min_lanes (const K4Block *u, const LmBlockQ8_K *a)
 DEFINE_K4_TILE (tile_q5_K, LmBlockQ5_K, QH)
 
 
+/* Q6_K rows against @T tokens in the single-token order (dot_q6_K per
+ * token), each weight block unpacked once: for products below the batch
+ * kernel's size. */
+TARGET static inline __attribute__ ((always_inline)) void
+tile_q6_K_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
+                size_t act_stride, int64_t n, float *Y, size_t y_stride, const int T)
+{
+  for (int64_t r = 0; r < n_rows; r++)
+    {
+      const LmBlockQ6_K *w = (const LmBlockQ6_K *) ((const uint8_t *) W + r * row_bytes);
+      __m256 acc[LM_TILE_TOKENS];
+      #pragma GCC unroll 4
+      for (int t = 0; t < T; t++)
+        acc[t] = _mm256_setzero_ps ();
+      Q6Block u;
+      for (int64_t b = 0; b < n / LM_QK_K; b++)
+        {
+          q6_unpack (&w[b], &u);
+          #pragma GCC unroll 4
+          for (int t = 0; t < T; t++)
+            q6_accumulate (&u, (const LmBlockQ8_K *) ((const uint8_t *) act + t * act_stride) + b,
+                           &acc[t]);
+        }
+      #pragma GCC unroll 4
+      for (int t = 0; t < T; t++)
+        Y[t * y_stride + (size_t) r] = hsum256_ps (acc[t]);
+    }
+}
+
+LM_DEFINE_TILE (TARGET, tile_q6_K, tile_q6_K_body)
+
 /* ---- f32 activations for quantised weights (exact activations) ---- */
 
 /* 16 int8 -> 16 floats */
@@ -495,8 +526,10 @@ lm_kernels_fill_avx512 (LmKernels *k)
   k->native[LM_KT_Q4_K] = rows_q4_K;
   k->native[LM_KT_Q5_K] = rows_q5_K;
   k->native[LM_KT_Q6_K] = rows_q6_K;
-  lm_set_batch_tile (k, LM_KT_Q4_K, tile_q4_K, LM_TILE_TOKENS_MAX, 4, 4);
+  lm_set_tile (k, LM_KT_Q4_K, tile_q4_K, LM_TILE_TOKENS_MAX);
+  lm_set_batch_tile (k, LM_KT_Q4_K, tile_q4_K_batch, LM_TILE_TOKENS_MAX, 4, 4);
   lm_set_tile (k, LM_KT_Q5_K, tile_q5_K, LM_TILE_TOKENS_MAX);
+  lm_set_tile (k, LM_KT_Q6_K, tile_q6_K, LM_TILE_TOKENS);
   lm_set_batch_tile (k, LM_KT_Q6_K, tile_q6_K_batch, LM_TILE_TOKENS_MAX, 8, 1);
   k->quantize_q8_0 = quantize_q8_0;
   k->quantize_q8_K = quantize_q8_K;

@@ -181,7 +181,7 @@ int64_t
 lm_matmul_batch_tokens (const LmKernels *kernels, LmTensorType type, int64_t n_tok)
 {
   int index = lm_kernel_type_index (type);
-  if (index < 0 || kernels->batch_tokens[index] == 0 || n_tok < kernels->batch_tokens[index])
+  if (index < 0 || kernels->batch_tile[index] == NULL || n_tok < kernels->batch_tokens[index])
     return 0;
   return n_tok - n_tok % kernels->batch_step[index];
 }
@@ -192,8 +192,9 @@ typedef struct {
   LmDotRowsFn fn;
   LmDotTileFn tile;       /* NULL: token by token */
   int tile_tokens;        /* its width */
-  bool tile_alone;        /* a batch kernel: also for a lone last token */
-  int64_t n_tile_tok;     /* the tokens the tile takes, the rest one by one */
+  LmDotTileFn batch;      /* NULL: no batch kernel for this product */
+  int batch_width;        /* its width */
+  int64_t n_batch;        /* the leading tokens it takes */
   const uint8_t *W;
   size_t row_bytes;
   int64_t n_out;
@@ -206,33 +207,49 @@ typedef struct {
   int64_t rows_per_task;
 } ProductJob;
 
-/* Rows [r, r + rows) for the tokens from t: a tile of up to the kernel's
- * width when at least two of the tile's tokens are left (a batch kernel:
- * one) and there is a tile kernel, else one token.
- * Writes Y, or adds to it after the first segment. Returns the tokens done. */
-static int64_t
-product_rows (const ProductJob *job, const uint8_t *w, int64_t r, int64_t rows, int64_t t)
+/* Writes @width tokens of @tile's products into Y, or adds them to it
+ * after the first segment. */
+static void
+product_tile (const ProductJob *job, LmDotTileFn tile, const uint8_t *w, int64_t r,
+              int64_t rows, int64_t t, int width)
 {
   float partial[LM_TILE_TOKENS_MAX * ROW_TILE];
   const void *a = job->act + (size_t) t * job->act_stride;
   float *y = job->Y + t * job->n_out + r;
 
-  int64_t tile_left = job->n_tile_tok - t;
-  if (job->tile && (tile_left >= 2 || (tile_left == 1 && job->tile_alone)))
+  if (!job->accumulate)
     {
-      int width = tile_left < job->tile_tokens ? (int) tile_left : job->tile_tokens;
+      tile (w, job->row_bytes, rows, a, job->act_stride, job->n_seg, width, y, (size_t) job->n_out);
+      return;
+    }
+  tile (w, job->row_bytes, rows, a, job->act_stride, job->n_seg, width, partial, ROW_TILE);
+  for (int k = 0; k < width; k++)
+    for (int64_t i = 0; i < rows; i++)
+      y[k * job->n_out + i] += partial[k * ROW_TILE + i];
+}
 
-      if (!job->accumulate)
-        job->tile (w, job->row_bytes, rows, a, job->act_stride, job->n_seg, width, y,
-                   (size_t) job->n_out);
-      else
-        {
-          job->tile (w, job->row_bytes, rows, a, job->act_stride, job->n_seg, width, partial,
-                     ROW_TILE);
-          for (int k = 0; k < width; k++)
-            for (int64_t i = 0; i < rows; i++)
-              y[k * job->n_out + i] += partial[k * ROW_TILE + i];
-        }
+/* Rows [r, r + rows) for the tokens from t: within the batch kernel's
+ * tokens a tile of up to its width; past them a tile of up to the tile
+ * kernel's width when at least two are left and there is one, else one
+ * token. Returns the tokens done. */
+static int64_t
+product_rows (const ProductJob *job, const uint8_t *w, int64_t r, int64_t rows, int64_t t)
+{
+  float partial[ROW_TILE];
+  const void *a = job->act + (size_t) t * job->act_stride;
+  float *y = job->Y + t * job->n_out + r;
+  int64_t left = job->n_tok - t;
+
+  if (t < job->n_batch)
+    {
+      int width = job->n_batch - t < job->batch_width ? (int) (job->n_batch - t) : job->batch_width;
+      product_tile (job, job->batch, w, r, rows, t, width);
+      return width;
+    }
+  if (job->tile && left >= 2)
+    {
+      int width = left < job->tile_tokens ? (int) left : job->tile_tokens;
+      product_tile (job, job->tile, w, r, rows, t, width);
       return width;
     }
   if (!job->accumulate)
@@ -326,14 +343,14 @@ product_segments (const LmKernels *kernels, LmActMode mode, LmThreadPool *pool,
     {
       int64_t n_seg = n_in - s0 < SEGMENT ? n_in - s0 : SEGMENT;
       int index = lm_kernel_type_index (type);
-      bool batch = kernels->batch_tokens[index] > 0;
-      int64_t n_batch = lm_matmul_batch_tokens (kernels, type, n_tok);
+      bool native = mode == LM_ACT_NATIVE;
       ProductJob job = {
         .fn = rows_kernel (kernels, type, mode),
-        .tile = mode == LM_ACT_NATIVE && (!batch || n_batch > 0) ? kernels->native_tile[index] : NULL,
+        .tile = native ? kernels->native_tile[index] : NULL,
         .tile_tokens = kernels->tile_tokens[index],
-        .tile_alone = batch,
-        .n_tile_tok = batch ? n_batch : n_tok,
+        .batch = kernels->batch_tile[index],
+        .batch_width = kernels->batch_width[index],
+        .n_batch = native ? lm_matmul_batch_tokens (kernels, type, n_tok) : 0,
         .W = (const uint8_t *) W + lm_row_bytes (type, s0),
         .row_bytes = row_bytes,
         .n_out = n_out,

@@ -42,12 +42,61 @@ q4k_combine (const __m256i sumi[8], const __m256i mins[8], __m256 d_w, __m256 dm
                               *acc_min);
 }
 
+/* The activation scales of block b of the @T tokens, a gather from a[0][b].d
+ * (0 in the lanes past T). */
+TARGET static inline __attribute__ ((always_inline)) __m256
+q4k_act_scales (const void *act, size_t act_stride, int64_t b, const int T)
+{
+  const __m256i lane = _mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i offsets = _mm256_mullo_epi32 (lane, _mm256_set1_epi32 ((int) act_stride));
+  const __m256 live = _mm256_castsi256_ps (_mm256_cmpgt_epi32 (_mm256_set1_epi32 (T), lane));
+  const float *d0 = &((const LmBlockQ8_K *) act)[b].d;
+  return _mm256_mask_i32gather_ps (_mm256_setzero_ps (), d0, offsets, live, 1);
+}
+
+/* Rows [0, n_rows) against @T activation rows (lanes: tokens) in the
+ * single-token order (the row kernel's, token by token), each weight block
+ * unpacked once: for products below the batch kernel's size and the
+ * tokens past its last whole group. */
+TARGET static inline __attribute__ ((always_inline)) void
+q4k_tile_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
+               size_t act_stride, int64_t n, float *Y, size_t y_stride, const int T)
+{
+  for (int64_t r = 0; r < n_rows; r++)
+    {
+      const LmBlockQ4_K *w = (const LmBlockQ4_K *) ((const uint8_t *) W + r * row_bytes);
+      __m256 acc = _mm256_setzero_ps (), acc_min = _mm256_setzero_ps ();
+      lm_prefetch_row ((const uint8_t *) w + LM_PREFETCH_ROWS * row_bytes, row_bytes);
+      for (int64_t b = 0; b < n / LM_QK_K; b++)
+        {
+          K4Block u;
+          k4_unpack_q4 (&w[b], &u);
+          __m256i sumi[8], mins[8];
+          #pragma GCC unroll 8
+          for (int t = 0; t < 8; t++)
+            if (t < T)
+              k4_integers (&u, (const LmBlockQ8_K *) ((const uint8_t *) act + t * act_stride) + b,
+                           &sumi[t], &mins[t]);
+            else
+              sumi[t] = mins[t] = _mm256_setzero_si256 ();
+          q4k_combine (sumi, mins, _mm256_set1_ps (u.d), _mm256_set1_ps (u.dmin),
+                       q4k_act_scales (act, act_stride, b, T), &acc, &acc_min);
+        }
+      float out[8];
+      _mm256_storeu_ps (out, _mm256_sub_ps (acc, acc_min));
+      for (int t = 0; t < T; t++)
+        Y[t * y_stride + (size_t) r] = out[t];
+    }
+}
+
+LM_DEFINE_WIDE_TILE (TARGET, tile_q4_K, q4k_tile_body)
+
 /* Rows [0, n_rows) against @T activation rows (lanes: tokens), in the float
  * order of ggml's repacked batch kernel: each super-block in four steps of
  * two sub-blocks (64 values), each step's integer sums once through float. */
 TARGET static inline __attribute__ ((always_inline)) void
-q4k_tile_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
-               size_t act_stride, int64_t n, float *Y, size_t y_stride, const int T)
+q4k_batch_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
+                size_t act_stride, int64_t n, float *Y, size_t y_stride, const int T)
 {
   /* the activation scales of block b of each token: a gather from a[0][b].d */
   const __m256i offsets = _mm256_mullo_epi32 (_mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7),
@@ -97,8 +146,7 @@ q4k_tile_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
     }
 }
 
-LM_DEFINE_WIDE_TILE (TARGET, tile_q4_K, q4k_tile_body)
-
+LM_DEFINE_WIDE_TILE (TARGET, tile_q4_K_batch, q4k_batch_body)
 
 /* Rows [r0, r0 + R) against one activation row (lanes: rows). */
 TARGET static inline __attribute__ ((always_inline)) void
