@@ -42,6 +42,25 @@ q4k_combine (const __m256i sumi[8], const __m256i mins[8], __m256 d_w, __m256 dm
                               *acc_min);
 }
 
+/* The mins of sub-blocks 2g and 2g+1 times the activation sums, for
+ * g = 0..3 (out[g], lanes: tokens), from the 8 tokens' k4_min_lanes. */
+TARGET static inline __attribute__ ((always_inline)) void
+q4k_group_mins (const __m256i m[8], __m256i out[4])
+{
+  /* per pair of tokens: t g0, t' g0, t g1, t' g1, t g2, t' g2, t g3, t' g3 */
+  const __m256i order = _mm256_setr_epi32 (0, 2, 1, 3, 4, 6, 5, 7);
+  __m256i p[4];
+  for (int i = 0; i < 4; i++)
+    p[i] = _mm256_permutevar8x32_epi32 (_mm256_hadd_epi32 (m[2 * i], m[2 * i + 1]), order);
+  /* tokens 0-3 and 4-7 of groups 0 and 2 (lo), 1 and 3 (hi) */
+  __m256i lo03 = _mm256_unpacklo_epi64 (p[0], p[1]), hi03 = _mm256_unpackhi_epi64 (p[0], p[1]);
+  __m256i lo47 = _mm256_unpacklo_epi64 (p[2], p[3]), hi47 = _mm256_unpackhi_epi64 (p[2], p[3]);
+  out[0] = _mm256_permute2x128_si256 (lo03, lo47, 0x20);
+  out[2] = _mm256_permute2x128_si256 (lo03, lo47, 0x31);
+  out[1] = _mm256_permute2x128_si256 (hi03, hi47, 0x20);
+  out[3] = _mm256_permute2x128_si256 (hi03, hi47, 0x31);
+}
+
 /* The activation scales of block b of the @T tokens, a gather from a[0][b].d
  * (0 in the lanes past T). */
 TARGET static inline __attribute__ ((always_inline)) __m256
@@ -98,11 +117,6 @@ TARGET static inline __attribute__ ((always_inline)) void
 q4k_batch_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
                 size_t act_stride, int64_t n, float *Y, size_t y_stride, const int T)
 {
-  /* the activation scales of block b of each token: a gather from a[0][b].d */
-  const __m256i offsets = _mm256_mullo_epi32 (_mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7),
-                                              _mm256_set1_epi32 ((int) act_stride));
-  const __m256 live = _mm256_castsi256_ps (_mm256_cmpgt_epi32 (_mm256_set1_epi32 (T),
-                                                               _mm256_setr_epi32 (0, 1, 2, 3, 4, 5, 6, 7)));
   for (int64_t r = 0; r < n_rows; r++)
     {
       const LmBlockQ4_K *w = (const LmBlockQ4_K *) ((const uint8_t *) W + r * row_bytes);
@@ -112,17 +126,14 @@ q4k_batch_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act
         {
           K4Block u;
           k4_unpack_q4 (&w[b], &u);
-          /* mins[g][t]: the mins of sub-blocks 2g, 2g+1 times token t's sums */
-          int32_t mins[4][8] = { { 0 } };
-          for (int t = 0; t < T; t++)
-            {
-              int32_t m[8];
-              _mm256_storeu_si256 ((__m256i *) m, k4_min_lanes (&u, (const LmBlockQ8_K *) ((const uint8_t *) act + t * act_stride) + b));
-              for (int g = 0; g < 4; g++)
-                mins[g][t] = m[2 * g] + m[2 * g + 1];
-            }
-          const float *d0 = &((const LmBlockQ8_K *) act)[b].d;
-          __m256 d_a = _mm256_mask_i32gather_ps (_mm256_setzero_ps (), d0, offsets, live, 1);
+          __m256i m[8], mins[4];
+          #pragma GCC unroll 8
+          for (int t = 0; t < 8; t++)
+            m[t] = t < T ? k4_min_lanes (&u, (const LmBlockQ8_K *) ((const uint8_t *) act
+                                                                   + t * act_stride) + b)
+                         : _mm256_setzero_si256 ();
+          q4k_group_mins (m, mins);
+          __m256 d_a = q4k_act_scales (act, act_stride, b, T);
           __m256 d = _mm256_mul_ps (_mm256_set1_ps (u.d), d_a);
           __m256 dmin = _mm256_mul_ps (_mm256_set1_ps (u.dmin), d_a);
           #pragma GCC unroll 4
@@ -135,8 +146,7 @@ q4k_batch_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act
                                                                               + t * act_stride) + b, g)
                                  : _mm256_setzero_si256 ();
               acc = _mm256_fmadd_ps (_mm256_cvtepi32_ps (lane_totals8 (lanes)), d, acc);
-              acc_min = _mm256_fmadd_ps (_mm256_cvtepi32_ps (_mm256_loadu_si256 ((const __m256i *) mins[g])),
-                                         dmin, acc_min);
+              acc_min = _mm256_fmadd_ps (_mm256_cvtepi32_ps (mins[g]), dmin, acc_min);
             }
         }
       float out[8];
