@@ -27,6 +27,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,7 +66,8 @@ const char *lm_isa_name (LmIsa isa);
 void lm_matvec (LmThreadPool *pool, LmTensorType type, const void *W, int64_t n_in,
                 int64_t n_out, const float *x, float *y);
 /* Y[n_tok][n_out] = X[n_tok][n_in] · W^T, for prefill. Row t of Y equals
- * lm_matvec of row t of X bit for bit. */
+ * lm_matvec of row t of X bit for bit, except for the first
+ * lm_matmul_batch_tokens() rows. */
 void lm_matmul (LmThreadPool *pool, LmTensorType type, const void *W, int64_t n_in,
                 int64_t n_out, const float *X, int64_t n_tok, float *Y);
 
@@ -77,6 +79,12 @@ void lm_matvec_ex (const LmKernels *kernels, LmActMode mode, LmThreadPool *pool,
 void lm_matmul_ex (const LmKernels *kernels, LmActMode mode, LmThreadPool *pool,
                    LmTensorType type, const void *W, int64_t n_in, int64_t n_out,
                    const float *X, int64_t n_tok, float *Y);
+
+/* How many leading tokens of an @n_tok product with native activations
+ * take @type's batch kernel, whose float order is llama.cpp's for batches
+ * (Q4_K: whole groups of 4 tokens; Q6_K: all tokens from 8 on) and not its
+ * single-token one; 0 for the other types. */
+int64_t lm_matmul_batch_tokens (const LmKernels *kernels, LmTensorType type, int64_t n_tok);
 
 /* Lower level: the activation a weight type is multiplied with in @mode
  * (LM_TYPE_F32, LM_TYPE_Q8_0, LM_ACT_TYPE_Q8_1 or LM_ACT_TYPE_Q8_K), its size
@@ -106,6 +114,7 @@ typedef struct {
   const float *k, *v;                    /* position p's key and value at p * kvd */
   uint32_t kvd, hd;
   float scale;
+  bool one_token;                        /* the step computes one token (decode) */
 } LmAttnQueries;
 
 /* out = softmax(scale * q·K) · V for every query, each computed the same
@@ -122,7 +131,10 @@ typedef struct {
  *  - sum = the reduce16 of each 16 positions, added in double;
  *    P_p = e_p * (float) (1 / sum);
  *  - out_d = reduce16 of the 16 chains P_p v_pd + ... over the positions
- *    p = l, l + 16, l + 32, ... of lane l.
+ *    p = l, l + 16, l + 32, ... of lane l (llama.cpp's batched product);
+ *    for one_token, its single-token dot product: each lane's positions
+ *    in four chains by (p / 16) % 4, combined as (0 + 2) + (1 + 3), then
+ *    reduce16.
  * @scratch holds lm_attend_scratch_floats (largest n_pos, hd) floats. */
 size_t lm_attend_scratch_floats (uint32_t max_pos, uint32_t hd);
 void lm_attend (const LmKernels *kernels, const LmAttnQueries *a, float *scratch);

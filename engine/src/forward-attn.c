@@ -104,7 +104,8 @@ attend_item (const AttnJob *job, uint32_t item, float *scratch)
   uint32_t hb = item % job->head_blocks, rest = item / job->head_blocks;
   uint32_t kv = rest % in->n_head_kv, t0 = rest / in->n_head_kv * job->tokens;
   LmAttnQueries a = { .k = job->k_cache + (size_t) kv * hd, .v = job->v_cache + (size_t) kv * hd,
-                      .kvd = kvd, .hd = hd, .scale = 1.0f / sqrtf ((float) hd) };
+                      .kvd = kvd, .hd = hd, .scale = 1.0f / sqrtf ((float) hd),
+                      .one_token = job->n == 1 };
   for (uint32_t t = t0; t < t0 + job->tokens && t < job->n; t++)
     for (uint32_t j = hb * job->heads; j < (hb + 1) * job->heads && j < group; j++)
       {

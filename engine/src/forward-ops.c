@@ -99,8 +99,10 @@ rope_pair_is_text (uint32_t i, const int32_t s[4])
 
 /* As ggml's CPU rope rounds it (so that the rotated q and k follow
  * llama.cpp's): the angle of pair i is the position times theta_scale^i,
- * advanced by one float multiplication per pair; cos and sin in double,
- * rounded once (as on the GPU, lm-cuda-math.h). */
+ * advanced by one float multiplication per pair; cos and sin of that
+ * float by the C library's cosf and sinf, as ggml calls them (cos and sin
+ * in double rounded once, as the GPU does, differ in the last bit at a
+ * few angles, e.g. pair 3 at position 8 with base 1e6 and 64 dims). */
 void
 lm_rope_table (uint32_t pos, uint32_t n_rot, float base, const int32_t sections[4],
                float *cs)
@@ -109,9 +111,9 @@ lm_rope_table (uint32_t pos, uint32_t n_rot, float base, const int32_t sections[
   float theta = (float) pos;
   for (uint32_t i = 0; i < n_rot / 2; i++)
     {
-      double t = rope_pair_is_text (i, sections) ? theta : 0.0;
-      cs[2 * i] = (float) cos (t);
-      cs[2 * i + 1] = (float) sin (t);
+      float t = rope_pair_is_text (i, sections) ? theta : 0.0f;
+      cs[2 * i] = cosf (t);
+      cs[2 * i + 1] = sinf (t);
       theta *= theta_scale;
     }
 }

@@ -192,6 +192,34 @@ weigh_lanes (const LmAttnQueries *a, const float *w, uint32_t i0, uint32_t n, ui
       v_store (chains + ((size_t) g * 16 + l0 + m) * LANES, acc[g][m]);
 }
 
+/* Chain lane l of query i for head values [16c, 16c + 16) in the order of
+ * llama.cpp's single-token dot product: the positions p = l, l + 16, ... in
+ * four chains by (p / 16) % 4, combined as (0 + 2) + (1 + 3). */
+TARGET static inline __attribute__ ((always_inline)) V16
+weigh_lane_one_token (const LmAttnQueries *a, const float *w, uint32_t i, uint32_t n, uint32_t c,
+                      uint32_t l)
+{
+  V16 acc[4] = { v_zero (), v_zero (), v_zero (), v_zero () };
+  const float *v = a->v + (size_t) c * LANES;
+  for (uint32_t p = l; p < n; p += 16)
+    acc[p / 16 % 4] = v_fma (v_bcast (w + (size_t) p * LANES + i), v_load (v + (size_t) p * a->kvd),
+                             acc[p / 16 % 4]);
+  return v_add (v_add (acc[0], acc[2]), v_add (acc[1], acc[3]));
+}
+
+/* weigh_values for a one-token step, query by query. */
+TARGET static void
+weigh_values_one_token (const LmAttnQueries *a, const float *w, uint32_t i)
+{
+  float chains[16 * LANES];
+  for (uint32_t c = 0; c < a->hd / LANES; c++)
+    {
+      for (uint32_t l = 0; l < 16; l++)
+        v_store (chains + (size_t) l * LANES, weigh_lane_one_token (a, w, i, a->n_pos[i], c, l));
+      v_store (a->out[i] + (size_t) c * LANES, reduce16_lanes (chains, LANES));
+    }
+}
+
 /* out of queries [i0, i0 + ATTN_QG) (those below n_q): per 16 head values
  * their 16 chains, then each query's reduce16 of them. */
 TARGET static void
@@ -214,9 +242,15 @@ weigh_values_tail (const LmAttnQueries *a, const float *w, uint32_t i)
 {
   for (uint32_t d = a->hd / LANES * LANES; d < a->hd; d++)
     {
-      float acc[16] = { 0.0f }, t3[8], t6[4];
+      float chain[4][16] = { { 0.0f } }, acc[16], t3[8], t6[4];
+      const uint32_t chains = a->one_token ? 4 : 1;
       for (uint32_t p = 0; p < a->n_pos[i]; p++)
-        acc[p % 16] = fmaf (w[(size_t) p * LANES + i], a->v[(size_t) p * a->kvd + d], acc[p % 16]);
+        {
+          float *ch = chain[p / 16 % chains];
+          ch[p % 16] = fmaf (w[(size_t) p * LANES + i], a->v[(size_t) p * a->kvd + d], ch[p % 16]);
+        }
+      for (int l = 0; l < 16; l++)
+        acc[l] = a->one_token ? (chain[0][l] + chain[2][l]) + (chain[1][l] + chain[3][l]) : chain[0][l];
       for (int l = 0; l < 8; l++)
         t3[l] = acc[8 + l] + acc[l];
       for (int l = 0; l < 4; l++)
@@ -234,7 +268,9 @@ attend_x86 (const LmAttnQueries *a, float *scratch)
   const uint32_t n = gather_queries (a, qt, q, n_pos);
 
   softmax_positions (a, qt, n_pos, n, w);
-  for (uint32_t i0 = 0; i0 < a->n_q; i0 += ATTN_QG)
+  for (uint32_t i = 0; a->one_token && i < a->n_q; i++)
+    weigh_values_one_token (a, w, i);
+  for (uint32_t i0 = 0; !a->one_token && i0 < a->n_q; i0 += ATTN_QG)
     {
       uint32_t most = 0;
       for (uint32_t g = 0; g < ATTN_QG; g++)

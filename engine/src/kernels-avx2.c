@@ -146,17 +146,55 @@ k4_block (const uint8_t *scales, const uint8_t *qs, const uint8_t *qh, float d, 
                    a[t]->d * d, a[t]->d * dmin);
 }
 
-TARGET static float
-dot_q4_K (const LmBlockQ4_K *w, const LmBlockQ8_K *a, int64_t nb)
+/* ---- Q4_K in the float order of ggml's repacked kernels ---- */
+
+typedef struct {
+  __m256i lo[4], hi[4];  /* sub-blocks 2g and 2g+1, unsigned */
+  uint8_t sm[16];        /* scales, then mins */
+  float d, dmin;
+} K4Block;
+
+TARGET static inline __attribute__ ((always_inline)) void
+k4_unpack_q4 (const LmBlockQ4_K *w, K4Block *u)
 {
-  __m256 acc = _mm256_setzero_ps (), acc_min = _mm256_setzero_ps ();
-  for (int64_t b = 0; b < nb; b++)
+  const __m256i low4 = _mm256_set1_epi8 (0x0F);
+  lm_k4_unpack_scales (w->scales, u->sm);
+  #pragma GCC unroll 4
+  for (int g = 0; g < 4; g++)
     {
-      const LmBlockQ8_K *ab[1] = { &a[b] };
-      k4_block (w[b].scales, w[b].qs, NULL, fp16 (w[b].d), fp16 (w[b].dmin), ab, 1, &acc, &acc_min);
+      __m256i q = _mm256_loadu_si256 ((const __m256i *) (w->qs + 32 * g));
+      u->lo[g] = _mm256_and_si256 (q, low4);
+      u->hi[g] = _mm256_and_si256 (_mm256_srli_epi16 (q, 4), low4);
     }
-  return hsum256_ps (acc) - hsum256_ps (acc_min);
+  u->d = fp16 (w->d);
+  u->dmin = fp16 (w->dmin);
 }
+
+TARGET static inline __attribute__ ((always_inline)) void
+k4_integers (const K4Block *u, const LmBlockQ8_K *a, __m256i *sumi, __m256i *mins)
+{
+  __m256i s = _mm256_setzero_si256 ();
+  #pragma GCC unroll 4
+  for (int g = 0; g < 4; g++)
+    s = _mm256_add_epi32 (s, k4_pair_sum (u->lo[g], u->hi[g], a->qs + 64 * g, u->sm[2 * g],
+                                          u->sm[2 * g + 1]));
+  *sumi = s;
+  *mins = k4_min_products (u->sm, a->bsums);
+}
+
+TARGET static inline __attribute__ ((always_inline)) __m256i
+k4_group_lanes (const K4Block *u, const LmBlockQ8_K *a, int g)
+{
+  return k4_pair_sum (u->lo[g], u->hi[g], a->qs + 64 * g, u->sm[2 * g], u->sm[2 * g + 1]);
+}
+
+TARGET static inline __attribute__ ((always_inline)) __m256i
+k4_min_lanes (const K4Block *u, const LmBlockQ8_K *a)
+{
+  return k4_min_products (u->sm, a->bsums);
+}
+
+#include "kernels-q4k-x86.h"
 
 TARGET static float
 dot_q5_K (const LmBlockQ5_K *w, const LmBlockQ8_K *a, int64_t nb)
@@ -230,6 +268,53 @@ q6_block (const LmBlockQ6_K *w, const LmBlockQ8_K *const a[], int n_act, __m256 
       acc[t] = _mm256_fmadd_ps (_mm256_set1_ps (a[t]->d * d), _mm256_cvtepi32_ps (s), acc[t]);
     }
 }
+
+/* A Q6_K super-block unpacked for the batch kernel: the 8 groups of 32
+ * values (q+32), as q6_block makes them. */
+typedef struct {
+  __m256i q[8];
+  const int8_t *scales;
+  float d;
+} Q6Block;
+
+TARGET static inline __attribute__ ((always_inline)) void
+q6_unpack (const LmBlockQ6_K *w, Q6Block *u)
+{
+  const __m256i low4 = _mm256_set1_epi8 (0x0F), two = _mm256_set1_epi8 (3);
+  #pragma GCC unroll 2
+  for (int half = 0; half < 2; half++)
+    {
+      const uint8_t *ql = w->ql + 64 * half;
+      __m256i l0 = _mm256_loadu_si256 ((const __m256i *) ql);
+      __m256i l1 = _mm256_loadu_si256 ((const __m256i *) (ql + 32));
+      __m256i h = _mm256_loadu_si256 ((const __m256i *) (w->qh + 32 * half));
+      __m256i *q = u->q + 4 * half;
+      q[0] = _mm256_or_si256 (_mm256_and_si256 (l0, low4), _mm256_slli_epi16 (_mm256_and_si256 (h, two), 4));
+      q[1] = _mm256_or_si256 (_mm256_and_si256 (l1, low4),
+                              _mm256_slli_epi16 (_mm256_and_si256 (_mm256_srli_epi16 (h, 2), two), 4));
+      q[2] = _mm256_or_si256 (_mm256_and_si256 (_mm256_srli_epi16 (l0, 4), low4),
+                              _mm256_slli_epi16 (_mm256_and_si256 (_mm256_srli_epi16 (h, 4), two), 4));
+      q[3] = _mm256_or_si256 (_mm256_and_si256 (_mm256_srli_epi16 (l1, 4), low4),
+                              _mm256_slli_epi16 (_mm256_and_si256 (_mm256_srli_epi16 (h, 6), two), 4));
+    }
+  u->scales = w->scales;
+  u->d = fp16 (w->d);
+}
+
+/* The integer lanes of q6_block for one token. */
+TARGET static inline __attribute__ ((always_inline)) __m256i
+q6_lanes (const Q6Block *u, const LmBlockQ8_K *a)
+{
+  __m256i sumi = _mm256_setzero_si256 ();
+  #pragma GCC unroll 8
+  for (int g = 0; g < 8; g++)
+    sumi = _mm256_add_epi32 (sumi, q6_part (u->q[g], a->qs + 32 * g, u->scales + 2 * g));
+  __m256i sc16 = _mm256_cvtepi8_epi16 (_mm_loadu_si128 ((const __m128i *) u->scales));
+  __m256i offset = _mm256_madd_epi16 (_mm256_loadu_si256 ((const __m256i *) a->bsums), sc16);
+  return _mm256_sub_epi32 (sumi, _mm256_slli_epi32 (offset, 5));
+}
+
+#include "kernels-q6k-batch-x86.h"
 
 TARGET static float
 dot_q6_K (const LmBlockQ6_K *w, const LmBlockQ8_K *a, int64_t nb)
@@ -312,12 +397,14 @@ LM_DEFINE_TILE (TARGET, tile_q8_0, tile_q8_0_body)
   }                                                                                     \
   LM_DEFINE_TILE (TARGET, name, name##_body)
 
-#define NO_QH(block) NULL
 #define QH(block) (block).qh
 
-DEFINE_K4_TILE (tile_q4_K, LmBlockQ4_K, NO_QH)
 DEFINE_K4_TILE (tile_q5_K, LmBlockQ5_K, QH)
 
+
+/* Q6_K rows against @T tokens in the single-token order (dot_q6_K per
+ * token), each weight block unpacked once: for products below the batch
+ * kernel's size. */
 TARGET static inline __attribute__ ((always_inline)) void
 tile_q6_K_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
                 size_t act_stride, int64_t n, float *Y, size_t y_stride, const int T)
@@ -453,7 +540,6 @@ LM_DEFINE_ROWS (TARGET, rows_f32, dot_f32, float, float, 1)
 LM_DEFINE_ROWS (TARGET, rows_f16, dot_f16, uint16_t, float, 1)
 LM_DEFINE_ROWS (TARGET, rows_bf16, dot_bf16, uint16_t, float, 1)
 LM_DEFINE_ROWS (TARGET, rows_q8_0, dot_q8_0, LmBlockQ8_0, LmBlockQ8_0, LM_QK8_0)
-LM_DEFINE_ROWS (TARGET, rows_q4_K, dot_q4_K, LmBlockQ4_K, LmBlockQ8_K, LM_QK_K)
 LM_DEFINE_ROWS (TARGET, rows_q5_K, dot_q5_K, LmBlockQ5_K, LmBlockQ8_K, LM_QK_K)
 LM_DEFINE_ROWS (TARGET, rows_q6_K, dot_q6_K, LmBlockQ6_K, LmBlockQ8_K, LM_QK_K)
 
@@ -470,8 +556,10 @@ lm_kernels_fill_avx2 (LmKernels *k)
   k->native[LM_KT_Q6_K] = rows_q6_K;
   lm_set_tile (k, LM_KT_Q8_0, tile_q8_0, LM_TILE_TOKENS);
   lm_set_tile (k, LM_KT_Q4_K, tile_q4_K, LM_TILE_TOKENS);
+  lm_set_batch_tile (k, LM_KT_Q4_K, tile_q4_K_batch, LM_TILE_TOKENS, 4, 4);
   lm_set_tile (k, LM_KT_Q5_K, tile_q5_K, LM_TILE_TOKENS);
   lm_set_tile (k, LM_KT_Q6_K, tile_q6_K, LM_TILE_TOKENS);
+  lm_set_batch_tile (k, LM_KT_Q6_K, tile_q6_K_batch, LM_TILE_TOKENS, 8, 1);
   k->quantize_q8_0 = quantize_q8_0;
   k->quantize_q8_K = quantize_q8_K;
   lm_kernels_fill_avx2_q4q5 (k);

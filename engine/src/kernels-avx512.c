@@ -5,7 +5,9 @@
  * register laid out like its 64 activation bytes, multiplied with maddubs
  * (u8 x s8 -> int16 pairs) and accumulated against the sub-block scales with
  * VNNI dpwssd (int16 pairs x int16 -> int32), so a super-block's integer sum is
- * exact; super-blocks are combined in f32 vectors. */
+ * exact; super-blocks are combined in f32 in the orders of llama.cpp's x86
+ * kernels (Q4_K: kernels-q4k-x86.h; Q6_K: its single-token product's 8
+ * lanes here, its batch kernel in kernels-q6k-batch-x86.h). */
 #include <immintrin.h>
 #include <string.h>
 
@@ -214,32 +216,30 @@ q6_unpack (const LmBlockQ6_K *w, Q6Block *u)
   u->d = fp16 (w->d);
 }
 
-TARGET static inline __attribute__ ((always_inline)) void
-q6_accumulate (const Q6Block *u, const LmBlockQ8_K *a, __m512 *acc)
+/* The block's product with one Q8_K block in the 8 int32 lanes of ggml's x86
+ * Q6_K product: lane l takes the values whose offset in their 32-value
+ * group is 4l .. 4l+3 (the two 256-bit halves of the 512-bit sums added as
+ * integers) less 32 times the offset of sub-blocks 2l and 2l+1. */
+TARGET static inline __attribute__ ((always_inline)) __m256i
+q6_lanes (const Q6Block *u, const LmBlockQ8_K *a)
 {
   __m512i sumi = _mm512_setzero_si512 ();
   #pragma GCC unroll 4
   for (int k = 0; k < 4; k++)
     sumi = _mm512_dpwssd_epi32 (sumi, _mm512_maddubs_epi16 (u->q[k], _mm512_loadu_si512 (a->qs + 64 * k)),
                                 u->scale[k]);
+  __m256i lanes = _mm256_add_epi32 (_mm512_castsi512_si256 (sumi), _mm512_extracti64x4_epi64 (sumi, 1));
   /* stored values are q+32: remove 32 * sum_s sc_s * bsums_s */
   __m256i offset = _mm256_madd_epi16 (_mm256_loadu_si256 ((const __m256i *) a->bsums), u->sc16);
-  sumi = _mm512_sub_epi32 (sumi, _mm512_zextsi256_si512 (_mm256_slli_epi32 (offset, 5)));
-  *acc = _mm512_fmadd_ps (_mm512_set1_ps (a->d * u->d), _mm512_cvtepi32_ps (sumi), *acc);
+  return _mm256_sub_epi32 (lanes, _mm256_slli_epi32 (offset, 5));
 }
 
-TARGET static float
-dot_q4_K (const LmBlockQ4_K *w, const LmBlockQ8_K *a, int64_t nb)
+/* Adds the block's lanes to that row's accumulator as ggml's single-token
+ * product does: fma (d_a * d_w, lanes, acc). */
+TARGET static inline __attribute__ ((always_inline)) void
+q6_accumulate (const Q6Block *u, const LmBlockQ8_K *a, __m256 *acc)
 {
-  __m512 acc = _mm512_setzero_ps ();
-  __m256 acc_min = _mm256_setzero_ps ();
-  K4Block u;
-  for (int64_t b = 0; b < nb; b++)
-    {
-      k4_unpack (w[b].scales, w[b].qs, NULL, w[b].d, w[b].dmin, &u);
-      k4_accumulate (&u, &a[b], &acc, &acc_min);
-    }
-  return k4_result (acc, acc_min);
+  *acc = _mm256_fmadd_ps (_mm256_set1_ps (a->d * u->d), _mm256_cvtepi32_ps (q6_lanes (u, a)), *acc);
 }
 
 TARGET static float
@@ -259,15 +259,55 @@ dot_q5_K (const LmBlockQ5_K *w, const LmBlockQ8_K *a, int64_t nb)
 TARGET static float
 dot_q6_K (const LmBlockQ6_K *w, const LmBlockQ8_K *a, int64_t nb)
 {
-  __m512 acc = _mm512_setzero_ps ();
+  __m256 acc = _mm256_setzero_ps ();
   Q6Block u;
   for (int64_t b = 0; b < nb; b++)
     {
       q6_unpack (&w[b], &u);
       q6_accumulate (&u, &a[b], &acc);
     }
-  return _mm512_reduce_add_ps (acc);
+  return hsum256_ps (acc);
 }
+
+/* ---- Q4_K in the float order of ggml's repacked kernels ---- */
+
+TARGET static inline __attribute__ ((always_inline)) void
+k4_unpack_q4 (const LmBlockQ4_K *w, K4Block *u)
+{
+  k4_unpack (w->scales, w->qs, NULL, w->d, w->dmin, u);
+}
+
+/* The sub-block sum (the 512-bit sums' halves added) and the mins times the
+ * activation sums, as 8 int32 lanes each. */
+TARGET static inline __attribute__ ((always_inline)) void
+k4_integers (const K4Block *u, const LmBlockQ8_K *a, __m256i *sumi, __m256i *mins)
+{
+  __m512i s = _mm512_setzero_si512 ();
+  #pragma GCC unroll 4
+  for (int g = 0; g < 4; g++)
+    s = _mm512_dpwssd_epi32 (s, _mm512_maddubs_epi16 (u->q[g], _mm512_loadu_si512 (a->qs + 64 * g)),
+                             u->scale[g]);
+  *sumi = _mm256_add_epi32 (_mm512_castsi512_si256 (s), _mm512_extracti64x4_epi64 (s, 1));
+  *mins = _mm256_madd_epi16 (_mm256_loadu_si256 ((const __m256i *) a->bsums), u->mins);
+}
+
+TARGET static inline __attribute__ ((always_inline)) __m256i
+k4_group_lanes (const K4Block *u, const LmBlockQ8_K *a, int g)
+{
+  __m512i s = _mm512_dpwssd_epi32 (_mm512_setzero_si512 (),
+                                   _mm512_maddubs_epi16 (u->q[g], _mm512_loadu_si512 (a->qs + 64 * g)),
+                                   u->scale[g]);
+  return _mm256_add_epi32 (_mm512_castsi512_si256 (s), _mm512_extracti64x4_epi64 (s, 1));
+}
+
+TARGET static inline __attribute__ ((always_inline)) __m256i
+k4_min_lanes (const K4Block *u, const LmBlockQ8_K *a)
+{
+  return _mm256_madd_epi16 (_mm256_loadu_si256 ((const __m256i *) a->bsums), u->mins);
+}
+
+#include "kernels-q4k-x86.h"
+#include "kernels-q6k-batch-x86.h"
 
 /* ---- tiles of LM_TILE_TOKENS activation rows: each weight block is unpacked
  * once for all of them; per row the same operations as the dots above, so
@@ -303,12 +343,14 @@ dot_q6_K (const LmBlockQ6_K *w, const LmBlockQ8_K *a, int64_t nb)
   }                                                                                     \
   LM_DEFINE_WIDE_TILE (TARGET, name, name##_body)
 
-#define NO_QH(block) NULL
 #define QH(block) (block).qh
 
-DEFINE_K4_TILE (tile_q4_K, LmBlockQ4_K, NO_QH)
 DEFINE_K4_TILE (tile_q5_K, LmBlockQ5_K, QH)
 
+
+/* Q6_K rows against @T tokens in the single-token order (dot_q6_K per
+ * token), each weight block unpacked once: for products below the batch
+ * kernel's size. */
 TARGET static inline __attribute__ ((always_inline)) void
 tile_q6_K_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
                 size_t act_stride, int64_t n, float *Y, size_t y_stride, const int T)
@@ -316,10 +358,10 @@ tile_q6_K_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act
   for (int64_t r = 0; r < n_rows; r++)
     {
       const LmBlockQ6_K *w = (const LmBlockQ6_K *) ((const uint8_t *) W + r * row_bytes);
-      __m512 acc[LM_TILE_TOKENS];
+      __m256 acc[LM_TILE_TOKENS];
       #pragma GCC unroll 4
       for (int t = 0; t < T; t++)
-        acc[t] = _mm512_setzero_ps ();
+        acc[t] = _mm256_setzero_ps ();
       Q6Block u;
       for (int64_t b = 0; b < n / LM_QK_K; b++)
         {
@@ -331,7 +373,7 @@ tile_q6_K_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act
         }
       #pragma GCC unroll 4
       for (int t = 0; t < T; t++)
-        Y[t * y_stride + (size_t) r] = _mm512_reduce_add_ps (acc[t]);
+        Y[t * y_stride + (size_t) r] = hsum256_ps (acc[t]);
     }
 }
 
@@ -466,7 +508,6 @@ LM_DEFINE_ROWS (TARGET, rows_f32, dot_f32, float, float, 1)
 LM_DEFINE_ROWS (TARGET, rows_f16, dot_f16, uint16_t, float, 1)
 LM_DEFINE_ROWS (TARGET, rows_bf16, dot_bf16, uint16_t, float, 1)
 LM_DEFINE_ROWS (TARGET, rows_q8_0, dot_q8_0, LmBlockQ8_0, LmBlockQ8_0, LM_QK8_0)
-LM_DEFINE_ROWS (TARGET, rows_q4_K, dot_q4_K, LmBlockQ4_K, LmBlockQ8_K, LM_QK_K)
 LM_DEFINE_ROWS (TARGET, rows_q5_K, dot_q5_K, LmBlockQ5_K, LmBlockQ8_K, LM_QK_K)
 LM_DEFINE_ROWS (TARGET, rows_q6_K, dot_q6_K, LmBlockQ6_K, LmBlockQ8_K, LM_QK_K)
 LM_DEFINE_ROWS (TARGET, rows_q8_0_f32, dot_q8_0_f32, LmBlockQ8_0, float, LM_QK8_0)
@@ -486,8 +527,10 @@ lm_kernels_fill_avx512 (LmKernels *k)
   k->native[LM_KT_Q5_K] = rows_q5_K;
   k->native[LM_KT_Q6_K] = rows_q6_K;
   lm_set_tile (k, LM_KT_Q4_K, tile_q4_K, LM_TILE_TOKENS_MAX);
+  lm_set_batch_tile (k, LM_KT_Q4_K, tile_q4_K_batch, LM_TILE_TOKENS_MAX, 4, 4);
   lm_set_tile (k, LM_KT_Q5_K, tile_q5_K, LM_TILE_TOKENS_MAX);
   lm_set_tile (k, LM_KT_Q6_K, tile_q6_K, LM_TILE_TOKENS);
+  lm_set_batch_tile (k, LM_KT_Q6_K, tile_q6_K_batch, LM_TILE_TOKENS_MAX, 8, 1);
   k->quantize_q8_0 = quantize_q8_0;
   k->quantize_q8_K = quantize_q8_K;
   lm_kernels_fill_avx512_q4q5 (k);

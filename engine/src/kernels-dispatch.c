@@ -177,12 +177,24 @@ lm_dot_rows (const LmKernels *kernels, LmTensorType type, LmActMode mode,
     fn (W, row_bytes, n_rows, act, n, y);
 }
 
+int64_t
+lm_matmul_batch_tokens (const LmKernels *kernels, LmTensorType type, int64_t n_tok)
+{
+  int index = lm_kernel_type_index (type);
+  if (index < 0 || kernels->batch_tile[index] == NULL || n_tok < kernels->batch_tokens[index])
+    return 0;
+  return n_tok - n_tok % kernels->batch_step[index];
+}
+
 /* One segment of a product: rows [0, n_out) of W (offset to the segment)
  * against n_tok activation rows act_stride bytes apart. */
 typedef struct {
   LmDotRowsFn fn;
   LmDotTileFn tile;       /* NULL: token by token */
   int tile_tokens;        /* its width */
+  LmDotTileFn batch;      /* NULL: no batch kernel for this product */
+  int batch_width;        /* its width */
+  int64_t n_batch;        /* the leading tokens it takes */
   const uint8_t *W;
   size_t row_bytes;
   int64_t n_out;
@@ -195,32 +207,49 @@ typedef struct {
   int64_t rows_per_task;
 } ProductJob;
 
-/* Rows [r, r + rows) for the tokens from t: a tile of up to the kernel's
- * width when at least two are left and there is a tile kernel, else one token.
- * Writes Y, or adds to it after the first segment. Returns the tokens done. */
-static int64_t
-product_rows (const ProductJob *job, const uint8_t *w, int64_t r, int64_t rows, int64_t t)
+/* Writes @width tokens of @tile's products into Y, or adds them to it
+ * after the first segment. */
+static void
+product_tile (const ProductJob *job, LmDotTileFn tile, const uint8_t *w, int64_t r,
+              int64_t rows, int64_t t, int width)
 {
   float partial[LM_TILE_TOKENS_MAX * ROW_TILE];
   const void *a = job->act + (size_t) t * job->act_stride;
   float *y = job->Y + t * job->n_out + r;
+
+  if (!job->accumulate)
+    {
+      tile (w, job->row_bytes, rows, a, job->act_stride, job->n_seg, width, y, (size_t) job->n_out);
+      return;
+    }
+  tile (w, job->row_bytes, rows, a, job->act_stride, job->n_seg, width, partial, ROW_TILE);
+  for (int k = 0; k < width; k++)
+    for (int64_t i = 0; i < rows; i++)
+      y[k * job->n_out + i] += partial[k * ROW_TILE + i];
+}
+
+/* Rows [r, r + rows) for the tokens from t: within the batch kernel's
+ * tokens a tile of up to its width; past them a tile of up to the tile
+ * kernel's width when at least two are left and there is one, else one
+ * token. Returns the tokens done. */
+static int64_t
+product_rows (const ProductJob *job, const uint8_t *w, int64_t r, int64_t rows, int64_t t)
+{
+  float partial[ROW_TILE];
+  const void *a = job->act + (size_t) t * job->act_stride;
+  float *y = job->Y + t * job->n_out + r;
   int64_t left = job->n_tok - t;
 
+  if (t < job->n_batch)
+    {
+      int width = job->n_batch - t < job->batch_width ? (int) (job->n_batch - t) : job->batch_width;
+      product_tile (job, job->batch, w, r, rows, t, width);
+      return width;
+    }
   if (job->tile && left >= 2)
     {
       int width = left < job->tile_tokens ? (int) left : job->tile_tokens;
-
-      if (!job->accumulate)
-        job->tile (w, job->row_bytes, rows, a, job->act_stride, job->n_seg, width, y,
-                   (size_t) job->n_out);
-      else
-        {
-          job->tile (w, job->row_bytes, rows, a, job->act_stride, job->n_seg, width, partial,
-                     ROW_TILE);
-          for (int k = 0; k < width; k++)
-            for (int64_t i = 0; i < rows; i++)
-              y[k * job->n_out + i] += partial[k * ROW_TILE + i];
-        }
+      product_tile (job, job->tile, w, r, rows, t, width);
       return width;
     }
   if (!job->accumulate)
@@ -314,10 +343,14 @@ product_segments (const LmKernels *kernels, LmActMode mode, LmThreadPool *pool,
     {
       int64_t n_seg = n_in - s0 < SEGMENT ? n_in - s0 : SEGMENT;
       int index = lm_kernel_type_index (type);
+      bool native = mode == LM_ACT_NATIVE;
       ProductJob job = {
         .fn = rows_kernel (kernels, type, mode),
-        .tile = mode == LM_ACT_NATIVE ? kernels->native_tile[index] : NULL,
+        .tile = native ? kernels->native_tile[index] : NULL,
         .tile_tokens = kernels->tile_tokens[index],
+        .batch = kernels->batch_tile[index],
+        .batch_width = kernels->batch_width[index],
+        .n_batch = native ? lm_matmul_batch_tokens (kernels, type, n_tok) : 0,
         .W = (const uint8_t *) W + lm_row_bytes (type, s0),
         .row_bytes = row_bytes,
         .n_out = n_out,

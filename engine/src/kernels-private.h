@@ -90,6 +90,15 @@ struct LmKernels {
   LmDotRowsFn f32act[LM_KT_COUNT];   /* against f32 activations */
   LmDotTileFn native_tile[LM_KT_COUNT]; /* optional: several tokens at once */
   uint8_t tile_tokens[LM_KT_COUNT];     /* the width of native_tile */
+  /* Optional: a batch kernel with a float order of its own (llama.cpp's
+   * for batches of that type), which takes the tokens of a product of at
+   * least batch_tokens tokens in whole groups of batch_step, a lone one
+   * included, in tiles of up to batch_width; the rest, and smaller
+   * products, get the single-token order (native_tile, native). */
+  LmDotTileFn batch_tile[LM_KT_COUNT];
+  uint8_t batch_width[LM_KT_COUNT];
+  uint8_t batch_tokens[LM_KT_COUNT];
+  uint8_t batch_step[LM_KT_COUNT];
   LmActQuantFn quantize_q8_0;
   LmActQuantFn quantize_q8_1;
   LmActQuantFn quantize_q8_K;
@@ -102,6 +111,16 @@ lm_set_tile (LmKernels *k, LmKernelType type, LmDotTileFn tile, int width)
 {
   k->native_tile[type] = tile;
   k->tile_tokens[type] = (uint8_t) width;
+}
+
+static inline void
+lm_set_batch_tile (LmKernels *k, LmKernelType type, LmDotTileFn tile, int width, int min_tokens,
+                   int step)
+{
+  k->batch_tile[type] = tile;
+  k->batch_width[type] = (uint8_t) width;
+  k->batch_tokens[type] = (uint8_t) min_tokens;
+  k->batch_step[type] = (uint8_t) step;
 }
 
 /* Asks for the row PREFETCH_ROWS ahead into L2. A row loop is a pure stream,

@@ -62,12 +62,19 @@ attend_one (const LmAttnQueries *a, uint32_t i, float *p)
   float inv = (float) (1.0 / sum);
   for (uint32_t t = 0; t < n; t++)
     p[t] *= inv;
+  const uint32_t chains = a->one_token ? 4 : 1;
   for (uint32_t d = 0; d < hd; d++)
     {
-      float acc[16] = { 0.0f };
+      float acc[4][16] = { { 0.0f } };
       for (uint32_t t = 0; t < n; t++)
-        acc[t % 16] = fmaf (p[t], a->v[(size_t) t * a->kvd + d], acc[t % 16]);
-      a->out[i][d] = reduce16 (acc);
+        {
+          float *c = acc[t / 16 % chains];
+          c[t % 16] = fmaf (p[t], a->v[(size_t) t * a->kvd + d], c[t % 16]);
+        }
+      if (a->one_token)
+        for (int l = 0; l < 16; l++)
+          acc[0][l] = (acc[0][l] + acc[2][l]) + (acc[1][l] + acc[3][l]);
+      a->out[i][d] = reduce16 (acc[0]);
     }
 }
 

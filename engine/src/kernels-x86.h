@@ -43,3 +43,16 @@ same_f32 (float f)
 {
   return f;
 }
+
+/* The totals of eight int32 vectors, v[i]'s in lane i (integer adds: exact
+ * in any order). */
+TARGET static inline __m256i
+lane_totals8 (const __m256i v[8])
+{
+  __m256i v01 = _mm256_hadd_epi32 (v[0], v[1]), v23 = _mm256_hadd_epi32 (v[2], v[3]);
+  __m256i v45 = _mm256_hadd_epi32 (v[4], v[5]), v67 = _mm256_hadd_epi32 (v[6], v[7]);
+  /* per 128-bit half: the partial totals of v0..v3 and of v4..v7 */
+  __m256i v0123 = _mm256_hadd_epi32 (v01, v23), v4567 = _mm256_hadd_epi32 (v45, v67);
+  return _mm256_add_epi32 (_mm256_permute2x128_si256 (v0123, v4567, 0x20),
+                           _mm256_permute2x128_si256 (v0123, v4567, 0x31));
+}

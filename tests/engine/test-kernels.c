@@ -265,6 +265,7 @@ test_thread_counts (void)
   const gint64 n_in = 512, n_out = 301, n_tok = 5;
   g_autofree float *X = g_new (float, n_in * n_tok);
   g_autofree float *ref = g_new (float, n_out * n_tok);
+  g_autofree float *ref_mm = g_new (float, n_out * n_tok);
   g_autofree float *Y = g_new (float, n_out * n_tok);
   const int thread_counts[] = { 2, 3, 5 };
 
@@ -276,6 +277,10 @@ test_thread_counts (void)
       for (gint64 tok = 0; tok < n_tok; tok++)
         lm_matvec (NULL, type, w, n_in, n_out, X + tok * n_in, ref + tok * n_out);
       check_against_double (type, LM_ACT_NATIVE, w, n_in, n_out, X, ref, "matvec");
+      lm_matmul (NULL, type, w, n_in, n_out, X, n_tok, ref_mm);
+      for (gint64 tok = 0; tok < n_tok; tok++)
+        check_against_double (type, LM_ACT_NATIVE, w, n_in, n_out, X + tok * n_in,
+                              ref_mm + tok * n_out, "matmul");
       for (gsize c = 0; c < G_N_ELEMENTS (thread_counts); c++)
         {
           LmThreadPool *pool = lm_thread_pool_new (thread_counts[c]);
@@ -285,7 +290,7 @@ test_thread_counts (void)
           g_assert_cmpmem (Y, n_out * n_tok * sizeof (float), ref, n_out * n_tok * sizeof (float));
           memset (Y, 0, n_out * n_tok * sizeof (float));
           lm_matmul (pool, type, w, n_in, n_out, X, n_tok, Y);
-          g_assert_cmpmem (Y, n_out * n_tok * sizeof (float), ref, n_out * n_tok * sizeof (float));
+          g_assert_cmpmem (Y, n_out * n_tok * sizeof (float), ref_mm, n_out * n_tok * sizeof (float));
           lm_thread_pool_free (pool);
         }
     }
@@ -309,7 +314,12 @@ check_matmul_is_matvec_n (GRand *rng, LmTensorType type, gint64 n_in, gint64 n_o
       if (!k)
         continue;
       lm_matmul_ex (k, LM_ACT_NATIVE, NULL, type, w, n_in, n_out, X, n_tok, Y);
-      for (gint64 t = 0; t < n_tok; t++)
+      /* a batch kernel's tokens have a float order of their own */
+      gint64 n_batch = lm_matmul_batch_tokens (k, type, n_tok);
+      for (gint64 t = 0; t < n_batch; t++)
+        check_against_double (type, LM_ACT_NATIVE, w, n_in, n_out, X + t * n_in, Y + t * n_out,
+                              "batch");
+      for (gint64 t = n_batch; t < n_tok; t++)
         {
           lm_matvec_ex (k, LM_ACT_NATIVE, NULL, type, w, n_in, n_out, X + t * n_in, y);
           g_assert_cmpmem (y, n_out * sizeof (float), Y + t * n_out, n_out * sizeof (float));
@@ -401,6 +411,41 @@ test_q32_isas_agree (void)
       g_assert_cmpmem (a, n_out * n_tok * sizeof (float), b, n_out * n_tok * sizeof (float));
       lm_matvec_ex (avx512, LM_ACT_NATIVE, NULL, types[t], w, n_in, n_out, X, b);
       g_assert_cmpmem (a, n_out * sizeof (float), b, n_out * sizeof (float));
+    }
+}
+
+/* The batch kernels of Q4_K and Q6_K (llama.cpp's batch float order) give
+ * the same numbers on AVX2 and AVX-512, bit for bit, for every tile split
+ * and with the tokens past the last whole group of Q4_K on the row kernel. */
+static void
+test_batch_isas_agree (void)
+{
+  const LmKernels *avx2 = lm_kernels_for_isa (LM_ISA_AVX2);
+  const LmKernels *avx512 = lm_kernels_for_isa (LM_ISA_AVX512);
+  if (!avx2 || !avx512)
+    {
+      g_test_skip ("needs AVX2 and AVX-512");
+      return;
+    }
+  g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  const LmTensorType types[] = { LM_TYPE_Q4_K, LM_TYPE_Q6_K };
+  const gint64 n_in = 4864, n_out = 21, token_counts[] = { 4, 8, 11, 13 };
+  g_autofree float *X = g_new (float, n_in * 13);
+  g_autofree float *a = g_new (float, n_out * 13);
+  g_autofree float *b = g_new (float, n_out * 13);
+
+  random_vector (rng, X, n_in * 13);
+  for (gsize t = 0; t < G_N_ELEMENTS (types); t++)
+    {
+      g_autofree guint8 *w = random_rows (rng, types[t], n_in, n_out);
+      for (gsize c = 0; c < G_N_ELEMENTS (token_counts); c++)
+        {
+          gint64 n_tok = token_counts[c];
+          g_assert_true (n_tok < 8 || lm_matmul_batch_tokens (avx512, types[t], n_tok) > 0);
+          lm_matmul_ex (avx2, LM_ACT_NATIVE, NULL, types[t], w, n_in, n_out, X, n_tok, a);
+          lm_matmul_ex (avx512, LM_ACT_NATIVE, NULL, types[t], w, n_in, n_out, X, n_tok, b);
+          g_assert_cmpmem (a, n_out * n_tok * sizeof (float), b, n_out * n_tok * sizeof (float));
+        }
     }
 }
 
@@ -511,6 +556,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/kernels/token-tiles", test_token_tiles);
   g_test_add_func ("/engine/kernels/pool", test_pool);
   g_test_add_func ("/engine/kernels/q32-isas-agree", test_q32_isas_agree);
+  g_test_add_func ("/engine/kernels/batch-isas-agree", test_batch_isas_agree);
   for (gsize i = 0; i < TEST_QUANT_N_REFS; i++)
     {
       g_autofree char *path = g_strdup_printf ("/engine/kernels/gguf-py/%s",

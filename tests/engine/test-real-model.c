@@ -12,18 +12,17 @@
 
 #define REFS "real/qwen2.5-coder-0.5b-instruct-q4_k_m.json"
 
-/* The attention (scores, softmax, exponential, weighted values), RoPE and
- * SwiGLU round as llama.cpp's CPU backend does: layer 0's attention output
- * is bit-identical to llama.cpp's at every position. The K-quant products
- * of ffn_down are not (llama.cpp's batched path sums a super-block's
- * integers before the float step, its decode path in 8 float lanes), and
- * Qwen2.5's outlier channels turn last-bit differences into flipped 8-bit
- * roundings, so the logits drift apart by up to ~0.4 over the layers.
- * llama.cpp's own two CPU paths (weight repacking on and off) agree at 155
- * of these 159 positions (97.5 %), this runtime at 154 to 156 depending on
- * the ISA's kernels: the bar sits below that noise floor, and a real error
- * drops it far lower (a rope leaving one pair unrotated: 25 %). */
-#define MIN_ARGMAX_AGREEMENT 0.95
+/* Every product, the attention, RoPE and SwiGLU round as llama.cpp's CPU
+ * backend (its AVX-512 build, default settings: Q4_K weights repacked,
+ * Q6_K batches in its tiled kernel) does, on the AVX-512 and on the AVX2
+ * kernels: the logits equal llama.cpp's as far as the reference file
+ * prints them (6 significant digits), at every prompt position and every
+ * greedy step. A last-bit difference anywhere (a product summed in
+ * another order) shows as ~0.3 in the logits after 24 layers, through
+ * Qwen2.5's outlier channels, and flips a few of these 159 argmaxes. */
+#define MIN_ARGMAX_AGREEMENT 0.99
+/* The reference prints 6 significant digits. */
+#define PRINTED_REL 6e-6
 
 typedef struct {
   JsonParser *parser;
@@ -34,6 +33,27 @@ typedef struct {
 } Fixture;
 
 static Fixture fx;
+
+/* The kernel sets the checks run on: each must follow llama.cpp. */
+static const struct {
+  LmIsa isa;
+  const char *name;
+} isas[] = { { LM_ISA_AVX512, "avx512" }, { LM_ISA_AVX2, "avx2" } };
+
+/* A session on @isa's kernels, or NULL (the test skipped) without them. */
+static LmSession *
+isa_session (LmIsa isa)
+{
+  const LmKernels *kernels = lm_kernels_for_isa (isa);
+  if (kernels == NULL)
+    {
+      g_test_skip ("this CPU lacks these kernels");
+      return NULL;
+    }
+  LmSession *s = golden_session (fx.model, 2, 64);
+  s->kernels = kernels;
+  return s;
+}
 
 static void
 fixture_load (void)
@@ -77,17 +97,20 @@ prompt_named (const char *name)
   g_error ("no prompt %s in %s", name, REFS);
 }
 
-/* Largest |ours - llama.cpp| over the top-k logits llama.cpp recorded. */
+/* Largest |ours - llama.cpp| over the top-k logits llama.cpp recorded;
+ * *beyond counts those off by more than the printing can explain. */
 static double
-top_diff (const float *logits, JsonArray *top)
+top_diff (const float *logits, JsonArray *top, gsize *beyond)
 {
   double worst = 0.0;
   for (guint i = 0; i < json_array_get_length (top); i++)
     {
       JsonArray *pair = json_array_get_array_element (top, i);
       gint64 id = json_array_get_int_element (pair, 0);
-      double d = fabs (logits[id] - json_array_get_double_element (pair, 1));
+      double want = json_array_get_double_element (pair, 1);
+      double d = fabs (logits[id] - want);
       worst = d > worst || isnan (d) ? d : worst;
+      *beyond += !(d <= PRINTED_REL * fabs (want) + 1e-6);
     }
   return worst;
 }
@@ -100,16 +123,17 @@ skipped (void)
   return fx.model == NULL;
 }
 
-/* Every position of the three prompts: argmax as llama.cpp's at >= 99 % of
- * them (counted over all prompts together); the logit error is reported. */
+/* Every position of the three prompts on @isa's kernels: argmax as
+ * llama.cpp's at >= 99 % of them (counted over all prompts together), the
+ * recorded top logits equal to its as printed. */
 static void
-test_logits (void)
+test_logits (gconstpointer data)
 {
   if (skipped ())
     return;
   uint32_t V = lm_model_info (fx.model)->n_vocab;
   const char *names[] = { "chat", "code", "prose" };
-  gsize agree = 0, total = 0;
+  gsize agree = 0, total = 0, beyond = 0;
   double worst = 0.0;
   for (gsize k = 0; k < G_N_ELEMENTS (names); k++)
     {
@@ -119,14 +143,16 @@ test_logits (void)
       g_autofree int32_t *want = ints_of (json_object_get_array_member (p, "argmax"), &n_arg);
       JsonArray *top = json_object_get_array_member (p, "top");
       g_assert_cmpuint (n_arg, ==, n);
-      LmSession *s = golden_session (fx.model, 2, 64);
+      LmSession *s = isa_session (GPOINTER_TO_INT (data));
+      if (s == NULL)
+        return;
       g_autofree float *logits = prefill_all (s, ids, n);
       gsize here = 0;
       double err = 0.0;
       for (gsize t = 0; t < n; t++)
         {
           here += argmax (logits + t * V, V) == want[t];
-          double d = top_diff (logits + t * V, json_array_get_array_element (top, (guint) t));
+          double d = top_diff (logits + t * V, json_array_get_array_element (top, (guint) t), &beyond);
           err = d > err ? d : err;
         }
       g_test_message ("%s: %zu positions, argmax equal at %zu, max |diff| of top logits %.4g",
@@ -136,26 +162,29 @@ test_logits (void)
       worst = err > worst ? err : worst;
       lm_session_free (s);
     }
-  g_test_message ("all: argmax equal at %zu of %zu positions (%.1f %%), max |diff| %.4g",
-                  agree, total, 100.0 * agree / total, worst);
+  g_test_message ("all: argmax equal at %zu of %zu positions (%.1f %%), max |diff| %.4g; "
+                  "%zu top logits off by more than the printed digits",
+                  agree, total, 100.0 * agree / total, worst, beyond);
   g_assert_cmpfloat ((double) agree / total, >=, MIN_ARGMAX_AGREEMENT);
+  g_assert_cmpuint (beyond, ==, 0);
 }
 
 /* A margin below this between llama.cpp's two largest logits is a near-tie
- * that rounding noise may decide either way: the logits of this runtime and
- * llama.cpp differ by up to 0.36 at the prompt positions (see above). A
- * real error moves them by several units. */
+ * that any rounding difference may decide either way (last bits grow to
+ * ~0.3 in the logits, see above); the command-line check, which runs on
+ * the best kernels with its own session settings, tolerates a divergence
+ * there. A real error moves the logits by several units. */
 #define NEAR_TIE 0.5
 
 /* Free-running greedy decoding of @name: the number of leading tokens equal
  * to llama.cpp's. */
 static gsize
-greedy_prefix (JsonObject *p, const int32_t *want, gsize n_want)
+greedy_prefix (JsonObject *p, const int32_t *want, gsize n_want, LmIsa isa)
 {
   gsize n;
   g_autofree int32_t *ids = ints_of (json_object_get_array_member (p, "prompt_ids"), &n);
   uint32_t V = lm_model_info (fx.model)->n_vocab;
-  LmSession *s = golden_session (fx.model, 2, 64);
+  LmSession *s = isa_session (isa);
   g_assert_cmpint (lm_session_prefill (s, ids, n, NULL), ==, LM_OK);
   gsize same = 0;
   while (same < n_want && argmax (lm_session_logits (s), V) == want[same])
@@ -164,12 +193,12 @@ greedy_prefix (JsonObject *p, const int32_t *want, gsize n_want)
   return same;
 }
 
-/* Greedy decoding of @name step by step with llama.cpp's tokens fed back
- * (decode path, one token at a time): every step's argmax must be
- * llama.cpp's token except at near-ties; the free-running prefix and the
- * near-ties are reported. */
+/* Greedy decoding of @name on @isa's kernels, step by step with
+ * llama.cpp's tokens fed back (decode path, one token at a time): every
+ * step's argmax must be llama.cpp's token, near-ties included, and so
+ * free-running decoding gives all of its tokens. */
 static void
-check_greedy (const char *name)
+check_greedy (const char *name, LmIsa isa)
 {
   JsonObject *p = prompt_named (name);
   gsize n, n_want;
@@ -177,42 +206,41 @@ check_greedy (const char *name)
   g_autofree int32_t *want = ints_of (json_object_get_array_member (p, "greedy"), &n_want);
   JsonArray *margin = json_object_get_array_member (p, "greedy_margin");
   uint32_t V = lm_model_info (fx.model)->n_vocab;
-  LmSession *s = golden_session (fx.model, 2, 64);
+  LmSession *s = isa_session (isa);
+  if (s == NULL)
+    return;
   g_assert_cmpint (lm_session_prefill (s, ids, n, NULL), ==, LM_OK);
-  gsize equal = 0, ties = 0, tie_misses = 0;
+  gsize ties = 0;
   for (gsize k = 0; k < n_want; k++)
     {
-      gboolean tie = json_array_get_double_element (margin, (guint) k) < NEAR_TIE;
-      gboolean same = argmax (lm_session_logits (s), V) == want[k];
-      equal += same;
-      ties += tie;
-      tie_misses += tie && !same;
-      if (!same && !tie)
+      ties += json_array_get_double_element (margin, (guint) k) < NEAR_TIE;
+      if (argmax (lm_session_logits (s), V) != want[k])
         g_error ("%s: step %zu chose %d, llama.cpp %d (its margin %.3g)", name, k,
                  argmax (lm_session_logits (s), V), want[k],
                  json_array_get_double_element (margin, (guint) k));
       g_assert_cmpint (lm_session_decode (s, want[k]), ==, LM_OK);
     }
   lm_session_free (s);
-  g_test_message ("%s: %zu of %zu greedy steps chose llama.cpp's token (%zu near-ties, %zu of them "
-                  "the other way); free-running, the first %zu tokens are identical", name, equal,
-                  n_want, ties, tie_misses, greedy_prefix (p, want, n_want));
+  gsize same = greedy_prefix (p, want, n_want, isa);
+  g_test_message ("%s: all %zu greedy steps chose llama.cpp's token (%zu near-ties); "
+                  "free-running, the first %zu tokens are identical", name, n_want, ties, same);
+  g_assert_cmpuint (same, ==, n_want);
 }
 
 static void
-test_greedy_chat (void)
+test_greedy_chat (gconstpointer data)
 {
   if (!skipped ())
-    check_greedy ("chat");
+    check_greedy ("chat", GPOINTER_TO_INT (data));
 }
 
 static void
-test_greedy_others (void)
+test_greedy_others (gconstpointer data)
 {
   if (skipped ())
     return;
-  check_greedy ("code");
-  check_greedy ("prose");
+  check_greedy ("code", GPOINTER_TO_INT (data));
+  check_greedy ("prose", GPOINTER_TO_INT (data));
 }
 
 /* Runs tensafe-cli with @args (NULL-ended) after "generate -m MODEL -t 2
@@ -300,9 +328,17 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   fixture_load ();
-  g_test_add_func ("/engine/real/qwen2.5-coder-0.5b/logits", test_logits);
-  g_test_add_func ("/engine/real/qwen2.5-coder-0.5b/greedy-chat", test_greedy_chat);
-  g_test_add_func ("/engine/real/qwen2.5-coder-0.5b/greedy-others", test_greedy_others);
+  for (gsize i = 0; i < G_N_ELEMENTS (isas); i++)
+    {
+      gconstpointer isa = GINT_TO_POINTER (isas[i].isa);
+      g_autofree char *logits = g_strdup_printf ("/engine/real/qwen2.5-coder-0.5b/%s/logits", isas[i].name);
+      g_autofree char *chat = g_strdup_printf ("/engine/real/qwen2.5-coder-0.5b/%s/greedy-chat", isas[i].name);
+      g_autofree char *others = g_strdup_printf ("/engine/real/qwen2.5-coder-0.5b/%s/greedy-others",
+                                                 isas[i].name);
+      g_test_add_data_func (logits, isa, test_logits);
+      g_test_add_data_func (chat, isa, test_greedy_chat);
+      g_test_add_data_func (others, isa, test_greedy_others);
+    }
   g_test_add_func ("/engine/real/qwen2.5-coder-0.5b/cli-chat", test_cli_chat);
   g_test_add_func ("/engine/real/qwen2.5-coder-0.5b/cli-he-local", test_cli_he_local);
   int status = g_test_run ();

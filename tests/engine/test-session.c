@@ -264,8 +264,13 @@ test_timings (void)
   lm_model_free (m);
 }
 
-/* One-token decode steps (fused row jobs) give exactly the batched prefill's
- * logits, on a quantized model with 8-bit activations too. */
+/* One-token decode steps (fused row jobs) give exactly the logits of a
+ * prefill one token per step (separate products), on a quantized model
+ * with 8-bit activations too. A batched prefill sums its K-quant products
+ * and the attention's weighted values in the orders of llama.cpp's batch
+ * kernels, which are not those of its single-token ones: close, not equal. */
+#define BATCH_VS_DECODE_TOL 1.0
+
 static void
 test_decode_equals_prefill (gconstpointer data)
 {
@@ -274,12 +279,19 @@ test_decode_equals_prefill (gconstpointer data)
   gsize n;
   g_autofree int32_t *prompt = golden_ints (name, "long_prompt_tokens.bin", &n);
   n = 80;
+  LmSession *single = golden_session (m, 2, 1);
+  g_autofree float *stepwise = prefill_all (single, prompt, n);
+  lm_session_free (single);
   LmSession *s = golden_session (m, 2, 32);
   g_autofree float *batched = prefill_all (s, prompt, n);
   lm_session_reset (s);
-  double worst = decode_max_diff (s, prompt, n, batched);
-  g_test_message ("%s decode vs batched prefill: max abs diff %.3g", name, worst);
+  double worst = decode_max_diff (s, prompt, n, stepwise);
+  lm_session_reset (s);
+  double batch_diff = decode_max_diff (s, prompt, n, batched);
+  g_test_message ("%s decode vs one-token prefill: max abs diff %.3g; vs batched prefill %.3g",
+                  name, worst, batch_diff);
   g_assert_cmpfloat (worst, ==, 0.0);
+  g_assert_cmpfloat (batch_diff, <, BATCH_VS_DECODE_TOL);
   lm_session_free (s);
   lm_model_free (m);
 }

@@ -62,7 +62,9 @@ lm_hd_rope_pair_is_text (uint32_t i, int32_t s0, int32_t s1, int32_t s2, int32_t
 
 /* Entry @i (< n_rot / 2) of the rotation table at @pos: cos and sin of
  * theta_i, the position advanced by i float multiplications by theta_scale,
- * exactly as lm_rope_table. */
+ * as lm_rope_table (on the host exactly; the device's sine and cosine are
+ * its own, correctly rounded from double, and may differ from the C
+ * library's cosf and sinf in the last bit). */
 LM_HD void
 lm_hd_rope_entry (uint32_t pos, uint32_t i, uint32_t n_rot, float base, int32_t s0,
                   int32_t s1, int32_t s2, int32_t s3, float *c, float *s)
@@ -71,9 +73,18 @@ lm_hd_rope_entry (uint32_t pos, uint32_t i, uint32_t n_rot, float base, int32_t 
   float theta = (float) pos;
   for (uint32_t k = 0; k < i; k++)
     theta *= theta_scale;
-  double t = lm_hd_rope_pair_is_text (i, s0, s1, s2, s3) ? theta : 0.0;
+  int text = lm_hd_rope_pair_is_text (i, s0, s1, s2, s3);
+#ifdef __CUDA_ARCH__
+  /* cos and sin in double, rounded once: within an ulp of the CPU's */
+  double t = text ? theta : 0.0;
   *c = (float) cos (t);
   *s = (float) sin (t);
+#else
+  /* the host does what the CPU table does (C library cosf, sinf) */
+  float t = text ? theta : 0.0f;
+  *c = cosf (t);
+  *s = sinf (t);
+#endif
 }
 
 /* One NEOX pair (a, b) = (x[i], x[i + n_rot/2]) rotated by (c, s), with the
