@@ -14,8 +14,8 @@ static char probe_why[160];
 /* The driver library first: without it the CUDA runtime only says "CUDA
  * driver version is insufficient", which reads as an old driver to someone
  * who has none (and contradicted the benchmark page's probe). */
-static bool
-driver_present (void)
+bool
+ts_cuda_runtime_driver_present (void)
 {
   void *lib = dlopen ("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
 
@@ -31,7 +31,7 @@ probe (void)
 #if TS_HAVE_CUDA
   int count = 0;
   char reason[120] = "";
-  if (!driver_present ())
+  if (!ts_cuda_runtime_driver_present ())
     {
       probe_ok = false;
       snprintf (probe_why, sizeof probe_why, "no usable NVIDIA GPU (the NVIDIA driver library "

@@ -23,6 +23,10 @@ bool ts_cuda_runtime_available (char *why, size_t why_len);
 /* True if this build has CUDA kernels, whether or not a GPU is present. */
 bool ts_cuda_runtime_built (void);
 
+/* True if the NVIDIA driver library (libcuda.so.1) can be loaded, in any
+ * build: without it the computer has no NVIDIA GPU this process can see. */
+bool ts_cuda_runtime_driver_present (void);
+
 /* The CUDA runtime's own answer (ts-cuda-runtime-query.cu, CUDA builds only). */
 bool ts_cuda_runtime_query (int *device_count, char *why, size_t why_len);
 

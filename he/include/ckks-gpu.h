@@ -18,6 +18,10 @@ bool ckks_gpu_available (char *why, size_t why_len);
 /* True if this build has the CUDA kernels (whether or not a GPU is present). */
 bool ckks_gpu_built (void);
 
+/* True if an NVIDIA driver is installed (libcuda.so.1 loads), in any build:
+ * false on a computer with no NVIDIA GPU to speak of. */
+bool ckks_gpu_driver_present (void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,3 +14,9 @@ ckks_gpu_built (void)
 {
   return ts_cuda_runtime_built ();
 }
+
+bool
+ckks_gpu_driver_present (void)
+{
+  return ts_cuda_runtime_driver_present ();
+}

@@ -219,8 +219,12 @@ _ts_helora_session_choose_backend (TsHeloraSession *self, const TsHeloraOptions 
                    "HE-LoRA cannot run on the GPU: %s", why);
       return FALSE;
     }
-  self->backend_reason = g_steal_pointer (&why);
-  log_once (self->backend_reason);
+  /* Without an NVIDIA driver the computer has no GPU, so there is nothing
+   * to explain (a chat pane would say it under every reply); the reason
+   * is logged once all the same. */
+  log_once (why);
+  if (ckks_gpu_driver_present ())
+    self->backend_reason = g_steal_pointer (&why);
   return TRUE;
 }
 

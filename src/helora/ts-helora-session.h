@@ -177,9 +177,11 @@ gboolean ts_helora_session_privacy_status (TsHeloraSession *self, TsHeloraPrivac
  * plain sessions: _CPU, nothing here runs on a GPU). */
 TsHeloraBackend ts_helora_session_backend (TsHeloraSession *self);
 /* When the GPU was asked for (auto with a usable GPU counts as asked) but
- * the session does not use it: one English sentence why (no GPU, a layout
- * the GPU pipeline does not take, public-key encryption, remote mode, an
- * earlier GPU failure); NULL otherwise. Owned by the session. */
+ * the session does not use it: one English sentence why (no usable GPU, a
+ * layout the GPU pipeline does not take, public-key encryption, remote
+ * mode, an earlier GPU failure); NULL otherwise, and NULL for auto on a
+ * computer without an NVIDIA driver (no GPU to explain). Owned by the
+ * session. */
 const char *ts_helora_session_backend_reason (TsHeloraSession *self);
 
 /* Why the last hook call failed (the engine only says LM_ERR_HOOK); NULL if none. */

@@ -130,7 +130,7 @@ test_backend_choice (void)
   g_assert_no_error (autob.error);
   assert_same_ids (autob.ids, cpu.ids);
   g_assert_cmpint (autob.backend, ==, gpu ? TS_HELORA_BACKEND_CUDA : TS_HELORA_BACKEND_CPU);
-  g_assert_cmpstr (autob.backend_reason, ==, gpu ? NULL : why);
+  g_assert_cmpstr (autob.backend_reason, ==, gpu || !ckks_gpu_driver_present () ? NULL : why);
   generate_on (model, TS_HELORA_BACKEND_CUDA, &cuda);
   if (gpu)
     {
