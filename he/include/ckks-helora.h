@@ -133,6 +133,15 @@ CkksStatus ckks_helora_evaluate_compact (const CkksHeloraPlan *plan,
                                          CkksCiphertext *const *inputs, size_t n_inputs,
                                          CkksCiphertext *const *outputs, size_t n_outputs);
 
+/* Results b in [@first, @first + @count) only, in the compact form where
+ * the layout has it (trace decryption) and in full otherwise: the other
+ * outputs are not touched, so several threads may evaluate disjoint parts
+ * of the same @outputs at once. @n_outputs must be B. */
+CkksStatus ckks_helora_evaluate_part (const CkksHeloraPlan *plan,
+                                      CkksCiphertext *const *inputs, size_t n_inputs,
+                                      CkksCiphertext *const *outputs, size_t n_outputs,
+                                      size_t first, size_t count);
+
 /* The two evaluations with the adapter-private pads (ckks-privacy.h) fused
  * into the output write: outputs[b] = pads[b] + sum_k inputs[k] x pt[b][k],
  * in the same pass as the products (no second pass over the results).
@@ -190,6 +199,14 @@ CkksStatus ckks_helora_decrypt (const CkksHeloraLayout *layout,
                                 const struct CkksSecretKey *sk,
                                 CkksCiphertext *const *outputs, size_t n_outputs,
                                 double h_factor, double *u);
+
+/* The same for results b in [@first, @first + @count) only (@n_outputs
+ * must be B): writes u[b c + t] for those b, t < c (and b c + t < r);
+ * disjoint parts may be decrypted by several threads at once. */
+CkksStatus ckks_helora_decrypt_part (const CkksHeloraLayout *layout,
+                                     const struct CkksSecretKey *sk,
+                                     CkksCiphertext *const *outputs, size_t n_outputs,
+                                     size_t first, size_t count, double h_factor, double *u);
 
 #ifdef __cplusplus
 }

@@ -156,16 +156,17 @@ decoded_sums (const CkksHeloraLayout *l, uint64_t *poly, double scale, size_t b,
 }
 
 CkksStatus
-ckks_helora_decrypt (const CkksHeloraLayout *l, const CkksSecretKey *sk,
-                     CkksCiphertext *const *outputs, size_t n_outputs, double h_factor,
-                     double *u)
+ckks_helora_decrypt_part (const CkksHeloraLayout *l, const CkksSecretKey *sk,
+                          CkksCiphertext *const *outputs, size_t n_outputs, size_t first,
+                          size_t count, double h_factor, double *u)
 {
-  if (!l || !sk || !outputs || !u || !(h_factor > 0) || n_outputs != l->n_outputs)
+  if (!l || !sk || !outputs || !u || !(h_factor > 0) || n_outputs != l->n_outputs
+      || first > n_outputs || count > n_outputs - first)
     return CKKS_ERR_INVALID_ARGUMENT;
   if (sk->ctx != l->ctx)
     return CKKS_ERR_MISMATCH;
   const CkksContext *ctx = l->ctx;
-  for (size_t b = 0; b < l->n_outputs; b++)
+  for (size_t b = first; b < first + count; b++)
     {
       if (!outputs[b])
         return CKKS_ERR_INVALID_ARGUMENT;
@@ -177,7 +178,7 @@ ckks_helora_decrypt (const CkksHeloraLayout *l, const CkksSecretKey *sk,
   double *coeffs = l->trace_w ? NULL : ckks_alloc (n * sizeof (double));
   double *slot_buf = l->trace_w ? NULL : ckks_alloc (ctx->slots * sizeof (double));
   CkksStatus st = poly && (l->trace_w || (coeffs && slot_buf)) ? CKKS_OK : CKKS_ERR_NO_MEMORY;
-  for (size_t b = 0; st == CKKS_OK && b < l->n_outputs; b++)
+  for (size_t b = first; st == CKKS_OK && b < first + count; b++)
     {
       const CkksCiphertext *ct = outputs[b];
       if (ct->n_limbs < l->limbs)
@@ -202,4 +203,12 @@ ckks_helora_decrypt (const CkksHeloraLayout *l, const CkksSecretKey *sk,
   ckks_free (coeffs);
   ckks_free (slot_buf);
   return st;
+}
+
+CkksStatus
+ckks_helora_decrypt (const CkksHeloraLayout *l, const CkksSecretKey *sk,
+                     CkksCiphertext *const *outputs, size_t n_outputs, double h_factor,
+                     double *u)
+{
+  return ckks_helora_decrypt_part (l, sk, outputs, n_outputs, 0, n_outputs, h_factor, u);
 }

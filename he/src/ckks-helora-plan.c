@@ -397,12 +397,12 @@ compact_one_chunk (const CkksContext *ctx, uint32_t i, const uint64_t *pt, size_
  * pads[b] is the accumulator of the first chunk's product, so the results
  * come out as pad + products in the same pass that writes them. */
 static CkksStatus
-evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs, size_t n_inputs,
-          CkksCiphertext *const *outputs, size_t n_outputs, bool compact,
-          CkksCiphertext *const *pads)
+evaluate_part (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs, size_t n_inputs,
+               CkksCiphertext *const *outputs, size_t n_outputs, size_t first, size_t count,
+               bool compact, CkksCiphertext *const *pads)
 {
   if (!plan || !inputs || !outputs || n_inputs != plan->layout->chunks
-      || n_outputs != plan->layout->n_outputs)
+      || n_outputs != plan->layout->n_outputs || first > n_outputs || count > n_outputs - first)
     return CKKS_ERR_INVALID_ARGUMENT;
   const CkksHeloraLayout *l = plan->layout;
   const CkksContext *ctx = l->ctx;
@@ -411,7 +411,7 @@ evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs, size_t n_in
   CkksStatus st = check_inputs (l, inputs);
   if (st == CKKS_OK)
     st = check_pads (l, pads, compact);
-  for (size_t b = 0; st == CKKS_OK && b < l->n_outputs; b++)
+  for (size_t b = first; st == CKKS_OK && b < first + count; b++)
     if (!outputs[b] || outputs[b]->ctx != ctx || outputs[b]->capacity < l->limbs)
       st = outputs[b] ? CKKS_ERR_MISMATCH : CKKS_ERR_INVALID_ARGUMENT;
   if (st != CKKS_OK)
@@ -420,7 +420,7 @@ evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs, size_t n_in
   uint64_t *scratch = compact ? ckks_alloc (n * sizeof (uint64_t)) : NULL;
   if (compact && !scratch)
     return CKKS_ERR_NO_MEMORY;
-  for (size_t b = 0; b < l->n_outputs; b++)
+  for (size_t b = first; b < first + count; b++)
     {
       CkksCiphertext *out = outputs[b];
       for (uint32_t i = 0; i < l->limbs; i++)
@@ -464,6 +464,23 @@ evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs, size_t n_in
     }
   ckks_free (scratch);
   return CKKS_OK;
+}
+
+static CkksStatus
+evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs, size_t n_inputs,
+          CkksCiphertext *const *outputs, size_t n_outputs, bool compact,
+          CkksCiphertext *const *pads)
+{
+  return evaluate_part (plan, inputs, n_inputs, outputs, n_outputs, 0, n_outputs, compact, pads);
+}
+
+CkksStatus
+ckks_helora_evaluate_part (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs,
+                           size_t n_inputs, CkksCiphertext *const *outputs, size_t n_outputs,
+                           size_t first, size_t count)
+{
+  bool compact = plan && plan->layout->trace_w;
+  return evaluate_part (plan, inputs, n_inputs, outputs, n_outputs, first, count, compact, NULL);
 }
 
 CkksStatus
