@@ -8,35 +8,81 @@ struct _TsHeloraLocal {
   const CkksContext *ctx;
   GPtrArray *plans;            /* of CkksHeloraPlan * */
   GThreadPool *pool;
+  guint n_threads;
 };
 
-/* One evaluate call: tasks count down, the caller waits for zero. */
+/* One evaluate call: parts count down, the caller waits for zero. */
 typedef struct {
   GMutex lock;
   GCond done;
   guint pending;
   CkksStatus status;
+  const char *failed;          /* the step that failed */
 } Batch;
 
+/* The call's modules, their results numbered one after the other. */
+typedef struct {
+  const CkksHeloraPlan *const *plans;
+  const guint *first_result;   /* of module i; first_result[n] = all results */
+  guint n;
+  CkksCiphertext *const *inputs;
+  CkksCiphertext **const *outputs;
+  const TsHeloraLocalResults *results;
+} Call;
+
+/* Results [lo, hi) of the call. */
 typedef struct {
   Batch *batch;
-  const CkksHeloraPlan *plan;
-  CkksCiphertext *const *inputs;
-  CkksCiphertext *const *outputs;
-} Task;
+  const Call *call;
+  guint lo, hi;
+} Part;
+
+static CkksStatus
+run_range (const Call *call, guint i, guint first, guint count, const char **failed)
+{
+  const TsHeloraLocalResults *res = call->results;
+  const CkksHeloraPlan *plan = call->plans[i];
+  const CkksHeloraLayout *layout = ckks_helora_plan_layout (plan);
+  double t0 = res->now_ms (res->user_data);
+  CkksStatus st = ckks_helora_evaluate_part (plan, call->inputs,
+                                             ckks_helora_layout_n_inputs (layout),
+                                             call->outputs[i],
+                                             ckks_helora_layout_n_outputs (layout),
+                                             first, count);
+
+  if (st != CKKS_OK)
+    {
+      *failed = "Evaluating the adapter";
+      return st;
+    }
+  st = res->ready (i, first, count, res->now_ms (res->user_data) - t0, res->user_data);
+  if (st != CKKS_OK)
+    *failed = "Decrypting u";
+  return st;
+}
 
 static void
-run_task (gpointer data, gpointer user_data)
+run_part (gpointer data, gpointer user_data)
 {
-  Task *task = data;
-  Batch *batch = task->batch;
-  const CkksHeloraLayout *layout = ckks_helora_plan_layout (task->plan);
-  CkksStatus st = ckks_helora_evaluate (task->plan, task->inputs, ckks_helora_layout_n_inputs (layout),
-                                          task->outputs, ckks_helora_layout_n_outputs (layout));
+  Part *part = data;
+  const Call *call = part->call;
+  Batch *batch = part->batch;
+  CkksStatus st = CKKS_OK;
+  const char *failed = NULL;
 
+  for (guint i = 0; st == CKKS_OK && i < call->n; i++)
+    {
+      guint lo = MAX (part->lo, call->first_result[i]);
+      guint hi = MIN (part->hi, call->first_result[i + 1]);
+      if (lo < hi)
+        st = run_range (call, i, lo - call->first_result[i], hi - lo, &failed);
+    }
   g_mutex_lock (&batch->lock);
-  if (st != CKKS_OK)
-    batch->status = st;
+  if (st != CKKS_OK && batch->status == CKKS_OK)
+    {
+      batch->status = st;
+      batch->failed = failed;
+    }
   if (--batch->pending == 0)
     g_cond_signal (&batch->done);
   g_mutex_unlock (&batch->lock);
@@ -49,7 +95,8 @@ ts_helora_local_new (const CkksContext *ctx, guint n_threads, GError **error)
 
   self->ctx = ctx;
   self->plans = g_ptr_array_new_with_free_func ((GDestroyNotify) ckks_helora_plan_free);
-  self->pool = g_thread_pool_new (run_task, self, MAX (n_threads, 1), TRUE, error);
+  self->n_threads = MAX (n_threads, 1);
+  self->pool = g_thread_pool_new (run_part, self, self->n_threads, TRUE, error);
   if (self->pool == NULL)
     {
       ts_helora_local_free (self);
@@ -85,32 +132,55 @@ ts_helora_local_add_module (TsHeloraLocal *self, guint d, guint r, const float *
   return TRUE;
 }
 
-gboolean
-ts_helora_local_evaluate (TsHeloraLocal *self, const guint *modules, guint n,
-                          CkksCiphertext *const *inputs, CkksCiphertext **const *outputs,
-                          GError **error)
+/* Runs the parts on the pool and the first one on the calling thread. */
+static CkksStatus
+run_parts (TsHeloraLocal *self, const Call *call, const char **failed)
 {
-  Batch batch = { .pending = n, .status = CKKS_OK };
-  g_autofree Task *tasks = g_new0 (Task, n);
+  guint total = call->first_result[call->n];
+  guint n_parts = MIN (self->n_threads + 1, total);
+  Batch batch = { .pending = n_parts, .status = CKKS_OK };
+  g_autofree Part *parts = g_new0 (Part, n_parts);
 
-  for (guint i = 0; i < n; i++)
-    g_return_val_if_fail (modules[i] < self->plans->len, FALSE);
-  if (n == 0)
-    return TRUE;
   g_mutex_init (&batch.lock);
   g_cond_init (&batch.done);
-  for (guint i = 0; i < n; i++)
-    tasks[i] = (Task) { &batch, g_ptr_array_index (self->plans, modules[i]), inputs, outputs[i] };
-  /* The caller runs one product itself: a single module costs no thread
-   * hand-off, several run side by side on the pool. */
-  for (guint i = 1; i < n; i++)
-    g_thread_pool_push (self->pool, &tasks[i], NULL);
-  run_task (&tasks[0], self);
+  for (guint p = 0; p < n_parts; p++)
+    parts[p] = (Part) { &batch, call, total * p / n_parts, total * (p + 1) / n_parts };
+  for (guint p = 1; p < n_parts; p++)
+    g_thread_pool_push (self->pool, &parts[p], NULL);
+  run_part (&parts[0], self);
   g_mutex_lock (&batch.lock);
   while (batch.pending > 0)
     g_cond_wait (&batch.done, &batch.lock);
   g_mutex_unlock (&batch.lock);
   g_mutex_clear (&batch.lock);
   g_cond_clear (&batch.done);
-  return ts_helora_ckks_check (batch.status, "Evaluating the adapter", error);
+  *failed = batch.failed;
+  return batch.status;
+}
+
+gboolean
+ts_helora_local_evaluate (TsHeloraLocal *self, const guint *modules, guint n,
+                          CkksCiphertext *const *inputs, CkksCiphertext **const *outputs,
+                          const TsHeloraLocalResults *results, GError **error)
+{
+  g_autofree const CkksHeloraPlan **plans = g_new (const CkksHeloraPlan *, n);
+  g_autofree guint *first_result = g_new (guint, n + 1);
+  Call call = { plans, first_result, n, inputs, outputs, results };
+  const char *failed = NULL;
+  CkksStatus st;
+
+  g_return_val_if_fail (results != NULL && results->ready != NULL && results->now_ms != NULL,
+                        FALSE);
+  first_result[0] = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      g_return_val_if_fail (modules[i] < self->plans->len, FALSE);
+      plans[i] = g_ptr_array_index (self->plans, modules[i]);
+      first_result[i + 1] = first_result[i]
+                            + (guint) ckks_helora_layout_n_outputs (ckks_helora_plan_layout (plans[i]));
+    }
+  if (first_result[n] == 0)
+    return TRUE;
+  st = run_parts (self, &call, &failed);
+  return ts_helora_ckks_check (st, failed != NULL ? failed : "Evaluating the adapter", error);
 }

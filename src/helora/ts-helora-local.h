@@ -24,10 +24,25 @@ void ts_helora_local_free (TsHeloraLocal *self);
 gboolean ts_helora_local_add_module (TsHeloraLocal *self, guint d, guint r, const float *a,
                                      guint *index, GError **error);
 
-/* Evaluates modules @modules[0..@n) on the same encrypted h (@inputs) at
- * once on the pool; the B results of module i go to @outputs[i]. */
+/* What the caller does with results as they come: @ready runs on the
+ * thread that evaluated results [@first, @first + @count) of module
+ * @modules[@i], right after it (while they are in that core's cache), with
+ * the time the evaluation took on @now_ms's clock. A status other than
+ * CKKS_OK fails the call. */
+typedef struct {
+  double (*now_ms) (gpointer user_data);
+  CkksStatus (*ready) (guint i, guint first, guint count, double eval_ms, gpointer user_data);
+  gpointer user_data;
+} TsHeloraLocalResults;
+
+/* Evaluates modules @modules[0..@n) on the same encrypted h (@inputs); the
+ * B results of module i go to @outputs[i], compact where the layout has a
+ * compact form (good for ckks_helora_decrypt only). All the results of the
+ * call are split into contiguous parts, one per pool thread plus one the
+ * caller runs, so one module's results are shared out too. */
 gboolean ts_helora_local_evaluate (TsHeloraLocal *self, const guint *modules, guint n,
                                    CkksCiphertext *const *inputs,
-                                   CkksCiphertext **const *outputs, GError **error);
+                                   CkksCiphertext **const *outputs,
+                                   const TsHeloraLocalResults *results, GError **error);
 
 G_END_DECLS

@@ -395,23 +395,6 @@ _ts_helora_session_encrypt_row (TsHeloraSession *self, SessionGroup *g, const fl
   return ts_helora_ckks_check (st, "Encrypting h", error);
 }
 
-static gboolean
-evaluate_local (TsHeloraSession *self, SessionGroup *g, GError **error)
-{
-  guint n = g->members->len;
-  g_autofree guint *indices = g_new (guint, n);
-  g_autofree CkksCiphertext ***outputs = g_new (CkksCiphertext **, n);
-
-  for (guint i = 0; i < n; i++)
-    {
-      SessionModule *m = &g_array_index (self->modules, SessionModule,
-                                         g_array_index (g->members, guint, i));
-      indices[i] = m->local_index;
-      outputs[i] = m->outputs;
-    }
-  return ts_helora_local_evaluate (self->local, indices, n, g->inputs, outputs, error);
-}
-
 /* Δ = scale·B·u for the HE u and for u computed in plaintext from A and h. */
 static void
 track_error (TsHeloraSession *self, const SessionModule *m, const float *h, const float *u)
@@ -511,24 +494,108 @@ _ts_helora_session_count_local_bytes (TsHeloraSession *self, SessionGroup *g)
   g_mutex_unlock (&self->stats_lock);
 }
 
-/* Local mode: encrypt, evaluate on the pool, decrypt, one row at a time. */
+/* One local row's products and decryptions, spread over the evaluator's
+ * threads: each thread decrypts the results it has just evaluated. */
+typedef struct {
+  TsHeloraSession *self;
+  SessionGroup *g;
+  double h_factor;
+  GMutex lock;
+  double eval_ms, decrypt_ms;   /* summed over the threads */
+} LocalRow;
+
+static double
+local_row_now_ms (gpointer user_data)
+{
+  LocalRow *row = user_data;
+
+  return now_ms (row->self);
+}
+
+static CkksStatus
+local_row_ready (guint i, guint first, guint count, double eval_ms, gpointer user_data)
+{
+  LocalRow *row = user_data;
+  SessionModule *m = &g_array_index (row->self->modules, SessionModule,
+                                     g_array_index (row->g->members, guint, i));
+  double t0 = now_ms (row->self);
+  CkksStatus st = ckks_helora_decrypt_part (m->layout, row->self->sk, m->outputs, m->n_outputs,
+                                            first, count, row->h_factor, m->u_row);
+  double decrypt_ms = now_ms (row->self) - t0;
+
+  g_mutex_lock (&row->lock);
+  row->eval_ms += eval_ms;
+  row->decrypt_ms += decrypt_ms;
+  g_mutex_unlock (&row->lock);
+  return st;
+}
+
+static gboolean
+evaluate_decrypt_local (TsHeloraSession *self, LocalRow *row, GError **error)
+{
+  SessionGroup *g = row->g;
+  guint n = g->members->len;
+  g_autofree guint *indices = g_new (guint, n);
+  g_autofree CkksCiphertext ***outputs = g_new (CkksCiphertext **, n);
+  TsHeloraLocalResults results = { local_row_now_ms, local_row_ready, row };
+
+  for (guint i = 0; i < n; i++)
+    {
+      SessionModule *m = &g_array_index (self->modules, SessionModule,
+                                         g_array_index (g->members, guint, i));
+      indices[i] = m->local_index;
+      outputs[i] = m->outputs;
+    }
+  return ts_helora_local_evaluate (self->local, indices, n, g->inputs, outputs, &results, error);
+}
+
+/* The stages of a row whose products and decryptions overlapped on several
+ * threads: their CPU times on the thread clock; on the wall clock, the
+ * wall time of the two together, shared out in proportion to those sums. */
+static void
+add_local_row_timings (TsHeloraSession *self, const LmLoraHookCall *call, const LocalRow *row,
+                       double wall_ms)
+{
+  double busy = row->eval_ms + row->decrypt_ms;
+  double eval_share = busy > 0 ? row->eval_ms / busy : 0.5;
+
+  if (self->thread_clock)
+    {
+      lm_timings_add (call->timings, LM_STAGE_EVALUATE, row->eval_ms);
+      lm_timings_add (call->timings, LM_STAGE_DECRYPT, row->decrypt_ms);
+      return;
+    }
+  lm_timings_add (call->timings, LM_STAGE_EVALUATE, wall_ms * eval_share);
+  lm_timings_add (call->timings, LM_STAGE_DECRYPT, wall_ms * (1 - eval_share));
+}
+
+/* Local mode: encrypt, then evaluate and decrypt on the pool, one row at a time. */
 static gboolean
 compute_row_local (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call,
                    guint row, const float *h, GError **error)
 {
-  double h_factor = 1, t0 = now_ms (self), t1, t2;
+  LocalRow local = { self, g, 1 };
+  double t0 = now_ms (self), t1;
+  gboolean ok;
 
-  if (!_ts_helora_session_encrypt_row (self, g, h, &h_factor, error))
+  if (!_ts_helora_session_encrypt_row (self, g, h, &local.h_factor, error))
     return FALSE;
   t1 = now_ms (self);
   lm_timings_add (call->timings, LM_STAGE_ENCRYPT, t1 - t0);
-  if (!evaluate_local (self, g, error))
+  g_mutex_init (&local.lock);
+  ok = evaluate_decrypt_local (self, &local, error);
+  g_mutex_clear (&local.lock);
+  if (!ok)
     return FALSE;
-  t2 = now_ms (self);
-  lm_timings_add (call->timings, LM_STAGE_EVALUATE, t2 - t1);
-  if (!_ts_helora_session_decrypt_row (self, g, row, h_factor, error))
-    return FALSE;
-  lm_timings_add (call->timings, LM_STAGE_DECRYPT, now_ms (self) - t2);
+  add_local_row_timings (self, call, &local, now_ms (self) - t1);
+  for (guint i = 0; i < g->members->len; i++)
+    {
+      SessionModule *m = &g_array_index (self->modules, SessionModule,
+                                         g_array_index (g->members, guint, i));
+      float *u = m->u + (gsize) row * m->lm->rank;
+      for (guint k = 0; k < m->lm->rank; k++)
+        u[k] = (float) m->u_row[k];
+    }
   _ts_helora_session_count_local_bytes (self, g);
   return TRUE;
 }
