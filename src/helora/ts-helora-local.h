@@ -4,7 +4,7 @@
  * Holds the adapter's packed plaintexts (A) and nothing else: no key. Local
  * mode of the session hands it ciphertexts directly (no serialisation).
  * Modules are added before the first evaluate; evaluate may then be called
- * from any thread, one call at a time per output set.
+ * from any thread (one call runs at a time).
  */
 #pragma once
 
@@ -25,24 +25,25 @@ gboolean ts_helora_local_add_module (TsHeloraLocal *self, guint d, guint r, cons
                                      guint *index, GError **error);
 
 /* What the caller does with results as they come: @ready runs on the
- * thread that evaluated results [@first, @first + @count) of module
- * @modules[@i], right after it (while they are in that core's cache), with
- * the time the evaluation took on @now_ms's clock. A status other than
- * CKKS_OK fails the call. */
+ * thread that evaluated result @b of module @modules[@i], right after it
+ * (while it is in that core's cache), with the time the evaluation took on
+ * @now_ms's clock. @results has B entries, of which only @results[@b]
+ * holds this result (compact where the layout has a compact form: good
+ * for ckks_helora_decrypt_part only); it is reused for the next result
+ * once @ready returns. A status other than CKKS_OK fails the call. */
 typedef struct {
   double (*now_ms) (gpointer user_data);
-  CkksStatus (*ready) (guint i, guint first, guint count, double eval_ms, gpointer user_data);
+  CkksStatus (*ready) (guint i, guint b, CkksCiphertext *const *results, guint n_results,
+                       double eval_ms, gpointer user_data);
   gpointer user_data;
 } TsHeloraLocalResults;
 
-/* Evaluates modules @modules[0..@n) on the same encrypted h (@inputs); the
- * B results of module i go to @outputs[i], compact where the layout has a
- * compact form (good for ckks_helora_decrypt only). All the results of the
- * call are split into contiguous parts, one per pool thread plus one the
- * caller runs, so one module's results are shared out too. */
+/* Evaluates modules @modules[0..@n) on the same encrypted h (@inputs) and
+ * hands every result to @results->ready. All the results of the call are
+ * split into contiguous parts, one per pool thread plus one the caller
+ * runs, so one module's results are shared out too. Calls are serialised. */
 gboolean ts_helora_local_evaluate (TsHeloraLocal *self, const guint *modules, guint n,
                                    CkksCiphertext *const *inputs,
-                                   CkksCiphertext **const *outputs,
                                    const TsHeloraLocalResults *results, GError **error);
 
 G_END_DECLS
