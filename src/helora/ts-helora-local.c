@@ -169,11 +169,16 @@ ts_helora_local_add_module (TsHeloraLocal *self, guint d, guint r, const float *
 {
   CkksHeloraPlan *plan = NULL;
   const CkksHeloraLayout *layout;
+  CkksStatus st;
 
   g_return_val_if_fail (self != NULL && index != NULL, FALSE);
 
-  if (!ts_helora_ckks_check (ckks_helora_plan_new (self->ctx, d, r, a, &plan),
-                             "Encoding the adapter", error))
+  st = ckks_helora_plan_new_packed (self->ctx, d, r, a, CKKS_HELORA_SCALES_PLAIN,
+                                    CKKS_HELORA_PACKING_COMPLEX, &plan);
+  /* narrow layouts decode in full and have only the real packing */
+  if (st == CKKS_ERR_UNSUPPORTED)
+    st = ckks_helora_plan_new (self->ctx, d, r, a, &plan);
+  if (!ts_helora_ckks_check (st, "Encoding the adapter", error))
     return FALSE;
   layout = ckks_helora_plan_layout (plan);
   self->max_results = MAX (self->max_results, (guint) ckks_helora_layout_n_outputs (layout));
@@ -185,6 +190,14 @@ ts_helora_local_add_module (TsHeloraLocal *self, guint d, guint r, const float *
   *index = self->plans->len;
   g_ptr_array_add (self->plans, plan);
   return TRUE;
+}
+
+const CkksHeloraLayout *
+ts_helora_local_module_layout (TsHeloraLocal *self, guint index)
+{
+  g_return_val_if_fail (self != NULL && index < self->plans->len, NULL);
+
+  return ckks_helora_plan_layout (g_ptr_array_index (self->plans, index));
 }
 
 /* Runs the parts on the pool and the first one on the calling thread. */

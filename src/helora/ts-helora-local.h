@@ -20,9 +20,13 @@ typedef struct _TsHeloraLocal TsHeloraLocal;
 TsHeloraLocal *ts_helora_local_new (const CkksContext *ctx, guint n_threads, GError **error);
 void ts_helora_local_free (TsHeloraLocal *self);
 
-/* Encodes A (@r x @d, row-major) once; returns the module's index. */
+/* Encodes A (@r x @d, row-major) once, with the complex packing where the
+ * layout allows it (half the results of the real one); returns the
+ * module's index. */
 gboolean ts_helora_local_add_module (TsHeloraLocal *self, guint d, guint r, const float *a,
                                      guint *index, GError **error);
+/* The layout module @index's results decrypt with (owned by the evaluator). */
+const CkksHeloraLayout *ts_helora_local_module_layout (TsHeloraLocal *self, guint index);
 
 /* What the caller does with results as they come: @ready runs on the
  * thread that evaluated result @b of module @modules[@i], right after it

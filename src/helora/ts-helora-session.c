@@ -253,6 +253,7 @@ build_local (TsHeloraSession *self, guint n_threads, GError **error)
       if (!ts_helora_local_add_module (self->local, m->lm->d_in, m->lm->rank, m->lm->a,
                                        &m->local_index, error))
         return FALSE;
+      m->local_layout = ts_helora_local_module_layout (self->local, m->local_index);
     }
   return TRUE;
 }
@@ -504,9 +505,11 @@ _ts_helora_session_count_local_bytes (TsHeloraSession *self, SessionGroup *g)
     {
       SessionModule *m = &g_array_index (self->modules, SessionModule,
                                          g_array_index (g->members, guint, i));
-      gsize compact = ckks_helora_result_serialized_size (m->layout);
+      const CkksHeloraLayout *layout = m->local_layout != NULL ? m->local_layout : m->layout;
+      gsize compact = ckks_helora_result_serialized_size (layout);
+      gsize n_results = ckks_helora_layout_n_outputs (layout);
 
-      for (guint k = 0; k < m->n_outputs; k++)
+      for (guint k = 0; k < n_results; k++)
         down += compact > 0 ? compact : ckks_ciphertext_serialized_size (m->outputs[k]);
     }
   g_mutex_lock (&self->stats_lock);
@@ -541,7 +544,7 @@ local_row_ready (guint i, guint b, CkksCiphertext *const *results, guint n_resul
   SessionModule *m = &g_array_index (row->self->modules, SessionModule,
                                      g_array_index (row->g->members, guint, i));
   double t0 = now_ms (row->self);
-  CkksStatus st = ckks_helora_decrypt_part (m->layout, row->self->sk, results, n_results, b, 1,
+  CkksStatus st = ckks_helora_decrypt_part (m->local_layout, row->self->sk, results, n_results, b, 1,
                                             row->h_factor, m->u_row);
   double decrypt_ms = now_ms (row->self) - t0;
 
