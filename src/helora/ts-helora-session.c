@@ -258,6 +258,29 @@ build_local (TsHeloraSession *self, guint n_threads, GError **error)
   return TRUE;
 }
 
+#define TS_HELORA_AUTO_PRESET "auto"
+
+/* "auto": the smallest ring the HE standard allows for the adapter's
+ * widest input, since the encryption's cost grows with the ring and the
+ * products' does not (the results hold as many rows either way). */
+static char *
+choose_preset (const LmLora *lora, const TsHeloraOptions *options)
+{
+  const char *named = options->params_preset != NULL ? options->params_preset
+                      : options->key_pair != NULL ? options->key_pair->preset
+                      : TS_HELORA_DEFAULT_PRESET;
+  guint widest = 0;
+
+  if (g_strcmp0 (named, TS_HELORA_AUTO_PRESET) != 0)
+    return g_strdup (named);
+  if (options->key_pair != NULL)
+    return g_strdup (options->key_pair->preset);
+  for (gsize i = 0; i < lm_lora_n_modules (lora); i++)
+    widest = MAX (widest, lm_lora_module (lora, i)->d_in);
+  return g_strdup (widest <= CKKS_PRESET_COMPACT_MAX_WIDTH ? CKKS_PRESET_COMPACT
+                                                          : ckks_params_default_preset_name ());
+}
+
 TsHeloraSession *
 ts_helora_session_new (const LmLora *lora, const TsHeloraOptions *options, GError **error)
 {
@@ -275,9 +298,7 @@ ts_helora_session_new (const LmLora *lora, const TsHeloraOptions *options, GErro
   g_mutex_init (&self->stats_lock);
   if (self->mode == TS_HELORA_MODE_PLAIN)
     return g_steal_pointer (&self);
-  self->preset = g_strdup (options->params_preset != NULL ? options->params_preset
-                           : options->key_pair != NULL ? options->key_pair->preset
-                           : TS_HELORA_DEFAULT_PRESET);
+  self->preset = choose_preset (lora, options);
   self->ctx = ts_helora_ckks_context_new (self->preset, error);
   if (self->ctx == NULL || !make_keys (self, options, error)
       || !build_modules (self, options->private_mode ? CKKS_HELORA_SCALES_PRIVACY
@@ -369,6 +390,14 @@ ts_helora_session_backend_reason (TsHeloraSession *self)
   g_return_val_if_fail (self != NULL, NULL);
 
   return self->backend_reason;
+}
+
+const char *
+ts_helora_session_preset (TsHeloraSession *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  return self->preset;
 }
 
 const GError *
