@@ -23,31 +23,52 @@ struct _TsHeloraLocal {
   guint max_results;           /* largest B of the plans */
 };
 
-/* One evaluate call: parts count down, the caller waits for zero. */
+/* One evaluate call. Its results, numbered one module after the other,
+ * are claimed one at a time by whichever thread is free, and the caller
+ * returns once none is left unclaimed and none is running: it never waits
+ * for a worker that has not woken yet (a busy machine), and a worker that
+ * wakes after the call has returned finds nothing to claim. The call is
+ * reference-counted for those late workers. */
+typedef struct Call Call;
+
 typedef struct {
+  Call *call;
+  const PartScratch *scratch;
+} Part;
+
+struct Call {
+  gint ref;
   GMutex lock;
-  GCond done;
-  guint pending;
+  GCond idle;
+  guint next, total, running;
   CkksStatus status;
   const char *failed;          /* the step that failed */
-} Batch;
-
-/* The call's modules, their results numbered one after the other. */
-typedef struct {
-  const CkksHeloraPlan *const *plans;
-  const guint *first_result;   /* of module i; first_result[n] = all results */
+  const CkksHeloraPlan **plans;
+  guint *first_result;         /* of module i; first_result[n] = total */
   guint n;
   CkksCiphertext *const *inputs;
   const TsHeloraLocalResults *results;
-} Call;
+  Part *parts;                 /* one per thread, the caller's first */
+};
 
-/* Results [lo, hi) of the call. */
-typedef struct {
-  Batch *batch;
-  const Call *call;
-  const PartScratch *scratch;
-  guint lo, hi;
-} Part;
+static void
+call_unref (Call *call)
+{
+  if (!g_atomic_int_dec_and_test (&call->ref))
+    return;
+  g_mutex_clear (&call->lock);
+  g_cond_clear (&call->idle);
+  g_free (call->plans);
+  g_free (call->first_result);
+  g_free (call->parts);
+  g_free (call);
+}
+
+static gboolean
+call_finished_locked (const Call *call)
+{
+  return call->running == 0 && (call->next >= call->total || call->status != CKKS_OK);
+}
 
 static CkksStatus
 run_result (const Call *call, const PartScratch *scratch, guint i, guint b, const char **failed)
@@ -73,31 +94,54 @@ run_result (const Call *call, const PartScratch *scratch, guint i, guint b, cons
   return st;
 }
 
+/* Claims results until none is left; false when there is none. */
+static gboolean
+claim (Call *call, guint *j)
+{
+  gboolean got;
+
+  g_mutex_lock (&call->lock);
+  got = call->next < call->total && call->status == CKKS_OK;
+  if (got)
+    {
+      *j = call->next++;
+      call->running++;
+    }
+  g_mutex_unlock (&call->lock);
+  return got;
+}
+
+static void
+finish (Call *call, CkksStatus st, const char *failed)
+{
+  g_mutex_lock (&call->lock);
+  call->running--;
+  if (st != CKKS_OK && call->status == CKKS_OK)
+    {
+      call->status = st;
+      call->failed = failed;
+    }
+  if (call_finished_locked (call))
+    g_cond_broadcast (&call->idle);
+  g_mutex_unlock (&call->lock);
+}
+
 static void
 run_part (gpointer data, gpointer user_data)
 {
   Part *part = data;
-  const Call *call = part->call;
-  Batch *batch = part->batch;
-  CkksStatus st = CKKS_OK;
-  const char *failed = NULL;
+  Call *call = part->call;
+  guint i = 0, j;
 
-  for (guint i = 0; st == CKKS_OK && i < call->n; i++)
+  while (claim (call, &j))
     {
-      guint lo = MAX (part->lo, call->first_result[i]);
-      guint hi = MIN (part->hi, call->first_result[i + 1]);
-      for (guint j = lo; st == CKKS_OK && j < hi; j++)
-        st = run_result (call, part->scratch, i, j - call->first_result[i], &failed);
+      const char *failed = NULL;
+      while (j >= call->first_result[i + 1])   /* claims only grow */
+        i++;
+      finish (call, run_result (call, part->scratch, i, j - call->first_result[i], &failed),
+              failed);
     }
-  g_mutex_lock (&batch->lock);
-  if (st != CKKS_OK && batch->status == CKKS_OK)
-    {
-      batch->status = st;
-      batch->failed = failed;
-    }
-  if (--batch->pending == 0)
-    g_cond_signal (&batch->done);
-  g_mutex_unlock (&batch->lock);
+  call_unref (call);
 }
 
 TsHeloraLocal *
@@ -200,31 +244,28 @@ ts_helora_local_module_layout (TsHeloraLocal *self, guint index)
   return ckks_helora_plan_layout (g_ptr_array_index (self->plans, index));
 }
 
-/* Runs the parts on the pool and the first one on the calling thread. */
+/* Runs a part on each pool thread and one on the calling thread. */
 static CkksStatus
-run_parts (TsHeloraLocal *self, const Call *call, const char **failed)
+run_call (TsHeloraLocal *self, Call *call, const char **failed)
 {
-  guint total = call->first_result[call->n];
-  guint n_parts = MIN (self->n_threads + 1, total);
-  Batch batch = { .pending = n_parts, .status = CKKS_OK };
-  g_autofree Part *parts = g_new0 (Part, n_parts);
+  guint n_parts = MIN (self->n_threads + 1, call->total);
+  CkksStatus st;
 
-  g_mutex_init (&batch.lock);
-  g_cond_init (&batch.done);
+  call->parts = g_new0 (Part, n_parts);
   for (guint p = 0; p < n_parts; p++)
-    parts[p] = (Part) { &batch, call, &self->scratch[p], total * p / n_parts,
-                        total * (p + 1) / n_parts };
+    call->parts[p] = (Part) { call, &self->scratch[p] };
+  g_atomic_int_set (&call->ref, (gint) n_parts + 1);
   for (guint p = 1; p < n_parts; p++)
-    g_thread_pool_push (self->pool, &parts[p], NULL);
-  run_part (&parts[0], self);
-  g_mutex_lock (&batch.lock);
-  while (batch.pending > 0)
-    g_cond_wait (&batch.done, &batch.lock);
-  g_mutex_unlock (&batch.lock);
-  g_mutex_clear (&batch.lock);
-  g_cond_clear (&batch.done);
-  *failed = batch.failed;
-  return batch.status;
+    g_thread_pool_push (self->pool, &call->parts[p], NULL);
+  run_part (&call->parts[0], self);
+  g_mutex_lock (&call->lock);
+  while (!call_finished_locked (call))
+    g_cond_wait (&call->idle, &call->lock);
+  st = call->status;
+  *failed = call->failed;
+  g_mutex_unlock (&call->lock);
+  call_unref (call);
+  return st;
 }
 
 gboolean
@@ -232,26 +273,37 @@ ts_helora_local_evaluate (TsHeloraLocal *self, const guint *modules, guint n,
                           CkksCiphertext *const *inputs, const TsHeloraLocalResults *results,
                           GError **error)
 {
-  g_autofree const CkksHeloraPlan **plans = g_new (const CkksHeloraPlan *, n);
-  g_autofree guint *first_result = g_new (guint, n + 1);
-  Call call = { plans, first_result, n, inputs, results };
+  Call *call;
   const char *failed = NULL;
   CkksStatus st;
 
   g_return_val_if_fail (results != NULL && results->ready != NULL && results->now_ms != NULL,
                         FALSE);
-  first_result[0] = 0;
+  for (guint i = 0; i < n; i++)
+    g_return_val_if_fail (modules[i] < self->plans->len, FALSE);
+  call = g_new0 (Call, 1);
+  g_mutex_init (&call->lock);
+  g_cond_init (&call->idle);
+  call->ref = 1;
+  call->plans = g_new (const CkksHeloraPlan *, n);
+  call->first_result = g_new0 (guint, n + 1);
+  call->n = n;
+  call->inputs = inputs;
+  call->results = results;
   for (guint i = 0; i < n; i++)
     {
-      g_return_val_if_fail (modules[i] < self->plans->len, FALSE);
-      plans[i] = g_ptr_array_index (self->plans, modules[i]);
-      first_result[i + 1] = first_result[i]
-                            + (guint) ckks_helora_layout_n_outputs (ckks_helora_plan_layout (plans[i]));
+      call->plans[i] = g_ptr_array_index (self->plans, modules[i]);
+      call->first_result[i + 1] = call->first_result[i]
+        + (guint) ckks_helora_layout_n_outputs (ckks_helora_plan_layout (call->plans[i]));
     }
-  if (first_result[n] == 0)
-    return TRUE;
+  call->total = call->first_result[n];
+  if (call->total == 0)
+    {
+      call_unref (call);
+      return TRUE;
+    }
   g_mutex_lock (&self->call_lock);
-  st = run_parts (self, &call, &failed);
+  st = run_call (self, call, &failed);
   g_mutex_unlock (&self->call_lock);
   return ts_helora_ckks_check (st, failed != NULL ? failed : "Evaluating the adapter", error);
 }

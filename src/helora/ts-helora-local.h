@@ -43,9 +43,10 @@ typedef struct {
 } TsHeloraLocalResults;
 
 /* Evaluates modules @modules[0..@n) on the same encrypted h (@inputs) and
- * hands every result to @results->ready. All the results of the call are
- * split into contiguous parts, one per pool thread plus one the caller
- * runs, so one module's results are shared out too. Calls are serialised. */
+ * hands every result to @results->ready. The pool's threads and the caller
+ * take the call's results one at a time (whoever is free), so one module's
+ * results are shared out too; the call returns when every result is done,
+ * without waiting for a pool thread that found none. Calls are serialised. */
 gboolean ts_helora_local_evaluate (TsHeloraLocal *self, const guint *modules, guint n,
                                    CkksCiphertext *const *inputs,
                                    const TsHeloraLocalResults *results, GError **error);
