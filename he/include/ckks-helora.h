@@ -70,6 +70,21 @@ typedef enum {
   CKKS_HELORA_SCALES_PRIVACY = 1,  /* h at 2^72, A at 2^24: room for flooding */
 } CkksHeloraScales;
 
+/* How a layout places the rows of A in a packed plaintext. h is real, so
+ * the product of its slot with a complex slot a + i a' is h a + i h a':
+ * with two rows per copy, one as the real and one as the imaginary part,
+ * the same products give twice the rows, and the trace decryption reads
+ * the imaginary part of a segment sum from the same 2c coefficients as its
+ * real part. Half the results per token: half the plaintext memory, half
+ * the products, half the decryptions; the same input ciphertexts. */
+typedef enum {
+  CKKS_HELORA_PACKING_REAL = 0,     /* row b c + t in copy t of result b */
+  CKKS_HELORA_PACKING_COMPLEX = 1,  /* rows 2 b c + t (real) and 2 b c + c + t
+                                       (imaginary) in copy t of result b; only
+                                       for layouts that decrypt through the
+                                       trace (c <= 64) and the plain scales */
+} CkksHeloraPacking;
+
 /* ---- shared (key-free, A-free) ---- */
 
 /* The packing for vectors of length @d (1..2^24) and @r outputs (1..2^16),
@@ -79,7 +94,13 @@ CkksStatus ckks_helora_layout_new (const CkksContext *ctx, size_t d, size_t r,
 /* The same with the scale split @scales. */
 CkksStatus ckks_helora_layout_new_scaled (const CkksContext *ctx, size_t d, size_t r,
                                           CkksHeloraScales scales, CkksHeloraLayout **out);
+/* The same with the packing @packing: CKKS_ERR_UNSUPPORTED for the complex
+ * packing where the layout would decode in full or with the private scales. */
+CkksStatus ckks_helora_layout_new_packed (const CkksContext *ctx, size_t d, size_t r,
+                                          CkksHeloraScales scales, CkksHeloraPacking packing,
+                                          CkksHeloraLayout **out);
 CkksHeloraScales ckks_helora_layout_scales (const CkksHeloraLayout *layout);
+CkksHeloraPacking ckks_helora_layout_packing (const CkksHeloraLayout *layout);
 /* log2 of the scale h is encrypted at, and of A's plaintext scale before
  * the 1 / (max|A| K) (they add up to 96). */
 unsigned ckks_helora_layout_input_bits (const CkksHeloraLayout *layout);
@@ -111,6 +132,11 @@ CkksStatus ckks_helora_plan_new (const CkksContext *ctx, size_t d, size_t r,
 CkksStatus ckks_helora_plan_new_scaled (const CkksContext *ctx, size_t d, size_t r,
                                         const float *a, CkksHeloraScales scales,
                                         CkksHeloraPlan **out);
+/* ... and the packing @packing (as ckks_helora_layout_new_packed). Client
+ * and evaluator must use the same packing. */
+CkksStatus ckks_helora_plan_new_packed (const CkksContext *ctx, size_t d, size_t r,
+                                        const float *a, CkksHeloraScales scales,
+                                        CkksHeloraPacking packing, CkksHeloraPlan **out);
 void ckks_helora_plan_free (CkksHeloraPlan *plan);
 const CkksHeloraLayout *ckks_helora_plan_layout (const CkksHeloraPlan *plan);
 
@@ -132,6 +158,15 @@ CkksStatus ckks_helora_evaluate (const CkksHeloraPlan *plan,
 CkksStatus ckks_helora_evaluate_compact (const CkksHeloraPlan *plan,
                                          CkksCiphertext *const *inputs, size_t n_inputs,
                                          CkksCiphertext *const *outputs, size_t n_outputs);
+
+/* Results b in [@first, @first + @count) only, in the compact form where
+ * the layout has it (trace decryption) and in full otherwise: the other
+ * outputs are not touched, so several threads may evaluate disjoint parts
+ * of the same @outputs at once. @n_outputs must be B. */
+CkksStatus ckks_helora_evaluate_part (const CkksHeloraPlan *plan,
+                                      CkksCiphertext *const *inputs, size_t n_inputs,
+                                      CkksCiphertext *const *outputs, size_t n_outputs,
+                                      size_t first, size_t count);
 
 /* The two evaluations with the adapter-private pads (ckks-privacy.h) fused
  * into the output write: outputs[b] = pads[b] + sum_k inputs[k] x pt[b][k],
@@ -190,6 +225,14 @@ CkksStatus ckks_helora_decrypt (const CkksHeloraLayout *layout,
                                 const struct CkksSecretKey *sk,
                                 CkksCiphertext *const *outputs, size_t n_outputs,
                                 double h_factor, double *u);
+
+/* The same for results b in [@first, @first + @count) only (@n_outputs
+ * must be B): writes u[b c + t] for those b, t < c (and b c + t < r);
+ * disjoint parts may be decrypted by several threads at once. */
+CkksStatus ckks_helora_decrypt_part (const CkksHeloraLayout *layout,
+                                     const struct CkksSecretKey *sk,
+                                     CkksCiphertext *const *outputs, size_t n_outputs,
+                                     size_t first, size_t count, double h_factor, double *u);
 
 #ifdef __cplusplus
 }

@@ -37,6 +37,14 @@ typedef struct {
  * See docs/benchmarks.md for why the default is what it is. */
 CkksStatus ckks_params_preset (const char *name, CkksParams *out);
 
+/* One more preset, for HE-LoRA on narrow models only (not among the
+ * general presets below: two limbs, no room for any deeper computation):
+ * N = 4096 with two primes just below 2^50 (log2 Q ~ 100, within the HE
+ * Standard's 109-bit bound for N = 4096), for inputs of up to 1024 values
+ * (see ts_helora_session_new). */
+#define CKKS_PRESET_COMPACT "compact"
+#define CKKS_PRESET_COMPACT_MAX_WIDTH 1024
+
 /* Names of the presets, NULL-terminated, in order fast, default, wide. */
 const char *const *ckks_params_preset_names (void);
 

@@ -93,12 +93,25 @@ ckks_helora_encrypt_pk (const CkksHeloraLayout *layout, const CkksPublicKey *pk,
                     n_inputs, h_factor);
 }
 
+static double
+trace_dot (const double *m, const double *angles, size_t g)
+{
+  double s = 0;
+  for (size_t kappa = 0; kappa < g; kappa++)
+    s += m[kappa] * angles[kappa];
+  return s;
+}
+
 /* u for the rows of result @b from its decryption @poly (NTT form, limbs
  * of the layout) through the trace: per limb, the sums B_beta of the 2c
  * contiguous blocks of L' NTT values (block beta holds the evaluations at
  * psi^e, e = 2 bitrev(beta) + 1 mod 4c), then the coefficients m_{L' kappa}
  * = sum_beta W[kappa][beta] B_beta, CRT, and the segment sums
- * Re S_t = (L' / scale) sum_kappa m_{L' kappa} cos(pi 5^t L' kappa / N). */
+ * Re S_t = (L' / scale) sum_kappa m_{L' kappa} cos(pi 5^t L' kappa / N),
+ * and with the complex packing Im S_t, the same sum with sin: the slots
+ * of a segment are the values at zeta^(5^t h), h = 1 mod 4c, and summing
+ * them leaves L' sum_kappa m_{L' kappa} zeta^(5^t L' kappa), whose real and
+ * imaginary parts these are. */
 static void
 trace_sums (const CkksHeloraLayout *l, const CkksSecretKey *sk, const CkksCiphertext *ct,
             uint64_t *poly, size_t b, double h_factor, double *u)
@@ -128,13 +141,11 @@ trace_sums (const CkksHeloraLayout *l, const CkksSecretKey *sk, const CkksCipher
     }
   ckks_crt_to_real (ctx, res, g, l->limbs, g, m);
   double factor = (double) l->span / ct->scale * h_factor;
-  for (size_t t = 0; t < l->copies && b * l->copies + t < l->r; t++)
-    {
-      double s = 0;
-      for (size_t kappa = 0; kappa < g; kappa++)
-        s += m[kappa] * l->trace_re[t * g + kappa];
-      u[b * l->copies + t] = s * factor;
-    }
+  size_t first = b * l->rows_per_output;
+  for (size_t t = 0; t < l->copies && first + t < l->r; t++)
+    u[first + t] = trace_dot (m, l->trace_re + t * g, g) * factor;
+  for (size_t t = 0; l->trace_im && t < l->copies && first + l->copies + t < l->r; t++)
+    u[first + l->copies + t] = trace_dot (m, l->trace_im + t * g, g) * factor;
 }
 
 /* u for the rows of result @b by a full decode and slot sums. */
@@ -156,16 +167,17 @@ decoded_sums (const CkksHeloraLayout *l, uint64_t *poly, double scale, size_t b,
 }
 
 CkksStatus
-ckks_helora_decrypt (const CkksHeloraLayout *l, const CkksSecretKey *sk,
-                     CkksCiphertext *const *outputs, size_t n_outputs, double h_factor,
-                     double *u)
+ckks_helora_decrypt_part (const CkksHeloraLayout *l, const CkksSecretKey *sk,
+                          CkksCiphertext *const *outputs, size_t n_outputs, size_t first,
+                          size_t count, double h_factor, double *u)
 {
-  if (!l || !sk || !outputs || !u || !(h_factor > 0) || n_outputs != l->n_outputs)
+  if (!l || !sk || !outputs || !u || !(h_factor > 0) || n_outputs != l->n_outputs
+      || first > n_outputs || count > n_outputs - first)
     return CKKS_ERR_INVALID_ARGUMENT;
   if (sk->ctx != l->ctx)
     return CKKS_ERR_MISMATCH;
   const CkksContext *ctx = l->ctx;
-  for (size_t b = 0; b < l->n_outputs; b++)
+  for (size_t b = first; b < first + count; b++)
     {
       if (!outputs[b])
         return CKKS_ERR_INVALID_ARGUMENT;
@@ -177,7 +189,7 @@ ckks_helora_decrypt (const CkksHeloraLayout *l, const CkksSecretKey *sk,
   double *coeffs = l->trace_w ? NULL : ckks_alloc (n * sizeof (double));
   double *slot_buf = l->trace_w ? NULL : ckks_alloc (ctx->slots * sizeof (double));
   CkksStatus st = poly && (l->trace_w || (coeffs && slot_buf)) ? CKKS_OK : CKKS_ERR_NO_MEMORY;
-  for (size_t b = 0; st == CKKS_OK && b < l->n_outputs; b++)
+  for (size_t b = first; st == CKKS_OK && b < first + count; b++)
     {
       const CkksCiphertext *ct = outputs[b];
       if (ct->n_limbs < l->limbs)
@@ -202,4 +214,12 @@ ckks_helora_decrypt (const CkksHeloraLayout *l, const CkksSecretKey *sk,
   ckks_free (coeffs);
   ckks_free (slot_buf);
   return st;
+}
+
+CkksStatus
+ckks_helora_decrypt (const CkksHeloraLayout *l, const CkksSecretKey *sk,
+                     CkksCiphertext *const *outputs, size_t n_outputs, double h_factor,
+                     double *u)
+{
+  return ckks_helora_decrypt_part (l, sk, outputs, n_outputs, 0, n_outputs, h_factor, u);
 }

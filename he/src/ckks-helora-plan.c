@@ -62,16 +62,37 @@ ckks_helora_trace_tables_fill (const CkksHeloraLayout *l, uint64_t *trace_w, dou
     }
 }
 
+/* sin of the angles whose cos trace_re holds: the imaginary parts. */
+static void
+trace_im_fill (const CkksHeloraLayout *l, double *trace_im)
+{
+  size_t g = 2 * l->copies;
+  uint64_t two_n = 2 * l->ctx->n, rot = 1;
+  for (size_t t = 0; t < l->copies; t++)
+    {
+      for (size_t kappa = 0; kappa < g; kappa++)
+        {
+          uint64_t e = (rot * (l->span * kappa % two_n)) % two_n;
+          trace_im[t * g + kappa] = sin (M_PI * (double) e / (double) l->ctx->n);
+        }
+      rot = rot * 5 % two_n;
+    }
+}
+
 static CkksStatus
 layout_trace_tables (CkksHeloraLayout *l)
 {
   size_t g = 2 * l->copies;
+  bool complex = l->packing == CKKS_HELORA_PACKING_COMPLEX;
   l->trace_w = ckks_alloc ((size_t) l->limbs * g * g * sizeof (uint64_t));
   l->trace_re = ckks_alloc (l->copies * g * sizeof (double));
   l->trace_x = ckks_alloc ((size_t) l->limbs * g * sizeof (uint64_t));
-  if (!l->trace_w || !l->trace_re || !l->trace_x)
+  l->trace_im = complex ? ckks_alloc (l->copies * g * sizeof (double)) : NULL;
+  if (!l->trace_w || !l->trace_re || !l->trace_x || (complex && !l->trace_im))
     return CKKS_ERR_NO_MEMORY;
   ckks_helora_trace_tables_fill (l, l->trace_w, l->trace_re, l->trace_x);
+  if (complex)
+    trace_im_fill (l, l->trace_im);
   return CKKS_OK;
 }
 
@@ -102,8 +123,17 @@ CkksStatus
 ckks_helora_layout_new_scaled (const CkksContext *ctx, size_t d, size_t r,
                                CkksHeloraScales scales, CkksHeloraLayout **out)
 {
+  return ckks_helora_layout_new_packed (ctx, d, r, scales, CKKS_HELORA_PACKING_REAL, out);
+}
+
+CkksStatus
+ckks_helora_layout_new_packed (const CkksContext *ctx, size_t d, size_t r,
+                               CkksHeloraScales scales, CkksHeloraPacking packing,
+                               CkksHeloraLayout **out)
+{
   if (!ctx || !out || d == 0 || r == 0 || d > ((size_t) 1 << 24) || r > ((size_t) 1 << 16)
-      || (scales != CKKS_HELORA_SCALES_PLAIN && scales != CKKS_HELORA_SCALES_PRIVACY))
+      || (scales != CKKS_HELORA_SCALES_PLAIN && scales != CKKS_HELORA_SCALES_PRIVACY)
+      || (packing != CKKS_HELORA_PACKING_REAL && packing != CKKS_HELORA_PACKING_COMPLEX))
     return CKKS_ERR_INVALID_ARGUMENT;
   /* enough limbs for a 2^96 product with 3 bits of margin */
   uint32_t limbs = 0;
@@ -129,7 +159,15 @@ ckks_helora_layout_new_scaled (const CkksContext *ctx, size_t d, size_t r,
   for (l->span = 1; l->span < l->chunk_len; l->span <<= 1)
     ;
   l->copies = ctx->slots / l->span;
-  l->n_outputs = (r + l->copies - 1) / l->copies;
+  l->packing = packing;
+  if (packing == CKKS_HELORA_PACKING_COMPLEX
+      && (l->copies > CKKS_HELORA_MAX_TRACE_COPIES || scales != CKKS_HELORA_SCALES_PLAIN))
+    {
+      ckks_free (l);
+      return CKKS_ERR_UNSUPPORTED;
+    }
+  l->rows_per_output = packing == CKKS_HELORA_PACKING_COMPLEX ? 2 * l->copies : l->copies;
+  l->n_outputs = (r + l->rows_per_output - 1) / l->rows_per_output;
   if (l->copies <= CKKS_HELORA_MAX_TRACE_COPIES)
     {
       CkksStatus st = layout_trace_tables (l);
@@ -150,12 +188,14 @@ ckks_helora_layout_free (CkksHeloraLayout *layout)
     return;
   ckks_free (layout->trace_w);
   ckks_free (layout->trace_re);
+  ckks_free (layout->trace_im);
   ckks_free (layout->trace_x);
   ckks_free (layout);
 }
 
 size_t ckks_helora_layout_d (const CkksHeloraLayout *l) { return l->d; }
 CkksHeloraScales ckks_helora_layout_scales (const CkksHeloraLayout *l) { return l->scales; }
+CkksHeloraPacking ckks_helora_layout_packing (const CkksHeloraLayout *l) { return l->packing; }
 unsigned ckks_helora_layout_input_bits (const CkksHeloraLayout *l) { return l->in_bits; }
 unsigned ckks_helora_layout_plain_bits (const CkksHeloraLayout *l) { return l->pt_bits; }
 size_t ckks_helora_layout_r (const CkksHeloraLayout *l) { return l->r; }
@@ -204,19 +244,33 @@ pt_words (const CkksHeloraLayout *l)
   return (l->ctx->k.fixed_has_companion ? 2 : 1) * (size_t) l->limbs * l->ctx->n;
 }
 
-/* Slots of pt[b][k]: copy t holds row b*c + t, columns of chunk k. */
+/* Copy t of @slots gets row @row of A, columns of chunk k (rows past r
+ * stay zero). */
+static void
+fill_copy (const CkksHeloraLayout *l, const float *a, size_t row, size_t t, size_t k,
+           double *slots)
+{
+  if (row >= l->r)
+    return;
+  for (size_t j = 0; j < l->chunk_len && k * l->chunk_len + j < l->d; j++)
+    slots[ckks_helora_slot (l, t, j)] = a[row * l->d + k * l->chunk_len + j];
+}
+
+/* Slots of pt[b][k]: copy t holds row b*c + t (real packing), or rows
+ * 2bc + t and 2bc + c + t as real and imaginary parts (complex). */
 static void
 fill_plan_slots (const CkksHeloraLayout *l, const float *a, size_t b, size_t k,
-                 double *slots)
+                 double *re, double *im)
 {
-  memset (slots, 0, l->ctx->slots * sizeof (double));
+  size_t first = b * l->rows_per_output;
+  memset (re, 0, l->ctx->slots * sizeof (double));
+  if (im)
+    memset (im, 0, l->ctx->slots * sizeof (double));
   for (size_t t = 0; t < l->copies; t++)
     {
-      size_t row = b * l->copies + t;
-      if (row >= l->r)
-        break;
-      for (size_t j = 0; j < l->chunk_len && k * l->chunk_len + j < l->d; j++)
-        slots[ckks_helora_slot (l, t, j)] = a[row * l->d + k * l->chunk_len + j];
+      fill_copy (l, a, first + t, t, k, re);
+      if (im)
+        fill_copy (l, a, first + l->copies + t, t, k, im);
     }
 }
 
@@ -226,16 +280,18 @@ encode_plan (CkksHeloraPlan *plan, const float *a)
   const CkksHeloraLayout *l = plan->layout;
   const CkksContext *ctx = l->ctx;
   size_t n = ctx->n, words = (size_t) l->limbs * n;
+  bool complex = l->packing == CKKS_HELORA_PACKING_COMPLEX;
   double *slots = ckks_alloc (ctx->slots * sizeof (double));
+  double *im = complex ? ckks_alloc (ctx->slots * sizeof (double)) : NULL;
   int64_t *coeffs = ckks_alloc (n * sizeof (int64_t));
   uint64_t *ntt = ckks_alloc (words * sizeof (uint64_t));
-  CkksStatus st = slots && coeffs && ntt ? CKKS_OK : CKKS_ERR_NO_MEMORY;
+  CkksStatus st = slots && coeffs && ntt && (im || !complex) ? CKKS_OK : CKKS_ERR_NO_MEMORY;
   for (size_t b = 0; st == CKKS_OK && b < l->n_outputs; b++)
     for (size_t k = 0; st == CKKS_OK && k < l->chunks; k++)
       {
         uint64_t *pt = plan->pts + (b * l->chunks + k) * pt_words (l);
-        fill_plan_slots (l, a, b, k, slots);
-        st = ckks_encode_coeffs (ctx, slots, NULL, ctx->slots, plan->scale, coeffs);
+        fill_plan_slots (l, a, b, k, slots, im);
+        st = ckks_encode_coeffs (ctx, slots, im, ctx->slots, plan->scale, coeffs);
         if (st != CKKS_OK)
           break;
         ckks_coeffs_to_ntt (ctx, coeffs, l->limbs, ntt);
@@ -244,6 +300,7 @@ encode_plan (CkksHeloraPlan *plan, const float *a)
                                 ntt + i * n, ctx->params.moduli[i], n);
       }
   ckks_free (slots);
+  ckks_free (im);
   ckks_free (coeffs);
   ckks_free (ntt);
   return st;
@@ -260,6 +317,14 @@ CkksStatus
 ckks_helora_plan_new_scaled (const CkksContext *ctx, size_t d, size_t r, const float *a,
                              CkksHeloraScales scales, CkksHeloraPlan **out)
 {
+  return ckks_helora_plan_new_packed (ctx, d, r, a, scales, CKKS_HELORA_PACKING_REAL, out);
+}
+
+CkksStatus
+ckks_helora_plan_new_packed (const CkksContext *ctx, size_t d, size_t r, const float *a,
+                             CkksHeloraScales scales, CkksHeloraPacking packing,
+                             CkksHeloraPlan **out)
+{
   if (!a || !out)
     return CKKS_ERR_INVALID_ARGUMENT;
   double amax = 0;
@@ -272,7 +337,7 @@ ckks_helora_plan_new_scaled (const CkksContext *ctx, size_t d, size_t r, const f
   CkksHeloraPlan *plan = ckks_alloc0 (sizeof *plan);
   if (!plan)
     return CKKS_ERR_NO_MEMORY;
-  CkksStatus st = ckks_helora_layout_new_scaled (ctx, d, r, scales, &plan->layout);
+  CkksStatus st = ckks_helora_layout_new_packed (ctx, d, r, scales, packing, &plan->layout);
   if (st != CKKS_OK)
     {
       ckks_free (plan);
@@ -282,6 +347,9 @@ ckks_helora_plan_new_scaled (const CkksContext *ctx, size_t d, size_t r, const f
   /* a result slot sums K chunk products of at most 1 (normalised): divide
    * by K too, so every result coefficient stays below 2^96 */
   plan->scale = ldexp (1.0, (int) l->pt_bits) / ((amax > 0 ? amax : 1.0) * (double) l->chunks);
+  /* a complex slot a + i a' is up to sqrt 2 max|A| in magnitude */
+  if (l->packing == CKKS_HELORA_PACKING_COMPLEX)
+    plan->scale *= M_SQRT1_2;
   plan->pts = ckks_alloc (l->n_outputs * l->chunks * pt_words (l) * sizeof (uint64_t));
   st = plan->pts ? encode_plan (plan, a) : CKKS_ERR_NO_MEMORY;
   if (st != CKKS_OK)
@@ -397,12 +465,12 @@ compact_one_chunk (const CkksContext *ctx, uint32_t i, const uint64_t *pt, size_
  * pads[b] is the accumulator of the first chunk's product, so the results
  * come out as pad + products in the same pass that writes them. */
 static CkksStatus
-evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs, size_t n_inputs,
-          CkksCiphertext *const *outputs, size_t n_outputs, bool compact,
-          CkksCiphertext *const *pads)
+evaluate_part (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs, size_t n_inputs,
+               CkksCiphertext *const *outputs, size_t n_outputs, size_t first, size_t count,
+               bool compact, CkksCiphertext *const *pads)
 {
   if (!plan || !inputs || !outputs || n_inputs != plan->layout->chunks
-      || n_outputs != plan->layout->n_outputs)
+      || n_outputs != plan->layout->n_outputs || first > n_outputs || count > n_outputs - first)
     return CKKS_ERR_INVALID_ARGUMENT;
   const CkksHeloraLayout *l = plan->layout;
   const CkksContext *ctx = l->ctx;
@@ -411,7 +479,7 @@ evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs, size_t n_in
   CkksStatus st = check_inputs (l, inputs);
   if (st == CKKS_OK)
     st = check_pads (l, pads, compact);
-  for (size_t b = 0; st == CKKS_OK && b < l->n_outputs; b++)
+  for (size_t b = first; st == CKKS_OK && b < first + count; b++)
     if (!outputs[b] || outputs[b]->ctx != ctx || outputs[b]->capacity < l->limbs)
       st = outputs[b] ? CKKS_ERR_MISMATCH : CKKS_ERR_INVALID_ARGUMENT;
   if (st != CKKS_OK)
@@ -420,7 +488,7 @@ evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs, size_t n_in
   uint64_t *scratch = compact ? ckks_alloc (n * sizeof (uint64_t)) : NULL;
   if (compact && !scratch)
     return CKKS_ERR_NO_MEMORY;
-  for (size_t b = 0; b < l->n_outputs; b++)
+  for (size_t b = first; b < first + count; b++)
     {
       CkksCiphertext *out = outputs[b];
       for (uint32_t i = 0; i < l->limbs; i++)
@@ -464,6 +532,23 @@ evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs, size_t n_in
     }
   ckks_free (scratch);
   return CKKS_OK;
+}
+
+static CkksStatus
+evaluate (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs, size_t n_inputs,
+          CkksCiphertext *const *outputs, size_t n_outputs, bool compact,
+          CkksCiphertext *const *pads)
+{
+  return evaluate_part (plan, inputs, n_inputs, outputs, n_outputs, 0, n_outputs, compact, pads);
+}
+
+CkksStatus
+ckks_helora_evaluate_part (const CkksHeloraPlan *plan, CkksCiphertext *const *inputs,
+                           size_t n_inputs, CkksCiphertext *const *outputs, size_t n_outputs,
+                           size_t first, size_t count)
+{
+  bool compact = plan && plan->layout->trace_w;
+  return evaluate_part (plan, inputs, n_inputs, outputs, n_outputs, first, count, compact, NULL);
 }
 
 CkksStatus

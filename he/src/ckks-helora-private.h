@@ -25,6 +25,8 @@ struct CkksHeloraLayout {
   size_t span;            /* L' = the power of two >= L */
   size_t copies;          /* c = (N/2) / L'; copy t, value i in slot t + i c */
   size_t n_outputs;       /* B */
+  CkksHeloraPacking packing;
+  size_t rows_per_output; /* c, or 2c with the complex packing */
   uint32_t limbs;
   /* Trace decryption (c <= CKKS_HELORA_MAX_TRACE_COPIES), with G = 2c:
    * trace_w[limb][kappa][beta] = N^-1 psi^(-(2 bitrev(beta) + 1) L' kappa)
@@ -32,6 +34,9 @@ struct CkksHeloraLayout {
    * cos(pi 5^t L' kappa / N) (c x G). NULL otherwise. */
   uint64_t *trace_w;
   double *trace_re;
+  /* complex packing only: trace_im[t][kappa] = sin(pi 5^t L' kappa / N),
+   * the imaginary part of the same segment sums (NULL otherwise) */
+  double *trace_im;
   /* trace_x[limb][beta] = psi^((2 bitrev(beta) + 1) L') mod q_limb: the
    * value of X^L' on NTT block beta, so a polynomial whose only non-zero
    * coefficients m_kappa sit at L' kappa has block sums

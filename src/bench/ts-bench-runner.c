@@ -395,7 +395,11 @@ run_config (const Reporter *r, const TsBenchConfig *config, const TsBenchLoaded 
     return NULL;
   result->n_modules = lm_lora_n_modules (adapter->lora);
   if (helora != NULL)
-    take_stats (helora, result);
+    {
+      take_stats (helora, result);
+      g_free (result->preset);   /* what "auto" chose */
+      result->preset = g_strdup (ts_helora_session_preset (helora));
+    }
   result->n_tokens = ts_timing_series_len (result->series);
   result->tokens_per_s = result->decode_ms > 0 ? 1000.0 * result->n_tokens / result->decode_ms : 0;
   pads_end (&pads, config->remote_url, result);

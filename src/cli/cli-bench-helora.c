@@ -38,7 +38,9 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
     { "model", 'm', 0, G_OPTION_ARG_FILENAME, &o->model, "GGUF model file", "FILE" },
     { "lora", 0, 0, G_OPTION_ARG_FILENAME, &o->lora, "LoRA adapter (GGUF file or PEFT folder)", "PATH" },
     { "remote", 0, 0, G_OPTION_ARG_STRING, &o->remote, "Also run against this evaluator", "ws://HOST:PORT" },
-    { "he-params", 0, 0, G_OPTION_ARG_STRING, &o->params, "CKKS preset (default: default)", "PRESET" },
+    { "he-params", 0, 0, G_OPTION_ARG_STRING, &o->params,
+      "CKKS preset (default: default; auto: compact, N = 4096, for inputs of up to 1024 values, "
+      "fast above)", "PRESET" },
     { "pk", 0, 0, G_OPTION_ARG_NONE, &o->public_key, "Public-key encryption instead of secret-key", NULL },
     { "private", 0, 0, G_OPTION_ARG_NONE, &o->private_mode, "Also run --remote in the adapter-private mode", NULL },
     { "private-warm", 0, 0, G_OPTION_ARG_NONE, &o->private_warm,

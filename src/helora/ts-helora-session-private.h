@@ -15,6 +15,9 @@ typedef struct {
   const LmLoraModule *lm;
   guint group;
   guint local_index;           /* local mode */
+  /* local mode: the evaluator's layout, complex-packed where it can be,
+   * which the results decrypt with (owned by the evaluator) */
+  const CkksHeloraLayout *local_layout;
   guint16 remote_index;        /* remote mode: position in the hello's list */
   CkksHeloraLayout *layout;    /* the client's view of (d, r) */
   CkksCiphertext **outputs;    /* B results, reused token after token */

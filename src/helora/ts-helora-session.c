@@ -253,8 +253,32 @@ build_local (TsHeloraSession *self, guint n_threads, GError **error)
       if (!ts_helora_local_add_module (self->local, m->lm->d_in, m->lm->rank, m->lm->a,
                                        &m->local_index, error))
         return FALSE;
+      m->local_layout = ts_helora_local_module_layout (self->local, m->local_index);
     }
   return TRUE;
+}
+
+#define TS_HELORA_AUTO_PRESET "auto"
+
+/* "auto": the smallest ring the HE standard allows for the adapter's
+ * widest input, since the encryption's cost grows with the ring and the
+ * products' does not (the results hold as many rows either way). */
+static char *
+choose_preset (const LmLora *lora, const TsHeloraOptions *options)
+{
+  const char *named = options->params_preset != NULL ? options->params_preset
+                      : options->key_pair != NULL ? options->key_pair->preset
+                      : TS_HELORA_DEFAULT_PRESET;
+  guint widest = 0;
+
+  if (g_strcmp0 (named, TS_HELORA_AUTO_PRESET) != 0)
+    return g_strdup (named);
+  if (options->key_pair != NULL)
+    return g_strdup (options->key_pair->preset);
+  for (gsize i = 0; i < lm_lora_n_modules (lora); i++)
+    widest = MAX (widest, lm_lora_module (lora, i)->d_in);
+  return g_strdup (widest <= CKKS_PRESET_COMPACT_MAX_WIDTH ? CKKS_PRESET_COMPACT
+                                                          : ckks_params_default_preset_name ());
 }
 
 TsHeloraSession *
@@ -274,9 +298,7 @@ ts_helora_session_new (const LmLora *lora, const TsHeloraOptions *options, GErro
   g_mutex_init (&self->stats_lock);
   if (self->mode == TS_HELORA_MODE_PLAIN)
     return g_steal_pointer (&self);
-  self->preset = g_strdup (options->params_preset != NULL ? options->params_preset
-                           : options->key_pair != NULL ? options->key_pair->preset
-                           : TS_HELORA_DEFAULT_PRESET);
+  self->preset = choose_preset (lora, options);
   self->ctx = ts_helora_ckks_context_new (self->preset, error);
   if (self->ctx == NULL || !make_keys (self, options, error)
       || !build_modules (self, options->private_mode ? CKKS_HELORA_SCALES_PRIVACY
@@ -370,6 +392,14 @@ ts_helora_session_backend_reason (TsHeloraSession *self)
   return self->backend_reason;
 }
 
+const char *
+ts_helora_session_preset (TsHeloraSession *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  return self->preset;
+}
+
 const GError *
 ts_helora_session_last_error (TsHeloraSession *self)
 {
@@ -395,44 +425,47 @@ _ts_helora_session_encrypt_row (TsHeloraSession *self, SessionGroup *g, const fl
   return ts_helora_ckks_check (st, "Encrypting h", error);
 }
 
-static gboolean
-evaluate_local (TsHeloraSession *self, SessionGroup *g, GError **error)
+/* row · v in double, in eight independent sums: the measurement runs after
+ * every HE row of the chat, and one serial chain of adds made it cost a
+ * third of the HE products themselves. */
+static double
+dot_f32_f64 (const float *row, const double *v, guint n)
 {
-  guint n = g->members->len;
-  g_autofree guint *indices = g_new (guint, n);
-  g_autofree CkksCiphertext ***outputs = g_new (CkksCiphertext **, n);
+  double acc[8] = { 0 };
+  guint j = 0;
 
-  for (guint i = 0; i < n; i++)
-    {
-      SessionModule *m = &g_array_index (self->modules, SessionModule,
-                                         g_array_index (g->members, guint, i));
-      indices[i] = m->local_index;
-      outputs[i] = m->outputs;
-    }
-  return ts_helora_local_evaluate (self->local, indices, n, g->inputs, outputs, error);
+  for (; j + 8 <= n; j += 8)
+    for (guint l = 0; l < 8; l++)
+      acc[l] += (double) row[j + l] * v[j + l];
+  for (; j < n; j++)
+    acc[0] += (double) row[j] * v[j];
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
-/* Δ = scale·B·u for the HE u and for u computed in plaintext from A and h. */
+/* Δ = scale·B·u for the HE u and for u computed in plaintext from A and h:
+ * the error as B·(u_he − u_ref), one pass over B for it and one for Δ. */
 static void
 track_error (TsHeloraSession *self, const SessionModule *m, const float *h, const float *u)
 {
   const LmLoraModule *lm = m->lm;
-  g_autofree double *u_ref = g_new0 (double, lm->rank);
+  g_autofree double *h64 = g_new (double, lm->d_in);
+  g_autofree double *u_diff = g_new (double, lm->rank);
+  g_autofree double *u_ref = g_new (double, lm->rank);
   double max_err = 0, max_plain = 0;
 
+  for (guint j = 0; j < lm->d_in; j++)
+    h64[j] = h[j];
   for (guint i = 0; i < lm->rank; i++)
-    for (guint j = 0; j < lm->d_in; j++)
-      u_ref[i] += (double) lm->a[(gsize) i * lm->d_in + j] * h[j];
+    {
+      u_ref[i] = dot_f32_f64 (lm->a + (gsize) i * lm->d_in, h64, lm->d_in);
+      u_diff[i] = (double) u[i] - u_ref[i];
+    }
   for (guint o = 0; o < lm->d_out; o++)
     {
-      double he = 0, plain = 0;
-      for (guint i = 0; i < lm->rank; i++)
-        {
-          he += (double) lm->b[(gsize) o * lm->rank + i] * u[i];
-          plain += (double) lm->b[(gsize) o * lm->rank + i] * u_ref[i];
-        }
-      max_err = fmax (max_err, fabs (lm->scale * (he - plain)));
-      max_plain = fmax (max_plain, fabs (lm->scale * plain));
+      const float *b_row = lm->b + (gsize) o * lm->rank;
+
+      max_err = MAX (max_err, fabs (lm->scale * dot_f32_f64 (b_row, u_diff, lm->rank)));
+      max_plain = MAX (max_plain, fabs (lm->scale * dot_f32_f64 (b_row, u_ref, lm->rank)));
     }
   g_mutex_lock (&self->stats_lock);
   self->stats.max_abs_delta_error = fmax (self->stats.max_abs_delta_error, max_err);
@@ -500,9 +533,11 @@ _ts_helora_session_count_local_bytes (TsHeloraSession *self, SessionGroup *g)
     {
       SessionModule *m = &g_array_index (self->modules, SessionModule,
                                          g_array_index (g->members, guint, i));
-      gsize compact = ckks_helora_result_serialized_size (m->layout);
+      const CkksHeloraLayout *layout = m->local_layout != NULL ? m->local_layout : m->layout;
+      gsize compact = ckks_helora_result_serialized_size (layout);
+      gsize n_results = ckks_helora_layout_n_outputs (layout);
 
-      for (guint k = 0; k < m->n_outputs; k++)
+      for (guint k = 0; k < n_results; k++)
         down += compact > 0 ? compact : ckks_ciphertext_serialized_size (m->outputs[k]);
     }
   g_mutex_lock (&self->stats_lock);
@@ -511,24 +546,107 @@ _ts_helora_session_count_local_bytes (TsHeloraSession *self, SessionGroup *g)
   g_mutex_unlock (&self->stats_lock);
 }
 
-/* Local mode: encrypt, evaluate on the pool, decrypt, one row at a time. */
+/* One local row's products and decryptions, spread over the evaluator's
+ * threads: each thread decrypts the results it has just evaluated. */
+typedef struct {
+  TsHeloraSession *self;
+  SessionGroup *g;
+  double h_factor;
+  GMutex lock;
+  double eval_ms, decrypt_ms;   /* summed over the threads */
+} LocalRow;
+
+static double
+local_row_now_ms (gpointer user_data)
+{
+  LocalRow *row = user_data;
+
+  return now_ms (row->self);
+}
+
+static CkksStatus
+local_row_ready (guint i, guint b, CkksCiphertext *const *results, guint n_results,
+                 double eval_ms, gpointer user_data)
+{
+  LocalRow *row = user_data;
+  SessionModule *m = &g_array_index (row->self->modules, SessionModule,
+                                     g_array_index (row->g->members, guint, i));
+  double t0 = now_ms (row->self);
+  CkksStatus st = ckks_helora_decrypt_part (m->local_layout, row->self->sk, results, n_results, b, 1,
+                                            row->h_factor, m->u_row);
+  double decrypt_ms = now_ms (row->self) - t0;
+
+  g_mutex_lock (&row->lock);
+  row->eval_ms += eval_ms;
+  row->decrypt_ms += decrypt_ms;
+  g_mutex_unlock (&row->lock);
+  return st;
+}
+
+static gboolean
+evaluate_decrypt_local (TsHeloraSession *self, LocalRow *row, GError **error)
+{
+  SessionGroup *g = row->g;
+  guint n = g->members->len;
+  g_autofree guint *indices = g_new (guint, n);
+  TsHeloraLocalResults results = { local_row_now_ms, local_row_ready, row };
+
+  for (guint i = 0; i < n; i++)
+    {
+      SessionModule *m = &g_array_index (self->modules, SessionModule,
+                                         g_array_index (g->members, guint, i));
+      indices[i] = m->local_index;
+    }
+  return ts_helora_local_evaluate (self->local, indices, n, g->inputs, &results, error);
+}
+
+/* The stages of a row whose products and decryptions overlapped on several
+ * threads: their CPU times on the thread clock; on the wall clock, the
+ * wall time of the two together, shared out in proportion to those sums. */
+static void
+add_local_row_timings (TsHeloraSession *self, const LmLoraHookCall *call, const LocalRow *row,
+                       double wall_ms)
+{
+  double busy = row->eval_ms + row->decrypt_ms;
+  double eval_share = busy > 0 ? row->eval_ms / busy : 0.5;
+
+  if (self->thread_clock)
+    {
+      lm_timings_add (call->timings, LM_STAGE_EVALUATE, row->eval_ms);
+      lm_timings_add (call->timings, LM_STAGE_DECRYPT, row->decrypt_ms);
+      return;
+    }
+  lm_timings_add (call->timings, LM_STAGE_EVALUATE, wall_ms * eval_share);
+  lm_timings_add (call->timings, LM_STAGE_DECRYPT, wall_ms * (1 - eval_share));
+}
+
+/* Local mode: encrypt, then evaluate and decrypt on the pool, one row at a time. */
 static gboolean
 compute_row_local (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call,
                    guint row, const float *h, GError **error)
 {
-  double h_factor = 1, t0 = now_ms (self), t1, t2;
+  LocalRow local = { self, g, 1 };
+  double t0 = now_ms (self), t1;
+  gboolean ok;
 
-  if (!_ts_helora_session_encrypt_row (self, g, h, &h_factor, error))
+  if (!_ts_helora_session_encrypt_row (self, g, h, &local.h_factor, error))
     return FALSE;
   t1 = now_ms (self);
   lm_timings_add (call->timings, LM_STAGE_ENCRYPT, t1 - t0);
-  if (!evaluate_local (self, g, error))
+  g_mutex_init (&local.lock);
+  ok = evaluate_decrypt_local (self, &local, error);
+  g_mutex_clear (&local.lock);
+  if (!ok)
     return FALSE;
-  t2 = now_ms (self);
-  lm_timings_add (call->timings, LM_STAGE_EVALUATE, t2 - t1);
-  if (!_ts_helora_session_decrypt_row (self, g, row, h_factor, error))
-    return FALSE;
-  lm_timings_add (call->timings, LM_STAGE_DECRYPT, now_ms (self) - t2);
+  add_local_row_timings (self, call, &local, now_ms (self) - t1);
+  for (guint i = 0; i < g->members->len; i++)
+    {
+      SessionModule *m = &g_array_index (self->modules, SessionModule,
+                                         g_array_index (g->members, guint, i));
+      float *u = m->u + (gsize) row * m->lm->rank;
+      for (guint k = 0; k < m->lm->rank; k++)
+        u[k] = (float) m->u_row[k];
+    }
   _ts_helora_session_count_local_bytes (self, g);
   return TRUE;
 }

@@ -59,7 +59,10 @@ typedef struct {
   /* Local mode: CPU, GPU or auto (0, the default). Others ignore it. */
   TsHeloraBackend backend;
   const char *remote_url;      /* remote: ws://HOST:PORT[/v1/helora] */
-  const char *params_preset;   /* CKKS preset; NULL: "default" */
+  /* CKKS preset; NULL: "default". "auto": "compact" (N = 4096) when every
+   * adapted module reads at most 1024 values, "fast" otherwise; with a
+   * key_pair, the key's preset. */
+  const char *params_preset;
   gboolean public_key;         /* encrypt with a public key instead of sk */
   guint n_threads;             /* local evaluator threads (0: 1) */
   const char *adapter_path;    /* remote: the adapter file or PEFT folder (id and hash) */
@@ -183,6 +186,9 @@ TsHeloraBackend ts_helora_session_backend (TsHeloraSession *self);
  * computer without an NVIDIA driver (no GPU to explain). Owned by the
  * session. */
 const char *ts_helora_session_backend_reason (TsHeloraSession *self);
+/* The CKKS preset the session runs (the one "auto" resolved to); NULL in
+ * plain mode. */
+const char *ts_helora_session_preset (TsHeloraSession *self);
 
 /* Why the last hook call failed (the engine only says LM_ERR_HOOK); NULL if none. */
 const GError *ts_helora_session_last_error (TsHeloraSession *self);

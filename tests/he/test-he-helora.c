@@ -317,6 +317,170 @@ test_compact_matches_full (void)
   ckks_context_free (ctx);
 }
 
+/* The complex packing (two rows of A per copy) against a double-precision
+ * schoolbook A h: half the results of the real packing, u as precise
+ * (relative to max|A| max|h| d), the compact and full evaluations alike,
+ * for the real model's width (d = 896, r = 16), an odd rank, and h in
+ * several chunks, on the compact (N = 4096), fast and default rings;
+ * refused where the layout decodes in full (d = 3: over 64 copies) or for
+ * the private scales. */
+static void
+test_complex_packing (void)
+{
+  const char *presets[] = { CKKS_PRESET_COMPACT, "fast", "default" };
+  const size_t ds[] = { 896, 2048, 20000 }, rs[] = { 16, 7, 5 };
+  for (size_t pi = 0; pi < G_N_ELEMENTS (presets); pi++)
+    {
+      CkksContext *ctx = he_test_context (presets[pi], CKKS_BACKEND_AUTO);
+      CkksSecretKey *sk;
+      g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
+      for (size_t di = 0; di < G_N_ELEMENTS (ds); di++)
+        {
+          size_t d = ds[di], r = rs[di];
+          float *a = he_test_random_floats (rng, r * d, 0.1), *h = he_test_random_floats (rng, d, 3.0);
+          CkksHeloraPlan *plan, *real_plan;
+          g_assert_cmpint (ckks_helora_plan_new_packed (ctx, d, r, a, CKKS_HELORA_SCALES_PLAIN,
+                                                        CKKS_HELORA_PACKING_COMPLEX, &plan), ==, CKKS_OK);
+          g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, a, &real_plan), ==, CKKS_OK);
+          const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
+          const CkksHeloraLayout *rl = ckks_helora_plan_layout (real_plan);
+          size_t k = ckks_helora_layout_n_inputs (l), b = ckks_helora_layout_n_outputs (l);
+          size_t c = ckks_helora_layout_copies (l);
+          g_assert_cmpint (ckks_helora_layout_packing (l), ==, CKKS_HELORA_PACKING_COMPLEX);
+          g_assert_cmpuint (b, ==, (r + 2 * c - 1) / (2 * c));
+          g_assert_cmpuint (ckks_helora_layout_n_outputs (rl), ==, (r + c - 1) / c);
+          CkksCiphertext **in, **full, **compact;
+          double factor, u_full[16], u_compact[16], u_real[16], ref[16];
+          g_assert_cmpint (ckks_helora_ciphertexts_new (l, k, &in), ==, CKKS_OK);
+          g_assert_cmpint (ckks_helora_ciphertexts_new (rl, ckks_helora_layout_n_outputs (rl), &full),
+                           ==, CKKS_OK);
+          g_assert_cmpint (ckks_helora_ciphertexts_new (l, b, &compact), ==, CKKS_OK);
+          /* the same input ciphertexts serve both packings */
+          g_assert_cmpint (ckks_helora_encrypt_sk (rl, sk, h, in, k, &factor), ==, CKKS_OK);
+          g_assert_cmpint (ckks_helora_evaluate (real_plan, in, k, full,
+                                                 ckks_helora_layout_n_outputs (rl)), ==, CKKS_OK);
+          g_assert_cmpint (ckks_helora_decrypt (rl, sk, full, ckks_helora_layout_n_outputs (rl),
+                                                factor, u_real), ==, CKKS_OK);
+          g_assert_cmpint (ckks_helora_evaluate (plan, in, k, full, b), ==, CKKS_OK);
+          g_assert_cmpint (ckks_helora_evaluate_compact (plan, in, k, compact, b), ==, CKKS_OK);
+          g_assert_cmpint (ckks_helora_decrypt (l, sk, full, b, factor, u_full), ==, CKKS_OK);
+          g_assert_cmpint (ckks_helora_decrypt (l, sk, compact, b, factor, u_compact), ==, CKKS_OK);
+          g_assert_cmpmem (u_full, r * 8, u_compact, r * 8);
+          he_test_plain_product (a, h, d, r, ref);
+          double amax = 0, hmax = 0;
+          for (size_t i = 0; i < r * d; i++)
+            amax = fmax (amax, fabs (a[i]));
+          for (size_t j = 0; j < d; j++)
+            hmax = fmax (hmax, fabs (h[j]));
+          double bound = amax * hmax * (double) d;
+          double err = he_test_max_abs_diff (u_compact, ref, r) / bound;
+          double err_real = he_test_max_abs_diff (u_real, ref, r) / bound;
+          g_test_message ("%s d=%zu r=%zu: relative error complex %.2e, real %.2e", presets[pi], d,
+                          r, err, err_real);
+          /* both ~1e-14 here: CKKS noise far below the float inputs' own */
+          g_assert_cmpfloat (err, <=, 1e-12);
+          g_assert_cmpfloat (err_real, <=, 1e-12);
+          ckks_helora_ciphertexts_free (in, k);
+          ckks_helora_ciphertexts_free (full, ckks_helora_layout_n_outputs (rl));
+          ckks_helora_ciphertexts_free (compact, b);
+          ckks_helora_plan_free (plan);
+          ckks_helora_plan_free (real_plan);
+          g_free (a); g_free (h);
+        }
+      CkksHeloraLayout *refused = NULL;
+      g_assert_cmpint (ckks_helora_layout_new_packed (ctx, 3, 4, CKKS_HELORA_SCALES_PLAIN,
+                                                      CKKS_HELORA_PACKING_COMPLEX, &refused),
+                       ==, CKKS_ERR_UNSUPPORTED);
+      g_assert_cmpint (ckks_helora_layout_new_packed (ctx, 896, 4, CKKS_HELORA_SCALES_PRIVACY,
+                                                      CKKS_HELORA_PACKING_COMPLEX, &refused),
+                       ==, CKKS_ERR_UNSUPPORTED);
+      g_assert_cmpint (ckks_helora_layout_new_packed (ctx, 896, 4, CKKS_HELORA_SCALES_PLAIN,
+                                                      (CkksHeloraPacking) 7, &refused),
+                       ==, CKKS_ERR_INVALID_ARGUMENT);
+      g_assert_null (refused);
+      ckks_secret_key_free (sk);
+      ckks_context_free (ctx);
+    }
+}
+
+/* Results [first, first + count) of one token, evaluated and decrypted on a
+ * thread of their own. */
+typedef struct {
+  const CkksHeloraPlan *plan;
+  const CkksSecretKey *sk;
+  CkksCiphertext **in, **out;
+  size_t first, count;
+  double factor, *u;
+} PartJob;
+
+static gpointer
+run_part_job (gpointer data)
+{
+  PartJob *job = data;
+  const CkksHeloraLayout *l = ckks_helora_plan_layout (job->plan);
+  size_t k = ckks_helora_layout_n_inputs (l), b = ckks_helora_layout_n_outputs (l);
+  g_assert_cmpint (ckks_helora_evaluate_part (job->plan, job->in, k, job->out, b, job->first,
+                                              job->count), ==, CKKS_OK);
+  g_assert_cmpint (ckks_helora_decrypt_part (l, job->sk, job->out, b, job->first, job->count,
+                                             job->factor, job->u), ==, CKKS_OK);
+  return NULL;
+}
+
+/* Disjoint parts of the results, each evaluated and decrypted on its own
+ * thread, give u bit for bit as one whole evaluation and decryption, for
+ * trace-decrypted (d = 896, the real model's width) and fully decoded
+ * (d = 20: 128 copies) layouts; a part past B is refused. */
+static void
+test_parts_match_whole (void)
+{
+  CkksContext *ctx = he_test_context ("fast", CKKS_BACKEND_AUTO);
+  CkksSecretKey *sk;
+  g_assert_cmpint (ckks_secret_key_new (ctx, &sk), ==, CKKS_OK);
+  const size_t ds[] = { 896, 20 }, rs[] = { 16, 200 };
+  for (size_t di = 0; di < G_N_ELEMENTS (ds); di++)
+    {
+      size_t d = ds[di], r = rs[di];
+      float *a = he_test_random_floats (rng, r * d, 0.1), *h = he_test_random_floats (rng, d, 1.0);
+      CkksHeloraPlan *plan;
+      g_assert_cmpint (ckks_helora_plan_new (ctx, d, r, a, &plan), ==, CKKS_OK);
+      const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
+      size_t k = ckks_helora_layout_n_inputs (l), b = ckks_helora_layout_n_outputs (l);
+      g_assert_cmpuint (b, >=, 2);
+      CkksCiphertext **in, **whole, **parts;
+      double factor, u_whole[200], u_parts[200], ref[200];
+      g_assert_cmpint (ckks_helora_ciphertexts_new (l, k, &in), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_ciphertexts_new (l, b, &whole), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_ciphertexts_new (l, b, &parts), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_encrypt_sk (l, sk, h, in, k, &factor), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_evaluate (plan, in, k, whole, b), ==, CKKS_OK);
+      g_assert_cmpint (ckks_helora_decrypt (l, sk, whole, b, factor, u_whole), ==, CKKS_OK);
+      PartJob jobs[2] = {
+        { plan, sk, in, parts, 0, b / 2, factor, u_parts },
+        { plan, sk, in, parts, b / 2, b - b / 2, factor, u_parts },
+      };
+      GThread *other = g_thread_new ("part", run_part_job, &jobs[1]);
+      run_part_job (&jobs[0]);
+      g_thread_join (other);
+      g_assert_cmpmem (u_whole, r * 8, u_parts, r * 8);
+      he_test_plain_product (a, h, d, r, ref);
+      g_assert_cmpfloat (he_test_max_abs_diff (u_parts, ref, r), <=, 1e-6);
+      g_assert_cmpint (ckks_helora_evaluate_part (plan, in, k, parts, b, b, 1), ==,
+                       CKKS_ERR_INVALID_ARGUMENT);
+      g_assert_cmpint (ckks_helora_evaluate_part (plan, in, k, parts, b, 1, b), ==,
+                       CKKS_ERR_INVALID_ARGUMENT);
+      g_assert_cmpint (ckks_helora_decrypt_part (l, sk, parts, b, b - 1, 2, factor, u_parts), ==,
+                       CKKS_ERR_INVALID_ARGUMENT);
+      g_assert_cmpint (ckks_helora_evaluate_part (plan, in, k, parts, b, b, 0), ==, CKKS_OK);
+      ckks_helora_ciphertexts_free (in, k);
+      ckks_helora_ciphertexts_free (whole, b);
+      ckks_helora_ciphertexts_free (parts, b);
+      ckks_helora_plan_free (plan);
+      g_free (a); g_free (h);
+    }
+  ckks_secret_key_free (sk);
+  ckks_context_free (ctx);
+}
+
 /* The SIMD evaluation equals the scalar one bit for bit on the same input. */
 static void
 test_evaluate_simd_matches_scalar (void)
@@ -585,6 +749,8 @@ main (int argc, char **argv)
   g_test_add_func ("/he/helora/simd-matches-scalar", test_evaluate_simd_matches_scalar);
   g_test_add_func ("/he/helora/avx2-end-to-end", test_avx2_end_to_end);
   g_test_add_func ("/he/helora/compact-matches-full", test_compact_matches_full);
+  g_test_add_func ("/he/helora/parts-match-whole", test_parts_match_whole);
+  g_test_add_func ("/he/helora/complex-packing", test_complex_packing);
   g_test_add_func ("/he/helora/bad-arguments", test_bad_arguments);
   g_test_add_func ("/he/helora/threads", test_threads_share_plan);
   int rc = g_test_run ();

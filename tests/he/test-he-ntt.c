@@ -1,6 +1,8 @@
 /* test-he-ntt.c: modular arithmetic, primes and the negacyclic NTT against
  * schoolbook references.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <math.h>
+
 #include <glib.h>
 
 #include "ckks-internal.h"
@@ -109,6 +111,43 @@ test_security_bound (void)
       g_test_message ("preset %s: N = %u, log2 Q = %.2f", *name, 1u << p.log_n,
                       ckks_params_log2_q (&p));
     }
+}
+
+/* The HE-LoRA ring for narrow models against the HE Standard's table
+ * (128-bit security, ternary secret: log2 Q <= 109 at N = 4096), written
+ * out here rather than read from the library: N = 4096, two distinct
+ * primes of exactly 50 bits (below 2^50 for the IFMA and AVX2 paths),
+ * q = 1 mod 2N, log2 Q within 109 bits and above the 99 an HE-LoRA product
+ * needs; one more such prime would break the bound and is refused. */
+static void
+test_compact_preset (void)
+{
+  CkksParams p;
+  g_assert_cmpint (ckks_params_preset (CKKS_PRESET_COMPACT, &p), ==, CKKS_OK);
+  g_assert_cmpuint (p.log_n, ==, 12);
+  g_assert_cmpuint (p.n_moduli, ==, 2);
+  double log2_q = 0;
+  for (uint32_t i = 0; i < p.n_moduli; i++)
+    {
+      uint64_t q = p.moduli[i];
+      g_assert_true (ckks_is_prime (q));
+      g_assert_cmpuint (q % 8192, ==, 1);
+      g_assert_cmpuint (q >> 49, ==, 1);
+      log2_q += log2 ((double) q);
+    }
+  g_assert_cmpuint (p.moduli[0], !=, p.moduli[1]);
+  g_assert_cmpfloat (log2_q, <=, 109.0);
+  g_assert_cmpfloat (log2_q, >=, 99.0);
+  g_assert_cmpint (ckks_params_validate (&p), ==, CKKS_OK);
+  g_test_message ("preset %s: N = 4096, log2 Q = %.3f", CKKS_PRESET_COMPACT, log2_q);
+  CkksContext *ctx = NULL;
+  g_assert_cmpint (ckks_context_new (&p, &ctx), ==, CKKS_OK);
+  ckks_context_free (ctx);
+  const unsigned three[] = { 50, 50, 50 };                  /* ~150 > 109 */
+  g_assert_cmpint (ckks_params_generate (12, three, 3, &p), ==, CKKS_ERR_INSECURE_PARAMETERS);
+  /* not one of the general presets: nothing else fits in its 100 bits */
+  for (const char *const *name = ckks_params_preset_names (); *name; name++)
+    g_assert_cmpstr (*name, !=, CKKS_PRESET_COMPACT);
 }
 
 /* c = a * b in Z_q[X]/(X^n + 1), schoolbook. */
@@ -610,6 +649,7 @@ main (int argc, char **argv)
   g_test_add_func ("/he/arith/modular", test_modarith);
   g_test_add_func ("/he/arith/primes", test_primes);
   g_test_add_func ("/he/params/security-bound", test_security_bound);
+  g_test_add_func ("/he/params/compact-preset", test_compact_preset);
   g_test_add_func ("/he/ntt/schoolbook", test_ntt_schoolbook);
   g_test_add_func ("/he/ntt/simd-matches-scalar", test_ntt_simd_matches_scalar);
   g_test_add_func ("/he/ntt/avx2-matches-scalar", test_ntt_avx2_matches_scalar);

@@ -73,6 +73,30 @@ test_local_pk (void)
   check_local (TRUE);
 }
 
+/* "auto" picks the N = 4096 ring for the golden adapter (every module
+ * reads at most 1024 values), says so, and still gives the plaintext
+ * adapter's tokens with the same precision. */
+static void
+test_auto_preset (void)
+{
+  TsHeloraOptions options = { .mode = TS_HELORA_MODE_LOCAL, .params_preset = "auto",
+                              .track_error = TRUE, .n_threads = 2 };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TsHeloraSession) helora = ts_helora_session_new (golden.lora, &options, &error);
+  g_autofree gint32 *tokens = NULL;
+  TsHeloraStats stats;
+
+  g_assert_no_error (error);
+  for (gsize i = 0; i < lm_lora_n_modules (golden.lora); i++)
+    g_assert_cmpuint (lm_lora_module (golden.lora, i)->d_in, <=, 1024);
+  g_assert_cmpstr (ts_helora_session_preset (helora), ==, CKKS_PRESET_COMPACT);
+  tokens = golden_greedy (&golden, helora);
+  g_assert_cmpmem (tokens, GOLDEN_STEPS * 4, golden.lora_greedy, GOLDEN_STEPS * 4);
+  ts_helora_session_get_stats (helora, &stats);
+  g_assert_cmpfloat (stats.max_abs_delta_plain, >, 0.01);
+  g_assert_cmpfloat (stats.max_abs_delta_error, <, 1e-6 * stats.max_abs_delta_plain);
+}
+
 /* Results decrypted under another client's key are garbage. */
 static void
 test_swapped_keys (void)
@@ -267,6 +291,7 @@ main (int argc, char **argv)
   g_test_add_func ("/helora/session/plain-matches-golden", test_plain_matches_golden);
   g_test_add_func ("/helora/session/local-sk", test_local_sk);
   g_test_add_func ("/helora/session/local-pk", test_local_pk);
+  g_test_add_func ("/helora/session/auto-preset", test_auto_preset);
   g_test_add_func ("/helora/session/swapped-keys", test_swapped_keys);
   g_test_add_func ("/helora/session/sealed-key", test_sealed_key);
   g_test_add_func ("/helora/session/shared-encryption", test_shared_encryption);
