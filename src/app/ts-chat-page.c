@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib/gi18n.h>
 
+#include "ckks-gpu.h"
 #include "ts-chat-page-private.h"
 #include "ts-chat-panes.h"
 
@@ -209,6 +210,13 @@ build_request (TsChatPage *self, const char *adapter_path)
   r->n_threads = threads > 0 ? threads : MAX (g_get_num_processors () / 2, 1);
   r->he_mode = he_mode_from_settings (settings);
   r->he_preset = g_strdup (ts_settings_get_ckks_preset_name (settings));
+  /* Automatic, with the evaluator in this process: the smallest ring the
+   * HE standard allows for the adapter (the compact one for inputs of at
+   * most 1024 values, the encrypted pane's fastest, on the CPU); a remote
+   * evaluator and the GPU get the default ring they are sure to take. */
+  if (r->he_preset == NULL && g_str_equal (r->he_mode, "local")
+      && (!ts_settings_get_use_gpu (settings) || !ckks_gpu_available (NULL, 0)))
+    r->he_preset = g_strdup ("auto");
   r->he_backend = ts_settings_get_use_gpu (settings) ? TS_HELORA_BACKEND_AUTO
                                                      : TS_HELORA_BACKEND_CPU;
   r->adapter_path = g_strdup (adapter_path);

@@ -847,7 +847,7 @@ job_run (TsGenerationJob *self, GError **error)
   if (self->helora != NULL)
     fingerprint = self->request->he_key_fingerprint != NULL
       ? g_strdup (self->request->he_key_fingerprint)
-      : params_fingerprint (self->request->he_preset);
+      : params_fingerprint (ts_helora_session_preset (self->helora));
   started.key_fingerprint = fingerprint;
   started.turns_left_out = self->turns_left_out;
   started.max_tokens = self->max_tokens;

@@ -5,8 +5,10 @@
  */
 #include <string.h>
 
+#include "ckks-params.h"
 #include "ts-generation-cache.h"
 #include "ts-generation.h"
+#include "ts-helora-ckks.h"
 #include "ts-test-util.h"
 
 #define N_TOKENS 12
@@ -20,6 +22,7 @@ typedef struct {
 typedef struct {
   GArray *ids;
   GString *text;
+  char *fingerprint;      /* STARTED's key fingerprint */
   guint prompt_tokens, reused_tokens;
   gboolean done;
   GError *error;
@@ -34,6 +37,7 @@ reply_cb (TsGenerationJob *job, const TsGenerationEvent *event, gpointer data)
     {
       r->prompt_tokens = event->prompt_tokens;
       r->reused_tokens = event->reused_tokens;
+      r->fingerprint = g_strdup (event->key_fingerprint);
     }
   else if (event->kind == TS_GENERATION_EVENT_TOKEN)
     {
@@ -80,6 +84,7 @@ run (TsGenerationModel *model, const TsGenerationRequest *request, TsGenerationC
 static void
 reply_clear (Reply *r)
 {
+  g_free (r->fingerprint);
   g_array_unref (r->ids);
   g_string_free (r->text, TRUE);
 }
@@ -215,6 +220,49 @@ test_failed_reply_keeps_nothing (void)
   ts_generation_model_unref (model);
 }
 
+/* Hex SHA-256 of preset @name's parameters, from the CKKS engine itself. */
+static char *
+preset_fingerprint (const char *name)
+{
+  g_autoptr (GError) error = NULL;
+  CkksContext *ctx = ts_helora_ckks_context_new (name, &error);
+  GString *hex = g_string_new (NULL);
+
+  g_assert_no_error (error);
+  for (int i = 0; i < 32; i++)
+    g_string_append_printf (hex, "%02x", ckks_context_fingerprint (ctx)[i]);
+  ckks_context_free (ctx);
+  return g_string_free (hex, FALSE);
+}
+
+/* The "auto" preset (the chat's Automatic, local evaluator) runs an adapter
+ * whose inputs are at most 1024 wide on the compact ring, and the reply
+ * says so with that ring's fingerprint (the lock badge's); a named preset
+ * keeps its own. */
+static void
+test_auto_preset_fingerprint (void)
+{
+  Case he = { "hf/qwen2/qwen2.gguf", "hf/qwen2/lora/qwen2-lora.gguf", "local" };
+  TsGenerationModel *model = load (&he);
+  const char *turns[] = { "What is a savings account?", NULL };
+  g_autoptr (TsGenerationRequest) r_auto = request_for (&he, turns);
+  g_autoptr (TsGenerationRequest) r_fast = request_for (&he, turns);
+  g_autofree char *compact = preset_fingerprint (CKKS_PRESET_COMPACT);
+  g_autofree char *fast = preset_fingerprint ("fast");
+  Reply r;
+
+  g_free (r_auto->he_preset);
+  r_auto->he_preset = g_strdup ("auto");
+  run (model, r_auto, NULL, &r);
+  g_assert_cmpstr (r.fingerprint, ==, compact);
+  reply_clear (&r);
+  run (model, r_fast, NULL, &r);
+  g_assert_cmpstr (r.fingerprint, ==, fast);
+  g_assert_cmpstr (compact, !=, fast);
+  reply_clear (&r);
+  ts_generation_model_unref (model);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -237,5 +285,6 @@ main (int argc, char **argv)
                    test_other_computation_starts_afresh);
   g_test_add_func ("/generation-cache/failed-reply-keeps-nothing",
                    test_failed_reply_keeps_nothing);
+  g_test_add_func ("/generation-cache/auto-preset-fingerprint", test_auto_preset_fingerprint);
   return g_test_run ();
 }

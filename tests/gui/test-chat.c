@@ -534,9 +534,13 @@ test_saved_while_streaming (void)
   g_autofree char *path = ts_history_default_path ();
   StreamWatch watch = { page, ts_history_open (path, NULL), NULL };
 
+  GSettings *settings = ts_settings_get_gsettings (ts_application_get_settings (app));
+
   g_assert_nonnull (watch.history);
-  /* saves every 20 ms, so that even a fast machine is still streaming the
-   * 200 tokens when the first save lands */
+  /* saves every 20 ms, and the HE pane on the widest ring (the slowest),
+   * so that even a fast machine is still streaming the 200 tokens when the
+   * first save lands */
+  g_settings_set_string (settings, "ckks-preset", "n32768");
   g_object_set (page, "max-tokens", 200, "save-interval", 20, NULL);
   ts_chat_page_set_prompt (page, PROMPT);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "chat.send", NULL));
@@ -546,6 +550,7 @@ test_saved_while_streaming (void)
                                    watch.seen));
   gtk_widget_activate_action (GTK_WIDGET (page), "chat.stop", NULL);
   wait_until (page_idle, page, "both panes to stop");
+  g_settings_reset (settings, "ckks-preset");
   ts_history_close (watch.history);
   g_free (watch.seen);
   quit_app (app);
