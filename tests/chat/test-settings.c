@@ -158,6 +158,7 @@ test_conversation_defaults (void)
   g_autoptr (TsSettings) settings = ts_settings_new (gsettings);
   g_autoptr (TsConversationSettings) builtin = ts_conversation_settings_new ();
   g_autoptr (TsConversationSettings) defaults = ts_settings_get_conversation_defaults (settings);
+  g_autofree char *system_prompt = NULL;
 
   g_assert_true (ts_conversation_settings_equal (defaults, builtin));
   g_settings_set_string (gsettings, "chat-system-prompt", "Be brief.");
@@ -179,7 +180,8 @@ test_conversation_defaults (void)
   g_assert_cmpfloat (g_settings_get_double (gsettings, "chat-min-p"), ==, 0.2);
   g_assert_cmpfloat (g_settings_get_double (gsettings, "chat-repeat-penalty"), ==, 1.3);
   g_assert_cmpfloat (g_settings_get_double (gsettings, "chat-top-p"), ==, 0.5);
-  g_assert_cmpstr (g_settings_get_string (gsettings, "chat-system-prompt"), ==, "");
+  system_prompt = g_settings_get_string (gsettings, "chat-system-prompt");
+  g_assert_cmpstr (system_prompt, ==, "");
   g_assert_cmpint (g_settings_get_int (gsettings, "chat-seed"), ==, 0);
 }
 
