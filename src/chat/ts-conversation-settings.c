@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "ts-conversation-settings.h"
+#include "ts-generation.h"
 #include "ts-json-builder.h"
 
 G_DEFINE_QUARK (ts-conversation-settings-error-quark, ts_conversation_settings_error)
@@ -44,10 +45,10 @@ ts_conversation_settings_new (void)
 
   s->system_prompt = g_strdup ("");
   s->temperature = 0;
-  s->top_k = 40;
-  s->top_p = 1;
-  s->min_p = 0.05;
-  s->repeat_penalty = 1;
+  s->top_k = TS_SAMPLING_DEFAULT_TOP_K;
+  s->top_p = TS_SAMPLING_DEFAULT_TOP_P;
+  s->min_p = TS_SAMPLING_DEFAULT_MIN_P;
+  s->repeat_penalty = TS_SAMPLING_DEFAULT_REPEAT_PENALTY;
   s->seed = 0;
   s->context_length = 0;
   return s;

@@ -260,10 +260,10 @@ ts_generation_request_new (void)
   TsGenerationRequest *request = g_new0 (TsGenerationRequest, 1);
 
   request->turns = g_ptr_array_new_with_free_func (g_free);
-  request->top_p = 1.0;
-  request->top_k = 40;
-  request->min_p = 0.05;
-  request->repeat_penalty = 1.0;
+  request->top_p = TS_SAMPLING_DEFAULT_TOP_P;
+  request->top_k = TS_SAMPLING_DEFAULT_TOP_K;
+  request->min_p = TS_SAMPLING_DEFAULT_MIN_P;
+  request->repeat_penalty = TS_SAMPLING_DEFAULT_REPEAT_PENALTY;
   request->max_tokens = 128;
   return request;
 }

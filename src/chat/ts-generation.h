@@ -94,6 +94,14 @@ void ts_generation_model_load_lora_async (TsGenerationModel *self, const char *a
 gboolean ts_generation_model_load_lora_finish (GAsyncResult *result, GError **error);
 
 /* Turns and settings of one reply. */
+/* The sampling a request and a new conversation start with (the
+ * conversation's other defaults live in GSettings, checked equal by the
+ * settings tests). */
+#define TS_SAMPLING_DEFAULT_TOP_K 40
+#define TS_SAMPLING_DEFAULT_TOP_P 1.0
+#define TS_SAMPLING_DEFAULT_MIN_P 0.05
+#define TS_SAMPLING_DEFAULT_REPEAT_PENALTY 1.0
+
 typedef struct {
   char *system_prompt;          /* NULL or empty: no system turn */
   GPtrArray *turns;             /* of char*: user, assistant, user, … ending with user */
