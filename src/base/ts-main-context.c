@@ -31,6 +31,8 @@ void
 ts_main_context_post (GMainContext *context, GSourceFunc func, gpointer data,
                       GDestroyNotify notify)
 {
+  g_return_if_fail (func != NULL);
+
   GSource *source = g_idle_source_new ();
   Posted *p = g_new (Posted, 1);
 

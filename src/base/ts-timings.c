@@ -128,6 +128,8 @@ compare_doubles (const void *a, const void *b)
 double
 ts_median (double *values, guint n)
 {
+  g_return_val_if_fail (values != NULL || n == 0, 0);
+
   if (n == 0)
     return 0;
   qsort (values, n, sizeof *values, compare_doubles);
@@ -150,6 +152,8 @@ ts_timing_series_median_ms (const TsTimingSeries *series, TsStage stage)
 TsTokenTimings
 ts_timing_series_sum (const TsTimingSeries *series)
 {
+  g_return_val_if_fail (series != NULL, (TsTokenTimings) { 0 });
+
   TsTokenTimings sum = { { 0 } };
 
   for (guint i = 0; i < series->tokens->len; i++)

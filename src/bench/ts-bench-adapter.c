@@ -33,6 +33,9 @@ resized (const LmLoraModule *m, guint rank)
 gboolean
 ts_bench_write_adapter_rank (const LmLora *lora, guint rank, const char *path, GError **error)
 {
+  g_return_val_if_fail (lora != NULL, FALSE);
+  g_return_val_if_fail (path != NULL, FALSE);
+
   gsize n = lm_lora_n_modules (lora);
   g_autofree LmLoraGgufModule *mods = NULL;
   LmStatus st;

@@ -103,6 +103,9 @@ take_sample (const char *name, double value, TsBenchPads *out)
 gboolean
 ts_bench_pads_parse (const char *text, TsBenchPads *out, GError **error)
 {
+  g_return_val_if_fail (text != NULL, FALSE);
+  g_return_val_if_fail (out != NULL, FALSE);
+
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
   gboolean any = FALSE;
 
@@ -144,6 +147,9 @@ session_new (void)
 gboolean
 ts_bench_pads_read (const char *ws_url, TsBenchPads *out, GError **error)
 {
+  g_return_val_if_fail (ws_url != NULL, FALSE);
+  g_return_val_if_fail (out != NULL, FALSE);
+
   g_autofree char *url = metrics_url (ws_url, error);
   g_autoptr (SoupSession) session = NULL;
 
@@ -244,6 +250,9 @@ gboolean
 ts_bench_pads_wait_full (const char *ws_url, guint answers, guint timeout_ms,
                          GCancellable *cancellable, TsBenchPads *out, GError **error)
 {
+  g_return_val_if_fail (ws_url != NULL, FALSE);
+  g_return_val_if_fail (out != NULL, FALSE);
+
   return wait_until (ws_url, not_full, answers, timeout_ms, cancellable, out, error);
 }
 
@@ -251,6 +260,9 @@ gboolean
 ts_bench_pads_wait_alone (const char *ws_url, guint timeout_ms, GCancellable *cancellable,
                           TsBenchPads *out, GError **error)
 {
+  g_return_val_if_fail (ws_url != NULL, FALSE);
+  g_return_val_if_fail (out != NULL, FALSE);
+
   return wait_until (ws_url, not_alone, 0, timeout_ms, cancellable, out, error);
 }
 

@@ -24,6 +24,8 @@ config_clear (gpointer data)
 TsBenchOptions *
 ts_bench_options_new (const char *model_path, const char *adapter_path, guint n_tokens)
 {
+  g_return_val_if_fail (model_path != NULL, NULL);
+
   TsBenchOptions *options = g_new0 (TsBenchOptions, 1);
 
   options->model_path = g_strdup (model_path);
@@ -527,6 +529,8 @@ GPtrArray *
 ts_bench_run (const TsBenchOptions *options, TsBenchProgressFunc progress, gpointer user_data,
               GCancellable *cancellable, GError **error)
 {
+  g_return_val_if_fail (options != NULL, NULL);
+
   g_autoptr (GPtrArray) results = g_ptr_array_new_with_free_func ((GDestroyNotify) ts_bench_result_free);
 
   if (!_ts_bench_run_into (options, progress, user_data, results, cancellable, error))

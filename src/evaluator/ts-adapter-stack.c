@@ -13,6 +13,8 @@ stack_error_quark (void)
 LmLora *
 ts_adapter_stack (const LmLora *const *loras, const float *weights, guint n, GError **error)
 {
+  g_return_val_if_fail (loras != NULL || n == 0, NULL);
+
   LmLora *out = NULL;
   char *msg = NULL;
   LmStatus st = lm_lora_stack (loras, weights, n, &out, &msg);
@@ -58,6 +60,8 @@ ts_adapter_stack_load (const LmModel *model, const char *const *paths, const flo
 char *
 ts_adapter_stack_describe (const char *const *ids, const float *weights, guint n)
 {
+  g_return_val_if_fail (ids != NULL || n == 0, NULL);
+
   GString *out = g_string_new (NULL);
 
   for (guint i = 0; i < n; i++)

@@ -59,6 +59,8 @@ read_a (const LmLoraGgufPair *p, const char *path, GPtrArray *out, GError **erro
 GPtrArray *
 ts_helora_adapter_read (const char *path, GError **error)
 {
+  g_return_val_if_fail (path != NULL, NULL);
+
   g_autoptr (GPtrArray) modules = g_ptr_array_new_with_free_func ((GDestroyNotify) ts_helora_adapter_module_free);
   LmLoraGguf *adapter = NULL;
   char *msg = NULL;
@@ -187,6 +189,9 @@ gboolean
 ts_helora_adapter_write_synthetic (const struct LmModel *model, const char *path, guint rank,
                                    guint64 seed, const char *const *kinds, GError **error)
 {
+  g_return_val_if_fail (model != NULL, FALSE);
+  g_return_val_if_fail (path != NULL, FALSE);
+
   static const char *const output_only[] = { "attn_output", NULL };
   const LmModelInfo *info = lm_model_info (model);
   GArray *mods;
@@ -239,6 +244,10 @@ gboolean
 ts_helora_adapter_write (const struct LmModel *model, const LmLora *lora, const char *path,
                          GError **error)
 {
+  g_return_val_if_fail (model != NULL, FALSE);
+  g_return_val_if_fail (lora != NULL, FALSE);
+  g_return_val_if_fail (path != NULL, FALSE);
+
   g_autofree char *dir = g_path_get_dirname (path);
   g_autofree char *name = g_path_get_basename (path);
   g_autofree char *tmp_name = g_strconcat (".", name, ".tmp", NULL);

@@ -177,6 +177,8 @@ TsHeloraEvaluator *
 ts_helora_ckks_evaluator_open (const char *path, const char *params_id,
                                gpointer user_data, GError **error)
 {
+  g_return_val_if_fail (path != NULL, NULL);
+
   g_autoptr (GPtrArray) adapter = user_data != NULL ? read_with_model (user_data, path, error)
                                                     : ts_helora_adapter_read (path, error);
 
@@ -190,6 +192,8 @@ TsHeloraEvaluator *
 ts_helora_ckks_evaluator_open_stack (const char *const *paths, const float *weights, guint n,
                                      const char *params_id, gpointer user_data, GError **error)
 {
+  g_return_val_if_fail (paths != NULL || n == 0, NULL);
+
   g_autoptr (GError) stack_error = NULL;
   g_autoptr (GPtrArray) adapter = NULL;
   LmLora *stack;

@@ -42,6 +42,8 @@ ts_helora_ckks_context_new (const char *name, GError **error)
 GBytes *
 ts_helora_ckks_ciphertext_to_bytes (const CkksCiphertext *ct, GError **error)
 {
+  g_return_val_if_fail (ct != NULL, NULL);
+
   gsize len = ckks_ciphertext_serialized_size (ct);
   guint8 *buf = g_malloc (len);
 
@@ -57,6 +59,9 @@ gboolean
 ts_helora_ckks_ciphertext_from_bytes (GBytes *bytes, CkksCiphertext *ct, guint limbs,
                                       GError **error)
 {
+  g_return_val_if_fail (bytes != NULL, FALSE);
+  g_return_val_if_fail (ct != NULL, FALSE);
+
   gsize len = 0;
   const guint8 *data = g_bytes_get_data (bytes, &len);
 
@@ -76,6 +81,9 @@ GBytes *
 ts_helora_ckks_result_to_bytes (const CkksHeloraLayout *layout, const CkksCiphertext *ct,
                                 GError **error)
 {
+  g_return_val_if_fail (layout != NULL, NULL);
+  g_return_val_if_fail (ct != NULL, NULL);
+
   gsize len = ckks_helora_result_serialized_size (layout);
   guint8 *buf;
 
@@ -95,6 +103,10 @@ gboolean
 ts_helora_ckks_result_from_bytes (const CkksHeloraLayout *layout, GBytes *bytes,
                                   CkksCiphertext *ct, GError **error)
 {
+  g_return_val_if_fail (layout != NULL, FALSE);
+  g_return_val_if_fail (bytes != NULL, FALSE);
+  g_return_val_if_fail (ct != NULL, FALSE);
+
   gsize len = 0;
   const guint8 *data = g_bytes_get_data (bytes, &len);
 

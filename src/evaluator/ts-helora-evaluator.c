@@ -78,6 +78,9 @@ hash_file (const char *path, guint8 out[TS_HELORA_HASH_SIZE], GError **error)
 gboolean
 ts_helora_adapter_sha256 (const char *path, guint8 out[TS_HELORA_HASH_SIZE], GError **error)
 {
+  g_return_val_if_fail (path != NULL, FALSE);
+  g_return_val_if_fail (out != NULL, FALSE);
+
   if (g_file_test (path, G_FILE_TEST_IS_DIR))
     {
       g_autofree char *weights = g_build_filename (path, "adapter_model.safetensors", NULL);
@@ -89,6 +92,8 @@ ts_helora_adapter_sha256 (const char *path, guint8 out[TS_HELORA_HASH_SIZE], GEr
 char *
 ts_helora_adapter_id (const char *path)
 {
+  g_return_val_if_fail (path != NULL, NULL);
+
   g_autofree char *name = g_path_get_basename (path);
   const char *dot = strrchr (name, '.');
 

@@ -118,6 +118,9 @@ gboolean
 ts_helora_privacy_prefill (TsHeloraPrivacy *p, const CkksHeloraLayout *layout, guint count,
                            GError **error)
 {
+  g_return_val_if_fail (p != NULL, FALSE);
+  g_return_val_if_fail (layout != NULL, FALSE);
+
   gboolean made = TRUE;
   while (made)
     if (!ts_helora_privacy_refill_one (p, layout, count, &made, error))
@@ -243,6 +246,9 @@ ts_helora_privacy_evaluate (TsHeloraPrivacy *p, const CkksHeloraPlan *plan, doub
                             CkksCiphertext *const *outputs, gsize n_outputs, gboolean compact,
                             GError **error)
 {
+  g_return_val_if_fail (p != NULL, FALSE);
+  g_return_val_if_fail (plan != NULL, FALSE);
+
   const CkksHeloraLayout *layout = ckks_helora_plan_layout (plan);
   g_autofree double *noise = NULL;
   if (!charge_noise (p, layout, a_row_norm, &noise, error))

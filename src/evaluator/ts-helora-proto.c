@@ -832,6 +832,8 @@ decode_payload (Reader *r, TsHeloraFrame *frame, guint16 flags)
 TsHeloraFrame *
 ts_helora_frame_decode (GBytes *message, gsize max_frame_bytes, GError **error)
 {
+  g_return_val_if_fail (message != NULL, NULL);
+
   Reader r = { .message = message, .error = error };
   g_autoptr (TsHeloraFrame) frame = NULL;
   guint8 type = 0;
@@ -857,6 +859,8 @@ ts_helora_frame_decode (GBytes *message, gsize max_frame_bytes, GError **error)
 guint64
 ts_helora_peek_request_id (GBytes *message)
 {
+  g_return_val_if_fail (message != NULL, 0);
+
   gsize len = 0;
   const guint8 *p = g_bytes_get_data (message, &len);
   guint64 id = 0;

@@ -147,6 +147,8 @@ run_part (gpointer data, gpointer user_data)
 TsHeloraLocal *
 ts_helora_local_new (const CkksContext *ctx, guint n_threads, GError **error)
 {
+  g_return_val_if_fail (ctx != NULL, NULL);
+
   TsHeloraLocal *self = g_new0 (TsHeloraLocal, 1);
 
   self->ctx = ctx;

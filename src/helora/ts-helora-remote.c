@@ -317,6 +317,8 @@ deadline (TsHeloraRemote *self)
 TsHeloraRemote *
 ts_helora_remote_connect (const char *url, guint timeout_ms, GError **error)
 {
+  g_return_val_if_fail (url != NULL, NULL);
+
   return ts_helora_remote_connect_with_ca (url, timeout_ms, NULL, error);
 }
 
@@ -324,6 +326,8 @@ TsHeloraRemote *
 ts_helora_remote_connect_with_ca (const char *url, guint timeout_ms, const char *ca_file,
                                   GError **error)
 {
+  g_return_val_if_fail (url != NULL, NULL);
+
   return ts_helora_remote_connect_retrying (url, timeout_ms, ca_file, 0, error);
 }
 
@@ -331,6 +335,8 @@ TsHeloraRemote *
 ts_helora_remote_connect_retrying (const char *url, guint timeout_ms, const char *ca_file,
                                    guint tries, GError **error)
 {
+  g_return_val_if_fail (url != NULL, NULL);
+
   g_autofree char *http = http_url (url, error);
   g_autoptr (GTlsDatabase) tls_db = NULL;
   g_autoptr (GError) ca_error = NULL;
@@ -464,6 +470,8 @@ ts_helora_remote_send (TsHeloraRemote *self, GBytes *message, guint64 request_id
 TsHeloraFrame *
 ts_helora_remote_wait (TsHeloraRemote *self, guint64 request_id, GError **error)
 {
+  g_return_val_if_fail (self != NULL, NULL);
+
   TsHeloraFrame *frame = NULL;
   gpointer key = NULL;
   gint64 end;
@@ -514,6 +522,8 @@ TsHeloraFrame *
 ts_helora_remote_wait_for (TsHeloraRemote *self, guint64 request_id, TsHeloraFrameType expected,
                            GError **error)
 {
+  g_return_val_if_fail (self != NULL, NULL);
+
   TsHeloraFrame *reply = ts_helora_remote_wait (self, request_id, error);
 
   if (reply == NULL || reply->type == expected)
@@ -564,6 +574,9 @@ copy_hello (TsHeloraHello *dst, const TsHeloraHello *src)
 TsHeloraFrame *
 ts_helora_remote_hello (TsHeloraRemote *self, const TsHeloraHello *hello, GError **error)
 {
+  g_return_val_if_fail (self != NULL, NULL);
+  g_return_val_if_fail (hello != NULL, NULL);
+
   g_autoptr (TsHeloraFrame) frame = ts_helora_frame_new (TS_HELORA_FRAME_HELLO, 0);
 
   copy_hello (&frame->u.hello, hello);

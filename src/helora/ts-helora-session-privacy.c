@@ -71,6 +71,9 @@ gboolean
 ts_helora_session_privacy_status (TsHeloraSession *self, TsHeloraPrivacyStatus *out,
                                   GError **error)
 {
+  g_return_val_if_fail (self != NULL, FALSE);
+  g_return_val_if_fail (out != NULL, FALSE);
+
   if (self->remote == NULL || !self->private_mode)
     {
       g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_NOT_READY,

@@ -284,6 +284,9 @@ choose_preset (const LmLora *lora, const TsHeloraOptions *options)
 TsHeloraSession *
 ts_helora_session_new (const LmLora *lora, const TsHeloraOptions *options, GError **error)
 {
+  g_return_val_if_fail (lora != NULL, NULL);
+  g_return_val_if_fail (options != NULL, NULL);
+
   g_autoptr (TsHeloraSession) self = g_new0 (TsHeloraSession, 1);
 
   self->mode = options->mode;
@@ -744,6 +747,10 @@ TsHeloraSession *
 ts_helora_attach (LmSession *lm, const LmLora *lora, const char *lora_path,
                   const char *mode_text, const char *params_preset, GError **error)
 {
+  g_return_val_if_fail (lm != NULL, NULL);
+  g_return_val_if_fail (lora != NULL, NULL);
+  g_return_val_if_fail (mode_text != NULL, NULL);
+
   TsHeloraOptions options = { .params_preset = params_preset };
 
   return ts_helora_attach_with (lm, lora, lora_path, mode_text, &options, error);

@@ -86,6 +86,8 @@ ts_market_client_init (TsMarketClient *self)
 TsMarketClient *
 ts_market_client_new (const char *base_url, GError **error)
 {
+  g_return_val_if_fail (base_url != NULL, NULL);
+
   g_autoptr(TsMarketClient) self = g_object_new (TS_TYPE_MARKET_CLIENT, NULL);
   g_autoptr(GUri) uri = g_uri_parse (base_url, SOUP_HTTP_URI_FLAGS, NULL);
 
@@ -442,6 +444,8 @@ ts_market_client_search_async (TsMarketClient *self, const TsMarketSearch *searc
                                GCancellable *cancellable, GAsyncReadyCallback callback,
                                gpointer user_data)
 {
+  g_return_if_fail (TS_IS_MARKET_CLIENT (self));
+
   TsMarketSearch any = TS_MARKET_SEARCH_INIT;
   g_autofree char *path = search_path (search ? search : &any);
 

@@ -366,6 +366,10 @@ ts_market_download_async (SoupSession *session, const char *url, const char *des
                           GDestroyNotify progress_destroy, GCancellable *cancellable,
                           GAsyncReadyCallback callback, gpointer user_data)
 {
+  g_return_if_fail (SOUP_IS_SESSION (session));
+  g_return_if_fail (url != NULL);
+  g_return_if_fail (dest_path != NULL);
+
   GTask *task = g_task_new (NULL, cancellable, callback, user_data);
   g_autoptr(GTask) prehash = NULL;
   Download *d = g_new0 (Download, 1);
@@ -407,6 +411,10 @@ char *
 ts_market_hf_resolve_url (const char *endpoint, const char *repo, const char *revision,
                           const char *file)
 {
+  g_return_val_if_fail (endpoint != NULL, NULL);
+  g_return_val_if_fail (repo != NULL, NULL);
+  g_return_val_if_fail (file != NULL, NULL);
+
   g_autofree char *base = g_strdup (endpoint);
   g_autofree char *rev = g_uri_escape_string (revision ? revision : "main", NULL, FALSE);
   g_autofree char *path = g_uri_escape_string (file, "/", FALSE);
@@ -437,6 +445,10 @@ ts_market_client_download_model_async (TsMarketClient *self, const char *url,
                                        GCancellable *cancellable,
                                        GAsyncReadyCallback callback, gpointer user_data)
 {
+  g_return_if_fail (TS_IS_MARKET_CLIENT (self));
+  g_return_if_fail (url != NULL);
+  g_return_if_fail (dest_path != NULL);
+
   GTask *task = g_task_new (self, cancellable, callback, user_data);
 
   g_task_set_source_tag (task, ts_market_client_download_model_async);

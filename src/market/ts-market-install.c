@@ -139,6 +139,9 @@ gboolean
 ts_market_swap_into_place (const char *staging, const char *target, gboolean replace,
                            GError **error)
 {
+  g_return_val_if_fail (staging != NULL, FALSE);
+  g_return_val_if_fail (target != NULL, FALSE);
+
   int saved;
 
   if (!g_file_test (target, G_FILE_TEST_EXISTS))
@@ -315,6 +318,10 @@ ts_market_client_install_async (TsMarketClient *self, TsMarketAdapter *adapter,
                                 GCancellable *cancellable, GAsyncReadyCallback callback,
                                 gpointer user_data)
 {
+  g_return_if_fail (TS_IS_MARKET_CLIENT (self));
+  g_return_if_fail (adapter != NULL);
+  g_return_if_fail (adapters_dir != NULL);
+
   GTask *task = g_task_new (self, cancellable, callback, user_data);
   Install *in = g_new0 (Install, 1);
   GError *error = NULL;
@@ -404,6 +411,9 @@ read_installed (const char *dir)
 TsMarketInstalled *
 ts_market_read_installed (const char *adapters_dir, const char *id)
 {
+  g_return_val_if_fail (adapters_dir != NULL, NULL);
+  g_return_val_if_fail (id != NULL, NULL);
+
   g_autofree char *dir = NULL;
 
   if (!ts_market_name_is_safe (id))
@@ -422,6 +432,8 @@ compare_installed (gconstpointer a, gconstpointer b)
 GPtrArray *
 ts_market_list_installed (const char *adapters_dir, GError **error)
 {
+  g_return_val_if_fail (adapters_dir != NULL, NULL);
+
   g_autoptr(GPtrArray) out =
       g_ptr_array_new_with_free_func ((GDestroyNotify) ts_market_installed_free);
   g_autoptr(GDir) d = NULL;
@@ -472,6 +484,9 @@ ts_market_verify_installed (const char *adapters_dir, const char *id,
                             TsMarketKeyring *keyring, GCancellable *cancellable,
                             GError **error)
 {
+  g_return_val_if_fail (adapters_dir != NULL, FALSE);
+  g_return_val_if_fail (id != NULL, FALSE);
+
   g_autofree char *dir = NULL, *release = NULL, *text = NULL;
   g_autoptr(JsonNode) root = NULL;
   g_autoptr(TsMarketManifest) m = NULL;
@@ -513,6 +528,9 @@ ts_market_verify_installed (const char *adapters_dir, const char *id,
 gboolean
 ts_market_remove_installed (const char *adapters_dir, const char *id, GError **error)
 {
+  g_return_val_if_fail (adapters_dir != NULL, FALSE);
+  g_return_val_if_fail (id != NULL, FALSE);
+
   g_autofree char *target = NULL, *prefix = NULL, *aside = NULL;
 
   if (!ts_market_name_is_safe (id))
@@ -566,6 +584,10 @@ ts_market_write_local_release (const char *dir, const char *id, const char *vers
                                const char *base_model, const char *derived_from,
                                GCancellable *cancellable, GError **error)
 {
+  g_return_val_if_fail (dir != NULL, FALSE);
+  g_return_val_if_fail (id != NULL, FALSE);
+  g_return_val_if_fail (version != NULL, FALSE);
+
   g_autoptr(TsMarketManifest) m = NULL;
   g_autoptr(JsonBuilder) b = json_builder_new ();
   g_autoptr(JsonNode) root = NULL;

@@ -20,6 +20,8 @@ value_member (JsonObject *obj, const char *member, GType type)
 const char *
 ts_json_get_string (JsonObject *obj, const char *member)
 {
+  g_return_val_if_fail (member != NULL, NULL);
+
   JsonNode *node = value_member (obj, member, G_TYPE_STRING);
 
   return node ? json_node_get_string (node) : NULL;
@@ -55,6 +57,8 @@ ts_json_get_number (JsonObject *obj, const char *member, double *out)
 JsonObject *
 ts_json_get_object (JsonObject *obj, const char *member)
 {
+  g_return_val_if_fail (member != NULL, NULL);
+
   JsonNode *node = obj ? json_object_get_member (obj, member) : NULL;
 
   return node && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
@@ -63,6 +67,8 @@ ts_json_get_object (JsonObject *obj, const char *member)
 JsonArray *
 ts_json_get_array (JsonObject *obj, const char *member)
 {
+  g_return_val_if_fail (member != NULL, NULL);
+
   JsonNode *node = obj ? json_object_get_member (obj, member) : NULL;
 
   return node && JSON_NODE_HOLDS_ARRAY (node) ? json_node_get_array (node) : NULL;
@@ -82,6 +88,8 @@ ts_json_array_get_string (JsonArray *arr, guint index)
 GPtrArray *
 ts_json_get_string_list (JsonObject *obj, const char *member)
 {
+  g_return_val_if_fail (member != NULL, NULL);
+
   g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func (g_free);
   const char *lone = ts_json_get_string (obj, member);
   JsonArray *arr = ts_json_get_array (obj, member);
@@ -106,6 +114,9 @@ ts_json_get_string_list (JsonObject *obj, const char *member)
 void
 ts_json_add_string (JsonBuilder *b, const char *member, const char *value)
 {
+  g_return_if_fail (JSON_IS_BUILDER (b));
+  g_return_if_fail (member != NULL);
+
   json_builder_set_member_name (b, member);
   json_builder_add_string_value (b, value);
 }
@@ -113,6 +124,9 @@ ts_json_add_string (JsonBuilder *b, const char *member, const char *value)
 void
 ts_json_add_int (JsonBuilder *b, const char *member, gint64 value)
 {
+  g_return_if_fail (JSON_IS_BUILDER (b));
+  g_return_if_fail (member != NULL);
+
   json_builder_set_member_name (b, member);
   json_builder_add_int_value (b, value);
 }
@@ -120,6 +134,9 @@ ts_json_add_int (JsonBuilder *b, const char *member, gint64 value)
 void
 ts_json_add_double (JsonBuilder *b, const char *member, double value)
 {
+  g_return_if_fail (JSON_IS_BUILDER (b));
+  g_return_if_fail (member != NULL);
+
   json_builder_set_member_name (b, member);
   json_builder_add_double_value (b, value);
 }
@@ -127,6 +144,9 @@ ts_json_add_double (JsonBuilder *b, const char *member, double value)
 void
 ts_json_add_boolean (JsonBuilder *b, const char *member, gboolean value)
 {
+  g_return_if_fail (JSON_IS_BUILDER (b));
+  g_return_if_fail (member != NULL);
+
   json_builder_set_member_name (b, member);
   json_builder_add_boolean_value (b, value);
 }
@@ -187,6 +207,8 @@ has_nul_escape (const char *data, gsize len)
 JsonNode *
 ts_json_parse_bounded (const char *data, gsize len, guint max_depth, GError **error)
 {
+  g_return_val_if_fail (data != NULL || len == 0, NULL);
+
   g_autoptr(JsonParser) parser = NULL;
   g_autoptr(GError) local = NULL;
 

@@ -175,6 +175,10 @@ gboolean
 ts_market_keyring_unpin (TsMarketKeyring *self, const char *publisher, const char *key_id,
                          GError **error)
 {
+  g_return_val_if_fail (TS_IS_MARKET_KEYRING (self), FALSE);
+  g_return_val_if_fail (publisher != NULL, FALSE);
+  g_return_val_if_fail (key_id != NULL, FALSE);
+
   GHashTable *keys = keys_of (self, publisher, FALSE);
 
   if (keys == NULL || !g_hash_table_remove (keys, key_id))
@@ -185,6 +189,10 @@ ts_market_keyring_unpin (TsMarketKeyring *self, const char *publisher, const cha
 gboolean
 ts_market_keyring_is_pinned (TsMarketKeyring *self, const char *publisher, const char *key_id)
 {
+  g_return_val_if_fail (TS_IS_MARKET_KEYRING (self), FALSE);
+  g_return_val_if_fail (publisher != NULL, FALSE);
+  g_return_val_if_fail (key_id != NULL, FALSE);
+
   GHashTable *keys = keys_of (self, publisher, FALSE);
 
   return keys != NULL && key_id != NULL && g_hash_table_contains (keys, key_id);

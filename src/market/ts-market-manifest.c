@@ -21,6 +21,9 @@ TsMarketManifest *
 ts_market_manifest_new (const char *id, const char *version, const char *publisher,
                         const char *base_model_sha256)
 {
+  g_return_val_if_fail (id != NULL, NULL);
+  g_return_val_if_fail (version != NULL, NULL);
+
   TsMarketManifest *self = g_new0 (TsMarketManifest, 1);
 
   self->id = g_strdup (id);
@@ -185,6 +188,8 @@ ts_market_manifest_to_canonical (TsMarketManifest *self)
 TsMarketManifest *
 ts_market_manifest_from_json (const char *text, GError **error)
 {
+  g_return_val_if_fail (text != NULL, NULL);
+
   g_autoptr(JsonNode) root = ts_json_parse_bounded (text, strlen (text), 4, error);
   g_autoptr(TsMarketManifest) m = NULL;
   JsonObject *o = root && JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;

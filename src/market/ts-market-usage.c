@@ -137,6 +137,8 @@ ts_market_usage_init (TsMarketUsage *self)
 TsMarketUsage *
 ts_market_usage_new (TsMarketClient *client, const char *token, const char *queue_path)
 {
+  g_return_val_if_fail (TS_IS_MARKET_CLIENT (client), NULL);
+
   TsMarketUsage *self = g_object_new (TS_TYPE_MARKET_USAGE, NULL);
 
   self->client = g_object_ref (client);
@@ -265,6 +267,9 @@ char *
 ts_market_usage_record (TsMarketUsage *self, const char *adapter, const char *version,
                         gint64 tokens)
 {
+  g_return_val_if_fail (TS_IS_MARKET_USAGE (self), NULL);
+  g_return_val_if_fail (adapter != NULL, NULL);
+
   UsageRecord *r = g_new0 (UsageRecord, 1);
 
   r->key = g_uuid_string_random ();

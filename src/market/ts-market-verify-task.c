@@ -41,6 +41,9 @@ ts_market_verify_installed_async (const char *adapters_dir, const char *id,
                                   const char *keyring_path, GCancellable *cancellable,
                                   GAsyncReadyCallback callback, gpointer user_data)
 {
+  g_return_if_fail (adapters_dir != NULL);
+  g_return_if_fail (id != NULL);
+
   g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
   Job *job = g_new0 (Job, 1);
 

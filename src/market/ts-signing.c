@@ -55,6 +55,8 @@ ts_signing_key_generate (GError **error)
 TsSigningKey *
 ts_signing_key_load_private (const char *path, GError **error)
 {
+  g_return_val_if_fail (path != NULL, NULL);
+
   g_autofree char *pem = NULL;
   gsize len = 0;
   BIO *bio;
@@ -238,6 +240,8 @@ char *
 ts_sha256_file (const char *path, goffset *size_out, GCancellable *cancellable,
                 GError **error)
 {
+  g_return_val_if_fail (path != NULL, NULL);
+
   g_autoptr(GFile) file = g_file_new_for_path (path);
   g_autoptr(GFileInputStream) in = g_file_read (file, cancellable, error);
   g_autoptr(GChecksum) sum = g_checksum_new (G_CHECKSUM_SHA256);

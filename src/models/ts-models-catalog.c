@@ -368,6 +368,8 @@ parse_models (JsonArray *a, TsModelCatalog *catalog, GError **error)
 TsModelCatalog *
 ts_model_catalog_parse (const char *text, gssize length, const char *origin, GError **error)
 {
+  g_return_val_if_fail (text != NULL, NULL);
+
   g_autoptr(JsonParser) parser = json_parser_new ();
   g_autoptr(TsModelCatalog) catalog = g_new0 (TsModelCatalog, 1);
   JsonNode *root, *models;
@@ -444,12 +446,16 @@ ts_model_catalog_find (const TsModelCatalog *catalog, const char *name)
 gint64
 ts_model_entry_size (const TsModelEntry *entry)
 {
+  g_return_val_if_fail (entry != NULL, -1);
+
   return entry->bytes >= 0 ? entry->bytes : entry->approx_bytes;
 }
 
 gint64
 ts_model_entry_ram_bytes (const TsModelEntry *entry, guint context)
 {
+  g_return_val_if_fail (entry != NULL, -1);
+
   gint64 file = ts_model_entry_size (entry);
   gint64 kv = (gint64) 2 * 4 * entry->attn_layers * entry->kv_heads * entry->head_dim * context;
 

@@ -283,6 +283,10 @@ ts_models_chunks_fetch (SoupSession *session, const TsModelSource *source,
                         const char *partial_dir, const char *part_path, guint attempts,
                         TsModelsMeter *meter, GCancellable *cancellable, GError **error)
 {
+  g_return_val_if_fail (SOUP_IS_SESSION (session), FALSE);
+  g_return_val_if_fail (source != NULL, FALSE);
+  g_return_val_if_fail (part_path != NULL, FALSE);
+
   if (g_mkdir_with_parents (partial_dir, 0700) != 0)
     {
       g_set_error (error, TS_MODELS_ERROR, TS_MODELS_ERROR_IO, "Cannot create %s: %s",

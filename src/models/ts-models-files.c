@@ -30,6 +30,8 @@ char *
 ts_models_sha256_file (const char *path, gint64 *size_out, TsModelsMeter *meter,
                        GCancellable *cancellable, GError **error)
 {
+  g_return_val_if_fail (path != NULL, NULL);
+
   g_autoptr(GChecksum) sum = g_checksum_new (G_CHECKSUM_SHA256);
   g_autofree guint8 *buf = g_malloc (HASH_BLOCK);
   gint64 total = ts_models_file_size (path), done = 0;
@@ -93,6 +95,8 @@ query_free_space (const char *dir)
 gint64
 ts_models_free_space (const char *dir)
 {
+  g_return_val_if_fail (dir != NULL, -1);
+
   if (free_space_func != NULL)
     return free_space_func (dir, free_space_data);
   return query_free_space (dir);
@@ -108,6 +112,8 @@ ts_models_set_free_space_func (TsModelsFreeSpaceFunc func, gpointer user_data)
 gboolean
 ts_models_check_free_space (const char *dir, gint64 needed, GError **error)
 {
+  g_return_val_if_fail (dir != NULL, FALSE);
+
   gint64 free_bytes = ts_models_free_space (dir);
 
   if (free_bytes < 0 || needed <= 0 || free_bytes >= needed + SPACE_MARGIN)
@@ -145,6 +151,9 @@ sync_path (const char *path, int flags, GError **error)
 gboolean
 ts_models_install_file (const char *part, const char *target, GError **error)
 {
+  g_return_val_if_fail (part != NULL, FALSE);
+  g_return_val_if_fail (target != NULL, FALSE);
+
   g_autofree char *dir = g_path_get_dirname (target);
 
   if (!sync_path (part, O_RDONLY, error))
@@ -161,6 +170,8 @@ ts_models_install_file (const char *part, const char *target, GError **error)
 int
 ts_models_lock_dir (const char *dir, GError **error)
 {
+  g_return_val_if_fail (dir != NULL, -1);
+
   int fd = g_open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 
   if (fd < 0)
@@ -190,6 +201,8 @@ ts_models_unlock_dir (int fd)
 void
 ts_models_remove_tree (const char *path)
 {
+  g_return_if_fail (path != NULL);
+
   g_autoptr(GDir) dir = NULL;
   const char *name;
 
@@ -210,6 +223,8 @@ ts_models_remove_tree (const char *path)
 gint64
 ts_models_file_size (const char *path)
 {
+  g_return_val_if_fail (path != NULL, -1);
+
   GStatBuf st;
 
   if (g_stat (path, &st) != 0)

@@ -281,6 +281,10 @@ ts_models_http_fetch (SoupSession *session, const char *url, const char *part_pa
                       gint64 expected_size, guint attempts, TsModelsMeter *meter,
                       GCancellable *cancellable, GError **error)
 {
+  g_return_val_if_fail (SOUP_IS_SESSION (session), FALSE);
+  g_return_val_if_fail (url != NULL, FALSE);
+  g_return_val_if_fail (part_path != NULL, FALSE);
+
   Fetch f = { session, url, part_path, expected_size, meter, cancellable, FALSE, 0, 0, -1 };
   GError *local = NULL;
 

@@ -51,6 +51,8 @@ check_with_engine (const char *path, GError **error)
 char *
 ts_models_import_name (const char *path)
 {
+  g_return_val_if_fail (path != NULL, NULL);
+
   g_autofree char *base = g_path_get_basename (path);
 
   if (g_str_has_suffix (base, ".gguf"))
@@ -161,6 +163,9 @@ char *
 ts_models_import (const char *path, const char *dir, const char *name, TsModelsMeter *meter,
                   GCancellable *cancellable, GError **error)
 {
+  g_return_val_if_fail (path != NULL, NULL);
+  g_return_val_if_fail (dir != NULL, NULL);
+
   g_autofree char *chosen = name ? g_strdup (name) : ts_models_import_name (path);
   g_autofree char *file = g_strconcat (chosen, ".gguf", NULL);
   g_autofree char *target = g_build_filename (dir, file, NULL);

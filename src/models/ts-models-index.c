@@ -96,6 +96,8 @@ parse_index (TsModelIndex *index, const char *text, gsize length, GError **error
 TsModelIndex *
 ts_model_index_load (const char *dir, GError **error)
 {
+  g_return_val_if_fail (dir != NULL, NULL);
+
   g_autoptr(TsModelIndex) index = g_new0 (TsModelIndex, 1);
   g_autofree char *text = NULL;
   g_autoptr(GError) local = NULL;
@@ -191,6 +193,9 @@ find_position (const TsModelIndex *index, const char *name)
 const TsModelRecord *
 ts_model_index_find (const TsModelIndex *index, const char *name)
 {
+  g_return_val_if_fail (index != NULL, NULL);
+  g_return_val_if_fail (name != NULL, NULL);
+
   gint i = find_position (index, name);
 
   return i < 0 ? NULL : g_ptr_array_index (index->records, i);
@@ -201,6 +206,9 @@ ts_model_index_put (TsModelIndex *index, const char *name, const char *file,
                     const char *architecture, gint64 bytes, const char *sha256,
                     gboolean imported)
 {
+  g_return_if_fail (index != NULL);
+  g_return_if_fail (name != NULL);
+
   TsModelRecord *r = g_new0 (TsModelRecord, 1);
 
   ts_model_index_remove (index, name);
@@ -216,6 +224,9 @@ ts_model_index_put (TsModelIndex *index, const char *name, const char *file,
 gboolean
 ts_model_index_remove (TsModelIndex *index, const char *name)
 {
+  g_return_val_if_fail (index != NULL, FALSE);
+  g_return_val_if_fail (name != NULL, FALSE);
+
   gint i = find_position (index, name);
 
   if (i < 0)

@@ -71,6 +71,10 @@ state_of_import (const TsModelRecord *r, const char *dir)
 GArray *
 ts_models_list (const TsModelCatalog *catalog, const TsModelIndex *index, const char *dir)
 {
+  g_return_val_if_fail (catalog != NULL, NULL);
+  g_return_val_if_fail (index != NULL, NULL);
+  g_return_val_if_fail (dir != NULL, NULL);
+
   GArray *list = g_array_new (FALSE, FALSE, sizeof (TsModelState));
 
   for (guint i = 0; i < catalog->models->len; i++)
@@ -94,6 +98,10 @@ TsModelState *
 ts_models_lookup (const TsModelCatalog *catalog, const TsModelIndex *index, const char *dir,
                   const char *name, GError **error)
 {
+  g_return_val_if_fail (catalog != NULL, NULL);
+  g_return_val_if_fail (index != NULL, NULL);
+  g_return_val_if_fail (name != NULL, NULL);
+
   const TsModelEntry *e = ts_model_catalog_find (catalog, name);
   const TsModelRecord *r = ts_model_index_find (index, name);
   TsModelState s;
@@ -115,6 +123,9 @@ gboolean
 ts_models_verify (const TsModelState *state, const char *dir, TsModelsMeter *meter,
                   GCancellable *cancellable, char **sha_out, GError **error)
 {
+  g_return_val_if_fail (state != NULL, FALSE);
+  g_return_val_if_fail (dir != NULL, FALSE);
+
   g_autofree char *path = g_build_filename (dir, state->file, NULL);
   g_autofree char *sha = NULL;
   gint64 size = -1;
@@ -150,6 +161,9 @@ gboolean
 ts_models_remove (const TsModelState *state, const char *dir, TsModelIndex *index,
                   GError **error)
 {
+  g_return_val_if_fail (state != NULL, FALSE);
+  g_return_val_if_fail (dir != NULL, FALSE);
+
   g_autofree char *path = g_build_filename (dir, state->file, NULL);
   g_autofree char *part = ts_models_part_path (dir, state->file);
   g_autofree char *partial = ts_models_partial_dir (dir, state->file);

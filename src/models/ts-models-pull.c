@@ -30,6 +30,9 @@ typedef struct
 char *
 ts_models_part_path (const char *dir, const char *file)
 {
+  g_return_val_if_fail (dir != NULL, NULL);
+  g_return_val_if_fail (file != NULL, NULL);
+
   g_autofree char *name = g_strconcat (file, ".part", NULL);
 
   return g_build_filename (dir, name, NULL);
@@ -38,6 +41,9 @@ ts_models_part_path (const char *dir, const char *file)
 char *
 ts_models_partial_dir (const char *dir, const char *file)
 {
+  g_return_val_if_fail (dir != NULL, NULL);
+  g_return_val_if_fail (file != NULL, NULL);
+
   g_autofree char *name = g_strconcat (file, ".partial", NULL);
 
   return g_build_filename (dir, name, NULL);

@@ -263,6 +263,10 @@ gboolean
 ts_models_zip_extract (const char *zip_path, const char *member, const char *out_path,
                        TsModelsMeter *meter, GCancellable *cancellable, GError **error)
 {
+  g_return_val_if_fail (zip_path != NULL, FALSE);
+  g_return_val_if_fail (member != NULL, FALSE);
+  g_return_val_if_fail (out_path != NULL, FALSE);
+
   FILE *in = g_fopen (zip_path, "rb");
   FILE *out;
   gboolean ok;

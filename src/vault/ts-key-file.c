@@ -274,6 +274,8 @@ checksum_ok (const guint8 *data, gsize len, GError **error)
 TsKeyFile *
 ts_key_file_parse (const guint8 *data, gsize len, GError **error)
 {
+  g_return_val_if_fail (data != NULL || len == 0, NULL);
+
   g_autoptr (TsKeyFile) file = g_new0 (TsKeyFile, 1);
   Reader r;
 
@@ -288,6 +290,8 @@ ts_key_file_parse (const guint8 *data, gsize len, GError **error)
 TsKeyFile *
 ts_key_file_load (const char *path, GError **error)
 {
+  g_return_val_if_fail (path != NULL, NULL);
+
   g_autofree guint8 *data = NULL;
   g_autoptr (GError) local = NULL;
   gsize len;
@@ -338,6 +342,8 @@ ts_key_file_fingerprint (const TsKeyFile *file, guint8 out[TS_KEY_FINGERPRINT_BY
 char *
 ts_key_file_fingerprint_hex (const TsKeyFile *file)
 {
+  g_return_val_if_fail (file != NULL, NULL);
+
   guint8 fp[TS_KEY_FINGERPRINT_BYTES];
   GString *out = g_string_new (NULL);
 

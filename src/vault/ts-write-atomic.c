@@ -87,5 +87,8 @@ _ts_write_atomic_until (const char *path, const void *data, gsize len, TsWriteSt
 gboolean
 ts_write_atomic (const char *path, const void *data, gsize len, GError **error)
 {
+  g_return_val_if_fail (path != NULL, FALSE);
+  g_return_val_if_fail (data != NULL || len == 0, FALSE);
+
   return _ts_write_atomic_until (path, data, len, TS_WRITE_COMPLETE, error);
 }
