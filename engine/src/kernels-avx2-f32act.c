@@ -14,6 +14,7 @@
 #define TARGET __attribute__ ((target ("avx2,fma,f16c")))
 
 #include "kernels-x86.h"
+#include "kernels-q32-kinds.h"
 
 /* 8 unsigned bytes (the low 8 of @v) as 8 floats. */
 TARGET static inline __m256
@@ -59,170 +60,214 @@ eight (__m256i q, int k)
   return (k & 1) ? _mm_srli_si128 (half, 8) : half;
 }
 
-/* A 32-value block: x[j] = (q[j] - offset) * d, or q[j] * d + m when
- * @with_min. */
-TARGET static inline __m256
-q32_block_dot (__m256 acc, __m256i q, float offset, __m256 d, __m256 m, bool with_min,
-               const float *x)
+/* @w times 8 values of each of @T tokens' activations, from value @at. */
+TARGET static inline __attribute__ ((always_inline)) void
+tokens_fmadd (__m256 *acc, __m256 w, const void *act, size_t act_stride, int64_t at, const int T)
 {
-  for (int k = 0; k < 4; k++)
+  #pragma GCC unroll 8
+  for (int t = 0; t < T; t++)
     {
-      __m256 v = u8x8_to_ps (eight (q, k));
-      __m256 w = with_min ? _mm256_add_ps (_mm256_mul_ps (v, d), m)
-                          : _mm256_mul_ps (_mm256_sub_ps (v, _mm256_set1_ps (offset)), d);
-      acc = _mm256_fmadd_ps (w, _mm256_loadu_ps (x + 8 * k), acc);
+      const float *x = (const float *) ((const uint8_t *) act + t * act_stride) + at;
+      acc[t] = _mm256_fmadd_ps (w, _mm256_loadu_ps (x), acc[t]);
     }
-  return acc;
 }
 
-TARGET static float
-dot_q4_0_f32 (const LmBlockQ4_0 *w, const float *x, int64_t nb)
-{
-  __m256 acc = _mm256_setzero_ps ();
-  for (int64_t b = 0; b < nb; b++)
-    acc = q32_block_dot (acc, q32_quants (w[b].qs, NULL), 8.0f, _mm256_set1_ps (fp16 (w[b].d)),
-                         _mm256_setzero_ps (), false, x + 32 * b);
-  return hsum256_ps (acc);
-}
+/* Each format's block function adds block @b of a row times @T tokens'
+ * activations (act_stride bytes apart) into @acc, one register per token;
+ * f32_tile below runs them. */
 
-TARGET static float
-dot_q5_0_f32 (const LmBlockQ5_0 *w, const float *x, int64_t nb)
+/* A 32-value block: x[j] = (q[j] - offset) * d, or q[j] * d + m for the
+ * formats with a minimum. */
+TARGET static inline __attribute__ ((always_inline)) void
+q32_block (const uint8_t *row, int64_t b, const void *act, size_t act_stride, __m256 *acc,
+           const int T, const Kind k)
 {
-  __m256 acc = _mm256_setzero_ps ();
-  for (int64_t b = 0; b < nb; b++)
-    acc = q32_block_dot (acc, q32_quants (w[b].qs, w[b].qh), 16.0f,
-                         _mm256_set1_ps (fp16 (w[b].d)), _mm256_setzero_ps (), false, x + 32 * b);
-  return hsum256_ps (acc);
-}
+  const uint8_t *block = row + (size_t) b * weight_block_bytes (k);
+  uint16_t d_bits, m_bits = 0;
+  memcpy (&d_bits, block, sizeof d_bits);
+  if (kind_has_min (k))
+    memcpy (&m_bits, block + 2, sizeof m_bits);
+  __m256 d = _mm256_set1_ps (fp16 (d_bits)), m = _mm256_set1_ps (fp16 (m_bits));
+  float offset = kind_has_min (k) ? 0.0f : kind_has_qh (k) ? 16.0f : 8.0f;
+  __m256i q = q32_quants (block + qs_offset (k), kind_has_qh (k) ? block + qh_offset (k) : NULL);
 
-TARGET static float
-dot_q4_1_f32 (const LmBlockQ4_1 *w, const float *x, int64_t nb)
-{
-  __m256 acc = _mm256_setzero_ps ();
-  for (int64_t b = 0; b < nb; b++)
-    acc = q32_block_dot (acc, q32_quants (w[b].qs, NULL), 0.0f, _mm256_set1_ps (fp16 (w[b].d)),
-                         _mm256_set1_ps (fp16 (w[b].m)), true, x + 32 * b);
-  return hsum256_ps (acc);
-}
-
-TARGET static float
-dot_q5_1_f32 (const LmBlockQ5_1 *w, const float *x, int64_t nb)
-{
-  __m256 acc = _mm256_setzero_ps ();
-  for (int64_t b = 0; b < nb; b++)
-    acc = q32_block_dot (acc, q32_quants (w[b].qs, w[b].qh), 0.0f,
-                         _mm256_set1_ps (fp16 (w[b].d)), _mm256_set1_ps (fp16 (w[b].m)), true,
-                         x + 32 * b);
-  return hsum256_ps (acc);
-}
-
-TARGET static float
-dot_q8_0_f32 (const LmBlockQ8_0 *w, const float *x, int64_t nb)
-{
-  __m256 acc = _mm256_setzero_ps ();
-  for (int64_t b = 0; b < nb; b++)
+  for (int j = 0; j < 4; j++)
     {
-      __m256 d = _mm256_set1_ps (fp16 (w[b].d));
-      for (int k = 0; k < 4; k++)
-        {
-          __m128i q = _mm_loadl_epi64 ((const __m128i *) (w[b].qs + 8 * k));
-          __m256 v = _mm256_mul_ps (_mm256_cvtepi32_ps (_mm256_cvtepi8_epi32 (q)), d);
-          acc = _mm256_fmadd_ps (v, _mm256_loadu_ps (x + 32 * b + 8 * k), acc);
-        }
+      __m256 v = u8x8_to_ps (eight (q, j));
+      __m256 wv = kind_has_min (k) ? _mm256_add_ps (_mm256_mul_ps (v, d), m)
+                                   : _mm256_mul_ps (_mm256_sub_ps (v, _mm256_set1_ps (offset)), d);
+      tokens_fmadd (acc, wv, act, act_stride, 32 * b + 8 * j, T);
     }
-  return hsum256_ps (acc);
+}
+
+TARGET static inline __attribute__ ((always_inline)) void
+q8_0_block (const uint8_t *row, int64_t b, const void *act, size_t act_stride, __m256 *acc,
+            const int T)
+{
+  const LmBlockQ8_0 *w = (const LmBlockQ8_0 *) row + b;
+  __m256 d = _mm256_set1_ps (fp16 (w->d));
+
+  for (int j = 0; j < 4; j++)
+    {
+      __m128i q = _mm_loadl_epi64 ((const __m128i *) (w->qs + 8 * j));
+      __m256 v = _mm256_mul_ps (_mm256_cvtepi32_ps (_mm256_cvtepi8_epi32 (q)), d);
+      tokens_fmadd (acc, v, act, act_stride, 32 * b + 8 * j, T);
+    }
 }
 
 /* 8 values with quants in @q (the low 8 bytes) as d * sc * q - dmin * m. */
-TARGET static inline __m256
-k4_dot8 (__m256 acc, __m128i q, float d_sc, float dmin_m, const float *x)
+TARGET static inline __attribute__ ((always_inline)) __m256
+k4_weights8 (__m128i q, float d_sc, float dmin_m)
 {
-  __m256 w = _mm256_sub_ps (_mm256_mul_ps (_mm256_set1_ps (d_sc), u8x8_to_ps (q)),
-                            _mm256_set1_ps (dmin_m));
-  return _mm256_fmadd_ps (w, _mm256_loadu_ps (x), acc);
+  return _mm256_sub_ps (_mm256_mul_ps (_mm256_set1_ps (d_sc), u8x8_to_ps (q)),
+                        _mm256_set1_ps (dmin_m));
 }
 
-TARGET static float
-dot_q4_K_f32 (const LmBlockQ4_K *w, const float *x, int64_t nb)
+TARGET static inline __attribute__ ((always_inline)) void
+q4_K_block (const uint8_t *row, int64_t b, const void *act, size_t act_stride, __m256 *acc,
+            const int T)
 {
-  __m256 acc = _mm256_setzero_ps ();
-  for (int64_t b = 0; b < nb; b++)
+  const LmBlockQ4_K *w = (const LmBlockQ4_K *) row + b;
+  uint8_t sm[16];
+  float d = fp16 (w->d), dmin = fp16 (w->dmin);
+
+  lm_k4_unpack_scales (w->scales, sm);
+  for (int g = 0; g < 4; g++)   /* 32 bytes: sub-blocks 2g (low) and 2g+1 (high) */
     {
-      uint8_t sm[16];
-      float d = fp16 (w[b].d), dmin = fp16 (w[b].dmin);
-      lm_k4_unpack_scales (w[b].scales, sm);
-      for (int g = 0; g < 4; g++)   /* 32 bytes: sub-blocks 2g (low) and 2g+1 (high) */
+      __m256i raw = _mm256_loadu_si256 ((const __m256i *) (w->qs + 32 * g));
+      __m256i lo = _mm256_and_si256 (raw, _mm256_set1_epi8 (0x0F));
+      __m256i hi = _mm256_and_si256 (_mm256_srli_epi16 (raw, 4), _mm256_set1_epi8 (0x0F));
+      int64_t at = 256 * b + 64 * g;
+      for (int j = 0; j < 4; j++)
         {
-          __m256i raw = _mm256_loadu_si256 ((const __m256i *) (w[b].qs + 32 * g));
-          __m256i lo = _mm256_and_si256 (raw, _mm256_set1_epi8 (0x0F));
-          __m256i hi = _mm256_and_si256 (_mm256_srli_epi16 (raw, 4), _mm256_set1_epi8 (0x0F));
-          const float *xg = x + 256 * b + 64 * g;
-          for (int k = 0; k < 4; k++)
-            {
-              acc = k4_dot8 (acc, eight (lo, k), d * sm[2 * g], dmin * sm[8 + 2 * g], xg + 8 * k);
-              acc = k4_dot8 (acc, eight (hi, k), d * sm[2 * g + 1], dmin * sm[9 + 2 * g],
-                             xg + 32 + 8 * k);
-            }
+          tokens_fmadd (acc, k4_weights8 (eight (lo, j), d * sm[2 * g], dmin * sm[8 + 2 * g]),
+                        act, act_stride, at + 8 * j, T);
+          tokens_fmadd (acc, k4_weights8 (eight (hi, j), d * sm[2 * g + 1], dmin * sm[9 + 2 * g]),
+                        act, act_stride, at + 32 + 8 * j, T);
         }
     }
-  return hsum256_ps (acc);
 }
 
-TARGET static float
-dot_q6_K_f32 (const LmBlockQ6_K *w, const float *x, int64_t nb)
+TARGET static inline __attribute__ ((always_inline)) void
+q6_K_block (const uint8_t *row, int64_t b, const void *act, size_t act_stride, __m256 *acc,
+            const int T)
 {
   const __m256i low4 = _mm256_set1_epi8 (0x0F), bits45 = _mm256_set1_epi8 (0x30);
-  __m256 acc = _mm256_setzero_ps ();
-  for (int64_t b = 0; b < nb; b++)
+  const LmBlockQ6_K *w = (const LmBlockQ6_K *) row + b;
+  float d = fp16 (w->d);
+
+  for (int half = 0; half < 2; half++)
     {
-      float d = fp16 (w[b].d);
-      for (int half = 0; half < 2; half++)
-        {
-          const uint8_t *ql = w[b].ql + 64 * half, *qh = w[b].qh + 32 * half;
-          const int8_t *sc = w[b].scales + 8 * half;
-          __m256i a = _mm256_loadu_si256 ((const __m256i *) ql);
-          __m256i c = _mm256_loadu_si256 ((const __m256i *) (ql + 32));
-          __m256i h = _mm256_loadu_si256 ((const __m256i *) qh);
-          __m256i run[4] = {
-            _mm256_or_si256 (_mm256_and_si256 (a, low4),
-                             _mm256_and_si256 (_mm256_slli_epi16 (h, 4), bits45)),
-            _mm256_or_si256 (_mm256_and_si256 (c, low4),
-                             _mm256_and_si256 (_mm256_slli_epi16 (h, 2), bits45)),
-            _mm256_or_si256 (_mm256_and_si256 (_mm256_srli_epi16 (a, 4), low4),
-                             _mm256_and_si256 (h, bits45)),
-            _mm256_or_si256 (_mm256_and_si256 (_mm256_srli_epi16 (c, 4), low4),
-                             _mm256_and_si256 (_mm256_srli_epi16 (h, 2), bits45)),
-          };
-          const float *xh = x + 256 * b + 128 * half;
-          for (int r = 0; r < 4; r++)
-            for (int k = 0; k < 4; k++)
-              {
-                /* values 32r + 8k ..: sub-block 2r + k / 2 of the half */
-                __m256 v = _mm256_sub_ps (u8x8_to_ps (eight (run[r], k)), _mm256_set1_ps (32.0f));
-                __m256 wv = _mm256_mul_ps (_mm256_set1_ps (d * sc[2 * r + k / 2]), v);
-                acc = _mm256_fmadd_ps (wv, _mm256_loadu_ps (xh + 32 * r + 8 * k), acc);
-              }
-        }
+      const uint8_t *ql = w->ql + 64 * half, *qh = w->qh + 32 * half;
+      const int8_t *sc = w->scales + 8 * half;
+      __m256i a = _mm256_loadu_si256 ((const __m256i *) ql);
+      __m256i c = _mm256_loadu_si256 ((const __m256i *) (ql + 32));
+      __m256i h = _mm256_loadu_si256 ((const __m256i *) qh);
+      __m256i run[4] = {
+        _mm256_or_si256 (_mm256_and_si256 (a, low4),
+                         _mm256_and_si256 (_mm256_slli_epi16 (h, 4), bits45)),
+        _mm256_or_si256 (_mm256_and_si256 (c, low4),
+                         _mm256_and_si256 (_mm256_slli_epi16 (h, 2), bits45)),
+        _mm256_or_si256 (_mm256_and_si256 (_mm256_srli_epi16 (a, 4), low4),
+                         _mm256_and_si256 (h, bits45)),
+        _mm256_or_si256 (_mm256_and_si256 (_mm256_srli_epi16 (c, 4), low4),
+                         _mm256_and_si256 (_mm256_srli_epi16 (h, 2), bits45)),
+      };
+      int64_t at = 256 * b + 128 * half;
+      for (int q = 0; q < 4; q++)
+        for (int j = 0; j < 4; j++)
+          {
+            /* values 32q + 8j ..: sub-block 2q + j / 2 of the half */
+            __m256 v = _mm256_sub_ps (u8x8_to_ps (eight (run[q], j)), _mm256_set1_ps (32.0f));
+            __m256 wv = _mm256_mul_ps (_mm256_set1_ps (d * sc[2 * q + j / 2]), v);
+            tokens_fmadd (acc, wv, act, act_stride, at + 32 * q + 8 * j, T);
+          }
     }
-  return hsum256_ps (acc);
 }
 
-LM_DEFINE_ROWS (TARGET, rows_q4_0_f32, dot_q4_0_f32, LmBlockQ4_0, float, LM_QK32)
-LM_DEFINE_ROWS (TARGET, rows_q5_0_f32, dot_q5_0_f32, LmBlockQ5_0, float, LM_QK32)
-LM_DEFINE_ROWS (TARGET, rows_q4_1_f32, dot_q4_1_f32, LmBlockQ4_1, float, LM_QK32)
-LM_DEFINE_ROWS (TARGET, rows_q5_1_f32, dot_q5_1_f32, LmBlockQ5_1, float, LM_QK32)
-LM_DEFINE_ROWS (TARGET, rows_q8_0_f32, dot_q8_0_f32, LmBlockQ8_0, float, LM_QK8_0)
-LM_DEFINE_ROWS (TARGET, rows_q4_K_f32, dot_q4_K_f32, LmBlockQ4_K, float, LM_QK_K)
-LM_DEFINE_ROWS (TARGET, rows_q6_K_f32, dot_q6_K_f32, LmBlockQ6_K, float, LM_QK_K)
+/* The first four are the Kind of kernels-q32-kinds.h. */
+typedef enum { F32_Q4_0, F32_Q5_0, F32_Q4_1, F32_Q5_1, F32_Q8_0, F32_Q4_K, F32_Q6_K } F32Kind;
+
+static inline __attribute__ ((always_inline)) int64_t
+block_values (F32Kind f)
+{
+  return f == F32_Q4_K || f == F32_Q6_K ? LM_QK_K : LM_QK32;
+}
+
+TARGET static inline __attribute__ ((always_inline)) void
+add_block (const uint8_t *row, int64_t b, const void *act, size_t act_stride, __m256 *acc,
+           const int T, const F32Kind f)
+{
+  switch (f)
+    {
+    case F32_Q8_0: q8_0_block (row, b, act, act_stride, acc, T); break;
+    case F32_Q4_K: q4_K_block (row, b, act, act_stride, acc, T); break;
+    case F32_Q6_K: q6_K_block (row, b, act, act_stride, acc, T); break;
+    default: q32_block (row, b, act, act_stride, acc, T, (Kind) f); break;
+    }
+}
+
+/* The product of rows [0, n_rows) with @T activation rows act_stride bytes
+ * apart (Y[t * y_stride + r]). Each block is decoded once for all @T
+ * tokens, and each token's sum is one register carried over the row's
+ * blocks in order, as for a single token (T = 1, the row kernel): a
+ * prompt's tokens get decode's numbers, bit for bit. */
+TARGET static inline __attribute__ ((always_inline)) void
+f32_tile (const void *W, size_t row_bytes, int64_t n_rows, const void *act, size_t act_stride,
+          int64_t n, float *Y, size_t y_stride, const int T, const F32Kind f)
+{
+  const int64_t nb = n / block_values (f);
+
+  for (int64_t r = 0; r < n_rows; r++)
+    {
+      const uint8_t *row = (const uint8_t *) W + r * row_bytes;
+      __m256 acc[LM_TILE_TOKENS_MAX];
+
+      lm_prefetch_row (row + LM_PREFETCH_ROWS * row_bytes, row_bytes);
+      #pragma GCC unroll 8
+      for (int t = 0; t < T; t++)
+        acc[t] = _mm256_setzero_ps ();
+      for (int64_t b = 0; b < nb; b++)
+        add_block (row, b, act, act_stride, acc, T, f);
+      #pragma GCC unroll 8
+      for (int t = 0; t < T; t++)
+        Y[t * y_stride + (size_t) r] = hsum256_ps (acc[t]);
+    }
+}
+
+/* Each format's tile body, as LM_DEFINE_F32ACT takes it. */
+#define F32_BODY(name, kind)                                                             \
+  TARGET static inline __attribute__ ((always_inline)) void                              \
+  name (const void *W, size_t row_bytes, int64_t n_rows, const void *act,                \
+        size_t act_stride, int64_t n, float *Y, size_t y_stride, const int T)            \
+  {                                                                                      \
+    f32_tile (W, row_bytes, n_rows, act, act_stride, n, Y, y_stride, T, kind);           \
+  }
+
+F32_BODY (q4_0_f32_body, F32_Q4_0)
+F32_BODY (q5_0_f32_body, F32_Q5_0)
+F32_BODY (q4_1_f32_body, F32_Q4_1)
+F32_BODY (q5_1_f32_body, F32_Q5_1)
+F32_BODY (q8_0_f32_body, F32_Q8_0)
+F32_BODY (q4_K_f32_body, F32_Q4_K)
+F32_BODY (q6_K_f32_body, F32_Q6_K)
+
+LM_DEFINE_F32ACT (TARGET, q4_0_f32, q4_0_f32_body)
+LM_DEFINE_F32ACT (TARGET, q5_0_f32, q5_0_f32_body)
+LM_DEFINE_F32ACT (TARGET, q4_1_f32, q4_1_f32_body)
+LM_DEFINE_F32ACT (TARGET, q5_1_f32, q5_1_f32_body)
+LM_DEFINE_F32ACT (TARGET, q8_0_f32, q8_0_f32_body)
+LM_DEFINE_F32ACT (TARGET, q4_K_f32, q4_K_f32_body)
+LM_DEFINE_F32ACT (TARGET, q6_K_f32, q6_K_f32_body)
 
 void
 lm_kernels_fill_avx2_f32act (LmKernels *k)
 {
-  k->f32act[LM_KT_Q4_0] = rows_q4_0_f32;
-  k->f32act[LM_KT_Q5_0] = rows_q5_0_f32;
-  k->f32act[LM_KT_Q4_1] = rows_q4_1_f32;
-  k->f32act[LM_KT_Q5_1] = rows_q5_1_f32;
-  k->f32act[LM_KT_Q8_0] = rows_q8_0_f32;
-  k->f32act[LM_KT_Q4_K] = rows_q4_K_f32;
-  k->f32act[LM_KT_Q6_K] = rows_q6_K_f32;
+  lm_set_f32act (k, LM_KT_Q4_0, rows_q4_0_f32, tile_q4_0_f32);
+  lm_set_f32act (k, LM_KT_Q5_0, rows_q5_0_f32, tile_q5_0_f32);
+  lm_set_f32act (k, LM_KT_Q4_1, rows_q4_1_f32, tile_q4_1_f32);
+  lm_set_f32act (k, LM_KT_Q5_1, rows_q5_1_f32, tile_q5_1_f32);
+  lm_set_f32act (k, LM_KT_Q8_0, rows_q8_0_f32, tile_q8_0_f32);
+  lm_set_f32act (k, LM_KT_Q4_K, rows_q4_K_f32, tile_q4_K_f32);
+  lm_set_f32act (k, LM_KT_Q6_K, rows_q6_K_f32, tile_q6_K_f32);
 }

@@ -547,9 +547,9 @@ void
 lm_kernels_fill_avx2 (LmKernels *k)
 {
   k->isa = LM_ISA_AVX2;
-  k->f32act[LM_KT_F32] = rows_f32;
-  k->f32act[LM_KT_F16] = rows_f16;
-  k->f32act[LM_KT_BF16] = rows_bf16;
+  lm_set_f32act (k, LM_KT_F32, rows_f32, NULL);
+  lm_set_f32act (k, LM_KT_F16, rows_f16, NULL);
+  lm_set_f32act (k, LM_KT_BF16, rows_bf16, NULL);
   k->native[LM_KT_Q8_0] = rows_q8_0;
   k->native[LM_KT_Q4_K] = rows_q4_K;
   k->native[LM_KT_Q5_K] = rows_q5_K;

@@ -1,5 +1,5 @@
-/* kernels-avx512-f32act.c: AVX-512 products of Q4_0, Q4_1, Q5_0, Q5_1 and
- * Q6_K weights with f32 activations (LM_ACT_F32, "exact activations").
+/* kernels-avx512-f32act.c: AVX-512 products of Q4_0, Q4_1, Q5_0, Q5_1,
+ * Q8_0, Q4_K and Q6_K weights with f32 activations (LM_ACT_F32, "exact activations").
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Without these the exact mode fell back to the scalar decoder (decode a
@@ -8,7 +8,10 @@
  * 8-bit activations. Each weight is computed as its decoder computes it
  * ((q - offset) * d, q * d + m, d * sc * q), sixteen at a time, and
  * multiplied into the activations with fused multiply-adds; only the
- * summation order differs from the scalar reference. */
+ * summation order differs from the scalar reference. A prompt's tokens go
+ * through tiles of up to eight, which decode each block once for all of
+ * them (the chat's first prompt, read with exact activations, was 13 times
+ * slower than with 8-bit ones: each token decoded every weight again). */
 #include <immintrin.h>
 #include <string.h>
 
@@ -18,6 +21,7 @@
 #define TARGET __attribute__ ((target ("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
 
 #include "kernels-x86.h"
+#include "kernels-q32-kinds.h"
 
 /* 16 unsigned bytes as 16 floats. */
 TARGET static inline __m512
@@ -46,79 +50,62 @@ q32_quants (const uint8_t *qs, const uint8_t *qh, __m128i *lo, __m128i *hi)
 }
 
 /* Q4_0 / Q5_0: x[j] = (q[j] - offset) * d. */
-TARGET static inline __m512
-q32_offset_dot (__m512 acc, __m128i q, float offset, __m512 d, const float *x)
+TARGET static inline __attribute__ ((always_inline)) __m512
+offset_weights (__m128i q, float offset, __m512 d)
 {
-  __m512 w = _mm512_mul_ps (_mm512_sub_ps (u8x16_to_ps (q), _mm512_set1_ps (offset)), d);
-  return _mm512_fmadd_ps (w, _mm512_loadu_ps (x), acc);
+  return _mm512_mul_ps (_mm512_sub_ps (u8x16_to_ps (q), _mm512_set1_ps (offset)), d);
 }
 
 /* Q4_1 / Q5_1: x[j] = q[j] * d + m. */
-TARGET static inline __m512
-q32_min_dot (__m512 acc, __m128i q, __m512 d, __m512 m, const float *x)
+TARGET static inline __attribute__ ((always_inline)) __m512
+min_weights (__m128i q, __m512 d, __m512 m)
 {
-  __m512 w = _mm512_add_ps (_mm512_mul_ps (u8x16_to_ps (q), d), m);
-  return _mm512_fmadd_ps (w, _mm512_loadu_ps (x), acc);
+  return _mm512_add_ps (_mm512_mul_ps (u8x16_to_ps (q), d), m);
 }
 
-TARGET static float
-dot_q4_0_f32 (const LmBlockQ4_0 *w, const float *x, int64_t nb)
+/* A 32-value block's weights as its decoder computes them: values 0..15
+ * in @lo, 16..31 in @hi. */
+TARGET static inline __attribute__ ((always_inline)) void
+q32_weights (const uint8_t *block, const Kind k, __m512 *lo, __m512 *hi)
 {
-  __m512 acc = _mm512_setzero_ps ();
-  for (int64_t b = 0; b < nb; b++)
+  __m128i qlo, qhi;
+  uint16_t d_bits, m_bits;
+  memcpy (&d_bits, block, sizeof d_bits);
+  __m512 d = _mm512_set1_ps (fp16 (d_bits));
+
+  q32_quants (block + qs_offset (k), kind_has_qh (k) ? block + qh_offset (k) : NULL, &qlo, &qhi);
+  if (kind_has_min (k))
     {
-      __m128i lo, hi;
-      __m512 d = _mm512_set1_ps (fp16 (w[b].d));
-      q32_quants (w[b].qs, NULL, &lo, &hi);
-      acc = q32_offset_dot (acc, lo, 8.0f, d, x + 32 * b);
-      acc = q32_offset_dot (acc, hi, 8.0f, d, x + 32 * b + 16);
+      memcpy (&m_bits, block + 2, sizeof m_bits);
+      __m512 m = _mm512_set1_ps (fp16 (m_bits));
+      *lo = min_weights (qlo, d, m);
+      *hi = min_weights (qhi, d, m);
     }
-  return _mm512_reduce_add_ps (acc);
+  else
+    {
+      float offset = kind_has_qh (k) ? 16.0f : 8.0f;
+      *lo = offset_weights (qlo, offset, d);
+      *hi = offset_weights (qhi, offset, d);
+    }
 }
 
-TARGET static float
-dot_q5_0_f32 (const LmBlockQ5_0 *w, const float *x, int64_t nb)
-{
-  __m512 acc = _mm512_setzero_ps ();
-  for (int64_t b = 0; b < nb; b++)
-    {
-      __m128i lo, hi;
-      __m512 d = _mm512_set1_ps (fp16 (w[b].d));
-      q32_quants (w[b].qs, w[b].qh, &lo, &hi);
-      acc = q32_offset_dot (acc, lo, 16.0f, d, x + 32 * b);
-      acc = q32_offset_dot (acc, hi, 16.0f, d, x + 32 * b + 16);
-    }
-  return _mm512_reduce_add_ps (acc);
-}
+/* Each format's block function adds block @b of a row times @T tokens'
+ * activations (act_stride bytes apart) into @acc, one register per token;
+ * f32_tile below runs them. */
 
-TARGET static float
-dot_q4_1_f32 (const LmBlockQ4_1 *w, const float *x, int64_t nb)
+TARGET static inline __attribute__ ((always_inline)) void
+q32_block (const uint8_t *row, int64_t b, const void *act, size_t act_stride, __m512 *acc,
+           const int T, const Kind k)
 {
-  __m512 acc = _mm512_setzero_ps ();
-  for (int64_t b = 0; b < nb; b++)
+  __m512 lo, hi;
+  q32_weights (row + (size_t) b * weight_block_bytes (k), k, &lo, &hi);
+  #pragma GCC unroll 8
+  for (int t = 0; t < T; t++)
     {
-      __m128i lo, hi;
-      __m512 d = _mm512_set1_ps (fp16 (w[b].d)), m = _mm512_set1_ps (fp16 (w[b].m));
-      q32_quants (w[b].qs, NULL, &lo, &hi);
-      acc = q32_min_dot (acc, lo, d, m, x + 32 * b);
-      acc = q32_min_dot (acc, hi, d, m, x + 32 * b + 16);
+      const float *x = (const float *) ((const uint8_t *) act + t * act_stride) + 32 * b;
+      acc[t] = _mm512_fmadd_ps (lo, _mm512_loadu_ps (x), acc[t]);
+      acc[t] = _mm512_fmadd_ps (hi, _mm512_loadu_ps (x + 16), acc[t]);
     }
-  return _mm512_reduce_add_ps (acc);
-}
-
-TARGET static float
-dot_q5_1_f32 (const LmBlockQ5_1 *w, const float *x, int64_t nb)
-{
-  __m512 acc = _mm512_setzero_ps ();
-  for (int64_t b = 0; b < nb; b++)
-    {
-      __m128i lo, hi;
-      __m512 d = _mm512_set1_ps (fp16 (w[b].d)), m = _mm512_set1_ps (fp16 (w[b].m));
-      q32_quants (w[b].qs, w[b].qh, &lo, &hi);
-      acc = q32_min_dot (acc, lo, d, m, x + 32 * b);
-      acc = q32_min_dot (acc, hi, d, m, x + 32 * b + 16);
-    }
-  return _mm512_reduce_add_ps (acc);
 }
 
 /* Q6_K: the four runs of 32 quants (q + 32) of one 128-value half, in
@@ -142,49 +129,186 @@ q6_half_runs (const uint8_t *ql, const uint8_t *qh, __m256i run[4])
 }
 
 /* 16 values (q + 32 in @q) with scale d * sc, as the decoder: d * sc * (q - 32). */
-TARGET static inline __m512
-q6_dot16 (__m512 acc, __m128i q, float d_sc, const float *x)
+TARGET static inline __attribute__ ((always_inline)) __m512
+q6_weights16 (__m128i q, float d_sc)
 {
   __m512 v = _mm512_sub_ps (u8x16_to_ps (q), _mm512_set1_ps (32.0f));
-  return _mm512_fmadd_ps (_mm512_mul_ps (_mm512_set1_ps (d_sc), v), _mm512_loadu_ps (x), acc);
+  return _mm512_mul_ps (_mm512_set1_ps (d_sc), v);
 }
 
-TARGET static float
-dot_q6_K_f32 (const LmBlockQ6_K *w, const float *x, int64_t nb)
+/* @w times 16 values of each of @T tokens' activations, from value @at. */
+TARGET static inline __attribute__ ((always_inline)) void
+tokens_fmadd (__m512 *acc, __m512 w, const void *act, size_t act_stride, int64_t at, const int T)
 {
-  __m512 acc = _mm512_setzero_ps ();
-  for (int64_t b = 0; b < nb; b++)
+  #pragma GCC unroll 8
+  for (int t = 0; t < T; t++)
     {
-      float d = fp16 (w[b].d);
-      for (int half = 0; half < 2; half++)
+      const float *x = (const float *) ((const uint8_t *) act + t * act_stride) + at;
+      acc[t] = _mm512_fmadd_ps (w, _mm512_loadu_ps (x), acc[t]);
+    }
+}
+
+TARGET static inline __attribute__ ((always_inline)) void
+q6_K_block (const uint8_t *row, int64_t b, const void *act, size_t act_stride, __m512 *acc,
+            const int T)
+{
+  const LmBlockQ6_K *w = (const LmBlockQ6_K *) row + b;
+  float d = fp16 (w->d);
+
+  for (int half = 0; half < 2; half++)
+    {
+      __m256i run[4];
+      const int8_t *sc = w->scales + 8 * half;
+      int64_t at = 256 * b + 128 * half;
+      q6_half_runs (w->ql + 64 * half, w->qh + 32 * half, run);
+      for (int k = 0; k < 4; k++)
         {
-          __m256i run[4];
-          const int8_t *sc = w[b].scales + 8 * half;
-          const float *xh = x + 256 * b + 128 * half;
-          q6_half_runs (w[b].ql + 64 * half, w[b].qh + 32 * half, run);
-          for (int k = 0; k < 4; k++)
-            {
-              acc = q6_dot16 (acc, _mm256_castsi256_si128 (run[k]), d * sc[2 * k], xh + 32 * k);
-              acc = q6_dot16 (acc, _mm256_extracti128_si256 (run[k], 1), d * sc[2 * k + 1],
-                              xh + 32 * k + 16);
-            }
+          tokens_fmadd (acc, q6_weights16 (_mm256_castsi256_si128 (run[k]), d * sc[2 * k]),
+                        act, act_stride, at + 32 * k, T);
+          tokens_fmadd (acc, q6_weights16 (_mm256_extracti128_si256 (run[k], 1), d * sc[2 * k + 1]),
+                        act, act_stride, at + 32 * k + 16, T);
         }
     }
-  return _mm512_reduce_add_ps (acc);
 }
 
-LM_DEFINE_ROWS (TARGET, rows_q4_0_f32, dot_q4_0_f32, LmBlockQ4_0, float, LM_QK32)
-LM_DEFINE_ROWS (TARGET, rows_q5_0_f32, dot_q5_0_f32, LmBlockQ5_0, float, LM_QK32)
-LM_DEFINE_ROWS (TARGET, rows_q4_1_f32, dot_q4_1_f32, LmBlockQ4_1, float, LM_QK32)
-LM_DEFINE_ROWS (TARGET, rows_q5_1_f32, dot_q5_1_f32, LmBlockQ5_1, float, LM_QK32)
-LM_DEFINE_ROWS (TARGET, rows_q6_K_f32, dot_q6_K_f32, LmBlockQ6_K, float, LM_QK_K)
+/* 16 int8 -> 16 floats */
+TARGET static inline __m512
+i8x16_to_ps (__m128i v)
+{
+  return _mm512_cvtepi32_ps (_mm512_cvtepi8_epi32 (v));
+}
+
+/* Q8_0: per block, the 32 products first, then scaled by d. */
+TARGET static inline __attribute__ ((always_inline)) void
+q8_0_block (const uint8_t *row, int64_t b, const void *act, size_t act_stride, __m512 *acc,
+            const int T)
+{
+  const LmBlockQ8_0 *w = (const LmBlockQ8_0 *) row + b;
+  __m512 w0 = i8x16_to_ps (_mm_loadu_si128 ((const __m128i *) w->qs));
+  __m512 w1 = i8x16_to_ps (_mm_loadu_si128 ((const __m128i *) (w->qs + 16)));
+  __m512 d = _mm512_set1_ps (fp16 (w->d));
+
+  #pragma GCC unroll 8
+
+  for (int t = 0; t < T; t++)
+    {
+      const float *x = (const float *) ((const uint8_t *) act + t * act_stride) + 32 * b;
+      __m512 p = _mm512_mul_ps (w0, _mm512_loadu_ps (x));
+      p = _mm512_fmadd_ps (w1, _mm512_loadu_ps (x + 16), p);
+      acc[t] = _mm512_fmadd_ps (d, p, acc[t]);
+    }
+}
+
+/* Q4_K: x = d * sc * q - dmin * m, evaluated as in the decoder, 16 values
+ * at a time; 32 bytes of qs hold sub-blocks 2g (low nibbles) and 2g + 1
+ * (high nibbles). */
+TARGET static inline __attribute__ ((always_inline)) void
+q4_K_block (const uint8_t *row, int64_t b, const void *act, size_t act_stride, __m512 *acc,
+            const int T)
+{
+  const LmBlockQ4_K *w = (const LmBlockQ4_K *) row + b;
+  const __m128i low4 = _mm_set1_epi8 (0x0F);
+  uint8_t sm[16];
+  float d = fp16 (w->d), dmin = fp16 (w->dmin);
+
+  lm_k4_unpack_scales (w->scales, sm);
+  for (int g = 0; g < 4; g++)
+    for (int part = 0; part < 4; part++)
+      {
+        int j = 2 * g + part / 2;   /* sub-block of these 16 values */
+        __m128i raw = _mm_loadu_si128 ((const __m128i *) (w->qs + 32 * g + 16 * (part & 1)));
+        __m128i bytes = _mm_and_si128 (part < 2 ? raw : _mm_srli_epi16 (raw, 4), low4);
+        __m512 wv = _mm512_sub_ps (_mm512_mul_ps (_mm512_set1_ps (d * sm[j]), u8x16_to_ps (bytes)),
+                                   _mm512_set1_ps (dmin * sm[8 + j]));
+        tokens_fmadd (acc, wv, act, act_stride, 256 * b + 64 * g + 16 * part, T);
+      }
+}
+
+/* The first four are the Kind of kernels-q32-kinds.h. */
+typedef enum { F32_Q4_0, F32_Q5_0, F32_Q4_1, F32_Q5_1, F32_Q8_0, F32_Q4_K, F32_Q6_K } F32Kind;
+
+static inline __attribute__ ((always_inline)) int64_t
+block_values (F32Kind f)
+{
+  return f == F32_Q4_K || f == F32_Q6_K ? LM_QK_K : LM_QK32;
+}
+
+TARGET static inline __attribute__ ((always_inline)) void
+add_block (const uint8_t *row, int64_t b, const void *act, size_t act_stride, __m512 *acc,
+           const int T, const F32Kind f)
+{
+  switch (f)
+    {
+    case F32_Q8_0: q8_0_block (row, b, act, act_stride, acc, T); break;
+    case F32_Q4_K: q4_K_block (row, b, act, act_stride, acc, T); break;
+    case F32_Q6_K: q6_K_block (row, b, act, act_stride, acc, T); break;
+    default: q32_block (row, b, act, act_stride, acc, T, (Kind) f); break;
+    }
+}
+
+/* The product of rows [0, n_rows) with @T activation rows act_stride bytes
+ * apart (Y[t * y_stride + r]). Each block is decoded once for all @T
+ * tokens, and each token's sum is one register carried over the row's
+ * blocks in order, as for a single token (T = 1, the row kernel): a
+ * prompt's tokens get decode's numbers, bit for bit. (Going over the
+ * blocks in chunks, so that 8 tokens' activations of a 4864-value row stay
+ * in L1, measured no faster.) */
+TARGET static inline __attribute__ ((always_inline)) void
+f32_tile (const void *W, size_t row_bytes, int64_t n_rows, const void *act, size_t act_stride,
+          int64_t n, float *Y, size_t y_stride, const int T, const F32Kind f)
+{
+  const int64_t nb = n / block_values (f);
+
+  for (int64_t r = 0; r < n_rows; r++)
+    {
+      const uint8_t *row = (const uint8_t *) W + r * row_bytes;
+      __m512 acc[LM_TILE_TOKENS_MAX];
+
+      lm_prefetch_row (row + LM_PREFETCH_ROWS * row_bytes, row_bytes);
+      #pragma GCC unroll 8
+      for (int t = 0; t < T; t++)
+        acc[t] = _mm512_setzero_ps ();
+      for (int64_t b = 0; b < nb; b++)
+        add_block (row, b, act, act_stride, acc, T, f);
+      #pragma GCC unroll 8
+      for (int t = 0; t < T; t++)
+        Y[t * y_stride + (size_t) r] = _mm512_reduce_add_ps (acc[t]);
+    }
+}
+
+/* Each format's tile body, as LM_DEFINE_F32ACT takes it. */
+#define F32_BODY(name, kind)                                                             \
+  TARGET static inline __attribute__ ((always_inline)) void                              \
+  name (const void *W, size_t row_bytes, int64_t n_rows, const void *act,                \
+        size_t act_stride, int64_t n, float *Y, size_t y_stride, const int T)            \
+  {                                                                                      \
+    f32_tile (W, row_bytes, n_rows, act, act_stride, n, Y, y_stride, T, kind);           \
+  }
+
+F32_BODY (q4_0_f32_body, F32_Q4_0)
+F32_BODY (q5_0_f32_body, F32_Q5_0)
+F32_BODY (q4_1_f32_body, F32_Q4_1)
+F32_BODY (q5_1_f32_body, F32_Q5_1)
+F32_BODY (q8_0_f32_body, F32_Q8_0)
+F32_BODY (q4_K_f32_body, F32_Q4_K)
+F32_BODY (q6_K_f32_body, F32_Q6_K)
+
+LM_DEFINE_F32ACT (TARGET, q4_0_f32, q4_0_f32_body)
+LM_DEFINE_F32ACT (TARGET, q5_0_f32, q5_0_f32_body)
+LM_DEFINE_F32ACT (TARGET, q4_1_f32, q4_1_f32_body)
+LM_DEFINE_F32ACT (TARGET, q5_1_f32, q5_1_f32_body)
+LM_DEFINE_F32ACT (TARGET, q8_0_f32, q8_0_f32_body)
+LM_DEFINE_F32ACT (TARGET, q4_K_f32, q4_K_f32_body)
+LM_DEFINE_F32ACT (TARGET, q6_K_f32, q6_K_f32_body)
 
 void
 lm_kernels_fill_avx512_f32act (LmKernels *k)
 {
-  k->f32act[LM_KT_Q4_0] = rows_q4_0_f32;
-  k->f32act[LM_KT_Q5_0] = rows_q5_0_f32;
-  k->f32act[LM_KT_Q4_1] = rows_q4_1_f32;
-  k->f32act[LM_KT_Q5_1] = rows_q5_1_f32;
-  k->f32act[LM_KT_Q6_K] = rows_q6_K_f32;
+  lm_set_f32act (k, LM_KT_Q4_0, rows_q4_0_f32, tile_q4_0_f32);
+  lm_set_f32act (k, LM_KT_Q5_0, rows_q5_0_f32, tile_q5_0_f32);
+  lm_set_f32act (k, LM_KT_Q4_1, rows_q4_1_f32, tile_q4_1_f32);
+  lm_set_f32act (k, LM_KT_Q5_1, rows_q5_1_f32, tile_q5_1_f32);
+  lm_set_f32act (k, LM_KT_Q6_K, rows_q6_K_f32, tile_q6_K_f32);
+  lm_set_f32act (k, LM_KT_Q8_0, rows_q8_0_f32, tile_q8_0_f32);
+  lm_set_f32act (k, LM_KT_Q4_K, rows_q4_K_f32, tile_q4_K_f32);
 }

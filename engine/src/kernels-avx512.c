@@ -379,67 +379,6 @@ tile_q6_K_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act
 
 LM_DEFINE_TILE (TARGET, tile_q6_K, tile_q6_K_body)
 
-/* ---- f32 activations for quantised weights (exact activations) ---- */
-
-/* 16 int8 -> 16 floats */
-TARGET static inline __m512
-i8x16_to_ps (__m128i v)
-{
-  return _mm512_cvtepi32_ps (_mm512_cvtepi8_epi32 (v));
-}
-
-TARGET static float
-dot_q8_0_f32 (const LmBlockQ8_0 *w, const float *x, int64_t nb)
-{
-  __m512 acc = _mm512_setzero_ps ();
-  for (int64_t b = 0; b < nb; b++)
-    {
-      __m512 w0 = i8x16_to_ps (_mm_loadu_si128 ((const __m128i *) w[b].qs));
-      __m512 w1 = i8x16_to_ps (_mm_loadu_si128 ((const __m128i *) (w[b].qs + 16)));
-      __m512 t = _mm512_mul_ps (w0, _mm512_loadu_ps (x + 32 * b));
-      t = _mm512_fmadd_ps (w1, _mm512_loadu_ps (x + 32 * b + 16), t);
-      acc = _mm512_fmadd_ps (_mm512_set1_ps (fp16 (w[b].d)), t, acc);
-    }
-  return _mm512_reduce_add_ps (acc);
-}
-
-TARGET static float
-dot_q4_K_f32 (const LmBlockQ4_K *w, const float *x, int64_t nb)
-{
-  __m512 acc = _mm512_setzero_ps ();
-  const __m512i shifts = nibble_shifts ();
-  for (int64_t b = 0; b < nb; b++)
-    {
-      uint8_t sm[16];
-      lm_k4_unpack_scales (w[b].scales, sm);
-      float d = fp16 (w[b].d), dmin = fp16 (w[b].dmin);
-      const float *xb = x + 256 * b;
-      #pragma GCC unroll 4
-      for (int g = 0; g < 4; g++)
-        {
-          __m512i q = k4_group (w[b].qs, g, shifts);
-          for (int part = 0; part < 4; part++)
-            {
-              int j = 2 * g + part / 2;   /* sub-block of these 16 values */
-              __m128i bytes;
-              switch (part)
-                {
-                case 0: bytes = _mm512_extracti32x4_epi32 (q, 0); break;
-                case 1: bytes = _mm512_extracti32x4_epi32 (q, 1); break;
-                case 2: bytes = _mm512_extracti32x4_epi32 (q, 2); break;
-                default: bytes = _mm512_extracti32x4_epi32 (q, 3); break;
-                }
-              __m512 v = _mm512_cvtepi32_ps (_mm512_cvtepu8_epi32 (bytes));
-              /* x = d*sc*q - dmin*m, evaluated as in the decoder */
-              __m512 wv = _mm512_sub_ps (_mm512_mul_ps (_mm512_set1_ps (d * sm[j]), v),
-                                         _mm512_set1_ps (dmin * sm[8 + j]));
-              acc = _mm512_fmadd_ps (wv, _mm512_loadu_ps (xb + 64 * g + 16 * part), acc);
-            }
-        }
-    }
-  return _mm512_reduce_add_ps (acc);
-}
-
 /* ---- activation quantisation (bit-identical to the scalar reference) ---- */
 
 TARGET static void
@@ -510,18 +449,14 @@ LM_DEFINE_ROWS (TARGET, rows_bf16, dot_bf16, uint16_t, float, 1)
 LM_DEFINE_ROWS (TARGET, rows_q8_0, dot_q8_0, LmBlockQ8_0, LmBlockQ8_0, LM_QK8_0)
 LM_DEFINE_ROWS (TARGET, rows_q5_K, dot_q5_K, LmBlockQ5_K, LmBlockQ8_K, LM_QK_K)
 LM_DEFINE_ROWS (TARGET, rows_q6_K, dot_q6_K, LmBlockQ6_K, LmBlockQ8_K, LM_QK_K)
-LM_DEFINE_ROWS (TARGET, rows_q8_0_f32, dot_q8_0_f32, LmBlockQ8_0, float, LM_QK8_0)
-LM_DEFINE_ROWS (TARGET, rows_q4_K_f32, dot_q4_K_f32, LmBlockQ4_K, float, LM_QK_K)
 
 void
 lm_kernels_fill_avx512 (LmKernels *k)
 {
   k->isa = LM_ISA_AVX512;
-  k->f32act[LM_KT_F32] = rows_f32;
-  k->f32act[LM_KT_F16] = rows_f16;
-  k->f32act[LM_KT_BF16] = rows_bf16;
-  k->f32act[LM_KT_Q8_0] = rows_q8_0_f32;
-  k->f32act[LM_KT_Q4_K] = rows_q4_K_f32;
+  lm_set_f32act (k, LM_KT_F32, rows_f32, NULL);
+  lm_set_f32act (k, LM_KT_F16, rows_f16, NULL);
+  lm_set_f32act (k, LM_KT_BF16, rows_bf16, NULL);
   k->native[LM_KT_Q8_0] = rows_q8_0;
   k->native[LM_KT_Q4_K] = rows_q4_K;
   k->native[LM_KT_Q5_K] = rows_q5_K;

@@ -346,8 +346,8 @@ product_segments (const LmKernels *kernels, LmActMode mode, LmThreadPool *pool,
       bool native = mode == LM_ACT_NATIVE;
       ProductJob job = {
         .fn = rows_kernel (kernels, type, mode),
-        .tile = native ? kernels->native_tile[index] : NULL,
-        .tile_tokens = kernels->tile_tokens[index],
+        .tile = native ? kernels->native_tile[index] : kernels->f32act_tile[index],
+        .tile_tokens = native ? kernels->tile_tokens[index] : LM_TILE_TOKENS_MAX,
         .batch = kernels->batch_tile[index],
         .batch_width = kernels->batch_width[index],
         .n_batch = native ? lm_matmul_batch_tokens (kernels, type, n_tok) : 0,

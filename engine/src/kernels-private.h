@@ -89,6 +89,7 @@ struct LmKernels {
   LmDotRowsFn native[LM_KT_COUNT];   /* against 8-bit activations; NULL for float types */
   LmDotRowsFn f32act[LM_KT_COUNT];   /* against f32 activations */
   LmDotTileFn native_tile[LM_KT_COUNT]; /* optional: several tokens at once */
+  LmDotTileFn f32act_tile[LM_KT_COUNT]; /* optional: f32act's, LM_TILE_TOKENS_MAX wide */
   uint8_t tile_tokens[LM_KT_COUNT];     /* the width of native_tile */
   /* Optional: a batch kernel with a float order of its own (llama.cpp's
    * for batches of that type), which takes the tokens of a product of at
@@ -111,6 +112,16 @@ lm_set_tile (LmKernels *k, LmKernelType type, LmDotTileFn tile, int width)
 {
   k->native_tile[type] = tile;
   k->tile_tokens[type] = (uint8_t) width;
+}
+
+/* Sets f32act's row kernel and tile (NULL: none) of @type together: an ISA
+ * that replaces a row kernel must not keep the tile of the table it was
+ * copied from, whose float order may differ. */
+static inline void
+lm_set_f32act (LmKernels *k, LmKernelType type, LmDotRowsFn rows, LmDotTileFn tile)
+{
+  k->f32act[type] = rows;
+  k->f32act_tile[type] = tile;
 }
 
 static inline void
@@ -150,6 +161,18 @@ lm_prefetch_row (const uint8_t *row, size_t row_bytes)
                     n / (per));                                                   \
       }                                                                           \
   }
+
+/* The row kernel rows_@name and the tile tile_@name (widths up to
+ * LM_TILE_TOKENS_MAX) of f32 activations, both from @body, a tile body as
+ * LM_DEFINE_TILE takes: one token's arithmetic is the same in both, so a
+ * prompt's tokens get the numbers decode gets. */
+#define LM_DEFINE_F32ACT(target, name, body)                                      \
+  target static void rows_##name (const void *W, size_t row_bytes, int64_t n_rows, \
+                                  const void *act, int64_t n, float *y)           \
+  {                                                                               \
+    body (W, row_bytes, n_rows, act, 0, n, y, 0, 1);                              \
+  }                                                                               \
+  LM_DEFINE_WIDE_TILE (target, tile_##name, body)
 
 /* -1 when the type has no kernels. */
 int lm_kernel_type_index (LmTensorType type);

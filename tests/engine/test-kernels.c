@@ -383,6 +383,54 @@ test_token_tiles (void)
       check_matmul_is_matvec_n (rng, all_types[t], 512, 21, token_counts[c]);
 }
 
+/* f32 activations (the exact mode): a prompt's tokens, whether taken in
+ * tiles of several or one by one, on one thread or two, get the numbers a
+ * single token gets, bit for bit; and those are the schoolbook product's
+ * within the rounding bound. */
+static void
+check_f32_matmul_is_matvec (GRand *rng, LmThreadPool *pool, LmTensorType type, gint64 n_in,
+                            gint64 n_out, gint64 n_tok)
+{
+  g_autofree float *X = g_new (float, n_in * n_tok);
+  g_autofree float *Y = g_new (float, n_out * n_tok);
+  g_autofree float *y = g_new (float, n_out);
+  g_autofree guint8 *w = random_rows (rng, type, n_in, n_out);
+
+  random_vector (rng, X, n_in * n_tok);
+  for (int isa = 0; isa < LM_ISA_COUNT; isa++)
+    {
+      const LmKernels *k = lm_kernels_for_isa ((LmIsa) isa);
+      if (!k)
+        continue;
+      lm_matmul_ex (k, LM_ACT_F32, pool, type, w, n_in, n_out, X, n_tok, Y);
+      for (gint64 t = 0; t < n_tok; t++)
+        {
+          lm_matvec_ex (k, LM_ACT_F32, NULL, type, w, n_in, n_out, X + t * n_in, y);
+          g_assert_cmpmem (y, n_out * sizeof (float), Y + t * n_out, n_out * sizeof (float));
+          check_against_double (type, LM_ACT_F32, w, n_in, n_out, X + t * n_in, y,
+                                lm_isa_name ((LmIsa) isa));
+        }
+    }
+}
+
+static void
+test_f32_token_tiles (void)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
+  LmThreadPool *pool = lm_thread_pool_new (2);
+  /* tiles are 8 tokens wide, narrower ones split in 4s: every rest */
+  const gint64 token_counts[] = { 2, 3, 5, 7, 8, 9, 12, 17 };
+
+  for (gsize t = 0; t < G_N_ELEMENTS (all_types); t++)
+    for (gsize c = 0; c < G_N_ELEMENTS (token_counts); c++)
+      check_f32_matmul_is_matvec (rng, c % 2 ? pool : NULL, all_types[t], 512, 21,
+                                  token_counts[c]);
+  /* several segments of a long row: the tiles' partial sums are added */
+  check_f32_matmul_is_matvec (rng, pool, LM_TYPE_Q5_0, 16384 + 2048, 5, 9);
+  check_f32_matmul_is_matvec (rng, pool, LM_TYPE_Q6_K, 16384 + 2048, 5, 9);
+  lm_thread_pool_free (pool);
+}
+
 /* The AVX-512 kernels of the 32-value formats compute the same integers and
  * float operations as the AVX2 ones: equal bit for bit, rows and tiles. */
 static void
@@ -554,6 +602,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/kernels/long-rows", test_long_rows);
   g_test_add_func ("/engine/kernels/odd-blocks", test_odd_blocks);
   g_test_add_func ("/engine/kernels/token-tiles", test_token_tiles);
+  g_test_add_func ("/engine/kernels/f32-token-tiles", test_f32_token_tiles);
   g_test_add_func ("/engine/kernels/pool", test_pool);
   g_test_add_func ("/engine/kernels/q32-isas-agree", test_q32_isas_agree);
   g_test_add_func ("/engine/kernels/batch-isas-agree", test_batch_isas_agree);
