@@ -24,6 +24,10 @@ struct _TsChatSession
   GCancellable *load_cancellable;  /* the load under way: a newer one cancels it */
   guint load_serial;             /* which load is the latest */
   gboolean loading;
+
+  /* One conversation per side of the chat: they differ in their replies
+   * (and in what a failed reply leaves out). */
+  TsChatConversation *conversations[2];
 };
 
 G_DEFINE_FINAL_TYPE (TsChatSession, ts_chat_session, G_TYPE_OBJECT)
@@ -337,6 +341,13 @@ ts_chat_session_get_loading (TsChatSession *self)
   return self->loading;
 }
 
+TsChatConversation *
+ts_chat_session_get_conversation (TsChatSession *self, gboolean he)
+{
+  g_return_val_if_fail (TS_IS_CHAT_SESSION (self), NULL);
+  return self->conversations[he ? 1 : 0];
+}
+
 static void
 ts_chat_session_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
 {
@@ -383,6 +394,8 @@ ts_chat_session_finalize (GObject *object)
   TsChatSession *self = TS_CHAT_SESSION (object);
 
   g_clear_pointer (&self->model, ts_generation_model_unref);
+  g_clear_object (&self->conversations[0]);
+  g_clear_object (&self->conversations[1]);
   g_free (self->model_path);
   g_free (self->model_name);
   g_free (self->adapter_path);
@@ -414,6 +427,8 @@ static void
 ts_chat_session_init (TsChatSession *self)
 {
   self->adapter_name = g_strdup (_("no adapter"));
+  self->conversations[0] = ts_chat_conversation_new ();
+  self->conversations[1] = ts_chat_conversation_new ();
 }
 
 TsChatSession *

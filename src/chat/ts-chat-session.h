@@ -13,6 +13,9 @@
  * model), "model-name", "model-is-demo", "adapter-path", "adapter-name" and
  * "loading". The chat page, its panes and the Stack dialog read them.
  *
+ * It also holds the conversation each side of the chat shows (plaintext
+ * LoRA, HE-LoRA) as a list of turns; each pane is a view of its own.
+ *
  * Main-thread only (the thread whose main context the loads report to);
  * loads run on GLib's task workers (ts-generation-load.c).
  */
@@ -20,6 +23,7 @@
 
 #include <gio/gio.h>
 
+#include "ts-chat-conversation.h"
 #include "ts-generation.h"
 
 G_BEGIN_DECLS
@@ -62,6 +66,10 @@ guint ts_chat_session_get_n_adapters (TsChatSession *self);
 const char *ts_chat_session_get_nth_adapter (TsChatSession *self, guint i, float *weight);
 /* TRUE while a load is under way. */
 gboolean ts_chat_session_get_loading (TsChatSession *self);
+
+/* The conversation of the HE-LoRA side (@he) or of the plaintext one
+ * (borrowed; the same object for the session's life). */
+TsChatConversation *ts_chat_session_get_conversation (TsChatSession *self, gboolean he);
 
 /* An adapter's name as the pickers show it: "Demo Adapter" for the demo
  * adapter, else its file's name without ".gguf" (newly allocated). */
