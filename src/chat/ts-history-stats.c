@@ -31,6 +31,9 @@ void
 ts_history_reply_stats_add_bar (TsHistoryReplyStats *stats, const TsTokenTimings *timings,
                                 const char *text)
 {
+  g_return_if_fail (stats != NULL);
+  g_return_if_fail (timings != NULL);
+
   g_array_append_val (stats->timings, *timings);
   g_ptr_array_add (stats->texts, g_strdup (text != NULL ? text : ""));
 }
@@ -137,6 +140,8 @@ parse_numbers (JsonObject *o, TsHistoryReplyStats *stats)
 TsHistoryReplyStats *
 ts_history_reply_stats_from_json (const char *json, GError **error)
 {
+  g_return_val_if_fail (json != NULL, NULL);
+
   g_autoptr (JsonParser) parser = json_parser_new ();
   g_autoptr (TsHistoryReplyStats) stats = NULL;
   JsonNode *root, *bars;
