@@ -310,13 +310,14 @@ _ts_chat_page_history_save_stats (TsChatPage *self)
   for (int he = 0; he <= 1; he++)
     {
       gint64 id = he ? self->he_reply_message : self->plain_reply_message;
-      g_autoptr (TsHistoryReplyStats) stats = NULL;
+      TsChatTurn *reply = ts_chat_conversation_get_last_reply
+                            (ts_chat_session_get_conversation (self->session, he));
       g_autoptr (GError) error = NULL;
 
       if (self->history == NULL || id == 0)
         return;
-      stats = ts_chat_pane_get_reply_stats (ts_chat_page_get_pane (self, he));
-      if (!ts_history_set_stats (self->history, id, stats, &error))
+      if (reply != NULL && ts_chat_turn_get_stats (reply) != NULL
+          && !ts_history_set_stats (self->history, id, ts_chat_turn_get_stats (reply), &error))
         return history_failed (self, error);
     }
 }

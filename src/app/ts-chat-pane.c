@@ -101,6 +101,19 @@ reply_turn (TsChatPane *self)
   return ts_chat_conversation_get_last_reply (self->conversation);
 }
 
+/* The last reply's numbers and bars go with it into the conversation
+ * (history keeps them from there). */
+static void
+publish_stats (TsChatPane *self)
+{
+  g_autoptr (TsHistoryReplyStats) stats = NULL;
+
+  if (reply_turn (self) == NULL)
+    return;
+  stats = ts_chat_pane_get_reply_stats (self);
+  ts_chat_turn_set_stats (reply_turn (self), stats);
+}
+
 /* Modules reading the same h (one layer's q/k/v, stacked adapters) share
  * one encryption: "9 encryptions for 15 modules per token", or NULL. */
 static char *
@@ -413,6 +426,7 @@ generation_cb (TsGenerationJob *job, const TsGenerationEvent *event, gpointer us
         show_error (self, event);
       show_ending (self, event->kind);
       set_busy (self, FALSE);
+      publish_stats (self);
       g_signal_emit (self, signals[SIGNAL_FINISHED], 0, event->kind,
                      event->error != NULL ? event->error->message : NULL);
       break;
@@ -821,6 +835,9 @@ ts_chat_pane_set_diverged_at (TsChatPane *self, int index)
       gtk_label_set_text (self->diverged_label, text);
     }
   gtk_widget_set_visible (GTK_WIDGET (self->diverged_label), index >= 0);
+  /* The other pane may still be answering when this one has finished. */
+  if (self->job == NULL && index >= 0)
+    publish_stats (self);
   notify (self, PROP_DIVERGED_AT);
 }
 
@@ -921,6 +938,7 @@ ts_chat_pane_show_reply_stats (TsChatPane *self, const TsHistoryReplyStats *stat
   ts_chat_pane_set_diverged_at (self, stats->diverged_at);
   show_computed (self);
   update_footer (self);
+  publish_stats (self);
   notify (self, PROP_N_TOKENS);
   notify (self, PROP_TOKENS_PER_SECOND);
   notify (self, PROP_FIRST_TOKEN_MS);

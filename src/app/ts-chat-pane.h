@@ -102,7 +102,10 @@ int ts_chat_pane_get_diverged_at (TsChatPane *self);
 void ts_chat_pane_set_diverged_at (TsChatPane *self, int index);
 TsLatencyChart *ts_chat_pane_get_chart (TsChatPane *self);
 /* The last reply's footer numbers and chart bars (newly allocated), to keep
- * with it; ts_chat_pane_show_reply_stats() shows them again. */
+ * with it; ts_chat_pane_show_reply_stats() shows them again. The pane also
+ * gives them to the reply's turn (ts_chat_turn_get_stats()) when the reply
+ * finishes, when the other pane's tokens later mark where the two differ,
+ * and when they are shown again. */
 TsHistoryReplyStats *ts_chat_pane_get_reply_stats (TsChatPane *self);
 void ts_chat_pane_show_reply_stats (TsChatPane *self, const TsHistoryReplyStats *stats);
 

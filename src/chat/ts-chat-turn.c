@@ -14,6 +14,7 @@ struct _TsChatTurn
   char *note;
   char *error;
   char *ending;
+  TsHistoryReplyStats *stats;
   gboolean excluded;
 };
 
@@ -29,6 +30,7 @@ enum {
   PROP_NOTE,
   PROP_ERROR,
   PROP_ENDING,
+  PROP_STATS,
   PROP_EXCLUDED,
   N_PROPS
 };
@@ -220,6 +222,23 @@ ts_chat_turn_set_ending (TsChatTurn *self, const char *ending)
   set_optional_string (self, &self->ending, ending, PROP_ENDING);
 }
 
+const TsHistoryReplyStats *
+ts_chat_turn_get_stats (TsChatTurn *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_TURN (self), NULL);
+  return self->stats;
+}
+
+void
+ts_chat_turn_set_stats (TsChatTurn *self, const TsHistoryReplyStats *stats)
+{
+  g_return_if_fail (TS_IS_CHAT_TURN (self));
+  g_clear_pointer (&self->stats, ts_history_reply_stats_free);
+  if (stats != NULL)
+    self->stats = ts_history_reply_stats_copy (stats);
+  notify (self, PROP_STATS);
+}
+
 gboolean
 ts_chat_turn_get_excluded (TsChatTurn *self)
 {
@@ -267,6 +286,9 @@ ts_chat_turn_get_property (GObject *object, guint prop_id, GValue *value, GParam
       break;
     case PROP_ENDING:
       g_value_set_string (value, self->ending);
+      break;
+    case PROP_STATS:
+      g_value_set_pointer (value, self->stats);
       break;
     case PROP_EXCLUDED:
       g_value_set_boolean (value, self->excluded);
@@ -317,6 +339,7 @@ ts_chat_turn_finalize (GObject *object)
   g_free (self->note);
   g_free (self->error);
   g_free (self->ending);
+  ts_history_reply_stats_free (self->stats);
   G_OBJECT_CLASS (ts_chat_turn_parent_class)->finalize (object);
 }
 
@@ -342,6 +365,7 @@ ts_chat_turn_class_init (TsChatTurnClass *klass)
   properties[PROP_NOTE] = g_param_spec_string ("note", NULL, NULL, NULL, rw);
   properties[PROP_ERROR] = g_param_spec_string ("error", NULL, NULL, NULL, rw);
   properties[PROP_ENDING] = g_param_spec_string ("ending", NULL, NULL, NULL, rw);
+  properties[PROP_STATS] = g_param_spec_pointer ("stats", NULL, NULL, ro);
   properties[PROP_EXCLUDED] = g_param_spec_boolean ("excluded", NULL, NULL, FALSE, rw);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }

@@ -4,8 +4,9 @@
  * A TsChatTurn is what a chat message shows, without the widget: the
  * prompt's or the reply's text, and for a reply its thinking, its note
  * above the text (which adapter answered, what was left out), its error
- * (why there is no complete answer) and its ending (stopped, cut at the
- * length limit). A turn left out of the conversation the model sees is
+ * (why there is no complete answer), its ending (stopped, cut at the
+ * length limit) and its footer numbers and chart bars (history keeps them
+ * with it). A turn left out of the conversation the model sees is
  * "excluded". Every field is a property, notified when it changes, so a
  * view follows the turn as a reply streams in.
  *
@@ -21,6 +22,8 @@
 #pragma once
 
 #include <glib-object.h>
+
+#include "ts-history-stats.h"
 
 G_BEGIN_DECLS
 
@@ -58,6 +61,12 @@ const char *ts_chat_turn_get_error (TsChatTurn *self);
 void ts_chat_turn_set_error (TsChatTurn *self, const char *error);
 const char *ts_chat_turn_get_ending (TsChatTurn *self);
 void ts_chat_turn_set_ending (TsChatTurn *self, const char *ending);
+
+/* A reply's footer numbers and chart bars (borrowed), NULL until it has
+ * finished or was read back with them; set copies them ("stats" is
+ * notified). */
+const TsHistoryReplyStats *ts_chat_turn_get_stats (TsChatTurn *self);
+void ts_chat_turn_set_stats (TsChatTurn *self, const TsHistoryReplyStats *stats);
 
 gboolean ts_chat_turn_get_excluded (TsChatTurn *self);
 void ts_chat_turn_set_excluded (TsChatTurn *self, gboolean excluded);

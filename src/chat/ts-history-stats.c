@@ -17,6 +17,20 @@ ts_history_reply_stats_new (void)
   return stats;
 }
 
+TsHistoryReplyStats *
+ts_history_reply_stats_copy (const TsHistoryReplyStats *stats)
+{
+  TsHistoryReplyStats *copy;
+
+  g_return_val_if_fail (stats != NULL, NULL);
+  copy = g_memdup2 (stats, sizeof *stats);
+  copy->timings = g_array_copy (stats->timings);
+  copy->texts = g_ptr_array_new_full (stats->texts->len, g_free);
+  for (guint i = 0; i < stats->texts->len; i++)
+    g_ptr_array_add (copy->texts, g_strdup (g_ptr_array_index (stats->texts, i)));
+  return copy;
+}
+
 void
 ts_history_reply_stats_free (TsHistoryReplyStats *stats)
 {

@@ -287,6 +287,43 @@ test_turn_fields (void)
   g_assert_cmpstr (ts_chat_turn_get_thinking (turn), ==, "");
 }
 
+/* A reply keeps a copy of its footer numbers and chart bars. */
+static void
+test_turn_stats (void)
+{
+  g_autoptr (TsChatTurn) turn = ts_chat_turn_new (FALSE, "answer");
+  g_autoptr (TsHistoryReplyStats) stats = ts_history_reply_stats_new ();
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  TsTokenTimings timings = { 0 };
+  const TsHistoryReplyStats *kept;
+
+  g_assert_null (ts_chat_turn_get_stats (turn));
+  g_signal_connect (turn, "notify", G_CALLBACK (record_notify_cb), names);
+  stats->n_tokens = 2;
+  stats->diverged_at = 1;
+  timings.ms[0] = 1.5;
+  ts_history_reply_stats_add_bar (stats, &timings, "Hel");
+  timings.ms[0] = 2.5;
+  ts_history_reply_stats_add_bar (stats, &timings, "lo");
+  ts_chat_turn_set_stats (turn, stats);
+  assert_names (names, (const char *[]) { "stats", NULL });
+  /* Changing the original afterwards leaves the turn's as it was. */
+  stats->n_tokens = 99;
+  g_ptr_array_set_size (stats->texts, 0);
+  g_array_set_size (stats->timings, 0);
+  kept = ts_chat_turn_get_stats (turn);
+  g_assert_true (kept != stats);
+  g_assert_cmpuint (kept->n_tokens, ==, 2);
+  g_assert_cmpint (kept->diverged_at, ==, 1);
+  g_assert_cmpuint (kept->timings->len, ==, 2);
+  g_assert_cmpfloat (g_array_index (kept->timings, TsTokenTimings, 1).ms[0], ==, 2.5);
+  g_assert_cmpstr (g_ptr_array_index (kept->texts, 0), ==, "Hel");
+  g_assert_cmpstr (g_ptr_array_index (kept->texts, 1), ==, "lo");
+  ts_chat_turn_set_stats (turn, NULL);
+  g_assert_null (ts_chat_turn_get_stats (turn));
+  assert_names (names, (const char *[]) { "stats", NULL });
+}
+
 static void
 test_session_conversations (void)
 {
@@ -334,6 +371,7 @@ main (int argc, char **argv)
   g_test_add_func ("/chat-conversation/exclude", test_exclude);
   g_test_add_func ("/chat-conversation/turn-streaming", test_turn_streaming);
   g_test_add_func ("/chat-conversation/turn-fields", test_turn_fields);
+  g_test_add_func ("/chat-conversation/turn-stats", test_turn_stats);
   g_test_add_func ("/chat-conversation/session", test_session_conversations);
   g_test_add_func ("/chat-conversation/preconditions", test_preconditions);
   return g_test_run ();
