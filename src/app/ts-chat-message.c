@@ -20,6 +20,7 @@ struct _TsChatMessage
   GString *text;
   gboolean is_user;
   gboolean excluded;
+  TsChatTurn *turn;              /* what it shows, when it is a turn's view */
 };
 
 G_DEFINE_FINAL_TYPE (TsChatMessage, ts_chat_message, ADW_TYPE_BIN)
@@ -532,6 +533,7 @@ ts_chat_message_finalize (GObject *object)
 {
   TsChatMessage *self = TS_CHAT_MESSAGE (object);
 
+  g_clear_object (&self->turn);
   g_string_free (self->text, TRUE);
   G_OBJECT_CLASS (ts_chat_message_parent_class)->finalize (object);
 }
@@ -578,4 +580,82 @@ ts_chat_message_new (gboolean is_user, const char *text)
   gtk_widget_add_css_class (GTK_WIDGET (self), is_user ? "ts-user-message" : "ts-reply-message");
   ts_chat_message_set_text (self, text);
   return GTK_WIDGET (self);
+}
+
+/* Streamed text arrives as a longer text: only what was added is appended
+ * (cheap, and it ends the thinking as the answer starts); anything else is
+ * set afresh. */
+static void
+show_turn_text (TsChatMessage *self)
+{
+  const char *text = ts_chat_turn_get_text (self->turn);
+
+  if (g_str_has_prefix (text, self->text->str))
+    ts_chat_message_append (self, text + self->text->len);
+  else
+    ts_chat_message_set_text (self, text);
+}
+
+/* Streaming thinking is appended (the count too, when only it changed); a
+ * finished one (history) is shown whole. */
+static void
+show_turn_thinking (TsChatMessage *self)
+{
+  const char *thinking = ts_chat_turn_get_thinking (self->turn);
+  const char *shown = ts_chat_message_get_thinking (self);
+
+  if (ts_chat_turn_get_thinking_active (self->turn) && g_str_has_prefix (thinking, shown))
+    ts_chat_message_append_thinking (self, thinking + strlen (shown),
+                                     ts_chat_turn_get_thinking_tokens (self->turn));
+  else if (!ts_chat_turn_get_thinking_active (self->turn))
+    ts_chat_message_set_thinking (self, thinking);
+}
+
+static void
+turn_notify_cb (TsChatTurn *turn, GParamSpec *pspec, TsChatMessage *self)
+{
+  const char *name = g_param_spec_get_name (pspec);
+
+  if (g_str_equal (name, "text"))
+    show_turn_text (self);
+  else if (g_str_equal (name, "thinking"))
+    show_turn_thinking (self);
+  else if (g_str_equal (name, "thinking-tokens") && ts_chat_turn_get_thinking_active (turn))
+    show_turn_thinking (self);
+  else if (g_str_equal (name, "thinking-active") && !ts_chat_turn_get_thinking_active (turn))
+    ts_chat_message_end_thinking (self);
+  else if (g_str_equal (name, "note"))
+    ts_chat_message_set_note (self, ts_chat_turn_get_note (turn));
+  else if (g_str_equal (name, "error"))
+    ts_chat_message_set_error (self, ts_chat_turn_get_error (turn));
+  else if (g_str_equal (name, "ending"))
+    ts_chat_message_set_ending (self, ts_chat_turn_get_ending (turn));
+  else if (g_str_equal (name, "excluded"))
+    ts_chat_message_set_excluded (self, ts_chat_turn_get_excluded (turn));
+}
+
+GtkWidget *
+ts_chat_message_new_for_turn (TsChatTurn *turn)
+{
+  TsChatMessage *self;
+
+  g_return_val_if_fail (TS_IS_CHAT_TURN (turn), NULL);
+  self = TS_CHAT_MESSAGE (ts_chat_message_new (ts_chat_turn_get_is_user (turn),
+                                               ts_chat_turn_get_text (turn)));
+  self->turn = g_object_ref (turn);
+  ts_chat_message_set_note (self, ts_chat_turn_get_note (turn));
+  ts_chat_message_set_error (self, ts_chat_turn_get_error (turn));
+  ts_chat_message_set_ending (self, ts_chat_turn_get_ending (turn));
+  ts_chat_message_set_excluded (self, ts_chat_turn_get_excluded (turn));
+  if (*ts_chat_turn_get_thinking (turn) != '\0')
+    show_turn_thinking (self);
+  g_signal_connect_object (turn, "notify", G_CALLBACK (turn_notify_cb), self, 0);
+  return GTK_WIDGET (self);
+}
+
+TsChatTurn *
+ts_chat_message_get_turn (TsChatMessage *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_MESSAGE (self), NULL);
+  return self->turn;
 }

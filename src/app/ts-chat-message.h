@@ -18,6 +18,7 @@
 
 #include <adwaita.h>
 
+#include "ts-chat-turn.h"
 #include "ts-thinking-block.h"
 
 G_BEGIN_DECLS
@@ -26,6 +27,11 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (TsChatMessage, ts_chat_message, TS, CHAT_MESSAGE, AdwBin)
 
 GtkWidget *ts_chat_message_new (gboolean is_user, const char *text);
+/* A view of @turn: it shows the turn's text, thinking, note, error, ending
+ * and whether it is left out, and follows them as they change. */
+GtkWidget *ts_chat_message_new_for_turn (TsChatTurn *turn);
+/* The turn it shows (borrowed), or NULL for a message made from text. */
+TsChatTurn *ts_chat_message_get_turn (TsChatMessage *self);
 const char *ts_chat_message_get_text (TsChatMessage *self);
 void ts_chat_message_set_text (TsChatMessage *self, const char *text);
 void ts_chat_message_append (TsChatMessage *self, const char *text);

@@ -16,7 +16,8 @@ set_editing (TsChatPage *self, int index)
   gtk_widget_set_visible (self->edit_bar, index >= 0);
   if (index >= 0)
     {
-      guint n = ts_chat_pane_get_n_prompts (self->plain_pane);
+      guint n = ts_chat_conversation_get_n_prompts (ts_chat_session_get_conversation
+                                                      (self->session, FALSE));
       g_autofree char *text = NULL;
 
       if ((guint) index + 1 < n)
@@ -60,8 +61,8 @@ _ts_chat_page_edit_commit (TsChatPage *self)
 
   if (self->editing < 0)
     return;
-  ts_chat_pane_truncate (self->plain_pane, index);
-  ts_chat_pane_truncate (self->he_pane, index);
+  ts_chat_conversation_truncate (ts_chat_session_get_conversation (self->session, FALSE), index);
+  ts_chat_conversation_truncate (ts_chat_session_get_conversation (self->session, TRUE), index);
   _ts_chat_page_history_truncate (self, index);
   g_clear_pointer (&self->draft, g_free);
   set_editing (self, -1);
@@ -72,7 +73,9 @@ edit_prompt_action (GtkWidget *widget, const char *action_name, GVariant *param)
 {
   TsChatPage *self = TS_CHAT_PAGE (widget);
   guint index = g_variant_get_uint32 (param);
-  const char *text = ts_chat_pane_get_prompt (self->plain_pane, index);
+  TsChatTurn *prompt = ts_chat_conversation_get_prompt
+                        (ts_chat_session_get_conversation (self->session, FALSE), index);
+  const char *text = prompt != NULL ? ts_chat_turn_get_text (prompt) : NULL;
 
   if (self->busy || text == NULL)
     return;

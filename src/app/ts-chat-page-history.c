@@ -141,18 +141,19 @@ left_out_note (void)
   return _("Left out of the conversation: a side failed to answer this turn");
 }
 
-/* A stored message back in @pane, with the note its reply had; a reply
- * left out takes its exchange out again. */
+/* A stored message back in @conversation, with the note and thinking its
+ * reply had; a reply left out takes its exchange out again. */
 static void
-restore_message (TsChatPane *pane, const TsHistoryMessage *m)
+restore_message (TsChatConversation *conversation, const TsHistoryMessage *m)
 {
-  ts_chat_pane_add_message (pane, m->is_user, m->content);
+  TsChatTurn *turn = ts_chat_conversation_append (conversation, m->is_user, m->content);
+
   if (!m->is_user && m->note != NULL)
-    ts_chat_pane_set_reply_note (pane, m->note);
+    ts_chat_turn_set_note (turn, m->note);
   if (!m->is_user && m->thinking != NULL)
-    ts_chat_pane_set_reply_thinking (pane, m->thinking);
+    ts_chat_turn_set_thinking (turn, m->thinking);
   if (!m->is_user && m->left_out)
-    ts_chat_pane_exclude_last_exchange (pane, left_out_note ());
+    ts_chat_conversation_exclude_last_exchange (conversation, left_out_note ());
 }
 
 /* The footers and charts show each pane's last reply, as they did when it
@@ -191,9 +192,9 @@ ts_chat_page_load_conversation (TsChatPage *self, gint64 id, GError **error)
       TsHistoryMessage *m = g_ptr_array_index (messages, i);
 
       if (m->pane != TS_HISTORY_PANE_HE)
-        restore_message (self->plain_pane, m);
+        restore_message (ts_chat_session_get_conversation (self->session, FALSE), m);
       if (m->pane != TS_HISTORY_PANE_PLAIN)
-        restore_message (self->he_pane, m);
+        restore_message (ts_chat_session_get_conversation (self->session, TRUE), m);
     }
   restore_stats (self, messages);
   note_last_ids (self, messages);
@@ -281,13 +282,19 @@ _ts_chat_page_history_save_reply (TsChatPage *self, gboolean he, gboolean comple
 {
   gint64 id = he ? self->he_reply_message : self->plain_reply_message;
   TsChatPane *pane = ts_chat_page_get_pane (self, he);
-  const char *text = ts_chat_pane_get_reply (pane);
-  const char *note = ts_chat_pane_get_reply_note (pane);
-  const char *thinking = ts_chat_pane_get_reply_thinking (pane);
+  TsChatTurn *reply;
+  const char *text, *note, *thinking;
   g_autoptr (GError) error = NULL;
 
-  if (self->history == NULL || id == 0 || text == NULL)
+  /* What streamed so far, also the text the pane shows at the next frame. */
+  ts_chat_pane_flush (pane);
+  reply = ts_chat_conversation_get_last_reply (ts_chat_session_get_conversation (self->session,
+                                                                                 he));
+  if (self->history == NULL || id == 0 || reply == NULL)
     return;
+  text = ts_chat_turn_get_text (reply);
+  note = ts_chat_turn_get_note (reply);
+  thinking = ts_chat_turn_get_thinking (reply);
   /* The routing note goes in once, when the reply has finished. */
   if (!ts_history_update_message (self->history, id, text, complete, &error)
       || (thinking != NULL && *thinking != '\0'
@@ -303,13 +310,14 @@ _ts_chat_page_history_save_stats (TsChatPage *self)
   for (int he = 0; he <= 1; he++)
     {
       gint64 id = he ? self->he_reply_message : self->plain_reply_message;
-      g_autoptr (TsHistoryReplyStats) stats = NULL;
+      TsChatTurn *reply = ts_chat_conversation_get_last_reply
+                            (ts_chat_session_get_conversation (self->session, he));
       g_autoptr (GError) error = NULL;
 
       if (self->history == NULL || id == 0)
         return;
-      stats = ts_chat_pane_get_reply_stats (ts_chat_page_get_pane (self, he));
-      if (!ts_history_set_stats (self->history, id, stats, &error))
+      if (reply != NULL && ts_chat_turn_get_stats (reply) != NULL
+          && !ts_history_set_stats (self->history, id, ts_chat_turn_get_stats (reply), &error))
         return history_failed (self, error);
     }
 }
@@ -320,7 +328,9 @@ _ts_chat_page_history_leave_out_exchange (TsChatPage *self)
   g_autoptr (GError) error = NULL;
 
   for (int he = 0; he <= 1; he++)
-    ts_chat_pane_exclude_last_exchange (ts_chat_page_get_pane (self, he), left_out_note ());
+    ts_chat_conversation_exclude_last_exchange (ts_chat_session_get_conversation (self->session,
+                                                                                  he),
+                                                left_out_note ());
   if (self->history == NULL || self->conversation == 0 || self->last_user_message == 0)
     return;
   if (!ts_history_leave_out (self->history, self->conversation, self->last_user_message, &error))

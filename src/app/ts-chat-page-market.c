@@ -1,4 +1,4 @@
-/* ts-chat-page-market.c: the chat page's marketplace adapters (checked, metered).
+/* ts-chat-page-market.c: the chat page's marketplace adapters (checked; metered by the session).
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib/gi18n.h>
 
@@ -88,53 +88,35 @@ ts_chat_page_get_adapter_path (TsChatPage *self)
   return ts_chat_session_get_adapter_path (self->session);
 }
 
-static gboolean
-same_file (const char *a, const char *b)
-{
-  g_autofree char *ca = g_canonicalize_filename (a, NULL);
-  g_autofree char *cb = g_canonicalize_filename (b, NULL);
-
-  return g_str_equal (ca, cb);
-}
-
 /* Installed marketplace adapters are metered, however they were picked
- * (Use in Chat or the adapter menu); one made here from a marketplace
- * adapter (a rank reduction) is metered as that adapter, whose version it
- * keeps. */
+ * (Use in Chat or the adapter menu). */
 void
 _ts_chat_page_market_set_adapter (TsChatPage *self, const char *path)
 {
   g_autofree char *dir = _ts_chat_page_adapters_dir ();
-  g_autoptr (GPtrArray) list = NULL;
 
-  g_clear_pointer (&self->market_id, g_free);
-  g_clear_pointer (&self->market_version, g_free);
-  if (path == NULL || (list = ts_market_list_installed (dir, NULL)) == NULL)
-    return;
-  for (guint i = 0; i < list->len; i++)
-    {
-      TsMarketInstalled *a = g_ptr_array_index (list, i);
-
-      if (same_file (a->path, path))
-        {
-          if (a->local && a->derived_from == NULL)
-            return;
-          self->market_id = g_strdup (a->local ? a->derived_from : a->id);
-          self->market_version = g_strdup (a->version);
-          return;
-        }
-    }
+  ts_chat_session_meter_adapter (self->session, dir, path);
 }
 
 void
 _ts_chat_page_market_report_turn (TsChatPage *self)
 {
-  gint64 tokens = (gint64) ts_chat_pane_get_n_tokens (self->plain_pane)
-                  + ts_chat_pane_get_n_tokens (self->he_pane);
+  ts_chat_session_report_turn (self->session,
+                               (gint64) ts_chat_pane_get_n_tokens (self->plain_pane)
+                               + ts_chat_pane_get_n_tokens (self->he_pane));
+}
 
-  if (self->market_id != NULL && tokens > 0)
-    g_signal_emit (self, signals[SIGNAL_ADAPTER_USED], 0, self->market_id, self->market_version,
-                   tokens);
+static void
+adapter_used_cb (TsChatSession *session, const char *id, const char *version, gint64 tokens,
+                 TsChatPage *self)
+{
+  g_signal_emit (self, signals[SIGNAL_ADAPTER_USED], 0, id, version, tokens);
+}
+
+void
+_ts_chat_page_market_init (TsChatPage *self)
+{
+  g_signal_connect_object (self->session, "adapter-used", G_CALLBACK (adapter_used_cb), self, 0);
 }
 
 void
@@ -142,8 +124,6 @@ _ts_chat_page_market_dispose (TsChatPage *self)
 {
   g_cancellable_cancel (self->verify_cancellable);
   g_clear_object (&self->verify_cancellable);
-  g_clear_pointer (&self->market_id, g_free);
-  g_clear_pointer (&self->market_version, g_free);
 }
 
 void

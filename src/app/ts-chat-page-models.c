@@ -33,7 +33,7 @@ ts_chat_page_find_demo_file (const char *name)
 static void
 update_adapter_label (TsChatPage *self)
 {
-  gboolean automatic = self->routing != NULL && self->adapter_override[0] == '\0';
+  gboolean automatic = ts_chat_page_get_routing (self) && self->adapter_override[0] == '\0';
   const char *adapter = ts_chat_session_get_adapter_name (self->session);
   g_autofree char *tooltip = NULL;
 
@@ -248,7 +248,7 @@ _ts_chat_page_rebuild_adapter_menu (TsChatPage *self)
   g_autoptr (GMenu) other = g_menu_new ();
   g_autoptr (GPtrArray) list = _ts_chat_page_list_adapters (self);
 
-  if (self->routing != NULL)
+  if (ts_chat_page_get_routing (self))
     {
       g_autoptr (GMenu) routing = g_menu_new ();
       g_autoptr (GMenuItem) item = g_menu_item_new (_("Automatic"), NULL);

@@ -67,22 +67,16 @@ struct _TsChatPage
   GArray *he_ids;
   guint save_timeout;
 
-  /* Adapter routing (ts-chat-page-routing.c): a router over the installed
-   * adapters (NULL with fewer than two), what it was built from, the user's
+  /* Adapter routing (ts-chat-page-routing.c; the router is the session's):
+   * the page's builds and routes, stopped when it goes, and the user's
    * choice ("" routes every turn). */
-  TsChatRouter *routing;
-  char *routing_signature;
   GCancellable *routing_cancellable;
   GCancellable *route_cancellable;
   char *adapter_override;
 
   /* The key vault whose unlocked key HE replies use (a reference). */
   TsKeyVault *key_vault;
-  /* The adapter's marketplace id and version, when it is an installed
-   * marketplace adapter (turns are metered); else NULL. */
-  char *market_id;
-  char *market_version;
-  GCancellable *verify_cancellable;
+  GCancellable *verify_cancellable;  /* the check before Use in Chat */
 
   /* History. */
   TsHistory *history;
@@ -188,11 +182,14 @@ void _ts_chat_page_settings_store (TsChatPage *self);
 void _ts_chat_page_notify_sampling (TsChatPage *self);
 
 /* ts-chat-page-market.c: marketplace adapters. */
-/* Finds out whether the adapter at @path (the turn's, or the one just
- * loaded) is a marketplace one, whose turns are metered. */
+/* The session meters the adapter at @path (the turn's, or the one just
+ * loaded) when it is a marketplace one. */
 void _ts_chat_page_market_set_adapter (TsChatPage *self, const char *path);
-/* After a turn: emits "adapter-used" for a marketplace adapter. */
+/* After a turn: the session reports it (its "adapter-used", which the
+ * page emits as its own, for a marketplace adapter). */
 void _ts_chat_page_market_report_turn (TsChatPage *self);
+/* Forwards the session's "adapter-used" (once the session exists). */
+void _ts_chat_page_market_init (TsChatPage *self);
 void _ts_chat_page_market_dispose (TsChatPage *self);
 void _ts_chat_page_market_class_init (GObjectClass *object_class);
 

@@ -1,17 +1,14 @@
 /* ts-chat-page-routing.c: the chat page's adapter routing: one adapter per turn.
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * With two or more adapters installed, each turn is routed before it is
- * generated (ts-chat-router.h, on a worker thread) and both panes
- * answer with the routed adapter; the reply says which and why. The
- * adapter picker's "Automatic" entry routes; picking an adapter fixes it
- * (the router's override), remembered in the chat-adapter-override setting.
- * With fewer adapters, or none routed, the current adapter answers.
+ * With two or more adapters installed, the session routes each turn
+ * before it is generated (ts-chat-session.h, on a worker thread) and both
+ * panes answer with the routed adapter; the reply's note, the session's,
+ * says which and why. The adapter picker's "Automatic" entry routes;
+ * picking an adapter fixes it (the router's override), remembered in the
+ * chat-adapter-override setting. With fewer adapters, or none routed, the
+ * current adapter answers.
  */
-#include <glib/gi18n.h>
-#include <glib/gstdio.h>
-#include <string.h>
-
 #include "ts-adapter-stack.h"
 #include "ts-chat-page-private.h"
 #include "ts-helora-evaluator.h"
@@ -26,7 +23,7 @@ gboolean
 ts_chat_page_get_routing (TsChatPage *self)
 {
   g_return_val_if_fail (TS_IS_CHAT_PAGE (self), FALSE);
-  return self->routing != NULL;
+  return ts_chat_session_get_routing (self->session);
 }
 
 const char *
@@ -38,60 +35,32 @@ ts_chat_page_get_adapter_override (TsChatPage *self)
 
 /* ---- the router over the installed adapters ------------------------------ */
 
-/* What the router was built from: the model and each adapter's metadata
- * file with its modification time. */
-static char *
-routing_signature (TsChatPage *self)
-{
-  g_autofree char *dir = _ts_chat_page_adapters_dir ();
-  g_autoptr (GPtrArray) found = ts_chat_router_find (dir);
-  GString *sig = g_string_new (NULL);
-
-  /* The model object, not its path: a reload of the same file is a new one. */
-  g_string_append_printf (sig, "%p", (void *) ts_chat_session_get_model (self->session));
-
-  for (guint i = 0; i < found->len; i++)
-    {
-      TsRoutableAdapter *a = g_ptr_array_index (found, i);
-      GStatBuf st;
-
-      memset (&st, 0, sizeof st);
-
-      g_stat (a->metadata_path, &st);
-      g_string_append_printf (sig, "\n%s %" G_GINT64_FORMAT, a->metadata_path,
-                              (gint64) st.st_mtime);
-    }
-  return g_string_free (sig, FALSE);
-}
-
 /* A remembered choice of a routed adapter becomes the current adapter once
  * the router knows it (the same cheap switch as picking it). */
 static void
 apply_remembered_override (TsChatPage *self)
 {
-  const TsRoutableAdapter *a = ts_chat_router_lookup (self->routing, self->adapter_override);
+  TsChatRouter *router = ts_chat_session_get_router (self->session);
+  const TsRoutableAdapter *a = ts_chat_router_lookup (router, self->adapter_override);
 
   if (a != NULL && g_strcmp0 (a->path, ts_chat_session_get_adapter_path (self->session)) != 0)
     _ts_chat_page_load_model (self, ts_chat_session_get_model_path (self->session), a->path);
 }
 
 static void
-routing_built_cb (GObject *source, GAsyncResult *result, gpointer data)
+router_updated_cb (GObject *source, GAsyncResult *result, gpointer data)
 {
   g_autoptr (GError) error = NULL;
-  TsChatRouter *routing = ts_chat_router_new_finish (result, &error);
+  gboolean rebuilt = ts_chat_session_update_router_finish (TS_CHAT_SESSION (source), result,
+                                                           &error);
   TsChatPage *self = data;
 
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+  /* Cancelled (also by a page that is gone): the page is not touched. */
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) || (!rebuilt && error == NULL))
     return;
-  g_clear_pointer (&self->routing, ts_chat_router_unref);
-  if (routing == NULL)
+  if (error != NULL)
     _ts_chat_page_error (self, error->message);
-  else if (ts_chat_router_get_adapters (routing)->len >= 2)
-    self->routing = routing;
-  else
-    ts_chat_router_unref (routing);
-  if (self->routing != NULL)
+  if (ts_chat_page_get_routing (self))
     apply_remembered_override (self);
   _ts_chat_page_rebuild_adapter_menu (self);
   _ts_chat_page_update_subtitles (self);
@@ -101,66 +70,15 @@ routing_built_cb (GObject *source, GAsyncResult *result, gpointer data)
 void
 _ts_chat_page_routing_refresh (TsChatPage *self)
 {
-  g_autofree char *signature = NULL;
-  g_autofree char *dir = NULL;
+  g_autofree char *dir = _ts_chat_page_adapters_dir ();
 
-  if (ts_chat_session_get_model (self->session) == NULL)
-    return;
-  signature = routing_signature (self);
-  if (g_strcmp0 (signature, self->routing_signature) == 0)
-    return;
-  g_free (self->routing_signature);
-  self->routing_signature = g_steal_pointer (&signature);
-  g_cancellable_cancel (self->routing_cancellable);
-  g_clear_object (&self->routing_cancellable);
-  self->routing_cancellable = g_cancellable_new ();
-  dir = _ts_chat_page_adapters_dir ();
   /* The task holds no reference on the page: a page dropped meanwhile
    * cancels it, and the callback then returns before touching it. */
-  ts_chat_router_new_async (ts_chat_session_get_model (self->session), dir, self->routing_cancellable, routing_built_cb,
-                            self);
+  ts_chat_session_update_router_async (self->session, dir, self->routing_cancellable,
+                                       router_updated_cb, self);
 }
 
 /* ---- one turn ------------------------------------------------------------ */
-
-static const char *
-rule_label (TsRouteRule rule)
-{
-  switch (rule)
-    {
-    case TS_ROUTE_KEYWORD:
-      return C_("routing rule", "keyword");
-    case TS_ROUTE_EMBEDDING:
-      return C_("routing rule", "embedding");
-    case TS_ROUTE_OVERRIDE:
-    default:
-      return C_("routing rule", "your choice");
-    }
-}
-
-/* The turn's adapter (@path_out, borrowed) and the note that says so. */
-static char *
-describe_route (TsChatPage *self, const TsChatRoute *route, const char **path_out)
-{
-  g_autofree char *current = g_strdup (ts_chat_session_get_adapter_name (self->session));
-
-  *path_out = ts_chat_session_get_request_adapter (self->session);
-  if (route->unusable != NULL)
-    return g_strdup_printf (_("routed to %s, which cannot be used (%s): kept %s"),
-                            route->route.adapter_id, route->unusable, current);
-  if (route->route.rule == TS_ROUTE_NONE)
-    return g_strdup_printf (_("not routed: no adapter fits, kept %s"), current);
-  /* An override outside the routed set is the current adapter, picked from
-   * the menu or a file. */
-  if (route->adapter_path != NULL)
-    {
-      *path_out = route->adapter_path;
-      g_free (current);
-      current = g_strdup (route->route.adapter_id);
-    }
-  return g_strdup_printf (_("routed to: %s, %.2f (%s)"), current, route->route.score,
-                          rule_label (route->route.rule));
-}
 
 /* The page is held weakly: one closed while its turn is routed is gone
  * when the route arrives, and the route is dropped. */
@@ -183,35 +101,20 @@ routed_cb (GObject *source, GAsyncResult *result, gpointer data)
   TurnData *t = data;
   g_autoptr (TsChatPage) self = g_weak_ref_get (&t->page);
   g_autoptr (GError) error = NULL;
+  g_autofree char *path = NULL;
   g_autofree char *note = NULL;
-  TsChatRoute route = { { NULL, 0, TS_ROUTE_NONE }, NULL, NULL };
-  const char *path;
+  gboolean routed = ts_chat_session_route_finish (TS_CHAT_SESSION (source), result, &path, &note,
+                                                  &error);
 
-  if (self == NULL)
+  if (self != NULL)
     {
-      if (ts_chat_router_route_finish (result, &route, NULL))
-        ts_chat_route_clear (&route);
-      turn_data_free (t);
-      return;
+      g_clear_object (&self->route_cancellable);
+      if (routed)
+        _ts_chat_page_start_exchange (self, t->prompt, path, note);
+      else
+        /* Stopped before anything was generated: the prompt goes back. */
+        _ts_chat_page_turn_cancelled (self, t->prompt);
     }
-  g_clear_object (&self->route_cancellable);
-  path = ts_chat_session_get_request_adapter (self->session);
-  if (!ts_chat_router_route_finish (result, &route, &error))
-    {
-      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        {
-          /* Stopped before anything was generated: the prompt goes back. */
-          _ts_chat_page_turn_cancelled (self, t->prompt);
-          turn_data_free (t);
-          return;
-        }
-      note = g_strdup_printf (_("not routed (%s): kept %s"), error->message,
-                              ts_chat_session_get_adapter_name (self->session));
-    }
-  else
-    note = describe_route (self, &route, &path);
-  _ts_chat_page_start_exchange (self, t->prompt, path, note);
-  ts_chat_route_clear (&route);
   turn_data_free (t);
 }
 
@@ -220,7 +123,7 @@ _ts_chat_page_route_turn (TsChatPage *self, const char *prompt)
 {
   TurnData *t;
 
-  if (self->routing == NULL)
+  if (!ts_chat_page_get_routing (self))
     {
       _ts_chat_page_start_exchange (self, prompt,
                                     ts_chat_session_get_request_adapter (self->session), NULL);
@@ -230,8 +133,8 @@ _ts_chat_page_route_turn (TsChatPage *self, const char *prompt)
   g_weak_ref_init (&t->page, self);
   t->prompt = g_strdup (prompt);
   self->route_cancellable = g_cancellable_new ();
-  ts_chat_router_route_async (self->routing, prompt, self->adapter_override,
-                              self->route_cancellable, routed_cb, t);
+  ts_chat_session_route_async (self->session, prompt, self->adapter_override,
+                               self->route_cancellable, routed_cb, t);
 }
 
 void
@@ -256,8 +159,8 @@ _ts_chat_page_set_adapter_override (TsChatPage *self, const char *id)
 void
 _ts_chat_page_adapter_picked (TsChatPage *self, const char *path)
 {
-  GPtrArray *routed = self->routing != NULL ? ts_chat_router_get_adapters (self->routing)
-                                             : NULL;
+  TsChatRouter *router = ts_chat_session_get_router (self->session);
+  GPtrArray *routed = router != NULL ? ts_chat_router_get_adapters (router) : NULL;
   g_autofree char *id = NULL;
 
   /* A routed adapter by its router id; any other by the evaluator's id of
@@ -298,8 +201,8 @@ route_adapter_action (GtkWidget *widget, const char *action_name, GVariant *para
 {
   TsChatPage *self = TS_CHAT_PAGE (widget);
   const char *id = g_variant_get_string (param, NULL);
-  const TsRoutableAdapter *a = self->routing != NULL
-                               ? ts_chat_router_lookup (self->routing, id) : NULL;
+  TsChatRouter *router = ts_chat_session_get_router (self->session);
+  const TsRoutableAdapter *a = router != NULL ? ts_chat_router_lookup (router, id) : NULL;
 
   _ts_chat_page_set_adapter_override (self, id);
   if (a != NULL && g_strcmp0 (a->path, ts_chat_session_get_adapter_path (self->session)) != 0)
@@ -310,6 +213,7 @@ void
 _ts_chat_page_routing_init (TsChatPage *self)
 {
   self->adapter_override = g_strdup ("");
+  self->routing_cancellable = g_cancellable_new ();
   g_signal_connect (self, "map", G_CALLBACK (_ts_chat_page_routing_refresh), NULL);
 }
 
@@ -320,8 +224,6 @@ _ts_chat_page_routing_dispose (TsChatPage *self)
   g_clear_object (&self->routing_cancellable);
   g_cancellable_cancel (self->route_cancellable);
   g_clear_object (&self->route_cancellable);
-  g_clear_pointer (&self->routing, ts_chat_router_unref);
-  g_clear_pointer (&self->routing_signature, g_free);
   g_clear_pointer (&self->adapter_override, g_free);
 }
 

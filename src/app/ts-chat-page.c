@@ -323,8 +323,10 @@ stop_action (GtkWidget *widget, const char *action_name, GVariant *param)
 static char *
 pop_exchange (TsChatPage *self)
 {
-  g_autofree char *prompt = ts_chat_pane_pop_exchange (self->plain_pane);
-  g_autofree char *he_prompt = ts_chat_pane_pop_exchange (self->he_pane);
+  g_autofree char *prompt = ts_chat_conversation_pop_exchange
+                              (ts_chat_session_get_conversation (self->session, FALSE));
+  g_autofree char *he_prompt = ts_chat_conversation_pop_exchange
+                                 (ts_chat_session_get_conversation (self->session, TRUE));
 
   _ts_chat_page_history_drop_exchange (self);
   return g_steal_pointer (&prompt);
@@ -501,7 +503,7 @@ ts_chat_page_get_property (GObject *object, guint prop_id, GValue *value, GParam
       g_value_set_uint (value, (guint) MAX (self->conv_settings->seed, 0));
       break;
     case PROP_ROUTING:
-      g_value_set_boolean (value, self->routing != NULL);
+      g_value_set_boolean (value, ts_chat_page_get_routing (self));
       break;
     case PROP_ADAPTER_OVERRIDE:
       g_value_set_string (value, self->adapter_override);
@@ -739,6 +741,11 @@ ts_chat_page_init (TsChatPage *self)
   _ts_chat_page_history_init (self);
   _ts_chat_page_routing_init (self);
   _ts_chat_page_models_init (self);
+  _ts_chat_page_market_init (self);
+  ts_chat_pane_set_conversation (self->plain_pane,
+                                 ts_chat_session_get_conversation (self->session, FALSE));
+  ts_chat_pane_set_conversation (self->he_pane,
+                                 ts_chat_session_get_conversation (self->session, TRUE));
   _ts_chat_page_update_actions (self);
   _ts_chat_page_update_empty_state (self);
 }

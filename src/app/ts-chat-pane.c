@@ -5,6 +5,7 @@
 
 #include "ts-chat-message.h"
 #include "ts-chat-pane.h"
+#include "ts-chat-conversation.h"
 #include "ts-generation-cache.h"
 #include "ts-toast.h"
 
@@ -39,7 +40,7 @@ struct _TsChatPane
   char *context_note;            /* what the reply left out to fit the context */
   TsGenerationJob *job;
   TsGenerationCache *cache;       /* this pane's previous reply's session */
-  TsChatMessage *reply;          /* the reply being streamed */
+  TsChatConversation *conversation;  /* what the messages show */
   GString *pending;              /* text not shown yet */
   GString *pending_thinking;     /* … of the thinking */
   guint n_thinking_tokens;
@@ -91,6 +92,26 @@ static void
 notify (TsChatPane *self, guint prop)
 {
   g_object_notify_by_pspec (G_OBJECT (self), properties[prop]);
+}
+
+/* The last reply: the one streaming while a reply is generated. */
+static TsChatTurn *
+reply_turn (TsChatPane *self)
+{
+  return ts_chat_conversation_get_last_reply (self->conversation);
+}
+
+/* The last reply's numbers and bars go with it into the conversation
+ * (history keeps them from there). */
+static void
+publish_stats (TsChatPane *self)
+{
+  g_autoptr (TsHistoryReplyStats) stats = NULL;
+
+  if (reply_turn (self) == NULL)
+    return;
+  stats = ts_chat_pane_get_reply_stats (self);
+  ts_chat_turn_set_stats (reply_turn (self), stats);
 }
 
 /* Modules reading the same h (one layer's q/k/v, stacked adapters) share
@@ -173,10 +194,10 @@ flush_pending (TsChatPane *self)
   g_string_truncate (self->pending_thinking, 0);
   /* Also without new thinking text: the count includes the tokens that
    * gave none (the closing tag) before the answer ends the thinking. */
-  if (self->reply != NULL && (*thinking != '\0' || *text != '\0'))
-    ts_chat_message_append_thinking (self->reply, thinking, self->n_thinking_tokens);
-  if (self->reply != NULL && *text != '\0')
-    ts_chat_message_append (self->reply, text);
+  if (reply_turn (self) != NULL && (*thinking != '\0' || *text != '\0'))
+    ts_chat_turn_append_thinking (reply_turn (self), thinking, self->n_thinking_tokens);
+  if (reply_turn (self) != NULL && *text != '\0')
+    ts_chat_turn_append_text (reply_turn (self), text);
   update_footer (self);
   scroll_to_end (self);
 }
@@ -276,7 +297,7 @@ show_ending (TsChatPane *self, TsGenerationEventKind kind)
 {
   g_autofree char *text = NULL;
 
-  if (self->reply == NULL)
+  if (reply_turn (self) == NULL)
     return;
   if (kind == TS_GENERATION_EVENT_CANCELLED)
     text = g_strdup (_("Stopped"));
@@ -284,7 +305,7 @@ show_ending (TsChatPane *self, TsGenerationEventKind kind)
     text = g_strdup_printf (g_dngettext (NULL, "Cut at the limit of %u token",
                                          "Cut at the limit of %u tokens", self->n_tokens),
                             self->n_tokens);
-  ts_chat_message_set_ending (self->reply, text);
+  ts_chat_turn_set_ending (reply_turn (self), text);
 }
 
 /* A refusal by the evaluator's privacy budget. When little of it is spent,
@@ -316,7 +337,7 @@ show_error (TsChatPane *self, const TsGenerationEvent *event)
 {
   g_autofree char *text = NULL;
 
-  if (self->reply == NULL || event->error == NULL)
+  if (reply_turn (self) == NULL || event->error == NULL)
     return;
   if (g_error_matches (event->error, TS_GENERATION_ERROR, TS_GENERATION_ERROR_PRIVACY_BUDGET))
     text = privacy_refusal (event);
@@ -325,7 +346,7 @@ show_error (TsChatPane *self, const TsGenerationEvent *event)
                               "on the CPU (%s)"), event->error->message);
   else
     text = g_strdup_printf (_("No answer: %s"), event->error->message);
-  ts_chat_message_set_error (self->reply, text);
+  ts_chat_turn_set_error (reply_turn (self), text);
 }
 
 /* What the context could not hold, added to the reply's note: the oldest
@@ -334,7 +355,6 @@ static void
 show_context (TsChatPane *self, const TsGenerationEvent *event)
 {
   g_autoptr (GString) note = g_string_new (NULL);
-  const char *current;
 
   g_clear_pointer (&self->context_note, g_free);
   guint exchanges = event->turns_left_out / 2;   /* a question and its answer each */
@@ -351,13 +371,10 @@ show_context (TsChatPane *self, const TsGenerationEvent *event)
       g_string_append_printf (note, _("The context has room for %u more tokens: the answer "
                                       "stops there."), event->max_tokens);
     }
-  if (note->len == 0 || self->reply == NULL)
+  if (note->len == 0 || reply_turn (self) == NULL)
     return;
   self->context_note = g_strdup (note->str);
-  current = ts_chat_message_get_note (self->reply);
-  if (current != NULL && *current != '\0')
-    g_string_prepend (g_string_prepend_c (note, '\n'), current);
-  ts_chat_message_set_note (self->reply, note->str);
+  ts_chat_turn_add_note (reply_turn (self), note->str);
 }
 
 /* Where the reply's HE-LoRA computes, when it is the GPU or when the GPU
@@ -402,13 +419,14 @@ generation_cb (TsGenerationJob *job, const TsGenerationEvent *event, gpointer us
       break;
     default:
       flush_pending (self);
-      if (self->reply != NULL)
-        ts_chat_message_end_thinking (self->reply);
+      if (reply_turn (self) != NULL)
+        ts_chat_turn_end_thinking (reply_turn (self));
       show_privacy (self, event);
       if (event->kind == TS_GENERATION_EVENT_ERROR)
         show_error (self, event);
       show_ending (self, event->kind);
       set_busy (self, FALSE);
+      publish_stats (self);
       g_signal_emit (self, signals[SIGNAL_FINISHED], 0, event->kind,
                      event->error != NULL ? event->error->message : NULL);
       break;
@@ -444,39 +462,23 @@ ts_chat_pane_stop (TsChatPane *self)
 void
 ts_chat_pane_clear (TsChatPane *self)
 {
-  GtkWidget *child;
-
   g_return_if_fail (TS_IS_CHAT_PANE (self));
   if (self->job != NULL)
     {
       ts_generation_job_detach (self->job);
       set_busy (self, FALSE);
     }
-  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->messages))) != NULL)
-    gtk_box_remove (self->messages, child);
-  self->reply = NULL;
+  ts_chat_conversation_clear (self->conversation);
   g_string_truncate (self->pending, 0);
   g_string_truncate (self->pending_thinking, 0);
   reset_numbers (self);
 }
 
-/* The prompts before this one: messages go and come only at the end, so
- * this is the prompt's exchange number for as long as it is shown. */
-static guint
-count_prompts (TsChatPane *self)
-{
-  guint n = 0;
-
-  for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (self->messages)); c != NULL;
-       c = gtk_widget_get_next_sibling (c))
-    n += ts_chat_message_get_is_user (TS_CHAT_MESSAGE (c));
-  return n;
-}
-
 /* Edit on a prompt: chat.edit-prompt with its exchange's index, insensitive
- * while the page has the action off (a reply streaming). */
+ * while the page has the action off (a reply streaming). Turns go and come
+ * only at the end, so the index holds for as long as the prompt is shown. */
 static GtkWidget *
-edit_button_new (TsChatPane *self)
+edit_button_new (guint index)
 {
   GtkWidget *button = gtk_button_new_from_icon_name ("document-edit-symbolic");
 
@@ -484,44 +486,99 @@ edit_button_new (TsChatPane *self)
   gtk_widget_add_css_class (button, "ts-edit-prompt");
   gtk_widget_set_tooltip_text (button, _("Edit and Answer Again"));
   gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "chat.edit-prompt");
-  gtk_actionable_set_action_target_value (GTK_ACTIONABLE (button),
-                                          g_variant_new_uint32 (count_prompts (self)));
+  gtk_actionable_set_action_target_value (GTK_ACTIONABLE (button), g_variant_new_uint32 (index));
   return button;
+}
+
+static GtkWidget *
+message_new (TsChatPane *self, guint position)
+{
+  TsChatTurn *turn = ts_chat_conversation_get_turn (self->conversation, position);
+  GtkWidget *message = ts_chat_message_new_for_turn (turn);
+
+  if (ts_chat_turn_get_is_user (turn))
+    ts_chat_message_add_button (TS_CHAT_MESSAGE (message),
+                                edit_button_new (ts_chat_conversation_count_prompts_before
+                                                   (self->conversation, position)));
+  return message;
+}
+
+static GtkWidget *
+nth_message (TsChatPane *self, guint position)
+{
+  GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (self->messages));
+
+  for (guint i = 0; c != NULL && i < position; i++)
+    c = gtk_widget_get_next_sibling (c);
+  return c;
+}
+
+/* The messages are the conversation's turns, one widget each, in order. */
+static void
+turns_changed_cb (GListModel *model, guint position, guint removed, guint added,
+                  TsChatPane *self)
+{
+  GtkWidget *before = position > 0 ? nth_message (self, position - 1) : NULL;
+
+  for (guint i = 0; i < removed; i++)
+    gtk_box_remove (self->messages, before != NULL ? gtk_widget_get_next_sibling (before)
+                                    : gtk_widget_get_first_child (GTK_WIDGET (self->messages)));
+  for (guint i = 0; i < added; i++)
+    {
+      GtkWidget *message = message_new (self, position + i);
+
+      gtk_box_insert_child_after (self->messages, message, before);
+      before = message;
+    }
+}
+
+void
+ts_chat_pane_set_conversation (TsChatPane *self, TsChatConversation *conversation)
+{
+  g_return_if_fail (TS_IS_CHAT_PANE (self));
+  g_return_if_fail (TS_IS_CHAT_CONVERSATION (conversation));
+  g_return_if_fail (self->job == NULL);
+  if (self->conversation == conversation)
+    return;
+  if (self->conversation != NULL)
+    {
+      g_signal_handlers_disconnect_by_func (self->conversation, turns_changed_cb, self);
+      turns_changed_cb (G_LIST_MODEL (self->conversation), 0,
+                        g_list_model_get_n_items (G_LIST_MODEL (self->conversation)), 0, self);
+    }
+  g_set_object (&self->conversation, conversation);
+  g_signal_connect (conversation, "items-changed", G_CALLBACK (turns_changed_cb), self);
+  turns_changed_cb (G_LIST_MODEL (conversation), 0, 0,
+                    g_list_model_get_n_items (G_LIST_MODEL (conversation)), self);
+}
+
+TsChatConversation *
+ts_chat_pane_get_conversation (TsChatPane *self)
+{
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
+  return self->conversation;
 }
 
 void
 ts_chat_pane_add_message (TsChatPane *self, gboolean is_user, const char *text)
 {
-  GtkWidget *message;
-
   g_return_if_fail (TS_IS_CHAT_PANE (self));
-  message = ts_chat_message_new (is_user, text);
-  if (is_user)
-    ts_chat_message_add_button (TS_CHAT_MESSAGE (message), edit_button_new (self));
-  gtk_box_append (self->messages, message);
-  if (!is_user)
-    self->reply = TS_CHAT_MESSAGE (message);
+  ts_chat_conversation_append (self->conversation, is_user, text);
 }
 
 GPtrArray *
 ts_chat_pane_get_turns (TsChatPane *self)
 {
-  GPtrArray *turns = g_ptr_array_new_with_free_func (g_free);
+  g_return_val_if_fail (TS_IS_CHAT_PANE (self), g_ptr_array_new_with_free_func (g_free));
+  return ts_chat_conversation_get_texts (self->conversation);
+}
 
-  g_return_val_if_fail (TS_IS_CHAT_PANE (self), turns);
-  for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (self->messages)); c != NULL;
-       c = gtk_widget_get_next_sibling (c))
-    {
-      TsChatMessage *m = TS_CHAT_MESSAGE (c);
-
-      if (ts_chat_message_get_excluded (m))
-        continue;
-      /* Keep user/assistant alternating even after a failed reply. */
-      if (ts_chat_message_get_is_user (m) == (turns->len % 2 == 1))
-        g_ptr_array_add (turns, g_strdup (""));
-      g_ptr_array_add (turns, g_strdup (ts_chat_message_get_text (m)));
-    }
-  return turns;
+void
+ts_chat_pane_flush (TsChatPane *self)
+{
+  g_return_if_fail (TS_IS_CHAT_PANE (self));
+  if (self->pending->len > 0 || self->pending_thinking->len > 0)
+    flush_pending (self);
 }
 
 const char *
@@ -532,7 +589,7 @@ ts_chat_pane_get_reply (TsChatPane *self)
    * (history saves) must not depend on the frame clock. */
   if (self->pending->len > 0)
     flush_pending (self);
-  return self->reply != NULL ? ts_chat_message_get_text (self->reply) : NULL;
+  return reply_turn (self) != NULL ? ts_chat_turn_get_text (reply_turn (self)) : NULL;
 }
 
 const char *
@@ -541,104 +598,54 @@ ts_chat_pane_get_reply_thinking (TsChatPane *self)
   g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
   if (self->pending_thinking->len > 0)
     flush_pending (self);
-  return self->reply != NULL ? ts_chat_message_get_thinking (self->reply) : NULL;
+  return reply_turn (self) != NULL ? ts_chat_turn_get_thinking (reply_turn (self)) : NULL;
 }
 
 void
 ts_chat_pane_set_reply_thinking (TsChatPane *self, const char *thinking)
 {
   g_return_if_fail (TS_IS_CHAT_PANE (self));
-  if (self->reply != NULL)
-    ts_chat_message_set_thinking (self->reply, thinking);
+  if (reply_turn (self) != NULL)
+    ts_chat_turn_set_thinking (reply_turn (self), thinking);
 }
 
 void
 ts_chat_pane_exclude_last_exchange (TsChatPane *self, const char *why)
 {
-  GtkWidget *last_user = NULL;
-
   g_return_if_fail (TS_IS_CHAT_PANE (self));
-  for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (self->messages)); c != NULL;
-       c = gtk_widget_get_next_sibling (c))
-    if (ts_chat_message_get_is_user (TS_CHAT_MESSAGE (c)))
-      last_user = c;
-  for (GtkWidget *c = last_user; c != NULL; c = gtk_widget_get_next_sibling (c))
-    ts_chat_message_set_excluded (TS_CHAT_MESSAGE (c), TRUE);
-  if (self->reply != NULL && why != NULL)
-    {
-      const char *current = ts_chat_message_get_note (self->reply);
-      g_autofree char *note = current != NULL && *current != '\0'
-                              ? g_strconcat (current, "\n", why, NULL) : g_strdup (why);
-
-      ts_chat_message_set_note (self->reply, note);
-    }
-}
-
-/* The @index-th prompt (from 0), or NULL. */
-static GtkWidget *
-nth_prompt (TsChatPane *self, guint index)
-{
-  guint n = 0;
-
-  for (GtkWidget *c = gtk_widget_get_first_child (GTK_WIDGET (self->messages)); c != NULL;
-       c = gtk_widget_get_next_sibling (c))
-    if (ts_chat_message_get_is_user (TS_CHAT_MESSAGE (c)) && n++ == index)
-      return c;
-  return NULL;
+  ts_chat_conversation_exclude_last_exchange (self->conversation, why);
 }
 
 const char *
 ts_chat_pane_get_prompt (TsChatPane *self, guint index)
 {
-  GtkWidget *prompt;
+  TsChatTurn *prompt;
 
   g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
-  prompt = nth_prompt (self, index);
-  return prompt != NULL ? ts_chat_message_get_text (TS_CHAT_MESSAGE (prompt)) : NULL;
+  prompt = ts_chat_conversation_get_prompt (self->conversation, index);
+  return prompt != NULL ? ts_chat_turn_get_text (prompt) : NULL;
 }
 
 guint
 ts_chat_pane_get_n_prompts (TsChatPane *self)
 {
   g_return_val_if_fail (TS_IS_CHAT_PANE (self), 0);
-  return count_prompts (self);
+  return ts_chat_conversation_get_n_prompts (self->conversation);
 }
 
 gboolean
 ts_chat_pane_truncate (TsChatPane *self, guint index)
 {
-  GtkWidget *prompt;
-
   g_return_val_if_fail (TS_IS_CHAT_PANE (self), FALSE);
   g_return_val_if_fail (self->job == NULL, FALSE);
-  if ((prompt = nth_prompt (self, index)) == NULL)
-    return FALSE;
-  while (gtk_widget_get_last_child (GTK_WIDGET (self->messages)) != prompt)
-    gtk_box_remove (self->messages, gtk_widget_get_last_child (GTK_WIDGET (self->messages)));
-  gtk_box_remove (self->messages, prompt);
-  self->reply = NULL;
-  for (GtkWidget *c = gtk_widget_get_last_child (GTK_WIDGET (self->messages)); c != NULL;
-       c = gtk_widget_get_prev_sibling (c))
-    if (!ts_chat_message_get_is_user (TS_CHAT_MESSAGE (c)))
-      {
-        self->reply = TS_CHAT_MESSAGE (c);
-        break;
-      }
-  return TRUE;
+  return ts_chat_conversation_truncate (self->conversation, index);
 }
 
 char *
 ts_chat_pane_pop_exchange (TsChatPane *self)
 {
-  guint n;
-  char *text;
-
   g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
-  if ((n = count_prompts (self)) == 0)
-    return NULL;
-  text = g_strdup (ts_chat_pane_get_prompt (self, n - 1));
-  ts_chat_pane_truncate (self, n - 1);
-  return text;
+  return ts_chat_conversation_pop_exchange (self->conversation);
 }
 
 void
@@ -748,7 +755,7 @@ const char *
 ts_chat_pane_get_reply_ending (TsChatPane *self)
 {
   g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
-  return self->reply != NULL ? ts_chat_message_get_ending (self->reply) : NULL;
+  return reply_turn (self) != NULL ? ts_chat_turn_get_ending (reply_turn (self)) : NULL;
 }
 
 const char *
@@ -828,6 +835,9 @@ ts_chat_pane_set_diverged_at (TsChatPane *self, int index)
       gtk_label_set_text (self->diverged_label, text);
     }
   gtk_widget_set_visible (GTK_WIDGET (self->diverged_label), index >= 0);
+  /* The other pane may still be answering when this one has finished. */
+  if (self->job == NULL && index >= 0)
+    publish_stats (self);
   notify (self, PROP_DIVERGED_AT);
 }
 
@@ -835,22 +845,22 @@ void
 ts_chat_pane_set_reply_note (TsChatPane *self, const char *note)
 {
   g_return_if_fail (TS_IS_CHAT_PANE (self));
-  if (self->reply != NULL)
-    ts_chat_message_set_note (self->reply, note);
+  if (reply_turn (self) != NULL)
+    ts_chat_turn_set_note (reply_turn (self), note);
 }
 
 const char *
 ts_chat_pane_get_reply_note (TsChatPane *self)
 {
   g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
-  return self->reply != NULL ? ts_chat_message_get_note (self->reply) : NULL;
+  return reply_turn (self) != NULL ? ts_chat_turn_get_note (reply_turn (self)) : NULL;
 }
 
 const char *
 ts_chat_pane_get_reply_error (TsChatPane *self)
 {
   g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
-  return self->reply != NULL ? ts_chat_message_get_error (self->reply) : NULL;
+  return reply_turn (self) != NULL ? ts_chat_turn_get_error (reply_turn (self)) : NULL;
 }
 
 double
@@ -928,6 +938,7 @@ ts_chat_pane_show_reply_stats (TsChatPane *self, const TsHistoryReplyStats *stat
   ts_chat_pane_set_diverged_at (self, stats->diverged_at);
   show_computed (self);
   update_footer (self);
+  publish_stats (self);
   notify (self, PROP_N_TOKENS);
   notify (self, PROP_TOKENS_PER_SECOND);
   notify (self, PROP_FIRST_TOKEN_MS);
@@ -1020,6 +1031,9 @@ ts_chat_pane_dispose (GObject *object)
   if (self->job != NULL)
     ts_generation_job_detach (self->job);
   g_clear_pointer (&self->job, ts_generation_job_unref);
+  if (self->conversation != NULL)
+    g_signal_handlers_disconnect_by_func (self->conversation, turns_changed_cb, self);
+  g_clear_object (&self->conversation);
   G_OBJECT_CLASS (ts_chat_pane_parent_class)->dispose (object);
 }
 
@@ -1115,5 +1129,8 @@ ts_chat_pane_init (TsChatPane *self)
   self->privacy_epsilon = -1;
   self->reply_has_adapter = TRUE;
   gtk_widget_init_template (GTK_WIDGET (self));
+  /* Its own until the page gives it the session's. */
+  self->conversation = ts_chat_conversation_new ();
+  g_signal_connect (self->conversation, "items-changed", G_CALLBACK (turns_changed_cb), self);
   update_footer (self);
 }

@@ -9,6 +9,10 @@
  * max-delta-error, bytes-per-token, diverged-at and, for adapter-private
  * replies, privacy-epsilon (what the evaluator reports as spent).
  *
+ * The messages are a view of a TsChatConversation: one message per turn,
+ * following the turns as they change. The functions below that speak of
+ * messages, prompts and replies read and change that conversation.
+ *
  * Signals: "token" (index, token id) for each token; "finished" (a
  * TsGenerationEventKind: DONE, CANCELLED or ERROR, and the error message).
  *
@@ -18,6 +22,7 @@
 
 #include <adwaita.h>
 
+#include "ts-chat-conversation.h"
 #include "ts-generation.h"
 #include "ts-history-stats.h"
 #include "ts-latency-chart.h"
@@ -26,6 +31,11 @@ G_BEGIN_DECLS
 
 #define TS_TYPE_CHAT_PANE (ts_chat_pane_get_type ())
 G_DECLARE_FINAL_TYPE (TsChatPane, ts_chat_pane, TS, CHAT_PANE, AdwBin)
+
+/* The conversation the pane shows (at first one of its own) and whose
+ * replies it generates; not while a reply is generated. */
+void ts_chat_pane_set_conversation (TsChatPane *self, TsChatConversation *conversation);
+TsChatConversation *ts_chat_pane_get_conversation (TsChatPane *self);
 
 /* Removes every message and chart bar and resets the numbers. */
 void ts_chat_pane_clear (TsChatPane *self);
@@ -44,6 +54,10 @@ char *ts_chat_pane_pop_exchange (TsChatPane *self);
 void ts_chat_pane_exclude_last_exchange (TsChatPane *self, const char *why);
 /* user, reply, user, reply, … (a GPtrArray of char*). */
 GPtrArray *ts_chat_pane_get_turns (TsChatPane *self);
+/* Gives the last reply's turn the text that streamed in since the last
+ * frame (the pane shows tokens at most once per frame): a reader of the
+ * conversation (history saves) then sees all of it. */
+void ts_chat_pane_flush (TsChatPane *self);
 /* Text of the last reply, or NULL when the pane has none. */
 const char *ts_chat_pane_get_reply (TsChatPane *self);
 /* The last reply's thinking ("" when it has none; NULL: no reply). The
@@ -88,7 +102,10 @@ int ts_chat_pane_get_diverged_at (TsChatPane *self);
 void ts_chat_pane_set_diverged_at (TsChatPane *self, int index);
 TsLatencyChart *ts_chat_pane_get_chart (TsChatPane *self);
 /* The last reply's footer numbers and chart bars (newly allocated), to keep
- * with it; ts_chat_pane_show_reply_stats() shows them again. */
+ * with it; ts_chat_pane_show_reply_stats() shows them again. The pane also
+ * gives them to the reply's turn (ts_chat_turn_get_stats()) when the reply
+ * finishes, when the other pane's tokens later mark where the two differ,
+ * and when they are shown again. */
 TsHistoryReplyStats *ts_chat_pane_get_reply_stats (TsChatPane *self);
 void ts_chat_pane_show_reply_stats (TsChatPane *self, const TsHistoryReplyStats *stats);
 

@@ -91,6 +91,10 @@ ts_adapter_reduce_async (const TsAdapterReduceRequest *request, TsAdapterReduceP
                          gpointer progress_data, GCancellable *cancellable,
                          GAsyncReadyCallback callback, gpointer user_data)
 {
+  g_return_if_fail (request != NULL);
+  g_return_if_fail (request->source != NULL && request->dest_dir != NULL);
+  g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
+
   g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
   Job *job = g_new0 (Job, 1);
 

@@ -28,6 +28,8 @@ ts_adapter_reduction_free (TsAdapterReduction *self)
 void
 ts_adapter_origin_clear (TsAdapterOrigin *self)
 {
+  g_return_if_fail (self != NULL);
+
   g_clear_pointer (&self->id, g_free);
   g_clear_pointer (&self->version, g_free);
   g_clear_pointer (&self->name, g_free);
@@ -43,6 +45,9 @@ reduced_module_clear (gpointer data)
 gboolean
 ts_adapter_probe (const char *source, LmLoraShape *shape, GError **error)
 {
+  g_return_val_if_fail (source != NULL, FALSE);
+  g_return_val_if_fail (shape != NULL, FALSE);
+
   char *message = NULL;
   LmStatus st = lm_lora_probe_file (source, shape, &message);
 
@@ -525,6 +530,8 @@ read_origin (JsonObject *meta, TsAdapterOrigin *origin)
 TsMarketAdapter *
 ts_adapter_read_metadata (const char *dir, TsAdapterOrigin *origin, GError **error)
 {
+  g_return_val_if_fail (dir != NULL, NULL);
+
   g_autofree char *path = g_build_filename (dir, TS_ADAPTER_METADATA_FILE, NULL);
   g_autoptr (JsonObject) meta = read_json_object (path, error);
   g_autoptr (JsonNode) node = NULL;

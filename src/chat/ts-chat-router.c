@@ -85,6 +85,8 @@ compare_ids (gconstpointer a, gconstpointer b)
 GPtrArray *
 ts_chat_router_find (const char *adapters_dir)
 {
+  g_return_val_if_fail (adapters_dir != NULL, NULL);
+
   GPtrArray *found = g_ptr_array_new_with_free_func ((GDestroyNotify) ts_routable_adapter_free);
   g_autoptr (GDir) dir = g_dir_open (adapters_dir, 0, NULL);
   const char *name;
@@ -102,6 +104,8 @@ ts_chat_router_find (const char *adapters_dir)
 void
 ts_chat_route_clear (TsChatRoute *route)
 {
+  g_return_if_fail (route != NULL);
+
   ts_route_clear (&route->route);
   g_clear_pointer (&route->adapter_path, g_free);
   g_clear_pointer (&route->unusable, g_free);
@@ -238,6 +242,10 @@ ts_chat_router_new_async (TsGenerationModel *model, const char *adapters_dir,
                           GCancellable *cancellable, GAsyncReadyCallback callback,
                           gpointer user_data)
 {
+  g_return_if_fail (model != NULL);
+  g_return_if_fail (adapters_dir != NULL);
+  g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
+
   g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
 
   g_task_set_source_tag (task, ts_chat_router_new_async);
@@ -300,6 +308,10 @@ ts_chat_router_route_async (TsChatRouter *self, const char *text,
                             const char *override_id, GCancellable *cancellable,
                             GAsyncReadyCallback callback, gpointer user_data)
 {
+  g_return_if_fail (self != NULL);
+  g_return_if_fail (text != NULL);
+  g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
+
   g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
   RouteRequest *r = g_new0 (RouteRequest, 1);
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "ts-adapter-stack.h"
-#include "ts-chat-session.h"
+#include "ts-chat-session-private.h"
 
 struct _TsChatSession
 {
@@ -24,6 +24,12 @@ struct _TsChatSession
   GCancellable *load_cancellable;  /* the load under way: a newer one cancels it */
   guint load_serial;             /* which load is the latest */
   gboolean loading;
+
+  /* One conversation per side of the chat: they differ in their replies
+   * (and in what a failed reply leaves out). */
+  TsChatConversation *conversations[2];
+
+  TsChatSessionRouting routing;  /* ts-chat-session-routing.c */
 };
 
 G_DEFINE_FINAL_TYPE (TsChatSession, ts_chat_session, G_TYPE_OBJECT)
@@ -36,10 +42,24 @@ enum {
   PROP_ADAPTER_PATH,
   PROP_ADAPTER_NAME,
   PROP_LOADING,
+  PROP_ROUTING,
   N_PROPS
 };
 
 static GParamSpec *properties[N_PROPS];
+
+enum {
+  SIGNAL_ADAPTER_USED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+TsChatSessionRouting *
+_ts_chat_session_get_routing_state (TsChatSession *self)
+{
+  return &self->routing;
+}
 
 static char *
 file_display_name (const char *path)
@@ -337,6 +357,13 @@ ts_chat_session_get_loading (TsChatSession *self)
   return self->loading;
 }
 
+TsChatConversation *
+ts_chat_session_get_conversation (TsChatSession *self, gboolean he)
+{
+  g_return_val_if_fail (TS_IS_CHAT_SESSION (self), NULL);
+  return self->conversations[he ? 1 : 0];
+}
+
 static void
 ts_chat_session_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
 {
@@ -362,6 +389,9 @@ ts_chat_session_get_property (GObject *object, guint prop_id, GValue *value, GPa
     case PROP_LOADING:
       g_value_set_boolean (value, self->loading);
       break;
+    case PROP_ROUTING:
+      g_value_set_boolean (value, self->routing.router != NULL);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -374,6 +404,7 @@ ts_chat_session_dispose (GObject *object)
 
   g_cancellable_cancel (self->load_cancellable);
   g_clear_object (&self->load_cancellable);
+  _ts_chat_session_routing_cancel (&self->routing);
   G_OBJECT_CLASS (ts_chat_session_parent_class)->dispose (object);
 }
 
@@ -383,6 +414,9 @@ ts_chat_session_finalize (GObject *object)
   TsChatSession *self = TS_CHAT_SESSION (object);
 
   g_clear_pointer (&self->model, ts_generation_model_unref);
+  g_clear_object (&self->conversations[0]);
+  g_clear_object (&self->conversations[1]);
+  _ts_chat_session_routing_clear (&self->routing);
   g_free (self->model_path);
   g_free (self->model_name);
   g_free (self->adapter_path);
@@ -407,13 +441,19 @@ ts_chat_session_class_init (TsChatSessionClass *klass)
   properties[PROP_ADAPTER_PATH] = g_param_spec_string ("adapter-path", NULL, NULL, NULL, ro);
   properties[PROP_ADAPTER_NAME] = g_param_spec_string ("adapter-name", NULL, NULL, NULL, ro);
   properties[PROP_LOADING] = g_param_spec_boolean ("loading", NULL, NULL, FALSE, ro);
+  properties[PROP_ROUTING] = g_param_spec_boolean ("routing", NULL, NULL, FALSE, ro);
   g_object_class_install_properties (object_class, N_PROPS, properties);
+  signals[SIGNAL_ADAPTER_USED] =
+    g_signal_new ("adapter-used", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                  NULL, G_TYPE_NONE, 3, G_TYPE_STRING, G_TYPE_STRING, G_TYPE_INT64);
 }
 
 static void
 ts_chat_session_init (TsChatSession *self)
 {
   self->adapter_name = g_strdup (_("no adapter"));
+  self->conversations[0] = ts_chat_conversation_new ();
+  self->conversations[1] = ts_chat_conversation_new ();
 }
 
 TsChatSession *

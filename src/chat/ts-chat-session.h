@@ -13,6 +13,15 @@
  * model), "model-name", "model-is-demo", "adapter-path", "adapter-name" and
  * "loading". The chat page, its panes and the Stack dialog read them.
  *
+ * It also holds the conversation each side of the chat shows (plaintext
+ * LoRA, HE-LoRA) as a list of turns; each pane is a view of its own.
+ *
+ * With two or more adapters installed it routes each turn to one of them
+ * (ts-chat-session-routing.c; "routing" says whether it does) and says
+ * which answers, with a note for the reply. A turn with an installed
+ * marketplace adapter is metered: when it is done the session emits
+ * "adapter-used" (char *id, char *version, gint64 tokens).
+ *
  * Main-thread only (the thread whose main context the loads report to);
  * loads run on GLib's task workers (ts-generation-load.c).
  */
@@ -20,6 +29,8 @@
 
 #include <gio/gio.h>
 
+#include "ts-chat-conversation.h"
+#include "ts-chat-router.h"
 #include "ts-generation.h"
 
 G_BEGIN_DECLS
@@ -62,6 +73,51 @@ guint ts_chat_session_get_n_adapters (TsChatSession *self);
 const char *ts_chat_session_get_nth_adapter (TsChatSession *self, guint i, float *weight);
 /* TRUE while a load is under way. */
 gboolean ts_chat_session_get_loading (TsChatSession *self);
+
+/* The conversation of the HE-LoRA side (@he) or of the plaintext one
+ * (borrowed; the same object for the session's life). */
+TsChatConversation *ts_chat_session_get_conversation (TsChatSession *self, gboolean he);
+
+/* ---- routing (ts-chat-session-routing.c) ---- */
+
+/* Rebuilds the router over the adapters of @adapters_dir (on a worker)
+ * when the model or those adapters changed since the last build; with
+ * fewer than two adapters there is none. Finishes TRUE when it was rebuilt
+ * ("routing" is then up to date; also after an error, which leaves none),
+ * FALSE when nothing changed or there is no model. A newer build cancels
+ * one still under way (it then finishes with G_IO_ERROR_CANCELLED). */
+void ts_chat_session_update_router_async (TsChatSession *self, const char *adapters_dir,
+                                          GCancellable *cancellable,
+                                          GAsyncReadyCallback callback, gpointer user_data);
+gboolean ts_chat_session_update_router_finish (TsChatSession *self, GAsyncResult *result,
+                                               GError **error);
+/* The router (borrowed), or NULL when turns are not routed. */
+TsChatRouter *ts_chat_session_get_router (TsChatSession *self);
+gboolean ts_chat_session_get_routing (TsChatSession *self);
+
+/* Routes @prompt (on a worker; at once without a router): @override_id
+ * (NULL or "": automatic) is the user's choice. Finishes with the adapter
+ * the turn asks for (@adapter_path, as TsGenerationRequest.adapter_path:
+ * NULL for the model's own) and @note, which says which adapter answers
+ * and why (NULL without a router); both newly allocated. An engine failure
+ * keeps the current adapter and says so in the note: FALSE only when
+ * cancelled. */
+void ts_chat_session_route_async (TsChatSession *self, const char *prompt,
+                                  const char *override_id, GCancellable *cancellable,
+                                  GAsyncReadyCallback callback, gpointer user_data);
+gboolean ts_chat_session_route_finish (TsChatSession *self, GAsyncResult *result,
+                                       char **adapter_path, char **note, GError **error);
+
+/* The turn about to be generated uses @adapter_path (NULL: none): an
+ * installed marketplace adapter of @adapters_dir, or one made from one (a
+ * rank reduction, metered as the adapter it came from), is metered. */
+void ts_chat_session_meter_adapter (TsChatSession *self, const char *adapters_dir,
+                                    const char *adapter_path);
+/* The marketplace id the next report meters, or NULL. */
+const char *ts_chat_session_get_metered_id (TsChatSession *self);
+/* The turn is done, with @n_tokens generated in all: emits "adapter-used"
+ * for a metered adapter (nothing for a turn that generated none). */
+void ts_chat_session_report_turn (TsChatSession *self, gint64 n_tokens);
 
 /* An adapter's name as the pickers show it: "Demo Adapter" for the demo
  * adapter, else its file's name without ".gguf" (newly allocated). */

@@ -25,6 +25,8 @@ static const TsSystemPromptPreset presets[] = {
 const TsSystemPromptPreset *
 ts_system_prompt_presets (guint *n_out)
 {
+  g_return_val_if_fail (n_out != NULL, NULL);
+
   *n_out = G_N_ELEMENTS (presets);
   return presets;
 }
@@ -146,6 +148,8 @@ ts_conversation_settings_add_members (JsonBuilder *b, const TsConversationSettin
 char *
 ts_conversation_settings_to_json (const TsConversationSettings *settings)
 {
+  g_return_val_if_fail (settings != NULL, NULL);
+
   g_autoptr (JsonBuilder) b = json_builder_new ();
   g_autoptr (JsonNode) root = NULL;
 

@@ -50,6 +50,8 @@ set_lm_error (GError **error, int code, const char *what, LmStatus status, char 
 TsGenerationModel *
 ts_generation_model_load (const char *model_path, const char *adapter_path, GError **error)
 {
+  g_return_val_if_fail (model_path != NULL, NULL);
+
   return ts_generation_model_load_stack (model_path, &adapter_path, NULL, adapter_path ? 1 : 0,
                                          error);
 }
@@ -87,6 +89,9 @@ TsGenerationModel *
 ts_generation_model_load_stack (const char *model_path, const char *const *adapter_paths,
                                 const float *weights, guint n, GError **error)
 {
+  g_return_val_if_fail (model_path != NULL, NULL);
+  g_return_val_if_fail (n == 0 || adapter_paths != NULL, NULL);
+
   g_autoptr (TsGenerationModel) self = g_new0 (TsGenerationModel, 1);
   g_autofree char *model_name = g_filename_display_basename (model_path);
   char *message = NULL;
@@ -915,6 +920,10 @@ ts_generation_job_start (TsGenerationModel *model, const TsGenerationRequest *re
                          GCancellable *cancellable, TsGenerationFunc callback,
                          gpointer user_data)
 {
+  g_return_val_if_fail (model != NULL, NULL);
+  g_return_val_if_fail (request != NULL, NULL);
+  g_return_val_if_fail (callback != NULL, NULL);
+
   return ts_generation_job_start_cached (model, request, NULL, cancellable, callback, user_data);
 }
 
@@ -923,6 +932,10 @@ ts_generation_job_start_cached (TsGenerationModel *model, const TsGenerationRequ
                                 TsGenerationCache *cache, GCancellable *cancellable,
                                 TsGenerationFunc callback, gpointer user_data)
 {
+  g_return_val_if_fail (model != NULL, NULL);
+  g_return_val_if_fail (request != NULL, NULL);
+  g_return_val_if_fail (callback != NULL, NULL);
+
   TsGenerationJob *self = g_new0 (TsGenerationJob, 1);
 
   g_atomic_ref_count_init (&self->ref_count);

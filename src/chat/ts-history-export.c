@@ -312,6 +312,8 @@ ts_history_export_json (TsHistory *history, gint64 conversation, GError **error)
 char *
 ts_history_export_file_name (const char *title, const char *extension)
 {
+  g_return_val_if_fail (extension != NULL, NULL);
+
   g_autofree char *valid = g_utf8_make_valid (title != NULL ? title : "", -1);
   GString *name = g_string_new (NULL);
   glong n = 0;

@@ -17,6 +17,20 @@ ts_history_reply_stats_new (void)
   return stats;
 }
 
+TsHistoryReplyStats *
+ts_history_reply_stats_copy (const TsHistoryReplyStats *stats)
+{
+  TsHistoryReplyStats *copy;
+
+  g_return_val_if_fail (stats != NULL, NULL);
+  copy = g_memdup2 (stats, sizeof *stats);
+  copy->timings = g_array_copy (stats->timings);
+  copy->texts = g_ptr_array_new_full (stats->texts->len, g_free);
+  for (guint i = 0; i < stats->texts->len; i++)
+    g_ptr_array_add (copy->texts, g_strdup (g_ptr_array_index (stats->texts, i)));
+  return copy;
+}
+
 void
 ts_history_reply_stats_free (TsHistoryReplyStats *stats)
 {
@@ -31,6 +45,9 @@ void
 ts_history_reply_stats_add_bar (TsHistoryReplyStats *stats, const TsTokenTimings *timings,
                                 const char *text)
 {
+  g_return_if_fail (stats != NULL);
+  g_return_if_fail (timings != NULL);
+
   g_array_append_val (stats->timings, *timings);
   g_ptr_array_add (stats->texts, g_strdup (text != NULL ? text : ""));
 }
@@ -137,6 +154,8 @@ parse_numbers (JsonObject *o, TsHistoryReplyStats *stats)
 TsHistoryReplyStats *
 ts_history_reply_stats_from_json (const char *json, GError **error)
 {
+  g_return_val_if_fail (json != NULL, NULL);
+
   g_autoptr (JsonParser) parser = json_parser_new ();
   g_autoptr (TsHistoryReplyStats) stats = NULL;
   JsonNode *root, *bars;

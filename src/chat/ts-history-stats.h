@@ -30,6 +30,7 @@ typedef struct {
 } TsHistoryReplyStats;
 
 TsHistoryReplyStats *ts_history_reply_stats_new (void);
+TsHistoryReplyStats *ts_history_reply_stats_copy (const TsHistoryReplyStats *stats);
 void ts_history_reply_stats_free (TsHistoryReplyStats *stats);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsHistoryReplyStats, ts_history_reply_stats_free)
 

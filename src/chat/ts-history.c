@@ -219,6 +219,8 @@ add_fold_function (TsHistory *self)
 TsHistory *
 ts_history_open (const char *path, GError **error)
 {
+  g_return_val_if_fail (path != NULL, NULL);
+
   g_autoptr (TsHistory) self = g_new0 (TsHistory, 1);
   g_autofree char *dir = g_path_get_dirname (path);
 
@@ -305,6 +307,8 @@ read_conversations (TsHistory *self, sqlite3_stmt *stmt, GError **error)
 GPtrArray *
 ts_history_list (TsHistory *self, GError **error)
 {
+  g_return_val_if_fail (self != NULL, NULL);
+
   sqlite3_stmt *stmt = prepare (self, "SELECT id, title, created, updated FROM conversations"
                                       " ORDER BY updated DESC, id DESC", error);
 
@@ -316,6 +320,8 @@ ts_history_list (TsHistory *self, GError **error)
 GPtrArray *
 ts_history_search (TsHistory *self, const char *query, GError **error)
 {
+  g_return_val_if_fail (self != NULL, NULL);
+
   g_autofree char *trimmed = g_strstrip (g_strdup (query != NULL ? query : ""));
   g_autofree char *folded = NULL;
   sqlite3_stmt *stmt;
@@ -355,6 +361,9 @@ ts_history_create (TsHistory *self, const char *title, GError **error)
 gboolean
 ts_history_rename (TsHistory *self, gint64 conversation, const char *title, GError **error)
 {
+  g_return_val_if_fail (self != NULL, FALSE);
+  g_return_val_if_fail (title != NULL, FALSE);
+
   sqlite3_stmt *stmt = prepare (self, "UPDATE conversations SET title = ?1 WHERE id = ?2", error);
 
   if (stmt == NULL)
@@ -367,6 +376,8 @@ ts_history_rename (TsHistory *self, gint64 conversation, const char *title, GErr
 gboolean
 ts_history_delete (TsHistory *self, gint64 conversation, GError **error)
 {
+  g_return_val_if_fail (self != NULL, FALSE);
+
   sqlite3_stmt *stmt = prepare (self, "DELETE FROM conversations WHERE id = ?1", error);
 
   if (stmt == NULL)
@@ -393,6 +404,8 @@ read_stats (sqlite3_stmt *stmt, int column, gint64 message)
 GPtrArray *
 ts_history_messages (TsHistory *self, gint64 conversation, GError **error)
 {
+  g_return_val_if_fail (self != NULL, NULL);
+
   sqlite3_stmt *stmt = prepare (self, "SELECT id, is_user, pane, content, complete, note, stats,"
                                       " left_out, thinking FROM messages"
                                       " WHERE conversation = ?1 ORDER BY id", error);
@@ -467,6 +480,8 @@ gboolean
 ts_history_update_message (TsHistory *self, gint64 message, const char *content,
                            gboolean complete, GError **error)
 {
+  g_return_val_if_fail (self != NULL, FALSE);
+
   sqlite3_stmt *stmt = prepare (self, "UPDATE messages SET content = ?1, complete = ?2"
                                       " WHERE id = ?3", error);
 
@@ -481,6 +496,8 @@ ts_history_update_message (TsHistory *self, gint64 message, const char *content,
 gboolean
 ts_history_set_note (TsHistory *self, gint64 message, const char *note, GError **error)
 {
+  g_return_val_if_fail (self != NULL, FALSE);
+
   sqlite3_stmt *stmt = prepare (self, "UPDATE messages SET note = ?1 WHERE id = ?2", error);
 
   if (stmt == NULL)
@@ -496,6 +513,8 @@ ts_history_set_note (TsHistory *self, gint64 message, const char *note, GError *
 gboolean
 ts_history_set_thinking (TsHistory *self, gint64 message, const char *thinking, GError **error)
 {
+  g_return_val_if_fail (self != NULL, FALSE);
+
   sqlite3_stmt *stmt = prepare (self, "UPDATE messages SET thinking = ?1 WHERE id = ?2", error);
 
   if (stmt == NULL)
@@ -512,6 +531,8 @@ gboolean
 ts_history_set_stats (TsHistory *self, gint64 message, const TsHistoryReplyStats *stats,
                       GError **error)
 {
+  g_return_val_if_fail (self != NULL, FALSE);
+
   sqlite3_stmt *stmt = prepare (self, "UPDATE messages SET stats = ?1 WHERE id = ?2", error);
   g_autofree char *json = stats != NULL ? ts_history_reply_stats_to_json (stats) : NULL;
 
@@ -528,6 +549,8 @@ ts_history_set_stats (TsHistory *self, gint64 message, const TsHistoryReplyStats
 gboolean
 ts_history_leave_out (TsHistory *self, gint64 conversation, gint64 message, GError **error)
 {
+  g_return_val_if_fail (self != NULL, FALSE);
+
   sqlite3_stmt *stmt = prepare (self, "UPDATE messages SET left_out = 1"
                                       " WHERE conversation = ?1 AND id >= ?2", error);
 
@@ -541,6 +564,8 @@ ts_history_leave_out (TsHistory *self, gint64 conversation, gint64 message, GErr
 gboolean
 ts_history_truncate (TsHistory *self, gint64 conversation, gint64 message, GError **error)
 {
+  g_return_val_if_fail (self != NULL, FALSE);
+
   sqlite3_stmt *stmt = prepare (self, "DELETE FROM messages WHERE conversation = ?1 AND id >= ?2",
                                 error);
 
@@ -555,6 +580,9 @@ gboolean
 ts_history_get_settings (TsHistory *self, gint64 conversation, TsConversationSettings **out,
                          GError **error)
 {
+  g_return_val_if_fail (self != NULL, FALSE);
+  g_return_val_if_fail (out != NULL, FALSE);
+
   sqlite3_stmt *stmt = prepare (self, "SELECT settings FROM conversations WHERE id = ?1", error);
   g_autoptr (GError) parse_error = NULL;
   const char *json;
@@ -585,6 +613,8 @@ gboolean
 ts_history_set_settings (TsHistory *self, gint64 conversation,
                          const TsConversationSettings *settings, GError **error)
 {
+  g_return_val_if_fail (self != NULL, FALSE);
+
   sqlite3_stmt *stmt;
   g_autofree char *json = NULL;
 

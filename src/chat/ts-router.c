@@ -182,6 +182,9 @@ gboolean
 ts_router_add_metadata (TsRouter *self, const char *id, const char *metadata_path,
                         GError **error)
 {
+  g_return_val_if_fail (self != NULL, FALSE);
+  g_return_val_if_fail (metadata_path != NULL, FALSE);
+
   g_autoptr (JsonParser) parser = json_parser_new ();
   g_autoptr (GPtrArray) keywords = g_ptr_array_new ();
   g_autoptr (GPtrArray) examples = g_ptr_array_new ();
@@ -362,6 +365,8 @@ ts_router_route (TsRouter *self, const char *text, TsRoute *out, GError **error)
 void
 ts_route_clear (TsRoute *route)
 {
+  g_return_if_fail (route != NULL);
+
   g_clear_pointer (&route->adapter_id, g_free);
   route->rule = TS_ROUTE_NONE;
   route->score = 0;
@@ -382,6 +387,8 @@ ts_route_rule_name (TsRouteRule rule)
 char *
 ts_route_describe (const TsRoute *route)
 {
+  g_return_val_if_fail (route != NULL, NULL);
+
   if (route->rule == TS_ROUTE_NONE || route->adapter_id == NULL)
     return g_strdup ("not routed");
   return g_strdup_printf ("routed to: %s, %.2f (%s)", route->adapter_id, route->score,

@@ -45,6 +45,8 @@ static const TsCkksPreset presets[] = {
 const TsCkksPreset *
 ts_ckks_presets (guint *n_out)
 {
+  g_return_val_if_fail (n_out != NULL, NULL);
+
   *n_out = G_N_ELEMENTS (presets);
   return presets;
 }

@@ -1,6 +1,6 @@
 /* test-chat-widgets.c: the chat page's parts on their own: markdown rendering of
- * messages, the latency chart (ring buffer, medians, CSV, PNG) and the
- * conversation store.
+ * messages, messages and panes as views of a conversation's turns, the
+ * latency chart (ring buffer, medians, CSV, PNG) and the conversation store.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <adwaita.h>
 #include <sqlite3.h>
@@ -8,6 +8,7 @@
 
 #include "ts-application.h"
 #include "ts-chat-message.h"
+#include "ts-chat-pane.h"
 #include "ts-history.h"
 #include "ts-latency-chart.h"
 #include "ts-test-util.h"
@@ -44,6 +45,138 @@ test_markdown_streaming (void)
   g_assert_cmpuint (ts_chat_message_count_code_blocks (m), ==, 0);
   g_assert_cmpuint (ts_chat_message_count_list_items (m), ==, 0);
   g_assert_finalize_object (message);
+}
+
+/* A message made for a turn follows it: streamed thinking, then the answer
+ * (which closes the thinking), note, error, ending, left out. */
+static void
+test_message_follows_turn (void)
+{
+  g_autoptr (TsChatTurn) turn = ts_chat_turn_new (FALSE, "");
+  GtkWidget *message = g_object_ref_sink (ts_chat_message_new_for_turn (turn));
+  TsChatMessage *m = TS_CHAT_MESSAGE (message);
+  TsThinkingBlock *block;
+
+  g_assert_true (ts_chat_message_get_turn (m) == turn);
+  g_assert_null (ts_chat_message_get_thinking_block (m));
+  ts_chat_turn_append_thinking (turn, "Let me", 1);
+  ts_chat_turn_append_thinking (turn, " see", 2);
+  g_assert_cmpstr (ts_chat_message_get_thinking (m), ==, "Let me see");
+  block = ts_chat_message_get_thinking_block (m);
+  g_assert_nonnull (block);
+  g_assert_true (ts_thinking_block_get_active (block));
+  g_assert_true (ts_thinking_block_get_expanded (block));
+  ts_chat_turn_append_text (turn, "- a\n");
+  ts_chat_turn_append_text (turn, "- b\n");
+  g_assert_cmpstr (ts_chat_message_get_text (m), ==, "- a\n- b\n");
+  g_assert_cmpuint (ts_chat_message_count_list_items (m), ==, 2);
+  g_assert_false (ts_thinking_block_get_active (block));
+  g_assert_false (ts_thinking_block_get_expanded (block));
+  g_assert_cmpstr (ts_thinking_block_get_title (block), ==, "Thought for 2 tokens");
+
+  ts_chat_turn_set_note (turn, "routed to: tiny-pirate");
+  ts_chat_turn_set_error (turn, "No answer: broken");
+  ts_chat_turn_set_ending (turn, "Stopped");
+  ts_chat_turn_set_excluded (turn, TRUE);
+  g_assert_cmpstr (ts_chat_message_get_note (m), ==, "routed to: tiny-pirate");
+  g_assert_cmpstr (ts_chat_message_get_error (m), ==, "No answer: broken");
+  g_assert_cmpstr (ts_chat_message_get_ending (m), ==, "Stopped");
+  g_assert_true (ts_chat_message_get_excluded (m));
+  ts_chat_turn_set_ending (turn, NULL);
+  g_assert_null (ts_chat_message_get_ending (m));
+  /* Text that does not continue what is shown replaces it. */
+  ts_chat_turn_set_text (turn, "plain");
+  g_assert_cmpstr (ts_chat_message_get_text (m), ==, "plain");
+  g_assert_cmpuint (ts_chat_message_count_list_items (m), ==, 0);
+  g_assert_finalize_object (message);
+}
+
+/* The pane's messages, in order, by the turns they show. */
+static GPtrArray *
+shown_turns (GtkWidget *widget, GPtrArray *turns)
+{
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    if (TS_IS_CHAT_MESSAGE (c))
+      g_ptr_array_add (turns, ts_chat_message_get_turn (TS_CHAT_MESSAGE (c)));
+    else
+      shown_turns (c, turns);
+  return turns;
+}
+
+static void
+assert_shows (TsChatPane *pane, TsChatConversation *conversation)
+{
+  g_autoptr (GPtrArray) turns = shown_turns (GTK_WIDGET (pane), g_ptr_array_new ());
+  guint n = g_list_model_get_n_items (G_LIST_MODEL (conversation));
+
+  g_assert_cmpuint (turns->len, ==, n);
+  for (guint i = 0; i < n; i++)
+    g_assert_true (g_ptr_array_index (turns, i)
+                   == ts_chat_conversation_get_turn (conversation, i));
+}
+
+/* The message under @widget that shows @turn, or NULL. */
+static TsChatMessage *
+find_message (GtkWidget *widget, TsChatTurn *turn)
+{
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    {
+      TsChatMessage *found = TS_IS_CHAT_MESSAGE (c) ? TS_CHAT_MESSAGE (c) : find_message (c, turn);
+
+      if (found != NULL && ts_chat_message_get_turn (found) == turn)
+        return found;
+    }
+  return NULL;
+}
+
+/* The exchange the Edit button of the @index-th prompt edits. */
+static guint
+edit_target (TsChatPane *pane, TsChatConversation *conversation, guint index)
+{
+  TsChatMessage *m = find_message (GTK_WIDGET (pane),
+                                   ts_chat_conversation_get_prompt (conversation, index));
+  GtkWidget *button;
+
+  g_assert_nonnull (m);
+  button = gtk_widget_get_last_child (adw_bin_get_child (ADW_BIN (m)));
+  g_assert_true (gtk_widget_has_css_class (button, "ts-edit-prompt"));
+  return g_variant_get_uint32 (gtk_actionable_get_action_target_value (GTK_ACTIONABLE (button)));
+}
+
+/* A pane shows its conversation's turns as messages, one each, in order,
+ * through every change; a conversation given later replaces them. */
+static void
+test_pane_shows_conversation (void)
+{
+  GtkWidget *pane = g_object_ref_sink (g_object_new (TS_TYPE_CHAT_PANE, NULL));
+  TsChatPane *p = TS_CHAT_PANE (pane);
+  g_autoptr (TsChatConversation) conversation = ts_chat_conversation_new ();
+  TsChatConversation *own = ts_chat_pane_get_conversation (p);
+
+  ts_chat_pane_add_message (p, TRUE, "in its own conversation");
+  assert_shows (p, own);
+  for (guint i = 0; i < 3; i++)
+    {
+      ts_chat_conversation_append (conversation, TRUE, "prompt");
+      ts_chat_conversation_append (conversation, FALSE, "reply");
+    }
+  ts_chat_pane_set_conversation (p, conversation);
+  g_assert_true (ts_chat_pane_get_conversation (p) == conversation);
+  assert_shows (p, conversation);
+  g_assert_cmpuint (edit_target (p, conversation, 2), ==, 2);
+  ts_chat_conversation_truncate (conversation, 1);
+  assert_shows (p, conversation);
+  ts_chat_conversation_append (conversation, TRUE, "again");
+  assert_shows (p, conversation);
+  g_assert_cmpuint (edit_target (p, conversation, 1), ==, 1);
+  g_assert_cmpstr (ts_chat_pane_get_reply (p), ==, "reply");
+  ts_chat_pane_clear (p);
+  assert_shows (p, conversation);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (conversation)), ==, 0);
+  g_assert_null (ts_chat_pane_get_reply (p));
+  g_assert_finalize_object (pane);
 }
 
 static void
@@ -355,6 +488,8 @@ main (int argc, char **argv)
   app = ts_application_new (G_APPLICATION_NON_UNIQUE);
   g_test_add_func ("/chat-widgets/markdown-blocks", test_markdown_blocks);
   g_test_add_func ("/chat-widgets/markdown-streaming", test_markdown_streaming);
+  g_test_add_func ("/chat-widgets/message-follows-turn", test_message_follows_turn);
+  g_test_add_func ("/chat-widgets/pane-shows-conversation", test_pane_shows_conversation);
   g_test_add_func ("/chat-widgets/inline-markup", test_inline_markup);
   g_test_add_func ("/chat-widgets/chart-ring-and-medians", test_chart_ring_and_medians);
   g_test_add_func ("/chat-widgets/chart-csv", test_chart_csv);
