@@ -25,7 +25,9 @@
  *     mins times the activation sums;
  *   k4_group_lanes (u, a, g): as sumi, for sub-blocks 2g and 2g+1 alone;
  *   k4_min_lanes (u, a): lane j the min of sub-block j times its
- *     activation sum. */
+ *     activation sum;
+ * or, for a batch kernel of its own (kernels-avx512-q4k.c), defines
+ * Q4K_BATCH_ELSEWHERE and leaves out the last two. */
 #pragma once
 
 #ifndef TARGET
@@ -42,6 +44,7 @@ q4k_combine (const __m256i sumi[8], const __m256i mins[8], __m256 d_w, __m256 dm
                               *acc_min);
 }
 
+#ifndef Q4K_BATCH_ELSEWHERE
 /* The mins of sub-blocks 2g and 2g+1 times the activation sums, for
  * g = 0..3 (out[g], lanes: tokens), from the 8 tokens' k4_min_lanes. */
 TARGET static inline __attribute__ ((always_inline)) void
@@ -60,6 +63,7 @@ q4k_group_mins (const __m256i m[8], __m256i out[4])
   out[1] = _mm256_permute2x128_si256 (hi03, hi47, 0x20);
   out[3] = _mm256_permute2x128_si256 (hi03, hi47, 0x31);
 }
+#endif
 
 /* The activation scales of block b of the @T tokens, a gather from a[0][b].d
  * (0 in the lanes past T). */
@@ -110,6 +114,7 @@ q4k_tile_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
 
 LM_DEFINE_WIDE_TILE (TARGET, tile_q4_K, q4k_tile_body)
 
+#ifndef Q4K_BATCH_ELSEWHERE
 /* Rows [0, n_rows) against @T activation rows (lanes: tokens), in the float
  * order of ggml's repacked batch kernel: each super-block in four steps of
  * two sub-blocks (64 values), each step's integer sums once through float. */
@@ -157,6 +162,7 @@ q4k_batch_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act
 }
 
 LM_DEFINE_WIDE_TILE (TARGET, tile_q4_K_batch, q4k_batch_body)
+#endif
 
 /* Rows [r0, r0 + R) against one activation row (lanes: rows). */
 TARGET static inline __attribute__ ((always_inline)) void
