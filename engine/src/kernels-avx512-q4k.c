@@ -117,7 +117,7 @@ interleave (const LmBlockQ8_K *const tok[TOKENS], const size_t step[TOKENS], int
     }
 }
 
-/* Weight bytes 8k .. 8k+7 in every qword lane. */
+/* Packed weight bytes p[0..7] in every qword lane. */
 TARGET static inline __m512i
 broadcast_qword (const uint8_t *p)
 {
@@ -126,26 +126,39 @@ broadcast_qword (const uint8_t *p)
   return _mm512_set1_epi64 (v);
 }
 
-/* Sub-block pair g (weight bytes q[64g..64g+63]) against the interleaved
- * tokens of block b: lanes 2t and 2t+1 hold halves of token t's integer
- * sum sc_{2g} * (sub-block 2g) + sc_{2g+1} * (sub-block 2g+1), @scales
- * the dword (sc_{2g}, sc_{2g+1}). */
+/* Sub-block pair g (packed bytes qs[32g..32g+31]: sub-block 2g in the low
+ * nibbles, 2g+1 in the high ones) against the interleaved tokens of block
+ * b: lanes 2t and 2t+1 hold halves of token t's integer sum
+ * sc_{2g} * (sub-block 2g) + sc_{2g+1} * (sub-block 2g+1), @scales the
+ * uint16 pair (sc_{2g}, sc_{2g+1}). */
 TARGET static inline __attribute__ ((always_inline)) __m512i
-pair_lanes (const uint8_t *q, const Interleaved *x, int b, int g, const uint32_t *scales)
+pair_lanes (const uint8_t *qs, const Interleaved *x, int b, int g, __m512i scales)
 {
+  const __m512i low4 = _mm512_set1_epi8 (0x0F), high4 = _mm512_set1_epi8 ((char) 0xF0);
   __m512i s0 = _mm512_setzero_si512 (), s1 = _mm512_setzero_si512 ();
   #pragma GCC unroll 4
   for (int k = 0; k < 4; k++)
     {
-      s0 = _mm512_dpbusd_epi32 (s0, broadcast_qword (q + 64 * g + 8 * k),
+      __m512i packed = broadcast_qword (qs + 32 * g + 8 * k);
+      s0 = _mm512_dpbusd_epi32 (s0, _mm512_and_si512 (packed, low4),
                                 _mm512_load_si512 (x->qs[b][8 * g + k]));
-      s1 = _mm512_dpbusd_epi32 (s1, broadcast_qword (q + 64 * g + 32 + 8 * k),
+      /* the high nibbles in place: 16 times the sum */
+      s1 = _mm512_dpbusd_epi32 (s1, _mm512_and_si512 (packed, high4),
                                 _mm512_load_si512 (x->qs[b][8 * g + 4 + k]));
     }
-  /* |lane| <= 16 * 15 * 128: exact as int16, so both sub-blocks share a
-   * dword (s0 low, s1 high) for one multiply-add with the scale pair */
-  __m512i words = _mm512_mask_blend_epi16 (0xAAAAAAAAu, s0, _mm512_slli_epi32 (s1, 16));
-  return _mm512_madd_epi16 (words, _mm512_set1_epi32 ((int) scales[g]));
+  /* |sum| <= 16 * 15 * 128: exact as int16, so both sub-blocks share a
+   * dword (2g low, 2g+1 high: s1 / 16 << 16) for one multiply-add with the
+   * scale pair */
+  __m512i words = _mm512_mask_blend_epi16 (0xAAAAAAAAu, s0, _mm512_slli_epi32 (s1, 12));
+  return _mm512_madd_epi16 (words, scales);
+}
+
+/* The activation sums of pair g of block b times the mins pair @mins. */
+TARGET static inline __m256
+pair_mins (const Interleaved *x, int b, int g, __m256i mins)
+{
+  return _mm256_cvtepi32_ps (_mm256_madd_epi16 (_mm256_load_si256 ((const __m256i *) x->sums[b][g]),
+                                                mins));
 }
 
 /* One row's super-block against the interleaved tokens of block b: the
@@ -153,46 +166,34 @@ pair_lanes (const uint8_t *q, const Interleaved *x, int b, int g, const uint32_t
 TARGET static inline __attribute__ ((always_inline)) void
 row_block (const LmBlockQ4_K *w, const Interleaved *x, int b, __m256 *acc, __m256 *acc_min)
 {
-  _Alignas (64) uint8_t q[LM_QK_K];
   uint8_t sm[16];
-  uint32_t scales[4], mins[4];
-  const __m256i low4 = _mm256_set1_epi8 (0x0F);
-  #pragma GCC unroll 4
-  for (int g = 0; g < 4; g++)
-    {
-      __m256i packed = _mm256_loadu_si256 ((const __m256i *) (w->qs + 32 * g));
-      _mm256_store_si256 ((__m256i *) (q + 64 * g), _mm256_and_si256 (packed, low4));
-      _mm256_store_si256 ((__m256i *) (q + 64 * g + 32),
-                          _mm256_and_si256 (_mm256_srli_epi16 (packed, 4), low4));
-    }
   lm_k4_unpack_scales (w->scales, sm);
-  /* dword g: the uint16 pair (sc_{2g}, sc_{2g+1}), and the same of the mins */
-  _mm_storeu_si128 ((__m128i *) scales, _mm_cvtepu8_epi16 (_mm_loadl_epi64 ((const __m128i *) sm)));
-  _mm_storeu_si128 ((__m128i *) mins, _mm_cvtepu8_epi16 (_mm_loadl_epi64 ((const __m128i *) (sm + 8))));
+  /* dword g in every 128-bit lane: the uint16 pair (sc_{2g}, sc_{2g+1});
+   * the same of the mins */
+  const __m512i sc = _mm512_broadcast_i32x4 (_mm_cvtepu8_epi16 (_mm_loadl_epi64 ((const __m128i *) sm)));
+  const __m256i mn = _mm256_broadcastsi128_si256 (_mm_cvtepu8_epi16 (_mm_loadl_epi64 ((const __m128i *) (sm + 8))));
   const __m256 d_a = _mm256_load_ps (x->d[b]);
   const __m256 d = _mm256_mul_ps (_mm256_set1_ps (fp16 (w->d)), d_a);
   const __m256 dmin = _mm256_mul_ps (_mm256_set1_ps (fp16 (w->dmin)), d_a);
   /* the two halves of each token's sum, for pairs g (lanes 0-7) and g+1 (8-15) */
   const __m512i even = _mm512_setr_epi32 (0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i odd = _mm512_setr_epi32 (1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-  #pragma GCC unroll 2
-  for (int h = 0; h < 2; h++)
-    {
-      __m512i a = pair_lanes (q, x, b, 2 * h, scales), c = pair_lanes (q, x, b, 2 * h + 1, scales);
-      __m512i totals = _mm512_add_epi32 (_mm512_permutex2var_epi32 (a, even, c),
-                                         _mm512_permutex2var_epi32 (a, odd, c));
-      __m512 f = _mm512_cvtepi32_ps (totals);
-      *acc = _mm256_fmadd_ps (_mm512_castps512_ps256 (f), d, *acc);
-      *acc_min = _mm256_fmadd_ps (_mm256_cvtepi32_ps (_mm256_madd_epi16 (
-                                    _mm256_load_si256 ((const __m256i *) x->sums[b][2 * h]),
-                                    _mm256_set1_epi32 ((int) mins[2 * h]))),
-                                  dmin, *acc_min);
-      *acc = _mm256_fmadd_ps (_mm512_extractf32x8_ps (f, 1), d, *acc);
-      *acc_min = _mm256_fmadd_ps (_mm256_cvtepi32_ps (_mm256_madd_epi16 (
-                                    _mm256_load_si256 ((const __m256i *) x->sums[b][2 * h + 1]),
-                                    _mm256_set1_epi32 ((int) mins[2 * h + 1]))),
-                                  dmin, *acc_min);
-    }
+  __m512i a = pair_lanes (w->qs, x, b, 0, _mm512_shuffle_epi32 (sc, _MM_PERM_AAAA));
+  __m512i c = pair_lanes (w->qs, x, b, 1, _mm512_shuffle_epi32 (sc, _MM_PERM_BBBB));
+  __m512 f = _mm512_cvtepi32_ps (_mm512_add_epi32 (_mm512_permutex2var_epi32 (a, even, c),
+                                                   _mm512_permutex2var_epi32 (a, odd, c)));
+  *acc = _mm256_fmadd_ps (_mm512_castps512_ps256 (f), d, *acc);
+  *acc_min = _mm256_fmadd_ps (pair_mins (x, b, 0, _mm256_shuffle_epi32 (mn, 0x00)), dmin, *acc_min);
+  *acc = _mm256_fmadd_ps (_mm512_extractf32x8_ps (f, 1), d, *acc);
+  *acc_min = _mm256_fmadd_ps (pair_mins (x, b, 1, _mm256_shuffle_epi32 (mn, 0x55)), dmin, *acc_min);
+  a = pair_lanes (w->qs, x, b, 2, _mm512_shuffle_epi32 (sc, _MM_PERM_CCCC));
+  c = pair_lanes (w->qs, x, b, 3, _mm512_shuffle_epi32 (sc, _MM_PERM_DDDD));
+  f = _mm512_cvtepi32_ps (_mm512_add_epi32 (_mm512_permutex2var_epi32 (a, even, c),
+                                            _mm512_permutex2var_epi32 (a, odd, c)));
+  *acc = _mm256_fmadd_ps (_mm512_castps512_ps256 (f), d, *acc);
+  *acc_min = _mm256_fmadd_ps (pair_mins (x, b, 2, _mm256_shuffle_epi32 (mn, 0xAA)), dmin, *acc_min);
+  *acc = _mm256_fmadd_ps (_mm512_extractf32x8_ps (f, 1), d, *acc);
+  *acc_min = _mm256_fmadd_ps (pair_mins (x, b, 3, _mm256_shuffle_epi32 (mn, 0xFF)), dmin, *acc_min);
 }
 
 /* Rows [0, n_rows) against @n_tok (1..8) activation rows: Y[t * y_stride + r]. */

@@ -77,6 +77,42 @@ q4k_act_scales (const void *act, size_t act_stride, int64_t b, const int T)
   return _mm256_mask_i32gather_ps (_mm256_setzero_ps (), d0, offsets, live, 1);
 }
 
+/* Rows [0, n_rows) against @T (up to 4) activation rows in the
+ * single-token order, each (row, token)'s acc in lane t and acc_min in lane
+ * 4 + t of one vector: one horizontal sum per block instead of two. */
+TARGET static inline __attribute__ ((always_inline)) void
+q4k_tile_body4 (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
+                size_t act_stride, int64_t n, float *Y, size_t y_stride, const int T)
+{
+  for (int64_t r = 0; r < n_rows; r++)
+    {
+      const LmBlockQ4_K *w = (const LmBlockQ4_K *) ((const uint8_t *) W + r * row_bytes);
+      __m256 acc = _mm256_setzero_ps ();
+      lm_prefetch_row ((const uint8_t *) w + LM_PREFETCH_ROWS * row_bytes, row_bytes);
+      for (int64_t b = 0; b < n / LM_QK_K; b++)
+        {
+          K4Block u;
+          k4_unpack_q4 (&w[b], &u);
+          __m256i v[8];
+          #pragma GCC unroll 4
+          for (int t = 0; t < 4; t++)
+            if (t < T)
+              k4_integers (&u, (const LmBlockQ8_K *) ((const uint8_t *) act + t * act_stride) + b,
+                           &v[t], &v[4 + t]);
+            else
+              v[t] = v[4 + t] = _mm256_setzero_si256 ();
+          __m256 d_a = q4k_act_scales (act, act_stride, b, T);
+          __m256 scale = _mm256_mul_ps (_mm256_setr_m128 (_mm_set1_ps (u.d), _mm_set1_ps (u.dmin)),
+                                        _mm256_permute2f128_ps (d_a, d_a, 0x00));
+          acc = _mm256_fmadd_ps (_mm256_cvtepi32_ps (lane_totals8 (v)), scale, acc);
+        }
+      float out[4];
+      _mm_storeu_ps (out, _mm_sub_ps (_mm256_castps256_ps128 (acc), _mm256_extractf128_ps (acc, 1)));
+      for (int t = 0; t < T; t++)
+        Y[t * y_stride + (size_t) r] = out[t];
+    }
+}
+
 /* Rows [0, n_rows) against @T activation rows (lanes: tokens) in the
  * single-token order (the row kernel's, token by token), each weight block
  * unpacked once: for products below the batch kernel's size and the
@@ -85,6 +121,11 @@ TARGET static inline __attribute__ ((always_inline)) void
 q4k_tile_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
                size_t act_stride, int64_t n, float *Y, size_t y_stride, const int T)
 {
+  if (T <= 4)
+    {
+      q4k_tile_body4 (W, row_bytes, n_rows, act, act_stride, n, Y, y_stride, T);
+      return;
+    }
   for (int64_t r = 0; r < n_rows; r++)
     {
       const LmBlockQ4_K *w = (const LmBlockQ4_K *) ((const uint8_t *) W + r * row_bytes);
