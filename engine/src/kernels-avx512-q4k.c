@@ -117,6 +117,45 @@ interleave (const LmBlockQ8_K *const tok[TOKENS], const size_t step[TOKENS], int
     }
 }
 
+/* The same for 4 tokens (tok[0..3]), in the first half of each row of x:
+ * qs[b][k] bytes 8t + i value 8k + i of token t, sums[b][g] int16 lanes
+ * 2t, 2t+1, d[b][t]. */
+TARGET static void
+interleave4 (const LmBlockQ8_K *const tok[TOKENS], const size_t step[TOKENS], int64_t b0, int nb,
+             Interleaved *x)
+{
+  for (int b = 0; b < nb; b++)
+    {
+      const LmBlockQ8_K *a[4];
+      for (int t = 0; t < 4; t++)
+        a[t] = tok[t] + (size_t) (b0 + b) * step[t];
+      for (int j = 0; j < 8; j++)
+        {
+          __m256i in[4];
+          for (int t = 0; t < 4; t++)
+            in[t] = _mm256_loadu_si256 ((const __m256i *) (a[t]->qs + 32 * j));
+          /* 128-bit half h: tokens 0, 1 (or 2, 3) of qword 2h (lo) or 2h + 1 (hi) */
+          __m256i lo01 = _mm256_unpacklo_epi64 (in[0], in[1]), hi01 = _mm256_unpackhi_epi64 (in[0], in[1]);
+          __m256i lo23 = _mm256_unpacklo_epi64 (in[2], in[3]), hi23 = _mm256_unpackhi_epi64 (in[2], in[3]);
+          _mm256_store_si256 ((__m256i *) x->qs[b][4 * j], _mm256_permute2x128_si256 (lo01, lo23, 0x20));
+          _mm256_store_si256 ((__m256i *) x->qs[b][4 * j + 1], _mm256_permute2x128_si256 (hi01, hi23, 0x20));
+          _mm256_store_si256 ((__m256i *) x->qs[b][4 * j + 2], _mm256_permute2x128_si256 (lo01, lo23, 0x31));
+          _mm256_store_si256 ((__m256i *) x->qs[b][4 * j + 3], _mm256_permute2x128_si256 (hi01, hi23, 0x31));
+        }
+      __m128i s[4];
+      for (int t = 0; t < 4; t++)
+        s[t] = pair_sums (a[t]);
+      __m128i lo01 = _mm_unpacklo_epi32 (s[0], s[1]), hi01 = _mm_unpackhi_epi32 (s[0], s[1]);
+      __m128i lo23 = _mm_unpacklo_epi32 (s[2], s[3]), hi23 = _mm_unpackhi_epi32 (s[2], s[3]);
+      _mm_store_si128 ((__m128i *) x->sums[b][0], _mm_unpacklo_epi64 (lo01, lo23));
+      _mm_store_si128 ((__m128i *) x->sums[b][1], _mm_unpackhi_epi64 (lo01, lo23));
+      _mm_store_si128 ((__m128i *) x->sums[b][2], _mm_unpacklo_epi64 (hi01, hi23));
+      _mm_store_si128 ((__m128i *) x->sums[b][3], _mm_unpackhi_epi64 (hi01, hi23));
+      for (int t = 0; t < 4; t++)
+        x->d[b][t] = a[t]->d;
+    }
+}
+
 /* Packed weight bytes p[0..7] in every qword lane. */
 TARGET static inline __m512i
 broadcast_qword (const uint8_t *p)
@@ -196,10 +235,70 @@ row_block (const LmBlockQ4_K *w, const Interleaved *x, int b, __m256 *acc, __m25
   *acc_min = _mm256_fmadd_ps (pair_mins (x, b, 3, _mm256_shuffle_epi32 (mn, 0xFF)), dmin, *acc_min);
 }
 
-/* Rows [0, n_rows) against @n_tok (1..8) activation rows: Y[t * y_stride + r]. */
-TARGET static void
-tile_q4_K_lanes (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
-                 size_t act_stride, int64_t n, int n_tok, float *Y, size_t y_stride)
+/* pair_lanes for 4 tokens: lanes 2t, 2t+1 of a 256-bit vector. */
+TARGET static inline __attribute__ ((always_inline)) __m256i
+pair_lanes4 (const uint8_t *qs, const Interleaved *x, int b, int g, __m256i scales)
+{
+  const __m256i low4 = _mm256_set1_epi8 (0x0F), high4 = _mm256_set1_epi8 ((char) 0xF0);
+  __m256i s0 = _mm256_setzero_si256 (), s1 = _mm256_setzero_si256 ();
+  #pragma GCC unroll 4
+  for (int k = 0; k < 4; k++)
+    {
+      int64_t v;
+      __builtin_memcpy (&v, qs + 32 * g + 8 * k, sizeof v);
+      __m256i packed = _mm256_set1_epi64x (v);
+      s0 = _mm256_dpbusd_epi32 (s0, _mm256_and_si256 (packed, low4),
+                                _mm256_load_si256 ((const __m256i *) x->qs[b][8 * g + k]));
+      s1 = _mm256_dpbusd_epi32 (s1, _mm256_and_si256 (packed, high4),
+                                _mm256_load_si256 ((const __m256i *) x->qs[b][8 * g + 4 + k]));
+    }
+  __m256i words = _mm256_mask_blend_epi16 (0xAAAA, s0, _mm256_slli_epi32 (s1, 12));
+  return _mm256_madd_epi16 (words, scales);
+}
+
+TARGET static inline __m128
+pair_mins4 (const Interleaved *x, int b, int g, __m128i mins)
+{
+  return _mm_cvtepi32_ps (_mm_madd_epi16 (_mm_load_si128 ((const __m128i *) x->sums[b][g]), mins));
+}
+
+/* row_block for 4 tokens (lanes 0-3 of acc and acc_min). */
+TARGET static inline __attribute__ ((always_inline)) void
+row_block4 (const LmBlockQ4_K *w, const Interleaved *x, int b, __m256 *acc8, __m256 *acc_min8)
+{
+  uint8_t sm[16];
+  lm_k4_unpack_scales (w->scales, sm);
+  const __m256i sc = _mm256_broadcastsi128_si256 (_mm_cvtepu8_epi16 (_mm_loadl_epi64 ((const __m128i *) sm)));
+  const __m128i mn = _mm_cvtepu8_epi16 (_mm_loadl_epi64 ((const __m128i *) (sm + 8)));
+  const __m128 d_a = _mm_load_ps (x->d[b]);
+  const __m128 d = _mm_mul_ps (_mm_set1_ps (fp16 (w->d)), d_a);
+  const __m128 dmin = _mm_mul_ps (_mm_set1_ps (fp16 (w->dmin)), d_a);
+  const __m256i even = _mm256_setr_epi32 (0, 2, 4, 6, 8, 10, 12, 14);
+  const __m256i odd = _mm256_setr_epi32 (1, 3, 5, 7, 9, 11, 13, 15);
+  __m128 acc = _mm256_castps256_ps128 (*acc8), acc_min = _mm256_castps256_ps128 (*acc_min8);
+  #pragma GCC unroll 2
+  for (int h = 0; h < 2; h++)
+    {
+      __m256i a = pair_lanes4 (w->qs, x, b, 2 * h, _mm256_shuffle_epi32 (sc, h ? 0xAA : 0x00));
+      __m256i c = pair_lanes4 (w->qs, x, b, 2 * h + 1, _mm256_shuffle_epi32 (sc, h ? 0xFF : 0x55));
+      __m256 f = _mm256_cvtepi32_ps (_mm256_add_epi32 (_mm256_permutex2var_epi32 (a, even, c),
+                                                       _mm256_permutex2var_epi32 (a, odd, c)));
+      acc = _mm_fmadd_ps (_mm256_castps256_ps128 (f), d, acc);
+      acc_min = _mm_fmadd_ps (pair_mins4 (x, b, 2 * h, _mm_shuffle_epi32 (mn, h ? 0xAA : 0x00)), dmin,
+                              acc_min);
+      acc = _mm_fmadd_ps (_mm256_extractf128_ps (f, 1), d, acc);
+      acc_min = _mm_fmadd_ps (pair_mins4 (x, b, 2 * h + 1, _mm_shuffle_epi32 (mn, h ? 0xFF : 0x55)),
+                              dmin, acc_min);
+    }
+  *acc8 = _mm256_zextps128_ps256 (acc);
+  *acc_min8 = _mm256_zextps128_ps256 (acc_min);
+}
+
+/* Rows [0, n_rows) against @n_tok (1..@tk) activation rows, @tk 4 or 8:
+ * Y[t * y_stride + r]. */
+TARGET static inline __attribute__ ((always_inline)) void
+lanes_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act, size_t act_stride,
+            int64_t n, int n_tok, float *Y, size_t y_stride, const int tk)
 {
   static const LmBlockQ8_K zero_block;
   const LmBlockQ8_K *tok[TOKENS];
@@ -221,13 +320,19 @@ tile_q4_K_lanes (const void *W, size_t row_bytes, int64_t n_rows, const void *ac
       for (int64_t b0 = 0; b0 < nb; b0 += CHUNK_BLOCKS)
         {
           const int blocks = nb - b0 < CHUNK_BLOCKS ? (int) (nb - b0) : CHUNK_BLOCKS;
-          interleave (tok, step, b0, blocks, &x);
+          if (tk == 4)
+            interleave4 (tok, step, b0, blocks, &x);
+          else
+            interleave (tok, step, b0, blocks, &x);
           for (int r = 0; r < rows; r++)
             {
               const LmBlockQ4_K *w = (const LmBlockQ4_K *) ((const uint8_t *) W
                                                             + (size_t) (r0 + r) * row_bytes) + b0;
               for (int b = 0; b < blocks; b++)
-                row_block (&w[b], &x, b, &acc[r], &acc_min[r]);
+                if (tk == 4)
+                  row_block4 (&w[b], &x, b, &acc[r], &acc_min[r]);
+                else
+                  row_block (&w[b], &x, b, &acc[r], &acc_min[r]);
             }
         }
       for (int r = 0; r < rows; r++)
@@ -238,6 +343,17 @@ tile_q4_K_lanes (const void *W, size_t row_bytes, int64_t n_rows, const void *ac
             Y[(size_t) t * y_stride + (size_t) (r0 + r)] = out[t];
         }
     }
+}
+
+/* 4 tokens or fewer in 256-bit vectors, more in 512-bit ones. */
+TARGET static void
+tile_q4_K_lanes (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
+                 size_t act_stride, int64_t n, int n_tok, float *Y, size_t y_stride)
+{
+  if (n_tok <= 4)
+    lanes_body (W, row_bytes, n_rows, act, act_stride, n, n_tok, Y, y_stride, 4);
+  else
+    lanes_body (W, row_bytes, n_rows, act, act_stride, n, n_tok, Y, y_stride, 8);
 }
 
 void
