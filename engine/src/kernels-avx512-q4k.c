@@ -14,7 +14,10 @@
  * are interleaved instead, a few super-blocks at a time on the stack: a
  * 512-bit vector holds 8 bytes of each token, and 8 bytes of one weight row
  * broadcast against it in a VNNI dot product leave each token's partial
- * sums in its own two lanes, so no horizontal sums are needed. */
+ * sums in its own two lanes, so no horizontal sums are needed. Groups of 4
+ * tokens (routed experts see few tokens each) run the same in 256-bit
+ * vectors. The interleaving costs about a tenth of the products it feeds
+ * (one chunk serves ROW_GROUP rows). */
 #include <immintrin.h>
 
 #include "kernels-private.h"

@@ -6,8 +6,9 @@
  * (u8 x s8 -> int16 pairs) and accumulated against the sub-block scales with
  * VNNI dpwssd (int16 pairs x int16 -> int32), so a super-block's integer sum is
  * exact; super-blocks are combined in f32 in the orders of llama.cpp's x86
- * kernels (Q4_K: kernels-q4k-x86.h; Q6_K: its single-token product's 8
- * lanes here, its batch kernel in kernels-q6k-batch-x86.h). */
+ * kernels (Q4_K: kernels-q4k-x86.h, its batch kernel in
+ * kernels-avx512-q4k.c; Q6_K: its single-token product's 8 lanes here, its
+ * batch kernel in kernels-q6k-batch-x86.h). */
 #include <immintrin.h>
 #include <string.h>
 

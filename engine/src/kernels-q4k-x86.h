@@ -11,9 +11,10 @@
  * and the result is acc - acc_min. Its single-token kernel (the row kernel
  * here) takes one such step per super-block; its batch kernel (the tile
  * here, for the tokens of a product in whole groups of 4, the rest going
- * token by token) one per two sub-blocks. Other float orders round
- * differently in the last bits, which Qwen2.5's outlier channels turn into
- * different 8-bit activations a few layers on.
+ * token by token) one per two sub-blocks (on AVX-512 the same steps run
+ * in kernels-avx512-q4k.c, with the tokens in the lanes). Other float
+ * orders round differently in the last bits, which Qwen2.5's outlier
+ * channels turn into different 8-bit activations a few layers on.
  *
  * Eight (row, token) pairs share one 8-lane float vector: a tile's tokens
  * for one row, or a row kernel's eight rows for one token. The including
