@@ -279,20 +279,22 @@ row_block4 (const LmBlockQ4_K *w, const Interleaved *x, int b, __m256 *acc8, __m
   const __m256i even = _mm256_setr_epi32 (0, 2, 4, 6, 8, 10, 12, 14);
   const __m256i odd = _mm256_setr_epi32 (1, 3, 5, 7, 9, 11, 13, 15);
   __m128 acc = _mm256_castps256_ps128 (*acc8), acc_min = _mm256_castps256_ps128 (*acc_min8);
-  #pragma GCC unroll 2
-  for (int h = 0; h < 2; h++)
-    {
-      __m256i a = pair_lanes4 (w->qs, x, b, 2 * h, _mm256_shuffle_epi32 (sc, h ? 0xAA : 0x00));
-      __m256i c = pair_lanes4 (w->qs, x, b, 2 * h + 1, _mm256_shuffle_epi32 (sc, h ? 0xFF : 0x55));
-      __m256 f = _mm256_cvtepi32_ps (_mm256_add_epi32 (_mm256_permutex2var_epi32 (a, even, c),
-                                                       _mm256_permutex2var_epi32 (a, odd, c)));
-      acc = _mm_fmadd_ps (_mm256_castps256_ps128 (f), d, acc);
-      acc_min = _mm_fmadd_ps (pair_mins4 (x, b, 2 * h, _mm_shuffle_epi32 (mn, h ? 0xAA : 0x00)), dmin,
-                              acc_min);
-      acc = _mm_fmadd_ps (_mm256_extractf128_ps (f, 1), d, acc);
-      acc_min = _mm_fmadd_ps (pair_mins4 (x, b, 2 * h + 1, _mm_shuffle_epi32 (mn, h ? 0xFF : 0x55)),
-                              dmin, acc_min);
-    }
+  __m256i a = pair_lanes4 (w->qs, x, b, 0, _mm256_shuffle_epi32 (sc, 0x00));
+  __m256i c = pair_lanes4 (w->qs, x, b, 1, _mm256_shuffle_epi32 (sc, 0x55));
+  __m256 f = _mm256_cvtepi32_ps (_mm256_add_epi32 (_mm256_permutex2var_epi32 (a, even, c),
+                                                   _mm256_permutex2var_epi32 (a, odd, c)));
+  acc = _mm_fmadd_ps (_mm256_castps256_ps128 (f), d, acc);
+  acc_min = _mm_fmadd_ps (pair_mins4 (x, b, 0, _mm_shuffle_epi32 (mn, 0x00)), dmin, acc_min);
+  acc = _mm_fmadd_ps (_mm256_extractf128_ps (f, 1), d, acc);
+  acc_min = _mm_fmadd_ps (pair_mins4 (x, b, 1, _mm_shuffle_epi32 (mn, 0x55)), dmin, acc_min);
+  a = pair_lanes4 (w->qs, x, b, 2, _mm256_shuffle_epi32 (sc, 0xAA));
+  c = pair_lanes4 (w->qs, x, b, 3, _mm256_shuffle_epi32 (sc, 0xFF));
+  f = _mm256_cvtepi32_ps (_mm256_add_epi32 (_mm256_permutex2var_epi32 (a, even, c),
+                                            _mm256_permutex2var_epi32 (a, odd, c)));
+  acc = _mm_fmadd_ps (_mm256_castps256_ps128 (f), d, acc);
+  acc_min = _mm_fmadd_ps (pair_mins4 (x, b, 2, _mm_shuffle_epi32 (mn, 0xAA)), dmin, acc_min);
+  acc = _mm_fmadd_ps (_mm256_extractf128_ps (f, 1), d, acc);
+  acc_min = _mm_fmadd_ps (pair_mins4 (x, b, 3, _mm_shuffle_epi32 (mn, 0xFF)), dmin, acc_min);
   *acc8 = _mm256_zextps128_ps256 (acc);
   *acc_min8 = _mm256_zextps128_ps256 (acc_min);
 }
