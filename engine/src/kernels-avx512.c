@@ -6,8 +6,9 @@
  * (u8 x s8 -> int16 pairs) and accumulated against the sub-block scales with
  * VNNI dpwssd (int16 pairs x int16 -> int32), so a super-block's integer sum is
  * exact; super-blocks are combined in f32 in the orders of llama.cpp's x86
- * kernels (Q4_K: kernels-q4k-x86.h; Q6_K: its single-token product's 8
- * lanes here, its batch kernel in kernels-q6k-batch-x86.h). */
+ * kernels (Q4_K: kernels-q4k-x86.h, its batch kernel in
+ * kernels-avx512-q4k.c; Q6_K: its single-token product's 8 lanes here, its
+ * batch kernel in kernels-q6k-batch-x86.h). */
 #include <immintrin.h>
 #include <string.h>
 
@@ -291,21 +292,8 @@ k4_integers (const K4Block *u, const LmBlockQ8_K *a, __m256i *sumi, __m256i *min
   *mins = _mm256_madd_epi16 (_mm256_loadu_si256 ((const __m256i *) a->bsums), u->mins);
 }
 
-TARGET static inline __attribute__ ((always_inline)) __m256i
-k4_group_lanes (const K4Block *u, const LmBlockQ8_K *a, int g)
-{
-  __m512i s = _mm512_dpwssd_epi32 (_mm512_setzero_si512 (),
-                                   _mm512_maddubs_epi16 (u->q[g], _mm512_loadu_si512 (a->qs + 64 * g)),
-                                   u->scale[g]);
-  return _mm256_add_epi32 (_mm512_castsi512_si256 (s), _mm512_extracti64x4_epi64 (s, 1));
-}
-
-TARGET static inline __attribute__ ((always_inline)) __m256i
-k4_min_lanes (const K4Block *u, const LmBlockQ8_K *a)
-{
-  return _mm256_madd_epi16 (_mm256_loadu_si256 ((const __m256i *) a->bsums), u->mins);
-}
-
+/* the batch kernel: kernels-avx512-q4k.c */
+#define Q4K_BATCH_ELSEWHERE
 #include "kernels-q4k-x86.h"
 #include "kernels-q6k-batch-x86.h"
 
@@ -462,7 +450,7 @@ lm_kernels_fill_avx512 (LmKernels *k)
   k->native[LM_KT_Q5_K] = rows_q5_K;
   k->native[LM_KT_Q6_K] = rows_q6_K;
   lm_set_tile (k, LM_KT_Q4_K, tile_q4_K, LM_TILE_TOKENS_MAX);
-  lm_set_batch_tile (k, LM_KT_Q4_K, tile_q4_K_batch, LM_TILE_TOKENS_MAX, 4, 4);
+  lm_kernels_fill_avx512_q4k (k);
   lm_set_tile (k, LM_KT_Q5_K, tile_q5_K, LM_TILE_TOKENS_MAX);
   lm_set_tile (k, LM_KT_Q6_K, tile_q6_K, LM_TILE_TOKENS);
   lm_set_batch_tile (k, LM_KT_Q6_K, tile_q6_K_batch, LM_TILE_TOKENS_MAX, 8, 1);

@@ -11,9 +11,10 @@
  * and the result is acc - acc_min. Its single-token kernel (the row kernel
  * here) takes one such step per super-block; its batch kernel (the tile
  * here, for the tokens of a product in whole groups of 4, the rest going
- * token by token) one per two sub-blocks. Other float orders round
- * differently in the last bits, which Qwen2.5's outlier channels turn into
- * different 8-bit activations a few layers on.
+ * token by token) one per two sub-blocks (on AVX-512 the same steps run
+ * in kernels-avx512-q4k.c, with the tokens in the lanes). Other float
+ * orders round differently in the last bits, which Qwen2.5's outlier
+ * channels turn into different 8-bit activations a few layers on.
  *
  * Eight (row, token) pairs share one 8-lane float vector: a tile's tokens
  * for one row, or a row kernel's eight rows for one token. The including
@@ -25,7 +26,9 @@
  *     mins times the activation sums;
  *   k4_group_lanes (u, a, g): as sumi, for sub-blocks 2g and 2g+1 alone;
  *   k4_min_lanes (u, a): lane j the min of sub-block j times its
- *     activation sum. */
+ *     activation sum;
+ * or, for a batch kernel of its own (kernels-avx512-q4k.c), defines
+ * Q4K_BATCH_ELSEWHERE and leaves out the last two. */
 #pragma once
 
 #ifndef TARGET
@@ -42,6 +45,7 @@ q4k_combine (const __m256i sumi[8], const __m256i mins[8], __m256 d_w, __m256 dm
                               *acc_min);
 }
 
+#ifndef Q4K_BATCH_ELSEWHERE
 /* The mins of sub-blocks 2g and 2g+1 times the activation sums, for
  * g = 0..3 (out[g], lanes: tokens), from the 8 tokens' k4_min_lanes. */
 TARGET static inline __attribute__ ((always_inline)) void
@@ -60,6 +64,7 @@ q4k_group_mins (const __m256i m[8], __m256i out[4])
   out[1] = _mm256_permute2x128_si256 (hi03, hi47, 0x20);
   out[3] = _mm256_permute2x128_si256 (hi03, hi47, 0x31);
 }
+#endif
 
 /* The activation scales of block b of the @T tokens, a gather from a[0][b].d
  * (0 in the lanes past T). */
@@ -73,6 +78,42 @@ q4k_act_scales (const void *act, size_t act_stride, int64_t b, const int T)
   return _mm256_mask_i32gather_ps (_mm256_setzero_ps (), d0, offsets, live, 1);
 }
 
+/* Rows [0, n_rows) against @T (up to 4) activation rows in the
+ * single-token order, each (row, token)'s acc in lane t and acc_min in lane
+ * 4 + t of one vector: one horizontal sum per block instead of two. */
+TARGET static inline __attribute__ ((always_inline)) void
+q4k_tile_body4 (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
+                size_t act_stride, int64_t n, float *Y, size_t y_stride, const int T)
+{
+  for (int64_t r = 0; r < n_rows; r++)
+    {
+      const LmBlockQ4_K *w = (const LmBlockQ4_K *) ((const uint8_t *) W + r * row_bytes);
+      __m256 acc = _mm256_setzero_ps ();
+      lm_prefetch_row ((const uint8_t *) w + LM_PREFETCH_ROWS * row_bytes, row_bytes);
+      for (int64_t b = 0; b < n / LM_QK_K; b++)
+        {
+          K4Block u;
+          k4_unpack_q4 (&w[b], &u);
+          __m256i v[8];
+          #pragma GCC unroll 4
+          for (int t = 0; t < 4; t++)
+            if (t < T)
+              k4_integers (&u, (const LmBlockQ8_K *) ((const uint8_t *) act + t * act_stride) + b,
+                           &v[t], &v[4 + t]);
+            else
+              v[t] = v[4 + t] = _mm256_setzero_si256 ();
+          __m256 d_a = q4k_act_scales (act, act_stride, b, T);
+          __m256 scale = _mm256_mul_ps (_mm256_setr_m128 (_mm_set1_ps (u.d), _mm_set1_ps (u.dmin)),
+                                        _mm256_permute2f128_ps (d_a, d_a, 0x00));
+          acc = _mm256_fmadd_ps (_mm256_cvtepi32_ps (lane_totals8 (v)), scale, acc);
+        }
+      float out[4];
+      _mm_storeu_ps (out, _mm_sub_ps (_mm256_castps256_ps128 (acc), _mm256_extractf128_ps (acc, 1)));
+      for (int t = 0; t < T; t++)
+        Y[t * y_stride + (size_t) r] = out[t];
+    }
+}
+
 /* Rows [0, n_rows) against @T activation rows (lanes: tokens) in the
  * single-token order (the row kernel's, token by token), each weight block
  * unpacked once: for products below the batch kernel's size and the
@@ -81,6 +122,11 @@ TARGET static inline __attribute__ ((always_inline)) void
 q4k_tile_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
                size_t act_stride, int64_t n, float *Y, size_t y_stride, const int T)
 {
+  if (T <= 4)
+    {
+      q4k_tile_body4 (W, row_bytes, n_rows, act, act_stride, n, Y, y_stride, T);
+      return;
+    }
   for (int64_t r = 0; r < n_rows; r++)
     {
       const LmBlockQ4_K *w = (const LmBlockQ4_K *) ((const uint8_t *) W + r * row_bytes);
@@ -110,6 +156,7 @@ q4k_tile_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
 
 LM_DEFINE_WIDE_TILE (TARGET, tile_q4_K, q4k_tile_body)
 
+#ifndef Q4K_BATCH_ELSEWHERE
 /* Rows [0, n_rows) against @T activation rows (lanes: tokens), in the float
  * order of ggml's repacked batch kernel: each super-block in four steps of
  * two sub-blocks (64 values), each step's integer sums once through float. */
@@ -157,6 +204,7 @@ q4k_batch_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act
 }
 
 LM_DEFINE_WIDE_TILE (TARGET, tile_q4_K_batch, q4k_batch_body)
+#endif
 
 /* Rows [r0, r0 + R) against one activation row (lanes: rows). */
 TARGET static inline __attribute__ ((always_inline)) void
