@@ -23,6 +23,10 @@
 #include "kernels-x86.h"
 #include "kernels-q32-kinds.h"
 
+#define F32_VEC __m512
+#define F32_VEC_ZERO() _mm512_setzero_ps ()
+#define F32_VEC_SUM(v) _mm512_reduce_add_ps (v)
+
 /* 16 unsigned bytes as 16 floats. */
 TARGET static inline __m512
 u8x16_to_ps (__m128i v)
@@ -91,7 +95,7 @@ q32_weights (const uint8_t *block, const Kind k, __m512 *lo, __m512 *hi)
 
 /* Each format's block function adds block @b of a row times @T tokens'
  * activations (act_stride bytes apart) into @acc, one register per token;
- * f32_tile below runs them. */
+ * f32_tile (kernels-f32act-x86.h) runs them. */
 
 TARGET static inline __attribute__ ((always_inline)) void
 q32_block (const uint8_t *row, int64_t b, const void *act, size_t act_stride, __m512 *acc,
@@ -189,7 +193,6 @@ q8_0_block (const uint8_t *row, int64_t b, const void *act, size_t act_stride, _
   __m512 d = _mm512_set1_ps (fp16 (w->d));
 
   #pragma GCC unroll 8
-
   for (int t = 0; t < T; t++)
     {
       const float *x = (const float *) ((const uint8_t *) act + t * act_stride) + 32 * b;
@@ -224,91 +227,10 @@ q4_K_block (const uint8_t *row, int64_t b, const void *act, size_t act_stride, _
       }
 }
 
-/* The first four are the Kind of kernels-q32-kinds.h. */
-typedef enum { F32_Q4_0, F32_Q5_0, F32_Q4_1, F32_Q5_1, F32_Q8_0, F32_Q4_K, F32_Q6_K } F32Kind;
-
-static inline __attribute__ ((always_inline)) int64_t
-block_values (F32Kind f)
-{
-  return f == F32_Q4_K || f == F32_Q6_K ? LM_QK_K : LM_QK32;
-}
-
-TARGET static inline __attribute__ ((always_inline)) void
-add_block (const uint8_t *row, int64_t b, const void *act, size_t act_stride, __m512 *acc,
-           const int T, const F32Kind f)
-{
-  switch (f)
-    {
-    case F32_Q8_0: q8_0_block (row, b, act, act_stride, acc, T); break;
-    case F32_Q4_K: q4_K_block (row, b, act, act_stride, acc, T); break;
-    case F32_Q6_K: q6_K_block (row, b, act, act_stride, acc, T); break;
-    default: q32_block (row, b, act, act_stride, acc, T, (Kind) f); break;
-    }
-}
-
-/* The product of rows [0, n_rows) with @T activation rows act_stride bytes
- * apart (Y[t * y_stride + r]). Each block is decoded once for all @T
- * tokens, and each token's sum is one register carried over the row's
- * blocks in order, as for a single token (T = 1, the row kernel): a
- * prompt's tokens get decode's numbers, bit for bit. (Going over the
- * blocks in chunks, so that 8 tokens' activations of a 4864-value row stay
- * in L1, measured no faster.) */
-TARGET static inline __attribute__ ((always_inline)) void
-f32_tile (const void *W, size_t row_bytes, int64_t n_rows, const void *act, size_t act_stride,
-          int64_t n, float *Y, size_t y_stride, const int T, const F32Kind f)
-{
-  const int64_t nb = n / block_values (f);
-
-  for (int64_t r = 0; r < n_rows; r++)
-    {
-      const uint8_t *row = (const uint8_t *) W + r * row_bytes;
-      __m512 acc[LM_TILE_TOKENS_MAX];
-
-      lm_prefetch_row (row + LM_PREFETCH_ROWS * row_bytes, row_bytes);
-      #pragma GCC unroll 8
-      for (int t = 0; t < T; t++)
-        acc[t] = _mm512_setzero_ps ();
-      for (int64_t b = 0; b < nb; b++)
-        add_block (row, b, act, act_stride, acc, T, f);
-      #pragma GCC unroll 8
-      for (int t = 0; t < T; t++)
-        Y[t * y_stride + (size_t) r] = _mm512_reduce_add_ps (acc[t]);
-    }
-}
-
-/* Each format's tile body, as LM_DEFINE_F32ACT takes it. */
-#define F32_BODY(name, kind)                                                             \
-  TARGET static inline __attribute__ ((always_inline)) void                              \
-  name (const void *W, size_t row_bytes, int64_t n_rows, const void *act,                \
-        size_t act_stride, int64_t n, float *Y, size_t y_stride, const int T)            \
-  {                                                                                      \
-    f32_tile (W, row_bytes, n_rows, act, act_stride, n, Y, y_stride, T, kind);           \
-  }
-
-F32_BODY (q4_0_f32_body, F32_Q4_0)
-F32_BODY (q5_0_f32_body, F32_Q5_0)
-F32_BODY (q4_1_f32_body, F32_Q4_1)
-F32_BODY (q5_1_f32_body, F32_Q5_1)
-F32_BODY (q8_0_f32_body, F32_Q8_0)
-F32_BODY (q4_K_f32_body, F32_Q4_K)
-F32_BODY (q6_K_f32_body, F32_Q6_K)
-
-LM_DEFINE_F32ACT (TARGET, q4_0_f32, q4_0_f32_body)
-LM_DEFINE_F32ACT (TARGET, q5_0_f32, q5_0_f32_body)
-LM_DEFINE_F32ACT (TARGET, q4_1_f32, q4_1_f32_body)
-LM_DEFINE_F32ACT (TARGET, q5_1_f32, q5_1_f32_body)
-LM_DEFINE_F32ACT (TARGET, q8_0_f32, q8_0_f32_body)
-LM_DEFINE_F32ACT (TARGET, q4_K_f32, q4_K_f32_body)
-LM_DEFINE_F32ACT (TARGET, q6_K_f32, q6_K_f32_body)
+#include "kernels-f32act-x86.h"
 
 void
 lm_kernels_fill_avx512_f32act (LmKernels *k)
 {
-  lm_set_f32act (k, LM_KT_Q4_0, rows_q4_0_f32, tile_q4_0_f32);
-  lm_set_f32act (k, LM_KT_Q5_0, rows_q5_0_f32, tile_q5_0_f32);
-  lm_set_f32act (k, LM_KT_Q4_1, rows_q4_1_f32, tile_q4_1_f32);
-  lm_set_f32act (k, LM_KT_Q5_1, rows_q5_1_f32, tile_q5_1_f32);
-  lm_set_f32act (k, LM_KT_Q6_K, rows_q6_K_f32, tile_q6_K_f32);
-  lm_set_f32act (k, LM_KT_Q8_0, rows_q8_0_f32, tile_q8_0_f32);
-  lm_set_f32act (k, LM_KT_Q4_K, rows_q4_K_f32, tile_q4_K_f32);
+  f32act_fill (k);
 }

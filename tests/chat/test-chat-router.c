@@ -31,18 +31,6 @@
 static TsGenerationModel *model;
 static char *adapters_dir;
 
-static void
-copy_file (const char *from_dir, const char *to_dir, const char *name)
-{
-  g_autofree char *from = g_build_filename (from_dir, name, NULL);
-  g_autofree char *to = g_build_filename (to_dir, name, NULL);
-  g_autofree char *data = NULL;
-  gsize len;
-
-  g_assert_true (g_file_get_contents (from, &data, &len, NULL));
-  g_assert_true (g_file_set_contents (to, data, (gssize) len, NULL));
-}
-
 /* adapters/@id/: the demo catalogue's PEFT files (unless @source is NULL)
  * and @file_name holding @json. */
 static void
@@ -56,8 +44,8 @@ install (const char *id, const char *source, const char *file_name, const char *
   g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
   if (src != NULL)
     {
-      copy_file (src, dir, "adapter_config.json");
-      copy_file (src, dir, "adapter_model.safetensors");
+      ts_test_copy_into (src, dir, "adapter_config.json");
+      ts_test_copy_into (src, dir, "adapter_model.safetensors");
     }
   if (json != NULL)
     g_assert_true (g_file_set_contents (path, json, -1, NULL));

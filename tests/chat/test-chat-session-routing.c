@@ -30,18 +30,6 @@
 
 static char *model_path;
 
-static void
-copy_file (const char *from_dir, const char *to_dir, const char *name)
-{
-  g_autofree char *from = g_build_filename (from_dir, name, NULL);
-  g_autofree char *to = g_build_filename (to_dir, name, NULL);
-  g_autofree char *data = NULL;
-  gsize len;
-
-  g_assert_true (g_file_get_contents (from, &data, &len, NULL));
-  g_assert_true (g_file_set_contents (to, data, (gssize) len, NULL));
-}
-
 /* @dir/@id/: the demo catalogue's PEFT files of @source and @file_name
  * holding @json. */
 static void
@@ -53,8 +41,8 @@ install (const char *dir, const char *id, const char *source, const char *file_n
   g_autofree char *path = g_build_filename (folder, file_name, NULL);
 
   g_assert_cmpint (g_mkdir_with_parents (folder, 0700), ==, 0);
-  copy_file (src, folder, "adapter_config.json");
-  copy_file (src, folder, "adapter_model.safetensors");
+  ts_test_copy_into (src, folder, "adapter_config.json");
+  ts_test_copy_into (src, folder, "adapter_model.safetensors");
   g_assert_true (g_file_set_contents (path, json, -1, NULL));
 }
 

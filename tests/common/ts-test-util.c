@@ -137,3 +137,22 @@ ts_test_copy_model_without_think (const char *src, const char *dest)
   g_assert_true (g_file_set_contents (dest, (const char *) data, (gssize) len, &error));
   g_assert_no_error (error);
 }
+
+void
+ts_test_copy_file (const char *from, const char *to)
+{
+  g_autofree char *data = NULL;
+  gsize len;
+
+  g_assert_true (g_file_get_contents (from, &data, &len, NULL));
+  g_assert_true (g_file_set_contents (to, data, (gssize) len, NULL));
+}
+
+void
+ts_test_copy_into (const char *from_dir, const char *to_dir, const char *name)
+{
+  g_autofree char *from = g_build_filename (from_dir, name, NULL);
+  g_autofree char *to = g_build_filename (to_dir, name, NULL);
+
+  ts_test_copy_file (from, to);
+}

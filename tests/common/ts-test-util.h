@@ -21,6 +21,11 @@ guint64 ts_test_seed (void);
 /* Runs @argv (NULL-ended, argv[0] a path) to its end; returns its exit
  * status, with its stdout in @out and stderr in @err (newly allocated).
  * Fails the test when it cannot be started. */
+/* Copies the file @from to @to (asserting both steps). */
+void ts_test_copy_file (const char *from, const char *to);
+/* Copies @from_dir/@name to @to_dir/@name. */
+void ts_test_copy_into (const char *from_dir, const char *to_dir, const char *name);
+
 /* Removes @path: a file, or a folder with everything below it (symbolic
  * links are removed, not followed). Missing paths are ignored. */
 void ts_test_remove_tree (const char *path);

@@ -299,8 +299,8 @@ test_thread_counts (void)
 /* Several tokens at once give the same numbers as one at a time, for
  * every split of n_tok into full tiles, narrower tiles and single tokens. */
 static void
-check_matmul_is_matvec_n (GRand *rng, LmTensorType type, gint64 n_in, gint64 n_out,
-                          gint64 n_tok)
+check_products_n (GRand *rng, LmThreadPool *pool, LmActMode mode, LmTensorType type,
+                  gint64 n_in, gint64 n_out, gint64 n_tok)
 {
   g_autofree float *X = g_new (float, n_in * n_tok);
   g_autofree float *Y = g_new (float, n_out * n_tok);
@@ -313,20 +313,26 @@ check_matmul_is_matvec_n (GRand *rng, LmTensorType type, gint64 n_in, gint64 n_o
       const LmKernels *k = lm_kernels_for_isa ((LmIsa) isa);
       if (!k)
         continue;
-      lm_matmul_ex (k, LM_ACT_NATIVE, NULL, type, w, n_in, n_out, X, n_tok, Y);
+      lm_matmul_ex (k, mode, pool, type, w, n_in, n_out, X, n_tok, Y);
       /* a batch kernel's tokens have a float order of their own */
-      gint64 n_batch = lm_matmul_batch_tokens (k, type, n_tok);
+      gint64 n_batch = mode == LM_ACT_NATIVE ? lm_matmul_batch_tokens (k, type, n_tok) : 0;
       for (gint64 t = 0; t < n_batch; t++)
-        check_against_double (type, LM_ACT_NATIVE, w, n_in, n_out, X + t * n_in, Y + t * n_out,
-                              "batch");
+        check_against_double (type, mode, w, n_in, n_out, X + t * n_in, Y + t * n_out, "batch");
       for (gint64 t = n_batch; t < n_tok; t++)
         {
-          lm_matvec_ex (k, LM_ACT_NATIVE, NULL, type, w, n_in, n_out, X + t * n_in, y);
+          lm_matvec_ex (k, mode, NULL, type, w, n_in, n_out, X + t * n_in, y);
           g_assert_cmpmem (y, n_out * sizeof (float), Y + t * n_out, n_out * sizeof (float));
         }
-      check_against_double (type, LM_ACT_NATIVE, w, n_in, n_out, X + (n_tok - 1) * n_in,
+      check_against_double (type, mode, w, n_in, n_out, X + (n_tok - 1) * n_in,
                             Y + (n_tok - 1) * n_out, lm_isa_name ((LmIsa) isa));
     }
+}
+
+static void
+check_matmul_is_matvec_n (GRand *rng, LmTensorType type, gint64 n_in, gint64 n_out,
+                          gint64 n_tok)
+{
+  check_products_n (rng, NULL, LM_ACT_NATIVE, type, n_in, n_out, n_tok);
 }
 
 static void
@@ -388,32 +394,6 @@ test_token_tiles (void)
  * single token gets, bit for bit; and those are the schoolbook product's
  * within the rounding bound. */
 static void
-check_f32_matmul_is_matvec (GRand *rng, LmThreadPool *pool, LmTensorType type, gint64 n_in,
-                            gint64 n_out, gint64 n_tok)
-{
-  g_autofree float *X = g_new (float, n_in * n_tok);
-  g_autofree float *Y = g_new (float, n_out * n_tok);
-  g_autofree float *y = g_new (float, n_out);
-  g_autofree guint8 *w = random_rows (rng, type, n_in, n_out);
-
-  random_vector (rng, X, n_in * n_tok);
-  for (int isa = 0; isa < LM_ISA_COUNT; isa++)
-    {
-      const LmKernels *k = lm_kernels_for_isa ((LmIsa) isa);
-      if (!k)
-        continue;
-      lm_matmul_ex (k, LM_ACT_F32, pool, type, w, n_in, n_out, X, n_tok, Y);
-      for (gint64 t = 0; t < n_tok; t++)
-        {
-          lm_matvec_ex (k, LM_ACT_F32, NULL, type, w, n_in, n_out, X + t * n_in, y);
-          g_assert_cmpmem (y, n_out * sizeof (float), Y + t * n_out, n_out * sizeof (float));
-          check_against_double (type, LM_ACT_F32, w, n_in, n_out, X + t * n_in, y,
-                                lm_isa_name ((LmIsa) isa));
-        }
-    }
-}
-
-static void
 test_f32_token_tiles (void)
 {
   g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
@@ -423,11 +403,11 @@ test_f32_token_tiles (void)
 
   for (gsize t = 0; t < G_N_ELEMENTS (all_types); t++)
     for (gsize c = 0; c < G_N_ELEMENTS (token_counts); c++)
-      check_f32_matmul_is_matvec (rng, c % 2 ? pool : NULL, all_types[t], 512, 21,
-                                  token_counts[c]);
+      check_products_n (rng, c % 2 ? pool : NULL, LM_ACT_F32, all_types[t], 512, 21,
+                          token_counts[c]);
   /* several segments of a long row: the tiles' partial sums are added */
-  check_f32_matmul_is_matvec (rng, pool, LM_TYPE_Q5_0, 16384 + 2048, 5, 9);
-  check_f32_matmul_is_matvec (rng, pool, LM_TYPE_Q6_K, 16384 + 2048, 5, 9);
+  check_products_n (rng, pool, LM_ACT_F32, LM_TYPE_Q5_0, 16384 + 2048, 5, 9);
+  check_products_n (rng, pool, LM_ACT_F32, LM_TYPE_Q6_K, 16384 + 2048, 5, 9);
   lm_thread_pool_free (pool);
 }
 

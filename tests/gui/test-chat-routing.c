@@ -59,16 +59,6 @@ adapter_path (const char *id)
   return g_build_filename (adapters_dir, id, NULL);
 }
 
-static void
-copy_file (const char *from, const char *to)
-{
-  g_autofree char *data = NULL;
-  gsize len;
-
-  g_assert_true (g_file_get_contents (from, &data, &len, NULL));
-  g_assert_true (g_file_set_contents (to, data, (gssize) len, NULL));
-}
-
 /* @dir/@id/: the demo catalogue's PEFT adapter and @metadata. */
 static void
 install_adapter (const char *dir, const char *id, const char *metadata)
@@ -82,7 +72,7 @@ install_adapter (const char *dir, const char *id, const char *metadata)
     {
       g_autofree char *from = g_build_filename (TS_SOURCE_DATA_DIR, "market", id, files[i], NULL);
       g_autofree char *to = g_build_filename (target, files[i], NULL);
-      copy_file (from, to);
+      ts_test_copy_file (from, to);
     }
   g_assert_true (g_file_set_contents (meta, metadata, -1, NULL));
 }
