@@ -15,7 +15,7 @@
 # most of their code, and a 64 MiB dictionary sees all of them; about 7 MB),
 # the one path to take along; build-aux/gpu-check.sh unpacks and runs it
 # from the repository root, with the test data of the tree. What travels is
-# the tracked tree (55 MiB, mostly tests/data) and the archive, within the
+# the tracked tree (50 MiB, mostly tests/data) and the archive, within the
 # device's 64 MiB: the script fails when the two pass 63 MiB (a margin for
 # untracked files).
 set -eu
