@@ -1,6 +1,7 @@
 /* ts-chat-pane-private.h: internals of a chat pane shared by its files:
- * ts-chat-pane.c, the widget, its conversation view and
- * its replies' generation; ts-chat-pane-footer.c, the reply's numbers.
+ * ts-chat-pane.c, the widget and its conversation view;
+ * ts-chat-pane-generate.c, a reply's generation; ts-chat-pane-footer.c, the
+ * reply's numbers.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #pragma once
 
@@ -82,6 +83,9 @@ enum {
 void _ts_chat_pane_notify (TsChatPane *self, guint prop);
 /* The last reply: the one streaming while a reply is generated. */
 TsChatTurn *_ts_chat_pane_reply_turn (TsChatPane *self);
+/* The pane's "token" and "finished" signals, for the reply's generation. */
+void _ts_chat_pane_emit_token (TsChatPane *self, guint index, int token_id);
+void _ts_chat_pane_emit_finished (TsChatPane *self, TsGenerationEventKind kind, const char *error);
 
 /* ts-chat-pane-footer.c: the reply's numbers. */
 /* The last reply's numbers and bars go with it into the conversation. */
