@@ -1,82 +1,15 @@
-/* ts-chat-pane.c: one side of the chat: messages, live footer and latency chart.
+/* ts-chat-pane.c: one side of the chat: the widget, its messages a view of its
+ * conversation (the reply's generation: ts-chat-pane-generate.c; its numbers,
+ * footer and chart: ts-chat-pane-footer.c).
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib/gi18n.h>
 #include <string.h>
 
 #include "ts-chat-message.h"
-#include "ts-chat-pane.h"
-#include "ts-chat-conversation.h"
-#include "ts-generation-cache.h"
+#include "ts-chat-pane-private.h"
 #include "ts-toast.h"
 
-struct _TsChatPane
-{
-  AdwBin parent_instance;
-
-  GtkLabel *title_label;
-  GtkLabel *subtitle_label;
-  GtkWidget *lock_badge;
-  GtkLabel *fingerprint_label;
-  GtkScrolledWindow *scroller;
-  GtkBox *messages;
-  GtkLabel *tokens_label;
-  GtkLabel *rate_label;
-  GtkLabel *ttft_label;
-  GtkLabel *bytes_label;
-  GtkLabel *delta_label;
-  GtkLabel *diverged_label;
-  GtkLabel *privacy_label;
-  GtkLabel *backend_label;
-  TsLatencyChart *chart;
-
-  gboolean he;
-  /* What the last reply computed: the HE pane says "HE-LoRA" and shows the
-   * lock only when the adapter really was evaluated encrypted. */
-  gboolean reply_encrypted;
-  gboolean reply_has_adapter;
-  char *title;                   /* as configured: the encrypted reply's title */
-  guint requested_max_tokens;    /* the reply's limit as asked */
-  gboolean saw_end;              /* the last token ended the turn */
-  char *context_note;            /* what the reply left out to fit the context */
-  TsGenerationJob *job;
-  TsGenerationCache *cache;       /* this pane's previous reply's session */
-  TsChatConversation *conversation;  /* what the messages show */
-  GString *pending;              /* text not shown yet */
-  GString *pending_thinking;     /* … of the thinking */
-  guint n_thinking_tokens;
-  guint flush_tick;
-  guint n_tokens;
-  double tokens_per_second;
-  double first_token_ms;
-  double max_delta_error;
-  double bytes_per_token;        /* ciphertext per decode step (the prompt's excluded) */
-  guint64 ct_bytes_seen;         /* the session's ciphertext total at the last token */
-  guint64 decode_ct_bytes;       /* ciphertext of the tokens after the first */
-  guint he_modules;              /* adapted modules, and the encryptions of h per */
-  guint he_inputs;               /* token they share (0: plaintext) */
-  int diverged_at;
-  char *key_fingerprint;         /* what the lock badge shows */
-  gboolean key_from_vault;       /* the reply being generated uses the vault's key */
-  gboolean private_reply;        /* the reply being generated asked for the private mode */
-  gboolean he_remote;            /* … has a remote evaluator */
-  double privacy_epsilon;        /* spent, as last reported; -1: unknown */
-};
-
 G_DEFINE_FINAL_TYPE (TsChatPane, ts_chat_pane, ADW_TYPE_BIN)
-
-enum {
-  PROP_0,
-  PROP_TITLE,
-  PROP_HE,
-  PROP_BUSY,
-  PROP_N_TOKENS,
-  PROP_TOKENS_PER_SECOND,
-  PROP_FIRST_TOKEN_MS,
-  PROP_MAX_DELTA_ERROR,
-  PROP_DIVERGED_AT,
-  PROP_PRIVACY_EPSILON,
-  N_PROPS
-};
 
 static GParamSpec *properties[N_PROPS];
 
@@ -88,390 +21,29 @@ enum {
 
 static guint signals[N_SIGNALS];
 
-static void
-notify (TsChatPane *self, guint prop)
+void
+_ts_chat_pane_notify (TsChatPane *self, guint prop)
 {
   g_object_notify_by_pspec (G_OBJECT (self), properties[prop]);
 }
 
 /* The last reply: the one streaming while a reply is generated. */
-static TsChatTurn *
-reply_turn (TsChatPane *self)
+TsChatTurn *
+_ts_chat_pane_reply_turn (TsChatPane *self)
 {
   return ts_chat_conversation_get_last_reply (self->conversation);
 }
 
-/* The last reply's numbers and bars go with it into the conversation
- * (history keeps them from there). */
-static void
-publish_stats (TsChatPane *self)
+void
+_ts_chat_pane_emit_token (TsChatPane *self, guint index, int token_id)
 {
-  g_autoptr (TsHistoryReplyStats) stats = NULL;
-
-  if (reply_turn (self) == NULL)
-    return;
-  stats = ts_chat_pane_get_reply_stats (self);
-  ts_chat_turn_set_stats (reply_turn (self), stats);
-}
-
-/* Modules reading the same h (one layer's q/k/v, stacked adapters) share
- * one encryption: "9 encryptions for 15 modules per token", or NULL. */
-static char *
-describe_sharing (TsChatPane *self)
-{
-  g_autofree char *enc = NULL;
-
-  if (!self->he || self->he_inputs == 0)
-    return NULL;
-  enc = g_strdup_printf (g_dngettext (NULL, "%u encryption", "%u encryptions", self->he_inputs),
-                         self->he_inputs);
-  return g_strdup_printf (g_dngettext (NULL, "%s for %u module per token",
-                                       "%s for %u modules per token", self->he_modules),
-                          enc, self->he_modules);
-}
-
-/* Title, lock and error line as computed: a reply that encrypted nothing
- * (the evaluator set to plaintext, or no adapter) is not called HE-LoRA. */
-static void
-show_computed (TsChatPane *self)
-{
-  const char *title = self->reply_encrypted ? self->title
-                      : !self->reply_has_adapter ? _("Base model (no adapter, not encrypted)")
-                      : self->he ? _("Plaintext LoRA (not encrypted)") : self->title;
-
-  gtk_label_set_text (self->title_label, title != NULL ? title : "");
-  gtk_widget_set_visible (GTK_WIDGET (self->delta_label), self->reply_encrypted);
-  if (!self->reply_encrypted)
-    ts_chat_pane_show_key (self, NULL, FALSE);
-}
-
-static void
-update_footer (TsChatPane *self)
-{
-  g_autofree char *tokens = g_strdup_printf (g_dngettext (NULL, "%u token", "%u tokens",
-                                                          self->n_tokens), self->n_tokens);
-  g_autofree char *rate = g_strdup_printf (_("%.1f tokens/s"), self->tokens_per_second);
-  g_autofree char *ttft = g_strdup_printf (_("first token %.0f ms"), self->first_token_ms);
-  g_autofree char *size = g_format_size ((guint64) self->bytes_per_token);
-  g_autofree char *bytes = !self->reply_has_adapter ? g_strdup (_("no adapter: nothing encrypted"))
-    : !self->reply_encrypted ? g_strdup (_("adapter applied in plaintext, nothing encrypted"))
-    : self->bytes_per_token > 0 ? g_strdup_printf (_("%s of ciphertext per token"), size)
-    : g_strdup (_("ciphertexts stay in-process"));
-  g_autofree char *delta = g_strdup_printf (_("max |Δhe − Δplain| %.2e"), self->max_delta_error);
-  g_autofree char *sharing = describe_sharing (self);
-
-  gtk_label_set_text (self->tokens_label, tokens);
-  gtk_label_set_text (self->rate_label, rate);
-  gtk_label_set_text (self->ttft_label, ttft);
-  if (sharing != NULL)
-    {
-      g_autofree char *both = g_strdup_printf ("%s · %s", bytes, sharing);
-
-      gtk_label_set_text (self->bytes_label, both);
-    }
-  else
-    gtk_label_set_text (self->bytes_label, bytes);
-  gtk_label_set_text (self->delta_label, delta);
-}
-
-static void
-scroll_to_end (TsChatPane *self)
-{
-  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment (self->scroller);
-
-  gtk_adjustment_set_value (adj, gtk_adjustment_get_upper (adj));
-}
-
-static void
-flush_pending (TsChatPane *self)
-{
-  /* Take the text out first: whatever runs while it is shown sees an empty
-   * queue, so no piece can be appended twice. */
-  g_autofree char *text = g_strndup (self->pending->str, self->pending->len);
-  g_autofree char *thinking = g_strndup (self->pending_thinking->str, self->pending_thinking->len);
-
-  g_string_truncate (self->pending, 0);
-  g_string_truncate (self->pending_thinking, 0);
-  /* Also without new thinking text: the count includes the tokens that
-   * gave none (the closing tag) before the answer ends the thinking. */
-  if (reply_turn (self) != NULL && (*thinking != '\0' || *text != '\0'))
-    ts_chat_turn_append_thinking (reply_turn (self), thinking, self->n_thinking_tokens);
-  if (reply_turn (self) != NULL && *text != '\0')
-    ts_chat_turn_append_text (reply_turn (self), text);
-  update_footer (self);
-  scroll_to_end (self);
-}
-
-static gboolean
-flush_tick_cb (GtkWidget *widget, GdkFrameClock *clock, gpointer data)
-{
-  TsChatPane *self = TS_CHAT_PANE (widget);
-
-  self->flush_tick = 0;
-  flush_pending (self);
-  return G_SOURCE_REMOVE;
-}
-
-/* The first token's ciphertext includes the whole prompt's: per token
- * means per decode step, so the first one counts only until others come. */
-static double
-decode_bytes_per_token (TsChatPane *self, const TsGenerationEvent *event)
-{
-  guint64 total = event->he_stats.ct_bytes_up + event->he_stats.ct_bytes_down;
-  guint64 step = total - self->ct_bytes_seen;
-
-  self->ct_bytes_seen = total;
-  if (event->index == 0)
-    return (double) step;
-  self->decode_ct_bytes += step;
-  return (double) self->decode_ct_bytes / event->index;
-}
-
-static void
-on_token (TsChatPane *self, const TsGenerationEvent *event)
-{
-  double decode_ms = event->elapsed_ms - event->first_token_ms;
-
-  g_string_append (event->is_thinking ? self->pending_thinking : self->pending,
-                   event->is_thinking ? event->thinking : event->text);
-  self->n_thinking_tokens += event->is_thinking;
-  self->saw_end = event->is_end;
-  ts_latency_chart_append (self->chart, &event->timings,
-                           event->is_end ? "⏎" : event->is_thinking ? event->thinking : event->text);
-  self->n_tokens = event->index + 1;
-  self->first_token_ms = event->first_token_ms;
-  self->tokens_per_second = self->n_tokens > 1 && decode_ms > 0
-    ? 1000.0 * (self->n_tokens - 1) / decode_ms
-    : 1000.0 / MAX (event->first_token_ms, 1e-3);
-  if (event->has_he)
-    {
-      self->max_delta_error = event->he_stats.max_abs_delta_error;
-      self->bytes_per_token = decode_bytes_per_token (self, event);
-      notify (self, PROP_MAX_DELTA_ERROR);
-    }
-  notify (self, PROP_N_TOKENS);
-  notify (self, PROP_TOKENS_PER_SECOND);
-  notify (self, PROP_FIRST_TOKEN_MS);
-  if (self->flush_tick == 0)
-    self->flush_tick = gtk_widget_add_tick_callback (GTK_WIDGET (self), flush_tick_cb, NULL, NULL);
-  g_signal_emit (self, signals[SIGNAL_TOKEN], 0, event->index, event->token_id);
-}
-
-static void
-set_busy (TsChatPane *self, gboolean busy)
-{
-  if (!busy)
-    g_clear_pointer (&self->job, ts_generation_job_unref);
-  gtk_widget_remove_css_class (GTK_WIDGET (self), "ts-busy");
-  if (busy)
-    gtk_widget_add_css_class (GTK_WIDGET (self), "ts-busy");
-  notify (self, PROP_BUSY);
-}
-
-/* The privacy budget line of an adapter-private reply, after its last answer. */
-static void
-show_privacy (TsChatPane *self, const TsGenerationEvent *event)
-{
-  const TsHeloraPrivacyStatus *p = &event->privacy;
-  g_autofree char *text = NULL;
-
-  if (!self->private_reply)
-    return;
-  if (!event->has_privacy)
-    text = g_strdup (_("privacy spent: not reported by the evaluator"));
-  else if (p->flags & TS_HELORA_PRIVACY_BUDGET)
-    text = g_strdup_printf (_("privacy spent: ε %.3g of %.3g (δ %.0e)"), p->epsilon_spent,
-                            p->epsilon_budget, p->delta);
-  else
-    text = g_strdup (_("privacy: masked and flooded; the evaluator keeps no DP budget"));
-  self->privacy_epsilon = event->has_privacy ? p->epsilon_spent : -1;
-  gtk_label_set_text (self->privacy_label, text);
-  gtk_widget_set_visible (GTK_WIDGET (self->privacy_label), TRUE);
-  notify (self, PROP_PRIVACY_EPSILON);
-}
-
-/* An answer that did not end on its own says so: stopped by the user, or
- * cut at the length limit (it would look complete otherwise). */
-static void
-show_ending (TsChatPane *self, TsGenerationEventKind kind)
-{
-  g_autofree char *text = NULL;
-
-  if (reply_turn (self) == NULL)
-    return;
-  if (kind == TS_GENERATION_EVENT_CANCELLED)
-    text = g_strdup (_("Stopped"));
-  else if (kind == TS_GENERATION_EVENT_DONE && !self->saw_end && self->n_tokens > 0)
-    text = g_strdup_printf (g_dngettext (NULL, "Cut at the limit of %u token",
-                                         "Cut at the limit of %u tokens", self->n_tokens),
-                            self->n_tokens);
-  ts_chat_turn_set_ending (reply_turn (self), text);
-}
-
-/* A refusal by the evaluator's privacy budget. When little of it is spent,
- * the cost asked per answer is what does not fit ("spent: ε 0 of 5" would
- * contradict itself): say so and where to lower it. */
-static char *
-privacy_refusal (const TsGenerationEvent *event)
-{
-  double spent = event->privacy.epsilon_spent, budget = event->privacy.epsilon_budget;
-
-  if (!event->has_privacy || !(event->privacy.flags & TS_HELORA_PRIVACY_BUDGET))
-    return g_strdup (_("The evaluator refused this answer: the privacy budget of this key is "
-                       "spent. The plaintext answer is not affected."));
-  if (spent < 0.5 * budget)
-    return g_strdup_printf (_("The evaluator refused this answer: at the differential-privacy "
-                              "cost set in Preferences, one answer would spend more than the "
-                              "%.3g of this key's budget (ε %.3g) that is left. Lower the cost "
-                              "per answer (more noise) or set it to 0 (no noise). The plaintext "
-                              "answer is not affected."), budget - spent, budget);
-  return g_strdup_printf (_("The evaluator refused this answer: the privacy budget of this key "
-                            "is spent (ε %.3g of %.3g). The plaintext answer is not affected."),
-                          spent, budget);
-}
-
-/* Why the reply stopped, in the reply itself: the other pane's answer and
- * the user's message stay as they are. */
-static void
-show_error (TsChatPane *self, const TsGenerationEvent *event)
-{
-  g_autofree char *text = NULL;
-
-  if (reply_turn (self) == NULL || event->error == NULL)
-    return;
-  if (g_error_matches (event->error, TS_GENERATION_ERROR, TS_GENERATION_ERROR_PRIVACY_BUDGET))
-    text = privacy_refusal (event);
-  else if (g_error_matches (event->error, TS_GENERATION_ERROR, TS_GENERATION_ERROR_GPU))
-    text = g_strdup_printf (_("The GPU failed during this answer; the next answer is computed "
-                              "on the CPU (%s)"), event->error->message);
-  else
-    text = g_strdup_printf (_("No answer: %s"), event->error->message);
-  ts_chat_turn_set_error (reply_turn (self), text);
-}
-
-/* What the context could not hold, added to the reply's note: the oldest
- * turns left out, the answer shortened. */
-static void
-show_context (TsChatPane *self, const TsGenerationEvent *event)
-{
-  g_autoptr (GString) note = g_string_new (NULL);
-
-  g_clear_pointer (&self->context_note, g_free);
-  guint exchanges = event->turns_left_out / 2;   /* a question and its answer each */
-
-  if (exchanges > 0)
-    g_string_append_printf (note, g_dngettext (NULL,
-                              "The oldest exchange was left out to fit the model's context.",
-                              "The oldest %u exchanges were left out to fit the model's context.",
-                              exchanges), exchanges);
-  if (event->max_tokens < self->requested_max_tokens)
-    {
-      if (note->len > 0)
-        g_string_append_c (note, ' ');
-      g_string_append_printf (note, _("The context has room for %u more tokens: the answer "
-                                      "stops there."), event->max_tokens);
-    }
-  if (note->len == 0 || reply_turn (self) == NULL)
-    return;
-  self->context_note = g_strdup (note->str);
-  ts_chat_turn_add_note (reply_turn (self), note->str);
-}
-
-/* Where the reply's HE-LoRA computes, when it is the GPU or when the GPU
- * the settings allow is not used (the library's reason, in English). */
-static void
-show_backend (TsChatPane *self, const TsGenerationEvent *event)
-{
-  g_autofree char *text = NULL;
-
-  if (event->he_backend == TS_HELORA_BACKEND_CUDA)
-    text = g_strdup (_("Encrypted adapter computed on the GPU"));
-  else if (event->he_backend_reason != NULL && self->he_remote)
-    text = g_strdup (_("The GPU setting applies to local evaluation only: the remote "
-                       "evaluator computes the encrypted adapter"));
-  else if (event->he_backend_reason != NULL)
-    text = g_strdup_printf (_("Encrypted adapter computed on the CPU, not the GPU: %s"),
-                            event->he_backend_reason);
-  if (text != NULL)
-    gtk_label_set_text (self->backend_label, text);
-  gtk_widget_set_visible (GTK_WIDGET (self->backend_label), text != NULL);
-}
-
-static void
-generation_cb (TsGenerationJob *job, const TsGenerationEvent *event, gpointer user_data)
-{
-  TsChatPane *self = TS_CHAT_PANE (user_data);
-
-  switch (event->kind)
-    {
-    case TS_GENERATION_EVENT_STARTED:
-      self->he_modules = event->he_modules;
-      self->he_inputs = event->he_inputs;
-      update_footer (self);
-      if (self->reply_encrypted && event->key_fingerprint != NULL
-          && *event->key_fingerprint != '\0')
-        ts_chat_pane_show_key (self, event->key_fingerprint, self->key_from_vault);
-      show_backend (self, event);
-      show_context (self, event);
-      break;
-    case TS_GENERATION_EVENT_TOKEN:
-      on_token (self, event);
-      break;
-    default:
-      flush_pending (self);
-      if (reply_turn (self) != NULL)
-        ts_chat_turn_end_thinking (reply_turn (self));
-      show_privacy (self, event);
-      if (event->kind == TS_GENERATION_EVENT_ERROR)
-        show_error (self, event);
-      show_ending (self, event->kind);
-      set_busy (self, FALSE);
-      publish_stats (self);
-      g_signal_emit (self, signals[SIGNAL_FINISHED], 0, event->kind,
-                     event->error != NULL ? event->error->message : NULL);
-      break;
-    }
-}
-
-static void
-reset_numbers (TsChatPane *self)
-{
-  self->n_tokens = 0;
-  self->tokens_per_second = 0;
-  self->first_token_ms = 0;
-  self->max_delta_error = 0;
-  self->bytes_per_token = 0;
-  self->ct_bytes_seen = self->decode_ct_bytes = 0;
-  self->he_modules = self->he_inputs = 0;
-  ts_chat_pane_set_diverged_at (self, -1);
-  ts_latency_chart_clear (self->chart);
-  notify (self, PROP_N_TOKENS);
-  update_footer (self);
+  g_signal_emit (self, signals[SIGNAL_TOKEN], 0, index, token_id);
 }
 
 void
-ts_chat_pane_stop (TsChatPane *self)
+_ts_chat_pane_emit_finished (TsChatPane *self, TsGenerationEventKind kind, const char *error)
 {
-  g_return_if_fail (TS_IS_CHAT_PANE (self));
-  if (self->job == NULL)
-    return;
-  /* The job still reports CANCELLED, which ends the pane's busy state. */
-  ts_generation_job_cancel (self->job);
-}
-
-void
-ts_chat_pane_clear (TsChatPane *self)
-{
-  g_return_if_fail (TS_IS_CHAT_PANE (self));
-  if (self->job != NULL)
-    {
-      ts_generation_job_detach (self->job);
-      set_busy (self, FALSE);
-    }
-  ts_chat_conversation_clear (self->conversation);
-  g_string_truncate (self->pending, 0);
-  g_string_truncate (self->pending_thinking, 0);
-  reset_numbers (self);
+  g_signal_emit (self, signals[SIGNAL_FINISHED], 0, kind, error);
 }
 
 /* Edit on a prompt: chat.edit-prompt with its exchange's index, insensitive
@@ -574,39 +146,11 @@ ts_chat_pane_get_turns (TsChatPane *self)
 }
 
 void
-ts_chat_pane_flush (TsChatPane *self)
-{
-  g_return_if_fail (TS_IS_CHAT_PANE (self));
-  if (self->pending->len > 0 || self->pending_thinking->len > 0)
-    flush_pending (self);
-}
-
-const char *
-ts_chat_pane_get_reply (TsChatPane *self)
-{
-  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
-  /* Text waiting for the next frame belongs to the answer already: callers
-   * (history saves) must not depend on the frame clock. */
-  if (self->pending->len > 0)
-    flush_pending (self);
-  return reply_turn (self) != NULL ? ts_chat_turn_get_text (reply_turn (self)) : NULL;
-}
-
-const char *
-ts_chat_pane_get_reply_thinking (TsChatPane *self)
-{
-  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
-  if (self->pending_thinking->len > 0)
-    flush_pending (self);
-  return reply_turn (self) != NULL ? ts_chat_turn_get_thinking (reply_turn (self)) : NULL;
-}
-
-void
 ts_chat_pane_set_reply_thinking (TsChatPane *self, const char *thinking)
 {
   g_return_if_fail (TS_IS_CHAT_PANE (self));
-  if (reply_turn (self) != NULL)
-    ts_chat_turn_set_thinking (reply_turn (self), thinking);
+  if (_ts_chat_pane_reply_turn (self) != NULL)
+    ts_chat_turn_set_thinking (_ts_chat_pane_reply_turn (self), thinking);
 }
 
 void
@@ -646,64 +190,6 @@ ts_chat_pane_pop_exchange (TsChatPane *self)
 {
   g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
   return ts_chat_conversation_pop_exchange (self->conversation);
-}
-
-void
-ts_chat_pane_generate (TsChatPane *self, TsGenerationModel *model,
-                       const TsGenerationRequest *request, const char *prompt)
-{
-  g_autoptr (TsGenerationRequest) r = NULL;
-  g_autoptr (GPtrArray) turns = NULL;
-
-  g_return_if_fail (TS_IS_CHAT_PANE (self));
-  g_return_if_fail (self->job == NULL);
-  ts_chat_pane_add_message (self, TRUE, prompt);
-  turns = ts_chat_pane_get_turns (self);
-  ts_chat_pane_add_message (self, FALSE, "");
-  r = ts_generation_request_copy (request);
-  g_ptr_array_set_size (r->turns, 0);
-  for (guint i = 0; i < turns->len; i++)
-    g_ptr_array_add (r->turns, g_strdup (g_ptr_array_index (turns, i)));
-  if (!self->he)
-    g_clear_pointer (&r->he_mode, g_free);
-  self->reply_has_adapter = ts_generation_model_get_adapter_path (model) != NULL;
-  self->reply_encrypted = self->he && self->reply_has_adapter && r->he_mode != NULL
-                          && !g_str_equal (r->he_mode, "plain");
-  show_computed (self);
-  self->key_from_vault = r->he_key_fingerprint != NULL;
-  self->requested_max_tokens = r->max_tokens;
-  self->saw_end = FALSE;
-  self->n_thinking_tokens = 0;
-  g_clear_pointer (&self->context_note, g_free);
-  self->private_reply = self->he && r->he_private;
-  self->he_remote = r->he_mode != NULL && g_str_has_prefix (r->he_mode, "ws");
-  gtk_widget_set_visible (GTK_WIDGET (self->backend_label), FALSE);
-  if (!self->private_reply)
-    gtk_widget_set_visible (GTK_WIDGET (self->privacy_label), FALSE);
-  reset_numbers (self);
-  self->job = ts_generation_job_start_cached (model, r, self->cache, NULL, generation_cb, self);
-  set_busy (self, TRUE);
-}
-
-void
-ts_chat_pane_forget_session (TsChatPane *self)
-{
-  g_return_if_fail (TS_IS_CHAT_PANE (self));
-  ts_generation_cache_clear (self->cache);
-}
-
-TsGenerationCache *
-ts_chat_pane_get_cache (TsChatPane *self)
-{
-  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
-  return self->cache;
-}
-
-gboolean
-ts_chat_pane_get_busy (TsChatPane *self)
-{
-  g_return_val_if_fail (TS_IS_CHAT_PANE (self), FALSE);
-  return self->job != NULL;
 }
 
 void
@@ -755,7 +241,8 @@ const char *
 ts_chat_pane_get_reply_ending (TsChatPane *self)
 {
   g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
-  return reply_turn (self) != NULL ? ts_chat_turn_get_ending (reply_turn (self)) : NULL;
+  return _ts_chat_pane_reply_turn (self) != NULL
+         ? ts_chat_turn_get_ending (_ts_chat_pane_reply_turn (self)) : NULL;
 }
 
 const char *
@@ -765,13 +252,6 @@ ts_chat_pane_get_context_note (TsChatPane *self)
   return self->context_note;
 }
 
-gboolean
-ts_chat_pane_get_encrypted (TsChatPane *self)
-{
-  g_return_val_if_fail (TS_IS_CHAT_PANE (self), FALSE);
-  return self->reply_encrypted;
-}
-
 void
 ts_chat_pane_set_subtitle (TsChatPane *self, const char *subtitle)
 {
@@ -779,170 +259,28 @@ ts_chat_pane_set_subtitle (TsChatPane *self, const char *subtitle)
   gtk_label_set_text (self->subtitle_label, subtitle);
 }
 
-guint
-ts_chat_pane_get_n_tokens (TsChatPane *self)
-{
-  g_return_val_if_fail (TS_IS_CHAT_PANE (self), 0);
-  return self->n_tokens;
-}
-
-double
-ts_chat_pane_get_tokens_per_second (TsChatPane *self)
-{
-  g_return_val_if_fail (TS_IS_CHAT_PANE (self), 0);
-  return self->tokens_per_second;
-}
-
-double
-ts_chat_pane_get_first_token_ms (TsChatPane *self)
-{
-  g_return_val_if_fail (TS_IS_CHAT_PANE (self), 0);
-  return self->first_token_ms;
-}
-
-double
-ts_chat_pane_get_bytes_per_token (TsChatPane *self)
-{
-  g_return_val_if_fail (TS_IS_CHAT_PANE (self), 0);
-  return self->bytes_per_token;
-}
-
-double
-ts_chat_pane_get_max_delta_error (TsChatPane *self)
-{
-  g_return_val_if_fail (TS_IS_CHAT_PANE (self), 0);
-  return self->max_delta_error;
-}
-
-int
-ts_chat_pane_get_diverged_at (TsChatPane *self)
-{
-  g_return_val_if_fail (TS_IS_CHAT_PANE (self), -1);
-  return self->diverged_at;
-}
-
-void
-ts_chat_pane_set_diverged_at (TsChatPane *self, int index)
-{
-  g_return_if_fail (TS_IS_CHAT_PANE (self));
-  if (self->diverged_at == index)
-    return;
-  self->diverged_at = index;
-  if (index >= 0)
-    {
-      g_autofree char *text = g_strdup_printf (_("Differs from plaintext at token %d"), index + 1);
-
-      gtk_label_set_text (self->diverged_label, text);
-    }
-  gtk_widget_set_visible (GTK_WIDGET (self->diverged_label), index >= 0);
-  /* The other pane may still be answering when this one has finished. */
-  if (self->job == NULL && index >= 0)
-    publish_stats (self);
-  notify (self, PROP_DIVERGED_AT);
-}
-
 void
 ts_chat_pane_set_reply_note (TsChatPane *self, const char *note)
 {
   g_return_if_fail (TS_IS_CHAT_PANE (self));
-  if (reply_turn (self) != NULL)
-    ts_chat_turn_set_note (reply_turn (self), note);
+  if (_ts_chat_pane_reply_turn (self) != NULL)
+    ts_chat_turn_set_note (_ts_chat_pane_reply_turn (self), note);
 }
 
 const char *
 ts_chat_pane_get_reply_note (TsChatPane *self)
 {
   g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
-  return reply_turn (self) != NULL ? ts_chat_turn_get_note (reply_turn (self)) : NULL;
+  return _ts_chat_pane_reply_turn (self) != NULL
+         ? ts_chat_turn_get_note (_ts_chat_pane_reply_turn (self)) : NULL;
 }
 
 const char *
 ts_chat_pane_get_reply_error (TsChatPane *self)
 {
   g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
-  return reply_turn (self) != NULL ? ts_chat_turn_get_error (reply_turn (self)) : NULL;
-}
-
-double
-ts_chat_pane_get_privacy_epsilon (TsChatPane *self)
-{
-  g_return_val_if_fail (TS_IS_CHAT_PANE (self), -1);
-  return self->privacy_epsilon;
-}
-
-const char *
-ts_chat_pane_get_backend_text (TsChatPane *self)
-{
-  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
-  return gtk_widget_get_visible (GTK_WIDGET (self->backend_label))
-         ? gtk_label_get_text (self->backend_label) : NULL;
-}
-
-const char *
-ts_chat_pane_get_privacy_text (TsChatPane *self)
-{
-  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
-  return gtk_widget_get_visible (GTK_WIDGET (self->privacy_label))
-         ? gtk_label_get_text (self->privacy_label) : NULL;
-}
-
-TsLatencyChart *
-ts_chat_pane_get_chart (TsChatPane *self)
-{
-  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
-  return self->chart;
-}
-
-TsHistoryReplyStats *
-ts_chat_pane_get_reply_stats (TsChatPane *self)
-{
-  TsHistoryReplyStats *stats;
-
-  g_return_val_if_fail (TS_IS_CHAT_PANE (self), NULL);
-  stats = ts_history_reply_stats_new ();
-  stats->n_tokens = self->n_tokens;
-  stats->tokens_per_second = self->tokens_per_second;
-  stats->first_token_ms = self->first_token_ms;
-  stats->max_delta_error = self->max_delta_error;
-  stats->bytes_per_token = self->bytes_per_token;
-  stats->encrypted = self->reply_encrypted;
-  stats->has_adapter = self->reply_has_adapter;
-  stats->he_modules = self->he_modules;
-  stats->he_inputs = self->he_inputs;
-  stats->diverged_at = self->diverged_at;
-  for (guint i = 0; i < ts_latency_chart_get_n_bars (self->chart); i++)
-    ts_history_reply_stats_add_bar (stats, ts_latency_chart_get_bar (self->chart, i),
-                                    ts_latency_chart_get_bar_text (self->chart, i));
-  return stats;
-}
-
-void
-ts_chat_pane_show_reply_stats (TsChatPane *self, const TsHistoryReplyStats *stats)
-{
-  g_return_if_fail (TS_IS_CHAT_PANE (self));
-  g_return_if_fail (stats != NULL);
-  reset_numbers (self);
-  self->n_tokens = stats->n_tokens;
-  self->tokens_per_second = stats->tokens_per_second;
-  self->first_token_ms = stats->first_token_ms;
-  self->max_delta_error = stats->max_delta_error;
-  self->bytes_per_token = stats->bytes_per_token;
-  /* Only the HE pane can have encrypted anything. */
-  self->reply_encrypted = self->he && stats->encrypted;
-  self->reply_has_adapter = stats->has_adapter;
-  self->he_modules = stats->he_modules;
-  self->he_inputs = stats->he_inputs;
-  for (guint i = 0; i < stats->timings->len; i++)
-    ts_latency_chart_append (self->chart, &g_array_index (stats->timings, TsTokenTimings, i),
-                             g_ptr_array_index (stats->texts, i));
-  ts_chat_pane_set_diverged_at (self, stats->diverged_at);
-  show_computed (self);
-  update_footer (self);
-  publish_stats (self);
-  notify (self, PROP_N_TOKENS);
-  notify (self, PROP_TOKENS_PER_SECOND);
-  notify (self, PROP_FIRST_TOKEN_MS);
-  notify (self, PROP_MAX_DELTA_ERROR);
+  return _ts_chat_pane_reply_turn (self) != NULL
+         ? ts_chat_turn_get_error (_ts_chat_pane_reply_turn (self)) : NULL;
 }
 
 static void
@@ -1013,7 +351,7 @@ ts_chat_pane_set_property (GObject *object, guint prop_id, const GValue *value,
     case PROP_HE:
       self->he = self->reply_encrypted = g_value_get_boolean (value);
       gtk_widget_set_visible (GTK_WIDGET (self->delta_label), self->he);
-      update_footer (self);
+      _ts_chat_pane_update_footer (self);
       break;
     case PROP_DIVERGED_AT:
       ts_chat_pane_set_diverged_at (self, g_value_get_int (value));
@@ -1132,5 +470,5 @@ ts_chat_pane_init (TsChatPane *self)
   /* Its own until the page gives it the session's. */
   self->conversation = ts_chat_conversation_new ();
   g_signal_connect (self->conversation, "items-changed", G_CALLBACK (turns_changed_cb), self);
-  update_footer (self);
+  _ts_chat_pane_update_footer (self);
 }
