@@ -10,13 +10,16 @@
 
 #include "cli.h"
 #include "lm.h"
+#include "read-bandwidth.h"
 #include "ts-timings.h"
 
 #define CMD "tensafe-cli bench engine"
+/* Passes over the read-bandwidth buffer; the fastest counts. */
+#define READ_PASSES 5
 
 typedef struct {
   char *model, *backend, *clock_name;
-  int threads, n_prompt, n_decode, runs, n_batch, gpu_layers;
+  int threads, n_prompt, n_decode, runs, n_batch, gpu_layers, read_mib;
   gboolean json;
   LmBackend backend_id;
   clockid_t clock;
@@ -76,6 +79,8 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
     { "batch", 0, 0, G_OPTION_ARG_INT, &o->n_batch, "Tokens per prefill step (default 64)", "N" },
     { "clock", 0, 0, G_OPTION_ARG_STRING, &o->clock_name,
       "wall (default) or cpu: tokens per second of the process's CPU time", "C" },
+    { "read-mib", 0, 0, G_OPTION_ARG_INT, &o->read_mib,
+      "Buffer of the read-bandwidth measurement, MiB (default 256)", "N" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- engine throughput");
@@ -88,10 +93,12 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
     }
   if (o->model == NULL || *argc != 1 || o->threads < 0 || o->n_prompt < 1 || o->n_decode < 1 ||
       o->runs < 1 || o->runs > 100 || o->n_batch < 1 || o->gpu_layers < 0 ||
+      o->read_mib < LM_READ_BANDWIDTH_MIN_MIB || o->read_mib > LM_READ_BANDWIDTH_MAX_MIB ||
       (o->backend != NULL && !lm_backend_from_name (o->backend, &o->backend_id)))
     {
       fprintf (stderr, "Usage: " CMD " --model FILE [--threads N] [--backend cpu|cuda|auto "
-               "[--gpu-layers N]] [--clock wall|cpu] [--json]\n");
+               "[--gpu-layers N]] [--clock wall|cpu] [--read-mib %d..%d] [--json]\n",
+               LM_READ_BANDWIDTH_MIN_MIB, LM_READ_BANDWIDTH_MAX_MIB);
       return false;
     }
   o->clock = CLOCK_MONOTONIC;
@@ -111,21 +118,49 @@ clock_label (const BenchOptions *o)
   return o->clock == CLOCK_PROCESS_CPUTIME_ID ? "cpu" : "wall";
 }
 
-/* The CPU report. */
+/* The CPU report. Decode cannot beat @bandwidth (bytes per second of the
+ * same clock and threads) over the bytes one token reads: that ceiling, and
+ * decode as a share of it, say how close to the memory floor decode runs. */
 static void
-report_cpu (const BenchOptions *o, const LmModel *m, int threads, double p, double d)
+report_cpu (const BenchOptions *o, const LmModel *m, int threads, double p, double d,
+            double rss_mib, double bandwidth)
 {
+  double token_bytes = (double) lm_model_decode_bytes (m);
+  double ceiling = bandwidth / token_bytes, percent = 100.0 * d / ceiling;
   if (o->json)
     printf ("{\"model\": \"%s\", \"threads\": %d, \"backend\": \"cpu\", \"clock\": \"%s\", "
-            "\"prefill_tok_s\": %.2f, \"decode_tok_s\": %.2f, \"peak_rss_mib\": %.1f}\n",
-            o->model, threads, clock_label (o), p, d, peak_rss_mib ());
+            "\"prefill_tok_s\": %.2f, \"decode_tok_s\": %.2f, \"decode_bytes_per_token\": %.0f, "
+            "\"read_bandwidth_gb_s\": %.3f, \"read_mib\": %d, \"decode_ceiling_tok_s\": %.3f, "
+            "\"decode_of_ceiling_pct\": %.1f, \"peak_rss_mib\": %.1f}\n",
+            o->model, threads, clock_label (o), p, d, token_bytes, bandwidth / 1e9, o->read_mib,
+            ceiling, percent, rss_mib);
   else
     printf ("model %s\nthreads %d, backend cpu, %s clock\nprefill %.2f tok/s (%d tokens)\n"
-            "decode %.2f tok/s (%d tokens), %.1f MiB of weights read per token (%.2f GB/s)\n"
+            "decode %.2f tok/s (%d tokens), %.0f bytes (%.1f MiB) of weights read per token "
+            "(%.2f GB/s)\n"
+            "read bandwidth %.3f GB/s (%d threads, %d MiB): ceiling %.3f tok/s, decode at %.1f %%\n"
             "peak RSS %.1f MiB\n",
-            o->model, threads, clock_label (o), p, o->n_prompt, d, o->n_decode,
-            lm_model_decode_bytes (m) / 1048576.0, lm_model_decode_bytes (m) * d / 1e9,
-            peak_rss_mib ());
+            o->model, threads, clock_label (o), p, o->n_prompt, d, o->n_decode, token_bytes,
+            token_bytes / 1048576.0, token_bytes * d / 1e9, bandwidth / 1e9, threads, o->read_mib,
+            ceiling, percent, rss_mib);
+}
+
+/* The read bandwidth after the runs, with their threads and clock; the peak
+ * RSS is taken before, so that the buffer does not count as the model's. */
+static int
+report_cpu_with_floor (const BenchOptions *o, const LmModel *m, int threads, double p, double d)
+{
+  double rss_mib = peak_rss_mib (), bandwidth = 0;
+  LmStatus st = lm_read_bandwidth ((size_t) o->read_mib, READ_PASSES, threads, o->clock,
+                                   &bandwidth);
+  if (st != LM_OK || bandwidth <= 0)
+    {
+      fprintf (stderr, CMD ": cannot measure the read bandwidth: %s\n",
+               st != LM_OK ? lm_status_message (st) : "no time elapsed");
+      return 1;
+    }
+  report_cpu (o, m, threads, p, d, rss_mib, bandwidth);
+  return 0;
 }
 
 /* The GPU report: the same rates, the layers on the GPU and its memory. */
@@ -176,13 +211,14 @@ run_bench (const BenchOptions *o, LmModel *m, int threads)
     tokens[i] = (int32_t) ((i * 7919u + 13u) % V);   /* fixed, varied ids */
   for (int r = 0; st == LM_OK && r < o->runs; r++)
     st = tokens && pre && dec ? bench_run (s, tokens, o, &pre[r], &dec[r]) : LM_ERR_NO_MEMORY;
+  int rc = st == LM_OK ? 0 : 1;
   if (st == LM_OK)
     {
       double p = ts_median (pre, (guint) o->runs), d = ts_median (dec, (guint) o->runs);
       if (lm_session_gpu_layers (s) > 0)
         report_cuda (o, m, s, p, d);
       else
-        report_cpu (o, m, threads, p, d);
+        rc = report_cpu_with_floor (o, m, threads, p, d);
     }
   else
     fprintf (stderr, CMD ": %s\n", lm_status_message (st));
@@ -190,13 +226,13 @@ run_bench (const BenchOptions *o, LmModel *m, int threads)
   free (pre);
   free (dec);
   lm_session_free (s);
-  return st == LM_OK ? 0 : 1;
+  return rc;
 }
 
 int
 cli_bench_engine (int argc, char **argv)
 {
-  BenchOptions o = { .n_prompt = 128, .n_decode = 64, .runs = 3, .n_batch = 64 };
+  BenchOptions o = { .n_prompt = 128, .n_decode = 64, .runs = 3, .n_batch = 64, .read_mib = 256 };
   if (!parse_options (&argc, &argv, &o))
     return 2;
   LmModel *m = NULL;
