@@ -1,6 +1,7 @@
 /* cli-bench-engine.c: tensafe-cli bench engine: prefill and decode tokens/s.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,22 +146,18 @@ report_cpu (const BenchOptions *o, const LmModel *m, int threads, double p, doub
             ceiling, percent, rss_mib);
 }
 
-/* The read bandwidth after the runs, with their threads and clock; the peak
- * RSS is taken before, so that the buffer does not count as the model's. */
-static int
-report_cpu_with_floor (const BenchOptions *o, const LmModel *m, int threads, double p, double d)
+/* The read bandwidth right after a run, with its threads and clock: the
+ * other load of a shared machine moves both alike. */
+static LmStatus
+measure_bandwidth (const BenchOptions *o, int threads, double *bandwidth)
 {
-  double rss_mib = peak_rss_mib (), bandwidth = 0;
   LmStatus st = lm_read_bandwidth ((size_t) o->read_mib, READ_PASSES, threads, o->clock,
-                                   &bandwidth);
-  if (st != LM_OK || bandwidth <= 0)
-    {
-      fprintf (stderr, CMD ": cannot measure the read bandwidth: %s\n",
-               st != LM_OK ? lm_status_message (st) : "no time elapsed");
-      return 1;
-    }
-  report_cpu (o, m, threads, p, d, rss_mib, bandwidth);
-  return 0;
+                                   bandwidth);
+  if (st == LM_OK && *bandwidth <= 0)
+    st = LM_ERR_IO;   /* no time elapsed: a clock too coarse to use */
+  if (st != LM_OK)
+    fprintf (stderr, CMD ": cannot measure the read bandwidth: %s\n", lm_status_message (st));
+  return st;
 }
 
 /* The GPU report: the same rates, the layers on the GPU and its memory. */
@@ -186,6 +183,30 @@ report_cuda (const BenchOptions *o, const LmModel *m, const LmSession *s, double
             weights / 1048576.0, session / 1048576.0, peak_rss_mib ());
 }
 
+/* @o->runs runs, each followed on the CPU by a bandwidth measurement: the
+ * other load of a shared machine then moves both alike. The runs repeat the
+ * same work, so the peak RSS after the first is theirs (later it would
+ * include the bandwidth buffer). Says on stderr why it failed. */
+static bool
+run_and_measure (LmSession *s, const int32_t *tokens, const BenchOptions *o, int threads,
+                 bool cpu, double *pre, double *dec, double *bw, double *rss_mib)
+{
+  for (int r = 0; r < o->runs; r++)
+    {
+      LmStatus st = bench_run (s, tokens, o, &pre[r], &dec[r]);
+      if (st != LM_OK)
+        {
+          fprintf (stderr, CMD ": %s\n", lm_status_message (st));
+          return false;
+        }
+      if (r == 0)
+        *rss_mib = peak_rss_mib ();
+      if (cpu && measure_bandwidth (o, threads, &bw[r]) != LM_OK)
+        return false;
+    }
+  return true;
+}
+
 static int
 run_bench (const BenchOptions *o, LmModel *m, int threads)
 {
@@ -206,27 +227,30 @@ run_bench (const BenchOptions *o, LmModel *m, int threads)
   int32_t *tokens = malloc ((size_t) o->n_prompt * sizeof (int32_t));
   double *pre = calloc ((size_t) o->runs, sizeof (double));
   double *dec = calloc ((size_t) o->runs, sizeof (double));
+  double *bw = calloc ((size_t) o->runs, sizeof (double));
+  bool cpu = lm_session_gpu_layers (s) == 0, ok = false;
+  double rss_mib = 0;
   uint32_t V = lm_model_info (m)->n_vocab;
   for (int i = 0; tokens != NULL && i < o->n_prompt; i++)
     tokens[i] = (int32_t) ((i * 7919u + 13u) % V);   /* fixed, varied ids */
-  for (int r = 0; st == LM_OK && r < o->runs; r++)
-    st = tokens && pre && dec ? bench_run (s, tokens, o, &pre[r], &dec[r]) : LM_ERR_NO_MEMORY;
-  int rc = st == LM_OK ? 0 : 1;
-  if (st == LM_OK)
+  if (tokens == NULL || pre == NULL || dec == NULL || bw == NULL)
+    fprintf (stderr, CMD ": %s\n", lm_status_message (LM_ERR_NO_MEMORY));
+  else
+    ok = run_and_measure (s, tokens, o, threads, cpu, pre, dec, bw, &rss_mib);
+  if (ok)
     {
       double p = ts_median (pre, (guint) o->runs), d = ts_median (dec, (guint) o->runs);
-      if (lm_session_gpu_layers (s) > 0)
+      if (!cpu)
         report_cuda (o, m, s, p, d);
       else
-        rc = report_cpu_with_floor (o, m, threads, p, d);
+        report_cpu (o, m, threads, p, d, rss_mib, ts_median (bw, (guint) o->runs));
     }
-  else
-    fprintf (stderr, CMD ": %s\n", lm_status_message (st));
   free (tokens);
   free (pre);
   free (dec);
+  free (bw);
   lm_session_free (s);
-  return rc;
+  return ok ? 0 : 1;
 }
 
 int
