@@ -11,9 +11,9 @@
 # and after a change, same minutes). CLOCK=cpu times ours by CPU time.
 # Per round, file and thread count it prints the load average, then
 #   ours: `bench engine --json` (prompt 64, decode 32, 5 runs, median), which
-#         measures the read bandwidth (256 MiB, 5 passes, best) with the same
-#         threads and clock after its runs and prints bytes per token, the
-#         decode ceiling (bandwidth / bytes) and decode as a % of it;
+#         measures the read bandwidth (256 MiB, best of 5 passes) with the
+#         same threads and clock after each run and prints bytes per token,
+#         the decode ceiling (median bandwidth / bytes) and decode as a % of it;
 #   llama.cpp: `llama-bench -p 64 -n 32 -r 5 -o jsonl` (mean of 5).
 # The bar of issue 21: ours >= 75 % of the ceiling and >= 1.2x llama.cpp's
 # decode; divide llama.cpp's tg32 by ours' decode_ceiling_tok_s of the same
