@@ -392,6 +392,9 @@ tile_q8_0_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act
   const int64_t nb = n / LM_QK8_0;
   for (int64_t r = 0; r < n_rows; r++)
     {
+      /* the first tokens of a row tile read the rows from memory: ask for
+       * later rows as the row kernel does (in cache for the other tokens) */
+      lm_prefetch_row ((const uint8_t *) W + (r + LM_PREFETCH_ROWS) * row_bytes, row_bytes);
       const LmBlockQ8_0 *w = (const LmBlockQ8_0 *) ((const uint8_t *) W + r * row_bytes);
       __m512 acc[LM_TILE_TOKENS_MAX / 2];
       __m256 acc_odd = _mm256_setzero_ps ();
