@@ -8,14 +8,16 @@ typedef struct {
   uint32_t n_items;
 } ForJob;
 
-/* Worker @i of @n takes items i, i+n, i+2n, ...: each item runs exactly once
- * whatever the pool size, and each item's arithmetic is the same. */
+/* One pool index per item: threads claim items as they get free, so a thread
+ * that wakes late or loses its core for a while does fewer of them instead of
+ * holding up the rest (a fixed i, i+n, ... split waits for the slowest).
+ * Each item runs exactly once and its arithmetic is the same whoever runs it. */
 static void
-for_worker (void *ctx, int i, int n)
+run_item (void *ctx, int index, int n)
 {
+  (void) n;
   const ForJob *job = ctx;
-  for (uint32_t item = (uint32_t) i; item < job->n_items; item += (uint32_t) n)
-    job->fn (job->ctx, item);
+  job->fn (job->ctx, (uint32_t) index);
 }
 
 void
@@ -25,10 +27,9 @@ lm_parallel_for (LmThreadPool *pool, uint32_t n_items, LmItemFunc fn, void *ctx)
   int workers = pool != NULL ? lm_thread_pool_size (pool) : 1;
   if (workers <= 1 || n_items <= 1)
     {
-      for_worker (&job, 0, 1);
+      for (uint32_t item = 0; item < n_items; item++)
+        fn (ctx, item);
       return;
     }
-  if ((uint32_t) workers > n_items)
-    workers = (int) n_items;
-  lm_thread_pool_run (pool, for_worker, &job, workers);
+  lm_thread_pool_run (pool, run_item, &job, (int) n_items);
 }

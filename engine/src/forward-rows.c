@@ -4,6 +4,9 @@
 
 #define ROW_TILE 16
 #define TASKS_PER_THREAD 4
+/* Groups with more weight bytes get tasks of about this size, so that the
+ * thread finishing last is never more than a short task behind. */
+#define TASK_BYTES (512 * 1024)
 #define MAX_FUSED_N_IN 16384   /* longer rows: lm_matvec sums them in segments */
 #define ACT_ALIGN 64
 
@@ -83,6 +86,11 @@ run_group (LmSession *s, const LmRowsItem *items, uint32_t n_items)
   prepare_acts (&job);
   uint32_t threads = (uint32_t) lm_thread_pool_size (s->pool);
   uint32_t tasks = threads <= 1 ? 1 : threads * TASKS_PER_THREAD;
+  size_t bytes = 0;
+  for (uint32_t i = 0; i < n_items; i++)
+    bytes += lm_row_bytes (items[i].w->type, items[i].w->n_in) * items[i].w->n_out;
+  if (threads > 1 && bytes / TASK_BYTES > tasks)
+    tasks = (uint32_t) (bytes / TASK_BYTES);
   job.tiles_per_task = (job.n_tiles + tasks - 1) / tasks;
   if (job.tiles_per_task == 0)
     return;

@@ -367,6 +367,91 @@ tile_q6_K_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act
 
 LM_DEFINE_TILE (TARGET, tile_q6_K, tile_q6_K_body)
 
+/* Q8_0 rows against @T tokens, two tokens to a 512-bit register: each
+ * weight block is loaded, broadcast and its signs taken once for all of
+ * them, and each token's eight lanes get dot_q8_0's operations (the same
+ * int32 lane sums, the same scale product, the same fmadd chain, the same
+ * final sum), so every result is dot_q8_0's bit for bit. */
+TARGET static inline __attribute__ ((always_inline)) void
+tile_q8_0_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
+                size_t act_stride, int64_t n, float *Y, size_t y_stride, const int T)
+{
+  const int pairs = T / 2;
+  const int64_t nb = n / LM_QK8_0;
+  for (int64_t r = 0; r < n_rows; r++)
+    {
+      /* the first tokens of a row tile read the rows from memory: ask for
+       * later rows as the row kernel does (in cache for the other tokens) */
+      lm_prefetch_row ((const uint8_t *) W + (r + LM_PREFETCH_ROWS) * row_bytes, row_bytes);
+      const LmBlockQ8_0 *w = (const LmBlockQ8_0 *) ((const uint8_t *) W + r * row_bytes);
+      __m512 acc[LM_TILE_TOKENS_MAX / 2];
+      __m256 acc_odd = _mm256_setzero_ps ();
+      #pragma GCC unroll 4
+      for (int p = 0; p < pairs; p++)
+        acc[p] = _mm512_setzero_ps ();
+      for (int64_t b = 0; b < nb; b++)
+        {
+          __m256i qw = _mm256_loadu_si256 ((const __m256i *) w[b].qs);
+          __m512i qw2 = _mm512_broadcast_i64x4 (qw);
+          __m512i w_abs = _mm512_abs_epi8 (qw2);
+          /* where w < 0 the activation is negated (a zero w multiplies its
+           * activation by zero whatever its sign) */
+          __mmask64 negative = _mm512_movepi8_mask (qw2);
+          float dw = fp16 (w[b].d);
+          #pragma GCC unroll 4
+          for (int p = 0; p < pairs; p++)
+            {
+              const LmBlockQ8_0 *a0 = (const LmBlockQ8_0 *) ((const uint8_t *) act
+                                                             + 2 * p * act_stride) + b;
+              const LmBlockQ8_0 *a1 = (const LmBlockQ8_0 *) ((const uint8_t *) a0 + act_stride);
+              __m512i qa = _mm512_inserti64x4 (
+                  _mm512_castsi256_si512 (_mm256_loadu_si256 ((const __m256i *) a0->qs)),
+                  _mm256_loadu_si256 ((const __m256i *) a1->qs), 1);
+              qa = _mm512_mask_sub_epi8 (qa, negative, _mm512_setzero_si512 (), qa);
+              __m512i dp = _mm512_dpbusd_epi32 (_mm512_setzero_si512 (), w_abs, qa);
+              __m512 scale = _mm512_insertf32x8 (_mm512_set1_ps (dw * fp16 (a0->d)),
+                                                 _mm256_set1_ps (dw * fp16 (a1->d)), 1);
+              acc[p] = _mm512_fmadd_ps (scale, _mm512_cvtepi32_ps (dp), acc[p]);
+            }
+          if (T % 2)
+            {
+              const LmBlockQ8_0 *a = (const LmBlockQ8_0 *) ((const uint8_t *) act
+                                                            + (T - 1) * act_stride) + b;
+              __m256i qa = _mm256_loadu_si256 ((const __m256i *) a->qs);
+              __m256i dp = _mm256_dpbusd_epi32 (_mm256_setzero_si256 (), _mm256_abs_epi8 (qw),
+                                                _mm256_sign_epi8 (qa, qw));
+              acc_odd = _mm256_fmadd_ps (_mm256_set1_ps (dw * fp16 (a->d)),
+                                         _mm256_cvtepi32_ps (dp), acc_odd);
+            }
+        }
+      #pragma GCC unroll 4
+      for (int p = 0; p < pairs; p++)
+        {
+          Y[2 * p * y_stride + (size_t) r] = hsum256_ps (_mm512_castps512_ps256 (acc[p]));
+          Y[(2 * p + 1) * y_stride + (size_t) r] = hsum256_ps (_mm512_extractf32x8_ps (acc[p], 1));
+        }
+      if (T % 2)
+        Y[(T - 1) * y_stride + (size_t) r] = hsum256_ps (acc_odd);
+    }
+}
+
+/* Every width from 2 to LM_TILE_TOKENS_MAX in one pass. */
+TARGET static void
+tile_q8_0 (const void *W, size_t row_bytes, int64_t n_rows, const void *act, size_t act_stride,
+           int64_t n, int n_tok, float *Y, size_t y_stride)
+{
+  switch (n_tok)
+    {
+    case 2: tile_q8_0_body (W, row_bytes, n_rows, act, act_stride, n, Y, y_stride, 2); break;
+    case 3: tile_q8_0_body (W, row_bytes, n_rows, act, act_stride, n, Y, y_stride, 3); break;
+    case 4: tile_q8_0_body (W, row_bytes, n_rows, act, act_stride, n, Y, y_stride, 4); break;
+    case 5: tile_q8_0_body (W, row_bytes, n_rows, act, act_stride, n, Y, y_stride, 5); break;
+    case 6: tile_q8_0_body (W, row_bytes, n_rows, act, act_stride, n, Y, y_stride, 6); break;
+    case 7: tile_q8_0_body (W, row_bytes, n_rows, act, act_stride, n, Y, y_stride, 7); break;
+    default: tile_q8_0_body (W, row_bytes, n_rows, act, act_stride, n, Y, y_stride, 8); break;
+    }
+}
+
 /* ---- activation quantisation (bit-identical to the scalar reference) ---- */
 
 TARGET static void
@@ -449,6 +534,7 @@ lm_kernels_fill_avx512 (LmKernels *k)
   k->native[LM_KT_Q4_K] = rows_q4_K;
   k->native[LM_KT_Q5_K] = rows_q5_K;
   k->native[LM_KT_Q6_K] = rows_q6_K;
+  lm_set_tile (k, LM_KT_Q8_0, tile_q8_0, LM_TILE_TOKENS_MAX);
   lm_set_tile (k, LM_KT_Q4_K, tile_q4_K, LM_TILE_TOKENS_MAX);
   lm_kernels_fill_avx512_q4k (k);
   lm_set_tile (k, LM_KT_Q5_K, tile_q5_K, LM_TILE_TOKENS_MAX);

@@ -16,6 +16,10 @@
 #define ROW_TILE 16
 /* Tasks per thread: enough slack to even out uneven progress. */
 #define TASKS_PER_THREAD 4
+/* Large products get more tasks, about this many weight bytes each: what is
+ * left when one thread runs out of tasks is then at most one short task
+ * (the output head would otherwise end on a millisecond of one thread). */
+#define TASK_BYTES (512 * 1024)
 /* Below this many weight bytes per token a product runs on the caller: waking
  * the pool costs more than it saves (router, alpha/beta projections). */
 #define MIN_PARALLEL_BYTES (32 * 1024)
@@ -287,6 +291,9 @@ run_product (LmThreadPool *pool, ProductJob *job)
     threads = 1;
   int64_t tiles = (job->n_out + ROW_TILE - 1) / ROW_TILE;
   int64_t tasks = threads == 1 ? 1 : (int64_t) threads * TASKS_PER_THREAD;
+  double weight_bytes = (double) job->row_bytes * (double) job->n_out;
+  if (threads > 1 && weight_bytes / TASK_BYTES > (double) tasks)
+    tasks = (int64_t) (weight_bytes / TASK_BYTES);
   if (tasks > tiles)
     tasks = tiles;
   if (tasks < 1)

@@ -57,40 +57,53 @@ generation_of (uint64_t claim)
   return (uint32_t) (claim >> 32);
 }
 
-/* Claims and runs indices of job @gen until none is left. */
+/* Adds @count finished indices of a job of @n; the one that completes it
+ * wakes the caller if it sleeps. */
+static void
+finish_indices (LmThreadPool *pool, int count, int n)
+{
+  if (count > 0 && atomic_fetch_add_explicit (&pool->done, count, memory_order_acq_rel) == n - count)
+    {
+      pthread_mutex_lock (&pool->mutex);
+      pthread_cond_signal (&pool->finished);
+      pthread_mutex_unlock (&pool->mutex);
+    }
+}
+
+/* Claims and runs indices of job @gen until none is left. The indices run
+ * are counted once at the end: jobs of many small indices then cost one
+ * shared-line update per index (the claim), not two. */
 static void
 run_indices (LmThreadPool *pool, uint32_t gen)
 {
+  int ran = 0, n = 0;
   for (;;)
     {
       uint64_t c = atomic_load_explicit (&pool->claim, memory_order_acquire);
       if (generation_of (c) != gen)
-        return;
+        break;
       uint32_t index = (uint32_t) c;
       if (index == CLOSED)   /* the caller is writing the job: a few stores */
         {
           sched_yield ();
           continue;
         }
-      int n = atomic_load_explicit (&pool->n, memory_order_relaxed);
+      int job_n = atomic_load_explicit (&pool->n, memory_order_relaxed);
       LmThreadPoolFn fn = atomic_load_explicit (&pool->fn, memory_order_relaxed);
       void *ctx = atomic_load_explicit (&pool->ctx, memory_order_relaxed);
       /* pairs with the release fence of the caller: if these were a newer
        * job's fields, the compare-and-swap below sees the newer word */
       atomic_thread_fence (memory_order_acquire);
-      if (index >= (uint32_t) n)
-        return;
+      if (index >= (uint32_t) job_n)
+        break;
       if (!atomic_compare_exchange_weak_explicit (&pool->claim, &c, c + 1, memory_order_acq_rel,
                                                   memory_order_relaxed))
         continue;
+      n = job_n;   /* a successful claim proves these fields are job @gen's */
       fn (ctx, (int) index, n);
-      if (atomic_fetch_add_explicit (&pool->done, 1, memory_order_acq_rel) == n - 1)
-        {
-          pthread_mutex_lock (&pool->mutex);
-          pthread_cond_signal (&pool->finished);
-          pthread_mutex_unlock (&pool->mutex);
-        }
+      ran++;
     }
+  finish_indices (pool, ran, n);
 }
 
 /* Waits until the published generation differs from @seen or the pool stops. */

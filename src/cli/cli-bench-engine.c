@@ -1,6 +1,7 @@
 /* cli-bench-engine.c: tensafe-cli bench engine: prefill and decode tokens/s.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,13 +11,16 @@
 
 #include "cli.h"
 #include "lm.h"
+#include "read-bandwidth.h"
 #include "ts-timings.h"
 
 #define CMD "tensafe-cli bench engine"
+/* Passes over the read-bandwidth buffer; the fastest counts. */
+#define READ_PASSES 5
 
 typedef struct {
   char *model, *backend, *clock_name;
-  int threads, n_prompt, n_decode, runs, n_batch, gpu_layers;
+  int threads, n_prompt, n_decode, runs, n_batch, gpu_layers, read_mib;
   gboolean json;
   LmBackend backend_id;
   clockid_t clock;
@@ -76,6 +80,8 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
     { "batch", 0, 0, G_OPTION_ARG_INT, &o->n_batch, "Tokens per prefill step (default 64)", "N" },
     { "clock", 0, 0, G_OPTION_ARG_STRING, &o->clock_name,
       "wall (default) or cpu: tokens per second of the process's CPU time", "C" },
+    { "read-mib", 0, 0, G_OPTION_ARG_INT, &o->read_mib,
+      "Buffer of the read-bandwidth measurement, MiB (default 256)", "N" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("- engine throughput");
@@ -88,10 +94,12 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
     }
   if (o->model == NULL || *argc != 1 || o->threads < 0 || o->n_prompt < 1 || o->n_decode < 1 ||
       o->runs < 1 || o->runs > 100 || o->n_batch < 1 || o->gpu_layers < 0 ||
+      o->read_mib < LM_READ_BANDWIDTH_MIN_MIB || o->read_mib > LM_READ_BANDWIDTH_MAX_MIB ||
       (o->backend != NULL && !lm_backend_from_name (o->backend, &o->backend_id)))
     {
       fprintf (stderr, "Usage: " CMD " --model FILE [--threads N] [--backend cpu|cuda|auto "
-               "[--gpu-layers N]] [--clock wall|cpu] [--json]\n");
+               "[--gpu-layers N]] [--clock wall|cpu] [--read-mib %d..%d] [--json]\n",
+               LM_READ_BANDWIDTH_MIN_MIB, LM_READ_BANDWIDTH_MAX_MIB);
       return false;
     }
   o->clock = CLOCK_MONOTONIC;
@@ -111,21 +119,45 @@ clock_label (const BenchOptions *o)
   return o->clock == CLOCK_PROCESS_CPUTIME_ID ? "cpu" : "wall";
 }
 
-/* The CPU report. */
+/* The CPU report. Decode cannot beat @bandwidth (bytes per second of the
+ * same clock and threads) over the bytes one token reads: that ceiling, and
+ * decode as a share of it, say how close to the memory floor decode runs. */
 static void
-report_cpu (const BenchOptions *o, const LmModel *m, int threads, double p, double d)
+report_cpu (const BenchOptions *o, const LmModel *m, int threads, double p, double d,
+            double rss_mib, double bandwidth)
 {
+  double token_bytes = (double) lm_model_decode_bytes (m);
+  double ceiling = bandwidth / token_bytes, percent = 100.0 * d / ceiling;
   if (o->json)
     printf ("{\"model\": \"%s\", \"threads\": %d, \"backend\": \"cpu\", \"clock\": \"%s\", "
-            "\"prefill_tok_s\": %.2f, \"decode_tok_s\": %.2f, \"peak_rss_mib\": %.1f}\n",
-            o->model, threads, clock_label (o), p, d, peak_rss_mib ());
+            "\"prefill_tok_s\": %.2f, \"decode_tok_s\": %.2f, \"decode_bytes_per_token\": %.0f, "
+            "\"read_bandwidth_gb_s\": %.3f, \"read_mib\": %d, \"decode_ceiling_tok_s\": %.3f, "
+            "\"decode_of_ceiling_pct\": %.1f, \"peak_rss_mib\": %.1f}\n",
+            o->model, threads, clock_label (o), p, d, token_bytes, bandwidth / 1e9, o->read_mib,
+            ceiling, percent, rss_mib);
   else
     printf ("model %s\nthreads %d, backend cpu, %s clock\nprefill %.2f tok/s (%d tokens)\n"
-            "decode %.2f tok/s (%d tokens), %.1f MiB of weights read per token (%.2f GB/s)\n"
+            "decode %.2f tok/s (%d tokens), %.0f bytes (%.1f MiB) of weights read per token "
+            "(%.2f GB/s)\n"
+            "read bandwidth %.3f GB/s (%d threads, %d MiB): ceiling %.3f tok/s, decode at %.1f %%\n"
             "peak RSS %.1f MiB\n",
-            o->model, threads, clock_label (o), p, o->n_prompt, d, o->n_decode,
-            lm_model_decode_bytes (m) / 1048576.0, lm_model_decode_bytes (m) * d / 1e9,
-            peak_rss_mib ());
+            o->model, threads, clock_label (o), p, o->n_prompt, d, o->n_decode, token_bytes,
+            token_bytes / 1048576.0, token_bytes * d / 1e9, bandwidth / 1e9, threads, o->read_mib,
+            ceiling, percent, rss_mib);
+}
+
+/* The read bandwidth right after a run, with its threads and clock: the
+ * other load of a shared machine moves both alike. */
+static LmStatus
+measure_bandwidth (const BenchOptions *o, int threads, double *bandwidth)
+{
+  LmStatus st = lm_read_bandwidth ((size_t) o->read_mib, READ_PASSES, threads, o->clock,
+                                   bandwidth);
+  if (st == LM_OK && *bandwidth <= 0)
+    st = LM_ERR_IO;   /* no time elapsed: a clock too coarse to use */
+  if (st != LM_OK)
+    fprintf (stderr, CMD ": cannot measure the read bandwidth: %s\n", lm_status_message (st));
+  return st;
 }
 
 /* The GPU report: the same rates, the layers on the GPU and its memory. */
@@ -151,6 +183,30 @@ report_cuda (const BenchOptions *o, const LmModel *m, const LmSession *s, double
             weights / 1048576.0, session / 1048576.0, peak_rss_mib ());
 }
 
+/* @o->runs runs, each followed on the CPU by a bandwidth measurement: the
+ * other load of a shared machine then moves both alike. The runs repeat the
+ * same work, so the peak RSS after the first is theirs (later it would
+ * include the bandwidth buffer). Says on stderr why it failed. */
+static bool
+run_and_measure (LmSession *s, const int32_t *tokens, const BenchOptions *o, int threads,
+                 bool cpu, double *pre, double *dec, double *bw, double *rss_mib)
+{
+  for (int r = 0; r < o->runs; r++)
+    {
+      LmStatus st = bench_run (s, tokens, o, &pre[r], &dec[r]);
+      if (st != LM_OK)
+        {
+          fprintf (stderr, CMD ": %s\n", lm_status_message (st));
+          return false;
+        }
+      if (r == 0)
+        *rss_mib = peak_rss_mib ();
+      if (cpu && measure_bandwidth (o, threads, &bw[r]) != LM_OK)
+        return false;
+    }
+  return true;
+}
+
 static int
 run_bench (const BenchOptions *o, LmModel *m, int threads)
 {
@@ -171,32 +227,36 @@ run_bench (const BenchOptions *o, LmModel *m, int threads)
   int32_t *tokens = malloc ((size_t) o->n_prompt * sizeof (int32_t));
   double *pre = calloc ((size_t) o->runs, sizeof (double));
   double *dec = calloc ((size_t) o->runs, sizeof (double));
+  double *bw = calloc ((size_t) o->runs, sizeof (double));
+  bool cpu = lm_session_gpu_layers (s) == 0, ok = false;
+  double rss_mib = 0;
   uint32_t V = lm_model_info (m)->n_vocab;
   for (int i = 0; tokens != NULL && i < o->n_prompt; i++)
     tokens[i] = (int32_t) ((i * 7919u + 13u) % V);   /* fixed, varied ids */
-  for (int r = 0; st == LM_OK && r < o->runs; r++)
-    st = tokens && pre && dec ? bench_run (s, tokens, o, &pre[r], &dec[r]) : LM_ERR_NO_MEMORY;
-  if (st == LM_OK)
+  if (tokens == NULL || pre == NULL || dec == NULL || bw == NULL)
+    fprintf (stderr, CMD ": %s\n", lm_status_message (LM_ERR_NO_MEMORY));
+  else
+    ok = run_and_measure (s, tokens, o, threads, cpu, pre, dec, bw, &rss_mib);
+  if (ok)
     {
       double p = ts_median (pre, (guint) o->runs), d = ts_median (dec, (guint) o->runs);
-      if (lm_session_gpu_layers (s) > 0)
+      if (!cpu)
         report_cuda (o, m, s, p, d);
       else
-        report_cpu (o, m, threads, p, d);
+        report_cpu (o, m, threads, p, d, rss_mib, ts_median (bw, (guint) o->runs));
     }
-  else
-    fprintf (stderr, CMD ": %s\n", lm_status_message (st));
   free (tokens);
   free (pre);
   free (dec);
+  free (bw);
   lm_session_free (s);
-  return st == LM_OK ? 0 : 1;
+  return ok ? 0 : 1;
 }
 
 int
 cli_bench_engine (int argc, char **argv)
 {
-  BenchOptions o = { .n_prompt = 128, .n_decode = 64, .runs = 3, .n_batch = 64 };
+  BenchOptions o = { .n_prompt = 128, .n_decode = 64, .runs = 3, .n_batch = 64, .read_mib = 256 };
   if (!parse_options (&argc, &argv, &o))
     return 2;
   LmModel *m = NULL;

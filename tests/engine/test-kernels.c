@@ -404,15 +404,16 @@ test_f32_token_tiles (void)
   for (gsize t = 0; t < G_N_ELEMENTS (all_types); t++)
     for (gsize c = 0; c < G_N_ELEMENTS (token_counts); c++)
       check_products_n (rng, c % 2 ? pool : NULL, LM_ACT_F32, all_types[t], 512, 21,
-                          token_counts[c]);
+                        token_counts[c]);
   /* several segments of a long row: the tiles' partial sums are added */
   check_products_n (rng, pool, LM_ACT_F32, LM_TYPE_Q5_0, 16384 + 2048, 5, 9);
   check_products_n (rng, pool, LM_ACT_F32, LM_TYPE_Q6_K, 16384 + 2048, 5, 9);
   lm_thread_pool_free (pool);
 }
 
-/* The AVX-512 kernels of the 32-value formats compute the same integers and
- * float operations as the AVX2 ones: equal bit for bit, rows and tiles. */
+/* The AVX-512 kernels of the 32-value formats (Q8_0 included: 8 tokens to a
+ * tile there, 4 on AVX2) compute the same integers and float operations as
+ * the AVX2 ones: equal bit for bit, rows and tiles. */
 static void
 test_q32_isas_agree (void)
 {
@@ -424,7 +425,8 @@ test_q32_isas_agree (void)
       return;
     }
   g_autoptr (GRand) rng = g_rand_new_with_seed ((guint32) ts_test_seed ());
-  const LmTensorType types[] = { LM_TYPE_Q4_0, LM_TYPE_Q5_0, LM_TYPE_Q4_1, LM_TYPE_Q5_1 };
+  const LmTensorType types[] = { LM_TYPE_Q4_0, LM_TYPE_Q5_0, LM_TYPE_Q4_1, LM_TYPE_Q5_1,
+                                 LM_TYPE_Q8_0 };
   const gint64 n_in = 4864, n_out = 21, n_tok = 11;
   g_autofree float *X = g_new (float, n_in * n_tok);
   g_autofree float *a = g_new (float, n_out * n_tok);

@@ -2,6 +2,10 @@
  * ($TENSAFE_CLI) on the golden models.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lm-gpu.h"
@@ -284,8 +288,12 @@ test_errors (void)
   const char *bad_layers[] = { "generate", "--model", model, "--tokens", "1", "--backend", "auto",
                                "--gpu-layers", "-1", NULL };
   const char *bad_clock[] = { "bench", "engine", "--model", model, "--clock", "sundial", NULL };
+  /* a buffer the last-level cache could hold, and one beyond any memory */
+  const char *small_read[] = { "bench", "engine", "--model", model, "--read-mib", "1", NULL };
+  const char *huge_read[] = { "bench", "engine", "--model", model, "--read-mib", "100000000",
+                              NULL };
   const char *const *cases[] = { missing, bad_id, no_prompt, bad_backend, bad_backend2, bad_layers,
-                                 bad_clock };
+                                 bad_clock, small_read, huge_read };
   for (size_t i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_autofree char *out = NULL, *err = NULL;
@@ -294,27 +302,74 @@ test_errors (void)
     }
 }
 
+/* The decode ceiling and decode's share of it follow from the printed
+ * rates: ceiling = bandwidth / bytes per token (to the printed digits). */
 static void
-check_bench_json (const char *clock, const char *expected_clock)
+check_floor_numbers (double decode, double bytes, double gb_s, double ceiling, double percent)
+{
+  g_assert_cmpfloat (decode, >, 0);
+  g_assert_cmpfloat (bytes, >, 0);
+  g_assert_cmpfloat (gb_s, >, 0.01);   /* a machine reading below 10 MB/s is a bug */
+  g_assert_cmpfloat (fabs (ceiling - gb_s * 1e9 / bytes), <=, 1e-3 * ceiling + 1e-3);
+  g_assert_cmpfloat (fabs (percent - 100 * decode / ceiling), <=, 1e-3 * percent + 0.06);
+}
+
+static void
+check_bench_json (const char *clock, const char *expected_clock, const char *threads)
 {
   g_autofree char *model = ts_test_data_path ("qwen35/" MODEL "/" MODEL ".gguf");
-  const char *args[] = { "bench", "engine", "--model", model, "--threads", "1", "--json",
+  const char *args[] = { "bench", "engine", "--model", model, "--threads", threads, "--json",
                          "--prompt-tokens", "16", "--decode-tokens", "8", "--runs", "1",
-                         clock ? "--clock" : NULL, clock, NULL };
+                         "--read-mib", "64", clock ? "--clock" : NULL, clock, NULL };
   g_autofree char *out = NULL, *err = NULL;
-  g_autofree char *clock_key = g_strdup_printf ("\"clock\": \"%s\"", expected_clock);
   g_assert_cmpint (run_cli (args, &out, &err), ==, 0);
-  const char *keys[] = { "\"model\"", "\"threads\": 1", "\"backend\": \"cpu\"", "\"prefill_tok_s\"",
-                         "\"decode_tok_s\"", "\"peak_rss_mib\"", clock_key };
-  for (size_t i = 0; i < G_N_ELEMENTS (keys); i++)
-    g_assert_nonnull (strstr (out, keys[i]));
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_assert_true (json_parser_load_from_data (parser, out, -1, NULL));
+  JsonObject *o = json_node_get_object (json_parser_get_root (parser));
+  g_assert_cmpstr (json_object_get_string_member (o, "clock"), ==, expected_clock);
+  g_assert_cmpstr (json_object_get_string_member (o, "backend"), ==, "cpu");
+  g_assert_cmpint (json_object_get_int_member (o, "threads"), ==, atoi (threads));
+  g_assert_cmpint (json_object_get_int_member (o, "read_mib"), ==, 64);
+  g_assert_cmpfloat (json_object_get_double_member (o, "prefill_tok_s"), >, 0);
+  g_assert_cmpfloat (json_object_get_double_member (o, "peak_rss_mib"), >, 0);
+  check_floor_numbers (json_object_get_double_member (o, "decode_tok_s"),
+                       json_object_get_double_member (o, "decode_bytes_per_token"),
+                       json_object_get_double_member (o, "read_bandwidth_gb_s"),
+                       json_object_get_double_member (o, "decode_ceiling_tok_s"),
+                       json_object_get_double_member (o, "decode_of_ceiling_pct"));
 }
 
 static void
 test_bench_json (void)
 {
-  check_bench_json (NULL, "wall");
-  check_bench_json ("cpu", "cpu");
+  check_bench_json (NULL, "wall", "1");
+  check_bench_json ("cpu", "cpu", "2");
+}
+
+/* The text report carries the same figures as the JSON one. */
+static void
+test_bench_text (void)
+{
+  g_autofree char *model = ts_test_data_path ("qwen35/" MODEL "/" MODEL ".gguf");
+  const char *args[] = { "bench", "engine", "--model", model, "--threads", "2",
+                         "--prompt-tokens", "16", "--decode-tokens", "8", "--runs", "1",
+                         "--read-mib", "64", NULL };
+  g_autofree char *out = NULL, *err = NULL;
+  g_assert_cmpint (run_cli (args, &out, &err), ==, 0);
+  const char *decode_line = strstr (out, "\ndecode ");
+  const char *floor_line = strstr (out, "\nread bandwidth ");
+  g_assert_nonnull (decode_line);
+  g_assert_nonnull (floor_line);
+  double decode, bytes, gb_s, ceiling, percent;
+  int threads, mib;
+  g_assert_cmpint (sscanf (decode_line, "\ndecode %lf tok/s (%*d tokens), %lf bytes", &decode,
+                           &bytes), ==, 2);
+  g_assert_cmpint (sscanf (floor_line, "\nread bandwidth %lf GB/s (%d threads, %d MiB): "
+                           "ceiling %lf tok/s, decode at %lf %%", &gb_s, &threads, &mib, &ceiling,
+                           &percent), ==, 5);
+  g_assert_cmpint (threads, ==, 2);
+  g_assert_cmpint (mib, ==, 64);
+  check_floor_numbers (decode, bytes, gb_s, ceiling, percent);
 }
 
 /* --backend: cuda gives the greedy tokens of the goldens on a GPU and fails
@@ -381,6 +436,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/cli/generate-sampling", test_generate_sampling);
   g_test_add_func ("/engine/cli/errors", test_errors);
   g_test_add_func ("/engine/cli/bench-json", test_bench_json);
+  g_test_add_func ("/engine/cli/bench-text", test_bench_text);
   g_test_add_func ("/engine/cli/backend", test_backend);
   return g_test_run ();
 }
