@@ -212,12 +212,23 @@ q4k_row_group (const uint8_t *W, size_t row_bytes, int64_t r0, int R, const LmBl
                int64_t nb, float *y)
 {
   __m256 acc = _mm256_setzero_ps (), acc_min = _mm256_setzero_ps ();
-  for (int j = 0; j < R; j++)
-    lm_prefetch_row (W + (r0 + 8 + j) * row_bytes, row_bytes);
   for (int64_t b = 0; b < nb; b++)
     {
       __m256i sumi[8], mins[8];
       float d_w[8] = { 0 }, dmin_w[8] = { 0 };
+      /* the next group's block b, spread over the loop as the one-row
+       * kernels prefetch: a burst of the next group's whole rows at the
+       * start kept fewer reads in flight (AVX-512, 2048 x 4096: 190-205
+       * against 152-158 us, the one-row kernel before the llama.cpp order
+       * 155) */
+      #pragma GCC unroll 8
+      for (int j = 0; j < 8; j++)
+        {
+          const uint8_t *next = W + (r0 + 8 + j) * row_bytes + (size_t) b * sizeof (LmBlockQ4_K);
+          __builtin_prefetch (next, 0, 1);
+          __builtin_prefetch (next + 64, 0, 1);
+          __builtin_prefetch (next + sizeof (LmBlockQ4_K) - 1, 0, 1);
+        }
       #pragma GCC unroll 8
       for (int j = 0; j < 8; j++)
         if (j < R)
