@@ -194,6 +194,8 @@ k4_min_lanes (const K4Block *u, const LmBlockQ8_K *a)
   return k4_min_products (u->sm, a->bsums);
 }
 
+/* 4 rows at a time: 8 rows' integer vectors do not fit 16 registers */
+#define Q4K_ROW_GROUP 4
 #include "kernels-q4k-x86.h"
 
 TARGET static float
