@@ -36,7 +36,7 @@ struct _TsBenchPage
   AdwActionRow *gpu_row;
   AdwActionRow *kernels_row;
 
-  TsSettings *settings;         /* from ts_bench_page_set_settings() */
+  TsSettings *settings;         /* the application's, from construction on */
   GCancellable *cancellable;    /* the GPU probe */
   GCancellable *run_cancellable;  /* the running benchmark, or NULL */
   GListStore *store;            /* of TsBenchItem */
@@ -564,19 +564,21 @@ _ts_bench_page_set_inputs (TsBenchPage *self, const char *model, const char *ada
 
 /* ---- GObject ---------------------------------------------------------- */
 
-/* Once, from the window's binding (which passes NULL first, while the window
- * has none yet) or from whoever builds the page: the settings then stay. */
-void
-ts_bench_page_set_settings (TsBenchPage *self, TsSettings *settings)
+GtkWidget *
+ts_bench_page_new (TsSettings *settings)
 {
-  g_return_if_fail (TS_IS_BENCH_PAGE (self));
-  g_return_if_fail (settings == NULL || TS_IS_SETTINGS (settings));
+  g_return_val_if_fail (TS_IS_SETTINGS (settings), NULL);
+  return g_object_new (TS_TYPE_BENCH_PAGE, "settings", settings, NULL);
+}
 
-  if (settings == NULL || self->settings != NULL)
-    return;
-  self->settings = g_object_ref (settings);
+static void
+ts_bench_page_constructed (GObject *object)
+{
+  TsBenchPage *self = TS_BENCH_PAGE (object);
+
+  G_OBJECT_CLASS (ts_bench_page_parent_class)->constructed (object);
+  g_return_if_fail (TS_IS_SETTINGS (self->settings));   /* required (ts-bench-page.h) */
   load_paths (self);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SETTINGS]);
 }
 
 static void
@@ -599,7 +601,7 @@ ts_bench_page_set_property (GObject *object, guint prop_id, const GValue *value,
   switch (prop_id)
     {
     case PROP_SETTINGS:
-      ts_bench_page_set_settings (TS_BENCH_PAGE (object), g_value_get_object (value));
+      TS_BENCH_PAGE (object)->settings = g_value_dup_object (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -631,12 +633,13 @@ ts_bench_page_class_init (TsBenchPageClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
+  object_class->constructed = ts_bench_page_constructed;
   object_class->dispose = ts_bench_page_dispose;
   object_class->get_property = ts_bench_page_get_property;
   object_class->set_property = ts_bench_page_set_property;
   properties[PROP_SETTINGS] =
     g_param_spec_object ("settings", NULL, NULL, TS_TYPE_SETTINGS,
-                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   g_type_ensure (TS_TYPE_BENCH_CHART);

@@ -21,10 +21,10 @@ G_BEGIN_DECLS
 #define TS_TYPE_BENCH_PAGE (ts_bench_page_get_type ())
 G_DECLARE_FINAL_TYPE (TsBenchPage, ts_bench_page, TS, BENCH_PAGE, AdwBin)
 
-/* The application's settings (property "settings"): the evaluator address,
- * threads, and the model and adapter it remembers. Set once; the page
- * reads them from then on. */
-void ts_bench_page_set_settings (TsBenchPage *self, TsSettings *settings);
+/* A page over the application's @settings (referenced; the construct-only
+ * property "settings", which the page requires): the evaluator address,
+ * threads, and the model and adapter it remembers. */
+GtkWidget *ts_bench_page_new (TsSettings *settings);
 
 /* The text shown for the GPU row ("Probing…" until the probe returns). */
 const char *ts_bench_page_get_gpu_summary (TsBenchPage *self);

@@ -102,8 +102,6 @@ remember_model (TsChatPage *self)
   const char *adapter = ts_chat_session_get_n_adapters (session) == 1
                           ? ts_chat_session_get_nth_adapter (session, 0, &weight) : NULL;
 
-  if (self->settings == NULL)
-    return;
   ts_settings_set_chat_model (self->settings,
                               demo ? NULL : ts_chat_session_get_model_path (session),
                               weight == 1.0f ? adapter : NULL);

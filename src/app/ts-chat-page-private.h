@@ -20,7 +20,7 @@ struct _TsChatPage
 {
   AdwBin parent_instance;
 
-  /* The application's settings (a reference; from ts_chat_page_set_settings()). */
+  /* The application's settings (a reference; from construction on). */
   TsSettings *settings;
   GBinding *override_binding;    /* "chat-adapter-override" ↔ "adapter-override" */
 

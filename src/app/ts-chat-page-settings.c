@@ -5,13 +5,11 @@
 #include "ts-chat-page-private.h"
 #include "ts-conversation-settings-dialog.h"
 
-/* The preferences' defaults, or the built-in ones before the page has
- * settings. */
+/* The preferences' defaults. */
 static TsConversationSettings *
 defaults (TsChatPage *self)
 {
-  return self->settings != NULL ? ts_settings_get_conversation_defaults (self->settings)
-                                : ts_conversation_settings_new ();
+  return ts_settings_get_conversation_defaults (self->settings);
 }
 
 const TsConversationSettings *
@@ -90,8 +88,7 @@ dialog_make_default_cb (TsConversationSettingsDialog *dialog, TsChatPage *self)
 {
   g_autoptr (TsConversationSettings) s = ts_conversation_settings_dialog_get_settings (dialog);
 
-  if (self->settings != NULL)
-    ts_settings_set_conversation_defaults (self->settings, s);
+  ts_settings_set_conversation_defaults (self->settings, s);
   _ts_chat_page_toast (self, _("New conversations start from these settings"));
 }
 

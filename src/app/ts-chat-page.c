@@ -572,7 +572,7 @@ ts_chat_page_set_property (GObject *object, guint prop_id, const GValue *value,
       _ts_chat_page_set_adapter_override (self, g_value_get_string (value));
       break;
     case PROP_SETTINGS:
-      ts_chat_page_set_settings (self, g_value_get_object (value));
+      self->settings = g_value_dup_object (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -585,31 +585,34 @@ settings_changed_cb (TsChatPage *self)
   _ts_chat_page_update_subtitles (self);
 }
 
-/* Once, from the window's binding (which passes NULL first, while the window
- * has none yet) or from whoever builds the page: the settings then stay. */
-void
-ts_chat_page_set_settings (TsChatPage *self, TsSettings *settings)
+GtkWidget *
+ts_chat_page_new (TsSettings *settings)
 {
-  g_return_if_fail (TS_IS_CHAT_PAGE (self));
-  g_return_if_fail (settings == NULL || TS_IS_SETTINGS (settings));
+  g_return_val_if_fail (TS_IS_SETTINGS (settings), NULL);
+  return g_object_new (TS_TYPE_CHAT_PAGE, "settings", settings, NULL);
+}
 
-  if (settings == NULL || self->settings != NULL)
-    return;
-  self->settings = g_object_ref (settings);
+/* The page follows the settings it was built with for its whole life. */
+static void
+ts_chat_page_constructed (GObject *object)
+{
+  TsChatPage *self = TS_CHAT_PAGE (object);
+  TsSettings *settings = self->settings;
+
+  G_OBJECT_CLASS (ts_chat_page_parent_class)->constructed (object);
+  g_return_if_fail (TS_IS_SETTINGS (settings));   /* required (ts-chat-page.h) */
   self->override_binding =
     g_object_bind_property (settings, "chat-adapter-override", self, "adapter-override",
                             G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
   g_object_bind_property (settings, "chat-thinking", self->thinking_switch, "active",
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
   /* The HE pane's subtitle names the evaluator. */
-  g_signal_connect_swapped (settings, "notify::evaluator-mode", G_CALLBACK (settings_changed_cb),
-                            self);
-  g_signal_connect_swapped (settings, "notify::evaluator-url", G_CALLBACK (settings_changed_cb),
-                            self);
+  g_signal_connect_object (settings, "notify::evaluator-mode", G_CALLBACK (settings_changed_cb),
+                           self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (settings, "notify::evaluator-url", G_CALLBACK (settings_changed_cb),
+                           self, G_CONNECT_SWAPPED);
   _ts_chat_page_update_subtitles (self);
-  if (self->conversation == 0)
-    _ts_chat_page_settings_reset (self);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SETTINGS]);
+  _ts_chat_page_settings_reset (self);
 }
 
 static void
@@ -620,12 +623,9 @@ ts_chat_page_dispose (GObject *object)
   g_cancellable_cancel (self->load_cancellable);
   g_clear_object (&self->load_cancellable);
   g_clear_handle_id (&self->save_timeout, g_source_remove);
-  if (self->settings != NULL)
-    {
-      g_binding_unbind (self->override_binding);
-      g_signal_handlers_disconnect_by_data (self->settings, self);
-      g_clear_object (&self->settings);
-    }
+  /* The settings outlive the page: stop following them now. */
+  g_clear_pointer (&self->override_binding, g_binding_unbind);
+  g_clear_object (&self->settings);
   _ts_chat_page_routing_dispose (self);
   _ts_chat_page_market_dispose (self);
   _ts_chat_page_vault_dispose (self);
@@ -667,7 +667,9 @@ install_properties (GObjectClass *object_class)
   /* How often a streaming answer is written to history.sqlite, so that a
    * crash loses at most this much of it (ms; applies from the next turn). */
   properties[PROP_SAVE_INTERVAL] = g_param_spec_uint ("save-interval", NULL, NULL, 10, 60000, 400, rw);
-  properties[PROP_SETTINGS] = g_param_spec_object ("settings", NULL, NULL, TS_TYPE_SETTINGS, rw);
+  properties[PROP_SETTINGS] =
+    g_param_spec_object ("settings", NULL, NULL, TS_TYPE_SETTINGS,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -679,6 +681,7 @@ ts_chat_page_class_init (TsChatPageClass *klass)
 
   object_class->get_property = ts_chat_page_get_property;
   object_class->set_property = ts_chat_page_set_property;
+  object_class->constructed = ts_chat_page_constructed;
   object_class->dispose = ts_chat_page_dispose;
   object_class->finalize = ts_chat_page_finalize;
   install_properties (object_class);

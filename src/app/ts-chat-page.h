@@ -70,10 +70,11 @@ int ts_chat_page_get_editing (TsChatPage *self);
 /* The open Conversation Settings dialog (a TsConversationSettingsDialog), or NULL. */
 GtkWidget *ts_chat_page_get_settings_dialog (TsChatPage *self);
 
-/* The application's settings (property "settings"): the evaluator, CKKS
- * preset, threads and GPU of each reply, and the adapter override. Set once;
- * a page does nothing with settings before it has them. */
-void ts_chat_page_set_settings (TsChatPage *self, TsSettings *settings);
+/* A page over the application's @settings (referenced; the construct-only
+ * property "settings", which the page requires): the evaluator, CKKS
+ * preset, threads and GPU of each reply, the conversation defaults, the
+ * remembered model and the adapter override. */
+GtkWidget *ts_chat_page_new (TsSettings *settings);
 
 /* The key vault (the application's): while it holds an unlocked key, the
  * HE pane encrypts under it and its lock badge shows the vault's

@@ -32,7 +32,7 @@ struct _TsKeysPage
   GtkProgressBar *progress_bar;
 
   TsKeyVault *vault;
-  TsSettings *settings;         /* from ts_keys_page_set_settings() */
+  TsSettings *settings;         /* the application's, from construction on */
   AdwMessageDialog *dialog;     /* weak: the open dialog */
   char *last_toast;
   guint prompt_idle;
@@ -542,18 +542,18 @@ ts_keys_page_set_vault (TsKeysPage *self, TsKeyVault *vault)
   update_view (self);
 }
 
-/* Once, from the window's binding (which passes NULL first, while the window
- * has none yet) or from whoever builds the page: the settings then stay. */
-void
-ts_keys_page_set_settings (TsKeysPage *self, TsSettings *settings)
+GtkWidget *
+ts_keys_page_new (TsSettings *settings)
 {
-  g_return_if_fail (TS_IS_KEYS_PAGE (self));
-  g_return_if_fail (settings == NULL || TS_IS_SETTINGS (settings));
+  g_return_val_if_fail (TS_IS_SETTINGS (settings), NULL);
+  return g_object_new (TS_TYPE_KEYS_PAGE, "settings", settings, NULL);
+}
 
-  if (settings == NULL || self->settings != NULL)
-    return;
-  self->settings = g_object_ref (settings);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SETTINGS]);
+static void
+ts_keys_page_constructed (GObject *object)
+{
+  G_OBJECT_CLASS (ts_keys_page_parent_class)->constructed (object);
+  g_return_if_fail (TS_IS_SETTINGS (TS_KEYS_PAGE (object)->settings));   /* required */
 }
 
 static void
@@ -576,7 +576,7 @@ ts_keys_page_set_property (GObject *object, guint prop_id, const GValue *value,
   switch (prop_id)
     {
     case PROP_SETTINGS:
-      ts_keys_page_set_settings (TS_KEYS_PAGE (object), g_value_get_object (value));
+      TS_KEYS_PAGE (object)->settings = g_value_dup_object (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -661,12 +661,13 @@ ts_keys_page_class_init (TsKeysPageClass *klass)
     "keys.rotate", "keys.delete", "keys.export", "keys.copy-fingerprint",
   };
 
+  object_class->constructed = ts_keys_page_constructed;
   object_class->dispose = ts_keys_page_dispose;
   object_class->get_property = ts_keys_page_get_property;
   object_class->set_property = ts_keys_page_set_property;
   properties[PROP_SETTINGS] =
     g_param_spec_object ("settings", NULL, NULL, TS_TYPE_SETTINGS,
-                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
   widget_class->map = ts_keys_page_map;
 

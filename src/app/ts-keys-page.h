@@ -23,8 +23,9 @@ G_DECLARE_FINAL_TYPE (TsKeysPage, ts_keys_page, TS, KEYS_PAGE, AdwBin)
 /* The vault the page shows (the application's); NULL shows nothing. */
 void ts_keys_page_set_vault (TsKeysPage *self, TsKeyVault *vault);
 TsKeyVault *ts_keys_page_get_vault (TsKeysPage *self);
-/* The application's settings (property "settings"): the preset a new key
- * starts on. Set once. */
-void ts_keys_page_set_settings (TsKeysPage *self, TsSettings *settings);
+/* A page over the application's @settings (referenced; the construct-only
+ * property "settings", which the page requires): the preset a new key
+ * starts on. */
+GtkWidget *ts_keys_page_new (TsSettings *settings);
 
 G_END_DECLS

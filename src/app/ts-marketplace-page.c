@@ -16,15 +16,13 @@
 
 /* Typing pauses this long before a search goes out. */
 #define SEARCH_DELAY_MS 250
-/* The schema's default: the address until the page has its settings. */
-#define DEFAULT_MARKETPLACE_URL "http://127.0.0.1:8766"
 
 struct _TsMarketplacePage
 {
   AdwBin parent_instance;
 
   char *url;
-  TsSettings *settings;    /* from ts_marketplace_page_set_settings() */
+  TsSettings *settings;    /* the application's, from construction on */
   TsMarketClient *client;
   TsMarketKeyring *keyring;
   TsMarketUsage *usage;
@@ -499,24 +497,27 @@ ts_marketplace_page_map (GtkWidget *widget)
     start_search (self, FALSE);
 }
 
-/* Once, from the window's binding (which passes NULL first, while the window
- * has none yet) or from whoever builds the page. The address follows the
- * settings, unless the environment names one. */
-void
-ts_marketplace_page_set_settings (TsMarketplacePage *self, TsSettings *settings)
+GtkWidget *
+ts_marketplace_page_new (TsSettings *settings)
 {
+  g_return_val_if_fail (TS_IS_SETTINGS (settings), NULL);
+  return g_object_new (TS_TYPE_MARKETPLACE_PAGE, "settings", settings, NULL);
+}
+
+/* The address follows the settings, unless the environment names one. */
+static void
+ts_marketplace_page_constructed (GObject *object)
+{
+  TsMarketplacePage *self = TS_MARKETPLACE_PAGE (object);
   const char *env = g_getenv ("TENSAFE_MARKETPLACE_URL");
 
-  g_return_if_fail (TS_IS_MARKETPLACE_PAGE (self));
-  g_return_if_fail (settings == NULL || TS_IS_SETTINGS (settings));
-
-  if (settings == NULL || self->settings != NULL)
-    return;
-  self->settings = g_object_ref (settings);
-  if (env == NULL || *env == '\0')
-    g_object_bind_property (settings, "marketplace-url", self, "marketplace-url",
+  G_OBJECT_CLASS (ts_marketplace_page_parent_class)->constructed (object);
+  g_return_if_fail (TS_IS_SETTINGS (self->settings));   /* required */
+  if (env != NULL && *env != '\0')
+    ts_marketplace_page_set_marketplace_url (self, env);
+  else
+    g_object_bind_property (self->settings, "marketplace-url", self, "marketplace-url",
                             G_BINDING_SYNC_CREATE);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SETTINGS]);
 }
 
 static void
@@ -553,7 +554,7 @@ ts_marketplace_page_set_property (GObject *object, guint prop_id, const GValue *
       ts_marketplace_page_set_marketplace_url (self, g_value_get_string (value));
       break;
     case PROP_SETTINGS:
-      ts_marketplace_page_set_settings (self, g_value_get_object (value));
+      self->settings = g_value_dup_object (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -600,7 +601,7 @@ ts_marketplace_page_install_properties (GObjectClass *object_class)
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_SETTINGS] =
     g_param_spec_object ("settings", NULL, NULL, TS_TYPE_SETTINGS,
-                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   properties[PROP_OFFLINE] =
     g_param_spec_boolean ("offline", NULL, NULL, FALSE,
                           G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
@@ -619,6 +620,7 @@ ts_marketplace_page_class_init (TsMarketplacePageClass *klass)
 
   object_class->get_property = ts_marketplace_page_get_property;
   object_class->set_property = ts_marketplace_page_set_property;
+  object_class->constructed = ts_marketplace_page_constructed;
   object_class->dispose = ts_marketplace_page_dispose;
   object_class->finalize = ts_marketplace_page_finalize;
   widget_class->map = ts_marketplace_page_map;
@@ -670,7 +672,6 @@ ts_marketplace_page_class_init (TsMarketplacePageClass *klass)
 static void
 ts_marketplace_page_init (TsMarketplacePage *self)
 {
-  const char *env = g_getenv ("TENSAFE_MARKETPLACE_URL");
   g_autofree char *keyring_path = NULL;
   g_autoptr (GError) error = NULL;
 
@@ -683,8 +684,6 @@ ts_marketplace_page_init (TsMarketplacePage *self)
   self->keyring = ts_market_keyring_new (keyring_path);
   if (!ts_market_keyring_load (self->keyring, &error))
     g_message ("Pinned publisher keys could not be read: %s", error->message);
-  ts_marketplace_page_set_marketplace_url (self, env != NULL && *env != '\0'
-                                                 ? env : DEFAULT_MARKETPLACE_URL);
 }
 
 void

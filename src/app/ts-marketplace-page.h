@@ -5,7 +5,7 @@
  * core's page of search results, ts-market-types.h.)
  *
  * Marketplace address: the setting "marketplace-url" (TsSettings, bound to
- * the property of the same name once the page has its "settings"), or the
+ * the property of the same name), or the
  * environment variable TENSAFE_MARKETPLACE_URL, which wins (used by `make
  * market-demo`).
  *
@@ -41,8 +41,9 @@ G_BEGIN_DECLS
 #define TS_TYPE_MARKETPLACE_PAGE (ts_marketplace_page_get_type ())
 G_DECLARE_FINAL_TYPE (TsMarketplacePage, ts_marketplace_page, TS, MARKETPLACE_PAGE, AdwBin)
 
-/* The application's settings (property "settings"). Set once. */
-void ts_marketplace_page_set_settings (TsMarketplacePage *self, TsSettings *settings);
+/* A page over the application's @settings (referenced; the construct-only
+ * property "settings", which the page requires). */
+GtkWidget *ts_marketplace_page_new (TsSettings *settings);
 const char *ts_marketplace_page_get_marketplace_url (TsMarketplacePage *self);
 void ts_marketplace_page_set_marketplace_url (TsMarketplacePage *self, const char *url);
 gboolean ts_marketplace_page_get_offline (TsMarketplacePage *self);

@@ -22,7 +22,7 @@ struct _TsWindow
   TsMarketplacePage *market_page;
   AdwHeaderBar *header_bar;
   GtkWidget *header_pickers;     /* the chat's model and adapter pickers */
-  TsSettings *settings;          /* the application's; the pages' "settings" follow it */
+  TsSettings *settings;          /* the application's; every page is built with them */
 };
 
 G_DEFINE_FINAL_TYPE (TsWindow, ts_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -215,6 +215,38 @@ ts_window_set_property (GObject *object, guint prop_id, const GValue *value,
     }
 }
 
+static GtkWidget *
+add_page (TsWindow *self, GtkWidget *page, const char *name, const char *title,
+          const char *icon_name)
+{
+  AdwViewStackPage *stack_page = adw_view_stack_add_titled (self->stack, page, name, title);
+
+  adw_view_stack_page_set_use_underline (stack_page, TRUE);
+  adw_view_stack_page_set_icon_name (stack_page, icon_name);
+  return page;
+}
+
+/* The pages are built here rather than in the template, which GTK builds
+ * before the window's own properties are set: so that no page exists, even
+ * for a moment, without the settings it follows. */
+static void
+ts_window_add_pages (TsWindow *self)
+{
+  self->chat_page = TS_CHAT_PAGE (add_page (self, ts_chat_page_new (self->settings), "chat",
+                                            _("_Chat"), "ts-chat-symbolic"));
+  self->market_page =
+    TS_MARKETPLACE_PAGE (add_page (self, ts_marketplace_page_new (self->settings), "market",
+                                   _("_Marketplace"), "ts-market-symbolic"));
+  self->keys_page = TS_KEYS_PAGE (add_page (self, ts_keys_page_new (self->settings), "keys",
+                                            _("_Keys"), "ts-keys-symbolic"));
+  add_page (self, ts_bench_page_new (self->settings), "bench", _("_Benchmark"),
+            "ts-bench-symbolic");
+  g_signal_connect_swapped (self->market_page, "use-in-chat", G_CALLBACK (use_in_chat_cb), self);
+  g_signal_connect_swapped (self->chat_page, "adapter-used", G_CALLBACK (adapter_used_cb), self);
+  g_signal_connect_swapped (ts_chat_page_get_picker (self->chat_page, FALSE), "notify::label",
+                            G_CALLBACK (model_picked_cb), self);
+}
+
 static void
 ts_window_constructed (GObject *object)
 {
@@ -222,6 +254,9 @@ ts_window_constructed (GObject *object)
 
   G_OBJECT_CLASS (ts_window_parent_class)->constructed (object);
   g_return_if_fail (TS_IS_SETTINGS (self->settings));   /* ts_window_new() gives them */
+  ts_window_add_pages (self);
+  ts_window_add_header_pickers (self);
+  update_header_pickers (self);
   ts_window_bind_settings (self);
 }
 
@@ -253,24 +288,16 @@ ts_window_class_init (TsWindowClass *klass)
   properties[PROP_VISIBLE_PAGE] =
     g_param_spec_string ("visible-page", NULL, NULL, NULL,
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-  /* The pages bind their own "settings" to it (ts-window.ui). */
+  /* Every page is built with them (ts_window_add_pages()). */
   properties[PROP_SETTINGS] =
     g_param_spec_object ("settings", NULL, NULL, TS_TYPE_SETTINGS,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
-  g_type_ensure (TS_TYPE_CHAT_PAGE);
-  g_type_ensure (TS_TYPE_MARKETPLACE_PAGE);
-  g_type_ensure (TS_TYPE_KEYS_PAGE);
-  g_type_ensure (TS_TYPE_BENCH_PAGE);
-
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/tensafe/Desktop/ui/ts-window.ui");
   gtk_widget_class_bind_template_child (widget_class, TsWindow, toast_overlay);
   gtk_widget_class_bind_template_child (widget_class, TsWindow, stack);
-  gtk_widget_class_bind_template_child (widget_class, TsWindow, keys_page);
-  gtk_widget_class_bind_template_child (widget_class, TsWindow, chat_page);
-  gtk_widget_class_bind_template_child (widget_class, TsWindow, market_page);
   gtk_widget_class_bind_template_child (widget_class, TsWindow, header_bar);
   gtk_widget_class_bind_template_callback (widget_class, stack_visible_child_cb);
 
@@ -289,12 +316,6 @@ static void
 ts_window_init (TsWindow *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
-  g_signal_connect_swapped (self->market_page, "use-in-chat", G_CALLBACK (use_in_chat_cb), self);
-  g_signal_connect_swapped (self->chat_page, "adapter-used", G_CALLBACK (adapter_used_cb), self);
-  g_signal_connect_swapped (ts_chat_page_get_picker (self->chat_page, FALSE), "notify::label",
-                            G_CALLBACK (model_picked_cb), self);
-  ts_window_add_header_pickers (self);
-  update_header_pickers (self);
 }
 
 /* The model of --model (and its --adapter) instead of the demo model;

@@ -1,11 +1,14 @@
 /* test-pages.c: each page widget builds from its template and is freed when
- * dropped, including the benchmark page while its GPU probe is in flight.
+ * dropped, including the benchmark page while its GPU probe is in flight;
+ * every page is built with its settings and keeps them.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <adwaita.h>
 
 #include "ts-application.h"
 #include "ts-bench-page.h"
+#include "ts-chat-page.h"
 #include "ts-keys-page.h"
+#include "ts-marketplace-page.h"
 
 static GtkWidget *
 find_status_page (GtkWidget *widget)
@@ -55,6 +58,57 @@ test_bench_page_dropped_while_probing (void)
     g_main_context_iteration (NULL, FALSE);
 }
 
+/* A page is built with the application's settings or not at all: none
+ * exists without them, so none has to guess what to do meanwhile. */
+static void
+test_page_needs_settings (gconstpointer data)
+{
+  GType type = GPOINTER_TO_SIZE (data);
+
+  if (g_test_subprocess ())
+    {
+      g_object_ref_sink (g_object_new (type, NULL));
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_failed ();
+  g_test_trap_assert_stderr ("*CRITICAL*TS_IS_SETTINGS*");
+}
+
+/* ... and keeps the ones it was built with. */
+static void
+test_page_keeps_settings (gconstpointer data)
+{
+  GType type = GPOINTER_TO_SIZE (data);
+  g_autoptr (TsSettings) settings = ts_settings_new_default ();
+  g_autoptr (TsSettings) other = ts_settings_new_default ();
+  GtkWidget *page = g_object_ref_sink (g_object_new (type, "settings", settings, NULL));
+  TsSettings *got = NULL;
+
+  if (g_test_subprocess ())
+    {
+      g_object_set (page, "settings", other, NULL);
+      return;
+    }
+  g_object_get (page, "settings", &got, NULL);
+  g_assert_true (got == settings);
+  g_object_unref (got);
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_failed ();
+  g_test_trap_assert_stderr ("*construct*settings*");
+  g_assert_finalize_object (page);
+}
+
+static void
+add_settings_tests (const char *name, GType type)
+{
+  g_autofree char *needs = g_strdup_printf ("/pages/%s/needs-settings", name);
+  g_autofree char *keeps = g_strdup_printf ("/pages/%s/keeps-settings", name);
+
+  g_test_add_data_func (needs, GSIZE_TO_POINTER (type), test_page_needs_settings);
+  g_test_add_data_func (keeps, GSIZE_TO_POINTER (type), test_page_keeps_settings);
+}
+
 static void
 test_no_display (void)
 {
@@ -81,5 +135,9 @@ main (int argc, char **argv)
   g_test_add_data_func ("/pages/bench", GSIZE_TO_POINTER (TS_TYPE_BENCH_PAGE),
                         test_page_lifecycle);
   g_test_add_func ("/pages/bench-dropped-while-probing", test_bench_page_dropped_while_probing);
+  add_settings_tests ("chat", TS_TYPE_CHAT_PAGE);
+  add_settings_tests ("market", TS_TYPE_MARKETPLACE_PAGE);
+  add_settings_tests ("keys", TS_TYPE_KEYS_PAGE);
+  add_settings_tests ("bench", TS_TYPE_BENCH_PAGE);
   return g_test_run ();
 }
