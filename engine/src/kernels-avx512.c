@@ -257,19 +257,6 @@ dot_q5_K (const LmBlockQ5_K *w, const LmBlockQ8_K *a, int64_t nb)
   return k4_result (acc, acc_min);
 }
 
-TARGET static float
-dot_q6_K (const LmBlockQ6_K *w, const LmBlockQ8_K *a, int64_t nb)
-{
-  __m256 acc = _mm256_setzero_ps ();
-  Q6Block u;
-  for (int64_t b = 0; b < nb; b++)
-    {
-      q6_unpack (&w[b], &u);
-      q6_accumulate (&u, &a[b], &acc);
-    }
-  return hsum256_ps (acc);
-}
-
 /* ---- Q4_K in the float order of ggml's repacked kernels ---- */
 
 TARGET static inline __attribute__ ((always_inline)) void
@@ -336,7 +323,7 @@ k4_integers (const K4Block *u, const LmBlockQ8_K *a, __m256i *sumi, __m256i *min
 DEFINE_K4_TILE (tile_q5_K, LmBlockQ5_K, QH)
 
 
-/* Q6_K rows against @T tokens in the single-token order (dot_q6_K per
+/* Q6_K rows against @T tokens in the single-token order (rows_q6_K's per
  * token), each weight block unpacked once: for products below the batch
  * kernel's size. */
 TARGET static inline __attribute__ ((always_inline)) void
@@ -519,17 +506,22 @@ quantize_q8_K (const float *x, void *out, int64_t n)
 LM_DEFINE_ROWS (TARGET, rows_f32, dot_f32, float, float, 1)
 LM_DEFINE_ROWS (TARGET, rows_f16, dot_f16, uint16_t, float, 1)
 LM_DEFINE_ROWS (TARGET, rows_bf16, dot_bf16, uint16_t, float, 1)
+
 /* Q8_0 rows two to a 512-bit register against one token: each row's eight
  * lanes get dot_q8_0's operations (the same int32 lane sums, scale product,
  * fmadd chain and final sum), so every result is dot_q8_0's bit for bit.
  * A row alone is one fmadd chain, bound by its latency at 34 bytes per
  * fmadd; a pair moves twice the bytes per fmadd and loads each activation
- * block once for both rows. Measured on Zen 5, 896-wide rows, one thread:
- * hot in L2 36 -> 42-44 GB/s; streamed (4864 rows) 29-31 -> 34-36 GB/s,
- * 34 -> 37-39 GB/s on huge pages. Two pairs at once streamed slower
- * (24-26 GB/s): twice the rows in flight, prefetched in bursts twice as
- * long. */
-#define Q8_0_PREFETCH_PAIRS 4
+ * block once for both rows. The rows a fixed distance ahead are asked for
+ * one at a time, the second halfway through the pair: bursts of a whole
+ * pair (68 lines for 2048-wide rows) streamed slower than one row at a
+ * time did, and a distance in rows served short rows and long ones badly
+ * in turn. Measured on Zen 5, one thread, 2048 rows streamed from memory,
+ * against the one-row kernel: 896 wide 30.7-31.6 -> 35.6-40.3 GB/s, 2048
+ * wide 32.6-33.3 -> 34.9-36.7, 4864 wide 20.7-25.4 -> 23.7-25.0; hot in L2
+ * (896 wide) 36 -> 42-44. Two pairs at once streamed slower (24-26 GB/s
+ * for 896 wide). */
+#define Q8_0_PREFETCH_BYTES 8192
 
 TARGET static inline __attribute__ ((always_inline)) void
 q8_0_row_pair (const uint8_t *W, size_t row_bytes, int64_t r, const LmBlockQ8_0 *a, int64_t nb,
@@ -537,11 +529,14 @@ q8_0_row_pair (const uint8_t *W, size_t row_bytes, int64_t r, const LmBlockQ8_0 
 {
   const LmBlockQ8_0 *lo = (const LmBlockQ8_0 *) (W + r * row_bytes);
   const LmBlockQ8_0 *hi = (const LmBlockQ8_0 *) (W + (r + 1) * row_bytes);
+  const uint8_t *ahead = W + (r + 2) * row_bytes + Q8_0_PREFETCH_BYTES;
   __m512 acc = _mm512_setzero_ps ();
 
-  lm_prefetch_row (W + (r + 2 * Q8_0_PREFETCH_PAIRS) * row_bytes, 2 * row_bytes);
+  lm_prefetch_row (ahead, row_bytes);
   for (int64_t b = 0; b < nb; b++)
     {
+      if (b == nb / 2)
+        lm_prefetch_row (ahead + row_bytes, row_bytes);
       __m512i qa = _mm512_broadcast_i64x4 (_mm256_loadu_si256 ((const __m256i *) a[b].qs));
       __m512i qw = _mm512_inserti64x4 (
           _mm512_castsi256_si512 (_mm256_loadu_si256 ((const __m256i *) lo[b].qs)),
@@ -573,7 +568,29 @@ rows_q8_0 (const void *W, size_t row_bytes, int64_t n_rows, const void *act, int
     y[r] = dot_q8_0 ((const LmBlockQ8_0 *) (w + r * row_bytes), act, nb);
 }
 LM_DEFINE_ROWS (TARGET, rows_q5_K, dot_q5_K, LmBlockQ5_K, LmBlockQ8_K, LM_QK_K)
-LM_DEFINE_ROWS (TARGET, rows_q6_K, dot_q6_K, LmBlockQ6_K, LmBlockQ8_K, LM_QK_K)
+/* Q6_K rows, one fma chain each; the row LM_PREFETCH_ROWS ahead is
+ * asked for block by block rather than at once per row: a 4864-wide row is
+ * 62 lines, and those bursts left the stream at 25.6 GB/s where the same
+ * rows hot in L2 run at 44.8 (Zen 5, one thread). */
+TARGET static void
+rows_q6_K (const void *W, size_t row_bytes, int64_t n_rows, const void *act, int64_t n, float *y)
+{
+  const LmBlockQ8_K *a = act;
+
+  for (int64_t r = 0; r < n_rows; r++)
+    {
+      const LmBlockQ6_K *w = (const LmBlockQ6_K *) ((const uint8_t *) W + r * row_bytes);
+      __m256 acc = _mm256_setzero_ps ();
+      Q6Block u;
+      for (int64_t b = 0; b < n / LM_QK_K; b++)
+        {
+          lm_prefetch_row ((const uint8_t *) &w[b] + LM_PREFETCH_ROWS * row_bytes, sizeof w[b]);
+          q6_unpack (&w[b], &u);
+          q6_accumulate (&u, &a[b], &acc);
+        }
+      y[r] = hsum256_ps (acc);
+    }
+}
 
 void
 lm_kernels_fill_avx512 (LmKernels *k)
