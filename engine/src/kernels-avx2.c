@@ -318,16 +318,26 @@ q6_lanes (const Q6Block *u, const LmBlockQ8_K *a)
 
 #include "kernels-q6k-batch-x86.h"
 
-TARGET static float
-dot_q6_K (const LmBlockQ6_K *w, const LmBlockQ8_K *a, int64_t nb)
+/* Q6_K rows, one fma chain each; the row LM_PREFETCH_ROWS ahead is asked
+ * for block by block rather than in one burst of up to 62 lines per row
+ * (as on AVX-512, kernels-avx512.c). */
+TARGET static void
+rows_q6_K (const void *W, size_t row_bytes, int64_t n_rows, const void *act, int64_t n, float *y)
 {
-  __m256 acc = _mm256_setzero_ps ();
-  for (int64_t b = 0; b < nb; b++)
+  const LmBlockQ8_K *a = act;
+
+  for (int64_t r = 0; r < n_rows; r++)
     {
-      const LmBlockQ8_K *ab[1] = { &a[b] };
-      q6_block (&w[b], ab, 1, &acc);
+      const LmBlockQ6_K *w = (const LmBlockQ6_K *) ((const uint8_t *) W + r * row_bytes);
+      __m256 acc = _mm256_setzero_ps ();
+      for (int64_t b = 0; b < n / LM_QK_K; b++)
+        {
+          const LmBlockQ8_K *ab[1] = { &a[b] };
+          lm_prefetch_row ((const uint8_t *) &w[b] + LM_PREFETCH_ROWS * row_bytes, sizeof w[b]);
+          q6_block (&w[b], ab, 1, &acc);
+        }
+      y[r] = hsum256_ps (acc);
     }
-  return hsum256_ps (acc);
 }
 
 /* ---- tiles of 2 to LM_TILE_TOKENS activation rows for prefill ---- */
@@ -404,7 +414,7 @@ LM_DEFINE_TILE (TARGET, tile_q8_0, tile_q8_0_body)
 DEFINE_K4_TILE (tile_q5_K, LmBlockQ5_K, QH)
 
 
-/* Q6_K rows against @T tokens in the single-token order (dot_q6_K per
+/* Q6_K rows against @T tokens in the single-token order (rows_q6_K's per
  * token), each weight block unpacked once: for products below the batch
  * kernel's size. */
 TARGET static inline __attribute__ ((always_inline)) void
@@ -543,7 +553,6 @@ LM_DEFINE_ROWS (TARGET, rows_f16, dot_f16, uint16_t, float, 1)
 LM_DEFINE_ROWS (TARGET, rows_bf16, dot_bf16, uint16_t, float, 1)
 LM_DEFINE_ROWS (TARGET, rows_q8_0, dot_q8_0, LmBlockQ8_0, LmBlockQ8_0, LM_QK8_0)
 LM_DEFINE_ROWS (TARGET, rows_q5_K, dot_q5_K, LmBlockQ5_K, LmBlockQ8_K, LM_QK_K)
-LM_DEFINE_ROWS (TARGET, rows_q6_K, dot_q6_K, LmBlockQ6_K, LmBlockQ8_K, LM_QK_K)
 
 void
 lm_kernels_fill_avx2 (LmKernels *k)

@@ -506,72 +506,13 @@ quantize_q8_K (const float *x, void *out, int64_t n)
 LM_DEFINE_ROWS (TARGET, rows_f32, dot_f32, float, float, 1)
 LM_DEFINE_ROWS (TARGET, rows_f16, dot_f16, uint16_t, float, 1)
 LM_DEFINE_ROWS (TARGET, rows_bf16, dot_bf16, uint16_t, float, 1)
-
-/* Q8_0 rows two to a 512-bit register against one token: each row's eight
- * lanes get dot_q8_0's operations (the same int32 lane sums, scale product,
- * fmadd chain and final sum), so every result is dot_q8_0's bit for bit.
- * A row alone is one fmadd chain, bound by its latency at 34 bytes per
- * fmadd; a pair moves twice the bytes per fmadd and loads each activation
- * block once for both rows. The rows a fixed distance ahead are asked for
- * one at a time, the second halfway through the pair: bursts of a whole
- * pair (68 lines for 2048-wide rows) streamed slower than one row at a
- * time did, and a distance in rows served short rows and long ones badly
- * in turn. Measured on Zen 5, one thread, 2048 rows streamed from memory,
- * against the one-row kernel: 896 wide 30.7-31.6 -> 35.6-40.3 GB/s, 2048
- * wide 32.6-33.3 -> 34.9-36.7, 4864 wide 20.7-25.4 -> 23.7-25.0; hot in L2
- * (896 wide) 36 -> 42-44. Two pairs at once streamed slower (24-26 GB/s
- * for 896 wide). */
-#define Q8_0_PREFETCH_BYTES 8192
-
-TARGET static inline __attribute__ ((always_inline)) void
-q8_0_row_pair (const uint8_t *W, size_t row_bytes, int64_t r, const LmBlockQ8_0 *a, int64_t nb,
-               float *y)
-{
-  const LmBlockQ8_0 *lo = (const LmBlockQ8_0 *) (W + r * row_bytes);
-  const LmBlockQ8_0 *hi = (const LmBlockQ8_0 *) (W + (r + 1) * row_bytes);
-  const uint8_t *ahead = W + (r + 2) * row_bytes + Q8_0_PREFETCH_BYTES;
-  __m512 acc = _mm512_setzero_ps ();
-
-  lm_prefetch_row (ahead, row_bytes);
-  for (int64_t b = 0; b < nb; b++)
-    {
-      if (b == nb / 2)
-        lm_prefetch_row (ahead + row_bytes, row_bytes);
-      __m512i qa = _mm512_broadcast_i64x4 (_mm256_loadu_si256 ((const __m256i *) a[b].qs));
-      __m512i qw = _mm512_inserti64x4 (
-          _mm512_castsi256_si512 (_mm256_loadu_si256 ((const __m256i *) lo[b].qs)),
-          _mm256_loadu_si256 ((const __m256i *) hi[b].qs), 1);
-      /* where w < 0 the activation is negated, as dot_q8_0's sign does (a
-       * zero w multiplies its activation by zero whatever its sign) */
-      __m512i signed_a = _mm512_mask_sub_epi8 (qa, _mm512_movepi8_mask (qw),
-                                               _mm512_setzero_si512 (), qa);
-      __m512i dp = _mm512_dpbusd_epi32 (_mm512_setzero_si512 (), _mm512_abs_epi8 (qw), signed_a);
-      __m512 dw = _mm512_insertf32x8 (_mm512_set1_ps (fp16 (lo[b].d)),
-                                      _mm256_set1_ps (fp16 (hi[b].d)), 1);
-      acc = _mm512_fmadd_ps (_mm512_mul_ps (dw, _mm512_set1_ps (fp16 (a[b].d))),
-                             _mm512_cvtepi32_ps (dp), acc);
-    }
-  y[r] = hsum256_ps (_mm512_castps512_ps256 (acc));
-  y[r + 1] = hsum256_ps (_mm512_extractf32x8_ps (acc, 1));
-}
-
-TARGET static void
-rows_q8_0 (const void *W, size_t row_bytes, int64_t n_rows, const void *act, int64_t n, float *y)
-{
-  const uint8_t *w = W;
-  const int64_t nb = n / LM_QK8_0;
-  int64_t r = 0;
-
-  for (; r + 2 <= n_rows; r += 2)
-    q8_0_row_pair (w, row_bytes, r, act, nb, y);
-  if (r < n_rows)
-    y[r] = dot_q8_0 ((const LmBlockQ8_0 *) (w + r * row_bytes), act, nb);
-}
+LM_DEFINE_ROWS (TARGET, rows_q8_0, dot_q8_0, LmBlockQ8_0, LmBlockQ8_0, LM_QK8_0)
 LM_DEFINE_ROWS (TARGET, rows_q5_K, dot_q5_K, LmBlockQ5_K, LmBlockQ8_K, LM_QK_K)
-/* Q6_K rows, one fma chain each; the row LM_PREFETCH_ROWS ahead is
- * asked for block by block rather than at once per row: a 4864-wide row is
- * 62 lines, and those bursts left the stream at 25.6 GB/s where the same
- * rows hot in L2 run at 44.8 (Zen 5, one thread). */
+
+/* Q6_K rows, one fma chain each; the row LM_PREFETCH_ROWS ahead is asked
+ * for block by block rather than at once per row: a 4864-wide row is 62
+ * lines, and those bursts left the stream at 24-29 GB/s where the same rows
+ * hot in L2 run at 44.8 (Zen 5, one thread; block by block: 36 GB/s). */
 TARGET static void
 rows_q6_K (const void *W, size_t row_bytes, int64_t n_rows, const void *act, int64_t n, float *y)
 {
