@@ -100,6 +100,12 @@ void lm_quantize_act (const LmKernels *kernels, LmTensorType weight_type, LmActM
 void lm_dot_rows (const LmKernels *kernels, LmTensorType type, LmActMode mode,
                   const void *W, size_t row_bytes, int64_t n_rows, const void *act,
                   int64_t n, float *y);
+/* lm_dot_rows for a product one thread computes alone (no other thread of
+ * it reading weights at the same time): the same results bit for bit, with
+ * the kernel that is faster on a core alone where the ISA has one. */
+void lm_dot_rows_alone (const LmKernels *kernels, LmTensorType type, LmActMode mode,
+                        const void *W, size_t row_bytes, int64_t n_rows, const void *act,
+                        int64_t n, float *y);
 
 /* ---- attention and the gated linear unit ---- */
 

@@ -16,6 +16,7 @@ typedef struct {
   const void *act[LM_ROWS_MAX_ITEMS];
   uint32_t first_tile[LM_ROWS_MAX_ITEMS + 1];
   uint32_t n_items, tiles_per_task, n_tiles;
+  bool alone;   /* one task: the caller's thread does it all */
 } RowsJob;
 
 size_t
@@ -44,8 +45,9 @@ rows_task_cb (void *ctx, uint32_t task)
       size_t row_bytes = lm_row_bytes (w->type, w->n_in);
       const char *rows_ptr = (const char *) w->data + (size_t) it->mat * w->mat_stride
                              + (size_t) r0 * row_bytes;
-      lm_dot_rows (s->kernels, w->type, s->act_mode, rows_ptr, row_bytes, rows, job->act[i],
-                   w->n_in, it->y + r0);
+      (job->alone ? lm_dot_rows_alone : lm_dot_rows) (s->kernels, w->type, s->act_mode,
+                                                      rows_ptr, row_bytes, rows, job->act[i],
+                                                      w->n_in, it->y + r0);
     }
 }
 
@@ -95,6 +97,7 @@ run_group (LmSession *s, const LmRowsItem *items, uint32_t n_items)
   if (job.tiles_per_task == 0)
     return;
   tasks = (job.n_tiles + job.tiles_per_task - 1) / job.tiles_per_task;
+  job.alone = tasks == 1;
   lm_parallel_for (s->pool, tasks, rows_task_cb, &job);
 }
 

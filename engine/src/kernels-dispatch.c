@@ -160,15 +160,28 @@ lm_quantize_act (const LmKernels *kernels, LmTensorType weight_type, LmActMode m
     }
 }
 
+/* The row kernel of @type in @mode; @alone: for a product one thread runs */
 static LmDotRowsFn
-rows_kernel (const LmKernels *kernels, LmTensorType type, LmActMode mode)
+rows_kernel (const LmKernels *kernels, LmTensorType type, LmActMode mode, bool alone)
 {
   int index = lm_kernel_type_index (type);
   if (index < 0)
     return NULL;
+  if (mode == LM_ACT_NATIVE && alone && kernels->native_alone[index])
+    return kernels->native_alone[index];
   if (mode == LM_ACT_NATIVE && kernels->native[index])
     return kernels->native[index];
   return kernels->f32act[index];
+}
+
+static void
+dot_rows (const LmKernels *kernels, LmTensorType type, LmActMode mode, bool alone,
+          const void *W, size_t row_bytes, int64_t n_rows, const void *act, int64_t n,
+          float *y)
+{
+  LmDotRowsFn fn = rows_kernel (kernels, type, mode, alone);
+  if (fn)
+    fn (W, row_bytes, n_rows, act, n, y);
 }
 
 void
@@ -176,9 +189,15 @@ lm_dot_rows (const LmKernels *kernels, LmTensorType type, LmActMode mode,
              const void *W, size_t row_bytes, int64_t n_rows, const void *act,
              int64_t n, float *y)
 {
-  LmDotRowsFn fn = rows_kernel (kernels, type, mode);
-  if (fn)
-    fn (W, row_bytes, n_rows, act, n, y);
+  dot_rows (kernels, type, mode, false, W, row_bytes, n_rows, act, n, y);
+}
+
+void
+lm_dot_rows_alone (const LmKernels *kernels, LmTensorType type, LmActMode mode,
+                   const void *W, size_t row_bytes, int64_t n_rows, const void *act,
+                   int64_t n, float *y)
+{
+  dot_rows (kernels, type, mode, true, W, row_bytes, n_rows, act, n, y);
 }
 
 int64_t
@@ -194,6 +213,7 @@ lm_matmul_batch_tokens (const LmKernels *kernels, LmTensorType type, int64_t n_t
  * against n_tok activation rows act_stride bytes apart. */
 typedef struct {
   LmDotRowsFn fn;
+  LmDotRowsFn fn_alone;   /* fn when one thread runs the product */
   LmDotTileFn tile;       /* NULL: token by token */
   int tile_tokens;        /* its width */
   LmDotTileFn batch;      /* NULL: no batch kernel for this product */
@@ -289,6 +309,8 @@ run_product (LmThreadPool *pool, ProductJob *job)
   int threads = lm_thread_pool_size (pool);
   if ((double) job->row_bytes * (double) job->n_out * (double) job->n_tok < MIN_PARALLEL_BYTES)
     threads = 1;
+  if (threads == 1)
+    job->fn = job->fn_alone;
   int64_t tiles = (job->n_out + ROW_TILE - 1) / ROW_TILE;
   int64_t tasks = threads == 1 ? 1 : (int64_t) threads * TASKS_PER_THREAD;
   double weight_bytes = (double) job->row_bytes * (double) job->n_out;
@@ -326,7 +348,7 @@ static bool
 product_args_ok (const LmKernels *kernels, LmTensorType type, LmActMode mode, int64_t n_in,
                  int64_t n_out, int64_t n_tok)
 {
-  return kernels && rows_kernel (kernels, type, mode) && n_in > 0 && n_out > 0 && n_tok > 0
+  return kernels && rows_kernel (kernels, type, mode, false) && n_in > 0 && n_out > 0 && n_tok > 0
          && lm_row_bytes (type, n_in) != 0;
 }
 
@@ -352,7 +374,8 @@ product_segments (const LmKernels *kernels, LmActMode mode, LmThreadPool *pool,
       int index = lm_kernel_type_index (type);
       bool native = mode == LM_ACT_NATIVE;
       ProductJob job = {
-        .fn = rows_kernel (kernels, type, mode),
+        .fn = rows_kernel (kernels, type, mode, false),
+        .fn_alone = rows_kernel (kernels, type, mode, true),
         .tile = native ? kernels->native_tile[index] : kernels->f32act_tile[index],
         .tile_tokens = native ? kernels->tile_tokens[index] : LM_TILE_TOKENS_MAX,
         .batch = kernels->batch_tile[index],

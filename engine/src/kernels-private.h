@@ -87,6 +87,9 @@ typedef enum {
 struct LmKernels {
   LmIsa isa;
   LmDotRowsFn native[LM_KT_COUNT];   /* against 8-bit activations; NULL for float types */
+  /* optional: native's results bit for bit, faster when one thread runs the
+   * whole product and slower when another streams memory beside it */
+  LmDotRowsFn native_alone[LM_KT_COUNT];
   LmDotRowsFn f32act[LM_KT_COUNT];   /* against f32 activations */
   LmDotTileFn native_tile[LM_KT_COUNT]; /* optional: several tokens at once */
   LmDotTileFn f32act_tile[LM_KT_COUNT]; /* optional: f32act's, LM_TILE_TOKENS_MAX wide */

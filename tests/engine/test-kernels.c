@@ -211,6 +211,10 @@ check_isa_dots (GRand *rng, gint64 n_in)
               lm_dot_rows (k, type, (LmActMode) mode, w + r * row_bytes, row_bytes, 1, act,
                            n_in, y1 + r);
             g_assert_cmpmem (y, n_rows * sizeof (float), y1, n_rows * sizeof (float));
+            /* nor on whether one thread computes the product alone (an odd
+             * number of rows: the pair kernel's last row) */
+            lm_dot_rows_alone (k, type, (LmActMode) mode, w, row_bytes, n_rows, act, n_in, y1);
+            g_assert_cmpmem (y, n_rows * sizeof (float), y1, n_rows * sizeof (float));
           }
     }
 }
