@@ -68,12 +68,21 @@ DEFINE_FLOAT_DOT (dot_bf16, uint16_t, load16_bf16, lm_bf16_to_fp32)
 
 /* ---- 8-bit activations ---- */
 
+/* How far ahead of the block it multiplies a Q8_0 row kernel asks for
+ * weights, in the stream of rows. Asked for this way, a line every other
+ * block, the one-row kernel decoded the bench Q8_0 file at 2 threads 5 %
+ * faster (median of 6 alternations) than with each row asked for whole 4
+ * rows ahead (3.7 KiB at 896 wide). */
+#define Q8_0_READ_AHEAD (16 * 1024)
+
 TARGET static float
 dot_q8_0 (const LmBlockQ8_0 *w, const LmBlockQ8_0 *a, int64_t nb)
 {
   __m256 acc = _mm256_setzero_ps ();
   for (int64_t b = 0; b < nb; b++)
     {
+      if (b & 1)
+        __builtin_prefetch ((const uint8_t *) (w + b) + Q8_0_READ_AHEAD, 0, 1);
       __m256i qw = _mm256_loadu_si256 ((const __m256i *) w[b].qs);
       __m256i qa = _mm256_loadu_si256 ((const __m256i *) a[b].qs);
       /* |w| as unsigned (-128 -> 128), its sign moved onto the activation */
@@ -506,11 +515,14 @@ quantize_q8_K (const float *x, void *out, int64_t n)
 LM_DEFINE_ROWS (TARGET, rows_f32, dot_f32, float, float, 1)
 LM_DEFINE_ROWS (TARGET, rows_f16, dot_f16, uint16_t, float, 1)
 LM_DEFINE_ROWS (TARGET, rows_bf16, dot_bf16, uint16_t, float, 1)
-LM_DEFINE_ROWS (TARGET, rows_q8_0, dot_q8_0, LmBlockQ8_0, LmBlockQ8_0, LM_QK8_0)
-
-/* How far ahead of the blocks it multiplies rows_q8_0_alone asks for the
- * weights of each of its two rows. */
-#define Q8_0_READ_AHEAD (16 * 1024)
+/* Rows one after another; dot_q8_0 reads ahead within and across them. */
+TARGET static void
+rows_q8_0 (const void *W, size_t row_bytes, int64_t n_rows, const void *act, int64_t n, float *y)
+{
+  for (int64_t r = 0; r < n_rows; r++)
+    y[r] = dot_q8_0 ((const LmBlockQ8_0 *) ((const uint8_t *) W + r * row_bytes), act,
+                     n / LM_QK8_0);
+}
 
 /* Q8_0 rows two to a 512-bit register against one token, for a thread
  * alone: each row's eight lanes get dot_q8_0's operations (the same int32
