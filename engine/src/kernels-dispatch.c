@@ -28,6 +28,25 @@ static LmKernels kernel_tables[LM_ISA_COUNT];
 static bool isa_available[LM_ISA_COUNT];
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 
+/* Whether the CPU feature @name is withheld by TENSAFE_CPU_WITHOUT, a list
+ * of cpuid feature names ("avx512vbmi,avx512f") the kernels are to run
+ * without: the older kernels then run, and are tested, on a newer CPU, and
+ * a user can rule out a kernel when a result looks wrong. */
+static bool
+feature_withheld (const char *name)
+{
+  const char *list = getenv ("TENSAFE_CPU_WITHOUT");
+  const size_t len = strlen (name);
+
+  for (const char *p = list; p && *p; p += strcspn (p, ", "), p += strspn (p, ", "))
+    if (strncmp (p, name, len) == 0 && (p[len] == '\0' || p[len] == ',' || p[len] == ' '))
+      return true;
+  return false;
+}
+
+/* __builtin_cpu_supports takes only a string literal, hence a macro. */
+#define CPU_HAS(name) (__builtin_cpu_supports (name) && !feature_withheld (name))
+
 static void
 init_tables (void)
 {
@@ -35,23 +54,21 @@ init_tables (void)
   lm_kernels_fill_scalar (&kernel_tables[LM_ISA_SCALAR]);
   isa_available[LM_ISA_SCALAR] = true;
 
-  isa_available[LM_ISA_AVX2] = __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma")
-                               && __builtin_cpu_supports ("f16c");
+  isa_available[LM_ISA_AVX2] = CPU_HAS ("avx2") && CPU_HAS ("fma") && CPU_HAS ("f16c");
   if (isa_available[LM_ISA_AVX2])
     {
       kernel_tables[LM_ISA_AVX2] = kernel_tables[LM_ISA_SCALAR];
       lm_kernels_fill_avx2 (&kernel_tables[LM_ISA_AVX2]);
     }
-  isa_available[LM_ISA_AVX512] = isa_available[LM_ISA_AVX2]
-                                 && __builtin_cpu_supports ("avx512f")
-                                 && __builtin_cpu_supports ("avx512bw")
-                                 && __builtin_cpu_supports ("avx512dq")
-                                 && __builtin_cpu_supports ("avx512vl")
-                                 && __builtin_cpu_supports ("avx512vnni");
+  isa_available[LM_ISA_AVX512] = isa_available[LM_ISA_AVX2] && CPU_HAS ("avx512f")
+                                 && CPU_HAS ("avx512bw") && CPU_HAS ("avx512dq")
+                                 && CPU_HAS ("avx512vl") && CPU_HAS ("avx512vnni");
   if (isa_available[LM_ISA_AVX512])
     {
       kernel_tables[LM_ISA_AVX512] = kernel_tables[LM_ISA_AVX2];
       lm_kernels_fill_avx512 (&kernel_tables[LM_ISA_AVX512]);
+      if (CPU_HAS ("avx512vbmi"))
+        lm_kernels_fill_avx512vbmi_q5 (&kernel_tables[LM_ISA_AVX512]);
     }
 }
 

@@ -190,6 +190,9 @@ void lm_kernels_fill_avx2_q4q5 (LmKernels *k);
 void lm_kernels_fill_avx2_k23 (LmKernels *k);
 void lm_kernels_fill_avx512 (LmKernels *k);
 void lm_kernels_fill_avx512_q4q5 (LmKernels *k);
+/* The Q5_0/Q5_1 kernels for CPUs with AVX-512 VBMI (kernels-avx512vbmi-q5.c),
+ * over those of lm_kernels_fill_avx512_q4q5. */
+void lm_kernels_fill_avx512vbmi_q5 (LmKernels *k);
 /* The Q4_K batch kernel with the tokens in the lanes (kernels-avx512-q4k.c). */
 void lm_kernels_fill_avx512_q4k (LmKernels *k);
 /* Products of quantised weights with f32 activations (kernels-avx512-f32act.c,
