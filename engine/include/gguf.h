@@ -94,6 +94,9 @@ const GgufTensorInfo *lm_gguf_tensor (const GgufFile *file, uint64_t index);
 /* Layout facts. */
 uint32_t lm_gguf_alignment (const GgufFile *file);
 uint64_t lm_gguf_data_offset (const GgufFile *file);   /* file offset of the data section */
+/* The offset in the file of @p, a pointer into the mapping of a file opened
+ * with lm_gguf_open(); false for any other pointer or a memory GgufFile. */
+bool lm_gguf_file_offset (const GgufFile *file, const void *p, uint64_t *offset);
 /* Block size (values) and block bytes of @type; false for a type we do not know. */
 bool lm_gguf_type_layout (LmTensorType type, uint32_t *block_values, uint32_t *block_bytes);
 /* "F32", "Q4_K", ...; "?" for a type we do not know. */

@@ -682,6 +682,16 @@ uint32_t lm_gguf_alignment (const GgufFile *file) { return file->alignment; }
 uint64_t lm_gguf_data_offset (const GgufFile *file) { return file->data_offset; }
 
 bool
+lm_gguf_file_offset (const GgufFile *file, const void *p, uint64_t *offset)
+{
+  const uint8_t *q = p;
+  if (!file->mapped || q < file->base || q >= file->base + file->size)
+    return false;
+  *offset = (uint64_t) (q - file->base);
+  return true;
+}
+
+bool
 lm_gguf_string_eq (GgufString s, const char *cstr)
 {
   size_t n = strlen (cstr);

@@ -49,7 +49,27 @@ struct LmModel {
    * change in a const model, under gpu_lock. */
   struct LmGpuModel *gpu;
   pthread_mutex_t gpu_lock;
+  /* The dense weights' copy in huge pages (model-resident.c), or NULL. */
+  void *resident;
+  size_t resident_bytes;
 };
+
+/* The weights of @layer (an LmLayer *) that one decode step reads whole,
+ * as an initialiser of an array of LM_LAYER_DENSE_COUNT pointers. */
+#define LM_LAYER_DENSE_WEIGHTS(layer)                                                  \
+  { &(layer)->wq, &(layer)->wk, &(layer)->wv, &(layer)->wo, &(layer)->wqkv,              \
+    &(layer)->wgate, &(layer)->walpha, &(layer)->wbeta, &(layer)->wssm_out,             \
+    &(layer)->ffn_gate, &(layer)->ffn_up, &(layer)->ffn_down, &(layer)->router,         \
+    &(layer)->sh_gate, &(layer)->sh_up, &(layer)->sh_down }
+#define LM_LAYER_DENSE_COUNT 16
+
+/* Copies the dense weights of @m (the output head and LM_LAYER_DENSE_WEIGHTS
+ * of every layer), read from @path, into anonymous memory in transparent
+ * huge pages and points them there (model-resident.c). Nothing is copied
+ * where TENSAFE_WEIGHTS=mapped, huge pages are off, or memory is short; an
+ * error only when the file cannot be read. Called once, by lm_model_load(). */
+LmStatus lm_model_make_resident (LmModel *m, const char *path, char **error_out);
+void lm_model_free_resident (LmModel *m);
 
 /* Floats per token of attn_q's output: each head's query, followed by its
  * output gate in gated attention. */

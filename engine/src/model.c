@@ -246,6 +246,8 @@ lm_model_load (const char *path, LmModel **out, char **error_out)
     st = bind_globals (m, error_out);
   if (st == LM_OK)
     st = bind_layers (m, error_out);
+  if (st == LM_OK)
+    st = lm_model_make_resident (m, path, error_out);
   if (st != LM_OK)
     {
       lm_model_free (m);
@@ -262,6 +264,7 @@ lm_model_free (LmModel *model)
     return;
   /* Every GPU session (which holds the device weights) is gone by now. */
   pthread_mutex_destroy (&model->gpu_lock);
+  lm_model_free_resident (model);
   free (model->layers);
   lm_gguf_close (model->gguf);
   free (model);
@@ -300,10 +303,7 @@ lm_model_decode_bytes (const LmModel *model)
   for (uint32_t il = 0; il < in->n_layer; il++)
     {
       const LmLayer *l = &model->layers[il];
-      const LmWeight *dense[] = { &l->wq, &l->wk, &l->wv, &l->wo, &l->wqkv, &l->wgate,
-                                  &l->walpha, &l->wbeta, &l->wssm_out, &l->ffn_gate,
-                                  &l->ffn_up, &l->ffn_down, &l->router, &l->sh_gate,
-                                  &l->sh_up, &l->sh_down };
+      const LmWeight *dense[] = LM_LAYER_DENSE_WEIGHTS (l);
       for (size_t i = 0; i < sizeof dense / sizeof dense[0]; i++)
         total += weight_bytes (dense[i], 1);
       total += weight_bytes (&l->exp_gate, in->n_expert_used)

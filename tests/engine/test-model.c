@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model-private.h"
 #include "test-forward-util.h"
 #include "test-lora-util.h"
 #include "ts-test-util.h"
@@ -225,6 +226,82 @@ test_converted_architectures (void)
                           "architecture 'qwenZ' is not supported");
 }
 
+static bool
+in_region (const void *p, const LmModel *m)
+{
+  const uint8_t *q = p, *r = m->resident;
+  return r != NULL && q >= r && q < r + m->resident_bytes;
+}
+
+/* The file's bytes of tensor @name equal @w's, wherever @w now lies. */
+static void
+assert_same_bytes (const LmModel *m, const char *name, const LmWeight *w)
+{
+  const GgufTensorInfo *t = lm_gguf_find_tensor (lm_model_gguf (m), name);
+  g_assert_nonnull (t);
+  g_assert_cmpmem (w->data, w->mat_stride * w->n_mat, t->data, t->n_bytes);
+}
+
+/* Where @m's weights lie: the dense ones in the huge-page copy when
+ * @expect_copy (with the file's bytes), else all in the file mapping; the
+ * experts and (untied) token embeddings always in the mapping. */
+static void
+check_residence (const LmModel *m, bool expect_copy)
+{
+  const GgufFile *g = lm_model_gguf (m);
+  uint64_t offset;
+  g_assert_true (expect_copy == (m->resident != NULL));
+  g_assert_true (in_region (m->output.data, m) == expect_copy);
+  g_assert_true (lm_gguf_file_offset (g, m->output.data, &offset) == !expect_copy);
+  assert_same_bytes (m, m->info.tied_embeddings ? "token_embd.weight" : "output.weight",
+                     &m->output);
+  if (!m->info.tied_embeddings)
+    g_assert_true (lm_gguf_file_offset (g, m->tok_embd.data, &offset));
+  for (uint32_t il = 0; il < m->info.n_layer; il++)
+    {
+      LmLayer *l = &m->layers[il];
+      const LmWeight *dense[] = LM_LAYER_DENSE_WEIGHTS (l);
+      for (size_t i = 0; i < G_N_ELEMENTS (dense); i++)
+        if (dense[i]->data != NULL)
+          g_assert_true (in_region (dense[i]->data, m) == expect_copy);
+      for (int k = 0; k < LM_N_MODULE_KINDS; k++)
+        {
+          const LmWeight *w = lm_model_module_weight (m, il, (LmModuleKind) k);
+          g_autofree char *name = g_strdup_printf ("blk.%u.%s.weight", il,
+                                                   lm_module_kind_name ((LmModuleKind) k));
+          if (w != NULL)
+            assert_same_bytes (m, name, w);
+        }
+      if (l->exp_gate.data != NULL)
+        g_assert_true (lm_gguf_file_offset (g, l->exp_gate.data, &offset));
+    }
+}
+
+/* The dense weights are copied into huge pages (model-resident.c) unless
+ * TENSAFE_WEIGHTS=mapped; the copy holds the file's bytes. */
+static void
+test_resident_weights (void)
+{
+  g_autofree char *thp = NULL;
+  if (!g_file_get_contents ("/sys/kernel/mm/transparent_hugepage/enabled", &thp, NULL, NULL)
+      || strstr (thp, "[never]") != NULL)
+    {
+      g_test_skip ("transparent huge pages are off here: nothing is copied");
+      return;
+    }
+  for (size_t i = 0; i < G_N_ELEMENTS (models); i++)
+    {
+      LmModel *m = golden_model (models[i]);
+      check_residence (m, true);
+      lm_model_free (m);
+      g_setenv ("TENSAFE_WEIGHTS", "mapped", TRUE);
+      m = golden_model (models[i]);
+      g_unsetenv ("TENSAFE_WEIGHTS");
+      check_residence (m, false);
+      lm_model_free (m);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -237,5 +314,6 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/model/rejects", test_rejects);
   g_test_add_func ("/engine/model/converted-architectures", test_converted_architectures);
   g_test_add_func ("/engine/model/rejects-bad-values", test_rejects_bad_values);
+  g_test_add_func ("/engine/model/resident-weights", test_resident_weights);
   return g_test_run ();
 }
