@@ -363,71 +363,113 @@ tile_q6_K_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act
 
 LM_DEFINE_TILE (TARGET, tile_q6_K, tile_q6_K_body)
 
-/* Q8_0 rows against @T tokens, two tokens to a 512-bit register: each
- * weight block is loaded, broadcast and its signs taken once for all of
- * them, and each token's eight lanes get dot_q8_0's operations (the same
- * int32 lane sums, the same scale product, the same fmadd chain, the same
- * final sum), so every result is dot_q8_0's bit for bit. */
+/* Q8_0 rows against @T tokens, two tokens to a 512-bit register (a lone last
+ * token in both halves, its high half unused). Each token's eight lanes get
+ * dot_q8_0's numbers: the same int32 lane sums, the same scale product, the
+ * same fmadd chain, the same final sum, so every result is dot_q8_0's bit
+ * for bit. What a token pair needs is prepared once per chunk of blocks for
+ * all rows of the tile (its quants side by side, its scales, and the offset
+ * below), so a (row, pair, block) takes four vector operations: the weight
+ * quants enter dpbusd as w + 128 (unsigned), made once per weight block for
+ * every pair, and the dpbusd starts from -128 times each lane's activation
+ * sum, which leaves the exact sum of w * a (instead of moving w's sign onto
+ * each pair's activations); with the scale conversions and products out of
+ * the loop as well, the prompt's Q8_0 products ran 1.3x as fast. */
+#define Q8_TILE_CHUNK 32   /* blocks prepared at once: 24 KiB for 4 pairs */
+#define Q8_TILE_ROWS 16    /* rows whose accumulators wait between chunks */
+
+typedef struct {
+  __m512i qs;     /* the pair's quants, token 2p in the low half */
+  __m512i bias;   /* -128 * the sum of each lane's four quants */
+  __m512 d;       /* each token's scale, in its half */
+} Q8Pair;
+
+TARGET static inline __attribute__ ((always_inline)) void
+prepare_q8_pairs (const void *act, size_t act_stride, int T, int pairs, int64_t b0, int len,
+                  Q8Pair prep[][Q8_TILE_CHUNK])
+{
+  const __m512i offset = _mm512_set1_epi8 ((char) 0x80);
+  for (int p = 0; p < pairs; p++)
+    for (int i = 0; i < len; i++)
+      {
+        const LmBlockQ8_0 *a0 = (const LmBlockQ8_0 *) ((const uint8_t *) act
+                                                       + 2 * p * act_stride) + b0 + i;
+        const LmBlockQ8_0 *a1 = 2 * p + 1 < T
+                                ? (const LmBlockQ8_0 *) ((const uint8_t *) a0 + act_stride) : a0;
+        __m512i qs = _mm512_inserti64x4 (
+            _mm512_castsi256_si512 (_mm256_loadu_si256 ((const __m256i *) a0->qs)),
+            _mm256_loadu_si256 ((const __m256i *) a1->qs), 1);
+        prep[p][i].qs = qs;
+        prep[p][i].bias = _mm512_sub_epi32 (_mm512_setzero_si512 (),
+                                            _mm512_dpbusd_epi32 (_mm512_setzero_si512 (), offset, qs));
+        prep[p][i].d = _mm512_insertf32x8 (_mm512_set1_ps (fp16 (a0->d)),
+                                           _mm256_set1_ps (fp16 (a1->d)), 1);
+      }
+}
+
+/* Row @w's blocks [b0, b0 + len) into the pairs' accumulators. */
+TARGET static inline __attribute__ ((always_inline)) void
+q8_tile_row_chunk (const LmBlockQ8_0 *w, int64_t b0, int len, Q8Pair prep[][Q8_TILE_CHUNK],
+                   int pairs, __m512 *acc)
+{
+  const __m512i offset = _mm512_set1_epi8 ((char) 0x80);
+  for (int i = 0; i < len; i++)
+    {
+      const LmBlockQ8_0 *b = w + b0 + i;
+      __m512i w_biased = _mm512_xor_si512 (
+          _mm512_broadcast_i64x4 (_mm256_loadu_si256 ((const __m256i *) b->qs)), offset);
+      __m512 dw = _mm512_set1_ps (fp16 (b->d));
+      #pragma GCC unroll 4
+      for (int p = 0; p < pairs; p++)
+        {
+          __m512i dp = _mm512_dpbusd_epi32 (prep[p][i].bias, w_biased, prep[p][i].qs);
+          acc[p] = _mm512_fmadd_ps (_mm512_mul_ps (dw, prep[p][i].d), _mm512_cvtepi32_ps (dp),
+                                    acc[p]);
+        }
+    }
+}
+
 TARGET static inline __attribute__ ((always_inline)) void
 tile_q8_0_body (const void *W, size_t row_bytes, int64_t n_rows, const void *act,
                 size_t act_stride, int64_t n, float *Y, size_t y_stride, const int T)
 {
-  const int pairs = T / 2;
+  const int pairs = (T + 1) / 2;
   const int64_t nb = n / LM_QK8_0;
-  for (int64_t r = 0; r < n_rows; r++)
+  Q8Pair prep[LM_TILE_TOKENS_MAX / 2][Q8_TILE_CHUNK];
+  __m512 waiting[Q8_TILE_ROWS][LM_TILE_TOKENS_MAX / 2];
+
+  for (int64_t r0 = 0; r0 < n_rows; r0 += Q8_TILE_ROWS)
     {
-      /* the first tokens of a row tile read the rows from memory: ask for
-       * later rows as the row kernel does (in cache for the other tokens) */
-      lm_prefetch_row ((const uint8_t *) W + (r + LM_PREFETCH_ROWS) * row_bytes, row_bytes);
-      const LmBlockQ8_0 *w = (const LmBlockQ8_0 *) ((const uint8_t *) W + r * row_bytes);
-      __m512 acc[LM_TILE_TOKENS_MAX / 2];
-      __m256 acc_odd = _mm256_setzero_ps ();
-      #pragma GCC unroll 4
-      for (int p = 0; p < pairs; p++)
-        acc[p] = _mm512_setzero_ps ();
-      for (int64_t b = 0; b < nb; b++)
+      const int64_t rows = n_rows - r0 < Q8_TILE_ROWS ? n_rows - r0 : Q8_TILE_ROWS;
+      for (int64_t b0 = 0; b0 < nb; b0 += Q8_TILE_CHUNK)
         {
-          __m256i qw = _mm256_loadu_si256 ((const __m256i *) w[b].qs);
-          __m512i qw2 = _mm512_broadcast_i64x4 (qw);
-          __m512i w_abs = _mm512_abs_epi8 (qw2);
-          /* where w < 0 the activation is negated (a zero w multiplies its
-           * activation by zero whatever its sign) */
-          __mmask64 negative = _mm512_movepi8_mask (qw2);
-          float dw = fp16 (w[b].d);
-          #pragma GCC unroll 4
-          for (int p = 0; p < pairs; p++)
+          const int len = nb - b0 < Q8_TILE_CHUNK ? (int) (nb - b0) : Q8_TILE_CHUNK;
+          prepare_q8_pairs (act, act_stride, T, pairs, b0, len, prep);
+          for (int64_t j = 0; j < rows; j++)
             {
-              const LmBlockQ8_0 *a0 = (const LmBlockQ8_0 *) ((const uint8_t *) act
-                                                             + 2 * p * act_stride) + b;
-              const LmBlockQ8_0 *a1 = (const LmBlockQ8_0 *) ((const uint8_t *) a0 + act_stride);
-              __m512i qa = _mm512_inserti64x4 (
-                  _mm512_castsi256_si512 (_mm256_loadu_si256 ((const __m256i *) a0->qs)),
-                  _mm256_loadu_si256 ((const __m256i *) a1->qs), 1);
-              qa = _mm512_mask_sub_epi8 (qa, negative, _mm512_setzero_si512 (), qa);
-              __m512i dp = _mm512_dpbusd_epi32 (_mm512_setzero_si512 (), w_abs, qa);
-              __m512 scale = _mm512_insertf32x8 (_mm512_set1_ps (dw * fp16 (a0->d)),
-                                                 _mm256_set1_ps (dw * fp16 (a1->d)), 1);
-              acc[p] = _mm512_fmadd_ps (scale, _mm512_cvtepi32_ps (dp), acc[p]);
-            }
-          if (T % 2)
-            {
-              const LmBlockQ8_0 *a = (const LmBlockQ8_0 *) ((const uint8_t *) act
-                                                            + (T - 1) * act_stride) + b;
-              __m256i qa = _mm256_loadu_si256 ((const __m256i *) a->qs);
-              __m256i dp = _mm256_dpbusd_epi32 (_mm256_setzero_si256 (), _mm256_abs_epi8 (qw),
-                                                _mm256_sign_epi8 (qa, qw));
-              acc_odd = _mm256_fmadd_ps (_mm256_set1_ps (dw * fp16 (a->d)),
-                                         _mm256_cvtepi32_ps (dp), acc_odd);
+              const int64_t r = r0 + j;
+              const LmBlockQ8_0 *w = (const LmBlockQ8_0 *) ((const uint8_t *) W + r * row_bytes);
+              __m512 acc[LM_TILE_TOKENS_MAX / 2];
+              /* the first chunk reads the rows from memory: ask for later
+               * rows as the row kernel does (in cache for the other chunks) */
+              if (b0 == 0)
+                lm_prefetch_row ((const uint8_t *) W + (r + LM_PREFETCH_ROWS) * row_bytes, row_bytes);
+              #pragma GCC unroll 4
+              for (int p = 0; p < pairs; p++)
+                acc[p] = b0 == 0 ? _mm512_setzero_ps () : waiting[j][p];
+              q8_tile_row_chunk (w, b0, len, prep, pairs, acc);
+              #pragma GCC unroll 4
+              for (int p = 0; p < pairs; p++)
+                waiting[j][p] = acc[p];
             }
         }
-      #pragma GCC unroll 4
-      for (int p = 0; p < pairs; p++)
-        {
-          Y[2 * p * y_stride + (size_t) r] = hsum256_ps (_mm512_castps512_ps256 (acc[p]));
-          Y[(2 * p + 1) * y_stride + (size_t) r] = hsum256_ps (_mm512_extractf32x8_ps (acc[p], 1));
-        }
-      if (T % 2)
-        Y[(T - 1) * y_stride + (size_t) r] = hsum256_ps (acc_odd);
+      for (int64_t j = 0; j < rows; j++)
+        for (int t = 0; t < T; t++)
+          {
+            __m512 acc = waiting[j][t / 2];
+            __m256 half = t % 2 ? _mm512_extractf32x8_ps (acc, 1) : _mm512_castps512_ps256 (acc);
+            Y[t * y_stride + (size_t) (r0 + j)] = hsum256_ps (half);
+          }
     }
 }
 
