@@ -226,6 +226,7 @@ test_isa_dots (void)
   check_isa_dots (rng, 1024);
   check_isa_dots (rng, 288);   /* an odd number of Q8_0 blocks */
   check_isa_dots (rng, 37);    /* float types: vector tails */
+  check_isa_dots (rng, 16416); /* rows longer than a product's segment (513 Q8_0 blocks) */
 }
 
 /* Each ISA quantises activations to exactly the scalar reference's blocks. */
