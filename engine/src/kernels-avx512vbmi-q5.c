@@ -66,8 +66,6 @@ DEFINE_Q32 (rows_q5_1, tile_q5_1, KIND_Q5_1)
 void
 lm_kernels_fill_avx512vbmi_q5 (LmKernels *k)
 {
-  k->native[LM_KT_Q5_0] = rows_q5_0;
-  k->native[LM_KT_Q5_1] = rows_q5_1;
-  lm_set_tile (k, LM_KT_Q5_0, tile_q5_0, TILE_TOKENS);
-  lm_set_tile (k, LM_KT_Q5_1, tile_q5_1, TILE_TOKENS);
+  q32_install (k, LM_KT_Q5_0, rows_q5_0, tile_q5_0);
+  q32_install (k, LM_KT_Q5_1, rows_q5_1, tile_q5_1);
 }

@@ -306,3 +306,11 @@ q32_tile (const void *W, size_t row_bytes, int64_t n_rows, const void *act, size
         break;                                                                           \
       }                                                                                  \
   }
+
+/* Installs a kind's row kernel and tile in @k. */
+static inline void
+q32_install (LmKernels *k, int kernel_type, LmDotRowsFn rows, LmDotTileFn tile)
+{
+  k->native[kernel_type] = rows;
+  lm_set_tile (k, kernel_type, tile, TILE_TOKENS);
+}
