@@ -66,8 +66,9 @@ struct LmModel {
 /* Copies the dense weights of @m (the output head and LM_LAYER_DENSE_WEIGHTS
  * of every layer), read from @path, into anonymous memory in transparent
  * huge pages and points them there (model-resident.c). Nothing is copied
- * where TENSAFE_WEIGHTS=mapped, huge pages are off, or memory is short; an
- * error only when the file cannot be read. Called once, by lm_model_load(). */
+ * where TENSAFE_WEIGHTS=mapped, huge pages are off, or the copy would take
+ * more than half of the available memory; an error only when the file
+ * cannot be read. Called once, by lm_model_load(). */
 LmStatus lm_model_make_resident (LmModel *m, const char *path, char **error_out);
 void lm_model_free_resident (LmModel *m);
 

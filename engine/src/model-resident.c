@@ -15,12 +15,14 @@
  * experts of MoE layers (a few per token), which stay mapped; so the process
  * holds no more memory than decode touches anyway. The copy is read with
  * pread(), not through the mapping, so its pages are not also mapped into
- * the process. TENSAFE_WEIGHTS=mapped keeps every weight in the mapping (for
- * a machine short of memory: the copy cannot be dropped the way clean file
- * pages can); without transparent huge pages there is nothing to gain and
- * nothing is copied. */
+ * the process. The copy is anonymous memory, which the kernel cannot drop
+ * under pressure the way it drops clean file pages: it is made only when
+ * it takes at most half of the memory available, and TENSAFE_WEIGHTS=mapped
+ * keeps every weight in the mapping. Without transparent huge pages there
+ * is nothing to gain and nothing is copied. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +59,23 @@ copy_wanted (void)
 {
   const char *mode = getenv ("TENSAFE_WEIGHTS");
   return !(mode != NULL && strcmp (mode, "mapped") == 0) && huge_pages_usable ();
+}
+
+/* The kernel's estimate of the memory available without swapping, in
+ * bytes; SIZE_MAX where it gives none. */
+static size_t
+memory_available (void)
+{
+  FILE *f = fopen ("/proc/meminfo", "r");
+  if (f == NULL)
+    return SIZE_MAX;
+  char line[128];
+  unsigned long long kib = 0;
+  bool found = false;
+  while (!found && fgets (line, sizeof line, f) != NULL)
+    found = sscanf (line, "MemAvailable: %llu kB", &kib) == 1;
+  fclose (f);
+  return found ? (size_t) kib * 1024 : SIZE_MAX;
 }
 
 /* The dense weights of @m with data, into @list (room for all of them). */
@@ -158,7 +177,10 @@ lm_model_make_resident (LmModel *m, const char *path, char **error_out)
   for (size_t i = 0; i < n; i++)
     total += round_up (bytes_of (list[i]), TENSOR_ALIGN);
   total = round_up (total, HUGE_PAGE);
-  if (n == 0 || (region = map_aligned (total)) == NULL)
+  /* Anonymous memory cannot be dropped under pressure as file pages can:
+   * where the copy would take more than half of what is available, the
+   * mapping serves, and the system keeps its slack. */
+  if (n == 0 || total > memory_available () / 2 || (region = map_aligned (total)) == NULL)
     goto out;
   fd = open (path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
