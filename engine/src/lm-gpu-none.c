@@ -51,3 +51,9 @@ lm_gpu_session_graph_recorded (const LmGpuSession *gpu)
 {
   return false;
 }
+
+size_t
+lm_gpu_session_graph_segments (const LmGpuSession *gpu)
+{
+  return 0;
+}

@@ -39,3 +39,6 @@ void lm_gpu_session_invalidate (LmGpuSession *gpu);
 void lm_gpu_session_memory (const LmGpuSession *gpu, size_t *model_bytes, size_t *session_bytes);
 /* True once a decode step has been recorded as a CUDA graph (tests). */
 bool lm_gpu_session_graph_recorded (const LmGpuSession *gpu);
+/* The recorded decode step's graphs: 1 without LoRA hooks, one more per
+ * hooked module (tests). */
+size_t lm_gpu_session_graph_segments (const LmGpuSession *gpu);

@@ -496,6 +496,51 @@ lm_cuda_matvec_experts_ex (LmCudaStream stream, LmCudaActMode mode, LmTensorType
   return product_dispatch (&a);
 }
 
+/* The fused decode products: each slot as its own product, the SwiGLU
+ * input formed first by the host's SwiGLU (as lm_cuda_swiglu here). */
+static LmStatus
+fused_run (const void *p)
+{
+  const struct {
+    LmCudaActMode mode;
+    LmCudaProduct pr;
+  } *a = p;
+  const LmCudaProduct *pr = &a->pr;
+  float *x = malloc ((size_t) pr->n_in * sizeof (float));
+  for (uint32_t half = 0; half < (pr->w_pair != NULL ? 2u : 1u); half++)
+    for (uint32_t j = 0; j < pr->k; j++)
+      {
+        const float *xj = pr->x + (size_t) j * pr->x_stride;
+        memcpy (x, xj, (size_t) pr->n_in * sizeof (float));
+        if (pr->x_up != NULL)
+          lm_swiglu (lm_kernels_best (), x, pr->x_up + (size_t) j * pr->x_stride, pr->n_in);
+        int64_t e = pr->sel != NULL ? (int64_t) pr->sel[j] : 0;
+        float *y = (half ? pr->y_pair : pr->y) + (size_t) j * pr->n_out;
+        if (e < 0)
+          memset (y, 0, (size_t) pr->n_out * sizeof (float));
+        else
+          product (a->mode, pr->type,
+                   (const char *) (half ? pr->w_pair : pr->w) + (size_t) e * pr->mat_stride,
+                   pr->n_in, pr->n_out, x, 1, y);
+      }
+  free (x);
+  return LM_OK;
+}
+
+LmStatus
+lm_cuda_matvec_product (LmCudaStream stream, LmCudaActMode mode, const LmCudaProduct *product)
+{
+  if (product == NULL || (mode != LM_CUDA_ACT_F32 && mode != LM_CUDA_ACT_Q8)
+      || (product->k > 1 && product->sel == NULL)
+      || (product->w_pair != NULL && product->y_pair == NULL))
+    return LM_ERR_INVALID_ARGUMENT;
+  struct {
+    LmCudaActMode mode;
+    LmCudaProduct pr;
+  } a = { mode, *product };
+  return dispatch (fused_run, &a, sizeof a);
+}
+
 LmStatus
 lm_cuda_matvec_experts (LmCudaStream stream, LmTensorType type, const void *w,
                         size_t mat_stride, uint32_t n_in, uint32_t n_out, const int32_t *sel,
@@ -571,6 +616,29 @@ lm_cuda_rms_norm (LmCudaStream stream, const float *x, size_t x_stride, const fl
   RowArgs a = { .y = x, .y_stride = x_stride, .w = w, .eps = eps, .n_rows = n_rows,
                 .width = width, .out = y, .x_stride = y_stride };
   return dispatch (rms_norm_run, &a, sizeof a);
+}
+
+static LmStatus
+add_rms_norm_run (const void *p)
+{
+  const RowArgs *a = p;
+  if (!weights_on_device (a->w, a->width))
+    return LM_ERR_DEVICE;
+  for (uint32_t r = 0; r < a->n_rows; r++)
+    {
+      float *xr = a->x + (size_t) r * a->width;
+      lm_add (xr, a->y + (size_t) r * a->width, a->width);
+      lm_rms_norm (xr, a->w, a->eps, a->width, a->out + (size_t) r * a->width);
+    }
+  return LM_OK;
+}
+
+LmStatus
+lm_cuda_add_rms_norm (LmCudaStream stream, float *x, const float *o, const float *w, float eps,
+                      uint32_t n_rows, uint32_t width, float *y)
+{
+  RowArgs a = { .x = x, .y = o, .w = w, .eps = eps, .n_rows = n_rows, .width = width, .out = y };
+  return dispatch (add_rms_norm_run, &a, sizeof a);
 }
 
 static LmStatus

@@ -453,6 +453,87 @@ test_errors (void)
                    LM_ERR_INVALID_ARGUMENT);
 }
 
+/* One LmCudaProduct against its unfused launches, bit for bit: the pair
+ * (gate and up) against two products, the SwiGLU input against
+ * lm_cuda_swiglu and a product; for the k experts of @dsel or a dense
+ * matrix (dsel NULL, k 1). */
+static void
+check_fused (LmTensorType type, LmCudaActMode mode, uint32_t n_in, uint32_t n_out,
+             const int32_t *dsel, uint32_t k, uint64_t *state)
+{
+  size_t bytes, mat = lm_row_bytes (type, n_in) * n_out, ny = (size_t) k * n_out;
+  uint32_t n_mats = dsel != NULL ? 12 : 1;
+  uint8_t *w = cuda_test_weights (type, n_in, n_out * n_mats, state, &bytes);
+  uint8_t *w2 = cuda_test_weights (type, n_in, n_out * n_mats, state, &bytes);
+  float *x = cuda_test_floats ((size_t) k * n_in, state);
+  float *up = cuda_test_floats ((size_t) k * n_in, state);
+  float *got = g_malloc (2 * ny * sizeof (float)), *want = g_malloc (2 * ny * sizeof (float));
+  void *dw = upload (w, bytes), *dw2 = upload (w2, bytes);
+  float *dx = upload (x, (size_t) k * n_in * sizeof (float));
+  float *dup = upload (up, (size_t) k * n_in * sizeof (float));
+  float *dy = upload (NULL, 2 * ny * sizeof (float)), *dz = upload (NULL, 2 * ny * sizeof (float));
+  char what[96];
+
+  LmCudaProduct pair = { type, dw, dw2, mat, dsel, k, n_in, n_out, dx, NULL, n_in, dy, dy + ny };
+  g_assert_cmpint (lm_cuda_matvec_product (NULL, mode, &pair), ==, LM_OK);
+  download (dy, got, 2 * ny * sizeof (float));
+  LmCudaProduct one = pair;
+  one.w_pair = NULL;
+  one.y = dz;
+  g_assert_cmpint (lm_cuda_matvec_product (NULL, mode, &one), ==, LM_OK);
+  one.w = dw2;
+  one.y = dz + ny;
+  g_assert_cmpint (lm_cuda_matvec_product (NULL, mode, &one), ==, LM_OK);
+  download (dz, want, 2 * ny * sizeof (float));
+  snprintf (what, sizeof what, "pair %s %s k=%u", mode ? "q8" : "f32", lm_type_name (type), k);
+  assert_same_bits (what, got, want, 2 * ny);
+
+  LmCudaProduct gated = { type, dw, NULL, mat, dsel, k, n_in, n_out, dx, dup, n_in, dy, NULL };
+  g_assert_cmpint (lm_cuda_matvec_product (NULL, mode, &gated), ==, LM_OK);
+  download (dy, got, ny * sizeof (float));
+  g_assert_cmpint (lm_cuda_swiglu (NULL, dx, dup, (size_t) k * n_in), ==, LM_OK);
+  LmCudaProduct plain = gated;
+  plain.x_up = NULL;
+  plain.y = dz;
+  g_assert_cmpint (lm_cuda_matvec_product (NULL, mode, &plain), ==, LM_OK);
+  download (dz, want, ny * sizeof (float));
+  snprintf (what, sizeof what, "SwiGLU input %s %s k=%u", mode ? "q8" : "f32",
+            lm_type_name (type), k);
+  assert_same_bits (what, got, want, ny);
+
+  lm_cuda_buffer_free (dz);
+  lm_cuda_buffer_free (dy);
+  lm_cuda_buffer_free (dup);
+  lm_cuda_buffer_free (dx);
+  lm_cuda_buffer_free (dw2);
+  lm_cuda_buffer_free (dw);
+  g_free (want);
+  g_free (got);
+  g_free (up);
+  g_free (x);
+  g_free (w2);
+  g_free (w);
+}
+
+static void
+test_fused (void)
+{
+  if (skip_without_gpu ())
+    return;
+  uint64_t state = 0xf00d;
+  const int32_t sel[8] = { 11, 3, -1, 0, 7, 3, 5, 10 };
+  int32_t *dsel = upload (sel, sizeof sel);
+  for (int t = 0; t < CUDA_TEST_N_TYPES; t++)
+    for (int mode = LM_CUDA_ACT_F32; mode <= LM_CUDA_ACT_Q8; mode++)
+      {
+        LmTensorType type = cuda_test_types[t];
+        check_fused (type, (LmCudaActMode) mode, 2048, 515, dsel, 8, &state);
+        check_fused (type, (LmCudaActMode) mode, 512, 2048, dsel, 8, &state);
+        check_fused (type, (LmCudaActMode) mode, 2048, 512, NULL, 1, &state);
+      }
+  lm_cuda_buffer_free (dsel);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -460,6 +541,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/cuda/errors", test_errors);
   g_test_add_func ("/engine/cuda/matvec", test_matvec);
   g_test_add_func ("/engine/cuda/experts", test_experts);
+  g_test_add_func ("/engine/cuda/fused", test_fused);
   g_test_add_func ("/engine/cuda/matmul", test_matmul);
   g_test_add_func ("/engine/cuda/matmul-rows", test_matmul_rows);
   g_test_add_func ("/engine/cuda/dequantize", test_dequantize);

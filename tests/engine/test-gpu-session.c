@@ -359,6 +359,19 @@ plain_hook_cb (const LmLoraHookCall *call, const float *h, float *u, void *user_
   return LM_OK;
 }
 
+/* A decode step with hooks is recorded as one graph per hooked module plus
+ * the last, and each replay calls every hook once (@calls counts them). */
+static void
+assert_hooks_replayed (LmSession *s, const LmLora *lora, guint *calls)
+{
+  size_t n_mod = lm_lora_n_modules (lora);
+  g_assert_cmpuint (lm_gpu_session_graph_segments (s->gpu), ==, n_mod + 1);
+  guint before = *calls;
+  g_assert_cmpint (lm_session_decode (s, 1), ==, LM_OK);
+  g_assert_cmpuint (*calls - before, ==, n_mod);
+  g_assert_cmpuint (lm_gpu_session_graph_segments (s->gpu), ==, n_mod + 1);
+}
+
 /* The built-in adapter on the GPU and the hook path (h to the host and u
  * back) against the llama.cpp LoRA goldens. */
 static void
@@ -395,6 +408,7 @@ test_lora (void)
   assert_close ("GPU hook vs built-in", hooked, builtin, n_gold, 1e-4);
   lm_session_reset (h);
   run_greedy (m, h, LORA_MODEL, "lora_");
+  assert_hooks_replayed (h, lora, &calls);
   lm_session_free (h);
   lm_session_free (s);
   lm_lora_free (lora);
@@ -459,6 +473,7 @@ test_lora_device_hook (void)
   run_greedy (m, s, LORA_MODEL, "lora_");
   g_assert_cmpuint (host_calls, ==, 0);
   g_assert_cmpuint (d.calls, >, n_mod);
+  assert_hooks_replayed (s, lora, &d.calls);
   lm_session_free (s);
   for (size_t i = 0; i < n_mod; i++)
     lm_cuda_rt_free (d.a_dev[i]);

@@ -16,6 +16,7 @@
 #include <math.h>
 
 #include "lm-cuda-block.cuh"
+#include "lm-cuda-launch.cuh"
 #include "lm-cuda-math.h"
 #include "lm-cuda-ops.h"
 
@@ -44,6 +45,7 @@ attn_smem_bytes (uint32_t group, uint32_t hd)
 static __global__ void
 attn_kernel (AttnArgs a)
 {
+  lmc_wait_previous ();
   extern __shared__ float smem[];
   uint32_t split = blockIdx.x, kv = blockIdx.y, t = blockIdx.z;
   uint32_t hd = a.head_dim, G = a.n_head / a.n_head_kv, kvd = hd * a.n_head_kv;
@@ -154,6 +156,7 @@ attn_kernel (AttnArgs a)
 static __global__ void
 attn_combine_kernel (AttnArgs a)
 {
+  lmc_wait_previous ();
   uint32_t h = blockIdx.x, t = blockIdx.y, hd = a.head_dim;
   size_t th = (size_t) t * a.n_head + h, qs = a.gated ? 2 * (size_t) hd : hd;
   const float *p = a.partial + th * a.n_splits * (hd + 2);
@@ -204,8 +207,8 @@ lm_cuda_attention (LmCudaStream stream, const float *q, bool gated, const float 
     return LM_OK;
   AttnArgs a = { q, k_cache, v_cache, gated, n_head, n_head_kv, head_dim, pos, 1, n_ctx, NULL,
                  out };
-  attn_kernel<<<dim3 (1, n_head_kv, n), ATTN_THREADS, smem, stream>>> (a);
-  return lm_cuda_launched ();
+  return lmc_launched (
+    lmc_launch (attn_kernel, dim3 (1, n_head_kv, n), ATTN_THREADS, smem, stream, a));
 }
 
 extern "C" size_t
@@ -230,7 +233,9 @@ lm_cuda_attention_split (LmCudaStream stream, const float *q, bool gated, const 
   uint32_t chunk, splits = lm_hd_attn_splits (n_ctx, &chunk);
   AttnArgs a = { q, k_cache, v_cache, gated, n_head, n_head_kv, head_dim, pos, splits, chunk,
                  scratch, out };
-  attn_kernel<<<dim3 (splits, n_head_kv, n), ATTN_THREADS, smem, stream>>> (a);
-  attn_combine_kernel<<<dim3 (n_head, n), 128, 0, stream>>> (a);
-  return lm_cuda_launched ();
+  LmStatus st_split = lmc_launched (
+    lmc_launch (attn_kernel, dim3 (splits, n_head_kv, n), ATTN_THREADS, smem, stream, a));
+  if (st_split != LM_OK)
+    return st_split;
+  return lmc_launched (lmc_launch (attn_combine_kernel, dim3 (n_head, n), 128, 0, stream, a));
 }

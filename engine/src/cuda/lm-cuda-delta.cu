@@ -17,6 +17,7 @@
 #include <math.h>
 
 #include "lm-cuda-block.cuh"
+#include "lm-cuda-launch.cuh"
 #include "lm-cuda-math.h"
 #include "lm-cuda-ops.h"
 
@@ -35,6 +36,7 @@ typedef struct {
 static __global__ void
 qk_l2_kernel (float *u, size_t u_stride, uint32_t S, float eps)
 {
+  lmc_wait_previous ();
   __shared__ double scratch[32];
   float *x = u + blockIdx.y * u_stride + (size_t) blockIdx.x * S;
   double ss = 0.0;
@@ -51,6 +53,7 @@ static __global__ void
 __launch_bounds__ (CPT <= 32 ? 32 * TPR * 4 : 64 * TPR * 4)
 delta_kernel (DeltaArgs a)
 {
+  lmc_wait_previous ();
   extern __shared__ float smem[];
   __shared__ double scratch[32];
   const LmCudaDeltaShape *sh = &a.shape;
@@ -146,15 +149,16 @@ lm_cuda_delta_rule (LmCudaStream stream, const LmCudaDeltaShape *shape, float *u
     return LM_ERR_INVALID_ARGUMENT;
   if (n == 0)
     return LM_OK;
-  qk_l2_kernel<<<dim3 (2 * shape->n_groups, n), 128, 0, stream>>> (u, u_stride, S, shape->eps);
+  LmStatus st = lmc_launched (
+    lmc_launch (qk_l2_kernel, dim3 (2 * shape->n_groups, n), 128, 0, stream, u, u_stride, S, shape->eps));
+  if (st != LM_OK)
+    return st;
   DeltaArgs a = { *shape, u, u_stride, z, alpha, beta, ab_stride, n, state, out };
   unsigned threads = lm_hd_delta_threads (S);
   size_t smem = 4 * (size_t) S * sizeof (float);
   /* Up to 128: 32 columns per thread in registers; above, 64 (the compiler
    * may keep part of them in local memory: slower, same numbers). */
   if (lm_hd_delta_columns (S) == 32)
-    delta_kernel<32><<<shape->n_heads, threads, smem, stream>>> (a);
-  else
-    delta_kernel<64><<<shape->n_heads, threads, smem, stream>>> (a);
-  return lm_cuda_launched ();
+    return lmc_launched (lmc_launch (delta_kernel<32>, shape->n_heads, threads, smem, stream, a));
+  return lmc_launched (lmc_launch (delta_kernel<64>, shape->n_heads, threads, smem, stream, a));
 }

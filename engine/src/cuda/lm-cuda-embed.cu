@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include "lm-cuda-blocks.cuh"
+#include "lm-cuda-launch.cuh"
 #include "lm-cuda-matvec.h"
 #include "lm-cuda-ops.h"
 #include "quant.h"
@@ -18,6 +19,7 @@ __global__ void __launch_bounds__ (DQ_THREADS)
 dequant_kernel (const uint8_t *src, size_t row_bytes, uint32_t width, const int32_t *tokens,
                 uint32_t n_vocab, float *dst, int32_t *bad)
 {
+  lmc_wait_previous ();
   const uint32_t t = blockIdx.y;
   const uint32_t u = blockIdx.x * DQ_THREADS + threadIdx.x;
   const uint32_t n_units = width / Dec::BV * Dec::UPB;
@@ -67,9 +69,9 @@ launch_dequant (cudaStream_t stream, LmTensorType type, const void *src, uint32_
       return LM_ERR_INVALID_ARGUMENT;
     uint32_t n_units = width / Dec::BV * Dec::UPB;
     dim3 grid ((n_units + DQ_THREADS - 1) / DQ_THREADS, n);
-    dequant_kernel<Dec><<<grid, DQ_THREADS, 0, stream>>> ((const uint8_t *) src, row_bytes,
-                                                          width, tokens, n_vocab, dst, bad);
-    return cudaGetLastError () == cudaSuccess ? LM_OK : LM_ERR_DEVICE;
+    return lmc_launched (lmc_launch (dequant_kernel<Dec>, grid, DQ_THREADS, 0, stream,
+                                     (const uint8_t *) src, row_bytes, width, tokens, n_vocab,
+                                     dst, bad));
   });
 }
 

@@ -9,10 +9,16 @@
  * end, the expert choice of a prefill batch (to group its rows by expert),
  * the input of a host LoRA hook (a device hook gets device memory and the
  * stream, and nobody waits), and the rows a debug observer asks for. A decode
- * step without those host stops is recorded once as a CUDA graph and
- * replayed; the token and the position travel in pinned host memory that
- * the graph's first copies read, so a replay needs no new recording.
+ * step without a debug observer or pooling is recorded once as CUDA graphs
+ * and replayed; the token and the position travel in pinned host memory
+ * that the graph's first copies read, so a replay needs no new recording.
+ * LoRA hooks cut the step into segments: the launches up to the first
+ * hooked module are one graph, the host calls the hook (which enqueues its
+ * own work, or waits for h, as without graphs), then the next graph runs,
+ * and so on. So a hook keeps its per-token freedom (HE-LoRA draws a fresh
+ * seed per token) while the step's some hundred launches stay recorded.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "lm-cuda-gpu.h"
@@ -50,15 +56,6 @@ linear (LmSession *s, const LmWeight *w, const float *x, uint32_t n, float *y)
                                      y);
 }
 
-static bool
-hooks_set (const LmSession *s)
-{
-  for (size_t i = 0; s->lora != NULL && s->hooks != NULL && i < s->lora->n_modules; i++)
-    if (s->hooks[i].fn != NULL || s->hooks[i].device_fn != NULL)
-      return true;
-  return false;
-}
-
 /* u = A·h through the host hook: h to the host, u back to the device (the
  * path of a module without a device hook). */
 static LmStatus
@@ -93,6 +90,58 @@ lora_device_hook (LmSession *s, size_t index, const LmLoraModule *mod, const flo
   return st == LM_OK ? LM_OK : LM_ERR_HOOK;
 }
 
+static LmStatus
+call_hook (LmSession *s, size_t index, const float *x, uint32_t n)
+{
+  const LmLoraModule *mod = &s->lora->modules[index];
+  return s->hooks[index].device_fn != NULL ? lora_device_hook (s, index, mod, x, n)
+                                           : lora_hook (s, index, mod, x, n);
+}
+
+/* Recording: closes the segment being captured, to be followed by the hook
+ * of module @module on @x (-1: the step's end), and runs it, since the hook
+ * that follows reads its results. */
+static LmStatus
+segment_close (LmSession *s, int32_t module, const float *x)
+{
+  LmGpuSession *g = s->gpu;
+  LmCudaGraph graph = NULL;
+  LmStatus st = lm_cuda_rt_capture_end (g->stream, &graph);
+  g->recording = false;
+  if (st != LM_OK)
+    return st;
+  LmGpuSegment *grown = realloc (g->segments, (g->n_segments + 1) * sizeof *grown);
+  if (grown == NULL)
+    {
+      lm_cuda_rt_graph_free (graph);
+      return LM_ERR_NO_MEMORY;
+    }
+  g->segments = grown;
+  g->segments[g->n_segments++] = (LmGpuSegment) { graph, module, x };
+  return lm_cuda_rt_graph_launch (graph, g->stream);
+}
+
+static LmStatus
+segment_open (LmSession *s)
+{
+  LmGpuSession *g = s->gpu;
+  TRY (lm_cuda_rt_capture_begin (g->stream));
+  g->recording = true;
+  return LM_OK;
+}
+
+/* u = A·x through the hook of module @index, between two segments when
+ * recording. */
+static LmStatus
+run_hook (LmSession *s, size_t index, const float *x, uint32_t n)
+{
+  bool recording = s->gpu->recording;
+  if (recording)
+    TRY (segment_close (s, (int32_t) index, x));
+  TRY (call_hook (s, index, x, n));
+  return recording ? segment_open (s) : LM_OK;
+}
+
 /* y += scale·B·(A·x) for the module of @kind in layer @il, if any (scale is
  * folded into the device copy of B). */
 static LmStatus
@@ -103,10 +152,8 @@ lora (LmSession *s, uint32_t il, LmModuleKind kind, const float *x, uint32_t n, 
     return LM_OK;
   LmGpuSession *g = s->gpu;
   const LmLoraModule *mod = &s->lora->modules[index];
-  if (s->hooks[index].device_fn != NULL)
-    TRY (lora_device_hook (s, (size_t) index, mod, x, n));
-  else if (s->hooks[index].fn != NULL)
-    TRY (lora_hook (s, (size_t) index, mod, x, n));
+  if (s->hooks[index].device_fn != NULL || s->hooks[index].fn != NULL)
+    TRY (run_hook (s, (size_t) index, x, n));
   else
     {
       LmWeight a = { g->lora_a[index], LM_TYPE_F32, mod->d_in, mod->rank, 1, 0 };
@@ -212,20 +259,71 @@ linear_attention (LmSession *s, uint32_t il, uint32_t n)
   return project (s, il, LM_MODULE_SSM_OUT, &l->wssm_out, g->a4, n, g->o);
 }
 
-/* o = down(SiLU(gate h) * up h), the modules @gate_kind and the next two. */
+/* Decode: gate (into @yg) and up (into @yu) of input @x in one launch, for
+ * the k experts of @sel (NULL: the one matrix of each); false when the two
+ * cannot share a launch (their types differ). */
+static bool
+gate_up_paired (const LmWeight *gate, const LmWeight *up)
+{
+  return gate->type == up->type && gate->n_in == up->n_in && gate->n_out == up->n_out
+         && gate->mat_stride == up->mat_stride;
+}
+
+static LmStatus
+gate_up_decode (LmSession *s, const LmWeight *gate, const LmWeight *up, const int32_t *sel,
+                uint32_t k, float *yg, float *yu)
+{
+  LmGpuSession *g = s->gpu;
+  LmCudaProduct p = { gate->type, gate->data, up->data, gate->mat_stride, sel, k, gate->n_in,
+                      gate->n_out, g->h, NULL, 0, yg, yu };
+  return lm_cuda_matvec_product (g->stream, act_mode (s), &p);
+}
+
+/* Decode: y = down (SiLU(gate) * up) for the k experts of @sel (NULL: the
+ * one matrix), the SwiGLU folded into the product's input. */
+static LmStatus
+down_swiglu_decode (LmSession *s, const LmWeight *down, const int32_t *sel, uint32_t k,
+                    const float *gate, const float *up, float *y)
+{
+  LmGpuSession *g = s->gpu;
+  LmCudaProduct p = { down->type, down->data, NULL, down->mat_stride, sel, k, down->n_in,
+                      down->n_out, gate, up, down->n_in, y, NULL };
+  return lm_cuda_matvec_product (g->stream, act_mode (s), &p);
+}
+
+static bool
+has_module (const LmSession *s, uint32_t il, LmModuleKind kind)
+{
+  return s->module_slot != NULL && s->module_slot[il * LM_N_MODULE_KINDS + kind] >= 0;
+}
+
+/* o = down(SiLU(gate h) * up h), the modules @gate_kind and the next two.
+ * Decode takes two launches where it can: gate and up together, and the
+ * SwiGLU inside the down product (unless a LoRA module needs its input). */
 static LmStatus
 swiglu_mlp (LmSession *s, uint32_t il, LmModuleKind gate_kind, const LmWeight *gate,
             const LmWeight *up, const LmWeight *down, uint32_t n)
 {
   LmGpuSession *g = s->gpu;
-  TRY (project (s, il, gate_kind, gate, g->h, n, g->a1));
-  TRY (project (s, il, gate_kind + 1, up, g->h, n, g->a2));
+  if (n == 1 && gate_up_paired (gate, up))
+    {
+      TRY (gate_up_decode (s, gate, up, NULL, 1, g->a1, g->a2));
+      TRY (lora (s, il, gate_kind, g->h, n, g->a1));
+      TRY (lora (s, il, gate_kind + 1, g->h, n, g->a2));
+    }
+  else
+    {
+      TRY (project (s, il, gate_kind, gate, g->h, n, g->a1));
+      TRY (project (s, il, gate_kind + 1, up, g->h, n, g->a2));
+    }
+  if (n == 1 && !has_module (s, il, gate_kind + 2))
+    return down_swiglu_decode (s, down, NULL, 1, g->a1, g->a2, g->o);
   TRY (lm_cuda_swiglu (g->stream, g->a1, g->a2, (size_t) n * gate->n_out));
   return project (s, il, gate_kind + 2, down, g->a1, n, g->o);
 }
 
-/* Decode: the k selected experts, one launch per matrix for all of them;
- * the selection stays in device memory. */
+/* Decode: the k selected experts, the selection in device memory; gate and
+ * up in one launch, the SwiGLU inside the down product. */
 static LmStatus
 experts_decode (LmSession *s, const LmLayer *l)
 {
@@ -234,13 +332,16 @@ experts_decode (LmSession *s, const LmLayer *l)
   uint32_t E = in->n_embd, k = in->n_expert_used, nf = in->n_ff_exp;
   const LmWeight *wg = &l->exp_gate, *wu = &l->exp_up, *wd = &l->exp_down;
   LmCudaActMode mode = act_mode (s);
-  TRY (lm_cuda_matvec_experts_ex (g->stream, mode, wg->type, wg->data, wg->mat_stride, E, nf,
-                                  g->sel, k, g->h, 0, g->moe_g));
-  TRY (lm_cuda_matvec_experts_ex (g->stream, mode, wu->type, wu->data, wu->mat_stride, E, nf,
-                                  g->sel, k, g->h, 0, g->moe_u));
-  TRY (lm_cuda_swiglu (g->stream, g->moe_g, g->moe_u, (size_t) k * nf));
-  return lm_cuda_matvec_experts_ex (g->stream, mode, wd->type, wd->data, wd->mat_stride, nf, E,
-                                    g->sel, k, g->moe_g, nf, g->moe_y);
+  if (gate_up_paired (wg, wu))
+    TRY (gate_up_decode (s, wg, wu, g->sel, k, g->moe_g, g->moe_u));
+  else
+    {
+      TRY (lm_cuda_matvec_experts_ex (g->stream, mode, wg->type, wg->data, wg->mat_stride, E, nf,
+                                      g->sel, k, g->h, 0, g->moe_g));
+      TRY (lm_cuda_matvec_experts_ex (g->stream, mode, wu->type, wu->data, wu->mat_stride, E, nf,
+                                      g->sel, k, g->h, 0, g->moe_u));
+    }
+  return down_swiglu_decode (s, wd, g->sel, k, g->moe_g, g->moe_u, g->moe_y);
 }
 
 /* Prefill: the (token, slot) pairs grouped by expert on the host (a counting
@@ -337,6 +438,9 @@ ffn (LmSession *s, uint32_t il, uint32_t n)
   return swiglu_mlp (s, il, LM_MODULE_FFN_GATE, &l->ffn_gate, &l->ffn_up, &l->ffn_down, n);
 }
 
+/* Each residual add shares its launch with the norm that follows it: the
+ * FFN's with the next layer's input norm (the first layer normalises the
+ * embedding alone, the last adds alone before the head). */
 static LmStatus
 layer (LmSession *s, uint32_t il, uint32_t n)
 {
@@ -344,14 +448,18 @@ layer (LmSession *s, uint32_t il, uint32_t n)
   const LmLayer *l = &g->dm->layers[il];
   const LmModelInfo *in = &s->model->info;
   uint32_t E = in->n_embd;
-  size_t count = (size_t) n * E;
-  TRY (lm_cuda_rms_norm (g->stream, g->x, E, l->attn_norm, in->rms_eps, n, E, g->h, E));
+  float eps = in->rms_eps;
+  if (il == 0)
+    TRY (lm_cuda_rms_norm (g->stream, g->x, E, l->attn_norm, eps, n, E, g->h, E));
   TRY (l->is_linear ? linear_attention (s, il, n) : full_attention (s, il, n));
-  TRY (lm_cuda_add (g->stream, g->x, g->o, count));
+  TRY (lm_cuda_add_rms_norm (g->stream, g->x, g->o, l->post_norm, eps, n, E, g->h));
   TRY (debug_rows (s, il, 0, n, g->x));
-  TRY (lm_cuda_rms_norm (g->stream, g->x, E, l->post_norm, in->rms_eps, n, E, g->h, E));
   TRY (ffn (s, il, n));
-  TRY (lm_cuda_add (g->stream, g->x, g->o, count));
+  if (il + 1 < g->n_layers)
+    TRY (lm_cuda_add_rms_norm (g->stream, g->x, g->o, g->dm->layers[il + 1].attn_norm, eps, n, E,
+                               g->h));
+  else
+    TRY (lm_cuda_add (g->stream, g->x, g->o, (size_t) n * E));
   return debug_rows (s, il, 1, n, g->x);
 }
 
@@ -409,25 +517,47 @@ enqueue (LmSession *s, const int32_t *tokens, uint32_t n, float *logits_all)
   return lm_cuda_rt_copy (g->stream, n == 1 ? g->h_x : s->x, g->x, (size_t) n * E * sizeof (float));
 }
 
-/* Records the decode step once; any failure leaves the session eager. */
-static void
-record (LmSession *s)
+/* Records the decode step while running it, segment by segment. A failure
+ * before the first segment ran leaves the session eager and runs the step
+ * so; after it, the step is half done and its error is returned (the
+ * session stays eager too). */
+static LmStatus
+record_and_run (LmSession *s)
 {
   LmGpuSession *g = s->gpu;
-  LmStatus st = lm_cuda_rt_capture_begin (g->stream);
-  if (st != LM_OK)
+  LmStatus st = segment_open (s);
+  if (st == LM_OK)
+    st = enqueue (s, NULL, 1, NULL);
+  if (st == LM_OK)
+    st = segment_close (s, -1, NULL);
+  if (st == LM_OK)
+    return LM_OK;
+  if (g->recording)
     {
-      g->graph_failed = true;
-      return;
+      LmCudaGraph partial = NULL;
+      lm_cuda_rt_capture_end (g->stream, &partial);
+      lm_cuda_rt_graph_free (partial);
+      g->recording = false;
     }
-  st = enqueue (s, NULL, 1, NULL);
-  LmStatus end = lm_cuda_rt_capture_end (g->stream, &g->graph);
-  if (st != LM_OK || end != LM_OK)
+  bool started = g->n_segments > 0;
+  lm_gpu_session_invalidate (g);
+  /* a hook's own failure says nothing of the graphs: record again next time */
+  g->graph_failed = st != LM_ERR_HOOK;
+  return started ? st : enqueue (s, NULL, 1, NULL);
+}
+
+static LmStatus
+replay (LmSession *s)
+{
+  LmGpuSession *g = s->gpu;
+  for (size_t i = 0; i < g->n_segments; i++)
     {
-      lm_cuda_rt_graph_free (g->graph);
-      g->graph = NULL;
-      g->graph_failed = true;
+      const LmGpuSegment *seg = &g->segments[i];
+      TRY (lm_cuda_rt_graph_launch (seg->graph, g->stream));
+      if (seg->module >= 0)
+        TRY (call_hook (s, (size_t) seg->module, seg->x, 1));
     }
+  return LM_OK;
 }
 
 LmStatus
@@ -437,12 +567,14 @@ lm_gpu_forward (LmSession *s, const int32_t *tokens, uint32_t n, float *logits_a
   const LmModelInfo *in = &s->model->info;
   g->io->token = tokens[0];
   g->io->pos = s->pos;
-  bool replay = n == 1 && logits_all == NULL && s->debug_fn == NULL && s->pool_sum == NULL
-                && !hooks_set (s);
-  if (replay && g->graph == NULL && !g->graph_failed)
-    record (s);
-  LmStatus st = replay && g->graph != NULL ? lm_cuda_rt_graph_launch (g->graph, g->stream)
-                                           : enqueue (s, tokens, n, logits_all);
+  bool recordable = n == 1 && logits_all == NULL && s->debug_fn == NULL && s->pool_sum == NULL;
+  LmStatus st;
+  if (!recordable || g->graph_failed)
+    st = enqueue (s, tokens, n, logits_all);
+  else if (g->n_segments == 0)
+    st = record_and_run (s);
+  else
+    st = replay (s);
   LmStatus done = lm_cuda_rt_sync (g->stream);
   if (st != LM_OK || done != LM_OK)
     return st != LM_OK ? st : done;

@@ -36,6 +36,14 @@ typedef struct {
   uint32_t pos;
 } LmGpuIo;
 
+/* A recorded part of the decode step: after its graph, the host calls the
+ * hook of LoRA module @module (-1: none, the last segment) on rows @x. */
+typedef struct {
+  LmCudaGraph graph;
+  int32_t module;
+  const float *x;
+} LmGpuSegment;
+
 struct LmGpuSession {
   LmModel *model;                  /* whose device copy dm is (a reference) */
   LmGpuModel *dm;
@@ -73,7 +81,10 @@ struct LmGpuSession {
   float *lora_u, *lora_y;
   float *lora_h;                   /* host [nb][max d_in] */
   size_t lora_bytes;
-  /* The recorded decode step. */
-  LmCudaGraph graph;
+  /* The recorded decode step: one graph, or with LoRA hooks the launches
+   * between two hooks as one graph each (lm-cuda-forward.c). */
+  LmGpuSegment *segments;
+  size_t n_segments;
   bool graph_failed;
+  bool recording;                  /* a hook ends the segment being captured */
 };

@@ -6,6 +6,8 @@
 #include <cuda_runtime.h>
 #include <mutex>
 
+#include "lm-cuda-launch.cuh"
+#include "lm-cuda-math.h"
 #include "lm-cuda-matvec.h"
 #include "lm-cuda-schedule.cuh"
 #include "quant.h"
@@ -23,18 +25,27 @@ warp_sum (float v)
   return v;
 }
 
+/* Activation @i of a product's input: x itself, or with @up the SwiGLU
+ * SiLU(x) * up (the float sequence of lm_cuda_swiglu, so the fused form
+ * gives the same bits). */
+__device__ __forceinline__ float
+staged_x (const float *x, const float *up, size_t i)
+{
+  return up != nullptr ? lm_silu_poly (x[i]) * up[i] : x[i];
+}
+
 /* Q8_K activations of one group of 256 (one warp): the signed value of
  * largest magnitude m (first one on ties), iscale = -127 / m,
  * q = min (127, rne (iscale x)), scale 1 / iscale; as lm_quantize_row_q8_K. */
 __device__ void
-quantize_q8_k_group (const float *x, uint8_t *xq, float *dx, uint32_t lane)
+quantize_q8_k_group (const float *x, const float *up, uint8_t *xq, float *dx, uint32_t lane)
 {
   float v[8], best = 0.0f, best_val = 0.0f;
   uint32_t best_idx = 0xFFFFFFFFu;
   for (uint32_t i = 0; i < 8; i++)
     {
       uint32_t idx = lane + LMC_WARP * i;
-      v[i] = x[idx];
+      v[i] = staged_x (x, up, idx);
       if (fabsf (v[i]) > best)
         {
           best = fabsf (v[i]);
@@ -75,9 +86,9 @@ quantize_q8_k_group (const float *x, uint8_t *xq, float *dx, uint32_t lane)
 /* Q8_0 activations of one group of 32 (one warp): d = fp16 (amax / 127),
  * q = rne (x * (127 / amax)); as lm_quantize_row_q8_0_act. */
 __device__ void
-quantize_q8_0_group (const float *x, uint8_t *xq, float *dx, uint32_t lane)
+quantize_q8_0_group (const float *x, const float *up, uint8_t *xq, float *dx, uint32_t lane)
 {
-  float v = x[lane], amax = fabsf (v);
+  float v = staged_x (x, up, lane), amax = fabsf (v);
   for (int offset = LMC_WARP / 2; offset > 0; offset /= 2)
     amax = fmaxf (amax, __shfl_xor_sync (0xffffffffu, amax, offset));
   float id = amax != 0.0f ? 127.0f / amax : 0.0f;
@@ -96,14 +107,28 @@ prefetch_rows (const uint8_t *rows, size_t bytes, uint32_t lane)
     asm volatile ("prefetch.global.L2 [%0];" ::"l"(rows + off));
 }
 
-/* Row block @row_block of one product y = W x (W at wm, rows of row_bytes):
- * the block stages x in shared memory (Q8: as 8-bit groups and their
+/* Asks L2 for the rows of warp @warp in row block @row_block of W (at wm,
+ * rows of row_bytes). */
+__device__ __forceinline__ void
+prefetch_warp_rows (const uint8_t *wm, size_t row_bytes, uint32_t n_out, uint32_t row_block)
+{
+  const uint32_t warp = threadIdx.x / LMC_WARP, lane = threadIdx.x % LMC_WARP;
+  const uint32_t row0 = (row_block * (blockDim.x / LMC_WARP) + warp) * LMC_MV_ROWS;
+  if (row0 < n_out)
+    prefetch_rows (wm + (size_t) row0 * row_bytes,
+                   (size_t) (n_out - row0 < LMC_MV_ROWS ? n_out - row0 : LMC_MV_ROWS) * row_bytes,
+                   lane);
+}
+
+/* Row block @row_block of one product y = W x (W at wm, rows of row_bytes,
+ * prefetched by the caller): the block stages x in shared memory (Q8: as 8-bit groups and their
  * scales, lm-cuda-schedule.cuh; else f32), then warp w computes its
  * LMC_MV_ROWS rows. Every thread of the block must call it. */
 template <class Dec, bool Q8>
 __device__ void
 matvec_row_block (const uint8_t *wm, size_t row_bytes, uint32_t n_in, uint32_t n_out,
-                  const float *xs, float *ys, int accumulate, uint32_t row_block)
+                  const float *xs, const float *xs_up, float *ys, int accumulate,
+                  uint32_t row_block)
 {
   extern __shared__ float4 smem_x4[];
   const uint32_t warp = threadIdx.x / LMC_WARP, lane = threadIdx.x % LMC_WARP;
@@ -113,24 +138,22 @@ matvec_row_block (const uint8_t *wm, size_t row_bytes, uint32_t n_in, uint32_t n
   uint8_t *xq = reinterpret_cast<uint8_t *> (smem_x4);
   float *sx = reinterpret_cast<float *> (smem_x4);
   float *dx = reinterpret_cast<float *> (xq + ((size_t) n_in + 15) / 16 * 16);
-  if (row0 < n_out)
-    prefetch_rows (wm + (size_t) row0 * row_bytes,
-                   (size_t) (n_out - row0 < LMC_MV_ROWS ? n_out - row0 : LMC_MV_ROWS) * row_bytes,
-                   lane);
   if constexpr (Q8)
     {
       for (uint32_t g = warp; g < n_in / Dec::QG; g += n_warps)
         {
+          size_t at = (size_t) g * Dec::QG;
+          const float *up = xs_up != nullptr ? xs_up + at : nullptr;
           if constexpr (Dec::QG == 256)
-            quantize_q8_k_group (xs + (size_t) g * 256, xq + (size_t) g * 256, dx + g, lane);
+            quantize_q8_k_group (xs + at, up, xq + at, dx + g, lane);
           else
-            quantize_q8_0_group (xs + (size_t) g * 32, xq + (size_t) g * 32, dx + g, lane);
+            quantize_q8_0_group (xs + at, up, xq + at, dx + g, lane);
         }
     }
   else
     {
       for (uint32_t i = threadIdx.x; i < n_in; i += blockDim.x)
-        sx[i] = xs[i];
+        sx[i] = staged_x (xs, xs_up, i);
     }
   __syncthreads ();
 
@@ -151,25 +174,44 @@ matvec_row_block (const uint8_t *wm, size_t row_bytes, uint32_t n_in, uint32_t n
       ys[row0 + r] = accumulate ? ys[row0 + r] + acc[r] : acc[r];
 }
 
-/* grid (row blocks, slots): slot j reads the matrix w + sel[j] * mat_stride
- * (sel NULL: w), x + j * x_stride, writes y + j * n_out. Q8: the integer
- * path (lm-cuda-schedule.cuh), else f32 activations. */
+/* A decode launch (LmCudaProduct, with the row length in bytes). */
+typedef struct {
+  const uint8_t *w, *w_pair;
+  size_t mat_stride, row_bytes;
+  const int32_t *sel;
+  uint32_t k, n_in, n_out;
+  const float *x, *x_up;
+  size_t x_stride;
+  float *y, *y_pair;
+  int accumulate;
+} MvArgs;
+
+/* grid (row blocks, k or 2k slots): slot j < k reads the matrix
+ * w + sel[j] * mat_stride (sel NULL: w), x + j * x_stride, writes
+ * y + j * n_out; slot k + j the same from w_pair into y_pair. Q8: the
+ * integer path (lm-cuda-schedule.cuh), else f32 activations. */
 template <class Dec, bool Q8>
 __global__ void __launch_bounds__ (LMC_MV_MAX_WARPS * LMC_WARP)
-matvec_kernel (const uint8_t *w, size_t mat_stride, const int32_t *sel, size_t row_bytes,
-               uint32_t n_in, uint32_t n_out, const float *x, size_t x_stride, float *y,
-               int accumulate)
+matvec_kernel (MvArgs a)
 {
-  const uint32_t slot = blockIdx.y;
+  const bool pair = blockIdx.y >= a.k;   /* block-uniform */
+  const uint32_t slot = blockIdx.y - (pair ? a.k : 0);
   const uint32_t warp = threadIdx.x / LMC_WARP, lane = threadIdx.x % LMC_WARP;
   const uint32_t n_warps = blockDim.x / LMC_WARP;
   const uint32_t row0 = (blockIdx.x * n_warps + warp) * LMC_MV_ROWS;
-  float *ys = y + (size_t) slot * n_out;
+  const uint32_t n_out = a.n_out;
+  const uint8_t *w = pair ? a.w_pair : a.w;
+  float *ys = (pair ? a.y_pair : a.y) + (size_t) slot * n_out;
 
+  /* The weights are constant: their DRAM latency overlaps the previous
+   * kernel (lm-cuda-launch.cuh); an expert's matrix is known only after. */
+  if (a.sel == nullptr)
+    prefetch_warp_rows (w, a.row_bytes, n_out, blockIdx.x);
+  lmc_wait_previous ();
   const uint8_t *wm = w;
-  if (sel != nullptr)
+  if (a.sel != nullptr)
     {
-      int32_t e = sel[slot];
+      int32_t e = a.sel[slot];
       if (e < 0)
         {
           /* no expert in this slot: block-uniform, before any barrier */
@@ -178,10 +220,13 @@ matvec_kernel (const uint8_t *w, size_t mat_stride, const int32_t *sel, size_t r
               ys[row0 + r] = 0.0f;
           return;
         }
-      wm = w + (size_t) e * mat_stride;
+      wm = w + (size_t) e * a.mat_stride;
+      prefetch_warp_rows (wm, a.row_bytes, n_out, blockIdx.x);
     }
-  matvec_row_block<Dec, Q8> (wm, row_bytes, n_in, n_out, x + (size_t) slot * x_stride, ys,
-                             accumulate, blockIdx.x);
+  size_t at = (size_t) slot * a.x_stride;
+  matvec_row_block<Dec, Q8> (wm, a.row_bytes, a.n_in, n_out, a.x + at,
+                             a.x_up != nullptr ? a.x_up + at : nullptr, ys, a.accumulate,
+                             blockIdx.x);
 }
 
 /* Prefill with 8-bit activations, grid (tokens, row blocks): token t reads
@@ -198,10 +243,12 @@ matmul_q8_kernel (const uint8_t *w, size_t row_bytes, uint32_t n_in, uint32_t n_
   const uint32_t tok = blockIdx.x;
   if (tok >= n)
     return;   /* block-uniform, before any barrier */
+  prefetch_warp_rows (w, row_bytes, n_out, blockIdx.y);
+  lmc_wait_previous ();
   size_t xr = x_rows != nullptr ? (size_t) x_rows[tok] : tok;
   size_t yr = y_rows != nullptr ? (size_t) y_rows[tok] : tok;
-  matvec_row_block<Dec, true> (w, row_bytes, n_in, n_out, x + xr * n_in, y + yr * n_out, 0,
-                               blockIdx.y);
+  matvec_row_block<Dec, true> (w, row_bytes, n_in, n_out, x + xr * n_in, nullptr, y + yr * n_out,
+                               0, blockIdx.y);
 }
 
 /* The most dynamic shared memory a block of this device may have, after
@@ -228,55 +275,51 @@ opt_in_smem (Kernel kernel, std::once_flag *once, size_t *limit)
   return *limit;
 }
 
-static LmStatus
-launch_status (void)
-{
-  return cudaGetLastError () == cudaSuccess ? LM_OK : LM_ERR_DEVICE;
-}
-
 template <class Dec, bool Q8>
 static LmStatus
-launch_matvec_kernel (cudaStream_t stream, const void *w, size_t mat_stride, const int32_t *sel,
-                      size_t row_bytes, uint32_t n_in, uint32_t n_out, const float *x,
-                      size_t x_stride, float *y, uint32_t slots, bool accumulate)
+launch_matvec_kernel (cudaStream_t stream, const MvArgs &a)
 {
-  size_t smem = Q8 ? lmc_q8_smem_bytes (n_in, Dec::QG) : (size_t) n_in * sizeof (float);
-  uint32_t warps = n_out >= LMC_MV_TALL ? LMC_MV_MAX_WARPS : LMC_MV_MAX_WARPS / 2;
+  size_t smem = Q8 ? lmc_q8_smem_bytes (a.n_in, Dec::QG) : (size_t) a.n_in * sizeof (float);
+  uint32_t warps = a.n_out >= LMC_MV_TALL ? LMC_MV_MAX_WARPS : LMC_MV_MAX_WARPS / 2;
   uint32_t rows_per_block = warps * LMC_MV_ROWS;
-  dim3 grid ((n_out + rows_per_block - 1) / rows_per_block, slots);
+  dim3 grid ((a.n_out + rows_per_block - 1) / rows_per_block, a.w_pair != nullptr ? 2 * a.k : a.k);
   static std::once_flag once;
   static size_t limit;
   if (smem > MV_SMEM_DEFAULT && smem > opt_in_smem (matvec_kernel<Dec, Q8>, &once, &limit))
     return LM_ERR_SHAPE;   /* n_in too long for one block's shared memory */
-  matvec_kernel<Dec, Q8><<<grid, warps * LMC_WARP, smem, stream>>> (
-    (const uint8_t *) w, mat_stride, sel, row_bytes, n_in, n_out, x, x_stride, y,
-    accumulate ? 1 : 0);
-  return launch_status ();
+  return lmc_launched (
+    lmc_launch (matvec_kernel<Dec, Q8>, grid, warps * LMC_WARP, smem, stream, a));
 }
 
 static LmStatus
-launch_matvec (cudaStream_t stream, LmCudaActMode mode, LmTensorType type, const void *w,
-               size_t mat_stride, const int32_t *sel, uint32_t n_in, uint32_t n_out,
-               const float *x, size_t x_stride, float *y, uint32_t slots, bool accumulate)
+launch_matvec (cudaStream_t stream, LmCudaActMode mode, const LmCudaProduct *p, bool accumulate)
 {
   size_t row_bytes;
-  bool vector;
-  LmStatus st = lmc_check_mode_product (mode, type, w, mat_stride, n_in, &row_bytes, &vector);
+  bool vector, vector_pair = false;
+  LmStatus st = lmc_check_mode_product (mode, p->type, p->w, p->mat_stride, p->n_in, &row_bytes,
+                                        &vector);
+  if (st == LM_OK && p->w_pair != nullptr)
+    st = lmc_check_mode_product (mode, p->type, p->w_pair, p->mat_stride, p->n_in, &row_bytes,
+                                 &vector_pair);
   if (st != LM_OK)
     return st;
-  if (n_out == 0 || slots == 0)
+  if (p->n_out == 0 || p->k == 0)
     return LM_OK;
-  if (x == nullptr || y == nullptr)
+  if (p->x == nullptr || p->y == nullptr || (p->w_pair != nullptr && p->y_pair == nullptr)
+      || (p->k > 1 && p->sel == nullptr))
     return LM_ERR_INVALID_ARGUMENT;
-  return lmc_with_decoder (type, vector, [&] (auto dec) {
-    using Dec = decltype (dec);
-    if constexpr (Dec::Q8)
-      if (mode == LM_CUDA_ACT_Q8)
-        return launch_matvec_kernel<Dec, true> (stream, w, mat_stride, sel, row_bytes, n_in, n_out,
-                                                x, x_stride, y, slots, accumulate);
-    return launch_matvec_kernel<Dec, false> (stream, w, mat_stride, sel, row_bytes, n_in, n_out,
-                                             x, x_stride, y, slots, accumulate);
-  });
+  MvArgs a = { (const uint8_t *) p->w, (const uint8_t *) p->w_pair, p->mat_stride, row_bytes,
+               p->sel, p->k, p->n_in, p->n_out, p->x, p->x_up, p->x_stride, p->y, p->y_pair,
+               accumulate ? 1 : 0 };
+  /* both matrices must take the same decoder (16-byte loads or not) */
+  return lmc_with_decoder (p->type, vector && (p->w_pair == nullptr || vector_pair),
+                           [&] (auto dec) {
+                             using Dec = decltype (dec);
+                             if constexpr (Dec::Q8)
+                               if (mode == LM_CUDA_ACT_Q8)
+                                 return launch_matvec_kernel<Dec, true> (stream, a);
+                             return launch_matvec_kernel<Dec, false> (stream, a);
+                           });
 }
 
 /* The 8-bit prefill (Dec::Q8 types): the decode kernel's row blocks, one
@@ -297,9 +340,9 @@ launch_matmul_q8 (cudaStream_t stream, const void *w, size_t row_bytes, uint32_t
   static size_t limit;
   if (smem > MV_SMEM_DEFAULT && smem > opt_in_smem (matmul_q8_kernel<Dec>, &once, &limit))
     return LM_ERR_SHAPE;   /* n_in too long for one block's shared memory */
-  matmul_q8_kernel<Dec><<<grid, warps * LMC_WARP, smem, stream>>> (
-    (const uint8_t *) w, row_bytes, n_in, n_out, x, x_rows, y_rows, n, y);
-  return launch_status ();
+  return lmc_launched (lmc_launch (matmul_q8_kernel<Dec>, grid, warps * LMC_WARP, smem, stream,
+                                   (const uint8_t *) w, row_bytes, n_in, n_out, x, x_rows, y_rows,
+                                   n, y));
 }
 
 /* ---- prefill ---- */
@@ -312,6 +355,7 @@ template <class Dec>
 __global__ void __launch_bounds__ (LMC_MM_THREADS)
 matmul_kernel (LmcMatmulArgs args)
 {
+  lmc_wait_previous ();
   extern __shared__ float4 smem_mm4[];
   float *sw = reinterpret_cast<float *> (smem_mm4);
   float *sxt = sw + LMC_MM_K * LMC_MM_W_STRIDE;
@@ -373,8 +417,8 @@ launch_matmul (cudaStream_t stream, LmCudaActMode mode, LmTensorType type, const
     if (opt_in_smem (matmul_kernel<Dec>, &once, &limit) < MATMUL_SMEM)
       return LM_ERR_DEVICE;
     LmcMatmulArgs args = { (const uint8_t *) w, row_bytes, n_in, n_out, x, x_rows, y_rows, n, y };
-    matmul_kernel<Dec><<<grid, LMC_MM_THREADS, MATMUL_SMEM, stream>>> (args);
-    return launch_status ();
+    return lmc_launched (
+      lmc_launch (matmul_kernel<Dec>, grid, LMC_MM_THREADS, MATMUL_SMEM, stream, args));
   });
 }
 
@@ -408,8 +452,8 @@ extern "C" LmStatus
 lm_cuda_matvec_ex (LmCudaStream stream, LmCudaActMode mode, LmTensorType type, const void *w,
                    uint32_t n_in, uint32_t n_out, const float *x, float *y, bool accumulate)
 {
-  return launch_matvec ((cudaStream_t) stream, mode, type, w, 0, nullptr, n_in, n_out, x, 0, y,
-                        1, accumulate);
+  LmCudaProduct p = { type, w, nullptr, 0, nullptr, 1, n_in, n_out, x, nullptr, 0, y, nullptr };
+  return launch_matvec ((cudaStream_t) stream, mode, &p, accumulate);
 }
 
 extern "C" LmStatus
@@ -427,8 +471,17 @@ lm_cuda_matvec_experts_ex (LmCudaStream stream, LmCudaActMode mode, LmTensorType
 {
   if (k > 0 && sel == nullptr)
     return LM_ERR_INVALID_ARGUMENT;
-  return launch_matvec ((cudaStream_t) stream, mode, type, w, mat_stride, sel, n_in, n_out, x,
-                        x_stride, y, k, false);
+  LmCudaProduct p = { type, w, nullptr, mat_stride, sel, k, n_in, n_out, x, nullptr, x_stride, y,
+                      nullptr };
+  return launch_matvec ((cudaStream_t) stream, mode, &p, false);
+}
+
+extern "C" LmStatus
+lm_cuda_matvec_product (LmCudaStream stream, LmCudaActMode mode, const LmCudaProduct *product)
+{
+  if (product == nullptr)
+    return LM_ERR_INVALID_ARGUMENT;
+  return launch_matvec ((cudaStream_t) stream, mode, product, false);
 }
 
 extern "C" LmStatus

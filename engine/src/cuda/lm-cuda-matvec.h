@@ -113,6 +113,31 @@ LmStatus lm_cuda_matvec_experts (LmCudaStream stream, LmTensorType type, const v
                                  const int32_t *sel, uint32_t k, const float *x,
                                  size_t x_stride, float *y);
 
+/* Decode products fused into one launch, for a SwiGLU FFN (dense, shared
+ * or routed experts): the gate and up products of one input, and the down
+ * product reading SiLU(gate) * up without writing it out.
+ *   slot j < k:  y[j] = W_j x_j, with W_j the matrix at
+ *                w + sel[j] * mat_stride (sel NULL: w, and k must be 1),
+ *                x_j = x + j * x_stride floats (x_stride 0: one x for all),
+ *                and with x_up set, x_j[i] replaced by
+ *                SiLU(x_j[i]) * x_up_j[i] (the float sequence of
+ *                lm_cuda_swiglu, so the result has the same bits);
+ *   w_pair set:  the same for a second matrix of the same type and shape,
+ *                into y_pair (rows of n_out floats).
+ * sel and the vectors are device memory; errors as lm_cuda_matvec_ex. */
+typedef struct {
+  LmTensorType type;
+  const void *w, *w_pair;
+  size_t mat_stride;
+  const int32_t *sel;
+  uint32_t k, n_in, n_out;
+  const float *x, *x_up;
+  size_t x_stride;
+  float *y, *y_pair;
+} LmCudaProduct;
+LmStatus lm_cuda_matvec_product (LmCudaStream stream, LmCudaActMode mode,
+                                 const LmCudaProduct *product);
+
 /* Routed experts, prefill: the matrix at w + expert * mat_stride applied to
  * @n_rows gathered rows, y[y_rows[i]] = W x[x_rows[i]] (rows of n_in and
  * n_out floats; x_rows, y_rows: device memory). */

@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "lm-cuda-block.cuh"
+#include "lm-cuda-launch.cuh"
 #include "lm-cuda-math.h"
 #include "lm-cuda-ops.h"
 
@@ -27,6 +28,7 @@ static __global__ void
 rms_norm_kernel (const float *x, size_t x_stride, const float *w, float eps, uint32_t width,
                  float *y, size_t y_stride)
 {
+  lmc_wait_previous ();
   __shared__ double scratch[32];
   const float *xr = x + blockIdx.x * x_stride;
   float *yr = y + blockIdx.x * y_stride;
@@ -44,13 +46,46 @@ lm_cuda_rms_norm (LmCudaStream stream, const float *x, size_t x_stride, const fl
 {
   if (n_rows == 0 || width == 0)
     return LM_OK;
-  rms_norm_kernel<<<n_rows, ROW_THREADS, 0, stream>>> (x, x_stride, w, eps, width, y, y_stride);
-  return lm_cuda_launched ();
+  return lmc_launched (lmc_launch (rms_norm_kernel, n_rows, ROW_THREADS, 0, stream, x, x_stride, w, eps, width, y, y_stride));
+}
+
+/* One block per row: the row's sums read the new x back from the block's
+ * own writes (each thread reads only what it wrote). */
+static __global__ void
+add_rms_norm_kernel (float *x, const float *o, const float *w, float eps, uint32_t width,
+                     float *y)
+{
+  lmc_wait_previous ();
+  __shared__ double scratch[32];
+  float *xr = x + (size_t) blockIdx.x * width;
+  const float *orow = o + (size_t) blockIdx.x * width;
+  float *yr = y + (size_t) blockIdx.x * width;
+  double ss = 0.0;
+  for (uint32_t i = threadIdx.x; i < width; i += blockDim.x)
+    {
+      float v = xr[i] + orow[i];
+      xr[i] = v;
+      ss += (double) (v * v);
+    }
+  float scale = lm_hd_rms_scale (lm_block_sum (ss, scratch), width, eps);
+  for (uint32_t i = threadIdx.x; i < width; i += blockDim.x)
+    yr[i] = xr[i] * scale * w[i];
+}
+
+extern "C" LmStatus
+lm_cuda_add_rms_norm (LmCudaStream stream, float *x, const float *o, const float *w, float eps,
+                      uint32_t n_rows, uint32_t width, float *y)
+{
+  if (n_rows == 0 || width == 0)
+    return LM_OK;
+  return lmc_launched (
+    lmc_launch (add_rms_norm_kernel, n_rows, ROW_THREADS, 0, stream, x, o, w, eps, width, y));
 }
 
 static __global__ void
 l2_norm_kernel (float *x, size_t x_stride, float eps, uint32_t width)
 {
+  lmc_wait_previous ();
   __shared__ double scratch[32];
   float *xr = x + blockIdx.x * x_stride;
   double ss = 0.0;
@@ -67,8 +102,7 @@ lm_cuda_l2_norm (LmCudaStream stream, float *x, size_t x_stride, float eps, uint
 {
   if (n_rows == 0 || width == 0)
     return LM_OK;
-  l2_norm_kernel<<<n_rows, ROW_THREADS, 0, stream>>> (x, x_stride, eps, width);
-  return lm_cuda_launched ();
+  return lmc_launched (lmc_launch (l2_norm_kernel, n_rows, ROW_THREADS, 0, stream, x, x_stride, eps, width));
 }
 
 /* ---- element-wise ---- */
@@ -76,6 +110,7 @@ lm_cuda_l2_norm (LmCudaStream stream, float *x, size_t x_stride, float eps, uint
 static __global__ void
 add_kernel (float *x, const float *y, size_t n)
 {
+  lmc_wait_previous ();
   for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
        i += (size_t) gridDim.x * blockDim.x)
     x[i] += y[i];
@@ -86,13 +121,13 @@ lm_cuda_add (LmCudaStream stream, float *x, const float *y, size_t n)
 {
   if (n == 0)
     return LM_OK;
-  add_kernel<<<flat_blocks (n), FLAT_THREADS, 0, stream>>> (x, y, n);
-  return lm_cuda_launched ();
+  return lmc_launched (lmc_launch (add_kernel, flat_blocks (n), FLAT_THREADS, 0, stream, x, y, n));
 }
 
 static __global__ void
 add_rows_kernel (float *x, const float *row, uint32_t width, size_t n)
 {
+  lmc_wait_previous ();
   for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
        i += (size_t) gridDim.x * blockDim.x)
     x[i] += row[i % width];
@@ -105,13 +140,13 @@ lm_cuda_add_rows (LmCudaStream stream, float *x, const float *row, uint32_t n_ro
   size_t n = (size_t) n_rows * width;
   if (n == 0)
     return LM_OK;
-  add_rows_kernel<<<flat_blocks (n), FLAT_THREADS, 0, stream>>> (x, row, width, n);
-  return lm_cuda_launched ();
+  return lmc_launched (lmc_launch (add_rows_kernel, flat_blocks (n), FLAT_THREADS, 0, stream, x, row, width, n));
 }
 
 static __global__ void
 swiglu_kernel (float *gate, const float *up, size_t n)
 {
+  lmc_wait_previous ();
   for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
        i += (size_t) gridDim.x * blockDim.x)
     gate[i] = lm_silu_poly (gate[i]) * up[i];
@@ -122,8 +157,7 @@ lm_cuda_swiglu (LmCudaStream stream, float *gate, const float *up, size_t n)
 {
   if (n == 0)
     return LM_OK;
-  swiglu_kernel<<<flat_blocks (n), FLAT_THREADS, 0, stream>>> (gate, up, n);
-  return lm_cuda_launched ();
+  return lmc_launched (lmc_launch (swiglu_kernel, flat_blocks (n), FLAT_THREADS, 0, stream, gate, up, n));
 }
 
 /* ---- RoPE: one block per token; the table of its position in shared memory ---- */
@@ -133,6 +167,7 @@ rope_kernel (float *x, size_t token_stride, size_t head_stride, uint32_t n_heads
              const uint32_t *pos, uint32_t n_rot, float base, int32_t s0, int32_t s1,
              int32_t s2, int32_t s3)
 {
+  lmc_wait_previous ();
   __shared__ float cs[LM_CUDA_MAX_HEAD_DIM];
   uint32_t t = blockIdx.x, half = n_rot / 2;
   uint32_t p = pos[0] + t;
@@ -157,10 +192,9 @@ lm_cuda_rope (LmCudaStream stream, float *x, size_t token_stride, size_t head_st
     return LM_ERR_INVALID_ARGUMENT;
   if (n_tokens == 0 || n_heads == 0 || n_rot == 0)
     return LM_OK;
-  rope_kernel<<<n_tokens, 128, 0, stream>>> (x, token_stride, head_stride, n_heads, pos, n_rot,
+  return lmc_launched (lmc_launch (rope_kernel, n_tokens, 128, 0, stream, x, token_stride, head_stride, n_heads, pos, n_rot,
                                              base, sections[0], sections[1], sections[2],
-                                             sections[3]);
-  return lm_cuda_launched ();
+                                             sections[3]));
 }
 
 /* ---- KV append ---- */
@@ -169,6 +203,7 @@ static __global__ void
 kv_append_kernel (const float *k, const float *v, uint32_t kv_dim, size_t count,
                   const uint32_t *pos, float *k_cache, float *v_cache)
 {
+  lmc_wait_previous ();
   size_t base = (size_t) pos[0] * kv_dim;
   for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < count;
        i += (size_t) gridDim.x * blockDim.x)
@@ -185,9 +220,8 @@ lm_cuda_kv_append (LmCudaStream stream, const float *k, const float *v, uint32_t
   size_t count = (size_t) n * kv_dim;
   if (count == 0)
     return LM_OK;
-  kv_append_kernel<<<flat_blocks (count), FLAT_THREADS, 0, stream>>> (k, v, kv_dim, count, pos,
-                                                                      k_cache, v_cache);
-  return lm_cuda_launched ();
+  return lmc_launched (lmc_launch (kv_append_kernel, flat_blocks (count), FLAT_THREADS, 0, stream, k, v, kv_dim, count, pos,
+                                                                      k_cache, v_cache));
 }
 
 /* ---- causal conv: one thread per channel, sequential over the tokens ---- */
@@ -196,6 +230,7 @@ static __global__ void
 causal_conv_kernel (const float *in, const float *w, uint32_t K, uint32_t C, uint32_t n,
                     float *state, float *out)
 {
+  lmc_wait_previous ();
   uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= C)
     return;
@@ -233,8 +268,7 @@ lm_cuda_causal_conv (LmCudaStream stream, const float *in, const float *w, uint3
     return LM_ERR_INVALID_ARGUMENT;
   if (C == 0 || n == 0)
     return LM_OK;
-  causal_conv_kernel<<<(C + 127) / 128, 128, 0, stream>>> (in, w, K, C, n, state, out);
-  return lm_cuda_launched ();
+  return lmc_launched (lmc_launch (causal_conv_kernel, (C + 127) / 128, 128, 0, stream, in, w, K, C, n, state, out));
 }
 
 /* ---- MoE routing: one warp per token ---- */
@@ -244,6 +278,7 @@ lm_cuda_causal_conv (LmCudaStream stream, const float *in, const float *w, uint3
 static __global__ void
 moe_route_kernel (const float *logits, uint32_t n_expert, uint32_t k, int32_t *sel, float *w)
 {
+  lmc_wait_previous ();
   extern __shared__ unsigned char taken[];   /* n_expert flags */
   __shared__ float picked_w[ROUTE_MAX_K];
   __shared__ int32_t picked[ROUTE_MAX_K];
@@ -311,8 +346,7 @@ lm_cuda_moe_route (LmCudaStream stream, const float *logits, uint32_t n, uint32_
     return LM_ERR_INVALID_ARGUMENT;
   if (n == 0)
     return LM_OK;
-  moe_route_kernel<<<n, 32, n_expert, stream>>> (logits, n_expert, k, sel, w);
-  return lm_cuda_launched ();
+  return lmc_launched (lmc_launch (moe_route_kernel, n, 32, n_expert, stream, logits, n_expert, k, sel, w));
 }
 
 /* ---- MoE combine: one block per token and LM_COMBINE_THREADS outputs ----
@@ -324,6 +358,7 @@ static __global__ void
 moe_combine_kernel (const float *y, const float *w, const float *gate_inp, const float *h,
                     uint32_t k, uint32_t width, float *o)
 {
+  lmc_wait_previous ();
   __shared__ float scratch[32];
   uint32_t t = blockIdx.x;
   bool shared = gate_inp != NULL;   /* the same for the whole grid: no divergent barrier */
@@ -355,8 +390,7 @@ lm_cuda_moe_combine (LmCudaStream stream, const float *y, const float *w, const 
   if (n == 0 || width == 0)
     return LM_OK;
   dim3 grid (n, (width + LM_COMBINE_THREADS - 1) / LM_COMBINE_THREADS);
-  moe_combine_kernel<<<grid, LM_COMBINE_THREADS, 0, stream>>> (y, w, gate_inp, h, k, width, o);
-  return lm_cuda_launched ();
+  return lmc_launched (lmc_launch (moe_combine_kernel, grid, LM_COMBINE_THREADS, 0, stream, y, w, gate_inp, h, k, width, o));
 }
 
 /* ---- argmax: one block; the order of lm_hd_argmax_before is total ---- */
@@ -366,6 +400,7 @@ lm_cuda_moe_combine (LmCudaStream stream, const float *y, const float *w, const 
 static __global__ void
 argmax_kernel (const float *logits, uint32_t n, int32_t *token)
 {
+  lmc_wait_previous ();
   __shared__ float best_v[32];
   __shared__ int32_t best_i[32];
   float v = NAN;
@@ -411,6 +446,5 @@ lm_cuda_argmax (LmCudaStream stream, const float *logits, uint32_t n_vocab, int3
 {
   if (n_vocab == 0 || n_vocab > INT32_MAX)
     return LM_ERR_INVALID_ARGUMENT;
-  argmax_kernel<<<1, ARGMAX_THREADS, 0, stream>>> (logits, n_vocab, token);
-  return lm_cuda_launched ();
+  return lmc_launched (lmc_launch (argmax_kernel, 1, ARGMAX_THREADS, 0, stream, logits, n_vocab, token));
 }

@@ -40,6 +40,11 @@ typedef struct CUstream_st *LmCudaStream;
 LmStatus lm_cuda_rms_norm (LmCudaStream stream, const float *x, size_t x_stride,
                            const float *w, float eps, uint32_t n_rows, uint32_t width,
                            float *y, size_t y_stride);
+/* The residual add and the next norm in one launch: x[r] += o[r], then
+ * y[r] = RMSNorm(x[r]) * w as lm_cuda_rms_norm (rows of @width floats,
+ * packed; y must not overlap x or o). */
+LmStatus lm_cuda_add_rms_norm (LmCudaStream stream, float *x, const float *o, const float *w,
+                               float eps, uint32_t n_rows, uint32_t width, float *y);
 /* x[r] /= max(||x[r]||, eps) in place, rows as above. */
 LmStatus lm_cuda_l2_norm (LmCudaStream stream, float *x, size_t x_stride, float eps,
                           uint32_t n_rows, uint32_t width);

@@ -129,15 +129,24 @@ lm_gpu_session_invalidate (LmGpuSession *g)
 {
   if (g == NULL)
     return;
-  lm_cuda_rt_graph_free (g->graph);
-  g->graph = NULL;
+  for (size_t i = 0; i < g->n_segments; i++)
+    lm_cuda_rt_graph_free (g->segments[i].graph);
+  free (g->segments);
+  g->segments = NULL;
+  g->n_segments = 0;
   g->graph_failed = false;
 }
 
 bool
 lm_gpu_session_graph_recorded (const LmGpuSession *g)
 {
-  return g != NULL && g->graph != NULL;
+  return g != NULL && g->n_segments > 0;
+}
+
+size_t
+lm_gpu_session_graph_segments (const LmGpuSession *g)
+{
+  return g != NULL ? g->n_segments : 0;
 }
 
 void
