@@ -10,8 +10,10 @@
  * d = beta (v - decay M0 k), updates M = decay M + d k^T and outputs
  * o = (decay M0 q + d (k.q)) / sqrt(S), then the gated RMSNorm.
  *
- * q and k heads are L2-normalised in place in u first by a separate kernel
- * (each head by exactly one block, as value heads share key heads).
+ * q and k heads are L2-normalised: for a batch in place in u first by a
+ * separate kernel (each head by exactly one block, as value heads share key
+ * heads), for one token by each block in shared memory (a launch less per
+ * layer in decode; the same sums in another order, within float rounding).
  */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -30,8 +32,30 @@ typedef struct {
   const float *z, *alpha, *beta;
   size_t ab_stride;
   uint32_t n;
+  int normalise_qk;   /* q and k not normalised yet: the block does it */
   float *state, *out;
 } DeltaArgs;
+
+/* q and k of the current token (S each, shared memory) divided by their
+ * L2 norms, as qk_l2_kernel does. */
+static __device__ void
+normalise_qk (float *q, float *k, uint32_t S, float eps, double *scratch)
+{
+  double sq = 0.0, sk = 0.0;
+  for (uint32_t i = threadIdx.x; i < S; i += blockDim.x)
+    {
+      sq += (double) q[i] * q[i];
+      sk += (double) k[i] * k[i];
+    }
+  float q_scale = lm_hd_l2_scale (lm_block_sum (sq, scratch), eps);
+  float k_scale = lm_hd_l2_scale (lm_block_sum (sk, scratch), eps);
+  for (uint32_t i = threadIdx.x; i < S; i += blockDim.x)
+    {
+      q[i] *= q_scale;
+      k[i] *= k_scale;
+    }
+  __syncthreads ();
+}
 
 static __global__ void
 qk_l2_kernel (float *u, size_t u_stride, uint32_t S, float eps)
@@ -83,6 +107,8 @@ delta_kernel (DeltaArgs a)
           v[i] = ut[2 * (size_t) key_dim + (size_t) j * S + i];
         }
       __syncthreads ();
+      if (a.normalise_qk)   /* the same for the whole grid */
+        normalise_qk (q, k, S, sh->eps, scratch);
       float decay = lm_hd_delta_decay (ssm_a, a.alpha[t * a.ab_stride + j], dt_bias);
       float beta = lm_hd_sigmoid (a.beta[t * a.ab_stride + j]);
       /* k.q: every warp computes it for itself */
@@ -149,11 +175,15 @@ lm_cuda_delta_rule (LmCudaStream stream, const LmCudaDeltaShape *shape, float *u
     return LM_ERR_INVALID_ARGUMENT;
   if (n == 0)
     return LM_OK;
-  LmStatus st = lmc_launched (
-    lmc_launch (qk_l2_kernel, dim3 (2 * shape->n_groups, n), 128, 0, stream, u, u_stride, S, shape->eps));
-  if (st != LM_OK)
-    return st;
-  DeltaArgs a = { *shape, u, u_stride, z, alpha, beta, ab_stride, n, state, out };
+  int in_block = n == 1;
+  if (!in_block)
+    {
+      LmStatus st = lmc_launched (lmc_launch (qk_l2_kernel, dim3 (2 * shape->n_groups, n), 128, 0,
+                                              stream, u, u_stride, S, shape->eps));
+      if (st != LM_OK)
+        return st;
+    }
+  DeltaArgs a = { *shape, u, u_stride, z, alpha, beta, ab_stride, n, in_block, state, out };
   unsigned threads = lm_hd_delta_threads (S);
   size_t smem = 4 * (size_t) S * sizeof (float);
   /* Up to 128: 32 columns per thread in registers; above, 64 (the compiler

@@ -175,6 +175,44 @@ project (LmSession *s, uint32_t il, LmModuleKind kind, const LmWeight *w, const 
   return lora (s, il, kind, x, n, y);
 }
 
+/* Whether two products of one input can share a launch: same type and
+ * shape. */
+static bool
+pairable (const LmWeight *a, const LmWeight *b)
+{
+  return a->type == b->type && a->n_in == b->n_in && a->n_out == b->n_out
+         && a->mat_stride == b->mat_stride;
+}
+
+/* Decode: @a h into @ya and @b h into @yb in one launch, for the k experts
+ * of @sel (NULL: the one matrix of each). */
+static LmStatus
+pair_decode (LmSession *s, const LmWeight *a, const LmWeight *b, const int32_t *sel, uint32_t k,
+             float *ya, float *yb)
+{
+  LmGpuSession *g = s->gpu;
+  LmCudaProduct p = { a->type, a->data, b->data, a->mat_stride, sel, k, a->n_in, a->n_out, g->h,
+                      NULL, 0, ya, yb };
+  return lm_cuda_matvec_product (g->stream, act_mode (s), &p);
+}
+
+/* project() of modules @ka (weights @a, into @ya) and @kb of h, the two
+ * products in one launch where they can share it. */
+static LmStatus
+project_pair (LmSession *s, uint32_t il, LmModuleKind ka, const LmWeight *a, float *ya,
+              LmModuleKind kb, const LmWeight *b, float *yb, uint32_t n)
+{
+  LmGpuSession *g = s->gpu;
+  if (n != 1 || !pairable (a, b))
+    {
+      TRY (project (s, il, ka, a, g->h, n, ya));
+      return project (s, il, kb, b, g->h, n, yb);
+    }
+  TRY (pair_decode (s, a, b, NULL, 1, ya, yb));
+  TRY (lora (s, il, ka, g->h, n, ya));
+  return lora (s, il, kb, g->h, n, yb);
+}
+
 /* Hands @n device rows of the residual stream to the test observer. */
 static LmStatus
 debug_rows (LmSession *s, uint32_t layer, int which, uint32_t n, const float *rows)
@@ -250,33 +288,13 @@ linear_attention (LmSession *s, uint32_t il, uint32_t n)
   float *alpha = g->ab, *beta = g->ab + (size_t) s->n_batch * Hv;
   TRY (project (s, il, LM_MODULE_ATTN_QKV, &l->wqkv, g->h, n, g->a1));
   TRY (project (s, il, LM_MODULE_ATTN_GATE, &l->wgate, g->h, n, g->a2));
-  TRY (project (s, il, LM_MODULE_SSM_ALPHA, &l->walpha, g->h, n, alpha));
-  TRY (project (s, il, LM_MODULE_SSM_BETA, &l->wbeta, g->h, n, beta));
+  TRY (project_pair (s, il, LM_MODULE_SSM_ALPHA, &l->walpha, alpha, LM_MODULE_SSM_BETA, &l->wbeta,
+                     beta, n));
   TRY (lm_cuda_causal_conv (g->stream, g->a1, l->conv, K, C, n, conv_state, g->a3));
   LmCudaDeltaShape shape = { Hv, in->ssm_groups, S, in->rms_eps, l->ssm_a, l->dt_bias,
                              l->ssm_norm };
   TRY (lm_cuda_delta_rule (g->stream, &shape, g->a3, C, g->a2, alpha, beta, Hv, n, state, g->a4));
   return project (s, il, LM_MODULE_SSM_OUT, &l->wssm_out, g->a4, n, g->o);
-}
-
-/* Decode: gate (into @yg) and up (into @yu) of input @x in one launch, for
- * the k experts of @sel (NULL: the one matrix of each); false when the two
- * cannot share a launch (their types differ). */
-static bool
-gate_up_paired (const LmWeight *gate, const LmWeight *up)
-{
-  return gate->type == up->type && gate->n_in == up->n_in && gate->n_out == up->n_out
-         && gate->mat_stride == up->mat_stride;
-}
-
-static LmStatus
-gate_up_decode (LmSession *s, const LmWeight *gate, const LmWeight *up, const int32_t *sel,
-                uint32_t k, float *yg, float *yu)
-{
-  LmGpuSession *g = s->gpu;
-  LmCudaProduct p = { gate->type, gate->data, up->data, gate->mat_stride, sel, k, gate->n_in,
-                      gate->n_out, g->h, NULL, 0, yg, yu };
-  return lm_cuda_matvec_product (g->stream, act_mode (s), &p);
 }
 
 /* Decode: y = down (SiLU(gate) * up) for the k experts of @sel (NULL: the
@@ -305,17 +323,7 @@ swiglu_mlp (LmSession *s, uint32_t il, LmModuleKind gate_kind, const LmWeight *g
             const LmWeight *up, const LmWeight *down, uint32_t n)
 {
   LmGpuSession *g = s->gpu;
-  if (n == 1 && gate_up_paired (gate, up))
-    {
-      TRY (gate_up_decode (s, gate, up, NULL, 1, g->a1, g->a2));
-      TRY (lora (s, il, gate_kind, g->h, n, g->a1));
-      TRY (lora (s, il, gate_kind + 1, g->h, n, g->a2));
-    }
-  else
-    {
-      TRY (project (s, il, gate_kind, gate, g->h, n, g->a1));
-      TRY (project (s, il, gate_kind + 1, up, g->h, n, g->a2));
-    }
+  TRY (project_pair (s, il, gate_kind, gate, g->a1, gate_kind + 1, up, g->a2, n));
   if (n == 1 && !has_module (s, il, gate_kind + 2))
     return down_swiglu_decode (s, down, NULL, 1, g->a1, g->a2, g->o);
   TRY (lm_cuda_swiglu (g->stream, g->a1, g->a2, (size_t) n * gate->n_out));
@@ -332,8 +340,8 @@ experts_decode (LmSession *s, const LmLayer *l)
   uint32_t E = in->n_embd, k = in->n_expert_used, nf = in->n_ff_exp;
   const LmWeight *wg = &l->exp_gate, *wu = &l->exp_up, *wd = &l->exp_down;
   LmCudaActMode mode = act_mode (s);
-  if (gate_up_paired (wg, wu))
-    TRY (gate_up_decode (s, wg, wu, g->sel, k, g->moe_g, g->moe_u));
+  if (pairable (wg, wu))
+    TRY (pair_decode (s, wg, wu, g->sel, k, g->moe_g, g->moe_u));
   else
     {
       TRY (lm_cuda_matvec_experts_ex (g->stream, mode, wg->type, wg->data, wg->mat_stride, E, nf,
