@@ -188,7 +188,7 @@ else
 fi
 
 gpu_step "bench-cuda-kernels" 60 "$OUT/bench.log" "$bin/bench-cuda-kernels" 100
-gpu_step "bench-cuda-matvec" 60 "$OUT/bench.log" "$bin/bench-cuda-matvec"
+gpu_step "bench-cuda-matvec" 100 "$OUT/bench.log" "$bin/bench-cuda-matvec"
 gpu_step "bench-cuda-ops" 60 "$OUT/bench.log" "$bin/bench-cuda-ops" 200
 # 6. The real Qwen2.5 file of docs/models.md, when it is in the model cache.
 real_model=${TENSAFE_REAL_MODEL:-$HOME/.cache/tensafe/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf}

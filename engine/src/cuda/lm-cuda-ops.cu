@@ -22,16 +22,69 @@ flat_blocks (size_t n)
 }
 
 /* ---- RMSNorm, L2 norm: one block per row, double sums of squares as the CPU
- * (RMSNorm's squares rounded to float first, as lm_rms_norm) ---- */
+ * (RMSNorm's squares rounded to float first, as lm_rms_norm) ----
+ * Rows of up to ROW_CACHE * ROW_THREADS values are held in registers: each
+ * thread issues all its loads at once (a strided loop waits for each load
+ * in turn, several microseconds for a 2048-wide row) and reads the norm's
+ * weights before waiting for the previous kernel. Thread t still owns
+ * values t, t + blockDim, ... and sums them in that order: the same bits. */
+
+#define ROW_CACHE 16
+
+/* v[j] = src[threadIdx.x + j * blockDim.x] (0 past @width). */
+static __device__ __forceinline__ void
+row_load (const float *src, uint32_t width, float v[ROW_CACHE])
+{
+#pragma unroll
+  for (int j = 0; j < ROW_CACHE; j++)
+    {
+      uint32_t i = threadIdx.x + (uint32_t) j * blockDim.x;
+      v[j] = i < width ? src[i] : 0.0f;
+    }
+}
+
+static __device__ __forceinline__ double
+row_squares (const float v[ROW_CACHE], uint32_t width)
+{
+  double ss = 0.0;
+#pragma unroll
+  for (int j = 0; j < ROW_CACHE; j++)
+    if (threadIdx.x + (uint32_t) j * blockDim.x < width)
+      ss += (double) (v[j] * v[j]);
+  return ss;
+}
+
+static __device__ __forceinline__ void
+row_store_scaled (float *dst, const float v[ROW_CACHE], float scale, const float wv[ROW_CACHE],
+                  uint32_t width)
+{
+#pragma unroll
+  for (int j = 0; j < ROW_CACHE; j++)
+    {
+      uint32_t i = threadIdx.x + (uint32_t) j * blockDim.x;
+      if (i < width)
+        dst[i] = v[j] * scale * wv[j];
+    }
+}
 
 static __global__ void
 rms_norm_kernel (const float *x, size_t x_stride, const float *w, float eps, uint32_t width,
                  float *y, size_t y_stride)
 {
-  lmc_wait_previous ();
   __shared__ double scratch[32];
   const float *xr = x + blockIdx.x * x_stride;
   float *yr = y + blockIdx.x * y_stride;
+  if (width <= ROW_CACHE * blockDim.x)   /* the same for the whole grid */
+    {
+      float v[ROW_CACHE], wv[ROW_CACHE];
+      row_load (w, width, wv);   /* weights: before the wait */
+      lmc_wait_previous ();
+      row_load (xr, width, v);
+      float scale = lm_hd_rms_scale (lm_block_sum (row_squares (v, width), scratch), width, eps);
+      row_store_scaled (yr, v, scale, wv, width);
+      return;
+    }
+  lmc_wait_previous ();
   double ss = 0.0;
   for (uint32_t i = threadIdx.x; i < width; i += blockDim.x)
     ss += (double) (xr[i] * xr[i]);
@@ -55,11 +108,30 @@ static __global__ void
 add_rms_norm_kernel (float *x, const float *o, const float *w, float eps, uint32_t width,
                      float *y)
 {
-  lmc_wait_previous ();
   __shared__ double scratch[32];
   float *xr = x + (size_t) blockIdx.x * width;
   const float *orow = o + (size_t) blockIdx.x * width;
   float *yr = y + (size_t) blockIdx.x * width;
+  if (width <= ROW_CACHE * blockDim.x)   /* the same for the whole grid */
+    {
+      float v[ROW_CACHE], ov[ROW_CACHE], wv[ROW_CACHE];
+      row_load (w, width, wv);   /* weights: before the wait */
+      lmc_wait_previous ();
+      row_load (xr, width, v);
+      row_load (orow, width, ov);
+#pragma unroll
+      for (int j = 0; j < ROW_CACHE; j++)
+        {
+          uint32_t i = threadIdx.x + (uint32_t) j * blockDim.x;
+          v[j] += ov[j];
+          if (i < width)
+            xr[i] = v[j];
+        }
+      float scale = lm_hd_rms_scale (lm_block_sum (row_squares (v, width), scratch), width, eps);
+      row_store_scaled (yr, v, scale, wv, width);
+      return;
+    }
+  lmc_wait_previous ();
   double ss = 0.0;
   for (uint32_t i = threadIdx.x; i < width; i += blockDim.x)
     {
@@ -275,6 +347,90 @@ lm_cuda_causal_conv (LmCudaStream stream, const float *in, const float *w, uint3
 
 #define ROUTE_MAX_K 64
 
+/* The routing of up to ROUTE_CACHE * 32 experts with each lane's logits in
+ * registers, loaded once (the general kernel below reads them from memory
+ * in each of its k + 2 passes, one load after the other). The same
+ * comparisons in the same order, and the choice of lane 0 as there: the
+ * same results. */
+#define ROUTE_CACHE 8
+
+static __global__ void
+moe_route_cached_kernel (const float *logits, uint32_t n_expert, uint32_t k, int32_t *sel,
+                         float *w)
+{
+  lmc_wait_previous ();
+  __shared__ float picked_w[ROUTE_MAX_K];
+  __shared__ int32_t picked[ROUTE_MAX_K];
+  const float *l = logits + (size_t) blockIdx.x * n_expert;
+  uint32_t lane = threadIdx.x, taken = 0;   /* bit j: expert lane + 32 j */
+  float v[ROUTE_CACHE];
+#pragma unroll
+  for (int j = 0; j < ROUTE_CACHE; j++)
+    {
+      uint32_t e = lane + 32u * j;
+      v[j] = e < n_expert ? l[e] : 0.0f;
+    }
+  float max = -INFINITY;
+#pragma unroll
+  for (int j = 0; j < ROUTE_CACHE; j++)
+    if (lane + 32u * j < n_expert)
+      max = v[j] > max ? v[j] : max;
+  max = lm_warp_max (max);
+  float total = 0.0f;
+#pragma unroll
+  for (int j = 0; j < ROUTE_CACHE; j++)
+    if (lane + 32u * j < n_expert)
+      total += expf (v[j] - max);
+  total = lm_warp_sum (total);
+  for (uint32_t i = 0; i < k; i++)
+    {
+      float best_l = -INFINITY;
+      int32_t best = -1;
+#pragma unroll
+      for (int j = 0; j < ROUTE_CACHE; j++)
+        {
+          int32_t e = (int32_t) (lane + 32u * j);
+          if ((uint32_t) e < n_expert && !(taken & (1u << j))
+              && (best < 0 || lm_hd_route_before (v[j], e, best_l, best)))
+            {
+              best = e;
+              best_l = v[j];
+            }
+        }
+      for (int off = 16; off > 0; off >>= 1)
+        {
+          float ol = __shfl_xor_sync (0xffffffffu, best_l, off);
+          int32_t ob = __shfl_xor_sync (0xffffffffu, best, off);
+          if (ob >= 0 && (best < 0 || lm_hd_route_before (ol, ob, best_l, best)))
+            {
+              best = ob;
+              best_l = ol;
+            }
+        }
+      best = __shfl_sync (0xffffffffu, best, 0);
+      if ((uint32_t) best % 32u == lane)
+        taken |= 1u << ((uint32_t) best / 32u);
+      if (lane == 0)
+        {
+          picked[i] = best;
+          picked_w[i] = expf (best_l - max) / total;
+        }
+    }
+  __syncwarp ();
+  if (lane == 0)
+    {
+      float sum = 0.0f;
+      for (uint32_t i = 0; i < k; i++)
+        sum += picked_w[i];
+      float denom = sum > 6.103515625e-5f ? sum : 6.103515625e-5f;
+      for (uint32_t i = 0; i < k; i++)
+        {
+          sel[(size_t) blockIdx.x * k + i] = picked[i];
+          w[(size_t) blockIdx.x * k + i] = picked_w[i] / denom;
+        }
+    }
+}
+
 static __global__ void
 moe_route_kernel (const float *logits, uint32_t n_expert, uint32_t k, int32_t *sel, float *w)
 {
@@ -346,7 +502,11 @@ lm_cuda_moe_route (LmCudaStream stream, const float *logits, uint32_t n, uint32_
     return LM_ERR_INVALID_ARGUMENT;
   if (n == 0)
     return LM_OK;
-  return lmc_launched (lmc_launch (moe_route_kernel, n, 32, n_expert, stream, logits, n_expert, k, sel, w));
+  if (n_expert <= ROUTE_CACHE * 32)
+    return lmc_launched (
+      lmc_launch (moe_route_cached_kernel, n, 32, 0, stream, logits, n_expert, k, sel, w));
+  return lmc_launched (
+    lmc_launch (moe_route_kernel, n, 32, n_expert, stream, logits, n_expert, k, sel, w));
 }
 
 /* ---- MoE combine: one block per token and LM_COMBINE_THREADS outputs ----
