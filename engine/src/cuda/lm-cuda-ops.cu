@@ -22,69 +22,16 @@ flat_blocks (size_t n)
 }
 
 /* ---- RMSNorm, L2 norm: one block per row, double sums of squares as the CPU
- * (RMSNorm's squares rounded to float first, as lm_rms_norm) ----
- * Rows of up to ROW_CACHE * ROW_THREADS values are held in registers: each
- * thread issues all its loads at once (a strided loop waits for each load
- * in turn, several microseconds for a 2048-wide row) and reads the norm's
- * weights before waiting for the previous kernel. Thread t still owns
- * values t, t + blockDim, ... and sums them in that order: the same bits. */
-
-#define ROW_CACHE 16
-
-/* v[j] = src[threadIdx.x + j * blockDim.x] (0 past @width). */
-static __device__ __forceinline__ void
-row_load (const float *src, uint32_t width, float v[ROW_CACHE])
-{
-#pragma unroll
-  for (int j = 0; j < ROW_CACHE; j++)
-    {
-      uint32_t i = threadIdx.x + (uint32_t) j * blockDim.x;
-      v[j] = i < width ? src[i] : 0.0f;
-    }
-}
-
-static __device__ __forceinline__ double
-row_squares (const float v[ROW_CACHE], uint32_t width)
-{
-  double ss = 0.0;
-#pragma unroll
-  for (int j = 0; j < ROW_CACHE; j++)
-    if (threadIdx.x + (uint32_t) j * blockDim.x < width)
-      ss += (double) (v[j] * v[j]);
-  return ss;
-}
-
-static __device__ __forceinline__ void
-row_store_scaled (float *dst, const float v[ROW_CACHE], float scale, const float wv[ROW_CACHE],
-                  uint32_t width)
-{
-#pragma unroll
-  for (int j = 0; j < ROW_CACHE; j++)
-    {
-      uint32_t i = threadIdx.x + (uint32_t) j * blockDim.x;
-      if (i < width)
-        dst[i] = v[j] * scale * wv[j];
-    }
-}
+ * (RMSNorm's squares rounded to float first, as lm_rms_norm) ---- */
 
 static __global__ void
 rms_norm_kernel (const float *x, size_t x_stride, const float *w, float eps, uint32_t width,
                  float *y, size_t y_stride)
 {
+  lmc_wait_previous ();
   __shared__ double scratch[32];
   const float *xr = x + blockIdx.x * x_stride;
   float *yr = y + blockIdx.x * y_stride;
-  if (width <= ROW_CACHE * blockDim.x)   /* the same for the whole grid */
-    {
-      float v[ROW_CACHE], wv[ROW_CACHE];
-      row_load (w, width, wv);   /* weights: before the wait */
-      lmc_wait_previous ();
-      row_load (xr, width, v);
-      float scale = lm_hd_rms_scale (lm_block_sum (row_squares (v, width), scratch), width, eps);
-      row_store_scaled (yr, v, scale, wv, width);
-      return;
-    }
-  lmc_wait_previous ();
   double ss = 0.0;
   for (uint32_t i = threadIdx.x; i < width; i += blockDim.x)
     ss += (double) (xr[i] * xr[i]);
@@ -108,30 +55,11 @@ static __global__ void
 add_rms_norm_kernel (float *x, const float *o, const float *w, float eps, uint32_t width,
                      float *y)
 {
+  lmc_wait_previous ();
   __shared__ double scratch[32];
   float *xr = x + (size_t) blockIdx.x * width;
   const float *orow = o + (size_t) blockIdx.x * width;
   float *yr = y + (size_t) blockIdx.x * width;
-  if (width <= ROW_CACHE * blockDim.x)   /* the same for the whole grid */
-    {
-      float v[ROW_CACHE], ov[ROW_CACHE], wv[ROW_CACHE];
-      row_load (w, width, wv);   /* weights: before the wait */
-      lmc_wait_previous ();
-      row_load (xr, width, v);
-      row_load (orow, width, ov);
-#pragma unroll
-      for (int j = 0; j < ROW_CACHE; j++)
-        {
-          uint32_t i = threadIdx.x + (uint32_t) j * blockDim.x;
-          v[j] += ov[j];
-          if (i < width)
-            xr[i] = v[j];
-        }
-      float scale = lm_hd_rms_scale (lm_block_sum (row_squares (v, width), scratch), width, eps);
-      row_store_scaled (yr, v, scale, wv, width);
-      return;
-    }
-  lmc_wait_previous ();
   double ss = 0.0;
   for (uint32_t i = threadIdx.x; i < width; i += blockDim.x)
     {

@@ -47,15 +47,6 @@
 #define LMC_MM_W_STRIDE (LMC_MM_ROWS + 4)   /* floats per k of the weight tile */
 #define LMC_MM_X_STRIDE (LMC_MM_K + 1)      /* floats per token of the x tile */
 
-/* On the device, the lane loops below are unrolled so that a lane issues
- * the loads of several units before it needs the first (one at a time, each
- * waits a full memory latency); the sums keep their unit order. */
-#ifdef __CUDA_ARCH__
-#define LMC_UNROLL_LOADS _Pragma ("unroll 4")
-#else
-#define LMC_UNROLL_LOADS
-#endif
-
 /* The activations of unit c of block @blk: C values, from x (16-byte
  * aligned when C >= 4: shared memory on the device). */
 template <class Dec>
@@ -95,7 +86,6 @@ lmc_lane_dot (const uint8_t *w, size_t row_bytes, int rows, const float *x, uint
 {
   for (int r = 0; r < LMC_MV_ROWS; r++)
     acc[r] = 0.0f;
-  LMC_UNROLL_LOADS
   for (uint32_t u = lane; u < n_units; u += LMC_WARP)
     {
       uint32_t blk = u / Dec::UPB;
@@ -145,7 +135,6 @@ lmc_lane_dot_q8 (const uint8_t *w, size_t row_bytes, int rows, const uint8_t *xq
   static_assert (Dec::BV == Dec::QG, "one activation scale per weight block");
   for (int r = 0; r < LMC_MV_ROWS; r++)
     acc[r] = 0.0f;
-  LMC_UNROLL_LOADS
   for (uint32_t u = lane; u < n_units; u += LMC_WARP)
     {
       uint32_t blk = u / Dec::UPB;
