@@ -49,9 +49,16 @@ struct LmModel {
    * change in a const model, under gpu_lock. */
   struct LmGpuModel *gpu;
   pthread_mutex_t gpu_lock;
-  /* The dense weights' copy in huge pages (model-resident.c), or NULL. */
+  /* The dense weights' copy in huge pages (model-resident.c), or NULL;
+   * made by the first session that computes on the CPU (a cache, so it may
+   * change in a const model, under resident_lock and gpu_lock), from the
+   * file opened at load (fd, path). */
   void *resident;
   size_t resident_bytes;
+  bool resident_decided;
+  pthread_mutex_t resident_lock;
+  int fd;
+  char *path;
 };
 
 /* The weights of @layer (an LmLayer *) that one decode step reads whole,
@@ -63,13 +70,16 @@ struct LmModel {
     &(layer)->sh_gate, &(layer)->sh_up, &(layer)->sh_down }
 #define LM_LAYER_DENSE_COUNT 16
 
-/* Copies the dense weights of @m (the output head and LM_LAYER_DENSE_WEIGHTS
- * of every layer), read from @path, into anonymous memory in transparent
- * huge pages and points them there (model-resident.c). Nothing is copied
- * where TENSAFE_WEIGHTS=mapped, huge pages are off, or the copy would take
- * more than half of the available memory; an error only when the file
- * cannot be read. Called once, by lm_model_load(). */
-LmStatus lm_model_make_resident (LmModel *m, const char *path, char **error_out);
+/* A session is about to compute on the CPU with @model's weights: the
+ * first call copies the dense weights (the output head and
+ * LM_LAYER_DENSE_WEIGHTS of every layer) into anonymous memory in
+ * transparent huge pages and points them there (model-resident.c); later
+ * calls return at once. Nothing is copied where TENSAFE_WEIGHTS=mapped,
+ * huge pages are off, or the copy would take more than half of the
+ * available memory; an error only when the file cannot be read (the next
+ * call tries again). Thread-safe; call it before the session computes, as
+ * the weights' pointers move. */
+LmStatus lm_model_host_weights_needed (const LmModel *model, char **error_out);
 void lm_model_free_resident (LmModel *m);
 
 /* Floats per token of attn_q's output: each head's query, followed by its

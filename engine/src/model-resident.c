@@ -19,7 +19,14 @@
  * under pressure the way it drops clean file pages: it is made only when
  * it takes at most half of the memory available, and TENSAFE_WEIGHTS=mapped
  * keeps every weight in the mapping. Without transparent huge pages there
- * is nothing to gain and nothing is copied. */
+ * is nothing to gain and nothing is copied.
+ *
+ * The copy is made when the first session that runs a layer or the head on
+ * the CPU is created, not at load: a session with every layer on the GPU
+ * reads the host weights once, to upload them, and a copy would only hold
+ * the dense part of the model (1.2 GB for Qwen3.5-35B-A3B in Q4_K_M) in
+ * memory that cannot be dropped. It is read from the descriptor opened at
+ * load, so a file replaced on disk meanwhile does not mix in. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -159,16 +166,17 @@ read_all (int fd, const GgufFile *gguf, LmWeight **list, size_t n, uint8_t *regi
   return LM_OK;
 }
 
-LmStatus
-lm_model_make_resident (LmModel *m, const char *path, char **error_out)
+static LmStatus
+make_resident (LmModel *m, char **error_out)
 {
-  if (!copy_wanted ())
+  const char *path = m->path;
+  int fd = m->fd;
+  if (fd < 0 || !copy_wanted ())
     return LM_OK;
   LmWeight **list = calloc (1 + (size_t) m->info.n_layer * LM_LAYER_DENSE_COUNT, sizeof *list);
   const void **placed = calloc (1 + (size_t) m->info.n_layer * LM_LAYER_DENSE_COUNT,
                                 sizeof *placed);
   LmStatus st = LM_OK;
-  int fd = -1;
   uint8_t *region = NULL;
   size_t n = 0, total = 0;
   if (list == NULL || placed == NULL)
@@ -182,11 +190,7 @@ lm_model_make_resident (LmModel *m, const char *path, char **error_out)
    * mapping serves, and the system keeps its slack. */
   if (n == 0 || total > memory_available () / 2 || (region = map_aligned (total)) == NULL)
     goto out;
-  fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    st = lm_fail (error_out, LM_ERR_IO, "cannot open %s: %s", path, strerror (errno));
-  else
-    st = read_all (fd, m->gguf, list, n, region, placed, path, error_out);
+  st = read_all (fd, m->gguf, list, n, region, placed, path, error_out);
   if (st != LM_OK)
     {
       munmap (region, total);
@@ -204,10 +208,26 @@ lm_model_make_resident (LmModel *m, const char *path, char **error_out)
   m->resident = region;
   m->resident_bytes = total;
 out:
-  if (fd >= 0)
-    close (fd);
   free (list);
   free (placed);
+  return st;
+}
+
+LmStatus
+lm_model_host_weights_needed (const LmModel *model, char **error_out)
+{
+  LmModel *m = (LmModel *) model;   /* a cache: see model-private.h */
+  LmStatus st = LM_OK;
+  pthread_mutex_lock (&m->resident_lock);
+  if (!m->resident_decided)
+    {
+      /* no upload to the GPU reads the pointers while they move */
+      pthread_mutex_lock (&m->gpu_lock);
+      st = make_resident (m, error_out);
+      pthread_mutex_unlock (&m->gpu_lock);
+      m->resident_decided = st == LM_OK;
+    }
+  pthread_mutex_unlock (&m->resident_lock);
   return st;
 }
 

@@ -1,9 +1,12 @@
 /* model.c: loading a Qwen GGUF and binding every tensor the forward pass uses.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "model-hparams.h"
 #include "forward-kern.h"
@@ -229,6 +232,20 @@ bind_globals (LmModel *m, char **error_out)
   return LM_OK;
 }
 
+/* The file stays open for the copy of the dense weights that the first
+ * session on the CPU makes (model-resident.c). */
+static LmStatus
+keep_file (LmModel *m, const char *path, char **error_out)
+{
+  m->path = strdup (path);
+  if (m->path == NULL)
+    return LM_ERR_NO_MEMORY;
+  m->fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (m->fd < 0)
+    return lm_fail (error_out, LM_ERR_IO, "cannot open %s: %s", path, strerror (errno));
+  return LM_OK;
+}
+
 LmStatus
 lm_model_load (const char *path, LmModel **out, char **error_out)
 {
@@ -239,6 +256,8 @@ lm_model_load (const char *path, LmModel **out, char **error_out)
   if (m == NULL)
     return LM_ERR_NO_MEMORY;
   pthread_mutex_init (&m->gpu_lock, NULL);
+  pthread_mutex_init (&m->resident_lock, NULL);
+  m->fd = -1;
   LmStatus st = lm_gguf_open (path, &m->gguf, error_out);
   if (st == LM_OK)
     st = lm_read_hparams (m->gguf, &m->info, error_out);
@@ -247,7 +266,7 @@ lm_model_load (const char *path, LmModel **out, char **error_out)
   if (st == LM_OK)
     st = bind_layers (m, error_out);
   if (st == LM_OK)
-    st = lm_model_make_resident (m, path, error_out);
+    st = keep_file (m, path, error_out);
   if (st != LM_OK)
     {
       lm_model_free (m);
@@ -264,7 +283,11 @@ lm_model_free (LmModel *model)
     return;
   /* Every GPU session (which holds the device weights) is gone by now. */
   pthread_mutex_destroy (&model->gpu_lock);
+  pthread_mutex_destroy (&model->resident_lock);
   lm_model_free_resident (model);
+  if (model->fd >= 0)
+    close (model->fd);
+  free (model->path);
   free (model->layers);
   lm_gguf_close (model->gguf);
   free (model);

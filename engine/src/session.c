@@ -185,6 +185,9 @@ lm_session_new_full (const LmModel *model, const LmSessionParams *params, LmSess
     }
   memset (s->module_slot, 0xff, (size_t) model->info.n_layer * LM_N_MODULE_KINDS * sizeof (int32_t));
   LmStatus st = start_backend (s, &p, error_out);
+  /* a layer or the head on the CPU: its weights in huge pages */
+  if (st == LM_OK && (s->gpu == NULL || s->gpu_layers < model->info.n_layer))
+    st = lm_model_host_weights_needed (model, error_out);
   if (st != LM_OK)
     {
       lm_session_free (s);

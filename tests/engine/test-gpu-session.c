@@ -12,6 +12,7 @@
 
 #include "gguf-synth.h"
 #include "lm-gpu.h"
+#include "model-private.h"
 #include "session-gpu.h"
 #include "ts-config.h"
 
@@ -534,6 +535,28 @@ test_mean_hidden (void)
   lm_model_free (m);
 }
 
+/* A session with every layer on the GPU leaves the host weights in the
+ * file mapping; the first one that computes a layer on the CPU copies the
+ * dense weights into huge pages (model-resident.c), where they are used. */
+static void
+test_host_copy (void)
+{
+  if (!need_gpu ())
+    return;
+  g_autofree char *thp = NULL;
+  gboolean huge = g_file_get_contents ("/sys/kernel/mm/transparent_hugepage/enabled", &thp,
+                                       NULL, NULL)
+                  && strstr (thp, "[never]") == NULL && g_getenv ("TENSAFE_WEIGHTS") == NULL;
+  LmModel *m = golden_model ("tiny-qwen35moe-f32");
+  LmSession *all = new_session (m, LM_BACKEND_CUDA, 0, 16);
+  g_assert_null (m->resident);
+  LmSession *split = new_session (m, LM_BACKEND_CUDA, 1, 16);
+  g_assert_true ((m->resident != NULL) == huge);
+  lm_session_free (split);
+  lm_session_free (all);
+  lm_model_free (m);
+}
+
 /* The default 8-bit activation mode on both backends: the GPU rounds the
  * activations as the CPU does in prefill and decode (an f32-activation GPU
  * differs from it by up to several units on the quantised models). */
@@ -578,6 +601,7 @@ main (int argc, char **argv)
       g_test_add_data_func (p, quantised[i], test_vs_cpu_native);
     }
   g_test_add_func ("/engine/gpu/two-sessions", test_two_sessions);
+  g_test_add_func ("/engine/gpu/host-copy", test_host_copy);
   g_test_add_func ("/engine/gpu/lora", test_lora);
 #if HAVE_DEVICE_API
   g_test_add_func ("/engine/gpu/lora-device-hook", test_lora_device_hook);

@@ -277,8 +277,20 @@ check_residence (const LmModel *m, bool expect_copy)
     }
 }
 
-/* The dense weights are copied into huge pages (model-resident.c) unless
- * TENSAFE_WEIGHTS=mapped; the copy holds the file's bytes. */
+/* A CPU session on @m (the copy of the dense weights is made by the
+ * first). */
+static void
+open_cpu_session (const LmModel *m)
+{
+  LmSessionParams p = { .n_ctx = 16, .n_threads = 1, .backend = LM_BACKEND_CPU };
+  LmSession *s = NULL;
+  g_assert_cmpint (lm_session_new (m, &p, &s), ==, LM_OK);
+  lm_session_free (s);
+}
+
+/* The dense weights are copied into huge pages (model-resident.c) when the
+ * first CPU session is created, not at load, unless TENSAFE_WEIGHTS=mapped;
+ * the copy holds the file's bytes, and survives its session. */
 static void
 test_resident_weights (void)
 {
@@ -292,10 +304,16 @@ test_resident_weights (void)
   for (size_t i = 0; i < G_N_ELEMENTS (models); i++)
     {
       LmModel *m = golden_model (models[i]);
+      check_residence (m, false);
+      open_cpu_session (m);
       check_residence (m, true);
+      const void *copy = m->resident;
+      open_cpu_session (m);
+      g_assert_true (m->resident == copy);
       lm_model_free (m);
       g_setenv ("TENSAFE_WEIGHTS", "mapped", TRUE);
       m = golden_model (models[i]);
+      open_cpu_session (m);
       g_unsetenv ("TENSAFE_WEIGHTS");
       check_residence (m, false);
       lm_model_free (m);
