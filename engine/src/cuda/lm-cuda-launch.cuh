@@ -17,8 +17,8 @@
  * finished and its writes are visible, and then lets the next kernel be
  * dispatched: so at most one kernel runs ahead, waiting. Where the device
  * or the environment (TENSAFE_CUDA_PDL=0) rules PDL out, and on the legacy
- * default stream (NULL), lmc_launch is an ordinary launch and the wait returns at once: the order is the stream's
- * order in either case.
+ * default stream (NULL), lmc_launch is an ordinary launch and the wait
+ * returns at once: the order is the stream's order in either case.
  *
  * Only for .cu files; thread-safe (the one decision is made once).
  */

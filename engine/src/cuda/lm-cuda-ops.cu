@@ -46,7 +46,8 @@ lm_cuda_rms_norm (LmCudaStream stream, const float *x, size_t x_stride, const fl
 {
   if (n_rows == 0 || width == 0)
     return LM_OK;
-  return lmc_launched (lmc_launch (rms_norm_kernel, n_rows, ROW_THREADS, 0, stream, x, x_stride, w, eps, width, y, y_stride));
+  return lmc_launched (lmc_launch (rms_norm_kernel, n_rows, ROW_THREADS, 0, stream, x, x_stride, w,
+                                   eps, width, y, y_stride));
 }
 
 /* One block per row: the row's sums read the new x back from the block's
@@ -102,7 +103,8 @@ lm_cuda_l2_norm (LmCudaStream stream, float *x, size_t x_stride, float eps, uint
 {
   if (n_rows == 0 || width == 0)
     return LM_OK;
-  return lmc_launched (lmc_launch (l2_norm_kernel, n_rows, ROW_THREADS, 0, stream, x, x_stride, eps, width));
+  return lmc_launched (
+      lmc_launch (l2_norm_kernel, n_rows, ROW_THREADS, 0, stream, x, x_stride, eps, width));
 }
 
 /* ---- element-wise ---- */
@@ -140,7 +142,8 @@ lm_cuda_add_rows (LmCudaStream stream, float *x, const float *row, uint32_t n_ro
   size_t n = (size_t) n_rows * width;
   if (n == 0)
     return LM_OK;
-  return lmc_launched (lmc_launch (add_rows_kernel, flat_blocks (n), FLAT_THREADS, 0, stream, x, row, width, n));
+  return lmc_launched (
+      lmc_launch (add_rows_kernel, flat_blocks (n), FLAT_THREADS, 0, stream, x, row, width, n));
 }
 
 static __global__ void
@@ -157,7 +160,8 @@ lm_cuda_swiglu (LmCudaStream stream, float *gate, const float *up, size_t n)
 {
   if (n == 0)
     return LM_OK;
-  return lmc_launched (lmc_launch (swiglu_kernel, flat_blocks (n), FLAT_THREADS, 0, stream, gate, up, n));
+  return lmc_launched (
+      lmc_launch (swiglu_kernel, flat_blocks (n), FLAT_THREADS, 0, stream, gate, up, n));
 }
 
 /* ---- RoPE: one block per token; the table of its position in shared memory ---- */
@@ -192,9 +196,9 @@ lm_cuda_rope (LmCudaStream stream, float *x, size_t token_stride, size_t head_st
     return LM_ERR_INVALID_ARGUMENT;
   if (n_tokens == 0 || n_heads == 0 || n_rot == 0)
     return LM_OK;
-  return lmc_launched (lmc_launch (rope_kernel, n_tokens, 128, 0, stream, x, token_stride, head_stride, n_heads, pos, n_rot,
-                                             base, sections[0], sections[1], sections[2],
-                                             sections[3]));
+  return lmc_launched (lmc_launch (rope_kernel, n_tokens, 128, 0, stream, x, token_stride,
+                                   head_stride, n_heads, pos, n_rot, base, sections[0], sections[1],
+                                   sections[2], sections[3]));
 }
 
 /* ---- KV append ---- */
@@ -220,8 +224,8 @@ lm_cuda_kv_append (LmCudaStream stream, const float *k, const float *v, uint32_t
   size_t count = (size_t) n * kv_dim;
   if (count == 0)
     return LM_OK;
-  return lmc_launched (lmc_launch (kv_append_kernel, flat_blocks (count), FLAT_THREADS, 0, stream, k, v, kv_dim, count, pos,
-                                                                      k_cache, v_cache));
+  return lmc_launched (lmc_launch (kv_append_kernel, flat_blocks (count), FLAT_THREADS, 0, stream,
+                                   k, v, kv_dim, count, pos, k_cache, v_cache));
 }
 
 /* ---- causal conv: one thread per channel, sequential over the tokens ---- */
@@ -268,12 +272,44 @@ lm_cuda_causal_conv (LmCudaStream stream, const float *in, const float *w, uint3
     return LM_ERR_INVALID_ARGUMENT;
   if (C == 0 || n == 0)
     return LM_OK;
-  return lmc_launched (lmc_launch (causal_conv_kernel, (C + 127) / 128, 128, 0, stream, in, w, K, C, n, state, out));
+  return lmc_launched (
+      lmc_launch (causal_conv_kernel, (C + 127) / 128, 128, 0, stream, in, w, K, C, n, state, out));
 }
 
 /* ---- MoE routing: one warp per token ---- */
 
 #define ROUTE_MAX_K 64
+
+/* The warp's best (logit, expert) by lm_hd_route_before, from each lane's. */
+static __device__ __forceinline__ void
+route_warp_best (float *best_l, int32_t *best)
+{
+  for (int off = 16; off > 0; off >>= 1)
+    {
+      float ol = __shfl_xor_sync (0xffffffffu, *best_l, off);
+      int32_t ob = __shfl_xor_sync (0xffffffffu, *best, off);
+      if (ob >= 0 && (*best < 0 || lm_hd_route_before (ol, ob, *best_l, *best)))
+        {
+          *best = ob;
+          *best_l = ol;
+        }
+    }
+}
+
+/* The k picked experts of a token and their weights, renormalised. */
+static __device__ void
+route_store (const int32_t *picked, const float *picked_w, uint32_t k, int32_t *sel, float *w)
+{
+  float sum = 0.0f;
+  for (uint32_t i = 0; i < k; i++)
+    sum += picked_w[i];
+  float denom = sum > 6.103515625e-5f ? sum : 6.103515625e-5f;
+  for (uint32_t i = 0; i < k; i++)
+    {
+      sel[i] = picked[i];
+      w[i] = picked_w[i] / denom;
+    }
+}
 
 /* The routing of up to ROUTE_CACHE * 32 experts with each lane's logits in
  * registers, loaded once (the general kernel below reads them from memory
@@ -325,16 +361,7 @@ moe_route_cached_kernel (const float *logits, uint32_t n_expert, uint32_t k, int
               best_l = v[j];
             }
         }
-      for (int off = 16; off > 0; off >>= 1)
-        {
-          float ol = __shfl_xor_sync (0xffffffffu, best_l, off);
-          int32_t ob = __shfl_xor_sync (0xffffffffu, best, off);
-          if (ob >= 0 && (best < 0 || lm_hd_route_before (ol, ob, best_l, best)))
-            {
-              best = ob;
-              best_l = ol;
-            }
-        }
+      route_warp_best (&best_l, &best);
       best = __shfl_sync (0xffffffffu, best, 0);
       if ((uint32_t) best % 32u == lane)
         taken |= 1u << ((uint32_t) best / 32u);
@@ -346,17 +373,7 @@ moe_route_cached_kernel (const float *logits, uint32_t n_expert, uint32_t k, int
     }
   __syncwarp ();
   if (lane == 0)
-    {
-      float sum = 0.0f;
-      for (uint32_t i = 0; i < k; i++)
-        sum += picked_w[i];
-      float denom = sum > 6.103515625e-5f ? sum : 6.103515625e-5f;
-      for (uint32_t i = 0; i < k; i++)
-        {
-          sel[(size_t) blockIdx.x * k + i] = picked[i];
-          w[(size_t) blockIdx.x * k + i] = picked_w[i] / denom;
-        }
-    }
+    route_store (picked, picked_w, k, sel + (size_t) blockIdx.x * k, w + (size_t) blockIdx.x * k);
 }
 
 static __global__ void
@@ -390,16 +407,7 @@ moe_route_kernel (const float *logits, uint32_t n_expert, uint32_t k, int32_t *s
             best = (int32_t) e;
             best_l = l[e];
           }
-      for (int off = 16; off > 0; off >>= 1)
-        {
-          float ol = __shfl_xor_sync (0xffffffffu, best_l, off);
-          int32_t ob = __shfl_xor_sync (0xffffffffu, best, off);
-          if (ob >= 0 && (best < 0 || lm_hd_route_before (ol, ob, best_l, best)))
-            {
-              best = ob;
-              best_l = ol;
-            }
-        }
+      route_warp_best (&best_l, &best);
       if (lane == 0)
         {
           taken[best] = 1;
@@ -409,17 +417,7 @@ moe_route_kernel (const float *logits, uint32_t n_expert, uint32_t k, int32_t *s
       __syncwarp ();
     }
   if (lane == 0)
-    {
-      float sum = 0.0f;
-      for (uint32_t i = 0; i < k; i++)
-        sum += picked_w[i];
-      float denom = sum > 6.103515625e-5f ? sum : 6.103515625e-5f;
-      for (uint32_t i = 0; i < k; i++)
-        {
-          sel[(size_t) blockIdx.x * k + i] = picked[i];
-          w[(size_t) blockIdx.x * k + i] = picked_w[i] / denom;
-        }
-    }
+    route_store (picked, picked_w, k, sel + (size_t) blockIdx.x * k, w + (size_t) blockIdx.x * k);
 }
 
 extern "C" LmStatus
@@ -478,7 +476,8 @@ lm_cuda_moe_combine (LmCudaStream stream, const float *y, const float *w, const 
   if (n == 0 || width == 0)
     return LM_OK;
   dim3 grid (n, (width + LM_COMBINE_THREADS - 1) / LM_COMBINE_THREADS);
-  return lmc_launched (lmc_launch (moe_combine_kernel, grid, LM_COMBINE_THREADS, 0, stream, y, w, gate_inp, h, k, width, o));
+  return lmc_launched (lmc_launch (moe_combine_kernel, grid, LM_COMBINE_THREADS, 0, stream, y, w,
+                                   gate_inp, h, k, width, o));
 }
 
 /* ---- argmax: one block; the order of lm_hd_argmax_before is total ---- */
@@ -534,5 +533,6 @@ lm_cuda_argmax (LmCudaStream stream, const float *logits, uint32_t n_vocab, int3
 {
   if (n_vocab == 0 || n_vocab > INT32_MAX)
     return LM_ERR_INVALID_ARGUMENT;
-  return lmc_launched (lmc_launch (argmax_kernel, 1, ARGMAX_THREADS, 0, stream, logits, n_vocab, token));
+  return lmc_launched (
+      lmc_launch (argmax_kernel, 1, ARGMAX_THREADS, 0, stream, logits, n_vocab, token));
 }
