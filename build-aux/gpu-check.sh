@@ -152,9 +152,13 @@ run_step "make-model bench" 120 "$OUT/bench.log" \
 if [ -f "$bench_model" ]; then
   gpu_step "bench engine bench preset --backend cuda" 90 "$OUT/bench.log" "$bin/tensafe-cli" bench engine \
     -m "$bench_model" --backend cuda --prompt-tokens 512 --decode-tokens 256
-  # the same without programmatic dependent launch, for the comparison
+  # the same without programmatic dependent launch, and with a layer's
+  # independent products on two streams, for the comparison
   gpu_step "bench engine bench preset --backend cuda, TENSAFE_CUDA_PDL=0" 90 "$OUT/bench.log" \
     env TENSAFE_CUDA_PDL=0 "$bin/tensafe-cli" bench engine \
+    -m "$bench_model" --backend cuda --prompt-tokens 512 --decode-tokens 256
+  gpu_step "bench engine bench preset --backend cuda, TENSAFE_CUDA_BRANCHES=1" 90 "$OUT/bench.log" \
+    env TENSAFE_CUDA_BRANCHES=1 "$bin/tensafe-cli" bench engine \
     -m "$bench_model" --backend cuda --prompt-tokens 512 --decode-tokens 256
   gpu_step "bench helora bench preset, engine + CKKS on the GPU" 120 "$OUT/bench.log" \
     "$bin/tensafe-cli" bench helora -m "$bench_model" --make-lora "$work/bench-lora.gguf" --rank 32 \
@@ -167,6 +171,9 @@ if [ $have_gpu = 1 ]; then
   run_step "make-model full" 180 "$OUT/bench.log" \
     "$bin/tensafe-cli" make-model --arch qwen35moe --preset full --type q4_k_m -o "$full_model" -f &&
   [ -f "$full_model" ] && run_step "bench engine full --backend cuda" 120 "$OUT/bench.log" "$bin/tensafe-cli" bench engine \
+    -m "$full_model" --backend cuda --prompt-tokens 64 --decode-tokens 128 &&
+  run_step "bench engine full --backend cuda, TENSAFE_CUDA_BRANCHES=1" 120 "$OUT/bench.log" \
+    env TENSAFE_CUDA_BRANCHES=1 "$bin/tensafe-cli" bench engine \
     -m "$full_model" --backend cuda --prompt-tokens 64 --decode-tokens 128 &&
   run_step "bench engine full --backend cuda, TENSAFE_CUDA_PDL=0" 120 "$OUT/bench.log" \
     env TENSAFE_CUDA_PDL=0 "$bin/tensafe-cli" bench engine \

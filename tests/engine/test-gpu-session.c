@@ -269,6 +269,40 @@ test_vs_cpu (gconstpointer data)
   lm_model_free (m);
 }
 
+/* TENSAFE_CUDA_BRANCHES=1: the DeltaNet gates and the shared expert on a
+ * second stream in decode, recorded with the rest; the CPU's logits in
+ * both activation modes, and against the same session without branches
+ * (the same kernels: the same bits). */
+static void
+test_branches (gconstpointer data)
+{
+  const char *name = data;
+  if (!need_gpu ())
+    return;
+  LmModel *m = test_model (name);
+  g_autofree int32_t *prompt = test_prompt (name, m);
+  for (int exact = 0; exact < 2; exact++)
+    {
+      LmSession *cpu = new_session_mode (m, LM_BACKEND_CPU, 0, 16, exact);
+      LmSession *plain = new_session_mode (m, LM_BACKEND_CUDA, 0, 16, exact);
+      g_setenv ("TENSAFE_CUDA_BRANCHES", "1", TRUE);
+      LmSession *forked = new_session_mode (m, LM_BACKEND_CUDA, 0, 16, exact);
+      g_unsetenv ("TENSAFE_CUDA_BRANCHES");
+      g_autofree char *what = g_strdup_printf ("%s GPU with branches vs CPU%s", name,
+                                               exact ? "" : ", 8-bit activations");
+      assert_sessions_agree (what, m, cpu, forked, prompt, N_PROMPT, N_DECODE,
+                             exact ? GPU_TOL : GPU_NATIVE_TOL);
+      g_assert_true (lm_gpu_session_graph_recorded (forked->gpu));
+      lm_session_reset (forked);
+      g_autofree char *same = g_strdup_printf ("%s GPU with branches vs without", name);
+      assert_sessions_agree (same, m, plain, forked, prompt, N_PROMPT, N_DECODE, 0.0);
+      lm_session_free (forked);
+      lm_session_free (plain);
+      lm_session_free (cpu);
+    }
+  lm_model_free (m);
+}
+
 /* One layer on the GPU, the rest and the head on the CPU: the same logits as
  * all layers on the GPU. */
 static void
@@ -599,6 +633,13 @@ main (int argc, char **argv)
     {
       g_autofree char *p = g_strdup_printf ("/engine/gpu/%s/vs-cpu-native", quantised[i]);
       g_test_add_data_func (p, quantised[i], test_vs_cpu_native);
+    }
+  const char *branched[] = { "tiny-qwen35moe-f32", "tiny-qwen35moe-e256-q4_k_m",
+                             "tiny-qwen35-f32" };
+  for (size_t i = 0; i < G_N_ELEMENTS (branched); i++)
+    {
+      g_autofree char *p = g_strdup_printf ("/engine/gpu/%s/branches", branched[i]);
+      g_test_add_data_func (p, branched[i], test_branches);
     }
   g_test_add_func ("/engine/gpu/two-sessions", test_two_sessions);
   g_test_add_func ("/engine/gpu/host-copy", test_host_copy);

@@ -276,6 +276,76 @@ full_attention (LmSession *s, uint32_t il, uint32_t n)
   return project (s, il, LM_MODULE_ATTN_OUTPUT, &l->wo, g->a4, n, g->o);
 }
 
+/* ---- branches (TENSAFE_CUDA_BRANCHES=1) ----
+ * In decode, products of a layer that do not depend on each other can run
+ * at once: the launches of a branch go to the side stream, which starts
+ * after everything enqueued so far, and the stream waits for them where
+ * their results are read. Not where a LoRA hook sits in the forked part:
+ * a hook cuts a recorded segment, and a capture cannot end forked. */
+
+static bool
+hooked (const LmSession *s, uint32_t il, LmModuleKind kind)
+{
+  int32_t index = s->module_slot[il * LM_N_MODULE_KINDS + kind];
+  return index >= 0 && s->hooks != NULL
+         && (s->hooks[index].fn != NULL || s->hooks[index].device_fn != NULL);
+}
+
+/* Whether layer @il may fork around modules @first .. @last in decode. */
+static bool
+can_branch (const LmSession *s, uint32_t il, LmModuleKind first, LmModuleKind last, uint32_t n)
+{
+  if (n != 1 || s->gpu->side == NULL)
+    return false;
+  for (int kind = first; kind <= (int) last; kind++)
+    if (hooked (s, il, (LmModuleKind) kind))
+      return false;
+  return true;
+}
+
+static void
+swap_streams (LmGpuSession *g)
+{
+  LmCudaStream stream = g->stream;
+  g->stream = g->side;
+  g->side = stream;
+}
+
+typedef LmStatus (*BranchFn) (LmSession *s, uint32_t il, uint32_t n);
+
+/* Enqueues @fn (which launches on g->stream) on the side stream. */
+static LmStatus
+branch (LmSession *s, uint32_t il, uint32_t n, BranchFn fn)
+{
+  LmGpuSession *g = s->gpu;
+  TRY (lm_cuda_rt_after (g->side, g->stream, g->fork_event));
+  swap_streams (g);
+  LmStatus st = fn (s, il, n);
+  swap_streams (g);
+  return st;
+}
+
+/* The stream waits for the side stream's branch. */
+static LmStatus
+join (LmSession *s)
+{
+  LmGpuSession *g = s->gpu;
+  return lm_cuda_rt_after (g->stream, g->side, g->join_event);
+}
+
+/* The output gate z and the decay inputs alpha and beta of a DeltaNet layer. */
+static LmStatus
+deltanet_gates (LmSession *s, uint32_t il, uint32_t n)
+{
+  LmGpuSession *g = s->gpu;
+  const LmLayer *l = &g->dm->layers[il];
+  float *alpha = g->ab, *beta = g->ab + (size_t) s->n_batch * s->model->info.ssm_heads;
+  TRY (project (s, il, LM_MODULE_ATTN_GATE, &l->wgate, g->h, n, g->a2));
+  return project_pair (s, il, LM_MODULE_SSM_ALPHA, &l->walpha, alpha, LM_MODULE_SSM_BETA,
+                       &l->wbeta, beta, n);
+}
+
+/* In decode with branches, the gates run beside qkv and the conv. */
 static LmStatus
 linear_attention (LmSession *s, uint32_t il, uint32_t n)
 {
@@ -286,11 +356,15 @@ linear_attention (LmSession *s, uint32_t il, uint32_t n)
   float *conv_state = g->conv_state + (size_t) l->state_index * (K - 1) * C;
   float *state = g->ssm_state + (size_t) l->state_index * Hv * S * S;
   float *alpha = g->ab, *beta = g->ab + (size_t) s->n_batch * Hv;
+  bool forked = can_branch (s, il, LM_MODULE_ATTN_QKV, LM_MODULE_SSM_BETA, n);
+  if (forked)
+    TRY (branch (s, il, n, deltanet_gates));
   TRY (project (s, il, LM_MODULE_ATTN_QKV, &l->wqkv, g->h, n, g->a1));
-  TRY (project (s, il, LM_MODULE_ATTN_GATE, &l->wgate, g->h, n, g->a2));
-  TRY (project_pair (s, il, LM_MODULE_SSM_ALPHA, &l->walpha, alpha, LM_MODULE_SSM_BETA, &l->wbeta,
-                     beta, n));
+  if (!forked)
+    TRY (deltanet_gates (s, il, n));
   TRY (lm_cuda_causal_conv (g->stream, g->a1, l->conv, K, C, n, conv_state, g->a3));
+  if (forked)
+    TRY (join (s));
   LmCudaDeltaShape shape = { Hv, in->ssm_groups, S, in->rms_eps, l->ssm_a, l->dt_bias,
                              l->ssm_norm };
   TRY (lm_cuda_delta_rule (g->stream, &shape, g->a3, C, g->a2, alpha, beta, Hv, n, state, g->a4));
@@ -420,19 +494,33 @@ experts_batch (LmSession *s, const LmLayer *l, uint32_t n)
 }
 
 static LmStatus
+shared_expert (LmSession *s, uint32_t il, uint32_t n)
+{
+  const LmLayer *l = &s->gpu->dm->layers[il];
+  return swiglu_mlp (s, il, LM_MODULE_FFN_GATE_SHEXP, &l->sh_gate, &l->sh_up, &l->sh_down, n);
+}
+
+static LmStatus
 moe_ffn (LmSession *s, uint32_t il, uint32_t n)
 {
   LmGpuSession *g = s->gpu;
   const LmLayer *l = &g->dm->layers[il];
   const LmModelInfo *in = &s->model->info;
   uint32_t k = in->n_expert_used;
+  /* A shared expert leaves its output in o for the combine to scale; without
+   * one the combine writes o afresh. With branches it runs beside the
+   * routing and the routed experts. */
+  bool shared = l->sh_gate.data != NULL;
+  bool forked = shared && can_branch (s, il, LM_MODULE_FFN_GATE_SHEXP, LM_MODULE_FFN_DOWN_SHEXP, n);
+  if (forked)
+    TRY (branch (s, il, n, shared_expert));
   TRY (linear (s, &l->router, g->h, n, g->router));
   TRY (lm_cuda_moe_route (g->stream, g->router, n, in->n_expert, k, g->sel, g->sel_w));
   TRY (n == 1 ? experts_decode (s, l) : experts_batch (s, l, n));
-  /* A shared expert leaves its output in o for the combine to scale; without
-   * one the combine writes o afresh. */
-  if (l->sh_gate.data != NULL)
-    TRY (swiglu_mlp (s, il, LM_MODULE_FFN_GATE_SHEXP, &l->sh_gate, &l->sh_up, &l->sh_down, n));
+  if (shared && !forked)
+    TRY (shared_expert (s, il, n));
+  if (forked)
+    TRY (join (s));
   return lm_cuda_moe_combine (g->stream, g->moe_y, g->sel_w, l->shexp_gate_inp, g->h, n, k,
                               in->n_embd, g->o);
 }

@@ -48,6 +48,10 @@ struct LmGpuSession {
   LmModel *model;                  /* whose device copy dm is (a reference) */
   LmGpuModel *dm;
   LmCudaStream stream;
+  /* TENSAFE_CUDA_BRANCHES=1: the stream of a layer's second branch, and the
+   * events that fork it from the stream and join it back; else NULL. */
+  LmCudaStream side;
+  LmCudaEvent fork_event, join_event;
   uint32_t n_layers;
   bool head;
   void *mem;                       /* every device buffer below, one allocation */

@@ -120,6 +120,30 @@ lm_cuda_rt_memset (LmCudaStream stream, void *dst, int value, size_t bytes)
 }
 
 extern "C" LmStatus
+lm_cuda_rt_event_new (LmCudaEvent *out)
+{
+  cudaEvent_t event = NULL;
+  LmStatus st = check (cudaEventCreateWithFlags (&event, cudaEventDisableTiming),
+                       "cudaEventCreate");
+  *out = event;
+  return st;
+}
+
+extern "C" void
+lm_cuda_rt_event_free (LmCudaEvent event)
+{
+  if (event != NULL)
+    check (cudaEventDestroy (event), "cudaEventDestroy");
+}
+
+extern "C" LmStatus
+lm_cuda_rt_after (LmCudaStream waiter, LmCudaStream done, LmCudaEvent event)
+{
+  LmStatus st = check (cudaEventRecord (event, done), "cudaEventRecord");
+  return st != LM_OK ? st : check (cudaStreamWaitEvent (waiter, event, 0), "cudaStreamWaitEvent");
+}
+
+extern "C" LmStatus
 lm_cuda_rt_capture_begin (LmCudaStream stream)
 {
   return check (cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal),

@@ -20,6 +20,7 @@ extern "C" {
 
 typedef struct CUstream_st *LmCudaStream;
 typedef struct CUgraphExec_st *LmCudaGraph;
+typedef struct CUevent_st *LmCudaEvent;
 
 /* The last CUDA error this thread saw in these wrappers ("" if none). */
 const char *lm_cuda_rt_error (void);
@@ -42,6 +43,15 @@ LmStatus lm_cuda_rt_copy (LmCudaStream stream, void *dst, const void *src, size_
 /* Synchronous copy, for the one-time weight upload. */
 LmStatus lm_cuda_rt_upload (void *dst, const void *src, size_t bytes);
 LmStatus lm_cuda_rt_memset (LmCudaStream stream, void *dst, int value, size_t bytes);
+
+/* An event without timing, to order two streams. */
+LmStatus lm_cuda_rt_event_new (LmCudaEvent *out);
+void lm_cuda_rt_event_free (LmCudaEvent event);
+/* Work enqueued on @waiter from now on runs after everything enqueued on
+ * @done so far (@event records that point). Inside a capture of @done it
+ * draws @waiter into the capture (a fork); from a drawn-in stream back to
+ * the capturing one, it is the join that must come before the capture ends. */
+LmStatus lm_cuda_rt_after (LmCudaStream waiter, LmCudaStream done, LmCudaEvent event);
 
 /* Records everything enqueued on @stream between begin and end into a graph
  * (nothing runs meanwhile); end instantiates it. On failure the stream is out

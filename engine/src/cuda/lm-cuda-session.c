@@ -158,6 +158,11 @@ lm_gpu_session_free (LmGpuSession *g)
     lm_cuda_rt_sync (g->stream);
   lm_gpu_session_invalidate (g);
   lora_clear (g);
+  if (g->side != NULL)
+    lm_cuda_rt_sync (g->side);
+  lm_cuda_rt_event_free (g->join_event);
+  lm_cuda_rt_event_free (g->fork_event);
+  lm_cuda_rt_stream_free (g->side);
   lm_cuda_rt_stream_free (g->stream);
   lm_cuda_rt_free (g->mem);
   lm_cuda_rt_host_free (g->host_mem);
@@ -203,6 +208,26 @@ check_limits (const LmModelInfo *in, char **error_out)
   return LM_OK;
 }
 
+/* TENSAFE_CUDA_BRANCHES=1: a decode step runs the independent products of
+ * a layer on a second stream (lm-cuda-forward.c). */
+static bool
+branches_wanted (void)
+{
+  const char *env = getenv ("TENSAFE_CUDA_BRANCHES");
+  return env != NULL && strcmp (env, "1") == 0;
+}
+
+static LmStatus
+open_branches (LmGpuSession *g)
+{
+  LmStatus st = lm_cuda_rt_stream_new (&g->side);
+  if (st == LM_OK)
+    st = lm_cuda_rt_event_new (&g->fork_event);
+  if (st == LM_OK)
+    st = lm_cuda_rt_event_new (&g->join_event);
+  return st;
+}
+
 LmStatus
 lm_gpu_session_new (LmSession *s, uint32_t n_layers, char **error_out)
 {
@@ -235,6 +260,8 @@ lm_gpu_session_new (LmSession *s, uint32_t n_layers, char **error_out)
     return session_fail (s, g, st, error_out, "creating a CUDA stream");
   if ((st = alloc_host (s, g)) != LM_OK)
     return session_fail (s, g, st, error_out, "allocating pinned host memory");
+  if (branches_wanted () && (st = open_branches (g)) != LM_OK)
+    return session_fail (s, g, st, error_out, "creating the side stream");
   s->gpu = g;
   s->gpu_layers = g->n_layers;
   lm_gpu_session_reset (g);
