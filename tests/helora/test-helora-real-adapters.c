@@ -42,6 +42,17 @@
 #define MAX_BASE_STYLED 2
 #define NEAR_TIE 0.5f
 
+/* Under AddressSanitizer the generations run 4 to 5 times slower (past the
+ * half-hour limit on a 2-core Xeon whose plain build takes 9 minutes): the
+ * test there answers the first few questions and holds HE-LoRA to the
+ * plaintext adapter on them, which is where memory errors would show; the
+ * style counts, which need all 20 answers, are the plain build's. */
+#if defined(__SANITIZE_ADDRESS__)
+#define N_ASKED 4
+#else
+#define N_ASKED N_QUESTIONS
+#endif
+
 typedef struct {
   const char *folder;      /* data/market/FOLDER */
   const char *questions;   /* tools/distill/FILE, one question a line */
@@ -258,17 +269,22 @@ test_style (gconstpointer data)
 
   Tally t = { 0 };
   gint64 start = g_get_monotonic_time ();
-  for (guint i = 0; i < N_QUESTIONS; i++)
+  for (guint i = 0; i < N_ASKED; i++)
     run_question (c, questions[i], rule, &s, &t);
   g_test_message ("%s: styled %u/%d with the adapter, %u/%d without; HE-LoRA = plaintext on "
                   "%u/%d, parted at a near-tie on %u; with exact activations on %u/%d (%.0f s)",
-                  c->folder, t.lora_styled, N_QUESTIONS, t.base_styled, N_QUESTIONS, t.he_equal,
-                  N_QUESTIONS, t.he_near_tie, t.exact_equal, N_QUESTIONS,
+                  c->folder, t.lora_styled, N_ASKED, t.base_styled, N_ASKED, t.he_equal,
+                  N_ASKED, t.he_near_tie, t.exact_equal, N_ASKED,
                   (g_get_monotonic_time () - start) / 1e6);
-  g_assert_cmpuint (t.lora_styled, >=, MIN_STYLED);
-  g_assert_cmpuint (t.base_styled, <=, MAX_BASE_STYLED);
-  g_assert_cmpuint (t.he_equal + t.he_near_tie, ==, N_QUESTIONS);
-  g_assert_cmpuint (t.exact_equal, ==, N_QUESTIONS);
+  if (N_ASKED == N_QUESTIONS)
+    {
+      g_assert_cmpuint (t.lora_styled, >=, MIN_STYLED);
+      g_assert_cmpuint (t.base_styled, <=, MAX_BASE_STYLED);
+    }
+  else
+    g_test_message ("the style counts need all %d answers: not checked here", N_QUESTIONS);
+  g_assert_cmpuint (t.he_equal + t.he_near_tie, ==, N_ASKED);
+  g_assert_cmpuint (t.exact_equal, ==, N_ASKED);
 
   lm_session_free (s.he_exact);
   ts_helora_session_free (helora_exact);
