@@ -142,12 +142,19 @@ run_hook (LmSession *s, size_t index, const float *x, uint32_t n)
   return recording ? segment_open (s) : LM_OK;
 }
 
+/* The adapter's module of @kind in layer @il, or -1. */
+static int32_t
+module_index (const LmSession *s, uint32_t il, LmModuleKind kind)
+{
+  return s->module_slot[il * LM_N_MODULE_KINDS + kind];
+}
+
 /* y += scale·B·(A·x) for the module of @kind in layer @il, if any (scale is
  * folded into the device copy of B). */
 static LmStatus
 lora (LmSession *s, uint32_t il, LmModuleKind kind, const float *x, uint32_t n, float *y)
 {
-  int32_t index = s->module_slot[il * LM_N_MODULE_KINDS + kind];
+  int32_t index = module_index (s, il, kind);
   if (index < 0)
     return LM_OK;
   LmGpuSession *g = s->gpu;
@@ -286,7 +293,7 @@ full_attention (LmSession *s, uint32_t il, uint32_t n)
 static bool
 hooked (const LmSession *s, uint32_t il, LmModuleKind kind)
 {
-  int32_t index = s->module_slot[il * LM_N_MODULE_KINDS + kind];
+  int32_t index = module_index (s, il, kind);
   return index >= 0 && s->hooks != NULL
          && (s->hooks[index].fn != NULL || s->hooks[index].device_fn != NULL);
 }
@@ -383,12 +390,6 @@ down_swiglu_decode (LmSession *s, const LmWeight *down, const int32_t *sel, uint
   return lm_cuda_matvec_product (g->stream, act_mode (s), &p);
 }
 
-static bool
-has_module (const LmSession *s, uint32_t il, LmModuleKind kind)
-{
-  return s->module_slot != NULL && s->module_slot[il * LM_N_MODULE_KINDS + kind] >= 0;
-}
-
 /* o = down(SiLU(gate h) * up h), the modules @gate_kind and the next two.
  * Decode takes two launches where it can: gate and up together, and the
  * SwiGLU inside the down product (unless a LoRA module needs its input). */
@@ -398,7 +399,7 @@ swiglu_mlp (LmSession *s, uint32_t il, LmModuleKind gate_kind, const LmWeight *g
 {
   LmGpuSession *g = s->gpu;
   TRY (project_pair (s, il, gate_kind, gate, g->a1, gate_kind + 1, up, g->a2, n));
-  if (n == 1 && !has_module (s, il, gate_kind + 2))
+  if (n == 1 && module_index (s, il, gate_kind + 2) < 0)
     return down_swiglu_decode (s, down, NULL, 1, g->a1, g->a2, g->o);
   TRY (lm_cuda_swiglu (g->stream, g->a1, g->a2, (size_t) n * gate->n_out));
   return project (s, il, gate_kind + 2, down, g->a1, n, g->o);
