@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "threadpool.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -228,6 +230,10 @@ typedef struct {
   uint32_t n_tokens;     /* rows of h and u (1 in decode, more in prefill) */
   LmTimings *timings;    /* the session's current timings: add encrypt,
                             upload, evaluate, download, decrypt here */
+  LmThreadPool *pool;    /* the session's thread pool, which the forward
+                            leaves idle during the call: the hook may spread
+                            its work over it with lm_thread_pool_run() (not
+                            from inside such a job); NULL: one thread */
 } LmLoraHookCall;
 
 /* Called on the session's thread with h = the module input, n_tokens rows of

@@ -306,7 +306,7 @@ lora_down (LmSession *s, size_t index, const LmLoraModule *mod, const float *x, 
       lm_linear (s, &a, 0, x, n, s->lora_u);
       return LM_OK;
     }
-  LmLoraHookCall call = { index, mod, s->pos, n, &s->timings };
+  LmLoraHookCall call = { index, mod, s->pos, n, &s->timings, s->pool };
   double t0 = lm_time_ms ();
   LmStatus st = hook->fn (&call, x, s->lora_u, hook->user_data);
   s->excluded_ms += lm_time_ms () - t0;

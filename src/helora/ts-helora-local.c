@@ -1,5 +1,7 @@
 /* ts-helora-local.c: the in-process HE-LoRA evaluator: packed plaintexts and a worker pool.
  * SPDX-License-Identifier: GPL-3.0-or-later */
+#include <string.h>
+
 #include "ts-helora-ckks.h"
 #include "ts-helora-local.h"
 #include "ts-helora-proto.h"
@@ -19,7 +21,8 @@ struct _TsHeloraLocal {
   GThreadPool *pool;
   guint n_threads;
   GMutex call_lock;            /* one call at a time: the scratch is shared */
-  PartScratch *scratch;        /* n_threads + 1 */
+  PartScratch *scratch;        /* n_scratch: one per part of the widest call */
+  guint n_scratch;
   guint max_results;           /* largest B of the plans */
 };
 
@@ -154,7 +157,6 @@ ts_helora_local_new (const CkksContext *ctx, guint n_threads, GError **error)
   self->ctx = ctx;
   self->plans = g_ptr_array_new_with_free_func ((GDestroyNotify) ckks_helora_plan_free);
   self->n_threads = MAX (n_threads, 1);
-  self->scratch = g_new0 (PartScratch, self->n_threads + 1);
   g_mutex_init (&self->call_lock);
   self->pool = g_thread_pool_new (run_part, self, self->n_threads, TRUE, error);
   if (self->pool == NULL)
@@ -181,7 +183,7 @@ ts_helora_local_free (TsHeloraLocal *self)
     return;
   if (self->pool != NULL)
     g_thread_pool_free (self->pool, FALSE, TRUE);
-  for (guint p = 0; p <= self->n_threads; p++)
+  for (guint p = 0; p < self->n_scratch; p++)
     scratch_clear (&self->scratch[p]);
   g_free (self->scratch);
   g_mutex_clear (&self->call_lock);
@@ -189,22 +191,38 @@ ts_helora_local_free (TsHeloraLocal *self)
   g_free (self);
 }
 
-/* Every part's scratch, for @layout's limbs and up to max_results results. */
+/* Part @p's scratch, for @layout's limbs and up to max_results results. */
 static CkksStatus
-scratch_fit (TsHeloraLocal *self, const CkksHeloraLayout *layout)
+scratch_fit_one (TsHeloraLocal *self, PartScratch *scratch, const CkksHeloraLayout *layout)
 {
-  for (guint p = 0; p <= self->n_threads; p++)
+  if (scratch->result == NULL)
     {
-      PartScratch *scratch = &self->scratch[p];
-      if (scratch->result == NULL)
-        {
-          CkksStatus st = ckks_helora_ciphertexts_new (layout, 1, &scratch->result);
-          if (st != CKKS_OK)
-            return st;
-        }
-      scratch->slots = g_renew (CkksCiphertext *, scratch->slots, self->max_results);
-      for (guint b = 0; b < self->max_results; b++)
-        scratch->slots[b] = scratch->result[0];
+      CkksStatus st = ckks_helora_ciphertexts_new (layout, 1, &scratch->result);
+      if (st != CKKS_OK)
+        return st;
+    }
+  scratch->slots = g_renew (CkksCiphertext *, scratch->slots, self->max_results);
+  for (guint b = 0; b < self->max_results; b++)
+    scratch->slots[b] = scratch->result[0];
+  return CKKS_OK;
+}
+
+/* Scratch for @n_parts parts at least, every one fit for @layout. */
+static CkksStatus
+scratch_fit (TsHeloraLocal *self, guint n_parts, const CkksHeloraLayout *layout)
+{
+  if (n_parts > self->n_scratch)
+    {
+      self->scratch = g_renew (PartScratch, self->scratch, n_parts);
+      memset (self->scratch + self->n_scratch, 0,
+              (n_parts - self->n_scratch) * sizeof *self->scratch);
+      self->n_scratch = n_parts;
+    }
+  for (guint p = 0; p < self->n_scratch; p++)
+    {
+      CkksStatus st = scratch_fit_one (self, &self->scratch[p], layout);
+      if (st != CKKS_OK)
+        return st;
     }
   return CKKS_OK;
 }
@@ -228,7 +246,8 @@ ts_helora_local_add_module (TsHeloraLocal *self, guint d, guint r, const float *
     return FALSE;
   layout = ckks_helora_plan_layout (plan);
   self->max_results = MAX (self->max_results, (guint) ckks_helora_layout_n_outputs (layout));
-  if (!ts_helora_ckks_check (scratch_fit (self, layout), "Encoding the adapter", error))
+  if (!ts_helora_ckks_check (scratch_fit (self, self->n_threads + 1, layout),
+                             "Encoding the adapter", error))
     {
       ckks_helora_plan_free (plan);
       return FALSE;
@@ -246,20 +265,43 @@ ts_helora_local_module_layout (TsHeloraLocal *self, guint index)
   return ckks_helora_plan_layout (g_ptr_array_index (self->plans, index));
 }
 
-/* Runs a part on each pool thread and one on the calling thread. */
-static CkksStatus
-run_call (TsHeloraLocal *self, Call *call, const char **failed)
+/* One index of the engine pool's job: part @index of the call. */
+static void
+run_part_index (void *ctx, int index, int n)
 {
-  guint n_parts = MIN (self->n_threads + 1, call->total);
+  Call *call = ctx;
+
+  run_part (&call->parts[index], NULL);
+}
+
+/* Runs a part on each thread of @threads (the caller's among them) or, with
+ * none, on each of the evaluator's own and one on the calling thread. */
+static CkksStatus
+run_call (TsHeloraLocal *self, Call *call, LmThreadPool *threads, const char **failed)
+{
+  guint width = threads != NULL ? (guint) lm_thread_pool_size (threads) : self->n_threads + 1;
+  guint n_parts = MIN (width, call->total);
   CkksStatus st;
 
+  st = scratch_fit (self, n_parts, ckks_helora_plan_layout (g_ptr_array_index (self->plans, 0)));
+  if (st != CKKS_OK)
+    {
+      *failed = "Evaluating the adapter";
+      call_unref (call);
+      return st;
+    }
   call->parts = g_new0 (Part, n_parts);
   for (guint p = 0; p < n_parts; p++)
     call->parts[p] = (Part) { call, &self->scratch[p] };
   g_atomic_int_set (&call->ref, (gint) n_parts + 1);
-  for (guint p = 1; p < n_parts; p++)
-    g_thread_pool_push (self->pool, &call->parts[p], NULL);
-  run_part (&call->parts[0], self);
+  if (threads != NULL)
+    lm_thread_pool_run (threads, run_part_index, call, (int) n_parts);
+  else
+    {
+      for (guint p = 1; p < n_parts; p++)
+        g_thread_pool_push (self->pool, &call->parts[p], NULL);
+      run_part (&call->parts[0], self);
+    }
   g_mutex_lock (&call->lock);
   while (!call_finished_locked (call))
     g_cond_wait (&call->idle, &call->lock);
@@ -273,7 +315,7 @@ run_call (TsHeloraLocal *self, Call *call, const char **failed)
 gboolean
 ts_helora_local_evaluate (TsHeloraLocal *self, const guint *modules, guint n,
                           CkksCiphertext *const *inputs, const TsHeloraLocalResults *results,
-                          GError **error)
+                          LmThreadPool *threads, GError **error)
 {
   Call *call;
   const char *failed = NULL;
@@ -305,7 +347,7 @@ ts_helora_local_evaluate (TsHeloraLocal *self, const guint *modules, guint n,
       return TRUE;
     }
   g_mutex_lock (&self->call_lock);
-  st = run_call (self, call, &failed);
+  st = run_call (self, call, threads, &failed);
   g_mutex_unlock (&self->call_lock);
   return ts_helora_ckks_check (st, failed != NULL ? failed : "Evaluating the adapter", error);
 }

@@ -11,6 +11,7 @@
 #include <glib.h>
 
 #include "ckks-helora.h"
+#include "threadpool.h"
 
 G_BEGIN_DECLS
 
@@ -43,12 +44,16 @@ typedef struct {
 } TsHeloraLocalResults;
 
 /* Evaluates modules @modules[0..@n) on the same encrypted h (@inputs) and
- * hands every result to @results->ready. The pool's threads and the caller
- * take the call's results one at a time (whoever is free), so one module's
- * results are shared out too; the call returns when every result is done,
- * without waiting for a pool thread that found none. Calls are serialised. */
+ * hands every result to @results->ready. The threads take the call's
+ * results one at a time (whoever is free), so one module's results are
+ * shared out too: those of @threads when given (the engine's pool, idle
+ * while its LoRA hook runs: no thread of ours then competes with it for
+ * the cores, and none has to be woken), else the evaluator's own and the
+ * caller. The call returns when every result is done, without waiting for
+ * a thread that found none. Calls are serialised. */
 gboolean ts_helora_local_evaluate (TsHeloraLocal *self, const guint *modules, guint n,
                                    CkksCiphertext *const *inputs,
-                                   const TsHeloraLocalResults *results, GError **error);
+                                   const TsHeloraLocalResults *results, LmThreadPool *threads,
+                                   GError **error);
 
 G_END_DECLS

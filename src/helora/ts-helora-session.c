@@ -10,6 +10,7 @@
 
 #include "ckks-serial.h"
 #include "ts-helora-ckks.h"
+#include "ts-helora-error.h"
 #include "ts-helora-proto.h"
 #include "ts-helora-session-private.h"
 
@@ -428,51 +429,16 @@ _ts_helora_session_encrypt_row (TsHeloraSession *self, SessionGroup *g, const fl
   return ts_helora_ckks_check (st, "Encrypting h", error);
 }
 
-/* row · v in double, in eight independent sums: the measurement runs after
- * every HE row of the chat, and one serial chain of adds made it cost a
- * third of the HE products themselves. */
-static double
-dot_f32_f64 (const float *row, const double *v, guint n)
-{
-  double acc[8] = { 0 };
-  guint j = 0;
-
-  for (; j + 8 <= n; j += 8)
-    for (guint l = 0; l < 8; l++)
-      acc[l] += (double) row[j + l] * v[j + l];
-  for (; j < n; j++)
-    acc[0] += (double) row[j] * v[j];
-  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-}
-
-/* Δ = scale·B·u for the HE u and for u computed in plaintext from A and h:
- * the error as B·(u_he − u_ref), one pass over B for it and one for Δ. */
+/* Δ_plain's and the error's maxima of one module's row, into the stats. */
 static void
 track_error (TsHeloraSession *self, const SessionModule *m, const float *h, const float *u)
 {
-  const LmLoraModule *lm = m->lm;
-  g_autofree double *h64 = g_new (double, lm->d_in);
-  g_autofree double *u_diff = g_new (double, lm->rank);
-  g_autofree double *u_ref = g_new (double, lm->rank);
-  double max_err = 0, max_plain = 0;
+  TsHeloraDeltaError e;
 
-  for (guint j = 0; j < lm->d_in; j++)
-    h64[j] = h[j];
-  for (guint i = 0; i < lm->rank; i++)
-    {
-      u_ref[i] = dot_f32_f64 (lm->a + (gsize) i * lm->d_in, h64, lm->d_in);
-      u_diff[i] = (double) u[i] - u_ref[i];
-    }
-  for (guint o = 0; o < lm->d_out; o++)
-    {
-      const float *b_row = lm->b + (gsize) o * lm->rank;
-
-      max_err = MAX (max_err, fabs (lm->scale * dot_f32_f64 (b_row, u_diff, lm->rank)));
-      max_plain = MAX (max_plain, fabs (lm->scale * dot_f32_f64 (b_row, u_ref, lm->rank)));
-    }
+  ts_helora_delta_error (m->lm, h, u, &e);
   g_mutex_lock (&self->stats_lock);
-  self->stats.max_abs_delta_error = fmax (self->stats.max_abs_delta_error, max_err);
-  self->stats.max_abs_delta_plain = fmax (self->stats.max_abs_delta_plain, max_plain);
+  self->stats.max_abs_delta_error = fmax (self->stats.max_abs_delta_error, e.max_abs_error);
+  self->stats.max_abs_delta_plain = fmax (self->stats.max_abs_delta_plain, e.max_abs_plain);
   g_mutex_unlock (&self->stats_lock);
 }
 
@@ -587,7 +553,8 @@ local_row_ready (guint i, guint b, CkksCiphertext *const *results, guint n_resul
 }
 
 static gboolean
-evaluate_decrypt_local (TsHeloraSession *self, LocalRow *row, GError **error)
+evaluate_decrypt_local (TsHeloraSession *self, LocalRow *row, LmThreadPool *threads,
+                        GError **error)
 {
   SessionGroup *g = row->g;
   guint n = g->members->len;
@@ -600,7 +567,7 @@ evaluate_decrypt_local (TsHeloraSession *self, LocalRow *row, GError **error)
                                          g_array_index (g->members, guint, i));
       indices[i] = m->local_index;
     }
-  return ts_helora_local_evaluate (self->local, indices, n, g->inputs, &results, error);
+  return ts_helora_local_evaluate (self->local, indices, n, g->inputs, &results, threads, error);
 }
 
 /* The stages of a row whose products and decryptions overlapped on several
@@ -637,7 +604,7 @@ compute_row_local (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall 
   t1 = now_ms (self);
   lm_timings_add (call->timings, LM_STAGE_ENCRYPT, t1 - t0);
   g_mutex_init (&local.lock);
-  ok = evaluate_decrypt_local (self, &local, error);
+  ok = evaluate_decrypt_local (self, &local, call->pool, error);
   g_mutex_clear (&local.lock);
   if (!ok)
     return FALSE;

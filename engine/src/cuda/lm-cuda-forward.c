@@ -65,7 +65,7 @@ lora_hook (LmSession *s, size_t index, const LmLoraModule *mod, const float *x, 
   const LmHookSlot *hook = &s->hooks[index];
   TRY (lm_cuda_rt_copy (g->stream, g->lora_h, x, (size_t) n * mod->d_in * sizeof (float)));
   TRY (lm_cuda_rt_sync (g->stream));
-  LmLoraHookCall call = { index, mod, s->pos, n, &s->timings };
+  LmLoraHookCall call = { index, mod, s->pos, n, &s->timings, s->pool };
   double t0 = lm_time_ms ();
   LmStatus st = hook->fn (&call, g->lora_h, s->lora_u, hook->user_data);
   s->excluded_ms += lm_time_ms () - t0;
@@ -83,7 +83,7 @@ lora_device_hook (LmSession *s, size_t index, const LmLoraModule *mod, const flo
 {
   LmGpuSession *g = s->gpu;
   const LmHookSlot *hook = &s->hooks[index];
-  LmLoraHookCall call = { index, mod, s->pos, n, &s->timings };
+  LmLoraHookCall call = { index, mod, s->pos, n, &s->timings, s->pool };
   double t0 = lm_time_ms ();
   LmStatus st = hook->device_fn (&call, x, g->lora_u, (void *) g->stream, hook->device_data);
   s->excluded_ms += lm_time_ms () - t0;
