@@ -279,9 +279,16 @@ run_part_index (void *ctx, int index, int n)
 static CkksStatus
 run_call (TsHeloraLocal *self, Call *call, LmThreadPool *threads, const char **failed)
 {
-  guint width = threads != NULL ? (guint) lm_thread_pool_size (threads) : self->n_threads + 1;
-  guint n_parts = MIN (width, call->total);
+  guint width;
+  guint n_parts;
   CkksStatus st;
+
+  /* the engine's pool unless it is narrower than what the evaluator was
+   * asked to use (an engine on one thread) */
+  if (threads != NULL && (guint) lm_thread_pool_size (threads) < self->n_threads + 1)
+    threads = NULL;
+  width = threads != NULL ? (guint) lm_thread_pool_size (threads) : self->n_threads + 1;
+  n_parts = MIN (width, call->total);
 
   st = scratch_fit (self, n_parts, ckks_helora_plan_layout (g_ptr_array_index (self->plans, 0)));
   if (st != CKKS_OK)

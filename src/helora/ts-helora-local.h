@@ -48,8 +48,8 @@ typedef struct {
  * results one at a time (whoever is free), so one module's results are
  * shared out too: those of @threads when given (the engine's pool, idle
  * while its LoRA hook runs: no thread of ours then competes with it for
- * the cores, and none has to be woken), else the evaluator's own and the
- * caller. The call returns when every result is done, without waiting for
+ * the cores, and none has to be woken) and at least as many as the
+ * evaluator's own and the caller, else those. The call returns when every result is done, without waiting for
  * a thread that found none. Calls are serialised. */
 gboolean ts_helora_local_evaluate (TsHeloraLocal *self, const guint *modules, guint n,
                                    CkksCiphertext *const *inputs,

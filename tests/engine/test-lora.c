@@ -92,20 +92,37 @@ typedef struct {
   unsigned rows;
 } HookStats;
 
-/* What an HE evaluator computes: u = A·h, here in double-precision plain C. */
+typedef struct {
+  const LmLoraHookCall *call;
+  const float *h;
+  float *u;
+} HookRows;
+
+/* Row r of u = A·h for every token, in double. */
+static void
+hook_row (void *ctx, int r, int n)
+{
+  const HookRows *job = ctx;
+  const LmLoraModule *mod = job->call->module;
+  for (uint32_t t = 0; t < job->call->n_tokens; t++)
+    {
+      double sum = 0.0;
+      for (uint32_t i = 0; i < mod->d_in; i++)
+        sum += (double) mod->a[(size_t) r * mod->d_in + i] * job->h[(size_t) t * mod->d_in + i];
+      job->u[(size_t) t * mod->rank + (size_t) r] = (float) sum;
+    }
+}
+
+/* What an HE evaluator computes: u = A·h, here in double-precision plain C,
+ * its rows spread over the session's pool as the local evaluator does. */
 static LmStatus
 plain_hook_cb (const LmLoraHookCall *call, const float *h, float *u, void *user_data)
 {
   HookStats *stats = user_data;
-  const LmLoraModule *mod = call->module;
-  for (uint32_t t = 0; t < call->n_tokens; t++)
-    for (uint32_t r = 0; r < mod->rank; r++)
-      {
-        double sum = 0.0;
-        for (uint32_t i = 0; i < mod->d_in; i++)
-          sum += (double) mod->a[(size_t) r * mod->d_in + i] * h[(size_t) t * mod->d_in + i];
-        u[(size_t) t * mod->rank + r] = (float) sum;
-      }
+  HookRows job = { call, h, u };
+  g_assert_nonnull (call->pool);   /* the sessions here have two threads */
+  g_assert_cmpint (lm_thread_pool_size (call->pool), ==, 2);
+  lm_thread_pool_run (call->pool, hook_row, &job, (int) call->module->rank);
   stats->calls++;
   stats->rows += call->n_tokens;
   lm_timings_add (call->timings, LM_STAGE_EVALUATE, 0.25);

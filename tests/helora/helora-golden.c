@@ -47,7 +47,14 @@ argmax (const float *logits, guint n)
 gint32 *
 golden_greedy (Golden *g, TsHeloraSession *helora)
 {
-  LmSessionParams params = { .n_ctx = (guint32) g->n_prompt + GOLDEN_STEPS + 1, .n_threads = 1 };
+  return golden_greedy_threads (g, helora, 1);
+}
+
+gint32 *
+golden_greedy_threads (Golden *g, TsHeloraSession *helora, guint n_threads)
+{
+  LmSessionParams params = { .n_ctx = (guint32) g->n_prompt + GOLDEN_STEPS + 1,
+                             .n_threads = n_threads };
   guint n_vocab = lm_model_info (g->model)->n_vocab;
   gint32 *tokens = g_new0 (gint32, GOLDEN_STEPS);
   g_autoptr (GError) error = NULL;

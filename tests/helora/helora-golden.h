@@ -28,5 +28,7 @@ void golden_clear (Golden *g);
 /* Batched prefill of the golden prompt, then GOLDEN_STEPS argmax steps with
  * @helora attached (NULL: no adapter hooks, plain LoRA). Returns the tokens. */
 gint32 *golden_greedy (Golden *g, TsHeloraSession *helora);
+/* The same on an engine session of @n_threads threads. */
+gint32 *golden_greedy_threads (Golden *g, TsHeloraSession *helora, guint n_threads);
 
 G_END_DECLS

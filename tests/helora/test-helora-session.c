@@ -32,8 +32,10 @@ test_plain_matches_golden (void)
   g_assert_cmpmem (tokens, GOLDEN_STEPS * 4, golden.lora_greedy, GOLDEN_STEPS * 4);
 }
 
+/* @engine_threads 1: the evaluator's own two threads and the caller; 3:
+ * the engine's pool of three (its LoRA hook's), which then replaces them. */
 static void
-check_local (gboolean public_key)
+check_local (gboolean public_key, guint engine_threads)
 {
   TsHeloraOptions options = { .mode = TS_HELORA_MODE_LOCAL, .public_key = public_key,
                               .track_error = TRUE, .n_threads = 2 };
@@ -43,7 +45,7 @@ check_local (gboolean public_key)
   TsHeloraStats stats;
 
   g_assert_no_error (error);
-  tokens = golden_greedy (&golden, helora);
+  tokens = golden_greedy_threads (&golden, helora, engine_threads);
   g_assert_cmpmem (tokens, GOLDEN_STEPS * 4, golden.lora_greedy, GOLDEN_STEPS * 4);
   ts_helora_session_get_stats (helora, &stats);
   g_test_message ("max |delta_he - delta_plain| = %.3g, max |delta_plain| = %.3g, %" G_GUINT64_FORMAT
@@ -64,13 +66,19 @@ check_local (gboolean public_key)
 static void
 test_local_sk (void)
 {
-  check_local (FALSE);
+  check_local (FALSE, 1);
 }
 
 static void
 test_local_pk (void)
 {
-  check_local (TRUE);
+  check_local (TRUE, 1);
+}
+
+static void
+test_local_engine_pool (void)
+{
+  check_local (FALSE, 3);
 }
 
 /* "auto" picks the N = 4096 ring for the golden adapter (every module
@@ -291,6 +299,7 @@ main (int argc, char **argv)
   g_test_add_func ("/helora/session/plain-matches-golden", test_plain_matches_golden);
   g_test_add_func ("/helora/session/local-sk", test_local_sk);
   g_test_add_func ("/helora/session/local-pk", test_local_pk);
+  g_test_add_func ("/helora/session/local-engine-pool", test_local_engine_pool);
   g_test_add_func ("/helora/session/auto-preset", test_auto_preset);
   g_test_add_func ("/helora/session/swapped-keys", test_swapped_keys);
   g_test_add_func ("/helora/session/sealed-key", test_sealed_key);
