@@ -247,6 +247,21 @@ typedef struct {
 typedef LmStatus (*LmLoraHookFunc) (const LmLoraHookCall *call, const float *h,
                                     float *u, void *user_data);
 
+/* The begin hook: called, where set, with a decode step's h as soon as it
+ * is ready and before the module's own product W·h, which the session's
+ * other threads compute meanwhile; the hook proper is called after that
+ * product as always, with the same h. For the part of the work that needs
+ * only h (encrypting it), so that it overlaps the product. call->pool is
+ * NULL (the pool is busy) and call->n_tokens 1. Modules that read the same
+ * h in one layer (q, k, v) are begun one after another, then multiplied.
+ * Only decode steps computed on the CPU with more than one thread call it
+ * (not the layers a GPU computes); everywhere else the hook proper runs
+ * alone. Its wall time counts as the
+ * hook's, not the forward's. Return LM_OK, or any other status to abort
+ * the forward call as the hook can. */
+typedef LmStatus (*LmLoraBeginFunc) (const LmLoraHookCall *call, const float *h,
+                                     void *user_data);
+
 /* The device hook: the same contract, but @h_dev and @u_dev are device
  * memory of the session's GPU (n_tokens rows of d_in and of rank floats)
  * and @stream is the session's cudaStream_t: the hook enqueues its work so
@@ -353,6 +368,11 @@ LmStatus lm_session_set_lora (LmSession *session, const LmLora *lora);
 #define LM_LORA_ALL_MODULES SIZE_MAX
 LmStatus lm_session_set_lora_hook (LmSession *session, size_t module_index,
                                    LmLoraHookFunc hook, void *user_data);
+/* Sets the begin hook of module @module_index (or LM_LORA_ALL_MODULES), NULL
+ * for none; it is called only for modules that also have a hook. Set after
+ * lm_session_set_lora(), which clears it. */
+LmStatus lm_session_set_lora_begin_hook (LmSession *session, size_t module_index,
+                                         LmLoraBeginFunc begin, void *user_data);
 /* Routes module @module_index (or LM_LORA_ALL_MODULES) of the attached
  * adapter, where a GPU session computes it, through the device hook @hook
  * (NULL: back to the host hook or the built-in A·h). Set after

@@ -35,6 +35,15 @@ int lm_thread_pool_size (const LmThreadPool *pool);
  * thread runs which index is not fixed: jobs whose indices write disjoint
  * outputs get identical results for any pool size. */
 void lm_thread_pool_run (LmThreadPool *pool, LmThreadPoolFn fn, void *ctx, int n);
+/* The same in two halves, so that the caller can do other work while the
+ * workers start on the job: start publishes it to the workers and returns
+ * at once; finish has the caller take part in what is left and returns when
+ * every index is done. Between the two the caller must not run another job
+ * on @pool (other threads' jobs wait for finish). A pool of one thread runs
+ * the whole job in finish. @pool must not be NULL (both ignore it: without
+ * a pool, call the body yourself). */
+void lm_thread_pool_start (LmThreadPool *pool, LmThreadPoolFn fn, void *ctx, int n);
+void lm_thread_pool_finish (LmThreadPool *pool);
 
 #ifdef __cplusplus
 }

@@ -10,14 +10,7 @@
 #define MAX_FUSED_N_IN 16384   /* longer rows: lm_matvec sums them in segments */
 #define ACT_ALIGN 64
 
-typedef struct {
-  LmSession *s;
-  const LmRowsItem *items;
-  const void *act[LM_ROWS_MAX_ITEMS];
-  uint32_t first_tile[LM_ROWS_MAX_ITEMS + 1];
-  uint32_t n_items, tiles_per_task, n_tiles;
-  bool alone;   /* one task: the caller's thread does it all */
-} RowsJob;
+typedef LmRowsJob RowsJob;
 
 size_t
 lm_rows_scratch_bytes (size_t max_n_in)
@@ -78,14 +71,16 @@ prepare_acts (RowsJob *job)
     }
 }
 
-static void
-run_group (LmSession *s, const LmRowsItem *items, uint32_t n_items)
+/* Tiles, activations and tasks of one job; false when it has nothing to do. */
+static bool
+setup_group (RowsJob *job, LmSession *s, const LmRowsItem *items, uint32_t n_items,
+             uint32_t *n_tasks)
 {
-  RowsJob job = { .s = s, .items = items, .n_items = n_items };
+  *job = (RowsJob) { .s = s, .items = items, .n_items = n_items };
   for (uint32_t i = 0; i < n_items; i++)
-    job.first_tile[i + 1] = job.first_tile[i] + (items[i].w->n_out + ROW_TILE - 1) / ROW_TILE;
-  job.n_tiles = job.first_tile[n_items];
-  prepare_acts (&job);
+    job->first_tile[i + 1] = job->first_tile[i] + (items[i].w->n_out + ROW_TILE - 1) / ROW_TILE;
+  job->n_tiles = job->first_tile[n_items];
+  prepare_acts (job);
   uint32_t threads = (uint32_t) lm_thread_pool_size (s->pool);
   uint32_t tasks = threads <= 1 ? 1 : threads * TASKS_PER_THREAD;
   size_t bytes = 0;
@@ -93,12 +88,57 @@ run_group (LmSession *s, const LmRowsItem *items, uint32_t n_items)
     bytes += lm_row_bytes (items[i].w->type, items[i].w->n_in) * items[i].w->n_out;
   if (threads > 1 && bytes / TASK_BYTES > tasks)
     tasks = (uint32_t) (bytes / TASK_BYTES);
-  job.tiles_per_task = (job.n_tiles + tasks - 1) / tasks;
-  if (job.tiles_per_task == 0)
-    return;
-  tasks = (job.n_tiles + job.tiles_per_task - 1) / job.tiles_per_task;
-  job.alone = tasks == 1;
-  lm_parallel_for (s->pool, tasks, rows_task_cb, &job);
+  job->tiles_per_task = (job->n_tiles + tasks - 1) / tasks;
+  if (job->tiles_per_task == 0)
+    return false;
+  *n_tasks = (job->n_tiles + job->tiles_per_task - 1) / job->tiles_per_task;
+  job->alone = *n_tasks == 1;
+  return true;
+}
+
+static void
+run_group (LmSession *s, const LmRowsItem *items, uint32_t n_items)
+{
+  RowsJob job;
+  uint32_t tasks;
+  if (setup_group (&job, s, items, n_items, &tasks))
+    lm_parallel_for (s->pool, tasks, rows_task_cb, &job);
+}
+
+static void
+rows_task_index (void *ctx, int index, int n)
+{
+  (void) n;
+  rows_task_cb (ctx, (uint32_t) index);
+}
+
+bool
+lm_rows_fit_one_job (const LmSession *s, const LmRowsItem *items, uint32_t n_items)
+{
+  if (s->pool == NULL || n_items > LM_ROWS_MAX_ITEMS)
+    return false;
+  for (uint32_t i = 0; i < n_items; i++)
+    if (items[i].w->n_in > MAX_FUSED_N_IN)
+      return false;
+  return true;
+}
+
+void
+lm_rows_start (LmSession *s, LmRowsJob *job, const LmRowsItem *items, uint32_t n_items)
+{
+  uint32_t tasks = 0;
+  if (!setup_group (job, s, items, n_items, &tasks))
+    tasks = 0;
+  /* a lone task runs on a worker here, with the many-thread kernel */
+  job->alone = false;
+  lm_thread_pool_start (s->pool, rows_task_index, job, (int) tasks);
+}
+
+void
+lm_rows_finish (LmSession *s, LmRowsJob *job)
+{
+  (void) job;
+  lm_thread_pool_finish (s->pool);
 }
 
 void

@@ -26,12 +26,52 @@ lm_project_lora (LmSession *s, uint32_t layer, LmModuleKind kind, const float *x
   return index < 0 ? LM_OK : lm_lora_apply (s, (size_t) index, x, n, y);
 }
 
+static int32_t
+module_of (const LmSession *s, uint32_t layer, LmModuleKind kind)
+{
+  return s->lora != NULL ? s->module_slot[layer * LM_N_MODULE_KINDS + kind] : -1;
+}
+
+static bool
+any_begin (const LmSession *s, uint32_t layer, const LmProj *projs, uint32_t n_projs)
+{
+  for (uint32_t i = 0; i < n_projs; i++)
+    {
+      int32_t index = module_of (s, layer, projs[i].kind);
+      if (index >= 0 && lm_lora_has_begin (s, (size_t) index))
+        return true;
+    }
+  return false;
+}
+
 LmStatus
 lm_project (LmSession *s, uint32_t layer, LmModuleKind kind, const LmWeight *w,
             const float *x, uint32_t n, float *y)
 {
+  LmProj proj = { kind, w, y };
+  if (n == 1 && any_begin (s, layer, &proj, 1))
+    return lm_project_many (s, layer, &proj, 1, x, n);
   lm_linear (s, w, 0, x, n, y);
   return lm_project_lora (s, layer, kind, x, n, y);
+}
+
+/* The decode step's products of @x on the pool's workers, with the begin
+ * hooks of their modules called meanwhile on this thread. */
+static LmStatus
+products_with_begins (LmSession *s, uint32_t layer, const LmProj *projs, uint32_t n_projs,
+                      const LmRowsItem *items, const float *x)
+{
+  LmRowsJob job;
+  LmStatus st = LM_OK;
+  lm_rows_start (s, &job, items, n_projs);
+  for (uint32_t i = 0; i < n_projs && st == LM_OK; i++)
+    {
+      int32_t index = module_of (s, layer, projs[i].kind);
+      if (index >= 0 && lm_lora_has_begin (s, (size_t) index))
+        st = lm_lora_begin (s, (size_t) index, x);
+    }
+  lm_rows_finish (s, &job);
+  return st;
 }
 
 LmStatus
@@ -43,7 +83,14 @@ lm_project_many (LmSession *s, uint32_t layer, const LmProj *projs, uint32_t n_p
       LmRowsItem items[LM_ROWS_MAX_ITEMS] = { 0 };
       for (uint32_t i = 0; i < n_projs; i++)
         items[i] = (LmRowsItem) { projs[i].w, 0, x, projs[i].y };
-      lm_rows_run (s, items, n_projs);
+      if (any_begin (s, layer, projs, n_projs) && lm_rows_fit_one_job (s, items, n_projs) && lm_thread_pool_size (s->pool) > 1)
+        {
+          LmStatus st = products_with_begins (s, layer, projs, n_projs, items, x);
+          if (st != LM_OK)
+            return st;
+        }
+      else
+        lm_rows_run (s, items, n_projs);
     }
   else
     for (uint32_t i = 0; i < n_projs; i++)

@@ -27,6 +27,10 @@ LmStatus lm_lora_add (LmLora *lora, uint32_t layer, LmModuleKind kind, uint32_t 
 /* y[n][d_out] += scale · B · (A · x) for module @index of the session's adapter,
  * through the session's hook for that module when one is set. */
 LmStatus lm_lora_apply (LmSession *s, size_t index, const float *x, uint32_t n, float *y);
+/* Whether module @index has a begin hook (and a hook to finish with). */
+bool lm_lora_has_begin (const LmSession *s, size_t index);
+/* Calls module @index's begin hook on one row @x (see LmLoraBeginFunc). */
+LmStatus lm_lora_begin (LmSession *s, size_t index, const float *x);
 
 /* Shared by the loaders and the adapter writers (lora-write*.c): */
 /* The GGUF file a folder stands for: its one *.gguf file when it has no

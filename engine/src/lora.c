@@ -295,6 +295,40 @@ lm_session_set_lora_device_hook (LmSession *s, size_t module_index, LmLoraDevice
   return LM_OK;
 }
 
+LmStatus
+lm_session_set_lora_begin_hook (LmSession *s, size_t module_index, LmLoraBeginFunc begin,
+                                void *user_data)
+{
+  if (s == NULL || s->lora == NULL
+      || (module_index != LM_LORA_ALL_MODULES && module_index >= s->lora->n_modules))
+    return LM_ERR_INVALID_ARGUMENT;
+  size_t first = module_index == LM_LORA_ALL_MODULES ? 0 : module_index;
+  size_t end = module_index == LM_LORA_ALL_MODULES ? s->lora->n_modules : module_index + 1;
+  for (size_t i = first; i < end; i++)
+    {
+      s->hooks[i].begin_fn = begin;
+      s->hooks[i].begin_data = user_data;
+    }
+  return LM_OK;
+}
+
+bool
+lm_lora_has_begin (const LmSession *s, size_t index)
+{
+  return s->hooks[index].begin_fn != NULL && s->hooks[index].fn != NULL;
+}
+
+LmStatus
+lm_lora_begin (LmSession *s, size_t index, const float *x)
+{
+  const LmHookSlot *hook = &s->hooks[index];
+  LmLoraHookCall call = { index, &s->lora->modules[index], s->pos, 1, &s->timings, NULL };
+  double t0 = lm_time_ms ();
+  LmStatus st = hook->begin_fn (&call, x, hook->begin_data);
+  s->excluded_ms += lm_time_ms () - t0;
+  return st == LM_OK ? LM_OK : LM_ERR_HOOK;
+}
+
 /* u = A·x through the hook (its wall time is the hook's stages, not forward). */
 static LmStatus
 lora_down (LmSession *s, size_t index, const LmLoraModule *mod, const float *x, uint32_t n)

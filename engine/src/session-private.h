@@ -15,6 +15,8 @@ typedef struct {
   void *user_data;
   LmLoraDeviceHookFunc device_fn;   /* GPU layers of a GPU session */
   void *device_data;
+  LmLoraBeginFunc begin_fn;         /* before the product, overlapping it */
+  void *begin_data;
 } LmHookSlot;
 
 struct LmSession {

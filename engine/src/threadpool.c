@@ -39,6 +39,12 @@ struct LmThreadPool {
   _Atomic uint64_t claim;     /* generation << 32 | next index to claim */
   atomic_int done;            /* indices finished in the current job */
   atomic_bool stop;
+
+  /* a job started and not yet finished (run_lock held in between) */
+  uint32_t started_gen;
+  int started_n;
+  LmThreadPoolFn started_fn;  /* with one thread: run by finish */
+  void *started_ctx;
 };
 
 static inline void
@@ -223,6 +229,25 @@ wait_until_finished (LmThreadPool *pool, int n)
   pthread_mutex_unlock (&pool->mutex);
 }
 
+/* Publishes fn over [0, n) to the workers and returns its generation;
+ * run_lock must be held. */
+static uint32_t
+publish (LmThreadPool *pool, LmThreadPoolFn fn, void *ctx, int n)
+{
+  uint32_t gen = generation_of (atomic_load (&pool->claim)) + 1;
+  atomic_store_explicit (&pool->claim, (uint64_t) gen << 32 | CLOSED, memory_order_relaxed);
+  atomic_thread_fence (memory_order_release);
+  atomic_store_explicit (&pool->fn, fn, memory_order_relaxed);
+  atomic_store_explicit (&pool->ctx, ctx, memory_order_relaxed);
+  atomic_store_explicit (&pool->n, n, memory_order_relaxed);
+  atomic_store_explicit (&pool->done, 0, memory_order_relaxed);
+  pthread_mutex_lock (&pool->mutex);
+  atomic_store_explicit (&pool->claim, (uint64_t) gen << 32, memory_order_release);
+  pthread_cond_broadcast (&pool->wake);
+  pthread_mutex_unlock (&pool->mutex);
+  return gen;
+}
+
 void
 lm_thread_pool_run (LmThreadPool *pool, LmThreadPoolFn fn, void *ctx, int n)
 {
@@ -236,19 +261,40 @@ lm_thread_pool_run (LmThreadPool *pool, LmThreadPoolFn fn, void *ctx, int n)
     }
 
   pthread_mutex_lock (&pool->run_lock);
-  uint32_t gen = generation_of (atomic_load (&pool->claim)) + 1;
-  atomic_store_explicit (&pool->claim, (uint64_t) gen << 32 | CLOSED, memory_order_relaxed);
-  atomic_thread_fence (memory_order_release);
-  atomic_store_explicit (&pool->fn, fn, memory_order_relaxed);
-  atomic_store_explicit (&pool->ctx, ctx, memory_order_relaxed);
-  atomic_store_explicit (&pool->n, n, memory_order_relaxed);
-  atomic_store_explicit (&pool->done, 0, memory_order_relaxed);
-  pthread_mutex_lock (&pool->mutex);
-  atomic_store_explicit (&pool->claim, (uint64_t) gen << 32, memory_order_release);
-  pthread_cond_broadcast (&pool->wake);
-  pthread_mutex_unlock (&pool->mutex);
-
+  uint32_t gen = publish (pool, fn, ctx, n);
   run_indices (pool, gen);
   wait_until_finished (pool, n);
+  pthread_mutex_unlock (&pool->run_lock);
+}
+
+void
+lm_thread_pool_start (LmThreadPool *pool, LmThreadPoolFn fn, void *ctx, int n)
+{
+  if (!pool)
+    return;
+  pthread_mutex_lock (&pool->run_lock);
+  pool->started_n = n > 0 ? n : 0;
+  pool->started_fn = fn;
+  pool->started_ctx = ctx;
+  /* a lone index goes to a worker too: the caller is busy meanwhile */
+  if (pool->started_n > 0 && pool->n_threads > 1)
+    pool->started_gen = publish (pool, fn, ctx, n);
+}
+
+void
+lm_thread_pool_finish (LmThreadPool *pool)
+{
+  if (!pool)
+    return;
+  int n = pool->started_n;
+  if (n > 0 && pool->n_threads == 1)
+    for (int i = 0; i < n; i++)
+      pool->started_fn (pool->started_ctx, i, n);
+  else if (n > 0)
+    {
+      run_indices (pool, pool->started_gen);
+      wait_until_finished (pool, n);
+    }
+  pool->started_n = 0;
   pthread_mutex_unlock (&pool->run_lock);
 }

@@ -35,6 +35,11 @@ typedef struct {
   float *h;                    /* rows of h the cached u belong to */
   guint cached_rows;
   guint capacity_rows;
+  /* Local mode: the begin hook's encryption of a decode step's h, which
+   * the hook proper evaluates (inputs hold it while begun_valid). */
+  float *begun_h;              /* d floats */
+  double begun_factor;
+  gboolean begun_valid;
   /* GPU backend: the group's modules and the key in device memory (NULL on
    * the CPU); a token's u lands in the members' u_row. */
   CkksGpuHeloraSession *gpu;

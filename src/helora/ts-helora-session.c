@@ -107,6 +107,7 @@ group_free (gpointer data)
     ckks_helora_ciphertexts_free (g->inputs, g->n_inputs);
   g_array_unref (g->members);
   g_free (g->h);
+  g_free (g->begun_h);
   g_free (g);
 }
 
@@ -590,7 +591,29 @@ add_local_row_timings (TsHeloraSession *self, const LmLoraHookCall *call, const 
   lm_timings_add (call->timings, LM_STAGE_DECRYPT, wall_ms * (1 - eval_share));
 }
 
-/* Local mode: encrypt, then evaluate and decrypt on the pool, one row at a time. */
+/* Whether the group's inputs hold the begin hook's encryption of @h. */
+static gboolean
+take_begun (SessionGroup *g, const LmLoraHookCall *call, const float *h, double *h_factor)
+{
+  gboolean begun = g->begun_valid && call->n_tokens == 1
+                   && memcmp (g->begun_h, h, (gsize) g->d * sizeof *h) == 0;
+
+  g->begun_valid = FALSE;
+  if (begun)
+    *h_factor = g->begun_factor;
+  return begun;
+}
+
+static void
+count_begun (TsHeloraSession *self)
+{
+  g_mutex_lock (&self->stats_lock);
+  self->stats.encryptions_begun++;
+  g_mutex_unlock (&self->stats_lock);
+}
+
+/* Local mode: encrypt (unless the begin hook did), then evaluate and
+ * decrypt on the pool, one row at a time. */
 static gboolean
 compute_row_local (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call,
                    guint row, const float *h, GError **error)
@@ -599,7 +622,9 @@ compute_row_local (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall 
   double t0 = now_ms (self), t1;
   gboolean ok;
 
-  if (!_ts_helora_session_encrypt_row (self, g, h, &local.h_factor, error))
+  if (take_begun (g, call, h, &local.h_factor))
+    count_begun (self);
+  else if (!_ts_helora_session_encrypt_row (self, g, h, &local.h_factor, error))
     return FALSE;
   t1 = now_ms (self);
   lm_timings_add (call->timings, LM_STAGE_ENCRYPT, t1 - t0);
@@ -690,6 +715,51 @@ hook_cb (const LmLoraHookCall *call, const float *h, float *u, void *user_data)
   return LM_OK;
 }
 
+/* The engine's begin hook (local mode): encrypts a decode step's h while
+ * the engine's other threads compute the module's own product, so that
+ * the hook proper has only the products and decryptions left. A group's
+ * first module does it; the others find it done, or u already cached. */
+static LmStatus
+begin_cb (const LmLoraHookCall *call, const float *h, void *user_data)
+{
+  TsHeloraSession *self = user_data;
+  SessionModule *m = &g_array_index (self->modules, SessionModule, call->module_index);
+  SessionGroup *g = g_ptr_array_index (self->groups, m->group);
+  gsize h_bytes = (gsize) g->d * sizeof *h;
+  double t0, ms;
+
+  if ((g->cached_rows == 1 && memcmp (g->h, h, h_bytes) == 0)
+      || (g->begun_valid && memcmp (g->begun_h, h, h_bytes) == 0))
+    return LM_OK;
+  g->begun_valid = FALSE;
+  if (g->begun_h == NULL)
+    g->begun_h = g_new (float, g->d);
+  t0 = now_ms (self);
+  g_clear_error (&self->last_error);
+  if (!_ts_helora_session_encrypt_row (self, g, h, &g->begun_factor, &self->last_error))
+    return LM_ERR_HOOK;
+  ms = now_ms (self) - t0;
+  lm_timings_add (call->timings, LM_STAGE_ENCRYPT, ms);
+  g_mutex_lock (&self->stats_lock);
+  self->stats.he_ms += ms;
+  g_mutex_unlock (&self->stats_lock);
+  memcpy (g->begun_h, h, h_bytes);
+  g->begun_valid = TRUE;
+  return LM_OK;
+}
+
+/* Begin hooks only where the hook proper would encrypt on the CPU. */
+static LmStatus
+set_begin_hooks (TsHeloraSession *self, LmSession *lm)
+{
+  if (self->mode != TS_HELORA_MODE_LOCAL)
+    return LM_OK;
+  for (guint i = 0; i < self->groups->len; i++)
+    if (((SessionGroup *) g_ptr_array_index (self->groups, i))->gpu != NULL)
+      return LM_OK;
+  return lm_session_set_lora_begin_hook (lm, LM_LORA_ALL_MODULES, begin_cb, self);
+}
+
 gboolean
 ts_helora_session_attach (TsHeloraSession *self, LmSession *lm, GError **error)
 {
@@ -706,6 +776,12 @@ ts_helora_session_attach (TsHeloraSession *self, LmSession *lm, GError **error)
                        "Cannot route LoRA module %u through HE: %s", i, lm_status_message (st));
           return FALSE;
         }
+    }
+  if (set_begin_hooks (self, lm) != LM_OK)
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_INTERNAL,
+                   "Cannot set the LoRA modules' begin hooks");
+      return FALSE;
     }
   return _ts_helora_session_gpu_attach (self, lm, error);
 }

@@ -123,6 +123,8 @@ typedef struct {
   guint64 ct_bytes_down;
   guint64 module_evaluations;  /* (module, token) pairs evaluated under encryption */
   guint64 encryptions;         /* encryptions of h (shared by modules) */
+  guint64 encryptions_begun;   /* of those, made while the engine computed the
+                                  modules' own products (local mode, decode) */
   double he_ms;                /* encrypt + upload + evaluate + download + decrypt */
   double max_abs_delta_error;  /* max |Δ_he − Δ_plain| (track_error) */
   double max_abs_delta_plain;  /* max |Δ_plain| (track_error) */

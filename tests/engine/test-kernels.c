@@ -579,6 +579,49 @@ test_pool (void)
     }
 }
 
+/* start/finish: the workers take a started job while the caller does
+ * something else (here: waits for them to finish it alone), finish joins;
+ * a pool of one thread runs it in finish. Mixed with run(), every index
+ * runs once. */
+static void
+test_pool_start_finish (void)
+{
+  const int sizes[] = { 1, 2, 4 };
+  for (gsize s = 0; s < G_N_ELEMENTS (sizes); s++)
+    {
+      LmThreadPool *pool = lm_thread_pool_new (sizes[s]);
+      for (int round = 0; round < 3000; round++)
+        {
+          int n = round % 23;
+          gint hits[23] = { 0 };
+          CountJob job = { hits };
+          if (round % 3 == 0)
+            lm_thread_pool_run (pool, count_index, &job, n);
+          else
+            {
+              lm_thread_pool_start (pool, count_index, &job, n);
+              if (round % 3 == 2 && n > 0)
+                {
+                  /* the workers alone: every index done before finish */
+                  gint64 give_up = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+                  gboolean all = FALSE;
+                  while (sizes[s] > 1 && !all && g_get_monotonic_time () < give_up)
+                    {
+                      all = TRUE;
+                      for (int i = 0; i < n; i++)
+                        all = all && g_atomic_int_get (&hits[i]) == 1;
+                    }
+                  g_assert_true (sizes[s] > 1 ? all : g_atomic_int_get (&hits[0]) == 0);
+                }
+              lm_thread_pool_finish (pool);
+            }
+          for (int i = 0; i < 23; i++)
+            g_assert_cmpint (hits[i], ==, i < n ? 1 : 0);
+        }
+      lm_thread_pool_free (pool);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -591,6 +634,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/kernels/token-tiles", test_token_tiles);
   g_test_add_func ("/engine/kernels/f32-token-tiles", test_f32_token_tiles);
   g_test_add_func ("/engine/kernels/pool", test_pool);
+  g_test_add_func ("/engine/kernels/pool-start-finish", test_pool_start_finish);
   g_test_add_func ("/engine/kernels/q32-isas-agree", test_q32_isas_agree);
   g_test_add_func ("/engine/kernels/batch-isas-agree", test_batch_isas_agree);
   for (gsize i = 0; i < TEST_QUANT_N_REFS; i++)

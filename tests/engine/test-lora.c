@@ -90,6 +90,7 @@ test_formats_agree (void)
 typedef struct {
   unsigned calls;
   unsigned rows;
+  int pool_size;   /* of the last call's pool, 0 for none */
 } HookStats;
 
 typedef struct {
@@ -120,8 +121,7 @@ plain_hook_cb (const LmLoraHookCall *call, const float *h, float *u, void *user_
 {
   HookStats *stats = user_data;
   HookRows job = { call, h, u };
-  g_assert_nonnull (call->pool);   /* the sessions here have two threads */
-  g_assert_cmpint (lm_thread_pool_size (call->pool), ==, 2);
+  stats->pool_size = call->pool != NULL ? lm_thread_pool_size (call->pool) : 0;
   lm_thread_pool_run (call->pool, hook_row, &job, (int) call->module->rank);
   stats->calls++;
   stats->rows += call->n_tokens;
@@ -143,6 +143,7 @@ test_hook_equals_builtin (void)
   g_autofree int32_t *tokens = golden_ints (MODEL, "prompt_tokens.bin", &n_tok);
   g_autofree float *hooked = prefill_all (s, tokens, n_tok);
   g_assert_cmpuint (stats.calls, ==, 4);          /* one batch, four modules */
+  g_assert_cmpint (stats.pool_size, ==, 2);       /* the session's two threads */
   g_assert_cmpuint (stats.rows, ==, 4 * n_tok);
   g_assert_cmpfloat (lm_session_timings (s)->ms[LM_STAGE_EVALUATE], ==, 1.0);
   g_assert_cmpint (lm_session_decode (s, tokens[0]), ==, LM_OK);
@@ -157,6 +158,107 @@ test_hook_equals_builtin (void)
   assert_close ("hook vs LoRA goldens", hooked, gold, n_gold, LOGITS_TOL);
   lm_session_free (plain);
   lm_session_free (s);
+  lm_lora_free (lora);
+  lm_model_free (m);
+}
+
+/* What the begin hook saw of each module, for the hook proper to check. */
+typedef struct {
+  HookStats hooks;
+  unsigned begins;
+  uint32_t begun_pos[64];
+  float *begun_h[64];
+  bool fail;
+} BeginStats;
+
+static LmStatus
+begin_cb (const LmLoraHookCall *call, const float *h, void *user_data)
+{
+  BeginStats *b = user_data;
+  g_assert_null (call->pool);
+  g_assert_cmpuint (call->n_tokens, ==, 1);
+  g_assert_cmpuint (call->module_index, <, G_N_ELEMENTS (b->begun_h));
+  g_free (b->begun_h[call->module_index]);
+  b->begun_h[call->module_index] = g_memdup2 (h, call->module->d_in * sizeof *h);
+  b->begun_pos[call->module_index] = call->pos;
+  b->begins++;
+  return b->fail ? LM_ERR_IO : LM_OK;
+}
+
+/* The hook proper after a begin: in decode it gets the h its begin got. */
+static LmStatus
+hook_after_begin_cb (const LmLoraHookCall *call, const float *h, float *u, void *user_data)
+{
+  BeginStats *b = user_data;
+  if (call->n_tokens == 1 && b->begins > 0)
+    {
+      g_assert_cmpuint (b->begun_pos[call->module_index], ==, call->pos);
+      g_assert_cmpmem (b->begun_h[call->module_index], call->module->d_in * sizeof *h, h,
+                       call->module->d_in * sizeof *h);
+    }
+  return plain_hook_cb (call, h, u, &b->hooks);
+}
+
+/* Begin hooks run in decode only, once per module and step, before the
+ * hook proper with the same h; the logits are those of the hook alone; a
+ * failing begin fails the step; one thread never begins. */
+static void
+test_begin_hook (void)
+{
+  LmModel *m = golden_model (MODEL);
+  LmLora *lora = golden_lora_load (m, "qwen35/" MODEL "/lora/tiny-qwen35moe-lora-f32.gguf");
+  gsize n_tok;
+  g_autofree int32_t *tokens = golden_ints (MODEL, "prompt_tokens.bin", &n_tok);
+  LmSession *begun = golden_session (m, 2, 64), *alone = golden_session (m, 2, 64);
+  BeginStats b = { 0 };
+  HookStats alone_stats = { 0 };
+
+  g_assert_cmpint (lm_session_set_lora_begin_hook (NULL, 0, begin_cb, &b), ==,
+                   LM_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (lm_session_set_lora (begun, lora), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora (alone, lora), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora_begin_hook (begun, 99, begin_cb, &b), ==,
+                   LM_ERR_INVALID_ARGUMENT);
+  g_assert_cmpint (lm_session_set_lora_hook (begun, LM_LORA_ALL_MODULES, hook_after_begin_cb, &b),
+                   ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora_begin_hook (begun, LM_LORA_ALL_MODULES, begin_cb, &b), ==,
+                   LM_OK);
+  g_assert_cmpint (lm_session_set_lora_hook (alone, LM_LORA_ALL_MODULES, plain_hook_cb,
+                                             &alone_stats), ==, LM_OK);
+  g_assert_cmpint (lm_session_prefill (begun, tokens, (uint32_t) n_tok - 3, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_session_prefill (alone, tokens, (uint32_t) n_tok - 3, NULL), ==, LM_OK);
+  g_assert_cmpuint (b.begins, ==, 0);
+  for (gsize t = n_tok - 3; t < n_tok; t++)
+    {
+      g_assert_cmpint (lm_session_decode (begun, tokens[t]), ==, LM_OK);
+      g_assert_cmpint (lm_session_decode (alone, tokens[t]), ==, LM_OK);
+      assert_close ("begin hooks vs the hook alone", lm_session_logits (begun),
+                    lm_session_logits (alone), 1024, 0.0);
+    }
+  g_assert_cmpuint (b.begins, ==, 3 * lm_lora_n_modules (lora));
+  g_assert_cmpuint (b.hooks.calls, ==, alone_stats.calls);
+
+  b.fail = TRUE;
+  g_assert_cmpint (lm_session_decode (begun, tokens[0]), ==, LM_ERR_HOOK);
+  g_assert_cmpuint (b.begins, ==, 3 * lm_lora_n_modules (lora) + 1);
+
+  LmSession *one = golden_session (m, 1, 64);
+  BeginStats b1 = { 0 };
+  g_assert_cmpint (lm_session_set_lora (one, lora), ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora_hook (one, LM_LORA_ALL_MODULES, hook_after_begin_cb, &b1),
+                   ==, LM_OK);
+  g_assert_cmpint (lm_session_set_lora_begin_hook (one, LM_LORA_ALL_MODULES, begin_cb, &b1), ==,
+                   LM_OK);
+  g_assert_cmpint (lm_session_prefill (one, tokens, 4, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_session_decode (one, tokens[4]), ==, LM_OK);
+  g_assert_cmpuint (b1.begins, ==, 0);
+  g_assert_cmpuint (b1.hooks.calls, ==, 2 * lm_lora_n_modules (lora));
+
+  for (gsize i = 0; i < G_N_ELEMENTS (b.begun_h); i++)
+    g_free (b.begun_h[i]);
+  lm_session_free (one);
+  lm_session_free (begun);
+  lm_session_free (alone);
   lm_lora_free (lora);
   lm_model_free (m);
 }
@@ -377,6 +479,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/lora/formats-agree", test_formats_agree);
   g_test_add_func ("/engine/lora/hook-equals-builtin", test_hook_equals_builtin);
   g_test_add_func ("/engine/lora/hook-failure", test_hook_failure);
+  g_test_add_func ("/engine/lora/begin-hook", test_begin_hook);
   g_test_add_func ("/engine/lora/rejects", test_rejects);
   g_test_add_func ("/engine/lora/peft-rejects", test_peft_rejects);
   g_test_add_func ("/engine/lora/peft-rejects-bad-values", test_peft_rejects_bad_values);

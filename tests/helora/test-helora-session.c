@@ -53,6 +53,11 @@ check_local (gboolean public_key, guint engine_threads)
                   stats.max_abs_delta_plain, stats.encryptions, stats.he_ms);
   /* Prefill (30 rows) and 31 decode steps, 4 adapted modules each. */
   g_assert_cmpuint (stats.module_evaluations, ==, 4 * (golden.n_prompt + GOLDEN_STEPS - 1));
+  /* with more than one engine thread, each decode step's encryptions are
+   * made by the begin hooks, overlapping the products */
+  g_assert_cmpuint (stats.encryptions_begun, ==,
+                    engine_threads > 1 ? stats.encryptions / (golden.n_prompt + GOLDEN_STEPS - 1)
+                                         * (GOLDEN_STEPS - 1) : 0);
   g_assert_cmpfloat (stats.max_abs_delta_plain, >, 0.01);
   g_assert_cmpfloat (stats.max_abs_delta_error, <, 1e-4 * stats.max_abs_delta_plain);
   g_assert_cmpuint (stats.bytes_up, ==, 0);    /* local: nothing crosses a wire */
@@ -223,12 +228,15 @@ test_shared_encryption (void)
   plain = golden_greedy (&qkvo, NULL);
   helora = ts_helora_session_new (qkvo.lora, &options, &error);
   g_assert_no_error (error);
-  he = golden_greedy (&qkvo, helora);
+  he = golden_greedy_threads (&qkvo, helora, 2);
   g_assert_cmpmem (he, GOLDEN_STEPS * 4, plain, GOLDEN_STEPS * 4);
   ts_helora_session_get_stats (helora, &stats);
   /* Per token: q, k, v share one encryption, the output projection has its own. */
   g_assert_cmpuint (stats.module_evaluations, ==, 4 * (golden.n_prompt + GOLDEN_STEPS - 1));
   g_assert_cmpuint (stats.encryptions, ==, 2 * (golden.n_prompt + GOLDEN_STEPS - 1));
+  /* two engine threads: each decode step's two encryptions are made by the
+   * begin hooks while the products run, q's serving k and v too */
+  g_assert_cmpuint (stats.encryptions_begun, ==, 2 * (GOLDEN_STEPS - 1));
   g_assert_cmpfloat (stats.max_abs_delta_error, <, 1e-4 * stats.max_abs_delta_plain);
   g_clear_pointer (&helora, ts_helora_session_free);
   lm_lora_free (qkvo.lora);
