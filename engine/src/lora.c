@@ -254,26 +254,32 @@ lm_session_set_lora (LmSession *s, const LmLora *lora)
   return LM_OK;
 }
 
+/* The modules [*first, *end) that @module_index names (one, or all with
+ * LM_LORA_ALL_MODULES); false when there are none to name. */
+static bool
+hook_range (const LmSession *s, size_t module_index, size_t *first, size_t *end)
+{
+  if (s == NULL || s->lora == NULL
+      || (module_index != LM_LORA_ALL_MODULES && module_index >= s->lora->n_modules))
+    return false;
+  *first = module_index == LM_LORA_ALL_MODULES ? 0 : module_index;
+  *end = module_index == LM_LORA_ALL_MODULES ? s->lora->n_modules : module_index + 1;
+  return true;
+}
+
 LmStatus
 lm_session_set_lora_hook (LmSession *s, size_t module_index, LmLoraHookFunc hook,
                           void *user_data)
 {
-  if (s == NULL || s->lora == NULL)
+  size_t first, end;
+  if (!hook_range (s, module_index, &first, &end))
     return LM_ERR_INVALID_ARGUMENT;
   lm_gpu_session_invalidate (s->gpu);
-  if (module_index == LM_LORA_ALL_MODULES)
+  for (size_t i = first; i < end; i++)
     {
-      for (size_t i = 0; i < s->lora->n_modules; i++)
-        {
-          s->hooks[i].fn = hook;
-          s->hooks[i].user_data = user_data;
-        }
-      return LM_OK;
+      s->hooks[i].fn = hook;
+      s->hooks[i].user_data = user_data;
     }
-  if (module_index >= s->lora->n_modules)
-    return LM_ERR_INVALID_ARGUMENT;
-  s->hooks[module_index].fn = hook;
-  s->hooks[module_index].user_data = user_data;
   return LM_OK;
 }
 
@@ -281,12 +287,10 @@ LmStatus
 lm_session_set_lora_device_hook (LmSession *s, size_t module_index, LmLoraDeviceHookFunc hook,
                                  void *user_data)
 {
-  if (s == NULL || s->lora == NULL
-      || (module_index != LM_LORA_ALL_MODULES && module_index >= s->lora->n_modules))
+  size_t first, end;
+  if (!hook_range (s, module_index, &first, &end))
     return LM_ERR_INVALID_ARGUMENT;
   lm_gpu_session_invalidate (s->gpu);
-  size_t first = module_index == LM_LORA_ALL_MODULES ? 0 : module_index;
-  size_t end = module_index == LM_LORA_ALL_MODULES ? s->lora->n_modules : module_index + 1;
   for (size_t i = first; i < end; i++)
     {
       s->hooks[i].device_fn = hook;
@@ -299,11 +303,9 @@ LmStatus
 lm_session_set_lora_begin_hook (LmSession *s, size_t module_index, LmLoraBeginFunc begin,
                                 void *user_data)
 {
-  if (s == NULL || s->lora == NULL
-      || (module_index != LM_LORA_ALL_MODULES && module_index >= s->lora->n_modules))
+  size_t first, end;
+  if (!hook_range (s, module_index, &first, &end))
     return LM_ERR_INVALID_ARGUMENT;
-  size_t first = module_index == LM_LORA_ALL_MODULES ? 0 : module_index;
-  size_t end = module_index == LM_LORA_ALL_MODULES ? s->lora->n_modules : module_index + 1;
   for (size_t i = first; i < end; i++)
     {
       s->hooks[i].begin_fn = begin;
