@@ -1,14 +1,19 @@
 /* ckks-prng.h: AES-256-CTR streams keyed from OpenSSL's CSPRNG or a seed.
+ * The keystream is OpenSSL's EVP_aes_256_ctr, or the same bytes from
+ * ckks-aes-ctr.c where the CPU has VAES.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ckks-aes-ctr.h"
 #include "ckks-internal.h"
 
 typedef struct {
-  void *evp;                   /* EVP_CIPHER_CTX */
+  void *evp;                   /* EVP_CIPHER_CTX, where there is no VAES */
+  bool vaes;                   /* the keystream comes from @stream */
+  CkksAesCtr stream;
 } CkksPrng;
 
 /* A stream keyed by 32 fresh bytes of RAND_priv_bytes. */
