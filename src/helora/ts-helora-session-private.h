@@ -81,6 +81,12 @@ struct _TsHeloraSession {
 
 /* ts-helora-session.c: encrypt one row of h for a group; decrypt every
  * member's results into its row of u. */
+/* Whether the group's inputs hold the begin hook's encryption of @h (a
+ * decode step's one row): then sets @h_factor and counts it. Either way
+ * the begun encryption is used up. */
+gboolean _ts_helora_session_take_begun (TsHeloraSession *self, SessionGroup *g,
+                                        const LmLoraHookCall *call, const float *h,
+                                        double *h_factor);
 gboolean _ts_helora_session_encrypt_row (TsHeloraSession *self, SessionGroup *g, const float *h,
                                          double *h_factor, GError **error);
 gboolean _ts_helora_session_decrypt_row (TsHeloraSession *self, SessionGroup *g, guint row,

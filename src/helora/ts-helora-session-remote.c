@@ -218,7 +218,8 @@ start_row (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call, g
   double t0 = lm_time_ms (), t1;
   guint64 id;
 
-  if (!_ts_helora_session_encrypt_row (self, g, h, h_factor, error))
+  if (!(row == 0 && _ts_helora_session_take_begun (self, g, call, h, h_factor))
+      && !_ts_helora_session_encrypt_row (self, g, h, h_factor, error))
     return 0;
   t1 = lm_time_ms ();
   lm_timings_add (call->timings, LM_STAGE_ENCRYPT, t1 - t0);

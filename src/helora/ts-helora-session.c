@@ -591,25 +591,21 @@ add_local_row_timings (TsHeloraSession *self, const LmLoraHookCall *call, const 
   lm_timings_add (call->timings, LM_STAGE_DECRYPT, wall_ms * (1 - eval_share));
 }
 
-/* Whether the group's inputs hold the begin hook's encryption of @h. */
-static gboolean
-take_begun (SessionGroup *g, const LmLoraHookCall *call, const float *h, double *h_factor)
+gboolean
+_ts_helora_session_take_begun (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall *call,
+                               const float *h, double *h_factor)
 {
   gboolean begun = g->begun_valid && call->n_tokens == 1
                    && memcmp (g->begun_h, h, (gsize) g->d * sizeof *h) == 0;
 
   g->begun_valid = FALSE;
-  if (begun)
-    *h_factor = g->begun_factor;
-  return begun;
-}
-
-static void
-count_begun (TsHeloraSession *self)
-{
+  if (!begun)
+    return FALSE;
+  *h_factor = g->begun_factor;
   g_mutex_lock (&self->stats_lock);
   self->stats.encryptions_begun++;
   g_mutex_unlock (&self->stats_lock);
+  return TRUE;
 }
 
 /* Local mode: encrypt (unless the begin hook did), then evaluate and
@@ -622,9 +618,8 @@ compute_row_local (TsHeloraSession *self, SessionGroup *g, const LmLoraHookCall 
   double t0 = now_ms (self), t1;
   gboolean ok;
 
-  if (take_begun (g, call, h, &local.h_factor))
-    count_begun (self);
-  else if (!_ts_helora_session_encrypt_row (self, g, h, &local.h_factor, error))
+  if (!_ts_helora_session_take_begun (self, g, call, h, &local.h_factor)
+      && !_ts_helora_session_encrypt_row (self, g, h, &local.h_factor, error))
     return FALSE;
   t1 = now_ms (self);
   lm_timings_add (call->timings, LM_STAGE_ENCRYPT, t1 - t0);
@@ -715,7 +710,7 @@ hook_cb (const LmLoraHookCall *call, const float *h, float *u, void *user_data)
   return LM_OK;
 }
 
-/* The engine's begin hook (local mode): encrypts a decode step's h while
+/* The engine's begin hook (local and remote mode): encrypts a decode step's h while
  * the engine's other threads compute the module's own product, so that
  * the hook proper has only the products and decryptions left. A group's
  * first module does it; the others find it done, or u already cached. */
@@ -748,11 +743,12 @@ begin_cb (const LmLoraHookCall *call, const float *h, void *user_data)
   return LM_OK;
 }
 
-/* Begin hooks only where the hook proper would encrypt on the CPU. */
+/* Begin hooks only where the hook proper would encrypt on the CPU: local
+ * and remote mode (which then sends in the hook proper). */
 static LmStatus
 set_begin_hooks (TsHeloraSession *self, LmSession *lm)
 {
-  if (self->mode != TS_HELORA_MODE_LOCAL)
+  if (self->mode != TS_HELORA_MODE_LOCAL && self->mode != TS_HELORA_MODE_REMOTE)
     return LM_OK;
   for (guint i = 0; i < self->groups->len; i++)
     if (((SessionGroup *) g_ptr_array_index (self->groups, i))->gpu != NULL)
