@@ -126,9 +126,8 @@ lm_rows_fit_one_job (const LmSession *s, const LmRowsItem *items, uint32_t n_ite
 void
 lm_rows_start (LmSession *s, LmRowsJob *job, const LmRowsItem *items, uint32_t n_items)
 {
-  uint32_t tasks = 0;
-  if (!setup_group (job, s, items, n_items, &tasks))
-    tasks = 0;
+  uint32_t tasks = 0;   /* stays 0 when there is nothing to do */
+  setup_group (job, s, items, n_items, &tasks);
   /* a lone task runs on a worker here, with the many-thread kernel */
   job->alone = false;
   lm_thread_pool_start (s->pool, rows_task_index, job, (int) tasks);

@@ -18,18 +18,19 @@ lm_linear (LmSession *s, const LmWeight *w, uint32_t mat, const float *x, uint32
     lm_matmul_ex (s->kernels, s->act_mode, s->pool, w->type, data, w->n_in, w->n_out, x, n, y);
 }
 
-LmStatus
-lm_project_lora (LmSession *s, uint32_t layer, LmModuleKind kind, const float *x, uint32_t n,
-                 float *y)
-{
-  int32_t index = s->module_slot[layer * LM_N_MODULE_KINDS + kind];
-  return index < 0 ? LM_OK : lm_lora_apply (s, (size_t) index, x, n, y);
-}
-
+/* The attached adapter's module at (@layer, @kind), -1 for none. */
 static int32_t
 module_of (const LmSession *s, uint32_t layer, LmModuleKind kind)
 {
   return s->lora != NULL ? s->module_slot[layer * LM_N_MODULE_KINDS + kind] : -1;
+}
+
+LmStatus
+lm_project_lora (LmSession *s, uint32_t layer, LmModuleKind kind, const float *x, uint32_t n,
+                 float *y)
+{
+  int32_t index = module_of (s, layer, kind);
+  return index < 0 ? LM_OK : lm_lora_apply (s, (size_t) index, x, n, y);
 }
 
 static bool

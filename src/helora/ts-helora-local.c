@@ -290,7 +290,10 @@ run_call (TsHeloraLocal *self, Call *call, LmThreadPool *threads, const char **f
   width = threads != NULL ? (guint) lm_thread_pool_size (threads) : self->n_threads + 1;
   n_parts = MIN (width, call->total);
 
-  st = scratch_fit (self, n_parts, ckks_helora_plan_layout (g_ptr_array_index (self->plans, 0)));
+  /* only the engine's pool can be wider than what add_module prepared */
+  st = n_parts <= self->n_scratch
+       ? CKKS_OK
+       : scratch_fit (self, n_parts, ckks_helora_plan_layout (g_ptr_array_index (self->plans, 0)));
   if (st != CKKS_OK)
     {
       *failed = "Evaluating the adapter";
