@@ -19,6 +19,11 @@
 
 /* The first try is at once, then 0.5, 1, 2, 4 s (±25 %) after the last. */
 #define RETRY_BASE_MS 500
+/* A first connection refused by a load balancer keeps trying at most this
+ * far apart (0.5, 1, 2, 4, 4, … s) until the connect's own timeout: a
+ * fleet mid-upgrade answers 503 for as long as its drain and the proxy's
+ * health checks take, seconds under load, whatever the number of tries. */
+#define FIRST_CONNECT_MAX_DOUBLINGS 3
 
 static gboolean
 awaits_answers (TsHeloraRemote *self)
@@ -67,11 +72,31 @@ try_cb (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+/* 0 for the first try, then the doubling backoff with ±25 % jitter. */
+static guint
+backoff_ms (TsHeloraRemote *self)
+{
+  guint doublings = self->connected_once ? 6 : FIRST_CONNECT_MAX_DOUBLINGS;
+  guint base;
+
+  if (self->attempt == 0)
+    return 0;
+  base = RETRY_BASE_MS << MIN (self->attempt - 1, doublings);
+  return (guint) g_random_int_range ((gint32) (base * 3 / 4), (gint32) (base * 5 / 4) + 1);
+}
+
+static void
+schedule_try_after (TsHeloraRemote *self, guint delay_ms)
+{
+  self->attempt++;
+  self->retry_source = g_timeout_source_new (delay_ms);
+  g_source_set_callback (self->retry_source, try_cb, self, NULL);
+  g_source_attach (self->retry_source, self->context);
+}
+
 static void
 schedule_try (TsHeloraRemote *self)
 {
-  guint delay_ms = 0;
-
   if (give_up_closed (self))
     return;
   if (self->attempt >= self->reconnect_tries)
@@ -79,15 +104,7 @@ schedule_try (TsHeloraRemote *self)
       give_up (self);
       return;
     }
-  if (self->attempt > 0)
-    {
-      guint base = RETRY_BASE_MS << MIN (self->attempt - 1, 6);
-      delay_ms = (guint) g_random_int_range ((gint32) (base * 3 / 4), (gint32) (base * 5 / 4) + 1);
-    }
-  self->attempt++;
-  self->retry_source = g_timeout_source_new (delay_ms);
-  g_source_set_callback (self->retry_source, try_cb, self, NULL);
-  g_source_attach (self->retry_source, self->context);
+  schedule_try_after (self, backoff_ms (self));
 }
 
 static void
@@ -162,9 +179,14 @@ _ts_helora_remote_lost (TsHeloraRemote *self, const char *reason)
     start_recovery (self);
 }
 
+/* Bounded by the connect's timeout, which the caller waits for, not by
+ * the tries: no try is made that would start after it, so the caller
+ * hears the last refusal rather than a bare timeout. */
 gboolean
 _ts_helora_remote_retry_first (TsHeloraRemote *self)
 {
+  guint delay_ms;
+
   if (self->quitting || self->reconnect_tries == 0)
     return FALSE;
   if (!self->recovering)
@@ -173,9 +195,10 @@ _ts_helora_remote_retry_first (TsHeloraRemote *self)
       self->attempt = 1;
       self->dropped_us = g_get_monotonic_time ();
     }
-  if (self->attempt >= self->reconnect_tries)
+  delay_ms = backoff_ms (self);
+  if ((g_get_monotonic_time () - self->dropped_us) / 1000 + delay_ms >= self->timeout_ms)
     return FALSE;
-  schedule_try (self);
+  schedule_try_after (self, delay_ms);
   return TRUE;
 }
 

@@ -38,8 +38,9 @@ TsHeloraRemote *ts_helora_remote_connect_with_ca (const char *url, guint timeout
 
 /* The same with reconnecting on (ts_helora_remote_set_reconnect()), which
  * also covers this first connect when a load balancer answers it with 502,
- * 503 or 504 (an evaluator that just went, or none up yet): up to @tries
- * connects within @timeout_ms. Other failures end it at once. */
+ * 503 or 504 (an evaluator that just went, or none up yet): it tries
+ * again (0.5, 1, 2, then every 4 s) until @timeout_ms, however many
+ * tries that takes. Other failures end it at once. */
 TsHeloraRemote *ts_helora_remote_connect_retrying (const char *url, guint timeout_ms,
                                                    const char *ca_file, guint tries,
                                                    GError **error);

@@ -25,7 +25,8 @@ struct _TcpRelay {
   GThread *acceptor;
   GMutex lock;
   GPtrArray *pairs;            /* of Pair * */
-  guint accepted;
+  guint accepted, refused;
+  gboolean unavailable;        /* answer as a balancer with no server up */
 };
 
 static gboolean
@@ -77,6 +78,33 @@ connect_target (guint16 port)
   return fd;
 }
 
+static gboolean
+relay_unavailable (TcpRelay *self)
+{
+  gboolean unavailable;
+
+  g_mutex_lock (&self->lock);
+  unavailable = self->unavailable;
+  if (unavailable)
+    self->refused++;
+  g_mutex_unlock (&self->lock);
+  return unavailable;
+}
+
+/* What HAProxy answers when no server of the backend is up; the request
+ * itself is read first so that the client sees the answer, not a reset. */
+static void
+answer_unavailable (int fd)
+{
+  static const char answer[] = "HTTP/1.1 503 Service Unavailable\r\n"
+                               "Content-Length: 0\r\nConnection: close\r\n\r\n";
+  char request[4096];
+
+  if (recv (fd, request, sizeof request, 0) > 0)
+    (void) !send (fd, answer, sizeof answer - 1, MSG_NOSIGNAL);
+  close (fd);
+}
+
 static gpointer
 accept_loop (gpointer data)
 {
@@ -91,6 +119,11 @@ accept_loop (gpointer data)
 
       if (a < 0)
         continue;
+      if (relay_unavailable (self))
+        {
+          answer_unavailable (a);
+          continue;
+        }
       if ((b = connect_target (self->target)) < 0)
         {
           close (a);
@@ -180,4 +213,23 @@ tcp_relay_free (TcpRelay *self)
   close (self->wake[1]);
   g_mutex_clear (&self->lock);
   g_free (self);
+}
+
+void
+tcp_relay_set_unavailable (TcpRelay *self, gboolean unavailable)
+{
+  g_mutex_lock (&self->lock);
+  self->unavailable = unavailable;
+  g_mutex_unlock (&self->lock);
+}
+
+guint
+tcp_relay_refused (TcpRelay *self)
+{
+  guint refused;
+
+  g_mutex_lock (&self->lock);
+  refused = self->refused;
+  g_mutex_unlock (&self->lock);
+  return refused;
 }

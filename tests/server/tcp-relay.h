@@ -16,6 +16,11 @@ guint16 tcp_relay_port (TcpRelay *self);
 void tcp_relay_cut (TcpRelay *self);
 /* Connections relayed so far. */
 guint tcp_relay_accepted (TcpRelay *self);
+/* While @unavailable, new connections get HTTP 503 and are closed, as
+ * from a load balancer none of whose servers is up. Any thread. */
+void tcp_relay_set_unavailable (TcpRelay *self, gboolean unavailable);
+/* Connections answered 503 so far. */
+guint tcp_relay_refused (TcpRelay *self);
 /* Stops listening and cuts everything; frees. */
 void tcp_relay_free (TcpRelay *self);
 

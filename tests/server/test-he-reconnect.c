@@ -245,6 +245,72 @@ test_fleet_down (Fixture *f, gconstpointer data)
   generation_clear (&g);
 }
 
+/* A fleet mid-upgrade: its balancer answers 503 for longer than the five
+ * tries of a dropped connection take (about 7.5 s). A new session's first
+ * connection keeps trying for its timeout, then generates as usual. */
+#define FLEET_BACK_AFTER_US (9 * G_USEC_PER_SEC)
+
+static gpointer
+bring_fleet_back (gpointer data)
+{
+  g_usleep (FLEET_BACK_AFTER_US);
+  tcp_relay_set_unavailable (data, FALSE);
+  return NULL;
+}
+
+static void
+test_first_connect_waits (Fixture *f, gconstpointer data)
+{
+  TsHeloraOptions options = { 0 };
+  g_autoptr (GArray) tokens = g_array_new (FALSE, FALSE, sizeof (gint32));
+  Generation g = { 0 };
+  GThread *thread;
+  gint64 t0 = g_get_monotonic_time ();
+
+  tcp_relay_set_unavailable (f->relay, TRUE);
+  thread = g_thread_new ("fleet-back", bring_fleet_back, f->relay);
+  g_assert_true (generate (f, &g, &options, tokens, NULL));
+  g_thread_join (thread);
+  assert_golden (tokens);
+  g_test_message ("%u refusals, connected after %.1f s", tcp_relay_refused (f->relay),
+                  (g_get_monotonic_time () - t0) / 1e6);
+  g_assert_cmpuint (tcp_relay_refused (f->relay), >=, TS_HELORA_REMOTE_DEFAULT_RECONNECTS);
+  g_assert_cmpint (g_get_monotonic_time () - t0, >=, FLEET_BACK_AFTER_US);
+  generation_clear (&g);
+}
+
+/* No evaluator comes back: the first connection fails within its timeout,
+ * with the balancer's answer, not a bare timeout. */
+static void
+test_first_connect_gives_up (Fixture *f, gconstpointer data)
+{
+  TsHeloraOptions options = { .mode = TS_HELORA_MODE_REMOTE, .params_preset = PRESET,
+                              .adapter_path = f->lora_path, .remote_url = f->url,
+                              .timeout_ms = 3000 };
+  g_autofree char *model_path = ts_test_data_path (GOLDEN "tiny-qwen35moe-f32.gguf");
+  g_autoptr (GError) error = NULL;
+  LmModel *model = NULL;
+  LmLora *lora = NULL;
+  TsHeloraSession *helora;
+  gint64 t0;
+
+  g_assert_cmpint (lm_model_load (model_path, &model, NULL), ==, LM_OK);
+  g_assert_cmpint (lm_lora_load (model, f->lora_path, 1.0f, &lora, NULL), ==, LM_OK);
+  tcp_relay_set_unavailable (f->relay, TRUE);
+  t0 = g_get_monotonic_time ();
+  helora = ts_helora_session_new (lora, &options, &error);
+  g_test_message ("gave up after %.1f s and %u refusals: %s",
+                  (g_get_monotonic_time () - t0) / 1e6, tcp_relay_refused (f->relay),
+                  error ? error->message : "(no error)");
+  g_assert_null (helora);
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_CLOSED);
+  g_assert_nonnull (strstr (error->message, "503"));
+  g_assert_cmpuint (tcp_relay_refused (f->relay), >=, 3);
+  g_assert_cmpint (g_get_monotonic_time () - t0, <, 3 * G_USEC_PER_SEC);
+  lm_lora_free (lora);
+  lm_model_free (model);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -255,5 +321,9 @@ main (int argc, char **argv)
               test_cut_without_reconnect, fixture_tear_down);
   g_test_add ("/he-reconnect/fleet-down", Fixture, NULL, fixture_set_up,
               test_fleet_down, fixture_tear_down);
+  g_test_add ("/he-reconnect/first-connect-waits", Fixture, NULL, fixture_set_up,
+              test_first_connect_waits, fixture_tear_down);
+  g_test_add ("/he-reconnect/first-connect-gives-up", Fixture, NULL, fixture_set_up,
+              test_first_connect_gives_up, fixture_tear_down);
   return g_test_run ();
 }
