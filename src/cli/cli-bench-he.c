@@ -8,6 +8,10 @@
  * (decrypt + segment sums -> u) and their total; plus one forward NTT of one
  * limb at N = 16384. --cpu-backend runs all that on each CPU backend named
  * (scalar, avx2, ifma, auto: the one the context picks), in one run.
+ * --packing: the results' packing, by default the complex one, as the
+ * desktop's local evaluator runs it (real h: rows in the real and the
+ * imaginary parts of the slots, half the results of the real packing);
+ * "real" for the packing of the remote protocol.
  *
  * --backend cuda: the whole token on the GPU (ckks-gpu-helora.h), one
  * preset (the default unless --preset), sk encryption: per-stage median µs
@@ -46,6 +50,7 @@ typedef struct {
   size_t ring_degree;
   double log_q;
   const char *backend;
+  const char *packing;                   /* "complex" or "real": as run */
   gboolean pk;
   double median[N_STAGES], min[N_STAGES];
   double max_abs_error;
@@ -71,6 +76,9 @@ static const CpuBackend cpu_backends[] = {
  * thread's CPU time: on a machine shared with other work it leaves out the
  * time the thread was not running). */
 static clockid_t bench_clock = CLOCK_MONOTONIC;
+
+/* The CPU token's packing (--packing); layouts without it get the real one. */
+static CkksHeloraPacking bench_packing = CKKS_HELORA_PACKING_COMPLEX;
 
 static double
 now_ms (void)
@@ -130,8 +138,21 @@ setup_clear (BenchSetup *s)
   g_free (s->a);
 }
 
+/* The adapter's plan with @packing, or the real packing where the layout
+ * has no other (as the local evaluator falls back). */
+static CkksStatus
+plan_new (BenchSetup *s, CkksHeloraPacking packing)
+{
+  CkksStatus st = ckks_helora_plan_new_packed (s->ctx, BENCH_D, BENCH_R, s->a,
+                                               CKKS_HELORA_SCALES_PLAIN, packing, &s->plan);
+  if (st == CKKS_ERR_UNSUPPORTED && packing != CKKS_HELORA_PACKING_REAL)
+    st = ckks_helora_plan_new (s->ctx, BENCH_D, BENCH_R, s->a, &s->plan);
+  return st;
+}
+
 static gboolean
-setup_init (BenchSetup *s, const char *preset, CkksBackend backend, GRand *rng)
+setup_init (BenchSetup *s, const char *preset, CkksBackend backend, CkksHeloraPacking packing,
+            GRand *rng)
 {
   CkksParams params;
   memset (s, 0, sizeof *s);
@@ -140,7 +161,7 @@ setup_init (BenchSetup *s, const char *preset, CkksBackend backend, GRand *rng)
       || !check (ckks_context_new_with_backend (&params, backend, &s->ctx), "context")
       || !check (ckks_secret_key_new (s->ctx, &s->sk), "secret key")
       || !check (ckks_public_key_new (s->sk, &s->pk), "public key")
-      || !check (ckks_helora_plan_new (s->ctx, BENCH_D, BENCH_R, s->a, &s->plan), "plan"))
+      || !check (plan_new (s, packing), "plan"))
     return FALSE;
   const CkksHeloraLayout *l = ckks_helora_plan_layout (s->plan);
   return check (ckks_helora_ciphertexts_new (l, ckks_helora_layout_n_inputs (l), &s->in), "inputs")
@@ -186,7 +207,7 @@ bench_one (const char *preset, CkksBackend backend, gboolean pk, int runs, GRand
            BenchResult *res)
 {
   BenchSetup s;
-  gboolean ok = setup_init (&s, preset, backend, rng);
+  gboolean ok = setup_init (&s, preset, backend, bench_packing, rng);
   double *samples = g_new (double, (size_t) N_STAGES * runs), t[N_STAGES], err;
   res->preset = preset;
   res->pk = pk;
@@ -207,6 +228,8 @@ bench_one (const char *preset, CkksBackend backend, gboolean pk, int runs, GRand
       res->backend = ckks_context_backend_name (s.ctx);
       const CkksHeloraLayout *l = ckks_helora_plan_layout (s.plan);
       size_t n_in = ckks_helora_layout_n_inputs (l), n_out = ckks_helora_layout_n_outputs (l);
+      res->packing = ckks_helora_layout_packing (l) == CKKS_HELORA_PACKING_COMPLEX ? "complex"
+                                                                                  : "real";
       size_t compact = ckks_helora_result_serialized_size (l);
       res->upload_bytes = n_in * ckks_ciphertext_serialized_size (s.in[0]);
       res->download_bytes = n_out * (compact ? compact : ckks_ciphertext_serialized_size (s.out[0]));
@@ -257,9 +280,10 @@ print_json (const BenchResult *res, int count)
     {
       const BenchResult *r = &res[i];
       printf ("%s\n  {\"preset\": \"%s\", \"ring_degree\": %zu, \"log_q\": %.0f, "
-              "\"encrypt\": \"%s\", \"d\": %d, \"r\": %d, \"backend\": \"%s\", ",
+              "\"encrypt\": \"%s\", \"d\": %d, \"r\": %d, \"backend\": \"%s\", "
+              "\"packing\": \"%s\", ",
               i ? "," : "", r->preset, r->ring_degree, floor (r->log_q + 0.5),
-              r->pk ? "pk" : "sk", BENCH_D, BENCH_R, r->backend);
+              r->pk ? "pk" : "sk", BENCH_D, BENCH_R, r->backend, r->packing);
       for (int m = 0; m < 2; m++)
         {
           const double *v = m ? r->min : r->median;
@@ -305,14 +329,14 @@ print_text (const BenchResult *res, int count, int runs)
 {
   printf ("HE-LoRA token, d = %d, r = %d, single thread, %d runs (median / min, ms)\n\n",
           BENCH_D, BENCH_R, runs);
-  printf ("%-8s %6s %5s %-4s %-10s %17s %17s %17s %17s %10s %9s %9s\n", "preset", "N", "logQ",
-          "enc", "backend", "encrypt", "evaluate", "decrypt", "total", "max err", "up KiB",
-          "down KiB");
+  printf ("%-8s %6s %5s %-4s %-10s %-7s %17s %17s %17s %17s %10s %9s %9s\n", "preset", "N",
+          "logQ", "enc", "backend", "packing", "encrypt", "evaluate", "decrypt", "total",
+          "max err", "up KiB", "down KiB");
   for (int i = 0; i < count; i++)
     {
       const BenchResult *r = &res[i];
-      printf ("%-8s %6zu %5.0f %-4s %-10s", r->preset, r->ring_degree, r->log_q,
-              r->pk ? "pk" : "sk", r->backend);
+      printf ("%-8s %6zu %5.0f %-4s %-10s %-7s", r->preset, r->ring_degree, r->log_q,
+              r->pk ? "pk" : "sk", r->backend, r->packing);
       for (int k = 0; k < N_STAGES; k++)
         printf ("   %6.3f / %6.3f", r->median[k], r->min[k]);
       printf (" %10.2g %9zu %9zu\n", r->max_abs_error, r->upload_bytes / 1024,
@@ -420,7 +444,8 @@ bench_gpu (const char *preset, int runs, GRand *rng, GpuBenchResult *res)
   BenchSetup s;
   memset (res, 0, sizeof *res);
   res->preset = preset;
-  gboolean ok = setup_init (&s, preset, CKKS_BACKEND_AUTO, rng);
+  /* the GPU pipeline packs the results as the remote protocol does */
+  gboolean ok = setup_init (&s, preset, CKKS_BACKEND_AUTO, CKKS_HELORA_PACKING_REAL, rng);
   double *cpu = g_new (double, (size_t) runs), t[N_STAGES], err, min;
   for (int i = -WARMUP; ok && i < runs; i++)
     {
@@ -563,7 +588,7 @@ int
 cli_bench_he (int argc, char **argv)
 {
   g_autofree char *preset = NULL, *encrypt = NULL, *backend = NULL, *clock_name = NULL;
-  g_autofree char *cpu_backend = NULL, *seal = NULL;
+  g_autofree char *cpu_backend = NULL, *seal = NULL, *packing = NULL;
   int runs = 50;
   gboolean json = FALSE;
   GOptionEntry entries[] = {
@@ -573,6 +598,8 @@ cli_bench_he (int argc, char **argv)
     { "backend", 0, 0, G_OPTION_ARG_STRING, &backend, "cpu (default) or cuda", "B" },
     { "cpu-backend", 0, 0, G_OPTION_ARG_STRING, &cpu_backend,
       "CPU arithmetic, comma-separated list of auto (default), scalar, avx2, ifma", "LIST" },
+    { "packing", 0, 0, G_OPTION_ARG_STRING, &packing,
+      "complex (default, as the local evaluator) or real (as the remote protocol)", "P" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON array", NULL },
     { "clock", 0, 0, G_OPTION_ARG_STRING, &clock_name,
       "wall (default) or thread (CPU time of the benchmark thread)", "C" },
@@ -601,6 +628,13 @@ cli_bench_he (int argc, char **argv)
   if (backend && strcmp (backend, "cpu") != 0 && strcmp (backend, "cuda") != 0)
     {
       fprintf (stderr, "tensafe-cli bench he: --backend must be cpu or cuda\n");
+      return 2;
+    }
+  if (packing && strcmp (packing, "real") == 0)
+    bench_packing = CKKS_HELORA_PACKING_REAL;
+  else if (packing && strcmp (packing, "complex") != 0)
+    {
+      fprintf (stderr, "tensafe-cli bench he: --packing must be complex or real\n");
       return 2;
     }
   if (clock_name && strcmp (clock_name, "thread") == 0)

@@ -46,6 +46,8 @@ test_json (void)
   g_assert_cmpstr (json_object_get_string_member (o, "encrypt"), ==, "sk");
   g_assert_cmpint (json_object_get_int_member (o, "d"), ==, 2048);
   g_assert_cmpint (json_object_get_int_member (o, "r"), ==, 32);
+  /* the local evaluator's packing unless asked otherwise */
+  g_assert_cmpstr (json_object_get_string_member (o, "packing"), ==, "complex");
   const char *stages[] = { "encrypt", "evaluate", "decrypt", "total" };
   for (int m = 0; m < 2; m++)
     {
@@ -128,6 +130,22 @@ test_cuda (void)
   g_assert_cmpfloat (json_object_get_double_member (o, "max_abs_error"), <=, 1e-6);
 }
 
+/* `bench he --packing real`: the remote protocol's packing, as asked. */
+static void
+test_real_packing (void)
+{
+  const char *args[] = { "bench", "he", "--preset", "fast", "--encrypt", "sk", "--runs", "30",
+                         "--packing", "real", "--json", NULL };
+  int status;
+  g_autofree char *out = run_cli (args, &status);
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_assert_true (json_parser_load_from_data (parser, out, -1, NULL));
+  JsonObject *o = json_array_get_object_element (json_node_get_array (json_parser_get_root (parser)), 0);
+  g_assert_cmpstr (json_object_get_string_member (o, "packing"), ==, "real");
+  g_assert_cmpfloat (json_object_get_double_member (o, "max_abs_error"), <=, 1e-6);
+}
+
 /* `bench he --cpu-backend scalar,avx2`: one record per backend, in that
  * order, each naming its backend; exit status 3 where the CPU lacks AVX2. */
 static void
@@ -166,7 +184,8 @@ test_bad_options (void)
   const char *kind[] = { "bench", "he", "--encrypt", "xx", NULL };
   const char *cpu[] = { "bench", "he", "--cpu-backend", "sse2", NULL };
   const char *twice[] = { "bench", "he", "--cpu-backend", "scalar,scalar", NULL };
-  const char *const *cases[] = { backend, few, kind, cpu, twice };
+  const char *packing[] = { "bench", "he", "--packing", "imaginary", NULL };
+  const char *const *cases[] = { backend, few, kind, cpu, twice, packing };
   for (size_t i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       int status;
@@ -247,6 +266,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/he/bench-cli/json", test_json);
+  g_test_add_func ("/he/bench-cli/real-packing", test_real_packing);
   g_test_add_func ("/he/bench-cli/cpu-backends", test_cpu_backends);
   g_test_add_func ("/he/bench-cli/bad-options", test_bad_options);
   g_test_add_func ("/he/bench-cli/cuda", test_cuda);
