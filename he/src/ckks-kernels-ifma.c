@@ -504,11 +504,59 @@ fft_stages_forward_avx512 (double *re, double *im, const double *tw_re,
         }
 }
 
+/* Gentleman-Sande: x + y, and (x - y) times the conjugate of w. */
+IFMA static inline void
+fft_inv_butterfly (__m512d *xr, __m512d *xi, __m512d *yr, __m512d *yi, __m512d wr, __m512d wi)
+{
+  __m512d dr = _mm512_sub_pd (*xr, *yr), di = _mm512_sub_pd (*xi, *yi);
+  *xr = _mm512_add_pd (*xr, *yr);
+  *xi = _mm512_add_pd (*xi, *yi);
+  *yr = _mm512_add_pd (_mm512_mul_pd (dr, wr), _mm512_mul_pd (di, wi));
+  *yi = _mm512_sub_pd (_mm512_mul_pd (di, wr), _mm512_mul_pd (dr, wi));
+}
+
+/* Stages of half @h and @h/2 on the four vectors at j, j + h/2, j + h and
+ * j + 3h/2 of one group (re, im at its start): the second stage's twiddle
+ * depends only on j, so both of its pairs share it. */
+IFMA static inline void
+fft_inv_radix4 (double *re, double *im, const double *tw_re, const double *tw_im, size_t h,
+                size_t j)
+{
+  size_t qt = h / 2;
+  __m512d r0 = _mm512_loadu_pd (re + j), i0 = _mm512_loadu_pd (im + j);
+  __m512d r1 = _mm512_loadu_pd (re + j + qt), i1 = _mm512_loadu_pd (im + j + qt);
+  __m512d r2 = _mm512_loadu_pd (re + j + h), i2 = _mm512_loadu_pd (im + j + h);
+  __m512d r3 = _mm512_loadu_pd (re + j + h + qt), i3 = _mm512_loadu_pd (im + j + h + qt);
+  __m512d wr = _mm512_loadu_pd (tw_re + qt + j), wi = _mm512_loadu_pd (tw_im + qt + j);
+  fft_inv_butterfly (&r0, &i0, &r2, &i2, _mm512_loadu_pd (tw_re + h + j),
+                     _mm512_loadu_pd (tw_im + h + j));
+  fft_inv_butterfly (&r1, &i1, &r3, &i3, _mm512_loadu_pd (tw_re + h + qt + j),
+                     _mm512_loadu_pd (tw_im + h + qt + j));
+  fft_inv_butterfly (&r0, &i0, &r1, &i1, wr, wi);
+  fft_inv_butterfly (&r2, &i2, &r3, &i3, wr, wi);
+  _mm512_storeu_pd (re + j, r0);
+  _mm512_storeu_pd (im + j, i0);
+  _mm512_storeu_pd (re + j + qt, r1);
+  _mm512_storeu_pd (im + j + qt, i1);
+  _mm512_storeu_pd (re + j + h, r2);
+  _mm512_storeu_pd (im + j + h, i2);
+  _mm512_storeu_pd (re + j + h + qt, r3);
+  _mm512_storeu_pd (im + j + h + qt, i3);
+}
+
 IFMA static void
 fft_stages_inverse_avx512 (double *re, double *im, const double *tw_re,
                            const double *tw_im, size_t n)
 {
-  for (size_t h = n >> 1; h >= 8; h >>= 1)
+  size_t h = n >> 1;
+  /* two stages per pass while the second's half is a vector or more: the
+   * same butterflies in the same order, so the same bits, with half the
+   * passes over the slots (8192 of them at N = 16384: 256 KiB, past L1) */
+  for (; h >= 16; h >>= 2)
+    for (size_t i = 0; i < n; i += 2 * h)
+      for (size_t j = 0; j < h / 2; j += 8)
+        fft_inv_radix4 (re + i, im + i, tw_re, tw_im, h, j);
+  for (; h >= 8; h >>= 1)
     for (size_t i = 0; i < n; i += 2 * h)
       for (size_t j = 0; j < h; j += 8)
         {
@@ -516,11 +564,11 @@ fft_stages_inverse_avx512 (double *re, double *im, const double *tw_re,
           double *xr = re + i + j, *xi = im + i + j, *yr = xr + h, *yi = xi + h;
           __m512d vxr = _mm512_loadu_pd (xr), vxi = _mm512_loadu_pd (xi);
           __m512d vyr = _mm512_loadu_pd (yr), vyi = _mm512_loadu_pd (yi);
-          __m512d dr = _mm512_sub_pd (vxr, vyr), di = _mm512_sub_pd (vxi, vyi);
-          _mm512_storeu_pd (xr, _mm512_add_pd (vxr, vyr));
-          _mm512_storeu_pd (xi, _mm512_add_pd (vxi, vyi));
-          _mm512_storeu_pd (yr, _mm512_add_pd (_mm512_mul_pd (dr, wr), _mm512_mul_pd (di, wi)));
-          _mm512_storeu_pd (yi, _mm512_sub_pd (_mm512_mul_pd (di, wr), _mm512_mul_pd (dr, wi)));
+          fft_inv_butterfly (&vxr, &vxi, &vyr, &vyi, wr, wi);
+          _mm512_storeu_pd (xr, vxr);
+          _mm512_storeu_pd (xi, vxi);
+          _mm512_storeu_pd (yr, vyr);
+          _mm512_storeu_pd (yi, vyi);
         }
   /* half-lengths 4, 2, 1 on 16-slot blocks: the twiddle of a lane depends
    * only on its index within the half, so each stage has one constant vector */
@@ -532,9 +580,9 @@ fft_stages_inverse_avx512 (double *re, double *im, const double *tw_re,
       double vr[8], vi[8];
       for (int l = 0; l < 8; l++)
         {
-          size_t h = small_t[s], j = (size_t) small_x_pos[s][l] % h;
-          vr[l] = tw_re[h + j];
-          vi[l] = tw_im[h + j];
+          size_t half = small_t[s], j = (size_t) small_x_pos[s][l] % half;
+          vr[l] = tw_re[half + j];
+          vi[l] = tw_im[half + j];
         }
       wr[s] = _mm512_loadu_pd (vr);
       wi[s] = _mm512_loadu_pd (vi);
