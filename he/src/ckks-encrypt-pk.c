@@ -32,16 +32,12 @@ encrypt_pk (const CkksPublicKey *pk, const int64_t *m_coeffs,
     {
       const CkksNttTables *t = &ctx->ntt[i];
       uint64_t q = t->mod.q, *c0 = ct->c0 + i * n, *c1 = ct->c1 + i * n;
-      for (size_t k = 0; k < n; k++)
-        {
-          tmp[k] = ckks_lift_small (u[k], q);
-          c1[k] = ckks_lift_small (e1[k], q);
-        }
+      ctx->k.lift_small (tmp, u, q, n);
+      ctx->k.lift_small (c1, e1, q, n);
       if (m_coeffs)
         ckks_message_to_limb (ctx, i, m_coeffs, e0, lift_bits, c0);
       else
-        for (size_t k = 0; k < n; k++)
-          c0[k] = ckks_lift_small (e0[k], q);
+        ctx->k.lift_small (c0, e0, q, n);
       ctx->k.ntt_forward (tmp, t, n);
       ctx->k.ntt_forward (c0, t, n);
       ctx->k.ntt_forward (c1, t, n);

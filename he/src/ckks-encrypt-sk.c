@@ -41,8 +41,7 @@ encrypt_sk (const CkksSecretKey *sk, const int64_t *m_coeffs,
       if (m_coeffs)
         ckks_message_to_limb (ctx, i, m_coeffs, e, lift_bits, c0);
       else
-        for (size_t k = 0; k < n; k++)
-          c0[k] = ckks_lift_small (e[k], q);
+        ctx->k.lift_small (c0, e, q, n);
       ctx->k.ntt_forward (c0, t, n);
       if (m_ntt)
         for (size_t k = 0; k < n; k++)

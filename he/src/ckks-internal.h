@@ -83,6 +83,9 @@ typedef struct {
                               const double *tw_im, size_t n);
   void (*fft_stages_inverse) (double *re, double *im, const double *tw_re,
                               const double *tw_im, size_t n);
+  /* out[i] = e[i] mod q in [0, q): a small polynomial (an error, a
+   * ternary secret) lifted to one limb before its NTT */
+  void (*lift_small) (uint64_t *out, const int8_t *e, uint64_t q, size_t n);
   /* out[i] = (x[i] + e[i]) mod q in [0, q) (@e may be NULL); |x| < 2^62 */
   void (*reduce_signed) (uint64_t *out, const int64_t *x, const int8_t *e,
                          const CkksModulus *m, size_t n);

@@ -612,6 +612,21 @@ fft_stages_inverse_avx512 (double *re, double *im, const double *tw_re,
     }
 }
 
+/* e mod q: eight signed bytes widened, q added to the negative ones. */
+IFMA static void
+lift_small_avx512 (uint64_t *out, const int8_t *e, uint64_t q, size_t n)
+{
+  const __m512i vq = _mm512_set1_epi64 ((long long) q);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    {
+      __m512i v = _mm512_cvtepi8_epi64 (_mm_loadl_epi64 ((const __m128i *) (e + i)));
+      _mm512_storeu_si512 (out + i, _mm512_mask_add_epi64 (v, _mm512_movepi64_mask (v), v, vq));
+    }
+  for (; i < n; i++)
+    out[i] = ckks_lift_small (e[i], q);
+}
+
 /* (x + e) mod q: the quotient estimated in double precision is off by at
  * most one (x < 2^62 is within 2^9 of its double, q > 2^20), the remainder
  * exact in 64-bit integers, then corrected into [0, q). */
@@ -681,6 +696,7 @@ ckks_kernels_ifma (CkksKernels *k)
   k->mul_fixed_block_sums = mul_fixed_block_sums_ifma;
   k->fft_stages_forward = fft_stages_forward_avx512;
   k->round_scaled = round_scaled_avx512;
+  k->lift_small = lift_small_avx512;
   k->reduce_signed = reduce_signed_avx512;
   k->fft_stages_inverse = fft_stages_inverse_avx512;
   k->dot = dot_ifma;

@@ -237,6 +237,13 @@ mul_fixed_add_scalar (uint64_t *out, const uint64_t *add, const uint64_t *a,
 }
 
 static void
+lift_small_scalar (uint64_t *out, const int8_t *e, uint64_t q, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    out[i] = ckks_lift_small (e[i], q);
+}
+
+static void
 reduce_signed_scalar (uint64_t *out, const int64_t *x, const int8_t *e,
                       const CkksModulus *m, size_t n)
 {
@@ -321,6 +328,7 @@ ckks_kernels_scalar (CkksKernels *k)
   k->crt2 = ckks_crt2_scalar;
   k->mul_fixed_pair = mul_fixed_pair_scalar;
   k->mul_fixed_block_sums = mul_fixed_block_sums_scalar;
+  k->lift_small = lift_small_scalar;
   k->reduce_signed = reduce_signed_scalar;
   k->fft_stages_forward = ckks_fft_stages_forward_scalar;
   k->round_scaled = ckks_round_scaled_scalar;

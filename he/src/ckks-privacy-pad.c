@@ -34,11 +34,8 @@ ckks_privacy_compact_pad_from (const CkksHeloraLayout *l, const CkksPublicKey *p
     {
       const CkksNttTables *t = &ctx->ntt[i];
       uint64_t q = t->mod.q, *c0 = pad->c0 + (size_t) i * n, *c1 = pad->c1 + (size_t) i * n;
-      for (size_t k = 0; k < n; k++)
-        {
-          u_ntt[k] = ckks_lift_small (draws->u[k], q);
-          c1[k] = ckks_lift_small (draws->e1[k], q);
-        }
+      ctx->k.lift_small (u_ntt, draws->u, q, n);
+      ctx->k.lift_small (c1, draws->e1, q, n);
       ctx->k.ntt_forward (u_ntt, t, n);
       ctx->k.ntt_forward (c1, t, n);
       ctx->k.mul_fixed_add (c1, c1, u_ntt, CKKS_FIXED_W (&pk->a_fixed, i, n),

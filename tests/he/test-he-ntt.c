@@ -445,6 +445,21 @@ test_ntt_simd_matches_scalar (void)
           g_assert_cmpuint (us[i], ==, (uint64_t) r);
         }
     }
+  /* small polynomials lifted to a limb: every int8 value, and a length
+   * with a tail after the last vector */
+  for (size_t i = 0; i < slots; i++)
+    se[i] = (int8_t) (i & 0xff);
+  for (size_t len = slots; len >= slots - 5; len -= 5)
+    {
+      memset (uv, 0, 8 * slots);
+      scalar.lift_small (us, se, p.moduli[0], len);
+      simd.lift_small (uv, se, p.moduli[0], len);
+      g_assert_cmpmem (us, 8 * len, uv, 8 * len);
+      for (size_t i = 0; i < len; i++)
+        g_assert_cmpuint (us[i], ==, (uint64_t) (se[i] < 0 ? (int64_t) p.moduli[0] + se[i] : se[i]));
+      if (len < slots)
+        g_assert_cmpuint (uv[len], ==, 0);     /* nothing past the end */
+    }
   g_free (sx); g_free (se); g_free (us); g_free (uv);
   g_free (xs); g_free (xv);
   ckks_context_free (ctx);
