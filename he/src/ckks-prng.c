@@ -118,6 +118,15 @@ popcount21 (uint64_t x)
   return (int) ((x * 0x01010101u) >> 24 & 0xff);
 }
 
+/* The five trits of a byte v < 243, least significant first, each minus
+ * one: a table instead of five divisions per byte. */
+#define TRITS(v) { (v) % 3 - 1, (v) / 3 % 3 - 1, (v) / 9 % 3 - 1, (v) / 27 % 3 - 1, (v) / 81 % 3 - 1 }
+#define TRITS3(v) TRITS (v), TRITS ((v) + 1), TRITS ((v) + 2)
+#define TRITS9(v) TRITS3 (v), TRITS3 ((v) + 3), TRITS3 ((v) + 6)
+#define TRITS27(v) TRITS9 (v), TRITS9 ((v) + 9), TRITS9 ((v) + 18)
+#define TRITS81(v) TRITS27 (v), TRITS27 ((v) + 27), TRITS27 ((v) + 54)
+static const int8_t ternary_trits[243][5] = { TRITS81 (0), TRITS81 (81), TRITS81 (162) };
+
 CkksStatus
 ckks_sample_ternary (CkksPrng *prng, int8_t *out, size_t n)
 {
@@ -130,11 +139,17 @@ ckks_sample_ternary (CkksPrng *prng, int8_t *out, size_t n)
         return st;
       for (size_t i = 0; i < sizeof buf && filled < n; i++)
         {
-          unsigned v = buf[i];
-          if (v >= 243)             /* 3^5: five uniform trits per byte */
+          if (buf[i] >= 243)        /* 3^5: five uniform trits per byte */
             continue;
-          for (int t = 0; t < 5 && filled < n; t++, v /= 3)
-            out[filled++] = (int8_t) ((int) (v % 3) - 1);
+          const int8_t *trits = ternary_trits[buf[i]];
+          if (n - filled >= 5)
+            {
+              memcpy (out + filled, trits, 5);
+              filled += 5;
+            }
+          else
+            while (filled < n)
+              out[filled++] = *trits++;
         }
     }
   OPENSSL_cleanse (buf, sizeof buf);

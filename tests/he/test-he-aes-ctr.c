@@ -187,6 +187,34 @@ test_cbd (void)
     }
 }
 
+/* Ternary values: per byte of the stream below 3^5, its five base-3
+ * digits, least significant first, minus one; bytes from 243 skipped. */
+static void
+test_ternary (void)
+{
+  static const size_t lengths[] = { 1, 4, 5, 6, 9, 10, 11, 4096, 16384 };
+  uint8_t seed[32];
+  for (int i = 0; i < 32; i++)
+    seed[i] = (uint8_t) (5 * i + 9);
+  /* whole 4 KiB blocks: 16384 values need fewer than 4 of them */
+  g_autofree uint8_t *bytes = g_malloc (5 * 4096);
+  g_autofree int8_t *got = g_malloc (16384), *want = g_malloc (16384);
+  openssl_keystream (seed, 4, bytes, 5 * 4096);
+  size_t filled = 0;
+  for (size_t i = 0; i < 5 * 4096 && filled < 16384; i++)
+    for (unsigned v = bytes[i], t = 0; bytes[i] < 243 && t < 5 && filled < 16384; t++, v /= 3)
+      want[filled++] = (int8_t) ((int) (v % 3) - 1);
+  g_assert_cmpuint (filled, ==, 16384);
+  for (gsize l = 0; l < G_N_ELEMENTS (lengths); l++)
+    {
+      CkksPrng prng;
+      g_assert_cmpint (ckks_prng_init_seed (&prng, seed, 4), ==, CKKS_OK);
+      g_assert_cmpint (ckks_sample_ternary (&prng, got, lengths[l]), ==, CKKS_OK);
+      ckks_prng_clear (&prng);
+      g_assert_cmpmem (got, lengths[l], want, lengths[l]);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -196,5 +224,6 @@ main (int argc, char **argv)
   g_test_add_func ("/he/aes-ctr/prng-stream", test_prng_stream);
   g_test_add_func ("/he/aes-ctr/uniform-mod", test_uniform_mod);
   g_test_add_func ("/he/aes-ctr/cbd", test_cbd);
+  g_test_add_func ("/he/aes-ctr/ternary", test_ternary);
   return g_test_run ();
 }
