@@ -1,9 +1,11 @@
 /* threadpool.h: a small pthreads pool for data-parallel loops (matrix-vector work).
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * A pool of n threads is the calling thread plus n-1 workers. Workers spin
- * briefly after each job (decode issues many short jobs back to back), then
- * sleep on a condition variable.
+ * A pool of n threads is the calling thread plus n-1 workers. Workers poll
+ * for about 100 µs after each job (decode issues many short jobs back to
+ * back), then sleep on a condition variable; for a while after a worker
+ * was preempted in the middle of a job (another process wants the cores)
+ * they poll only briefly.
  *
  * Ownership: lm_thread_pool_new() returns a pool the caller frees with
  * lm_thread_pool_free() (which joins the workers).
@@ -12,6 +14,8 @@
  * the same pool (that would deadlock).
  */
 #pragma once
+
+#include <stdbool.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,6 +48,9 @@ void lm_thread_pool_run (LmThreadPool *pool, LmThreadPoolFn fn, void *ctx, int n
  * a pool, call the body yourself). */
 void lm_thread_pool_start (LmThreadPool *pool, LmThreadPoolFn fn, void *ctx, int n);
 void lm_thread_pool_finish (LmThreadPool *pool);
+/* Whether the pool polls only briefly now, after a caller waited long for
+ * a worker's last index (diagnostics, tests); FALSE for NULL. */
+bool lm_thread_pool_polls_briefly (const LmThreadPool *pool);
 
 #ifdef __cplusplus
 }

@@ -9,20 +9,53 @@
  * a newer job than its word necessarily fails its compare-and-swap. It never waits
  * for a worker that has not started (or was descheduled before claiming), so a
  * busy machine cannot hold a job hostage; a worker that arrives late finds the
- * job fully claimed and goes back to waiting. */
+ * job fully claimed and goes back to waiting.
+ *
+ * The mutex and condition variables are touched only when a thread sleeps:
+ * a sleeper announces itself (sleeping_workers, caller_sleeps) before it
+ * checks its condition a last time, and the other side makes the condition
+ * true before it reads the announcement, both in sequentially consistent
+ * order, so one of the two sees the other. Taking the mutex on every job,
+ * as the caller publishing and a worker finishing did at the same moment,
+ * made the two threads collide on it (a fifth of the pool's futex calls in
+ * a 0.5B model's decode with two threads). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "threadpool.h"
 
-/* About 50 µs of polling before a thread sleeps: long enough to bridge the
- * gap between consecutive matrix-vector products of one decode step. */
-#define SPIN_ITERATIONS 1000
+/* Polling before a thread sleeps: long enough to bridge the gap between
+ * consecutive matrix-vector products of one decode step. Counted in time,
+ * not in pauses: a pause takes 44 cycles on a 5th-generation Xeon and about
+ * 140 on the CPUs this was first tuned on, and 1000 of them (15 µs there)
+ * let the workers of a 0.5B model's decode sleep and be woken about 150
+ * times a token (two threads, eight interleaved runs: 67.9 % of the
+ * read-bandwidth ceiling at the median; polling 100 µs, 74.9 %). But a
+ * thread that polls long burns the CPU time the scheduler would give it
+ * back on waking: with another process on one of the cores, polling
+ * workers are preempted in the middle of their rows and the caller waits
+ * for them (two threads beside a busy loop: 10-20 % slower). A worker
+ * preempted in the middle of its indices shows as a
+ * caller that waits long for the job's last index (work is claimed a little
+ * at a time, so otherwise the wait is at most one index's): after such a
+ * wait the pool polls briefly for a while, and its workers sleep, and are
+ * woken ahead of the other process, as before. */
+#define SPIN_LONG_NS 100000
+#define SPIN_SHORT_NS 15000
+/* pauses between two looks at the clock (about 1 µs) */
+#define SPIN_CLOCK_EVERY 32
+/* a caller's wait for the last index this long, and four times as long as
+ * its own indices took: a worker was preempted */
+#define STRAGGLER_NS 500000
+#define STRAGGLER_INDICES 4
+/* how long the pool polls briefly after that */
+#define CONTENDED_FOR_NS 250000000
 
 struct LmThreadPool {
   int n_threads;              /* caller included */
@@ -39,6 +72,9 @@ struct LmThreadPool {
   _Atomic uint64_t claim;     /* generation << 32 | next index to claim */
   atomic_int done;            /* indices finished in the current job */
   atomic_bool stop;
+  atomic_int sleeping_workers; /* workers waiting on wake (under mutex) */
+  _Atomic int64_t contended_until; /* monotonic ns: poll briefly until then */
+  atomic_bool caller_sleeps;   /* the caller waits on finished (under mutex) */
 
   /* a job started and not yet finished (run_lock held in between) */
   uint32_t started_gen;
@@ -55,6 +91,35 @@ cpu_relax (void)
 #endif
 }
 
+static int64_t
+monotonic_ns (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void
+mark_contended (LmThreadPool *pool)
+{
+  atomic_store_explicit (&pool->contended_until, monotonic_ns () + CONTENDED_FOR_NS,
+                         memory_order_relaxed);
+}
+
+/* Whether a poll that began at *@start (0: not yet) should go on after
+ * @polls pauses. */
+static bool
+keep_spinning (LmThreadPool *pool, int64_t *start, int polls)
+{
+  if (polls % SPIN_CLOCK_EVERY != 0)
+    return true;
+  int64_t now = monotonic_ns ();
+  if (*start == 0)
+    *start = now;
+  bool contended = now < atomic_load_explicit (&pool->contended_until, memory_order_relaxed);
+  return now - *start < (contended ? SPIN_SHORT_NS : SPIN_LONG_NS);
+}
+
 #define CLOSED 0xffffffffu     /* index of a claim word being set up */
 
 static inline uint32_t
@@ -68,7 +133,8 @@ generation_of (uint64_t claim)
 static void
 finish_indices (LmThreadPool *pool, int count, int n)
 {
-  if (count > 0 && atomic_fetch_add_explicit (&pool->done, count, memory_order_acq_rel) == n - count)
+  if (count > 0 && atomic_fetch_add (&pool->done, count) == n - count
+      && atomic_load (&pool->caller_sleeps))
     {
       pthread_mutex_lock (&pool->mutex);
       pthread_cond_signal (&pool->finished);
@@ -79,7 +145,7 @@ finish_indices (LmThreadPool *pool, int count, int n)
 /* Claims and runs indices of job @gen until none is left. The indices run
  * are counted once at the end: jobs of many small indices then cost one
  * shared-line update per index (the claim), not two. */
-static void
+static int
 run_indices (LmThreadPool *pool, uint32_t gen)
 {
   int ran = 0, n = 0;
@@ -110,6 +176,7 @@ run_indices (LmThreadPool *pool, uint32_t gen)
       ran++;
     }
   finish_indices (pool, ran, n);
+  return ran;
 }
 
 /* Waits until the published generation differs from @seen or the pool stops. */
@@ -117,7 +184,8 @@ static uint32_t
 wait_for_job (LmThreadPool *pool, uint32_t seen)
 {
   uint32_t gen;
-  for (int spin = 0; spin < SPIN_ITERATIONS; spin++)
+  int64_t start = 0;
+  for (int spin = 0; keep_spinning (pool, &start, spin); spin++)
     {
       gen = generation_of (atomic_load_explicit (&pool->claim, memory_order_acquire));
       if (gen != seen || atomic_load (&pool->stop))
@@ -125,9 +193,10 @@ wait_for_job (LmThreadPool *pool, uint32_t seen)
       cpu_relax ();
     }
   pthread_mutex_lock (&pool->mutex);
-  while ((gen = generation_of (atomic_load_explicit (&pool->claim, memory_order_acquire))) == seen
-         && !atomic_load (&pool->stop))
+  atomic_fetch_add (&pool->sleeping_workers, 1);
+  while ((gen = generation_of (atomic_load (&pool->claim))) == seen && !atomic_load (&pool->stop))
     pthread_cond_wait (&pool->wake, &pool->mutex);
+  atomic_fetch_sub (&pool->sleeping_workers, 1);
   pthread_mutex_unlock (&pool->mutex);
   return gen;
 }
@@ -208,25 +277,55 @@ lm_thread_pool_free (LmThreadPool *pool)
   free (pool);
 }
 
+bool
+lm_thread_pool_polls_briefly (const LmThreadPool *pool)
+{
+  return pool != NULL
+         && monotonic_ns () < atomic_load_explicit (&((LmThreadPool *) pool)->contended_until,
+                                                    memory_order_relaxed);
+}
+
 int
 lm_thread_pool_size (const LmThreadPool *pool)
 {
   return pool ? pool->n_threads : 1;
 }
 
+/* Waits for the job's last index; @own_ns: how long the caller's own
+ * indices of it took each (0: it ran none). */
 static void
-wait_until_finished (LmThreadPool *pool, int n)
+wait_until_finished (LmThreadPool *pool, int n, int64_t own_ns)
 {
-  for (int spin = 0; spin < SPIN_ITERATIONS; spin++)
+  int64_t start = 0, straggler = STRAGGLER_INDICES * own_ns;
+  if (straggler < STRAGGLER_NS)
+    straggler = STRAGGLER_NS;
+  for (int spin = 0; keep_spinning (pool, &start, spin); spin++)
     {
       if (atomic_load_explicit (&pool->done, memory_order_acquire) == n)
-        return;
+        {
+          if (start != 0 && monotonic_ns () - start > straggler)
+            mark_contended (pool);
+          return;
+        }
       cpu_relax ();
     }
   pthread_mutex_lock (&pool->mutex);
-  while (atomic_load_explicit (&pool->done, memory_order_acquire) != n)
+  atomic_store (&pool->caller_sleeps, true);
+  while (atomic_load (&pool->done) != n)
     pthread_cond_wait (&pool->finished, &pool->mutex);
+  atomic_store (&pool->caller_sleeps, false);
   pthread_mutex_unlock (&pool->mutex);
+  if (monotonic_ns () - start > straggler)
+    mark_contended (pool);
+}
+
+/* Runs the caller's share of job @gen, then waits for the rest. */
+static void
+run_and_wait (LmThreadPool *pool, uint32_t gen, int n)
+{
+  int64_t t0 = monotonic_ns ();
+  int ran = run_indices (pool, gen);
+  wait_until_finished (pool, n, ran > 0 ? (monotonic_ns () - t0) / ran : 0);
 }
 
 /* Publishes fn over [0, n) to the workers and returns its generation;
@@ -241,10 +340,13 @@ publish (LmThreadPool *pool, LmThreadPoolFn fn, void *ctx, int n)
   atomic_store_explicit (&pool->ctx, ctx, memory_order_relaxed);
   atomic_store_explicit (&pool->n, n, memory_order_relaxed);
   atomic_store_explicit (&pool->done, 0, memory_order_relaxed);
-  pthread_mutex_lock (&pool->mutex);
-  atomic_store_explicit (&pool->claim, (uint64_t) gen << 32, memory_order_release);
-  pthread_cond_broadcast (&pool->wake);
-  pthread_mutex_unlock (&pool->mutex);
+  atomic_store (&pool->claim, (uint64_t) gen << 32);
+  if (atomic_load (&pool->sleeping_workers) > 0)
+    {
+      pthread_mutex_lock (&pool->mutex);
+      pthread_cond_broadcast (&pool->wake);
+      pthread_mutex_unlock (&pool->mutex);
+    }
   return gen;
 }
 
@@ -262,8 +364,7 @@ lm_thread_pool_run (LmThreadPool *pool, LmThreadPoolFn fn, void *ctx, int n)
 
   pthread_mutex_lock (&pool->run_lock);
   uint32_t gen = publish (pool, fn, ctx, n);
-  run_indices (pool, gen);
-  wait_until_finished (pool, n);
+  run_and_wait (pool, gen, n);
   pthread_mutex_unlock (&pool->run_lock);
 }
 
@@ -292,8 +393,7 @@ lm_thread_pool_finish (LmThreadPool *pool)
       pool->started_fn (pool->started_ctx, i, n);
   else if (n > 0)
     {
-      run_indices (pool, pool->started_gen);
-      wait_until_finished (pool, n);
+      run_and_wait (pool, pool->started_gen, n);
     }
   pool->started_n = 0;
   pthread_mutex_unlock (&pool->run_lock);

@@ -2,6 +2,7 @@
  * of the (golden-checked) decoded operands; thread-count independence.
  * SPDX-License-Identifier: GPL-3.0-or-later */
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "kernels.h"
@@ -622,6 +623,46 @@ test_pool_start_finish (void)
     }
 }
 
+/* Index 0 sleeps when a worker runs it (as a worker preempted in the
+ * middle of its rows would stall); the others return at once. */
+typedef struct {
+  pthread_t caller;
+  gint stalled;
+} StallJob;
+
+static void
+stall_on_worker (void *ctx, int index, int n)
+{
+  StallJob *job = ctx;
+  if (index == 0 && !pthread_equal (pthread_self (), job->caller))
+    {
+      g_usleep (3000);
+      g_atomic_int_set (&job->stalled, 1);
+    }
+}
+
+/* A caller that waits long for a worker's last index makes the pool poll
+ * briefly. (That short jobs do not is not asserted: on a loaded machine a
+ * worker may really be preempted during one.) */
+static void
+test_pool_straggler (void)
+{
+  LmThreadPool *pool = lm_thread_pool_new (2);
+  StallJob job = { pthread_self (), 0 };
+
+  g_assert_false (lm_thread_pool_polls_briefly (NULL));
+  /* the caller claims index 0 itself in some runs: until a worker took it */
+  for (int tries = 0; tries < 200 && !g_atomic_int_get (&job.stalled); tries++)
+    {
+      lm_thread_pool_start (pool, stall_on_worker, &job, 2);
+      g_usleep (200);          /* the worker claims first */
+      lm_thread_pool_finish (pool);
+    }
+  g_assert_true (g_atomic_int_get (&job.stalled));
+  g_assert_true (lm_thread_pool_polls_briefly (pool));
+  lm_thread_pool_free (pool);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -635,6 +676,7 @@ main (int argc, char **argv)
   g_test_add_func ("/engine/kernels/f32-token-tiles", test_f32_token_tiles);
   g_test_add_func ("/engine/kernels/pool", test_pool);
   g_test_add_func ("/engine/kernels/pool-start-finish", test_pool_start_finish);
+  g_test_add_func ("/engine/kernels/pool-straggler", test_pool_straggler);
   g_test_add_func ("/engine/kernels/q32-isas-agree", test_q32_isas_agree);
   g_test_add_func ("/engine/kernels/batch-isas-agree", test_batch_isas_agree);
   for (gsize i = 0; i < TEST_QUANT_N_REFS; i++)
