@@ -43,9 +43,11 @@
  * for them (two threads beside a busy loop: 10-20 % slower). A worker
  * preempted in the middle of its indices shows as a
  * caller that waits long for the job's last index (work is claimed a little
- * at a time, so otherwise the wait is at most one index's): after such a
- * wait the pool polls briefly for a while, and its workers sleep, and are
- * woken ahead of the other process, as before. */
+ * at a time, so otherwise the wait is at most one index's): after two
+ * such waits within STALLS_APART_NS the pool polls briefly for a while, and
+ * its workers sleep, and are woken ahead of the other process, as before.
+ * One stall alone is no sign: a hypervisor takes a virtual CPU away for a
+ * few milliseconds about once a second on a shared machine. */
 #define SPIN_LONG_NS 100000
 #define SPIN_SHORT_NS 15000
 /* pauses between two looks at the clock (about 1 µs) */
@@ -54,6 +56,8 @@
  * its own indices took: a worker was preempted */
 #define STRAGGLER_NS 500000
 #define STRAGGLER_INDICES 4
+/* two stalls this close: another process shares the cores */
+#define STALLS_APART_NS 100000000
 /* how long the pool polls briefly after that */
 #define CONTENDED_FOR_NS 250000000
 
@@ -74,6 +78,7 @@ struct LmThreadPool {
   atomic_bool stop;
   atomic_int sleeping_workers; /* workers waiting on wake (under mutex) */
   _Atomic int64_t contended_until; /* monotonic ns: poll briefly until then */
+  _Atomic int64_t last_stall;      /* monotonic ns of the last straggler wait */
   atomic_bool caller_sleeps;   /* the caller waits on finished (under mutex) */
 
   /* a job started and not yet finished (run_lock held in between) */
@@ -99,11 +104,14 @@ monotonic_ns (void)
   return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* A caller waited long for a worker's last index. */
 static void
-mark_contended (LmThreadPool *pool)
+note_stall (LmThreadPool *pool)
 {
-  atomic_store_explicit (&pool->contended_until, monotonic_ns () + CONTENDED_FOR_NS,
-                         memory_order_relaxed);
+  int64_t now = monotonic_ns ();
+  int64_t last = atomic_exchange_explicit (&pool->last_stall, now, memory_order_relaxed);
+  if (last != 0 && now - last < STALLS_APART_NS)
+    atomic_store_explicit (&pool->contended_until, now + CONTENDED_FOR_NS, memory_order_relaxed);
 }
 
 /* Whether a poll that began at *@start (0: not yet) should go on after
@@ -304,7 +312,7 @@ wait_until_finished (LmThreadPool *pool, int n, int64_t own_ns)
       if (atomic_load_explicit (&pool->done, memory_order_acquire) == n)
         {
           if (start != 0 && monotonic_ns () - start > straggler)
-            mark_contended (pool);
+            note_stall (pool);
           return;
         }
       cpu_relax ();
@@ -316,7 +324,7 @@ wait_until_finished (LmThreadPool *pool, int n, int64_t own_ns)
   atomic_store (&pool->caller_sleeps, false);
   pthread_mutex_unlock (&pool->mutex);
   if (monotonic_ns () - start > straggler)
-    mark_contended (pool);
+    note_stall (pool);
 }
 
 /* Runs the caller's share of job @gen, then waits for the rest. */

@@ -637,12 +637,12 @@ stall_on_worker (void *ctx, int index, int n)
   if (index == 0 && !pthread_equal (pthread_self (), job->caller))
     {
       g_usleep (3000);
-      g_atomic_int_set (&job->stalled, 1);
+      g_atomic_int_inc (&job->stalled);
     }
 }
 
-/* A caller that waits long for a worker's last index makes the pool poll
- * briefly. (That short jobs do not is not asserted: on a loaded machine a
+/* A caller that waits long for a worker's last index twice in a row makes
+ * the pool poll briefly. (That short jobs do not is not asserted: on a loaded machine a
  * worker may really be preempted during one.) */
 static void
 test_pool_straggler (void)
@@ -651,14 +651,15 @@ test_pool_straggler (void)
   StallJob job = { pthread_self (), 0 };
 
   g_assert_false (lm_thread_pool_polls_briefly (NULL));
-  /* the caller claims index 0 itself in some runs: until a worker took it */
-  for (int tries = 0; tries < 200 && !g_atomic_int_get (&job.stalled); tries++)
+  /* the caller claims index 0 itself in some runs: until a worker took it,
+   * twice */
+  for (int tries = 0; tries < 400 && g_atomic_int_get (&job.stalled) < 2; tries++)
     {
       lm_thread_pool_start (pool, stall_on_worker, &job, 2);
       g_usleep (200);          /* the worker claims first */
       lm_thread_pool_finish (pool);
     }
-  g_assert_true (g_atomic_int_get (&job.stalled));
+  g_assert_cmpint (g_atomic_int_get (&job.stalled), ==, 2);
   g_assert_true (lm_thread_pool_polls_briefly (pool));
   lm_thread_pool_free (pool);
 }
