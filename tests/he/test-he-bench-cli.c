@@ -27,6 +27,15 @@ run_cli (const char *const *args, int *status)
   return out;
 }
 
+/* A parser holding @out, which must be JSON. */
+static JsonParser *
+parse_json (const char *out)
+{
+  JsonParser *parser = json_parser_new ();
+  g_assert_true (json_parser_load_from_data (parser, out, -1, NULL));
+  return parser;
+}
+
 static void
 test_json (void)
 {
@@ -35,8 +44,7 @@ test_json (void)
   int status;
   g_autofree char *out = run_cli (args, &status);
   g_assert_true (g_spawn_check_wait_status (status, NULL));
-  g_autoptr (JsonParser) parser = json_parser_new ();
-  g_assert_true (json_parser_load_from_data (parser, out, -1, NULL));
+  g_autoptr (JsonParser) parser = parse_json (out);
   JsonArray *array = json_node_get_array (json_parser_get_root (parser));
   g_assert_cmpuint (json_array_get_length (array), ==, 1);
   JsonObject *o = json_array_get_object_element (array, 0);
@@ -68,8 +76,7 @@ test_adapter_bench (void)
   int status;
   g_autofree char *out = run_cli (args, &status);
   g_assert_true (g_spawn_check_wait_status (status, NULL));
-  g_autoptr (JsonParser) parser = json_parser_new ();
-  g_assert_true (json_parser_load_from_data (parser, out, -1, NULL));
+  g_autoptr (JsonParser) parser = parse_json (out);
   JsonObject *root = json_node_get_object (json_parser_get_root (parser));
   g_assert_true (json_object_get_boolean_member (root, "ok"));
   JsonObject *m = json_array_get_object_element (json_object_get_array_member (root, "modules"),
@@ -116,8 +123,7 @@ test_cuda (void)
       g_test_message ("no GPU: %s", err);
       return;
     }
-  g_autoptr (JsonParser) parser = json_parser_new ();
-  g_assert_true (json_parser_load_from_data (parser, out, -1, NULL));
+  g_autoptr (JsonParser) parser = parse_json (out);
   JsonObject *o = json_node_get_object (json_parser_get_root (parser));
   g_assert_cmpstr (json_object_get_string_member (o, "backend"), ==, "cuda");
   g_assert_cmpint (json_object_get_int_member (o, "d"), ==, 2048);
@@ -139,8 +145,7 @@ test_real_packing (void)
   int status;
   g_autofree char *out = run_cli (args, &status);
   g_assert_true (g_spawn_check_wait_status (status, NULL));
-  g_autoptr (JsonParser) parser = json_parser_new ();
-  g_assert_true (json_parser_load_from_data (parser, out, -1, NULL));
+  g_autoptr (JsonParser) parser = parse_json (out);
   JsonObject *o = json_array_get_object_element (json_node_get_array (json_parser_get_root (parser)), 0);
   g_assert_cmpstr (json_object_get_string_member (o, "packing"), ==, "real");
   g_assert_cmpfloat (json_object_get_double_member (o, "max_abs_error"), <=, 1e-6);
@@ -161,8 +166,7 @@ test_cpu_backends (void)
       return;
     }
   g_assert_true (g_spawn_check_wait_status (status, NULL));
-  g_autoptr (JsonParser) parser = json_parser_new ();
-  g_assert_true (json_parser_load_from_data (parser, out, -1, NULL));
+  g_autoptr (JsonParser) parser = parse_json (out);
   JsonArray *array = json_node_get_array (json_parser_get_root (parser));
   g_assert_cmpuint (json_array_get_length (array), ==, 2);
   const char *names[] = { "scalar", "avx2" };
@@ -234,8 +238,7 @@ test_seal (void)
   g_autofree char *out = run_cli (base, &status);
 
   g_assert_true (g_spawn_check_wait_status (status, NULL));
-  g_autoptr (JsonParser) parser = json_parser_new ();
-  g_assert_true (json_parser_load_from_data (parser, out, -1, NULL));
+  g_autoptr (JsonParser) parser = parse_json (out);
   JsonObject *o = json_array_get_object_element (json_node_get_array (json_parser_get_root (parser)), 0);
   JsonObject *seal = json_object_get_object_member (o, "seal");
   double ours = json_object_get_double_member (json_object_get_object_member (o, "median_ms"), "total");
