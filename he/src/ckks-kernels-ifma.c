@@ -25,10 +25,12 @@ mul_shoup_lazy (__m512i x, __m512i w, __m512i ws, __m512i q)
 {
   const __m512i zero = _mm512_setzero_si512 ();
   const __m512i mask = _mm512_set1_epi64 ((1ll << 52) - 1);
+  /* lo52 (qhat * (2^52 - q)) = -lo52 (qhat * q) mod 2^52, so one
+   * accumulating product does the subtraction; hoisted out of loops */
+  const __m512i neg_q = _mm512_sub_epi64 (_mm512_set1_epi64 (1ll << 52), q);
   __m512i qhat = _mm512_madd52hi_epu64 (zero, x, ws);
   __m512i xw = _mm512_madd52lo_epu64 (zero, x, w);
-  __m512i qq = _mm512_madd52lo_epu64 (zero, qhat, q);
-  return _mm512_and_si512 (_mm512_sub_epi64 (xw, qq), mask);
+  return _mm512_and_si512 (_mm512_madd52lo_epu64 (xw, qhat, neg_q), mask);
 }
 
 /* v - m if v >= m else v (m <= 2^63). */
@@ -90,21 +92,33 @@ static const int8_t small_x_pos[3][8] = {
 };
 static const unsigned small_t[3] = { 4, 2, 1 };
 
-IFMA static inline void
-small_indices (int s, __m512i *ix, __m512i *iy, __m512i *back0, __m512i *back1)
+/* The layouts of a 16-element block across two registers: SMALL_NATURAL
+ * (element k in lane k mod 8 of register k / 8) and, for stage s, X in the
+ * first register and Y in the second. Position of the element in slot
+ * @idx (0-7 first register, 8-15 second) of layout @s. */
+enum { SMALL_NATURAL = 3 };
+
+static unsigned
+small_pos (int s, unsigned idx)
 {
-  int64_t x[8], y[8], b[16];
-  for (int l = 0; l < 8; l++)
-    {
-      x[l] = small_x_pos[s][l];
-      y[l] = small_x_pos[s][l] + small_t[s];
-      b[x[l]] = l;          /* from X' (first operand) */
-      b[y[l]] = 8 + l;      /* from Y' (second operand) */
-    }
-  *ix = _mm512_loadu_si512 (x);
-  *iy = _mm512_loadu_si512 (y);
-  *back0 = _mm512_loadu_si512 (b);
-  *back1 = _mm512_loadu_si512 (b + 8);
+  if (s == SMALL_NATURAL)
+    return idx;
+  return idx < 8 ? (unsigned) small_x_pos[s][idx] : small_x_pos[s][idx - 8] + small_t[s];
+}
+
+/* permutex2var indices taking a block from layout @from to layout @to in
+ * two permutations, without passing through the natural order between
+ * stages. */
+IFMA static inline void
+small_transition (int from, int to, __m512i *first, __m512i *second)
+{
+  int64_t idx[16];
+  for (unsigned j = 0; j < 16; j++)
+    for (unsigned i = 0; i < 16; i++)
+      if (small_pos (from, i) == small_pos (to, j))
+        idx[j] = i;
+  *first = _mm512_loadu_si512 (idx);
+  *second = _mm512_loadu_si512 (idx + 8);
 }
 
 static CkksStatus
@@ -170,24 +184,26 @@ ntt_forward_ifma (uint64_t *a, const CkksNttTables *t, size_t n)
       }
   for (; half >= 8; m <<= 1, half >>= 1)
     radix2_stage (a, half, m, t->psi_rev, t->psi_rev_shoup, q, true);
-  __m512i ix[3], iy[3], b0[3], b1[3];
-  for (int s = 0; s < 3; s++)
-    small_indices (s, &ix[s], &iy[s], &b0[s], &b1[s]);
+  /* into[s]: from the layout before stage s to stage s's; into[3]: back */
+  __m512i into_x[4], into_y[4];
+  for (int s = 0; s < 4; s++)
+    small_transition (s == 0 ? SMALL_NATURAL : s - 1, s, &into_x[s], &into_y[s]);
   const size_t stage = n / 2;
   for (size_t base = 0; base < n; base += 16)
     {
-      __m512i v0 = _mm512_loadu_si512 (a + base), v1 = _mm512_loadu_si512 (a + base + 8);
+      __m512i x = _mm512_loadu_si512 (a + base), y = _mm512_loadu_si512 (a + base + 8);
       for (int s = 0; s < 3; s++)
         {
           size_t e = s * stage + base / 2;
           __m512i w = _mm512_loadu_si512 (t->fwd_small + e);
           __m512i ws = _mm512_loadu_si512 (t->fwd_small_shoup + e);
-          __m512i x = _mm512_permutex2var_epi64 (v0, ix[s], v1);
-          __m512i y = _mm512_permutex2var_epi64 (v0, iy[s], v1);
+          __m512i nx = _mm512_permutex2var_epi64 (x, into_x[s], y);
+          y = _mm512_permutex2var_epi64 (x, into_y[s], y);
+          x = nx;
           fwd_butterfly (&x, &y, w, ws, q, two_q);
-          v0 = _mm512_permutex2var_epi64 (x, b0[s], y);
-          v1 = _mm512_permutex2var_epi64 (x, b1[s], y);
         }
+      __m512i v0 = _mm512_permutex2var_epi64 (x, into_x[3], y);
+      __m512i v1 = _mm512_permutex2var_epi64 (x, into_y[3], y);
       v0 = reduce_once (reduce_once (v0, two_q), q);
       v1 = reduce_once (reduce_once (v1, two_q), q);
       _mm512_storeu_si512 (a + base, v0);
@@ -200,26 +216,27 @@ ntt_inverse_ifma (uint64_t *a, const CkksNttTables *t, size_t n)
 {
   const __m512i q = _mm512_set1_epi64 ((long long) t->mod.q);
   const __m512i two_q = _mm512_add_epi64 (q, q);
-  __m512i ix[3], iy[3], b0[3], b1[3];
-  for (int s = 0; s < 3; s++)
-    small_indices (s, &ix[s], &iy[s], &b0[s], &b1[s]);
+  /* into[s]: from the layout after stage s + 1 to stage s's; into[3]: back */
+  __m512i into_x[4], into_y[4];
+  for (int s = 0; s < 4; s++)
+    small_transition (s == 2 ? SMALL_NATURAL : s == 3 ? 0 : s + 1, s == 3 ? SMALL_NATURAL : s,
+                      &into_x[s], &into_y[s]);
   const size_t stage = n / 2;
   for (size_t base = 0; base < n; base += 16)
     {
-      __m512i v0 = _mm512_loadu_si512 (a + base), v1 = _mm512_loadu_si512 (a + base + 8);
+      __m512i x = _mm512_loadu_si512 (a + base), y = _mm512_loadu_si512 (a + base + 8);
       for (int s = 2; s >= 0; s--)
         {
           size_t e = s * stage + base / 2;
           __m512i w = _mm512_loadu_si512 (t->inv_small + e);
           __m512i ws = _mm512_loadu_si512 (t->inv_small_shoup + e);
-          __m512i x = _mm512_permutex2var_epi64 (v0, ix[s], v1);
-          __m512i y = _mm512_permutex2var_epi64 (v0, iy[s], v1);
+          __m512i nx = _mm512_permutex2var_epi64 (x, into_x[s], y);
+          y = _mm512_permutex2var_epi64 (x, into_y[s], y);
+          x = nx;
           inv_butterfly (&x, &y, w, ws, q, two_q);
-          v0 = _mm512_permutex2var_epi64 (x, b0[s], y);
-          v1 = _mm512_permutex2var_epi64 (x, b1[s], y);
         }
-      _mm512_storeu_si512 (a + base, v0);
-      _mm512_storeu_si512 (a + base + 8, v1);
+      _mm512_storeu_si512 (a + base, _mm512_permutex2var_epi64 (x, into_x[3], y));
+      _mm512_storeu_si512 (a + base + 8, _mm512_permutex2var_epi64 (x, into_y[3], y));
     }
   /* two stages per pass (half-sizes t and 2t) while 2t < N/2 */
   size_t half = 8;
@@ -572,11 +589,12 @@ fft_stages_inverse_avx512 (double *re, double *im, const double *tw_re,
         }
   /* half-lengths 4, 2, 1 on 16-slot blocks: the twiddle of a lane depends
    * only on its index within the half, so each stage has one constant vector */
-  __m512i ix[3], iy[3], b0[3], b1[3];
+  __m512i into_x[4], into_y[4];
   __m512d wr[3], wi[3];
+  for (int s = 0; s < 4; s++)
+    small_transition (s == 0 ? SMALL_NATURAL : s - 1, s, &into_x[s], &into_y[s]);
   for (int s = 0; s < 3; s++)
     {
-      small_indices (s, &ix[s], &iy[s], &b0[s], &b1[s]);
       double vr[8], vi[8];
       for (int l = 0; l < 8; l++)
         {
@@ -589,26 +607,24 @@ fft_stages_inverse_avx512 (double *re, double *im, const double *tw_re,
     }
   for (size_t base = 0; base < n; base += 16)
     {
-      __m512d r0 = _mm512_loadu_pd (re + base), r1 = _mm512_loadu_pd (re + base + 8);
-      __m512d i0 = _mm512_loadu_pd (im + base), i1 = _mm512_loadu_pd (im + base + 8);
+      __m512d xr = _mm512_loadu_pd (re + base), yr = _mm512_loadu_pd (re + base + 8);
+      __m512d xi = _mm512_loadu_pd (im + base), yi = _mm512_loadu_pd (im + base + 8);
       for (int s = 0; s < 3; s++)
         {
-          __m512d xr = _mm512_permutex2var_pd (r0, ix[s], r1), yr = _mm512_permutex2var_pd (r0, iy[s], r1);
-          __m512d xi = _mm512_permutex2var_pd (i0, ix[s], i1), yi = _mm512_permutex2var_pd (i0, iy[s], i1);
-          __m512d dr = _mm512_sub_pd (xr, yr), di = _mm512_sub_pd (xi, yi);
-          xr = _mm512_add_pd (xr, yr);
-          xi = _mm512_add_pd (xi, yi);
+          __m512d nxr = _mm512_permutex2var_pd (xr, into_x[s], yr);
+          __m512d nxi = _mm512_permutex2var_pd (xi, into_x[s], yi);
+          yr = _mm512_permutex2var_pd (xr, into_y[s], yr);
+          yi = _mm512_permutex2var_pd (xi, into_y[s], yi);
+          __m512d dr = _mm512_sub_pd (nxr, yr), di = _mm512_sub_pd (nxi, yi);
+          xr = _mm512_add_pd (nxr, yr);
+          xi = _mm512_add_pd (nxi, yi);
           yr = _mm512_add_pd (_mm512_mul_pd (dr, wr[s]), _mm512_mul_pd (di, wi[s]));
           yi = _mm512_sub_pd (_mm512_mul_pd (di, wr[s]), _mm512_mul_pd (dr, wi[s]));
-          r0 = _mm512_permutex2var_pd (xr, b0[s], yr);
-          r1 = _mm512_permutex2var_pd (xr, b1[s], yr);
-          i0 = _mm512_permutex2var_pd (xi, b0[s], yi);
-          i1 = _mm512_permutex2var_pd (xi, b1[s], yi);
         }
-      _mm512_storeu_pd (re + base, r0);
-      _mm512_storeu_pd (re + base + 8, r1);
-      _mm512_storeu_pd (im + base, i0);
-      _mm512_storeu_pd (im + base + 8, i1);
+      _mm512_storeu_pd (re + base, _mm512_permutex2var_pd (xr, into_x[3], yr));
+      _mm512_storeu_pd (re + base + 8, _mm512_permutex2var_pd (xr, into_y[3], yr));
+      _mm512_storeu_pd (im + base, _mm512_permutex2var_pd (xi, into_x[3], yi));
+      _mm512_storeu_pd (im + base + 8, _mm512_permutex2var_pd (xi, into_y[3], yi));
     }
 }
 
