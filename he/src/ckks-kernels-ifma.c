@@ -148,6 +148,46 @@ ntt_tables_expand_ifma (CkksNttTables *t, size_t n)
   return CKKS_OK;
 }
 
+/* The last forward stages on 16-element blocks, fully reduced: half-size
+ * 8 if @with_eight (registers as loaded, one twiddle a block), then 4, 2
+ * and 1 with lane permutations and per-lane twiddles. */
+IFMA __attribute__ ((always_inline)) static inline void
+fwd_last_pass (uint64_t *a, const CkksNttTables *t, size_t n, __m512i q, bool with_eight)
+{
+  const __m512i two_q = _mm512_add_epi64 (q, q);
+  /* into[s]: from the layout before stage s to stage s's; into[3]: back */
+  __m512i into_x[4], into_y[4];
+  for (int s = 0; s < 4; s++)
+    small_transition (s == 0 ? SMALL_NATURAL : s - 1, s, &into_x[s], &into_y[s]);
+  const size_t stage = n / 2, eight_groups = n / 16;
+  for (size_t base = 0; base < n; base += 16)
+    {
+      __m512i x = _mm512_loadu_si512 (a + base), y = _mm512_loadu_si512 (a + base + 8);
+      if (with_eight)
+        {
+          size_t g = eight_groups + base / 16;
+          fwd_butterfly (&x, &y, _mm512_set1_epi64 ((long long) t->psi_rev[g]),
+                         _mm512_set1_epi64 ((long long) t->psi_rev_shoup[g]), q, two_q);
+        }
+      for (int s = 0; s < 3; s++)
+        {
+          size_t e = s * stage + base / 2;
+          __m512i w = _mm512_loadu_si512 (t->fwd_small + e);
+          __m512i ws = _mm512_loadu_si512 (t->fwd_small_shoup + e);
+          __m512i nx = _mm512_permutex2var_epi64 (x, into_x[s], y);
+          y = _mm512_permutex2var_epi64 (x, into_y[s], y);
+          x = nx;
+          fwd_butterfly (&x, &y, w, ws, q, two_q);
+        }
+      __m512i v0 = _mm512_permutex2var_epi64 (x, into_x[3], y);
+      __m512i v1 = _mm512_permutex2var_epi64 (x, into_y[3], y);
+      v0 = reduce_once (reduce_once (v0, two_q), q);
+      v1 = reduce_once (reduce_once (v1, two_q), q);
+      _mm512_storeu_si512 (a + base, v0);
+      _mm512_storeu_si512 (a + base + 8, v1);
+    }
+}
+
 IFMA static void
 ntt_forward_ifma (uint64_t *a, const CkksNttTables *t, size_t n)
 {
@@ -182,33 +222,11 @@ ntt_forward_ifma (uint64_t *a, const CkksNttTables *t, size_t n)
             _mm512_storeu_si512 (x + half + qt + j, v3);
           }
       }
-  for (; half >= 8; m <<= 1, half >>= 1)
-    radix2_stage (a, half, m, t->psi_rev, t->psi_rev_shoup, q, true);
-  /* into[s]: from the layout before stage s to stage s's; into[3]: back */
-  __m512i into_x[4], into_y[4];
-  for (int s = 0; s < 4; s++)
-    small_transition (s == 0 ? SMALL_NATURAL : s - 1, s, &into_x[s], &into_y[s]);
-  const size_t stage = n / 2;
-  for (size_t base = 0; base < n; base += 16)
-    {
-      __m512i x = _mm512_loadu_si512 (a + base), y = _mm512_loadu_si512 (a + base + 8);
-      for (int s = 0; s < 3; s++)
-        {
-          size_t e = s * stage + base / 2;
-          __m512i w = _mm512_loadu_si512 (t->fwd_small + e);
-          __m512i ws = _mm512_loadu_si512 (t->fwd_small_shoup + e);
-          __m512i nx = _mm512_permutex2var_epi64 (x, into_x[s], y);
-          y = _mm512_permutex2var_epi64 (x, into_y[s], y);
-          x = nx;
-          fwd_butterfly (&x, &y, w, ws, q, two_q);
-        }
-      __m512i v0 = _mm512_permutex2var_epi64 (x, into_x[3], y);
-      __m512i v1 = _mm512_permutex2var_epi64 (x, into_y[3], y);
-      v0 = reduce_once (reduce_once (v0, two_q), q);
-      v1 = reduce_once (reduce_once (v1, two_q), q);
-      _mm512_storeu_si512 (a + base, v0);
-      _mm512_storeu_si512 (a + base + 8, v1);
-    }
+  /* an odd number of stages left: half-size 8 joins the last pass */
+  if (half == 8)
+    fwd_last_pass (a, t, n, q, true);
+  else
+    fwd_last_pass (a, t, n, q, false);
 }
 
 IFMA static void
