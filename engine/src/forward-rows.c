@@ -27,14 +27,19 @@ rows_task_cb (void *ctx, uint32_t task)
   uint32_t t0 = task * job->tiles_per_task;
   uint32_t t1 = t0 + job->tiles_per_task < job->n_tiles ? t0 + job->tiles_per_task : job->n_tiles;
   uint32_t i = 0;
-  for (uint32_t t = t0; t < t1; t++)
+  /* the task's tiles of one item in one call: the row kernels prepare the
+   * activation once a call (a 16-row tile of an 896-wide Q5_0 matrix spent
+   * 7 % of its instructions on it) */
+  for (uint32_t t = t0, t_end; t < t1; t = t_end)
     {
       while (t >= job->first_tile[i + 1])
         i++;
+      t_end = t1 < job->first_tile[i + 1] ? t1 : job->first_tile[i + 1];
       const LmRowsItem *it = &job->items[i];
       const LmWeight *w = it->w;
       uint32_t r0 = (t - job->first_tile[i]) * ROW_TILE;
-      uint32_t rows = w->n_out - r0 < ROW_TILE ? w->n_out - r0 : ROW_TILE;
+      uint32_t r1 = (t_end - job->first_tile[i]) * ROW_TILE;
+      uint32_t rows = (w->n_out < r1 ? w->n_out : r1) - r0;
       size_t row_bytes = lm_row_bytes (w->type, w->n_in);
       const char *rows_ptr = (const char *) w->data + (size_t) it->mat * w->mat_stride
                              + (size_t) r0 * row_bytes;
