@@ -16,6 +16,8 @@ typedef struct {
   char *name;
   CkksHeloraPlan *plan;        /* plain split */
   CkksHeloraPlan *private_plan;   /* private split, made at first use (set under lock) */
+  CkksHeloraPlan *complex_plan;   /* complex packing, made at first use (set under lock) */
+  gboolean no_complex;         /* the layout has no complex packing: the plain plan serves */
   float *a;                    /* r x d, for the private plan (read-only) */
   double a_row_norm;           /* largest ||A_i||_2: the adapter-private mode's sensitivity */
 } CkksModule;
@@ -27,24 +29,32 @@ typedef struct {
   GMutex lock;                 /* private plans */
 } CkksEvaluator;
 
+static const CkksHeloraPlan *module_plan (CkksEvaluator *self, CkksModule *m,
+                                          CkksHeloraScales scales, gboolean complex_packing,
+                                          GError **error);
+
 static gboolean
-ckks_find_module (TsHeloraEvaluator *base, const char *name, guint *index,
-                  TsHeloraModuleShape *shape, GError **error)
+ckks_find_module (TsHeloraEvaluator *base, const char *name, gboolean complex_packing,
+                  guint *index, TsHeloraModuleShape *shape, GError **error)
 {
   CkksEvaluator *self = (CkksEvaluator *) base;
 
   for (guint i = 0; i < self->modules->len; i++)
     {
       CkksModule *m = &g_array_index (self->modules, CkksModule, i);
-      const CkksHeloraLayout *l = ckks_helora_plan_layout (m->plan);
-      if (strcmp (m->name, name) == 0)
-        {
-          *index = i;
-          shape->d_in = ckks_helora_layout_d (l);
-          shape->rank = ckks_helora_layout_r (l);
-          shape->n_results = ckks_helora_layout_n_outputs (l);
-          return TRUE;
-        }
+      if (strcmp (m->name, name) != 0)
+        continue;
+      /* the complex plan is encoded here, at the hello, not at a token */
+      const CkksHeloraPlan *plan = module_plan (self, m, CKKS_HELORA_SCALES_PLAIN,
+                                                complex_packing, error);
+      if (plan == NULL)
+        return FALSE;
+      const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
+      *index = i;
+      shape->d_in = ckks_helora_layout_d (l);
+      shape->rank = ckks_helora_layout_r (l);
+      shape->n_results = ckks_helora_layout_n_outputs (l);
+      return TRUE;
     }
   g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_MODULE,
                "The adapter has no module '%s'", name);
@@ -60,12 +70,25 @@ plain_products (const CkksHeloraPlan *plan, double a_row_norm, CkksCiphertext *c
                                error);
 }
 
+static gboolean run_plan (const CkksHeloraPlan *plan, double a_row_norm, GPtrArray *cts,
+                          GPtrArray *results, TsHeloraCkksProductsFunc products,
+                          gpointer data, GError **error);
+
 static gboolean
-ckks_evaluate (TsHeloraEvaluator *base, guint index, GPtrArray *cts, GPtrArray *results,
-               GError **error)
+ckks_evaluate (TsHeloraEvaluator *base, guint index, gboolean complex_packing, GPtrArray *cts,
+               GPtrArray *results, GError **error)
 {
-  return ts_helora_ckks_evaluator_run (base, index, CKKS_HELORA_SCALES_PLAIN, cts, results,
-                                       plain_products, NULL, error);
+  CkksEvaluator *self = (CkksEvaluator *) base;
+  if (index >= self->modules->len)
+    {
+      g_set_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_UNKNOWN_MODULE, "No module %u", index);
+      return FALSE;
+    }
+  CkksModule *m = &g_array_index (self->modules, CkksModule, index);
+  const CkksHeloraPlan *plan = module_plan (self, m, CKKS_HELORA_SCALES_PLAIN, complex_packing,
+                                            error);
+  return plan != NULL
+         && run_plan (plan, m->a_row_norm, cts, results, plain_products, NULL, error);
 }
 
 static void
@@ -77,6 +100,7 @@ ckks_module_clear (gpointer data)
   g_free (m->a);
   g_clear_pointer (&m->plan, ckks_helora_plan_free);
   g_clear_pointer (&m->private_plan, ckks_helora_plan_free);
+  g_clear_pointer (&m->complex_plan, ckks_helora_plan_free);
 }
 
 static void
@@ -241,8 +265,13 @@ ts_helora_ckks_evaluator_run (TsHeloraEvaluator *base, guint index, CkksHeloraSc
   double a_row_norm = 0.0;
   const CkksHeloraPlan *plan = ts_helora_ckks_evaluator_plan (base, index, scales, &a_row_norm,
                                                               error);
-  if (plan == NULL)
-    return FALSE;
+  return plan != NULL && run_plan (plan, a_row_norm, cts, results, products, data, error);
+}
+
+static gboolean
+run_plan (const CkksHeloraPlan *plan, double a_row_norm, GPtrArray *cts, GPtrArray *results,
+          TsHeloraCkksProductsFunc products, gpointer data, GError **error)
+{
   const CkksHeloraLayout *l = ckks_helora_plan_layout (plan);
   gsize n_in = ckks_helora_layout_n_inputs (l), n_out = ckks_helora_layout_n_outputs (l);
   CkksCiphertext **in = NULL, **out = NULL;
@@ -279,32 +308,56 @@ ts_helora_ckks_evaluator_context (TsHeloraEvaluator *base)
   return base != NULL && base->klass == &ckks_class ? ((CkksEvaluator *) base)->ctx : NULL;
 }
 
-/* The private plan of @m, encoded now if it is the first use. Encoded
- * outside the lock (it takes a while, and the lock is also taken by pool
- * queries on the main thread); two first uses at once both encode, the
- * second copy is dropped. */
+/* A plan of @m made at its first use (the private split, the complex
+ * packing) into @slot. Encoded outside the lock (it takes a while, and the
+ * lock is also taken by pool queries on the main thread); two first uses
+ * at once both encode, the second copy is dropped. A layout without the
+ * complex packing (decoded in full) is noted, and the plain plan serves. */
 static const CkksHeloraPlan *
-private_plan (CkksEvaluator *self, CkksModule *m, GError **error)
+lazy_plan (CkksEvaluator *self, CkksModule *m, CkksHeloraPlan **slot, CkksHeloraScales scales,
+           CkksHeloraPacking packing, GError **error)
 {
   g_mutex_lock (&self->lock);
-  const CkksHeloraPlan *plan = m->private_plan;
+  const CkksHeloraPlan *plan = *slot != NULL ? *slot
+                               : packing == CKKS_HELORA_PACKING_COMPLEX && m->no_complex ? m->plan
+                               : NULL;
   g_mutex_unlock (&self->lock);
   if (plan != NULL)
     return plan;
   const CkksHeloraLayout *l = ckks_helora_plan_layout (m->plan);
   CkksHeloraPlan *made = NULL;
-  CkksStatus st = ckks_helora_plan_new_scaled (self->ctx, ckks_helora_layout_d (l),
-                                               ckks_helora_layout_r (l), m->a,
-                                               CKKS_HELORA_SCALES_PRIVACY, &made);
+  CkksStatus st = ckks_helora_plan_new_packed (self->ctx, ckks_helora_layout_d (l),
+                                               ckks_helora_layout_r (l), m->a, scales, packing,
+                                               &made);
+  if (st == CKKS_ERR_UNSUPPORTED && packing == CKKS_HELORA_PACKING_COMPLEX)
+    {
+      g_mutex_lock (&self->lock);
+      m->no_complex = TRUE;
+      g_mutex_unlock (&self->lock);
+      return m->plan;
+    }
   if (!ts_helora_ckks_check (st, m->name, error))
     return NULL;
   g_mutex_lock (&self->lock);
-  if (m->private_plan == NULL)
-    m->private_plan = g_steal_pointer (&made);
-  plan = m->private_plan;
+  if (*slot == NULL)
+    *slot = g_steal_pointer (&made);
+  plan = *slot;
   g_mutex_unlock (&self->lock);
   ckks_helora_plan_free (made);
   return plan;
+}
+
+/* The private split has the real packing only (the flooding covers its
+ * results); the plain split either packing. */
+static const CkksHeloraPlan *
+module_plan (CkksEvaluator *self, CkksModule *m, CkksHeloraScales scales,
+             gboolean complex_packing, GError **error)
+{
+  if (scales == CKKS_HELORA_SCALES_PRIVACY)
+    return lazy_plan (self, m, &m->private_plan, scales, CKKS_HELORA_PACKING_REAL, error);
+  if (complex_packing)
+    return lazy_plan (self, m, &m->complex_plan, scales, CKKS_HELORA_PACKING_COMPLEX, error);
+  return m->plan;
 }
 
 const CkksHeloraPlan *
@@ -321,5 +374,5 @@ ts_helora_ckks_evaluator_plan (TsHeloraEvaluator *base, guint index, CkksHeloraS
     }
   CkksModule *m = &g_array_index (self->modules, CkksModule, index);
   *a_row_norm = m->a_row_norm;
-  return scales == CKKS_HELORA_SCALES_PRIVACY ? private_plan (self, m, error) : m->plan;
+  return module_plan (self, m, scales, FALSE, error);
 }

@@ -33,20 +33,21 @@ ts_helora_evaluator_unref (TsHeloraEvaluator *self)
 
 gboolean
 ts_helora_evaluator_find_module (TsHeloraEvaluator *self, const char *name,
-                                 guint *index, TsHeloraModuleShape *shape, GError **error)
+                                 gboolean complex_packing, guint *index,
+                                 TsHeloraModuleShape *shape, GError **error)
 {
   g_return_val_if_fail (self != NULL, FALSE);
 
-  return self->klass->find_module (self, name, index, shape, error);
+  return self->klass->find_module (self, name, complex_packing, index, shape, error);
 }
 
 gboolean
-ts_helora_evaluator_evaluate (TsHeloraEvaluator *self, guint index, GPtrArray *cts,
-                              GPtrArray *results, GError **error)
+ts_helora_evaluator_evaluate (TsHeloraEvaluator *self, guint index, gboolean complex_packing,
+                              GPtrArray *cts, GPtrArray *results, GError **error)
 {
   g_return_val_if_fail (self != NULL, FALSE);
 
-  return self->klass->evaluate (self, index, cts, results, error);
+  return self->klass->evaluate (self, index, complex_packing, cts, results, error);
 }
 
 /* Streams the file through SHA-256 so large adapters need no second copy. */

@@ -21,15 +21,18 @@ typedef struct _TsHeloraEvaluator TsHeloraEvaluator;
 
 typedef struct {
   /* Looks up module @name; returns its index (stable for this evaluator) and
-   * shape, or FALSE with TS_HELORA_ERROR_UNKNOWN_MODULE. */
-  gboolean (*find_module) (TsHeloraEvaluator *self, const char *name, guint *index,
-                           TsHeloraModuleShape *shape, GError **error);
+   * shape, or FALSE with TS_HELORA_ERROR_UNKNOWN_MODULE. @complex_packing:
+   * the shape (its result count) of the complex packing the hello asked
+   * for (TS_HELORA_FLAG_COMPLEX), where the module's layout has it. */
+  gboolean (*find_module) (TsHeloraEvaluator *self, const char *name, gboolean complex_packing,
+                           guint *index, TsHeloraModuleShape *shape, GError **error);
   /* Computes module @index's products on the serialised ciphertexts @cts (of
-   * GBytes) and appends the serialised results (GBytes) to @results. A
-   * ciphertext that does not parse under the evaluator's parameters is
+   * GBytes) and appends the serialised results (GBytes) to @results, in the
+   * packing find_module() reported for @complex_packing. A ciphertext that
+   * does not parse under the evaluator's parameters is
    * TS_HELORA_ERROR_BAD_CIPHERTEXT. */
-  gboolean (*evaluate) (TsHeloraEvaluator *self, guint index, GPtrArray *cts,
-                        GPtrArray *results, GError **error);
+  gboolean (*evaluate) (TsHeloraEvaluator *self, guint index, gboolean complex_packing,
+                        GPtrArray *cts, GPtrArray *results, GError **error);
   /* Frees everything the implementation added after the base struct. */
   void (*finalize) (TsHeloraEvaluator *self);
 } TsHeloraEvaluatorClass;
@@ -68,11 +71,11 @@ void ts_helora_evaluator_unref (TsHeloraEvaluator *self);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TsHeloraEvaluator, ts_helora_evaluator_unref)
 
 gboolean ts_helora_evaluator_find_module (TsHeloraEvaluator *self, const char *name,
-                                          guint *index, TsHeloraModuleShape *shape,
-                                          GError **error);
+                                          gboolean complex_packing, guint *index,
+                                          TsHeloraModuleShape *shape, GError **error);
 gboolean ts_helora_evaluator_evaluate (TsHeloraEvaluator *self, guint index,
-                                       GPtrArray *cts, GPtrArray *results,
-                                       GError **error);
+                                       gboolean complex_packing, GPtrArray *cts,
+                                       GPtrArray *results, GError **error);
 
 /* The adapter digest both ends compare: SHA-256 of a file, or of a PEFT
  * folder's adapter_model.safetensors when @path is a directory. */

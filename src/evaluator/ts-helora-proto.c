@@ -315,6 +315,8 @@ encode_hello (Writer *w, const TsHeloraHello *h)
     put_str (w, g_ptr_array_index (h->modules, i), TS_HELORA_MAX_NAME, "module name");
   if (h->stack->len > 0)
     encode_hello_stack (w, h);
+  if (h->private_mode && h->complex_packing)
+    fail (w, "packing for the private mode");
   if (!h->private_mode)
     return;
   union { double d; guint64 u; } rho = { .d = h->rho_per_answer };
@@ -404,7 +406,8 @@ hello_flags (const TsHeloraFrame *frame)
   if (frame->type != TS_HELORA_FRAME_HELLO)
     return 0;
   return (frame->u.hello.private_mode ? TS_HELORA_FLAG_PRIVATE : 0)
-         | (frame->u.hello.stack->len > 0 ? TS_HELORA_FLAG_STACK : 0);
+         | (frame->u.hello.stack->len > 0 ? TS_HELORA_FLAG_STACK : 0)
+         | (frame->u.hello.complex_packing ? TS_HELORA_FLAG_COMPLEX : 0);
 }
 
 GBytes *
@@ -770,10 +773,14 @@ decode_header (Reader *r, gsize max_frame_bytes, guint8 *type, guint64 *request_
     }
   *type = p[1];
   *flags = (guint16) (p[2] | p[3] << 8);
-  /* the only flags: a hello's adapter-private and stack requests */
-  if (*flags != 0 && !(*type == TS_HELORA_FRAME_HELLO
-                       && (*flags & ~(TS_HELORA_FLAG_PRIVATE | TS_HELORA_FLAG_STACK)) == 0))
+  /* the only flags: a hello's adapter-private, stack and packing requests,
+   * the last two not together with the first */
+  const guint16 hello_flags = TS_HELORA_FLAG_PRIVATE | TS_HELORA_FLAG_STACK | TS_HELORA_FLAG_COMPLEX;
+  if (*flags != 0 && !(*type == TS_HELORA_FRAME_HELLO && (*flags & ~hello_flags) == 0))
     return reader_fail (r, TS_HELORA_ERROR_MALFORMED, "Frame has non-zero %s", "flags");
+  if ((*flags & TS_HELORA_FLAG_PRIVATE) && (*flags & TS_HELORA_FLAG_COMPLEX))
+    return reader_fail (r, TS_HELORA_ERROR_MALFORMED, "Frame asks for the complex packing "
+                        "in the %s", "adapter-private mode");
   *request_id = 0;
   for (int i = 7; i >= 0; i--)
     *request_id = (*request_id << 8) | p[4 + i];
@@ -796,6 +803,7 @@ decode_payload (Reader *r, TsHeloraFrame *frame, guint16 flags)
     {
     case TS_HELORA_FRAME_HELLO:
       decode_hello (r, &frame->u.hello);
+      frame->u.hello.complex_packing = (flags & TS_HELORA_FLAG_COMPLEX) != 0;
       if (flags & TS_HELORA_FLAG_STACK)
         decode_hello_stack (r, &frame->u.hello);
       if (flags & TS_HELORA_FLAG_PRIVATE)

@@ -71,6 +71,13 @@ typedef enum {
 /* Header flag of a hello that names a stack of adapters with weights. */
 #define TS_HELORA_FLAG_STACK 0x0002
 #define TS_HELORA_MAX_STACK 16
+/* Header flag of a hello that asks for the complex packing of results
+ * (ckks-helora.h: two rows of A per slot, so half the results, products
+ * and bytes down), for every module whose layout has it. No payload; not
+ * with the adapter-private request. A server that predates the flag
+ * refuses the hello as malformed, and the client says hello again
+ * without it. */
+#define TS_HELORA_FLAG_COMPLEX 0x0004
 
 GQuark ts_helora_error_quark (void);
 
@@ -96,6 +103,8 @@ typedef struct {
    * ts_helora_hello_add_stacked(), which keeps the first member and the
    * adapter fields the same. */
   GArray *stack;               /* of TsHeloraStackMember, cleared on free */
+  /* Results in the complex packing (header flag TS_HELORA_FLAG_COMPLEX). */
+  gboolean complex_packing;
   /* Adapter-private mode (header flag TS_HELORA_FLAG_PRIVATE), see
    * docs/security.md: the client's CKKS public key and what it asks for. */
   gboolean private_mode;

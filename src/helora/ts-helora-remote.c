@@ -559,6 +559,7 @@ copy_hello (TsHeloraHello *dst, const TsHeloraHello *src)
   for (guint i = 0; i < src->modules->len; i++)
     g_ptr_array_add (dst->modules, g_strdup (g_ptr_array_index (src->modules, i)));
   dst->private_mode = src->private_mode;
+  dst->complex_packing = src->complex_packing;
   dst->split_scales = src->split_scales;
   dst->lambda_s = src->lambda_s;
   dst->dp = src->dp;

@@ -71,6 +71,7 @@ struct _TsHeloraSession {
   GPtrArray *groups;           /* of SessionGroup * */
   guint max_in_flight;         /* remote: from the hello-ack */
   gboolean private_mode;       /* remote: the hello asked for the adapter-private mode */
+  gboolean complex_packing;    /* remote: the layouts and the hello's request are complex */
   GError *last_error;
   /* the engine's calls of the host hook and of the device hook (tests: h
    * reaches the host only through the former) */
@@ -91,6 +92,12 @@ gboolean _ts_helora_session_encrypt_row (TsHeloraSession *self, SessionGroup *g,
                                          double *h_factor, GError **error);
 gboolean _ts_helora_session_decrypt_row (TsHeloraSession *self, SessionGroup *g, guint row,
                                          double h_factor, GError **error);
+
+/* ts-helora-session.c: (re)makes every module's layout, result and input
+ * ciphertexts for @scales, in the complex packing where a layout has it
+ * and @complex_packing asks for it (self->complex_packing is set to it). */
+gboolean _ts_helora_session_build_modules (TsHeloraSession *self, CkksHeloraScales scales,
+                                           gboolean complex_packing, GError **error);
 
 /* ts-helora-session.c: adds what one row of @g would send and receive
  * over a wire to the statistics (local mode). */

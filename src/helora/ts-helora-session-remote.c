@@ -56,6 +56,7 @@ fill_hello (TsHeloraSession *self, TsHeloraHello *hello, const TsHeloraOptions *
   if (hello->adapter_id == NULL)
     hello->adapter_id = ts_helora_adapter_id (adapter_path);
   hello->params_id = g_strdup (self->preset);
+  hello->complex_packing = self->complex_packing;
   memcpy (hello->params_sha256, ckks_context_fingerprint (self->ctx), TS_HELORA_HASH_SIZE);
   for (guint i = 0; i < self->modules->len; i++)
     g_ptr_array_add (hello->modules,
@@ -94,28 +95,58 @@ reconnect_tries (const TsHeloraOptions *options)
                                       : TS_HELORA_REMOTE_DEFAULT_RECONNECTS;
 }
 
-gboolean
-_ts_helora_session_hello (TsHeloraSession *self, const TsHeloraOptions *options, GError **error)
+/* A server that predates the complex packing refuses its flag as malformed:
+ * then the layouts go back to the real packing for a second hello. */
+static gboolean
+refused_complex (TsHeloraSession *self, const GError *hello_error)
+{
+  if (!self->complex_packing
+      || !g_error_matches (hello_error, TS_HELORA_ERROR, TS_HELORA_ERROR_MALFORMED))
+    return FALSE;
+  g_info ("The HE-LoRA evaluator does not take the complex packing (%s); "
+          "asking for the real one", hello_error->message);
+  return TRUE;
+}
+
+static TsHeloraFrame *
+connect_and_hello (TsHeloraSession *self, const TsHeloraOptions *options, GError **error)
 {
   g_autoptr (TsHeloraFrame) hello = ts_helora_frame_new (TS_HELORA_FRAME_HELLO, 0);
-  g_autoptr (TsHeloraFrame) ack = NULL;
-  g_autoptr (GError) hello_error = NULL;
 
   if (!fill_hello (self, &hello->u.hello, options, error)
       || !_ts_helora_session_private_request (self, options, &hello->u.hello, error))
-    return FALSE;
+    return NULL;
+  g_clear_pointer (&self->remote, ts_helora_remote_free);
   self->remote = ts_helora_remote_connect_retrying (options->remote_url, options->timeout_ms,
                                                     options->remote_ca_file,
                                                     reconnect_tries (options), error);
   if (self->remote == NULL)
-    return FALSE;
+    return NULL;
   if (options->tap != NULL)
     ts_helora_remote_set_tap (self->remote, options->tap, options->tap_data);
-  ack = ts_helora_remote_hello (self->remote, &hello->u.hello, &hello_error);
-  if (ack == NULL && hello->u.hello.stack->len > 0
-      && g_error_matches (hello_error, TS_HELORA_ERROR, TS_HELORA_ERROR_MALFORMED))
-    g_prefix_error (&hello_error, "The evaluator does not take stacked adapters "
-                                  "(a server older than the stack request?): ");
+  TsHeloraFrame *ack = ts_helora_remote_hello (self->remote, &hello->u.hello, error);
+  if (ack == NULL && hello->u.hello.stack->len > 0 && error != NULL
+      && g_error_matches (*error, TS_HELORA_ERROR, TS_HELORA_ERROR_MALFORMED)
+      && !self->complex_packing)
+    g_prefix_error (error, "The evaluator does not take stacked adapters "
+                           "(a server older than the stack request?): ");
+  return ack;
+}
+
+gboolean
+_ts_helora_session_hello (TsHeloraSession *self, const TsHeloraOptions *options, GError **error)
+{
+  g_autoptr (TsHeloraFrame) ack = NULL;
+  g_autoptr (GError) hello_error = NULL;
+
+  ack = connect_and_hello (self, options, &hello_error);
+  if (ack == NULL && refused_complex (self, hello_error))
+    {
+      g_clear_error (&hello_error);
+      if (!_ts_helora_session_build_modules (self, CKKS_HELORA_SCALES_PLAIN, FALSE, error))
+        return FALSE;
+      ack = connect_and_hello (self, options, &hello_error);
+    }
   if (ack == NULL)
     {
       g_propagate_error (error, g_steal_pointer (&hello_error));

@@ -133,19 +133,48 @@ find_or_add_group (TsHeloraSession *self, GHashTable *by_key, const LmLoraModule
   return self->groups->len - 1;
 }
 
-/* Layouts of the mode: the private split when the evaluator floods. */
+/* A remote evaluator returns results in the complex packing, half as many
+ * (the local evaluator packs its own); the adapter-private mode's flooding
+ * is made for the real packing. */
 static gboolean
-build_modules (TsHeloraSession *self, CkksHeloraScales scales, GError **error)
+remote_complex (const TsHeloraOptions *options)
+{
+  return options->mode == TS_HELORA_MODE_REMOTE && !options->private_mode
+         && !options->real_packing;
+}
+
+/* A module's layout: the complex packing when asked for and the layout has
+ * it (narrow layouts decode in full and have only the real one). */
+static CkksStatus
+module_layout (TsHeloraSession *self, const LmLoraModule *lm, CkksHeloraScales scales,
+               gboolean complex_packing, CkksHeloraLayout **out)
+{
+  CkksStatus st = CKKS_ERR_UNSUPPORTED;
+
+  if (complex_packing)
+    st = ckks_helora_layout_new_packed (self->ctx, lm->d_in, lm->rank, scales,
+                                        CKKS_HELORA_PACKING_COMPLEX, out);
+  if (st == CKKS_ERR_UNSUPPORTED)
+    st = ckks_helora_layout_new_scaled (self->ctx, lm->d_in, lm->rank, scales, out);
+  return st;
+}
+
+/* Layouts of the mode: the private split when the evaluator floods. */
+gboolean
+_ts_helora_session_build_modules (TsHeloraSession *self, CkksHeloraScales scales,
+                                  gboolean complex_packing, GError **error)
 {
   g_autoptr (GHashTable) by_key = g_hash_table_new (NULL, NULL);
 
+  g_array_set_size (self->modules, 0);
+  g_ptr_array_set_size (self->groups, 0);
+  self->complex_packing = complex_packing;
   for (gsize i = 0; i < lm_lora_n_modules (self->lora); i++)
     {
       SessionModule m = { .lm = lm_lora_module (self->lora, i) };
       SessionGroup *g;
 
-      if (!ts_helora_ckks_check (ckks_helora_layout_new_scaled (self->ctx, m.lm->d_in, m.lm->rank,
-                                                                scales, &m.layout),
+      if (!ts_helora_ckks_check (module_layout (self, m.lm, scales, complex_packing, &m.layout),
                                  m.lm->name, error))
         return FALSE;
       m.n_outputs = ckks_helora_layout_n_outputs (m.layout);
@@ -306,8 +335,10 @@ ts_helora_session_new (const LmLora *lora, const TsHeloraOptions *options, GErro
   self->preset = choose_preset (lora, options);
   self->ctx = ts_helora_ckks_context_new (self->preset, error);
   if (self->ctx == NULL || !make_keys (self, options, error)
-      || !build_modules (self, options->private_mode ? CKKS_HELORA_SCALES_PRIVACY
-                                                     : CKKS_HELORA_SCALES_PLAIN, error))
+      || !_ts_helora_session_build_modules (self, options->private_mode
+                                                    ? CKKS_HELORA_SCALES_PRIVACY
+                                                    : CKKS_HELORA_SCALES_PLAIN,
+                                            remote_complex (options), error))
     return NULL;
   if (!_ts_helora_session_choose_backend (self, options, error))
     return NULL;

@@ -112,6 +112,10 @@ typedef struct {
    * 0: TS_HELORA_REMOTE_DEFAULT_RECONNECTS, < 0: none (a drop fails the
    * hook call at once). */
   int reconnect_tries;
+  /* Remote: results in the real packing. By default a plain (not private)
+   * remote session asks for the complex one, half the results and bytes
+   * down, and falls back to the real one with a server that predates it. */
+  gboolean real_packing;
 } TsHeloraOptions;
 
 typedef struct {

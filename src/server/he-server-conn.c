@@ -16,6 +16,7 @@ struct _HeConn {
   GArray *module_map;            /* hello's module i → evaluator index */
   TsHeloraPrivacyEval *private_eval;  /* a private hello's; NULL: plain */
   char *privacy_client;          /* the identity a private hello is charged as */
+  gboolean complex_packing;      /* the hello asked for it (TS_HELORA_FLAG_COMPLEX) */
   guint in_flight;
   gboolean hello_pending;
   gboolean closed;
@@ -30,6 +31,7 @@ typedef struct {
   TsHeloraFrame *request;
   TsHeloraEvaluator *evaluator;  /* evaluate jobs: the connection's at submit time */
   GArray *module_map;
+  gboolean complex_packing;      /* evaluate jobs: the connection's; hello: asked for */
   gint64 received_us;
   /* Outputs, read back on the main thread. */
   GBytes *reply;
@@ -279,7 +281,7 @@ run_hello (HeJob *job, HeServer *server)
       guint index;
 
       if (!ts_helora_evaluator_find_module (job->opened, g_ptr_array_index (hello->modules, i),
-                                            &index, &shape, &error))
+                                            hello->complex_packing, &index, &shape, &error))
         break;
       g_array_append_val (job->opened_map, index);
       g_array_append_val (ack->u.ack.modules, shape);
@@ -315,7 +317,8 @@ evaluate_modules (HeJob *job, TsHeloraFrame *result, GError **error)
       if (job->private_eval != NULL
           ? !he_privacy_evaluate (job->conn->server, job->private_eval, index, req->ciphertexts,
                                   mr->blobs, error)
-          : !ts_helora_evaluator_evaluate (job->evaluator, index, req->ciphertexts, mr->blobs,
+          : !ts_helora_evaluator_evaluate (job->evaluator, index, job->complex_packing,
+                                           req->ciphertexts, mr->blobs,
                                            error))
         return FALSE;
     }
@@ -357,6 +360,7 @@ adopt_hello (HeConn *conn, HeJob *job)
   g_clear_pointer (&conn->module_map, g_array_unref);
   conn->evaluator = g_steal_pointer (&job->opened);
   conn->module_map = g_steal_pointer (&job->opened_map);
+  conn->complex_packing = job->request->u.hello.complex_packing;
   if (conn->private_eval != NULL)
     he_pads_remove (conn->server->pads, conn->private_eval);
   g_clear_pointer (&conn->private_eval, ts_helora_privacy_eval_unref);
@@ -420,6 +424,7 @@ submit (HeConn *conn, TsHeloraFrame *frame)
     {
       job->evaluator = ts_helora_evaluator_ref (conn->evaluator);
       job->module_map = g_array_ref (conn->module_map);
+      job->complex_packing = conn->complex_packing;
       if (conn->private_eval != NULL)
         job->private_eval = ts_helora_privacy_eval_ref (conn->private_eval);
       conn->in_flight++;

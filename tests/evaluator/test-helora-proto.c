@@ -608,7 +608,7 @@ test_stack_hello (void)
     memcpy (nan->data + block + 6, "\x00\x00\xc0\x7f", 4);
     memcpy (inf->data + block + 2, "\x00\x00\x80\xff", 4);
     flagged->data[6] = TS_HELORA_FLAG_STACK;
-    unknown_bit->data[6] |= 0x04;
+    unknown_bit->data[6] |= 0x08;
     on_close = encoded_copy (close);
     on_close->data[6] = TS_HELORA_FLAG_STACK;
     bad_id->data[id1 + 2] = 0xff;                            /* not UTF-8 */
@@ -623,6 +623,53 @@ test_stack_hello (void)
     assert_array_rejected (bad_id, TS_HELORA_ERROR_MALFORMED);
     assert_array_rejected (long_id, TS_HELORA_ERROR_MALFORMED);
   }
+}
+
+/* The complex-packing request: a header flag with no payload, on hellos
+ * (with a stack too) and not with the adapter-private request. */
+static void
+test_complex_hello (void)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed (11);
+  g_autoptr (TsHeloraFrame) hello = make_stack_hello (3);
+  g_autoptr (TsHeloraFrame) plain = make_stack_hello (3);
+  g_autoptr (GError) error = NULL;
+
+  hello->u.hello.complex_packing = TRUE;
+  g_autoptr (GBytes) bytes = encode_ok (hello), plain_bytes = encode_ok (plain);
+  gsize len = 0, plain_len = 0;
+  const guint8 *p = g_bytes_get_data (bytes, &len), *q = g_bytes_get_data (plain_bytes, &plain_len);
+  g_assert_cmpuint (p[6], ==, TS_HELORA_FLAG_STACK | TS_HELORA_FLAG_COMPLEX);
+  g_assert_cmpuint (len, ==, plain_len);       /* no payload of its own */
+  g_assert_cmpmem (p + TS_HELORA_HEADER_SIZE, len - TS_HELORA_HEADER_SIZE,
+                   q + TS_HELORA_HEADER_SIZE, plain_len - TS_HELORA_HEADER_SIZE);
+  g_autoptr (TsHeloraFrame) back = ts_helora_frame_decode (bytes, 1 << 20, &error);
+  g_assert_no_error (error);
+  g_assert_true (back->u.hello.complex_packing);
+  g_assert_cmpuint (back->u.hello.stack->len, ==, 3);
+  g_autoptr (TsHeloraFrame) plain_back = ts_helora_frame_decode (plain_bytes, 1 << 20, &error);
+  g_assert_no_error (error);
+  g_assert_false (plain_back->u.hello.complex_packing);
+
+  /* the flag on another frame type is malformed */
+  g_autofree guint8 *copy = g_memdup2 (p, len);
+  copy[5] = TS_HELORA_FRAME_CLOSE;
+  g_autoptr (GBytes) other = g_bytes_new (copy, len);
+  assert_rejected (other, 1 << 20, TS_HELORA_ERROR_MALFORMED);
+
+  /* with the private request: refused when encoding and on the wire */
+  g_autoptr (TsHeloraFrame) private_hello = make_private_hello (rng);
+  g_autoptr (GBytes) private_bytes = encode_ok (private_hello);
+  private_hello->u.hello.complex_packing = TRUE;
+  g_assert_null (ts_helora_frame_encode (private_hello, &error));
+  g_assert_error (error, TS_HELORA_ERROR, TS_HELORA_ERROR_MALFORMED);
+  g_clear_error (&error);
+  gsize private_len = 0;
+  g_autofree guint8 *both = g_memdup2 (g_bytes_get_data (private_bytes, &private_len),
+                                       g_bytes_get_size (private_bytes));
+  both[6] |= TS_HELORA_FLAG_COMPLEX;
+  g_autoptr (GBytes) both_bytes = g_bytes_new (both, private_len);
+  assert_rejected (both_bytes, 1 << 20, TS_HELORA_ERROR_MALFORMED);
 }
 
 /* The encoder refuses stacks the decoder would refuse. */
@@ -705,5 +752,6 @@ main (int argc, char **argv)
   g_test_add_func ("/helora/proto/stack-hello", test_stack_hello);
   g_test_add_func ("/helora/proto/stack-encode-limits", test_stack_encode_limits);
   g_test_add_func ("/helora/proto/stack-mutations", test_stack_mutations);
+  g_test_add_func ("/helora/proto/complex-hello", test_complex_hello);
   return g_test_run ();
 }

@@ -33,11 +33,12 @@ float_params_sha256 (guint8 out[TS_HELORA_HASH_SIZE])
 }
 
 static gboolean
-float_find_module (TsHeloraEvaluator *base, const char *name, guint *index,
-                   TsHeloraModuleShape *shape, GError **error)
+float_find_module (TsHeloraEvaluator *base, const char *name, gboolean complex_packing,
+                   guint *index, TsHeloraModuleShape *shape, GError **error)
 {
   FloatEvaluator *self = (FloatEvaluator *) base;
 
+  (void) complex_packing;   /* plain floats: one result whatever the packing */
   for (guint i = 0; i < self->modules->len; i++)
     {
       FloatModule *m = &g_array_index (self->modules, FloatModule, i);
@@ -53,11 +54,12 @@ float_find_module (TsHeloraEvaluator *base, const char *name, guint *index,
 }
 
 static gboolean
-float_evaluate (TsHeloraEvaluator *base, guint index, GPtrArray *cts, GPtrArray *results,
-                GError **error)
+float_evaluate (TsHeloraEvaluator *base, guint index, gboolean complex_packing, GPtrArray *cts,
+                GPtrArray *results, GError **error)
 {
   FloatEvaluator *self = (FloatEvaluator *) base;
   FloatModule *m = &g_array_index (self->modules, FloatModule, index);
+  (void) complex_packing;
   GBytes *ct = g_ptr_array_index (cts, 0);
   g_autofree float *h = NULL;
   float *u;

@@ -512,7 +512,7 @@ assert_stacked_sensitivity (Fixture *f)
       double norm = 0, expected = 0;
       guint index;
 
-      g_assert_true (ts_helora_evaluator_find_module (ev, am->name, &index, &shape, &error));
+      g_assert_true (ts_helora_evaluator_find_module (ev, am->name, FALSE, &index, &shape, &error));
       g_assert_cmpuint (shape.rank, ==, am->rank);
       g_assert_nonnull (ts_helora_ckks_evaluator_plan (ev, index, CKKS_HELORA_SCALES_PLAIN, &norm,
                                                        &error));
