@@ -71,7 +71,7 @@ struct _TsHeloraSession {
   GPtrArray *groups;           /* of SessionGroup * */
   guint max_in_flight;         /* remote: from the hello-ack */
   gboolean private_mode;       /* remote: the hello asked for the adapter-private mode */
-  gboolean complex_packing;    /* remote: the layouts and the hello's request are complex */
+  gboolean complex_packing;    /* remote: some layouts are complex; the hello asks for it */
   GError *last_error;
   /* the engine's calls of the host hook and of the device hook (tests: h
    * reaches the host only through the former) */
@@ -95,7 +95,8 @@ gboolean _ts_helora_session_decrypt_row (TsHeloraSession *self, SessionGroup *g,
 
 /* ts-helora-session.c: (re)makes every module's layout, result and input
  * ciphertexts for @scales, in the complex packing where a layout has it
- * and @complex_packing asks for it (self->complex_packing is set to it). */
+ * and @complex_packing asks for it (self->complex_packing: whether any
+ * layout is complex). */
 gboolean _ts_helora_session_build_modules (TsHeloraSession *self, CkksHeloraScales scales,
                                            gboolean complex_packing, GError **error);
 

@@ -168,7 +168,9 @@ _ts_helora_session_build_modules (TsHeloraSession *self, CkksHeloraScales scales
 
   g_array_set_size (self->modules, 0);
   g_ptr_array_set_size (self->groups, 0);
-  self->complex_packing = complex_packing;
+  /* asked for only where a module has it: narrow layouts keep the hello
+   * any server takes */
+  self->complex_packing = FALSE;
   for (gsize i = 0; i < lm_lora_n_modules (self->lora); i++)
     {
       SessionModule m = { .lm = lm_lora_module (self->lora, i) };
@@ -177,6 +179,8 @@ _ts_helora_session_build_modules (TsHeloraSession *self, CkksHeloraScales scales
       if (!ts_helora_ckks_check (module_layout (self, m.lm, scales, complex_packing, &m.layout),
                                  m.lm->name, error))
         return FALSE;
+      if (ckks_helora_layout_packing (m.layout) == CKKS_HELORA_PACKING_COMPLEX)
+        self->complex_packing = TRUE;
       m.n_outputs = ckks_helora_layout_n_outputs (m.layout);
       m.u_row = g_new0 (double, m.lm->rank);
       m.group = find_or_add_group (self, by_key, m.lm);
