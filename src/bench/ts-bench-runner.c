@@ -258,6 +258,7 @@ attach_helora (const TsBenchOptions *options, const TsBenchConfig *config,
     .n_stacked = remote_stack ? adapter->stack->paths->len : 0,
     .track_error = TRUE,
     .thread_clock = options->thread_clock,
+    .real_packing = options->remote_real_packing,
     .private_mode = config->private_mode,
     .private_lambda_s = config->private_lambda_s,
   };

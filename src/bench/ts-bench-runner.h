@@ -72,6 +72,9 @@ typedef struct {
   gboolean public_key;       /* encrypt h with a public key instead of the secret key */
   gboolean thread_clock;     /* time local HE stages by thread CPU time (busy machines) */
   gboolean exact_activations; /* f32 activations, as the chat runs (LmSessionParams) */
+  /* Remote: results in the real packing (TsHeloraOptions.real_packing);
+   * by default the complex one where a module's layout has it. */
+  gboolean remote_real_packing;
   /* Where the model runs and where local HE-LoRA computes; CPU for both
    * from ts_bench_options_new() (per-thread clocks time the CPU's stages).
    * With both on the GPU, h and u stay in device memory (engine/include/lm.h,

@@ -21,6 +21,7 @@
 typedef struct {
   char *model, *lora, *remote, *params, *make_lora;
   char *engine_backend, *he_backend;  /* --backend, --he-backend */
+  char *remote_packing;        /* --remote-packing */
   LmBackend engine;            /* parsed --backend */
   TsHeloraBackend he;          /* parsed --he-backend */
   int threads, he_threads, n_decode, n_prompt, rank;
@@ -42,6 +43,8 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
       "CKKS preset (default: default; auto: compact, N = 4096, for inputs of up to 1024 values, "
       "fast above)", "PRESET" },
     { "pk", 0, 0, G_OPTION_ARG_NONE, &o->public_key, "Public-key encryption instead of secret-key", NULL },
+    { "remote-packing", 0, 0, G_OPTION_ARG_STRING, &o->remote_packing,
+      "Results of --remote: complex (default: half the results where a layout has it) or real", "P" },
     { "private", 0, 0, G_OPTION_ARG_NONE, &o->private_mode, "Also run --remote in the adapter-private mode", NULL },
     { "private-warm", 0, 0, G_OPTION_ARG_NONE, &o->private_warm,
       "Also run --remote privately with the decode timed once the evaluator's pad pools are full "
@@ -85,11 +88,14 @@ parse_options (int *argc, char ***argv, BenchOptions *o)
   if (o->model == NULL || (o->lora == NULL) == (o->make_lora == NULL) || o->n_decode <= 0
       || o->n_prompt <= 0 || o->threads < 0 || o->he_threads < 0 || o->rank <= 0
       || o->rounds <= 0 || o->pad_wait_s <= 0
+      || (o->remote_packing != NULL && strcmp (o->remote_packing, "complex") != 0
+          && strcmp (o->remote_packing, "real") != 0)
       || (o->engine_backend != NULL && !lm_backend_from_name (o->engine_backend, &o->engine))
       || (o->he_backend != NULL && !ts_helora_backend_parse (o->he_backend, &o->he, NULL)))
     {
       fprintf (stderr, "Usage: " CMD " --model FILE (--lora PATH | --make-lora PATH [--rank R])\n"
-               "    [--remote ws://HOST:PORT [--private] [--private-warm [--pad-wait S]] [--he-lambda N]]\n"
+               "    [--remote ws://HOST:PORT [--remote-packing complex|real] [--private]\n"
+               "     [--private-warm [--pad-wait S]] [--he-lambda N]]\n"
                "    [--he-params PRESET] [--pk] [-n N] [--rounds N] [--threads N] [--thread-clock]\n"
                "    [--json] [--stack] [--backend cpu|cuda|auto] [--he-backend cpu|cuda|auto]\n"
                "    [--exact-activations]\n");
@@ -142,6 +148,7 @@ bench_options (const BenchOptions *o, GError **error)
   bench->public_key = o->public_key;
   bench->thread_clock = o->thread_clock;
   bench->exact_activations = o->exact;
+  bench->remote_real_packing = g_strcmp0 (o->remote_packing, "real") == 0;
   bench->n_rounds = (guint) o->rounds;
   bench->pad_wait_ms = (guint) o->pad_wait_s * 1000;
   bench->engine_backend = o->engine;
@@ -296,5 +303,6 @@ cli_bench_helora (int argc, char **argv)
   g_free (o.make_lora);
   g_free (o.engine_backend);
   g_free (o.he_backend);
+  g_free (o.remote_packing);
   return rc;
 }

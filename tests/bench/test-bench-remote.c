@@ -13,6 +13,7 @@
 
 #include "ckks-privacy.h"
 #include "ts-bench-runner.h"
+#include "ts-helora-adapter.h"
 #include "ts-test-util.h"
 
 #define GOLDEN_DIR "qwen35/tiny-qwen35moe-f32/"
@@ -24,6 +25,7 @@ typedef struct {
   char *dir;
   char *lora;
   char *copy;                  /* the same adapter under another name, to stack */
+  char *wide;                  /* rank 32: more rows than the compact ring's copies */
   char *ws_url;
 } Server;
 
@@ -33,8 +35,21 @@ die_with_parent (gpointer data)
   prctl (PR_SET_PDEATHSIG, SIGTERM);
 }
 
+static void
+write_wide_adapter (const char *model_path, const char *path)
+{
+  static const char *const kinds[] = { "attn_q", "attn_v", NULL };
+  g_autoptr (GError) error = NULL;
+  LmModel *model = NULL;
+
+  g_assert_cmpint (lm_model_load (model_path, &model, NULL), ==, LM_OK);
+  g_assert_true (ts_helora_adapter_write_synthetic (model, path, 32, 9, kinds, &error));
+  g_assert_no_error (error);
+  lm_model_free (model);
+}
+
 /* tensafe-he-server on port 0 over a folder holding the golden adapter
- * twice; @data: NULL or more options, NULL-terminated. */
+ * twice and a rank-32 one; @data: NULL or more options, NULL-terminated. */
 static void
 server_start (Server *s, gconstpointer data)
 {
@@ -56,6 +71,8 @@ server_start (Server *s, gconstpointer data)
   g_assert_true (g_file_get_contents (golden, &contents, &len, NULL));
   g_assert_true (g_file_set_contents (s->lora, contents, (gssize) len, NULL));
   g_assert_true (g_file_set_contents (s->copy, contents, (gssize) len, NULL));
+  s->wide = g_build_filename (s->dir, "wide.gguf", NULL);
+  write_wide_adapter (model, s->wide);
   g_subprocess_launcher_set_child_setup (launcher, die_with_parent, NULL, NULL);
   /* With the base model, so that it can stack adapters. */
   const char *const fixed[] = { HE_SERVER_PATH, "--listen", "127.0.0.1:0", "--adapters", s->dir,
@@ -83,6 +100,8 @@ server_stop (Server *s, gconstpointer data)
   g_object_unref (s->process);
   g_unlink (s->lora);
   g_unlink (s->copy);
+  g_unlink (s->wide);
+  g_free (s->wide);
   g_rmdir (s->dir);
   g_free (s->lora);
   g_free (s->copy);
@@ -91,10 +110,10 @@ server_stop (Server *s, gconstpointer data)
 }
 
 static TsBenchOptions *
-options_for (const Server *s)
+options_for_adapter (const char *adapter)
 {
   g_autofree char *model = ts_test_data_path (GOLDEN_DIR "tiny-qwen35moe-f32.gguf");
-  TsBenchOptions *options = ts_bench_options_new (model, s->lora, N_TOKENS);
+  TsBenchOptions *options = ts_bench_options_new (model, adapter, N_TOKENS);
   g_autofree gint32 *prompt = NULL;
   gsize len;
 
@@ -103,6 +122,12 @@ options_for (const Server *s)
   g_array_append_vals (options->prompt_tokens, prompt, len / 4);
   options->n_threads = 1;
   return options;
+}
+
+static TsBenchOptions *
+options_for (const Server *s)
+{
+  return options_for_adapter (s->lora);
 }
 
 /* Runs @options; fails the test on errors. */
@@ -155,6 +180,28 @@ test_remote (Server *server, gconstpointer data)
   results = ts_bench_run (options, NULL, NULL, NULL, &error);
   g_assert_null (results);
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED);
+}
+
+/* remote_real_packing reaches the session: a rank-32 adapter on the
+ * compact ring (16 copies of h a result) gets half the bytes down without
+ * it, and the same tokens. */
+static void
+test_remote_packing (Server *server, gconstpointer data)
+{
+  g_autoptr (TsBenchOptions) options = options_for_adapter (server->wide);
+  g_autoptr (GPtrArray) complex_results = NULL, real_results = NULL;
+
+  ts_bench_options_add (options, TS_HELORA_MODE_REMOTE, "compact", server->ws_url);
+  complex_results = run_ok (options);
+  options->remote_real_packing = TRUE;
+  real_results = run_ok (options);
+  TsBenchResult *c = g_ptr_array_index (complex_results, 0), *r = g_ptr_array_index (real_results, 0);
+  g_test_message ("bytes down: complex %" G_GUINT64_FORMAT ", real %" G_GUINT64_FORMAT,
+                  c->bytes_down, r->bytes_down);
+  g_assert_cmpuint (c->tokens->len, ==, N_TOKENS);
+  g_assert_cmpmem (c->tokens->data, N_TOKENS * 4, r->tokens->data, r->tokens->len * 4);
+  g_assert_cmpuint (c->bytes_up, ==, r->bytes_up);
+  g_assert_cmpuint (c->bytes_down * 10, <, r->bytes_down * 6);
 }
 
 /* The adapter-private mode through the benchmark: the golden tokens
@@ -310,6 +357,8 @@ main (int argc, char **argv)
 
   g_test_init (&argc, &argv, NULL);
   g_test_add ("/bench-remote/plain-and-remote", Server, NULL, server_start, test_remote,
+              server_stop);
+  g_test_add ("/bench-remote/packing", Server, NULL, server_start, test_remote_packing,
               server_stop);
   g_test_add ("/bench-remote/private", Server, NULL, server_start, test_private, server_stop);
   g_test_add ("/bench-remote/stack", Server, NULL, server_start, test_remote_stack, server_stop);
