@@ -62,7 +62,10 @@ connected_in_burst (guint16 port, int burst)
   for (int i = 0; i < burst; i++)
     {
       struct pollfd p = { .fd = fds[i], .events = POLLOUT };
-      int left = (int) MAX (0, (deadline - g_get_monotonic_time ()) / 1000);
+      /* One reading of the clock: MAX() evaluates its arguments twice, and a
+       * second, later reading could make the timeout −1 (forever). */
+      gint64 left_us = deadline - g_get_monotonic_time ();
+      int left = left_us > 0 ? (int) (left_us / 1000) : 0;
       int err = 0;
       socklen_t len = sizeof err;
       if (poll (&p, 1, left) == 1 && (p.revents & POLLOUT)
