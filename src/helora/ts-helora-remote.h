@@ -22,8 +22,11 @@ G_BEGIN_DECLS
 
 typedef struct _TsHeloraRemote TsHeloraRemote;
 
-/* Tries after a drop: five, over about 7.5 s (0, 0.5, 1, 2, 4 s apart). */
-#define TS_HELORA_REMOTE_DEFAULT_RECONNECTS 5
+/* Tries after a drop: seven, over about 31.5 s (0, 0.5, 1, 2, 4, 8, 16 s
+ * apart). A fleet whose evaluators are all busy or draining answers 503
+ * until its proxy's health checks catch up, which took over 8 s on a
+ * loaded machine: five tries (7.5 s) lost the generation. */
+#define TS_HELORA_REMOTE_DEFAULT_RECONNECTS 7
 
 /* Called on the I/O thread with every message just before it is sent. */
 typedef void (*TsHeloraTapFunc) (GBytes *message, gpointer user_data);

@@ -300,7 +300,9 @@ test_first_connect_waits (Fixture *f, gconstpointer data)
   assert_golden (tokens);
   g_test_message ("%u refusals, connected after %.1f s", tcp_relay_refused (f->relay),
                   (g_get_monotonic_time () - t0) / 1e6);
-  g_assert_cmpuint (tcp_relay_refused (f->relay), >=, TS_HELORA_REMOTE_DEFAULT_RECONNECTS);
+  /* refused at 0, 0.5, 1.5, 3.5 and 7.5 s before the fleet is back at
+   * 9 s; the jitter (±25 % a gap) can push the fifth past 9 s */
+  g_assert_cmpuint (tcp_relay_refused (f->relay), >=, 4);
   g_assert_cmpint (g_get_monotonic_time () - t0, >=, FLEET_BACK_AFTER_US);
   generation_clear (&g);
 }
