@@ -52,7 +52,7 @@ wait_for_status (HeProcess *p, const char *path, guint want, const char *body)
   guint status = 0;
   g_autofree char *text = NULL;
 
-  for (int i = 0; i < 200 && status != want; i++)
+  for (int i = 0; i < 1000 && status != want; i++)
     {
       g_free (text);
       text = he_process_get (p, path, &status);

@@ -136,7 +136,7 @@ test_health_and_sigterm (void)
   metrics = http_get (s.url, "metrics");
   g_assert_nonnull (strstr (metrics, "tensafe_he_connected_clients 1\n"));
   server_stop (&s, 0);
-  for (int i = 0; i < 200 && !ts_helora_remote_is_closed (remote); i++)
+  for (int i = 0; i < 1000 && !ts_helora_remote_is_closed (remote); i++)
     g_usleep (10000);
   g_assert_true (ts_helora_remote_is_closed (remote));
   ts_helora_remote_free (remote);

@@ -479,7 +479,7 @@ test_version_mismatch (Fixture *f, gconstpointer data)
   g_assert_cmpuint (reply->u.status.code, ==, TS_HELORA_ERROR_VERSION);
   g_assert_nonnull (strstr (reply->u.status.text, "version 2"));
   /* Then the server closes. */
-  for (int i = 0; i < 200 && !ts_helora_remote_is_closed (remote); i++)
+  for (int i = 0; i < 1000 && !ts_helora_remote_is_closed (remote); i++)
     g_usleep (10000);
   g_assert_true (ts_helora_remote_is_closed (remote));
   assert_server_healthy (f);
@@ -548,7 +548,7 @@ test_many_clients (Fixture *f, gconstpointer data)
 static void
 wait_for_clients (Fixture *f, int n)
 {
-  for (int i = 0; i < 300 && he_metrics_clients (server_fixture_metrics (f->server)) != n; i++)
+  for (int i = 0; i < 1000 && he_metrics_clients (server_fixture_metrics (f->server)) != n; i++)
     g_usleep (10000);
   g_assert_cmpint (he_metrics_clients (server_fixture_metrics (f->server)), ==, n);
 }
@@ -677,7 +677,7 @@ test_idle_timeout (Fixture *f, gconstpointer data)
   g_autoptr (GBytes) msg = evaluate_message (8, 0, D * sizeof (float));
   g_autoptr (TsHeloraFrame) reply = NULL;
 
-  for (int i = 0; i < 300 && !ts_helora_remote_is_closed (remote); i++)
+  for (int i = 0; i < 1000 && !ts_helora_remote_is_closed (remote); i++)
     g_usleep (10000);
   g_assert_true (ts_helora_remote_is_closed (remote));
   ts_helora_remote_send (remote, msg, 8);

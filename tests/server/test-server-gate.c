@@ -202,7 +202,7 @@ served_count_reaches (Served *s, guint want)
 {
   guint n = served_count (s);
 
-  for (int i = 0; i < 200 && n != want; i++)
+  for (int i = 0; i < 1000 && n != want; i++)
     {
       g_usleep (10000);
       n = served_count (s);
