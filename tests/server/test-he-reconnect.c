@@ -271,9 +271,9 @@ test_fleet_down (Fixture *f, gconstpointer data)
   generation_clear (&g);
 }
 
-/* A fleet mid-upgrade: its balancer answers 503 for longer than the five
- * tries of a dropped connection take (about 7.5 s). A new session's first
- * connection keeps trying for its timeout, then generates as usual. */
+/* A fleet mid-upgrade: its balancer answers 503 for 9 s. A new session's
+ * first connection keeps trying within its timeout (30 s), then generates
+ * as usual. */
 #define FLEET_BACK_AFTER_US (9 * G_USEC_PER_SEC)
 
 static gpointer
